@@ -1,0 +1,213 @@
+"""User-facing configuration: what to simulate, how many slots, and the queue of episodes.
+
+Field names and defaults follow InternUtopia 2.x, so its scripts build the same objects here.
+Every class rejects unknown fields (see :mod:`internutopia.core.config.base`).
+
+>>> from internutopia.core.config import Config, SimConfig, TaskCfg
+>>> cfg = Config(simulator=SimConfig(physics_dt=1 / 240), env_num=4,
+...              task_configs=[TaskCfg(type='SingleInferenceTask')])
+>>> cfg.env_num, cfg.simulator.backend
+(4, 'mujoco')
+>>> SimConfig(physcs_dt=0.01)
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for SimConfig
+physcs_dt
+  Extra inputs are not permitted [type=extra_forbidden, input_value=0.01, input_type=float]
+...
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal, Optional
+
+import yaml
+from pydantic import Field, SerializeAsAny, field_validator
+
+from internutopia.core.config.base import BaseCfg, TypedCfg
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+
+
+class SensorCfg(TypedCfg):
+    """A sensor mounted on a robot. ``enable=False`` removes it entirely (it costs nothing)."""
+
+    name: str
+    type: str
+    prim_path: Optional[str] = None
+    enable: bool = True
+
+
+class ControllerCfg(TypedCfg):
+    """A controller of a robot; ``sub_controllers`` are the lower-level controllers it drives."""
+
+    name: str
+    type: str
+    sub_controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
+
+
+class RobotCfg(TypedCfg):
+    """A robot of an episode. ``position``/``orientation`` (wxyz) are local to the env slot."""
+
+    name: str
+    type: str
+    prim_path: Optional[str] = None
+    usd_path: Optional[str] = None
+    position: Vec3 = (0.0, 0.0, 0.0)
+    orientation: Optional[Quat] = None
+    scale: Optional[Vec3] = None
+    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
+    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+
+
+class ObjectCfg(TypedCfg):
+    """A scene object of an episode, placed in env-local coordinates."""
+
+    name: str
+    type: str
+    prim_path: Optional[str] = None
+    position: Vec3 = (0.0, 0.0, 0.0)
+    orientation: Quat = (1.0, 0.0, 0.0, 0.0)
+    scale: Vec3 = (1.0, 1.0, 1.0)
+
+
+class MetricCfg(TypedCfg):
+    """A metric computed over an episode and reported when it ends."""
+
+    type: str
+    name: Optional[str] = None
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class RewardCfg(TypedCfg):
+    """A reward of a task; ``reward_settings`` are the reward's own parameters."""
+
+    type: str
+    reward_settings: Optional[dict[str, Any]] = None
+
+
+class TaskCfg(TypedCfg):
+    """One episode: scene, robots, objects, metrics. It is never mutated by the env."""
+
+    type: str
+    metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
+    metrics_save_path: str = 'console'
+    scene_asset_path: Optional[str] = None
+    scene_scale: Vec3 = (1.0, 1.0, 1.0)
+    scene_position: Vec3 = (0.0, 0.0, 0.0)
+    scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)
+    robots: list[SerializeAsAny[RobotCfg]] = Field(default_factory=list)
+    objects: list[SerializeAsAny[ObjectCfg]] = Field(default_factory=list)
+
+    @field_validator('robots')
+    @classmethod
+    def _unique_robot_names(cls, robots: list[RobotCfg]) -> list[RobotCfg]:
+        names = [robot.name for robot in robots]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f'robot names must be unique within a task; repeated: {duplicates}')
+        return robots
+
+
+def _positive_seconds(value: Any, field: str) -> float:
+    if isinstance(value, str):
+        # InternUtopia accepts dt strings such as '1/240'.
+        numerator, _, denominator = value.partition('/')
+        try:
+            value = float(numerator) / float(denominator) if denominator else float(numerator)
+        except ValueError as exc:
+            raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}') from exc
+    if not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f'{field} must be > 0 seconds; got {value!r}')
+    return float(value)
+
+
+class SimConfig(BaseCfg):
+    """Simulator settings. ``backend`` picks the physics engine (only ``'mujoco'`` today)."""
+
+    physics_dt: float = 1 / 240
+    rendering_dt: float = 1 / 240
+    rendering_interval: Optional[int] = None
+    use_fabric: bool = False
+    headless: bool = True
+    native: bool = False
+    webrtc: bool = False
+    backend: Literal['mujoco'] = 'mujoco'
+
+    @field_validator('physics_dt', 'rendering_dt', mode='before')
+    @classmethod
+    def _dt_positive(cls, value: Any, info: Any) -> float:
+        return _positive_seconds(value, info.field_name)
+
+    @field_validator('rendering_interval')
+    @classmethod
+    def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
+        if value is not None and value < 1:
+            raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        return value
+
+
+class Config(BaseCfg):
+    """Everything one ``vec_env.Env`` runs: simulator, slot count, spacing and the episode queue."""
+
+    simulator: SimConfig = Field(default_factory=SimConfig)
+    env_num: int = 1
+    env_offset_size: float = 5.0
+    metrics_save_path: str = 'console'
+    task_configs: list[SerializeAsAny[TaskCfg]]
+
+    @field_validator('env_num')
+    @classmethod
+    def _env_num_positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f'env_num must be >= 1; got {value}')
+        return value
+
+    @field_validator('env_offset_size')
+    @classmethod
+    def _offset_positive(cls, value: float) -> float:
+        if not value > 0:
+            raise ValueError(f'env_offset_size must be > 0 metres; got {value}')
+        return value
+
+    @field_validator('task_configs')
+    @classmethod
+    def _tasks_not_empty(cls, value: list[TaskCfg]) -> list[TaskCfg]:
+        if not value:
+            raise ValueError('task_configs must hold at least one episode')
+        return value
+
+    def to_yaml(self, path: str | os.PathLike[str]) -> None:
+        """Write this config as YAML; :meth:`from_yaml` reads back an equal config."""
+        with open(path, 'w', encoding='utf-8') as stream:
+            yaml.safe_dump(self.model_dump(mode='json'), stream, sort_keys=False)
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike[str]) -> 'Config':
+        """Read a config written by :meth:`to_yaml` (or by hand); ``type`` fields pick the classes.
+
+        The built-in extension configs are imported first so their types resolve.
+        """
+        from internutopia_extension import import_extensions
+
+        import_extensions()
+        with open(path, encoding='utf-8') as stream:
+            data = yaml.safe_load(stream)
+        if not isinstance(data, dict):
+            raise ValueError(f'{path}: expected a mapping of Config fields at the top level, got {type(data).__name__}')
+        return cls.model_validate(data)
+
+    def distribute(self, distribution_config: Any) -> Any:
+        """Run this config on several Ray workers; see :mod:`internutopia.core.distribution`."""
+        from internutopia.core.distribution import DistributedConfig
+
+        return DistributedConfig(**self.model_dump(exclude_unset=False, round_trip=True),
+                                 distribution_config=distribution_config)
+
+
+__all__ = [
+    'BaseCfg', 'Config', 'ControllerCfg', 'MetricCfg', 'ObjectCfg', 'RewardCfg', 'RobotCfg',
+    'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg',
+]

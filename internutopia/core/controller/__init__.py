@@ -1,0 +1,5 @@
+"""Controllers turn per-slot actions into engine commands, one vectorized call per controller."""
+
+from internutopia.core.controller.base import BaseController, BaseVelocityController
+
+__all__ = ['BaseController', 'BaseVelocityController']

@@ -1,0 +1,116 @@
+"""Controllers: vectorized over every slot that has the controller's robot.
+
+A step runs in two phases so bad input changes nothing: first every slot's arguments go through
+:meth:`BaseController.parse_action` (validate, convert to arrays; raise ``ValueError`` naming the
+slot, robot and controller), then each controller's :meth:`BaseController.apply` runs once with
+the slots that commanded it and their stacked arguments.
+
+Controllers keep their state in arrays indexed by slot id (``env_num`` rows), so rebuilding the
+world never disturbs it. ``sub_controllers`` are built from the config's ``sub_controllers`` and
+are driven by their parent with arrays, bypassing parsing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from internutopia.core.config import ControllerCfg
+from internutopia.core.registry import Registry
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.mujoco.world import MujocoWorld
+    from internutopia.core.robot.base import BaseRobot
+
+
+class BaseController:
+    """One controller of one robot group."""
+
+    registry: Registry[type['BaseController']] = Registry('controller')
+
+    def __init__(self, config: ControllerCfg, robot: 'BaseRobot') -> None:
+        self.config = config
+        self.name = config.name
+        self.robot = robot
+        self.env_num = robot.env_num
+        self.sub_controllers: list[BaseController] = [
+            BaseController.create(sub, robot, where=f'sub_controllers of {config.name!r}') for sub in config.sub_controllers or []
+        ]
+
+    @classmethod
+    def register(cls, name: str) -> Callable[[type['BaseController']], type['BaseController']]:
+        """Class decorator registering a controller type under ``name``."""
+        return cls.registry.register(name)
+
+    @classmethod
+    def create(cls, config: ControllerCfg, robot: 'BaseRobot', where: str = '') -> 'BaseController':
+        """Instantiate the controller class registered for ``config.type``."""
+        return cls.registry.get(config.type, where)(config, robot)
+
+    def sub_controller(self, kind: type['BaseController']) -> 'BaseController':
+        """The first sub-controller that is a ``kind``; ``ValueError`` if the config lacks one."""
+        for sub in self.sub_controllers:
+            if isinstance(sub, kind):
+                return sub
+        raise ValueError(f'controller {self.name!r} needs a {kind.__name__} among its sub_controllers; '
+                         f'has {[type(s).__name__ for s in self.sub_controllers]}')
+
+    # -- per step ----------------------------------------------------------------------------
+    def parse_action(self, action: Any) -> Any:
+        """Validate one slot's arguments and convert them; raise ``ValueError`` saying what is wrong."""
+        raise NotImplementedError
+
+    def batch(self, parsed: list[Any]) -> Any:
+        """Stack the parsed arguments of the commanding slots (default: ``np.stack``)."""
+        return np.stack(parsed)
+
+    def apply(self, slots: np.ndarray, batch: Any) -> None:
+        """Compute and write engine commands for ``slots`` (sorted ids) from their stacked args."""
+        raise NotImplementedError
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        """Controller observations, arrays with a leading ``len(slots)`` axis."""
+        return {}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def bind(self, world: 'MujocoWorld') -> None:
+        """Look up model indices after a compile (the robot is already bound)."""
+        for sub in self.sub_controllers:
+            sub.bind(world)
+
+    def reset(self, slots: np.ndarray) -> None:
+        """Forget the state of ``slots`` (their episodes start over)."""
+        for sub in self.sub_controllers:
+            sub.reset(slots)
+
+
+class BaseVelocityController(BaseController):
+    """A controller that moves a robot's base at body-frame ``[forward, lateral, yaw_rate]``.
+
+    Every mobile robot has one (named ``move_by_speed`` in the ready-made configs); the shared
+    base-motion controllers (move_to_point, move_along_path, rotate) drive it as a sub-controller.
+    """
+
+    def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
+        """Command ``(k, 3)`` body-frame base velocities for ``slots``."""
+        raise NotImplementedError
+
+
+def as_float_array(value: Any, shape: tuple[int, ...] | None, what: str) -> np.ndarray:
+    """``value`` as a finite float array of ``shape`` (``-1`` = any length), or a ``ValueError``."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {value!r}') from None
+    if shape is not None and (array.ndim != len(shape) or any(w != -1 and w != n for w, n in zip(shape, array.shape))):
+        raise ValueError(f'{what} must have shape {_shape_text(shape).strip()}; got shape {array.shape} from {value!r}')
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f'{what} must be finite (no NaN or inf); got {value!r}')
+    return array
+
+
+def _shape_text(shape: tuple[int, ...] | None) -> str:
+    if shape is None:
+        return ''
+    return ' (' + ', '.join('N' if n == -1 else str(n) for n in shape) + ')'

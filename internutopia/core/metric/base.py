@@ -1,0 +1,40 @@
+"""Metrics: one object per distinct metric config, per-slot state in arrays indexed by slot id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from internutopia.core.config import MetricCfg, TaskCfg
+from internutopia.core.registry import Registry
+
+if TYPE_CHECKING:
+    from internutopia.core.runner import Runner
+
+
+class BaseMetric:
+    """A metric over every slot whose episode lists it."""
+
+    registry: Registry[type['BaseMetric']] = Registry('metric')
+
+    def __init__(self, config: MetricCfg, runner: 'Runner') -> None:
+        self.config = config
+        self.name = config.name or config.type
+        self.runner = runner
+        self.env_num = runner.env_num
+
+    @classmethod
+    def register(cls, name: str) -> Callable[[type['BaseMetric']], type['BaseMetric']]:
+        """Class decorator registering a metric type under ``name``."""
+        return cls.registry.register(name)
+
+    def reset_slot(self, slot: int, task: TaskCfg) -> None:
+        """Start accumulating for a new episode in ``slot``."""
+
+    def update(self, slots: np.ndarray) -> None:
+        """Accumulate after a physics step, for all ``slots`` at once."""
+
+    def calc(self, slot: int) -> Any:
+        """The metric's value for the episode in ``slot`` (JSON-serializable)."""
+        raise NotImplementedError

@@ -1,0 +1,37 @@
+"""Objects: like robots, one group object per (name, structure) across slots, without controllers."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from internutopia.core.config import ObjectCfg, SimConfig
+from internutopia.core.registry import Registry
+from internutopia.core.robot.base import NO_ID, Entity
+
+
+class BaseObject(Entity):
+    """An object type. ``build_spec`` returns a spec whose root body is :attr:`base_body`."""
+
+    registry: Registry[type['BaseObject']] = Registry('object')
+    base_body = 'body'
+
+    @classmethod
+    def register(cls, name: str) -> Callable[[type['BaseObject']], type['BaseObject']]:
+        """Class decorator registering an object type under ``name``."""
+        return cls.registry.register(name)
+
+    @classmethod
+    def create(cls, config: ObjectCfg, env_num: int, sim: SimConfig, where: str = '') -> 'BaseObject':
+        """Instantiate the object class registered for ``config.type``."""
+        return cls.registry.get(config.type, where)(config, env_num, sim)
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        obs = super().get_obs(slots)
+        dof = self.root_dofadr[slots]
+        if len(slots) and np.all(dof != NO_ID):
+            qvel = self.world.data.qvel
+            obs['linear_velocity'] = qvel[dof[:, None] + np.arange(3)]
+            obs['angular_velocity'] = qvel[dof[:, None] + np.arange(3, 6)]
+        return obs

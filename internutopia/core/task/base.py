@@ -1,0 +1,47 @@
+"""Tasks: one object per task type, holding per-slot state in arrays indexed by slot id.
+
+``reset_slot`` runs when a slot takes an episode (per slot, rare); ``step`` runs every env step
+for all active slots of this task type at once and returns reward, terminated and truncated
+arrays. A task's reward comes from its config's ``reward`` (a :class:`BaseReward`) when it has one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from internutopia.core.config import TaskCfg
+from internutopia.core.registry import Registry
+
+if TYPE_CHECKING:
+    from internutopia.core.runner import Runner
+
+
+class BaseTask:
+    """All slots currently running episodes of one task type."""
+
+    registry: Registry[type['BaseTask']] = Registry('task')
+
+    def __init__(self, runner: 'Runner') -> None:
+        self.runner = runner
+        self.env_num = runner.env_num
+        self.configs: list[TaskCfg | None] = [None] * self.env_num
+
+    @classmethod
+    def register(cls, name: str) -> Callable[[type['BaseTask']], type['BaseTask']]:
+        """Class decorator registering a task type under ``name``."""
+        return cls.registry.register(name)
+
+    def reset_slot(self, slot: int, config: TaskCfg) -> None:
+        """Start ``config``'s episode in ``slot`` (robots are already at their start poses)."""
+        self.configs[slot] = config
+
+    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Reward (float), terminated and truncated (bool) arrays for ``slots`` after a physics step."""
+        zeros = np.zeros(len(slots))
+        return zeros, zeros.astype(bool), zeros.astype(bool)
+
+    def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
+        """Task-level observations (e.g. the goal), arrays with a leading ``len(slots)`` axis."""
+        return {}

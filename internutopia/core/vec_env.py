@@ -1,0 +1,205 @@
+"""``vec_env.Env``: up to ``env_num`` episodes at once in one physics world.
+
+The contract (DESIGN.md): ``reset(reset_list)`` gives the listed slots the next episodes from the
+queue and returns ``(obs, info)`` lists aligned to ``reset_list``; ``step(action)`` takes one
+action entry per slot and returns five lists of length ``env_num``, ``None`` where a slot is done
+or empty. Bad input raises ``ValueError`` before anything changes.
+
+>>> from internutopia.core.config import Config
+>>> from internutopia_extension import import_extensions
+>>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+>>> from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+>>> import_extensions()
+>>> task = FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.05))])
+>>> env = Env(Config(env_num=2, env_offset_size=5, metrics_save_path='none', task_configs=[task] * 3))
+>>> obs, info = env.reset()
+>>> [type(o).__name__ for o in obs], [i.type for i in info]
+(['dict', 'dict'], ['FiniteStepTask', 'FiniteStepTask'])
+>>> _ = env.step([None, None]); obs, reward, terminated, truncated, info = env.step([None, None])
+>>> truncated
+[True, True]
+>>> obs, info = env.reset([1, 0]); [o is None for o in obs]
+[False, True]
+>>> env.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from internutopia.core.config import Config, TaskCfg
+from internutopia.core.runner import Runner, SlotStatus
+
+
+class SimulationApp:
+    """Stand-in for Isaac Sim's app handle: scripts loop on ``is_running()`` until ``close()``."""
+
+    def __init__(self) -> None:
+        self._running = True
+
+    def is_running(self) -> bool:
+        """True until the env is closed."""
+        return self._running
+
+    def close(self) -> None:
+        """Mark the app as stopped."""
+        self._running = False
+
+
+class Env:
+    """A vectorized env of ``config.env_num`` slots sharing one MuJoCo world.
+
+    Args:
+        config: the run's :class:`~internutopia.core.config.Config`; it is never modified.
+        episodes: optional replacement for ``config.task_configs``: any iterable of ``TaskCfg``,
+            e.g. ``itertools.cycle(tasks)`` for an endless queue.
+    """
+
+    def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
+        if not isinstance(config, Config):
+            raise TypeError(f'Env expects an internutopia.core.config.Config, got {type(config).__name__}')
+        from internutopia_extension import import_extensions
+
+        import_extensions()
+        self._config = config
+        self._runner = Runner(config, episodes)
+        self.simulation_app = SimulationApp()
+        self._viewer = None
+        self._first_reset = True
+        if not config.simulator.headless:
+            from internutopia.core.util import has_display
+
+            if has_display():
+                self._open_viewer()
+
+    # ------------------------------------------------------------------------------------------
+    @property
+    def env_num(self) -> int:
+        """Number of env slots."""
+        return self._config.env_num
+
+    @property
+    def config(self) -> Config:
+        """The config this env was built from (read-only by convention; the env never changes it)."""
+        return self._config
+
+    @property
+    def runner(self) -> Runner:
+        """The runner behind this env (world, slots, groups), for tools and tests."""
+        return self._runner
+
+    @property
+    def active_slots(self) -> list[int]:
+        """Slots currently running an episode."""
+        return [int(s) for s in (self._runner.status == SlotStatus.ACTIVE).nonzero()[0]]
+
+    @property
+    def finished(self) -> bool:
+        """True when the queue is empty and no slot is running an episode."""
+        return len(self._runner.queue) == 0 and not self.active_slots
+
+    def _check_open(self) -> None:
+        if not self.simulation_app.is_running():
+            raise RuntimeError('this Env is closed')
+
+    # ------------------------------------------------------------------------------------------
+    def reset(self, reset_list: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
+        """Give the listed slots (all slots when ``None``) the next episodes from the queue.
+
+        Returns ``(obs, info)``, lists aligned to ``reset_list``: ``obs[k]`` and ``info[k]``
+        (the episode's ``TaskCfg``) belong to slot ``reset_list[k]``, ``None`` where the queue ran out.
+
+        Raises:
+            ValueError: an id is not an int in ``range(env_num)`` or appears twice; nothing changes.
+        """
+        self._check_open()
+        if reset_list is None:
+            slots = list(range(self.env_num))
+        else:
+            slots = self._check_reset_list(reset_list)
+        self._first_reset = False
+        episodes = self._runner.reset(slots)
+        active = [slot for slot, episode in zip(slots, episodes) if episode is not None]
+        observed = dict(zip(active, self._runner.observe(_as_array(active))))
+        obs = [observed.get(slot) for slot in slots]
+        info = [episode.config if episode is not None else None for episode in episodes]
+        return obs, info
+
+    def _check_reset_list(self, reset_list: Any) -> list[int]:
+        if isinstance(reset_list, (str, bytes)) or not hasattr(reset_list, '__iter__'):
+            raise ValueError(f'reset_list must be a list of env ids in 0..{self.env_num - 1}; got {reset_list!r}')
+        slots = list(reset_list)
+        seen = set()
+        for slot in slots:
+            if isinstance(slot, bool) or not isinstance(slot, int) and not (hasattr(slot, '__index__') and not isinstance(slot, float)):
+                raise ValueError(f'reset_list entries must be int env ids in 0..{self.env_num - 1}; got {slot!r}')
+            if not 0 <= int(slot) < self.env_num:
+                raise ValueError(f'env id {slot} in reset_list is out of range; valid env ids: 0..{self.env_num - 1}')
+            if int(slot) in seen:
+                raise ValueError(f'env id {slot} appears more than once in reset_list {slots}')
+            seen.add(int(slot))
+        return [int(s) for s in slots]
+
+    def step(self, action: list[Any]) -> tuple[list, list, list, list, list]:
+        """Advance every slot by one physics step.
+
+        Args:
+            action: a list of ``env_num`` entries, each ``{robot_name: {controller_name: args}}``
+                or ``None``/``{}``; entries of slots that are not running an episode are ignored.
+
+        Returns:
+            ``(obs, reward, terminated, truncated, info)``, lists of length ``env_num`` with
+            ``None`` for done and empty slots.
+
+        Raises:
+            ValueError: wrong length, or an unknown robot/controller name or bad arguments for an
+                active slot; raised before anything is stepped.
+        """
+        self._check_open()
+        if self._first_reset:
+            raise RuntimeError('call reset() before step()')
+        if isinstance(action, dict) or not hasattr(action, '__len__') or len(action) != self.env_num:
+            got = f'length {len(action)}' if hasattr(action, '__len__') and not isinstance(action, dict) else type(action).__name__
+            raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
+        result = self._runner.step(list(action))
+        if self._viewer is not None:
+            self._sync_viewer()
+        return result
+
+    def render(self, width: int = 640, height: int = 480) -> Any:
+        """An RGB image ``(height, width, 3)`` of the whole grid, from above at an angle."""
+        from internutopia.core.backend.mujoco.render import render_overview
+
+        return render_overview(self._runner.world, width, height)
+
+    def _open_viewer(self) -> None:
+        try:
+            import mujoco.viewer
+        except Exception:  # pragma: no cover - depends on the machine's GUI stack
+            return
+        self._viewer_module = mujoco.viewer
+
+    def _sync_viewer(self) -> None:  # pragma: no cover - needs a display
+        self._viewer.sync()
+
+    def close(self) -> None:
+        """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
+        if not self.simulation_app.is_running():
+            return
+        if self._viewer is not None:  # pragma: no cover - needs a display
+            self._viewer.close()
+            self._viewer = None
+        self._runner.close()
+        self.simulation_app.close()
+
+    def __enter__(self) -> 'Env':
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _as_array(slots: list[int]) -> Any:
+    import numpy as np
+
+    return np.asarray(slots, dtype=np.intp)

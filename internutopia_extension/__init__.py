@@ -1,0 +1,33 @@
+"""Robots, controllers, sensors, tasks, metrics and objects for internutopia, and their configs.
+
+Call :func:`import_extensions` once before building an env (``vec_env.Env`` also calls it) so
+that every built-in type is registered.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_MODULES = (
+    'internutopia_extension.controllers',
+    'internutopia_extension.sensors',
+    'internutopia_extension.robots',
+    'internutopia_extension.tasks',
+    'internutopia_extension.metrics',
+    'internutopia_extension.objects',
+    'internutopia_extension.rewards',
+    'internutopia_extension.configs',
+)
+
+
+def import_extensions() -> None:
+    """Register every built-in robot, controller, sensor, task, metric, object and reward type."""
+    for module in _MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+__all__ = ['import_extensions']

@@ -1,0 +1,1 @@
+"""Ready-made robot configs: ``h1``, ``g1``, ``jetbot``."""

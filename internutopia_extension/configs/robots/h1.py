@@ -1,0 +1,58 @@
+"""H1: robot config and ready-made controller and camera configs (InternUtopia names).
+
+>>> from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_along_path_cfg
+>>> H1RobotCfg(controllers=[move_along_path_cfg]).name
+'h1'
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import SerializeAsAny
+
+from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia_extension.configs.controllers import (
+    H1MoveBySpeedControllerCfg,
+    JointControllerCfg,
+    MoveAlongPathPointsControllerCfg,
+    MoveToPointBySpeedControllerCfg,
+    RotateControllerCfg,
+)
+from internutopia_extension.configs.sensors import RepCameraCfg
+
+H1_JOINT_NAMES = [
+    'left_hip_yaw', 'left_hip_roll', 'left_hip_pitch', 'left_knee', 'left_ankle',
+    'right_hip_yaw', 'right_hip_roll', 'right_hip_pitch', 'right_knee', 'right_ankle', 'torso',
+    'left_shoulder_pitch', 'left_shoulder_roll', 'left_shoulder_yaw', 'left_elbow',
+    'right_shoulder_pitch', 'right_shoulder_roll', 'right_shoulder_yaw', 'right_elbow',
+]
+
+move_by_speed_cfg = H1MoveBySpeedControllerCfg(name='move_by_speed')
+
+move_to_point_cfg = MoveToPointBySpeedControllerCfg(
+    name='move_to_point', forward_speed=1.0, rotation_speed=1.0, threshold=0.05, sub_controllers=[move_by_speed_cfg],
+)
+
+move_along_path_cfg = MoveAlongPathPointsControllerCfg(
+    name='move_along_path', forward_speed=1.0, rotation_speed=1.0, threshold=0.1, sub_controllers=[move_to_point_cfg],
+)
+
+rotate_cfg = RotateControllerCfg(name='rotate', rotation_speed=2.0, threshold=0.02, sub_controllers=[move_by_speed_cfg])
+
+joint_controller = JointControllerCfg(name='joint_controller', joint_names=H1_JOINT_NAMES)
+
+h1_camera_cfg = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(640, 480))
+
+h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera', resolution=(640, 480))
+
+
+class H1RobotCfg(RobotCfg):
+    """Unitree H1 (see :mod:`internutopia_extension.robots.h1` for how it moves)."""
+
+    name: str = 'h1'
+    type: str = 'H1Robot'
+    prim_path: Optional[str] = '/h1'
+    position: tuple[float, float, float] = (0.0, 0.0, 1.05)
+    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
+    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None

@@ -1,0 +1,47 @@
+"""Jetbot: robot config and ready-made controller configs.
+
+>>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+>>> [c.name for c in JetbotRobotCfg().controllers]
+['move_by_speed', 'move_to_point', 'move_along_path', 'rotate']
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field, SerializeAsAny
+
+from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia_extension.configs.controllers import (
+    DifferentialDriveControllerCfg,
+    MoveAlongPathPointsControllerCfg,
+    MoveToPointBySpeedControllerCfg,
+    RotateControllerCfg,
+)
+from internutopia_extension.configs.sensors import RepCameraCfg
+
+move_by_speed_cfg = DifferentialDriveControllerCfg(name='move_by_speed', wheel_base=0.1125, wheel_radius=0.03)
+
+move_to_point_cfg = MoveToPointBySpeedControllerCfg(
+    name='move_to_point', forward_speed=0.5, rotation_speed=3.0, threshold=0.05, sub_controllers=[move_by_speed_cfg],
+)
+
+move_along_path_cfg = MoveAlongPathPointsControllerCfg(
+    name='move_along_path', forward_speed=0.5, rotation_speed=3.0, threshold=0.1, sub_controllers=[move_to_point_cfg],
+)
+
+rotate_cfg = RotateControllerCfg(name='rotate', rotation_speed=3.0, threshold=0.02, sub_controllers=[move_by_speed_cfg])
+
+jetbot_camera_cfg = RepCameraCfg(name='camera', prim_path='chassis/Camera', resolution=(320, 240))
+
+
+class JetbotRobotCfg(RobotCfg):
+    """A small two-wheeled differential-drive robot."""
+
+    name: str = 'jetbot'
+    type: str = 'JetbotRobot'
+    prim_path: Optional[str] = '/jetbot'
+    position: tuple[float, float, float] = (0.0, 0.0, 0.035)
+    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = Field(
+        default_factory=lambda: [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg, rotate_cfg])
+    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None

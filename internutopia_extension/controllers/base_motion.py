@@ -1,0 +1,186 @@
+"""The base-motion controllers shared by every mobile robot, vectorized over slots.
+
+``move_to_point`` steers towards a goal, ``move_along_path`` walks waypoints through
+``move_to_point``, ``rotate`` turns in place; all end in the robot's own velocity controller
+(``move_by_speed``), a :class:`~internutopia.core.controller.base.BaseVelocityController`.
+Goals and paths are env-local, as the robot's observed position is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.util.math import quat_to_yaw, wrap_angle
+
+#: Heading error (rad) beyond which the base turns in place before driving forward.
+_TURN_IN_PLACE = np.pi / 4
+#: Proportional gain of the heading loop (rad/s per rad), clipped to ``rotation_speed``.
+_HEADING_GAIN = 3.0
+
+
+def steer_towards(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray, forward_speed: float,
+                  rotation_speed: float, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Body-frame velocities ``(k, 3)`` that take bases at ``position`` to ``goal``, and arrival flags.
+
+    Forward speed falls off with heading error (zero beyond 45 degrees) and near the goal; yaw
+    rate is proportional to heading error. Bases within ``threshold`` (xy) of the goal stop.
+    """
+    delta = goal[:, :2] - position[:, :2]
+    distance = np.hypot(delta[:, 0], delta[:, 1])
+    error = wrap_angle(np.arctan2(delta[:, 1], delta[:, 0]) - quat_to_yaw(orientation))
+    alignment = np.clip(1.0 - np.abs(error) / _TURN_IN_PLACE, 0.0, 1.0)
+    slow_down = np.clip(distance / max(4 * threshold, 0.3), 0.15, 1.0)
+    velocity = np.zeros((len(goal), 3))
+    velocity[:, 0] = forward_speed * alignment * slow_down
+    velocity[:, 2] = np.clip(_HEADING_GAIN * error, -rotation_speed, rotation_speed)
+    arrived = distance < threshold
+    velocity[arrived] = 0.0
+    return velocity, arrived
+
+
+class MoveToPointBySpeedController(BaseController):
+    """``[goal_xyz]`` -> velocity commands; observation ``finished``."""
+
+    def __init__(self, config: Any, robot: Any) -> None:
+        super().__init__(config, robot)
+        self.velocity_controller = self.sub_controller(BaseVelocityController)
+        self.finished = np.zeros(self.env_num, dtype=bool)
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        goal = as_float_array(action, None, 'move_to_point expects [goal_xyz]; goal')
+        if goal.shape == (1, 3) or goal.shape == (1, 2):
+            goal = goal[0]
+        if goal.shape == (2,):
+            goal = np.append(goal, 0.0)
+        if goal.shape != (3,):
+            raise ValueError(f'move_to_point expects [goal_xyz] (3 numbers); got shape {goal.shape}')
+        return goal
+
+    def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        self.drive(slots, batch)
+
+    def drive(self, slots: np.ndarray, goals: np.ndarray) -> np.ndarray:
+        """Steer ``slots`` towards ``goals`` ``(k, 3)``; return which have arrived."""
+        position, orientation = self.robot.poses(slots)
+        velocity, arrived = steer_towards(position, orientation, goals, self.config.forward_speed,
+                                          self.config.rotation_speed, self.config.threshold)
+        self.velocity_controller.apply_base_velocity(slots, velocity)
+        self.finished[slots] = arrived
+        return arrived
+
+    def reset(self, slots: np.ndarray) -> None:
+        super().reset(slots)
+        self.finished[slots] = False
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        return {'finished': self.finished[slots]}
+
+
+class MoveAlongPathPointsController(BaseController):
+    """``[[p0, p1, ...]]`` -> follow the waypoints in order.
+
+    Observations: ``current_index``, ``current_point``, ``total_points``, ``finished``. Sending a
+    different path restarts from its first point; sending the same path again continues.
+    """
+
+    def __init__(self, config: Any, robot: Any) -> None:
+        super().__init__(config, robot)
+        self.point_controller = self.sub_controller(MoveToPointBySpeedController)
+        self.paths: list[np.ndarray] = [np.zeros((0, 3))] * self.env_num
+        self.current_index = np.zeros(self.env_num, dtype=np.int64)
+        self.total_points = np.zeros(self.env_num, dtype=np.int64)
+        self.current_point = np.zeros((self.env_num, 3))
+        self.finished = np.zeros(self.env_num, dtype=bool)
+        self._last_args: list[Any] = [None] * self.env_num
+
+    def parse_action(self, action: Any) -> Any:
+        if isinstance(action, (list, tuple)) and len(action) == 1:
+            action = action[0]
+        path = as_float_array(action, None, 'move_along_path expects [[p0, p1, ...]]; path')
+        if path.ndim != 2 or path.shape[0] == 0 or path.shape[1] not in (2, 3):
+            raise ValueError(f'move_along_path expects [[p0, p1, ...]] with 2D or 3D points; got shape {path.shape}')
+        if path.shape[1] == 2:
+            path = np.hstack([path, np.zeros((len(path), 1))])
+        return path
+
+    def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray]:
+        return parsed
+
+    def apply(self, slots: np.ndarray, paths: list[np.ndarray]) -> None:
+        for slot, path in zip(slots, paths):
+            current = self.paths[slot]
+            if current.shape != path.shape or not np.array_equal(current, path):
+                self.paths[slot] = path
+                self.current_index[slot] = 0
+                self.total_points[slot] = len(path)
+                self.finished[slot] = False
+        running = slots[~self.finished[slots]]
+        if not len(running):
+            self.point_controller.velocity_controller.apply_base_velocity(slots, np.zeros((len(slots), 3)))
+            return
+        targets = np.stack([self.paths[s][self.current_index[s]] for s in running])
+        self.current_point[running] = targets
+        arrived = self.point_controller.drive(running, targets)
+        advanced = running[arrived]
+        self.current_index[advanced] += 1
+        done = advanced[self.current_index[advanced] >= self.total_points[advanced]]
+        self.current_index[done] = self.total_points[done] - 1
+        self.finished[done] = True
+
+    def reset(self, slots: np.ndarray) -> None:
+        super().reset(slots)
+        for slot in slots:
+            self.paths[slot] = np.zeros((0, 3))
+        self.current_index[slots] = 0
+        self.total_points[slots] = 0
+        self.current_point[slots] = 0.0
+        self.finished[slots] = False
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            'current_index': self.current_index[slots],
+            'current_point': self.current_point[slots],
+            'total_points': self.total_points[slots],
+            'finished': self.finished[slots],
+        }
+
+
+class RotateController(BaseController):
+    """``[goal_quat_wxyz]`` -> turn in place to that heading; observation ``finished``."""
+
+    def __init__(self, config: Any, robot: Any) -> None:
+        super().__init__(config, robot)
+        self.velocity_controller = self.sub_controller(BaseVelocityController)
+        self.finished = np.zeros(self.env_num, dtype=bool)
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        quat = as_float_array(action, None, 'rotate expects [goal_quat_wxyz]; goal')
+        if quat.shape == (1, 4):
+            quat = quat[0]
+        if quat.shape != (4,) or not np.linalg.norm(quat) > 0:
+            raise ValueError(f'rotate expects [goal_quat_wxyz] (4 numbers, non-zero); got {action!r}')
+        return quat / np.linalg.norm(quat)
+
+    def apply(self, slots: np.ndarray, goals: np.ndarray) -> None:
+        _, orientation = self.robot.poses(slots)
+        error = wrap_angle(quat_to_yaw(goals) - quat_to_yaw(orientation))
+        done = np.abs(error) < self.config.threshold
+        velocity = np.zeros((len(slots), 3))
+        velocity[:, 2] = np.where(done, 0.0, np.clip(_HEADING_GAIN * error, -self.config.rotation_speed, self.config.rotation_speed))
+        self.velocity_controller.apply_base_velocity(slots, velocity)
+        self.finished[slots] = done
+
+    def reset(self, slots: np.ndarray) -> None:
+        super().reset(slots)
+        self.finished[slots] = False
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        return {'finished': self.finished[slots]}
+
+
+BaseController.register('MoveToPointBySpeedController')(MoveToPointBySpeedController)
+BaseController.register('MoveAlongPathPointsController')(MoveAlongPathPointsController)
+BaseController.register('RotateController')(RotateController)

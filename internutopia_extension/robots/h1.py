@@ -1,0 +1,61 @@
+"""Unitree H1 humanoid (Unitree's MJCF from MuJoCo Menagerie, via a PyPI assets package).
+
+No trained H1 walking policy is published on PyPI, so H1 does not walk: its pelvis is welded
+(softly) to a mocap target that ``move_by_speed`` moves like a holonomic base, gravity is
+compensated on its links, and every joint holds a standing pose under a position servo. The robot
+still collides with the scene. G1 (:mod:`internutopia_extension.robots.g1`) walks for real.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from internutopia.core.robot.base import BaseRobot
+from internutopia_extension.robots.assets import load_spec, make_position_servos, menagerie_path, strip_for_attach
+
+#: (kp, kd) of the standing-pose servos, by joint-name substring.
+_H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 'torso': (300.0, 6.0),
+             'shoulder': (40.0, 2.0), 'elbow': (40.0, 2.0)}
+
+
+@BaseRobot.register('H1Robot')
+class H1Robot(BaseRobot):
+    """H1 carried by a mocap base target; see the module docstring."""
+
+    base_body = 'pelvis'
+    mocap_body = 'base_target'
+
+    def build_spec(self) -> mujoco.MjSpec:
+        spec = strip_for_attach(load_spec(menagerie_path('unitree_h1', 'h1.xml')))
+        pelvis = spec.body('pelvis')
+        for joint in pelvis.joints:
+            if joint.type == mujoco.mjtJoint.mjJNT_FREE:
+                joint.name = 'root'
+        for body in spec.bodies:
+            if body.name != 'world':
+                body.gravcomp = 1.0
+        make_position_servos(spec, _H1_GAINS, default=(100.0, 4.0))
+        target = spec.worldbody.add_body(name=self.mocap_body, mocap=True, pos=list(pelvis.pos))
+        target.add_site(name='base_target', size=[0.02, 0, 0], rgba=[1, 0.5, 0, 0.0])
+        spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1='pelvis',
+                          name2=self.mocap_body, solref=[0.02, 1.0], data=[0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])
+        return spec
+
+    @property
+    def actuated_joints(self) -> list[str]:
+        return self.joint_names
+
+    def bind(self, world, slots) -> None:
+        super().bind(world, slots)
+        model = world.model
+        self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
+        for slot in self.slots:
+            self.mocap_id[slot] = model.body_mocapid[model.body(self.full_name(slot, self.mocap_body)).id]
+
+    def reset_slots(self, slots, configs) -> None:
+        super().reset_slots(slots, configs)
+        data = self.world.data
+        mocap = self.mocap_id[slots]
+        data.mocap_pos[mocap] = self.world.origins[slots] + np.array([c.position for c in configs])
+        data.mocap_quat[mocap] = [c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs]

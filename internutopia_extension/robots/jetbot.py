@@ -1,0 +1,28 @@
+"""Jetbot: a small differential-drive robot (MJCF written in this project)."""
+
+from __future__ import annotations
+
+import mujoco
+from internutopia.core.robot.base import BaseRobot
+from internutopia_extension.robots.assets import load_spec, own_asset_path
+
+
+@BaseRobot.register('JetbotRobot')
+class JetbotRobot(BaseRobot):
+    """Two velocity-driven wheels and a caster; stops when no wheel command arrives in a step."""
+
+    base_body = 'chassis'
+    joint_names = ['left_wheel_joint', 'right_wheel_joint']
+    wheel_actuators = ('left_wheel_joint', 'right_wheel_joint')
+    actuated_joints = ['left_wheel_joint', 'right_wheel_joint']
+
+    def build_spec(self) -> mujoco.MjSpec:
+        return load_spec(self.config.usd_path or own_asset_path('robots', 'jetbot.xml'))
+
+    def bind(self, world, slots) -> None:
+        super().bind(world, slots)
+        self._wheel_ctrl = self.ids(self.slots, 'actuator', list(self.wheel_actuators)).ravel()
+
+    def begin_step(self) -> None:
+        if len(self.slots):
+            self.world.data.ctrl[self._wheel_ctrl] = 0.0
