@@ -85,9 +85,9 @@ class Runner:
         try:
             for _ in slots:
                 episode = self.queue.next()
+                taken.append(episode)
                 if episode is not None:
                     self._check_episode(episode)
-                taken.append(episode)
         except Exception:
             self.queue.put_back([e for e in taken if e is not None])
             raise

@@ -19,9 +19,13 @@ so YAML and JSON round-trip to the same classes:
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
+
+
+_DIRECT_INIT: ContextVar[int | None] = ContextVar('_DIRECT_INIT', default=None)
 
 
 class BaseCfg(BaseModel):
@@ -57,6 +61,15 @@ class TypedCfg(BaseCfg):
     type: str
     _family_table: ClassVar[dict[str, type['TypedCfg']]]
 
+    def __init__(self, **data: Any) -> None:
+        # A class constructed by name stays that class; only mappings validated into a field
+        # (YAML, JSON, nested dicts) are dispatched on their ``type``.
+        token = _DIRECT_INIT.set(id(data))
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+        finally:
+            _DIRECT_INIT.reset(token)
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
@@ -76,7 +89,7 @@ class TypedCfg(BaseCfg):
     @model_validator(mode='wrap')
     @classmethod
     def _dispatch_on_type(cls, data: Any, handler: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get('type'), str):
+        if isinstance(data, dict) and isinstance(data.get('type'), str) and _DIRECT_INIT.get() != id(data):
             target = cls._family_table.get(data['type']) if hasattr(cls, '_family_table') else None
             if target is not None and target is not cls and issubclass(target, cls):
                 return target.model_validate(data)

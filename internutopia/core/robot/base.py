@@ -73,7 +73,7 @@ class Entity:
         for slot in self.slots:
             body = model.body(self.full_name(slot, self.base_body))
             self.base_body_id[slot] = body.id
-            if model.body_jntnum[body.id] and model.jnt_type[model.body_jntadr[body.id]] == mujoco.mjtJoint.mjJNT_FREE:
+            if model.body_jntnum[body.id] and int(model.jnt_type[model.body_jntadr[body.id]]) == int(mujoco.mjtJoint.mjJNT_FREE):
                 joint = model.body_jntadr[body.id]
                 self.root_qposadr[slot] = model.jnt_qposadr[joint]
                 self.root_dofadr[slot] = model.jnt_dofadr[joint]
@@ -171,7 +171,8 @@ class BaseRobot(Entity):
             return []
         prefix = f'env{self.slots[0]}/{self.name}/'
         return [model.joint(j).name[len(prefix):] for j in range(model.njnt)
-                if model.joint(j).name.startswith(prefix) and model.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)]
+                if model.joint(j).name.startswith(prefix)
+                and int(model.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))]
 
     def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg]) -> None:
         super().reset_slots(slots, configs)

@@ -63,7 +63,7 @@ def free_cells(spec_or_model: mujoco.MjSpec | mujoco.MjModel,
     Args:
         spec_or_model: the scene, as a spec (compiled on a copy) or a compiled model.
         bounds: the region, ``(xmin, ymin, xmax, ymax)`` or ``((xmin, ymin), (xmax, ymax))``; ``None``
-            uses the box around all obstacles.
+            uses the box around all obstacles, snapped outwards to multiples of ``resolution``.
         resolution: grid spacing in metres; the grid starts at ``(xmin, ymin)`` and includes the upper
             bounds when they fall on it.
         robot_radius: clearance in metres between a point and every obstacle footprint.
@@ -83,6 +83,9 @@ def free_cells(spec_or_model: mujoco.MjSpec | mujoco.MjModel,
         if len(boxes) == 0:
             raise ValueError('bounds=None needs at least one obstacle to take the bounds from')
         lo, hi = boxes[:, :2].min(axis=0), boxes[:, 2:].max(axis=0)
+        # snapped outwards to multiples of the resolution (rounding noise of the boxes aside)
+        lo = np.floor(lo / resolution + 1e-6) * resolution
+        hi = np.ceil(hi / resolution - 1e-6) * resolution
     else:
         b = np.asarray(bounds, dtype=float).reshape(-1)
         if b.size != 4:

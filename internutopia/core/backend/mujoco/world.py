@@ -157,8 +157,8 @@ class MujocoWorld:
     @staticmethod
     def _actuator_slot(model: mujoco.MjModel, actuator: int, body_slot: np.ndarray) -> int:
         target = model.actuator_trnid[actuator, 0]
-        trntype = model.actuator_trntype[actuator]
-        if trntype in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT):
+        trntype = int(model.actuator_trntype[actuator])
+        if trntype in (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)):
             return int(body_slot[model.jnt_bodyid[target]])
         if trntype == mujoco.mjtTrn.mjTRN_SITE:
             return int(body_slot[model.site_bodyid[target]])

@@ -1,0 +1,119 @@
+"""Config classes of the built-in objects (InternUtopia names and fields).
+
+Positions and orientations (wxyz) are env-local, like a robot's. What is *structure* (rebuilds the
+world when it changes) and what is *state* (written at reset, costs nothing): an object's type,
+name, size, colour, mass, file and flags are structure; its ``position``/``orientation`` are state.
+
+>>> from internutopia_extension.configs.objects import DynamicCubeCfg
+>>> DynamicCubeCfg(name='cube', position=(1.0, 0.0, 0.5), scale=(0.1, 0.1, 0.1), color=(1.0, 0.0, 0.0)).type
+'DynamicCube'
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import field_validator
+
+from internutopia.core.config import ObjectCfg
+
+
+def _check_color(value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+    if value is None:
+        return value
+    if len(value) not in (3, 4) or any(not 0.0 <= c <= 1.0 for c in value):
+        raise ValueError(f'color must be 3 (rgb) or 4 (rgba) numbers in [0, 1]; got {tuple(value)}')
+    return tuple(float(c) for c in value)
+
+
+def _check_scale(value: tuple[float, float, float]) -> tuple[float, float, float]:
+    if any(not s > 0 for s in value):
+        raise ValueError(f'scale must be three positive numbers (metres for cubes); got {tuple(value)}')
+    return value
+
+
+class DynamicCubeCfg(ObjectCfg):
+    """A rigid box with a free joint: it falls, slides and can be pushed.
+
+    ``scale`` is the box's full size in metres (x, y, z), as in InternUtopia (a unit cube scaled).
+    ``mass`` in kg; ``None`` uses a density of 1000 kg/m^3. ``color`` is rgb or rgba in [0, 1].
+    """
+
+    type: str = 'DynamicCube'
+    color: Optional[tuple[float, ...]] = None
+    mass: Optional[float] = None
+    scale: tuple[float, float, float] = (0.1, 0.1, 0.1)
+
+    @field_validator('color')
+    @classmethod
+    def _color_rgba(cls, value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+        return _check_color(value)
+
+    @field_validator('scale')
+    @classmethod
+    def _scale_positive(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        return _check_scale(value)
+
+    @field_validator('mass')
+    @classmethod
+    def _mass_positive(cls, value: Optional[float]) -> Optional[float]:
+        if value is not None and not value > 0:
+            raise ValueError(f'mass must be > 0 kg or None (density 1000 kg/m^3); got {value}')
+        return value
+
+
+class VisualCubeCfg(ObjectCfg):
+    """A box that is only drawn: no collision (``contype = conaffinity = 0``), no dynamics.
+
+    It is a mocap body, so its pose is state: episodes that move it reuse the compiled world.
+    ``scale`` is its full size in metres.
+    """
+
+    type: str = 'VisualCube'
+    color: Optional[tuple[float, ...]] = None
+    scale: tuple[float, float, float] = (0.1, 0.1, 0.1)
+
+    @field_validator('color')
+    @classmethod
+    def _color_rgba(cls, value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+        return _check_color(value)
+
+    @field_validator('scale')
+    @classmethod
+    def _scale_positive(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        return _check_scale(value)
+
+
+class UsdObjCfg(ObjectCfg):
+    """An object loaded from a file: USD (``.usd``/``.usda``/``.usdc``/``.usdz``) or MJCF (``.xml``).
+
+    The file is loaded like a scene (``scene_to_spec``: units, colours and collision rules are the
+    same), scaled by ``scale`` and wrapped into one body named ``body``. ``collider=False`` makes
+    every geom visual only. ``dynamic=True`` gives the body a free joint (the whole file moves as one
+    rigid body; ``mass`` in kg rescales its densities), otherwise it is a static mocap body whose
+    pose is state. Ground planes inside the file are dropped (the scene has the ground).
+    """
+
+    type: str = 'UsdObject'
+    usd_path: str
+    collider: bool = True
+    dynamic: bool = False
+    mass: Optional[float] = None
+
+    @field_validator('mass')
+    @classmethod
+    def _mass_positive(cls, value: Optional[float]) -> Optional[float]:
+        if value is not None and not value > 0:
+            raise ValueError(f'mass must be > 0 kg or None (the file\'s own masses); got {value}')
+        return value
+
+    @field_validator('usd_path')
+    @classmethod
+    def _path_extension(cls, value: str) -> str:
+        allowed = ('.usd', '.usda', '.usdc', '.usdz', '.xml')
+        if not value.lower().endswith(allowed):
+            raise ValueError(f'usd_path must name a {"/".join(allowed)} file; got {value!r}')
+        return value
+
+
+__all__ = ['DynamicCubeCfg', 'UsdObjCfg', 'VisualCubeCfg']

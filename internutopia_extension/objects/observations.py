@@ -1,0 +1,38 @@
+"""Object observations for tasks: ``obs[i]['objects'] = {name: {'position', 'orientation', ...}}``.
+
+Mix :class:`ObjectObservationsMixin` into a task and merge :meth:`object_observations` into its
+``get_observations``. Positions are env-local, orientations wxyz; dynamic objects (free root
+body) add ``linear_velocity`` (world axes, m/s) and ``angular_velocity`` (body axes, rad/s).
+Work is per object group (numpy over all its slots); only the per-slot dicts are built per slot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class ObjectObservationsMixin:
+    """For :class:`~internutopia.core.task.base.BaseTask` subclasses (uses ``self.runner``)."""
+
+    def object_observations(self, slots: np.ndarray) -> dict[str, list[dict[str, Any]]]:
+        """``{'objects': [per-slot {name: obs}]}`` for ``slots``; every slot gets a dict (maybe empty).
+
+        The value is a list (one dict per slot) rather than nested arrays, because slots of one task
+        may hold different objects; the runner splits it row by row.
+        """
+        runner = self.runner
+        per_slot: list[dict[str, Any]] = [{} for _ in slots]
+        if not len(slots) or not runner.object_groups:
+            return {'objects': per_slot}
+        row_of = np.full(runner.env_num, -1, dtype=np.intp)
+        row_of[slots] = np.arange(len(slots))
+        for group in runner.object_groups.values():
+            members = group.slots[row_of[group.slots] >= 0]
+            if not len(members):
+                continue
+            arrays = group.get_obs(members)
+            for k, slot in enumerate(members):
+                per_slot[row_of[slot]][group.name] = {key: value[k] for key, value in arrays.items()}
+        return {'objects': per_slot}

@@ -1,0 +1,116 @@
+"""Config: strict fields, validated update, YAML round-trip, registries."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from internutopia.core.config import Config, ControllerCfg, RobotCfg, SensorCfg, SimConfig, TaskCfg
+from internutopia.core.robot.base import BaseRobot
+from internutopia_extension.configs.robots.h1 import (
+    H1RobotCfg, h1_camera_cfg, h1_tp_camera_cfg, move_along_path_cfg, move_by_speed_cfg, rotate_cfg,
+)
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.sensors import RepCameraCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg, SingleInferenceTaskCfg
+
+
+def test_defaults_follow_internutopia():
+    sim = SimConfig()
+    assert sim.physics_dt == pytest.approx(1 / 240) and sim.rendering_interval is None and sim.backend == 'mujoco'
+    config = Config(task_configs=[SingleInferenceTaskCfg()])
+    assert config.env_num == 1 and config.metrics_save_path == 'console'
+    assert SensorCfg(name='s', type='RepCamera').enable is True
+    assert ControllerCfg(name='c', type='X').sub_controllers is None
+    assert H1RobotCfg().name == 'h1' and H1RobotCfg().type == 'H1Robot'
+
+
+@pytest.mark.parametrize('cls, kwargs, field', [
+    (SimConfig, {'physcs_dt': 0.01}, 'physcs_dt'),
+    (RepCameraCfg, {'name': 'c', 'enabled': False}, 'enabled'),
+    (TaskCfg, {'type': 'X', 'scene_path': 'a'}, 'scene_path'),
+    (RobotCfg, {'name': 'r', 'type': 'X', 'pos': (0, 0, 0)}, 'pos'),
+])
+def test_unknown_fields_are_errors(cls, kwargs, field):
+    with pytest.raises(ValidationError, match=field):
+        cls(**kwargs)
+
+
+def test_update_returns_validated_copy_and_rejects_unknown_keys():
+    camera = h1_camera_cfg.update(name='camera', resolution=(320, 240), enable=False)
+    assert camera.enable is False and camera.resolution == (320, 240)
+    assert h1_camera_cfg.enable is True and h1_camera_cfg.resolution == (640, 480)
+    with pytest.raises(ValueError, match=r"unknown field\(s\) \['enabel'\].*valid fields"):
+        h1_camera_cfg.update(enabel=False)
+    with pytest.raises(ValidationError):
+        h1_camera_cfg.update(resolution='big')
+
+
+@pytest.mark.parametrize('kwargs, field', [
+    ({'env_num': 0}, 'env_num'),
+    ({'task_configs': []}, 'task_configs'),
+    ({'env_offset_size': 0}, 'env_offset_size'),
+    ({'env_offset_size': -3}, 'env_offset_size'),
+    ({'simulator': {'physics_dt': 0}}, 'physics_dt'),
+    ({'simulator': {'rendering_dt': -1}}, 'rendering_dt'),
+])
+def test_invalid_values_name_the_field(kwargs, field):
+    kwargs.setdefault('task_configs', [SingleInferenceTaskCfg()])
+    with pytest.raises(ValidationError, match=field):
+        Config(**kwargs)
+
+
+def test_dt_accepts_fractions():
+    assert SimConfig(physics_dt='1/200').physics_dt == pytest.approx(0.005)
+
+
+def test_duplicate_robot_names_rejected():
+    with pytest.raises(ValidationError, match='repeated'):
+        TaskCfg(type='X', robots=[JetbotRobotCfg(), JetbotRobotCfg()])
+
+
+def test_yaml_round_trip_is_exact(tmp_path):
+    h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg, move_along_path_cfg, rotate_cfg],
+                    sensors=[h1_camera_cfg.update(resolution=(320, 240), enable=False), h1_tp_camera_cfg])
+    config = Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 60), env_num=3, env_offset_size=7.5,
+                    task_configs=[SingleInferenceTaskCfg(robots=[h1], scene_scale=(0.01, 0.01, 0.01)),
+                                  FiniteStepTaskCfg(max_steps=12, robots=[JetbotRobotCfg(position=(1.0, 2.0, 0.035))])])
+    path = tmp_path / 'config.yaml'
+    config.to_yaml(path)
+    loaded = Config.from_yaml(path)
+    assert loaded == config
+    assert type(loaded.task_configs[1]) is FiniteStepTaskCfg
+    assert type(loaded.task_configs[0].robots[0].controllers[1].sub_controllers[0]) is type(move_along_path_cfg.sub_controllers[0])
+    assert loaded.model_dump_json() == config.model_dump_json()
+    assert '"max_steps":12' in config.model_dump_json()
+
+
+def test_from_yaml_rejects_bad_files(tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('- just\n- a list\n')
+    with pytest.raises(ValueError, match='mapping'):
+        Config.from_yaml(path)
+    path.write_text('env_num: 2\ntask_configs:\n  - type: FiniteStepTask\n    max_step: 3\n')
+    with pytest.raises(ValidationError, match='max_step'):
+        Config.from_yaml(path)
+
+
+def test_registry_errors_list_registered_types():
+    with pytest.raises(ValueError, match=r"unknown robot type 'Nope'.*registered robot types: \[.*'H1Robot'.*'JetbotRobot'"):
+        BaseRobot.registry.get('Nope')
+
+
+def test_user_config_never_mutated(make_config):
+    from internutopia.core.vec_env import Env
+
+    task = FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg(position=(0.5, 0.0, 0.035))])
+    config = make_config([task, task, task], env_num=2)
+    before = config.model_dump_json()
+    env = Env(config)
+    env.reset()
+    for _ in range(3):
+        env.step([{'jetbot': {'move_by_speed': [0.3, 0.0]}}] * 2)
+    env.reset()
+    env.close()
+    assert config.model_dump_json() == before
+    assert task.robots[0].position == (0.5, 0.0, 0.035) and task.robots[0].name == 'jetbot'
