@@ -24,7 +24,7 @@ def build_config(robot: str, env_num: int) -> Config:
     if robot == 'g1':
         from internutopia_extension.configs.robots.g1 import G1RobotCfg as RobotCfg
         from internutopia_extension.configs.robots.g1 import move_along_path_cfg, move_by_speed_cfg, rotate_cfg
-        position = (0.0, 0.0, 0.8)
+        position = (0.0, 0.0, 0.757)
     else:
         from internutopia_extension.configs.robots.h1 import H1RobotCfg as RobotCfg
         from internutopia_extension.configs.robots.h1 import move_along_path_cfg, move_by_speed_cfg, rotate_cfg
@@ -42,7 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--robot', choices=['h1', 'g1'], default='h1')
     parser.add_argument('--env-num', type=int, default=2)
-    parser.add_argument('--max-steps', type=int, default=4000)
+    parser.add_argument('--max-steps', type=int, default=8000)
     args = parser.parse_args()
     tolerance = 0.2 if args.robot == 'h1' else 0.3
 

@@ -18,6 +18,9 @@ from internutopia_extension.robots.assets import load_spec, make_position_servos
 _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 'torso': (300.0, 6.0),
              'shoulder': (40.0, 2.0), 'elbow': (40.0, 2.0)}
 
+#: Sliding friction of H1's soles.
+_SOLE_FRICTION = 0.05
+
 
 @BaseRobot.register('H1Robot')
 class H1Robot(BaseRobot):
@@ -36,6 +39,10 @@ class H1Robot(BaseRobot):
             if body.name != 'world':
                 body.gravcomp = 1.0
         make_position_servos(spec, _H1_GAINS, default=(100.0, 4.0))
+        for geom in spec.geoms:
+            if geom.classname.name in ('foot', 'foot1', 'foot2', 'foot3'):
+                # The base glides rather than steps: slippery soles keep the feet from dragging the legs.
+                geom.friction = [_SOLE_FRICTION, 0.005, 0.0001]
         target = spec.worldbody.add_body(name=self.mocap_body, mocap=True, pos=list(pelvis.pos))
         target.add_site(name='base_target', size=[0.02, 0, 0], rgba=[1, 0.5, 0, 0.0])
         spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1='pelvis',

@@ -1,0 +1,51 @@
+"""G1: robot config and ready-made controller configs (same names as H1's).
+
+>>> from internutopia_extension.configs.robots.g1 import G1RobotCfg, move_along_path_cfg
+>>> G1RobotCfg(controllers=[move_along_path_cfg]).type
+'G1Robot'
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import SerializeAsAny
+
+from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia_extension.configs.controllers import (
+    G1MoveBySpeedControllerCfg,
+    JointControllerCfg,
+    MoveAlongPathPointsControllerCfg,
+    MoveToPointBySpeedControllerCfg,
+    RotateControllerCfg,
+)
+from internutopia_extension.configs.sensors import RepCameraCfg
+
+move_by_speed_cfg = G1MoveBySpeedControllerCfg(name='move_by_speed')
+
+move_to_point_cfg = MoveToPointBySpeedControllerCfg(
+    name='move_to_point', forward_speed=0.6, rotation_speed=1.0, threshold=0.1, sub_controllers=[move_by_speed_cfg],
+)
+
+move_along_path_cfg = MoveAlongPathPointsControllerCfg(
+    name='move_along_path', forward_speed=0.6, rotation_speed=1.0, threshold=0.15, sub_controllers=[move_to_point_cfg],
+)
+
+rotate_cfg = RotateControllerCfg(name='rotate', rotation_speed=1.0, threshold=0.05, sub_controllers=[move_by_speed_cfg])
+
+joint_controller = JointControllerCfg(name='joint_controller')
+
+g1_camera_cfg = RepCameraCfg(name='camera', prim_path='torso_link/Camera', resolution=(640, 480))
+
+g1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera', resolution=(640, 480))
+
+
+class G1RobotCfg(RobotCfg):
+    """Unitree G1 (29 DoF) walking with holosoma's ONNX policy."""
+
+    name: str = 'g1'
+    type: str = 'G1Robot'
+    prim_path: Optional[str] = '/g1'
+    position: tuple[float, float, float] = (0.0, 0.0, 0.757)
+    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
+    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None

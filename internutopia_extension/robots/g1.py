@@ -1,0 +1,99 @@
+"""Unitree G1 humanoid walking with holosoma's trained ONNX velocity policy.
+
+The policy (``holosoma-inference``, ``models/loco/g1_29dof``) runs at 50 Hz of simulated time: on
+every tick, one batched onnxruntime call computes joint targets for the G1s of every slot, which
+position servos (the policy's own gains) track at the physics rate. ``move_by_speed`` sets the
+velocity command ``[forward, lateral, yaw_rate]`` (body frame, clipped to the policy's +-1
+ranges); a step without a command means "stand". See ``docs/robots.md`` for tracking figures.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.robot.base import BaseRobot
+from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
+
+
+@functools.lru_cache(maxsize=None)
+def _g1_spec(policy_name: str) -> mujoco.MjSpec:
+    return build_g1_spec(G1LocomotionPolicy(capacity=1, name=policy_name))
+
+
+@BaseRobot.register('G1Robot')
+class G1Robot(BaseRobot):
+    """A walking G1; the policy is shared by all slots and ticks for all of them at once."""
+
+    base_body = 'pelvis'
+
+    def __init__(self, config: Any, env_num: int, sim: Any) -> None:
+        super().__init__(config, env_num, sim)
+        names = {getattr(c, 'policy', None) for c in self._all_controller_configs(config.controllers or [])} - {None}
+        self.policy_name = names.pop() if len(names) == 1 else 'ppo'
+        self.policy = G1LocomotionPolicy(capacity=env_num, name=self.policy_name)
+        self.joint_names = list(self.policy.joint_names)
+        self.actuated_joints = self.joint_names
+        self.command = np.zeros((env_num, 3))
+        self._next_tick = 0.0
+
+    @staticmethod
+    def _all_controller_configs(configs: list) -> list:
+        out = []
+        for config in configs:
+            out.append(config)
+            out.extend(G1Robot._all_controller_configs(config.sub_controllers or []))
+        return out
+
+    def build_spec(self) -> mujoco.MjSpec:
+        return _g1_spec(self.policy_name).copy()
+
+    def bind(self, world: Any, slots: np.ndarray) -> None:
+        super().bind(world, slots)
+        self.actuator_id = np.zeros((self.env_num, len(self.joint_names)), dtype=np.intp)
+        if len(self.slots):
+            self.actuator_id[self.slots] = self.ids(self.slots, 'actuator', self.joint_names)
+        self._next_tick = world.data.time
+
+    def reset_slots(self, slots: np.ndarray, configs: list) -> None:
+        super().reset_slots(slots, configs)
+        data = self.world.data
+        data.qpos[self.joint_qposadr[slots]] = self.policy.default_joint_pos
+        data.ctrl[self.actuator_id[slots]] = self.policy.default_joint_pos
+        self.policy.reset(slots)
+        self.command[slots] = 0.0
+
+    def begin_step(self) -> None:
+        self.command[self.slots] = 0.0
+
+    def before_physics(self) -> None:
+        data = self.world.data
+        # One shared 50 Hz clock for all slots; the small epsilon absorbs float drift of the sum.
+        if data.time + 1e-9 < self._next_tick or not len(self.slots):
+            return
+        self._next_tick += self.policy.control_dt
+        slots = self.slots
+        root, dof = self.root_qposadr[slots], self.root_dofadr[slots]
+        quat = data.qpos[root[:, None] + np.arange(3, 7)]
+        ang_vel = data.qvel[dof[:, None] + np.arange(3, 6)]
+        q = data.qpos[self.joint_qposadr[slots]]
+        dq = data.qvel[self.joint_dofadr[slots]]
+        data.ctrl[self.actuator_id[slots]] = self.policy.act(slots, quat, ang_vel, q, dq, self.command[slots])
+
+
+@BaseController.register('G1MoveBySpeedController')
+class G1MoveBySpeedController(BaseVelocityController):
+    """``[forward, lateral, yaw_rate]`` -> the G1 policy's velocity command for this step."""
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        return as_float_array(action, (3,), 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action')
+
+    def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        self.apply_base_velocity(slots, batch)
+
+    def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
+        self.robot.command[slots] = self.robot.policy.clip_command(velocity)
