@@ -228,7 +228,7 @@ def test_new_structure_recompiles_and_keeps_other_slots_exactly(make_config, tmp
     (group,) = runner.robot_groups.values()
     controller = group.controllers['move_along_path']
     kept_state = runner.world.slot_state(1)
-    kept_controller = (controller.current_index[1], controller.current_point[1].copy(), controller.paths[1].copy())
+    kept_controller = (controller.current_index[1], controller.current_point[1].copy(), controller.points[1].copy())
     compiles = runner.world.compile_count
     obs, info = env.reset([0])
     assert runner.world.compile_count == compiles + 1
@@ -240,7 +240,7 @@ def test_new_structure_recompiles_and_keeps_other_slots_exactly(make_config, tmp
     controller = group.controllers['move_along_path']
     assert controller.current_index[1] == kept_controller[0]
     np.testing.assert_array_equal(controller.current_point[1], kept_controller[1])
-    np.testing.assert_array_equal(controller.paths[1], kept_controller[2])
+    np.testing.assert_array_equal(controller.points[1], kept_controller[2])
     # Slot 1 carries on exactly as an untouched twin would: it keeps following its path.
     for _ in range(300):
         obs, *_ = env.step([{'jetbot': {'move_by_speed': [0.0, 0.0]}}, {'jetbot': {'move_along_path': path}}])

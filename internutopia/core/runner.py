@@ -7,7 +7,10 @@ share a robot, controller, task or metric), never per slot, except building the 
 
 from __future__ import annotations
 
+import functools
+import json
 import time
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Iterable, Optional
 
@@ -24,6 +27,30 @@ from internutopia.core.scene import entity_key, scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
 
 
+_UNPARSED = object()
+
+
+class _Unbatched(list):
+    """Per-slot parsed arguments still to be stacked by their controller's ``batch``."""
+
+
+@dataclass
+class ArrayStep:
+    """Result of :meth:`Runner.step_arrays` / ``vec_env.Env.step_arrays``: arrays over all slots.
+
+    ``obs`` is ``{robot_name: {...}}`` with every leaf an array whose first axis is the slot id
+    (rows of inactive slots are zeros); ``active`` marks the slots that ran an episode this step;
+    ``metrics`` maps the slots whose episode ended on this step to that episode's metrics.
+    """
+
+    obs: dict[str, Any]
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    active: np.ndarray
+    metrics: dict[int, dict[str, Any]]
+
+
 class SlotStatus(IntEnum):
     """Lifecycle of an env slot."""
 
@@ -33,11 +60,56 @@ class SlotStatus(IntEnum):
 
 
 def split_rows(tree: Any, count: int) -> list[Any]:
-    """Split a nested dict of arrays with a leading ``count`` axis into ``count`` per-row dicts."""
+    """Split a nested dict of arrays with a leading ``count`` axis into ``count`` per-row dicts.
+
+    >>> split_rows({'a': np.arange(2), 'b': {'c': np.zeros((2, 3))}}, 2)[1]
+    {'a': np.int64(1), 'b': {'c': array([0., 0., 0.])}}
+    """
+    leaves: list[Any] = []
+    builder = _row_builder(_shape_of(tree, leaves))
+    columns = [list(leaf) if len(leaf) == count else _bad_leaf(leaf, count) for leaf in leaves]
+    return [builder(row) for row in zip(*columns)] if columns else [{} for _ in range(count)]
+
+
+def _shape_of(tree: Any, leaves: list[Any]) -> Any:
+    """The dict structure of ``tree`` with leaves replaced by their index in ``leaves``."""
     if isinstance(tree, dict):
-        columns = {key: split_rows(value, count) for key, value in tree.items()}
-        return [{key: rows[i] for key, rows in columns.items()} for i in range(count)]
-    return list(tree)
+        return tuple((key, _shape_of(value, leaves)) for key, value in tree.items())
+    leaves.append(tree)
+    return len(leaves) - 1
+
+
+def _bad_leaf(leaf: Any, count: int) -> list[Any]:
+    raise ValueError(f'observation array of length {len(leaf)} where {count} rows were expected')
+
+
+@functools.lru_cache(maxsize=256)
+def _row_builder(shape: Any) -> Any:
+    """A compiled ``row -> nested dict`` function for one observation structure.
+
+    Observations have the same structure every step, so the nested dict literal is generated once
+    and then built at the speed of Python's own dict displays.
+    """
+
+    def literal(node: Any) -> str:
+        if isinstance(node, int):
+            return f'row[{node}]'
+        return '{' + ', '.join(f'{key!r}: {literal(value)}' for key, value in node) + '}'
+
+    return eval(f'lambda row: {literal(shape)}')  # noqa: S307 - source built from dict keys (repr) only
+def _scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_num: int, where: str) -> None:
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            _scatter(target.setdefault(key, {}), value, rows, env_num, f'{where}.{key}')
+            continue
+        value = np.asarray(value)
+        array = target.get(key)
+        if array is None:
+            array = target[key] = np.zeros((env_num,) + value.shape[1:], dtype=value.dtype)
+        elif array.shape[1:] != value.shape[1:]:
+            raise ValueError(f'observation {where}.{key} has shape {value.shape[1:]} in some slots and {array.shape[1:]} '
+                             'in others; the array API needs one shape per robot name')
+        array[rows] = value
 
 
 class Runner:
@@ -62,6 +134,8 @@ class Runner:
         self.slot_task: list[Optional[BaseTask]] = [None] * self.env_num
         self.metrics: dict[str, BaseMetric] = {}
         self.slot_metrics: list[list[BaseMetric]] = [[] for _ in range(self.env_num)]
+        #: Which slots each task and metric object serves (boolean masks over slots).
+        self.members: dict[int, np.ndarray] = {}
         self.results = ResultsWriter(config.metrics_save_path)
         self.world_steps = 0
 
@@ -100,9 +174,14 @@ class Runner:
         except Exception:
             self.queue.put_back([e for e in taken if e is not None])
             raise
+        # Write every reset slot's state first, then one forward pass for the whole world, then
+        # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
         for slot, episode in zip(slots, taken):
-            self._start_episode(slot, episode)
+            self._place_episode(slot, episode)
         self.world.forward()
+        for slot, episode in zip(slots, taken):
+            if episode is not None:
+                self._start_episode(slot, episode)
         return taken
 
     def _rebuild(self, slots: list[int], taken: list[Optional[Episode]], new_structures: list[Optional[str]]) -> None:
@@ -145,7 +224,8 @@ class Runner:
         self.slot_robots, self.slot_objects = slot_robots, slot_objects
         self.structures = new_structures
 
-    def _start_episode(self, slot: int, episode: Optional[Episode]) -> None:
+    def _place_episode(self, slot: int, episode: Optional[Episode]) -> None:
+        """Hand ``slot`` its episode and write its start state (no forward pass)."""
         self._leave_groups(slot)
         self.episodes[slot] = episode
         self.steps[slot] = 0
@@ -159,11 +239,15 @@ class Runner:
             self.slot_robots[slot][entity.name].reset_slots(slot_array, [entity])
         for entity in task.objects:
             self.slot_objects[slot][entity.name].reset_slots(slot_array, [entity])
+
+    def _start_episode(self, slot: int, episode: Episode) -> None:
+        """Start the task and metrics of ``slot``'s episode (after its state was written and forwarded)."""
+        task = episode.config
         task_object = self.tasks.get(task.type)
         if task_object is None:
             task_object = self.tasks[task.type] = BaseTask.registry.get(task.type)(self)
         self.slot_task[slot] = task_object
-        self.world.forward()
+        self._member_mask(task_object)[slot] = True
         task_object.reset_slot(slot, task)
         self.slot_metrics[slot] = []
         for metric_cfg in task.metrics:
@@ -173,19 +257,35 @@ class Runner:
                 metric = self.metrics[key] = BaseMetric.registry.get(metric_cfg.type)(metric_cfg, self)
             metric.reset_slot(slot, task)
             self.slot_metrics[slot].append(metric)
+            self._member_mask(metric)[slot] = True
         self.status[slot] = SlotStatus.ACTIVE
         self.started_at[slot] = time.perf_counter()
 
     def _leave_groups(self, slot: int) -> None:
         self.slot_task[slot] = None
         self.slot_metrics[slot] = []
+        for mask in self.members.values():
+            mask[slot] = False
+
+    def _member_mask(self, owner: Any) -> np.ndarray:
+        mask = self.members.get(id(owner))
+        if mask is None:
+            mask = self.members[id(owner)] = np.zeros(self.env_num, dtype=bool)
+        return mask
+
+    def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
+        """Those of ``slots`` that ``owner`` (a task or metric object) serves."""
+        mask = self.members.get(id(owner))
+        return slots[mask[slots]] if mask is not None else slots[:0]
 
     # ------------------------------------------------------------------------------------------
     # step
     def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
         commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
-        for slot in np.flatnonzero(self.status == SlotStatus.ACTIVE):
+        # Scripts usually send one action object to every slot; parse each object once per step.
+        parsed_once: dict[tuple[int, int], Any] = {}
+        for slot in self.active_slots().tolist():
             entry = actions[slot]
             if entry is None:
                 continue
@@ -207,41 +307,27 @@ class Runner:
                     if controller is None:
                         raise ValueError(f'action[{slot}][{robot_name!r}]: unknown controller {controller_name!r}; '
                                          f'controllers of {robot_name!r}: {sorted(robot.controllers)}')
-                    try:
-                        parsed = controller.parse_action(args)
-                    except ValueError as exc:
-                        raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
-                    entry_ = commands.setdefault(id(controller), (controller, [], []))
-                    entry_[1].append(int(slot))
+                    key = (id(controller), id(args))
+                    parsed = parsed_once.get(key, _UNPARSED)
+                    if parsed is _UNPARSED:
+                        try:
+                            parsed = parsed_once[key] = controller.parse_action(args)
+                        except ValueError as exc:
+                            raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
+                    entry_ = commands.get(id(controller))
+                    if entry_ is None:
+                        entry_ = commands[id(controller)] = (controller, [], _Unbatched())
+                    entry_[1].append(slot)
                     entry_[2].append(parsed)
         return commands
 
+    def active_slots(self) -> np.ndarray:
+        """Ids of the slots running an episode."""
+        return np.flatnonzero(self.status == SlotStatus.ACTIVE)
+
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
-        """One env step: apply actions, one physics step, task logic, per-slot results."""
-        commands = self.parse_actions(actions)
-        for group in self.robot_groups.values():
-            group.begin_step()
-        for controller, slots, parsed in commands.values():
-            controller.apply(np.array(slots, dtype=np.intp), controller.batch(parsed))
-        for group in self.robot_groups.values():
-            group.before_physics()
-        self.world.step()
-        self.world_steps += 1
-
-        active = np.flatnonzero(self.status == SlotStatus.ACTIVE)
-        self.steps[active] += 1
-        reward = np.zeros(self.env_num)
-        terminated = np.zeros(self.env_num, dtype=bool)
-        truncated = np.zeros(self.env_num, dtype=bool)
-        for task in self.tasks.values():
-            slots = np.array([s for s in active if self.slot_task[s] is task], dtype=np.intp)
-            if len(slots):
-                reward[slots], terminated[slots], truncated[slots] = task.step(slots)
-        for metric in self.metrics.values():
-            slots = np.array([s for s in active if metric in self.slot_metrics[s]], dtype=np.intp)
-            if len(slots):
-                metric.update(slots)
-
+        """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
+        active, reward, terminated, truncated, metrics = self._advance(self.parse_actions(actions))
         obs = self.observe(active)
         n = self.env_num
         obs_out: list = [None] * n
@@ -249,16 +335,95 @@ class Runner:
         terminated_out: list = [None] * n
         truncated_out: list = [None] * n
         info_out: list = [None] * n
-        for row, slot in enumerate(active):
+        steps = self.steps.tolist()
+        for row, slot in enumerate(active.tolist()):
             obs_out[slot] = obs[row]
-            reward_out[slot] = float(reward[slot])
-            terminated_out[slot] = bool(terminated[slot])
-            truncated_out[slot] = bool(truncated[slot])
-            info = {'episode_index': self.episodes[slot].index, 'steps': int(self.steps[slot])}
-            if terminated[slot] or truncated[slot]:
-                info['metrics'] = self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
+            reward_out[slot] = reward[row]
+            terminated_out[slot] = terminated[row]
+            truncated_out[slot] = truncated[row]
+            info = {'episode_index': self.episodes[slot].index, 'steps': steps[slot]}
+            if slot in metrics:
+                info['metrics'] = metrics[slot]
             info_out[slot] = info
         return obs_out, reward_out, terminated_out, truncated_out, info_out
+
+    def step_arrays(self, actions: dict[str, dict[str, Any]]) -> 'ArrayStep':
+        """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
+        active, reward, terminated, truncated, metrics = self._advance(self.parse_batched_actions(actions))
+        n = self.env_num
+        mask = np.zeros(n, dtype=bool)
+        mask[active] = True
+        full_reward = np.zeros(n)
+        full_reward[active] = reward
+        full_terminated = np.zeros(n, dtype=bool)
+        full_terminated[active] = terminated
+        full_truncated = np.zeros(n, dtype=bool)
+        full_truncated[active] = truncated
+        return ArrayStep(self.observe_arrays(active), full_reward, full_terminated, full_truncated, mask, metrics)
+
+    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
+        """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
+        if not isinstance(actions, dict):
+            raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
+        active = self.active_slots()
+        commands: dict[int, tuple[Any, list[int], Any]] = {}
+        names = {name for group in self.robot_groups.values() for name in [group.name]}
+        for robot_name, controller_actions in actions.items():
+            if robot_name not in names:
+                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {sorted(names)}')
+            for group in self.robot_groups.values():
+                if group.name != robot_name:
+                    continue
+                members = group.slots[np.isin(group.slots, active)]
+                if not len(members):
+                    continue
+                for controller_name, args in controller_actions.items():
+                    controller = group.controllers.get(controller_name)
+                    if controller is None:
+                        raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
+                                         f'controllers of {robot_name!r}: {sorted(group.controllers)}')
+                    if len(args) != self.env_num:
+                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
+                                         f'({self.env_num}); got {len(args)}')
+                    rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
+                    try:
+                        batch = controller.parse_batch(rows)
+                    except ValueError as exc:
+                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}') from None
+                    commands[id(controller)] = (controller, members.tolist(), batch)
+        return commands
+
+    def _advance(self, commands: dict) -> tuple[np.ndarray, list, list, list, dict[int, dict[str, Any]]]:
+        """Apply parsed commands, step physics once, run tasks and metrics, finish ended episodes.
+
+        Returns the slots that were active, their reward, terminated and truncated values (lists
+        aligned to them), and the metrics of the episodes that ended, by slot.
+        """
+        for group in self.robot_groups.values():
+            group.begin_step()
+        for controller, slots, batch in commands.values():
+            controller.apply(np.array(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
+        for group in self.robot_groups.values():
+            group.before_physics()
+        self.world.step()
+        self.world_steps += 1
+
+        active = self.active_slots()
+        self.steps[active] += 1
+        reward = np.zeros(self.env_num)
+        terminated = np.zeros(self.env_num, dtype=bool)
+        truncated = np.zeros(self.env_num, dtype=bool)
+        for task in self.tasks.values():
+            slots = self.members_of(task, active)
+            if len(slots):
+                reward[slots], terminated[slots], truncated[slots] = task.step(slots)
+        for metric in self.metrics.values():
+            slots = self.members_of(metric, active)
+            if len(slots):
+                metric.update(slots)
+        ended = active[terminated[active] | truncated[active]]
+        metrics = {slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot])) for slot in ended.tolist()}
+        return active, reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist(), metrics
 
     def _finish(self, slot: int, terminated: bool, truncated: bool) -> dict[str, Any]:
         metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
@@ -293,11 +458,22 @@ class Runner:
             for slot, robot_obs in zip(members, split_rows(group.get_obs(members), len(members))):
                 out[row_of[slot]][group.name] = robot_obs
         for task in self.tasks.values():
-            members = np.array([s for s in slots if self.slot_task[s] is task], dtype=np.intp)
+            members = self.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
                 for slot, task_obs in zip(members, split_rows(extra, len(members))):
                     out[row_of[slot]].update(task_obs)
+        return out
+
+    def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
+        """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``."""
+        out: dict[str, Any] = {}
+        member = np.zeros(self.env_num, dtype=bool)
+        member[slots] = True
+        for group in self.robot_groups.values():
+            rows = group.slots[member[group.slots]]
+            if len(rows):
+                _scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, group.name)
         return out
 
     def entities_of(self, slot: int) -> dict[str, Entity]:
@@ -305,6 +481,8 @@ class Runner:
         return {**self.slot_objects[slot], **self.slot_robots[slot]}
 
     def close(self) -> None:
-        """Release the world and flush the results file."""
+        """Release the world and flush the results file; print the run summary unless results go nowhere."""
+        if self.results.target != 'none':
+            print(f'[internutopia] run summary: {json.dumps(self.results.summary())}', flush=True)
         self.results.close()
         self.world.close()

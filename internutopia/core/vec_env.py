@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from internutopia.core.config import Config, TaskCfg
-from internutopia.core.runner import Runner, SlotStatus
+from internutopia.core.runner import ArrayStep, Runner, SlotStatus
 
 
 class SimulationApp:
@@ -54,6 +54,17 @@ class Env:
         episodes: optional replacement for ``config.task_configs``: any iterable of ``TaskCfg``,
             e.g. ``itertools.cycle(tasks)`` for an endless queue.
     """
+
+    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> 'Env':
+        # A DistributedConfig (Config.distribute) runs on Ray: build a DistributedEnv instead.
+        if cls is Env:
+            from internutopia.core.distribution.config import DistributedConfig
+
+            if isinstance(config, DistributedConfig):
+                from internutopia.core.distribution.env import DistributedEnv
+
+                return super().__new__(DistributedEnv)
+        return super().__new__(cls)
 
     def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
         if not isinstance(config, Config):
@@ -166,29 +177,91 @@ class Env:
             self._sync_viewer()
         return result
 
+    def step_arrays(self, action: dict[str, dict[str, Any]]) -> ArrayStep:
+        """Advance every slot by one physics step, with batched actions and array results.
+
+        The fast path for training loops: no per-env dicts in or out.
+
+        Args:
+            action: ``{robot_name: {controller_name: args}}`` where ``args`` has one row per env
+                slot (an array of shape ``(env_num, ...)``, or a list of ``env_num`` entries);
+                rows of slots that are not active are ignored. Controllers not named get no
+                command this step.
+
+        Returns:
+            an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's
+            observation tree with ``(env_num, ...)`` arrays, ``reward``/``terminated``/
+            ``truncated``/``active`` are ``(env_num,)`` arrays, ``metrics`` maps each slot whose
+            episode ended on this step to its metrics.
+
+        Raises:
+            ValueError: unknown robot or controller, wrong row count, bad values; nothing moves.
+
+        >>> import numpy as np
+        >>> from internutopia.core.config import Config
+        >>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+        >>> from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+        >>> task = FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg()])
+        >>> env = Env(Config(env_num=4, metrics_save_path='none', task_configs=[task] * 4))
+        >>> _ = env.reset()
+        >>> out = env.step_arrays({'jetbot': {'move_by_speed': np.tile([0.3, 0.0], (4, 1))}})
+        >>> out.obs['jetbot']['position'].shape, out.reward.shape, bool(out.active.all())
+        ((4, 3), (4,), True)
+        >>> env.close()
+        """
+        self._check_open()
+        if self._first_reset:
+            raise RuntimeError('call reset() before step_arrays()')
+        result = self._runner.step_arrays(action)
+        if self._viewer is not None:
+            self._sync_viewer()
+        return result
+
     def render(self, width: int = 640, height: int = 480) -> Any:
-        """An RGB image ``(height, width, 3)`` of the whole grid, from above at an angle."""
+        """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.
+
+        Every slot is in view (see ``internutopia.core.backend.mujoco.render.overview_camera``);
+        feed frames to ``internutopia.core.util.video.VideoRecorder`` to make a video.
+        """
+        self._check_open()
         from internutopia.core.backend.mujoco.render import render_overview
 
         return render_overview(self._runner.world, width, height)
 
     def _open_viewer(self) -> None:
+        """Prepare MuJoCo's passive viewer; its window opens on the first step (the world is built
+        by ``reset``), follows every step and reopens when a reset rebuilds the world."""
         try:
-            import mujoco.viewer
-        except Exception:  # pragma: no cover - depends on the machine's GUI stack
-            return
-        self._viewer_module = mujoco.viewer
+            import mujoco.viewer  # noqa: F401
+        except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
+            import warnings
 
-    def _sync_viewer(self) -> None:  # pragma: no cover - needs a display
-        self._viewer.sync()
+            warnings.warn(f'headless=False but the MuJoCo viewer is unavailable ({exc}); running without a window')
+            return
+        from internutopia.core.backend.mujoco.render import PassiveViewer
+
+        self._viewer = PassiveViewer(self._runner.world)
+
+    def _sync_viewer(self) -> None:
+        try:
+            self._viewer.sync()
+        except Exception as exc:  # pragma: no cover - needs a display
+            import warnings
+
+            warnings.warn(f'the MuJoCo viewer failed ({exc}); running without a window')
+            self._viewer.close()
+            self._viewer = None
 
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
         if not self.simulation_app.is_running():
             return
-        if self._viewer is not None:  # pragma: no cover - needs a display
+        if self._viewer is not None:
             self._viewer.close()
             self._viewer = None
+        from internutopia.core.backend.mujoco.render import release
+
+        release(self._runner.world)
         self._runner.close()
         self.simulation_app.close()
 

@@ -59,6 +59,14 @@ class MoveToPointBySpeedController(BaseController):
             raise ValueError(f'move_to_point expects [goal_xyz] (3 numbers); got shape {goal.shape}')
         return goal
 
+    def parse_batch(self, actions: Any) -> np.ndarray:
+        goals = as_float_array(actions, None, 'move_to_point expects one [goal_xyz] per env; goals')
+        if goals.ndim == 3 and goals.shape[1] == 1:
+            goals = goals[:, 0]
+        if goals.ndim != 2 or goals.shape[1] not in (2, 3):
+            raise ValueError(f'move_to_point expects goals of shape (envs, 3); got {goals.shape}')
+        return np.hstack([goals, np.zeros((len(goals), 1))]) if goals.shape[1] == 2 else goals
+
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.drive(slots, batch)
 
@@ -89,12 +97,13 @@ class MoveAlongPathPointsController(BaseController):
     def __init__(self, config: Any, robot: Any) -> None:
         super().__init__(config, robot)
         self.point_controller = self.sub_controller(MoveToPointBySpeedController)
-        self.paths: list[np.ndarray] = [np.zeros((0, 3))] * self.env_num
+        #: Waypoints per slot, padded to the longest path seen: ``(env_num, max_points, 3)``.
+        self.points = np.zeros((self.env_num, 1, 3))
+        self._path_keys: list[bytes] = [b''] * self.env_num
         self.current_index = np.zeros(self.env_num, dtype=np.int64)
         self.total_points = np.zeros(self.env_num, dtype=np.int64)
         self.current_point = np.zeros((self.env_num, 3))
         self.finished = np.zeros(self.env_num, dtype=bool)
-        self._last_args: list[Any] = [None] * self.env_num
 
     def parse_action(self, action: Any) -> Any:
         if isinstance(action, (list, tuple)) and len(action) == 1:
@@ -109,19 +118,39 @@ class MoveAlongPathPointsController(BaseController):
     def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray]:
         return parsed
 
+    def parse_batch(self, actions: Any) -> list[np.ndarray]:
+        if isinstance(actions, np.ndarray) and actions.ndim == 3:
+            return list(self.parse_action(path) for path in actions)
+        return [self.parse_action(path) for path in actions]
+
+    def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray]) -> None:
+        """Restart the slots whose commanded path differs from the one they follow."""
+        keys: dict[int, bytes] = {}
+        for slot, path in zip(slots.tolist(), paths):
+            key = keys.get(id(path))
+            if key is None:
+                key = keys[id(path)] = len(path).to_bytes(4, 'little') + path.tobytes()
+            if key == self._path_keys[slot]:
+                continue
+            self._path_keys[slot] = key
+            if len(path) > self.points.shape[1]:
+                grown = np.zeros((self.env_num, len(path), 3))
+                grown[:, :self.points.shape[1]] = self.points
+                self.points = grown
+            self.points[slot, :len(path)] = path
+            self.current_index[slot] = 0
+            self.total_points[slot] = len(path)
+            self.finished[slot] = False
+
     def apply(self, slots: np.ndarray, paths: list[np.ndarray]) -> None:
-        for slot, path in zip(slots, paths):
-            current = self.paths[slot]
-            if current.shape != path.shape or not np.array_equal(current, path):
-                self.paths[slot] = path
-                self.current_index[slot] = 0
-                self.total_points[slot] = len(path)
-                self.finished[slot] = False
-        running = slots[~self.finished[slots]]
+        self._start_paths(slots, paths)
+        finished = self.finished[slots]
+        if finished.any():
+            self.point_controller.velocity_controller.apply_base_velocity(slots[finished], np.zeros((int(finished.sum()), 3)))
+        running = slots[~finished]
         if not len(running):
-            self.point_controller.velocity_controller.apply_base_velocity(slots, np.zeros((len(slots), 3)))
             return
-        targets = np.stack([self.paths[s][self.current_index[s]] for s in running])
+        targets = self.points[running, self.current_index[running]]
         self.current_point[running] = targets
         arrived = self.point_controller.drive(running, targets)
         advanced = running[arrived]
@@ -133,7 +162,8 @@ class MoveAlongPathPointsController(BaseController):
     def reset(self, slots: np.ndarray) -> None:
         super().reset(slots)
         for slot in slots:
-            self.paths[slot] = np.zeros((0, 3))
+            self._path_keys[slot] = b''
+        self.points[slots] = 0.0
         self.current_index[slots] = 0
         self.total_points[slots] = 0
         self.current_point[slots] = 0.0
@@ -163,6 +193,15 @@ class RotateController(BaseController):
         if quat.shape != (4,) or not np.linalg.norm(quat) > 0:
             raise ValueError(f'rotate expects [goal_quat_wxyz] (4 numbers, non-zero); got {action!r}')
         return quat / np.linalg.norm(quat)
+
+    def parse_batch(self, actions: Any) -> np.ndarray:
+        quats = as_float_array(actions, None, 'rotate expects one [goal_quat_wxyz] per env; goals')
+        if quats.ndim == 3 and quats.shape[1] == 1:
+            quats = quats[:, 0]
+        norms = np.linalg.norm(quats, axis=-1, keepdims=True) if quats.ndim == 2 else None
+        if quats.ndim != 2 or quats.shape[1] != 4 or not (norms > 0).all():
+            raise ValueError(f'rotate expects non-zero goal quaternions of shape (envs, 4); got {quats.shape}')
+        return quats / norms
 
     def apply(self, slots: np.ndarray, goals: np.ndarray) -> None:
         _, orientation = self.robot.poses(slots)

@@ -6,15 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.controller.base import BaseController, BaseVelocityController
 
 
 @BaseController.register('DifferentialDriveController')
 class DifferentialDriveController(BaseVelocityController):
     """Writes the robot's two wheel velocity actuators (``robot.wheel_actuators``: left, right)."""
 
-    def parse_action(self, action: Any) -> np.ndarray:
-        return as_float_array(action, (2,), 'move_by_speed expects [forward_speed, rotation_speed]; action')
+    action_shape = (2,)
+    action_text = 'move_by_speed expects [forward_speed, rotation_speed]; action'
 
     def bind(self, world: Any) -> None:
         super().bind(world)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 
 
@@ -19,8 +19,8 @@ from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 class HolonomicBaseController(BaseVelocityController):
     """Integrates the robot's mocap target (``robot.mocap_id``) at the commanded velocity."""
 
-    def parse_action(self, action: Any) -> np.ndarray:
-        return as_float_array(action, (3,), 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action')
+    action_shape = (3,)
+    action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action'
 
     def bind(self, world: Any) -> None:
         super().bind(world)

@@ -27,5 +27,8 @@ class JointController(BaseController):
             action = action[0]
         return as_float_array(action, (len(self.joint_names),), f'joint_controller expects {len(self.joint_names)} joint targets; action')
 
+    def parse_batch(self, actions: Any) -> np.ndarray:
+        return as_float_array(actions, (-1, len(self.joint_names)), f'joint_controller expects {len(self.joint_names)} joint targets per env; actions')
+
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.world.data.ctrl[self.actuators[slots]] = batch

@@ -15,7 +15,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import BaseRobot
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 
@@ -89,8 +89,8 @@ class G1Robot(BaseRobot):
 class G1MoveBySpeedController(BaseVelocityController):
     """``[forward, lateral, yaw_rate]`` -> the G1 policy's velocity command for this step."""
 
-    def parse_action(self, action: Any) -> np.ndarray:
-        return as_float_array(action, (3,), 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action')
+    action_shape = (3,)
+    action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action'
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)

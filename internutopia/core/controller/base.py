@@ -65,6 +65,14 @@ class BaseController:
         """Stack the parsed arguments of the commanding slots (default: ``np.stack``)."""
         return np.stack(parsed)
 
+    def parse_batch(self, actions: Any) -> Any:
+        """Validate and stack the arguments of several slots at once (the array API).
+
+        ``actions`` holds one row per commanding slot. The default parses row by row; controllers
+        with fixed-shape arguments override it with one vectorized check.
+        """
+        return self.batch([self.parse_action(action) for action in actions])
+
     def apply(self, slots: np.ndarray, batch: Any) -> None:
         """Compute and write engine commands for ``slots`` (sorted ids) from their stacked args."""
         raise NotImplementedError
@@ -85,7 +93,20 @@ class BaseController:
             sub.reset(slots)
 
 
-class BaseVelocityController(BaseController):
+class FixedShapeController(BaseController):
+    """A controller whose arguments are one fixed-shape float array per slot (``action_shape``)."""
+
+    action_shape: tuple[int, ...] = ()
+    action_text: str = 'action'
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        return as_float_array(action, self.action_shape, self.action_text)
+
+    def parse_batch(self, actions: Any) -> np.ndarray:
+        return as_float_array(actions, (-1, *self.action_shape), self.action_text)
+
+
+class BaseVelocityController(FixedShapeController):
     """A controller that moves a robot's base at body-frame ``[forward, lateral, yaw_rate]``.
 
     Every mobile robot has one (named ``move_by_speed`` in the ready-made configs); the shared
@@ -105,7 +126,7 @@ def as_float_array(value: Any, shape: tuple[int, ...] | None, what: str) -> np.n
         raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {value!r}') from None
     if shape is not None and (array.ndim != len(shape) or any(w != -1 and w != n for w, n in zip(shape, array.shape))):
         raise ValueError(f'{what} must have shape {_shape_text(shape).strip()}; got shape {array.shape} from {value!r}')
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         raise ValueError(f'{what} must be finite (no NaN or inf); got {value!r}')
     return array
 

@@ -43,6 +43,26 @@ def collision_bit(slot: int, env_num: int) -> int:
     return 1 << ((row % 5) * 6 + (col % 6))
 
 
+def _plane_key(geom: mujoco.MjsGeom, origin: np.ndarray) -> tuple | None:
+    """Plane equation and contact parameters of a static plane geom placed at ``origin``."""
+    if geom.type != mujoco.mjtGeom.mjGEOM_PLANE or geom.parent.name != 'world' or not (geom.contype or geom.conaffinity):
+        return None
+    pos, quat = np.array(geom.pos, dtype=float), np.array(geom.quat, dtype=float)
+    frame = geom.frame
+    while frame is not None:
+        turned = np.zeros(3)
+        mujoco.mju_rotVecQuat(turned, pos * np.asarray(frame.scale if hasattr(frame, 'scale') else 1.0), np.array(frame.quat, dtype=float))
+        pos = turned + np.array(frame.pos, dtype=float)
+        combined = np.zeros(4)
+        mujoco.mju_mulQuat(combined, np.array(frame.quat, dtype=float), quat)
+        quat = combined
+        frame = frame.frame
+    normal = np.zeros(3)
+    mujoco.mju_rotVecQuat(normal, np.array([0.0, 0.0, 1.0]), quat / np.linalg.norm(quat))
+    return (tuple(np.round(normal, 9)), round(float(normal @ (pos + origin)), 9), tuple(geom.friction), tuple(geom.solref),
+            tuple(geom.solimp), float(geom.solmix), float(geom.margin), float(geom.gap), int(geom.condim), int(geom.priority))
+
+
 class MujocoWorld:
     """The compiled world: ``model``/``data`` plus, per slot, where its state lives in them."""
 
@@ -91,6 +111,29 @@ class MujocoWorld:
         for light in list(spec.lights):
             spec.delete(light)
 
+    def _merge_static_planes(self, slots: list[list[SlotPart] | None]) -> None:
+        # Every slot's scene usually brings its own infinite ground plane. MuJoCo pairs each
+        # static plane with every body before the collision bits filter the pair out, so N
+        # planes make the step grow with N squared. Identical planes (same plane equation and
+        # contact parameters) are therefore merged into the first one, which collides with the
+        # union of their slots' bits and is drawn over the whole grid. Contacts are unchanged.
+        keepers: dict[tuple, mujoco.MjsGeom] = {}
+        side = self.offset * grid_columns(self.env_num)
+        for slot, parts in enumerate(slots):
+            for part in parts or []:
+                for geom in list(part.spec.geoms):
+                    key = _plane_key(geom, self.origins[slot])
+                    if key is None:
+                        continue
+                    keeper = keepers.get(key)
+                    if keeper is None:
+                        keepers[key] = geom
+                        geom.size = [side, side, geom.size[2]]
+                    else:
+                        keeper.contype |= geom.contype
+                        keeper.conaffinity |= geom.conaffinity
+                        part.spec.delete(geom)
+
     def build(self, slots: list[list[SlotPart] | None], keep: np.ndarray | None = None) -> None:
         """Compile a new world from each slot's parts, carrying over the state of ``keep`` slots.
 
@@ -105,12 +148,14 @@ class MujocoWorld:
             raise ValueError(f'expected parts for {self.env_num} slots, got {len(slots)}')
         spec = self._world_spec()
         for slot, parts in enumerate(slots):
+            for part in parts or []:
+                self._prepare_part(part.spec, collision_bit(slot, self.env_num))
+        self._merge_static_planes(slots)
+        for slot, parts in enumerate(slots):
             if not parts:
                 continue
             frame = spec.worldbody.add_frame(name=f'env{slot}', pos=self.origins[slot].tolist())
-            bit = collision_bit(slot, self.env_num)
             for part in parts:
-                self._prepare_part(part.spec, bit)
                 spec.attach(part.spec, prefix=f'env{slot}/{part.prefix}', frame=frame)
         spec.dedup_assets()
         model = spec.compile()
