@@ -169,7 +169,7 @@ class Runner:
         for slot, episode in zip(slots, taken):
             new_structures[slot] = structure_key(episode.config) if episode is not None else None
         try:
-            if new_structures != self.structures or self.world.model is None:
+            if new_structures != self.structures or not self.world.built:
                 self._rebuild(slots, taken, new_structures)
         except Exception:
             self.queue.put_back([e for e in taken if e is not None])
@@ -178,7 +178,7 @@ class Runner:
         # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
         for slot, episode in zip(slots, taken):
             self._place_episode(slot, episode)
-        self.world.forward()
+        self.world.forward(np.asarray(slots))
         for slot, episode in zip(slots, taken):
             if episode is not None:
                 self._start_episode(slot, episode)
@@ -190,37 +190,49 @@ class Runner:
         configs: list[Optional[TaskCfg]] = [e.config if e is not None else None for e in self.episodes]
         for slot, episode in zip(slots, taken):
             configs[slot] = episode.config if episode is not None else None
-        # Groups are keyed by name and structure; a slot keeps its group objects (and so its
-        # controller state) whenever its robot's structure is unchanged.
+        dirty = np.array([new != old for new, old in zip(new_structures, self.structures)])
+        if not self.world.built:
+            dirty[:] = True
+        # Groups are keyed by shard, name and structure: a slot keeps its group objects (and so
+        # its controller state) whenever its robot's structure is unchanged, and a group never
+        # spans shards, so it reads and writes one model's arrays.
         robot_members: dict[str, list[int]] = {}
         object_members: dict[str, list[int]] = {}
         robot_groups = dict(self.robot_groups)
         object_groups = dict(self.object_groups)
         slot_robots: list[dict[str, BaseRobot]] = [{} for _ in range(self.env_num)]
         slot_objects: list[dict[str, BaseObject]] = [{} for _ in range(self.env_num)]
-        parts: list[list[SlotPart]] = [[] for _ in range(self.env_num)]
         for slot, task in enumerate(configs):
             if task is None:
                 continue
-            parts[slot].append(SlotPart('scene/', scene_spec(task)))
+            shard = self.world.shard_of[slot]
             for members, groups, slot_map, entities, factory in (
                 (robot_members, robot_groups, slot_robots, task.robots, BaseRobot.create),
                 (object_members, object_groups, slot_objects, task.objects, BaseObject.create),
             ):
                 for entity in entities:
-                    key = entity.name + '|' + entity_key(entity)
+                    key = f'{shard}|{entity.name}|{entity_key(entity)}'
                     if key not in groups:
                         groups[key] = factory(entity, self.env_num, self.sim, where=f'slot {slot}')
                     members.setdefault(key, []).append(slot)
                     slot_map[slot][entity.name] = groups[key]
-                    parts[slot].append(SlotPart(f'{entity.name}/', groups[key].spec()))
+
+        def parts_of(slot: int) -> list[SlotPart]:
+            task = configs[slot]
+            if task is None:
+                return []
+            return [SlotPart('scene/', scene_spec(task))] + [
+                SlotPart(f'{name}/', entity.spec()) for name, entity in {**slot_robots[slot], **slot_objects[slot]}.items()]
+
         keep = ~reset & np.array([s is not None for s in self.structures])
-        self.world.build(parts, keep=keep)
+        rebuilt = set(self.world.build(parts_of, dirty, keep=keep))
         self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
         self.object_groups = {k: g for k, g in object_groups.items() if k in object_members}
         for groups, members in ((self.robot_groups, robot_members), (self.object_groups, object_members)):
             for key, group in groups.items():
-                group.bind(self.world, np.array(members[key]))
+                shard = self.world.shards[self.world.shard_of[members[key][0]]]
+                if shard.index in rebuilt or group.world is None:
+                    group.bind(shard, np.array(members[key]))
         self.slot_robots, self.slot_objects = slot_robots, slot_objects
         self.structures = new_structures
 

@@ -20,7 +20,7 @@ from internutopia.core.config import ControllerCfg
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import MujocoWorld
+    from internutopia.core.backend.mujoco.world import Shard
     from internutopia.core.robot.base import BaseRobot
 
 
@@ -82,7 +82,7 @@ class BaseController:
         return {}
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def bind(self, world: 'MujocoWorld') -> None:
+    def bind(self, world: 'Shard') -> None:
         """Look up model indices after a compile (the robot is already bound)."""
         for sub in self.sub_controllers:
             sub.bind(world)

@@ -25,7 +25,7 @@ from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import MujocoWorld
+    from internutopia.core.backend.mujoco.world import Shard
     from internutopia.core.controller.base import BaseController
     from internutopia.core.sensor.base import BaseSensor
 
@@ -33,7 +33,7 @@ NO_ID = -1
 
 
 class Entity:
-    """A named robot or object in a set of slots, bound to the compiled world's indices."""
+    """A named robot or object in a set of slots of one shard, bound to that shard's model indices."""
 
     #: Name of the body whose pose is the entity's ``position``/``orientation``.
     base_body: str = ''
@@ -44,7 +44,7 @@ class Entity:
         self.env_num = env_num
         self.sim = sim
         self.slots = np.zeros(0, dtype=np.intp)
-        self.world: MujocoWorld | None = None
+        self.world: Shard | None = None
         self.base_body_id = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_qposadr = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_dofadr = np.full(env_num, NO_ID, dtype=np.intp)
@@ -62,7 +62,7 @@ class Entity:
         """The compiled-model name of ``element`` of this entity in ``slot``."""
         return f'env{slot}/{self.name}/{element}'
 
-    def bind(self, world: 'MujocoWorld', slots: np.ndarray) -> None:
+    def bind(self, world: 'Shard', slots: np.ndarray) -> None:
         """Look up this entity's model indices in every slot of ``slots`` (after a compile)."""
         self.world = world
         self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
@@ -152,7 +152,7 @@ class BaseRobot(Entity):
             sensor.add_to_spec(spec)
         return spec
 
-    def bind(self, world: 'MujocoWorld', slots: np.ndarray) -> None:
+    def bind(self, world: 'Shard', slots: np.ndarray) -> None:
         super().bind(world, slots)
         model = world.model
         names = self.joint_names or self._hinge_joint_names(model)

@@ -1,20 +1,28 @@
-"""One MuJoCo world holding every env slot, each under its own name prefix at its grid origin.
+"""The MuJoCo world holding every env slot, each under its own name prefix at its grid origin.
 
 A slot is given as a list of :class:`SlotPart` (scene, robots, objects), each a standalone
-``MjSpec``. :meth:`MujocoWorld.build` attaches every part under ``env{i}/<prefix>`` into a frame at
-slot ``i``'s origin, shares identical assets between copies (``dedup_assets``), compiles, and
-copies the state of the slots the caller wants kept from the previous model, so a structural
-change in one slot leaves every other slot exactly where it was.
+``MjSpec``. Every part is attached under ``env{i}/<prefix>`` into a frame at slot ``i``'s grid
+origin, identical assets are shared between copies (``dedup_assets``), and the result compiled.
 
-Slots never touch each other: each slot's colliding geoms get their own collision bit, so a robot
-driven into a neighbour's cell passes through that neighbour's scene and robots. With more than 31
-slots, bits repeat in a 5 x 6 tiling of the grid: slots sharing a bit are at least 5 rows or 6
-columns apart.
+The grid is one world, cut into *shards* so that every core steps physics: a shard is one
+compiled ``MjModel``/``MjData`` holding a contiguous run of slots at their grid origins, and the
+shards step in parallel threads (MuJoCo releases the GIL while it steps). With few slots there is
+one shard. Rebuilding after a structural change recompiles only the shards whose slots changed,
+and copies the state of every other slot of those shards from the old model, so a new episode in
+one slot leaves every other slot exactly where it was.
+
+Slots never touch each other: slots of different shards live in different ``MjData``, and within a
+shard (at most 31 slots) each slot's colliding geoms get their own collision bit, so a robot driven
+into a neighbour's cell passes through that neighbour's scene and robots.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import mujoco
 import numpy as np
@@ -24,6 +32,10 @@ from internutopia.core.grid import grid_columns, slot_origins
 
 #: Per-slot index ranges kept for every compiled model, named after the MjData arrays they cut.
 _RANGE_KINDS = ('qpos', 'qvel', 'act', 'ctrl', 'mocap', 'eq')
+#: Most slots one shard holds: each needs its own collision bit of the 31 usable ones.
+MAX_SLOTS_PER_SHARD = 31
+#: Below this many slots per thread, stepping in threads costs more than it saves.
+_MIN_SLOTS_PER_THREAD = 8
 
 
 @dataclass
@@ -34,13 +46,33 @@ class SlotPart:
     spec: mujoco.MjSpec
 
 
-def collision_bit(slot: int, env_num: int) -> int:
-    """The contype/conaffinity bit of ``slot``: unique for up to 31 slots, tiled beyond."""
-    if env_num <= 31:
-        return 1 << slot
-    cols = grid_columns(env_num)
-    row, col = divmod(slot, cols)
-    return 1 << ((row % 5) * 6 + (col % 6))
+def shard_layout(env_num: int, threads: Optional[int] = None) -> list[np.ndarray]:
+    """Split slots ``0..env_num-1`` into contiguous shards: a multiple of the thread count, each
+    with at most :data:`MAX_SLOTS_PER_SHARD` slots. ``threads=None`` picks one per core in use."""
+    if threads is None:
+        threads = max(1, min(os.cpu_count() or 1, env_num // _MIN_SLOTS_PER_THREAD))
+    count = threads * math.ceil(env_num / (MAX_SLOTS_PER_SHARD * threads))
+    return [part for part in np.array_split(np.arange(env_num), min(count, env_num)) if len(part)]
+
+
+@dataclass
+class Shard:
+    """A compiled piece of the world: the slots ``slots`` (global ids) in one model and data.
+
+    Entities bound to a shard read ``model``, ``data`` and ``origins`` (indexed by global slot id).
+    """
+
+    index: int
+    slots: np.ndarray
+    origins: np.ndarray
+    model: Optional[mujoco.MjModel] = None
+    data: Optional[mujoco.MjData] = None
+    #: ``ranges[kind][i] = (start, stop)`` of global slot ``i`` in ``data.<kind>``; (0, 0) when absent.
+    ranges: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def collision_bit(self, slot: int) -> int:
+        """The contype/conaffinity bit of ``slot`` within this shard."""
+        return 1 << int(slot - self.slots[0])
 
 
 def _plane_key(geom: mujoco.MjsGeom, origin: np.ndarray) -> tuple | None:
@@ -64,19 +96,52 @@ def _plane_key(geom: mujoco.MjsGeom, origin: np.ndarray) -> tuple | None:
 
 
 class MujocoWorld:
-    """The compiled world: ``model``/``data`` plus, per slot, where its state lives in them."""
+    """The whole grid: its shards, and for every slot the shard and index ranges that hold it."""
 
-    def __init__(self, sim: SimConfig, env_num: int, env_offset_size: float) -> None:
+    def __init__(self, sim: SimConfig, env_num: int, env_offset_size: float, threads: Optional[int] = None) -> None:
         self.sim = sim
         self.env_num = env_num
         self.offset = env_offset_size
         self.origins = slot_origins(env_num, env_offset_size)
-        self.model: mujoco.MjModel | None = None
-        self.data: mujoco.MjData | None = None
-        #: ``ranges[kind][i] = (start, stop)`` of slot ``i`` in ``data.<kind>``; (0, 0) when empty.
-        self.ranges: dict[str, np.ndarray] = {kind: np.zeros((env_num, 2), dtype=np.intp) for kind in _RANGE_KINDS}
-        self.body_slot = np.zeros(0, dtype=np.intp)
+        self.shards = [Shard(k, slots, self.origins) for k, slots in enumerate(shard_layout(env_num, threads))]
+        #: Index into :attr:`shards` of every slot.
+        self.shard_of = np.zeros(env_num, dtype=np.intp)
+        for shard in self.shards:
+            self.shard_of[shard.slots] = shard.index
         self.compile_count = 0
+        self._pool = ThreadPoolExecutor(len(self.shards), thread_name_prefix='physics') if len(self.shards) > 1 else None
+
+    # ----------------------------------------------------------------------------------------
+    # one-shard views, for code written against a single model (tools, tests, small worlds)
+    def _only_shard(self) -> Shard:
+        if len(self.shards) != 1:
+            raise AttributeError(f'this world is split into {len(self.shards)} shards; '
+                                 'use world.shard(slot).model / .data for the slot you need')
+        return self.shards[0]
+
+    @property
+    def model(self) -> Optional[mujoco.MjModel]:
+        """The compiled model, when the world is a single shard."""
+        return self._only_shard().model
+
+    @property
+    def data(self) -> Optional[mujoco.MjData]:
+        """The simulation data, when the world is a single shard."""
+        return self._only_shard().data
+
+    @property
+    def built(self) -> bool:
+        """True once every shard has been compiled."""
+        return all(shard.model is not None for shard in self.shards)
+
+    @property
+    def time(self) -> float:
+        """Simulated time in seconds (the same in every shard)."""
+        return float(self.shards[0].data.time) if self.shards[0].data is not None else 0.0
+
+    def shard(self, slot: int) -> Shard:
+        """The shard that holds ``slot``."""
+        return self.shards[self.shard_of[slot]]
 
     # ----------------------------------------------------------------------------------------
     # building
@@ -111,7 +176,7 @@ class MujocoWorld:
         for light in list(spec.lights):
             spec.delete(light)
 
-    def _merge_static_planes(self, slots: list[list[SlotPart] | None]) -> None:
+    def _merge_static_planes(self, shard: Shard, parts_of: dict[int, list[SlotPart]]) -> None:
         # Every slot's scene usually brings its own infinite ground plane. MuJoCo pairs each
         # static plane with every body before the collision bits filter the pair out, so N
         # planes make the step grow with N squared. Identical planes (same plane equation and
@@ -119,8 +184,8 @@ class MujocoWorld:
         # union of their slots' bits and is drawn over the whole grid. Contacts are unchanged.
         keepers: dict[tuple, mujoco.MjsGeom] = {}
         side = self.offset * grid_columns(self.env_num)
-        for slot, parts in enumerate(slots):
-            for part in parts or []:
+        for slot, parts in parts_of.items():
+            for part in parts:
                 for geom in list(part.spec.geoms):
                     key = _plane_key(geom, self.origins[slot])
                     if key is None:
@@ -134,24 +199,34 @@ class MujocoWorld:
                         keeper.conaffinity |= geom.conaffinity
                         part.spec.delete(geom)
 
-    def build(self, slots: list[list[SlotPart] | None], keep: np.ndarray | None = None) -> None:
-        """Compile a new world from each slot's parts, carrying over the state of ``keep`` slots.
+    def build(self, parts_of: Callable[[int], Optional[list[SlotPart]]], dirty: np.ndarray,
+              keep: Optional[np.ndarray] = None) -> list[int]:
+        """Recompile every shard holding a ``dirty`` slot; return the rebuilt shards' indices.
 
         Args:
-            slots: per slot, its parts (``None`` or ``[]`` for an empty slot). The parts' specs are
-                consumed (attached), so pass fresh copies.
-            keep: boolean mask of slots whose full state (positions, velocities, actuator and mocap
-                state, warm start) is copied from the current world. Those slots must have the
-                same structure as before.
+            parts_of: the parts of a slot (``None`` or ``[]`` for an empty slot); called only for
+                the slots of rebuilt shards, and each part's spec is consumed (pass fresh copies).
+            dirty: boolean mask of slots whose structure changed (or that were never built).
+            keep: boolean mask of slots whose full state (positions, velocities, actuator and
+                mocap state, warm start) is copied from the old model of a rebuilt shard. Those
+                slots must have the same structure as before.
         """
-        if len(slots) != self.env_num:
-            raise ValueError(f'expected parts for {self.env_num} slots, got {len(slots)}')
+        rebuilt = []
+        for shard in self.shards:
+            if shard.model is not None and not dirty[shard.slots].any():
+                continue
+            self._build_shard(shard, {int(s): parts_of(int(s)) or [] for s in shard.slots}, keep)
+            rebuilt.append(shard.index)
+        return rebuilt
+
+    def _build_shard(self, shard: Shard, parts_of: dict[int, list[SlotPart]], keep: Optional[np.ndarray]) -> None:
+        clock = next((other.data.time for other in self.shards if other.data is not None), 0.0)
         spec = self._world_spec()
-        for slot, parts in enumerate(slots):
-            for part in parts or []:
-                self._prepare_part(part.spec, collision_bit(slot, self.env_num))
-        self._merge_static_planes(slots)
-        for slot, parts in enumerate(slots):
+        for slot, parts in parts_of.items():
+            for part in parts:
+                self._prepare_part(part.spec, shard.collision_bit(slot))
+        self._merge_static_planes(shard, parts_of)
+        for slot, parts in parts_of.items():
             if not parts:
                 continue
             frame = spec.worldbody.add_frame(name=f'env{slot}', pos=self.origins[slot].tolist())
@@ -160,11 +235,13 @@ class MujocoWorld:
         spec.dedup_assets()
         model = spec.compile()
         data = mujoco.MjData(model)
-        ranges, body_slot = self._slot_ranges(model)
-        if keep is not None and self.data is not None:
-            self._carry_state(self.model, self.data, self.ranges, model, data, ranges, np.flatnonzero(keep))
-        self.spec = spec
-        self.model, self.data, self.ranges, self.body_slot = model, data, ranges, body_slot
+        data.time = clock  # every shard keeps the one world clock
+        ranges, _ = self._slot_ranges(model)
+        if keep is not None and shard.data is not None:
+            carried = shard.slots[keep[shard.slots]]
+            self._carry_state(shard.model, shard.data, shard.ranges, model, data, ranges, carried)
+        # The spec is not kept: it holds a full copy of every slot's meshes (hundreds of MB).
+        shard.model, shard.data, shard.ranges = model, data, ranges
         self.compile_count += 1
         mujoco.mj_forward(model, data)
 
@@ -239,18 +316,19 @@ class MujocoWorld:
     # ----------------------------------------------------------------------------------------
     # state
     def reset_slot_state(self, slot: int) -> None:
-        """Put ``slot`` back to the model's rest state (qpos0, zero velocity, default mocap)."""
-        model, data = self.model, self.data
-        a, b = self.ranges['qpos'][slot]
+        """Put ``slot`` back to its model's rest state (qpos0, zero velocity, default mocap)."""
+        shard = self.shard(slot)
+        model, data, ranges = shard.model, shard.data, shard.ranges
+        a, b = ranges['qpos'][slot]
         data.qpos[a:b] = model.qpos0[a:b]
-        a, b = self.ranges['qvel'][slot]
-        for field in ('qvel', 'qacc_warmstart', 'qacc', 'qfrc_applied'):
-            getattr(data, field)[a:b] = 0.0
-        a, b = self.ranges['act'][slot]
+        a, b = ranges['qvel'][slot]
+        for name in ('qvel', 'qacc_warmstart', 'qacc', 'qfrc_applied'):
+            getattr(data, name)[a:b] = 0.0
+        a, b = ranges['act'][slot]
         data.act[a:b] = 0.0
-        a, b = self.ranges['ctrl'][slot]
+        a, b = ranges['ctrl'][slot]
         data.ctrl[a:b] = 0.0
-        a, b = self.ranges['mocap'][slot]
+        a, b = ranges['mocap'][slot]
         if b > a:
             bodies = np.flatnonzero(model.body_mocapid >= 0)
             bodies = bodies[np.argsort(model.body_mocapid[bodies])][a:b]
@@ -259,22 +337,35 @@ class MujocoWorld:
 
     def slot_state(self, slot: int) -> dict[str, np.ndarray]:
         """A copy of every state array slice of ``slot`` (for checks and carry-over tests)."""
+        shard = self.shard(slot)
         out = {}
-        for kind, fields in (('qpos', ('qpos',)), ('qvel', ('qvel',)), ('act', ('act',)), ('ctrl', ('ctrl',)),
-                             ('mocap', ('mocap_pos', 'mocap_quat'))):
-            a, b = self.ranges[kind][slot]
-            for field in fields:
-                out[field] = getattr(self.data, field)[a:b].copy()
+        for kind, names in (('qpos', ('qpos',)), ('qvel', ('qvel',)), ('act', ('act',)), ('ctrl', ('ctrl',)),
+                            ('mocap', ('mocap_pos', 'mocap_quat'))):
+            a, b = shard.ranges[kind][slot]
+            for name in names:
+                out[name] = getattr(shard.data, name)[a:b].copy()
         return out
 
     def step(self) -> None:
-        """Advance the whole world by one physics step (``physics_dt``)."""
-        mujoco.mj_step(self.model, self.data)
+        """Advance the whole world by one physics step (``physics_dt``), shards in parallel."""
+        if self._pool is None:
+            shard = self.shards[0]
+            mujoco.mj_step(shard.model, shard.data)
+            return
+        for future in [self._pool.submit(mujoco.mj_step, shard.model, shard.data) for shard in self.shards]:
+            future.result()
 
-    def forward(self) -> None:
-        """Recompute derived quantities (positions, contacts) after writing state."""
-        mujoco.mj_forward(self.model, self.data)
+    def forward(self, slots: Optional[np.ndarray] = None) -> None:
+        """Recompute derived quantities (positions, contacts) after writing state, for the shards
+        holding ``slots`` (all shards when ``None``)."""
+        shards = self.shards if slots is None else [self.shards[k] for k in np.unique(self.shard_of[np.asarray(slots, dtype=np.intp)])]
+        for shard in shards:
+            mujoco.mj_forward(shard.model, shard.data)
 
     def close(self) -> None:
-        """Drop the compiled model and data."""
-        self.model = self.data = None
+        """Drop the compiled models and data, and stop the physics threads."""
+        for shard in self.shards:
+            shard.model = shard.data = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
