@@ -377,7 +377,7 @@ class Runner:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
         if not isinstance(actions, dict):
             raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        active = self.active_slots()
+        active_mask = self.status == SlotStatus.ACTIVE
         commands: dict[int, tuple[Any, list[int], Any]] = {}
         names = {name for group in self.robot_groups.values() for name in [group.name]}
         for robot_name, controller_actions in actions.items():
@@ -386,7 +386,7 @@ class Runner:
             for group in self.robot_groups.values():
                 if group.name != robot_name:
                     continue
-                members = group.slots[np.isin(group.slots, active)]
+                members = group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue
                 for controller_name, args in controller_actions.items():

@@ -28,16 +28,16 @@ def steer_towards(position: np.ndarray, orientation: np.ndarray, goal: np.ndarra
     Forward speed falls off with heading error (zero beyond 45 degrees) and near the goal; yaw
     rate is proportional to heading error. Bases within ``threshold`` (xy) of the goal stop.
     """
-    delta = goal[:, :2] - position[:, :2]
-    distance = np.hypot(delta[:, 0], delta[:, 1])
-    error = wrap_angle(np.arctan2(delta[:, 1], delta[:, 0]) - quat_to_yaw(orientation))
-    alignment = np.clip(1.0 - np.abs(error) / _TURN_IN_PLACE, 0.0, 1.0)
-    slow_down = np.clip(distance / max(4 * threshold, 0.3), 0.15, 1.0)
-    velocity = np.zeros((len(goal), 3))
-    velocity[:, 0] = forward_speed * alignment * slow_down
-    velocity[:, 2] = np.clip(_HEADING_GAIN * error, -rotation_speed, rotation_speed)
+    dx, dy = goal[:, 0] - position[:, 0], goal[:, 1] - position[:, 1]
+    distance = np.hypot(dx, dy)
+    error = wrap_angle(np.arctan2(dy, dx) - quat_to_yaw(orientation))
+    alignment = np.maximum(1.0 - np.abs(error) * (1.0 / _TURN_IN_PLACE), 0.0)
+    slow_down = np.minimum(np.maximum(distance * (1.0 / max(4 * threshold, 0.3)), 0.15), 1.0)
     arrived = distance < threshold
-    velocity[arrived] = 0.0
+    moving = ~arrived
+    velocity = np.zeros((len(goal), 3))
+    velocity[:, 0] = forward_speed * alignment * slow_down * moving
+    velocity[:, 2] = np.minimum(np.maximum(_HEADING_GAIN * error, -rotation_speed), rotation_speed) * moving
     return velocity, arrived
 
 
@@ -119,8 +119,11 @@ class MoveAlongPathPointsController(BaseController):
         return parsed
 
     def parse_batch(self, actions: Any) -> list[np.ndarray]:
-        if isinstance(actions, np.ndarray) and actions.ndim == 3:
-            return list(self.parse_action(path) for path in actions)
+        if isinstance(actions, np.ndarray) and actions.ndim == 3 and actions.shape[1] > 0 and actions.shape[2] in (2, 3):
+            paths = as_float_array(actions, None, 'move_along_path expects one [[p0, p1, ...]] per env; paths')
+            if paths.shape[2] == 2:
+                paths = np.concatenate([paths, np.zeros(paths.shape[:2] + (1,))], axis=2)
+            return list(paths)
         return [self.parse_action(path) for path in actions]
 
     def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray]) -> None:

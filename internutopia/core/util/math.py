@@ -7,7 +7,8 @@ import numpy as np
 
 def quat_to_yaw(quat: np.ndarray) -> np.ndarray:
     """Heading angle about +z of ``(..., 4)`` wxyz quaternions, in radians."""
-    w, x, y, z = np.moveaxis(np.asarray(quat, dtype=float), -1, 0)
+    quat = np.asarray(quat, dtype=float)
+    w, x, y, z = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
     return np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
 
 

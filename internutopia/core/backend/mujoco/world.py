@@ -12,7 +12,7 @@ and copies the state of every other slot of those shards from the old model, so 
 one slot leaves every other slot exactly where it was.
 
 Slots never touch each other: slots of different shards live in different ``MjData``, and within a
-shard (at most 31 slots) each slot's colliding geoms get their own collision bit, so a robot driven
+shard (at most 32 slots) each slot's colliding geoms get their own collision bit, so a robot driven
 into a neighbour's cell passes through that neighbour's scene and robots.
 """
 
@@ -32,8 +32,8 @@ from internutopia.core.grid import grid_columns, slot_origins
 
 #: Per-slot index ranges kept for every compiled model, named after the MjData arrays they cut.
 _RANGE_KINDS = ('qpos', 'qvel', 'act', 'ctrl', 'mocap', 'eq')
-#: Most slots one shard holds: each needs its own collision bit of the 31 usable ones.
-MAX_SLOTS_PER_SHARD = 31
+#: Most slots one shard holds: each needs its own bit of the 32-bit contype/conaffinity masks.
+MAX_SLOTS_PER_SHARD = 32
 #: Below this many slots per thread, stepping in threads costs more than it saves.
 _MIN_SLOTS_PER_THREAD = 8
 
@@ -71,8 +71,9 @@ class Shard:
     ranges: dict[str, np.ndarray] = field(default_factory=dict)
 
     def collision_bit(self, slot: int) -> int:
-        """The contype/conaffinity bit of ``slot`` within this shard."""
-        return 1 << int(slot - self.slots[0])
+        """The contype/conaffinity bit of ``slot`` within this shard (as a signed 32-bit int)."""
+        bit = int(slot - self.slots[0])
+        return 1 << bit if bit < 31 else -(1 << 31)
 
 
 def _plane_key(geom: mujoco.MjsGeom, origin: np.ndarray) -> tuple | None:
@@ -109,7 +110,7 @@ class MujocoWorld:
         for shard in self.shards:
             self.shard_of[shard.slots] = shard.index
         self.compile_count = 0
-        self._pool = ThreadPoolExecutor(len(self.shards), thread_name_prefix='physics') if len(self.shards) > 1 else None
+        self._pool = ThreadPoolExecutor(len(self.shards) - 1, thread_name_prefix='physics') if len(self.shards) > 1 else None
 
     # ----------------------------------------------------------------------------------------
     # one-shard views, for code written against a single model (tools, tests, small worlds)
@@ -352,7 +353,11 @@ class MujocoWorld:
             shard = self.shards[0]
             mujoco.mj_step(shard.model, shard.data)
             return
-        for future in [self._pool.submit(mujoco.mj_step, shard.model, shard.data) for shard in self.shards]:
+        # The calling thread steps the first shard itself while the pool steps the others.
+        futures = [self._pool.submit(mujoco.mj_step, shard.model, shard.data) for shard in self.shards[1:]]
+        first = self.shards[0]
+        mujoco.mj_step(first.model, first.data)
+        for future in futures:
             future.result()
 
     def forward(self, slots: Optional[np.ndarray] = None) -> None:
