@@ -107,11 +107,12 @@ def _measure_ours(robot: str, env_num: int, cameras: bool, api: str, steps: int,
         step()
     step_s = (time.perf_counter() - began) / steps
     out: dict[str, Any] = {'env_steps_per_s': env_num / step_s, 'step_ms': step_s * 1e3, 'startup_s': startup_s,
-                           'import_s': import_s}
+                           'import_s': import_s, 'peak_memory_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if with_resets:
         out.update(_measure_resets(env, robot, env_num, cameras, user_config, step_s))
+        # A rebuild holds the old and the new model of one shard for a moment.
+        out['peak_memory_with_rebuild_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     env.close()
-    out['peak_memory_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
@@ -281,14 +282,14 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
                            'ratio_vs_async': None if alternative is None else round(ours['env_steps_per_s'] / alternative, 2),
                            'startup_s': round(ours['startup_s'], 3), 'peak_memory_mb': round(ours['peak_memory_mb'], 1)}
                     for key in ('reset_same_structure_ms', 'reset_same_structure_steps', 'reset_new_structure_ms',
-                                'reset_new_structure_steps'):
+                                'reset_new_structure_steps', 'peak_memory_with_rebuild_mb'):
                         if key in ours:
                             row[key] = round(ours[key], 3)
                     rows.append(row)
                     log(_format_row(row))
                     if with_resets:
                         resets.append({k: row[k] for k in ('robot', 'env_num') if k in row}
-                                      | {k: row[k] for k in row if k.startswith('reset_')})
+                                      | {k: row[k] for k in row if k.startswith('reset_') or k.endswith('rebuild_mb')})
     return {'machine': machine(), 'steps': steps, 'rows': rows, 'resets': resets,
             'startup_s': {f'{r["robot"]}x{r["env_num"]}': r['startup_s'] for r in rows if r['api'] == 'dict' and not r['cameras']},
             'peak_memory_mb': {f'{r["robot"]}x{r["env_num"]}': r['peak_memory_mb'] for r in rows if r['api'] == 'dict' and not r['cameras']}}

@@ -4,6 +4,20 @@ Actions are ``{controller_name: args}`` for that robot, observations its obs dic
 InternUtopia's gym env. Episodes come from ``config.task_configs`` in order; once the queue is
 empty, ``reset`` returns ``(None, {})`` and :attr:`Env.finished` is true.
 
+Spaces (built from the first episode, when the env is constructed):
+
+* ``observation_space``: a ``Dict`` mirroring the robot's observation dict (``position``,
+  ``orientation``, ``joint_positions``, ``joint_velocities``, ``controllers``, ``sensors``, ...);
+* ``action_space``: a ``Dict`` ``{controller_name: Box}`` of the controllers whose argument shape is
+  known (``move_by_speed``, ``move_to_point``, ``rotate``, ``joint_controller``, a one-waypoint
+  ``move_along_path``; see :func:`internutopia.core.gym_vector.controller_action_space`). An action
+  may name any subset of the controllers, as in InternUtopia.
+
+``reset(seed=s)`` seeds :attr:`np_random` and starts the episode sequence over, so the same seed
+gives the same episode. With ``endless=True`` the episodes are cycled and the env passes
+``gymnasium.utils.env_checker.check_env``. For flat ``numpy`` arrays (one ``Box`` observation, one
+controller as a ``Box`` action) use :class:`internutopia.core.gym_vector.FlatEnv` instead.
+
 >>> from internutopia.core.config import Config
 >>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 >>> from internutopia_extension.configs.tasks import FiniteStepTaskCfg
@@ -11,6 +25,8 @@ empty, ``reset`` returns ``(None, {})`` and :attr:`Env.finished` is true.
 >>> obs, info = env.reset()
 >>> sorted(obs)[:3], info['task_config'].type
 (['controllers', 'joint_positions', 'joint_velocities'], 'FiniteStepTask')
+>>> obs in env.observation_space, sorted(env.action_space.spaces)
+(True, ['move_along_path', 'move_by_speed', 'move_to_point', 'rotate'])
 >>> for _ in range(3): obs, reward, terminated, truncated, info = env.step({'move_by_speed': [0.2, 0.0]})
 >>> truncated, env.reset()
 (True, (None, {}))
@@ -22,17 +38,30 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
 
 from internutopia.core.config import Config
+from internutopia.core.episode_queue import EpisodeQueue
 from internutopia.core.vec_env import Env as VecEnv
 
 
 class Env(gym.Env):
-    """One slot of a :class:`~internutopia.core.vec_env.Env`, seen as a Gymnasium env."""
+    """One slot of a :class:`~internutopia.core.vec_env.Env`, seen as a Gymnasium env.
+
+    Args:
+        config: the run's config (``env_num`` must be 1; each episode must have one robot).
+        render_mode: ``None`` or ``'rgb_array'``.
+        episodes: optional replacement for ``config.task_configs``: a list of ``TaskCfg``, a sampler
+            ``f(rng) -> TaskCfg`` or any iterable (see :class:`internutopia.core.gym_vector.EpisodeSource`).
+        endless: cycle the list of episodes instead of running it once.
+    """
 
     metadata = {'render_modes': ['rgb_array']}
 
-    def __init__(self, config: Config, render_mode: Optional[str] = None) -> None:
+    def __init__(self, config: Config, render_mode: Optional[str] = None, episodes: Any = None, endless: bool = False) -> None:
+        from internutopia.core.gym_vector import EpisodeSource
+
         if config.env_num != 1:
             raise ValueError(f'gym_env.Env runs one env slot; config.env_num must be 1, got {config.env_num} '
                              '(use internutopia.core.vec_env.Env for more)')
@@ -42,9 +71,20 @@ class Env(gym.Env):
             if len(task.robots) != 1:
                 raise ValueError(f'gym_env.Env drives one robot; task_configs[{index}] has {len(task.robots)}')
         self.render_mode = render_mode
-        self._vec_env = VecEnv(config)
+        self._source = EpisodeSource(episodes, config.task_configs, endless=endless)
+        self._vec_env = VecEnv(config, episodes=self._source.stream(np.random.default_rng()))
         self._robot_name: Optional[str] = None
         self._running = False
+        self._pending: Optional[tuple[Any, dict]] = None
+        try:
+            self._pending = self._start(seed=None)
+            if self._pending[0] is None:
+                raise ValueError('gym_env.Env: the episode source has no episodes')
+            self.observation_space = self._observation_space(self._pending[0])
+            self.action_space = self._action_space()
+        except BaseException:
+            self._vec_env.close()
+            raise
 
     @property
     def simulation_app(self) -> Any:
@@ -54,16 +94,33 @@ class Env(gym.Env):
     @property
     def finished(self) -> bool:
         """True when every episode of the queue has been run."""
-        return self._vec_env.finished
+        return self._pending is None and self._vec_env.finished
 
     @property
     def vec_env(self) -> VecEnv:
         """The one-slot vectorized env underneath."""
         return self._vec_env
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[Any, dict]:
-        """Start the next episode; ``(robot_obs, {'task_config': TaskCfg, ...})`` or ``(None, {})``."""
-        super().reset(seed=seed)
+    def _observation_space(self, obs: Any) -> spaces.Dict:
+        from internutopia.core.gym_vector import space_from_value
+
+        return space_from_value(obs)
+
+    def _action_space(self) -> spaces.Space:
+        from internutopia.core.gym_vector import EmptyDict, controller_action_space
+
+        robot = self._vec_env.runner.slot_robots[0][self._robot_name]
+        out = {}
+        for name, controller in robot.controllers.items():
+            try:
+                out[name] = controller_action_space(controller, self._vec_env)
+            except ValueError:
+                continue  # a controller without a known argument shape still accepts actions
+        return spaces.Dict(out) if out else EmptyDict()
+
+    def _start(self, seed: Optional[int]) -> tuple[Any, dict]:
+        if seed is not None and self._source.restartable:
+            self._vec_env.runner.queue = EpisodeQueue(self._source.stream(np.random.default_rng(seed)))
         obs, info = self._vec_env.reset([0])
         if obs[0] is None:
             self._running = False
@@ -73,9 +130,21 @@ class Env(gym.Env):
         self._running = True
         return obs[0][self._robot_name], {'task_config': task, 'episode_index': self._vec_env.runner.episodes[0].index}
 
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[Any, dict]:
+        """Start the next episode; ``(robot_obs, {'task_config': TaskCfg, ...})`` or ``(None, {})``.
+
+        ``seed`` seeds :attr:`np_random` and starts the episode sequence over.
+        """
+        super().reset(seed=seed)
+        if self._pending is not None and seed is None:
+            out, self._pending = self._pending, None  # the episode started when the env was built
+            return out
+        self._pending = None
+        return self._start(seed)
+
     def step(self, action: Optional[dict[str, Any]]) -> tuple[Any, float, bool, bool, dict]:
         """Apply ``{controller_name: args}`` to the robot and advance one physics step."""
-        if not self._running:
+        if not self._running or self._pending is not None:
             raise RuntimeError('the episode has ended (or reset() was not called); call reset() first')
         if action is not None and not isinstance(action, dict):
             raise ValueError(f'action must be a dict {{controller_name: args}} or None; got {type(action).__name__}')

@@ -17,11 +17,12 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from internutopia.core.backend.mujoco.world import MujocoWorld, SlotPart
-from internutopia.core.config import Config, TaskCfg
+from internutopia.core.config import Config, RewardCfg, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.object.base import BaseObject
 from internutopia.core.results import ResultsWriter
+from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import BaseRobot, Entity
 from internutopia.core.scene import entity_key, scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
@@ -152,6 +153,10 @@ class Runner:
             BaseRobot.registry.get(robot.type, f'{where}.robots[{r}]')
         for o, obj in enumerate(task.objects):
             BaseObject.registry.get(obj.type, f'{where}.objects[{o}]')
+        for name in type(task).model_fields:
+            value = getattr(task, name)
+            if isinstance(value, RewardCfg):
+                BaseReward.registry.get(value.type, f'{where}.{name}')
 
     def reset(self, slots: list[int]) -> list[Optional[Episode]]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order."""
@@ -486,6 +491,11 @@ class Runner:
             rows = group.slots[member[group.slots]]
             if len(rows):
                 _scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, group.name)
+        for task in self.tasks.values():
+            rows = self.members_of(task, slots)
+            extra = task.get_observations(rows) if len(rows) else {}
+            if extra:
+                _scatter(out, extra, rows, self.env_num, 'task observations')
         return out
 
     def entities_of(self, slot: int) -> dict[str, Entity]:

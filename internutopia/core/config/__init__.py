@@ -203,8 +203,9 @@ class Config(BaseCfg):
         """Run this config on several Ray workers; see :mod:`internutopia.core.distribution`."""
         from internutopia.core.distribution import DistributedConfig
 
-        return DistributedConfig(**self.model_dump(exclude_unset=False, round_trip=True),
-                                 distribution_config=distribution_config)
+        # Field values as they are (not a dump): the user's config objects keep their classes.
+        values = {name: getattr(self, name) for name in Config.model_fields}
+        return DistributedConfig(**values, distribution_config=distribution_config)
 
 
 __all__ = [

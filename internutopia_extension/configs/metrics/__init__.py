@@ -69,6 +69,8 @@ class CollisionCountMetricCfg(MetricCfg):
     A collision starts on a step where some geom of the robot touches a non-floor geom (scene,
     object, another robot) after a step where none did. Floor: planes, height fields, and contacts
     with static geoms whose normal is within ~25 degrees of vertical (floors made of boxes/meshes).
+    A collision ends after ``metric_config['release_steps']`` (default 12) steps without contact,
+    so chattering against a wall counts once.
     """
 
     type: str = 'CollisionCountMetric'

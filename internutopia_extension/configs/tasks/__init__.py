@@ -106,6 +106,16 @@ class PointNavTaskCfg(TaskCfg):
             raise ValueError(f'max_steps must be >= 1; got {value}')
         return value
 
+    @field_validator('reward')
+    @classmethod
+    def _reward_of_its_type(cls, value: Optional[RewardCfg]) -> Optional[RewardCfg]:
+        # A plain RewardCfg(type='PointNavProgressReward', ...) gets its type's own checks here.
+        if value is not None:
+            target = RewardCfg.config_class_for(value.type)
+            if target is not None and not isinstance(value, target):
+                return target.model_validate(value.model_dump())
+        return value
+
     @field_validator('shortest_path_length')
     @classmethod
     def _path_length_non_negative(cls, value: Optional[float]) -> Optional[float]:
@@ -120,6 +130,10 @@ class PointNavTaskCfg(TaskCfg):
             raise ValueError('a PointNavTask needs a robot: robots is empty')
         if self.robot_name is not None and self.robot_name not in names:
             raise ValueError(f'robot_name {self.robot_name!r} is not one of the robots {names}')
+        for m, metric in enumerate(self.metrics):
+            name = metric.metric_config.get('robot_name')
+            if name is not None and name not in names:
+                raise ValueError(f'metrics[{m}].metric_config robot_name {name!r} is not one of the robots {names}')
         reserved = sorted(set(names) & set(POINT_NAV_RESERVED_NAMES))
         if reserved:
             raise ValueError(f'robot name(s) {reserved} are reserved: PointNavTask observations use the keys '

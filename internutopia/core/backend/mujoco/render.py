@@ -1,14 +1,15 @@
-"""Offscreen rendering of a :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`.
+"""Offscreen rendering of the :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`.
 
-Everything here shares **one OpenGL context and one** ``MjrContext`` **per compiled model** (a
-:class:`RenderContext`): every robot camera of every slot, at any resolution, and the overview.
-Its offscreen framebuffer is sized to the largest image asked for; a smaller image renders into a
-corner of it, so no second context or re-upload of meshes is ever needed.
+The world is cut into shards (compiled models); rendering state lives per shard
+(:class:`ShardRender`): **one OpenGL context and** ``MjrContext`` **per image size** (a
+:class:`RenderContext`), shared by every robot camera of that size in every slot of the shard, with
+an offscreen buffer of exactly that size. Contexts are rebuilt only when the shard is recompiled.
 
 A robot camera is drawn in **one pass**: one ``mjr_render``, then RGB and depth read back together
 (``mujoco.Renderer`` would render twice for RGB + depth). A slot's camera draws only that slot's
-geoms (and world-level ones): other slots, which are physically absent for it, are never sent to
-the rasterizer, so a frame costs the same with 1 or 64 slots.
+geoms (and world-level ones such as the shared ground), culled to its view frustum: other slots are
+never sent to the rasterizer, so a frame costs the same with 1 or 64 slots. :class:`RenderClock`
+decides on which physics steps cameras refresh. :func:`render_overview` draws the whole grid.
 
 Headless Linux: with no ``DISPLAY``/``WAYLAND_DISPLAY``, ``MUJOCO_GL`` defaults to ``egl`` (Mesa's
 EGL runs on the CPU; packages ``libegl1 libgl1-mesa-dri libegl-mesa0``). The GL context class is
@@ -81,82 +82,112 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------
-# render context
-class RenderContext:
-    """GL context, ``MjrContext`` and scene for one compiled model; see the module docstring."""
+# render contexts
+class Visibility:
+    """Which geoms a camera of a slot draws: its slot's and world-level ones, culled to its view.
 
-    def __init__(self, world: 'MujocoWorld', width: int, height: int) -> None:
-        model = world.model
-        if model is None:
-            raise RuntimeError('the world has no compiled model yet; call env.reset() before rendering')
+    Works by handing ``mjv_updateScene`` a per-camera copy of ``model.geom_group`` in which
+    geoms that must not be drawn sit in :data:`HIDDEN_GROUP` (restored right after).
+    """
+
+    def __init__(self, shard: Any, option: mujoco.MjvOption) -> None:
+        model = shard.model
         self.model = model
-        self.world = world
-        width = max(int(width), int(model.vis.global_.offwidth), 1)
-        height = max(int(height), int(model.vis.global_.offheight), 1)
-        model.vis.global_.offwidth = width
-        model.vis.global_.offheight = height
-        self.gl = gl_context_class()(width, height)
-        self.gl.make_current()
-        self.mjr = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
-        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
-        self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
-        self.size = (width, height)
-        self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom + 100))
-        self.option = _visual_option()
         self.base_groups = model.geom_group.copy()
-        self.geom_slot = geom_slots(world)
+        self.geom_slot = geom_slots(model, shard.origins)
+        visible = np.asarray(option.geomgroup, dtype=bool)[np.clip(self.base_groups, 0, 5)]
+        self.cullable = visible & (model.geom_rbound > 0) & (model.geom_type != mujoco.mjtGeom.mjGEOM_PLANE)
         self._slot_groups: dict[int, np.ndarray] = {}
-        self._rgb: dict[tuple[int, int], np.ndarray] = {}
-        self._depth: dict[tuple[int, int], np.ndarray] = {}
-        #: Number of ``mjr_render`` passes done (cameras and overview), for tests and benchmarks.
-        self.passes = 0
+        self._slot_cullable: dict[int, np.ndarray] = {}
 
-    def ensure_size(self, width: int, height: int) -> None:
-        """Grow the offscreen framebuffer when an image larger than it is asked for."""
-        if width > self.size[0] or height > self.size[1]:
-            width, height = max(width, self.size[0]), max(height, self.size[1])
-            self.gl.make_current()
-            self.model.vis.global_.offwidth = width
-            self.model.vis.global_.offheight = height
-            mujoco.mjr_resizeOffscreen(width, height, self.mjr)
-            mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
-            self.size = (width, height)
-
-    def _groups_for_slot(self, slot: int) -> np.ndarray:
+    def slot_groups(self, slot: int) -> np.ndarray:
+        """``geom_group`` with every other slot's geoms hidden."""
         groups = self._slot_groups.get(slot)
         if groups is None:
             groups = self.base_groups.copy()
             groups[(self.geom_slot != slot) & (self.geom_slot >= 0)] = HIDDEN_GROUP
             self._slot_groups[slot] = groups
+            self._slot_cullable[slot] = np.flatnonzero(self.cullable & (self.geom_slot == slot))
         return groups
 
-    def _buffers(self, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-        key = (width, height)
-        if key not in self._rgb:
-            self._rgb[key] = np.empty((height, width, 3), dtype=np.uint8)
-            self._depth[key] = np.empty((height, width), dtype=np.float32)
-        return self._rgb[key], self._depth[key]
+    def camera_groups(self, slot: int, cam: int, data: mujoco.MjData, aspect: float, near: float, far: float) -> np.ndarray:
+        """``geom_group`` for fixed camera ``cam`` of ``slot``: other slots and geoms whose bounding
+        sphere lies outside the camera's view frustum are hidden (drawing them would cost vertex
+        work for nothing: a robot's meshes are mostly behind its own head camera)."""
+        groups = self.slot_groups(slot).copy()
+        idx = self._slot_cullable[slot]
+        model = self.model
+        if len(idx) and model.cam_projection[cam] == 0 and not model.cam_sensorsize[cam].any():
+            rel = (data.geom_xpos[idx] - data.cam_xpos[cam]) @ data.cam_xmat[cam].reshape(3, 3)
+            radius = model.geom_rbound[idx]
+            ahead = -rel[:, 2]
+            tan_v = math.tan(math.radians(model.cam_fovy[cam]) / 2)
+            tan_h = tan_v * aspect
+            outside = ((ahead + radius < near) | (ahead - radius > far)
+                       | (np.abs(rel[:, 1]) - ahead * tan_v > radius * math.sqrt(1 + tan_v * tan_v))
+                       | (np.abs(rel[:, 0]) - ahead * tan_h > radius * math.sqrt(1 + tan_h * tan_h)))
+            groups[idx[outside]] = HIDDEN_GROUP
+        return groups
 
-    def render(self, data: mujoco.MjData, camera: mujoco.MjvCamera, width: int, height: int, *,
-               slot: Optional[int] = None, depth: bool = False, clip: Optional[tuple[float, float]] = None,
+
+class RenderContext:
+    """A GL context and an ``MjrContext`` whose offscreen buffer has exactly one image size.
+
+    There is one per distinct image size in use (cameras of the same resolution share it, over
+    all robots and slots): a buffer larger than the image costs fill time. ``samples`` is the
+    multisampling (anti-aliasing) of the buffer: robot cameras use none (on Mesa's CPU rasterizer
+    4x multisampling makes a frame several times slower); the overview keeps the model's (4x).
+    """
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int, option: mujoco.MjvOption,
+                 samples: Optional[int] = None) -> None:
+        self.model = model
+        self.size = (int(width), int(height))
+        self.samples = int(model.vis.quality.offsamples if samples is None else samples)
+        vis = model.vis
+        saved = (vis.global_.offwidth, vis.global_.offheight, vis.quality.offsamples)
+        vis.global_.offwidth, vis.global_.offheight = self.size
+        vis.quality.offsamples = self.samples
+        try:
+            self.gl = gl_context_class()(*self.size)
+            self.gl.make_current()
+            self.mjr: Optional[mujoco.MjrContext] = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+        finally:
+            vis.global_.offwidth, vis.global_.offheight, vis.quality.offsamples = saved
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
+        self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+        self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom + 100))
+        self.option = option
+        self.rect = mujoco.MjrRect(0, 0, *self.size)
+        self._rgb = np.empty((self.size[1], self.size[0], 3), dtype=np.uint8)
+        self._depth = np.empty((self.size[1], self.size[0]), dtype=np.float32)
+        #: Number of ``mjr_render`` passes done, for tests and benchmarks.
+        self.passes = 0
+
+    def render(self, data: mujoco.MjData, camera: mujoco.MjvCamera, *, groups: Optional[np.ndarray] = None,
+               depth: bool = False, clip: Optional[tuple[float, float]] = None, single_pass: bool = False,
                rgb_out: Optional[np.ndarray] = None, depth_out: Optional[np.ndarray] = None) -> None:
-        """Draw ``camera`` once and read back RGB into ``rgb_out`` (``(H, W, 3)`` or ``(H, W, 4)``
-        uint8, alpha left as is) and, when ``depth``, metric depth into ``depth_out`` (``(H, W)``).
+        """Draw ``camera`` once; read RGB into ``rgb_out`` (``(H, W, 3)`` or ``(H, W, 4)`` uint8, alpha
+        left as is) and, when ``depth``, metric depth (m, along the optical axis) into ``depth_out``.
 
         Args:
-            slot: draw only this slot's geoms (and world-level ones); ``None`` draws everything.
+            groups: a ``geom_group`` array to draw with (see :class:`Visibility`); the model's own when ``None``.
             clip: ``(near, far)`` clipping distances in metres; the model's defaults when ``None``.
+            single_pass: skip MuJoCo's extra passes (mirror reflections of reflective materials and
+                shadow maps), so the scene is rasterized exactly once.
         """
-        self.ensure_size(width, height)
+        if self.mjr is None:
+            raise RuntimeError('this render context was freed')
         self.gl.make_current()
         model = self.model
-        if slot is not None:
-            model.geom_group[:] = self._groups_for_slot(slot)
+        if groups is not None:
+            saved = model.geom_group.copy()
+            model.geom_group[:] = groups
         try:
             mujoco.mjv_updateScene(model, data, self.option, None, camera, mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
         finally:
-            if slot is not None:
-                model.geom_group[:] = self.base_groups
+            if groups is not None:
+                model.geom_group[:] = saved
         if clip is not None:
             for glcam in self.scene.camera:
                 scale = clip[0] / glcam.frustum_near
@@ -166,27 +197,34 @@ class RenderContext:
                 glcam.frustum_width *= scale
                 glcam.frustum_near = clip[0]
                 glcam.frustum_far = clip[1]
-        rect = mujoco.MjrRect(0, 0, width, height)
-        mujoco.mjr_render(rect, self.scene, self.mjr)
+        flags = self.scene.flags
+        if single_pass:
+            saved_flags = (flags[mujoco.mjtRndFlag.mjRND_REFLECTION], flags[mujoco.mjtRndFlag.mjRND_SHADOW])
+            flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
+        try:
+            mujoco.mjr_render(self.rect, self.scene, self.mjr)
+        finally:
+            if single_pass:
+                flags[mujoco.mjtRndFlag.mjRND_REFLECTION], flags[mujoco.mjtRndFlag.mjRND_SHADOW] = saved_flags
         self.passes += 1
-        rgb, raw_depth = self._buffers(width, height)
-        mujoco.mjr_readPixels(rgb if rgb_out is not None else None, raw_depth if depth else None, rect, self.mjr)
+        mujoco.mjr_readPixels(self._rgb if rgb_out is not None else None, self._depth if depth else None, self.rect, self.mjr)
         if rgb_out is not None:
-            rgb_out[..., :3] = rgb[::-1]
+            rgb_out[..., :3] = self._rgb[::-1]
         if depth and depth_out is not None:
             glcam = self.scene.camera[0]
-            depth_out[...] = _metric_depth(raw_depth[::-1], float(glcam.frustum_near), float(glcam.frustum_far),
+            depth_out[...] = _metric_depth(self._depth[::-1], float(glcam.frustum_near), float(glcam.frustum_far),
                                            bool(glcam.orthographic))
 
     def free(self) -> None:
         """Release the GL resources (idempotent)."""
-        if self.mjr is not None:
-            try:
-                self.gl.make_current()
-                self.mjr.free()
-            finally:
-                self.mjr = None
-                self.gl.free()
+        if self.mjr is None:
+            return
+        mjr, self.mjr = self.mjr, None
+        try:
+            self.gl.make_current()
+            mjr.free()
+        finally:
+            self.gl.free()
 
 
 def _metric_depth(raw: np.ndarray, near: float, far: float, orthographic: bool) -> np.ndarray:
@@ -199,123 +237,177 @@ def _metric_depth(raw: np.ndarray, near: float, far: float, orthographic: bool) 
     d = -(np.float32(2) * zfar * znear) / (zfar - znear)
     c = np.float32(-0.5) * c - np.float32(0.5)
     d = np.float32(-0.5) * d
-    return (d / (z + c)).astype(np.float32)
+    with np.errstate(divide='ignore'):
+        out = (d / (z + c)).astype(np.float32)
+    out[(z <= 0) | (out > far)] = far  # nothing drawn there (the cleared buffer): the far plane
+    return out
 
 
-def geom_slots(world: 'MujocoWorld') -> np.ndarray:
-    """Slot of every geom of the compiled world (``-1`` for world-level geoms outside any slot).
+def grid_spacing(origins: np.ndarray) -> float:
+    """``env_offset_size`` of a grid, from its slot origins (``inf`` for a single slot)."""
+    origins = np.asarray(origins, dtype=float)
+    return float(np.linalg.norm(origins[1] - origins[0])) if len(origins) > 1 else math.inf
 
-    Geoms of a slot's bodies get the body's slot; static geoms of the world body get the slot
-    named by their ``env{i}/`` prefix, else the grid cell their centre lies in.
+
+def geom_slots(model: mujoco.MjModel, origins: np.ndarray) -> np.ndarray:
+    """Slot of every geom of a compiled world (or shard) (``-1``: world-level, seen by every slot).
+
+    Geoms of a slot's bodies (named ``env{i}/...``) get that slot. Static geoms of the world body get
+    the slot named by their ``env{i}/`` prefix, else the grid cell their centre lies in; a ground
+    plane larger than one cell (the world merges identical per-slot ground planes into one) is
+    world-level. ``origins`` are the grid's slot origins.
     """
-    model = world.model
-    slots = np.asarray(world.body_slot, dtype=np.intp)[model.geom_bodyid].copy()
-    static = np.flatnonzero(model.geom_bodyid == 0)
-    origins = np.asarray(world.origins, dtype=float)
-    for g in static:
+    origins = np.asarray(origins, dtype=float)
+    half = grid_spacing(origins) / 2
+    body_slot = np.full(model.nbody, -1, dtype=np.intp)
+    for body in range(1, model.nbody):
+        name = model.body(body).name
+        head = name[3:].split('/', 1)[0] if name.startswith('env') else ''
+        if head.isdigit():
+            body_slot[body] = int(head)
+    slots = body_slot[model.geom_bodyid]
+    for g in np.flatnonzero(model.geom_bodyid == 0):
+        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE and max(model.geom_size[g, :2]) > half * (1 + 1e-6):
+            slots[g] = -1
+            continue
         name = model.geom(g).name
         head = name[3:].split('/', 1)[0] if name.startswith('env') else ''
-        if head.isdigit() and int(head) < world.env_num:
+        if head.isdigit() and int(head) < len(origins):
             slots[g] = int(head)
             continue
         distance = np.abs(origins[:, :2] - model.geom_pos[g, :2]).max(axis=1)
         nearest = int(np.argmin(distance))
-        slots[g] = nearest if distance[nearest] <= world.offset / 2 + 1e-9 else -1
+        slots[g] = nearest if distance[nearest] <= half + 1e-9 else -1
     return slots
 
 
 # ----------------------------------------------------------------------------------------------
 # per-world state: the shared context and the render clock
 class RenderClock:
-    """Decides, once per physics step, whether cameras refresh on it.
+    """When cameras refresh: on every ``period``-th physics step of the world's clock.
 
-    ``rendering_interval`` (render every N physics steps) wins when set; otherwise a step renders
-    when sim time advanced by at least ``rendering_dt`` since the last render. The first step asked
-    always renders. Every camera asking on the same step gets the same answer.
+    ``period`` is ``rendering_interval`` when set, else the fewest physics steps spanning at least
+    ``rendering_dt`` (so a render step comes once sim time has advanced by ``rendering_dt`` since
+    the last one). Steps count from sim time 0 (the world's start; rebuilds keep the clock), so the
+    answer depends on the time alone: every camera of every slot and shard agrees, with no state.
     """
 
     def __init__(self, physics_dt: float, rendering_dt: float, rendering_interval: Optional[int]) -> None:
         self.physics_dt = float(physics_dt)
-        self.rendering_dt = float(rendering_dt)
-        self.interval = rendering_interval
-        self.last_render: Optional[float] = None
-        self._tick: Optional[float] = None
-        self._tick_due = False
+        if rendering_interval is not None:
+            self.period = int(rendering_interval)
+        else:
+            self.period = max(1, math.ceil(float(rendering_dt) / self.physics_dt - 1e-6))
+
+    @classmethod
+    def of(cls, sim: Any) -> 'RenderClock':
+        """The clock of a ``SimConfig``."""
+        return cls(sim.physics_dt, sim.rendering_dt, sim.rendering_interval)
+
+    def step_index(self, time: float) -> int:
+        """Physics steps since sim time 0."""
+        return int(round(time / self.physics_dt))
 
     def due(self, time: float) -> bool:
-        """Whether the physics step at sim ``time`` is a render step (memoized per step)."""
-        if self._tick is not None and time == self._tick:
-            return self._tick_due
-        last = self.last_render
-        if last is None or time < last:
-            due = True
-        elif self.interval is not None:
-            due = round((time - last) / self.physics_dt) >= self.interval
-        else:
-            due = time - last >= self.rendering_dt - 1e-6 * self.physics_dt
-        if due:
-            self.last_render = time
-        self._tick, self._tick_due = time, due
-        return due
+        """Whether the physics step ending at sim ``time`` is a render step."""
+        return self.step_index(time) % self.period == 0
 
 
-class WorldRender:
-    """Rendering state attached to one world: its :class:`RenderClock` and :class:`RenderContext`."""
+class ShardRender:
+    """Rendering state of one shard of the world (one compiled model): a :class:`Visibility` and one
+    :class:`RenderContext` per image size, all rebuilt when the shard is recompiled."""
 
-    def __init__(self, world: 'MujocoWorld') -> None:
-        sim = world.sim
-        self.clock = RenderClock(sim.physics_dt, sim.rendering_dt, sim.rendering_interval)
-        self._world = weakref.ref(world)
-        self._context: Optional[RenderContext] = None
+    def __init__(self, shard: Any) -> None:
+        self._shard = weakref.ref(shard)
+        self._model: Optional[mujoco.MjModel] = None
+        self._contexts: dict[tuple[int, int, int], RenderContext] = {}
+        self._visibility: Optional[Visibility] = None
+        self.option = _visual_option()
 
-    def context(self, width: int = 0, height: int = 0) -> RenderContext:
-        """The shared context of the world's current model (rebuilt after a recompile)."""
-        world = self._world()
-        if world is None or world.model is None:
-            raise RuntimeError('the world is closed or not built yet; call env.reset() before rendering')
-        context = self._context
-        if context is not None and context.model is not world.model:
-            context.free()
-            context = None
+    def _current(self) -> Any:
+        shard = self._shard()
+        if shard is None or shard.model is None:
+            raise RuntimeError('nothing to render: the world is not built yet (call env.reset() first) or is closed')
+        if shard.model is not self._model:
+            self.free()
+            self._model = shard.model
+        return shard
+
+    def context(self, width: int, height: int, samples: Optional[int] = None) -> RenderContext:
+        """The render context of the shard's current model for images of ``width`` x ``height``
+        with ``samples``-fold multisampling (the model's setting when ``None``)."""
+        shard = self._current()
+        samples = int(shard.model.vis.quality.offsamples if samples is None else samples)
+        key = (int(width), int(height), samples)
+        context = self._contexts.get(key)
         if context is None:
-            context = self._context = RenderContext(world, width, height)
-        context.ensure_size(width, height)
+            context = self._contexts[key] = RenderContext(shard.model, key[0], key[1], self.option, samples)
         return context
 
     @property
-    def has_context(self) -> bool:
-        """Whether a GL context was ever created for this world (and not released)."""
-        return self._context is not None
+    def visibility(self) -> Visibility:
+        """Per-slot geom visibility of the shard's current model."""
+        shard = self._current()
+        if self._visibility is None:
+            self._visibility = Visibility(shard, self.option)
+        return self._visibility
+
+    @property
+    def contexts(self) -> dict[tuple[int, int, int], RenderContext]:
+        """The live render contexts, by ``(width, height, samples)``."""
+        return dict(self._contexts)
 
     def free(self) -> None:
-        """Release the GL context (a later render makes a new one)."""
-        if self._context is not None:
-            self._context.free()
-            self._context = None
+        """Release every GL context (later renders make new ones)."""
+        contexts, self._contexts = self._contexts, {}
+        self._visibility = None
+        self._model = None
+        for context in contexts.values():
+            context.free()
 
 
-_STATES: 'weakref.WeakKeyDictionary[Any, WorldRender]' = weakref.WeakKeyDictionary()
+_STATES: dict[int, ShardRender] = {}
 
 
-def world_render(world: 'MujocoWorld') -> WorldRender:
-    """The rendering state of ``world`` (made on first use)."""
-    state = _STATES.get(world)
-    if state is None:
-        state = _STATES[world] = WorldRender(world)
+def shard_render(shard: Any) -> ShardRender:
+    """The rendering state of ``shard`` (a ``Shard`` of the world: ``model``, ``data``, ``origins``),
+    made on first use and dropped with the shard."""
+    key = id(shard)
+    state = _STATES.get(key)
+    if state is None or state._shard() is not shard:
+        state = _STATES[key] = ShardRender(shard)
+        weakref.finalize(shard, _drop_state, key, state).atexit = False  # EGL is gone by then
     return state
 
 
-def has_render_state(world: 'MujocoWorld') -> bool:
-    """True when anything was ever rendered (or scheduled) for ``world``; costs nothing otherwise."""
-    state = _STATES.get(world)
-    return state is not None and state.has_context
+def _drop_state(key: int, state: ShardRender) -> None:
+    if _STATES.get(key) is state:
+        del _STATES[key]
+    state.free()
 
 
-def release(world: 'MujocoWorld') -> None:
-    """Free ``world``'s GL context and forget its rendering state (``Env.close`` calls this)."""
-    state = _STATES.pop(world, None)
-    if state is not None:
-        state.free()
+def world_shards(world: Any) -> list[Any]:
+    """The shards of ``world`` (a single-model world counts as its own only shard)."""
+    return list(getattr(world, 'shards', None) or [world])
+
+
+def has_render_state(world: Any) -> bool:
+    """True when a GL context exists for any shard of ``world`` (nothing was rendered otherwise)."""
+    return any(id(shard) in _STATES and _STATES[id(shard)].contexts for shard in world_shards(world))
+
+
+def render_contexts(world: Any) -> list[RenderContext]:
+    """Every live render context of ``world``, over all its shards (for tests and benchmarks)."""
+    return [context for shard in world_shards(world) if id(shard) in _STATES
+            for context in _STATES[id(shard)].contexts.values()]
+
+
+def release(world: Any) -> None:
+    """Free the GL contexts of every shard of ``world`` (``Env.close`` calls this)."""
+    for shard in world_shards(world):
+        state = _STATES.pop(id(shard), None)
+        if state is not None:
+            state.free()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -369,10 +461,13 @@ class OverviewCamera:
         camera.elevation = self.elevation
 
 
-def overview_camera(world: 'MujocoWorld', width: int = 640, height: int = 480, azimuth: float = 60.0,
-                    elevation: float = -45.0, height_m: float = 2.0) -> OverviewCamera:
+def overview_camera(world: 'MujocoWorld', width: int = 640, height: int = 480, azimuth: float = 160.0,
+                    elevation: float = -50.0, height_m: float = 2.0) -> OverviewCamera:
     """The camera :func:`render_overview` uses: it looks at the centre of the grid and stands just
     far enough back that every slot's whole cell (up to ``height_m`` above the ground) is in view.
+
+    The default view looks along -x, tilted: slot columns (+y) run left to right and rows (+x)
+    come toward the viewer, so slot 0 is at the top left, in reading order.
     """
     origins = np.asarray(world.origins, dtype=float)
     half = world.offset / 2
@@ -395,24 +490,38 @@ def render_overview(world: 'MujocoWorld', width: int = 640, height: int = 480,
                     camera: Optional[OverviewCamera] = None) -> np.ndarray:
     """An RGB image ``uint8 (height, width, 3)`` of the whole grid from above at an angle.
 
-    Every slot is in view (see :func:`overview_camera`); pass ``camera`` for another view.
+    Every slot is in view (see :func:`overview_camera`); pass ``camera`` for another view. A world
+    split into several shards (separate models) is drawn shard by shard with the same camera and
+    the images merged by depth.
     """
     width, height = int(width), int(height)
     if width < 1 or height < 1:
         raise ValueError(f'overview size must be positive; got width={width}, height={height}')
-    if world.model is None:
+    shards = [shard for shard in world_shards(world) if shard.model is not None]
+    if not shards:
         raise RuntimeError('nothing to render: the world is not built yet (call env.reset() first) or is closed')
     camera = camera or overview_camera(world, width, height)
-    state = world_render(world)
-    context = state.context(width, height)
+    clip = (0.05, 4.0 * camera.distance + 50.0)
     image = np.empty((height, width, 3), dtype=np.uint8)
-    mjv_camera = camera.mjv_camera()
-    saved_fovy = context.model.vis.global_.fovy
-    context.model.vis.global_.fovy = camera.fovy
-    try:
-        context.render(world.data, mjv_camera, width, height, clip=(0.05, 4.0 * camera.distance + 50.0), rgb_out=image)
-    finally:
-        context.model.vis.global_.fovy = saved_fovy
+    merge = len(shards) > 1
+    best = np.full((height, width), np.inf, dtype=np.float32) if merge else None
+    layer = np.empty_like(image) if merge else image
+    depth = np.empty((height, width), dtype=np.float32) if merge else None
+    for shard in shards:
+        context = shard_render(shard).context(width, height)
+        saved_fovy = context.model.vis.global_.fovy
+        context.model.vis.global_.fovy = camera.fovy
+        try:
+            context.render(shard.data, camera.mjv_camera(), clip=clip, single_pass=merge, depth=merge,
+                           rgb_out=layer, depth_out=depth)
+        finally:
+            context.model.vis.global_.fovy = saved_fovy
+        if merge:
+            # Shards draw the same shared ground: a later shard wins only where it is clearly
+            # nearer, so coplanar floors (and their anti-aliased edges) never flicker between shards.
+            nearer = depth < best * (1 - 1e-3)
+            image[nearer] = layer[nearer]
+            best[nearer] = depth[nearer]
     return image
 
 
@@ -432,23 +541,26 @@ class PassiveViewer:
         self._user_closed = False
 
     def sync(self) -> None:
-        """Show the world's current state; (re)launch when its model or data object changed."""
-        world = self.world
-        if self._user_closed or world.model is None:
+        """Show the world's current state; (re)launch when its model or data object changed.
+
+        A world split into several shards shows its first shard (slots of the others are not drawn).
+        """
+        shard = world_shards(self.world)[0]
+        if self._user_closed or shard.model is None:
             return
         if self.handle is not None and not self.handle.is_running():
             self.handle = None
             self._user_closed = True
             return
-        if self.handle is not None and (world.model is not self._model or world.data is not self._data):
+        if self.handle is not None and (shard.model is not self._model or shard.data is not self._data):
             self.close()
         if self.handle is None:
             import mujoco.viewer
 
-            self.handle = mujoco.viewer.launch_passive(world.model, world.data, show_left_ui=False, show_right_ui=False)
-            self._model, self._data = world.model, world.data
+            self.handle = mujoco.viewer.launch_passive(shard.model, shard.data, show_left_ui=False, show_right_ui=False)
+            self._model, self._data = shard.model, shard.data
             with self.handle.lock():
-                overview_camera(world).apply(self.handle.cam)
+                overview_camera(self.world).apply(self.handle.cam)
         self.handle.sync()
 
     def close(self) -> None:
@@ -461,6 +573,6 @@ class PassiveViewer:
                 self._model = self._data = None
 
 
-__all__ = ['HIDDEN_GROUP', 'OverviewCamera', 'PassiveViewer', 'RenderClock', 'RenderContext', 'WorldRender',
-           'geom_slots', 'gl_context_class', 'has_render_state', 'mat_to_quat', 'overview_camera', 'release',
-           'render_overview', 'world_render']
+__all__ = ['HIDDEN_GROUP', 'OverviewCamera', 'PassiveViewer', 'RenderClock', 'RenderContext', 'ShardRender', 'Visibility',
+           'geom_slots', 'gl_context_class', 'grid_spacing', 'has_render_state', 'mat_to_quat', 'overview_camera', 'release',
+           'render_contexts', 'render_overview', 'shard_render', 'world_shards']

@@ -96,6 +96,11 @@ def _plane_key(geom: mujoco.MjsGeom, origin: np.ndarray) -> tuple | None:
             tuple(geom.solimp), float(geom.solmix), float(geom.margin), float(geom.gap), int(geom.condim), int(geom.priority))
 
 
+def _advance(shard: Shard) -> None:
+    mujoco.mj_step2(shard.model, shard.data)
+    mujoco.mj_step1(shard.model, shard.data)
+
+
 class MujocoWorld:
     """The whole grid: its shards, and for every slot the shard and index ranges that hold it."""
 
@@ -348,15 +353,18 @@ class MujocoWorld:
         return out
 
     def step(self) -> None:
-        """Advance the whole world by one physics step (``physics_dt``), shards in parallel."""
+        """Advance the whole world by one physics step (``physics_dt``), shards in parallel.
+
+        Each shard runs ``mj_step2`` (integrate with this step's controls) then ``mj_step1``
+        (positions, velocities and contacts at the new state), so observations read after a step
+        describe the state it reached, at the cost of one ``mj_step``.
+        """
         if self._pool is None:
-            shard = self.shards[0]
-            mujoco.mj_step(shard.model, shard.data)
+            _advance(self.shards[0])
             return
         # The calling thread steps the first shard itself while the pool steps the others.
-        futures = [self._pool.submit(mujoco.mj_step, shard.model, shard.data) for shard in self.shards[1:]]
-        first = self.shards[0]
-        mujoco.mj_step(first.model, first.data)
+        futures = [self._pool.submit(_advance, shard) for shard in self.shards[1:]]
+        _advance(self.shards[0])
         for future in futures:
             future.result()
 

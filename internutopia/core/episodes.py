@@ -1,0 +1,262 @@
+"""Point-goal navigation episodes sampled from a scene's free space.
+
+:func:`generate_point_nav_episodes` samples, per episode, a scene, a start pose and a goal on the
+free-space grid of :func:`~internutopia.core.backend.mujoco.scene_info.free_cells` (points at least
+``robot_radius`` from every obstacle), such that the goal is reachable from the start through free
+space and its grid geodesic distance is within ``[min_distance, max_distance]``. The episode's
+``shortest_path_length`` is that grid path shortened by line-of-sight (string pulling against the
+obstacle footprints inflated by ``robot_radius``), so it is close to the true shortest path of a disc
+of that radius. Everything is deterministic given ``seed``.
+
+Command line (writes a full :class:`~internutopia.core.config.Config` as YAML)::
+
+    python -m internutopia.core.episodes --n 32 --seed 0 --out configs/jetbot_point_nav.yaml
+
+Scene paths are written as given; the command line makes the package's own scenes relative to the
+current directory when they are under it (so run the YAML from the same directory, e.g. the
+repository root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import math
+import os
+from collections.abc import Sequence
+from typing import Any, Optional
+
+import numpy as np
+
+from internutopia.core.config import Config, SimConfig, TaskCfg
+from internutopia.macros import gm
+
+#: The scenes episodes are drawn from by default: flat ground, two rooms (USD), an office (MJCF).
+DEFAULT_SCENES: tuple[Optional[str], ...] = (
+    None,
+    os.path.join(gm.ASSET_PATH, 'scenes', 'two_rooms.usda'),
+    os.path.join(gm.ASSET_PATH, 'scenes', 'office.xml'),
+)
+#: Sampling region (xmin, ymin, xmax, ymax) of a scene without obstacles (e.g. the flat ground).
+DEFAULT_OPEN_BOUNDS = (-3.0, -3.0, 3.0, 3.0)
+
+_NEIGHBOURS = [(dx, dy, math.hypot(dx, dy)) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+
+
+class FreeSpace:
+    """The free-space grid of one scene: cells, connectivity, geodesic distances and paths."""
+
+    def __init__(self, scene: Optional[str], resolution: float = 0.25, robot_radius: float = 0.3,
+                 bounds: Optional[Sequence[float]] = None) -> None:
+        from internutopia.core.backend.mujoco.scene_info import free_cells, obstacle_boxes
+        from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
+
+        model = scene_to_spec(scene).compile()
+        self.scene = scene
+        self.resolution = float(resolution)
+        self.robot_radius = float(robot_radius)
+        # Dynamic bodies (e.g. a crate) count at their initial pose: never spawn inside them.
+        self.boxes = obstacle_boxes(model, include_dynamic=True)
+        if bounds is None:
+            bounds = DEFAULT_OPEN_BOUNDS if len(self.boxes) == 0 else (*self.boxes[:, :2].min(axis=0), *self.boxes[:, 2:].max(axis=0))
+        self.lo = np.asarray(bounds[:2], dtype=float)
+        self.points = free_cells(model, bounds, resolution=resolution, robot_radius=robot_radius, include_dynamic=True)
+        if len(self.points) == 0:
+            raise ValueError(f'scene {scene!r} has no free space for a robot of radius {robot_radius} m in {tuple(bounds)}')
+        self.cells = np.rint((self.points - self.lo) / self.resolution).astype(int)
+        self.index = {tuple(c): k for k, c in enumerate(self.cells)}
+
+    def geodesic(self, start: int) -> tuple[np.ndarray, np.ndarray]:
+        """Dijkstra over the 8-connected free grid (no corner cutting): distances (m) and parents."""
+        dist = np.full(len(self.cells), np.inf)
+        parent = np.full(len(self.cells), -1, dtype=np.intp)
+        dist[start] = 0.0
+        heap = [(0.0, start)]
+        while heap:
+            d, k = heapq.heappop(heap)
+            if d > dist[k]:
+                continue
+            x, y = self.cells[k]
+            for dx, dy, step in _NEIGHBOURS:
+                j = self.index.get((x + dx, y + dy))
+                if j is None or (dx and dy and ((x + dx, y) not in self.index or (x, y + dy) not in self.index)):
+                    continue
+                nd = d + step * self.resolution
+                if nd < dist[j] - 1e-12:
+                    dist[j], parent[j] = nd, k
+                    heapq.heappush(heap, (nd, j))
+        return dist, parent
+
+    def visible(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether a disc of ``robot_radius`` can slide straight from ``a`` to ``b`` (xy)."""
+        if len(self.boxes) == 0:
+            return True
+        samples = max(2, int(np.ceil(np.linalg.norm(b - a) / (self.resolution / 4))) + 1)
+        p = a + np.linspace(0.0, 1.0, samples)[:, None] * (b - a)
+        d = np.maximum(np.maximum(self.boxes[None, :, :2] - p[:, None], p[:, None] - self.boxes[None, :, 2:]), 0.0)
+        return bool(np.all((d * d).sum(axis=2) >= self.robot_radius ** 2 - 1e-9))
+
+    def path(self, parent: np.ndarray, goal: int) -> np.ndarray:
+        """The grid path to ``goal`` ``(m, 2)`` shortened by line of sight (greedy string pulling)."""
+        chain = [goal]
+        while parent[chain[-1]] >= 0:
+            chain.append(int(parent[chain[-1]]))
+        points = self.points[chain[::-1]]
+        out, i = [points[0]], 0
+        while i < len(points) - 1:
+            j = len(points) - 1
+            while j > i + 1 and not self.visible(points[i], points[j]):
+                j -= 1
+            out.append(points[j])
+            i = j
+        return np.array(out)
+
+
+    def nearest(self, xy: Sequence[float]) -> int:
+        """Index of the free point nearest to ``xy``."""
+        return int(np.argmin(np.linalg.norm(self.points - np.asarray(xy, dtype=float)[:2], axis=1)))
+
+    def shortest_path(self, start_xy: Sequence[float], goal_xy: Sequence[float]) -> np.ndarray:
+        """Waypoints ``(m, 2)`` from the free point nearest ``start_xy`` to the one nearest ``goal_xy``.
+
+        Raises:
+            ValueError: the goal is not reachable from the start through free space.
+        """
+        start, goal = self.nearest(start_xy), self.nearest(goal_xy)
+        dist, parent = self.geodesic(start)
+        if not np.isfinite(dist[goal]):
+            raise ValueError(f'scene {self.scene!r}: {tuple(goal_xy)} is not reachable from {tuple(start_xy)}')
+        return self.path(parent, goal)
+
+
+def path_length(points: np.ndarray) -> float:
+    """Length of a polyline ``(m, 2)``."""
+    return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum()) if len(points) > 1 else 0.0
+
+
+def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[Optional[str]] = DEFAULT_SCENES,
+                                robot_cfg: Any = None, min_distance: float = 1.0, max_distance: float = 4.0,
+                                max_steps: int = 4000, success_distance: float = 0.3, resolution: float = 0.25,
+                                robot_radius: float = 0.3, goal_marker: bool = True, metrics: Optional[list] = None,
+                                bounds: Optional[dict[Optional[str], Sequence[float]]] = None) -> list[TaskCfg]:
+    """``n`` ``PointNavTaskCfg`` episodes, cycling through ``scenes`` (``None``: flat ground).
+
+    Args:
+        n: number of episodes.
+        seed: seed of the sampler; the same arguments give the same episodes.
+        scenes: scene file paths (``.usd``/``.usda``/``.usdc``/``.xml``) or ``None`` for the ground.
+        robot_cfg: the robot (default ``JetbotRobotCfg()``); its ``position`` z is kept, x/y and
+            yaw are sampled.
+        min_distance, max_distance: range of the start-goal geodesic distance (m, grid path).
+        max_steps, success_distance: copied into every episode.
+        resolution, robot_radius: of the free-space grid (m).
+        goal_marker: add a ``VisualCube`` named ``goal_marker`` at the goal (visual only; its
+            pose is state, so it never forces a rebuild).
+        metrics: the episodes' metric configs (default: PointNavTaskCfg's).
+        bounds: per scene, the sampling region (xmin, ymin, xmax, ymax); default: the obstacles'
+            bounding box, or :data:`DEFAULT_OPEN_BOUNDS` for a scene without obstacles.
+
+    Raises:
+        ValueError: bad arguments, or a scene where no start has a goal in range.
+    """
+    from internutopia_extension.configs.objects import VisualCubeCfg
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import PointNavTaskCfg
+
+    if n < 0:
+        raise ValueError(f'n must be >= 0; got {n}')
+    if not scenes:
+        raise ValueError('scenes must list at least one scene (None for the flat ground)')
+    if not 0 <= min_distance <= max_distance:
+        raise ValueError(f'need 0 <= min_distance <= max_distance; got {min_distance}, {max_distance}')
+    robot_cfg = robot_cfg if robot_cfg is not None else JetbotRobotCfg()
+    rng = np.random.default_rng(seed)
+    spaces: dict[Optional[str], FreeSpace] = {}
+    episodes: list[TaskCfg] = []
+    for e in range(n):
+        scene = scenes[e % len(scenes)]
+        space = spaces.get(scene)
+        if space is None:
+            space = spaces[scene] = FreeSpace(scene, resolution, robot_radius, (bounds or {}).get(scene))
+        for _ in range(200):
+            start = int(rng.integers(len(space.points)))
+            dist, parent = space.geodesic(start)
+            candidates = np.flatnonzero((dist >= min_distance) & (dist <= max_distance))
+            if len(candidates):
+                break
+        else:
+            raise ValueError(f'scene {scene!r}: found no start with a reachable goal {min_distance}..{max_distance} m away')
+        goal = int(candidates[rng.integers(len(candidates))])
+        shortest = path_length(space.path(parent, goal))
+        yaw = float(rng.uniform(-math.pi, math.pi))
+        sx, sy = (float(v) for v in space.points[start])
+        gx, gy = (float(v) for v in space.points[goal])
+        robot = robot_cfg.update(position=(sx, sy, float(robot_cfg.position[2])),
+                                 orientation=(math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))
+        objects = [VisualCubeCfg(name='goal_marker', position=(gx, gy, 0.05), scale=(0.1, 0.1, 0.1),
+                                 color=(0.1, 0.8, 0.2, 0.6))] if goal_marker else []
+        task = dict(goal=(gx, gy, 0.0), success_distance=success_distance, max_steps=max_steps,
+                    shortest_path_length=round(shortest, 6), scene_asset_path=scene, robots=[robot], objects=objects)
+        if metrics is not None:
+            task['metrics'] = metrics
+        episodes.append(PointNavTaskCfg(**task))
+    return episodes
+
+
+def save_episodes_yaml(path: str | os.PathLike[str], config: Config | Sequence[TaskCfg], **config_fields: Any) -> Config:
+    """Write ``config`` (or a ``Config`` of ``config_fields`` around these episodes) as YAML; return it."""
+    if not isinstance(config, Config):
+        config = Config(task_configs=list(config), **config_fields)
+    elif config_fields:
+        raise ValueError('config_fields are only used when config is a list of episodes')
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    os.makedirs(directory, exist_ok=True)
+    config.to_yaml(path)
+    return config
+
+
+def _scene_arg(value: str) -> Optional[str]:
+    if value in ('none', 'ground', 'empty'):
+        return None
+    if os.path.sep not in value and not os.path.exists(value):
+        return os.path.join(gm.ASSET_PATH, 'scenes', value)
+    return value
+
+
+def _portable(path: Optional[str]) -> Optional[str]:
+    if path is None:
+        return None
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return relative if not relative.startswith('..') else absolute
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Config:
+    """``python -m internutopia.core.episodes --n 32 --seed 0 --out configs/jetbot_point_nav.yaml``."""
+    parser = argparse.ArgumentParser(prog='python -m internutopia.core.episodes',
+                                     description='Sample point-goal navigation episodes and write a full Config as YAML.')
+    parser.add_argument('--n', type=int, default=32, help='number of episodes (default 32)')
+    parser.add_argument('--seed', type=int, default=0, help='sampler seed (default 0)')
+    parser.add_argument('--out', required=True, help='YAML file to write')
+    parser.add_argument('--scenes', nargs='+', default=['ground', 'two_rooms.usda', 'office.xml'],
+                        help="scene files, names under the package's scenes/ folder, or 'ground' (default: ground two_rooms.usda office.xml)")
+    parser.add_argument('--env-num', type=int, default=8)
+    parser.add_argument('--env-offset-size', type=float, default=10.0)
+    parser.add_argument('--metrics-save-path', default='results/jetbot_point_nav.jsonl')
+    parser.add_argument('--min-distance', type=float, default=1.0)
+    parser.add_argument('--max-distance', type=float, default=4.0)
+    parser.add_argument('--max-steps', type=int, default=4000)
+    parser.add_argument('--physics-dt', type=float, default=1 / 240)
+    args = parser.parse_args(argv)
+    scenes = [_portable(_scene_arg(s)) for s in args.scenes]
+    episodes = generate_point_nav_episodes(args.n, args.seed, scenes=scenes, min_distance=args.min_distance,
+                                           max_distance=args.max_distance, max_steps=args.max_steps)
+    config = Config(simulator=SimConfig(physics_dt=args.physics_dt, rendering_dt=args.physics_dt), env_num=args.env_num,
+                    env_offset_size=args.env_offset_size, metrics_save_path=args.metrics_save_path, task_configs=episodes)
+    save_episodes_yaml(args.out, config)
+    print(f'wrote {args.n} episodes over {len(scenes)} scenes to {args.out}')
+    return config
+
+
+if __name__ == '__main__':
+    main()

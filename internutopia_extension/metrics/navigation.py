@@ -1,0 +1,194 @@
+"""Point-goal navigation metrics: success, SPL, distance to goal, steps, collisions.
+
+Each metric object serves every slot whose episode lists its config; state is in arrays indexed by
+slot id and ``update`` runs once per env step for all those slots with numpy. The goal,
+``success_distance`` and ``shortest_path_length`` come from the episode's task config (a
+``PointNavTaskCfg``, or any task config with a ``goal``); the robot is
+``metric_config['robot_name']``, else the task's ``robot_name``, else its first robot. All
+distances are in the xy plane, in metres.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from internutopia.core.metric.base import BaseMetric
+from internutopia_extension.tasks.point_nav import BaseBodyTracker, xy_distance
+
+#: Contacts with static geoms whose normal is this close to vertical count as floor.
+_FLOOR_NORMAL_Z = float(np.cos(np.radians(25.0)))
+_FLOOR_TYPES = (int(mujoco.mjtGeom.mjGEOM_PLANE), int(mujoco.mjtGeom.mjGEOM_HFIELD))
+
+
+class _GoalMetric(BaseMetric):
+    """Shared set-up: which robot to follow and where its goal is, per slot."""
+
+    def __init__(self, config, runner) -> None:
+        super().__init__(config, runner)
+        self.robot = BaseBodyTracker(runner)
+        self.goal = np.zeros((self.env_num, 3))
+        self.success_distance = np.zeros(self.env_num)
+
+    def robot_name(self, task) -> str:
+        names = [r.name for r in task.robots]
+        name = self.config.metric_config.get('robot_name', getattr(task, 'robot_name', None))
+        if name is None:
+            if not names:
+                raise ValueError(f'{self.name}: the episode has no robot to measure')
+            return names[0]
+        if name not in names:
+            raise ValueError(f'{self.name}: robot_name {name!r} is not in the episode; robots: {names}')
+        return name
+
+    def reset_slot(self, slot: int, task) -> None:
+        goal = getattr(task, 'goal', None)
+        if goal is None:
+            raise ValueError(f'{self.name} ({self.config.type}) needs a task with a goal (e.g. PointNavTaskCfg); '
+                             f'{task.type} has none')
+        self.goal[slot] = goal
+        self.success_distance[slot] = getattr(task, 'success_distance', 0.3)
+        self.robot.track(slot, self.robot_name(task))
+
+    def distance(self, slots: np.ndarray) -> np.ndarray:
+        return xy_distance(self.robot.positions(slots), self.goal[slots])
+
+
+@BaseMetric.register('SuccessMetric')
+class SuccessMetric(_GoalMetric):
+    """Whether the episode ended within ``success_distance`` of the goal."""
+
+    def calc(self, slot: int) -> bool:
+        return bool(self.distance(np.array([slot]))[0] < self.success_distance[slot])
+
+
+@BaseMetric.register('DistanceToGoalMetric')
+class DistanceToGoalMetric(_GoalMetric):
+    """xy distance from the robot's base to the goal at the end of the episode."""
+
+    def calc(self, slot: int) -> float:
+        return float(self.distance(np.array([slot]))[0])
+
+
+@BaseMetric.register('SPLMetric')
+class SPLMetric(_GoalMetric):
+    """``success * L / max(P, L)``: ``L`` shortest path length (or straight line), ``P`` travelled."""
+
+    def __init__(self, config, runner) -> None:
+        super().__init__(config, runner)
+        self.shortest = np.zeros(self.env_num)
+        self.travelled = np.zeros(self.env_num)
+        self.last_xy = np.zeros((self.env_num, 2))
+
+    def reset_slot(self, slot: int, task) -> None:
+        super().reset_slot(slot, task)
+        start = self.robot.positions(np.array([slot]))[0]
+        self.last_xy[slot] = start[:2]
+        self.travelled[slot] = 0.0
+        length = getattr(task, 'shortest_path_length', None)
+        self.shortest[slot] = length if length is not None else float(np.hypot(*(self.goal[slot, :2] - start[:2])))
+
+    def update(self, slots: np.ndarray) -> None:
+        xy = self.robot.positions(slots)[:, :2]
+        self.travelled[slots] += np.hypot(*(xy - self.last_xy[slots]).T)
+        self.last_xy[slots] = xy
+
+    def calc(self, slot: int) -> float:
+        if not self.distance(np.array([slot]))[0] < self.success_distance[slot]:
+            return 0.0
+        shortest, travelled = self.shortest[slot], self.travelled[slot]
+        return float(shortest / max(travelled, shortest)) if max(travelled, shortest) > 0 else 1.0
+
+
+@BaseMetric.register('StepsMetric')
+class StepsMetric(BaseMetric):
+    """Env steps the episode ran (its last step included)."""
+
+    def calc(self, slot: int) -> int:
+        return int(self.runner.steps[slot])
+
+
+@BaseMetric.register('CollisionCountMetric')
+class CollisionCountMetric(_GoalMetric):
+    """Onsets of contact between the robot and anything but the floor (see the config's docs).
+
+    Per step, one pass over ``data.contact`` of each physics shard: contact geom -> body -> (slot,
+    entity) through tables built once per compiled model. A collision ends after
+    ``metric_config['release_steps']`` (default 12, i.e. 0.05 s at 240 Hz) steps without such
+    contact, so a robot chattering against a wall counts once, not once per bounce.
+    """
+
+    def __init__(self, config, runner) -> None:
+        super().__init__(config, runner)
+        self.count = np.zeros(self.env_num, dtype=np.int64)
+        self.in_collision = np.zeros(self.env_num, dtype=bool)
+        self.free_steps = np.zeros(self.env_num, dtype=np.int64)
+        self.release_steps = int(config.metric_config.get('release_steps', 12))
+        if self.release_steps < 1:
+            raise ValueError(f'{self.name}: metric_config release_steps must be >= 1; got {self.release_steps}')
+        self.tracked_part = np.full(self.env_num, -1, dtype=np.intp)
+        self._part_ids: dict[str, int] = {}
+        self._tables: dict[int, tuple] = {}  # id(model) -> per-geom tables of that compiled model
+
+    def reset_slot(self, slot: int, task) -> None:
+        # Only the robot matters here; a goal is not needed (works with any task).
+        self.robot.track(slot, self.robot_name(task))
+        self.tracked_part[slot] = self._part_id(self.robot.names[slot])
+        self.count[slot] = 0
+        self.in_collision[slot] = self._touching()[slot]  # contact at the start is not a collision
+        self.free_steps[slot] = 0
+
+    def _part_id(self, name: str) -> int:
+        return self._part_ids.setdefault(name, len(self._part_ids))
+
+    def _geom_tables(self, model: mujoco.MjModel) -> tuple:
+        """Per geom of ``model``: slot, entity (part id), floor type, static -- built once per model."""
+        tables = self._tables.get(id(model))
+        if tables is None or tables[0] is not model:
+            body_slot = np.full(model.nbody, -1, dtype=np.intp)
+            body_part = np.full(model.nbody, -1, dtype=np.intp)
+            for body in range(1, model.nbody):
+                parts = model.body(body).name.split('/', 2)
+                if len(parts) >= 2 and parts[0].startswith('env') and parts[0][3:].isdigit():
+                    body_slot[body] = int(parts[0][3:])
+                    body_part[body] = self._part_id(parts[1])
+            tables = (model, body_slot[model.geom_bodyid], body_part[model.geom_bodyid],
+                      np.isin(model.geom_type, _FLOOR_TYPES), model.body_weldid[model.geom_bodyid] == 0)
+            if len(self._tables) > 64:  # forget models of old compiles
+                self._tables.clear()
+            self._tables[id(model)] = tables
+        return tables
+
+    def _touching(self) -> np.ndarray:
+        """Per slot: does its tracked robot touch a non-floor geom now (after the last collision pass)?"""
+        touching = np.zeros(self.env_num, dtype=bool)
+        shards = {id(group.world): group.world for group in self.runner.robot_groups.values() if group.world is not None}
+        for shard in shards.values():
+            data = shard.data
+            n = data.ncon
+            if not n:
+                continue
+            _, geom_slot, geom_part, floor_type, static = self._geom_tables(shard.model)
+            geom = data.contact.geom[:n]
+            slot = geom_slot[geom]
+            tracked = (slot >= 0) & (geom_part[geom] == self.tracked_part[np.maximum(slot, 0)])
+            one_side = tracked[:, 0] != tracked[:, 1]  # contacts within the robot itself do not count
+            side = np.where(tracked[:, 0], 0, 1)
+            rows = np.arange(n)
+            other = geom[rows, 1 - side]
+            vertical = np.abs(data.contact.frame[:n, 2]) > _FLOOR_NORMAL_Z
+            hit = one_side & ~(floor_type[other] | (static[other] & vertical))
+            touching[slot[rows[hit], side[hit]]] = True
+        return touching
+
+    def update(self, slots: np.ndarray) -> None:
+        now = self._touching()[slots]
+        self.count[slots] += now & ~self.in_collision[slots]
+        free = np.where(now, 0, self.free_steps[slots] + 1)
+        self.free_steps[slots] = free
+        self.in_collision[slots] = now | (self.in_collision[slots] & (free < self.release_steps))
+
+    def calc(self, slot: int) -> int:
+        return int(self.count[slot])

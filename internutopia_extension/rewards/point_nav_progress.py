@@ -1,0 +1,36 @@
+"""PointNavProgressReward: reward for getting closer to a point goal.
+
+``reward = scale * (previous distance - current distance) + success_bonus * success - step_penalty``
+per env step, with xy distances in metres (``reward_settings`` keys; defaults in
+``internutopia_extension.configs.tasks.POINT_NAV_REWARD_DEFAULTS``). It reads the per-slot arrays
+``prev_distance``, ``distance`` and ``success`` of the task that owns the slot (``PointNavTask``,
+or any task exposing the same arrays), updated by that task just before it asks for rewards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from internutopia.core.reward.base import BaseReward
+from internutopia_extension.configs.tasks import POINT_NAV_REWARD_DEFAULTS
+
+
+@BaseReward.register('PointNavProgressReward')
+class PointNavProgressReward(BaseReward):
+    """Progress towards the goal, a bonus on success, a constant per-step penalty."""
+
+    def __init__(self, config, runner) -> None:
+        super().__init__(config, runner)
+        unknown = sorted(set(self.settings) - set(POINT_NAV_REWARD_DEFAULTS))
+        if unknown:
+            raise ValueError(f'PointNavProgressReward: unknown reward_settings key(s) {unknown}; '
+                             f'valid keys: {sorted(POINT_NAV_REWARD_DEFAULTS)}')
+        values = {**POINT_NAV_REWARD_DEFAULTS, **self.settings}
+        self.scale = float(values['scale'])
+        self.success_bonus = float(values['success_bonus'])
+        self.step_penalty = float(values['step_penalty'])
+
+    def calc(self, slots: np.ndarray) -> np.ndarray:
+        task = self.runner.slot_task[int(slots[0])]
+        progress = task.prev_distance[slots] - task.distance[slots]
+        return self.scale * progress + self.success_bonus * task.success[slots] - self.step_penalty

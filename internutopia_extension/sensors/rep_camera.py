@@ -1,0 +1,203 @@
+"""``RepCamera``: an RGB(-D) camera on a robot body, rendered for every slot of its robot group.
+
+Observation ``obs[i][robot]['sensors'][name]``:
+
+* ``'rgba'``: ``uint8 (H, W, 4)`` (when ``rgba=True``);
+* ``'depth'``: ``float32 (H, W)``, distance to the image plane in metres (when ``depth=True``);
+* ``'camera_params'``: ``{'intrinsics': (3, 3), 'pose': {'position': (3,), 'orientation': (4,)}}``
+  (when ``camera_params=True``): pinhole intrinsics in pixels, and the camera pose of that image,
+  env-local position and wxyz orientation of a frame looking along -z with +y up;
+* ``'rendered'``: ``True`` when the image was refreshed on this step, ``False`` when it is the last
+  one again (``SimConfig.rendering_interval`` / ``rendering_dt`` decide; see
+  :class:`~internutopia.core.backend.mujoco.render.RenderClock`). A slot's first observation of an
+  episode is always freshly rendered.
+
+A slot's camera sees its own slot only. Images are drawn through the shared
+:class:`~internutopia.core.backend.mujoco.render.RenderContext` of the robot's shard and image
+size, one pass per camera and slot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+import mujoco
+import numpy as np
+
+from internutopia.core.backend.mujoco.render import RenderClock, mat_to_quat, shard_render
+from internutopia.core.sensor.base import BaseSensor
+from internutopia_extension.configs.sensors import RepCameraCfg
+
+if TYPE_CHECKING:
+    from internutopia.core.robot.base import BaseRobot
+
+
+def forward_camera_quat(pitch_down_deg: float = 0.0) -> tuple[float, float, float, float]:
+    """wxyz orientation of a camera looking along its body's +x (image up = +z), pitched down."""
+    forward = np.array([0.5, 0.5, -0.5, -0.5])  # camera -z -> body +x, camera +y -> body +z
+    half = math.radians(pitch_down_deg) / 2
+    pitch = np.array([math.cos(half), 0.0, math.sin(half), 0.0])  # about body +y: +x tips toward -z
+    out = np.empty(4)
+    mujoco.mju_mulQuat(out, pitch, forward)
+    return tuple(float(v) for v in out)
+
+
+@dataclass(frozen=True)
+class CameraMount:
+    """Where a robot's first- or third-person camera goes when the config gives no pose."""
+
+    body: str
+    position: tuple[float, float, float]
+    pitch_down_deg: float
+
+    @property
+    def orientation(self) -> tuple[float, float, float, float]:
+        return forward_camera_quat(self.pitch_down_deg)
+
+
+#: Default mounts per robot type: 'first' (head) and 'third' (behind and above, looking forward-down).
+CAMERA_MOUNTS: dict[str, dict[str, CameraMount]] = {
+    'H1Robot': {'first': CameraMount('torso_link', (0.13, 0.0, 0.62), 10.0),
+                'third': CameraMount('torso_link', (-2.0, 0.0, 1.2), 25.0)},
+    'G1Robot': {'first': CameraMount('torso_link', (0.09, 0.0, 0.40), 10.0),
+                'third': CameraMount('torso_link', (-1.6, 0.0, 0.9), 25.0)},
+    'JetbotRobot': {'first': CameraMount('chassis', (0.065, 0.0, 0.05), 0.0),
+                    'third': CameraMount('chassis', (-0.6, 0.0, 0.4), 30.0)},
+}
+#: Bodies of InternUtopia's USD robots that the MJCF models fold into another body: a camera on them
+#: goes on the robot's mount body ('logo_link' is the H1 head logo, part of 'torso_link' here).
+BODY_ALIASES = ('logo_link', 'head_link', 'head')
+
+
+def is_third_person(camera_name: str) -> bool:
+    """InternUtopia's third-person cameras are named like ``TPCamera``/``tp_camera``."""
+    lowered = camera_name.lower()
+    return lowered.startswith('tp') or '_tp' in lowered or 'third' in lowered
+
+
+@BaseSensor.register('RepCamera')
+class RepCamera(BaseSensor):
+    """See the module docstring."""
+
+    config: RepCameraCfg
+
+    def __init__(self, config: RepCameraCfg, robot: 'BaseRobot') -> None:
+        super().__init__(config, robot)
+        if not isinstance(config, RepCameraCfg):
+            config = RepCameraCfg.model_validate(config.model_dump())
+            self.config = config
+        self.width, self.height = (int(v) for v in config.resolution)
+        self.camera_name = f'rep_camera_{config.name}'
+        self.cam_id = np.full(robot.env_num, -1, dtype=np.intp)
+        self.stamp = np.full(robot.env_num, np.nan)  # sim time of each slot's image
+        self.fresh = np.zeros(robot.env_num, dtype=bool)  # next observation must render
+        self.position = np.zeros((robot.env_num, 3))
+        self.orientation = np.tile([1.0, 0.0, 0.0, 0.0], (robot.env_num, 1))
+        self._rgba: dict[int, np.ndarray] = {}
+        self._depth: dict[int, np.ndarray] = {}
+        fy = (self.height / 2) / math.tan(math.radians(config.fovy_deg) / 2)
+        self.intrinsics = np.array([[fy, 0.0, self.width / 2], [0.0, fy, self.height / 2], [0.0, 0.0, 1.0]])
+        self.mount_body = ''
+        self.clock = RenderClock.of(robot.sim)
+
+    # -- structure ---------------------------------------------------------------------------
+    def resolve_mount(self, spec: mujoco.MjSpec) -> tuple[str, tuple[float, ...], tuple[float, ...]]:
+        """``(body, position, orientation)`` of the camera in the robot's standalone ``spec``."""
+        config = self.config
+        parts = [p for p in (config.prim_path or '').strip('/').split('/') if p]
+        leaf = parts[-1] if parts else config.name
+        written = parts[:-1]
+        bodies = [b.name for b in spec.bodies if b.name and b.name != 'world']
+        mounts = CAMERA_MOUNTS.get(self.robot.config.type, {})
+        mount = mounts.get('third' if is_third_person(leaf) else 'first')
+        body: Optional[str] = next((p for p in reversed(written) if p in bodies), None)
+        if not written:
+            body = mount.body if mount else self.robot.base_body
+        elif body is None and mount is not None and any(p in BODY_ALIASES for p in written):
+            body = mount.body
+        if body is None or body not in bodies:
+            raise ValueError(f'camera {config.name!r} of robot {self.robot.name!r}: prim_path {config.prim_path!r} '
+                             f"must be '<body>/<camera>' with a body of the robot; bodies: {sorted(bodies)}")
+        default_pos, default_quat = (0.0, 0.0, 0.0), forward_camera_quat(0.0)
+        if mount is not None and body == mount.body:
+            default_pos, default_quat = mount.position, mount.orientation
+        position = config.position if config.position is not None else config.translation
+        return (body, tuple(position) if position is not None else default_pos,
+                tuple(config.orientation) if config.orientation is not None else default_quat)
+
+    def add_to_spec(self, spec: mujoco.MjSpec) -> None:
+        body, position, orientation = self.resolve_mount(spec)
+        self.mount_body = body
+        spec.body(body).add_camera(name=self.camera_name, pos=list(position), quat=list(orientation),
+                                   fovy=float(self.config.fovy_deg))
+
+    def bind(self, world: Any) -> None:
+        """Look up this camera in every slot of the robot group (``world`` is the group's shard)."""
+        self.cam_id[:] = -1
+        for slot in self.robot.slots:
+            self.cam_id[slot] = world.model.camera(self.robot.full_name(slot, self.camera_name)).id
+        for gone in (set(self._rgba) | set(self._depth)) - set(int(s) for s in self.robot.slots):
+            self._rgba.pop(gone, None)
+            self._depth.pop(gone, None)
+        gone = np.ones(self.robot.env_num, dtype=bool)
+        gone[self.robot.slots] = False
+        self.stamp[gone] = np.nan
+
+    def reset(self, slots: np.ndarray) -> None:
+        self.fresh[slots] = True
+
+    # -- observation -------------------------------------------------------------------------
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        slots = np.asarray(slots, dtype=np.intp)
+        shard = self.robot.world
+        time = float(shard.data.time)
+        due = self.clock.due(time)
+        need = self.fresh[slots] | np.isnan(self.stamp[slots]) | (due & (self.stamp[slots] != time))
+        if need.any():
+            self._render(shard, slots[need], time)
+        out: dict[str, Any] = {}
+        if self.config.rgba:
+            out['rgba'] = np.stack([self._rgba[int(s)] for s in slots])
+        if self.config.depth:
+            out['depth'] = np.stack([self._depth[int(s)] for s in slots])
+        if self.config.camera_params:
+            out['camera_params'] = {
+                'intrinsics': np.broadcast_to(self.intrinsics, (len(slots), 3, 3)).copy(),
+                'pose': {'position': self.position[slots].copy(), 'orientation': self.orientation[slots].copy()},
+            }
+        out['rendered'] = [bool(v) for v in self.stamp[slots] == time]
+        return out
+
+    def _render(self, shard: Any, slots: np.ndarray, time: float) -> None:
+        data = shard.data
+        config = self.config
+        ids = self.cam_id[slots]
+        self.position[slots] = data.cam_xpos[ids] - shard.origins[slots]
+        self.orientation[slots] = mat_to_quat(data.cam_xmat[ids])
+        if config.rgba or config.depth:
+            state = shard_render(shard)
+            context = state.context(self.width, self.height, samples=0)
+            visibility = state.visibility
+            near, far = config.clipping_range_m
+            aspect = self.width / self.height
+            camera = mujoco.MjvCamera()
+            camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+            for slot, cam in zip(slots, ids):
+                slot, cam = int(slot), int(cam)
+                rgba = self._rgba.get(slot)
+                if rgba is None and config.rgba:
+                    rgba = self._rgba[slot] = np.full((self.height, self.width, 4), 255, dtype=np.uint8)
+                depth = self._depth.get(slot)
+                if depth is None and config.depth:
+                    depth = self._depth[slot] = np.zeros((self.height, self.width), dtype=np.float32)
+                camera.fixedcamid = cam
+                groups = visibility.camera_groups(slot, cam, data, aspect, near, far)
+                context.render(data, camera, groups=groups, depth=config.depth, clip=(near, far), single_pass=True,
+                               rgb_out=rgba, depth_out=depth)
+        self.stamp[slots] = time
+        self.fresh[slots] = False
+
+
+__all__ = ['BODY_ALIASES', 'CAMERA_MOUNTS', 'CameraMount', 'RepCamera', 'forward_camera_quat', 'is_third_person']

@@ -1,0 +1,246 @@
+"""The ``internutopia`` command: run (progress, default actions, JSON-lines results, summary),
+validate (errors with line numbers, paths and valid values), bench (delegation) and ``--help``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from internutopia import cli
+from internutopia.core.config import Config, SimConfig
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(ROOT, 'configs')
+
+
+def write(tmp_path, text, name='c.yaml'):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# --help everywhere
+@pytest.mark.parametrize('argv', [['--help'], ['run', '--help'], ['validate', '--help']])
+def test_help(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert 'usage: internutopia' in out
+    if argv == ['--help']:
+        assert all(command in out for command in ('run', 'validate', 'bench'))
+    if argv[0] == 'run':
+        assert '--steps' in out and '--env-num' in out and 'move_to_point' in out
+
+
+def test_console_script_module_and_bench_help():
+    result = subprocess.run([sys.executable, '-m', 'internutopia.cli', 'bench', '--help'], capture_output=True, text=True,
+                            timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert 'usage' in result.stdout.lower() and '--robots' in result.stdout
+
+
+def test_no_command_prints_help(capsys):
+    assert cli.main([]) == cli.EXIT_USAGE
+    assert 'usage: internutopia' in capsys.readouterr().out
+
+
+def test_bench_delegates_its_arguments(monkeypatch):
+    import internutopia.bench
+
+    seen = []
+    monkeypatch.setattr(internutopia.bench, 'main', lambda argv: seen.append(argv) or 0)
+    assert cli.main(['bench', '--robots', 'jetbot', '--json']) == 0
+    assert seen == [['--robots', 'jetbot', '--json']]
+
+
+def test_bench_missing_is_a_clear_message(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, 'internutopia.bench', None)  # makes "import internutopia.bench" fail
+    assert cli.main(['bench']) == cli.EXIT_USAGE
+    assert 'not part of this installation' in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# validate
+def test_ready_configs_validate(capsys):
+    paths = sorted(os.path.join(CONFIGS, name) for name in os.listdir(CONFIGS) if name.endswith('.yaml'))
+    assert {os.path.basename(p) for p in paths} >= {'h1_example.yaml', 'g1_walk.yaml', 'jetbot_point_nav.yaml'}
+    assert cli.main(['validate', *paths]) == 0
+    out = capsys.readouterr().out
+    assert out.count(': OK (') == len(paths)
+
+
+def test_h1_example_is_the_users_example(tmp_path, monkeypatch):
+    from internutopia.macros import gm
+    from internutopia_extension.configs.robots.h1 import (H1RobotCfg, h1_camera_cfg, h1_tp_camera_cfg, move_along_path_cfg,
+                                                          move_by_speed_cfg, rotate_cfg)
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg, move_along_path_cfg, rotate_cfg],
+                    sensors=[h1_camera_cfg.update(name='camera', resolution=(320, 240), enable=False),
+                             h1_tp_camera_cfg.update(enable=False)])
+    task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', scene_scale=(0.01, 0.01, 0.01),
+                                  robots=[h1])
+    expected = Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, use_fabric=False, headless=True),
+                      env_num=2, env_offset_size=10, task_configs=[task, task])
+    monkeypatch.chdir(tmp_path)  # relative scene paths resolve from the config's folder's parent
+    loaded = cli.load_config(os.path.join(CONFIGS, 'h1_example.yaml'))
+    for ours, theirs in zip(loaded.task_configs, expected.task_configs):
+        assert os.path.samefile(ours.scene_asset_path, theirs.scene_asset_path)
+    strip = {'task_configs': {'__all__': {'scene_asset_path'}}}
+    assert loaded.model_dump(exclude=strip) == expected.model_dump(exclude=strip)
+
+
+def problems_of(path):
+    with pytest.raises(cli.ConfigError) as error:
+        cli.load_config(path)
+    return error.value.problems
+
+
+def test_yaml_syntax_error_has_line_and_column(tmp_path, capsys):
+    path = write(tmp_path, """\
+        env_num: 2
+        task_configs:
+          - type: FiniteStepTask
+            robots: [ {type: JetbotRobot, name: j}
+        """)
+    assert cli.main(['validate', path]) == 1
+    err = capsys.readouterr().err
+    assert f'{path}:5:1: YAML syntax error' in err and 'started at line 4' in err
+
+
+def test_unknown_fields_name_their_path_line_and_the_valid_fields(tmp_path):
+    path = write(tmp_path, """\
+        simulator:
+          physcs_dt: 0.01
+        task_configs:
+          - type: FiniteStepTask
+            robots:
+              - type: JetbotRobot
+                name: jetbot
+                positon: [0, 0, 0.03]
+                controllers:
+                  - {type: DifferentialDriveController, name: move_by_speed, wheel_base: 0.1, wheel_radius: 0.03, top_speed: 2}
+        """)
+    problems = problems_of(path)
+    assert len(problems) == 3
+    assert problems[0].startswith(f'{path}:2: simulator.physcs_dt: unknown field \'physcs_dt\' of SimConfig')
+    assert "'physics_dt'" in problems[0]
+    assert problems[1].startswith(f"{path}:8: task_configs[0].robots[0].positon: unknown field 'positon' of JetbotRobotCfg")
+    assert "'position'" in problems[1]
+    assert problems[2].startswith(f'{path}:10: task_configs[0].robots[0].controllers[0].top_speed: unknown field')
+    assert "'wheel_radius'" in problems[2]
+
+
+def test_unknown_types_list_the_registered_ones(tmp_path):
+    path = write(tmp_path, """\
+        task_configs:
+          - type: FiniteStepTsk
+            robots:
+              - type: JetbotRobot
+                name: jetbot
+                controllers:
+                  - {type: Teleport, name: go}
+            metrics:
+              - {type: Fun}
+        """)
+    problems = problems_of(path)
+    assert problems[0].startswith(f"{path}:2: task_configs[0].type: unknown task type 'FiniteStepTsk'; registered task types: [")
+    assert "'FiniteStepTask'" in problems[0] and "'PointNavTask'" in problems[0]
+    assert problems[1].startswith(f"{path}:7: task_configs[0].robots[0].controllers[0].type: unknown controller type 'Teleport'")
+    assert "'DifferentialDriveController'" in problems[1]
+    assert problems[2].startswith(f"{path}:9: task_configs[0].metrics[0].type: unknown metric type 'Fun'")
+
+
+def test_bad_values_missing_fields_and_files(tmp_path):
+    path = write(tmp_path, """\
+        env_num: 0
+        task_configs:
+          - type: PointNavTask
+            scene_asset_path: nowhere/scene.usd
+            robots: [{type: JetbotRobot, name: jetbot}]
+        """)
+    problems = problems_of(path)
+    assert any(p.startswith(f'{path}:1: env_num: env_num must be >= 1') for p in problems)
+    assert any(p.startswith(f"{path}:3: task_configs[0].goal: missing required field 'goal'") for p in problems)
+    path = write(tmp_path, """\
+        task_configs:
+          - type: FiniteStepTask
+            scene_asset_path: nowhere/scene.usd
+            robots: [{type: JetbotRobot, name: jetbot}]
+        """, 'files.yaml')
+    assert problems_of(path) == [f"{path}:3: task_configs[0].scene_asset_path: file not found: 'nowhere/scene.usd' "
+                                 f'(looked in {os.getcwd()}, {tmp_path} and {tmp_path.parent})']
+    assert problems_of(write(tmp_path, '- 1\n- 2\n', 'list.yaml'))[0].endswith('got list')
+    assert 'cannot read' in problems_of(str(tmp_path / 'absent.yaml'))[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# run
+def nav_config(tmp_path, goals, env_num=2, max_steps=2400):
+    tasks = [PointNavTaskCfg(goal=goal, max_steps=max_steps, robots=[JetbotRobotCfg()]) for goal in goals]
+    path = tmp_path / 'nav.yaml'
+    Config(simulator=SimConfig(physics_dt=1 / 120), env_num=env_num, metrics_save_path='none', task_configs=tasks).to_yaml(path)
+    return str(path)
+
+
+def test_run_drives_to_the_goals_and_writes_results(tmp_path, capsys):
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (-1.0, 0.5, 0.0)])
+    results = tmp_path / 'out' / 'results.jsonl'
+    assert cli.main(['run', path, '--results', str(results), '--json']) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert summary['episodes_finished'] == summary['episodes_total'] == 3
+    assert summary['metrics_mean']['success'] == 1.0 and summary['env_steps_per_s'] > 0
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(records) == 3 and all(r['metrics']['success'] is True for r in records)
+    assert sorted(r['episode_index'] for r in records) == [0, 1, 2]
+    assert 'episodes' in captured.err  # the progress bar
+
+
+def test_run_with_steps_env_num_and_plain_progress(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, 'tqdm', None)  # no tqdm: plain text progress on stderr
+    path = nav_config(tmp_path, [(2.0, 0.0, 0.0)] * 4)
+    results = tmp_path / 'r.jsonl'
+    results.write_text('old line\n')
+    assert cli.main(['run', path, '--steps', '30', '--env-num', '3', '--results', str(results)]) == 0
+    captured = capsys.readouterr()
+    assert 'episodes finished: 0/4' in captured.out and 'steps: 30  env-steps: 90' in captured.out
+    assert '[internutopia] episodes 0/4' in captured.err
+    assert results.read_text() == ''  # overwritten, and no episode finished
+
+
+def test_run_without_a_goal_gives_no_command(tmp_path, capsys):
+    task = FiniteStepTaskCfg(max_steps=50, robots=[JetbotRobotCfg()])
+    path = tmp_path / 'still.yaml'
+    Config(env_num=1, metrics_save_path=str(tmp_path / 'default.jsonl'), task_configs=[task]).to_yaml(path)
+    assert cli.main(['run', str(path), '--no-progress', '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['results'] == str(tmp_path / 'default.jsonl')  # the config's own results file
+    record = json.loads((tmp_path / 'default.jsonl').read_text())
+    assert record['truncated'] is True and record['steps'] == 50
+
+
+def test_default_actions_follow_move_to_point_to_the_goal(make_config):
+    from internutopia.core.vec_env import Env
+
+    goal_task = PointNavTaskCfg(goal=(1.0, 2.0, 0.0), robots=[JetbotRobotCfg()])
+    no_goal = FiniteStepTaskCfg(robots=[JetbotRobotCfg()])
+    env = Env(make_config([goal_task, no_goal], env_num=2))
+    env.reset()
+    assert cli.default_actions(env) == [{'jetbot': {'move_to_point': [[1.0, 2.0, 0.0]]}}, None]
+    env.close()
+
+
+def test_run_reports_config_errors(tmp_path, capsys):
+    path = write(tmp_path, 'task_configs:\n  - {type: Nope}\n')
+    assert cli.main(['run', path]) == 1
+    assert "unknown task type 'Nope'" in capsys.readouterr().err

@@ -1,0 +1,353 @@
+"""The Ray-distributed env (``Config.distribute`` + ``vec_env.Env``) on a local Ray.
+
+The task and config classes defined here are the "user's own extension": they are registered in
+this module only, so their reaching the runner actors is part of what is tested.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from typing import Optional
+
+import numpy as np
+import pytest
+
+from internutopia.core.config import Config, TaskCfg
+from internutopia.core.distribution import DistributedConfig, RayDistributionCfg
+from internutopia.core.task.base import BaseTask
+from internutopia.core.vec_env import Env
+from internutopia_extension import import_extensions
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+from internutopia_extension.tasks.finite_step import FiniteStepTask
+
+ray = pytest.importorskip('ray')
+
+import_extensions()
+
+
+class MarkTaskCfg(FiniteStepTaskCfg):
+    """A user task config: ``mark`` comes back in the slot's observation."""
+
+    type: str = 'DistMarkTask'
+    mark: float = 0.0
+    crash_flag: Optional[str] = None  # the runner process exits at step 2 unless this file exists
+
+
+@BaseTask.register('DistMarkTask')
+class DistMarkTask(FiniteStepTask):
+    """A user task: a finite-step task that reports its episode's ``mark``."""
+
+    def __init__(self, runner) -> None:
+        super().__init__(runner)
+        self.marks = np.zeros(self.env_num)
+
+    def reset_slot(self, slot: int, config) -> None:
+        super().reset_slot(slot, config)
+        self.marks[slot] = config.mark
+
+    def step(self, slots: np.ndarray):
+        for slot in slots:
+            flag = self.configs[slot].crash_flag
+            if flag and self.runner.steps[slot] == 2 and not os.path.exists(flag):
+                open(flag, 'w').close()
+                os._exit(1)  # the worker process dies in the middle of a step
+        return super().step(slots)
+
+    def get_observations(self, slots: np.ndarray) -> dict:
+        return {'mark': self.marks[slots]}
+
+
+def _tasks(count: int, max_steps=lambda i: 1000) -> list[MarkTaskCfg]:
+    return [MarkTaskCfg(mark=float(i), max_steps=max_steps(i), robots=[JetbotRobotCfg()]) for i in range(count)]
+
+
+def _distributed(tasks, proc_num: int, env_num: int, **config) -> Env:
+    cfg = Config(env_num=env_num, metrics_save_path=config.pop('metrics_save_path', 'none'), task_configs=tasks, **config)
+    return Env(cfg.distribute(RayDistributionCfg(proc_num=proc_num)))
+
+
+def _processes() -> dict[int, tuple[int, str, str]]:
+    """pid -> (parent pid, state, name) of every process, from /proc."""
+    table = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as stream:
+                stat = stream.read()
+        except OSError:
+            continue
+        name = stat[stat.index('(') + 1:stat.rindex(')')]
+        state, ppid = stat[stat.rindex(')') + 2:].split()[:2]
+        table[int(entry)] = (int(ppid), state, name)
+    return table
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Live (not zombie) descendants of ``pid``: pid -> name."""
+    table = _processes()
+    found, frontier = {}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, state, name) in table.items():
+            if ppid == parent and child not in found:
+                frontier.append(child)
+                if state != 'Z':
+                    found[child] = name
+    return found
+
+
+def _alive(pid: int) -> bool:
+    state = _processes().get(pid)
+    return state is not None and state[1] != 'Z'
+
+
+def _wait_dead(actor) -> None:
+    """``ray.kill`` is asynchronous: wait until calls to ``actor`` fail."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.ready.remote(), timeout=5)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.05)
+    raise AssertionError('the killed actor still answers')
+
+
+# ---------------------------------------------------------------------------------------------
+def test_distribution_config_is_strict_and_keeps_the_users_objects():
+    task = MarkTaskCfg(mark=3.0, robots=[JetbotRobotCfg()])
+    cfg = Config(env_num=3, metrics_save_path='none', task_configs=[task, task])
+    before = cfg.model_dump()
+    dist = cfg.distribute(RayDistributionCfg(proc_num=2, gpu_num_per_proc=0))
+    assert isinstance(dist, DistributedConfig) and isinstance(dist, Config)
+    assert dist.env_num == 3 and dist.distribution_config.proc_num == 2
+    assert all(t is task for t in dist.task_configs)  # same objects, same classes (not a dump)
+    assert cfg.model_dump() == before and not hasattr(cfg, 'distribution_config')
+    assert cfg.distribute({'proc_num': 4}).distribution_config.proc_num == 4
+    for bad in ({'proc_num': 0}, {'proc_num': '2'}, {'proc_num': True}, {'gpu_num_per_proc': -1},
+                {'proc_nums': 2}, {'working_dir': '/no/such/dir'}, {'head_address': ''}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            RayDistributionCfg(**bad)
+    with pytest.raises(ValueError, match='distribution_config'):
+        DistributedConfig(env_num=1, task_configs=[task])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir('/proc'), reason='reads the process table from /proc')
+def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
+    assert not ray.is_initialized()
+    before = set(_descendants(os.getpid()))
+    env = _distributed(_tasks(4, lambda i: 3), proc_num=2, env_num=2)
+    try:
+        assert env.env_num == 4 and ray.is_initialized()
+        runner_pids = [info['pid'] for info in env.runner_info()]
+        obs, info = env.reset()
+        assert [o['mark'] for o in obs] == [0.0, 1.0, 2.0, 3.0]
+        env.step([None] * 4)
+        ours = {pid: name for pid, name in _descendants(os.getpid()).items() if pid not in before}
+        assert 'raylet' in ours.values() and 'gcs_server' in ours.values()
+        assert set(runner_pids) <= set(ours)  # the runners are workers of our raylet
+    finally:
+        env.close()
+    assert not ray.is_initialized()
+    assert not env.simulation_app.is_running()
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in ours) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert {pid: name for pid, name in ours.items() if _alive(pid)} == {}
+    assert set(_descendants(os.getpid())) <= before
+    with pytest.raises(RuntimeError, match='closed'):
+        env.reset()
+
+
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
+class TestOnALocalRay:
+    """Envs joining one Ray started by the test (they leave it running on close)."""
+
+    @pytest.fixture(scope='class', autouse=True)
+    @classmethod
+    def local_ray(cls):
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        yield
+        ray.shutdown()
+
+    def test_every_episode_runs_exactly_once_with_random_partial_resets(self, tmp_path):
+        rng = random.Random(7)
+        steps_of = {i: rng.randint(1, 6) for i in range(50)}
+        results = tmp_path / 'results.jsonl'
+        env = _distributed(_tasks(50, steps_of.__getitem__), proc_num=2, env_num=4, metrics_save_path=str(results))
+        try:
+            finished: list[int] = []
+            handed_out: list[int] = []
+            idle = list(range(env.env_num))  # done or empty slots
+            while True:
+                if idle:
+                    chosen = rng.sample(idle, rng.randint(1, len(idle)))  # random subset, random order
+                    obs, info = env.reset(chosen)
+                    assert len(obs) == len(info) == len(chosen)
+                    for slot, o, task in zip(chosen, obs, info):
+                        if task is None:
+                            assert o is None
+                            continue
+                        assert o['mark'] == task.mark  # obs aligned to the caller's order
+                        assert env.slot_episodes[slot] == int(task.mark)
+                        handed_out.append(int(task.mark))
+                        idle.remove(slot)
+                if env.finished:
+                    break
+                action = [{'jetbot': {'move_by_speed': [rng.uniform(-0.3, 0.3), 0.0]}} if rng.random() < 0.7 else None
+                          for _ in range(env.env_num)]
+                obs, reward, terminated, truncated, info = env.step(action)
+                for slot in range(env.env_num):
+                    if slot in idle:
+                        assert obs[slot] is None and info[slot] is None
+                        continue
+                    if terminated[slot] or truncated[slot]:
+                        index = info[slot]['episode_index']
+                        assert info[slot]['steps'] == steps_of[index]
+                        finished.append(index)
+                        idle.append(slot)
+            assert sorted(finished) == list(range(50))
+            assert sorted(handed_out) == list(range(50))
+        finally:
+            env.close()
+        records = [json.loads(line) for line in results.read_text().splitlines()]
+        assert sorted(r['episode_index'] for r in records) == list(range(50))
+        assert {r['slot'] for r in records} <= set(range(8)) and max(r['slot'] for r in records) >= 4
+
+    def test_actions_reach_the_slot_they_were_given_to(self):
+        speeds = [0.05 * (g + 1) * (-1) ** g for g in range(6)]  # a different wheel command per slot
+        action = [{'jetbot': {'move_by_speed': [v, 0.0]}} for v in speeds]
+        env = _distributed(_tasks(6), proc_num=2, env_num=3)
+        reference = Env(Config(env_num=6, metrics_save_path='none', task_configs=_tasks(6)))
+        try:
+            obs, info = env.reset([5, 0, 4, 1, 3, 2])
+            assert [o['mark'] for o in obs] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+            assert [t.mark for t in info] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+            reference.reset([5, 0, 4, 1, 3, 2])
+            start = [o['jetbot']['position'].copy() for o in env.step([None] * 6)[0]]
+            reference.step([None] * 6)
+            for _ in range(120):
+                obs = env.step(action)[0]
+                ref_obs = reference.step(action)[0]
+            moved = [o['jetbot']['position'][0] - s[0] for o, s in zip(obs, start)]
+            # each slot moved with its own command: sign and size follow the slot's speed
+            assert np.all(np.sign(moved) == np.sign(speeds))
+            assert np.all(np.diff(np.abs(moved[0::2])) > 0) and np.all(np.diff(np.abs(moved[1::2])) > 0)
+            ref_moved = [o['jetbot']['position'][0] - s[0] for o, s in zip(ref_obs, start)]
+            np.testing.assert_allclose(moved, ref_moved, atol=1e-6)
+            assert obs[0]['jetbot']['position'].flags.writeable
+        finally:
+            env.close()
+            reference.close()
+
+    def test_a_killed_runner_is_replaced_and_its_episodes_rerun_exactly_once(self):
+        env = _distributed(_tasks(8, lambda i: 5), proc_num=2, env_num=2)
+        try:
+            obs, info = env.reset()
+            assert [t.mark for t in info] == [0.0, 1.0, 2.0, 3.0]
+            env.step([None] * 4)
+            env.step([None] * 4)
+            old = env.runner_actors[1]
+            ray.kill(old)  # runner 1 (slots 2, 3) dies mid-episode
+            _wait_dead(old)
+            obs, reward, terminated, truncated, info = env.step([{'jetbot': {'move_by_speed': [0.1, 0.0]}}] * 4)
+            assert [o is None for o in obs] == [False, False, True, True]
+            assert info[2] == {'runner_failed': True, 'requeued_episode': 2, 'runner_id': 1}
+            assert info[3] == {'runner_failed': True, 'requeued_episode': 3, 'runner_id': 1}
+            assert reward[2] is terminated[2] is truncated[2] is None
+            assert info[0]['steps'] == info[1]['steps'] == 3  # the other runner went on normally
+            assert env.runner_restarts == [0, 1] and env.runner_actors[1] != old
+            assert env.slot_episodes == [0, 1, None, None]
+            assert env.queue_len == 6  # 4 untouched + 2 requeued
+            obs, info = env.reset([3, 2])  # requeued episodes come first
+            assert [t.mark for t in info] == [2.0, 3.0] and [o['mark'] for o in obs] == [2.0, 3.0]
+            finished: dict[int, int] = {}
+            runs: dict[int, int] = {}
+            while not env.finished:
+                obs, reward, terminated, truncated, info = env.step([None] * 4)
+                assert not any(i and i.get('runner_failed') for i in info)
+                done = [g for g in range(4) if truncated[g]]
+                for g in done:
+                    finished[info[g]['episode_index']] = finished.get(info[g]['episode_index'], 0) + 1
+                    runs[info[g]['episode_index']] = info[g]['steps']
+                if done:
+                    env.reset(done)
+            assert finished == {i: 1 for i in range(8)}
+            assert runs == {i: 5 for i in range(8)}  # 2 and 3 ran again in full, on the new runner
+        finally:
+            env.close()
+
+    def test_a_runner_dying_inside_a_step_loses_no_episode(self, tmp_path):
+        flag = tmp_path / 'crashed'
+        tasks = _tasks(3, lambda i: 4)
+        tasks[1] = tasks[1].update(crash_flag=str(flag))
+        env = _distributed(tasks, proc_num=2, env_num=1)
+        try:
+            env.reset()
+            env.step([None, None])
+            obs, reward, terminated, truncated, info = env.step([None, None])  # runner 1 exits in here
+            assert flag.exists()
+            assert info[1] == {'runner_failed': True, 'requeued_episode': 1, 'runner_id': 1} and obs[1] is None
+            assert info[0] == {'episode_index': 0, 'steps': 2} and obs[0]['mark'] == 0.0
+            obs, info = env.reset([1])
+            assert info[0].mark == 1.0  # the requeued episode comes first
+            finished = []
+            while not env.finished:
+                obs, reward, terminated, truncated, info = env.step([None, None])
+                done = [g for g in range(2) if truncated[g]]
+                finished += [(info[g]['episode_index'], info[g]['steps']) for g in done]
+                if done:
+                    env.reset(done)
+            assert sorted(finished) == [(0, 4), (1, 4), (2, 4)]
+            assert env.runner_restarts == [0, 1]
+        finally:
+            env.close()
+
+    def test_bad_input_raises_the_one_process_error_and_changes_nothing(self):
+        tasks = _tasks(5) + [TaskCfg(type='NoSuchTask')]
+        env = _distributed(tasks, proc_num=2, env_num=2)
+        reference = Env(Config(env_num=4, metrics_save_path='none', task_configs=tasks))
+        try:
+            env.reset()
+            reference.reset()
+
+            def same_error(call):
+                with pytest.raises(ValueError) as got:
+                    call(env)
+                with pytest.raises(ValueError) as expected:
+                    call(reference)
+                assert str(got.value) == str(expected.value)
+                return str(got.value)
+
+            good = {'jetbot': {'move_by_speed': [0.2, 0.0]}}
+            assert 'out of range' in same_error(lambda e: e.reset([4]))
+            assert 'more than once' in same_error(lambda e: e.reset([1, 1]))
+            same_error(lambda e: e.reset(['a']))
+            assert 'length 3' in same_error(lambda e: e.step([good] * 3))
+            msg = same_error(lambda e: e.step([good, good, good, {'jetbot': {'fly': [1.0]}}]))
+            assert msg.startswith('action[3]') and 'move_by_speed' in msg
+            msg = same_error(lambda e: e.step([good, good, {'rover': {}}, good]))
+            assert msg.startswith('action[2]') and 'robots in env 2' in msg
+            same_error(lambda e: e.step([good, good, {'jetbot': {'move_by_speed': [1.0]}}, good]))
+            same_error(lambda e: e.step([{'jetbot': {'fly': 1}}, good, good, {'rover': {}}]))  # first bad slot wins
+            # nothing moved, nothing was taken from the queue
+            obs, _, _, _, info = env.step([None] * 4)
+            assert [i['steps'] for i in info] == [1, 1, 1, 1]
+            assert env.queue_len == 2 and env.slot_episodes == [0, 1, 2, 3]
+            # an unregistered task type in the queue: ValueError, and the queue is as it was
+            env.step([None] * 4)
+            with pytest.raises(ValueError, match='NoSuchTask'):
+                env.reset([0, 1])
+            assert env.queue_len == 2 and env.slot_episodes == [0, 1, 2, 3]
+            obs, info = env.reset([2])
+            assert info[0].mark == 4.0
+        finally:
+            env.close()
+            reference.close()
