@@ -229,7 +229,8 @@ def measure_async(robot: str, env_num: int, cameras: bool, steps: int, user_conf
     """Env-steps/s of ``AsyncVectorEnv`` over ``env_num`` single-robot envs doing the same control."""
     import gymnasium as gym
 
-    context = 'fork' if sys.platform.startswith('linux') else 'spawn'
+    # A fork server starts each env from a clean process (no GL state inherited from this one).
+    context = 'forkserver' if sys.platform.startswith('linux') else 'spawn'
     vector = gym.vector.AsyncVectorEnv([_SingleRobotEnv(robot, cameras, user_config)] * env_num, context=context)
     try:
         vector.reset()

@@ -281,3 +281,19 @@ def test_unknown_types_fail_with_registered_names(make_config):
         env.reset()
     assert len(env.runner.queue) == 1  # the episode went back to the queue
     env.close()
+
+
+def test_move_along_path_continues_same_path_and_restarts_on_a_new_one(make_config):
+    env = Env(make_config([jetbot_task(max_steps=5000)] * 2, env_num=2))
+    env.reset()
+    path = [(0.3, 0.0, 0.0), (0.3, 0.3, 0.0), (0.0, 0.3, 0.0)]
+    for _ in range(1500):
+        obs, *_ = env.step([{'jetbot': {'move_along_path': [list(path)]}}] * 2)  # equal, not identical, lists
+    state = obs[0]['jetbot']['controllers']['move_along_path']
+    assert state['current_index'] >= 1 and state['total_points'] == 3
+    shorter = path[:2]
+    obs, *_ = env.step([{'jetbot': {'move_along_path': [shorter]}}, {'jetbot': {'move_along_path': [path]}}])
+    assert obs[0]['jetbot']['controllers']['move_along_path']['total_points'] == 2
+    assert obs[0]['jetbot']['controllers']['move_along_path']['current_index'] == 0
+    assert obs[1]['jetbot']['controllers']['move_along_path']['current_index'] == state['current_index']
+    env.close()

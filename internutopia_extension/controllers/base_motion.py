@@ -99,7 +99,6 @@ class MoveAlongPathPointsController(BaseController):
         self.point_controller = self.sub_controller(MoveToPointBySpeedController)
         #: Waypoints per slot, padded to the longest path seen: ``(env_num, max_points, 3)``.
         self.points = np.zeros((self.env_num, 1, 3))
-        self._path_keys: list[bytes] = [b''] * self.env_num
         self.current_index = np.zeros(self.env_num, dtype=np.int64)
         self.total_points = np.zeros(self.env_num, dtype=np.int64)
         self.current_point = np.zeros((self.env_num, 3))
@@ -123,29 +122,46 @@ class MoveAlongPathPointsController(BaseController):
             paths = as_float_array(actions, None, 'move_along_path expects one [[p0, p1, ...]] per env; paths')
             if paths.shape[2] == 2:
                 paths = np.concatenate([paths, np.zeros(paths.shape[:2] + (1,))], axis=2)
-            return list(paths)
+            return paths
         return [self.parse_action(path) for path in actions]
 
-    def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray]) -> None:
+    def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         """Restart the slots whose commanded path differs from the one they follow."""
-        keys: dict[int, bytes] = {}
+        if isinstance(paths, np.ndarray) or all(path is paths[0] for path in paths):
+            # One array for all slots (the array API) or one shared path: compare in one go.
+            stacked = paths if isinstance(paths, np.ndarray) else paths[0][None]
+            length = stacked.shape[1]
+            self._fit(length)
+            same = (self.total_points[slots] == length) & \
+                (self.points[slots, :length] == stacked).all(axis=(1, 2)) & (self.points[slots, length:] == 0).all(axis=(1, 2))
+            changed = ~same
+            if changed.any():
+                restart = slots[changed]
+                self.points[restart] = 0.0
+                self.points[restart, :length] = stacked[changed] if len(stacked) > 1 else stacked[0]
+                self._restart(restart, length)
+            return
         for slot, path in zip(slots.tolist(), paths):
-            key = keys.get(id(path))
-            if key is None:
-                key = keys[id(path)] = len(path).to_bytes(4, 'little') + path.tobytes()
-            if key == self._path_keys[slot]:
+            length = len(path)
+            if self.total_points[slot] == length and np.array_equal(self.points[slot, :length], path):
                 continue
-            self._path_keys[slot] = key
-            if len(path) > self.points.shape[1]:
-                grown = np.zeros((self.env_num, len(path), 3))
-                grown[:, :self.points.shape[1]] = self.points
-                self.points = grown
-            self.points[slot, :len(path)] = path
-            self.current_index[slot] = 0
-            self.total_points[slot] = len(path)
-            self.finished[slot] = False
+            self._fit(length)
+            self.points[slot] = 0.0
+            self.points[slot, :length] = path
+            self._restart(np.array([slot]), length)
 
-    def apply(self, slots: np.ndarray, paths: list[np.ndarray]) -> None:
+    def _fit(self, length: int) -> None:
+        if length > self.points.shape[1]:
+            grown = np.zeros((self.env_num, length, 3))
+            grown[:, :self.points.shape[1]] = self.points
+            self.points = grown
+
+    def _restart(self, slots: np.ndarray, length: int) -> None:
+        self.current_index[slots] = 0
+        self.total_points[slots] = length
+        self.finished[slots] = False
+
+    def apply(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         self._start_paths(slots, paths)
         finished = self.finished[slots]
         if finished.any():
@@ -164,8 +180,6 @@ class MoveAlongPathPointsController(BaseController):
 
     def reset(self, slots: np.ndarray) -> None:
         super().reset(slots)
-        for slot in slots:
-            self._path_keys[slot] = b''
         self.points[slots] = 0.0
         self.current_index[slots] = 0
         self.total_points[slots] = 0

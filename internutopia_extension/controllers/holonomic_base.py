@@ -35,8 +35,10 @@ class HolonomicBaseController(BaseVelocityController):
         dt = self.world.model.opt.timestep
         yaw = quat_to_yaw(data.mocap_quat[mocap])
         cos, sin = np.cos(yaw), np.sin(yaw)
-        data.mocap_pos[mocap, 0] += (cos * velocity[:, 0] - sin * velocity[:, 1]) * dt
-        data.mocap_pos[mocap, 1] += (sin * velocity[:, 0] + cos * velocity[:, 1]) * dt
+        position = data.mocap_pos[mocap]
+        position[:, 0] += (cos * velocity[:, 0] - sin * velocity[:, 1]) * dt
+        position[:, 1] += (sin * velocity[:, 0] + cos * velocity[:, 1]) * dt
+        data.mocap_pos[mocap] = position
         data.mocap_quat[mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
 
 
