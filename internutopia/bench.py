@@ -107,13 +107,26 @@ def _measure_ours(robot: str, env_num: int, cameras: bool, api: str, steps: int,
         step()
     step_s = (time.perf_counter() - began) / steps
     out: dict[str, Any] = {'env_steps_per_s': env_num / step_s, 'step_ms': step_s * 1e3, 'startup_s': startup_s,
-                           'import_s': import_s, 'peak_memory_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+                           'import_s': import_s, 'peak_memory_mb': peak_memory_mb()}
     if with_resets:
         out.update(_measure_resets(env, robot, env_num, cameras, user_config, step_s))
         # A rebuild holds the old and the new model of one shard for a moment.
-        out['peak_memory_with_rebuild_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        out['peak_memory_with_rebuild_mb'] = peak_memory_mb()
     env.close()
     return out
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process in MB (``VmHWM``; ``ru_maxrss`` would include the
+    parent's peak, which survives the fork and exec that start a worker)."""
+    try:
+        with open('/proc/self/status', encoding='utf-8') as stream:
+            for line in stream:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _measure_resets(env: Any, robot: str, env_num: int, cameras: bool, user_config: Optional[str], step_s: float) -> dict:
