@@ -283,7 +283,13 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
             limit = measure_limit(robot, env_num, steps, user_config)
             log(f'{robot} x{env_num}: limit (mujoco.batch, {os.cpu_count()} threads) {limit:,.0f} env-steps/s')
             for camera in cameras:
-                alternative = measure_async(robot, env_num, camera, steps, user_config) if with_async else None
+                alternative = None
+                if with_async:
+                    try:
+                        alternative = measure_async(robot, env_num, camera, steps, user_config)
+                    except Exception as exc:  # e.g. env_num processes that do not fit in memory
+                        log(f'{robot} x{env_num} cameras {"on" if camera else "off"}: AsyncVectorEnv failed '
+                            f'({type(exc).__name__}: {exc}); no ratio')
                 if alternative is not None:
                     log(f'{robot} x{env_num} cameras {"on" if camera else "off"}: AsyncVectorEnv {alternative:,.0f} env-steps/s')
                 for api in apis:

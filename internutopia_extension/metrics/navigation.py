@@ -32,17 +32,6 @@ class _GoalMetric(BaseMetric):
         self.goal = np.zeros((self.env_num, 3))
         self.success_distance = np.zeros(self.env_num)
 
-    def robot_name(self, task) -> str:
-        names = [r.name for r in task.robots]
-        name = self.config.metric_config.get('robot_name', getattr(task, 'robot_name', None))
-        if name is None:
-            if not names:
-                raise ValueError(f'{self.name}: the episode has no robot to measure')
-            return names[0]
-        if name not in names:
-            raise ValueError(f'{self.name}: robot_name {name!r} is not in the episode; robots: {names}')
-        return name
-
     def reset_slot(self, slot: int, task) -> None:
         goal = getattr(task, 'goal', None)
         if goal is None:
@@ -50,7 +39,7 @@ class _GoalMetric(BaseMetric):
                              f'{task.type} has none')
         self.goal[slot] = goal
         self.success_distance[slot] = getattr(task, 'success_distance', 0.3)
-        self.robot.track(slot, self.robot_name(task))
+        self.robot.track(slot, self.measured_robot(task))
 
     def distance(self, slots: np.ndarray) -> np.ndarray:
         return xy_distance(self.robot.positions(slots), self.goal[slots])
@@ -134,7 +123,7 @@ class CollisionCountMetric(_GoalMetric):
 
     def reset_slot(self, slot: int, task) -> None:
         # Only the robot matters here; a goal is not needed (works with any task).
-        self.robot.track(slot, self.robot_name(task))
+        self.robot.track(slot, self.measured_robot(task))
         self.tracked_part[slot] = self._part_id(self.robot.names[slot])
         self.count[slot] = 0
         self.in_collision[slot] = self._touching()[slot]  # contact at the start is not a collision

@@ -17,19 +17,8 @@ class TraveledDistanceMetric(BaseMetric):
         self.last_position = np.zeros((self.env_num, 3))
         self.robot_names: list[str | None] = [None] * self.env_num
 
-    def _robot_name(self, task) -> str:
-        name = self.config.metric_config.get('robot_name')
-        names = [r.name for r in task.robots]
-        if name is None:
-            if not names:
-                raise ValueError(f'{self.name}: the episode has no robot to measure')
-            return names[0]
-        if name not in names:
-            raise ValueError(f'{self.name}: metric_config robot_name {name!r} is not in the episode; robots: {names}')
-        return name
-
     def reset_slot(self, slot: int, task) -> None:
-        name = self.robot_names[slot] = self._robot_name(task)
+        name = self.robot_names[slot] = self.measured_robot(task)
         robot = self.runner.slot_robots[slot][name]
         self.last_position[slot] = robot.poses(np.array([slot]))[0][0]
         self.distance[slot] = 0.0

@@ -29,6 +29,22 @@ class BaseMetric:
         """Class decorator registering a metric type under ``name``."""
         return cls.registry.register(name)
 
+    def measured_robot(self, task: TaskCfg) -> str:
+        """Name of the robot this metric measures in ``task``.
+
+        ``metric_config['robot_name']``, else the task's own ``robot_name`` field if it has one,
+        else the episode's first robot; ``ValueError`` naming the robots when it is not there.
+        """
+        names = [robot.name for robot in task.robots]
+        name = self.config.metric_config.get('robot_name', getattr(task, 'robot_name', None))
+        if name is None:
+            if not names:
+                raise ValueError(f'{self.name}: the episode has no robot to measure')
+            return names[0]
+        if name not in names:
+            raise ValueError(f'{self.name}: robot_name {name!r} is not in the episode; robots: {names}')
+        return name
+
     def reset_slot(self, slot: int, task: TaskCfg) -> None:
         """Start accumulating for a new episode in ``slot``."""
 
