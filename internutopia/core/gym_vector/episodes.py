@@ -1,0 +1,90 @@
+"""Where the Gymnasium envs get their episodes: a list cycled forever, or a seeded sampler."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from internutopia.core.config import TaskCfg
+
+#: A sampler of episodes: called with the env's seeded generator, returns one ``TaskCfg`` or several.
+EpisodeSampler = Callable[[np.random.Generator], Union[TaskCfg, Iterable[TaskCfg]]]
+
+class EpisodeSource:
+    """A restartable stream of ``TaskCfg`` episodes for the Gymnasium envs.
+
+    ``episodes`` may be:
+
+    * ``None``: ``default`` (a config's ``task_configs``);
+    * a list or tuple of ``TaskCfg``;
+    * a sampler: a callable ``f(rng)`` returning one ``TaskCfg`` or an iterable of them, called
+      again whenever the previous batch is used up (``rng`` is a ``numpy.random.Generator``);
+    * any other iterable or iterator of ``TaskCfg`` (used as it is: it cannot be restarted).
+
+    With ``endless=True`` lists are cycled, so the stream never runs dry. :meth:`stream` starts the
+    sequence over (for lists and samplers), so the same seed gives the same episodes.
+    """
+
+    def __init__(self, episodes: Any, default: Sequence[TaskCfg] = (), endless: bool = True) -> None:
+        self.endless = endless
+        self._list: Optional[list[TaskCfg]] = None
+        self._sampler: Optional[EpisodeSampler] = None
+        self._iterator: Optional[Iterator[TaskCfg]] = None
+        if episodes is None:
+            episodes = list(default)
+        if isinstance(episodes, TaskCfg):
+            episodes = [episodes]
+        if isinstance(episodes, (list, tuple)):
+            if not episodes:
+                raise ValueError('episodes must hold at least one TaskCfg')
+            for index, task in enumerate(episodes):
+                if not isinstance(task, TaskCfg):
+                    raise TypeError(f'episodes[{index}] is a {type(task).__name__}, expected a TaskCfg')
+            self._list = list(episodes)
+        elif callable(episodes) and not hasattr(episodes, '__iter__'):
+            self._sampler = episodes
+        elif hasattr(episodes, '__iter__'):
+            self._iterator = iter(episodes)
+        else:
+            raise TypeError('episodes must be a list of TaskCfg, an iterable of TaskCfg or a sampler f(rng) -> TaskCfg; '
+                            f'got {type(episodes).__name__}')
+
+    @property
+    def restartable(self) -> bool:
+        """Whether :meth:`stream` starts the sequence over (lists and samplers) or continues (iterators)."""
+        return self._iterator is None
+
+    @property
+    def first(self) -> Optional[TaskCfg]:
+        """The first episode of a list source (``None`` for samplers and iterators)."""
+        return self._list[0] if self._list else None
+
+    def stream(self, rng: np.random.Generator) -> Iterator[TaskCfg]:
+        """A new iterator over the episodes; samplers draw from ``rng``."""
+        if self._list is not None:
+            return itertools.cycle(self._list) if self.endless else iter(self._list)
+        if self._sampler is not None:
+            return self._sample(self._sampler, rng)
+        return self._iterator  # type: ignore[return-value]
+
+    @staticmethod
+    def _sample(sampler: EpisodeSampler, rng: np.random.Generator) -> Iterator[TaskCfg]:
+        while True:
+            drawn = sampler(rng)
+            if isinstance(drawn, TaskCfg):
+                yield drawn
+                continue
+            count = 0
+            for task in drawn:
+                count += 1
+                yield task
+            if not count:
+                raise ValueError('the episode sampler returned no episodes')
+
+def _seed_generator(seed: Any) -> np.random.Generator:
+    if isinstance(seed, (list, tuple)):
+        seed = [int(s) for s in seed if s is not None] or None
+    return np.random.default_rng(seed)

@@ -1,0 +1,186 @@
+"""Which observation values make up the flat observation vector, and derived features."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+from gymnasium import spaces
+
+from internutopia.core.gym_vector.spaces import space_from_value
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A derived observation computed from a slot's observation dict.
+
+    ``fn(slot_obs, robot_name) -> array``; ``applies(slot_obs, robot_name) -> bool`` says whether
+    it can be computed for an episode (derived features are added by default only when they apply).
+    """
+
+    fn: Callable[[dict, str], np.ndarray]
+    applies: Callable[[dict, str], bool]
+    low: float = -np.inf
+    high: float = np.inf
+    doc: str = ''
+
+def _yaw(quat: np.ndarray) -> float:
+    w, x, y, z = quat
+    return float(np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
+
+def _goal_vector(obs: dict, robot: str) -> np.ndarray:
+    body = obs[robot]
+    delta = np.asarray(obs['task']['goal'], dtype=float)[:2] - np.asarray(body['position'], dtype=float)[:2]
+    yaw = _yaw(np.asarray(body['orientation'], dtype=float))
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([c * delta[0] + s * delta[1], -s * delta[0] + c * delta[1]])
+
+def _heading(obs: dict, robot: str) -> np.ndarray:
+    yaw = _yaw(np.asarray(obs[robot]['orientation'], dtype=float))
+    return np.array([np.cos(yaw), np.sin(yaw)])
+
+def _has_goal(obs: dict, robot: str) -> bool:
+    return isinstance(obs.get('task'), dict) and 'goal' in obs['task']
+
+#: Derived observations by name; usable in ``obs_keys``. Add yours with :func:`register_feature`.
+FEATURES: dict[str, Feature] = {
+    'goal_vector': Feature(_goal_vector, _has_goal,
+                           doc="the task's goal relative to the robot's base, in the base's yaw frame (x ahead, y left), metres"),
+    'heading': Feature(_heading, lambda obs, robot: True, -1.0, 1.0, doc="``[cos(yaw), sin(yaw)]`` of the robot's base"),
+}
+
+def register_feature(name: str, fn: Callable[[dict, str], np.ndarray], applies: Optional[Callable[[dict, str], bool]] = None,
+                     low: float = -np.inf, high: float = np.inf, doc: str = '') -> None:
+    """Register a derived observation ``name`` computed by ``fn(slot_obs, robot_name)``.
+
+    With ``applies`` it is also added to the default observation of episodes it applies to.
+    """
+    FEATURES[name] = Feature(fn, applies or (lambda obs, robot: False), low, high, doc)
+
+_NOT_FOUND = object()
+
+def _lookup(obs: dict, key: str, robot: str) -> Any:
+    parts = key.split('.')
+    node: Any = obs.get(robot if parts[0] == 'robot' else parts[0], _NOT_FOUND)
+    for part in parts[1:]:
+        if not isinstance(node, dict) or part not in node:
+            return _NOT_FOUND
+        node = node[part]
+    return node
+
+def _numeric_leaves(node: Any, prefix: str) -> list[str]:
+    if isinstance(node, dict):
+        return [key for k, v in node.items() for key in _numeric_leaves(v, f'{prefix}.{k}')]
+    array = np.asarray(node)
+    if array.dtype == object or array.ndim > 1 or array.size == 0:
+        return []
+    return [prefix]
+
+class ObsLayout:
+    """Which parts of a slot's observation dict make up the Gymnasium observation, and their spaces.
+
+    Keys are dotted paths into the slot's observation dict, where ``robot`` stands for the chosen
+    robot (``robot.position``, ``robot.controllers.move_to_point.finished``,
+    ``robot.sensors.camera.rgba``), other first parts are the task's own top-level entries
+    (``task.goal``, ``task.distance_to_goal``, ``objects.box.position``), and plain names are
+    derived :data:`FEATURES` (``goal_vector``, ``heading``).
+
+    Default keys: ``robot.position``, ``robot.orientation``, ``robot.joint_positions``,
+    ``robot.joint_velocities``, every numeric scalar or vector the task reports under ``task``,
+    and every derived feature that applies (``goal_vector`` when the task has a goal).
+    """
+
+    ROBOT_DEFAULTS = ('robot.position', 'robot.orientation', 'robot.joint_positions', 'robot.joint_velocities')
+
+    def __init__(self, sample: dict, robot: str, keys: Optional[Sequence[str]] = None) -> None:
+        self.robot = robot
+        if keys is None:
+            keys = self.default_keys(sample, robot)
+        elif isinstance(keys, str) or not keys:
+            raise ValueError(f'obs_keys must be a non-empty list of observation keys; got {keys!r}')
+        self.keys = list(keys)
+        self.spaces: dict[str, spaces.Box] = {}
+        for key in self.keys:
+            value = self._value(sample, key)
+            if key in FEATURES:
+                feature = FEATURES[key]
+                array = np.asarray(value, dtype=np.float64)
+                self.spaces[key] = spaces.Box(feature.low, feature.high, array.shape, np.float64)
+            else:
+                space = space_from_value(value, key)
+                if not isinstance(space, spaces.Box):
+                    raise ValueError(f'observation key {key!r} names a dict, not a value; '
+                                     f'pick one of its entries: {sorted(f"{key}.{k}" for k in value)}')
+                self.spaces[key] = spaces.Box(space.low, space.high, space.shape, space.dtype)
+        self.sizes = [int(np.prod(self.spaces[k].shape)) for k in self.keys]
+
+    @classmethod
+    def default_keys(cls, sample: dict, robot: str) -> list[str]:
+        """The default keys for an episode whose slot observation looks like ``sample``."""
+        keys = [k for k in cls.ROBOT_DEFAULTS if np.size(_lookup(sample, k, robot)) > 0
+                and _lookup(sample, k, robot) is not _NOT_FOUND]
+        if isinstance(sample.get('task'), dict):
+            keys += _numeric_leaves(sample['task'], 'task')
+        keys += [name for name, feature in FEATURES.items() if feature.applies(sample, robot)
+                 and name not in ('heading',)]
+        return keys
+
+    def valid_keys(self, sample: dict) -> list[str]:
+        """Every key that names a value in ``sample`` (for error messages)."""
+        out = []
+        for top, node in sample.items():
+            prefix = 'robot' if top == self.robot else top
+            out += _numeric_leaves(node, prefix) if isinstance(node, dict) else []
+        return sorted(out) + sorted(FEATURES)
+
+    def _value(self, obs: dict, key: str) -> Any:
+        if key in FEATURES:
+            return FEATURES[key].fn(obs, self.robot)
+        value = _lookup(obs, key, self.robot)
+        if value is _NOT_FOUND:
+            raise ValueError(f'observation key {key!r} is not in the observation of robot {self.robot!r}; '
+                             f'valid keys: {self.valid_keys(obs)}')
+        return value
+
+    # -- spaces -------------------------------------------------------------------------------
+    def flat_space(self) -> spaces.Box:
+        """One ``float32`` vector: the keys' values flattened and concatenated in order."""
+        low = np.concatenate([np.broadcast_to(self.spaces[k].low, self.spaces[k].shape).ravel() for k in self.keys])
+        high = np.concatenate([np.broadcast_to(self.spaces[k].high, self.spaces[k].shape).ravel() for k in self.keys])
+        return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+    def dict_space(self) -> spaces.Dict:
+        """A ``Dict`` keyed by the observation keys, each value in its own dtype."""
+        return spaces.Dict({k: self.spaces[k] for k in self.keys})
+
+    def slices(self) -> dict[str, slice]:
+        """Where each key lies in the flat vector."""
+        bounds = np.cumsum([0] + self.sizes)
+        return {k: slice(int(a), int(b)) for k, a, b in zip(self.keys, bounds[:-1], bounds[1:])}
+
+    # -- values -------------------------------------------------------------------------------
+    def flat(self, slot_obs: Sequence[dict]) -> np.ndarray:
+        """``(len(slot_obs), D)`` float32 rows."""
+        out = np.empty((len(slot_obs), sum(self.sizes)), dtype=np.float32)
+        for row, obs in enumerate(slot_obs):
+            out[row] = np.concatenate([np.asarray(self._value(obs, k), dtype=np.float32).ravel() for k in self.keys])
+        return out
+
+    def dict(self, slot_obs: Sequence[dict]) -> dict[str, np.ndarray]:
+        """``{key: (len(slot_obs), *shape)}`` arrays in each key's dtype."""
+        return {k: np.stack([np.asarray(self._value(o, k), dtype=self.spaces[k].dtype) for o in slot_obs]).reshape(
+            (len(slot_obs), *self.spaces[k].shape)) for k in self.keys}
+
+    def check(self, obs: dict, slot: int) -> None:
+        """Raise ``ValueError`` if a new episode's observation does not fit the spaces."""
+        for key in self.keys:
+            try:
+                value = np.asarray(self._value(obs, key))
+            except ValueError as exc:
+                raise ValueError(f'env {slot}: the new episode does not match the observation space ({exc})') from None
+            if value.shape != self.spaces[key].shape:
+                raise ValueError(f'env {slot}: observation {key!r} has shape {value.shape} in the new episode, '
+                                 f'but the observation space was built with {self.spaces[key].shape}; every episode '
+                                 'of a Gymnasium env must have the same robot layout')

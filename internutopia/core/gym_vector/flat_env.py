@@ -1,0 +1,80 @@
+"""One slot as a plain ``gymnasium.Env`` with the vector env's flat spaces."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Union
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from internutopia.core.config import Config
+from internutopia.core.gym_vector.sb3 import _unbatch_info
+from internutopia.core.gym_vector.vector_env import VectorEnv
+
+
+class FlatEnv(gym.Env):
+    """A ``gymnasium.Env`` over a one-slot :class:`VectorEnv`: flat ``Box`` spaces, endless episodes.
+
+    Takes the same arguments as :class:`VectorEnv` (without ``num_envs``/``autoreset_mode``).
+    This is the flat-array counterpart of :class:`internutopia.core.gym_env.Env` (whose observations
+    and actions are InternUtopia's dicts), for libraries that want arrays.
+    """
+
+    metadata = {'render_modes': ['rgb_array']}
+
+    def __init__(self, config: Union[Config, str, os.PathLike[str], None] = None, render_mode: Optional[str] = None, *,
+                 vector_env: Optional[VectorEnv] = None, **kwargs: Any) -> None:
+        if vector_env is None:
+            if config is None:
+                raise TypeError('FlatEnv needs a config (a Config or the path of a YAML config) or vector_env=')
+            for key in ('num_envs', 'autoreset_mode'):
+                if key in kwargs:
+                    raise TypeError(f'FlatEnv runs one slot without autoreset; {key}= is not an argument')
+            vector_env = VectorEnv(config, num_envs=1, autoreset_mode=AutoresetMode.DISABLED, render_mode=render_mode, **kwargs)
+        elif config is not None or kwargs:
+            raise TypeError('pass either a config (and VectorEnv arguments) or vector_env=, not both')
+        elif vector_env.num_envs != 1 or vector_env.autoreset_mode != AutoresetMode.DISABLED:
+            raise ValueError('FlatEnv(vector_env=...) needs a VectorEnv with num_envs=1 and autoreset_mode=DISABLED; '
+                             f'got num_envs={vector_env.num_envs}, autoreset_mode={vector_env.autoreset_mode.value}')
+        self._envs = vector_env
+        self.metadata = {**type(self).metadata, 'render_fps': vector_env.metadata['render_fps']}
+        self.render_mode = vector_env.render_mode
+        self.observation_space = vector_env.single_observation_space
+        self.action_space = vector_env.single_action_space
+        self._running = False
+
+    @property
+    def vector_env(self) -> VectorEnv:
+        """The one-slot vector env underneath."""
+        return self._envs
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[Any, dict]:
+        """Start the next episode (``seed`` restarts the episode source)."""
+        super().reset(seed=seed)
+        obs, info = self._envs.reset(seed=seed, options=options)
+        self._running = True
+        return self._unbatch(obs), _unbatch_info(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        """One ``step`` of the slot; reset after ``terminated or truncated``."""
+        if not self._running:
+            raise RuntimeError('the episode has ended (or reset() was not called); call reset() first')
+        obs, reward, terminated, truncated, info = self._envs.step(np.asarray(action)[None])
+        if terminated[0] or truncated[0]:
+            self._running = False
+        return self._unbatch(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch_info(info)
+
+    def _unbatch(self, obs: Any) -> Any:
+        if isinstance(obs, dict):
+            return {k: np.array(v[0]) for k, v in obs.items()}
+        return obs[0]
+
+    def render(self) -> Optional[np.ndarray]:
+        """The slot's overview image with ``render_mode='rgb_array'``."""
+        return self._envs.render()
+
+    def close(self) -> None:
+        """Release the world (idempotent)."""
+        self._envs.close()

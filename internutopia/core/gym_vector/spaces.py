@@ -1,0 +1,171 @@
+"""Gymnasium spaces from observation values and from controllers (the registry of action spaces)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+
+class ScalarBox(spaces.Box):
+    """A ``Box`` of shape ``()`` that also accepts numpy and Python scalars without a warning.
+
+    The dict observations of ``vec_env`` hold numpy scalars for per-slot scalar readings (e.g. a
+    controller's ``finished`` flag); a plain ``Box`` accepts them only with a casting warning.
+    """
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, (np.generic, bool, int, float)):
+            x = np.asarray(x)
+        return super().contains(x)
+
+class EmptyDict(spaces.Space):
+    """The space of an always-empty dict (e.g. ``'sensors': {}`` of a robot without sensors).
+
+    Gymnasium's checker rejects an empty ``spaces.Dict``, so empty entries of the InternUtopia
+    observation dict get this space instead.
+    """
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(None, None, seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> dict:
+        return {}
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, dict) and not x
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, EmptyDict)
+
+    def __repr__(self) -> str:
+        return 'EmptyDict()'
+
+def _box_for(value: np.ndarray, key: str = '') -> spaces.Box:
+    dtype = value.dtype
+    shape = value.shape
+    if dtype == np.bool_:
+        low, high = 0, 1
+    elif dtype == np.uint8:
+        low, high = 0, 255
+    elif np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        low, high = info.min, info.max
+    elif np.issubdtype(dtype, np.floating):
+        low, high = (-1.0, 1.0) if key.rsplit('.', 1)[-1] == 'orientation' else (-np.inf, np.inf)
+    else:
+        raise TypeError(f'observation {key!r} has dtype {dtype}, which no Box can hold')
+    cls = ScalarBox if shape == () else spaces.Box
+    return cls(low=low, high=high, shape=shape, dtype=dtype)
+
+def space_from_value(value: Any, key: str = '') -> spaces.Space:
+    """The space of an observation value: ``Dict`` for dicts, ``Box`` for arrays and scalars.
+
+    Floats are unbounded (``orientation`` quaternions in ``[-1, 1]``), ``uint8`` images in
+    ``[0, 255]``, booleans ``Box(False, True)``, integers their dtype's range.
+    """
+    if isinstance(value, dict):
+        if not value:
+            return EmptyDict()
+        return spaces.Dict({k: space_from_value(v, f'{key}.{k}' if key else str(k)) for k, v in value.items()})
+    if isinstance(value, (bool, np.bool_)):
+        return _box_for(np.asarray(value, dtype=np.bool_), key)
+    array = np.asarray(value)
+    if array.dtype == object:
+        raise TypeError(f'observation {key!r} is not numeric ({type(value).__name__}); no space can describe it')
+    return _box_for(array, key)
+
+#: Action spaces of controller types: ``type name -> f(controller, env) -> Box``. Extensions add
+#: theirs with :func:`register_action_space` (or give the controller an ``action_space()`` method).
+ACTION_SPACES: dict[str, Callable[[Any, Any], spaces.Box]] = {}
+
+def register_action_space(*type_names: str) -> Callable[[Callable[[Any, Any], spaces.Box]], Callable[[Any, Any], spaces.Box]]:
+    """Decorator registering ``f(controller, vec_env) -> Box`` as the action space of controller types.
+
+    >>> @register_action_space('MyGripperController')
+    ... def _gripper(controller, env):
+    ...     return spaces.Box(0.0, 1.0, (1,), np.float32)
+    >>> del ACTION_SPACES['MyGripperController']
+    """
+
+    def decorate(fn: Callable[[Any, Any], spaces.Box]) -> Callable[[Any, Any], spaces.Box]:
+        for name in type_names:
+            ACTION_SPACES[name] = fn
+        return fn
+
+    return decorate
+
+def _box(low: Sequence[float], high: Sequence[float]) -> spaces.Box:
+    return spaces.Box(np.asarray(low, dtype=np.float32), np.asarray(high, dtype=np.float32), dtype=np.float32)
+
+@register_action_space('DifferentialDriveController')
+def _differential_drive(controller: Any, env: Any) -> spaces.Box:
+    # [forward m/s, yaw rate rad/s]; the jetbot tracks these without tipping over.
+    return _box([-0.5, -3.0], [0.5, 3.0])
+
+@register_action_space('HolonomicBaseController', 'H1MoveBySpeedController')
+def _holonomic(controller: Any, env: Any) -> spaces.Box:
+    # [forward m/s, lateral m/s, yaw rate rad/s]
+    return _box([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0])
+
+@register_action_space('G1MoveBySpeedController')
+def _g1_velocity(controller: Any, env: Any) -> spaces.Box:
+    policy = getattr(controller.robot, 'policy', None)
+    low = getattr(policy, 'command_low', (-1.0, -1.0, -1.0))
+    high = getattr(policy, 'command_high', (1.0, 1.0, 1.0))
+    return _box(low, high)
+
+@register_action_space('MoveToPointBySpeedController')
+def _point(controller: Any, env: Any) -> spaces.Box:
+    half = env.config.env_offset_size / 2
+    return _box([-half, -half, -half], [half, half, half])
+
+@register_action_space('MoveAlongPathPointsController')
+def _path(controller: Any, env: Any) -> spaces.Box:
+    # A one-waypoint path; the controller itself accepts any number of points.
+    half = env.config.env_offset_size / 2
+    return spaces.Box(-half, half, (1, 3), np.float32)
+
+@register_action_space('RotateController')
+def _rotate(controller: Any, env: Any) -> spaces.Box:
+    # A wxyz quaternion (normalised by the controller).
+    return _box([-1.0] * 4, [1.0] * 4)
+
+@register_action_space('JointController')
+def _joints(controller: Any, env: Any) -> spaces.Box:
+    robot = controller.robot
+    slot = int(robot.slots[0])
+    world = env.runner.world
+    model = world.shard(slot).model if hasattr(world, 'shard') else world.model
+    actuators = controller.actuators[slot]
+    limited = model.actuator_ctrllimited[actuators].astype(bool)
+    ranges = model.actuator_ctrlrange[actuators]
+    low = np.where(limited, ranges[:, 0], -np.pi)
+    high = np.where(limited, ranges[:, 1], np.pi)
+    return _box(low, high)
+
+def controller_action_space(controller: Any, env: Any) -> spaces.Box:
+    """The action space of a bound controller: its own ``action_space()``, else :data:`ACTION_SPACES`.
+
+    Raises:
+        ValueError: no space is known for the controller's type.
+    """
+    own = getattr(controller, 'action_space', None)
+    if own is not None:
+        space = own() if callable(own) and not isinstance(own, spaces.Space) else own
+        if not isinstance(space, spaces.Box):
+            raise TypeError(f'{type(controller).__name__}.action_space must be a gymnasium Box; got {type(space).__name__}')
+        return space
+    names = [controller.config.type] + [cls.__name__ for cls in type(controller).__mro__]
+    for name in names:
+        if name in ACTION_SPACES:
+            return ACTION_SPACES[name](controller, env)
+    raise ValueError(f'no action space is known for controller {controller.name!r} of type {controller.config.type!r}; '
+                     f'known types: {sorted(ACTION_SPACES)}. Register one with '
+                     'internutopia.core.gym_vector.register_action_space or pass action_space=')

@@ -1,0 +1,420 @@
+"""The ``gymnasium.vector.VectorEnv`` whose sub-environments are the slots of one internutopia world."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Optional, Union
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from internutopia.core.config import Config, TaskCfg
+from internutopia.core.episode_queue import EpisodeQueue
+from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator
+from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
+from internutopia.core.gym_vector.spaces import ACTION_SPACES, controller_action_space
+from internutopia.core.vec_env import Env as InternVecEnv
+
+
+class SlotView:
+    """What ``get_attr``/``call``/``set_attr`` see of one sub-environment (env slot).
+
+    Read-only: ``slot``, ``task_config`` (the running episode's ``TaskCfg``), ``episode_index``,
+    ``steps`` (env steps of the running episode, physics steps), ``robot_name``. Any other attribute
+    can be set with ``set_attr`` and read back with ``get_attr``.
+    """
+
+    _READ_ONLY = ('slot', 'task_config', 'episode_index', 'steps', 'robot_name')
+
+    def __init__(self, env: 'VectorEnv', slot: int) -> None:
+        object.__setattr__(self, '_env', env)
+        object.__setattr__(self, '_slot', slot)
+
+    @property
+    def slot(self) -> int:
+        """The slot index."""
+        return self._slot
+
+    @property
+    def task_config(self) -> Optional[TaskCfg]:
+        """The running (or just finished) episode's config."""
+        episode = self._env.vec_env.runner.episodes[self._slot]
+        return episode.config if episode is not None else None
+
+    @property
+    def episode_index(self) -> int:
+        """Index of the running episode in the episode stream (since the last restart)."""
+        episode = self._env.vec_env.runner.episodes[self._slot]
+        return episode.index if episode is not None else -1
+
+    @property
+    def steps(self) -> int:
+        """Physics steps the running episode has taken."""
+        return int(self._env.vec_env.runner.steps[self._slot])
+
+    @property
+    def robot_name(self) -> str:
+        """The robot the spaces are built for."""
+        return self._env.robot_name
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._READ_ONLY:
+            raise AttributeError(f'{name!r} of a sub-environment is read-only')
+        object.__setattr__(self, name, value)
+
+def _resolve_config(config: Union[Config, str, os.PathLike[str]], num_envs: Optional[int]) -> Config:
+    if isinstance(config, (str, os.PathLike)):
+        config = Config.from_yaml(config)
+    if not isinstance(config, Config):
+        raise TypeError(f'config must be an internutopia Config or the path of a YAML config; got {type(config).__name__}')
+    if num_envs is not None and num_envs != config.env_num:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f'num_envs must be an int >= 1; got {num_envs!r}')
+        config = config.update(env_num=int(num_envs))
+    return config
+
+def _autoreset_mode(mode: Union[AutoresetMode, str]) -> AutoresetMode:
+    if isinstance(mode, AutoresetMode):
+        return mode
+    for member in AutoresetMode:
+        if mode in (member.value, member.name, member.name.lower()):
+            return member
+    raise ValueError(f'autoreset_mode must be one of {[m.value for m in AutoresetMode]}; got {mode!r}')
+
+class VectorEnv(gym.vector.VectorEnv):
+    """A ``gymnasium.vector.VectorEnv`` whose sub-environments are the slots of one ``vec_env.Env``.
+
+    Args:
+        config: a :class:`~internutopia.core.config.Config` or the path of a YAML config. It is
+            never modified; ``num_envs`` overrides its ``env_num`` in a copy.
+        num_envs: number of sub-environments (default ``config.env_num``).
+        episodes: the episode source (see :class:`EpisodeSource`); default ``config.task_configs``,
+            cycled. Every episode must have one robot (or name the robot with ``robot=``) with the
+            same controllers and observation layout.
+        robot: the robot the spaces are built for (default: the episode's only robot).
+        controller: the controller the action drives (default ``move_by_speed`` when the robot has
+            it, else its first controller with a known action space).
+        obs_mode: ``'flat'`` (one ``float32`` ``Box``) or ``'dict'`` (a ``Dict`` keyed by ``obs_keys``).
+        obs_keys: which observations (see :class:`ObsLayout`); default :meth:`ObsLayout.default_keys`.
+        action_repeat: physics steps per ``step()`` with the same action (rewards are summed; an
+            episode that ends on an inner step ends there). ``1`` = InternUtopia's one step.
+        action_space: override the controller's action space (a ``Box`` of its argument shape).
+        autoreset_mode: Gymnasium's ``AutoresetMode`` (or its value): ``NEXT_STEP`` (default),
+            ``SAME_STEP`` or ``DISABLED``.
+        render_mode: ``None`` or ``'rgb_array'`` (an overview image of the whole grid).
+
+    Actions outside the action space are clipped to it.
+    """
+
+    metadata = {'render_modes': ['rgb_array'], 'autoreset_mode': AutoresetMode.NEXT_STEP}
+
+    def __init__(self, config: Union[Config, str, os.PathLike[str]], *, num_envs: Optional[int] = None,
+                 episodes: Any = None, robot: Optional[str] = None, controller: Optional[str] = None,
+                 obs_mode: str = 'flat', obs_keys: Optional[Sequence[str]] = None, action_repeat: int = 1,
+                 action_space: Optional[spaces.Box] = None,
+                 autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
+                 render_mode: Optional[str] = None) -> None:
+        config = _resolve_config(config, num_envs)
+        if obs_mode not in ('flat', 'dict'):
+            raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
+        if isinstance(action_repeat, bool) or not isinstance(action_repeat, (int, np.integer)) or action_repeat < 1:
+            raise ValueError(f'action_repeat must be an int >= 1; got {action_repeat!r}')
+        if render_mode not in (None, 'rgb_array'):
+            raise ValueError(f"render_mode must be None or 'rgb_array'; got {render_mode!r}")
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**type(self).metadata, 'autoreset_mode': self.autoreset_mode,
+                         'render_fps': 1.0 / (config.simulator.physics_dt * int(action_repeat))}
+        self.render_mode = render_mode
+        self.num_envs = config.env_num
+        self.obs_mode = obs_mode
+        self.action_repeat = int(action_repeat)
+        self.closed = False
+        self._source = EpisodeSource(episodes, config.task_configs, endless=True)
+        self._vec = InternVecEnv(config, episodes=self._source.stream(np.random.default_rng()))
+        try:
+            obs, info = self._vec.reset()
+            self._check_reset(list(range(self.num_envs)), obs)
+            self.robot_name = self._pick_robot(info[0], robot)
+            for slot, task in enumerate(info):
+                self._check_robot(slot, task)
+            robot_group = self._vec.runner.slot_robots[0][self.robot_name]
+            self.controller_name = self._pick_controller(robot_group, controller)
+            if action_space is None:
+                action_space = controller_action_space(robot_group.controllers[self.controller_name], self._vec)
+            elif not isinstance(action_space, spaces.Box):
+                raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
+            self.layout = ObsLayout(obs[0], self.robot_name, obs_keys)
+            for slot in range(1, self.num_envs):
+                self.layout.check(obs[slot], slot)
+        except BaseException:
+            self._vec.close()
+            raise
+        self.single_action_space = action_space
+        self.action_space = batch_space(action_space, self.num_envs)
+        self.single_observation_space = self.layout.flat_space() if obs_mode == 'flat' else self.layout.dict_space()
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._slot_obs: list[dict] = list(obs)
+        self._ended = np.zeros(self.num_envs, dtype=bool)
+        self._fresh: Optional[list] = list(info)  # the episodes of the construction-time reset
+        self._views = [SlotView(self, i) for i in range(self.num_envs)]
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def vec_env(self) -> InternVecEnv:
+        """The ``vec_env.Env`` underneath (one world, ``num_envs`` slots)."""
+        return self._vec
+
+    @property
+    def config(self) -> Config:
+        """The config the world was built from."""
+        return self._vec.config
+
+    @property
+    def obs_keys(self) -> list[str]:
+        """The observation keys, in the order of the flat vector."""
+        return list(self.layout.keys)
+
+    # -- construction helpers ------------------------------------------------------------------
+    def _check_reset(self, slots: list[int], obs: list) -> None:
+        empty = [slot for slot, o in zip(slots, obs) if o is None]
+        if empty:
+            raise RuntimeError(f'the episode source ran out of episodes (env(s) {empty} got none); a Gymnasium env '
+                               'needs an endless source: a list (it is cycled) or a sampler f(rng) -> TaskCfg')
+
+    @staticmethod
+    def _pick_robot(task: TaskCfg, robot: Optional[str]) -> str:
+        names = [r.name for r in task.robots]
+        if robot is not None:
+            if robot not in names:
+                raise ValueError(f'robot {robot!r} is not in the episode; its robots: {names}')
+            return robot
+        if len(names) != 1:
+            raise ValueError(f'the episode has {len(names)} robots {names}; name the one to drive with robot=')
+        return names[0]
+
+    def _check_robot(self, slot: int, task: TaskCfg) -> None:
+        names = [r.name for r in task.robots]
+        if self.robot_name not in names:
+            raise ValueError(f'env {slot}: its episode has no robot {self.robot_name!r} (robots: {names}); every episode '
+                             'of a Gymnasium env must have the same robot')
+
+    @staticmethod
+    def _pick_controller(robot_group: Any, controller: Optional[str]) -> str:
+        names = list(robot_group.controllers)
+        if controller is not None:
+            if controller not in names:
+                raise ValueError(f'controller {controller!r} is not a controller of robot {robot_group.name!r}; '
+                                 f'its controllers: {names}')
+            return controller
+        if not names:
+            raise ValueError(f'robot {robot_group.name!r} has no controllers; give it one (e.g. move_by_speed) to act')
+        if 'move_by_speed' in names:
+            return 'move_by_speed'
+        for name in names:
+            c = robot_group.controllers[name]
+            if getattr(c, 'action_space', None) is not None or any(
+                    n in ACTION_SPACES for n in [c.config.type] + [k.__name__ for k in type(c).__mro__]):
+                return name
+        return names[0]
+
+    # -- observations and infos ----------------------------------------------------------------
+    def _batch_obs(self) -> Any:
+        if self.obs_mode == 'flat':
+            return self.layout.flat(self._slot_obs)
+        return self.layout.dict(self._slot_obs)
+
+    def _single_obs(self, slot_obs: dict) -> Any:
+        if self.obs_mode == 'flat':
+            return self.layout.flat([slot_obs])[0]
+        return {k: np.array(v[0]) for k, v in self.layout.dict([slot_obs]).items()}
+
+    @staticmethod
+    def _reset_info(task: TaskCfg, index: int) -> dict[str, Any]:
+        return {'episode_index': index, 'task_config': task}
+
+    def _take(self, slots: list[int]) -> list[dict[str, Any]]:
+        """Reset ``slots`` in ``vec_env``; update cached obs; return their reset infos."""
+        obs, info = self._vec.reset(slots)
+        self._check_reset(slots, obs)
+        episodes = self._vec.runner.episodes
+        out = []
+        for slot, o, task in zip(slots, obs, info):
+            self._check_robot(slot, task)
+            self.layout.check(o, slot)
+            self._slot_obs[slot] = o
+            self._ended[slot] = False
+            out.append(self._reset_info(task, episodes[slot].index))
+        return out
+
+    # -- Gymnasium API -------------------------------------------------------------------------
+    def reset(self, *, seed: Optional[Union[int, list[Optional[int]]]] = None,
+              options: Optional[dict[str, Any]] = None) -> tuple[Any, dict[str, Any]]:
+        """Reset every sub-environment, or those of ``options['reset_mask']``.
+
+        ``seed`` (an int, or a list of ints, one per env) seeds :attr:`np_random` and restarts the
+        episode source, so the same seed gives the same episodes. ``options['reset_mask']``, a
+        ``bool`` array of shape ``(num_envs,)``, resets only those envs; the others keep their
+        observation. Info: ``episode_index`` and ``task_config`` of the envs that were reset.
+        """
+        self._check_open()
+        if isinstance(seed, (list, tuple)) and len(seed) != self.num_envs:
+            raise ValueError(f'If seeds are passed as a list the length must match num_envs={self.num_envs} '
+                             f'but got length={len(seed)}.')
+        options = dict(options or {})
+        mask = options.pop('reset_mask', None)
+        if mask is not None:
+            if not isinstance(mask, np.ndarray):
+                raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+            if mask.shape != (self.num_envs,):
+                raise ValueError(f"`options['reset_mask']` must have shape `({self.num_envs},)`, got {mask.shape}")
+            if mask.dtype != np.bool_:
+                raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
+            if not np.any(mask):
+                raise ValueError("`options['reset_mask']` must contain a boolean array with at least one True value, "
+                                 f'got reset_mask={mask}')
+        if options:
+            raise ValueError(f'unknown reset option(s) {sorted(options)}; valid options: [\'reset_mask\']')
+        if seed is not None:
+            first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
+            super().reset(seed=None if first is None else int(first))
+            self._restart_source(_seed_generator(seed))
+        slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
+        if self._fresh is not None and seed is None and mask is None:
+            # The construction-time reset already started these episodes: hand them out.
+            episodes = self._vec.runner.episodes
+            infos = [self._reset_info(task, episodes[slot].index) for slot, task in enumerate(self._fresh)]
+        else:
+            infos = self._take(slots)
+        self._fresh = None
+        info: dict[str, Any] = {}
+        for slot, slot_info in zip(slots, infos):
+            info = self._add_info(info, slot_info, slot)
+        return self._batch_obs(), info
+
+    def _restart_source(self, rng: np.random.Generator) -> None:
+        if self._source.restartable:
+            self._vec.runner.queue = EpisodeQueue(self._source.stream(rng))
+
+    def _commands(self, actions: Any, slots: np.ndarray) -> list[Any]:
+        commands: list[Any] = [None] * self.num_envs
+        space = self.single_action_space
+        for slot in slots:
+            args = np.clip(actions[slot], space.low, space.high)
+            commands[slot] = {self.robot_name: {self.controller_name: args}}
+        return commands
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        shape = (self.num_envs, *self.single_action_space.shape)
+        try:
+            array = np.asarray(actions, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f'actions must be numbers of shape {shape}; got {type(actions).__name__}') from None
+        if array.shape != shape:
+            raise ValueError(f'actions must have shape {shape} (num_envs, *single_action_space.shape); got {array.shape}')
+        if not np.all(np.isfinite(array)):
+            bad = sorted({int(i) for i in np.argwhere(~np.isfinite(array))[:, 0]})
+            raise ValueError(f'actions of env(s) {bad} are not finite (NaN or inf)')
+        return array
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Apply ``actions`` (shape ``(num_envs, *single_action_space.shape)``) for ``action_repeat`` physics steps.
+
+        Returns batched ``(obs, rewards, terminations, truncations, info)``; see the class and
+        module docs for what happens to envs whose episodes end in each autoreset mode.
+        """
+        self._check_open()
+        if self._fresh is not None:
+            raise RuntimeError('call reset() before step()')
+        actions = self._check_actions(actions)
+        n = self.num_envs
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._ended.any():
+            ended = [int(i) for i in np.flatnonzero(self._ended)]
+            raise RuntimeError(f'env(s) {ended} ended their episodes; with autoreset_mode=DISABLED call '
+                               "reset(options={'reset_mask': mask}) for them before the next step()")
+        to_reset = np.flatnonzero(self._ended) if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
+        live = ~self._ended.copy()
+        rewards = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=np.bool_)
+        truncated = np.zeros(n, dtype=np.bool_)
+        step_info: list[Optional[dict]] = [None] * n
+        commands = self._commands(actions, np.flatnonzero(live))
+        for repeat in range(self.action_repeat):
+            obs, reward, term, trunc, info = self._vec.step(commands)
+            for slot in np.flatnonzero(live):
+                self._slot_obs[slot] = obs[slot]
+                rewards[slot] += reward[slot]
+                step_info[slot] = info[slot]
+                if term[slot] or trunc[slot]:
+                    terminated[slot], truncated[slot] = term[slot], trunc[slot]
+                    live[slot] = False
+                    commands[slot] = None
+            if not live.any():
+                break
+        ended = terminated | truncated
+        infos: dict[str, Any] = {}
+        for slot in range(n):
+            if step_info[slot] is not None and not (self.autoreset_mode == AutoresetMode.SAME_STEP and ended[slot]):
+                infos = self._add_info(infos, step_info[slot], slot)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+            slots = [int(i) for i in np.flatnonzero(ended)]
+            for slot in slots:
+                infos = self._add_info(infos, {'final_obs': self._single_obs(self._slot_obs[slot]),
+                                               'final_info': step_info[slot]}, slot)
+            for slot, reset_info in zip(slots, self._take(slots)):
+                infos = self._add_info(infos, reset_info, slot)
+            ended[:] = False
+        if len(to_reset):
+            slots = [int(i) for i in to_reset]
+            for slot, reset_info in zip(slots, self._take(slots)):
+                infos = self._add_info(infos, reset_info, slot)
+        self._ended = ended
+        return self._batch_obs(), rewards, terminated, truncated, infos
+
+    def render(self) -> Optional[np.ndarray]:
+        """With ``render_mode='rgb_array'``: one overview image ``(H, W, 3)`` of the whole grid (all envs)."""
+        if self.render_mode == 'rgb_array':
+            return self._vec.render()
+        return None
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Per sub-environment: call ``name`` of its :class:`SlotView` (or return it if not callable).
+
+        Names a slot view lacks fall back to this env's (non-callable) attributes, repeated per env.
+        """
+        results = []
+        for view in self._views:
+            try:
+                value = getattr(view, name)
+            except AttributeError:
+                value = getattr(self, name, _NOT_FOUND)
+                if value is _NOT_FOUND or callable(value):
+                    raise AttributeError(f'sub-environments have no attribute {name!r}; they have '
+                                         f'{sorted(SlotView._READ_ONLY)} and those set with set_attr') from None
+            results.append(value(*args, **kwargs) if callable(value) else value)
+        return tuple(results)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """``name`` of every sub-environment (see :class:`SlotView`)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set ``name`` on every sub-environment's :class:`SlotView`: one value each, or one for all."""
+        if not isinstance(values, (list, tuple)):
+            values = [values for _ in range(self.num_envs)]
+        if len(values) != self.num_envs:
+            raise ValueError('Values must be a list or tuple with length equal to the number of environments. '
+                             f'Got `{len(values)}` values for {self.num_envs} environments.')
+        for view, value in zip(self._views, values):
+            setattr(view, name, value)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Release the world."""
+        self._vec.close()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError('this VectorEnv is closed')
