@@ -21,7 +21,7 @@ def test_bench_json_has_every_figure():
     for row in rows.values():
         assert row['robot'] == 'jetbot' and row['env_num'] == 2 and row['cameras'] is False
         assert row['env_steps_per_s'] > 0 and row['ratio_vs_limit'] > 0 and row['ratio_vs_async'] > 0
-        assert row['ratio_vs_limit'] == pytest.approx(row['env_steps_per_s'] / row['limit_env_steps_per_s'], rel=1e-2)
+        assert row['ratio_vs_limit'] == pytest.approx(row['env_steps_per_s'] / row['limit_env_steps_per_s'], rel=1e-2, abs=1e-3)
     assert rows['dict']['reset_same_structure_steps'] > 0 and rows['dict']['reset_new_structure_ms'] > 0
     assert 0 < figures['startup_s']['jetbotx2'] < 60 and figures['peak_memory_mb']['jetbotx2'] > 10
 
