@@ -6,7 +6,8 @@ For each robot (H1 following a path, G1 walking with its policy, the jetbot) and
 - **ours**: ``vec_env.Env.step`` through the dict API of the contract and through the array API
   (``step_arrays``), with cameras off and on;
 - **limit**: the physics alone, the same one-slot world stepped raw by ``mujoco.batch.Batch`` over
-  ``env_num`` simulations on every core, no Python per step beyond the call;
+  ``env_num`` simulations on every core, no Python per step beyond the call, timed in rounds
+  alternating with ours in the same process (each keeps its best round);
 - **async**: ``gymnasium.vector.AsyncVectorEnv`` over ``env_num`` single-robot MuJoCo gymnasium envs
   (``gym_env.Env``) doing the same control, one process each, as a Python loop over envs does;
 
@@ -102,18 +103,44 @@ def _measure_ours(robot: str, env_num: int, cameras: bool, api: str, steps: int,
             env.step_arrays(batched)
     for _ in range(max(10, steps // 10)):
         step()
-    began = time.perf_counter()
-    for _ in range(steps):
-        step()
-    step_s = (time.perf_counter() - began) / steps
-    out: dict[str, Any] = {'env_steps_per_s': env_num / step_s, 'step_ms': step_s * 1e3, 'startup_s': startup_s,
-                           'import_s': import_s, 'peak_memory_mb': peak_memory_mb()}
+    memory_mb = peak_memory_mb()  # before the limit's batch exists in this process
+    batch = limit_batch(robot, env_num, user_config)
+    # Ours and the limit alternate in rounds, and each keeps its best round, so that the machine
+    # slowing down or speeding up during the run does not tilt the ratio.
+    rounds, per_round = 4, max(1, steps // 4)
+    ours_s, limit_s = [], []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        for _ in range(per_round):
+            step()
+        ours_s.append((time.perf_counter() - began) / per_round)
+        began = time.perf_counter()
+        for _ in range(per_round):
+            batch.step()
+        limit_s.append((time.perf_counter() - began) / per_round)
+    del batch
+    step_s = min(ours_s)
+    out: dict[str, Any] = {'env_steps_per_s': env_num / step_s, 'limit_env_steps_per_s': env_num / min(limit_s),
+                           'step_ms': step_s * 1e3, 'startup_s': startup_s, 'import_s': import_s,
+                           'peak_memory_mb': memory_mb}
     if with_resets:
         out.update(_measure_resets(env, robot, env_num, cameras, user_config, step_s))
         # A rebuild holds the old and the new model of one shard for a moment.
         out['peak_memory_with_rebuild_mb'] = peak_memory_mb()
     env.close()
     return out
+
+
+def available_memory_mb() -> float:
+    """Memory the kernel says is available for new processes, in MB."""
+    try:
+        with open('/proc/meminfo', encoding='utf-8') as stream:
+            for line in stream:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float('inf')
 
 
 def peak_memory_mb() -> float:
@@ -176,8 +203,9 @@ def measure_ours(*args: Any) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------
 # limit and async
-def measure_limit(robot: str, env_num: int, steps: int, user_config: Optional[str]) -> float:
-    """Env-steps/s of the same one-slot world stepped raw by ``mujoco.batch.Batch`` on every core."""
+def limit_batch(robot: str, env_num: int, user_config: Optional[str]) -> Any:
+    """The physics limit: the same one-slot world, ``env_num`` copies in a ``mujoco.batch.Batch``
+    on every core, started from the state the robots run in."""
     import mujoco.batch
 
     from internutopia.core.vec_env import Env
@@ -193,12 +221,9 @@ def measure_limit(robot: str, env_num: int, steps: int, user_config: Optional[st
         if values.size:
             batch.bind(field)[:] = values
     env.close()
-    for _ in range(max(10, steps // 10)):
+    for _ in range(20):
         batch.step()
-    began = time.perf_counter()
-    for _ in range(steps):
-        batch.step()
-    return env_num * steps / (time.perf_counter() - began)
+    return batch
 
 
 def _single_env(robot: str, cameras: bool, user_config: Optional[str]) -> Any:
@@ -279,12 +304,17 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
     """Measure every case; return the figures (what ``--json`` prints)."""
     rows, resets = [], []
     for robot in robots:
+        one_process_mb = 0.0
         for env_num in env_nums:
-            limit = measure_limit(robot, env_num, steps, user_config)
-            log(f'{robot} x{env_num}: limit (mujoco.batch, {os.cpu_count()} threads) {limit:,.0f} env-steps/s')
             for camera in cameras:
                 alternative = None
-                if with_async:
+                needed_mb = env_num * one_process_mb
+                # Fork-server children share their imported modules, so a process costs somewhat
+                # less than a fresh one; past 1.2x the free memory the run would be killed.
+                if with_async and needed_mb > 1.2 * available_memory_mb():
+                    log(f'{robot} x{env_num}: AsyncVectorEnv skipped: {env_num} processes need about {needed_mb:,.0f} MB, '
+                        f'more than this machine has free')
+                elif with_async:
                     try:
                         alternative = measure_async(robot, env_num, camera, steps, user_config)
                     except Exception as exc:  # e.g. env_num processes that do not fit in memory
@@ -295,6 +325,9 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
                 for api in apis:
                     with_resets = api == 'dict' and not camera
                     ours = measure_ours(robot, env_num, camera, api, steps, user_config, with_resets)
+                    limit = ours['limit_env_steps_per_s']
+                    if env_num == 1:
+                        one_process_mb = ours['peak_memory_mb']
                     row = {'robot': robot if not user_config else os.path.basename(user_config), 'env_num': env_num,
                            'cameras': camera, 'api': api, 'env_steps_per_s': round(ours['env_steps_per_s'], 1),
                            'limit_env_steps_per_s': round(limit, 1), 'ratio_vs_limit': round(ours['env_steps_per_s'] / limit, 3),
@@ -317,7 +350,8 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
 
 def _format_row(row: dict[str, Any]) -> str:
     text = (f'{row["robot"]:>7} x{row["env_num"]:<3} cameras {"on " if row["cameras"] else "off"} {row["api"]:>5}: '
-            f'{row["env_steps_per_s"]:>10,.0f} env-steps/s  ours/limit {row["ratio_vs_limit"]:.2f}')
+            f'{row["env_steps_per_s"]:>10,.0f} env-steps/s  limit {row["limit_env_steps_per_s"]:,.0f}  '
+            f'ours/limit {row["ratio_vs_limit"]:.2f}')
     if row['ratio_vs_async'] is not None:
         text += f'  ours/async {row["ratio_vs_async"]:.1f}'
     text += f'  start-up {row["startup_s"]:.2f} s  peak {row["peak_memory_mb"]:.0f} MB'

@@ -416,13 +416,32 @@ class Runner:
         Returns the slots that were active, their reward, terminated and truncated values (lists
         aligned to them), and the metrics of the episodes that ended, by slot.
         """
+        world = self.world
+        shard_commands: list[list[tuple[Any, list[int], Any]]] = [[] for _ in world.shards]
+        for command in commands.values():
+            shard_commands[command[0].robot.world.index].append(command)
+        shard_groups: list[list[BaseRobot]] = [[] for _ in world.shards]
         for group in self.robot_groups.values():
-            group.begin_step()
-        for controller, slots, batch in commands.values():
-            controller.apply(np.array(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
-        for group in self.robot_groups.values():
-            group.before_physics()
-        self.world.step()
+            shard_groups[group.world.index].append(group)
+
+        def prepare(shard: int) -> None:
+            for group in shard_groups[shard]:
+                group.begin_step()
+            for controller, slots, batch in shard_commands[shard]:
+                controller.apply(np.array(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
+            for group in shard_groups[shard]:
+                group.before_physics()
+
+        # Shard by shard: each shard's physics starts as soon as its controllers have run, so the
+        # controllers of the next shard run while it steps. The first shard steps on this thread.
+        running = []
+        for shard in range(1, len(world.shards)):
+            prepare(shard)
+            running.append(world.start_step(shard))
+        prepare(0)
+        world.step_shard(0)
+        for future in running:
+            future.result()
         self.world_steps += 1
 
         active = self.active_slots()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -359,14 +359,18 @@ class MujocoWorld:
         (positions, velocities and contacts at the new state), so observations read after a step
         describe the state it reached, at the cost of one ``mj_step``.
         """
-        if self._pool is None:
-            _advance(self.shards[0])
-            return
-        # The calling thread steps the first shard itself while the pool steps the others.
-        futures = [self._pool.submit(_advance, shard) for shard in self.shards[1:]]
-        _advance(self.shards[0])
-        for future in futures:
+        running = [self.start_step(shard) for shard in range(1, len(self.shards))]
+        self.step_shard(0)
+        for future in running:
             future.result()
+
+    def start_step(self, shard: int) -> Future:
+        """Start stepping shard ``shard`` on a physics thread; wait on the returned future."""
+        return self._pool.submit(_advance, self.shards[shard])
+
+    def step_shard(self, shard: int) -> None:
+        """Step shard ``shard`` on the calling thread."""
+        _advance(self.shards[shard])
 
     def forward(self, slots: Optional[np.ndarray] = None) -> None:
         """Recompute derived quantities (positions, contacts) after writing state, for the shards
