@@ -485,20 +485,32 @@ class Runner:
         out: list[dict[str, Any]] = [{} for _ in slots]
         if not len(slots):
             return out
+        for row, robots in enumerate(self.entity_observations(self.robot_groups.values(), slots)):
+            out[row].update(robots)
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))
-        for group in self.robot_groups.values():
-            members = group.slots[row_of[group.slots] >= 0]
-            if not len(members):
-                continue
-            for slot, robot_obs in zip(members, split_rows(group.get_obs(members), len(members))):
-                out[row_of[slot]][group.name] = robot_obs
         for task in self.tasks.values():
             members = self.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
                 for slot, task_obs in zip(members, split_rows(extra, len(members))):
                     out[row_of[slot]].update(task_obs)
+        return out
+
+    def entity_observations(self, groups: Iterable[Entity], slots: np.ndarray) -> list[dict[str, Any]]:
+        """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups.
+
+        Each group gathers its observations once, as arrays over its member slots; only the
+        per-slot dicts are built per slot.
+        """
+        out: list[dict[str, Any]] = [{} for _ in slots]
+        row_of = np.full(self.env_num, -1, dtype=np.intp)
+        row_of[slots] = np.arange(len(slots))
+        for group in groups:
+            members = group.slots[row_of[group.slots] >= 0]
+            if len(members):
+                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members))):
+                    out[row_of[slot]][group.name] = entity_obs
         return out
 
     def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:

@@ -22,17 +22,4 @@ class ObjectObservationsMixin:
         The value is a list (one dict per slot) rather than nested arrays, because slots of one task
         may hold different objects; the runner splits it row by row.
         """
-        runner = self.runner
-        per_slot: list[dict[str, Any]] = [{} for _ in slots]
-        if not len(slots) or not runner.object_groups:
-            return {'objects': per_slot}
-        row_of = np.full(runner.env_num, -1, dtype=np.intp)
-        row_of[slots] = np.arange(len(slots))
-        for group in runner.object_groups.values():
-            members = group.slots[row_of[group.slots] >= 0]
-            if not len(members):
-                continue
-            arrays = group.get_obs(members)
-            for k, slot in enumerate(members):
-                per_slot[row_of[slot]][group.name] = {key: value[k] for key, value in arrays.items()}
-        return {'objects': per_slot}
+        return {'objects': self.runner.entity_observations(self.runner.object_groups.values(), slots)}

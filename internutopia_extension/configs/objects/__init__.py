@@ -32,16 +32,13 @@ def _check_scale(value: tuple[float, float, float]) -> tuple[float, float, float
     return value
 
 
-class DynamicCubeCfg(ObjectCfg):
-    """A rigid box with a free joint: it falls, slides and can be pushed.
+class _BoxCfg(ObjectCfg):
+    """Fields shared by the cube objects: full ``scale`` in metres and an optional rgb(a) ``color``.
 
-    ``scale`` is the box's full size in metres (x, y, z), as in InternUtopia (a unit cube scaled).
-    ``mass`` in kg; ``None`` uses a density of 1000 kg/m^3. ``color`` is rgb or rgba in [0, 1].
+    It declares no ``type``, so it is not an object type of its own.
     """
 
-    type: str = 'DynamicCube'
     color: Optional[tuple[float, ...]] = None
-    mass: Optional[float] = None
     scale: tuple[float, float, float] = (0.1, 0.1, 0.1)
 
     @field_validator('color')
@@ -53,6 +50,17 @@ class DynamicCubeCfg(ObjectCfg):
     @classmethod
     def _scale_positive(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
         return _check_scale(value)
+
+
+class DynamicCubeCfg(_BoxCfg):
+    """A rigid box with a free joint: it falls, slides and can be pushed.
+
+    ``scale`` is the box's full size in metres (x, y, z), as in InternUtopia (a unit cube scaled).
+    ``mass`` in kg; ``None`` uses a density of 1000 kg/m^3. ``color`` is rgb or rgba in [0, 1].
+    """
+
+    type: str = 'DynamicCube'
+    mass: Optional[float] = None
 
     @field_validator('mass')
     @classmethod
@@ -62,7 +70,7 @@ class DynamicCubeCfg(ObjectCfg):
         return value
 
 
-class VisualCubeCfg(ObjectCfg):
+class VisualCubeCfg(_BoxCfg):
     """A box that is only drawn: no collision (``contype = conaffinity = 0``), no dynamics.
 
     It is a mocap body, so its pose is state: episodes that move it reuse the compiled world.
@@ -70,18 +78,6 @@ class VisualCubeCfg(ObjectCfg):
     """
 
     type: str = 'VisualCube'
-    color: Optional[tuple[float, ...]] = None
-    scale: tuple[float, float, float] = (0.1, 0.1, 0.1)
-
-    @field_validator('color')
-    @classmethod
-    def _color_rgba(cls, value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
-        return _check_color(value)
-
-    @field_validator('scale')
-    @classmethod
-    def _scale_positive(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
-        return _check_scale(value)
 
 
 class UsdObjCfg(ObjectCfg):
