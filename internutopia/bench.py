@@ -214,10 +214,10 @@ def limit_batch(robot: str, env_num: int, user_config: Optional[str]) -> Any:
     env.reset()
     for _ in range(50):  # settle into the state the robots run in
         env.step([dict_action(robot) if not user_config else None])
-    world = env.runner.world
-    batch = mujoco.batch.Batch(world.model, env_num, nthread=os.cpu_count() or 1, persistent=True)
+    pack = env.runner.world.pack(0)
+    batch = mujoco.batch.Batch(pack.model, env_num, nthread=os.cpu_count() or 1, persistent=True)
     for field in ('qpos', 'qvel', 'ctrl', 'mocap_pos', 'mocap_quat'):
-        values = getattr(world.data, field)
+        values = getattr(pack.data, field)[0]
         if values.size:
             batch.bind(field)[:] = values
     env.close()

@@ -58,11 +58,11 @@ def test_array_api_masks_inactive_slots_and_reports_metrics(make_config):
 def test_array_api_errors_change_nothing(make_config, action, match):
     env = Env(make_config([FiniteStepTaskCfg(robots=[JetbotRobotCfg()])] * 2, env_num=2))
     env.reset()
-    time_before = env.runner.world.data.time
+    time_before = env.runner.world.time
     state = env.runner.world.slot_state(0)
     with pytest.raises(ValueError, match=match):
         env.step_arrays(action)
-    assert env.runner.world.data.time == time_before
+    assert env.runner.world.time == time_before
     for key, value in env.runner.world.slot_state(0).items():
         np.testing.assert_array_equal(value, state[key])
     env.close()

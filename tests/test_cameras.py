@@ -11,11 +11,10 @@ import pytest  # noqa: E402
 
 from internutopia.core.backend.mujoco.render import (  # noqa: E402
     HIDDEN_GROUP,
-    geom_slots,
     has_render_state,
     overview_camera,
+    pack_render,
     render_contexts,
-    shard_render,
 )
 from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.util.video import VideoRecorder, mp4_available  # noqa: E402
@@ -82,7 +81,7 @@ def test_h1_head_and_third_person_cameras(tmp_path):
         assert abs(np.linalg.norm(orientation) - 1) < 1e-6
         # Third-person view: the robot (dark) stands in the middle of the image, over the grey floor.
         centre = tp['rgba'][20:50, 30:50, :3].astype(int).sum(axis=2)
-        assert centre.min() < 100 and np.median(tp['rgba'][50:, :, :3]) > 60
+        assert centre.min() < 100 and np.median(tp['rgba'][50:, :, :3]) > 40  # not the black background
     # Two image sizes -> two render contexts, shared by both slots and both robots' cameras.
     assert sorted(context.size for context in render_contexts(env.runner.world)) == [(64, 48), (80, 60)]
     env.close()
@@ -124,7 +123,7 @@ def test_disabled_camera_builds_nothing(wall_scene):
     world = env.runner.world
     (group,) = env.runner.robot_groups.values()
     assert group.sensors == {}
-    assert world.model.ncam == 0
+    assert world.pack(0).model.ncam == 0
     assert obs[0]['jetbot']['sensors'] == {} and obs[1]['jetbot']['sensors'] == {}
     assert not has_render_state(world)  # no GL context, no renderer
     env.close()
@@ -193,48 +192,53 @@ def test_overview_shows_every_slot():
     assert changed[~near_any].sum() == 0
 
 
-def test_slot_cameras_only_draw_their_slot(wall_scene):
+def test_slot_cameras_see_their_own_slot_culled_to_the_view(wall_scene):
     env = make_env([jetbot_task([jetbot_camera_cfg.update(resolution=(16, 12))], wall_scene)] * 3, env_num=3)
     env.reset()
-    (shard,) = env.runner.world.shards
-    model = shard.model
-    slots = geom_slots(model, shard.origins)
-    for g in range(model.ngeom):
-        name = model.geom(g).name
-        if name.startswith('env') and model.geom_bodyid[g] != 0:
-            assert slots[g] == int(name[3:].split('/')[0])
-    assert (slots == -1).sum() == 1  # the ground plane the world merged for all slots
-    for slot in range(3):
-        assert (slots == slot).sum() >= 2  # its jetbot and its wall
-    visibility = shard_render(shard).visibility
-    for slot in range(3):
-        groups = visibility.slot_groups(slot)
-        assert np.all(groups[(slots != slot) & (slots >= 0)] == HIDDEN_GROUP)
-        assert np.array_equal(groups[slots == slot], model.geom_group[slots == slot])
+    pack = env.runner.world.pack(0)
+    model = pack.model
+    # A slot is its own simulation: the model holds one jetbot and one wall, whatever env_num is.
+    assert sum(model.body(b).name == 'jetbot/chassis' for b in range(model.nbody)) == 1
+    assert sum(model.geom(g).name == 'scene/wall' for g in range(model.ngeom)) == 1
+    culling = pack_render(pack).culling
+    (group,) = env.runner.robot_groups.values()
+    cam = int(group.sensors['camera'].cam_id[1])
+    data = pack.mjdata(1)
+    groups = culling.camera_groups(cam, data, 16 / 12, 0.01, 100.0)
+    assert groups[model.geom('scene/wall').id] == model.geom_group[model.geom('scene/wall').id]  # ahead: drawn
+    ahead = (data.geom_xpos - data.cam_xpos[cam]) @ data.cam_xmat[cam].reshape(3, 3)
+    behind = [g for g in culling.cullable if -ahead[g, 2] + model.geom_rbound[g] < 0]
+    assert behind and all(groups[g] == HIDDEN_GROUP for g in behind)
     env.close()
 
 
-def test_cameras_and_overview_across_shards(wall_scene):
-    """16 slots make two shards (separate models) on a machine with 2+ cores: each shard's cameras
-    see their own slot, and the overview merges the shards."""
-    env_num, width, height = 16, 320, 240
+def test_cameras_and_overview_across_packs(wall_scene):
+    """Slots of two structures (a wall, and bare ground) make two packs: each camera sees its own
+    slot, each pack has its own render context, and the overview merges the packs."""
+    width, height = 320, 240
     camera = jetbot_camera_cfg.update(resolution=(40, 30), depth=True, camera_params=True)
-    env = make_env([jetbot_task([camera], wall_scene)] * env_num, env_num=env_num)
+    tasks = [jetbot_task([camera], wall_scene if slot % 2 == 0 else None) for slot in range(4)]
+    env = make_env(tasks, env_num=4)
     obs, _ = env.reset()
     world = env.runner.world
-    if len(world.shards) < 2:
-        pytest.skip('a single-core machine puts every slot in one shard')
-    for slot in range(env_num):
+    assert len(world.packs) == 2
+    for slot in range(4):
         reading = obs[slot]['jetbot']['sensors']['camera']
         expected = WALL_FACE_X - reading['camera_params']['pose']['position'][0]
-        assert abs(reading['depth'][15, 20] - expected) <= 0.02 * expected
-    assert len(render_contexts(world)) == len(world.shards)  # one per shard for the one image size
+        if slot % 2 == 0:
+            assert abs(reading['depth'][15, 20] - expected) <= 0.02 * expected
+        else:
+            assert reading['depth'][15, 20] > expected + 0.5  # no wall in this slot
+    assert len(render_contexts(world)) == 2  # one per pack for the one image size
     image = env.render(width, height)
     walls = overview_camera(world, width, height).project(world.origins + [WALL_FACE_X + 0.1, 0.0, 1.0], width, height)
     reddish = (image[..., 0].astype(int) > image[..., 1].astype(int) + 25) & (image[..., 0] > 60)
     for slot, (col, row) in enumerate(walls):
         window = reddish[max(int(row) - 3, 0):int(row) + 4, max(int(col) - 3, 0):int(col) + 4]
-        assert window.sum() >= 5, f'wall of slot {slot} (shard {world.shard_of[slot]}) not drawn'
+        if slot % 2 == 0:
+            assert window.sum() >= 5, f'wall of slot {slot} not drawn'
+        else:
+            assert window.sum() == 0, f'slot {slot} has no wall, yet one is drawn'
     env.close()
 
 

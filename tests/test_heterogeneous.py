@@ -95,11 +95,12 @@ def test_untouched_slots_are_bit_identical_across_a_rebuild(make_config):
     for _ in range(60):
         env.step([DRIVE] * 4)
     assert np.any(env.runner.world.slot_state(3)['qvel'] != 0)  # things are moving
-    for expected_compiles in (2, 3):
+    for _ in range(2):  # new structures in slot 2: at most one compile each (none if another slot has it)
         before = snapshot(env, [0, 1, 3])
         controller = env.runner.slot_robots[0]['jetbot'].controllers['move_by_speed']
+        compiles = env.runner.world.compile_count
         env.reset([2])
-        assert env.runner.world.compile_count == expected_compiles
+        assert env.runner.world.compile_count <= compiles + 1
         assert_same_state(before, snapshot(env, [0, 1, 3]))
         assert env.runner.slot_robots[0]['jetbot'].controllers['move_by_speed'] is controller
         for _ in range(10):
@@ -123,27 +124,21 @@ def test_same_structure_reset_and_emptying_a_slot_leave_others_alone(make_config
         env.step([DRIVE] * 3)
     env.reset([2])  # episode 4
     before = snapshot(env, [0, 2])
-    obs, info = env.reset([1])  # the queue is empty: slot 1 becomes empty (a rebuild without it)
-    assert obs == [None] and info == [None] and env.runner.world.compile_count == 2
+    obs, info = env.reset([1])  # the queue is empty: slot 1 becomes empty (it leaves its pack; no compile)
+    assert obs == [None] and info == [None] and env.runner.world.compile_count == 1
     assert_same_state(before, snapshot(env, [0, 2]))
-    assert env.runner.world.shard(1).ranges['qpos'][1].tolist() == [0, 0]
+    assert env.runner.world.pack(1) is None and 1 not in env.runner.world.pack(0).slots
     out = env.step([DRIVE] * 3)
     assert all(out[k][1] is None for k in range(5)) and out[0][0] is not None and out[0][2] is not None
     env.close()
 
 
-def test_tasks_metrics_and_objects_work_across_physics_shards(make_config, monkeypatch, tmp_path):
-    import functools
-
-    import internutopia.core.runner as runner_module
-    from internutopia.core.backend.mujoco.world import MujocoWorld
-
-    monkeypatch.setattr(runner_module, 'MujocoWorld', functools.partial(MujocoWorld, threads=2))
+def test_tasks_metrics_and_objects_work_across_packs(make_config, tmp_path):
     tasks = [mixed_episode(k, 50).update(goal=(1.0, 0.2 * k, 0.0)) for k in range(4)]
     env = Env(make_config(tasks, env_num=4, offset=10.0, metrics_save_path=str(tmp_path / 'r.jsonl')))
     obs, _ = env.reset()
     world = env.runner.world
-    assert len(world.shards) == 2 and world.shard(0) is not world.shard(3)
+    assert len(world.packs) >= 2 and world.pack(0) is not world.pack(3)
     for slot, task in enumerate(tasks):
         assert set(obs[slot]['objects']) == {o.name for o in task.objects}
         expected = np.hypot(*(np.array(task.goal[:2]) - task.robots[0].position[:2]))
@@ -151,7 +146,7 @@ def test_tasks_metrics_and_objects_work_across_physics_shards(make_config, monke
     for slot in range(4):  # put every robot 0.1 m short of its goal: all succeed on the next step
         robot = env.runner.slot_robots[slot]['jetbot']
         adr = robot.root_qposadr[slot]
-        robot.world.data.qpos[adr:adr + 2] = world.origins[slot][:2] + (0.9, 0.2 * slot)
+        robot.world.data.qpos[slot, adr:adr + 2] = (0.9, 0.2 * slot)
     obs, reward, terminated, truncated, info = env.step([None] * 4)
     assert terminated == [True] * 4
     for slot in range(4):

@@ -38,13 +38,13 @@ def nav_task(objects, goal=(4.0, 4.0, 0.0), robot_xy=(-1.5, -1.5), **kw):
 
 
 def geoms_of(env, slot, name):
-    model = env.runner.world.shard(slot).model
-    prefix = f'env{slot}/{name}/'
+    model = env.runner.world.pack(slot).model
+    prefix = f'{name}/'
     return [g for g in range(model.ngeom) if model.body(model.geom_bodyid[g]).name.startswith(prefix)]
 
 
 def contact_geoms(env, slot=0):
-    data = env.runner.world.shard(slot).data
+    data = env.runner.world.pack(slot).mjdata(slot)
     return set(data.contact.geom[:data.ncon].ravel().tolist())
 
 
@@ -65,8 +65,8 @@ def test_dynamic_cube_falls_and_rests_on_the_ground(make_config):
         if step == 60:
             falling = obs[0]['objects']['cube']['linear_velocity'][2]
     assert falling < -0.5  # it was falling (m/s, world z)
-    model = env.runner.world.shard(0).model
-    assert model.body_mass[model.body('env0/cube/body').id] == pytest.approx(0.4)
+    model = env.runner.world.pack(0).model
+    assert model.body_mass[model.body('cube/body').id] == pytest.approx(0.4)
     for slot, size in enumerate(sizes):
         cube = obs[slot]['objects']['cube']
         assert cube['position'][2] == pytest.approx(size / 2, abs=2e-3)
@@ -82,9 +82,9 @@ def test_visual_cube_never_touches_anything_and_stays_put(make_config):
     env = Env(make_config([nav_task([cube])], env_num=1))
     obs, _ = env.reset()
     marker = geoms_of(env, 0, 'marker')
-    model = env.runner.world.shard(0).model
+    model = env.runner.world.pack(0).model
     assert marker and all(model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0 for g in marker)
-    assert model.body_mocapid[model.body('env0/marker/body').id] >= 0  # static: its pose is mocap state
+    assert model.body_mocapid[model.body('marker/body').id] >= 0  # static: its pose is mocap state
     for _ in range(50):
         obs, *_ = env.step([{'jetbot': {'move_by_speed': [0.3, 0.0]}}])
         assert not contact_geoms(env) & set(marker)
@@ -121,10 +121,10 @@ def test_usd_object_from_usda_and_mjcf(make_config, tmp_path):
     ]
     env = Env(make_config([nav_task(objects)], env_num=1))
     obs, _ = env.reset()
-    model = env.runner.world.shard(0).model
-    box = model.body('env0/box/body').id
+    model = env.runner.world.pack(0).model
+    box = model.body('box/body').id
     assert model.body_subtreemass[box] == pytest.approx(2.0)  # the file says 3 kg; mass rescales it
-    assert model.body_mocapid[model.body('env0/wall/body').id] >= 0
+    assert model.body_mocapid[model.body('wall/body').id] >= 0
     assert all(model.geom_contype[g] == 0 for g in geoms_of(env, 0, 'ghost'))
     assert all(model.geom_contype[g] != 0 for g in geoms_of(env, 0, 'wall'))
     for _ in range(480):

@@ -34,11 +34,11 @@ def teleport(env, slot, xy):
     """Put the jetbot of ``slot`` at env-local ``xy`` at rest; the next step's task/metrics see exactly ``xy``."""
     runner = env.runner
     robot = runner.slot_robots[slot]['jetbot']
-    data = robot.world.data  # the physics shard holding this slot
+    data = robot.world.data  # the pack holding this slot: (env_num, ...) arrays
     adr, dof = robot.root_qposadr[slot], robot.root_dofadr[slot]
-    data.qpos[adr:adr + 3] = runner.world.origins[slot] + (xy[0], xy[1], Z)
-    data.qpos[adr + 3:adr + 7] = (1.0, 0.0, 0.0, 0.0)
-    data.qvel[dof:dof + 6] = 0.0
+    data.qpos[slot, adr:adr + 3] = (xy[0], xy[1], Z)
+    data.qpos[slot, adr + 3:adr + 7] = (1.0, 0.0, 0.0, 0.0)
+    data.qvel[slot, dof:dof + 6] = 0.0
 
 
 def run_trajectories(env, trajectories):

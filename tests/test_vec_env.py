@@ -22,9 +22,11 @@ def jetbot_task(max_steps=1000, x=0.0, y=0.0, **kw):
 
 
 def world_positions(env):
+    """Each slot's robot in the world frame: its slot's grid origin plus its env-local position."""
     runner = env.runner
     (group,) = runner.robot_groups.values()
-    return runner.world.data.xpos[group.base_body_id].copy()
+    slots = np.arange(runner.env_num)
+    return runner.world.origins + group.poses(slots)[0]
 
 
 @pytest.mark.parametrize('env_num', [1, 2, 3, 4, 8])
@@ -110,10 +112,10 @@ def test_bad_actions_raise_before_stepping(make_config, action, match):
     env.reset()
     env.step([DRIVE] * 2)
     before = [env.runner.world.slot_state(i) for i in range(2)]
-    time_before, steps_before = env.runner.world.data.time, env.runner.steps.copy()
+    time_before, steps_before = env.runner.world.time, env.runner.steps.copy()
     with pytest.raises(ValueError, match=match):
         env.step(action)
-    assert env.runner.world.data.time == time_before
+    assert env.runner.world.time == time_before
     np.testing.assert_array_equal(env.runner.steps, steps_before)
     for i in range(2):
         for key, value in env.runner.world.slot_state(i).items():
@@ -233,10 +235,11 @@ def test_new_structure_recompiles_and_keeps_other_slots_exactly(make_config, tmp
     obs, info = env.reset([0])
     assert runner.world.compile_count == compiles + 1
     assert info[0].scene_asset_path == str(scene)
-    assert runner.world.model.geom(f'env0/scene/box').id >= 0
+    assert runner.world.pack(0).model.geom('scene/box').id >= 0
+    assert runner.world.pack(0) is not runner.world.pack(1)
     for key, value in runner.world.slot_state(1).items():
         np.testing.assert_array_equal(value, kept_state[key])
-    (group,) = runner.robot_groups.values()
+    assert runner.slot_robots[1]['jetbot'] is group  # slot 1 kept its group, so its controller state
     controller = group.controllers['move_along_path']
     assert controller.current_index[1] == kept_controller[0]
     np.testing.assert_array_equal(controller.current_point[1], kept_controller[1])

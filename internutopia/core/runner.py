@@ -190,17 +190,12 @@ class Runner:
         return taken
 
     def _rebuild(self, slots: list[int], taken: list[Optional[Episode]], new_structures: list[Optional[str]]) -> None:
-        reset = np.zeros(self.env_num, dtype=bool)
-        reset[slots] = True
         configs: list[Optional[TaskCfg]] = [e.config if e is not None else None for e in self.episodes]
         for slot, episode in zip(slots, taken):
             configs[slot] = episode.config if episode is not None else None
-        dirty = np.array([new != old for new, old in zip(new_structures, self.structures)])
-        if not self.world.built:
-            dirty[:] = True
-        # Groups are keyed by shard, name and structure: a slot keeps its group objects (and so
-        # its controller state) whenever its robot's structure is unchanged, and a group never
-        # spans shards, so it reads and writes one model's arrays.
+        # Groups are keyed by structure and name: every slot of a group lives in one pack (the
+        # same model ids), and a slot keeps its group objects, and so its controller state, while
+        # its episode's structure is unchanged.
         robot_members: dict[str, list[int]] = {}
         object_members: dict[str, list[int]] = {}
         robot_groups = dict(self.robot_groups)
@@ -210,13 +205,12 @@ class Runner:
         for slot, task in enumerate(configs):
             if task is None:
                 continue
-            shard = self.world.shard_of[slot]
             for members, groups, slot_map, entities, factory in (
                 (robot_members, robot_groups, slot_robots, task.robots, BaseRobot.create),
                 (object_members, object_groups, slot_objects, task.objects, BaseObject.create),
             ):
                 for entity in entities:
-                    key = f'{shard}|{entity.name}|{entity_key(entity)}'
+                    key = f'{new_structures[slot]}|{entity.name}'
                     if key not in groups:
                         groups[key] = factory(entity, self.env_num, self.sim, where=f'slot {slot}')
                     members.setdefault(key, []).append(slot)
@@ -226,18 +220,18 @@ class Runner:
             task = configs[slot]
             if task is None:
                 return []
-            return [SlotPart('scene/', scene_spec(task))] + [
-                SlotPart(f'{name}/', entity.spec()) for name, entity in {**slot_robots[slot], **slot_objects[slot]}.items()]
+            return ([SlotPart('scene/', scene_spec(task))]
+                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body) for name, robot in slot_robots[slot].items()]
+                    + [SlotPart(f'{name}/', entity.spec()) for name, entity in slot_objects[slot].items()])
 
-        keep = ~reset & np.array([s is not None for s in self.structures])
-        rebuilt = set(self.world.build(parts_of, dirty, keep=keep))
+        changed = self.world.place({slot: new_structures[slot] for slot in slots}, parts_of)
         self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
         self.object_groups = {k: g for k, g in object_groups.items() if k in object_members}
         for groups, members in ((self.robot_groups, robot_members), (self.object_groups, object_members)):
             for key, group in groups.items():
-                shard = self.world.shards[self.world.shard_of[members[key][0]]]
-                if shard.index in rebuilt or group.world is None:
-                    group.bind(shard, np.array(members[key]))
+                pack = self.world.pack(members[key][0])
+                if pack.key in changed or group.world is not pack:
+                    group.bind(pack, np.array(members[key]))
         self.slot_robots, self.slot_objects = slot_robots, slot_objects
         self.structures = new_structures
 
@@ -416,32 +410,14 @@ class Runner:
         Returns the slots that were active, their reward, terminated and truncated values (lists
         aligned to them), and the metrics of the episodes that ended, by slot.
         """
-        world = self.world
-        shard_commands: list[list[tuple[Any, list[int], Any]]] = [[] for _ in world.shards]
-        for command in commands.values():
-            shard_commands[command[0].robot.world.index].append(command)
-        shard_groups: list[list[BaseRobot]] = [[] for _ in world.shards]
-        for group in self.robot_groups.values():
-            shard_groups[group.world.index].append(group)
-
-        def prepare(shard: int) -> None:
-            for group in shard_groups[shard]:
-                group.begin_step()
-            for controller, slots, batch in shard_commands[shard]:
-                controller.apply(np.array(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
-            for group in shard_groups[shard]:
-                group.before_physics()
-
-        # Shard by shard: each shard's physics starts as soon as its controllers have run, so the
-        # controllers of the next shard run while it steps. The first shard steps on this thread.
-        running = []
-        for shard in range(1, len(world.shards)):
-            prepare(shard)
-            running.append(world.start_step(shard))
-        prepare(0)
-        world.step_shard(0)
-        for future in running:
-            future.result()
+        groups = self.robot_groups.values()
+        for group in groups:
+            group.begin_step()
+        for controller, slots, batch in commands.values():
+            controller.apply(np.array(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
+        for group in groups:
+            group.before_physics()
+        self.world.step()
         self.world_steps += 1
 
         active = self.active_slots()

@@ -30,7 +30,7 @@ class DifferentialDriveController(BaseVelocityController):
         return np.stack([forward - rotation * half_base, forward + rotation * half_base], axis=-1) / self.config.wheel_radius
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
-        self.world.data.ctrl[self.actuators[slots]] = self.wheel_speeds(batch[:, 0], batch[:, 1])
+        self.world.data.ctrl[slots[:, None], self.actuators[slots]] = self.wheel_speeds(batch[:, 0], batch[:, 1])
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
-        self.world.data.ctrl[self.actuators[slots]] = self.wheel_speeds(velocity[:, 0], velocity[:, 2])
+        self.world.data.ctrl[slots[:, None], self.actuators[slots]] = self.wheel_speeds(velocity[:, 0], velocity[:, 2])

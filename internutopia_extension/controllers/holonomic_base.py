@@ -33,13 +33,13 @@ class HolonomicBaseController(BaseVelocityController):
         data = self.world.data
         mocap = self.robot.mocap_id[slots]
         dt = self.world.model.opt.timestep
-        yaw = quat_to_yaw(data.mocap_quat[mocap])
+        yaw = quat_to_yaw(data.mocap_quat[slots, mocap])
         cos, sin = np.cos(yaw), np.sin(yaw)
-        position = data.mocap_pos[mocap]
+        position = data.mocap_pos[slots, mocap]
         position[:, 0] += (cos * velocity[:, 0] - sin * velocity[:, 1]) * dt
         position[:, 1] += (sin * velocity[:, 0] + cos * velocity[:, 1]) * dt
-        data.mocap_pos[mocap] = position
-        data.mocap_quat[mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
+        data.mocap_pos[slots, mocap] = position
+        data.mocap_quat[slots, mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
 
 
 BaseController.register('H1MoveBySpeedController')(HolonomicBaseController)

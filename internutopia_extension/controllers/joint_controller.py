@@ -31,4 +31,4 @@ class JointController(BaseController):
         return as_float_array(actions, (-1, len(self.joint_names)), f'joint_controller expects {len(self.joint_names)} joint targets per env; actions')
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
-        self.world.data.ctrl[self.actuators[slots]] = batch
+        self.world.data.ctrl[slots[:, None], self.actuators[slots]] = batch

@@ -15,6 +15,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from internutopia.core.backend.mujoco.world import CONTACT_SLOTS
 from internutopia.core.metric.base import BaseMetric
 from internutopia_extension.tasks.point_nav import BaseBodyTracker, xy_distance
 
@@ -103,10 +104,13 @@ class StepsMetric(BaseMetric):
 class CollisionCountMetric(_GoalMetric):
     """Onsets of contact between the robot and anything but the floor (see the config's docs).
 
-    Per step, one pass over ``data.contact`` of each physics shard: contact geom -> body -> (slot,
-    entity) through tables built once per compiled model. A collision ends after
-    ``metric_config['release_steps']`` (default 12, i.e. 0.05 s at 240 Hz) steps without such
-    contact, so a robot chattering against a wall counts once, not once per bounce.
+    Per step, the robot's two contact sensors (added by the world; see
+    :class:`~internutopia.core.backend.mujoco.world.SlotPart`) are read for all slots at once: a
+    slot whose robot touches only static world geoms with near-vertical normals touches nothing
+    but floor. Any other slot (rare: a robot against a wall or an object) is decided exactly from
+    its contact list. A collision ends after ``metric_config['release_steps']`` (default 12, i.e.
+    0.05 s at 240 Hz) steps without such contact, so a robot chattering against a wall counts once,
+    not once per bounce.
     """
 
     def __init__(self, config, runner) -> None:
@@ -117,63 +121,65 @@ class CollisionCountMetric(_GoalMetric):
         self.release_steps = int(config.metric_config.get('release_steps', 12))
         if self.release_steps < 1:
             raise ValueError(f'{self.name}: metric_config release_steps must be >= 1; got {self.release_steps}')
-        self.tracked_part = np.full(self.env_num, -1, dtype=np.intp)
-        self._part_ids: dict[str, int] = {}
-        self._tables: dict[int, tuple] = {}  # id(model) -> per-geom tables of that compiled model
+        self._tables: dict[tuple[int, str], tuple] = {}  # (id(model), robot) -> sensor and geom tables
 
     def reset_slot(self, slot: int, task) -> None:
         # Only the robot matters here; a goal is not needed (works with any task).
         self.robot.track(slot, self.measured_robot(task))
-        self.tracked_part[slot] = self._part_id(self.robot.names[slot])
         self.count[slot] = 0
-        self.in_collision[slot] = self._touching()[slot]  # contact at the start is not a collision
+        self.in_collision[slot] = self._touching(np.array([slot]))[0]  # contact at the start is not a collision
         self.free_steps[slot] = 0
 
-    def _part_id(self, name: str) -> int:
-        return self._part_ids.setdefault(name, len(self._part_ids))
-
-    def _geom_tables(self, model: mujoco.MjModel) -> tuple:
-        """Per geom of ``model``: slot, entity (part id), floor type, static -- built once per model."""
-        tables = self._tables.get(id(model))
+    def _tables_of(self, model: mujoco.MjModel, robot: str) -> tuple:
+        """Sensor addresses and per-geom tables (robot's own, floor type, static) of ``robot`` in ``model``."""
+        key = (id(model), robot)
+        tables = self._tables.get(key)
         if tables is None or tables[0] is not model:
-            body_slot = np.full(model.nbody, -1, dtype=np.intp)
-            body_part = np.full(model.nbody, -1, dtype=np.intp)
-            for body in range(1, model.nbody):
-                parts = model.body(body).name.split('/', 2)
-                if len(parts) >= 2 and parts[0].startswith('env') and parts[0][3:].isdigit():
-                    body_slot[body] = int(parts[0][3:])
-                    body_part[body] = self._part_id(parts[1])
-            tables = (model, body_slot[model.geom_bodyid], body_part[model.geom_bodyid],
-                      np.isin(model.geom_type, _FLOOR_TYPES), model.body_weldid[model.geom_bodyid] == 0)
-            if len(self._tables) > 64:  # forget models of old compiles
+            own_body = np.array([model.body(b).name.startswith(f'{robot}/') for b in range(model.nbody)])
+            tables = (model, int(model.sensor(f'{robot}/contacts').adr[0]), int(model.sensor(f'{robot}/static_contacts').adr[0]),
+                      own_body[model.geom_bodyid], np.isin(model.geom_type, _FLOOR_TYPES),
+                      model.body_weldid[model.geom_bodyid] == 0)
+            if len(self._tables) > 64:  # forget models no longer in use
                 self._tables.clear()
-            self._tables[id(model)] = tables
+            self._tables[key] = tables
         return tables
 
-    def _touching(self) -> np.ndarray:
-        """Per slot: does its tracked robot touch a non-floor geom now (after the last collision pass)?"""
-        touching = np.zeros(self.env_num, dtype=bool)
-        shards = {id(group.world): group.world for group in self.runner.robot_groups.values() if group.world is not None}
-        for shard in shards.values():
-            data = shard.data
-            n = data.ncon
-            if not n:
+    def _touching(self, slots: np.ndarray) -> np.ndarray:
+        """Per slot of ``slots``: does its tracked robot touch a non-floor geom now?"""
+        touching = np.zeros(len(slots), dtype=bool)
+        self.robot.refresh()
+        group_of = self.robot.group_of[slots]
+        for index, group in enumerate(self.robot.groups):
+            rows = np.flatnonzero(group_of == index)
+            if not len(rows):
                 continue
-            _, geom_slot, geom_part, floor_type, static = self._geom_tables(shard.model)
-            geom = data.contact.geom[:n]
-            slot = geom_slot[geom]
-            tracked = (slot >= 0) & (geom_part[geom] == self.tracked_part[np.maximum(slot, 0)])
-            one_side = tracked[:, 0] != tracked[:, 1]  # contacts within the robot itself do not count
-            side = np.where(tracked[:, 0], 0, 1)
-            rows = np.arange(n)
-            other = geom[rows, 1 - side]
-            vertical = np.abs(data.contact.frame[:n, 2]) > _FLOOR_NORMAL_Z
-            hit = one_side & ~(floor_type[other] | (static[other] & vertical))
-            touching[slot[rows[hit], side[hit]]] = True
+            pack, members = group.world, slots[rows]
+            _, any_adr, static_adr, own, floor_type, static = self._tables_of(pack.model, group.name)
+            readings = pack.data.sensordata[members]
+            contacts = readings[:, any_adr:any_adr + 4 * CONTACT_SLOTS].reshape(len(members), CONTACT_SLOTS, 4)
+            found, static_found = contacts[:, 0, 0], readings[:, static_adr]
+            listed = np.arange(CONTACT_SLOTS) < found[:, None]
+            steep = listed & (np.abs(contacts[:, :, 3]) <= _FLOOR_NORMAL_Z)
+            unsure = (found > static_found) | (found > CONTACT_SLOTS) | steep.any(axis=1)
+            for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist()):
+                touching[row] = self._touching_exactly(pack.mjdata(slot), own, floor_type, static)
         return touching
 
+    @staticmethod
+    def _touching_exactly(data: mujoco.MjData, own: np.ndarray, floor_type: np.ndarray, static: np.ndarray) -> bool:
+        n = data.ncon
+        if not n:
+            return False
+        geom = data.contact.geom[:n]
+        tracked = own[geom]
+        one_side = tracked[:, 0] != tracked[:, 1]  # contacts within the robot itself do not count
+        rows = np.arange(n)
+        other = geom[rows, np.where(tracked[:, 0], 1, 0)]
+        vertical = np.abs(data.contact.frame[:n, 2]) > _FLOOR_NORMAL_Z
+        return bool(np.any(one_side & ~(floor_type[other] | (static[other] & vertical))))
+
     def update(self, slots: np.ndarray) -> None:
-        now = self._touching()[slots]
+        now = self._touching(slots)
         self.count[slots] += now & ~self.in_collision[slots]
         free = np.where(now, 0, self.free_steps[slots] + 1)
         self.free_steps[slots] = free

@@ -55,7 +55,7 @@ class PlacedObject(BaseObject):
             self.mocap_id[self.slots] = world.model.body_mocapid[self.base_body_id[self.slots]]
 
     def reset_slots(self, slots: np.ndarray, configs) -> None:
-        super().reset_slots(slots, configs)  # free joints: qpos = origin + position, orientation
+        super().reset_slots(slots, configs)  # free joints: qpos = position, orientation
         slots = np.asarray(slots, dtype=np.intp)
         mocap = self.mocap_id[slots]
         static = mocap != NO_ID
@@ -64,5 +64,5 @@ class PlacedObject(BaseObject):
         data = self.world.data
         positions = np.array([c.position for c, s in zip(configs, static) if s], dtype=float)
         quats = np.array([c.orientation for c, s in zip(configs, static) if s], dtype=float)
-        data.mocap_pos[mocap[static]] = self.world.origins[slots[static]] + positions
-        data.mocap_quat[mocap[static]] = quats / np.linalg.norm(quats, axis=1, keepdims=True)
+        data.mocap_pos[slots[static], mocap[static]] = positions
+        data.mocap_quat[slots[static], mocap[static]] = quats / np.linalg.norm(quats, axis=1, keepdims=True)

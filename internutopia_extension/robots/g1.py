@@ -57,13 +57,13 @@ class G1Robot(BaseRobot):
         self.actuator_id = np.zeros((self.env_num, len(self.joint_names)), dtype=np.intp)
         if len(self.slots):
             self.actuator_id[self.slots] = self.ids(self.slots, 'actuator', self.joint_names)
-        self._next_tick = world.data.time
+        self._next_tick = world.time
 
     def reset_slots(self, slots: np.ndarray, configs: list) -> None:
         super().reset_slots(slots, configs)
-        data = self.world.data
-        data.qpos[self.joint_qposadr[slots]] = self.policy.default_joint_pos
-        data.ctrl[self.actuator_id[slots]] = self.policy.default_joint_pos
+        data, rows = self.world.data, slots[:, None]
+        data.qpos[rows, self.joint_qposadr[slots]] = self.policy.default_joint_pos
+        data.ctrl[rows, self.actuator_id[slots]] = self.policy.default_joint_pos
         self.policy.reset(slots)
         self.command[slots] = 0.0
 
@@ -71,18 +71,18 @@ class G1Robot(BaseRobot):
         self.command[self.slots] = 0.0
 
     def before_physics(self) -> None:
-        data = self.world.data
         # One shared 50 Hz clock for all slots; the small epsilon absorbs float drift of the sum.
-        if data.time + 1e-9 < self._next_tick or not len(self.slots):
+        if not len(self.slots) or self.world.time + 1e-9 < self._next_tick:
             return
         self._next_tick += self.policy.control_dt
-        slots = self.slots
+        data, slots = self.world.data, self.slots
+        rows = slots[:, None]
         root, dof = self.root_qposadr[slots], self.root_dofadr[slots]
-        quat = data.qpos[root[:, None] + np.arange(3, 7)]
-        ang_vel = data.qvel[dof[:, None] + np.arange(3, 6)]
-        q = data.qpos[self.joint_qposadr[slots]]
-        dq = data.qvel[self.joint_dofadr[slots]]
-        data.ctrl[self.actuator_id[slots]] = self.policy.act(slots, quat, ang_vel, q, dq, self.command[slots])
+        quat = data.qpos[rows, root[:, None] + np.arange(3, 7)]
+        ang_vel = data.qvel[rows, dof[:, None] + np.arange(3, 6)]
+        q = data.qpos[rows, self.joint_qposadr[slots]]
+        dq = data.qvel[rows, self.joint_dofadr[slots]]
+        data.ctrl[rows, self.actuator_id[slots]] = self.policy.act(slots, quat, ang_vel, q, dq, self.command[slots])
 
 
 @BaseController.register('G1MoveBySpeedController')

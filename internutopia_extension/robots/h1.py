@@ -57,12 +57,11 @@ class H1Robot(BaseRobot):
         super().bind(world, slots)
         model = world.model
         self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
-        for slot in self.slots:
-            self.mocap_id[slot] = model.body_mocapid[model.body(self.full_name(slot, self.mocap_body)).id]
+        self.mocap_id[self.slots] = model.body_mocapid[model.body(self.full_name(self.mocap_body)).id]
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
         data = self.world.data
         mocap = self.mocap_id[slots]
-        data.mocap_pos[mocap] = self.world.origins[slots] + np.array([c.position for c in configs])
-        data.mocap_quat[mocap] = [c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs]
+        data.mocap_pos[slots, mocap] = np.array([c.position for c in configs])
+        data.mocap_quat[slots, mocap] = [c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs]

@@ -21,8 +21,8 @@ class JetbotRobot(BaseRobot):
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
-        self._wheel_ctrl = self.ids(self.slots, 'actuator', list(self.wheel_actuators)).ravel()
+        self._wheel_ctrl = self.ids(self.slots[:1], 'actuator', list(self.wheel_actuators))[0]
 
     def begin_step(self) -> None:
         if len(self.slots):
-            self.world.data.ctrl[self._wheel_ctrl] = 0.0
+            self.world.data.ctrl[self.slots[:, None], self._wheel_ctrl] = 0.0

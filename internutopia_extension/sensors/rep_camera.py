@@ -12,9 +12,9 @@ Observation ``obs[i][robot]['sensors'][name]``:
   :class:`~internutopia.core.backend.mujoco.render.RenderClock`). A slot's first observation of an
   episode is always freshly rendered.
 
-A slot's camera sees its own slot only. Images are drawn through the shared
-:class:`~internutopia.core.backend.mujoco.render.RenderContext` of the robot's shard and image
-size, one pass per camera and slot.
+A slot's camera sees its own slot only (each slot is its own simulation). Images are drawn through
+the shared :class:`~internutopia.core.backend.mujoco.render.RenderContext` of the robot's pack and
+image size, one pass per camera and slot.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render import RenderClock, mat_to_quat, shard_render
+from internutopia.core.backend.mujoco.render import RenderClock, mat_to_quat, pack_render
 from internutopia.core.sensor.base import BaseSensor
 from internutopia_extension.configs.sensors import RepCameraCfg
 
@@ -134,10 +134,9 @@ class RepCamera(BaseSensor):
                                    fovy=float(self.config.fovy_deg))
 
     def bind(self, world: Any) -> None:
-        """Look up this camera in every slot of the robot group (``world`` is the group's shard)."""
+        """Look up this camera in every slot of the robot group (``world`` is the group's pack)."""
         self.cam_id[:] = -1
-        for slot in self.robot.slots:
-            self.cam_id[slot] = world.model.camera(self.robot.full_name(slot, self.camera_name)).id
+        self.cam_id[self.robot.slots] = world.model.camera(self.robot.full_name(self.camera_name)).id
         for gone in (set(self._rgba) | set(self._depth)) - set(int(s) for s in self.robot.slots):
             self._rgba.pop(gone, None)
             self._depth.pop(gone, None)
@@ -151,12 +150,12 @@ class RepCamera(BaseSensor):
     # -- observation -------------------------------------------------------------------------
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         slots = np.asarray(slots, dtype=np.intp)
-        shard = self.robot.world
-        time = float(shard.data.time)
+        pack = self.robot.world
+        time = pack.time
         due = self.clock.due(time)
         need = self.fresh[slots] | np.isnan(self.stamp[slots]) | (due & (self.stamp[slots] != time))
         if need.any():
-            self._render(shard, slots[need], time)
+            self._render(pack, slots[need], time)
         out: dict[str, Any] = {}
         if self.config.rgba:
             out['rgba'] = np.stack([self._rgba[int(s)] for s in slots])
@@ -170,22 +169,24 @@ class RepCamera(BaseSensor):
         out['rendered'] = [bool(v) for v in self.stamp[slots] == time]
         return out
 
-    def _render(self, shard: Any, slots: np.ndarray, time: float) -> None:
-        data = shard.data
+    def _render(self, pack: Any, slots: np.ndarray, time: float) -> None:
         config = self.config
         ids = self.cam_id[slots]
-        self.position[slots] = data.cam_xpos[ids] - shard.origins[slots]
-        self.orientation[slots] = mat_to_quat(data.cam_xmat[ids])
-        if config.rgba or config.depth:
-            state = shard_render(shard)
+        draw = config.rgba or config.depth
+        if draw:
+            state = pack_render(pack)
             context = state.context(self.width, self.height, samples=0)
-            visibility = state.visibility
+            culling = state.culling
             near, far = config.clipping_range_m
             aspect = self.width / self.height
             camera = mujoco.MjvCamera()
             camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
-            for slot, cam in zip(slots, ids):
-                slot, cam = int(slot), int(cam)
+        for slot, cam in zip(slots, ids):
+            slot, cam = int(slot), int(cam)
+            data = pack.mjdata(slot)
+            self.position[slot] = data.cam_xpos[cam]
+            self.orientation[slot] = mat_to_quat(data.cam_xmat[cam])
+            if draw:
                 rgba = self._rgba.get(slot)
                 if rgba is None and config.rgba:
                     rgba = self._rgba[slot] = np.full((self.height, self.width, 4), 255, dtype=np.uint8)
@@ -193,7 +194,7 @@ class RepCamera(BaseSensor):
                 if depth is None and config.depth:
                     depth = self._depth[slot] = np.zeros((self.height, self.width), dtype=np.float32)
                 camera.fixedcamid = cam
-                groups = visibility.camera_groups(slot, cam, data, aspect, near, far)
+                groups = culling.camera_groups(cam, data, aspect, near, far)
                 context.render(data, camera, groups=groups, depth=config.depth, clip=(near, far), single_pass=True,
                                rgb_out=rgba, depth_out=depth)
         self.stamp[slots] = time

@@ -29,8 +29,8 @@ class BaseBodyTracker:
 
     ``track(slot, name)`` when a slot starts an episode; ``positions(slots)`` reads env-local base
     positions of many slots with one ``Entity.poses`` call per robot group (a group lives in one
-    physics shard, so this works however the world is split). The slot -> group table is re-read
-    only when the world was recompiled, never per step.
+    pack of the world, so this works whatever the mix of structures). The slot -> group table is
+    re-read only when slots changed packs, never per step.
     """
 
     def __init__(self, runner: Any) -> None:
@@ -38,11 +38,11 @@ class BaseBodyTracker:
         self.names: list[Optional[str]] = [None] * runner.env_num
         self.group_of = np.full(runner.env_num, NO_BODY, dtype=np.intp)  # index into self.groups
         self.groups: list[Any] = []
-        self._compiled = -1
+        self._version = -1
 
     def track(self, slot: int, name: str) -> None:
         """Follow robot ``name`` in ``slot`` (the slot's robots must be bound)."""
-        self._refresh()
+        self.refresh()
         self.names[slot] = name
         robot = self.runner.slot_robots[slot][name]
         index = next((k for k, group in enumerate(self.groups) if group is robot), None)
@@ -55,8 +55,9 @@ class BaseBodyTracker:
         """The entity group of the robot followed in ``slot``."""
         return self.runner.slot_robots[slot][self.names[slot]]
 
-    def _refresh(self) -> None:
-        if self.runner.world.compile_count == self._compiled:
+    def refresh(self) -> None:
+        """Re-read which group holds each tracked robot when slots changed packs (cheap otherwise)."""
+        if self.runner.world.version == self._version:
             return
         index: dict[int, int] = {}
         self.groups = []
@@ -69,11 +70,11 @@ class BaseBodyTracker:
                 index[id(robot)] = len(self.groups)
                 self.groups.append(robot)
             self.group_of[slot] = index[id(robot)]
-        self._compiled = self.runner.world.compile_count
+        self._version = self.runner.world.version
 
     def positions(self, slots: np.ndarray) -> np.ndarray:
         """Env-local base positions ``(len(slots), 3)``."""
-        self._refresh()
+        self.refresh()
         which = self.group_of[slots]
         if len(self.groups) == 1:
             return self.groups[0].poses(slots)[0]

@@ -20,7 +20,7 @@ from internutopia.core.config import ControllerCfg
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Shard
+    from internutopia.core.backend.mujoco.world import Pack
     from internutopia.core.robot.base import BaseRobot
 
 
@@ -82,8 +82,8 @@ class BaseController:
         return {}
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def bind(self, world: 'Shard') -> None:
-        """Look up model indices after a compile (the robot is already bound)."""
+    def bind(self, world: 'Pack') -> None:
+        """Look up model indices after the robot's pack changed (the robot is already bound)."""
         for sub in self.sub_controllers:
             sub.bind(world)
 

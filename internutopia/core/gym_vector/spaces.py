@@ -142,7 +142,7 @@ def _joints(controller: Any, env: Any) -> spaces.Box:
     robot = controller.robot
     slot = int(robot.slots[0])
     world = env.runner.world
-    model = world.shard(slot).model if hasattr(world, 'shard') else world.model
+    model = world.pack(slot).model
     actuators = controller.actuators[slot]
     limited = model.actuator_ctrllimited[actuators].astype(bool)
     ranges = model.actuator_ctrlrange[actuators]

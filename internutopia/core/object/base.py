@@ -31,7 +31,7 @@ class BaseObject(Entity):
         obs = super().get_obs(slots)
         dof = self.root_dofadr[slots]
         if len(slots) and np.all(dof != NO_ID):
-            qvel = self.world.data.qvel
-            obs['linear_velocity'] = qvel[dof[:, None] + np.arange(3)]
-            obs['angular_velocity'] = qvel[dof[:, None] + np.arange(3, 6)]
+            qvel, rows = self.world.data.qvel, slots[:, None]
+            obs['linear_velocity'] = qvel[rows, dof[:, None] + np.arange(3)]
+            obs['angular_velocity'] = qvel[rows, dof[:, None] + np.arange(3, 6)]
         return obs

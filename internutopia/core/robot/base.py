@@ -1,9 +1,12 @@
 """Robots and the vectorized "entity group" they are built on.
 
 An :class:`Entity` object stands for one named robot or object *in every slot that has it* (the
-same name and the same structure). Its state arrays are indexed by slot id, so a world rebuild
-only re-binds model indices and leaves controller state untouched. Per-step work (controllers,
-observations) runs once per entity group over all its slots, with numpy, never per robot.
+same name and the same structure, so the slots of one :class:`~internutopia.core.backend.mujoco.world.Pack`).
+Those slots share one model, so a model id (body, joint, actuator) is the same in every slot, and
+the pack's ``(env_num, ...)`` arrays are read as ``data.xpos[slots, body_id]``. State arrays are
+indexed by slot id, so a slot joining or leaving the pack only re-binds and leaves the others'
+controller state untouched. Per-step work (controllers, observations) runs once per entity group
+over all its slots, with numpy, never per robot.
 
 A robot type implements :meth:`BaseRobot.build_spec` (a standalone ``MjSpec`` with a root body
 named :attr:`BaseRobot.base_body`) and registers itself::
@@ -25,7 +28,7 @@ from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Shard
+    from internutopia.core.backend.mujoco.world import Pack
     from internutopia.core.controller.base import BaseController
     from internutopia.core.sensor.base import BaseSensor
 
@@ -33,7 +36,11 @@ NO_ID = -1
 
 
 class Entity:
-    """A named robot or object in a set of slots of one shard, bound to that shard's model indices."""
+    """A named robot or object in the slots of one pack, bound to that pack's model ids.
+
+    Id arrays (``base_body_id`` and the like) are indexed by slot and hold the same id in every
+    slot of the pack, so ``data.xpos[slots, self.base_body_id[slots]]`` gathers all slots at once.
+    """
 
     #: Name of the body whose pose is the entity's ``position``/``orientation``.
     base_body: str = ''
@@ -44,10 +51,12 @@ class Entity:
         self.env_num = env_num
         self.sim = sim
         self.slots = np.zeros(0, dtype=np.intp)
-        self.world: Shard | None = None
+        self.world: Pack | None = None
         self.base_body_id = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_qposadr = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_dofadr = np.full(env_num, NO_ID, dtype=np.intp)
+        self.root_mocapid = NO_ID
+        self._root_state: np.ndarray | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def build_spec(self) -> mujoco.MjSpec:
@@ -58,49 +67,57 @@ class Entity:
         """The spec to attach into a slot: :meth:`build_spec` plus whatever sensors add."""
         return self.build_spec()
 
-    def full_name(self, slot: int, element: str) -> str:
-        """The compiled-model name of ``element`` of this entity in ``slot``."""
-        return f'env{slot}/{self.name}/{element}'
+    def full_name(self, element: str) -> str:
+        """The compiled-model name of this entity's ``element`` (the same in every slot)."""
+        return f'{self.name}/{element}'
 
-    def bind(self, world: 'Shard', slots: np.ndarray) -> None:
-        """Look up this entity's model indices in every slot of ``slots`` (after a compile)."""
+    def bind(self, world: 'Pack', slots: np.ndarray) -> None:
+        """Look up this entity's model ids for the slots ``slots`` of ``world`` (after a change)."""
         self.world = world
         self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
         model = world.model
-        self.base_body_id[:] = NO_ID
-        self.root_qposadr[:] = NO_ID
-        self.root_dofadr[:] = NO_ID
-        for slot in self.slots:
-            body = model.body(self.full_name(slot, self.base_body))
-            self.base_body_id[slot] = body.id
-            if model.body_jntnum[body.id] and int(model.jnt_type[model.body_jntadr[body.id]]) == int(mujoco.mjtJoint.mjJNT_FREE):
-                joint = model.body_jntadr[body.id]
-                self.root_qposadr[slot] = model.jnt_qposadr[joint]
-                self.root_dofadr[slot] = model.jnt_dofadr[joint]
+        body = model.body(self.full_name(self.base_body))
+        root_qposadr = root_dofadr = NO_ID
+        if model.body_jntnum[body.id] and int(model.jnt_type[model.body_jntadr[body.id]]) == int(mujoco.mjtJoint.mjJNT_FREE):
+            joint = model.body_jntadr[body.id]
+            root_qposadr, root_dofadr = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
+        for array, value in ((self.base_body_id, body.id), (self.root_qposadr, root_qposadr), (self.root_dofadr, root_dofadr)):
+            array[:] = NO_ID
+            array[self.slots] = value
+        self.root_mocapid = int(model.body_mocapid[body.id])
+        self._root_state = (root_qposadr + np.arange(7)) if root_qposadr != NO_ID else None
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
-        model = self.world.model
-        lookup: Callable[[str], Any] = getattr(model, kind)
-        return np.array([[lookup(self.full_name(s, n)).id for n in names] for s in slots], dtype=np.intp).reshape(len(slots), len(names))
+        lookup: Callable[[str], Any] = getattr(self.world.model, kind)
+        ids = np.array([lookup(self.full_name(n)).id for n in names], dtype=np.intp)
+        return np.broadcast_to(ids, (len(slots), len(names))).copy()
 
     # -- state -------------------------------------------------------------------------------
     def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg | ObjectCfg]) -> None:
         """Put the entity of each slot at its episode's start pose, at rest."""
-        data = self.world.data
-        origins = self.world.origins[slots]
-        for slot, origin, config in zip(slots, origins, configs):
+        qpos = self.world.data.qpos
+        for slot, config in zip(slots, configs):
             adr = self.root_qposadr[slot]
             if adr == NO_ID:
                 continue
-            data.qpos[adr:adr + 3] = origin + np.asarray(config.position)
-            data.qpos[adr + 3:adr + 7] = config.orientation if config.orientation is not None else (1.0, 0.0, 0.0, 0.0)
+            qpos[slot, adr:adr + 3] = config.position
+            qpos[slot, adr + 3:adr + 7] = config.orientation if config.orientation is not None else (1.0, 0.0, 0.0, 0.0)
 
     def poses(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of the base body."""
-        bodies = self.base_body_id[slots]
+        """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of the base body.
+
+        Read from the state, so they are those the last step reached: a free root's ``qpos``, a
+        mocap root's target pose, else (a body fixed in the scene) its computed pose.
+        """
         data = self.world.data
-        return data.xpos[bodies] - self.world.origins[slots], data.xquat[bodies].copy()
+        if self._root_state is not None:
+            pose = data.qpos[slots[:, None], self._root_state]
+            return pose[:, :3], pose[:, 3:]
+        if self.root_mocapid != NO_ID:
+            return data.mocap_pos[slots, self.root_mocapid], data.mocap_quat[slots, self.root_mocapid]
+        bodies = self.base_body_id[slots]
+        return self.world.field('xpos')[slots, bodies], self.world.field('xquat')[slots, bodies]
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays with a leading ``len(slots)`` axis."""
@@ -152,7 +169,7 @@ class BaseRobot(Entity):
             sensor.add_to_spec(spec)
         return spec
 
-    def bind(self, world: 'Shard', slots: np.ndarray) -> None:
+    def bind(self, world: 'Pack', slots: np.ndarray) -> None:
         super().bind(world, slots)
         model = world.model
         names = self.joint_names or self._hinge_joint_names(model)
@@ -169,7 +186,7 @@ class BaseRobot(Entity):
     def _hinge_joint_names(self, model: mujoco.MjModel) -> list[str]:
         if not len(self.slots):
             return []
-        prefix = f'env{self.slots[0]}/{self.name}/'
+        prefix = f'{self.name}/'
         return [model.joint(j).name[len(prefix):] for j in range(model.njnt)
                 if model.joint(j).name.startswith(prefix)
                 and int(model.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))]
@@ -182,8 +199,9 @@ class BaseRobot(Entity):
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)
         data = self.world.data
-        obs['joint_positions'] = data.qpos[self.joint_qposadr[slots]]
-        obs['joint_velocities'] = data.qvel[self.joint_dofadr[slots]]
+        rows = slots[:, None]
+        obs['joint_positions'] = data.qpos[rows, self.joint_qposadr[slots]]
+        obs['joint_velocities'] = data.qvel[rows, self.joint_dofadr[slots]]
         obs['controllers'] = {name: c.get_obs(slots) for name, c in self.controllers.items()}
         obs['sensors'] = {name: s.get_obs(slots) for name, s in self.sensors.items()}
         return obs

@@ -11,7 +11,7 @@ from internutopia.core.config import SensorCfg
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Shard
+    from internutopia.core.backend.mujoco.world import Pack
     from internutopia.core.robot.base import BaseRobot
 
 
@@ -38,7 +38,7 @@ class BaseSensor:
     def add_to_spec(self, spec: mujoco.MjSpec) -> None:
         """Add this sensor's elements (cameras, sites, ...) to the robot's standalone spec."""
 
-    def bind(self, world: 'Shard') -> None:
+    def bind(self, world: 'Pack') -> None:
         """Look up model indices after a compile."""
 
     def reset(self, slots: np.ndarray) -> None:

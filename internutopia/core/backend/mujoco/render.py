@@ -1,15 +1,16 @@
 """Offscreen rendering of the :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`.
 
-The world is cut into shards (compiled models); rendering state lives per shard
-(:class:`ShardRender`): **one OpenGL context and** ``MjrContext`` **per image size** (a
-:class:`RenderContext`), shared by every robot camera of that size in every slot of the shard, with
-an offscreen buffer of exactly that size. Contexts are rebuilt only when the shard is recompiled.
+Every pack of the world (the slots sharing one structure, one compiled one-slot model) has its
+rendering state (:class:`PackRender`): **one OpenGL context and** ``MjrContext`` **per image
+size** (a :class:`RenderContext`), shared by every robot camera of that size in every slot of the
+pack, with an offscreen buffer of exactly that size.
 
 A robot camera is drawn in **one pass**: one ``mjr_render``, then RGB and depth read back together
-(``mujoco.Renderer`` would render twice for RGB + depth). A slot's camera draws only that slot's
-geoms (and world-level ones such as the shared ground), culled to its view frustum: other slots are
-never sent to the rasterizer, so a frame costs the same with 1 or 64 slots. :class:`RenderClock`
-decides on which physics steps cameras refresh. :func:`render_overview` draws the whole grid.
+(``mujoco.Renderer`` would render twice for RGB + depth). A slot is its own simulation, so its
+camera sees its own slot only; geoms outside the camera's view frustum are not even sent to the
+rasterizer (:class:`FrustumCulling`), so a frame costs the same with 1 or 64 slots.
+:class:`RenderClock` decides on which physics steps cameras refresh. :func:`render_overview` draws
+the whole grid, every slot at its grid origin.
 
 Headless Linux: with no ``DISPLAY``/``WAYLAND_DISPLAY``, ``MUJOCO_GL`` defaults to ``egl`` (Mesa's
 EGL runs on the CPU; packages ``libegl1 libgl1-mesa-dri libegl-mesa0``). The GL context class is
@@ -83,39 +84,24 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------------------
 # render contexts
-class Visibility:
-    """Which geoms a camera of a slot draws: its slot's and world-level ones, culled to its view.
+class FrustumCulling:
+    """Which geoms a fixed camera draws: those whose bounding sphere meets its view frustum.
 
-    Works by handing ``mjv_updateScene`` a per-camera copy of ``model.geom_group`` in which
-    geoms that must not be drawn sit in :data:`HIDDEN_GROUP` (restored right after).
+    Works by handing ``mjv_updateScene`` a per-camera copy of ``model.geom_group`` in which geoms
+    that need not be drawn sit in :data:`HIDDEN_GROUP` (restored right after): a robot's meshes are
+    mostly behind its own head camera, and drawing them would cost vertex work for nothing.
     """
 
-    def __init__(self, shard: Any, option: mujoco.MjvOption) -> None:
-        model = shard.model
+    def __init__(self, model: mujoco.MjModel, option: mujoco.MjvOption) -> None:
         self.model = model
         self.base_groups = model.geom_group.copy()
-        self.geom_slot = geom_slots(model, shard.origins)
         visible = np.asarray(option.geomgroup, dtype=bool)[np.clip(self.base_groups, 0, 5)]
-        self.cullable = visible & (model.geom_rbound > 0) & (model.geom_type != mujoco.mjtGeom.mjGEOM_PLANE)
-        self._slot_groups: dict[int, np.ndarray] = {}
-        self._slot_cullable: dict[int, np.ndarray] = {}
+        self.cullable = np.flatnonzero(visible & (model.geom_rbound > 0) & (model.geom_type != mujoco.mjtGeom.mjGEOM_PLANE))
 
-    def slot_groups(self, slot: int) -> np.ndarray:
-        """``geom_group`` with every other slot's geoms hidden."""
-        groups = self._slot_groups.get(slot)
-        if groups is None:
-            groups = self.base_groups.copy()
-            groups[(self.geom_slot != slot) & (self.geom_slot >= 0)] = HIDDEN_GROUP
-            self._slot_groups[slot] = groups
-            self._slot_cullable[slot] = np.flatnonzero(self.cullable & (self.geom_slot == slot))
-        return groups
-
-    def camera_groups(self, slot: int, cam: int, data: mujoco.MjData, aspect: float, near: float, far: float) -> np.ndarray:
-        """``geom_group`` for fixed camera ``cam`` of ``slot``: other slots and geoms whose bounding
-        sphere lies outside the camera's view frustum are hidden (drawing them would cost vertex
-        work for nothing: a robot's meshes are mostly behind its own head camera)."""
-        groups = self.slot_groups(slot).copy()
-        idx = self._slot_cullable[slot]
+    def camera_groups(self, cam: int, data: mujoco.MjData, aspect: float, near: float, far: float) -> np.ndarray:
+        """``geom_group`` for fixed camera ``cam`` with the geoms outside its frustum hidden."""
+        groups = self.base_groups.copy()
+        idx = self.cullable
         model = self.model
         if len(idx) and model.cam_projection[cam] == 0 and not model.cam_sensorsize[cam].any():
             rel = (data.geom_xpos[idx] - data.cam_xpos[cam]) @ data.cam_xmat[cam].reshape(3, 3)
@@ -157,6 +143,7 @@ class RenderContext:
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
         self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
         self.scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom + 100))
+        self._perturb = mujoco.MjvPerturb()
         self.option = option
         self.rect = mujoco.MjrRect(0, 0, *self.size)
         self._rgb = np.empty((self.size[1], self.size[0], 3), dtype=np.uint8)
@@ -171,11 +158,18 @@ class RenderContext:
         left as is) and, when ``depth``, metric depth (m, along the optical axis) into ``depth_out``.
 
         Args:
-            groups: a ``geom_group`` array to draw with (see :class:`Visibility`); the model's own when ``None``.
+            groups: a ``geom_group`` array to draw with (see :class:`FrustumCulling`); the model's own when ``None``.
             clip: ``(near, far)`` clipping distances in metres; the model's defaults when ``None``.
             single_pass: skip MuJoCo's extra passes (mirror reflections of reflective materials and
                 shadow maps), so the scene is rasterized exactly once.
         """
+        self.update_scene(data, camera, groups=groups)
+        self.draw(depth=depth, clip=clip, single_pass=single_pass, rgb_out=rgb_out, depth_out=depth_out)
+
+    def update_scene(self, data: mujoco.MjData, camera: mujoco.MjvCamera, *, groups: Optional[np.ndarray] = None,
+                     offset: Optional[np.ndarray] = None, add: bool = False) -> None:
+        """Put ``data``'s geoms into the scene seen from ``camera``, moved by ``offset`` (m, world
+        frame) when given; ``add`` appends them to what the scene holds instead of replacing it."""
         if self.mjr is None:
             raise RuntimeError('this render context was freed')
         self.gl.make_current()
@@ -183,11 +177,22 @@ class RenderContext:
         if groups is not None:
             saved = model.geom_group.copy()
             model.geom_group[:] = groups
+        first = self.scene.ngeom if add else 0
         try:
-            mujoco.mjv_updateScene(model, data, self.option, None, camera, mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
+            if add:
+                mujoco.mjv_addGeoms(model, data, self.option, self._perturb, mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
+            else:
+                mujoco.mjv_updateScene(model, data, self.option, None, camera, mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
         finally:
             if groups is not None:
                 model.geom_group[:] = saved
+        if offset is not None and np.any(offset):
+            for index in range(first, self.scene.ngeom):
+                self.scene.geoms[index].pos[:] += offset
+
+    def draw(self, *, depth: bool = False, clip: Optional[tuple[float, float]] = None, single_pass: bool = False,
+             rgb_out: Optional[np.ndarray] = None, depth_out: Optional[np.ndarray] = None) -> None:
+        """Rasterize the scene as :meth:`update_scene` left it; arguments as for :meth:`render`."""
         if clip is not None:
             for glcam in self.scene.camera:
                 scale = clip[0] / glcam.frustum_near
@@ -243,44 +248,6 @@ def _metric_depth(raw: np.ndarray, near: float, far: float, orthographic: bool) 
     return out
 
 
-def grid_spacing(origins: np.ndarray) -> float:
-    """``env_offset_size`` of a grid, from its slot origins (``inf`` for a single slot)."""
-    origins = np.asarray(origins, dtype=float)
-    return float(np.linalg.norm(origins[1] - origins[0])) if len(origins) > 1 else math.inf
-
-
-def geom_slots(model: mujoco.MjModel, origins: np.ndarray) -> np.ndarray:
-    """Slot of every geom of a compiled world (or shard) (``-1``: world-level, seen by every slot).
-
-    Geoms of a slot's bodies (named ``env{i}/...``) get that slot. Static geoms of the world body get
-    the slot named by their ``env{i}/`` prefix, else the grid cell their centre lies in; a ground
-    plane larger than one cell (the world merges identical per-slot ground planes into one) is
-    world-level. ``origins`` are the grid's slot origins.
-    """
-    origins = np.asarray(origins, dtype=float)
-    half = grid_spacing(origins) / 2
-    body_slot = np.full(model.nbody, -1, dtype=np.intp)
-    for body in range(1, model.nbody):
-        name = model.body(body).name
-        head = name[3:].split('/', 1)[0] if name.startswith('env') else ''
-        if head.isdigit():
-            body_slot[body] = int(head)
-    slots = body_slot[model.geom_bodyid]
-    for g in np.flatnonzero(model.geom_bodyid == 0):
-        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE and max(model.geom_size[g, :2]) > half * (1 + 1e-6):
-            slots[g] = -1
-            continue
-        name = model.geom(g).name
-        head = name[3:].split('/', 1)[0] if name.startswith('env') else ''
-        if head.isdigit() and int(head) < len(origins):
-            slots[g] = int(head)
-            continue
-        distance = np.abs(origins[:, :2] - model.geom_pos[g, :2]).max(axis=1)
-        nearest = int(np.argmin(distance))
-        slots[g] = nearest if distance[nearest] <= half + 1e-9 else -1
-    return slots
-
-
 # ----------------------------------------------------------------------------------------------
 # per-world state: the shared context and the render clock
 class RenderClock:
@@ -288,8 +255,8 @@ class RenderClock:
 
     ``period`` is ``rendering_interval`` when set, else the fewest physics steps spanning at least
     ``rendering_dt`` (so a render step comes once sim time has advanced by ``rendering_dt`` since
-    the last one). Steps count from sim time 0 (the world's start; rebuilds keep the clock), so the
-    answer depends on the time alone: every camera of every slot and shard agrees, with no state.
+    the last one). Steps count from sim time 0 (the world's start; every slot keeps the one clock), so
+    the answer depends on the time alone: every camera of every slot and pack agrees, with no state.
     """
 
     def __init__(self, physics_dt: float, rendering_dt: float, rendering_interval: Optional[int]) -> None:
@@ -313,44 +280,39 @@ class RenderClock:
         return self.step_index(time) % self.period == 0
 
 
-class ShardRender:
-    """Rendering state of one shard of the world (one compiled model): a :class:`Visibility` and one
-    :class:`RenderContext` per image size, all rebuilt when the shard is recompiled."""
+class PackRender:
+    """Rendering state of one pack of the world (one compiled one-slot model): frustum culling and
+    one :class:`RenderContext` per image size and multisampling."""
 
-    def __init__(self, shard: Any) -> None:
-        self._shard = weakref.ref(shard)
-        self._model: Optional[mujoco.MjModel] = None
+    def __init__(self, pack: Any) -> None:
+        self._pack = weakref.ref(pack)
         self._contexts: dict[tuple[int, int, int], RenderContext] = {}
-        self._visibility: Optional[Visibility] = None
+        self._culling: Optional[FrustumCulling] = None
         self.option = _visual_option()
 
     def _current(self) -> Any:
-        shard = self._shard()
-        if shard is None or shard.model is None:
-            raise RuntimeError('nothing to render: the world is not built yet (call env.reset() first) or is closed')
-        if shard.model is not self._model:
-            self.free()
-            self._model = shard.model
-        return shard
+        pack = self._pack()
+        if pack is None:
+            raise RuntimeError('nothing to render: this pack of the world is gone')
+        return pack
 
     def context(self, width: int, height: int, samples: Optional[int] = None) -> RenderContext:
-        """The render context of the shard's current model for images of ``width`` x ``height``
-        with ``samples``-fold multisampling (the model's setting when ``None``)."""
-        shard = self._current()
-        samples = int(shard.model.vis.quality.offsamples if samples is None else samples)
+        """The render context of the pack's model for images of ``width`` x ``height`` with
+        ``samples``-fold multisampling (the model's setting when ``None``)."""
+        pack = self._current()
+        samples = int(pack.model.vis.quality.offsamples if samples is None else samples)
         key = (int(width), int(height), samples)
         context = self._contexts.get(key)
         if context is None:
-            context = self._contexts[key] = RenderContext(shard.model, key[0], key[1], self.option, samples)
+            context = self._contexts[key] = RenderContext(pack.model, key[0], key[1], self.option, samples)
         return context
 
     @property
-    def visibility(self) -> Visibility:
-        """Per-slot geom visibility of the shard's current model."""
-        shard = self._current()
-        if self._visibility is None:
-            self._visibility = Visibility(shard, self.option)
-        return self._visibility
+    def culling(self) -> FrustumCulling:
+        """Frustum culling for the fixed cameras of the pack's model."""
+        if self._culling is None:
+            self._culling = FrustumCulling(self._current().model, self.option)
+        return self._culling
 
     @property
     def contexts(self) -> dict[tuple[int, int, int], RenderContext]:
@@ -360,52 +322,51 @@ class ShardRender:
     def free(self) -> None:
         """Release every GL context (later renders make new ones)."""
         contexts, self._contexts = self._contexts, {}
-        self._visibility = None
-        self._model = None
+        self._culling = None
         for context in contexts.values():
             context.free()
 
 
-_STATES: dict[int, ShardRender] = {}
+_STATES: dict[int, PackRender] = {}
 
 
-def shard_render(shard: Any) -> ShardRender:
-    """The rendering state of ``shard`` (a ``Shard`` of the world: ``model``, ``data``, ``origins``),
-    made on first use and dropped with the shard."""
-    key = id(shard)
+def pack_render(pack: Any) -> PackRender:
+    """The rendering state of ``pack`` (a :class:`~internutopia.core.backend.mujoco.world.Pack`),
+    made on first use and dropped with the pack."""
+    key = id(pack)
     state = _STATES.get(key)
-    if state is None or state._shard() is not shard:
-        state = _STATES[key] = ShardRender(shard)
-        weakref.finalize(shard, _drop_state, key, state).atexit = False  # EGL is gone by then
+    if state is None or state._pack() is not pack:
+        state = _STATES[key] = PackRender(pack)
+        weakref.finalize(pack, _drop_state, key, state).atexit = False  # EGL is gone by then
     return state
 
 
-def _drop_state(key: int, state: ShardRender) -> None:
+def _drop_state(key: int, state: PackRender) -> None:
     if _STATES.get(key) is state:
         del _STATES[key]
     state.free()
 
 
-def world_shards(world: Any) -> list[Any]:
-    """The shards of ``world`` (a single-model world counts as its own only shard)."""
-    return list(getattr(world, 'shards', None) or [world])
+def world_packs(world: Any) -> list[Any]:
+    """The packs of ``world`` that hold slots."""
+    return [pack for pack in world.packs.values() if len(pack.slots)]
 
 
 def has_render_state(world: Any) -> bool:
-    """True when a GL context exists for any shard of ``world`` (nothing was rendered otherwise)."""
-    return any(id(shard) in _STATES and _STATES[id(shard)].contexts for shard in world_shards(world))
+    """True when a GL context exists for any pack of ``world`` (nothing was rendered otherwise)."""
+    return any(id(pack) in _STATES and _STATES[id(pack)].contexts for pack in world.packs.values())
 
 
 def render_contexts(world: Any) -> list[RenderContext]:
-    """Every live render context of ``world``, over all its shards (for tests and benchmarks)."""
-    return [context for shard in world_shards(world) if id(shard) in _STATES
-            for context in _STATES[id(shard)].contexts.values()]
+    """Every live render context of ``world``, over all its packs (for tests and benchmarks)."""
+    return [context for pack in world.packs.values() if id(pack) in _STATES
+            for context in _STATES[id(pack)].contexts.values()]
 
 
 def release(world: Any) -> None:
-    """Free the GL contexts of every shard of ``world`` (``Env.close`` calls this)."""
-    for shard in world_shards(world):
-        state = _STATES.pop(id(shard), None)
+    """Free the GL contexts of every pack of ``world`` (``Env.close`` calls this)."""
+    for pack in list(world.packs.values()):
+        state = _STATES.pop(id(pack), None)
         if state is not None:
             state.free()
 
@@ -490,35 +451,38 @@ def render_overview(world: 'MujocoWorld', width: int = 640, height: int = 480,
                     camera: Optional[OverviewCamera] = None) -> np.ndarray:
     """An RGB image ``uint8 (height, width, 3)`` of the whole grid from above at an angle.
 
-    Every slot is in view (see :func:`overview_camera`); pass ``camera`` for another view. A world
-    split into several shards (separate models) is drawn shard by shard with the same camera and
-    the images merged by depth.
+    Every slot is in view (see :func:`overview_camera`); pass ``camera`` for another view. Each
+    pack (one model) draws all its slots, each at its grid origin, in one pass; with several packs
+    the images are merged by depth.
     """
     width, height = int(width), int(height)
     if width < 1 or height < 1:
         raise ValueError(f'overview size must be positive; got width={width}, height={height}')
-    shards = [shard for shard in world_shards(world) if shard.model is not None]
-    if not shards:
+    packs = world_packs(world)
+    if not packs:
         raise RuntimeError('nothing to render: the world is not built yet (call env.reset() first) or is closed')
     camera = camera or overview_camera(world, width, height)
     clip = (0.05, 4.0 * camera.distance + 50.0)
     image = np.empty((height, width, 3), dtype=np.uint8)
-    merge = len(shards) > 1
+    merge = len(packs) > 1
     best = np.full((height, width), np.inf, dtype=np.float32) if merge else None
     layer = np.empty_like(image) if merge else image
     depth = np.empty((height, width), dtype=np.float32) if merge else None
-    for shard in shards:
-        context = shard_render(shard).context(width, height)
+    origins = np.asarray(world.origins, dtype=float)
+    for pack in packs:
+        context = pack_render(pack).context(width, height)
         saved_fovy = context.model.vis.global_.fovy
         context.model.vis.global_.fovy = camera.fovy
         try:
-            context.render(shard.data, camera.mjv_camera(), clip=clip, single_pass=merge, depth=merge,
-                           rgb_out=layer, depth_out=depth)
+            view = camera.mjv_camera()
+            for index, slot in enumerate(pack.slots.tolist()):
+                context.update_scene(pack.mjdata(slot), view, offset=origins[slot], add=index > 0)
+            context.draw(clip=clip, single_pass=merge, depth=merge, rgb_out=layer, depth_out=depth)
         finally:
             context.model.vis.global_.fovy = saved_fovy
         if merge:
-            # Shards draw the same shared ground: a later shard wins only where it is clearly
-            # nearer, so coplanar floors (and their anti-aliased edges) never flicker between shards.
+            # Packs draw coplanar ground tiles: a later pack wins only where it is clearly nearer,
+            # so coplanar floors (and their anti-aliased edges) never flicker between packs.
             nearer = depth < best * (1 - 1e-3)
             image[nearer] = layer[nearer]
             best[nearer] = depth[nearer]
@@ -528,39 +492,40 @@ def render_overview(world: 'MujocoWorld', width: int = 640, height: int = 480,
 # ----------------------------------------------------------------------------------------------
 # interactive viewer
 class PassiveViewer:
-    """``mujoco.viewer.launch_passive`` on a world, synced each step and relaunched after a rebuild.
+    """``mujoco.viewer.launch_passive`` on slot 0 of the world, synced each step.
 
-    Opening is lazy (the world has no model before the first reset); a closed window stays closed.
+    Opening is lazy (the world has no model before the first reset); it relaunches when slot 0
+    changes structure; a closed window stays closed. Each slot is its own simulation, so the
+    window shows one slot; :func:`render_overview` draws the whole grid.
     """
 
-    def __init__(self, world: 'MujocoWorld') -> None:
+    def __init__(self, world: 'MujocoWorld', slot: int = 0) -> None:
         self.world = world
+        self.slot = slot
         self.handle: Any = None
         self._model: Optional[mujoco.MjModel] = None
         self._data: Optional[mujoco.MjData] = None
         self._user_closed = False
 
     def sync(self) -> None:
-        """Show the world's current state; (re)launch when its model or data object changed.
-
-        A world split into several shards shows its first shard (slots of the others are not drawn).
-        """
-        shard = world_shards(self.world)[0]
-        if self._user_closed or shard.model is None:
+        """Show the slot's current state; (re)launch when its model changed."""
+        pack = self.world.pack(self.slot)
+        if self._user_closed or pack is None:
             return
         if self.handle is not None and not self.handle.is_running():
             self.handle = None
             self._user_closed = True
             return
-        if self.handle is not None and (shard.model is not self._model or shard.data is not self._data):
+        if self.handle is not None and pack.model is not self._model:
             self.close()
         if self.handle is None:
             import mujoco.viewer
 
-            self.handle = mujoco.viewer.launch_passive(shard.model, shard.data, show_left_ui=False, show_right_ui=False)
-            self._model, self._data = shard.model, shard.data
-            with self.handle.lock():
-                overview_camera(self.world).apply(self.handle.cam)
+            self._model, self._data = pack.model, mujoco.MjData(pack.model)
+            pack.batch.get_data(self.slot, self._data)
+            self.handle = mujoco.viewer.launch_passive(self._model, self._data, show_left_ui=False, show_right_ui=False)
+        with self.handle.lock():
+            pack.batch.get_data(self.slot, self._data)
         self.handle.sync()
 
     def close(self) -> None:
@@ -573,6 +538,6 @@ class PassiveViewer:
                 self._model = self._data = None
 
 
-__all__ = ['HIDDEN_GROUP', 'OverviewCamera', 'PassiveViewer', 'RenderClock', 'RenderContext', 'ShardRender', 'Visibility',
-           'geom_slots', 'gl_context_class', 'grid_spacing', 'has_render_state', 'mat_to_quat', 'overview_camera', 'release',
-           'render_contexts', 'render_overview', 'shard_render', 'world_shards']
+__all__ = ['HIDDEN_GROUP', 'FrustumCulling', 'OverviewCamera', 'PackRender', 'PassiveViewer', 'RenderClock', 'RenderContext',
+           'gl_context_class', 'has_render_state', 'mat_to_quat', 'overview_camera', 'pack_render', 'release',
+           'render_contexts', 'render_overview', 'world_packs']
