@@ -5,8 +5,9 @@ For each robot (H1 following a path, G1 walking with its policy, the jetbot) and
 
 - **ours**: ``vec_env.Env.step`` through the dict API of the contract and through the array API
   (``step_arrays``), with cameras off and on;
-- **limit**: the physics alone, the same one-slot world stepped raw by ``mujoco.batch.Batch`` over
-  ``env_num`` simulations on every core, no Python per step beyond the call, timed in rounds
+- **limit**: the physics alone: each round of ours replayed on raw ``mujoco.batch.Batch`` copies of
+  the same models (same start state, same recorded controls) on every core, one ``rollout`` call
+  per round with no Python between steps (:class:`internutopia.limit.PhysicsLimit`), in rounds
   alternating with ours in the same process (each keeps its best round);
 - **async**: ``gymnasium.vector.AsyncVectorEnv`` over ``env_num`` single-robot MuJoCo gymnasium envs
   (``gym_env.Env``) doing the same control, one process each, as a Python loop over envs does;
@@ -32,6 +33,8 @@ import time
 from typing import Any, Optional
 
 import numpy as np
+
+from internutopia.limit import PhysicsLimit
 
 ROBOTS = ('h1', 'g1', 'jetbot')
 #: The user's example path for the humanoids; a shorter one for the small jetbot.
@@ -103,22 +106,22 @@ def _measure_ours(robot: str, env_num: int, cameras: bool, api: str, steps: int,
             env.step_arrays(batched)
     for _ in range(max(10, steps // 10)):
         step()
-    memory_mb = peak_memory_mb()  # before the limit's batch exists in this process
-    batch = limit_batch(robot, env_num, user_config)
+    memory_mb = peak_memory_mb()  # before the limit's batches exist in this process
+    limit = PhysicsLimit(env.runner.world)
     # Ours and the limit alternate in rounds, and each keeps its best round, so that the machine
-    # slowing down or speeding up during the run does not tilt the ratio.
+    # slowing down or speeding up during the run does not tilt the ratio. The limit replays the
+    # round ours just ran (same start state, same controls), so both simulate the same motion.
     rounds, per_round = 4, max(1, steps // 4)
     ours_s, limit_s = [], []
     for _ in range(rounds):
+        limit.start_round(per_round)
         began = time.perf_counter()
-        for _ in range(per_round):
+        for k in range(per_round):
             step()
+            limit.record(k)
         ours_s.append((time.perf_counter() - began) / per_round)
-        began = time.perf_counter()
-        for _ in range(per_round):
-            batch.step()
-        limit_s.append((time.perf_counter() - began) / per_round)
-    del batch
+        limit_s.append(limit.replay())
+    del limit
     step_s = min(ours_s)
     out: dict[str, Any] = {'env_steps_per_s': env_num / step_s, 'limit_env_steps_per_s': env_num / min(limit_s),
                            'step_ms': step_s * 1e3, 'startup_s': startup_s, 'import_s': import_s,
@@ -202,30 +205,7 @@ def measure_ours(*args: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------
-# limit and async
-def limit_batch(robot: str, env_num: int, user_config: Optional[str]) -> Any:
-    """The physics limit: the same one-slot world, ``env_num`` copies in a ``mujoco.batch.Batch``
-    on every core, started from the state the robots run in."""
-    import mujoco.batch
-
-    from internutopia.core.vec_env import Env
-
-    env = Env(bench_config(robot, 1, False, user_config))
-    env.reset()
-    for _ in range(50):  # settle into the state the robots run in
-        env.step([dict_action(robot) if not user_config else None])
-    pack = env.runner.world.pack(0)
-    batch = mujoco.batch.Batch(pack.model, env_num, nthread=os.cpu_count() or 1, persistent=True)
-    for field in ('qpos', 'qvel', 'ctrl', 'mocap_pos', 'mocap_quat'):
-        values = getattr(pack.data, field)[0]
-        if values.size:
-            batch.bind(field)[:] = values
-    env.close()
-    for _ in range(20):
-        batch.step()
-    return batch
-
-
+# async
 def _single_env(robot: str, cameras: bool, user_config: Optional[str]) -> Any:
     from internutopia.core.gym_env import Env as GymEnv
     from internutopia_extension import import_extensions

@@ -60,6 +60,9 @@ class SlotStatus(IntEnum):
     DONE = 2
 
 
+_ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
+
+
 def split_rows(tree: Any, count: int) -> list[Any]:
     """Split a nested dict of arrays with a leading ``count`` axis into ``count`` per-row dicts.
 
@@ -105,6 +108,9 @@ def _scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env
             continue
         value = np.asarray(value)
         array = target.get(key)
+        if array is None and len(rows) == env_num and value.flags.owndata:
+            target[key] = value  # every slot, in slot order (rows are sorted): already the result
+            continue
         if array is None:
             array = target[key] = np.zeros((env_num,) + value.shape[1:], dtype=value.dtype)
         elif array.shape[1:] != value.shape[1:]:
@@ -123,6 +129,7 @@ class Runner:
         self.queue = queue if queue is not None else EpisodeQueue(episodes if episodes is not None else config.task_configs)
         self.world = MujocoWorld(config.simulator, config.env_num, config.env_offset_size)
         self.status = np.full(self.env_num, SlotStatus.EMPTY, dtype=np.int8)
+        self._active: Optional[np.ndarray] = None  # cached ids of active slots; None when stale
         self.episodes: list[Optional[Episode]] = [None] * self.env_num
         self.structures: list[Optional[str]] = [None] * self.env_num
         self.steps = np.zeros(self.env_num, dtype=np.int64)
@@ -241,7 +248,7 @@ class Runner:
         self.episodes[slot] = episode
         self.steps[slot] = 0
         if episode is None:
-            self.status[slot] = SlotStatus.EMPTY
+            self._set_status(slot, SlotStatus.EMPTY)
             return
         task = episode.config
         self.world.reset_slot_state(slot)
@@ -269,7 +276,7 @@ class Runner:
             metric.reset_slot(slot, task)
             self.slot_metrics[slot].append(metric)
             self._member_mask(metric)[slot] = True
-        self.status[slot] = SlotStatus.ACTIVE
+        self._set_status(slot, SlotStatus.ACTIVE)
         self.started_at[slot] = time.perf_counter()
 
     def _leave_groups(self, slot: int) -> None:
@@ -294,51 +301,73 @@ class Runner:
     def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
         commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
-        # Scripts usually send one action object to every slot; parse each object once per step.
+        # Scripts usually send one action object to every slot. Slots of one structure have the
+        # same robots and controllers, so an action object is resolved and parsed once per
+        # structure per step, and each further slot only joins the commands.
         parsed_once: dict[tuple[int, int], Any] = {}
+        resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
+        structures = self.structures
         for slot in self.active_slots().tolist():
             entry = actions[slot]
             if entry is None:
                 continue
-            if not isinstance(entry, dict):
-                raise ValueError(f'action[{slot}] must be a dict {{robot_name: {{controller_name: args}}}} or None; '
-                                 f'got {type(entry).__name__}')
-            robots = self.slot_robots[slot]
-            for robot_name, controller_actions in entry.items():
-                robot = robots.get(robot_name)
-                if robot is None:
-                    raise ValueError(f'action[{slot}]: unknown robot {robot_name!r}; robots in env {slot}: {sorted(robots)}')
-                if controller_actions is None:
-                    continue
-                if not isinstance(controller_actions, dict):
-                    raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
-                                     f'got {type(controller_actions).__name__}')
-                for controller_name, args in controller_actions.items():
-                    controller = robot.controllers.get(controller_name)
-                    if controller is None:
-                        raise ValueError(f'action[{slot}][{robot_name!r}]: unknown controller {controller_name!r}; '
-                                         f'controllers of {robot_name!r}: {sorted(robot.controllers)}')
-                    key = (id(controller), id(args))
-                    parsed = parsed_once.get(key, _UNPARSED)
-                    if parsed is _UNPARSED:
-                        try:
-                            parsed = parsed_once[key] = controller.parse_action(args)
-                        except ValueError as exc:
-                            raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
-                    entry_ = commands.get(id(controller))
-                    if entry_ is None:
-                        entry_ = commands[id(controller)] = (controller, [], _Unbatched())
-                    entry_[1].append(slot)
-                    entry_[2].append(parsed)
+            key = (id(entry), structures[slot])
+            pairs = resolved.get(key)
+            if pairs is None:
+                pairs = resolved[key] = self._resolve_action(slot, entry, parsed_once)
+            for controller, parsed in pairs:
+                command = commands.get(id(controller))
+                if command is None:
+                    command = commands[id(controller)] = (controller, [], _Unbatched())
+                command[1].append(slot)
+                command[2].append(parsed)
         return commands
 
+    def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
+        """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""
+        if not isinstance(entry, dict):
+            raise ValueError(f'action[{slot}] must be a dict {{robot_name: {{controller_name: args}}}} or None; '
+                             f'got {type(entry).__name__}')
+        pairs = []
+        robots = self.slot_robots[slot]
+        for robot_name, controller_actions in entry.items():
+            robot = robots.get(robot_name)
+            if robot is None:
+                raise ValueError(f'action[{slot}]: unknown robot {robot_name!r}; robots in env {slot}: {sorted(robots)}')
+            if controller_actions is None:
+                continue
+            if not isinstance(controller_actions, dict):
+                raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
+                                 f'got {type(controller_actions).__name__}')
+            for controller_name, args in controller_actions.items():
+                controller = robot.controllers.get(controller_name)
+                if controller is None:
+                    raise ValueError(f'action[{slot}][{robot_name!r}]: unknown controller {controller_name!r}; '
+                                     f'controllers of {robot_name!r}: {sorted(robot.controllers)}')
+                key = (id(controller), id(args))
+                parsed = parsed_once.get(key, _UNPARSED)
+                if parsed is _UNPARSED:
+                    try:
+                        parsed = parsed_once[key] = controller.parse_action(args)
+                    except ValueError as exc:
+                        raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
+                pairs.append((controller, parsed))
+        return pairs
+
     def active_slots(self) -> np.ndarray:
-        """Ids of the slots running an episode."""
-        return np.flatnonzero(self.status == SlotStatus.ACTIVE)
+        """Ids of the slots running an episode (do not modify the returned array)."""
+        if self._active is None:
+            self._active = np.flatnonzero(self.status == _ACTIVE)
+        return self._active
+
+    def _set_status(self, slot: int, status: SlotStatus) -> None:
+        self.status[slot] = status
+        self._active = None
 
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
         active, reward, terminated, truncated, metrics = self._advance(self.parse_actions(actions))
+        reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
         obs = self.observe(active)
         n = self.env_num
         obs_out: list = [None] * n
@@ -361,24 +390,17 @@ class Runner:
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> 'ArrayStep':
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
         active, reward, terminated, truncated, metrics = self._advance(self.parse_batched_actions(actions))
-        n = self.env_num
-        mask = np.zeros(n, dtype=bool)
+        mask = np.zeros(self.env_num, dtype=bool)
         mask[active] = True
-        full_reward = np.zeros(n)
-        full_reward[active] = reward
-        full_terminated = np.zeros(n, dtype=bool)
-        full_terminated[active] = terminated
-        full_truncated = np.zeros(n, dtype=bool)
-        full_truncated[active] = truncated
-        return ArrayStep(self.observe_arrays(active), full_reward, full_terminated, full_truncated, mask, metrics)
+        return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, mask, metrics)
 
     def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
         if not isinstance(actions, dict):
             raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        active_mask = self.status == SlotStatus.ACTIVE
-        commands: dict[int, tuple[Any, list[int], Any]] = {}
-        names = {name for group in self.robot_groups.values() for name in [group.name]}
+        active_mask = self.status == _ACTIVE
+        commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
+        names = {group.name for group in self.robot_groups.values()}
         for robot_name, controller_actions in actions.items():
             if robot_name not in names:
                 raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {sorted(names)}')
@@ -388,6 +410,7 @@ class Runner:
                 members = group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue
+                every_row = len(members) == self.env_num  # rows in slot order: the arrays as given
                 for controller_name, args in controller_actions.items():
                     controller = group.controllers.get(controller_name)
                     if controller is None:
@@ -396,25 +419,29 @@ class Runner:
                     if len(args) != self.env_num:
                         raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
                                          f'({self.env_num}); got {len(args)}')
-                    rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
+                    if every_row:
+                        rows = args
+                    else:
+                        rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
                     try:
                         batch = controller.parse_batch(rows)
                     except ValueError as exc:
                         raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}') from None
-                    commands[id(controller)] = (controller, members.tolist(), batch)
+                    commands[id(controller)] = (controller, members, batch)
         return commands
 
-    def _advance(self, commands: dict) -> tuple[np.ndarray, list, list, list, dict[int, dict[str, Any]]]:
+    def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]]]:
         """Apply parsed commands, step physics once, run tasks and metrics, finish ended episodes.
 
-        Returns the slots that were active, their reward, terminated and truncated values (lists
-        aligned to them), and the metrics of the episodes that ended, by slot.
+        Returns the slots that were active, reward, terminated and truncated as ``(env_num,)``
+        arrays (zero/False outside the active slots), and the metrics of the episodes that
+        ended, by slot.
         """
         groups = self.robot_groups.values()
         for group in groups:
             group.begin_step()
         for controller, slots, batch in commands.values():
-            controller.apply(np.array(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
+            controller.apply(np.asarray(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
         for group in groups:
             group.before_physics()
         self.world.step()
@@ -433,9 +460,9 @@ class Runner:
             slots = self.members_of(metric, active)
             if len(slots):
                 metric.update(slots)
-        ended = active[terminated[active] | truncated[active]]
+        ended = np.flatnonzero(terminated | truncated)
         metrics = {slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot])) for slot in ended.tolist()}
-        return active, reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist(), metrics
+        return active, reward, terminated, truncated, metrics
 
     def _finish(self, slot: int, terminated: bool, truncated: bool) -> dict[str, Any]:
         metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
@@ -451,18 +478,16 @@ class Runner:
             'truncated': truncated,
             'wall_time_s': round(time.perf_counter() - self.started_at[slot], 6),
         })
-        self.status[slot] = SlotStatus.DONE
+        self._set_status(slot, SlotStatus.DONE)
         return metrics
 
     # ------------------------------------------------------------------------------------------
     # observations
     def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
         """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
-        out: list[dict[str, Any]] = [{} for _ in slots]
         if not len(slots):
-            return out
-        for row, robots in enumerate(self.entity_observations(self.robot_groups.values(), slots)):
-            out[row].update(robots)
+            return []
+        out = self.entity_observations(self.robot_groups.values(), slots)
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))
         for task in self.tasks.values():
@@ -479,6 +504,11 @@ class Runner:
         Each group gathers its observations once, as arrays over its member slots; only the
         per-slot dicts are built per slot.
         """
+        groups = list(groups)
+        if len(groups) == 1 and np.array_equal(groups[0].slots, slots):
+            # One group over exactly these slots (one robot type everywhere): build the dicts directly.
+            name = groups[0].name
+            return [{name: entity_obs} for entity_obs in split_rows(groups[0].get_obs(slots), len(slots))]
         out: list[dict[str, Any]] = [{} for _ in slots]
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
+from internutopia.core.robot.base import rows_of
 from internutopia.core.util.math import quat_to_yaw, wrap_angle
 
 #: Heading error (rad) beyond which the base turns in place before driving forward.
@@ -114,7 +115,10 @@ class MoveAlongPathPointsController(BaseController):
             path = np.hstack([path, np.zeros((len(path), 1))])
         return path
 
-    def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray]:
+    def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray] | np.ndarray:
+        first = parsed[0]
+        if all(path is first for path in parsed):  # one path for every slot: a read-only broadcast
+            return np.broadcast_to(first, (len(parsed),) + first.shape)
         return parsed
 
     def parse_batch(self, actions: Any) -> list[np.ndarray]:
@@ -128,12 +132,14 @@ class MoveAlongPathPointsController(BaseController):
     def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         """Restart the slots whose commanded path differs from the one they follow."""
         if isinstance(paths, np.ndarray) or all(path is paths[0] for path in paths):
-            # One array for all slots (the array API) or one shared path: compare in one go.
+            # One array for all slots (the array API, or one shared path): compare in one go.
             stacked = paths if isinstance(paths, np.ndarray) else paths[0][None]
             length = stacked.shape[1]
             self._fit(length)
-            same = (self.total_points[slots] == length) & \
-                (self.points[slots, :length] == stacked).all(axis=(1, 2)) & (self.points[slots, length:] == 0).all(axis=(1, 2))
+            points = self.points[rows_of(slots, self.env_num)]
+            same = (self.total_points[slots] == length) & (points[:, :length] == stacked).all(axis=(1, 2))
+            if length < points.shape[1]:
+                same &= (points[:, length:] == 0).all(axis=(1, 2))
             changed = ~same
             if changed.any():
                 restart = slots[changed]
@@ -164,14 +170,17 @@ class MoveAlongPathPointsController(BaseController):
     def apply(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         self._start_paths(slots, paths)
         finished = self.finished[slots]
+        running = slots
         if finished.any():
             self.point_controller.velocity_controller.apply_base_velocity(slots[finished], np.zeros((int(finished.sum()), 3)))
-        running = slots[~finished]
-        if not len(running):
-            return
+            running = slots[~finished]
+            if not len(running):
+                return
         targets = self.points[running, self.current_index[running]]
         self.current_point[running] = targets
         arrived = self.point_controller.drive(running, targets)
+        if not arrived.any():
+            return
         advanced = running[arrived]
         self.current_index[advanced] += 1
         done = advanced[self.current_index[advanced] >= self.total_points[advanced]]

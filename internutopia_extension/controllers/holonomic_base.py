@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
+from internutopia.core.robot.base import rows_of
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 
 
 @BaseController.register('HolonomicBaseController')
 class HolonomicBaseController(BaseVelocityController):
-    """Integrates the robot's mocap target (``robot.mocap_id``) at the commanded velocity."""
+    """Integrates the robot's mocap target (``robot.mocap_index``) at the commanded velocity."""
 
     action_shape = (3,)
     action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action'
@@ -31,15 +32,17 @@ class HolonomicBaseController(BaseVelocityController):
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
         data = self.world.data
-        mocap = self.robot.mocap_id[slots]
+        mocap = self.robot.mocap_index
+        rows = rows_of(slots, self.env_num)
         dt = self.world.model.opt.timestep
-        yaw = quat_to_yaw(data.mocap_quat[slots, mocap])
+        yaw = quat_to_yaw(data.mocap_quat[rows, mocap])
         cos, sin = np.cos(yaw), np.sin(yaw)
-        position = data.mocap_pos[slots, mocap]
-        position[:, 0] += (cos * velocity[:, 0] - sin * velocity[:, 1]) * dt
-        position[:, 1] += (sin * velocity[:, 0] + cos * velocity[:, 1]) * dt
-        data.mocap_pos[slots, mocap] = position
-        data.mocap_quat[slots, mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
+        step = velocity[:, :2] * dt
+        position = data.mocap_pos[rows, mocap]
+        position[:, 0] += cos * step[:, 0] - sin * step[:, 1]
+        position[:, 1] += sin * step[:, 0] + cos * step[:, 1]
+        data.mocap_pos[rows, mocap] = position  # (in place already when rows is every slot)
+        data.mocap_quat[rows, mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
 
 
 BaseController.register('H1MoveBySpeedController')(HolonomicBaseController)

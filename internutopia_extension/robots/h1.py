@@ -56,8 +56,10 @@ class H1Robot(BaseRobot):
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
         model = world.model
+        #: Mocap index of the base target (the same in every slot of the pack).
+        self.mocap_index = int(model.body_mocapid[model.body(self.full_name(self.mocap_body)).id])
         self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
-        self.mocap_id[self.slots] = model.body_mocapid[model.body(self.full_name(self.mocap_body)).id]
+        self.mocap_id[self.slots] = self.mocap_index
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)

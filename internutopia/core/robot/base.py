@@ -35,6 +35,12 @@ if TYPE_CHECKING:
 NO_ID = -1
 
 
+def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
+    """An index for the rows of ``slots`` (sorted, distinct) in ``(env_num, ...)`` arrays: a slice
+    when they are every slot, since a slice reads a view and writes in place, with no gather."""
+    return slice(None) if len(slots) == env_num else slots
+
+
 class Entity:
     """A named robot or object in the slots of one pack, bound to that pack's model ids.
 
@@ -85,7 +91,7 @@ class Entity:
             array[:] = NO_ID
             array[self.slots] = value
         self.root_mocapid = int(model.body_mocapid[body.id])
-        self._root_state = (root_qposadr + np.arange(7)) if root_qposadr != NO_ID else None
+        self._root_state = int(root_qposadr) if root_qposadr != NO_ID else None
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
@@ -111,11 +117,12 @@ class Entity:
         mocap root's target pose, else (a body fixed in the scene) its computed pose.
         """
         data = self.world.data
+        rows = rows_of(slots, self.env_num)
         if self._root_state is not None:
-            pose = data.qpos[slots[:, None], self._root_state]
-            return pose[:, :3], pose[:, 3:]
+            adr = self._root_state
+            return data.qpos[rows, adr:adr + 3].copy(), data.qpos[rows, adr + 3:adr + 7].copy()
         if self.root_mocapid != NO_ID:
-            return data.mocap_pos[slots, self.root_mocapid], data.mocap_quat[slots, self.root_mocapid]
+            return data.mocap_pos[rows, self.root_mocapid].copy(), data.mocap_quat[rows, self.root_mocapid].copy()
         bodies = self.base_body_id[slots]
         return self.world.field('xpos')[slots, bodies], self.world.field('xquat')[slots, bodies]
 
@@ -152,6 +159,7 @@ class BaseRobot(Entity):
         }
         self.joint_qposadr = np.zeros((env_num, 0), dtype=np.intp)
         self.joint_dofadr = np.zeros((env_num, 0), dtype=np.intp)
+        self._joint_ranges: tuple[tuple[int, int], tuple[int, int]] | None = None
 
     @classmethod
     def register(cls, name: str) -> Callable[[type['BaseRobot']], type['BaseRobot']]:
@@ -176,10 +184,15 @@ class BaseRobot(Entity):
         self.joint_names = names
         self.joint_qposadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self.joint_dofadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
+        self._joint_ranges = None
         if len(self.slots):
             joints = self.ids(self.slots, 'joint', names)
             self.joint_qposadr[self.slots] = model.jnt_qposadr[joints]
             self.joint_dofadr[self.slots] = model.jnt_dofadr[joints]
+            qpos, dof = model.jnt_qposadr[joints[0]], model.jnt_dofadr[joints[0]]
+            if len(names) and np.all(np.diff(qpos) == 1) and np.all(np.diff(dof) == 1):
+                # Joints in model order, one coordinate each: read as slices.
+                self._joint_ranges = ((int(qpos[0]), int(qpos[-1]) + 1), (int(dof[0]), int(dof[-1]) + 1))
         for part in (*self.controllers.values(), *self.sensors.values()):
             part.bind(world)
 
@@ -199,9 +212,15 @@ class BaseRobot(Entity):
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)
         data = self.world.data
-        rows = slots[:, None]
-        obs['joint_positions'] = data.qpos[rows, self.joint_qposadr[slots]]
-        obs['joint_velocities'] = data.qvel[rows, self.joint_dofadr[slots]]
+        if self._joint_ranges is not None and len(slots):
+            (qa, qb), (va, vb) = self._joint_ranges
+            rows = rows_of(slots, self.env_num)
+            obs['joint_positions'] = data.qpos[rows, qa:qb].copy()
+            obs['joint_velocities'] = data.qvel[rows, va:vb].copy()
+        else:
+            rows = slots[:, None]
+            obs['joint_positions'] = data.qpos[rows, self.joint_qposadr[slots]]
+            obs['joint_velocities'] = data.qvel[rows, self.joint_dofadr[slots]]
         obs['controllers'] = {name: c.get_obs(slots) for name, c in self.controllers.items()}
         obs['sensors'] = {name: s.get_obs(slots) for name, s in self.sensors.items()}
         return obs
