@@ -6,9 +6,10 @@ For each robot (H1 following a path, G1 walking with its policy, the jetbot) and
 - **ours**: ``vec_env.Env.step`` through the dict API of the contract and through the array API
   (``step_arrays``), with cameras off and on;
 - **limit**: the physics alone: each round of ours replayed on raw ``mujoco.batch.Batch`` copies of
-  the same models (same start state, same recorded controls) on every core, one ``rollout`` call
-  per round with no Python between steps (:class:`internutopia.limit.PhysicsLimit`), in rounds
-  alternating with ours in the same process (each keeps its best round);
+  the same models (same start state, same recorded controls) on every core, one ``Batch.step()``
+  call per step and nothing else but writing that step's controls
+  (:class:`internutopia.limit.PhysicsLimit`), in rounds alternating with ours in the same process
+  (each keeps its best round);
 - **async**: ``gymnasium.vector.AsyncVectorEnv`` over ``env_num`` single-robot MuJoCo gymnasium envs
   (``gym_env.Env``) doing the same control, one process each, as a Python loop over envs does;
 

@@ -1,12 +1,13 @@
 """The physics limit a run of ``vec_env.Env`` is measured against (used by :mod:`internutopia.bench`).
 
 The limit is the same models doing the same motion with nothing but MuJoCo: for each pack of the
-world (the slots of one structure), a persistent ``mujoco.batch.Batch`` of the pack's own model
-with a simulation per slot, on every core. A measurement round of ours starts from some state and
-applies, step by step, the controls its controllers compute (``ctrl`` and mocap poses). The
-limit's round starts from that same state and replays those same controls with one
-``Batch.rollout`` call: no Python at all between steps. So both sides simulate exactly the same
-contacts and motion, and the ratio measures what the Python around the physics costs.
+world (the slots of one structure), a ``mujoco.batch.Batch`` of the pack's own model with a
+simulation per slot, on every core, set up as the world's own. A measurement round of ours starts
+from some state and applies, step by step, the controls its controllers compute (``ctrl`` and
+mocap poses). The limit's round starts from that same state and, per step, writes the recorded
+controls of that step (one numpy assignment) and calls ``Batch.step()``: the raw per-step call an
+env step cannot do without, and nothing else. So both sides simulate exactly the same contacts
+and motion, and the ratio measures what the Python around the physics costs.
 
 (Stepping the robots without their controls would not do: an H1 standing still is cheaper to
 simulate than one gliding along a path, and the ratio would then mix a lighter workload into the
@@ -31,8 +32,7 @@ import mujoco
 import mujoco.batch
 import numpy as np
 
-#: The state components a controller writes, in the order ``mj_stateSize`` lays them out.
-CONTROL_SPEC = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_MOCAP_POS | mujoco.mjtState.mjSTATE_MOCAP_QUAT
+#: The state components a controller writes.
 _CONTROL_BITS = (mujoco.mjtState.mjSTATE_CTRL, mujoco.mjtState.mjSTATE_MOCAP_POS, mujoco.mjtState.mjSTATE_MOCAP_QUAT)
 
 
@@ -45,7 +45,7 @@ class PhysicsLimit:
         for pack in world.packs.values():
             if not len(pack.slots):
                 continue
-            batch = mujoco.batch.Batch(pack.model, len(pack.slots), nthread=threads, persistent=True)
+            batch = mujoco.batch.Batch(pack.model, len(pack.slots), nthread=threads, persistent=pack.batch.persistent)
             columns = np.concatenate([np.arange(offset, offset + size)
                                       for offset, size in (pack.batch._component(bit) for bit in _CONTROL_BITS)])
             self._parts.append(_Part(pack, batch, columns))
@@ -56,23 +56,27 @@ class PhysicsLimit:
         self.steps = steps
         for part in self._parts:
             part.start = part.pack.batch.state[part.pack.slots].copy()
-            part.controls = np.empty((len(part.pack.slots), steps, len(part.columns)))
+            part.controls = np.empty((steps, len(part.pack.slots), len(part.columns)))
 
     def record(self, step: int) -> None:
         """Record the controls ours applied on step ``step`` of the round (call after each step)."""
         for part in self._parts:
             state = part.pack.batch.state
             rows = state if len(part.pack.slots) == len(state) else state[part.pack.slots]
-            np.take(rows, part.columns, axis=1, out=part.controls[:, step])
+            np.take(rows, part.columns, axis=1, out=part.controls[step])
 
     def replay(self) -> float:
         """Step the limit's batches through the recorded round; return seconds per step."""
         elapsed = 0.0
         for part in self._parts:
-            part.batch.state[:] = part.start
-            part.batch.forward()
+            batch, columns, controls = part.batch, part.columns, part.controls
+            state = batch.state
+            state[:] = part.start
+            batch.forward()
             began = time.perf_counter()
-            part.batch.rollout(self.steps, control=part.controls, control_spec=int(CONTROL_SPEC), record=[])
+            for step in range(self.steps):
+                state[:, columns] = controls[step]
+                batch.step()
             elapsed += time.perf_counter() - began
         return elapsed / max(self.steps, 1)
 

@@ -44,7 +44,7 @@ def geoms_of(env, slot, name):
 
 
 def contact_geoms(env, slot=0):
-    data = env.runner.world.pack(slot).mjdata(slot)
+    data = env.runner.world.pack(slot).mjdata(slot, contacts=True)
     return set(data.contact.geom[:data.ncon].ravel().tolist())
 
 

@@ -108,7 +108,7 @@ class CollisionCountMetric(_GoalMetric):
     :class:`~internutopia.core.backend.mujoco.world.SlotPart`) are read for all slots at once: a
     slot whose robot touches only static world geoms with near-vertical normals touches nothing
     but floor. Any other slot (rare: a robot against a wall or an object) is decided exactly from
-    its contact list. A collision ends after ``metric_config['release_steps']`` (default 12, i.e.
+    its contact list at its current state. A collision ends after ``metric_config['release_steps']`` (default 12, i.e.
     0.05 s at 240 Hz) steps without such contact, so a robot chattering against a wall counts once,
     not once per bounce.
     """
@@ -162,7 +162,7 @@ class CollisionCountMetric(_GoalMetric):
             steep = listed & (np.abs(contacts[:, :, 3]) <= _FLOOR_NORMAL_Z)
             unsure = (found > static_found) | (found > CONTACT_SLOTS) | steep.any(axis=1)
             for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist()):
-                touching[row] = self._touching_exactly(pack.mjdata(slot), own, floor_type, static)
+                touching[row] = self._touching_exactly(pack.mjdata(slot, contacts=True), own, floor_type, static)
         return touching
 
     @staticmethod

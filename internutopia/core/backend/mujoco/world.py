@@ -3,7 +3,7 @@
 Slots whose episodes share a structure (same scene, robots and objects; see
 :func:`internutopia.core.scene.structure_key`) share a :class:`Pack`: one compiled *one-slot*
 model (the slot's parts attached at the local origin, each under its own name prefix) and one
-persistent ``mujoco.batch.Batch`` with a simulation per env slot, simulation ``i`` being slot
+``mujoco.batch.Batch`` with a simulation per env slot, simulation ``i`` being slot
 ``i``. The batch steps the pack's slots on a C thread pool over all cores, with no Python per
 slot; its arrays are ``(env_num, ...)`` and every slot of a pack has the same model ids, so the
 entities of a pack read and write them with one numpy index per step.
@@ -69,14 +69,17 @@ class Pack:
     A step is one ``mj_step``, so, as with ``mj_step``, the state (``qpos``, ``qvel``, mocap poses)
     is the new one and derived fields (``xpos``, ``sensordata``, contacts) describe the state at the
     start of the step. Poses are therefore read from the state (free joints' ``qpos``, mocap poses),
-    and :meth:`mjdata` recomputes kinematics for what is drawn. (Making derived fields current
+    and :meth:`mjdata` recomputes kinematics for what is drawn and contacts where they are needed. (Making derived fields current
     would cost a second position stage per step whenever a controller moves a mocap body.)
     """
 
     def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
         self.key = key
         self.model = model
-        self.batch = mujoco.batch.Batch(model, env_num, nthread=threads, persistent=True)
+        # Not persistent: each thread loads a slot's state row into its one MjData, steps it and
+        # saves it back, so the physics works in a cache-sized MjData per core (faster than one
+        # MjData per slot, and far less memory). Derived fields are bound outputs or recomputed.
+        self.batch = mujoco.batch.Batch(model, env_num, nthread=threads, persistent=False)
         self.data = SimpleNamespace(**{name: self.batch.bind(name) for name in (*STATE_FIELDS, *OUTPUT_FIELDS)})
         self.slots = np.zeros(0, dtype=np.intp)
         self._step_ids: Optional[np.ndarray] = self.slots
@@ -111,21 +114,20 @@ class Pack:
         """Recompute the derived fields of ``slots`` after their state was written (``mj_forward``)."""
         self.batch.forward(np.unique(np.asarray(slots, dtype=np.intp)))
 
-    def mjdata(self, slot: int, kinematics: bool = True) -> mujoco.MjData:
-        """A scratch ``MjData`` holding ``slot``'s whole state, for rendering and contact lists;
-        overwritten by the next call for any slot of the pack.
-
-        With ``kinematics``, body, geom, camera and light poses are recomputed at the current
-        state (contacts and other derived fields stay those of the start of the last step).
+    def mjdata(self, slot: int, contacts: bool = False) -> mujoco.MjData:
+        """A scratch ``MjData`` holding ``slot``'s state with body, geom, camera and light poses
+        computed at it (for rendering), and with ``contacts`` its contact list too; overwritten
+        by the next call for any slot of the pack.
         """
         if self._scratch is None:
             self._scratch = mujoco.MjData(self.model)
         data = self._scratch
         self.batch.get_data(int(slot), data)
-        if kinematics:
-            mujoco.mj_kinematics(self.model, data)
-            mujoco.mj_comPos(self.model, data)
-            mujoco.mj_camlight(self.model, data)
+        mujoco.mj_kinematics(self.model, data)
+        mujoco.mj_comPos(self.model, data)
+        mujoco.mj_camlight(self.model, data)
+        if contacts:
+            mujoco.mj_collision(self.model, data)
         return data
 
 
