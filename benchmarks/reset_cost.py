@@ -74,9 +74,9 @@ def measure(env_num: int, repeats: int, steps: int) -> dict[str, float]:
     assert env.runner.world.compile_count == compiles, 'same-structure resets must not rebuild'
     change_s = timed_resets([True, False] * (repeats // 2))
     assert env.runner.world.compile_count == compiles + 2 * (repeats // 2), 'each structural reset rebuilds once'
-    shards = len(getattr(env.runner.world, 'shards', [None]))
+    packs = len(env.runner.world.packs)
     env.close()
-    return {'env_num': env_num, 'shards': shards, 'step_ms': step_s * 1e3, 'same_ms': same_s * 1e3, 'same_steps': same_s / step_s,
+    return {'env_num': env_num, 'packs': packs, 'step_ms': step_s * 1e3, 'same_ms': same_s * 1e3, 'same_steps': same_s / step_s,
             'change_ms': change_s * 1e3, 'change_steps': change_s / step_s, 'all_ms': all_s * 1e3, 'all_steps': all_s / step_s}
 
 
@@ -87,11 +87,11 @@ def main() -> None:
     parser.add_argument('--steps', type=int, default=300)
     args = parser.parse_args()
     import_extensions()
-    print('env_num (physics shards) | env step | reset 1 slot, same structure | reset 1 slot, structure change | '
+    print('env_num (packs) | env step | reset 1 slot, same structure | reset 1 slot, structure change | '
           'reset all slots, same structure')
     for n in args.env_num:
         r = measure(n, args.repeats, args.steps)
-        print(f"{r['env_num']:7d} ({r['shards']}) | {r['step_ms']:6.3f} ms | {r['same_ms']:8.3f} ms = {r['same_steps']:5.1f} steps"
+        print(f"{r['env_num']:7d} ({r['packs']}) | {r['step_ms']:6.3f} ms | {r['same_ms']:8.3f} ms = {r['same_steps']:5.1f} steps"
               f" | {r['change_ms']:8.2f} ms = {r['change_steps']:6.1f} steps | {r['all_ms']:8.2f} ms = {r['all_steps']:6.1f} steps")
 
 

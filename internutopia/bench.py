@@ -129,7 +129,7 @@ def _measure_ours(robot: str, env_num: int, cameras: bool, api: str, steps: int,
                            'peak_memory_mb': memory_mb}
     if with_resets:
         out.update(_measure_resets(env, robot, env_num, cameras, user_config, step_s))
-        # A rebuild holds the old and the new model of one shard for a moment.
+        # A structure change compiles a new one-slot model and makes its pack while the old pack still exists.
         out['peak_memory_with_rebuild_mb'] = peak_memory_mb()
     env.close()
     return out
@@ -285,11 +285,11 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
     """Measure every case; return the figures (what ``--json`` prints)."""
     rows, resets = [], []
     for robot in robots:
-        one_process_mb = 0.0
+        one_process_mb = {False: 0.0, True: 0.0}  # by camera setting, from the 1-slot case when measured
         for env_num in env_nums:
             for camera in cameras:
                 alternative = None
-                needed_mb = env_num * one_process_mb
+                needed_mb = env_num * one_process_mb[camera]
                 # Fork-server children share their imported modules, so a process costs somewhat
                 # less than a fresh one; past 1.2x the free memory the run would be killed.
                 if with_async and needed_mb > 1.2 * available_memory_mb():
@@ -308,7 +308,7 @@ def run(robots: list[str], env_nums: list[int], cameras: list[bool], apis: list[
                     ours = measure_ours(robot, env_num, camera, api, steps, user_config, with_resets)
                     limit = ours['limit_env_steps_per_s']
                     if env_num == 1:
-                        one_process_mb = ours['peak_memory_mb']
+                        one_process_mb[camera] = ours['peak_memory_mb']
                     row = {'robot': robot if not user_config else os.path.basename(user_config), 'env_num': env_num,
                            'cameras': camera, 'api': api, 'env_steps_per_s': round(ours['env_steps_per_s'], 1),
                            'limit_env_steps_per_s': round(limit, 1), 'ratio_vs_limit': round(ours['env_steps_per_s'] / limit, 3),
