@@ -46,8 +46,7 @@ class PhysicsLimit:
             if not len(pack.slots):
                 continue
             batch = mujoco.batch.Batch(pack.model, len(pack.slots), nthread=threads, persistent=pack.batch.persistent)
-            columns = np.concatenate([np.arange(offset, offset + size)
-                                      for offset, size in (pack.batch._component(bit) for bit in _CONTROL_BITS)])
+            columns = np.concatenate([np.arange(offset, offset + size) for offset, size in _state_columns(pack.model)])
             self._parts.append(_Part(pack, batch, columns))
         self.steps = 0
 
@@ -79,6 +78,13 @@ class PhysicsLimit:
                 batch.step()
             elapsed += time.perf_counter() - began
         return elapsed / max(self.steps, 1)
+
+
+def _state_columns(model: mujoco.MjModel) -> list[tuple[int, int]]:
+    """``(offset, size)`` of each control component in a batch's state row (``mjSTATE_INTEGRATION``,
+    laid out in bit order, so a component starts after the sizes of the lower bits)."""
+    row = int(mujoco.mjtState.mjSTATE_INTEGRATION)
+    return [(mujoco.mj_stateSize(model, row & (int(bit) - 1)), mujoco.mj_stateSize(model, int(bit))) for bit in _CONTROL_BITS]
 
 
 class _Part:

@@ -24,7 +24,7 @@ from internutopia.core.object.base import BaseObject
 from internutopia.core.results import ResultsWriter
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import BaseRobot, Entity
-from internutopia.core.scene import entity_key, scene_spec, structure_key
+from internutopia.core.scene import scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
 
 

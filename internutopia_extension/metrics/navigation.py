@@ -10,8 +10,6 @@ distances are in the xy plane, in metres.
 
 from __future__ import annotations
 
-from typing import Any
-
 import mujoco
 import numpy as np
 

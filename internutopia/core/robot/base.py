@@ -62,7 +62,7 @@ class Entity:
         self.root_qposadr = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_dofadr = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_mocapid = NO_ID
-        self._root_state: np.ndarray | None = None
+        self._root_qposadr: int | None = None  # the same in every slot of the pack
 
     # -- structure ---------------------------------------------------------------------------
     def build_spec(self) -> mujoco.MjSpec:
@@ -91,7 +91,7 @@ class Entity:
             array[:] = NO_ID
             array[self.slots] = value
         self.root_mocapid = int(model.body_mocapid[body.id])
-        self._root_state = int(root_qposadr) if root_qposadr != NO_ID else None
+        self._root_qposadr = int(root_qposadr) if root_qposadr != NO_ID else None
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
@@ -118,8 +118,8 @@ class Entity:
         """
         data = self.world.data
         rows = rows_of(slots, self.env_num)
-        if self._root_state is not None:
-            adr = self._root_state
+        if self._root_qposadr is not None:
+            adr = self._root_qposadr
             return data.qpos[rows, adr:adr + 3].copy(), data.qpos[rows, adr + 3:adr + 7].copy()
         if self.root_mocapid != NO_ID:
             return data.mocap_pos[rows, self.root_mocapid].copy(), data.mocap_quat[rows, self.root_mocapid].copy()

@@ -1,4 +1,4 @@
-"""The embedded MuJoCo backend (default): one ``MjSpec`` world holding every env slot."""
+"""The embedded MuJoCo backend (default): the grid of env slots, a pack of ``mujoco.batch`` simulations per structure."""
 
 from internutopia.core.backend.mujoco.world import MujocoWorld, Pack, SlotPart
 

@@ -174,10 +174,8 @@ class MujocoWorld:
 
     @property
     def built(self) -> bool:
-        """True once every slot was placed (even if placed empty)."""
-        return self._placed
-
-    _placed = False
+        """True once the slots were placed (even if placed empty)."""
+        return self.version > 0
 
     def pack(self, slot: int) -> Optional[Pack]:
         """The pack holding ``slot`` (``None`` for an empty slot)."""
@@ -260,7 +258,6 @@ class MujocoWorld:
             self._models[key] = self.packs.pop(key).model
             while len(self._models) > _MODEL_CACHE_SIZE:
                 self._models.popitem(last=False)
-        self._placed = True
         self.version += 1
         return changed
 
