@@ -46,8 +46,7 @@ class PhysicsLimit:
             if not len(pack.slots):
                 continue
             batch = mujoco.batch.Batch(pack.model, len(pack.slots), nthread=threads, persistent=pack.batch.persistent)
-            columns = np.concatenate([np.arange(offset, offset + size) for offset, size in _state_columns(pack.model)])
-            self._parts.append(_Part(pack, batch, columns))
+            self._parts.append(_Part(pack, batch, _state_columns(pack.model)))
         self.steps = 0
 
     def start_round(self, steps: int) -> None:
@@ -55,20 +54,24 @@ class PhysicsLimit:
         self.steps = steps
         for part in self._parts:
             part.start = part.pack.batch.state[part.pack.slots].copy()
-            part.controls = np.empty((steps, len(part.pack.slots), len(part.columns)))
+            part.controls = np.empty((steps, len(part.pack.slots), sum(size for _, size in part.columns)))
 
     def record(self, step: int) -> None:
         """Record the controls ours applied on step ``step`` of the round (call after each step)."""
         for part in self._parts:
             state = part.pack.batch.state
             rows = state if len(part.pack.slots) == len(state) else state[part.pack.slots]
-            np.take(rows, part.columns, axis=1, out=part.controls[step])
+            out, at = part.controls[step], 0
+            for offset, size in part.columns:
+                out[:, at:at + size] = rows[:, offset:offset + size]
+                at += size
 
     def replay(self) -> float:
         """Step the limit's batches through the recorded round; return seconds per step."""
         elapsed = 0.0
         for part in self._parts:
-            batch, columns, controls = part.batch, part.columns, part.controls
+            batch, controls = part.batch, part.controls
+            columns = np.concatenate([np.arange(offset, offset + size) for offset, size in part.columns])
             state = batch.state
             state[:] = part.start
             batch.forward()
@@ -88,7 +91,7 @@ def _state_columns(model: mujoco.MjModel) -> list[tuple[int, int]]:
 
 
 class _Part:
-    def __init__(self, pack, batch: mujoco.batch.Batch, columns: np.ndarray) -> None:
+    def __init__(self, pack, batch: mujoco.batch.Batch, columns: list[tuple[int, int]]) -> None:
         self.pack, self.batch, self.columns = pack, batch, columns
         self.start: np.ndarray | None = None
         self.controls: np.ndarray | None = None

@@ -23,7 +23,7 @@ from internutopia.core.metric.base import BaseMetric
 from internutopia.core.object.base import BaseObject
 from internutopia.core.results import ResultsWriter
 from internutopia.core.reward.base import BaseReward
-from internutopia.core.robot.base import BaseRobot, Entity
+from internutopia.core.robot.base import BaseRobot, Entity, rows_of
 from internutopia.core.scene import scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
 
@@ -101,21 +101,22 @@ def _row_builder(shape: Any) -> Any:
         return '{' + ', '.join(f'{key!r}: {literal(value)}' for key, value in node) + '}'
 
     return eval(f'lambda row: {literal(shape)}')  # noqa: S307 - source built from dict keys (repr) only
-def _scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_num: int, where: str) -> None:
+def _scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_num: int, where: tuple[str, ...]) -> None:
+    every_slot = len(rows) == env_num
     for key, value in tree.items():
         if isinstance(value, dict):
-            _scatter(target.setdefault(key, {}), value, rows, env_num, f'{where}.{key}')
+            _scatter(target.setdefault(key, {}), value, rows, env_num, (*where, key))
             continue
         value = np.asarray(value)
         array = target.get(key)
-        if array is None and len(rows) == env_num and value.flags.owndata:
-            target[key] = value  # every slot, in slot order (rows are sorted): already the result
-            continue
         if array is None:
+            if every_slot and value.flags.owndata:
+                target[key] = value  # every slot, in slot order (rows are sorted): already the result
+                continue
             array = target[key] = np.zeros((env_num,) + value.shape[1:], dtype=value.dtype)
         elif array.shape[1:] != value.shape[1:]:
-            raise ValueError(f'observation {where}.{key} has shape {value.shape[1:]} in some slots and {array.shape[1:]} '
-                             'in others; the array API needs one shape per robot name')
+            raise ValueError(f'observation {".".join((*where, key))} has shape {value.shape[1:]} in some slots and '
+                             f'{array.shape[1:]} in others; the array API needs one shape per robot name')
         array[rows] = value
 
 
@@ -294,7 +295,10 @@ class Runner:
     def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
         """Those of ``slots`` that ``owner`` (a task or metric object) serves."""
         mask = self.members.get(id(owner))
-        return slots[mask[slots]] if mask is not None else slots[:0]
+        if mask is None:
+            return slots[:0]
+        member = mask[slots]
+        return slots if np.count_nonzero(member) == len(slots) else slots[member]
 
     # ------------------------------------------------------------------------------------------
     # step
@@ -358,6 +362,7 @@ class Runner:
         """Ids of the slots running an episode (do not modify the returned array)."""
         if self._active is None:
             self._active = np.flatnonzero(self.status == _ACTIVE)
+            self._active.flags.writeable = False  # shared by every reader until the next change
         return self._active
 
     def _set_status(self, slot: int, status: SlotStatus) -> None:
@@ -398,16 +403,17 @@ class Runner:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
         if not isinstance(actions, dict):
             raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        active_mask = self.status == _ACTIVE
+        all_active = len(self.active_slots()) == self.env_num
+        active_mask = None if all_active else self.status == _ACTIVE
         commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
-        names = {group.name for group in self.robot_groups.values()}
         for robot_name, controller_actions in actions.items():
-            if robot_name not in names:
-                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {sorted(names)}')
+            if not any(group.name == robot_name for group in self.robot_groups.values()):
+                names = sorted({group.name for group in self.robot_groups.values()})
+                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {names}')
             for group in self.robot_groups.values():
                 if group.name != robot_name:
                     continue
-                members = group.slots[active_mask[group.slots]]
+                members = group.slots if all_active else group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue
                 every_row = len(members) == self.env_num  # rows in slot order: the arrays as given
@@ -448,7 +454,7 @@ class Runner:
         self.world_steps += 1
 
         active = self.active_slots()
-        self.steps[active] += 1
+        self.steps[rows_of(active, self.env_num)] += 1
         reward = np.zeros(self.env_num)
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
@@ -460,8 +466,10 @@ class Runner:
             slots = self.members_of(metric, active)
             if len(slots):
                 metric.update(slots)
-        ended = np.flatnonzero(terminated | truncated)
-        metrics = {slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot])) for slot in ended.tolist()}
+        ended = terminated | truncated
+        metrics = {}
+        if np.count_nonzero(ended):
+            metrics = {slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot])) for slot in np.nonzero(ended)[0].tolist()}
         return active, reward, terminated, truncated, metrics
 
     def _finish(self, slot: int, terminated: bool, truncated: bool) -> dict[str, Any]:
@@ -522,17 +530,19 @@ class Runner:
     def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
         """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``."""
         out: dict[str, Any] = {}
-        member = np.zeros(self.env_num, dtype=bool)
-        member[slots] = True
+        every_slot = len(slots) == self.env_num
+        if not every_slot:
+            member = np.zeros(self.env_num, dtype=bool)
+            member[slots] = True
         for group in self.robot_groups.values():
-            rows = group.slots[member[group.slots]]
+            rows = group.slots if every_slot else group.slots[member[group.slots]]
             if len(rows):
-                _scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, group.name)
+                _scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
         for task in self.tasks.values():
             rows = self.members_of(task, slots)
             extra = task.get_observations(rows) if len(rows) else {}
             if extra:
-                _scatter(out, extra, rows, self.env_num, 'task observations')
+                _scatter(out, extra, rows, self.env_num, ('task observations',))
         return out
 
     def entities_of(self, slot: int) -> dict[str, Entity]:

@@ -7,13 +7,14 @@ hold a standing pose. The weld is soft, so the robot still collides with the sce
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import rows_of
-from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
+from internutopia.core.util.jit import Kernel
 
 
 @BaseController.register('HolonomicBaseController')
@@ -26,23 +27,64 @@ class HolonomicBaseController(BaseVelocityController):
     def bind(self, world: Any) -> None:
         super().bind(world)
         self.world = world
+        self.dt = float(world.model.opt.timestep)  # (reading it through MjModel.opt costs a wrapper per call)
+        data = world.data
+        _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
         data = self.world.data
-        mocap = self.robot.mocap_index
-        rows = rows_of(slots, self.env_num)
-        dt = self.world.model.opt.timestep
-        yaw = quat_to_yaw(data.mocap_quat[rows, mocap])
-        cos, sin = np.cos(yaw), np.sin(yaw)
-        step = velocity[:, :2] * dt
-        position = data.mocap_pos[rows, mocap]
-        position[:, 0] += cos * step[:, 0] - sin * step[:, 1]
-        position[:, 1] += sin * step[:, 0] + cos * step[:, 1]
-        data.mocap_pos[rows, mocap] = position  # (in place already when rows is every slot)
-        data.mocap_quat[rows, mocap] = yaw_to_quat(yaw + velocity[:, 2] * dt)
+        carry = _carry_kernel if _carry_kernel.available else _carry_numpy
+        carry(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
+
+
+def _carry_numpy(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
+                 dt: float) -> None:
+    """Move the mocap targets ``mocap`` of ``slots`` at body-frame ``velocity`` ``(k, 3)`` for ``dt``.
+
+    The target stays upright, so its quaternion is ``(cos h, 0, 0, sin h)`` for half the yaw h.
+    Heading and position are complex numbers here: the heading is that half-angle squared, and
+    turning multiplies the half-angle by ``exp(i yaw_rate dt / 2)``, half the numpy calls of going
+    through yaw angles.
+    """
+    rows = rows_of(slots, len(mocap_pos))
+    quat = mocap_quat[rows, mocap]  # a view when rows is every slot, else a copy
+    half_turn = quat[:, 0] + 1j * quat[:, 3]
+    half_turn /= np.abs(half_turn)
+    position = mocap_pos[rows, mocap]
+    planar = position[:, :2].view(complex)[:, 0]  # x + iy, in place in position
+    planar += half_turn * half_turn * np.ascontiguousarray(velocity[:, :2]).view(complex)[:, 0] * dt
+    half_turn *= np.exp(velocity[:, 2] * (0.5j * dt))
+    quat[:, 0] = half_turn.real
+    quat[:, 1:3] = 0.0
+    quat[:, 3] = half_turn.imag
+    mocap_pos[rows, mocap] = position
+    mocap_quat[rows, mocap] = quat
+
+
+def _carry_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
+                dt: float) -> None:
+    """:func:`_carry_numpy`, one slot per iteration and in real arithmetic (compiled by numba)."""
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        w, z = mocap_quat[slot, mocap, 0], mocap_quat[slot, mocap, 3]
+        norm = math.hypot(w, z)
+        cos_half, sin_half = w / norm, z / norm
+        cos_yaw, sin_yaw = cos_half * cos_half - sin_half * sin_half, 2.0 * cos_half * sin_half
+        forward, lateral = velocity[i, 0] * dt, velocity[i, 1] * dt
+        mocap_pos[slot, mocap, 0] += cos_yaw * forward - sin_yaw * lateral
+        mocap_pos[slot, mocap, 1] += sin_yaw * forward + cos_yaw * lateral
+        turn = 0.5 * velocity[i, 2] * dt
+        cos_turn, sin_turn = math.cos(turn), math.sin(turn)
+        mocap_quat[slot, mocap, 0] = cos_half * cos_turn - sin_half * sin_turn
+        mocap_quat[slot, mocap, 1] = 0.0
+        mocap_quat[slot, mocap, 2] = 0.0
+        mocap_quat[slot, mocap, 3] = sin_half * cos_turn + cos_half * sin_turn
+
+
+_carry_kernel = Kernel(_carry_rows)
 
 
 BaseController.register('H1MoveBySpeedController')(HolonomicBaseController)

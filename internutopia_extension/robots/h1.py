@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import BaseRobot
+from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 from internutopia_extension.robots.assets import load_spec, make_position_servos, menagerie_path, strip_for_attach
 
 #: (kp, kd) of the standing-pose servos, by joint-name substring.
@@ -66,4 +67,6 @@ class H1Robot(BaseRobot):
         data = self.world.data
         mocap = self.mocap_id[slots]
         data.mocap_pos[slots, mocap] = np.array([c.position for c in configs])
-        data.mocap_quat[slots, mocap] = [c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs]
+        # The target is upright (the base glides on the floor): keep only the heading of the start pose.
+        orientations = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
+        data.mocap_quat[slots, mocap] = yaw_to_quat(quat_to_yaw(orientations))
