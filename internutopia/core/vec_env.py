@@ -58,7 +58,7 @@ class Env:
     def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> 'Env':
         # A DistributedConfig (Config.distribute) runs on Ray: build a DistributedEnv instead.
         if cls is Env:
-            from internutopia.core.distribution.config import DistributedConfig
+            from internutopia.core.config import DistributedConfig
 
             if isinstance(config, DistributedConfig):
                 from internutopia.core.distribution.env import DistributedEnv

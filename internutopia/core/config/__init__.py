@@ -25,90 +25,14 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import Field, SerializeAsAny, field_validator
 
-from internutopia.core.config.base import BaseCfg, TypedCfg
-
-Vec3 = tuple[float, float, float]
-Quat = tuple[float, float, float, float]
-
-
-class SensorCfg(TypedCfg):
-    """A sensor mounted on a robot. ``enable=False`` removes it entirely (it costs nothing)."""
-
-    name: str
-    type: str
-    prim_path: Optional[str] = None
-    enable: bool = True
-
-
-class ControllerCfg(TypedCfg):
-    """A controller of a robot; ``sub_controllers`` are the lower-level controllers it drives."""
-
-    name: str
-    type: str
-    sub_controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-
-
-class RobotCfg(TypedCfg):
-    """A robot of an episode. ``position``/``orientation`` (wxyz) are local to the env slot."""
-
-    name: str
-    type: str
-    prim_path: Optional[str] = None
-    usd_path: Optional[str] = None
-    position: Vec3 = (0.0, 0.0, 0.0)
-    orientation: Optional[Quat] = None
-    scale: Optional[Vec3] = None
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
-
-
-class ObjectCfg(TypedCfg):
-    """A scene object of an episode, placed in env-local coordinates."""
-
-    name: str
-    type: str
-    prim_path: Optional[str] = None
-    position: Vec3 = (0.0, 0.0, 0.0)
-    orientation: Quat = (1.0, 0.0, 0.0, 0.0)
-    scale: Vec3 = (1.0, 1.0, 1.0)
-
-
-class MetricCfg(TypedCfg):
-    """A metric computed over an episode and reported when it ends."""
-
-    type: str
-    name: Optional[str] = None
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class RewardCfg(TypedCfg):
-    """A reward of a task; ``reward_settings`` are the reward's own parameters."""
-
-    type: str
-    reward_settings: Optional[dict[str, Any]] = None
-
-
-class TaskCfg(TypedCfg):
-    """One episode: scene, robots, objects, metrics. It is never mutated by the env."""
-
-    type: str
-    metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
-    metrics_save_path: str = 'console'
-    scene_asset_path: Optional[str] = None
-    scene_scale: Vec3 = (1.0, 1.0, 1.0)
-    scene_position: Vec3 = (0.0, 0.0, 0.0)
-    scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)
-    robots: list[SerializeAsAny[RobotCfg]] = Field(default_factory=list)
-    objects: list[SerializeAsAny[ObjectCfg]] = Field(default_factory=list)
-
-    @field_validator('robots')
-    @classmethod
-    def _unique_robot_names(cls, robots: list[RobotCfg]) -> list[RobotCfg]:
-        names = [robot.name for robot in robots]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f'robot names must be unique within a task; repeated: {duplicates}')
-        return robots
+from internutopia.core.config.base import BaseCfg, Quat, TypedCfg, Vec3
+from internutopia.core.config.distribution import RayDistributionCfg
+from internutopia.core.config.metric import MetricCfg
+from internutopia.core.config.object import ObjectCfg
+from internutopia.core.config.robot import ControllerCfg, RobotCfg
+from internutopia.core.config.sensor import SensorCfg
+from internutopia.core.config.task import TaskCfg
+from internutopia.core.config.task.reward import RewardCfg
 
 
 def _positive_seconds(value: Any, field: str) -> float:
@@ -199,16 +123,31 @@ class Config(BaseCfg):
             raise ValueError(f'{path}: expected a mapping of Config fields at the top level, got {type(data).__name__}')
         return cls.model_validate(data)
 
-    def distribute(self, distribution_config: Any) -> Any:
+    def distribute(self, distribution_config: RayDistributionCfg) -> 'DistributedConfig':
         """Run this config on several Ray workers; see :mod:`internutopia.core.distribution`."""
-        from internutopia.core.distribution import DistributedConfig
-
         # Field values as they are (not a dump): the user's config objects keep their classes.
         values = {name: getattr(self, name) for name in Config.model_fields}
         return DistributedConfig(**values, distribution_config=distribution_config)
 
 
+class DistributedConfig(Config):
+    """A :class:`Config` plus how to distribute it.
+
+    Built by :meth:`Config.distribute`; ``vec_env.Env(distributed_config)`` returns a
+    :class:`~internutopia.core.distribution.env.DistributedEnv` with
+    ``distribution_config.proc_num * env_num`` slots.
+    """
+
+    distribution_config: RayDistributionCfg
+
+    def base_config(self, **changes: object) -> Config:
+        """This config without ``distribution_config``, as a plain :class:`Config` (with ``changes``)."""
+        values = {name: getattr(self, name) for name in Config.model_fields}
+        values.update(changes)
+        return Config(**values)
+
+
 __all__ = [
-    'BaseCfg', 'Config', 'ControllerCfg', 'MetricCfg', 'ObjectCfg', 'RewardCfg', 'RobotCfg',
-    'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg',
+    'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'MetricCfg', 'ObjectCfg', 'Quat',
+    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
 ]

@@ -24,6 +24,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+#: An xyz position or scale.
+Vec3 = tuple[float, float, float]
+#: A wxyz quaternion.
+Quat = tuple[float, float, float, float]
+
 
 _DIRECT_INIT: ContextVar[int | None] = ContextVar('_DIRECT_INIT', default=None)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from internutopia.core.distribution.config import DistributedConfig, RayDistributionCfg
+from internutopia.core.config import DistributedConfig, RayDistributionCfg
 
 __all__ = ['DistributedConfig', 'DistributedEnv', 'RayDistributionCfg']
 

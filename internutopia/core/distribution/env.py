@@ -36,7 +36,7 @@ import numpy as np
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.distribution.actors import QueueActor, RunnerActor
-from internutopia.core.distribution.config import DistributedConfig
+from internutopia.core.config import DistributedConfig
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter

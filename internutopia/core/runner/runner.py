@@ -7,7 +7,6 @@ share a robot, controller, task or metric), never per slot, except building the 
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from dataclasses import dataclass
@@ -24,15 +23,10 @@ from internutopia.core.object.base import BaseObject
 from internutopia.core.results import ResultsWriter
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import BaseRobot, Entity, rows_of
+from internutopia.core.runner.actions import ActionParsing, Unbatched
+from internutopia.core.runner.observations import ObservationAssembly
 from internutopia.core.scene import scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
-
-
-_UNPARSED = object()
-
-
-class _Unbatched(list):
-    """Per-slot parsed arguments still to be stacked by their controller's ``batch``."""
 
 
 @dataclass
@@ -63,64 +57,7 @@ class SlotStatus(IntEnum):
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 
 
-def split_rows(tree: Any, count: int) -> list[Any]:
-    """Split a nested dict of arrays with a leading ``count`` axis into ``count`` per-row dicts.
-
-    >>> split_rows({'a': np.arange(2), 'b': {'c': np.zeros((2, 3))}}, 2)[1]
-    {'a': np.int64(1), 'b': {'c': array([0., 0., 0.])}}
-    """
-    leaves: list[Any] = []
-    builder = _row_builder(_shape_of(tree, leaves))
-    columns = [list(leaf) if len(leaf) == count else _bad_leaf(leaf, count) for leaf in leaves]
-    return [builder(row) for row in zip(*columns)] if columns else [{} for _ in range(count)]
-
-
-def _shape_of(tree: Any, leaves: list[Any]) -> Any:
-    """The dict structure of ``tree`` with leaves replaced by their index in ``leaves``."""
-    if isinstance(tree, dict):
-        return tuple((key, _shape_of(value, leaves)) for key, value in tree.items())
-    leaves.append(tree)
-    return len(leaves) - 1
-
-
-def _bad_leaf(leaf: Any, count: int) -> list[Any]:
-    raise ValueError(f'observation array of length {len(leaf)} where {count} rows were expected')
-
-
-@functools.lru_cache(maxsize=256)
-def _row_builder(shape: Any) -> Any:
-    """A compiled ``row -> nested dict`` function for one observation structure.
-
-    Observations have the same structure every step, so the nested dict literal is generated once
-    and then built at the speed of Python's own dict displays.
-    """
-
-    def literal(node: Any) -> str:
-        if isinstance(node, int):
-            return f'row[{node}]'
-        return '{' + ', '.join(f'{key!r}: {literal(value)}' for key, value in node) + '}'
-
-    return eval(f'lambda row: {literal(shape)}')  # noqa: S307 - source built from dict keys (repr) only
-def _scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_num: int, where: tuple[str, ...]) -> None:
-    every_slot = len(rows) == env_num
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            _scatter(target.setdefault(key, {}), value, rows, env_num, (*where, key))
-            continue
-        value = np.asarray(value)
-        array = target.get(key)
-        if array is None:
-            if every_slot and value.flags.owndata:
-                target[key] = value  # every slot, in slot order (rows are sorted): already the result
-                continue
-            array = target[key] = np.zeros((env_num,) + value.shape[1:], dtype=value.dtype)
-        elif array.shape[1:] != value.shape[1:]:
-            raise ValueError(f'observation {".".join((*where, key))} has shape {value.shape[1:]} in some slots and '
-                             f'{array.shape[1:]} in others; the array API needs one shape per robot name')
-        array[rows] = value
-
-
-class Runner:
+class Runner(ActionParsing, ObservationAssembly):
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
     def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None, queue: Optional[EpisodeQueue] = None) -> None:
@@ -302,62 +239,6 @@ class Runner:
 
     # ------------------------------------------------------------------------------------------
     # step
-    def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
-        """Validate every active slot's action; group parsed args by controller. Changes nothing."""
-        commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
-        # Scripts usually send one action object to every slot. Slots of one structure have the
-        # same robots and controllers, so an action object is resolved and parsed once per
-        # structure per step, and each further slot only joins the commands.
-        parsed_once: dict[tuple[int, int], Any] = {}
-        resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
-        structures = self.structures
-        for slot in self.active_slots().tolist():
-            entry = actions[slot]
-            if entry is None:
-                continue
-            key = (id(entry), structures[slot])
-            pairs = resolved.get(key)
-            if pairs is None:
-                pairs = resolved[key] = self._resolve_action(slot, entry, parsed_once)
-            for controller, parsed in pairs:
-                command = commands.get(id(controller))
-                if command is None:
-                    command = commands[id(controller)] = (controller, [], _Unbatched())
-                command[1].append(slot)
-                command[2].append(parsed)
-        return commands
-
-    def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
-        """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""
-        if not isinstance(entry, dict):
-            raise ValueError(f'action[{slot}] must be a dict {{robot_name: {{controller_name: args}}}} or None; '
-                             f'got {type(entry).__name__}')
-        pairs = []
-        robots = self.slot_robots[slot]
-        for robot_name, controller_actions in entry.items():
-            robot = robots.get(robot_name)
-            if robot is None:
-                raise ValueError(f'action[{slot}]: unknown robot {robot_name!r}; robots in env {slot}: {sorted(robots)}')
-            if controller_actions is None:
-                continue
-            if not isinstance(controller_actions, dict):
-                raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
-                                 f'got {type(controller_actions).__name__}')
-            for controller_name, args in controller_actions.items():
-                controller = robot.controllers.get(controller_name)
-                if controller is None:
-                    raise ValueError(f'action[{slot}][{robot_name!r}]: unknown controller {controller_name!r}; '
-                                     f'controllers of {robot_name!r}: {sorted(robot.controllers)}')
-                key = (id(controller), id(args))
-                parsed = parsed_once.get(key, _UNPARSED)
-                if parsed is _UNPARSED:
-                    try:
-                        parsed = parsed_once[key] = controller.parse_action(args)
-                    except ValueError as exc:
-                        raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
-                pairs.append((controller, parsed))
-        return pairs
-
     def active_slots(self) -> np.ndarray:
         """Ids of the slots running an episode (do not modify the returned array)."""
         if self._active is None:
@@ -399,43 +280,6 @@ class Runner:
         mask[active] = True
         return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, mask, metrics)
 
-    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
-        """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
-        if not isinstance(actions, dict):
-            raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        all_active = len(self.active_slots()) == self.env_num
-        active_mask = None if all_active else self.status == _ACTIVE
-        commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
-        for robot_name, controller_actions in actions.items():
-            if not any(group.name == robot_name for group in self.robot_groups.values()):
-                names = sorted({group.name for group in self.robot_groups.values()})
-                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {names}')
-            for group in self.robot_groups.values():
-                if group.name != robot_name:
-                    continue
-                members = group.slots if all_active else group.slots[active_mask[group.slots]]
-                if not len(members):
-                    continue
-                every_row = len(members) == self.env_num  # rows in slot order: the arrays as given
-                for controller_name, args in controller_actions.items():
-                    controller = group.controllers.get(controller_name)
-                    if controller is None:
-                        raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
-                                         f'controllers of {robot_name!r}: {sorted(group.controllers)}')
-                    if len(args) != self.env_num:
-                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
-                                         f'({self.env_num}); got {len(args)}')
-                    if every_row:
-                        rows = args
-                    else:
-                        rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
-                    try:
-                        batch = controller.parse_batch(rows)
-                    except ValueError as exc:
-                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}') from None
-                    commands[id(controller)] = (controller, members, batch)
-        return commands
-
     def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]]]:
         """Apply parsed commands, step physics once, run tasks and metrics, finish ended episodes.
 
@@ -447,7 +291,7 @@ class Runner:
         for group in groups:
             group.begin_step()
         for controller, slots, batch in commands.values():
-            controller.apply(np.asarray(slots, dtype=np.intp), batch if not isinstance(batch, _Unbatched) else controller.batch(batch))
+            controller.apply(np.asarray(slots, dtype=np.intp), batch if not isinstance(batch, Unbatched) else controller.batch(batch))
         for group in groups:
             group.before_physics()
         self.world.step()
@@ -488,62 +332,6 @@ class Runner:
         })
         self._set_status(slot, SlotStatus.DONE)
         return metrics
-
-    # ------------------------------------------------------------------------------------------
-    # observations
-    def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
-        """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
-        if not len(slots):
-            return []
-        out = self.entity_observations(self.robot_groups.values(), slots)
-        row_of = np.full(self.env_num, -1, dtype=np.intp)
-        row_of[slots] = np.arange(len(slots))
-        for task in self.tasks.values():
-            members = self.members_of(task, slots)
-            extra = task.get_observations(members) if len(members) else {}
-            if extra:
-                for slot, task_obs in zip(members, split_rows(extra, len(members))):
-                    out[row_of[slot]].update(task_obs)
-        return out
-
-    def entity_observations(self, groups: Iterable[Entity], slots: np.ndarray) -> list[dict[str, Any]]:
-        """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups.
-
-        Each group gathers its observations once, as arrays over its member slots; only the
-        per-slot dicts are built per slot.
-        """
-        groups = list(groups)
-        if len(groups) == 1 and np.array_equal(groups[0].slots, slots):
-            # One group over exactly these slots (one robot type everywhere): build the dicts directly.
-            name = groups[0].name
-            return [{name: entity_obs} for entity_obs in split_rows(groups[0].get_obs(slots), len(slots))]
-        out: list[dict[str, Any]] = [{} for _ in slots]
-        row_of = np.full(self.env_num, -1, dtype=np.intp)
-        row_of[slots] = np.arange(len(slots))
-        for group in groups:
-            members = group.slots[row_of[group.slots] >= 0]
-            if len(members):
-                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members))):
-                    out[row_of[slot]][group.name] = entity_obs
-        return out
-
-    def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
-        """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``."""
-        out: dict[str, Any] = {}
-        every_slot = len(slots) == self.env_num
-        if not every_slot:
-            member = np.zeros(self.env_num, dtype=bool)
-            member[slots] = True
-        for group in self.robot_groups.values():
-            rows = group.slots if every_slot else group.slots[member[group.slots]]
-            if len(rows):
-                _scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
-        for task in self.tasks.values():
-            rows = self.members_of(task, slots)
-            extra = task.get_observations(rows) if len(rows) else {}
-            if extra:
-                _scatter(out, extra, rows, self.env_num, ('task observations',))
-        return out
 
     def entities_of(self, slot: int) -> dict[str, Entity]:
         """Robots and objects present in ``slot``, by name."""

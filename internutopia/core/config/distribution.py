@@ -1,7 +1,7 @@
-"""Configs of a distributed run: :class:`RayDistributionCfg` and :class:`DistributedConfig`.
+"""Distribution configs (InternUtopia's ``internutopia.core.config.distribution``).
 
 >>> from internutopia.core.config import Config, TaskCfg
->>> from internutopia.core.distribution import RayDistributionCfg
+>>> from internutopia.core.config.distribution import RayDistributionCfg
 >>> cfg = Config(env_num=4, task_configs=[TaskCfg(type='SingleInferenceTask')])
 >>> dist = cfg.distribute(RayDistributionCfg(proc_num=2))
 >>> type(dist).__name__, dist.env_num, dist.distribution_config.proc_num
@@ -22,7 +22,6 @@ from typing import Optional
 
 from pydantic import ConfigDict, Field, field_validator
 
-from internutopia.core.config import Config
 from internutopia.core.config.base import BaseCfg
 
 
@@ -71,18 +70,4 @@ class RayDistributionCfg(BaseCfg):
         return value
 
 
-class DistributedConfig(Config):
-    """A :class:`~internutopia.core.config.Config` plus how to distribute it.
-
-    Built by :meth:`Config.distribute`; ``vec_env.Env(distributed_config)`` returns a
-    :class:`~internutopia.core.distribution.env.DistributedEnv` with
-    ``distribution_config.proc_num * env_num`` slots.
-    """
-
-    distribution_config: RayDistributionCfg
-
-    def base_config(self, **changes: object) -> Config:
-        """This config without ``distribution_config``, as a plain :class:`Config` (with ``changes``)."""
-        values = {name: getattr(self, name) for name in Config.model_fields}
-        values.update(changes)
-        return Config(**values)
+__all__ = ['RayDistributionCfg']

@@ -1,0 +1,21 @@
+"""Scene object configs (InternUtopia's ``internutopia.core.config.object``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from internutopia.core.config.base import Quat, TypedCfg, Vec3
+
+
+class ObjectCfg(TypedCfg):
+    """A scene object of an episode, placed in env-local coordinates."""
+
+    name: str
+    type: str
+    prim_path: Optional[str] = None
+    position: Vec3 = (0.0, 0.0, 0.0)
+    orientation: Quat = (1.0, 0.0, 0.0, 0.0)
+    scale: Vec3 = (1.0, 1.0, 1.0)
+
+
+__all__ = ['ObjectCfg']

@@ -1,0 +1,19 @@
+"""Sensor configs (InternUtopia's ``internutopia.core.config.sensor``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from internutopia.core.config.base import TypedCfg
+
+
+class SensorCfg(TypedCfg):
+    """A sensor mounted on a robot. ``enable=False`` removes it entirely (it costs nothing)."""
+
+    name: str
+    type: str
+    prim_path: Optional[str] = None
+    enable: bool = True
+
+
+__all__ = ['SensorCfg']

@@ -1,0 +1,39 @@
+"""Task (episode) configs (InternUtopia's ``internutopia.core.config.task``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field, SerializeAsAny, field_validator
+
+from internutopia.core.config.base import Quat, TypedCfg, Vec3
+from internutopia.core.config.metric import MetricCfg
+from internutopia.core.config.object import ObjectCfg
+from internutopia.core.config.robot import RobotCfg
+from internutopia.core.config.task.reward import RewardCfg
+
+
+class TaskCfg(TypedCfg):
+    """One episode: scene, robots, objects, metrics. It is never mutated by the env."""
+
+    type: str
+    metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
+    metrics_save_path: str = 'console'
+    scene_asset_path: Optional[str] = None
+    scene_scale: Vec3 = (1.0, 1.0, 1.0)
+    scene_position: Vec3 = (0.0, 0.0, 0.0)
+    scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)
+    robots: list[SerializeAsAny[RobotCfg]] = Field(default_factory=list)
+    objects: list[SerializeAsAny[ObjectCfg]] = Field(default_factory=list)
+
+    @field_validator('robots')
+    @classmethod
+    def _unique_robot_names(cls, robots: list[RobotCfg]) -> list[RobotCfg]:
+        names = [robot.name for robot in robots]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f'robot names must be unique within a task; repeated: {duplicates}')
+        return robots
+
+
+__all__ = ['RewardCfg', 'TaskCfg']

@@ -1,0 +1,119 @@
+"""Action parsing: every active slot's action validated and grouped by controller, before anything moves.
+
+The two entry points, one per API, are mixed into :class:`~internutopia.core.runner.Runner`:
+:meth:`ActionParsing.parse_actions` takes the contract's per-slot dicts and
+:meth:`ActionParsing.parse_batched_actions` the array API's ``{robot: {controller: rows}}``. Both
+raise ``ValueError`` naming the slot, robot and controller, and change no state.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+_UNPARSED = object()
+_ACTIVE = 1  # SlotStatus.ACTIVE as a plain int (enum lookups are slow per step)
+
+
+class Unbatched(list):
+    """Per-slot parsed arguments still to be stacked by their controller's ``batch``."""
+
+
+class ActionParsing:
+    """Parsing half of the runner (uses its ``slot_robots``, ``structures``, ``robot_groups``, ``status``)."""
+
+    def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
+        """Validate every active slot's action; group parsed args by controller. Changes nothing."""
+        commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
+        # Scripts usually send one action object to every slot. Slots of one structure have the
+        # same robots and controllers, so an action object is resolved and parsed once per
+        # structure per step, and each further slot only joins the commands.
+        parsed_once: dict[tuple[int, int], Any] = {}
+        resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
+        structures = self.structures
+        for slot in self.active_slots().tolist():
+            entry = actions[slot]
+            if entry is None:
+                continue
+            key = (id(entry), structures[slot])
+            pairs = resolved.get(key)
+            if pairs is None:
+                pairs = resolved[key] = self._resolve_action(slot, entry, parsed_once)
+            for controller, parsed in pairs:
+                command = commands.get(id(controller))
+                if command is None:
+                    command = commands[id(controller)] = (controller, [], Unbatched())
+                command[1].append(slot)
+                command[2].append(parsed)
+        return commands
+
+    def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
+        """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""
+        if not isinstance(entry, dict):
+            raise ValueError(f'action[{slot}] must be a dict {{robot_name: {{controller_name: args}}}} or None; '
+                             f'got {type(entry).__name__}')
+        pairs = []
+        robots = self.slot_robots[slot]
+        for robot_name, controller_actions in entry.items():
+            robot = robots.get(robot_name)
+            if robot is None:
+                raise ValueError(f'action[{slot}]: unknown robot {robot_name!r}; robots in env {slot}: {sorted(robots)}')
+            if controller_actions is None:
+                continue
+            if not isinstance(controller_actions, dict):
+                raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
+                                 f'got {type(controller_actions).__name__}')
+            for controller_name, args in controller_actions.items():
+                controller = robot.controllers.get(controller_name)
+                if controller is None:
+                    raise ValueError(f'action[{slot}][{robot_name!r}]: unknown controller {controller_name!r}; '
+                                     f'controllers of {robot_name!r}: {sorted(robot.controllers)}')
+                key = (id(controller), id(args))
+                parsed = parsed_once.get(key, _UNPARSED)
+                if parsed is _UNPARSED:
+                    try:
+                        parsed = parsed_once[key] = controller.parse_action(args)
+                    except ValueError as exc:
+                        raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
+                pairs.append((controller, parsed))
+        return pairs
+
+
+    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
+        """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
+        if not isinstance(actions, dict):
+            raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
+        all_active = len(self.active_slots()) == self.env_num
+        active_mask = None if all_active else self.status == _ACTIVE
+        commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
+        for robot_name, controller_actions in actions.items():
+            if not any(group.name == robot_name for group in self.robot_groups.values()):
+                names = sorted({group.name for group in self.robot_groups.values()})
+                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {names}')
+            for group in self.robot_groups.values():
+                if group.name != robot_name:
+                    continue
+                members = group.slots if all_active else group.slots[active_mask[group.slots]]
+                if not len(members):
+                    continue
+                every_row = len(members) == self.env_num  # rows in slot order: the arrays as given
+                for controller_name, args in controller_actions.items():
+                    controller = group.controllers.get(controller_name)
+                    if controller is None:
+                        raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
+                                         f'controllers of {robot_name!r}: {sorted(group.controllers)}')
+                    if len(args) != self.env_num:
+                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
+                                         f'({self.env_num}); got {len(args)}')
+                    if every_row:
+                        rows = args
+                    else:
+                        rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
+                    try:
+                        batch = controller.parse_batch(rows)
+                    except ValueError as exc:
+                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}') from None
+                    commands[id(controller)] = (controller, members, batch)
+        return commands
+
