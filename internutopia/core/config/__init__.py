@@ -20,13 +20,14 @@ physcs_dt
 from __future__ import annotations
 
 import os
+from enum import Enum
 from typing import Any, Literal, Optional
 
 import yaml
 from pydantic import Field, SerializeAsAny, field_validator
 
 from internutopia.core.config.base import BaseCfg, Quat, TypedCfg, Vec3
-from internutopia.core.config.distribution import RayDistributionCfg
+from internutopia.core.config.distribution import DistributionCfg, RayDistributionCfg
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import ControllerCfg, RobotCfg
@@ -48,11 +49,24 @@ def _positive_seconds(value: Any, field: str) -> float:
     return float(value)
 
 
-class SimConfig(BaseCfg):
-    """Simulator settings. ``backend`` picks the physics engine (only ``'mujoco'`` today)."""
+class Simulator(Enum):
+    """Physics backends by name (InternUtopia's enum; ``SimConfig.backend`` takes the value)."""
 
-    physics_dt: float = 1 / 240
-    rendering_dt: float = 1 / 240
+    MUJOCO = 'mujoco'
+    #: InternUtopia's only backend; not available in this package (see docs/contract.md).
+    ISAACSIM = 'isaac_sim'
+
+
+class SimConfig(BaseCfg):
+    """Simulator settings. ``backend`` picks the physics engine (only ``'mujoco'`` today).
+
+    ``physics_dt`` is the simulated time of one env step (InternUtopia's default, 1/60 s); robots
+    that need finer physics (the G1's servos) run that step in substeps. ``rendering_dt`` and
+    ``rendering_interval`` set how often cameras render.
+    """
+
+    physics_dt: float = 1 / 60
+    rendering_dt: float = 1 / 60
     rendering_interval: Optional[int] = None
     use_fabric: bool = False
     headless: bool = True
@@ -148,6 +162,6 @@ class DistributedConfig(Config):
 
 
 __all__ = [
-    'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'MetricCfg', 'ObjectCfg', 'Quat',
-    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
+    'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'DistributionCfg', 'MetricCfg', 'ObjectCfg', 'Quat',
+    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'SensorCfg', 'SimConfig', 'Simulator', 'TaskCfg', 'TypedCfg', 'Vec3',
 ]

@@ -385,7 +385,7 @@ class DistributedEnv(Env):
                 raise exc.cause from None
             raise
 
-    def step(self, action: list[Any]) -> tuple[list, list, list, list, list]:
+    def step(self, action: list[Any], *, flags: str = 'internutopia') -> tuple[list, list, list, list, list]:
         """Advance every slot by one physics step (each runner's world, concurrently).
 
         Same contract as ``vec_env.Env.step`` over ``env_num = proc_num * config.env_num`` slots,
@@ -398,6 +398,8 @@ class DistributedEnv(Env):
         """
         import ray
 
+        if flags not in ('internutopia', 'gymnasium'):
+            raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
         self._check_open()
         if self._first_reset:
             raise RuntimeError('call reset() before step()')
@@ -476,6 +478,10 @@ class DistributedEnv(Env):
         self._failures.clear()
         if error is not None:
             raise error
+        if flags == 'internutopia':
+            from internutopia.core.vec_env import internutopia_flags
+
+            return internutopia_flags((obs, reward, terminated, truncated, info))
         return obs, reward, terminated, truncated, info
 
     def render(self, width: int = 640, height: int = 480, runner_id: int = 0) -> Any:

@@ -166,8 +166,9 @@ class Runner(ActionParsing, ObservationAssembly):
             if task is None:
                 return []
             return ([SlotPart('scene/', scene_spec(task))]
-                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body) for name, robot in slot_robots[slot].items()]
-                    + [SlotPart(f'{name}/', entity.spec()) for name, entity in slot_objects[slot].items()])
+                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
+                       for name, robot in slot_robots[slot].items()]
+                    + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in slot_objects[slot].items()])
 
         changed = self.world.place({slot: new_structures[slot] for slot in slots}, parts_of)
         self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
@@ -315,6 +316,18 @@ class Runner(ActionParsing, ObservationAssembly):
         if np.count_nonzero(ended):
             metrics = {slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot])) for slot in np.nonzero(ended)[0].tolist()}
         return active, reward, terminated, truncated, metrics
+
+    def warm_up(self, steps: int) -> None:
+        """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
+        their own loops (balance policies), tasks, metrics and step counts see nothing."""
+        groups = list(self.robot_groups.values())
+        for _ in range(steps):
+            for group in groups:
+                group.begin_step()
+            for group in groups:
+                group.before_physics()
+            self.world.step()
+            self.world_steps += 1
 
     def _finish(self, slot: int, terminated: bool, truncated: bool) -> dict[str, Any]:
         metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
