@@ -115,11 +115,3 @@ def test_bench_rejects_bad_arguments():
         result = subprocess.run([sys.executable, '-m', 'internutopia.bench', *argv], capture_output=True, text=True)
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
 
-
-def test_doctests():
-    import doctest
-
-    import internutopia.bench.paired
-
-    failures, _ = doctest.testmod(internutopia.bench.paired)
-    assert failures == 0
