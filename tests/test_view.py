@@ -8,7 +8,7 @@ import pytest
 from internutopia.core.config import MetricCfg
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.vec_env import Env
-from internutopia.core.view import EntityTracker, EnvView, EnvSlot
+from internutopia.core.view import EntityTracker, EnvSlot, EnvView
 from internutopia_extension.configs.objects import DynamicCubeCfg
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg

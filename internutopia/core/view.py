@@ -24,8 +24,9 @@ id, ``Shape (len(slots), ...)`` when one row per slot of an argument ``slots``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -44,19 +45,19 @@ class ViewSource(Protocol):
     """What an :class:`EnvView` reads; the runner provides it (extensions never see this object)."""
 
     env_num: int
-    sim: 'SimConfig'
+    sim: SimConfig
     steps: np.ndarray
-    slot_robots: list[dict[str, 'BaseRobot']]
-    slot_objects: list[dict[str, 'BaseObject']]
+    slot_robots: list[dict[str, BaseRobot]]
+    slot_objects: list[dict[str, BaseObject]]
     slot_task: list[Any]
     episodes: list[Any]
-    robot_groups: dict[str, 'BaseRobot']
-    object_groups: dict[str, 'BaseObject']
+    robot_groups: dict[str, BaseRobot]
+    object_groups: dict[str, BaseObject]
     world: Any
 
     def active_slots(self) -> np.ndarray: ...
 
-    def entity_observations(self, groups: Iterable['Entity'], slots: np.ndarray) -> list[dict[str, Any]]: ...
+    def entity_observations(self, groups: Iterable[Entity], slots: np.ndarray) -> list[dict[str, Any]]: ...
 
 
 class EnvView:
@@ -76,7 +77,7 @@ class EnvView:
     def __init__(self, source: ViewSource) -> None:
         self._source = source
         self.env_num: int = source.env_num
-        self.simulator: 'SimConfig' = source.sim
+        self.simulator: SimConfig = source.sim
         self.physics_dt: float = float(source.sim.physics_dt)
         steps = source.steps.view()
         steps.flags.writeable = False
@@ -105,22 +106,22 @@ class EnvView:
         return self._source.active_slots()
 
     # -- per slot ----------------------------------------------------------------------------
-    def robots(self, slot: int) -> Mapping[str, 'BaseRobot']:
+    def robots(self, slot: int) -> Mapping[str, BaseRobot]:
         """The robots of ``slot``'s episode, by name (each an entity group spanning its pack's slots)."""
         return MappingProxyType(self._source.slot_robots[slot])
 
-    def objects(self, slot: int) -> Mapping[str, 'BaseObject']:
+    def objects(self, slot: int) -> Mapping[str, BaseObject]:
         """The objects of ``slot``'s episode, by name (entity groups, as :meth:`robots`)."""
         return MappingProxyType(self._source.slot_objects[slot])
 
-    def robot(self, slot: int, name: str) -> 'BaseRobot':
+    def robot(self, slot: int, name: str) -> BaseRobot:
         """Robot ``name`` of ``slot``; ``ValueError`` naming the slot's robots if it has none by that name."""
         robot = self._source.slot_robots[slot].get(name)
         if robot is None:
             raise ValueError(f'env {slot} has no robot {name!r}; robots in env {slot}: {sorted(self._source.slot_robots[slot])}')
         return robot
 
-    def object(self, slot: int, name: str) -> 'BaseObject':
+    def object(self, slot: int, name: str) -> BaseObject:
         """Object ``name`` of ``slot``; ``ValueError`` naming the slot's objects if it has none by that name."""
         obj = self._source.slot_objects[slot].get(name)
         if obj is None:
@@ -131,37 +132,37 @@ class EnvView:
         """The task object running ``slot``'s episode (``None`` for a done or empty slot)."""
         return self._source.slot_task[slot]
 
-    def task_config(self, slot: int) -> Optional['TaskCfg']:
+    def task_config(self, slot: int) -> TaskCfg | None:
         """The ``TaskCfg`` of ``slot``'s current or last episode (``None`` if it never had one)."""
         episode = self._source.episodes[slot]
         return episode.config if episode is not None else None
 
-    def episode_index(self, slot: int) -> Optional[int]:
+    def episode_index(self, slot: int) -> int | None:
         """Queue index of ``slot``'s current or last episode (``None`` if it never had one)."""
         episode = self._source.episodes[slot]
         return episode.index if episode is not None else None
 
-    def pack(self, slot: int) -> Optional['Pack']:
+    def pack(self, slot: int) -> Pack | None:
         """The :class:`~internutopia.core.backend.mujoco.world.Pack` holding ``slot`` (its model
         and ``(env_num, ...)`` arrays), ``None`` for an empty slot."""
         return self._source.world.pack(slot)
 
-    def slot(self, slot: int) -> 'EnvSlot':
+    def slot(self, slot: int) -> EnvSlot:
         """A view of one slot (see :class:`EnvSlot`)."""
         if not 0 <= int(slot) < self.env_num:
             raise ValueError(f'env id {slot} is out of range; valid env ids: 0..{self.env_num - 1}')
         return EnvSlot(self, int(slot))
 
     # -- groups ------------------------------------------------------------------------------
-    def robot_groups(self) -> list['BaseRobot']:
+    def robot_groups(self) -> list[BaseRobot]:
         """Every robot group in the world (one per robot name and structure in use)."""
         return list(self._source.robot_groups.values())
 
-    def object_groups(self) -> list['BaseObject']:
+    def object_groups(self) -> list[BaseObject]:
         """Every object group in the world (one per object name and structure in use)."""
         return list(self._source.object_groups.values())
 
-    def tracker(self, kind: Literal['robot', 'object'] = 'robot') -> 'EntityTracker':
+    def tracker(self, kind: Literal['robot', 'object'] = 'robot') -> EntityTracker:
         """A new :class:`EntityTracker` following one named robot (or object) per slot."""
         return EntityTracker(self, kind)
 
@@ -204,27 +205,27 @@ class EnvSlot:
         return int(self._view.steps[self.slot])
 
     @property
-    def robots(self) -> Mapping[str, 'BaseRobot']:
+    def robots(self) -> Mapping[str, BaseRobot]:
         """The slot's robots by name (entity groups; index their arrays with this slot)."""
         return self._view.robots(self.slot)
 
     @property
-    def objects(self) -> Mapping[str, 'BaseObject']:
+    def objects(self) -> Mapping[str, BaseObject]:
         """The slot's objects by name (entity groups)."""
         return self._view.objects(self.slot)
 
     @property
-    def task_config(self) -> Optional['TaskCfg']:
+    def task_config(self) -> TaskCfg | None:
         """The slot's current or last episode's ``TaskCfg``."""
         return self._view.task_config(self.slot)
 
     @property
-    def episode_index(self) -> Optional[int]:
+    def episode_index(self) -> int | None:
         """The slot's current or last episode's queue index."""
         return self._view.episode_index(self.slot)
 
     @property
-    def pack(self) -> Optional['Pack']:
+    def pack(self) -> Pack | None:
         """The pack holding the slot (``None`` when empty): ``pack.data.qpos[slot]`` is its state."""
         return self._view.pack(self.slot)
 
@@ -268,12 +269,12 @@ class EntityTracker:
             raise ValueError(f"EntityTracker kind must be 'robot' or 'object'; got {kind!r}")
         self.view = view
         self.kind = kind
-        self.names: list[Optional[str]] = [None] * view.env_num
+        self.names: list[str | None] = [None] * view.env_num
         self.group_of = np.full(view.env_num, NO_GROUP, dtype=np.intp)
-        self.group_list: list['Entity'] = []
+        self.group_list: list[Entity] = []
         self._version = -1
 
-    def _table(self) -> list[dict[str, 'Entity']]:
+    def _table(self) -> list[dict[str, Entity]]:
         source = self.view._source
         return source.slot_robots if self.kind == 'robot' else source.slot_objects
 
@@ -288,11 +289,11 @@ class EntityTracker:
             self.group_list.append(entity)
         self.group_of[slot] = index
 
-    def name(self, slot: int) -> Optional[str]:
+    def name(self, slot: int) -> str | None:
         """The name followed in ``slot`` (``None`` if none)."""
         return self.names[slot]
 
-    def entity(self, slot: int) -> 'Entity':
+    def entity(self, slot: int) -> Entity:
         """The group of the entity followed in ``slot``."""
         return self._table()[slot][self.names[slot]]
 
@@ -315,7 +316,7 @@ class EntityTracker:
             self.group_of[slot] = index[id(entity)]
         self._version = version
 
-    def groups(self, slots: np.ndarray) -> Iterator[tuple['Entity', np.ndarray, np.ndarray]]:
+    def groups(self, slots: np.ndarray) -> Iterator[tuple[Entity, np.ndarray, np.ndarray]]:
         """``(group, rows, members)`` for each group among ``slots``' tracked entities.
 
         ``members = slots[rows]`` are the slots of ``slots`` whose entity is ``group``; ``rows``

@@ -154,7 +154,7 @@ class CollisionCountMetric(_GoalMetric):
             listed = np.arange(CONTACT_SLOTS) < found[:, None]
             steep = listed & (np.abs(contacts[:, :, 3]) <= _FLOOR_NORMAL_Z)
             unsure = (found > static_found) | (found > CONTACT_SLOTS) | steep.any(axis=1)
-            for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist()):
+            for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist(), strict=True):
                 touching[row] = self._touching_exactly(pack.mjdata(slot, contacts=True), own, floor_type, static)
         return touching
 

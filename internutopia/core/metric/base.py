@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ class BaseMetric:
         view: what the metric sees of the env (slots, their robots and objects, step counts).
     """
 
-    registry: Registry[type['BaseMetric']] = Registry('metric')
+    registry: Registry[type[BaseMetric]] = Registry('metric')
 
     def __init__(self, config: MetricCfg, view: EnvView) -> None:
         self.config = config
@@ -28,7 +29,7 @@ class BaseMetric:
         self.env_num = view.env_num
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseMetric']], type['BaseMetric']]:
+    def register(cls, name: str) -> Callable[[type[BaseMetric]], type[BaseMetric]]:
         """Class decorator registering a metric type under ``name``."""
         return cls.registry.register(name)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,7 +19,7 @@ class BaseReward:
         view: what the reward sees of the env; ``view.task(slot)`` is the task it rewards.
     """
 
-    registry: Registry[type['BaseReward']] = Registry('reward')
+    registry: Registry[type[BaseReward]] = Registry('reward')
 
     def __init__(self, config: RewardCfg, view: EnvView) -> None:
         self.config = config
@@ -28,12 +28,12 @@ class BaseReward:
         self.env_num = view.env_num
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseReward']], type['BaseReward']]:
+    def register(cls, name: str) -> Callable[[type[BaseReward]], type[BaseReward]]:
         """Class decorator registering a reward type under ``name``."""
         return cls.registry.register(name)
 
     @classmethod
-    def create(cls, config: RewardCfg, view: EnvView, where: str = '') -> 'BaseReward':
+    def create(cls, config: RewardCfg, view: EnvView, where: str = '') -> BaseReward:
         """Instantiate the reward class registered for ``config.type``."""
         return cls.registry.get(config.type, where)(config, view)
 

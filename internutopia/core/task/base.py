@@ -8,7 +8,8 @@ A task reads the env through its :class:`~internutopia.core.view.EnvView` (``sel
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class BaseTask:
         configs: the ``TaskCfg`` of each slot's episode of this task, by slot (``None`` elsewhere).
     """
 
-    registry: Registry[type['BaseTask']] = Registry('task')
+    registry: Registry[type[BaseTask]] = Registry('task')
 
     def __init__(self, view: EnvView) -> None:
         self.view = view
@@ -37,7 +38,7 @@ class BaseTask:
         self.configs: list[TaskCfg | None] = [None] * self.env_num
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseTask']], type['BaseTask']]:
+    def register(cls, name: str) -> Callable[[type[BaseTask]], type[BaseTask]]:
         """Class decorator registering a task type under ``name``."""
         return cls.registry.register(name)
 
