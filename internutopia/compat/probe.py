@@ -19,8 +19,9 @@ import ast
 import dataclasses
 import importlib
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from internutopia.compat.notes import ABSENT, status_of
 
@@ -229,7 +230,7 @@ class ProbeResult:
     documented_absent_but_present: list[UpstreamName]
 
 
-def probe(names: Optional[list[UpstreamName]] = None) -> ProbeResult:
+def probe(names: list[UpstreamName] | None = None) -> ProbeResult:
     """Check every upstream name against this package (imports each module once)."""
     names = load_names() if names is None else names
     present, absent, undocumented, stale = [], [], [], []
@@ -244,7 +245,7 @@ def probe(names: Optional[list[UpstreamName]] = None) -> ProbeResult:
     return ProbeResult(present, absent, undocumented, stale)
 
 
-def markdown_table(names: Optional[list[UpstreamName]] = None) -> str:
+def markdown_table(names: list[UpstreamName] | None = None) -> str:
     """The contract table: one row per upstream name with its status here and how or why."""
     names = load_names() if names is None else names
     rows = ['| upstream name | kind | here | how / why |', '|---|---|---|---|']
@@ -254,7 +255,7 @@ def markdown_table(names: Optional[list[UpstreamName]] = None) -> str:
     return '\n'.join(rows)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Command line entry point; exit code 1 when a name is absent without a documented reason."""
     parser = argparse.ArgumentParser(prog='python -m internutopia.compat.probe', description=__doc__.splitlines()[0])
     parser.add_argument('--extract', type=Path, metavar='CHECKOUT', help='rebuild the name list from an InternUtopia checkout')

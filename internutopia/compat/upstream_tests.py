@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 #: ``(pattern, replacement, why)``: the only edits made to upstream's scripts before they run.
 ALLOWED_EDITS: tuple[tuple[str, str, str], ...] = (
@@ -156,7 +156,7 @@ def _report(outcome: Outcome) -> None:
     print(f'{outcome.status:8s} {seconds}  {outcome.script}  {outcome.detail}', flush=True)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit code."""
     parser = argparse.ArgumentParser(prog='python -m internutopia.compat.upstream_tests', description=__doc__.splitlines()[0])
     parser.add_argument('checkout', type=Path, help='root of an InternUtopia 2.x checkout (the folder holding tests/)')

@@ -41,7 +41,7 @@ controller as a ``Box`` action) use :class:`internutopia.core.gym_vector.FlatEnv
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -67,7 +67,7 @@ class Env(gym.Env):
     #: Key of the episode's ``TaskCfg`` in the info dict ``reset`` returns.
     RESET_INFO_TASK_CONFIG = 'task_config'
 
-    def __init__(self, config: Config, render_mode: Optional[str] = None, episodes: Any = None, endless: bool = False) -> None:
+    def __init__(self, config: Config, render_mode: str | None = None, episodes: Any = None, endless: bool = False) -> None:
         from internutopia.core.gym_vector import EpisodeSource
 
         if config.env_num != 1:
@@ -81,10 +81,10 @@ class Env(gym.Env):
         self.render_mode = render_mode
         self._source = EpisodeSource(episodes, config.task_configs, endless=endless)
         self._vec_env = VecEnv(config, episodes=self._source.stream(np.random.default_rng()))
-        self._robot_name: Optional[str] = None
+        self._robot_name: str | None = None
         self._running = False
-        self._last: Optional[tuple[Any, bool]] = None  # (obs, truncated) of the step that ended the episode
-        self._pending: Optional[tuple[Any, dict]] = None
+        self._last: tuple[Any, bool] | None = None  # (obs, truncated) of the step that ended the episode
+        self._pending: tuple[Any, dict] | None = None
         try:
             self._pending = self._start(seed=None)
             if self._pending[0] is None:
@@ -164,7 +164,7 @@ class Env(gym.Env):
                 continue  # a controller without a known argument shape still accepts actions
         return spaces.Dict(out) if out else EmptyDict()
 
-    def _start(self, seed: Optional[int]) -> tuple[Any, dict]:
+    def _start(self, seed: int | None) -> tuple[Any, dict]:
         if seed is not None and self._source.restartable:
             self._vec_env.runner.queue = EpisodeQueue(self._source.stream(np.random.default_rng(seed)))
         obs, info = self._vec_env.reset([0])
@@ -178,7 +178,7 @@ class Env(gym.Env):
         robot_obs = obs[0][self._robot_name] if self._robot_name is not None else {}
         return robot_obs, {self.RESET_INFO_TASK_CONFIG: task, 'episode_index': self._vec_env.runner.episodes[0].index}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[Any, Optional[dict]]:
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict | None]:
         """Start the next episode; ``(robot_obs, {'task_config': TaskCfg, ...})``, or ``(None, None)``
         when the queue has no episode left (InternUtopia's value).
 
@@ -191,7 +191,7 @@ class Env(gym.Env):
         self._pending = None
         return self._start(seed)
 
-    def step(self, action: Optional[dict[str, Any]]) -> tuple[Any, float, bool, bool, dict]:
+    def step(self, action: dict[str, Any] | None) -> tuple[Any, float, bool, bool, dict]:
         """Apply ``{controller_name: args}`` to the robot and advance one physics step.
 
         After the episode has ended (and before the next :meth:`reset`), a step moves nothing and
@@ -212,7 +212,7 @@ class Env(gym.Env):
             self._last = (robot_obs, bool(truncated[0]))
         return robot_obs, reward[0], terminated[0], truncated[0], info[0]
 
-    def render(self, mode: Optional[str] = None) -> Any:
+    def render(self, mode: str | None = None) -> Any:
         """The overview image (``uint8 (H, W, 3)``) for ``mode='rgb_array'`` (or ``render_mode='rgb_array'``
         when no mode is given); ``None`` for ``mode='human'`` or without a render mode."""
         if mode is None:

@@ -25,7 +25,8 @@ or empty. Bad input raises ``ValueError`` before anything changes.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.runner import ArrayStep, Runner, SlotStatus
@@ -55,7 +56,7 @@ class Env:
             e.g. ``itertools.cycle(tasks)`` for an endless queue.
     """
 
-    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> 'Env':
+    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> Env:
         # A DistributedConfig (Config.distribute) runs on Ray: build a DistributedEnv instead.
         if cls is Env:
             from internutopia.core.config import DistributedConfig
@@ -66,7 +67,7 @@ class Env:
                 return super().__new__(DistributedEnv)
         return super().__new__(cls)
 
-    def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
+    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None) -> None:
         if not isinstance(config, Config):
             raise TypeError(f'Env expects an internutopia.core.config.Config, got {type(config).__name__}')
         from internutopia_extension import import_extensions
@@ -105,7 +106,7 @@ class Env:
         return [int(s) for s in (self._runner.status == SlotStatus.ACTIVE).nonzero()[0]]
 
     @property
-    def finished(self) -> 'Finished':
+    def finished(self) -> Finished:
         """Whether the queue is empty and no slot is running an episode.
 
         Call it as InternUtopia does (``env.finished()``) or read it as a truth value
@@ -152,7 +153,7 @@ class Env:
         """
         self._check_open()
         active = self._runner.active_slots()
-        observed = dict(zip(active.tolist(), self._runner.observe(active))) if len(active) else {}
+        observed = dict(zip(active.tolist(), self._runner.observe(active), strict=True)) if len(active) else {}
         return [observed.get(slot) for slot in range(self.env_num)]
 
     def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
@@ -183,7 +184,7 @@ class Env:
             raise RuntimeError('this Env is closed')
 
     # ------------------------------------------------------------------------------------------
-    def reset(self, reset_list: Optional[list[int]] = None, env_ids: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
+    def reset(self, reset_list: list[int] | None = None, env_ids: list[int] | None = None) -> tuple[list[Any], list[Any]]:
         """Give the listed slots (all slots when ``None``) the next episodes from the queue.
 
         ``env_ids`` is InternUtopia's name of ``reset_list``: ``reset([3, 0])`` and
@@ -207,8 +208,8 @@ class Env:
             slots = self._check_reset_list(reset_list)
         self._first_reset = False
         episodes = self._runner.reset(slots)
-        active = [slot for slot, episode in zip(slots, episodes) if episode is not None]
-        observed = dict(zip(active, self._runner.observe(_as_array(active))))
+        active = [slot for slot, episode in zip(slots, episodes, strict=True) if episode is not None]
+        observed = dict(zip(active, self._runner.observe(_as_array(active)), strict=True))
         obs = [observed.get(slot) for slot in slots]
         info = [episode.config if episode is not None else None for episode in episodes]
         return obs, info
@@ -329,7 +330,7 @@ class Env:
         except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
             import warnings
 
-            warnings.warn(f'headless=False but the MuJoCo viewer is unavailable ({exc}); running without a window')
+            warnings.warn(f'headless=False but the MuJoCo viewer is unavailable ({exc}); running without a window', stacklevel=3)
             return
         from internutopia.core.backend.mujoco.render import PassiveViewer
 
@@ -341,7 +342,7 @@ class Env:
         except Exception as exc:  # pragma: no cover - needs a display
             import warnings
 
-            warnings.warn(f'the MuJoCo viewer failed ({exc}); running without a window')
+            warnings.warn(f'the MuJoCo viewer failed ({exc}); running without a window', stacklevel=3)
             self._viewer.close()
             self._viewer = None
 
@@ -358,7 +359,7 @@ class Env:
         self._runner.close()
         self.simulation_app.close()
 
-    def __enter__(self) -> 'Env':
+    def __enter__(self) -> Env:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -393,7 +394,7 @@ def internutopia_flags(result: tuple[list, list, list, list, list]) -> tuple[lis
     """Runner flags (Gymnasium's meaning) -> InternUtopia's: ``terminated`` whenever an episode
     ended, or no episode runs in the slot; ``truncated`` as it was."""
     obs, reward, terminated, truncated, info = result
-    flags = [True if t is None else bool(t or u) for t, u in zip(terminated, truncated)]
+    flags = [True if t is None else bool(t or u) for t, u in zip(terminated, truncated, strict=True)]
     return obs, reward, flags, truncated, info
 
 
