@@ -137,7 +137,7 @@ def test_render_schedule_by_interval_and_by_dt():
     obs, _ = env.reset()
     assert [o['jetbot']['sensors']['camera']['rendered'] for o in obs] == [True, True]
     flags, last = [], obs[0]['jetbot']['sensors']['camera']['rgba']
-    for step in range(6):
+    for _step in range(6):
         obs, *_ = env.step([drive, drive])
         reading = obs[0]['jetbot']['sensors']['camera']
         flags.append(reading['rendered'])

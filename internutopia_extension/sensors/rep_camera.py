@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -86,7 +86,7 @@ class RepCamera(BaseSensor):
 
     config: RepCameraCfg
 
-    def __init__(self, config: RepCameraCfg, robot: 'BaseRobot') -> None:
+    def __init__(self, config: RepCameraCfg, robot: BaseRobot) -> None:
         super().__init__(config, robot)
         if not isinstance(config, RepCameraCfg):
             config = RepCameraCfg.model_validate(config.model_dump())
@@ -115,7 +115,7 @@ class RepCamera(BaseSensor):
         bodies = [b.name for b in spec.bodies if b.name and b.name != 'world']
         mounts = CAMERA_MOUNTS.get(self.robot.config.type, {})
         mount = mounts.get('third' if is_third_person(leaf) else 'first')
-        body: Optional[str] = next((p for p in reversed(written) if p in bodies), None)
+        body: str | None = next((p for p in reversed(written) if p in bodies), None)
         if not written:
             body = mount.body if mount else self.robot.base_body
         elif body is None and mount is not None and any(p in BODY_ALIASES for p in written):

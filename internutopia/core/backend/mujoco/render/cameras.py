@@ -17,14 +17,16 @@ import math
 import os
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.render.context import RenderContext, metric_depth, opaque_copy, tile_rect
 from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
+
 
 def default_render_threads() -> int:
     """Render threads per camera image size when ``SimConfig.rendering_threads`` is ``None``: one
@@ -50,8 +52,8 @@ class FrameRequest:
 
     slot: int
     cam: int
-    rgb: Optional[np.ndarray]
-    depth: Optional[np.ndarray]
+    rgb: np.ndarray | None
+    depth: np.ndarray | None
     near: float = 0.01
     far: float = 1000.0
     position: np.ndarray = field(default_factory=lambda: np.zeros(3))
@@ -71,7 +73,7 @@ def atlas_shape(tiles: int, width: int, height: int) -> tuple[int, int]:
 class _Worker:
     """One render worker: a GL context with a tiled buffer, a scratch ``MjData`` and read buffers."""
 
-    def __init__(self, owner: 'CameraRenderer', tiles: int) -> None:
+    def __init__(self, owner: CameraRenderer, tiles: int) -> None:
         self.owner = owner
         width, height = owner.frame_size
         self.columns, self.rows = atlas_shape(tiles, width, height)
@@ -141,7 +143,7 @@ class _Thread:
     """A thread that owns one worker (its GL context is current there only)."""
 
     def __init__(self) -> None:
-        self.tasks: queue.Queue[Optional[tuple[Callable[[], Any], threading.Event, list]]] = queue.Queue()
+        self.tasks: queue.Queue[tuple[Callable[[], Any], threading.Event, list] | None] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name='internutopia-render', daemon=True)
         self.thread.start()
 
@@ -193,8 +195,8 @@ class CameraRenderer:
         self.samples = int(samples)
         self.threads = int(threads)
         self.culling = FrustumCulling(render_model.model, render_model.option)
-        self._workers: list[Optional[_Worker]] = [None] * self.threads
-        self._threads: list[Optional[_Thread]] = [None] * self.threads
+        self._workers: list[_Worker | None] = [None] * self.threads
+        self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).
         self.frames = 0
 

@@ -7,7 +7,7 @@ of a fixed size and multisampling. The robot cameras tile many frames into one b
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -42,7 +42,7 @@ class RenderContext:
             vis.quality.offsamples = self.samples
             self.gl = new_gl_context(*self.size)
             try:
-                self.mjr: Optional[mujoco.MjrContext] = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+                self.mjr: mujoco.MjrContext | None = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
             except Exception:
                 self.gl.free()
                 raise
@@ -69,7 +69,8 @@ class RenderContext:
     def release(self) -> None:
         """Make no context current on this thread (so another thread may take this one)."""
         try:
-            from mujoco.egl import EGL_DISPLAY, egl_ext as EGL  # noqa: N812 - the library's name
+            from mujoco.egl import EGL_DISPLAY  # noqa: N812 - the library's name
+            from mujoco.egl import egl_ext as EGL
 
             if EGL_DISPLAY is not None:
                 EGL.eglMakeCurrent(EGL_DISPLAY, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, EGL.EGL_NO_CONTEXT)
@@ -81,8 +82,8 @@ class RenderContext:
         if maxgeom > self.scene.maxgeom:
             self.scene = mujoco.MjvScene(self.model, maxgeom=int(maxgeom * 1.25) + 100)
 
-    def update_scene(self, data: mujoco.MjData, camera: mujoco.MjvCamera, *, groups: Optional[np.ndarray] = None,
-                     offset: Optional[np.ndarray] = None, add: bool = False, eye: Optional[np.ndarray] = None) -> None:
+    def update_scene(self, data: mujoco.MjData, camera: mujoco.MjvCamera, *, groups: np.ndarray | None = None,
+                     offset: np.ndarray | None = None, add: bool = False, eye: np.ndarray | None = None) -> None:
         """Put ``data``'s geoms into the scene seen from ``camera``: with ``groups`` as the geom
         groups (see :class:`~.scene.FrustumCulling`), moved by ``offset`` (m, world frame), appended
         to what the scene holds when ``add``. ``eye`` moves infinite planes under the camera."""
@@ -138,7 +139,7 @@ class RenderContext:
             flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT] = saved
         self.passes += 1
 
-    def read(self, rect: mujoco.MjrRect, rgba: Optional[np.ndarray], depth: Optional[np.ndarray]) -> None:
+    def read(self, rect: mujoco.MjrRect, rgba: np.ndarray | None, depth: np.ndarray | None) -> None:
         """Read ``rect`` of the buffer, bottom row first as OpenGL stores it: RGBA into ``rgba``
         ``(h, w, 4)`` uint8 and raw depth into ``depth`` ``(h, w)`` float32 (either may be ``None``)."""
         shape = (rect.height, rect.width)
@@ -164,7 +165,7 @@ class RenderContext:
             self.gl.free()
 
 
-def metric_depth(raw: np.ndarray, near: float, far: float, out: Optional[np.ndarray] = None,
+def metric_depth(raw: np.ndarray, near: float, far: float, out: np.ndarray | None = None,
                  orthographic: bool = False) -> np.ndarray:
     """MuJoCo's depth-buffer values (reversed Z, ``mjDEPTH_ZEROFAR``) to distances along the optical
     axis in metres; pixels where nothing was drawn (the cleared buffer) read ``far``."""

@@ -22,7 +22,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import mujoco
 import numpy as np
@@ -32,7 +31,7 @@ FACE_BUDGET = 2000
 #: Bumped when the decimation or the stored format changes (old cache files are then ignored).
 _FORMAT = 1
 _MEMORY_SIZE = 256
-_memory: OrderedDict[str, 'Decimated'] = OrderedDict()
+_memory: OrderedDict[str, Decimated] = OrderedDict()
 _memory_lock = threading.Lock()
 
 
@@ -110,7 +109,7 @@ def _simplify(vertices: np.ndarray, faces: np.ndarray, target: int) -> Decimated
     return Decimated(points, triangles, _vertex_normals(points, triangles))
 
 
-def _load(path: Path) -> Optional[Decimated]:
+def _load(path: Path) -> Decimated | None:
     try:
         with np.load(path) as stored:
             return Decimated(stored['vertices'], stored['faces'], stored['normals'])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -74,7 +74,7 @@ class OverviewCamera:
         camera.elevation = self.elevation
 
 
-def overview_camera(world: 'MujocoWorld', width: int = 640, height: int = 480, azimuth: float = 160.0,
+def overview_camera(world: MujocoWorld, width: int = 640, height: int = 480, azimuth: float = 160.0,
                     elevation: float = -50.0, height_m: float = 2.0) -> OverviewCamera:
     """The camera :func:`render_overview` uses: it looks at the centre of the grid and stands just
     far enough back that every slot's whole cell (up to ``height_m`` above the ground) is in view.
@@ -103,8 +103,8 @@ def _lod_setting(world: Any) -> bool:
     return bool(getattr(world.sim, 'rendering_lod', True))
 
 
-def render_overview(world: 'MujocoWorld', width: int = 640, height: int = 480,
-                    camera: Optional[OverviewCamera] = None) -> np.ndarray:
+def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
+                    camera: OverviewCamera | None = None) -> np.ndarray:
     """An RGB image ``uint8 (height, width, 3)`` of the whole grid from above at an angle.
 
     Every slot is in view (see :func:`overview_camera`); pass ``camera`` for another view. Each

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any, Optional
+from typing import Any
 
 from internutopia.core.backend.mujoco.render.cameras import CameraRenderer
 from internutopia.core.backend.mujoco.render.context import RenderContext
@@ -26,7 +26,7 @@ class RenderClock:
     the answer depends on the time alone: every camera of every slot and pack agrees, with no state.
     """
 
-    def __init__(self, physics_dt: float, rendering_dt: float, rendering_interval: Optional[int]) -> None:
+    def __init__(self, physics_dt: float, rendering_dt: float, rendering_interval: int | None) -> None:
         self.physics_dt = float(physics_dt)
         if rendering_interval is not None:
             self.period = int(rendering_interval)
@@ -34,7 +34,7 @@ class RenderClock:
             self.period = max(1, math.ceil(float(rendering_dt) / self.physics_dt - 1e-6))
 
     @classmethod
-    def of(cls, sim: Any) -> 'RenderClock':
+    def of(cls, sim: Any) -> RenderClock:
         """The clock of a ``SimConfig``."""
         return cls(sim.physics_dt, sim.rendering_dt, sim.rendering_interval)
 

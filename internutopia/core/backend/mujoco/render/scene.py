@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from typing import Literal, Optional
+from typing import Literal
 
 import mujoco
 import numpy as np
@@ -84,7 +84,7 @@ class RenderModel:
         self.lod = bool(lod)
         self.model = copy.copy(model)
         self.lock = threading.Lock()
-        self.report: Optional[LodReport] = apply_lod(self.model, face_budget) if lod else None
+        self.report: LodReport | None = apply_lod(self.model, face_budget) if lod else None
         self.option = visual_option()
         m = self.model
         self.planes = np.flatnonzero(m.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
@@ -108,7 +108,7 @@ class RenderModel:
                 # untextured one by its quads, so neither pattern nor shading swims.
                 self.period[row, axis] = 2.0 / repeat[axis] if repeat[axis] > 0 else 2.0 * size[2]
 
-    def fix_planes(self, scene: mujoco.MjvScene, data: mujoco.MjData, eye: Optional[np.ndarray] = None,
+    def fix_planes(self, scene: mujoco.MjvScene, data: mujoco.MjData, eye: np.ndarray | None = None,
                    start: int = 0) -> None:
         """Adjust the planes ``mjv_updateScene`` put into ``scene`` (from index ``start`` on) from this copy.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 
@@ -18,12 +18,12 @@ class PassiveViewer:
     window shows one slot; :func:`render_overview` draws the whole grid.
     """
 
-    def __init__(self, world: 'MujocoWorld', slot: int = 0) -> None:
+    def __init__(self, world: MujocoWorld, slot: int = 0) -> None:
         self.world = world
         self.slot = slot
         self.handle: Any = None
-        self._model: Optional[mujoco.MjModel] = None
-        self._data: Optional[mujoco.MjData] = None
+        self._model: mujoco.MjModel | None = None
+        self._data: mujoco.MjData | None = None
         self._user_closed = False
 
     def sync(self) -> None:
