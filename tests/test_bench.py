@@ -1,4 +1,7 @@
-"""The benchmark runs end to end and reports every figure the docs quote (values, not speed)."""
+"""The benchmark: its method (paired chunks, medians, repeats) and every figure the docs quote.
+
+Values and format only: speed itself is never asserted in a test.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +9,109 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+from internutopia.bench import CASES, Case, register_case
+from internutopia.bench.paired import summarize, time_pairs
+from internutopia.bench.report import combine_runs, markdown_table
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _FakeLimit:
+    """Records the calls the method makes; its replay 'takes' ``per_step`` per recorded step."""
+
+    def __init__(self, clock: _FakeClock, per_step: list[float]) -> None:
+        self.clock, self.per_step, self.calls = clock, per_step, []
+
+    def start_round(self, steps: int) -> None:
+        self.calls.append(('start', steps))
+
+    def record(self, step: int) -> None:
+        self.clock.now += 100.0  # bookkeeping: must not count as ours
+        self.calls.append(('record', step))
+
+    def replay(self) -> float:
+        self.calls.append(('replay',))
+        return self.per_step[sum(call[0] == 'replay' for call in self.calls) - 1]
+
+
+def test_pairs_alternate_chunks_and_keep_bookkeeping_out_of_our_time():
+    clock = _FakeClock()
+    ours_per_step = iter([2.0] * 3 + [4.0] * 3)  # the machine slows down for the second chunk ...
+    limit = _FakeLimit(clock, [1.0, 2.0])  # ... and so does the limit's replay of it
+
+    def step() -> None:
+        clock.now += next(ours_per_step)
+
+    ours, theirs = time_pairs(step, limit, pairs=2, chunk=3, clock=clock)
+    np.testing.assert_array_equal(ours, [2.0, 4.0])
+    np.testing.assert_array_equal(theirs, [1.0, 2.0])
+    assert limit.calls == [('start', 3), ('record', 0), ('record', 1), ('record', 2), ('replay',),
+                           ('start', 3), ('record', 0), ('record', 1), ('record', 2), ('replay',)]
+    assert summarize(ours, theirs)['ratio'] == 0.5  # the drift cancels within each pair
+
+
+def test_summary_is_the_median_pair_ratio_with_quartiles():
+    ours = np.array([1.0, 1.0, 1.0, 1.0, 10.0])  # one disturbed chunk of ours
+    limit = np.array([0.8, 0.9, 0.7, 0.8, 0.8])
+    summary = summarize(ours, limit)
+    assert summary['ratio'] == pytest.approx(0.8)
+    assert (summary['ratio_q1'], summary['ratio_q3']) == pytest.approx((0.7, 0.8))
+    assert summary['pairs'] == 5 and summary['ours_step_s'] == 1.0 and summary['limit_step_s'] == pytest.approx(0.8)
+
+
+def test_runs_combine_into_median_of_medians_with_spread():
+    runs = [{'ratio': r, 'ratios': [r - 0.01, r, r + 0.01], 'ours_step_s': 1e-3, 'limit_step_s': r * 1e-3, 'pairs': 3,
+             'chunk': 20, 'startup_s': 0.5, 'peak_memory_mb': 100.0 + i} for i, r in enumerate([0.80, 0.90, 0.84])]
+    row = combine_runs('h1', 64, 'off', 'array', runs, 3000.0)
+    assert row['ratio_vs_limit'] == 0.84 and (row['ratio_min'], row['ratio_max']) == (0.8, 0.9)
+    assert row['ratio_runs'] == [0.8, 0.9, 0.84] and row['runs'] == 3 and row['pairs'] == 9
+    assert row['ratio_q1'] < row['ratio_vs_limit'] < row['ratio_q3'] and row['peak_memory_mb'] == 102.0
+    assert row['env_steps_per_s'] == 64000.0 and row['ratio_vs_async'] == pytest.approx(64000 / 3000, abs=0.01)
+    table = markdown_table([row]).splitlines()
+    assert len(table) == 3 and '| 0.84 | 0.81-0.89 | 0.80-0.90 (3) | 21.3 |' in table[2]
+    assert table[0].count('|') == table[2].count('|')
+
+
+def test_a_case_name_registers_once():
+    with pytest.raises(ValueError, match="'h1' is already registered"):
+        register_case(Case('h1', 'again', CASES['h1'].config, CASES['h1'].dict_actions, CASES['h1'].array_action))
 
 
 @pytest.mark.slow
 def test_bench_json_has_every_figure():
     result = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '2',
-                             '--cameras', 'off', '--steps', '30', '--json'], capture_output=True, text=True, timeout=600)
+                             '--cameras', 'off', '--steps', '30', '--chunk', '10', '--repeat', '2', '--json', '--markdown'],
+                            capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    figures = json.loads(result.stdout.strip().splitlines()[-1])
-    assert figures['machine']['cores'] >= 1
+    lines = result.stdout.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert figures['machine']['cores'] >= 1 and figures['repeat'] == 2 and figures['chunk'] == 10
     rows = {row['api']: row for row in figures['rows']}
     assert set(rows) == {'dict', 'array'}
     for row in rows.values():
-        assert row['robot'] == 'jetbot' and row['env_num'] == 2 and row['cameras'] is False
+        assert row['robot'] == 'jetbot' and row['env_num'] == 2 and row['cameras'] == 'off'
         assert row['env_steps_per_s'] > 0 and row['ratio_vs_limit'] > 0 and row['ratio_vs_async'] > 0
-        assert row['ratio_vs_limit'] == pytest.approx(row['env_steps_per_s'] / row['limit_env_steps_per_s'], rel=1e-2, abs=1e-3)
+        assert row['runs'] == 2 and len(row['ratio_runs']) == 2 and row['pairs'] == 6 and row['chunk'] == 10
+        assert row['ratio_min'] <= row['ratio_vs_limit'] <= row['ratio_max'] and row['ratio_q1'] <= row['ratio_q3']
+        assert row['step_ms'] == pytest.approx(2e3 / row['env_steps_per_s'], rel=1e-2)
     assert rows['dict']['reset_same_structure_steps'] > 0 and rows['dict']['reset_new_structure_ms'] > 0
     assert 0 < figures['startup_s']['jetbotx2'] < 60 and figures['peak_memory_mb']['jetbotx2'] > 10
+    assert sum(line.startswith('| jetbot | 2 | off |') for line in lines) == 2  # the Markdown table
+    assert sum(' run 2/2: ours/limit ' in line for line in lines) == 2
 
 
 def test_bench_rejects_bad_arguments():
-    result = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--robots', 'walle'], capture_output=True, text=True)
-    assert result.returncode == 2 and 'unknown robot' in result.stderr
+    for argv, message in ((['--robots', 'walle'], 'unknown robot'), (['--cameras', 'x'], 'unknown camera setting'),
+                          (['--repeat', '0'], '--repeat must be at least 1')):
+        result = subprocess.run([sys.executable, '-m', 'internutopia.bench', *argv], capture_output=True, text=True)
+        assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
+

@@ -1,0 +1,47 @@
+"""Benchmark: env-steps per second of ``vec_env.Env.step``, as ratios measured side by side.
+
+For each case (H1 following a path, G1 walking with its policy, the jetbot, ...) and each
+``env_num``, one run measures, on the same machine and the same robot models:
+
+- **ours**: ``vec_env.Env.step`` through the dict API of the contract and through the array API
+  (``step_arrays``), with cameras off and on;
+- **limit**: the physics alone: the same models stepped by raw ``mujoco.batch.Batch`` calls,
+  replaying the controls ours applied (:class:`internutopia.limit.PhysicsLimit`);
+- **async**: ``gymnasium.vector.AsyncVectorEnv`` over ``env_num`` single-robot envs doing the same
+  control, one process each, as a Python loop over envs does;
+
+and prints ``ours / limit`` and ``ours / async``, the cost of resetting one slot (same structure,
+and a new structure) in units of one step, the start-up time to the first observation, and the
+peak memory of the process running ours.
+
+**The method** (:mod:`internutopia.bench.paired`). Each run is a fresh process. After a warm-up,
+its timed steps are cut into chunks of ``--chunk`` steps (20). Each chunk makes one pair: ours
+steps it (the controls it applies are recorded after each step, outside our time), then the limit
+replays the same chunk from the same start state. The pair's ratio is limit time / our time, so
+both halves of a pair ran within milliseconds of each other on nearly the same machine. A run
+reports the median of its pair ratios and their interquartile range (IQR). ``--repeat N`` runs
+each case N times, each in a fresh process, and reports the median of the N run medians with
+their min and max. Read a row as: the median is the figure; the IQR says how steady the machine
+was during the run (a wide IQR, or a median that moves between runs, means a busy machine).
+
+**Layout.** :mod:`~internutopia.bench.cases` (the registry of cases and camera settings),
+:mod:`~internutopia.bench.paired` (the paired timing), :mod:`~internutopia.bench.ours` (one run in a
+fresh process: timing, start-up, memory, resets), :mod:`~internutopia.bench.alternative`
+(AsyncVectorEnv), :mod:`~internutopia.bench.report` (rows, text and Markdown),
+:mod:`~internutopia.bench.command` (the driver and ``main``).
+
+**Adding a case** (a robot, task or control): register it in ``internutopia/bench/cases.py``
+with ``register_case(robot_case(...))`` for a robot following a path, or ``register_case(Case(...))``
+with your own ``config(env_num, cameras)``, ``dict_actions(env_num)`` and ``array_action(env_num)``.
+It is then selected by ``--robots NAME``, and part of the default run unless ``default=False``.
+A camera setting is ``register_camera(name, sensors)`` in the same module (``--cameras NAME``).
+
+Run ``python -m internutopia.bench --help`` (or ``internutopia bench``). ``--json`` prints every
+figure as one JSON object on the last line; ``--markdown`` prints the rows as the table of
+``docs/performance.md``.
+"""
+
+from internutopia.bench.cases import CAMERAS, CASES, Case, register_camera, register_case, robot_case
+from internutopia.bench.command import main, run
+
+__all__ = ['CAMERAS', 'CASES', 'Case', 'main', 'register_camera', 'register_case', 'robot_case', 'run']

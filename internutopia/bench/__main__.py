@@ -1,0 +1,7 @@
+"""``python -m internutopia.bench``."""
+
+import sys
+
+from internutopia.bench.command import main
+
+sys.exit(main())

@@ -1,0 +1,161 @@
+"""What the benchmark runs: a registry of cases and the camera settings they can run with.
+
+A :class:`Case` says how to build the ``Config`` of ``env_num`` endless episodes and which action
+every step sends, through the dict API (``env.step``) and the array API (``env.step_arrays``).
+Every step of a measurement sends the same action, as the user's example does (a path to follow,
+a speed to hold), so no Python of the benchmark's own runs inside the timed steps.
+
+Adding a case (a new robot, task or control) is one :func:`register_case` call in this module,
+next to the built-in ones at the bottom; ``--robots NAME`` then selects it and the default run
+includes it when ``default=True``. :func:`robot_case` covers the common form: one robot of an
+extension's ready-made config, in a ``SingleInferenceTaskCfg``, following a path with
+``move_along_path``. A case that needs another task or controller builds its ``Config`` itself.
+
+Camera settings are a registry too (:data:`CAMERAS`): ``off`` (no sensors), ``on`` (one 320x240
+RGB camera per robot). A new setting is a function from the robot's camera config to the list of
+sensor configs to attach, added with :func:`register_camera`; ``--cameras NAME`` selects it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ['CAMERAS', 'CASES', 'Case', 'get_case', 'register_camera', 'register_case', 'robot_case', 'yaml_case']
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark workload.
+
+    Attributes:
+        name: what ``--robots`` selects and the ``robot`` field of the JSON rows shows.
+        description: one line for ``--help`` and the docs.
+        config: ``(env_num, cameras) -> Config``, ``cameras`` a key of :data:`CAMERAS`; the config
+            must hold at least ``env_num`` episodes (the measurement never ends one).
+        dict_actions: ``env_num -> list`` of ``env_num`` per-slot action entries for ``env.step``.
+        array_action: ``env_num -> dict`` of batched actions for ``env.step_arrays``.
+        robot: the robot name the action dicts use (the AsyncVectorEnv comparison drives that
+            robot of a one-slot ``gym_env.Env``); ``None`` for a case without actions.
+        default: whether the default run (no ``--robots``) includes the case.
+    """
+
+    name: str
+    description: str
+    config: Callable[[int, str], Any]
+    dict_actions: Callable[[int], list]
+    array_action: Callable[[int], dict]
+    robot: str | None = None
+    default: bool = True
+
+
+#: Every registered case by name, in registration order (the order of the default run).
+CASES: dict[str, Case] = {}
+#: Camera settings: name -> ``camera_cfg -> list of sensor configs`` for one robot.
+CAMERAS: dict[str, Callable[[Any], list]] = {}
+
+
+def register_case(case: Case) -> Case:
+    """Add ``case`` to :data:`CASES`; a name can be registered once."""
+    if case.name in CASES:
+        raise ValueError(f'benchmark case {case.name!r} is already registered')
+    CASES[case.name] = case
+    return case
+
+
+def register_camera(name: str, sensors: Callable[[Any], list]) -> None:
+    """Add a camera setting: ``sensors(camera_cfg)`` returns the sensor configs one robot gets."""
+    if name in CAMERAS:
+        raise ValueError(f'camera setting {name!r} is already registered')
+    CAMERAS[name] = sensors
+
+
+def get_case(name: str, user_config: str | None = None) -> Case:
+    """The case called ``name``, or the case of a user's YAML config when ``user_config`` is given."""
+    if user_config:
+        return yaml_case(user_config)
+    try:
+        return CASES[name]
+    except KeyError:
+        raise ValueError(f'unknown robot {name!r}; choose from {", ".join(CASES)}') from None
+
+
+def sensors_for(cameras: str, camera_cfg: Any) -> list:
+    """The sensors a robot gets under the camera setting ``cameras``."""
+    try:
+        return CAMERAS[cameras](camera_cfg)
+    except KeyError:
+        raise ValueError(f'unknown camera setting {cameras!r}; choose from {", ".join(CAMERAS)}') from None
+
+
+def endless_config(task: Any, env_num: int, physics_dt: float = 1 / 240) -> Any:
+    """A Config of ``env_num`` copies of ``task`` (one episode per slot, never ending)."""
+    from internutopia.core.config import Config, SimConfig
+
+    return Config(simulator=SimConfig(physics_dt=physics_dt, rendering_dt=physics_dt), env_num=env_num,
+                  env_offset_size=10.0, metrics_save_path='none', task_configs=[task] * env_num)
+
+
+def robot_case(name: str, module: str, cfg_class: str, camera: str, path: list[tuple[float, float, float]],
+               description: str, default: bool = True) -> Case:
+    """A case of one robot following ``path`` with ``move_along_path``.
+
+    Args:
+        name: the case's and the robot's name.
+        module: the extension module of its ready-made configs, with ``move_by_speed_cfg`` and
+            ``move_along_path_cfg`` in it.
+        cfg_class: the robot config class in ``module``.
+        camera: the camera config in ``module`` that camera settings start from.
+        path: the waypoints (env-local).
+        description: one line for the docs.
+        default: whether the default run includes it.
+    """
+
+    def config(env_num: int, cameras: str) -> Any:
+        from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+        configs = importlib.import_module(module)
+        robot = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg],
+                                            sensors=sensors_for(cameras, getattr(configs, camera)))
+        return endless_config(SingleInferenceTaskCfg(robots=[robot]), env_num)
+
+    def dict_actions(env_num: int) -> list:
+        return [{name: {'move_along_path': [path]}}] * env_num
+
+    def array_action(env_num: int) -> dict:
+        return {name: {'move_along_path': np.tile(np.asarray(path, dtype=float)[None], (env_num, 1, 1))}}
+
+    return Case(name, description, config, dict_actions, array_action, robot=name, default=default)
+
+
+def yaml_case(path: str) -> Case:
+    """A case of the user's YAML config, resized to ``env_num``, stepped with no actions."""
+    import os
+
+    def config(env_num: int, cameras: str) -> Any:
+        from internutopia.core.config import Config
+
+        return Config.from_yaml(path).model_copy(update={'env_num': env_num, 'metrics_save_path': 'none'})
+
+    return Case(os.path.basename(path), f'the config {path}', config, lambda n: [None] * n, lambda n: {})
+
+
+# ------------------------------------------------------------------------------------------------
+# built-in camera settings
+register_camera('off', lambda camera: [])
+register_camera('on', lambda camera: [camera.update(resolution=(320, 240), enable=True)])
+
+# ------------------------------------------------------------------------------------------------
+# built-in cases: the user's example path for the humanoids, a smaller one for the small jetbot
+_HUMANOID_PATH = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
+register_case(robot_case('h1', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg',
+                         _HUMANOID_PATH, 'H1 following the example path (holonomic base, compiled steering)'))
+register_case(robot_case('g1', 'internutopia_extension.configs.robots.g1', 'G1RobotCfg', 'g1_camera_cfg',
+                         _HUMANOID_PATH, 'G1 walking the example path with its ONNX locomotion policy (50 Hz)'))
+register_case(robot_case('jetbot', 'internutopia_extension.configs.robots.jetbot', 'JetbotRobotCfg', 'jetbot_camera_cfg',
+                         [(0.5, 0.0, 0.0), (0.5, 0.5, 0.0), (1.0, 1.0, 0.0)],
+                         'jetbot following a short path (differential drive)'))

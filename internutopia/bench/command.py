@@ -1,0 +1,143 @@
+"""The benchmark's command line and its driver over cases (``python -m internutopia.bench``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from internutopia.bench.alternative import measure_async
+from internutopia.bench.cases import CAMERAS, CASES
+from internutopia.bench.ours import available_memory_mb, measure_ours
+from internutopia.bench.report import combine_runs, format_row, machine, markdown_table
+
+__all__ = ['main', 'run']
+
+APIS = ('dict', 'array')
+
+
+def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[str], steps: int, with_async: bool,
+        user_config: str | None = None, log: Callable[[str], Any] = print, repeat: int = 1, chunk: int = 20,
+        camera_steps: int | None = None) -> dict[str, Any]:
+    """Measure every case; return the figures (what ``--json`` prints).
+
+    Args:
+        robots: case names (keys of :data:`~internutopia.bench.cases.CASES`); ignored with ``user_config``.
+        env_nums: slot counts.
+        cameras: camera settings (keys of :data:`~internutopia.bench.cases.CAMERAS`).
+        apis: ``'dict'`` and/or ``'array'``.
+        steps: timed steps of ours per run, in chunks of ``chunk`` steps (one pair each).
+        with_async: also measure ``AsyncVectorEnv`` (once per robot, ``env_num`` and camera setting).
+        user_config: a YAML config to run instead of the cases.
+        log: where progress lines go.
+        repeat: runs per case, each in a fresh process.
+        chunk: steps per timed chunk.
+        camera_steps: timed steps with cameras on (rendering makes those steps slow); ``steps``
+            when ``None``.
+    """
+    rows, resets = [], []
+    names = ['config'] if user_config else robots
+    first_machine = machine()
+    for robot in names:
+        one_process_mb: dict[str, float] = {}  # by camera setting, from the 1-slot case when measured
+        for env_num in env_nums:
+            for camera in cameras:
+                case_steps = steps if camera == 'off' or camera_steps is None else camera_steps
+                alternative = None
+                needed_mb = env_num * one_process_mb.get(camera, 0.0)
+                label = f'{robot} x{env_num} cameras {camera}'
+                # Fork-server children share their imported modules, so a process costs somewhat
+                # less than a fresh one; past 1.2x the free memory the run would be killed.
+                if with_async and needed_mb > 1.2 * available_memory_mb():
+                    log(f'{label}: AsyncVectorEnv skipped: {env_num} processes need about {needed_mb:,.0f} MB, '
+                        f'more than this machine has free')
+                elif with_async:
+                    try:
+                        alternative = measure_async(robot, env_num, camera, case_steps, user_config)
+                        log(f'{label}: AsyncVectorEnv {alternative:,.0f} env-steps/s')
+                    except Exception as exc:  # e.g. env_num processes that do not fit in memory
+                        log(f'{label}: AsyncVectorEnv failed ({type(exc).__name__}: {exc}); no ratio')
+                for api in apis:
+                    with_resets = api == 'dict' and camera == 'off'
+                    runs = []
+                    for index in range(repeat):
+                        result = measure_ours(robot, env_num, camera, api, case_steps, chunk, user_config, with_resets)
+                        runs.append(result)
+                        if repeat > 1:
+                            log(f'{label} {api} run {index + 1}/{repeat}: ours/limit {result["ratio"]:.3f} '
+                                f'(IQR {result["ratio_q1"]:.3f}-{result["ratio_q3"]:.3f}, {result["pairs"]} pairs '
+                                f'of {result["chunk"]} steps)')
+                    if env_num == 1:
+                        one_process_mb[camera] = max(r['peak_memory_mb'] for r in runs)
+                    name = os.path.basename(user_config) if user_config else robot
+                    row = combine_runs(name, env_num, camera, api, runs, alternative)
+                    rows.append(row)
+                    log(format_row(row))
+                    if with_resets:
+                        resets.append({'robot': name, 'env_num': env_num}
+                                      | {k: row[k] for k in row if k.startswith('reset_') or k.endswith('rebuild_mb')})
+    plain = [r for r in rows if r['api'] == rows[0]['api'] and r['cameras'] == 'off'] if rows else []
+    return {'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
+            'repeat': repeat, 'rows': rows, 'resets': resets,
+            'startup_s': {f'{r["robot"]}x{r["env_num"]}': r['startup_s'] for r in plain},
+            'peak_memory_mb': {f'{r["robot"]}x{r["env_num"]}': r['peak_memory_mb'] for r in plain}}
+
+
+def _csv(kind: Any) -> Any:
+    return lambda text: [kind(part) for part in text.split(',') if part]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from internutopia import bench
+
+    cases = '\n'.join(f'  {name:<8} {case.description}' for name, case in CASES.items())
+    parser = argparse.ArgumentParser(prog='internutopia bench', description=bench.__doc__.split('\n\n')[0],
+                                     epilog=f'cases (--robots):\n{cases}\n\nThe method: python -m pydoc internutopia.bench',
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--robots', type=_csv(str), default=[n for n, c in CASES.items() if c.default],
+                        help=f'comma-separated cases: {",".join(CASES)} (default: all default cases)')
+    parser.add_argument('--env-nums', type=_csv(int), default=[1, 4, 16, 64], help='comma-separated slot counts')
+    parser.add_argument('--cameras', type=_csv(str), default=['off', 'on'],
+                        help=f'comma-separated camera settings: {",".join(CAMERAS)}')
+    parser.add_argument('--api', type=_csv(str), default=list(APIS), help='dict, array, or dict,array')
+    parser.add_argument('--steps', type=int, default=600, help='timed steps of ours per run (default 600)')
+    parser.add_argument('--chunk', type=int, default=20, help='steps per timed chunk; one ours/limit pair each (default 20)')
+    parser.add_argument('--camera-steps', type=int, default=60,
+                        help='timed steps per run with cameras on, where rendering makes steps slow (default 60)')
+    parser.add_argument('--repeat', type=int, default=1, help='runs per case, each in a fresh process (default 1)')
+    parser.add_argument('--no-async', action='store_true', help='skip the AsyncVectorEnv comparison')
+    parser.add_argument('--config', help='benchmark this YAML config instead of the built-in cases (no actions)')
+    parser.add_argument('--markdown', action='store_true', help="print the rows as docs/performance.md's table")
+    parser.add_argument('--json', action='store_true', help='print all figures as one JSON object on the last line')
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m internutopia.bench``: see ``--help``."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    for robot in args.robots:
+        if robot not in CASES:
+            parser.error(f'unknown robot {robot!r}; choose from {", ".join(CASES)}')
+    if any(api not in APIS for api in args.api):
+        parser.error('--api takes dict, array or dict,array')
+    for camera in args.cameras:
+        if camera not in CAMERAS:
+            parser.error(f'unknown camera setting {camera!r}; --cameras takes {", ".join(CAMERAS)}')
+    if any(n < 1 for n in args.env_nums):
+        parser.error('--env-nums must be positive')
+    for option in ('steps', 'chunk', 'camera_steps', 'repeat'):
+        if getattr(args, option) < 1:
+            parser.error(f'--{option.replace("_", "-")} must be at least 1')
+    os.environ.setdefault('MUJOCO_GL', 'egl')
+    figures = run(args.robots, args.env_nums, args.cameras, args.api, args.steps, not args.no_async, args.config,
+                  log=lambda text: print(text, flush=True), repeat=args.repeat, chunk=args.chunk,
+                  camera_steps=args.camera_steps)
+    print(f'machine: {figures["machine"]}, load at end {figures["load_at_end"]}')
+    if args.markdown:
+        print(markdown_table(figures['rows']))
+    if args.json:
+        print(json.dumps(figures))
+    return 0

@@ -1,0 +1,66 @@
+"""Paired timing: ours and the physics limit in alternating short chunks, one ratio per pair.
+
+A shared machine speeds up and slows down from one millisecond to the next (other processes, the
+CPU's clock, the hypervisor). Timing each side once, or keeping each side's best of a few long
+rounds, lets one lucky or unlucky stretch decide the ratio. Here the run is cut into many chunks
+of a few tens of steps. Each chunk is timed twice, back to back: first ours runs it (recording the
+controls its controllers apply), then the limit replays the same chunk from the same start state
+(:class:`internutopia.limit.PhysicsLimit`). Both halves of a pair see nearly the same machine, so
+their ratio is nearly free of its drift; a disturbance that hits one half spoils one pair, and the
+median over the pairs ignores it. The interquartile range of the pair ratios says how steady the
+machine was.
+
+>>> import numpy as np
+>>> summary = summarize(np.array([1.0, 1.0, 2.0, 1.0]), np.array([0.8, 0.9, 0.9, 0.85]))
+>>> [round(summary[key], 4) for key in ('ratio', 'ratio_q1', 'ratio_q3')]
+[0.825, 0.7125, 0.8625]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ['summarize', 'time_pairs']
+
+
+def time_pairs(step: Callable[[], Any], limit: Any, pairs: int, chunk: int,
+               clock: Callable[[], float] = time.perf_counter) -> tuple[np.ndarray, np.ndarray]:
+    """Time ``pairs`` pairs of ``chunk`` steps: ours (``step()``), then the limit's replay of them.
+
+    Args:
+        step: one step of ours (``env.step`` or ``env.step_arrays`` with a fixed action).
+        limit: a :class:`~internutopia.limit.PhysicsLimit` of the env's world.
+        pairs: number of pairs.
+        chunk: steps per chunk.
+        clock: seconds now (tests pass a fake clock).
+
+    Returns:
+        ``(ours, limit)``: seconds per step of each pair's two halves, arrays of shape ``(pairs,)``.
+        Our time is the sum of the ``step()`` calls alone: recording the controls for the replay
+        after each step is the limit's bookkeeping and stays out of it.
+    """
+    ours, theirs = np.empty(pairs), np.empty(pairs)
+    for pair in range(pairs):
+        limit.start_round(chunk)
+        elapsed = 0.0
+        for k in range(chunk):
+            began = clock()
+            step()
+            elapsed += clock() - began
+            limit.record(k)
+        ours[pair] = elapsed / chunk
+        theirs[pair] = limit.replay()
+    return ours, theirs
+
+
+def summarize(ours: np.ndarray, limit: np.ndarray) -> dict[str, float]:
+    """Median and interquartile range of the pair ratios ``limit / ours`` (ours' speed as a share
+    of the limit's), and the median seconds per step of each side."""
+    ratios = limit / ours
+    q1, median, q3 = np.percentile(ratios, [25, 50, 75])
+    return {'ratio': float(median), 'ratio_q1': float(q1), 'ratio_q3': float(q3),
+            'ours_step_s': float(np.median(ours)), 'limit_step_s': float(np.median(limit)), 'pairs': len(ratios)}
