@@ -174,6 +174,17 @@ class FrankaRobot(BaseRobot):
         position = base_pos + np.einsum('kij,kj->ki', base_rot, local_pos)
         return position, mat_to_quat(base_rot @ local_rot)
 
+    def tcp_position(self, slots: np.ndarray) -> np.ndarray:
+        """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""
+        return self.frame_pose(self.tcp_chain, self.tcp_columns, slots)[0]
+
+    def gripper_opened(self, slots: np.ndarray) -> np.ndarray:
+        """``(k,)`` bools: the gripper is commanded open and both fingers are (nearly) fully open."""
+        data = self.world.data
+        commanded = data.ctrl[slots, self.gripper_actuator] > 0.5 * self.gripper_ctrl_open
+        fingers = data.qpos[slots[:, None], self.finger_qposadr]
+        return commanded & np.all(fingers > 0.9 * FINGER_OPEN, axis=1)
+
     def get_obs(self, slots: np.ndarray):
         obs = super().get_obs(slots)
         position, orientation = self.frame_pose(self.finger_chain, self.finger_columns, slots, obs['joint_positions'])
