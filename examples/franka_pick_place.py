@@ -9,12 +9,15 @@ lowers and releases through the ``arm_ik_controller`` (IK targets, env-local) an
 rests within ``success_distance`` of its goal and the gripper has let go; the example checks that
 every slot succeeded and prints each episode's metrics.
 
-Run headless from the repository root (needs the ``franka`` extra)::
+Run headless from the repository root (needs the ``franka`` extra); ``--config`` runs the same
+episodes from ``configs/franka_pick_place.yaml`` instead of the configs built here::
 
-    python examples/franka_pick_place.py
+    python examples/franka_pick_place.py [--config configs/franka_pick_place.yaml]
 """
 
 from __future__ import annotations
+
+import argparse
 
 import numpy as np
 
@@ -50,16 +53,22 @@ def episode(index: int, cube: tuple, goal: tuple) -> ManipulationTaskCfg:
 
 
 def main() -> None:
-    config = Config(simulator=SimConfig(physics_dt=1 / 240, headless=True), env_num=4, env_offset_size=3.0,
-                    metrics_save_path='none', task_configs=[episode(i, *e) for i, e in enumerate(EPISODES)])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--config', default=None, help='a YAML config to run instead of the built-in episodes')
+    args = parser.parse_args()
     import_extensions()
+    if args.config is not None:
+        config = Config.from_yaml(args.config)
+    else:
+        config = Config(simulator=SimConfig(physics_dt=1 / 240, headless=True), env_num=4, env_offset_size=3.0,
+                        metrics_save_path='none', task_configs=[episode(i, *e) for i, e in enumerate(EPISODES)])
     env = Env(config)
     policy = ScriptedPickPlace(physics_dt=config.simulator.physics_dt)
     obs, infos = env.reset()
     slots = np.arange(env.env_num)
     policy.reset(slots, np.array([info.goal_position for info in infos]))
     results: dict[int, dict] = {}
-    while len(results) < len(EPISODES):
+    while len(results) < len(config.task_configs):
         active = [i for i in slots if obs[i] is not None]
         cube = np.array([obs[i]['objects']['cube']['position'] for i in active])
         quat = np.array([obs[i]['objects']['cube']['orientation'] for i in active])
@@ -70,9 +79,15 @@ def main() -> None:
             actions[slot] = {'franka': {'arm_ik_controller': [targets[row, :3], targets[row, 3:]],
                                         'gripper_controller': ['open' if grip[row] > 0.5 else 'close']}}
         obs, _, terminated, _, info = env.step(actions)
-        for slot in active:
-            if terminated[slot]:
-                results[info[slot]['episode_index']] = info[slot]['metrics']
+        ended = [slot for slot in active if terminated[slot]]
+        for slot in ended:
+            results[info[slot]['episode_index']] = info[slot]['metrics']
+        if ended:  # next episodes from the queue, if any are left (a reset costs about a step)
+            new_obs, new_infos = env.reset(ended)
+            for slot, slot_obs, slot_info in zip(ended, new_obs, new_infos, strict=True):
+                obs[slot] = slot_obs
+                if slot_info is not None:
+                    policy.reset(np.array([slot]), np.array([slot_info.goal_position]))
     env.close()
     for index in sorted(results):
         metrics = results[index]

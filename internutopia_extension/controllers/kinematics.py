@@ -74,7 +74,7 @@ class SerialChain:
         return len(self.joint_type)
 
     @classmethod
-    def from_model(cls, model: mujoco.MjModel, base_body: str, frame: str) -> 'SerialChain':
+    def from_model(cls, model: mujoco.MjModel, base_body: str, frame: str) -> SerialChain:
         """The chain of ``model`` from body ``base_body`` to ``frame`` (a site name, else a body name).
 
         Raises ``ValueError`` naming the frame when it is not below the base, or when a body on the

@@ -43,7 +43,7 @@ def own_asset_path(*parts: str) -> Path:
     return Path(__file__).resolve().parent.parent.joinpath('assets', *parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(path: str) -> mujoco.MjSpec:
     return mujoco.MjSpec.from_file(path)
 
