@@ -48,13 +48,14 @@ wrist_camera_cfg = RepCameraCfg(name='wrist_camera', prim_path='panda_hand/wrist
 class FrankaRobotCfg(RobotCfg):
     """Franka Emika Panda on a fixed base at ``position``/``orientation`` (env-local).
 
-    See :mod:`internutopia_extension.robots.franka`; ``usd_path`` is accepted and unused.
+    See :mod:`internutopia_extension.robots.franka`; ``usd_path`` is accepted and unused (the model
+    comes from the ``franka`` extra's assets package).
     """
 
     name: str = 'franka'
     type: str = 'FrankaRobot'
     prim_path: Optional[str] = '/franka'
-    usd_path: Optional[str] = gm.ASSET_PATH + '/robots/franka/franka.usd'
+    usd_path: Optional[str] = None
     controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
     sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
 
