@@ -70,6 +70,10 @@ class SimConfig(BaseCfg):
     ``physics_dt`` is the simulated time of one env step (InternUtopia's default, 1/60 s); robots
     that need finer physics (the G1's servos) run that step in substeps. ``rendering_dt`` and
     ``rendering_interval`` set how often cameras render.
+
+    ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
+    physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
+    number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
     """
 
     physics_dt: float = 1 / 60
@@ -80,6 +84,8 @@ class SimConfig(BaseCfg):
     native: bool = False
     webrtc: bool = False
     backend: Literal['mujoco'] = 'mujoco'
+    rendering_lod: bool = True
+    rendering_threads: Optional[int] = None
     _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
@@ -92,6 +98,13 @@ class SimConfig(BaseCfg):
     def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
         if value is not None and value < 1:
             raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        return value
+
+    @field_validator('rendering_threads')
+    @classmethod
+    def _threads_positive(cls, value: Optional[int]) -> Optional[int]:
+        if value is not None and not 1 <= value <= 64:
+            raise ValueError(f'rendering_threads must be 1..64 render threads, or None (one per core); got {value}')
         return value
 
 
