@@ -19,13 +19,15 @@ physcs_dt
 
 from __future__ import annotations
 
+import math
 import os
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
+import numpy as np
 import yaml
 from pydantic import Field, SerializeAsAny, field_validator
 
-from internutopia.core.config.base import BaseCfg, Quat, TypedCfg, Vec3
+from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
 from internutopia.core.config.distribution import RayDistributionCfg
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
@@ -45,21 +47,31 @@ def register_backend_name(name: str) -> None:
 
 
 def _positive_seconds(value: Any, field: str) -> float:
+    """A step length in seconds: a finite number > 0, or text such as ``'0.01'`` or ``'1/240'``
+    (InternUtopia accepts both)."""
     if isinstance(value, str):
-        # InternUtopia accepts dt strings such as '1/240'.
-        numerator, _, denominator = value.partition('/')
+        numerator, slash, denominator = value.partition('/')
         try:
-            value = float(numerator) / float(denominator) if denominator else float(numerator)
-        except ValueError as exc:
-            raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}') from exc
-    if not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f'{field} must be > 0 seconds; got {value!r}')
-    return float(value)
+            seconds = float(numerator) / float(denominator) if slash else float(numerator)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}') from None
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}')
+    else:
+        seconds = float(value)
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f'{field} must be a finite number of seconds > 0; got {value!r}')
+    return seconds
 
 
 class SimConfig(BaseCfg):
     """Simulator settings. ``backend`` picks the physics engine: ``'mujoco'`` (built in) or one an
-    extension registered (``internutopia.core.backend.register_backend``)."""
+    extension registered (``internutopia.core.backend.register_backend``).
+
+    ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
+    physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
+    number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
+    """
 
     physics_dt: float = 1 / 240
     rendering_dt: float = 1 / 240
@@ -69,6 +81,9 @@ class SimConfig(BaseCfg):
     native: bool = False
     webrtc: bool = False
     backend: str = 'mujoco'
+    rendering_lod: bool = True
+    rendering_threads: Optional[int] = None
+    _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
     @classmethod
@@ -89,6 +104,13 @@ class SimConfig(BaseCfg):
     def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
         if value is not None and value < 1:
             raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        return value
+
+    @field_validator('rendering_threads')
+    @classmethod
+    def _threads_positive(cls, value: Optional[int]) -> Optional[int]:
+        if value is not None and not 1 <= value <= 64:
+            raise ValueError(f'rendering_threads must be 1..64 render threads, or None (one per core); got {value}')
         return value
 
 
@@ -167,5 +189,5 @@ class DistributedConfig(Config):
 
 __all__ = [
     'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'MetricCfg', 'ObjectCfg', 'Quat',
-    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
+    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'Scale', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
 ]

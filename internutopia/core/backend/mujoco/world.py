@@ -32,6 +32,7 @@ import numpy as np
 
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
+from internutopia.core.util.memory import check_slots_fit
 
 #: Batch state fields bound on every pack (live views of each slot's state row).
 STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_applied', 'mocap_pos', 'mocap_quat',
@@ -75,6 +76,7 @@ class Pack:
     """
 
     def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
+        check_slots_fit(env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
         self.key = key
         self.model = model
         # Not persistent: each thread loads a slot's state row into its one MjData, steps it and
@@ -132,6 +134,16 @@ class Pack:
         return data
 
 
+def _pack_bytes_per_slot(model: mujoco.MjModel) -> float:
+    """Estimated bytes a pack's batch holds per slot: the bound rows plus the full physics state
+    (measured: about 1.1 times this for an H1 or a G1)."""
+    sizes = {'time': 1, 'qpos': model.nq, 'qvel': model.nv, 'act': model.na, 'ctrl': model.nu,
+             'qfrc_applied': model.nv, 'xfrc_applied': 6 * model.nbody, 'mocap_pos': 3 * model.nmocap,
+             'mocap_quat': 4 * model.nmocap, 'qacc_warmstart': model.nv, 'sensordata': model.nsensordata}
+    full = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    return 1.25 * 8 * (sum(sizes.get(name, 0) for name in (*STATE_FIELDS, *OUTPUT_FIELDS)) + full)
+
+
 def _return_freed_memory() -> None:
     """Give the memory a compile freed back to the OS (glibc keeps it otherwise: about 120 MB for
     an H1, which matters when many single-slot processes run side by side)."""
@@ -141,14 +153,12 @@ def _return_freed_memory() -> None:
         pass
 
 
-def _strip_part(spec: mujoco.MjSpec, offset: float) -> None:
-    """Drop a part's lights (the world has one) and draw its planes over the slot's cell only."""
-    for geom in spec.geoms:
-        if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
-            half = offset / 2
-            geom.size = [half if geom.size[0] <= 0 else min(geom.size[0], half),
-                         half if geom.size[1] <= 0 else min(geom.size[1], half),
-                         geom.size[2] if geom.size[2] > 0 else 0.5]
+def _strip_part(spec: mujoco.MjSpec) -> None:
+    """Drop a part's lights (the world has one sun).
+
+    Planes keep their size: robot cameras draw a slot's ground to its own extent or the horizon,
+    and the overview cuts it to the slot's cell when drawing (``render.scene.RenderModel``).
+    """
     for light in list(spec.lights):
         spec.delete(light)
 
@@ -206,7 +216,7 @@ class MujocoWorld:
         spec = self._world_spec()
         frame = spec.worldbody.add_frame(name='slot')
         for part in parts:
-            _strip_part(part.spec, self.offset)
+            _strip_part(part.spec)
             spec.attach(part.spec, prefix=part.prefix, frame=frame)
             if part.contact_root is not None:
                 self._add_contact_sensors(spec, part.prefix, part.contact_root)
