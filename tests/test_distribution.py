@@ -155,7 +155,7 @@ def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
     finally:
         env.close()
     assert not ray.is_initialized()
-    assert not env.simulation_app.is_running()
+    assert env.closed
     deadline = time.monotonic() + 15
     while any(_alive(pid) for pid in ours) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -1,9 +1,11 @@
 """``vec_env.Env``: up to ``env_num`` episodes at once in one physics world.
 
-The contract (DESIGN.md): ``reset(reset_list)`` gives the listed slots the next episodes from the
+The contract (``docs/contract.md``): ``reset(reset_list)`` gives the listed slots the next episodes from the
 queue and returns ``(obs, info)`` lists aligned to ``reset_list``; ``step(action)`` takes one
-action entry per slot and returns five lists of length ``env_num``, ``None`` where a slot is done
-or empty. Bad input raises ``ValueError`` before anything changes.
+action entry per slot and returns five lists of length ``env_num``: ``terminated`` is ``True`` where
+an episode ended (``truncated`` too when a step limit ended it) and where no episode runs, the
+other lists hold ``None`` for done and empty slots. Bad input raises ``ValueError`` before anything
+changes.
 
 >>> from internutopia.core.config import Config
 >>> from internutopia_extension import import_extensions
@@ -16,8 +18,8 @@ or empty. Bad input raises ``ValueError`` before anything changes.
 >>> [type(o).__name__ for o in obs], [i.type for i in info]
 (['dict', 'dict'], ['FiniteStepTask', 'FiniteStepTask'])
 >>> _ = env.step([None, None]); obs, reward, terminated, truncated, info = env.step([None, None])
->>> truncated
-[True, True]
+>>> terminated, truncated
+([True, True], [True, True])
 >>> obs, info = env.reset([1, 0]); [o is None for o in obs]
 [False, True]
 >>> env.close()
@@ -26,10 +28,34 @@ or empty. Bad input raises ``ValueError`` before anything changes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Optional
 
-from internutopia.core.config import Config, TaskCfg
-from internutopia.core.runner import ArrayStep, Runner, SlotStatus
+from internutopia.core.config import Config, DistributedConfig, TaskCfg
+from internutopia.core.plugins import load_extensions
+from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet
+
+#: Env classes for kinds of config, most recently registered first (see :func:`register_env_class`).
+_ENV_CLASSES: list[tuple[type, type]] = []
+
+
+def register_env_class(config_type: type, env_class: type['Env']) -> None:
+    """Make ``Env(config)`` build an ``env_class`` for a ``config`` of ``config_type``.
+
+    An adapter registers itself this way from its extension entry point (the Ray one makes
+    ``Env(distributed_config)`` a ``DistributedEnv``), so this module never imports the layers
+    above it. ``env_class`` must subclass :class:`Env`.
+    """
+    if not (isinstance(env_class, type) and issubclass(env_class, Env)):
+        raise TypeError(f'register_env_class: {env_class!r} is not a subclass of vec_env.Env')
+    _ENV_CLASSES[:] = [(c, e) for c, e in _ENV_CLASSES if c is not config_type]
+    _ENV_CLASSES.insert(0, (config_type, env_class))
+
+
+def _env_class_for(config: Any) -> Optional[type['Env']]:
+    for config_type, env_class in _ENV_CLASSES:
+        if isinstance(config, config_type):
+            return env_class
+    return None
 
 
 class SimulationApp:
@@ -48,7 +74,7 @@ class SimulationApp:
 
 
 class Env:
-    """A vectorized env of ``config.env_num`` slots sharing one MuJoCo world.
+    """A vectorized env of ``config.env_num`` slots sharing one physics world.
 
     Args:
         config: the run's :class:`~internutopia.core.config.Config`; it is never modified.
@@ -56,39 +82,46 @@ class Env:
             e.g. ``itertools.cycle(tasks)`` for an endless queue.
     """
 
-    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> Env:
-        # A DistributedConfig (Config.distribute) runs on Ray: build a DistributedEnv instead.
-        if cls is Env:
-            from internutopia.core.config import DistributedConfig
-
-            if isinstance(config, DistributedConfig):
-                from internutopia.core.distribution.env import DistributedEnv
-
-                return super().__new__(DistributedEnv)
+    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> 'Env':
+        # A config an adapter claimed (Config.distribute's DistributedConfig: the Ray adapter)
+        # builds that adapter's env class; see register_env_class.
+        if cls is Env and isinstance(config, Config):
+            load_extensions()
+            target = _env_class_for(config)
+            if target is not None:
+                return super().__new__(target)
         return super().__new__(cls)
 
-    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None) -> None:
+    def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
         if not isinstance(config, Config):
             raise TypeError(f'Env expects an internutopia.core.config.Config, got {type(config).__name__}')
-        from internutopia_extension import import_extensions
-
-        import_extensions()
+        if isinstance(config, DistributedConfig) and type(self) is Env:
+            raise RuntimeError('no env is registered for a DistributedConfig: the Ray adapter '
+                               '(internutopia.core.distribution) did not load; see internutopia.core.plugins')
+        load_extensions()
         self._config = config
-        self._runner = Runner(config, episodes)
-        self.simulation_app = SimulationApp()
+        self._app = SimulationApp()
         self._viewer = None
         self._first_reset = True
-        if not config.simulator.headless:
+        self._runners: RunnerSet = self._make_runners(config, episodes)
+        self._env_num = self._runners.env_num
+        # The step path calls the runners' own step: no call in between.
+        self._step = self._runners.step
+        if not config.simulator.headless and isinstance(self._runners, LocalRunners):
             from internutopia.core.util import has_display
 
             if has_display():
                 self._open_viewer()
 
+    def _make_runners(self, config: Config, episodes: Optional[Iterable[TaskCfg]]) -> RunnerSet:
+        """The runners this env drives (one local runner; an adapter's env class makes its own)."""
+        return LocalRunners(config, episodes)
+
     # ------------------------------------------------------------------------------------------
     @property
     def env_num(self) -> int:
         """Number of env slots."""
-        return self._config.env_num
+        return self._env_num
 
     @property
     def config(self) -> Config:
@@ -96,14 +129,19 @@ class Env:
         return self._config
 
     @property
+    def simulation_app(self) -> SimulationApp:
+        """Isaac Sim's app handle as scripts use it: ``is_running()`` is true until :meth:`close`."""
+        return self._app
+
+    @property
     def runner(self) -> Runner:
         """The runner behind this env (world, slots, groups), for tools and tests."""
-        return self._runner
+        return self._runners.runner  # type: ignore[attr-defined]  # LocalRunners; adapters override
 
     @property
     def active_slots(self) -> list[int]:
         """Slots currently running an episode."""
-        return [int(s) for s in (self._runner.status == SlotStatus.ACTIVE).nonzero()[0]]
+        return self._runners.active_slots()
 
     @property
     def finished(self) -> Finished:
@@ -112,7 +150,7 @@ class Env:
         Call it as InternUtopia does (``env.finished()``) or read it as a truth value
         (``if env.finished:``); both give the same answer.
         """
-        return Finished(len(self._runner.queue) == 0 and not self.active_slots)
+        return Finished(not self._runners.active_slots() and self._runners.queue_len() == 0)
 
     @property
     def proc_num(self) -> int:
@@ -121,7 +159,7 @@ class Env:
 
     @property
     def is_remote(self) -> bool:
-        """Whether the slots run in other processes (Ray); ``False`` for this class."""
+        """Whether the slots run in other processes (Ray)."""
         return False
 
     @property
@@ -132,8 +170,7 @@ class Env:
     @property
     def active_task_configs(self) -> dict[int, TaskCfg]:
         """``{env_id: TaskCfg}`` of the slots holding an episode (running, or ended and not yet reset)."""
-        return {slot: episode.config for slot, episode in enumerate(self._runner.episodes)
-                if episode is not None and self._runner.status[slot] != SlotStatus.EMPTY}
+        return self._runners.active_task_configs()
 
     @property
     def task_config_manager(self) -> Any:
@@ -152,9 +189,7 @@ class Env:
         Reads the state the last :meth:`step` or :meth:`reset` reached, without stepping.
         """
         self._check_open()
-        active = self._runner.active_slots()
-        observed = dict(zip(active.tolist(), self._runner.observe(active), strict=True)) if len(active) else {}
-        return [observed.get(slot) for slot in range(self.env_num)]
+        return self._runners.observe(list(range(self.env_num)))
 
     def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
         """Let the world settle before the episodes run (InternUtopia's ``warm_up``).
@@ -175,16 +210,16 @@ class Env:
         if self._first_reset:
             raise RuntimeError('call reset() before warm_up()')
         if physics:
-            self._runner.warm_up(steps)
+            self._runners.warm_up(steps)
             if self._viewer is not None:
                 self._sync_viewer()
 
     def _check_open(self) -> None:
-        if not self.simulation_app.is_running():
+        if not self._app.is_running():
             raise RuntimeError('this Env is closed')
 
     # ------------------------------------------------------------------------------------------
-    def reset(self, reset_list: list[int] | None = None, env_ids: list[int] | None = None) -> tuple[list[Any], list[Any]]:
+    def reset(self, reset_list: Optional[list[int]] = None, env_ids: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
         """Give the listed slots (all slots when ``None``) the next episodes from the queue.
 
         ``env_ids`` is InternUtopia's name of ``reset_list``: ``reset([3, 0])`` and
@@ -206,12 +241,8 @@ class Env:
             slots = list(range(self.env_num))
         else:
             slots = self._check_reset_list(reset_list)
+        obs, info = self._runners.reset(slots)
         self._first_reset = False
-        episodes = self._runner.reset(slots)
-        active = [slot for slot, episode in zip(slots, episodes, strict=True) if episode is not None]
-        observed = dict(zip(active, self._runner.observe(_as_array(active)), strict=True))
-        obs = [observed.get(slot) for slot in slots]
-        info = [episode.config if episode is not None else None for episode in episodes]
         return obs, info
 
     def _check_reset_list(self, reset_list: Any) -> list[int]:
@@ -234,7 +265,8 @@ class Env:
 
         Args:
             action: a list of ``env_num`` entries, each ``{robot_name: {controller_name: args}}``
-                or ``None``/``{}``; entries of slots that are not running an episode are ignored.
+                or ``None``/``{}``; entries of slots that are not running an episode are ignored,
+                and so are commands for robots a slot's episode does not have (warned once per name).
             flags: how episode ends are reported. ``'internutopia'`` (default, as InternUtopia's
                 loops expect): ``terminated[i]`` is ``True`` on the step an episode ends, whatever
                 ended it, ``truncated[i]`` also ``True`` when a step limit ended it, and
@@ -258,7 +290,7 @@ class Env:
             raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
         if flags not in ('internutopia', 'gymnasium'):
             raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
-        result = self._runner.step(list(action))
+        result = self._step(list(action))
         if self._viewer is not None:
             self._sync_viewer()
         if flags == 'internutopia':
@@ -300,7 +332,7 @@ class Env:
         self._check_open()
         if self._first_reset:
             raise RuntimeError('call reset() before step_arrays()')
-        result = self._runner.step_arrays(action)
+        result = self._runners.step_arrays(action)
         if self._viewer is not None:
             self._sync_viewer()
         return result
@@ -318,23 +350,20 @@ class Env:
             raise ValueError(f"render mode must be 'rgb_array' or 'human'; got {mode!r}")
         if mode == 'human':
             return None
-        from internutopia.core.backend.mujoco.render import render_overview
-
-        return render_overview(self._runner.world, width, height)
+        return self._runners.render(width, height)
 
     def _open_viewer(self) -> None:
-        """Prepare MuJoCo's passive viewer; its window opens on the first step (the world is built
-        by ``reset``), follows every step and reopens when a reset rebuilds the world."""
+        """Prepare the backend's window (MuJoCo's passive viewer); it opens on the first step (the
+        world is built by ``reset``), follows every step and reopens when a reset rebuilds the world."""
+        runner = self._runners.runner  # type: ignore[attr-defined]
+        if runner.backend.passive_viewer is None:
+            return
         try:
-            import mujoco.viewer  # noqa: F401
+            self._viewer = runner.backend.passive_viewer(runner.world)
         except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
             import warnings
 
-            warnings.warn(f'headless=False but the MuJoCo viewer is unavailable ({exc}); running without a window', stacklevel=3)
-            return
-        from internutopia.core.backend.mujoco.render import PassiveViewer
-
-        self._viewer = PassiveViewer(self._runner.world)
+            warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=2)
 
     def _sync_viewer(self) -> None:
         try:
@@ -342,28 +371,26 @@ class Env:
         except Exception as exc:  # pragma: no cover - needs a display
             import warnings
 
-            warnings.warn(f'the MuJoCo viewer failed ({exc}); running without a window', stacklevel=3)
+            warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=2)
             self._viewer.close()
             self._viewer = None
 
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
-        if not self.simulation_app.is_running():
+        if not self._app.is_running():
             return
         if self._viewer is not None:
             self._viewer.close()
             self._viewer = None
-        from internutopia.core.backend.mujoco.render import release
+        self._runners.close()
+        self._app.close()
 
-        release(self._runner.world)
-        self._runner.close()
-        self.simulation_app.close()
-
-    def __enter__(self) -> Env:
+    def __enter__(self) -> 'Env':
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
 
 
 class Finished:
@@ -396,9 +423,3 @@ def internutopia_flags(result: tuple[list, list, list, list, list]) -> tuple[lis
     obs, reward, terminated, truncated, info = result
     flags = [True if t is None else bool(t or u) for t, u in zip(terminated, truncated, strict=True)]
     return obs, reward, flags, truncated, info
-
-
-def _as_array(slots: list[int]) -> Any:
-    import numpy as np
-
-    return np.asarray(slots, dtype=np.intp)
