@@ -87,8 +87,14 @@ def test_compiled_and_numpy_ik_agree(chain):
     reference = kinematics._solve_ik_numpy(ch, start, targets, rotations, weight, start, kinematics.IKParams())
     for a, b in zip(compiled, reference, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-9)
-    position, _ = kinematics.fk(ch, compiled[0])
+    position, quat = kinematics.fk(ch, compiled[0])
     np.testing.assert_allclose(position, targets, atol=2e-4)
+    np.testing.assert_allclose(quat_to_mat(quat)[:2], rotations[:2], atol=2e-3)
+    # With a base pose: the same frames carried into the base's parent frame.
+    base_pos, base_rot = np.array([[0.1, 0.2, 0.3]] * 3), quat_to_mat(np.array([euler_xyz(0.1, -0.2, 0.7)] * 3))
+    moved, moved_quat = kinematics.fk(ch, compiled[0], base_pos, base_rot)
+    np.testing.assert_allclose(moved, base_pos + np.einsum('kij,kj->ki', base_rot, position), atol=1e-12)
+    np.testing.assert_allclose(quat_to_mat(moved_quat), base_rot @ quat_to_mat(quat), atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------------
