@@ -56,7 +56,12 @@ def _positive_seconds(value: Any, field: str) -> float:
 
 
 class SimConfig(BaseCfg):
-    """Simulator settings. ``backend`` picks the physics engine (only ``'mujoco'`` today)."""
+    """Simulator settings. ``backend`` picks the physics engine (only ``'mujoco'`` today).
+
+    ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
+    physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
+    number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
+    """
 
     physics_dt: float = 1 / 240
     rendering_dt: float = 1 / 240
@@ -66,6 +71,8 @@ class SimConfig(BaseCfg):
     native: bool = False
     webrtc: bool = False
     backend: Literal['mujoco'] = 'mujoco'
+    rendering_lod: bool = True
+    rendering_threads: Optional[int] = None
     _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
@@ -78,6 +85,13 @@ class SimConfig(BaseCfg):
     def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
         if value is not None and value < 1:
             raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        return value
+
+    @field_validator('rendering_threads')
+    @classmethod
+    def _threads_positive(cls, value: Optional[int]) -> Optional[int]:
+        if value is not None and not 1 <= value <= 64:
+            raise ValueError(f'rendering_threads must be 1..64 render threads, or None (one per core); got {value}')
         return value
 
 
