@@ -9,7 +9,7 @@ slot; its arrays are ``(env_num, ...)`` and every slot of a pack has the same mo
 entities of a pack read and write them with one numpy index per step.
 
 Slots are separate simulations, so they never touch each other whatever the robots do, and the
-state of a slot is positions in its own frame: configs and observations are env-local (DESIGN.md)
+state of a slot is positions in its own frame: configs and observations are env-local (``docs/contract.md``)
 with no offset arithmetic. The grid exists where it is seen: the overview render draws slot ``i``
 at its origin (:func:`slot_origins`).
 
