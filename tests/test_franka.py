@@ -392,3 +392,21 @@ def test_yaml_config_and_action_spaces():
     ik_space = ACTION_SPACES['InverseKinematicsController'](None, env)
     assert ik_space.shape == (7,) and ik_space.high[0] == config.env_offset_size / 2
     assert ACTION_SPACES['GripperController'](None, env).shape == (1,)
+
+
+def test_wrist_camera_sees_the_cube_below(make_config):
+    from internutopia_extension.configs.robots.franka import wrist_camera_cfg
+
+    robot = franka(sensors=[wrist_camera_cfg])
+    cube = DynamicCubeCfg(name='cube', position=(0.55, 0.0, 0.025), scale=(0.05, 0.05, 0.05), color=(1.0, 0.0, 0.0))
+    env = Env(make_config([SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[robot], objects=[cube])], env_num=1))
+    try:
+        obs, _ = env.reset()
+        rgba = obs[0]['franka']['sensors']['wrist_camera']['rgba']
+        assert rgba.shape == (240, 320, 4) and rgba.dtype == np.uint8
+        red = (rgba[..., 0] > 150) & (rgba[..., 1] < 80) & (rgba[..., 2] < 80)
+        assert red.sum() > 100, 'the red cube below the hand is in view'
+        rows, cols = np.nonzero(red)
+        assert abs(rows.mean() - 120) < 40 and abs(cols.mean() - 160) < 40  # near the middle: the camera looks where the gripper points
+    finally:
+        env.close()

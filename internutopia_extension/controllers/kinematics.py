@@ -136,15 +136,25 @@ class SerialChain:
 # ------------------------------------------------------------------------------------------------
 # rotations
 def quat_to_mat(quat: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``(..., 3, 3)`` of wxyz quaternions ``(..., 4)`` (normalized first)."""
+    """Rotation matrices ``(..., 3, 3)`` of wxyz quaternions ``(..., 4)`` (normalized first).
+
+    >>> quat_to_mat(np.array([0.0, 1.0, 0.0, 0.0])).tolist()
+    [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]]
+    """
     quat = np.asarray(quat, dtype=float)
     quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(quat, -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-    ], axis=-2)
+    w, x, y, z = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
+    out = np.empty(quat.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
 
 
 def mat_to_quat(mat: np.ndarray) -> np.ndarray:
