@@ -134,7 +134,7 @@ def test_a_registered_backend_builds_the_world(make_config, monkeypatch):
         return CountingWorld(sim, env_num, offset)
 
     register_backend('counting', lambda: Backend('counting', create, mujoco_backend.render_overview, mujoco_backend.release))
-    task = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.035))])
+    task = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))])
     config = make_config([task], env_num=1).update(simulator=SimConfig(backend='counting'))
     with Env(config) as env:
         env.reset()

@@ -5,6 +5,9 @@ Each test checks one promise of docs/reliability.md.
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from internutopia.core.util import memory
@@ -32,3 +35,46 @@ def test_a_structure_too_big_for_the_memory_left_changes_nothing(make_config, mo
         with pytest.raises(ValueError, match='env_num=100000 needs about .* physics state'):
             env.reset([0])
         assert len(env.runner.queue) == 1 and env.active_slots == []
+
+
+# ------------------------------------------------------------------------------------------------
+# results: the path is checked when the env is built; a later write failure never leaves a slot
+# half-finished; one file holds one run
+@pytest.mark.parametrize('where', ['directory', 'under a file'])
+def test_a_results_path_that_cannot_be_written_fails_when_the_env_is_built(make_config, tmp_path, where):
+    path = tmp_path if where == 'directory' else tmp_path / 'plain.txt' / 'results.jsonl'
+    (tmp_path / 'plain.txt').write_text('')
+    with pytest.raises(ValueError, match=f"metrics_save_path '{path}'"):
+        Env(make_config([jetbot_task()], metrics_save_path=str(path)))
+
+
+@pytest.mark.skipif(not os.path.exists('/dev/full'), reason='needs /dev/full (Linux) to make writes fail')
+def test_a_failing_write_still_ends_the_episode_once(make_config):
+    with Env(make_config([jetbot_task(max_steps=2)] * 2, env_num=1, metrics_save_path='/dev/full')) as env:
+        env.reset()
+        env.step([None])
+        with pytest.warns(RuntimeWarning, match="metrics_save_path '/dev/full': cannot write 1 episode record"):
+            _, _, _, truncated, info = env.step([None])
+        assert truncated == [True] and info[0]['metrics'] == {}  # the episode ended, its result returned
+        assert env.step([None])[0] == [None]  # the slot is done, not finished again and again
+        assert env.reset()[1][0] is not None  # and takes the next episode
+        with pytest.warns(RuntimeWarning, match='could not be written'):
+            env.close()
+
+
+def test_a_second_run_starts_the_results_file_afresh(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    for _ in range(2):
+        with Env(make_config([jetbot_task(max_steps=1)] * 2, env_num=2, metrics_save_path=str(path))) as env:
+            env.reset()
+            env.step([None, None])
+    assert sorted(json.loads(line)['episode_index'] for line in path.read_text().splitlines()) == [0, 1]
+
+
+def test_records_are_not_kept_in_memory(make_config):
+    with Env(make_config([jetbot_task(max_steps=1)] * 6, env_num=2)) as env:
+        env.reset()
+        for _ in range(3):
+            env.step([None, None])
+            env.reset()
+        assert env.runner.results.summary()['episodes'] == 6 and env.runner.results.records == []

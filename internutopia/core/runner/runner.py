@@ -343,6 +343,8 @@ class Runner(ActionParsing, ObservationAssembly):
     def _finish(self, slot: int, terminated: bool, truncated: bool) -> dict[str, Any]:
         metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
         episode = self.episodes[slot]
+        # The slot is done before its record goes out: a failing write never leaves it running.
+        self._set_status(slot, SlotStatus.DONE)
         self.results.write({
             'episode_index': episode.index,
             'slot': slot,
@@ -354,7 +356,6 @@ class Runner(ActionParsing, ObservationAssembly):
             'truncated': truncated,
             'wall_time_s': round(time.perf_counter() - self.started_at[slot], 6),
         })
-        self._set_status(slot, SlotStatus.DONE)
         return metrics
 
     def entities_of(self, slot: int) -> dict[str, Entity]:
@@ -362,8 +363,10 @@ class Runner(ActionParsing, ObservationAssembly):
         return {**self.slot_objects[slot], **self.slot_robots[slot]}
 
     def close(self) -> None:
-        """Release the world and flush the results file; print the run summary unless results go nowhere."""
-        if self.results.target != 'none':
-            print(f'[internutopia] run summary: {json.dumps(self.results.summary())}', flush=True)
+        """Release the world and flush the results file; print the run summary when results go
+        somewhere and an episode finished (a summary of nothing says nothing)."""
+        summary = self.results.summary()
+        if self.results.summary_on_close and self.results.target != 'none' and summary['episodes']:
+            print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
         self.results.close()
         self.world.close()
