@@ -102,8 +102,9 @@ class SimConfig(BaseCfg):
     @field_validator('rendering_interval')
     @classmethod
     def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
-        if value is not None and value < 1:
-            raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        if value is not None and value < 0:
+            raise ValueError(f'rendering_interval must be >= 0 (render every N physics steps; 0, as in InternUtopia, '
+                             f'every step) or None; got {value}')
         return value
 
     @field_validator('rendering_threads')
