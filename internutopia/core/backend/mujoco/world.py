@@ -41,6 +41,8 @@ STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_app
 OUTPUT_FIELDS = ('sensordata',)
 #: Most compiled one-slot models kept for structures no slot holds any more.
 _MODEL_CACHE_SIZE = 16
+_NO_SLOTS = np.zeros(0, dtype=np.intp)
+_NO_SLOTS.flags.writeable = False
 #: Contacts each robot's contact sensors report (see :meth:`MujocoWorld._add_contact_sensors`).
 CONTACT_SLOTS = 8
 
@@ -342,6 +344,27 @@ class MujocoWorld:
         for pack in self.packs.values():
             pack.step()
         self.time += self.sim.physics_dt
+
+    def failed_slots(self) -> np.ndarray:
+        """Slots whose simulation MuJoCo found unstable in the last :meth:`step` (NaN, Inf or a huge
+        value in positions, velocities or accelerations), sorted.
+
+        MuJoCo answers such a state by resetting the simulation to its model's rest state and going
+        on, with a warning on stderr and nothing else to see: the slot's clock restarts from zero.
+        So a slot whose time fell behind the world's has failed; its clock is set back to the
+        world's, so it is reported once. Costs one comparison per pack per step.
+        """
+        limit = self.time - 0.5 * self.sim.physics_dt
+        failed = []
+        for pack in self.packs.values():
+            slots = pack.slots
+            if len(slots):
+                times = pack.data.time[slots] if pack._step_ids is not None else pack.data.time
+                if times.min() < limit:
+                    hit = slots[times < limit]
+                    pack.data.time[hit] = self.time
+                    failed.append(hit)
+        return np.sort(np.concatenate(failed)) if failed else _NO_SLOTS
 
     def forward(self, slots: Optional[np.ndarray] = None) -> None:
         """Recompute derived quantities (positions, contacts) after writing the state of ``slots``
