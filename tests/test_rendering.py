@@ -278,3 +278,26 @@ def test_compiled_depth_conversion_matches_numpy():
     depth_from_buffer(raw, 0.01, 100.0, out)
     np.testing.assert_allclose(out, expected, rtol=1e-6)
     assert np.all(out[-1, :3] == np.float32(100.0))
+
+
+def test_camera_rows_of_the_benchmark():
+    """Values and format of the camera rows (speed itself is never asserted)."""
+    from internutopia.bench import cameras as rows_module
+
+    logged = []
+    rows = rows_module.run_cameras(['h1'], [2], ['head_rgbd'], steps=6, chunk=2, with_async=False, log=logged.append,
+                                   quality=False)
+    (row,) = rows
+    assert row['robot'] == 'h1' and row['env_num'] == 2 and row['cameras'] == 'head_rgbd' and row['depth'] is True
+    assert row['frames_per_s'] > 0 and row['render_limit_frames_per_s'] > 0 and row['pairs'] >= 1
+    assert row['render_limit_ratio_q1'] <= row['ratio_vs_render_limit'] <= row['render_limit_ratio_q3']
+    assert row['ratio_vs_async'] is None and row['ratio_vs_async_ours'] is None
+    assert logged[0].startswith('[camera case 1/1] h1 x2 head_rgbd: measuring') and 'min left' in logged[0]
+    table = rows_module.camera_markdown_table(rows).splitlines()
+    assert len(table) == 3 and table[2].startswith('| h1 | head_rgbd | 2 |') and table[2].count('skipped') == 4
+    assert rows_module.estimate_seconds([1, 4, 16, 64], list(rows_module.SETTINGS), 24, True) > \
+        rows_module.estimate_seconds([1], ['head_rgb'], 24, False) > 0
+    quality = rows_module.measure_lod_quality('h1', steps=(0,))
+    assert quality['faces_lod'] < quality['faces_full'] / 10
+    assert quality['tp_psnr_db_min'] is not None and quality['tp_psnr_db_min'] > 30.0
+    assert quality['head_identical_frames'] == 1 or quality['head_psnr_db_min'] > 30.0

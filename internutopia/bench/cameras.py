@@ -181,7 +181,9 @@ def _worker(queue: Any, *args: Any) -> None:
     try:
         queue.put(_measure(*args))
     except BaseException as exc:  # report, don't hang the parent
-        queue.put({'error': f'{type(exc).__name__}: {exc}'})
+        import traceback
+
+        queue.put({'error': f'{type(exc).__name__}: {exc}\n{traceback.format_exc()}'})
 
 
 def measure_camera_ours(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int) -> dict[str, Any]:
@@ -382,19 +384,20 @@ def _lowest(quality: dict[str, Any], view: str) -> str:
 
 
 def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], steps: int, chunk: int, with_async: bool,
-                log: Callable[[str], Any] = print, quality_rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                log: Callable[[str], Any] = print, quality_rows: list[dict[str, Any]] | None = None,
+                quality: bool = True) -> list[dict[str, Any]]:
     """Measure the camera rows; one progress line per case, one row line when it is done. The
     level of detail's quality (:func:`measure_lod_quality`) is measured first, per robot, and
-    appended to ``quality_rows``."""
+    appended to ``quality_rows`` (unless ``quality`` is false)."""
     quality_rows = [] if quality_rows is None else quality_rows
     rows = []
-    for robot in robots:
+    for robot in robots if quality else []:
         log(f'[camera quality] {robot}: level of detail against full detail ...')
-        quality = measure_lod_quality(robot)
-        log(f'  {robot}: LOD draws {quality["faces_lod"]:,} of {quality["faces_full"]:,} triangles; lowest PSNR vs full '
-            f'detail over {len(quality["steps"])} frames: head camera {_lowest(quality, "head")}, third person '
-            f'{_lowest(quality, "tp")}')
-        quality_rows.append(quality)
+        measured = measure_lod_quality(robot)
+        log(f'  {robot}: LOD draws {measured["faces_lod"]:,} of {measured["faces_full"]:,} triangles; lowest PSNR vs full '
+            f'detail over {len(measured["steps"])} frames: head camera {_lowest(measured, "head")}, third person '
+            f'{_lowest(measured, "tp")}')
+        quality_rows.append(measured)
     cases = [(robot, env_num, setting) for robot in robots for setting in settings for env_num in env_nums]
     began = time.perf_counter()
     left = estimate_seconds(env_nums, settings, steps, with_async) * len(robots)

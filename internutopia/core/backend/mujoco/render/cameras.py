@@ -24,7 +24,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, tile_rect
+from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, tile_rect, warm_kernels
 from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
 
 
@@ -211,6 +211,7 @@ class CameraRenderer:
         self.samples = int(samples)
         self.threads = int(threads)
         self.culling = FrustumCulling(render_model.model, render_model.option)
+        warm_kernels()  # compile (or load) once, here, rather than in several render threads at once
         self._workers: list[_Worker | None] = [None] * self.threads
         self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).

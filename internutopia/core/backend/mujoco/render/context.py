@@ -183,6 +183,13 @@ def _depth_rows(raw: np.ndarray, c: float, d: float, far: float, out: np.ndarray
 _depth_kernel = Kernel(_depth_rows)
 
 
+def warm_kernels() -> None:
+    """Compile (or load from numba's cache) the depth kernel now, when numba is there."""
+    if _depth_kernel.available:
+        _depth_kernel.warm(np.zeros((1, 1), np.float32), np.float32(0), np.float32(1), np.float32(1),
+                           np.zeros((1, 1), np.float32))
+
+
 def _depth_constants(near: float, far: float) -> tuple[np.float32, np.float32, np.float32]:
     far, near = float(np.float32(far)), float(np.float32(near))  # as the GL camera holds them
     # Depth maps to distance as d / (z + c) (the projection MuJoCo sets up, inverted); the
@@ -239,4 +246,4 @@ def tile_rect(index: int, columns: int, width: int, height: int) -> Any:
     return mujoco.MjrRect((index % columns) * width, (index // columns) * height, width, height)
 
 
-__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'tile_rect']
+__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'tile_rect', 'warm_kernels']
