@@ -29,7 +29,8 @@ was during the run (a wide IQR, or a median that moves between runs, means a bus
 :mod:`~internutopia.bench.paired` (the paired timing), :mod:`~internutopia.bench.ours` (one run in a
 fresh process: timing, start-up, memory, resets), :mod:`~internutopia.bench.alternative`
 (AsyncVectorEnv), :mod:`~internutopia.bench.report` (rows, text and Markdown),
-:mod:`~internutopia.bench.command` (the driver and ``main``).
+:mod:`~internutopia.bench.command` (the driver and ``main``), :mod:`~internutopia.bench.profile_step`
+(the Python of a step alone, physics off, with an optional profile).
 
 **Adding a case** (a robot, task or control): register it in ``internutopia/bench/cases.py``
 with ``register_case(robot_case(...))`` for a robot following a path, or ``register_case(Case(...))``

@@ -1,6 +1,6 @@
 """Where the Python of a step goes: per-step time with the physics switched off, and a profile.
 
-``python -m internutopia.bench.profile --robots h1 --env-nums 64 --api array`` builds a case's env
+``python -m internutopia.bench.profile_step --robots h1 --env-nums 64 --api array`` builds a case's env
 (:mod:`internutopia.bench.cases`), replaces every pack's physics step with nothing, and times
 the rest of ``env.step`` / ``env.step_arrays``: the best of ``--blocks`` blocks of ``--steps``
 steps, in wall-clock time and in the thread's CPU time (which leaves out the time other
@@ -72,10 +72,10 @@ def python_step_us(case_name: str, env_num: int, api: str, steps: int = 200, blo
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m internutopia.bench.profile``: see ``--help``."""
+    """``python -m internutopia.bench.profile_step``: see ``--help``."""
     from internutopia.bench.cases import CASES
 
-    parser = argparse.ArgumentParser(prog='python -m internutopia.bench.profile', description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(prog="python -m internutopia.bench.profile_step", description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', default='h1', help=f'comma-separated cases: {",".join(CASES)}')
     parser.add_argument('--env-nums', default='64', help='comma-separated slot counts')
     parser.add_argument('--api', default='array,dict', help='dict, array, or both')
