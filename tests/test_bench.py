@@ -128,3 +128,11 @@ def test_bench_rejects_bad_arguments():
         result = subprocess.run([sys.executable, '-m', 'internutopia.bench', *argv], capture_output=True, text=True)
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
 
+
+
+def test_profile_step_times_the_python_alone():
+    from internutopia.bench.profile_step import python_step_us
+
+    result = python_step_us('jetbot', 2, 'array', steps=5, blocks=2, profile=True)
+    assert 0 < result['cpu_best_us'] <= result['cpu_median_us'] and 0 < result['best_us'] <= result['median_us']
+    assert 'step_arrays' in result['profile']

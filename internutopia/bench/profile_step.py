@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m internutopia.bench.profile_step``: see ``--help``."""
     from internutopia.bench.cases import CASES
 
-    parser = argparse.ArgumentParser(prog="python -m internutopia.bench.profile_step", description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(prog='python -m internutopia.bench.profile_step', description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', default='h1', help=f'comma-separated cases: {",".join(CASES)}')
     parser.add_argument('--env-nums', default='64', help='comma-separated slot counts')
     parser.add_argument('--api', default='array,dict', help='dict, array, or both')
