@@ -41,8 +41,8 @@ class MarkTaskCfg(FiniteStepTaskCfg):
 class DistMarkTask(FiniteStepTask):
     """A user task: a finite-step task that reports its episode's ``mark``."""
 
-    def __init__(self, runner) -> None:
-        super().__init__(runner)
+    def __init__(self, view) -> None:
+        super().__init__(view)
         self.marks = np.zeros(self.env_num)
 
     def reset_slot(self, slot: int, config) -> None:
@@ -52,7 +52,7 @@ class DistMarkTask(FiniteStepTask):
     def step(self, slots: np.ndarray):
         for slot in slots:
             flag = self.configs[slot].crash_flag
-            if flag and self.runner.steps[slot] == 2 and not os.path.exists(flag):
+            if flag and self.view.steps[slot] == 2 and not os.path.exists(flag):
                 open(flag, 'w').close()
                 os._exit(1)  # the worker process dies in the middle of a step
         return super().step(slots)

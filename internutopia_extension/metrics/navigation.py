@@ -15,7 +15,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.world import CONTACT_SLOTS
 from internutopia.core.metric.base import BaseMetric
-from internutopia_extension.tasks.point_nav import BaseBodyTracker, xy_distance
+from internutopia_extension.tasks.point_nav import xy_distance
 
 #: Contacts with static geoms whose normal is this close to vertical count as floor.
 _FLOOR_NORMAL_Z = float(np.cos(np.radians(25.0)))
@@ -25,9 +25,9 @@ _FLOOR_TYPES = (int(mujoco.mjtGeom.mjGEOM_PLANE), int(mujoco.mjtGeom.mjGEOM_HFIE
 class _GoalMetric(BaseMetric):
     """Shared set-up: which robot to follow and where its goal is, per slot."""
 
-    def __init__(self, config, runner) -> None:
-        super().__init__(config, runner)
-        self.robot = BaseBodyTracker(runner)
+    def __init__(self, config, view) -> None:
+        super().__init__(config, view)
+        self.robot = view.tracker()
         self.goal = np.zeros((self.env_num, 3))
         self.success_distance = np.zeros(self.env_num)
 
@@ -64,8 +64,8 @@ class DistanceToGoalMetric(_GoalMetric):
 class SPLMetric(_GoalMetric):
     """``success * L / max(P, L)``: ``L`` shortest path length (or straight line), ``P`` travelled."""
 
-    def __init__(self, config, runner) -> None:
-        super().__init__(config, runner)
+    def __init__(self, config, view) -> None:
+        super().__init__(config, view)
         self.shortest = np.zeros(self.env_num)
         self.travelled = np.zeros(self.env_num)
         self.last_xy = np.zeros((self.env_num, 2))
@@ -95,7 +95,7 @@ class StepsMetric(BaseMetric):
     """Env steps the episode ran (its last step included)."""
 
     def calc(self, slot: int) -> int:
-        return int(self.runner.steps[slot])
+        return int(self.view.steps[slot])
 
 
 @BaseMetric.register('CollisionCountMetric')
@@ -111,8 +111,8 @@ class CollisionCountMetric(_GoalMetric):
     not once per bounce.
     """
 
-    def __init__(self, config, runner) -> None:
-        super().__init__(config, runner)
+    def __init__(self, config, view) -> None:
+        super().__init__(config, view)
         self.count = np.zeros(self.env_num, dtype=np.int64)
         self.in_collision = np.zeros(self.env_num, dtype=bool)
         self.free_steps = np.zeros(self.env_num, dtype=np.int64)
@@ -145,13 +145,8 @@ class CollisionCountMetric(_GoalMetric):
     def _touching(self, slots: np.ndarray) -> np.ndarray:
         """Per slot of ``slots``: does its tracked robot touch a non-floor geom now?"""
         touching = np.zeros(len(slots), dtype=bool)
-        self.robot.refresh()
-        group_of = self.robot.group_of[slots]
-        for index, group in enumerate(self.robot.groups):
-            rows = np.flatnonzero(group_of == index)
-            if not len(rows):
-                continue
-            pack, members = group.world, slots[rows]
+        for group, rows, members in self.robot.groups(slots):
+            pack = group.world
             _, any_adr, static_adr, own, floor_type, static = self._tables_of(pack.model, group.name)
             readings = pack.data.sensordata[members]
             contacts = readings[:, any_adr:any_adr + 4 * CONTACT_SLOTS].reshape(len(members), CONTACT_SLOTS, 4)
@@ -159,7 +154,7 @@ class CollisionCountMetric(_GoalMetric):
             listed = np.arange(CONTACT_SLOTS) < found[:, None]
             steep = listed & (np.abs(contacts[:, :, 3]) <= _FLOOR_NORMAL_Z)
             unsure = (found > static_found) | (found > CONTACT_SLOTS) | steep.any(axis=1)
-            for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist()):
+            for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist(), strict=True):
                 touching[row] = self._touching_exactly(pack.mjdata(slot, contacts=True), own, floor_type, static)
         return touching
 

@@ -14,12 +14,12 @@ import numpy as np
 
 
 class ObjectObservationsMixin:
-    """For :class:`~internutopia.core.task.base.BaseTask` subclasses (uses ``self.runner``)."""
+    """For :class:`~internutopia.core.task.base.BaseTask` subclasses (uses ``self.view``, an :class:`~internutopia.core.view.EnvView`)."""
 
     def object_observations(self, slots: np.ndarray) -> dict[str, list[dict[str, Any]]]:
         """``{'objects': [per-slot {name: obs}]}`` for ``slots``; every slot gets a dict (maybe empty).
 
         The value is a list (one dict per slot) rather than nested arrays, because slots of one task
-        may hold different objects; the runner splits it row by row.
+        may hold different objects; the env splits it row by row.
         """
-        return {'objects': self.runner.entity_observations(self.runner.object_groups.values(), slots)}
+        return {'objects': self.view.object_observations(slots)}

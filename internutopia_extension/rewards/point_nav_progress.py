@@ -19,8 +19,8 @@ from internutopia_extension.configs.tasks import POINT_NAV_REWARD_DEFAULTS
 class PointNavProgressReward(BaseReward):
     """Progress towards the goal, a bonus on success, a constant per-step penalty."""
 
-    def __init__(self, config, runner) -> None:
-        super().__init__(config, runner)
+    def __init__(self, config, view) -> None:
+        super().__init__(config, view)
         unknown = sorted(set(self.settings) - set(POINT_NAV_REWARD_DEFAULTS))
         if unknown:
             raise ValueError(f'PointNavProgressReward: unknown reward_settings key(s) {unknown}; '
@@ -31,6 +31,6 @@ class PointNavProgressReward(BaseReward):
         self.step_penalty = float(values['step_penalty'])
 
     def calc(self, slots: np.ndarray) -> np.ndarray:
-        task = self.runner.slot_task[int(slots[0])]
+        task = self.view.task(int(slots[0]))  # every slot of one call belongs to the same task object
         progress = task.prev_distance[slots] - task.distance[slots]
         return self.scale * progress + self.success_bonus * task.success[slots] - self.step_penalty

@@ -13,76 +13,14 @@ Observations, next to the robots' own dicts::
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.task.base import BaseTask
+from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
-
-NO_BODY = -1
-
-
-class BaseBodyTracker:
-    """Where one named robot's base is, per slot, through the robots' own entity groups.
-
-    ``track(slot, name)`` when a slot starts an episode; ``positions(slots)`` reads env-local base
-    positions of many slots with one ``Entity.poses`` call per robot group (a group lives in one
-    pack of the world, so this works whatever the mix of structures). The slot -> group table is
-    re-read only when slots changed packs, never per step.
-    """
-
-    def __init__(self, runner: Any) -> None:
-        self.runner = runner
-        self.names: list[Optional[str]] = [None] * runner.env_num
-        self.group_of = np.full(runner.env_num, NO_BODY, dtype=np.intp)  # index into self.groups
-        self.groups: list[Any] = []
-        self._version = -1
-
-    def track(self, slot: int, name: str) -> None:
-        """Follow robot ``name`` in ``slot`` (the slot's robots must be bound)."""
-        self.refresh()
-        self.names[slot] = name
-        robot = self.runner.slot_robots[slot][name]
-        index = next((k for k, group in enumerate(self.groups) if group is robot), None)
-        if index is None:
-            index = len(self.groups)
-            self.groups.append(robot)
-        self.group_of[slot] = index
-
-    def robot(self, slot: int) -> Any:
-        """The entity group of the robot followed in ``slot``."""
-        return self.runner.slot_robots[slot][self.names[slot]]
-
-    def refresh(self) -> None:
-        """Re-read which group holds each tracked robot when slots changed packs (cheap otherwise)."""
-        if self.runner.world.version == self._version:
-            return
-        index: dict[int, int] = {}
-        self.groups = []
-        for slot, name in enumerate(self.names):
-            robot = self.runner.slot_robots[slot].get(name) if name is not None else None
-            if robot is None:
-                self.group_of[slot] = NO_BODY
-                continue
-            if id(robot) not in index:
-                index[id(robot)] = len(self.groups)
-                self.groups.append(robot)
-            self.group_of[slot] = index[id(robot)]
-        self._version = self.runner.world.version
-
-    def positions(self, slots: np.ndarray) -> np.ndarray:
-        """Env-local base positions ``(len(slots), 3)``."""
-        self.refresh()
-        which = self.group_of[slots]
-        if len(self.groups) == 1:
-            return self.groups[0].poses(slots)[0]
-        out = np.empty((len(slots), 3))
-        for g in np.unique(which):
-            rows = which == g
-            out[rows] = self.groups[g].poses(slots[rows])[0]
-        return out
 
 
 def xy_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -92,11 +30,16 @@ def xy_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @BaseTask.register('PointNavTask')
 class PointNavTask(ObjectObservationsMixin, BaseTask):
-    """All slots running ``PointNavTaskCfg`` episodes. Exposes, per slot: ``goal``, ``distance``
-    (current), ``prev_distance`` (one step earlier), ``success`` -- what rewards and metrics read."""
+    """All slots running ``PointNavTaskCfg`` episodes.
 
-    def __init__(self, runner: Any) -> None:
-        super().__init__(runner)
+    Per-slot arrays that rewards and metrics read, shape (env_num,) unless noted: ``goal``
+    (env_num, 3) env-local, ``distance`` (xy, m, after the last step), ``prev_distance`` (one step
+    earlier), ``success``. ``robot`` is an :class:`~internutopia.core.view.EntityTracker` of the
+    navigating robot of each slot.
+    """
+
+    def __init__(self, view: EnvView) -> None:
+        super().__init__(view)
         n = self.env_num
         self.goal = np.zeros((n, 3))
         self.success_distance = np.zeros(n)
@@ -104,7 +47,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.distance = np.zeros(n)
         self.prev_distance = np.zeros(n)
         self.success = np.zeros(n, dtype=bool)
-        self.robot = BaseBodyTracker(runner)
+        self.robot = view.tracker()  # the navigating robot of each slot
         self.rewards: dict[str, BaseReward] = {}
         self.reward_of = np.full(n, -1, dtype=np.intp)  # index into self._reward_list, -1: no reward
         self._reward_list: list[BaseReward] = []
@@ -123,7 +66,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
             key = config.reward.model_dump_json()
             reward = self.rewards.get(key)
             if reward is None:
-                reward = self.rewards[key] = BaseReward.create(config.reward, self.runner, where=f'{config.type}.reward')
+                reward = self.rewards[key] = BaseReward.create(config.reward, self.view, where=f'{config.type}.reward')
                 self._reward_list.append(reward)
             self.reward_of[slot] = self._reward_list.index(reward)
             reward.reset_slot(slot, config)
@@ -134,7 +77,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.distance[slots] = distance
         success = distance < self.success_distance[slots]
         self.success[slots] = success
-        truncated = ~success & (self.runner.steps[slots] >= self.max_steps[slots])
+        truncated = ~success & (self.view.steps[slots] >= self.max_steps[slots])
         reward = np.zeros(len(slots))
         which = self.reward_of[slots]
         for index in np.unique(which[which >= 0]):

@@ -2,30 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from internutopia.core.config import MetricCfg, TaskCfg
 from internutopia.core.registry import Registry
-
-if TYPE_CHECKING:
-    from internutopia.core.runner import Runner
+from internutopia.core.view import EnvView
 
 
 class BaseMetric:
-    """A metric over every slot whose episode lists it."""
+    """A metric over every slot whose episode lists it (one object per distinct metric config).
 
-    registry: Registry[type['BaseMetric']] = Registry('metric')
+    Args:
+        config: the metric's config.
+        view: what the metric sees of the env (slots, their robots and objects, step counts).
+    """
 
-    def __init__(self, config: MetricCfg, runner: 'Runner') -> None:
+    registry: Registry[type[BaseMetric]] = Registry('metric')
+
+    def __init__(self, config: MetricCfg, view: EnvView) -> None:
         self.config = config
         self.name = config.name or config.type
-        self.runner = runner
-        self.env_num = runner.env_num
+        self.view = view
+        self.env_num = view.env_num
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseMetric']], type['BaseMetric']]:
+    def register(cls, name: str) -> Callable[[type[BaseMetric]], type[BaseMetric]]:
         """Class decorator registering a metric type under ``name``."""
         return cls.registry.register(name)
 

@@ -2,37 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from internutopia.core.config import RewardCfg, TaskCfg
 from internutopia.core.registry import Registry
-
-if TYPE_CHECKING:
-    from internutopia.core.runner import Runner
+from internutopia.core.view import EnvView
 
 
 class BaseReward:
-    """A reward over every slot of one task type."""
+    """A reward over every slot whose task config names it (one object per distinct reward config).
 
-    registry: Registry[type['BaseReward']] = Registry('reward')
+    Args:
+        config: the reward's config.
+        view: what the reward sees of the env; ``view.task(slot)`` is the task it rewards.
+    """
 
-    def __init__(self, config: RewardCfg, runner: 'Runner') -> None:
+    registry: Registry[type[BaseReward]] = Registry('reward')
+
+    def __init__(self, config: RewardCfg, view: EnvView) -> None:
         self.config = config
         self.settings = dict(config.reward_settings or {})
-        self.runner = runner
-        self.env_num = runner.env_num
+        self.view = view
+        self.env_num = view.env_num
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseReward']], type['BaseReward']]:
+    def register(cls, name: str) -> Callable[[type[BaseReward]], type[BaseReward]]:
         """Class decorator registering a reward type under ``name``."""
         return cls.registry.register(name)
 
     @classmethod
-    def create(cls, config: RewardCfg, runner: 'Runner', where: str = '') -> 'BaseReward':
+    def create(cls, config: RewardCfg, view: EnvView, where: str = '') -> BaseReward:
         """Instantiate the reward class registered for ``config.type``."""
-        return cls.registry.get(config.type, where)(config, runner)
+        return cls.registry.get(config.type, where)(config, view)
 
     def reset_slot(self, slot: int, task: TaskCfg) -> None:
         """Start a new episode in ``slot``."""

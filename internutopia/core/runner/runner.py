@@ -27,6 +27,7 @@ from internutopia.core.runner.actions import ActionParsing, Unbatched
 from internutopia.core.runner.observations import ObservationAssembly
 from internutopia.core.scene import scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
+from internutopia.core.view import EnvView
 
 
 @dataclass
@@ -84,6 +85,8 @@ class Runner(ActionParsing, ObservationAssembly):
         self.members: dict[int, np.ndarray] = {}
         self.results = ResultsWriter(config.metrics_save_path)
         self.world_steps = 0
+        #: What tasks, metrics and rewards see of this runner (they are never given the runner).
+        self.view = EnvView(self)
 
     # ------------------------------------------------------------------------------------------
     # reset
@@ -201,7 +204,7 @@ class Runner(ActionParsing, ObservationAssembly):
         task = episode.config
         task_object = self.tasks.get(task.type)
         if task_object is None:
-            task_object = self.tasks[task.type] = BaseTask.registry.get(task.type)(self)
+            task_object = self.tasks[task.type] = BaseTask.registry.get(task.type)(self.view)
         self.slot_task[slot] = task_object
         self._member_mask(task_object)[slot] = True
         task_object.reset_slot(slot, task)
@@ -210,7 +213,7 @@ class Runner(ActionParsing, ObservationAssembly):
             key = metric_cfg.model_dump_json()
             metric = self.metrics.get(key)
             if metric is None:
-                metric = self.metrics[key] = BaseMetric.registry.get(metric_cfg.type)(metric_cfg, self)
+                metric = self.metrics[key] = BaseMetric.registry.get(metric_cfg.type)(metric_cfg, self.view)
             metric.reset_slot(slot, task)
             self.slot_metrics[slot].append(metric)
             self._member_mask(metric)[slot] = True

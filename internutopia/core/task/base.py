@@ -3,33 +3,42 @@
 ``reset_slot`` runs when a slot takes an episode (per slot, rare); ``step`` runs every env step
 for all active slots of this task type at once and returns reward, terminated and truncated
 arrays. A task's reward comes from its config's ``reward`` (a :class:`BaseReward`) when it has one.
+A task reads the env through its :class:`~internutopia.core.view.EnvView` (``self.view``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.registry import Registry
-
-if TYPE_CHECKING:
-    from internutopia.core.runner import Runner
+from internutopia.core.view import EnvView
 
 
 class BaseTask:
-    """All slots currently running episodes of one task type."""
+    """All slots currently running episodes of one task type.
 
-    registry: Registry[type['BaseTask']] = Registry('task')
+    Args:
+        view: what the task sees of the env (slots, their robots and objects, step counts).
 
-    def __init__(self, runner: 'Runner') -> None:
-        self.runner = runner
-        self.env_num = runner.env_num
+    Attributes:
+        view: the :class:`~internutopia.core.view.EnvView` given at construction.
+        env_num: number of env slots (length of per-slot arrays).
+        configs: the ``TaskCfg`` of each slot's episode of this task, by slot (``None`` elsewhere).
+    """
+
+    registry: Registry[type[BaseTask]] = Registry('task')
+
+    def __init__(self, view: EnvView) -> None:
+        self.view = view
+        self.env_num = view.env_num
         self.configs: list[TaskCfg | None] = [None] * self.env_num
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseTask']], type['BaseTask']]:
+    def register(cls, name: str) -> Callable[[type[BaseTask]], type[BaseTask]]:
         """Class decorator registering a task type under ``name``."""
         return cls.registry.register(name)
 
@@ -38,7 +47,7 @@ class BaseTask:
         self.configs[slot] = config
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Reward (float), terminated and truncated (bool) arrays for ``slots`` after a physics step."""
+        """Reward (float), terminated and truncated (bool) arrays, shape (len(slots),), after a physics step."""
         zeros = np.zeros(len(slots))
         return zeros, zeros.astype(bool), zeros.astype(bool)
 

@@ -1,0 +1,177 @@
+"""The env view: what tasks, metrics and rewards are given instead of the runner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from internutopia.core.config import MetricCfg
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.vec_env import Env
+from internutopia.core.view import EntityTracker, EnvSlot, EnvView
+from internutopia_extension.configs.objects import DynamicCubeCfg
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg
+
+DRIVE = {'jetbot': {'move_by_speed': [0.4, 0.3]}}
+
+
+def cube(y: float) -> DynamicCubeCfg:
+    return DynamicCubeCfg(name='cube', position=(1.0, y, 0.1), scale=(0.1, 0.1, 0.1))
+
+
+def nav(x: float, objects=(), max_steps: int = 50) -> PointNavTaskCfg:
+    return PointNavTaskCfg(goal=(3.0, 0.0, 0.0), max_steps=max_steps, objects=list(objects),
+                           robots=[JetbotRobotCfg(position=(x, 0.0, 0.035))])
+
+
+@pytest.fixture
+def env(make_config):
+    # Slots 0 and 2 hold one structure, slot 1 another (a cube): two 'jetbot' groups.
+    tasks = [nav(0.0), nav(0.5, [cube(0.5)]), nav(-0.5), nav(0.2, [cube(-0.5)]), nav(0.1)]
+    with Env(make_config(tasks, env_num=3)) as env:
+        yield env
+
+
+def view_of(env: Env) -> EnvView:
+    task = env.runner.slot_task[0]
+    assert isinstance(task.view, EnvView) and not hasattr(task, 'runner')
+    return task.view
+
+
+def test_tasks_metrics_and_rewards_get_the_view_not_the_runner(env):
+    env.reset()
+    view = view_of(env)
+    task = view.task(0)
+    assert task is env.runner.slot_task[0] and view.task(1) is task  # one object per task type
+    assert all(m.view is view for m in env.runner.metrics.values())
+    (reward,) = task.rewards.values()
+    assert reward.view is view and not hasattr(reward, 'runner')
+    assert view.env_num == 3 and view.physics_dt == pytest.approx(1 / 240)
+
+
+def test_steps_are_live_and_read_only(env):
+    env.reset()
+    view = view_of(env)
+    assert view.steps.tolist() == [0, 0, 0]
+    for _ in range(3):
+        *_, info = env.step([DRIVE] * 3)
+    assert view.steps.tolist() == [i['steps'] for i in info] == [3, 3, 3]
+    with pytest.raises(ValueError, match='read-only'):
+        view.steps[0] = 7
+    env.reset([1])
+    assert view.steps.tolist() == [3, 0, 3] and view.slot(1).steps == 0
+
+
+def test_robots_objects_and_episodes_per_slot(env):
+    obs, info = env.reset()
+    view = view_of(env)
+    assert list(view.robots(0)) == ['jetbot'] and list(view.objects(0)) == [] and list(view.objects(1)) == ['cube']
+    assert view.robots(0)['jetbot'] is view.robots(2)['jetbot']  # one group per structure
+    assert view.robots(1)['jetbot'] is not view.robots(0)['jetbot']
+    assert view.task_config(1) is info[1] and view.episode_index(2) == 2
+    assert view.pack(1) is view.robots(1)['jetbot'].world and view.pack(0) is not view.pack(1)
+    with pytest.raises(TypeError):
+        view.robots(0)['other'] = view.robots(0)['jetbot']  # a read-only mapping
+    with pytest.raises(ValueError, match=r"env 0 has no robot 'h1'; robots in env 0: \['jetbot'\]"):
+        view.robot(0, 'h1')
+    with pytest.raises(ValueError, match=r"env 0 has no object 'cube'; objects in env 0: \[\]"):
+        view.object(0, 'cube')
+    with pytest.raises(ValueError, match=r'env id 3 is out of range; valid env ids: 0..2'):
+        view.slot(3)
+    assert view.active_slots().tolist() == [0, 1, 2]
+
+
+def test_slot_view_reads_what_the_step_returns(env):
+    env.reset()
+    obs = env.step([DRIVE] * 3)[0]
+    view = view_of(env)
+    slot = view.slot(1)
+    assert isinstance(slot, EnvSlot) and slot.env is view and 'cube' in repr(slot)
+    position, orientation = slot.pose('jetbot')
+    np.testing.assert_array_equal(position, obs[1]['jetbot']['position'])
+    np.testing.assert_array_equal(orientation, obs[1]['jetbot']['orientation'])
+    np.testing.assert_array_equal(slot.pose('cube')[0], obs[1]['objects']['cube']['position'])
+    robot_obs = slot.robot_observations()
+    assert set(robot_obs) == {'jetbot'}
+    np.testing.assert_array_equal(robot_obs['jetbot']['joint_positions'], obs[1]['jetbot']['joint_positions'])
+    assert set(slot.object_observations()) == {'cube'} and view.slot(0).object_observations() == {}
+    with pytest.raises(ValueError, match=r"no robot or object 'lamp'; names in env 1: \['cube', 'jetbot'\]"):
+        slot.pose('lamp')
+
+
+def test_tracker_follows_robots_across_groups_and_structure_changes(env):
+    env.reset()
+    view = view_of(env)
+    tracker = view.tracker()
+    assert isinstance(tracker, EntityTracker)
+    for slot in range(3):
+        tracker.track(slot, 'jetbot')
+    slots = np.arange(3)
+    obs = env.step([DRIVE] * 3)[0]
+    expected = np.array([o['jetbot']['position'] for o in obs])
+    np.testing.assert_array_equal(tracker.positions(slots), expected)
+    position, orientation = tracker.poses(np.array([2, 0]))
+    np.testing.assert_array_equal(position, expected[[2, 0]])
+    assert orientation.shape == (2, 4)
+    groups = {id(group): members.tolist() for group, rows, members in tracker.groups(slots)}
+    assert sorted(groups.values()) == [[0, 2], [1]]
+    # Slot 0 takes an episode with a cube (the structure of slot 1 then): the tracker's table
+    # follows the new version of the world without being told.
+    version = view.version
+    env.reset([0])  # episode 3: jetbot + cube
+    tracker.track(0, 'jetbot')
+    assert view.version != version
+    obs = env.step([DRIVE] * 3)[0]
+    np.testing.assert_array_equal(tracker.positions(slots), np.array([o['jetbot']['position'] for o in obs]))
+    assert sorted(m.tolist() for _, _, m in tracker.groups(slots)) == [[0, 1], [2]]
+    with pytest.raises(ValueError, match="env 2 has no robot 'h1'"):
+        tracker.track(2, 'h1')
+    with pytest.raises(ValueError, match="kind must be 'robot' or 'object'"):
+        view.tracker('camera')
+
+
+def test_object_tracker_and_object_observations(env):
+    env.reset()
+    view = view_of(env)
+    cubes = view.tracker('object')
+    cubes.track(1, 'cube')
+    obs = env.step([DRIVE] * 3)[0]
+    np.testing.assert_array_equal(cubes.positions(np.array([1])), [obs[1]['objects']['cube']['position']])
+    per_slot = view.object_observations(np.arange(3))
+    assert [sorted(o) for o in per_slot] == [[], ['cube'], []]
+
+
+def test_a_metric_written_on_the_view(make_config):
+    """A user metric reads only the view: the furthest x its robot reached, vectorized."""
+
+    class FurthestXCfg(MetricCfg):
+        type: str = 'FurthestXMetric'
+
+    @BaseMetric.register('FurthestXMetric')
+    class FurthestXMetric(BaseMetric):
+        def __init__(self, config, view) -> None:
+            super().__init__(config, view)
+            self.robot = view.tracker()
+            self.furthest = np.zeros(self.env_num)
+
+        def reset_slot(self, slot, task) -> None:
+            self.robot.track(slot, self.measured_robot(task))
+            self.furthest[slot] = self.robot.positions(np.array([slot]))[0, 0]
+
+        def update(self, slots) -> None:
+            self.furthest[slots] = np.maximum(self.furthest[slots], self.robot.positions(slots)[:, 0])
+
+        def calc(self, slot) -> float:
+            return round(float(self.furthest[slot]), 6)
+
+    tasks = [FiniteStepTaskCfg(max_steps=20, metrics=[FurthestXCfg()], robots=[JetbotRobotCfg(position=(x, 0.0, 0.035))])
+             for x in (0.0, 1.0)]
+    with Env(make_config(tasks, env_num=2)) as env:
+        env.reset()
+        for _ in range(20):
+            obs, _, _, truncated, info = env.step([DRIVE] * 2)
+        assert truncated == [True, True]
+        furthest = [info[s]['metrics']['FurthestXMetric'] for s in range(2)]
+        assert furthest[0] == pytest.approx(obs[0]['jetbot']['position'][0], abs=1e-6)
+        assert furthest[1] > 1.0 > furthest[0] > 0.0
