@@ -12,7 +12,7 @@ from internutopia_extension.configs.robots.h1 import (
 )
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.sensors import RepCameraCfg
-from internutopia_extension.configs.tasks import FiniteStepTaskCfg, SingleInferenceTaskCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg, SingleInferenceTaskCfg
 
 
 def test_defaults_follow_internutopia():
@@ -58,6 +58,60 @@ def test_invalid_values_name_the_field(kwargs, field):
     kwargs.setdefault('task_configs', [SingleInferenceTaskCfg()])
     with pytest.raises(ValidationError, match=field):
         Config(**kwargs)
+
+
+_NAN, _INF = float('nan'), float('inf')
+
+
+@pytest.mark.parametrize('build, field, message', [
+    # Step lengths: finite, > 0, a number or a fraction string; never a bool.
+    (lambda: SimConfig(physics_dt=_INF), 'physics_dt', 'finite number of seconds'),
+    (lambda: SimConfig(physics_dt='1/'), 'physics_dt', 'fraction like'),
+    (lambda: SimConfig(physics_dt='1/0'), 'physics_dt', 'fraction like'),
+    (lambda: SimConfig(physics_dt=True), 'physics_dt', 'fraction like'),
+    (lambda: SimConfig(rendering_dt=_NAN), 'rendering_dt', 'finite'),
+    (lambda: SimConfig(rendering_interval=True), 'rendering_interval', 'integer; got the bool'),
+    # Counts: integers, not bools or text that pydantic would coerce.
+    (lambda: Config(env_num=True, task_configs=[SingleInferenceTaskCfg()]), 'env_num', 'integer; got the bool'),
+    (lambda: Config(env_num='8', task_configs=[SingleInferenceTaskCfg()]), 'env_num', "integer; got the text '8'"),
+    (lambda: Config(env_offset_size=_INF, task_configs=[SingleInferenceTaskCfg()]), 'env_offset_size', 'finite'),
+    (lambda: FiniteStepTaskCfg(max_steps=0), 'max_steps', '>= 1'),
+    (lambda: FiniteStepTaskCfg(max_steps=-5), 'max_steps', '>= 1'),
+    (lambda: FiniteStepTaskCfg(max_steps=2.5), 'max_steps', 'integer'),
+    # Poses and scales: finite; quaternions not all zeros; scales > 0.
+    (lambda: JetbotRobotCfg(position=(_NAN, 0.0, 0.0)), 'position', 'finite'),
+    (lambda: JetbotRobotCfg(position=(0.0, _INF, 0.0)), 'position', 'finite'),
+    (lambda: JetbotRobotCfg(position=('1', 0.0, 0.0)), 'position', 'text'),
+    (lambda: JetbotRobotCfg(orientation=(0.0, 0.0, 0.0, 0.0)), 'orientation', 'all zeros'),
+    (lambda: JetbotRobotCfg(scale=(1.0, 0.0, 1.0)), 'scale', '> 0'),
+    (lambda: TaskCfg(type='X', scene_scale=(1.0, 1.0, -1.0)), 'scene_scale', '> 0'),
+    (lambda: TaskCfg(type='X', scene_orientation=(0.0, 0.0, 0.0, 0.0)), 'scene_orientation', 'all zeros'),
+    (lambda: TaskCfg(type='X', scene_position=(0.0, 0.0, _NAN)), 'scene_position', 'finite'),
+    (lambda: PointNavTaskCfg(goal=(_INF, 0.0, 0.0), robots=[JetbotRobotCfg()]), 'goal', 'finite'),
+    (lambda: PointNavTaskCfg(goal=(0.0, 0.0, 0.0), success_distance=_NAN, robots=[JetbotRobotCfg()]), 'success_distance', 'finite'),
+    (lambda: PointNavTaskCfg(goal=(1.0, 0.0, 0.0), robots=[JetbotRobotCfg()],
+                             reward={'type': 'PointNavProgressReward', 'reward_settings': {'scale': _NAN}}), 'reward', 'finite'),
+])
+def test_bad_values_are_rejected_naming_the_field(build, field, message):
+    with pytest.raises(ValidationError, match=field) as caught:
+        build()
+    assert message in str(caught.value)
+
+
+def test_numbers_still_take_ints_numpy_scalars_and_lists():
+    import numpy as np
+
+    robot = JetbotRobotCfg(position=[1, np.float32(2.0), np.int64(0)], orientation=[1, 0, 0, 0])
+    assert robot.position == (1.0, 2.0, 0.0) and robot.orientation == (1.0, 0.0, 0.0, 0.0)
+    assert Config(env_num=np.int64(3), task_configs=[SingleInferenceTaskCfg()]).env_num == 3
+    assert SimConfig(physics_dt=np.float32(0.01)).physics_dt == pytest.approx(0.01)
+
+
+def test_assignment_is_checked_like_construction():
+    robot = JetbotRobotCfg()
+    with pytest.raises(ValidationError, match='position'):
+        robot.position = (_NAN, 0.0, 0.0)
+    assert robot.position == JetbotRobotCfg().position
 
 
 def test_dt_accepts_fractions():

@@ -89,6 +89,31 @@ def test_batched_act_equals_one_by_one():
     np.testing.assert_allclose(batch.phase[1], [0.0, math.pi])
 
 
+def test_batch_edit_only_frees_the_batch_dimension():
+    import onnx
+    import onnxruntime as ort
+
+    raw = g1.holosoma_policy_path().read_bytes()
+    original, edited = onnx.load_from_string(raw), onnx.load_from_string(g1.dynamic_batch_onnx(raw))
+    for before, after in zip((*original.graph.input, *original.graph.output),
+                             (*edited.graph.input, *edited.graph.output), strict=True):
+        dims_before, dims_after = before.type.tensor_type.shape.dim, after.type.tensor_type.shape.dim
+        assert dims_before[0].dim_value == 1 and dims_after[0].dim_param == 'batch' and not dims_after[0].dim_value
+        assert [d.dim_value for d in dims_before[1:]] == [d.dim_value for d in dims_after[1:]]
+    # Everything else (weights, nodes, metadata) is unchanged.
+    for proto in (original, edited):
+        for value in (*proto.graph.input, *proto.graph.output):
+            value.type.tensor_type.shape.dim[0].Clear()
+    assert original.SerializeToString() == edited.SerializeToString()
+    # The fixed-batch file and the edited one compute the same rows.
+    obs = np.random.default_rng(2).normal(size=(4, 100)).astype(np.float32)
+    fixed = ort.InferenceSession(raw, providers=['CPUExecutionProvider'])
+    free = ort.InferenceSession(g1.dynamic_batch_onnx(raw), providers=['CPUExecutionProvider'])
+    name = fixed.get_inputs()[0].name
+    rows = np.concatenate([fixed.run(None, {name: obs[i:i + 1]})[0] for i in range(4)])
+    np.testing.assert_allclose(free.run(None, {name: obs})[0], rows, atol=1e-6)
+
+
 def test_observation_and_stand_phase(policy2):
     p = policy2
     p.reset([0, 1])

@@ -19,13 +19,15 @@ physcs_dt
 
 from __future__ import annotations
 
+import math
 import os
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
+import numpy as np
 import yaml
 from pydantic import Field, SerializeAsAny, field_validator
 
-from internutopia.core.config.base import BaseCfg, Quat, TypedCfg, Vec3
+from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
 from internutopia.core.config.distribution import RayDistributionCfg
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
@@ -36,16 +38,21 @@ from internutopia.core.config.task.reward import RewardCfg
 
 
 def _positive_seconds(value: Any, field: str) -> float:
+    """A step length in seconds: a finite number > 0, or text such as ``'0.01'`` or ``'1/240'``
+    (InternUtopia accepts both)."""
     if isinstance(value, str):
-        # InternUtopia accepts dt strings such as '1/240'.
-        numerator, _, denominator = value.partition('/')
+        numerator, slash, denominator = value.partition('/')
         try:
-            value = float(numerator) / float(denominator) if denominator else float(numerator)
-        except ValueError as exc:
-            raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}') from exc
-    if not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f'{field} must be > 0 seconds; got {value!r}')
-    return float(value)
+            seconds = float(numerator) / float(denominator) if slash else float(numerator)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}') from None
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}')
+    else:
+        seconds = float(value)
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f'{field} must be a finite number of seconds > 0; got {value!r}')
+    return seconds
 
 
 class SimConfig(BaseCfg):
@@ -59,6 +66,7 @@ class SimConfig(BaseCfg):
     native: bool = False
     webrtc: bool = False
     backend: Literal['mujoco'] = 'mujoco'
+    _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
     @classmethod
@@ -149,5 +157,5 @@ class DistributedConfig(Config):
 
 __all__ = [
     'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'MetricCfg', 'ObjectCfg', 'Quat',
-    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
+    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'Scale', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
 ]

@@ -19,24 +19,94 @@ so YAML and JSON round-trip to the same classes:
 
 from __future__ import annotations
 
+import math
+import types
+import typing
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, model_validator
+import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
-#: An xyz position or scale.
+
+def _nonzero_quaternion(value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+    if value is not None and math.fsum(c * c for c in value) < 1e-12:
+        raise ValueError(f'a wxyz quaternion must not be all zeros (it has no rotation to normalize); got {value}')
+    return value
+
+
+def _positive_scale(value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+    if value is not None and not all(c > 0 for c in value):
+        raise ValueError(f'every scale component must be > 0; got {value}')
+    return value
+
+
+#: An xyz position (finite, like every float of a config).
 Vec3 = tuple[float, float, float]
-#: A wxyz quaternion.
-Quat = tuple[float, float, float, float]
+#: A wxyz quaternion; all zeros is rejected (MuJoCo would silently replace it).
+Quat = Annotated[tuple[float, float, float, float], AfterValidator(_nonzero_quaternion)]
+#: An xyz scale; every component > 0.
+Scale = Annotated[tuple[float, float, float], AfterValidator(_positive_scale)]
+
+
+def _numeric_mismatch(annotation: Any, value: Any) -> Optional[str]:
+    """Why ``value`` cannot stand where ``annotation`` wants a number (``None`` when it can).
+
+    Pydantic's lax mode turns ``True`` into ``1`` and ``'8'`` into ``8``; a config must not: a
+    bool or a string where a number belongs is a mistake (a misplaced flag, an unparsed value).
+    Containers (tuples, lists, dicts, optionals, unions) are checked item by item.
+    """
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return _numeric_mismatch(args[0], value)
+    if origin is Union or origin is types.UnionType:
+        if value is None:
+            return None
+        problems = [_numeric_mismatch(arm, value) for arm in args if arm is not type(None)]
+        return None if any(p is None for p in problems) else problems[0]
+    if annotation is int or annotation is float:
+        kind = 'an integer' if annotation is int else 'a number'
+        if isinstance(value, (bool, np.bool_)):
+            return f'must be {kind}; got the bool {value!r}'
+        if isinstance(value, (str, bytes)):
+            return f'must be {kind}; got the text {value!r}'
+        return None
+    if origin in (tuple, list) and isinstance(value, (tuple, list)) and args:
+        items = [args[0]] * len(value) if origin is list or args[-1] is Ellipsis else list(args)
+        for k, (item, entry) in enumerate(zip(items, value, strict=False)):  # lengths: pydantic's check
+            problem = _numeric_mismatch(item, entry)
+            if problem is not None:
+                return f'item {k} {problem}'
+        return None
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        for key, entry in value.items():
+            problem = _numeric_mismatch(args[1], entry)
+            if problem is not None:
+                return f'[{key!r}] {problem}'
+    return None
 
 
 _DIRECT_INIT: ContextVar[int | None] = ContextVar('_DIRECT_INIT', default=None)
 
 
 class BaseCfg(BaseModel):
-    """Strict pydantic model: unknown fields are errors, assignments are validated."""
+    """Strict pydantic model: unknown fields are errors, assignments are validated, every float is
+    finite, and a number field takes no bool or string (see :func:`_numeric_mismatch`)."""
 
-    model_config = ConfigDict(extra='forbid', validate_assignment=True, protected_namespaces=())
+    model_config = ConfigDict(extra='forbid', validate_assignment=True, protected_namespaces=(), allow_inf_nan=False)
+    #: Number fields that also take text (parsed by their own validators, e.g. ``'1/240'`` seconds).
+    _text_numbers: ClassVar[tuple[str, ...]] = ()
+
+    @field_validator('*', mode='before')
+    @classmethod
+    def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or '')
+        if field is None or (info.field_name in cls._text_numbers and isinstance(value, str)):
+            return value
+        problem = _numeric_mismatch(field.annotation, value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     def update(self, **changes: Any) -> 'BaseCfg':
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from internutopia.core.config.base import Quat, TypedCfg, Vec3
+from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
 
 
 class ObjectCfg(TypedCfg):
@@ -15,7 +15,7 @@ class ObjectCfg(TypedCfg):
     prim_path: Optional[str] = None
     position: Vec3 = (0.0, 0.0, 0.0)
     orientation: Quat = (1.0, 0.0, 0.0, 0.0)
-    scale: Vec3 = (1.0, 1.0, 1.0)
+    scale: Scale = (1.0, 1.0, 1.0)
 
 
 __all__ = ['ObjectCfg']

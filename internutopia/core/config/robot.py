@@ -6,7 +6,7 @@ from typing import Optional
 
 from pydantic import SerializeAsAny
 
-from internutopia.core.config.base import BaseCfg, Quat, TypedCfg, Vec3
+from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
 from internutopia.core.config.sensor import SensorCfg
 
 
@@ -27,7 +27,7 @@ class RobotCfg(TypedCfg):
     usd_path: Optional[str] = None
     position: Vec3 = (0.0, 0.0, 0.0)
     orientation: Optional[Quat] = None
-    scale: Optional[Vec3] = None
+    scale: Optional[Scale] = None
     controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
     sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
 

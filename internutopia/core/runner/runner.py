@@ -27,6 +27,7 @@ from internutopia.core.runner.actions import ActionParsing, Unbatched
 from internutopia.core.runner.observations import ObservationAssembly
 from internutopia.core.scene import scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
+from internutopia.core.util.memory import check_slots_fit
 from internutopia.core.view import EnvView
 
 
@@ -55,6 +56,9 @@ class SlotStatus(IntEnum):
     DONE = 2
 
 
+#: Bytes of the runner's per-slot lists and arrays (measured: about 260 for a one-robot task).
+RUNNER_BYTES_PER_SLOT = 320
+
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 
 
@@ -62,6 +66,7 @@ class Runner(ActionParsing, ObservationAssembly):
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
     def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None, queue: Optional[EpisodeQueue] = None) -> None:
+        check_slots_fit(config.env_num, RUNNER_BYTES_PER_SLOT, "the slots' bookkeeping")
         self.config = config
         self.env_num = config.env_num
         self.sim = config.simulator

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+from pydantic import field_validator
+
 from internutopia.core.config import TaskCfg
 
 
@@ -17,6 +21,13 @@ class FiniteStepTaskCfg(TaskCfg):
     type: str = 'FiniteStepTask'
     max_steps: int = 500
 
+    @field_validator('max_steps')
+    @classmethod
+    def _max_steps_positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f'max_steps must be >= 1; got {value}')
+        return value
+
 
 __all__ = ['FiniteStepTaskCfg', 'SingleInferenceTaskCfg']
 
@@ -25,7 +36,7 @@ __all__ = ['FiniteStepTaskCfg', 'SingleInferenceTaskCfg']
 # Point-goal navigation (appended with PointNavTask)
 from typing import Any, Optional  # noqa: E402
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator  # noqa: E402
+from pydantic import Field, SerializeAsAny, model_validator  # noqa: E402
 
 from internutopia.core.config import MetricCfg, RewardCfg  # noqa: E402
 
@@ -55,8 +66,8 @@ class PointNavProgressRewardCfg(RewardCfg):
         if unknown:
             raise ValueError(f'unknown reward_settings key(s) {unknown}; valid keys: {sorted(POINT_NAV_REWARD_DEFAULTS)}')
         for key, setting in value.items():
-            if isinstance(setting, bool) or not isinstance(setting, (int, float)):
-                raise ValueError(f'reward_settings[{key!r}] must be a number; got {setting!r}')
+            if isinstance(setting, bool) or not isinstance(setting, (int, float)) or not math.isfinite(setting):
+                raise ValueError(f'reward_settings[{key!r}] must be a finite number; got {setting!r}')
         return value
 
 

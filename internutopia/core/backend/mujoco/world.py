@@ -32,6 +32,7 @@ import numpy as np
 
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
+from internutopia.core.util.memory import check_slots_fit
 
 #: Batch state fields bound on every pack (live views of each slot's state row).
 STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_applied', 'mocap_pos', 'mocap_quat',
@@ -75,6 +76,7 @@ class Pack:
     """
 
     def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
+        check_slots_fit(env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
         self.key = key
         self.model = model
         # Not persistent: each thread loads a slot's state row into its one MjData, steps it and
@@ -130,6 +132,16 @@ class Pack:
         if contacts:
             mujoco.mj_collision(self.model, data)
         return data
+
+
+def _pack_bytes_per_slot(model: mujoco.MjModel) -> float:
+    """Estimated bytes a pack's batch holds per slot: the bound rows plus the full physics state
+    (measured: about 1.1 times this for an H1 or a G1)."""
+    sizes = {'time': 1, 'qpos': model.nq, 'qvel': model.nv, 'act': model.na, 'ctrl': model.nu,
+             'qfrc_applied': model.nv, 'xfrc_applied': 6 * model.nbody, 'mocap_pos': 3 * model.nmocap,
+             'mocap_quat': 4 * model.nmocap, 'qacc_warmstart': model.nv, 'sensordata': model.nsensordata}
+    full = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    return 1.25 * 8 * (sum(sizes.get(name, 0) for name in (*STATE_FIELDS, *OUTPUT_FIELDS)) + full)
 
 
 def _return_freed_memory() -> None:

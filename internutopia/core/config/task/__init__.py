@@ -6,7 +6,7 @@ from typing import Optional
 
 from pydantic import Field, SerializeAsAny, field_validator
 
-from internutopia.core.config.base import Quat, TypedCfg, Vec3
+from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import RobotCfg
@@ -20,7 +20,7 @@ class TaskCfg(TypedCfg):
     metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
     metrics_save_path: str = 'console'
     scene_asset_path: Optional[str] = None
-    scene_scale: Vec3 = (1.0, 1.0, 1.0)
+    scene_scale: Scale = (1.0, 1.0, 1.0)
     scene_position: Vec3 = (0.0, 0.0, 0.0)
     scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)
     robots: list[SerializeAsAny[RobotCfg]] = Field(default_factory=list)
