@@ -8,7 +8,9 @@ Goals and paths are env-local, as the robot's observed position is.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -181,7 +183,7 @@ class MoveAlongPathPointsController(BaseController):
 
     def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray] | np.ndarray:
         first = parsed[0]
-        if all(path is first for path in parsed):  # one path for every slot: a read-only broadcast
+        if all(map(operator.is_, parsed, itertools.repeat(first))):  # one path for every slot: a read-only broadcast
             return np.broadcast_to(first, (len(parsed),) + first.shape)
         return parsed
 

@@ -261,15 +261,20 @@ class Runner(ActionParsing, ObservationAssembly):
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
         active, reward, terminated, truncated, metrics = self._advance(self.parse_actions(actions))
-        reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
         obs = self.observe(active)
         n = self.env_num
+        steps = self.steps.tolist()
+        if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
+            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(self.episodes, steps, strict=True)]
+            for slot, values in metrics.items():
+                infos[slot]['metrics'] = values
+            return obs, reward.tolist(), terminated.tolist(), truncated.tolist(), infos
+        reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
         obs_out: list = [None] * n
         reward_out: list = [None] * n
         terminated_out: list = [None] * n
         truncated_out: list = [None] * n
         info_out: list = [None] * n
-        steps = self.steps.tolist()
         for row, slot in enumerate(active.tolist()):
             obs_out[slot] = obs[row]
             reward_out[slot] = reward[row]
