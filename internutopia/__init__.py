@@ -15,4 +15,28 @@ def _register_gymnasium_ids() -> None:
         pass
 
 
+def _add_builtin_extensions() -> None:
+    """Hand the core the extensions this distribution ships, as its entry points do (see
+    ``pyproject.toml``), so a source checkout that was never pip-installed finds them too.
+
+    The core loads them by name when an env is built (:func:`internutopia.core.plugins.load_extensions`),
+    and never imports them itself: this package is the one place that knows both layers.
+    """
+    from internutopia.core.plugins import add_extension
+
+    def builtin_types() -> None:
+        from internutopia_extension import import_extensions
+
+        import_extensions()
+
+    def ray_distribution() -> None:
+        from internutopia.core.distribution.plugin import register
+
+        register()
+
+    add_extension('internutopia_extension', builtin_types)
+    add_extension('internutopia_distribution', ray_distribution)
+
+
 _register_gymnasium_ids()
+_add_builtin_extensions()

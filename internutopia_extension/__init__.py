@@ -1,7 +1,9 @@
 """Robots, controllers, sensors, tasks, metrics and objects for internutopia, and their configs.
 
-Call :func:`import_extensions` once before building an env (``vec_env.Env`` also calls it) so
-that every built-in type is registered.
+:func:`import_extensions` registers every built-in type. ``vec_env.Env`` and ``Config.from_yaml``
+run it through this package's ``internutopia.extensions`` entry point
+(:func:`internutopia.core.plugins.load_extensions`); scripts written for InternUtopia call it
+themselves, which still works.
 """
 
 from __future__ import annotations

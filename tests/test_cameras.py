@@ -11,10 +11,10 @@ import pytest  # noqa: E402
 
 from internutopia.core.backend.mujoco.render import (  # noqa: E402
     HIDDEN_GROUP,
+    camera_renderers,
     has_render_state,
     overview_camera,
     pack_render,
-    render_contexts,
 )
 from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.util.video import VideoRecorder, mp4_available  # noqa: E402
@@ -82,8 +82,8 @@ def test_h1_head_and_third_person_cameras(tmp_path):
         # Third-person view: the robot (dark) stands in the middle of the image, over the grey floor.
         centre = tp['rgba'][20:50, 30:50, :3].astype(int).sum(axis=2)
         assert centre.min() < 100 and np.median(tp['rgba'][50:, :, :3]) > 40  # not the black background
-    # Two image sizes -> two render contexts, shared by both slots and both robots' cameras.
-    assert sorted(context.size for context in render_contexts(env.runner.world)) == [(64, 48), (80, 60)]
+    # Two image sizes -> two camera renderers, shared by both slots.
+    assert sorted(renderer.frame_size for renderer in camera_renderers(env.runner.world)) == [(64, 48), (80, 60)]
     env.close()
     assert not has_render_state(env.runner.world)
 
@@ -137,7 +137,7 @@ def test_render_schedule_by_interval_and_by_dt():
     obs, _ = env.reset()
     assert [o['jetbot']['sensors']['camera']['rendered'] for o in obs] == [True, True]
     flags, last = [], obs[0]['jetbot']['sensors']['camera']['rgba']
-    for step in range(6):
+    for _step in range(6):
         obs, *_ = env.step([drive, drive])
         reading = obs[0]['jetbot']['sensors']['camera']
         flags.append(reading['rendered'])
@@ -146,8 +146,8 @@ def test_render_schedule_by_interval_and_by_dt():
         last = reading['rgba']
         assert obs[1]['jetbot']['sensors']['camera']['rendered'] == reading['rendered']
     assert flags == [False, False, True, False, False, True]
-    (context,) = render_contexts(env.runner.world)
-    assert context.passes == 2 + 2 * 2  # reset, then two render steps, two slots each
+    (renderer,) = camera_renderers(env.runner.world)
+    assert renderer.frames == 2 + 2 * 2  # reset, then two render steps, two slots each
     # A slot that starts an episode gets a fresh image at once, whatever the schedule says.
     obs, _ = env.reset([1])
     assert obs[0]['jetbot']['sensors']['camera']['rendered'] is True
@@ -200,7 +200,7 @@ def test_slot_cameras_see_their_own_slot_culled_to_the_view(wall_scene):
     # A slot is its own simulation: the model holds one jetbot and one wall, whatever env_num is.
     assert sum(model.body(b).name == 'jetbot/chassis' for b in range(model.nbody)) == 1
     assert sum(model.geom(g).name == 'scene/wall' for g in range(model.ngeom)) == 1
-    culling = pack_render(pack).culling
+    culling = pack_render(pack).cameras(16, 12).culling
     (group,) = env.runner.robot_groups.values()
     cam = int(group.sensors['camera'].cam_id[1])
     data = pack.mjdata(1)
@@ -229,7 +229,7 @@ def test_cameras_and_overview_across_packs(wall_scene):
             assert abs(reading['depth'][15, 20] - expected) <= 0.02 * expected
         else:
             assert reading['depth'][15, 20] > expected + 0.5  # no wall in this slot
-    assert len(render_contexts(world)) == 2  # one per pack for the one image size
+    assert len(camera_renderers(world)) == 2  # one per pack for the one image size
     image = env.render(width, height)
     walls = overview_camera(world, width, height).project(world.origins + [WALL_FACE_X + 0.1, 0.0, 1.0], width, height)
     reddish = (image[..., 0].astype(int) > image[..., 1].astype(int) + 25) & (image[..., 0] > 60)

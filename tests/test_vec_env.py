@@ -1,4 +1,4 @@
-"""The vec_env contract of DESIGN.md, clause by clause, on the jetbot."""
+"""The vec_env contract of docs/contract.md, clause by clause, on the jetbot."""
 
 from __future__ import annotations
 

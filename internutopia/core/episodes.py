@@ -28,7 +28,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from internutopia.core.config import Config, SimConfig, TaskCfg
+from internutopia.core.config import Config, ObjectCfg, RobotCfg, SimConfig, TaskCfg, TypedCfg
+from internutopia.core.plugins import load_extensions
 from internutopia.macros import gm
 
 #: The scenes episodes are drawn from by default: flat ground, two rooms (USD), an office (MJCF).
@@ -134,6 +135,16 @@ def path_length(points: np.ndarray) -> float:
     return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum()) if len(points) > 1 else 0.0
 
 
+def _config_class(family: type[TypedCfg], type_name: str) -> Any:
+    """The config class an installed extension registered for ``type_name`` in ``family``."""
+    load_extensions()
+    cls = family.config_class_for(type_name)
+    if cls is None:
+        raise ValueError(f'no {family.__name__} class for type {type_name!r}: the extension that registers it '
+                         f'(internutopia_extension) is not loaded; see internutopia.core.plugins')
+    return cls
+
+
 def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[Optional[str]] = DEFAULT_SCENES,
                                 robot_cfg: Any = None, min_distance: float = 1.0, max_distance: float = 4.0,
                                 max_steps: int = 4000, success_distance: float = 0.3, resolution: float = 0.25,
@@ -159,9 +170,10 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[Optional[str
     Raises:
         ValueError: bad arguments, or a scene where no start has a goal in range.
     """
-    from internutopia_extension.configs.objects import VisualCubeCfg
-    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
-    from internutopia_extension.configs.tasks import PointNavTaskCfg
+    # The configs are the extension's, found by type name as a YAML file names them.
+    PointNavTaskCfg = _config_class(TaskCfg, 'PointNavTask')  # noqa: N806
+    VisualCubeCfg = _config_class(ObjectCfg, 'VisualCube')  # noqa: N806
+    JetbotRobotCfg = _config_class(RobotCfg, 'JetbotRobot') if robot_cfg is None else None  # noqa: N806
 
     if n < 0:
         raise ValueError(f'n must be >= 0; got {n}')

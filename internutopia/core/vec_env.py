@@ -1,6 +1,6 @@
 """``vec_env.Env``: up to ``env_num`` episodes at once in one physics world.
 
-The contract (DESIGN.md): ``reset(reset_list)`` gives the listed slots the next episodes from the
+The contract (``docs/contract.md``): ``reset(reset_list)`` gives the listed slots the next episodes from the
 queue and returns ``(obs, info)`` lists aligned to ``reset_list``; ``step(action)`` takes one
 action entry per slot and returns five lists of length ``env_num``, ``None`` where a slot is done
 or empty. Bad input raises ``ValueError`` before anything changes.
@@ -25,10 +25,35 @@ or empty. Bad input raises ``ValueError`` before anything changes.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, Optional
 
-from internutopia.core.config import Config, TaskCfg
-from internutopia.core.runner import ArrayStep, Runner, SlotStatus
+from internutopia.core.config import Config, DistributedConfig, TaskCfg
+from internutopia.core.plugins import load_extensions
+from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet
+
+#: Env classes for kinds of config, most recently registered first (see :func:`register_env_class`).
+_ENV_CLASSES: list[tuple[type, type]] = []
+
+
+def register_env_class(config_type: type, env_class: type['Env']) -> None:
+    """Make ``Env(config)`` build an ``env_class`` for a ``config`` of ``config_type``.
+
+    An adapter registers itself this way from its extension entry point (the Ray one makes
+    ``Env(distributed_config)`` a ``DistributedEnv``), so this module never imports the layers
+    above it. ``env_class`` must subclass :class:`Env`.
+    """
+    if not (isinstance(env_class, type) and issubclass(env_class, Env)):
+        raise TypeError(f'register_env_class: {env_class!r} is not a subclass of vec_env.Env')
+    _ENV_CLASSES[:] = [(c, e) for c, e in _ENV_CLASSES if c is not config_type]
+    _ENV_CLASSES.insert(0, (config_type, env_class))
+
+
+def _env_class_for(config: Any) -> Optional[type['Env']]:
+    for config_type, env_class in _ENV_CLASSES:
+        if isinstance(config, config_type):
+            return env_class
+    return None
 
 
 class SimulationApp:
@@ -47,7 +72,7 @@ class SimulationApp:
 
 
 class Env:
-    """A vectorized env of ``config.env_num`` slots sharing one MuJoCo world.
+    """A vectorized env of ``config.env_num`` slots sharing one physics world.
 
     Args:
         config: the run's :class:`~internutopia.core.config.Config`; it is never modified.
@@ -56,38 +81,45 @@ class Env:
     """
 
     def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> 'Env':
-        # A DistributedConfig (Config.distribute) runs on Ray: build a DistributedEnv instead.
-        if cls is Env:
-            from internutopia.core.config import DistributedConfig
-
-            if isinstance(config, DistributedConfig):
-                from internutopia.core.distribution.env import DistributedEnv
-
-                return super().__new__(DistributedEnv)
+        # A config an adapter claimed (Config.distribute's DistributedConfig: the Ray adapter)
+        # builds that adapter's env class; see register_env_class.
+        if cls is Env and isinstance(config, Config):
+            load_extensions()
+            target = _env_class_for(config)
+            if target is not None:
+                return super().__new__(target)
         return super().__new__(cls)
 
     def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
         if not isinstance(config, Config):
             raise TypeError(f'Env expects an internutopia.core.config.Config, got {type(config).__name__}')
-        from internutopia_extension import import_extensions
-
-        import_extensions()
+        if isinstance(config, DistributedConfig) and type(self) is Env:
+            raise RuntimeError('no env is registered for a DistributedConfig: the Ray adapter '
+                               '(internutopia.core.distribution) did not load; see internutopia.core.plugins')
+        load_extensions()
         self._config = config
-        self._runner = Runner(config, episodes)
         self.simulation_app = SimulationApp()
         self._viewer = None
         self._first_reset = True
-        if not config.simulator.headless:
+        self._runners: RunnerSet = self._make_runners(config, episodes)
+        self._env_num = self._runners.env_num
+        # The step path calls the runners' own step: no call in between.
+        self._step = self._runners.step
+        if not config.simulator.headless and isinstance(self._runners, LocalRunners):
             from internutopia.core.util import has_display
 
             if has_display():
                 self._open_viewer()
 
+    def _make_runners(self, config: Config, episodes: Optional[Iterable[TaskCfg]]) -> RunnerSet:
+        """The runners this env drives (one local runner; an adapter's env class makes its own)."""
+        return LocalRunners(config, episodes)
+
     # ------------------------------------------------------------------------------------------
     @property
     def env_num(self) -> int:
         """Number of env slots."""
-        return self._config.env_num
+        return self._env_num
 
     @property
     def config(self) -> Config:
@@ -97,17 +129,17 @@ class Env:
     @property
     def runner(self) -> Runner:
         """The runner behind this env (world, slots, groups), for tools and tests."""
-        return self._runner
+        return self._runners.runner  # type: ignore[attr-defined]  # LocalRunners; adapters override
 
     @property
     def active_slots(self) -> list[int]:
         """Slots currently running an episode."""
-        return [int(s) for s in (self._runner.status == SlotStatus.ACTIVE).nonzero()[0]]
+        return self._runners.active_slots()
 
     @property
     def finished(self) -> bool:
         """True when the queue is empty and no slot is running an episode."""
-        return len(self._runner.queue) == 0 and not self.active_slots
+        return not self._runners.active_slots() and self._runners.queue_len() == 0
 
     def _check_open(self) -> None:
         if not self.simulation_app.is_running():
@@ -128,12 +160,8 @@ class Env:
             slots = list(range(self.env_num))
         else:
             slots = self._check_reset_list(reset_list)
+        obs, info = self._runners.reset(slots)
         self._first_reset = False
-        episodes = self._runner.reset(slots)
-        active = [slot for slot, episode in zip(slots, episodes) if episode is not None]
-        observed = dict(zip(active, self._runner.observe(_as_array(active))))
-        obs = [observed.get(slot) for slot in slots]
-        info = [episode.config if episode is not None else None for episode in episodes]
         return obs, info
 
     def _check_reset_list(self, reset_list: Any) -> list[int]:
@@ -172,7 +200,7 @@ class Env:
         if isinstance(action, dict) or not hasattr(action, '__len__') or len(action) != self.env_num:
             got = f'length {len(action)}' if hasattr(action, '__len__') and not isinstance(action, dict) else type(action).__name__
             raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
-        result = self._runner.step(list(action))
+        result = self._step(list(action))
         if self._viewer is not None:
             self._sync_viewer()
         return result
@@ -212,7 +240,7 @@ class Env:
         self._check_open()
         if self._first_reset:
             raise RuntimeError('call reset() before step_arrays()')
-        result = self._runner.step_arrays(action)
+        result = self._runners.step_arrays(action)
         if self._viewer is not None:
             self._sync_viewer()
         return result
@@ -224,23 +252,20 @@ class Env:
         feed frames to ``internutopia.core.util.video.VideoRecorder`` to make a video.
         """
         self._check_open()
-        from internutopia.core.backend.mujoco.render import render_overview
-
-        return render_overview(self._runner.world, width, height)
+        return self._runners.render(width, height)
 
     def _open_viewer(self) -> None:
-        """Prepare MuJoCo's passive viewer; its window opens on the first step (the world is built
-        by ``reset``), follows every step and reopens when a reset rebuilds the world."""
+        """Prepare the backend's window (MuJoCo's passive viewer); it opens on the first step (the
+        world is built by ``reset``), follows every step and reopens when a reset rebuilds the world."""
+        runner = self._runners.runner  # type: ignore[attr-defined]
+        if runner.backend.passive_viewer is None:
+            return
         try:
-            import mujoco.viewer  # noqa: F401
+            self._viewer = runner.backend.passive_viewer(runner.world)
         except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
             import warnings
 
-            warnings.warn(f'headless=False but the MuJoCo viewer is unavailable ({exc}); running without a window')
-            return
-        from internutopia.core.backend.mujoco.render import PassiveViewer
-
-        self._viewer = PassiveViewer(self._runner.world)
+            warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=2)
 
     def _sync_viewer(self) -> None:
         try:
@@ -248,7 +273,7 @@ class Env:
         except Exception as exc:  # pragma: no cover - needs a display
             import warnings
 
-            warnings.warn(f'the MuJoCo viewer failed ({exc}); running without a window')
+            warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=2)
             self._viewer.close()
             self._viewer = None
 
@@ -259,10 +284,7 @@ class Env:
         if self._viewer is not None:
             self._viewer.close()
             self._viewer = None
-        from internutopia.core.backend.mujoco.render import release
-
-        release(self._runner.world)
-        self._runner.close()
+        self._runners.close()
         self.simulation_app.close()
 
     def __enter__(self) -> 'Env':
@@ -271,8 +293,3 @@ class Env:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _as_array(slots: list[int]) -> Any:
-    import numpy as np
-
-    return np.asarray(slots, dtype=np.intp)

@@ -1,3 +1,10 @@
 """Built-in controllers; importing this package registers them."""
 
-from internutopia_extension.controllers import base_motion, differential_drive, holonomic_base, joint_controller  # noqa: F401
+from internutopia_extension.controllers import (  # noqa: F401
+    base_motion,
+    differential_drive,
+    gripper_controller,
+    holonomic_base,
+    ik_controller,
+    joint_controller,
+)

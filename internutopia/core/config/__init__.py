@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 import yaml
@@ -35,6 +35,15 @@ from internutopia.core.config.robot import ControllerCfg, RobotCfg
 from internutopia.core.config.sensor import SensorCfg
 from internutopia.core.config.task import TaskCfg
 from internutopia.core.config.task.reward import RewardCfg
+from internutopia.core.plugins import load_extensions
+
+#: Names ``SimConfig.backend`` accepts; :func:`internutopia.core.backend.register_backend` adds to it.
+_BACKEND_NAMES: set[str] = {'mujoco'}
+
+
+def register_backend_name(name: str) -> None:
+    """Accept ``name`` as a ``SimConfig.backend`` (called by ``internutopia.core.backend.register_backend``)."""
+    _BACKEND_NAMES.add(name)
 
 
 def _positive_seconds(value: Any, field: str) -> float:
@@ -56,7 +65,13 @@ def _positive_seconds(value: Any, field: str) -> float:
 
 
 class SimConfig(BaseCfg):
-    """Simulator settings. ``backend`` picks the physics engine (only ``'mujoco'`` today)."""
+    """Simulator settings. ``backend`` picks the physics engine: ``'mujoco'`` (built in) or one an
+    extension registered (``internutopia.core.backend.register_backend``).
+
+    ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
+    physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
+    number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
+    """
 
     physics_dt: float = 1 / 240
     rendering_dt: float = 1 / 240
@@ -65,7 +80,9 @@ class SimConfig(BaseCfg):
     headless: bool = True
     native: bool = False
     webrtc: bool = False
-    backend: Literal['mujoco'] = 'mujoco'
+    backend: str = 'mujoco'
+    rendering_lod: bool = True
+    rendering_threads: Optional[int] = None
     _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
@@ -73,11 +90,27 @@ class SimConfig(BaseCfg):
     def _dt_positive(cls, value: Any, info: Any) -> float:
         return _positive_seconds(value, info.field_name)
 
+    @field_validator('backend')
+    @classmethod
+    def _backend_known(cls, value: str) -> str:
+        if value not in _BACKEND_NAMES:
+            load_extensions()  # an extension may register it
+        if value not in _BACKEND_NAMES:
+            raise ValueError(f'unknown physics backend {value!r}; registered backends: {sorted(_BACKEND_NAMES)}')
+        return value
+
     @field_validator('rendering_interval')
     @classmethod
     def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
         if value is not None and value < 1:
             raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        return value
+
+    @field_validator('rendering_threads')
+    @classmethod
+    def _threads_positive(cls, value: Optional[int]) -> Optional[int]:
+        if value is not None and not 1 <= value <= 64:
+            raise ValueError(f'rendering_threads must be 1..64 render threads, or None (one per core); got {value}')
         return value
 
 
@@ -120,11 +153,10 @@ class Config(BaseCfg):
     def from_yaml(cls, path: str | os.PathLike[str]) -> 'Config':
         """Read a config written by :meth:`to_yaml` (or by hand); ``type`` fields pick the classes.
 
-        The built-in extension configs are imported first so their types resolve.
+        Installed extensions are loaded first (:func:`internutopia.core.plugins.load_extensions`),
+        so the types they register resolve.
         """
-        from internutopia_extension import import_extensions
-
-        import_extensions()
+        load_extensions()
         with open(path, encoding='utf-8') as stream:
             data = yaml.safe_load(stream)
         if not isinstance(data, dict):

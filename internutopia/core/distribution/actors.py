@@ -15,6 +15,7 @@ from collections import deque
 from typing import Any, Iterable, Optional
 
 from internutopia.core.episode_queue import Episode
+from internutopia.core.runner import SlotStatus
 
 
 class QueueActor:
@@ -144,6 +145,15 @@ class RunnerActor:
         observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp))))
         return _packed([observed.get(slot) for slot in slots])
 
+    def observe(self, slots: list[int]) -> bytes:
+        """Current observations of local ``slots`` (``None`` for slots not running an episode), packed."""
+        import numpy as np
+
+        status = self.runner.status
+        active = [slot for slot in slots if status[slot] == int(SlotStatus.ACTIVE)]
+        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
+        return _packed([observed.get(slot) for slot in slots])
+
     def step(self, actions: list[Any]) -> bytes:
         """One step of this world: the five result lists and the finished-episode records, packed."""
         try:
@@ -156,9 +166,8 @@ class RunnerActor:
 
     def render(self, width: int, height: int) -> Any:
         """An overview image of this runner's world."""
-        from internutopia.core.backend.mujoco.render import render_overview
-
-        return render_overview(self.runner.world, width, height)
+        return self.runner.backend.render_overview(self.runner.world, width, height)
 
     def close(self) -> None:
+        self.runner.backend.release(self.runner.world)
         self.runner.close()

@@ -21,10 +21,13 @@ from typing import Any
 
 
 def _tasks(count: int) -> list[Any]:
-    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
-    from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+    # The extension's configs, by type name (this module sits below the extension package).
+    from internutopia.core.config import RobotCfg, TaskCfg
+    from internutopia.core.plugins import load_extensions
 
-    return [FiniteStepTaskCfg(max_steps=10**9, robots=[JetbotRobotCfg()]) for _ in range(count)]
+    load_extensions()
+    task_cfg, robot_cfg = TaskCfg.config_class_for('FiniteStepTask'), RobotCfg.config_class_for('JetbotRobot')
+    return [task_cfg(max_steps=10**9, robots=[robot_cfg()]) for _ in range(count)]
 
 
 def _time_steps(env: Any, steps: int, command: bool) -> float:
@@ -50,9 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     from internutopia.core.config import Config
     from internutopia.core.distribution import RayDistributionCfg
     from internutopia.core.vec_env import Env
-    from internutopia_extension import import_extensions
 
-    import_extensions()
     n = args.env_num
     # All setups stay open at once (only one steps at a time): reserve a logical CPU per runner.
     ray.init(num_cpus=max(os.cpu_count() or 1, sum(args.procs)), include_dashboard=False, log_to_driver=False,

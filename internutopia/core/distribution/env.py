@@ -1,68 +1,30 @@
 """``DistributedEnv``: the ``vec_env.Env`` contract over ``proc_num`` Ray runner actors.
 
-``vec_env.Env(config.distribute(RayDistributionCfg(proc_num=P)))`` returns one of these. It has
-``P * env_num`` slots; global slot ``g`` is local slot ``g % env_num`` of runner ``g // env_num``.
-One queue actor holds the episodes; the driver takes each reset's episodes from it in the
-caller's order, so every episode runs once, in the same slots as on one process.
-
-Per call:
-
-- ``reset(ids)``: ids are validated here (same ``ValueError`` as one process); the episodes are
-  taken from the queue actor and checked here (unknown types raise before anything changes);
-  each runner resets its share, all concurrently.
-- ``step(actions)``: the length is checked here; each runner with a command for an active slot
-  validates its slice (``Runner.parse_actions``), all concurrently, and only when every slice is
-  valid are the runners stepped, all concurrently; so a bad name raises ``ValueError`` before any
-  world moves. Runners with no active slot are not called.
-
-Faults: a runner that dies (``ray.exceptions.RayActorError``) is replaced by a new actor; the
-episodes it was running go back to the front of the queue, and the step reports, for each hit
-slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed': True,
-'requeued_episode': index, 'runner_id': r}``; those slots are empty until reset. Other runners'
-results are returned normally. The driver tracks which episode each slot holds, so no episode is
-lost, and one counts as finished (its metrics record written, ``terminated``/``truncated``
-reported) only when the driver has received that step.
+``vec_env.Env(config.distribute(RayDistributionCfg(proc_num=P)))`` returns one of these: a
+``vec_env.Env`` of ``P * env_num`` slots whose runners are a
+:class:`~internutopia.core.distribution.runners.RayRunners`. Argument checking, result lists and
+the env's life cycle are ``vec_env.Env``'s own code; this class adds what only Ray has (its
+actors, restarts, one runner's render). See ``docs/distributed.md``.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-import os
-import pickle
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
-import numpy as np
+from internutopia.core.config import Config, DistributedConfig, TaskCfg
+from internutopia.core.distribution.runners import RayRunners
+from internutopia.core.runner import Runner
+from internutopia.core.vec_env import Env
 
-from internutopia.core.config import TaskCfg
-from internutopia.core.distribution.actors import QueueActor, RunnerActor
-from internutopia.core.config import DistributedConfig
-from internutopia.core.distribution.extensions import Extensions, collect, pack
-from internutopia.core.episode_queue import Episode
-from internutopia.core.results import ResultsWriter
-from internutopia.core.runner import Runner, SlotStatus
-from internutopia.core.vec_env import Env, SimulationApp
-
-logger = logging.getLogger(__name__)
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("a DistributedConfig needs Ray: pip install 'internutopia[ray]' (ray>=2.9)") from exc
-    return ray
-
-
-def _no_command(entry: Any) -> bool:
-    return entry is None or (isinstance(entry, dict) and not entry)
+__all__ = ['DistributedEnv']
 
 
 class DistributedEnv(Env):
     """``proc_num`` worlds of ``env_num`` slots each, in Ray actors, behind one ``vec_env.Env``.
 
-    Built by ``vec_env.Env(distributed_config)``; see the module docstring and
-    ``docs/distributed.md``.
+    Built by ``vec_env.Env(distributed_config)``; global slot ``g`` is local slot ``g % env_num``
+    of runner ``g // env_num``.
 
     Args:
         config: a :class:`DistributedConfig` (from ``Config.distribute``); never modified.
@@ -70,173 +32,22 @@ class DistributedEnv(Env):
             that can be pickled, e.g. a list or ``itertools.cycle(tasks)``; not a generator).
     """
 
-    def __init__(self, config: DistributedConfig, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
+    _runners: RayRunners
+
+    def _make_runners(self, config: Config, episodes: Iterable[TaskCfg] | None) -> RayRunners:
         if not isinstance(config, DistributedConfig):
             raise TypeError(f'DistributedEnv expects a DistributedConfig, got {type(config).__name__}')
-        from internutopia_extension import import_extensions
-
-        ray = _import_ray()
-        import_extensions()
-        self._config = config
-        self._dist = config.distribution_config
-        self._local_num = config.env_num
-        self._proc_num = self._dist.proc_num
-        total = self._proc_num * self._local_num
-        self._status = np.full(total, SlotStatus.EMPTY, dtype=np.int8)
-        self._episodes: list[Optional[Episode]] = [None] * total
-        self._failures: dict[int, dict[str, Any]] = {}
-        self.runner_restarts = [0] * self._proc_num
-        self._extensions: Extensions = collect()
-        source = episodes if episodes is not None else config.task_configs
-        try:
-            packed_source = pack(source)
-            self._runner_config = pack(config.base_config(metrics_save_path='none', task_configs=config.task_configs[:1]))
-        except Exception as exc:
-            hint = ''.join(f'\n  {line}' for line in self._extensions.skipped)
-            raise TypeError(f'the episodes cannot be pickled for the Ray actors: {exc}. The source must be a list or '
-                            f'another picklable iterable (itertools.cycle, not a generator) of TaskCfg whose classes '
-                            f'are defined in importable modules' + (f'; not shippable:{hint}' if hint else '')) from exc
-        self.simulation_app = SimulationApp()
-        self._viewer = None
-        self._first_reset = True
-        self._owns_ray = False
-        self._queue: Any = None
-        self._actors: list[Any] = []
-        self._ready: list[Any] = []
-        self._results = ResultsWriter(config.metrics_save_path)
-        try:
-            self._start_ray(ray)
-            self._queue_cls = ray.remote(QueueActor).options(num_cpus=0, max_restarts=0)
-            self._runner_cls = ray.remote(RunnerActor).options(
-                num_cpus=self._dist.cpu_num_per_proc, num_gpus=self._dist.gpu_num_per_proc, max_restarts=0)
-            self._queue = self._queue_cls.remote(self._extensions, packed_source)
-            self._ray_get(self._queue.size.remote(), 'the episode queue actor', startup=True)
-            self._actors = [self._new_runner(r) for r in range(self._proc_num)]
-            self._ready = [actor.ready.remote() for actor in self._actors]
-            for r in range(self._proc_num):
-                self._wait_ready(r)
-        except BaseException:
-            self._teardown()
-            raise
-
-    # ------------------------------------------------------------------------------------------
-    # Ray plumbing
-    def _start_ray(self, ray: Any) -> None:
-        working_dir = self._dist.working_dir
-        if ray.is_initialized():
-            if working_dir is not None:
-                raise ValueError('working_dir is applied when the env connects to Ray itself; Ray is already '
-                                 f'initialized here: pass runtime_env={{"working_dir": {working_dir!r}}} to your '
-                                 'ray.init, or leave working_dir unset')
-            return
-        common: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-        if working_dir is not None:
-            common['runtime_env'] = {'working_dir': os.path.abspath(working_dir)}
-        if self._dist.head_address is None:
-            need = math.ceil(self._proc_num * self._dist.cpu_num_per_proc)
-            # address='local': a private instance even where RAY_ADDRESS names a cluster.
-            ray.init(address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
-            self._owns_ray = True
-            have = ray.cluster_resources().get('GPU', 0)
-            if self._dist.gpu_num_per_proc and have < self._proc_num * self._dist.gpu_num_per_proc:
-                raise ValueError(f'gpu_num_per_proc={self._dist.gpu_num_per_proc} for proc_num={self._proc_num} needs '
-                                 f'{self._proc_num * self._dist.gpu_num_per_proc} GPUs; this machine has {have}')
-        else:
-            if self._dist.head_address.startswith('ray://'):
-                common.pop('include_dashboard')
-            ray.init(address=self._dist.head_address, **common)
-            self._owns_ray = True
-
-    def _ray_get(self, ref: Any, what: str, startup: bool = False) -> Any:
-        import ray
-
-        try:
-            return ray.get(ref, timeout=self._dist.startup_timeout_s if startup else None)
-        except ray.exceptions.GetTimeoutError:
-            raise RuntimeError(
-                f'{what} did not start within startup_timeout_s={self._dist.startup_timeout_s}s: the cluster cannot '
-                f'place it (each runner asks for num_cpus={self._dist.cpu_num_per_proc}, '
-                f'num_gpus={self._dist.gpu_num_per_proc}; available: {ray.available_resources()})') from None
-        except ray.exceptions.RayActorError as exc:
-            if startup:
-                raise RuntimeError(f'{what} failed to start: {exc}') from None
-            raise
-
-    def _new_runner(self, runner_id: int) -> Any:
-        return self._runner_cls.remote(self._extensions, self._runner_config, self._queue, runner_id)
-
-    def _wait_ready(self, runner_id: int) -> None:
-        ref = self._ready[runner_id]
-        if ref is not None:
-            self._ray_get(ref, f'runner {runner_id}', startup=True)
-            self._ready[runner_id] = None
-
-    def _restart_runner(self, runner_id: int) -> None:
-        import ray
-
-        try:
-            ray.kill(self._actors[runner_id], no_restart=True)
-        except Exception:  # already gone
-            pass
-        self._actors[runner_id] = self._new_runner(runner_id)
-        self._ready[runner_id] = self._actors[runner_id].ready.remote()
-        self.runner_restarts[runner_id] += 1
-
-    def _runner_failed(self, runner_id: int, in_flight: Iterable[Optional[Episode]] = ()) -> list[Episode]:
-        """Requeue what runner ``runner_id`` was running (and ``in_flight``), note it, restart the runner."""
-        import ray
-
-        lo, hi = runner_id * self._local_num, (runner_id + 1) * self._local_num
-        requeued: list[Episode] = []
-        for g in range(lo, hi):
-            if self._status[g] == SlotStatus.ACTIVE and self._episodes[g] is not None:
-                requeued.append(self._episodes[g])
-                self._failures[g] = {'runner_failed': True, 'requeued_episode': self._episodes[g].index,
-                                     'runner_id': runner_id}
-            self._status[g] = SlotStatus.EMPTY
-            self._episodes[g] = None
-        requeued.extend(e for e in in_flight if e is not None)
-        requeued.sort(key=lambda e: e.index)
-        if requeued:
-            ray.get(self._queue.put_back.remote(requeued))
-        logger.warning('runner %d died; requeued episodes %s; starting a new runner',
-                       runner_id, [e.index for e in requeued])
-        self._restart_runner(runner_id)
-        return requeued
-
-    def _teardown(self) -> None:
-        try:
-            import ray
-        except ImportError:  # pragma: no cover
-            return
-        if ray.is_initialized():
-            for actor in [*self._actors, self._queue]:
-                if actor is not None:
-                    try:
-                        ray.kill(actor, no_restart=True)
-                    except Exception:
-                        pass
-            if self._owns_ray:
-                ray.shutdown()
-        self._actors, self._queue = [], None
-        self._owns_ray = False
-        self._results.close()
-
-    # ------------------------------------------------------------------------------------------
-    @property
-    def env_num(self) -> int:
-        """Number of env slots in all: ``proc_num * config.env_num``."""
-        return self._proc_num * self._local_num
-
-    @property
-    def proc_num(self) -> int:
-        """Number of runner actors."""
-        return self._proc_num
+        return RayRunners(config, episodes)
 
     @property
     def config(self) -> DistributedConfig:
         """The config this env was built from (never changed by the env)."""
-        return self._config
+        return self._config  # type: ignore[return-value]
+
+    @property
+    def proc_num(self) -> int:
+        """Number of runner actors."""
+        return self._runners.proc_num
 
     @property
     def runner(self) -> Runner:
@@ -246,249 +57,33 @@ class DistributedEnv(Env):
     @property
     def runner_actors(self) -> list[Any]:
         """The Ray actor handles of the runners, by runner id (replaced when one is restarted)."""
-        return list(self._actors)
+        return self._runners.actors
+
+    @property
+    def runner_restarts(self) -> list[int]:
+        """How many times each runner was replaced after dying, by runner id."""
+        return self._runners.runner_restarts
 
     @property
     def queue_actor(self) -> Any:
         """The Ray actor handle of the episode queue."""
-        return self._queue
+        return self._runners.queue_actor
 
     def runner_info(self) -> list[dict[str, Any]]:
         """``{'runner_id', 'pid', 'host'}`` of each runner."""
-        import ray
-
-        for r in range(self._proc_num):
-            self._wait_ready(r)
-        return ray.get([actor.ready.remote() for actor in self._actors])
+        return self._runners.runner_info()
 
     @property
-    def active_slots(self) -> list[int]:
-        """Global ids of the slots currently running an episode."""
-        return [int(s) for s in np.flatnonzero(self._status == SlotStatus.ACTIVE)]
-
-    @property
-    def slot_episodes(self) -> list[Optional[int]]:
+    def slot_episodes(self) -> list[int | None]:
         """Queue index of the episode each active slot runs (``None`` for done and empty slots)."""
-        return [e.index if e is not None and s == SlotStatus.ACTIVE else None
-                for e, s in zip(self._episodes, self._status)]
+        return self._runners.slot_episodes()
 
     @property
     def queue_len(self) -> int:
         """Episodes still in the queue (including requeued ones)."""
-        import ray
-
-        return ray.get(self._queue.size.remote())
-
-    @property
-    def finished(self) -> bool:
-        """True when the queue is empty and no slot is running an episode."""
-        return not self.active_slots and self.queue_len == 0
-
-    # ------------------------------------------------------------------------------------------
-    def _slices(self, slots: list[int]) -> dict[int, list[int]]:
-        """Positions in ``slots`` grouped by runner, in runner order, keeping the caller's order within."""
-        groups: dict[int, list[int]] = {}
-        for k, g in enumerate(slots):
-            groups.setdefault(g // self._local_num, []).append(k)
-        return dict(sorted(groups.items()))
-
-    def reset(self, reset_list: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
-        """Give the listed global slots (all when ``None``) the next episodes, in the caller's order.
-
-        Returns ``(obs, info)`` aligned to ``reset_list`` like ``vec_env.Env.reset``.
-
-        Raises:
-            ValueError: a bad or repeated id, or an episode of an unregistered type; nothing changes.
-        """
-        import ray
-
-        self._check_open()
-        slots = list(range(self.env_num)) if reset_list is None else self._check_reset_list(reset_list)
-        episodes: list[Optional[Episode]] = self._unwrap(lambda: ray.get(self._queue.take.remote(len(slots))))
-        try:
-            for episode in episodes:
-                if episode is not None:
-                    Runner._check_episode(None, episode)  # type: ignore[arg-type]  # uses no runner state
-        except Exception:
-            ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
-            raise
-        self._first_reset = False
-        obs: list[Any] = [None] * len(slots)
-        groups = self._slices(slots)
-        refs = {}
-        for r, positions in groups.items():
-            self._wait_ready(r)
-            refs[r] = self._actors[r].reset.remote([slots[k] % self._local_num for k in positions],
-                                                   [episodes[k] for k in positions])
-        error: Optional[BaseException] = None
-        for r, positions in groups.items():
-            local = [slots[k] % self._local_num for k in positions]
-            mine = [episodes[k] for k in positions]
-            try:
-                result = self._get_runner(refs[r])
-            except ray.exceptions.RayActorError:
-                # The runner died: requeue what it ran (not the episodes the caller is replacing
-                # anyway), restart it, and run this reset on the new one.
-                for k in positions:
-                    self._status[slots[k]] = SlotStatus.EMPTY
-                    self._episodes[slots[k]] = None
-                self._runner_failed(r)
-                try:
-                    self._wait_ready(r)
-                    result = self._get_runner(self._actors[r].reset.remote(local, mine))
-                except ray.exceptions.RayActorError as exc:
-                    self._runner_failed(r, mine)
-                    error = error or RuntimeError(f'runner {r} died twice while resetting slots '
-                                                  f'{[slots[k] for k in positions]}: {exc}')
-                    continue
-                except Exception as exc:  # the runner put its episodes back itself
-                    error = error or exc
-                    continue
-            except Exception as exc:  # the runner put its episodes back itself
-                error = error or exc
-                continue
-            for k, observation in zip(positions, result):
-                g, episode = slots[k], episodes[k]
-                self._episodes[g] = episode
-                self._status[g] = SlotStatus.ACTIVE if episode is not None else SlotStatus.EMPTY
-                self._failures.pop(g, None)
-                obs[k] = observation
-        if error is not None:
-            raise error
-        info = [e.config if e is not None else None for e in episodes]
-        return obs, info
-
-    def _get_runner(self, ref: Any) -> Any:
-        """``ray.get`` one runner call; an error raised by our code comes out as its own exception."""
-        import ray
-
-        try:
-            result = ray.get(ref)
-            return pickle.loads(result) if isinstance(result, bytes) else result
-        except ray.exceptions.RayActorError:
-            raise
-        except ray.exceptions.RayTaskError as exc:
-            cause = exc.cause
-            if isinstance(cause, ray.exceptions.RayActorError):
-                raise cause from None
-            if isinstance(cause, BaseException):
-                raise cause from None
-            raise
-
-    def _unwrap(self, call: Any) -> Any:
-        import ray
-
-        try:
-            return call()
-        except ray.exceptions.RayTaskError as exc:
-            if isinstance(exc.cause, BaseException):
-                raise exc.cause from None
-            raise
-
-    def step(self, action: list[Any]) -> tuple[list, list, list, list, list]:
-        """Advance every slot by one physics step (each runner's world, concurrently).
-
-        Same contract as ``vec_env.Env.step`` over ``env_num = proc_num * config.env_num`` slots,
-        plus: a slot whose runner died reports ``None`` everywhere but ``info[g] =
-        {'runner_failed': True, 'requeued_episode': index, 'runner_id': r}``, once.
-
-        Raises:
-            ValueError: wrong length, or an unknown robot/controller name or bad arguments for an
-                active slot (message with global ids); raised before any runner is stepped.
-        """
-        import ray
-
-        self._check_open()
-        if self._first_reset:
-            raise RuntimeError('call reset() before step()')
-        if isinstance(action, dict) or not hasattr(action, '__len__') or len(action) != self.env_num:
-            got = f'length {len(action)}' if hasattr(action, '__len__') and not isinstance(action, dict) else type(action).__name__
-            raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
-        actions = list(action)
-        n = self._local_num
-        chunks = [actions[r * n:(r + 1) * n] for r in range(self._proc_num)]
-        active = self._status == SlotStatus.ACTIVE
-
-        # 1. every runner with a command for an active slot validates its slice; nothing moves yet.
-        # (When only one runner has active slots, its step validates before moving: no extra call.)
-        while True:
-            checks = {}
-            busy = [r for r in range(self._proc_num) if active[r * n:(r + 1) * n].any()]
-            for r in busy if len(busy) > 1 else ():
-                if any(active[r * n + i] and not _no_command(chunks[r][i]) for i in range(n)):
-                    self._wait_ready(r)
-                    checks[r] = self._actors[r].check.remote(chunks[r])
-            invalid: Optional[BaseException] = None
-            dead = []
-            for r, ref in checks.items():
-                try:
-                    self._get_runner(ref)
-                except ray.exceptions.RayActorError:
-                    dead.append(r)
-                except ValueError as exc:
-                    invalid = invalid or exc
-            for r in dead:
-                self._runner_failed(r)
-            if invalid is not None:
-                raise invalid
-            if not dead:
-                break
-            active = self._status == SlotStatus.ACTIVE  # the dead runners' slots are empty now
-
-        # 2. step every runner that has an active slot, concurrently.
-        total = self.env_num
-        obs: list = [None] * total
-        reward: list = [None] * total
-        terminated: list = [None] * total
-        truncated: list = [None] * total
-        info: list = [None] * total
-        refs = {}
-        for r in range(self._proc_num):
-            if active[r * n:(r + 1) * n].any():
-                self._wait_ready(r)
-                refs[r] = self._actors[r].step.remote(chunks[r])
-        error: Optional[BaseException] = None
-        for r, ref in refs.items():
-            try:
-                result = self._get_runner(ref)
-            except ray.exceptions.RayActorError:
-                self._runner_failed(r)
-                continue
-            except ValueError as exc:  # only when this was the one runner stepped: nothing moved
-                if len(refs) == 1:
-                    raise
-                error = error or exc
-                continue
-            except Exception as exc:  # an error in the user's task or robot code: re-raised below
-                error = error or exc
-                continue
-            lo = r * n
-            for out, part in zip((obs, reward, terminated, truncated, info), result[:5]):
-                out[lo:lo + n] = part
-            for i in range(n):
-                if terminated[lo + i] or truncated[lo + i]:
-                    self._status[lo + i] = SlotStatus.DONE
-            for record in result[5]:
-                record['slot'] = lo + record['slot']
-                self._results.write(record)
-        for g, note in self._failures.items():
-            info[g] = dict(note)
-        self._failures.clear()
-        if error is not None:
-            raise error
-        return obs, reward, terminated, truncated, info
+        return self._runners.queue_len()
 
     def render(self, width: int = 640, height: int = 480, runner_id: int = 0) -> Any:
         """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots)."""
         self._check_open()
-        if not 0 <= runner_id < self._proc_num:
-            raise ValueError(f'runner_id {runner_id} is out of range; valid runner ids: 0..{self._proc_num - 1}')
-        self._wait_ready(runner_id)
-        return self._get_runner(self._actors[runner_id].render.remote(width, height))
-
-    def close(self) -> None:
-        """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""
-        if not self.simulation_app.is_running():
-            return
-        self._teardown()
-        self.simulation_app.close()
+        return self._runners.render(width, height, runner_id)

@@ -3,7 +3,7 @@
 A worker process starts with empty registries. The driver describes what it has registered
 (:func:`collect`); each actor rebuilds the same registries (:func:`install`):
 
-- built-in types: ``internutopia_extension.import_extensions()``;
+- installed extensions (ours included): :func:`internutopia.core.plugins.load_extensions`;
 - user classes defined in an importable module: unless the module is installed in
   site-packages, the source of its top-level package (or single file) travels with the actor's
   arguments as a zip (the job of Ray's ``py_modules``, which only takes local paths at
@@ -167,9 +167,9 @@ def install(extensions: Extensions) -> None:
     """
     import pickle
 
-    from internutopia_extension import import_extensions
+    from internutopia.core.plugins import load_extensions
 
-    import_extensions()
+    load_extensions()
     for name, data in extensions.sources.items():
         _unpack(name, data)
     for module_name in extensions.modules:

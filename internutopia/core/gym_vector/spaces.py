@@ -150,6 +150,18 @@ def _joints(controller: Any, env: Any) -> spaces.Box:
     high = np.where(limited, ranges[:, 1], np.pi)
     return _box(low, high)
 
+@register_action_space('InverseKinematicsController')
+def _end_effector_pose(controller: Any, env: Any) -> spaces.Box:
+    # [position (3,) env-local m, orientation wxyz (4,), normalised by the controller]: within the
+    # slot's cell, as a reachable arm target must be.
+    half = env.config.env_offset_size / 2
+    return _box([-half, -half, -half, -1.0, -1.0, -1.0, -1.0], [half, half, half, 1.0, 1.0, 1.0, 1.0])
+
+@register_action_space('GripperController')
+def _gripper(controller: Any, env: Any) -> spaces.Box:
+    # >= 0.5 opens, below closes.
+    return _box([0.0], [1.0])
+
 def controller_action_space(controller: Any, env: Any) -> spaces.Box:
     """The action space of a bound controller: its own ``action_space()``, else :data:`ACTION_SPACES`.
 

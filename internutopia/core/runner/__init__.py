@@ -1,10 +1,12 @@
 """The runner: slots, episodes, entity groups, tasks and metrics around one physics world.
 
 ``runner.py`` holds the episode lifecycle and the step; ``actions.py`` parses actions before
-anything moves; ``observations.py`` assembles per-slot dicts and slot-indexed arrays.
+anything moves; ``observations.py`` assembles per-slot dicts and slot-indexed arrays;
+``runners.py`` is what ``vec_env.Env`` talks to: one local runner here, Ray actors in the adapter.
 """
 
 from internutopia.core.runner.observations import split_rows
 from internutopia.core.runner.runner import ArrayStep, Runner, SlotStatus
+from internutopia.core.runner.runners import LocalRunners, RunnerSet
 
-__all__ = ['ArrayStep', 'Runner', 'SlotStatus', 'split_rows']
+__all__ = ['ArrayStep', 'LocalRunners', 'Runner', 'RunnerSet', 'SlotStatus', 'split_rows']

@@ -1,6 +1,6 @@
 """The runner: slots, episodes, entity groups, tasks and metrics around one physics world.
 
-:class:`Runner` implements the semantics of ``vec_env.Env`` (see DESIGN.md) without its argument
+:class:`Runner` implements the semantics of ``vec_env.Env`` (``docs/contract.md``) without its argument
 checking: the env validates, the runner does. Per step, work is done per *group* (all slots that
 share a robot, controller, task or metric), never per slot, except building the per-slot dicts.
 """
@@ -15,7 +15,8 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from internutopia.core.backend.mujoco.world import MujocoWorld, SlotPart
+from internutopia.core.backend import get_backend
+from internutopia.core.backend.mujoco.world import SlotPart
 from internutopia.core.config import Config, RewardCfg, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.metric.base import BaseMetric
@@ -71,7 +72,9 @@ class Runner(ActionParsing, ObservationAssembly):
         self.env_num = config.env_num
         self.sim = config.simulator
         self.queue = queue if queue is not None else EpisodeQueue(episodes if episodes is not None else config.task_configs)
-        self.world = MujocoWorld(config.simulator, config.env_num, config.env_offset_size)
+        #: The physics backend ``config.simulator.backend`` names, and the world it built.
+        self.backend = get_backend(config.simulator.backend)
+        self.world = self.backend.create_world(config.simulator, config.env_num, config.env_offset_size)
         self.status = np.full(self.env_num, SlotStatus.EMPTY, dtype=np.int8)
         self._active: Optional[np.ndarray] = None  # cached ids of active slots; None when stale
         self.episodes: list[Optional[Episode]] = [None] * self.env_num

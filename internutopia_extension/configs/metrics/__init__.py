@@ -79,3 +79,46 @@ class CollisionCountMetricCfg(MetricCfg):
 
 
 __all__ += ['CollisionCountMetricCfg', 'DistanceToGoalMetricCfg', 'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg']
+
+
+# ------------------------------------------------------------------------------------------------
+# Manipulation metrics (read the ManipulationTask of the slot) and the recording metric.
+class PickPlaceSuccessMetricCfg(MetricCfg):
+    """``True`` when a pick-and-place episode ended with the object resting at its goal, let go."""
+
+    type: str = 'PickPlaceSuccessMetric'
+    name: Optional[str] = 'success'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class ObjectDistanceToGoalMetricCfg(MetricCfg):
+    """Distance (m, 3-D) from the target object to ``goal_position`` when the episode ends."""
+
+    type: str = 'ObjectDistanceToGoalMetric'
+    name: Optional[str] = 'distance_to_goal'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class DroppedMetricCfg(MetricCfg):
+    """``True`` if the target object fell out of the closed gripper after being lifted."""
+
+    type: str = 'DroppedMetric'
+    name: Optional[str] = 'dropped'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class RecordingMetricCfg(MetricCfg):
+    """Records observations of robot ``robot_name`` every step (InternUtopia's ``RecordingMetric``).
+
+    ``fields`` lists keys of the robot's observation to keep (e.g. ``['joint_action']``,
+    ``['eef_position', 'controllers']``); ``None`` keeps the whole observation. The value is
+    ``{step: {robot_name: {field: value}}}`` with steps counted from 0 and arrays as lists.
+    """
+
+    type: str = 'RecordingMetric'
+    name: Optional[str] = 'recording_metric'
+    robot_name: str
+    fields: Optional[list[str]] = None
+
+
+__all__ += ['DroppedMetricCfg', 'ObjectDistanceToGoalMetricCfg', 'PickPlaceSuccessMetricCfg', 'RecordingMetricCfg']

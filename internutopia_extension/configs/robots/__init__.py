@@ -1,1 +1,1 @@
-"""Ready-made robot configs: ``h1``, ``g1``, ``jetbot``."""
+"""Ready-made robot configs: ``h1``, ``g1``, ``jetbot``, ``franka``."""

@@ -9,7 +9,7 @@ slot; its arrays are ``(env_num, ...)`` and every slot of a pack has the same mo
 entities of a pack read and write them with one numpy index per step.
 
 Slots are separate simulations, so they never touch each other whatever the robots do, and the
-state of a slot is positions in its own frame: configs and observations are env-local (DESIGN.md)
+state of a slot is positions in its own frame: configs and observations are env-local (``docs/contract.md``)
 with no offset arithmetic. The grid exists where it is seen: the overview render draws slot ``i``
 at its origin (:func:`slot_origins`).
 
@@ -153,14 +153,12 @@ def _return_freed_memory() -> None:
         pass
 
 
-def _strip_part(spec: mujoco.MjSpec, offset: float) -> None:
-    """Drop a part's lights (the world has one) and draw its planes over the slot's cell only."""
-    for geom in spec.geoms:
-        if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
-            half = offset / 2
-            geom.size = [half if geom.size[0] <= 0 else min(geom.size[0], half),
-                         half if geom.size[1] <= 0 else min(geom.size[1], half),
-                         geom.size[2] if geom.size[2] > 0 else 0.5]
+def _strip_part(spec: mujoco.MjSpec) -> None:
+    """Drop a part's lights (the world has one sun).
+
+    Planes keep their size: robot cameras draw a slot's ground to its own extent or the horizon,
+    and the overview cuts it to the slot's cell when drawing (``render.scene.RenderModel``).
+    """
     for light in list(spec.lights):
         spec.delete(light)
 
@@ -218,7 +216,7 @@ class MujocoWorld:
         spec = self._world_spec()
         frame = spec.worldbody.add_frame(name='slot')
         for part in parts:
-            _strip_part(part.spec, self.offset)
+            _strip_part(part.spec)
             spec.attach(part.spec, prefix=part.prefix, frame=frame)
             if part.contact_root is not None:
                 self._add_contact_sensors(spec, part.prefix, part.contact_root)

@@ -1,0 +1,211 @@
+"""A GL context with its ``MjrContext``, scene and offscreen buffer, and MuJoCo depth to metres.
+
+A :class:`RenderContext` draws scenes of one :class:`~.scene.RenderModel` into an offscreen buffer
+of a fixed size and multisampling. The robot cameras tile many frames into one buffer (see
+:mod:`.cameras`); the overview uses one buffer of the image's size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from internutopia.core.backend.mujoco.render.gl import new_gl_context
+from internutopia.core.backend.mujoco.render.scene import RenderModel
+
+_FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
+_FLAG_SHADOW = int(mujoco.mjtRndFlag.mjRND_SHADOW)
+_FLAG_SEGMENT = int(mujoco.mjtRndFlag.mjRND_SEGMENT)
+_GL_RGBA = 0x1908
+#: A uint32 pixel with only the alpha byte set (whatever the byte order).
+ALPHA_MASK = np.frombuffer(bytes([0, 0, 0, 255]), dtype=np.uint32)[0]
+
+
+class RenderContext:
+    """A GL context and an ``MjrContext`` whose offscreen buffer is ``width`` x ``height`` pixels
+    with ``samples``-fold multisampling (anti-aliasing; 0: none), for one render model.
+
+    The GL context is current on the thread that made it; a context used from another thread must
+    be released there first (:meth:`release`). ``maxgeom`` is the scene's capacity.
+    """
+
+    def __init__(self, render_model: RenderModel, width: int, height: int, samples: int, maxgeom: int = 0) -> None:
+        self.render_model = render_model
+        self.size = (int(width), int(height))
+        self.samples = int(samples)
+        model = render_model.model
+        with render_model.lock:  # the buffer size is read from the shared copy's vis settings
+            vis = model.vis
+            vis.global_.offwidth, vis.global_.offheight = self.size
+            vis.quality.offsamples = self.samples
+            self.gl = new_gl_context(*self.size)
+            try:
+                self.mjr: mujoco.MjrContext | None = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+            except Exception:
+                self.gl.free()
+                raise
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.mjr)
+        self.mjr.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+        # RGBA is the buffer's own layout: read as is, and copied out by whole rows (RGB would
+        # be converted while reading and scattered into RGBA images after).
+        self.mjr.readPixelFormat = _GL_RGBA
+        self.scene = mujoco.MjvScene(model, maxgeom=max(maxgeom, 1000, 2 * model.ngeom + 100))
+        self.perturb = mujoco.MjvPerturb()
+        #: Number of ``mjr_render`` passes done (one per frame), for tests and benchmarks.
+        self.passes = 0
+
+    @property
+    def model(self) -> mujoco.MjModel:
+        """The render model's copy this context draws."""
+        return self.render_model.model
+
+    def make_current(self) -> None:
+        if self.mjr is None:
+            raise RuntimeError('this render context was freed')
+        self.gl.make_current()
+
+    def release(self) -> None:
+        """Make no context current on this thread (so another thread may take this one)."""
+        try:
+            from mujoco.egl import EGL_DISPLAY  # noqa: N812 - the library's name
+            from mujoco.egl import egl_ext as EGL
+
+            if EGL_DISPLAY is not None:
+                EGL.eglMakeCurrent(EGL_DISPLAY, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, EGL.EGL_NO_CONTEXT)
+        except ImportError:  # not EGL: the other backends allow a context on one thread at a time anyway
+            pass
+
+    def ensure_capacity(self, maxgeom: int) -> None:
+        """Grow the scene to hold ``maxgeom`` geoms (the overview draws every slot in one scene)."""
+        if maxgeom > self.scene.maxgeom:
+            self.scene = mujoco.MjvScene(self.model, maxgeom=int(maxgeom * 1.25) + 100)
+
+    def update_scene(self, data: mujoco.MjData, camera: mujoco.MjvCamera, *, groups: np.ndarray | None = None,
+                     offset: np.ndarray | None = None, add: bool = False, eye: np.ndarray | None = None) -> None:
+        """Put ``data``'s geoms into the scene seen from ``camera``: with ``groups`` as the geom
+        groups (see :class:`~.scene.FrustumCulling`), moved by ``offset`` (m, world frame), appended
+        to what the scene holds when ``add``. ``eye`` moves infinite planes under the camera."""
+        render_model = self.render_model
+        model = render_model.model
+        first = self.scene.ngeom if add else 0
+        with render_model.lock:
+            if groups is not None:
+                saved = model.geom_group.copy()
+                model.geom_group[:] = groups
+            try:
+                if add:
+                    mujoco.mjv_addGeoms(model, data, render_model.option, self.perturb, mujoco.mjtCatBit.mjCAT_ALL.value,
+                                        self.scene)
+                else:
+                    mujoco.mjv_updateScene(model, data, render_model.option, None, camera,
+                                           mujoco.mjtCatBit.mjCAT_ALL.value, self.scene)
+            finally:
+                if groups is not None:
+                    model.geom_group[:] = saved
+        render_model.fix_planes(self.scene, data, eye, start=first)
+        if offset is not None and np.any(offset):
+            for index in range(first, self.scene.ngeom):
+                self.scene.geoms[index].pos[:] += offset
+
+    def set_clip(self, near: float, far: float) -> None:
+        """Clip the scene's view at ``near`` and ``far`` metres (same field of view)."""
+        for glcam in self.scene.camera:
+            scale = near / glcam.frustum_near
+            glcam.frustum_top *= scale
+            glcam.frustum_bottom *= scale
+            glcam.frustum_center *= scale
+            glcam.frustum_width *= scale
+            glcam.frustum_near = near
+            glcam.frustum_far = far
+
+    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False) -> None:
+        """Rasterize the scene into ``rect`` of the buffer.
+
+        ``single_pass`` skips MuJoCo's extra passes (mirror reflections and shadow maps), so the
+        scene is rasterized once; ``flat`` draws constant colours with no lighting or textures
+        (for frames whose colour nobody reads).
+        """
+        flags = self.scene.flags
+        saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT])
+        if single_pass or flat:
+            flags[_FLAG_REFLECTION] = flags[_FLAG_SHADOW] = 0
+        if flat:
+            flags[_FLAG_SEGMENT] = 1
+        try:
+            mujoco.mjr_render(rect, self.scene, self.mjr)
+        finally:
+            flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT] = saved
+        self.passes += 1
+
+    def read(self, rect: mujoco.MjrRect, rgba: np.ndarray | None, depth: np.ndarray | None) -> None:
+        """Read ``rect`` of the buffer, bottom row first as OpenGL stores it: RGBA into ``rgba``
+        ``(h, w, 4)`` uint8 and raw depth into ``depth`` ``(h, w)`` float32 (either may be ``None``)."""
+        shape = (rect.height, rect.width)
+        # MuJoCo writes as many bytes as the rectangle holds: a wrong buffer would be overrun.
+        if rgba is not None and (rgba.shape != (*shape, 4) or rgba.dtype != np.uint8 or not rgba.flags.c_contiguous):
+            raise ValueError(f'rgba read buffer must be C-contiguous uint8 {(*shape, 4)}; got {rgba.dtype} {rgba.shape}')
+        if depth is not None and (depth.shape != shape or depth.dtype != np.float32 or not depth.flags.c_contiguous):
+            raise ValueError(f'depth read buffer must be C-contiguous float32 {shape}; got {depth.dtype} {depth.shape}')
+        # Wait for the rasterizer in mjr_finish, which lets go of Python's GIL (mjr_readPixels
+        # holds it), so other render threads keep working meanwhile.
+        mujoco.mjr_finish()
+        mujoco.mjr_readPixels(rgba, depth, rect, self.mjr)
+
+    def free(self) -> None:
+        """Release the GL resources (idempotent); call on the thread that uses the context."""
+        if self.mjr is None:
+            return
+        mjr, self.mjr = self.mjr, None
+        try:
+            self.gl.make_current()
+            mjr.free()
+        finally:
+            self.gl.free()
+
+
+def metric_depth(raw: np.ndarray, near: float, far: float, out: np.ndarray | None = None,
+                 orthographic: bool = False) -> np.ndarray:
+    """MuJoCo's depth-buffer values (reversed Z, ``mjDEPTH_ZEROFAR``) to distances along the optical
+    axis in metres; pixels where nothing was drawn (the cleared buffer) read ``far``."""
+    if out is None:
+        out = np.empty(raw.shape, dtype=np.float32)
+    far, near = float(np.float32(far)), float(np.float32(near))  # as the GL camera holds them
+    zfar = np.float32(far)
+    if orthographic:
+        np.multiply(raw, np.float32(near - far), out=out)
+        out += zfar
+        return out
+    # Depth maps to distance as d / (z + c) (the projection MuJoCo sets up, inverted); the
+    # constants are formed in double precision, c being a small difference.
+    c = np.float32(0.5 * (far + near) / (far - near) - 0.5)
+    d = np.float32(far * near / (far - near))
+    np.add(raw, c, out=out)
+    with np.errstate(divide='ignore'):
+        np.divide(d, out, out=out)
+    np.minimum(out, zfar, out=out)
+    np.copyto(out, zfar, where=raw <= 0)  # nothing drawn: exactly the far plane
+    return out
+
+
+def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
+    """Copy an RGBA image ``source`` (rows in any order, e.g. a flipped view) into ``target``
+    (``(H, W, 4)`` uint8, alpha set to 255, or ``(H, W, 3)``, alpha dropped)."""
+    if target.shape[-1] == 3:
+        target[...] = source[..., :3]
+        return
+    target[...] = source
+    if target.flags.c_contiguous:
+        pixels = target.view(np.uint32)
+        np.bitwise_or(pixels, ALPHA_MASK, out=pixels)
+    else:
+        target[..., 3] = 255
+
+
+def tile_rect(index: int, columns: int, width: int, height: int) -> Any:
+    """The ``MjrRect`` of tile ``index`` in a buffer of ``columns`` tiles per row (row 0 at the bottom)."""
+    return mujoco.MjrRect((index % columns) * width, (index // columns) * height, width, height)
+
+
+__all__ = ['ALPHA_MASK', 'RenderContext', 'metric_depth', 'opaque_copy', 'tile_rect']

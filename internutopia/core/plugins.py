@@ -1,0 +1,97 @@
+"""Extension packages announce themselves; the core loads them without importing them by name.
+
+The core never imports the packages above it (``internutopia_extension`` or a user's own). A
+package that registers robots, controllers, sensors, tasks, metrics, objects or rewards declares
+a Python entry point in the group ``internutopia.extensions`` whose object is a function taking no
+arguments that registers its types (or a module whose import does)::
+
+    # pyproject.toml of an extension package
+    [project.entry-points."internutopia.extensions"]
+    my_robots = "my_robots:import_extensions"
+
+:func:`load_extensions` runs every such entry point once per process; ``vec_env.Env``,
+``Config.from_yaml`` and the Ray workers call it, so configs naming those types work without an
+explicit import. A package can also be added at run time with :func:`add_extension` (the
+``internutopia`` package adds ``internutopia_extension`` this way too, so a source checkout that
+was never pip-installed still finds the built-in types). See ``docs/extensions.md``.
+
+>>> calls = []
+>>> add_extension('doc_example', lambda: calls.append('registered'))
+>>> load_extensions() and None; load_extensions() and None; calls
+['registered']
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ['ENTRY_POINT_GROUP', 'add_extension', 'load_extensions', 'loaded_extensions']
+
+#: The entry-point group extension packages declare.
+ENTRY_POINT_GROUP = 'internutopia.extensions'
+
+_added: dict[str, Callable[[], Any]] = {}
+_loaded: list[str] = []
+_done: set[str] = set()
+_lock = threading.RLock()
+_scanned: list[importlib.metadata.EntryPoint] | None = None  # installed distributions do not change while we run
+
+
+def add_extension(name: str, loader: Callable[[], Any]) -> None:
+    """Have :func:`load_extensions` call ``loader()`` (once per process) under ``name``.
+
+    ``name`` is the key entry points use too: an entry point of the same name is not run again.
+    A loader added after a :func:`load_extensions` call runs at the next call.
+    """
+    with _lock:
+        _added.setdefault(name, loader)
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    global _scanned
+    if _scanned is None:
+        _scanned = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+    return _scanned
+
+
+def load_extensions() -> list[str]:
+    """Run every extension not run yet: those added with :func:`add_extension`, then the entry points
+    of the group :data:`ENTRY_POINT_GROUP` of every installed distribution, by name.
+
+    Returns the names of all extensions loaded so far in this process, in load order.
+
+    Raises:
+        ImportError: an extension failed to load (the message names it and what it points to).
+    """
+    with _lock:
+        pending: list[tuple[str, str, Callable[[], Any]]] = [(name, name, loader) for name, loader in _added.items()]
+        for entry in _entry_points():
+            pending.append((entry.name, entry.value, _entry_point_loader(entry)))
+        for name, what, load in pending:
+            if name in _done:
+                continue
+            try:
+                load()
+            except Exception as exc:
+                raise ImportError(f'internutopia extension {name!r} ({what}) failed to load: {exc}') from exc
+            _done.add(name)
+            _loaded.append(name)
+        return list(_loaded)
+
+
+def _entry_point_loader(entry: importlib.metadata.EntryPoint) -> Callable[[], Any]:
+    def load() -> None:
+        target = entry.load()
+        if callable(target):  # a registering function; a module registered its types on import
+            target()
+
+    return load
+
+
+def loaded_extensions() -> list[str]:
+    """Names of the extensions loaded so far in this process (see :func:`load_extensions`)."""
+    with _lock:
+        return list(_loaded)

@@ -1,0 +1,111 @@
+"""The runners behind a ``vec_env.Env``: one local :class:`~internutopia.core.runner.Runner`, or many elsewhere.
+
+``vec_env.Env`` checks its arguments, then calls a :class:`RunnerSet` with global slot ids;
+the set runs them and assembles results over all its slots. :class:`LocalRunners` is one
+runner in this process (every call goes straight to it); the Ray adapter
+(:mod:`internutopia.core.distribution`) implements the same class over ``proc_num`` runner actors.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.config import Config, TaskCfg
+from internutopia.core.runner.runner import ArrayStep, Runner, SlotStatus
+
+__all__ = ['LocalRunners', 'RunnerSet']
+
+
+class RunnerSet(ABC):
+    """What ``vec_env.Env`` asks of its runners, with global slot ids in ``0..env_num-1``.
+
+    Arguments arrive checked by the env (reset ids in range and distinct, one action entry per
+    slot); what only the runners can check (episode types, robot and controller names, action
+    values) raises ``ValueError`` before any state changes.
+
+    Attributes:
+        env_num: slots in all.
+    """
+
+    env_num: int
+
+    @abstractmethod
+    def reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
+        """Give ``slots`` the next episodes in order; ``(obs, task configs)`` aligned to ``slots``,
+        ``None`` where the queue ran out."""
+
+    @abstractmethod
+    def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
+        """One step from ``env_num`` per-slot action entries; the five per-slot result lists."""
+
+    def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
+        """One step from batched actions, results as arrays (see ``vec_env.Env.step_arrays``)."""
+        raise NotImplementedError(f'{type(self).__name__} has no array API; use step()')
+
+    @abstractmethod
+    def observe(self, slots: list[int]) -> list[Any]:
+        """Current observations of ``slots`` (``None`` for slots not running an episode)."""
+
+    @abstractmethod
+    def active_slots(self) -> list[int]:
+        """Ids of the slots running an episode, sorted."""
+
+    @abstractmethod
+    def queue_len(self) -> int:
+        """Episodes still in the queue."""
+
+    @abstractmethod
+    def render(self, width: int, height: int) -> np.ndarray:
+        """An overview image ``uint8 (height, width, 3)`` of the slots."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release every runner and world; no call may follow."""
+
+
+class LocalRunners(RunnerSet):
+    """One :class:`~internutopia.core.runner.Runner` in this process; ``step`` is the runner's own.
+
+    Args:
+        config: the env's own copy of the config.
+        episodes: optional replacement for ``config.task_configs``.
+    """
+
+    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None) -> None:
+        self.runner = Runner(config, episodes)
+        self.env_num = config.env_num
+        # The step path goes straight to the runner: no call in between.
+        self.step = self.runner.step  # type: ignore[method-assign]
+        self.step_arrays = self.runner.step_arrays  # type: ignore[method-assign]
+
+    def reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
+        episodes = self.runner.reset(slots)
+        active = [slot for slot, episode in zip(slots, episodes, strict=True) if episode is not None]
+        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
+        return [observed.get(slot) for slot in slots], [e.config if e is not None else None for e in episodes]
+
+    def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:  # replaced per instance
+        return self.runner.step(actions)
+
+    def observe(self, slots: list[int]) -> list[Any]:
+        status = self.runner.status
+        active = [slot for slot in slots if status[slot] == SlotStatus.ACTIVE]
+        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
+        return [observed.get(slot) for slot in slots]
+
+    def active_slots(self) -> list[int]:
+        return self.runner.active_slots().tolist()
+
+    def queue_len(self) -> int:
+        return len(self.runner.queue)
+
+    def render(self, width: int, height: int) -> np.ndarray:
+        return self.runner.backend.render_overview(self.runner.world, width, height)
+
+    def close(self) -> None:
+        self.runner.backend.release(self.runner.world)
+        self.runner.close()

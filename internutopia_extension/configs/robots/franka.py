@@ -1,0 +1,63 @@
+"""Franka Panda: robot config and ready-made controller and camera configs (InternUtopia names).
+
+``arm_ik_cfg`` (``arm_ik_controller``) takes ``[position (3,), orientation wxyz (4,)]`` of the
+``right_gripper`` frame, env-local; ``gripper_cfg`` (``gripper_controller``) takes ``['open']`` or
+``['close']``; ``joint_controller`` takes the seven arm joint targets (rad). See ``docs/robots.md``.
+
+>>> from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
+>>> franka = FrankaRobotCfg(position=(0, 0, 0), controllers=[arm_ik_cfg, gripper_cfg])
+>>> franka.name, [c.name for c in franka.controllers]
+('franka', ['arm_ik_controller', 'gripper_controller'])
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import SerializeAsAny
+
+from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.macros import gm
+from internutopia_extension.configs.controllers import (
+    GripperControllerCfg,
+    InverseKinematicsControllerCfg,
+    JointControllerCfg,
+)
+from internutopia_extension.configs.sensors import RepCameraCfg
+
+FRANKA_ARM_JOINTS = [f'panda_joint{i}' for i in range(1, 8)]
+
+arm_ik_cfg = InverseKinematicsControllerCfg(
+    name='arm_ik_controller',
+    # InternUtopia's Lula solver files: accepted for compatibility, unused here.
+    robot_description_path=gm.ASSET_PATH + '/robots/franka/rmpflow/robot_descriptor.yaml',
+    robot_urdf_path=gm.ASSET_PATH + '/robots/franka/lula_franka_gen.urdf',
+    end_effector_frame_name='right_gripper',
+    threshold=0.01,
+)
+
+gripper_cfg = GripperControllerCfg(name='gripper_controller')
+
+joint_controller_cfg = JointControllerCfg(name='joint_controller', joint_names=FRANKA_ARM_JOINTS)
+
+#: A camera on the hand, beside the fingers, looking where the gripper points (along the hand's z).
+wrist_camera_cfg = RepCameraCfg(name='wrist_camera', prim_path='panda_hand/wrist_camera', resolution=(320, 240),
+                                position=(0.06, 0.0, 0.02), orientation=(0.0, 1.0, 0.0, 0.0), fovy_deg=70.0)
+
+
+class FrankaRobotCfg(RobotCfg):
+    """Franka Emika Panda on a fixed base at ``position``/``orientation`` (env-local).
+
+    See :mod:`internutopia_extension.robots.franka`; ``usd_path`` is accepted and unused (the model
+    comes from the ``franka`` extra's assets package).
+    """
+
+    name: str = 'franka'
+    type: str = 'FrankaRobot'
+    prim_path: Optional[str] = '/franka'
+    usd_path: Optional[str] = None
+    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
+    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+
+
+__all__ = ['FRANKA_ARM_JOINTS', 'FrankaRobotCfg', 'arm_ik_cfg', 'gripper_cfg', 'joint_controller_cfg', 'wrist_camera_cfg']

@@ -1,0 +1,58 @@
+"""``GripperController``: open or close a parallel gripper, for all slots at once.
+
+Action (one slot): ``['open']`` or ``['close']`` (InternUtopia's format; a bare string works too).
+The array API takes one number per slot: ``>= 0.5`` opens, below closes (or the strings).
+The command stays in force until the next one; a closed gripper keeps squeezing what it holds.
+
+Observation: ``gripper_pos`` (2,), the two finger joint positions in metres (0 = closed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.controller.base import BaseController
+
+_COMMANDS = {'open': 1.0, 'close': 0.0}
+
+
+@BaseController.register('GripperController')
+class GripperController(BaseController):
+    """Drives the robot's ``gripper_actuator`` (ctrl 0 closed .. ``gripper_ctrl_open`` open)."""
+
+    def bind(self, world: Any) -> None:
+        super().bind(world)
+        self.world = world
+
+    def parse_action(self, action: Any) -> float:
+        command = action[0] if isinstance(action, (list, tuple)) and len(action) == 1 else action
+        if isinstance(command, str) and command in _COMMANDS:
+            return _COMMANDS[command]
+        raise ValueError(f"gripper action must be ['open'] or ['close']; got {action!r}")
+
+    def batch(self, parsed: list[float]) -> np.ndarray:
+        return np.asarray(parsed, dtype=float)
+
+    def parse_batch(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.dtype.kind in 'US':
+            flat = array.reshape(len(array), -1)
+            if flat.shape[1] != 1 or not np.isin(flat[:, 0], list(_COMMANDS)).all():
+                raise ValueError(f"gripper actions must be 'open'/'close' or numbers, one per env; got {array.tolist()!r}")
+            return (flat[:, 0] == 'open').astype(float)
+        try:
+            values = np.asarray(array, dtype=float).reshape(len(array), -1)
+        except (TypeError, ValueError):
+            raise ValueError(f"gripper actions must be numbers (>= 0.5 opens) or 'open'/'close', one per env; got {actions!r}") from None
+        if values.shape[1] != 1 or not np.isfinite(values).all():
+            raise ValueError(f'gripper actions must be one finite number per env (>= 0.5 opens); got shape {values.shape}')
+        return (values[:, 0] >= 0.5).astype(float)
+
+    def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        robot = self.robot
+        self.world.data.ctrl[slots, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        return {'gripper_pos': self.world.data.qpos[slots[:, None], self.robot.finger_qposadr]}

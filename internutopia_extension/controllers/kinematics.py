@@ -1,0 +1,488 @@
+"""Batched kinematics of a serial chain: forward kinematics and damped-least-squares IK, all slots at once.
+
+A :class:`SerialChain` is read once from a compiled model (the bodies from a base body down to an
+end frame, each with at most one hinge or slide joint), frozen, and shared by every slot of a pack.
+:func:`forward_kinematics` and :func:`solve_ik` then work on ``(k, n)`` joint arrays in the base
+body's frame. They follow MuJoCo's own kinematics (``mj_kinematics``: a hinge turns its body about
+the joint anchor by ``q - qpos0``; a slide moves it along the axis) and its Jacobians
+(``mj_jac``: a hinge's column is ``axis x (point - anchor)`` and ``axis``, a slide's ``axis`` and
+0); ``tests/test_franka.py`` checks both against MuJoCo's ``mj_kinematics``/``mj_jacSite``.
+
+IK is damped least squares with a null-space pull towards a rest posture: per iteration,
+``dq = J^T (J J^T + lambda^2 I)^-1 e + (I - J^+ J) k (q_rest - q)``, scaled so no joint moves more
+than ``max_step`` radians, then clipped to the joint limits. ``e`` stacks the position error and the
+orientation error (the rotation vector of ``R_target R^T``). Each row stops when its errors are
+below the tolerances. With numba (:mod:`internutopia.core.util.jit`) each row runs in compiled code;
+otherwise the same math runs in numpy over the rows still iterating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from internutopia.core.util.jit import Kernel
+
+HINGE, SLIDE = 0, 1
+#: Damping of the null-space projector: small, so the posture pull leaks next to nothing into the
+#: task (with the IK's own damping it would leave a residual error of a fraction of a millimetre).
+_PROJECTOR_DAMPING = 1e-4
+
+
+@dataclass(frozen=True)
+class IKParams:
+    """Settings of :func:`solve_ik` (units: metres and radians)."""
+
+    damping: float = 0.02
+    max_step: float = 0.25
+    nullspace_gain: float = 0.05
+    max_iterations: int = 100
+    position_tolerance: float = 1e-4
+    rotation_tolerance: float = 1e-3
+
+
+@dataclass(frozen=True)
+class SerialChain:
+    """Addresses and constants of the bodies from a base body down to an end frame.
+
+    Arrays have one row per body after the base (``body_pos``/``body_quat``: pose in the parent,
+    ``body_joint``: index of the body's joint in the chain's joints or -1) and one row per joint
+    (``joint_*``; ``qposadr`` into the model's ``qpos``). ``frame_pos``/``frame_quat`` place the end
+    frame (a site, or the last body itself) in the last body.
+    """
+
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    body_rot: np.ndarray
+    body_joint: np.ndarray
+    joint_type: np.ndarray
+    joint_axis: np.ndarray
+    joint_pos: np.ndarray
+    joint_ref: np.ndarray
+    qposadr: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    frame_pos: np.ndarray
+    frame_quat: np.ndarray
+    frame_rot: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Number of joints."""
+        return len(self.joint_type)
+
+    @classmethod
+    def from_model(cls, model: mujoco.MjModel, base_body: str, frame: str) -> SerialChain:
+        """The chain of ``model`` from body ``base_body`` to ``frame`` (a site name, else a body name).
+
+        Raises ``ValueError`` naming the frame when it is not below the base, or when a body on the
+        way has a joint that is neither a hinge nor a slide, or more than one.
+        """
+        base = model.body(base_body).id
+        site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, frame)
+        if site >= 0:
+            end = int(model.site_bodyid[site])
+            frame_pos, frame_quat = model.site_pos[site].copy(), model.site_quat[site].copy()
+        else:
+            end = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, frame)
+            if end < 0:
+                raise ValueError(f'kinematic frame {frame!r} is neither a site nor a body of the model')
+            frame_pos, frame_quat = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+        bodies = []
+        body = end
+        while body != base:
+            if body == 0:
+                raise ValueError(f'kinematic frame {frame!r} is not below body {base_body!r}')
+            bodies.append(body)
+            body = int(model.body_parentid[body])
+        bodies.reverse()
+        body_joint, joints = [], []
+        for body in bodies:
+            count = int(model.body_jntnum[body])
+            if count > 1:
+                raise ValueError(f'body {model.body(body).name!r} of the chain to {frame!r} has {count} joints; one at most')
+            if count:
+                joint = int(model.body_jntadr[body])
+                if int(model.jnt_type[joint]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+                    raise ValueError(f'joint {model.joint(joint).name!r} of the chain to {frame!r} is not a hinge or slide')
+                body_joint.append(len(joints))
+                joints.append(joint)
+            else:
+                body_joint.append(-1)
+        joints_arr = np.asarray(joints, dtype=np.intp)
+        qposadr = model.jnt_qposadr[joints_arr].astype(np.intp)
+        limited = model.jnt_limited[joints_arr].astype(bool)
+        ranges = model.jnt_range[joints_arr]
+        return cls(
+            body_pos=model.body_pos[bodies].copy(),
+            body_quat=model.body_quat[bodies].copy(),
+            body_rot=quat_to_mat(model.body_quat[bodies]),
+            body_joint=np.asarray(body_joint, dtype=np.intp),
+            joint_type=np.where(model.jnt_type[joints_arr] == int(mujoco.mjtJoint.mjJNT_SLIDE), SLIDE, HINGE).astype(np.intp),
+            joint_axis=model.jnt_axis[joints_arr].copy(),
+            joint_pos=model.jnt_pos[joints_arr].copy(),
+            joint_ref=model.qpos0[qposadr].copy(),
+            qposadr=qposadr,
+            lower=np.where(limited, ranges[:, 0], -np.inf),
+            upper=np.where(limited, ranges[:, 1], np.inf),
+            frame_pos=frame_pos,
+            frame_quat=frame_quat,
+            frame_rot=quat_to_mat(frame_quat),
+        )
+
+
+# ------------------------------------------------------------------------------------------------
+# rotations
+def quat_to_mat(quat: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``(..., 3, 3)`` of wxyz quaternions ``(..., 4)`` (normalized first)."""
+    quat = np.asarray(quat, dtype=float)
+    quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(quat, -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+    ], axis=-2)
+
+
+def mat_to_quat(mat: np.ndarray) -> np.ndarray:
+    """wxyz quaternions ``(..., 4)`` with ``w >= 0`` of rotation matrices ``(..., 3, 3)``.
+
+    >>> mat_to_quat(np.diag([1.0, -1.0, -1.0])).round(6).tolist()
+    [0.0, 1.0, 0.0, 0.0]
+    """
+    m = np.asarray(mat, dtype=float)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    # Magnitudes from the diagonal, signs from the antisymmetric part (relative to w >= 0).
+    out = np.stack([1.0 + m00 + m11 + m22, 1.0 + m00 - m11 - m22, 1.0 - m00 + m11 - m22, 1.0 - m00 - m11 + m22], axis=-1)
+    out = 0.5 * np.sqrt(np.maximum(out, 0.0))
+    out[..., 1] = np.copysign(out[..., 1], m[..., 2, 1] - m[..., 1, 2])
+    out[..., 2] = np.copysign(out[..., 2], m[..., 0, 2] - m[..., 2, 0])
+    out[..., 3] = np.copysign(out[..., 3], m[..., 1, 0] - m[..., 0, 1])
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def _axis_angle_mat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """``(k, 3, 3)`` rotations by ``angle`` (k,) about the unit ``axis`` (3,)."""
+    c, s = np.cos(angle), np.sin(angle)
+    x, y, z = axis
+    t = 1.0 - c
+    return np.stack([
+        np.stack([c + x * x * t, x * y * t - z * s, x * z * t + y * s], axis=-1),
+        np.stack([y * x * t + z * s, c + y * y * t, y * z * t - x * s], axis=-1),
+        np.stack([z * x * t - y * s, z * y * t + x * s, c + z * z * t], axis=-1),
+    ], axis=-2)
+
+
+def rotation_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Rotation vectors ``(k, 3)`` turning ``current`` into ``target`` (``(k, 3, 3)`` matrices), world axes."""
+    delta = target @ np.swapaxes(current, -1, -2)
+    vee = np.stack([delta[:, 2, 1] - delta[:, 1, 2], delta[:, 0, 2] - delta[:, 2, 0], delta[:, 1, 0] - delta[:, 0, 1]], axis=-1)
+    cos = np.clip((np.trace(delta, axis1=1, axis2=2) - 1.0) * 0.5, -1.0, 1.0)
+    angle = np.arccos(cos)
+    sin2 = np.linalg.norm(vee, axis=-1)  # 2 sin(angle)
+    out = np.zeros_like(vee)
+    small = angle < 1e-7
+    regular = ~small & (angle < np.pi - 1e-4)
+    out[regular] = vee[regular] * (angle[regular] / sin2[regular])[:, None]
+    flipped = ~small & ~regular
+    if np.any(flipped):  # near a half turn: the axis from the symmetric part
+        sym = (delta[flipped] + np.eye(3)) * 0.5
+        column = np.argmax(np.diagonal(sym, axis1=1, axis2=2), axis=-1)
+        axis = sym[np.arange(len(column)), :, column]
+        axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
+        sign = np.where(np.einsum('ij,ij->i', axis, vee[flipped]) < 0, -1.0, 1.0)
+        out[flipped] = axis * (angle[flipped] * sign)[:, None]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# numpy reference
+def forward_kinematics(chain: SerialChain, q: np.ndarray, jacobian: bool = False):
+    """End-frame positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)`` in the base frame.
+
+    With ``jacobian`` also the ``(k, 6, n)`` Jacobian (rows: linear, then angular; base axes).
+    """
+    q = np.asarray(q, dtype=float)
+    k = len(q)
+    pos = np.zeros((k, 3))
+    rot = np.broadcast_to(np.eye(3), (k, 3, 3)).copy()
+    anchors = np.zeros((k, chain.size, 3))
+    axes = np.zeros((k, chain.size, 3))
+    for b in range(len(chain.body_pos)):
+        pos = pos + rot @ chain.body_pos[b]
+        rot = rot @ chain.body_rot[b]
+        j = chain.body_joint[b]
+        if j < 0:
+            continue
+        axis_w = rot @ chain.joint_axis[j]
+        anchor = pos + rot @ chain.joint_pos[j]
+        anchors[:, j], axes[:, j] = anchor, axis_w
+        amount = q[:, j] - chain.joint_ref[j]
+        if chain.joint_type[j] == HINGE:
+            rot = rot @ _axis_angle_mat(chain.joint_axis[j] / np.linalg.norm(chain.joint_axis[j]), amount)
+            pos = anchor - rot @ chain.joint_pos[j]
+        else:
+            pos = pos + axis_w * amount[:, None]
+    pos = pos + rot @ chain.frame_pos
+    rot = rot @ chain.frame_rot
+    if not jacobian:
+        return pos, rot
+    jac = np.zeros((k, 6, chain.size))
+    hinge = chain.joint_type == HINGE
+    jac[:, :3, hinge] = np.swapaxes(np.cross(axes[:, hinge], pos[:, None, :] - anchors[:, hinge]), 1, 2)
+    jac[:, 3:, hinge] = np.swapaxes(axes[:, hinge], 1, 2)
+    jac[:, :3, ~hinge] = np.swapaxes(axes[:, ~hinge], 1, 2)
+    return pos, rot, jac
+
+
+def _solve_ik_numpy(chain: SerialChain, q: np.ndarray, target_pos: np.ndarray, target_rot: np.ndarray,
+                    rot_weight: np.ndarray, rest: np.ndarray, params: IKParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    q = q.copy()
+    pos_err = np.zeros(len(q))
+    rot_err = np.zeros(len(q))
+    rows = np.arange(len(q))
+    eye = np.eye(6) * params.damping ** 2
+    eye_ns = np.eye(6) * _PROJECTOR_DAMPING ** 2
+    for _ in range(params.max_iterations + 1):
+        pos, rot, jac = forward_kinematics(chain, q[rows], jacobian=True)
+        e_pos = target_pos[rows] - pos
+        e_rot = rotation_error(target_rot[rows], rot) * rot_weight[rows, None]
+        pos_err[rows] = np.linalg.norm(e_pos, axis=-1)
+        rot_err[rows] = np.linalg.norm(e_rot, axis=-1)
+        going = (pos_err[rows] > params.position_tolerance) | (rot_err[rows] > params.rotation_tolerance)
+        if _ == params.max_iterations or not np.any(going):
+            break
+        rows, e_pos, e_rot, jac = rows[going], e_pos[going], e_rot[going], jac[going]
+        jac[:, 3:] *= rot_weight[rows, None, None]
+        error = np.concatenate([e_pos, e_rot], axis=-1)
+        jac_t = np.swapaxes(jac, 1, 2)
+        jjt = jac @ jac_t
+        pull = params.nullspace_gain * (rest[rows] - q[rows])
+        step = np.linalg.solve(jjt + eye, error[..., None])[..., 0]
+        leak = np.linalg.solve(jjt + eye_ns, np.einsum('kij,kj->ki', jac, pull)[..., None])[..., 0]
+        dq = np.einsum('kij,kj->ki', jac_t, step - leak) + pull
+        biggest = np.max(np.abs(dq), axis=-1)
+        scale = np.where(biggest > params.max_step, params.max_step / np.maximum(biggest, 1e-12), 1.0)
+        q[rows] = np.clip(q[rows] + dq * scale[:, None], chain.lower, chain.upper)
+    return q, pos_err, rot_err
+
+
+# ------------------------------------------------------------------------------------------------
+# compiled twin: one row at a time, the same math in scalar loops
+def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, joint_ref, lower, upper,
+             frame_pos, frame_rot, q, target_pos, target_rot, rot_weight, rest, damping, max_step, gain,
+             max_iterations, pos_tol, rot_tol, projector_damping, out_pos, out_rot, pos_err, rot_err, iterate):  # pragma: no cover - compiled
+    n = q.shape[1]
+    nb = body_pos.shape[0]
+    rot = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    turn = np.empty((3, 3))
+    pos = np.empty(3)
+    anchors = np.empty((n, 3))
+    axes = np.empty((n, 3))
+    jac = np.empty((6, n))
+    err = np.empty(6)
+    a = np.empty((6, 6))
+    chol = np.empty((2, 6, 6))
+    rhs = np.empty((6, 2))
+    pull = np.empty(n)
+    dq = np.empty(n)
+    jv = np.empty(6)
+    delta = np.empty((3, 3))
+    for row in range(q.shape[0]):
+        w = rot_weight[row]
+        for it in range(max_iterations + 1):
+            # forward kinematics
+            for i in range(3):
+                pos[i] = 0.0
+                for c in range(3):
+                    rot[i, c] = 1.0 if i == c else 0.0
+            for b in range(nb):
+                for i in range(3):
+                    pos[i] += rot[i, 0] * body_pos[b, 0] + rot[i, 1] * body_pos[b, 1] + rot[i, 2] * body_pos[b, 2]
+                for i in range(3):
+                    for c in range(3):
+                        tmp[i, c] = rot[i, 0] * body_rot[b, 0, c] + rot[i, 1] * body_rot[b, 1, c] + rot[i, 2] * body_rot[b, 2, c]
+                rot[:, :] = tmp
+                j = body_joint[b]
+                if j < 0:
+                    continue
+                for i in range(3):
+                    axes[j, i] = rot[i, 0] * joint_axis[j, 0] + rot[i, 1] * joint_axis[j, 1] + rot[i, 2] * joint_axis[j, 2]
+                    anchors[j, i] = pos[i] + rot[i, 0] * joint_pos[j, 0] + rot[i, 1] * joint_pos[j, 1] + rot[i, 2] * joint_pos[j, 2]
+                amount = q[row, j] - joint_ref[j]
+                if joint_type[j] == 0:
+                    x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
+                    norm = np.sqrt(x * x + y * y + z * z)
+                    x, y, z = x / norm, y / norm, z / norm
+                    c_, s_ = np.cos(amount), np.sin(amount)
+                    t_ = 1.0 - c_
+                    turn[0, 0], turn[0, 1], turn[0, 2] = c_ + x * x * t_, x * y * t_ - z * s_, x * z * t_ + y * s_
+                    turn[1, 0], turn[1, 1], turn[1, 2] = y * x * t_ + z * s_, c_ + y * y * t_, y * z * t_ - x * s_
+                    turn[2, 0], turn[2, 1], turn[2, 2] = z * x * t_ - y * s_, z * y * t_ + x * s_, c_ + z * z * t_
+                    for i in range(3):
+                        for c in range(3):
+                            tmp[i, c] = rot[i, 0] * turn[0, c] + rot[i, 1] * turn[1, c] + rot[i, 2] * turn[2, c]
+                    rot[:, :] = tmp
+                    for i in range(3):
+                        pos[i] = anchors[j, i] - (rot[i, 0] * joint_pos[j, 0] + rot[i, 1] * joint_pos[j, 1] + rot[i, 2] * joint_pos[j, 2])
+                else:
+                    for i in range(3):
+                        pos[i] += axes[j, i] * amount
+            for i in range(3):
+                pos[i] += rot[i, 0] * frame_pos[0] + rot[i, 1] * frame_pos[1] + rot[i, 2] * frame_pos[2]
+            for i in range(3):
+                for c in range(3):
+                    tmp[i, c] = rot[i, 0] * frame_rot[0, c] + rot[i, 1] * frame_rot[1, c] + rot[i, 2] * frame_rot[2, c]
+            rot[:, :] = tmp
+            if not iterate:
+                break
+            # errors
+            for i in range(3):
+                err[i] = target_pos[row, i] - pos[i]
+            for i in range(3):
+                for c in range(3):
+                    delta[i, c] = (target_rot[row, i, 0] * rot[c, 0] + target_rot[row, i, 1] * rot[c, 1]
+                                   + target_rot[row, i, 2] * rot[c, 2])
+            vx, vy, vz = delta[2, 1] - delta[1, 2], delta[0, 2] - delta[2, 0], delta[1, 0] - delta[0, 1]
+            cos = (delta[0, 0] + delta[1, 1] + delta[2, 2] - 1.0) * 0.5
+            cos = min(1.0, max(-1.0, cos))
+            angle = np.arccos(cos)
+            sin2 = np.sqrt(vx * vx + vy * vy + vz * vz)
+            if angle < 1e-7:
+                ex, ey, ez = 0.0, 0.0, 0.0
+            elif angle < np.pi - 1e-4:
+                f = angle / sin2
+                ex, ey, ez = vx * f, vy * f, vz * f
+            else:
+                best = 0
+                for i in range(1, 3):
+                    if delta[i, i] > delta[best, best]:
+                        best = i
+                ax, ay, az = (delta[0, best] + (1.0 if best == 0 else 0.0)) * 0.5, \
+                    (delta[1, best] + (1.0 if best == 1 else 0.0)) * 0.5, (delta[2, best] + (1.0 if best == 2 else 0.0)) * 0.5
+                norm = np.sqrt(ax * ax + ay * ay + az * az)
+                sign = -1.0 if ax * vx + ay * vy + az * vz < 0.0 else 1.0
+                f = angle * sign / norm
+                ex, ey, ez = ax * f, ay * f, az * f
+            err[3], err[4], err[5] = ex * w, ey * w, ez * w
+            pos_err[row] = np.sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2])
+            rot_err[row] = np.sqrt(err[3] * err[3] + err[4] * err[4] + err[5] * err[5])
+            if (pos_err[row] <= pos_tol and rot_err[row] <= rot_tol) or it == max_iterations:
+                break
+            # Jacobian (rotation rows weighted like the error)
+            for j in range(n):
+                if joint_type[j] == 0:
+                    dx, dy, dz = pos[0] - anchors[j, 0], pos[1] - anchors[j, 1], pos[2] - anchors[j, 2]
+                    jac[0, j] = axes[j, 1] * dz - axes[j, 2] * dy
+                    jac[1, j] = axes[j, 2] * dx - axes[j, 0] * dz
+                    jac[2, j] = axes[j, 0] * dy - axes[j, 1] * dx
+                    jac[3, j], jac[4, j], jac[5, j] = axes[j, 0] * w, axes[j, 1] * w, axes[j, 2] * w
+                else:
+                    jac[0, j], jac[1, j], jac[2, j] = axes[j, 0], axes[j, 1], axes[j, 2]
+                    jac[3, j], jac[4, j], jac[5, j] = 0.0, 0.0, 0.0
+            # J J^T, factorized twice (Cholesky): with the IK's damping for the step, with a tiny
+            # damping for the null-space projector
+            for i in range(6):
+                for c in range(i + 1):
+                    s = 0.0
+                    for j in range(n):
+                        s += jac[i, j] * jac[c, j]
+                    a[i, c] = s
+            for col in range(2):
+                extra = damping * damping if col == 0 else projector_damping * projector_damping
+                for i in range(6):
+                    for c in range(i + 1):
+                        s = a[i, c] + (extra if i == c else 0.0)
+                        for m in range(c):
+                            s -= chol[col, i, m] * chol[col, c, m]
+                        if i == c:
+                            chol[col, i, i] = np.sqrt(s)
+                        else:
+                            chol[col, i, c] = s / chol[col, c, c]
+            # right-hand sides: the error, and J * pull (the posture pull's part in the task space)
+            for j in range(n):
+                pull[j] = gain * (rest[row, j] - q[row, j])
+            for i in range(6):
+                s = 0.0
+                for j in range(n):
+                    s += jac[i, j] * pull[j]
+                jv[i] = s
+            for col in range(2):
+                for i in range(6):
+                    s = err[i] if col == 0 else jv[i]
+                    for m in range(i):
+                        s -= chol[col, i, m] * rhs[m, col]
+                    rhs[i, col] = s / chol[col, i, i]
+                for i in range(5, -1, -1):
+                    s = rhs[i, col]
+                    for m in range(i + 1, 6):
+                        s -= chol[col, m, i] * rhs[m, col]
+                    rhs[i, col] = s / chol[col, i, i]
+            biggest = 0.0
+            for j in range(n):
+                s = pull[j]
+                for i in range(6):
+                    s += jac[i, j] * (rhs[i, 0] - rhs[i, 1])
+                dq[j] = s
+                if abs(s) > biggest:
+                    biggest = abs(s)
+            scale = max_step / biggest if biggest > max_step else 1.0
+            for j in range(n):
+                value = q[row, j] + dq[j] * scale
+                q[row, j] = min(upper[j], max(lower[j], value))
+        for i in range(3):
+            out_pos[row, i] = pos[i]
+            for c in range(3):
+                out_rot[row, i, c] = rot[i, c]
+
+
+_ik_kernel = Kernel(_ik_rows)
+
+
+def _kernel_args(chain: SerialChain) -> tuple:
+    return (chain.body_pos, chain.body_rot, chain.body_joint, chain.joint_type, chain.joint_axis, chain.joint_pos,
+            chain.joint_ref, chain.lower, chain.upper, chain.frame_pos, chain.frame_rot)
+
+
+def fk(chain: SerialChain, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """End-frame positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)`` (base frame), compiled when possible."""
+    q = np.ascontiguousarray(q, dtype=float)
+    if not _ik_kernel.available:
+        return forward_kinematics(chain, q)
+    k = len(q)
+    pos, rot = np.empty((k, 3)), np.empty((k, 3, 3))
+    empty = np.zeros(k)
+    _ik_kernel(*_kernel_args(chain), q, np.zeros((k, 3)), np.zeros((k, 3, 3)), empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
+               pos, rot, empty.copy(), empty.copy(), False)
+    return pos, rot
+
+
+def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_rot: np.ndarray,
+             rot_weight: np.ndarray, rest: np.ndarray, params: IKParams = IKParams()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Joint positions ``(k, n)`` reaching the targets from ``q0``, and the final position and rotation errors.
+
+    ``target_pos`` ``(k, 3)`` and ``target_rot`` ``(k, 3, 3)`` are in the base frame;
+    ``rot_weight`` ``(k,)`` is 1 where the orientation counts and 0 for position-only rows;
+    ``rest`` ``(k, n)`` is the posture the null space leans towards.
+    """
+    q = np.clip(np.array(q0, dtype=float), chain.lower, chain.upper)
+    target_pos = np.ascontiguousarray(target_pos, dtype=float)
+    target_rot = np.ascontiguousarray(target_rot, dtype=float)
+    rot_weight = np.ascontiguousarray(rot_weight, dtype=float)
+    rest = np.ascontiguousarray(rest, dtype=float)
+    if not _ik_kernel.available:
+        return _solve_ik_numpy(chain, q, target_pos, target_rot, rot_weight, rest, params)
+    k = len(q)
+    pos_err, rot_err = np.zeros(k), np.zeros(k)
+    _ik_kernel(*_kernel_args(chain), q, target_pos, target_rot, rot_weight, rest, float(params.damping),
+               float(params.max_step), float(params.nullspace_gain), int(params.max_iterations),
+               float(params.position_tolerance), float(params.rotation_tolerance), _PROJECTOR_DAMPING,
+               np.empty((k, 3)), np.empty((k, 3, 3)), pos_err, rot_err, True)
+    return q, pos_err, rot_err
+
+
+__all__ = ['IKParams', 'SerialChain', 'fk', 'forward_kinematics', 'mat_to_quat', 'quat_to_mat', 'rotation_error', 'solve_ik']

@@ -1,0 +1,68 @@
+"""``RecordingMetric``: a robot's observation fields, every step (InternUtopia's recording metric).
+
+Each step, for all slots recording the same robot group at once, the group's observation is
+gathered once and the listed ``fields`` are kept per slot (copies). When the episode ends the
+record is ``{step: {robot_name: {field: value}}}``, arrays turned into lists so it can be saved as
+JSON. Memory grows with the episode length: record the fields you need.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.view import EnvView
+
+
+@BaseMetric.register('RecordingMetric')
+class RecordingMetric(BaseMetric):
+    """See the module docstring; the config is a ``RecordingMetricCfg`` (``robot_name``, ``fields``)."""
+
+    def __init__(self, config, view: EnvView) -> None:
+        super().__init__(config, view)
+        self.robot_name = config.robot_name
+        self.fields = list(config.fields) if config.fields is not None else None
+        self.robot = view.tracker()
+        self.records: list[list[Any]] = [[] for _ in range(self.env_num)]
+
+    def reset_slot(self, slot: int, task) -> None:
+        self.robot.track(slot, self.robot_name)
+        self.records[slot] = []
+        if self.fields is not None:
+            # Checked here, at the reset, so that a bad field never fails a step half done.
+            keys = self.robot.entity(slot).get_obs(np.array([slot], dtype=np.intp)).keys()
+            missing = [field for field in self.fields if field not in keys]
+            if missing:
+                raise ValueError(f'{self.name}: robot {self.robot_name!r} has no observation field(s) {missing}; '
+                                 f'its fields: {sorted(keys)}')
+
+    def update(self, slots: np.ndarray) -> None:
+        for group, _rows, members in self.robot.groups(slots):
+            obs = group.get_obs(members)
+            if self.fields is not None:
+                obs = {field: obs[field] for field in self.fields}
+            for row, slot in enumerate(members.tolist()):
+                self.records[slot].append(_row(obs, row))
+
+    def calc(self, slot: int) -> dict[int, dict[str, Any]]:
+        return {step: {self.robot_name: _jsonable(record)} for step, record in enumerate(self.records[slot])}
+
+
+def _row(tree: Any, row: int) -> Any:
+    """Row ``row`` of every leaf of a tree of arrays with a leading slot axis (a copy)."""
+    if isinstance(tree, dict):
+        return {key: _row(value, row) for key, value in tree.items()}
+    value = tree[row]
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _jsonable(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {key: _jsonable(value) for key, value in tree.items()}
+    if isinstance(tree, (np.ndarray, np.generic)):
+        return tree.tolist()
+    if isinstance(tree, (list, tuple)):
+        return [_jsonable(value) for value in tree]
+    return tree

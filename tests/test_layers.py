@@ -1,0 +1,178 @@
+"""Layers only look down: every import in the packages, lazy ones included, is checked against one table.
+
+config -> backend -> robots/controllers/sensors/objects -> tasks/metrics/rewards/view -> runner
+-> env -> adapters (gym, Ray, episode tools) -> applications (CLI, benchmark, the package itself).
+``internutopia_extension`` sits above the extension API (layers up to tasks and the view) and is
+never imported by ``internutopia.core``: the core finds it through ``internutopia.core.plugins``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ('internutopia', 'internutopia_extension')
+
+CONFIG, BACKEND, ENTITIES, TASKS, RUNNER, ENV, ADAPTERS, APPS = range(8)
+LAYER_NAMES = ['config', 'backend', 'entities', 'tasks', 'runner', 'env', 'adapters', 'applications']
+#: Module prefix -> layer; the longest matching prefix wins. Every module must match one.
+LAYERS = {
+    'internutopia.macros': CONFIG,
+    'internutopia.core': CONFIG,  # the package docstring only
+    'internutopia.core.config': CONFIG,
+    'internutopia.core.registry': CONFIG,
+    'internutopia.core.plugins': CONFIG,
+    'internutopia.core.grid': CONFIG,
+    'internutopia.core.util': CONFIG,
+    'internutopia.core.backend': BACKEND,
+    'internutopia.core.scene': BACKEND,
+    'internutopia.core.robot': ENTITIES,
+    'internutopia.core.controller': ENTITIES,
+    'internutopia.core.sensor': ENTITIES,
+    'internutopia.core.object': ENTITIES,
+    'internutopia.core.view': TASKS,
+    'internutopia.core.task': TASKS,
+    'internutopia.core.metric': TASKS,
+    'internutopia.core.reward': TASKS,
+    'internutopia.core.runner': RUNNER,
+    'internutopia.core.episode_queue': RUNNER,
+    'internutopia.core.results': RUNNER,
+    'internutopia.core.vec_env': ENV,
+    'internutopia.core.gym_env': ADAPTERS,
+    'internutopia.core.gym_vector': ADAPTERS,
+    'internutopia.core.distribution': ADAPTERS,
+    'internutopia.core.episodes': ADAPTERS,
+    'internutopia': APPS,  # the package __init__: wires the extensions in
+    'internutopia.cli': APPS,
+    'internutopia.bench': APPS,
+    'internutopia.limit': APPS,
+    'internutopia.envs': APPS,
+}
+EXTENSION = 'internutopia_extension'
+#: The highest layer of ``internutopia`` an extension may import: the extension API.
+EXTENSION_SEES = TASKS
+
+
+def module_name(path: str) -> str:
+    parts = os.path.relpath(path, ROOT)[:-3].split(os.sep)
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def modules() -> dict[str, str]:
+    found = {}
+    for package in PACKAGES:
+        for folder, _, files in os.walk(os.path.join(ROOT, package)):
+            for name in files:
+                if name.endswith('.py'):
+                    path = os.path.join(folder, name)
+                    found[module_name(path)] = path
+    return found
+
+
+def layer_of(module: str) -> int | None:
+    best = None
+    for prefix, layer in LAYERS.items():
+        if (module == prefix or module.startswith(prefix + '.')) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, layer)
+    return best[1] if best else None
+
+
+@dataclass(frozen=True)
+class Import:
+    target: str
+    line: int
+
+
+def imports_of(module: str, path: str) -> list[Import]:
+    """Every module ``path`` imports, wherever the statement is (functions, TYPE_CHECKING blocks),
+    and string literals given to ``importlib.import_module``."""
+    with open(path, encoding='utf-8') as stream:
+        tree = ast.parse(stream.read(), path)
+    package = module if path.endswith('__init__.py') else module.rpartition('.')[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [Import(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ''
+            if node.level:
+                anchor = package.split('.')[:len(package.split('.')) - node.level + 1]
+                base = '.'.join(anchor + ([base] if base else []))
+            found.append(Import(base, node.lineno))
+            # `from internutopia.core import vec_env` imports the submodule
+            found += [Import(f'{base}.{alias.name}', node.lineno) for alias in node.names if f'{base}.{alias.name}' in ALL]
+        elif (isinstance(node, ast.Call) and getattr(node.func, 'attr', getattr(node.func, 'id', None)) in ('import_module', '__import__')
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.append(Import(node.args[0].value, node.lineno))
+    return [i for i in found if i.target.split('.')[0] in PACKAGES]
+
+
+ALL = modules()
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(m for m in ALL if not m.startswith(EXTENSION) and layer_of(m) is None)
+    assert not unplaced, f'place these modules in tests/test_layers.py LAYERS: {unplaced}'
+
+
+def violations() -> list[str]:
+    found = []
+    for module, path in sorted(ALL.items()):
+        for imp in imports_of(module, path):
+            target_is_extension = imp.target.split('.')[0] == EXTENSION
+            where = f'{os.path.relpath(path, ROOT)}:{imp.line} imports {imp.target}'
+            if module.startswith(EXTENSION):
+                if not target_is_extension:
+                    layer = layer_of(imp.target)
+                    if layer is not None and layer > EXTENSION_SEES:
+                        found.append(f'{where}: an extension sees layers up to {LAYER_NAMES[EXTENSION_SEES]}, '
+                                     f'not {LAYER_NAMES[layer]}')
+                continue
+            layer = layer_of(module)
+            if target_is_extension:
+                if layer < APPS:
+                    found.append(f'{where}: {LAYER_NAMES[layer]} is below internutopia_extension '
+                                 '(load it through internutopia.core.plugins)')
+                continue
+            target = layer_of(imp.target)
+            if target is not None and target > layer:
+                found.append(f'{where}: {LAYER_NAMES[layer]} -> {LAYER_NAMES[target]}')
+    return found
+
+
+def test_layers_only_look_down():
+    problems = violations()
+    assert not problems, 'imports that look up a layer:\n' + '\n'.join(problems)
+
+
+@pytest.mark.parametrize('source, target, expected', [
+    ('internutopia.core.config', 'internutopia.core.vec_env', 'config -> env'),
+    ('internutopia.core.task.base', 'internutopia.core.runner', 'tasks -> runner'),
+    ('internutopia.core.vec_env', 'internutopia.core.distribution.env', 'env -> adapters'),
+    ('internutopia.core.runner.runner', 'internutopia_extension', 'below internutopia_extension'),
+    ('internutopia_extension.tasks.x', 'internutopia.core.runner', 'extension sees layers up to tasks'),
+])
+def test_the_check_catches_an_upward_import_even_inside_a_function(tmp_path, monkeypatch, source, target, expected):
+    path = tmp_path / 'module.py'
+    path.write_text(f'def later():\n    import {target}\n')
+    monkeypatch.setitem(ALL, source, str(path))
+    assert any(expected in problem and target in problem for problem in violations())
+
+
+def test_core_imports_without_the_extension_package():
+    """Importing every core module loads no ``internutopia_extension`` module (checked in a fresh process)."""
+    import subprocess
+    import sys
+
+    core = sorted(m for m in ALL if m.startswith('internutopia.core') and layer_of(m) <= ENV)
+    script = ('import sys, importlib\n'
+              f'for name in {core!r}:\n'
+              '    importlib.import_module(name)\n'
+              "print(sorted(m for m in sys.modules if m.startswith('internutopia_extension')))\n")
+    out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == '[]'

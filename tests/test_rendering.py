@@ -1,0 +1,237 @@
+"""What cameras see (the whole scene of their own slot, to the horizon), level of detail, batched
+and threaded frames: all checked on the pixels, headless on the CPU (Mesa EGL)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from internutopia.core.backend.mujoco.render import camera_renderers, lod, overview_camera  # noqa: E402
+from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, h1_tp_camera_cfg  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, jetbot_camera_cfg  # noqa: E402
+from internutopia_extension.configs.sensors import RepCameraCfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+from internutopia_extension.sensors.rep_camera import forward_camera_quat  # noqa: E402
+
+WALL_XML = """<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="3 3 0.1" rgba="0.5 0.5 0.5 1"/>
+    <geom name="wall" type="box" size="0.05 1.5 1.0" pos="2.05 0 1.0" rgba="0.8 0.2 0.1 1"/>
+    <geom name="post" type="cylinder" size="0.1 0.6" pos="1.2 -0.4 0.6" rgba="0.1 0.7 0.2 1"/>
+  </worldbody>
+</mujoco>
+"""
+
+
+def make_env(tasks, env_num, offset=5.0, **sim):
+    return Env(Config(simulator=SimConfig(physics_dt=1 / 240, **sim), env_num=env_num, env_offset_size=offset,
+                      metrics_save_path='none', task_configs=list(tasks)))
+
+
+def yaw_quat(degrees):
+    half = math.radians(degrees) / 2
+    return (math.cos(half), 0.0, 0.0, math.sin(half))
+
+
+def psnr(a, b):
+    mse = np.mean((a.astype(float) - b.astype(float)) ** 2)
+    return 10 * math.log10(255.0 ** 2 / mse) if mse > 0 else math.inf
+
+
+@pytest.fixture(scope='module')
+def wall_scene(tmp_path_factory):
+    path = tmp_path_factory.mktemp('scenes') / 'wall.xml'
+    path.write_text(WALL_XML)
+    return str(path)
+
+
+def floor_prediction(reading, width, height, fovy=60.0):
+    """Where the infinite ground (z = 0) should be in a camera image, and its depth there."""
+    pose = reading['camera_params']['pose']
+    w, x, y, z = pose['orientation']
+    rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    focal = (height / 2) / math.tan(math.radians(fovy) / 2)
+    cols, rows = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
+    rays = np.stack([(cols - width / 2) / focal, -(rows - height / 2) / focal, -np.ones_like(cols)], axis=-1) @ rot.T
+    down = rays[..., 2] < -1e-3
+    # Camera-frame z of each ray is -1, so the distance along the optical axis is the ray parameter.
+    depth = np.where(down, pose['position'][2] / np.maximum(-rays[..., 2], 1e-9), np.inf)
+    return down & (depth < 500.0), depth
+
+
+@pytest.mark.parametrize('offset', [1.0, 5.0, 10.0])
+def test_head_camera_sees_the_ground_to_the_horizon_and_no_other_slot(offset):
+    """Each slot's head camera sees its floor up to the horizon wherever the robot stands, and the
+    robot of the neighbouring slot (``offset`` away on the grid, straight ahead of slot 0's
+    camera) is never drawn."""
+    width, height = 64, 48
+    camera = h1_camera_cfg.update(resolution=(width, height), depth=True, camera_params=True)
+    # Slot 0 faces +y, toward slot 1's grid cell; the others stand far out of their own cells.
+    poses = [((0.0, 0.0), 90.0), ((0.0, 0.0), 0.0), ((3.0, 0.0), 0.0), ((-7.0, 4.0), 200.0)]
+    tasks = [FiniteStepTaskCfg(max_steps=50, robots=[H1RobotCfg(position=(x, y, 1.05), orientation=yaw_quat(yaw),
+                                                                 sensors=[camera])]) for (x, y), yaw in poses]
+    env = make_env(tasks, env_num=4, offset=offset)
+    obs, _ = env.reset()
+    fractions = []
+    for slot in range(4):
+        reading = obs[slot]['h1']['sensors']['camera']
+        floor, expected_depth = floor_prediction(reading, width, height)
+        drawn = reading['depth'] < 999.0
+        rgb = reading['rgba'][..., :3].astype(int)
+        # The ground fills the image below the horizon (the view is about 60 % floor) and
+        # nothing else is drawn: no black beyond the grid cell, no robot of another slot.
+        assert 0.55 < floor.mean() < 0.75
+        assert (drawn == floor).mean() > 0.97, f'slot {slot}: drawn pixels do not match the ground'
+        assert np.all(rgb[floor].sum(axis=1) > 20), f'slot {slot}: black pixels on the ground'
+        assert np.all(rgb[~drawn].sum(axis=1) == 0)
+        near = floor & (expected_depth < 30.0)
+        np.testing.assert_allclose(reading['depth'][near], expected_depth[near], rtol=0.03)
+        fractions.append(drawn.mean())
+    assert max(fractions) - min(fractions) < 0.03  # the same view wherever the robot stands
+    env.close()
+
+
+def test_overview_draws_the_ground_of_each_cell_only():
+    width, height, offset = 320, 240, 4.0
+    env = make_env([FiniteStepTaskCfg(max_steps=10)] * 4, env_num=4, offset=offset)
+    env.reset()
+    image = env.render(width, height).astype(int)
+    world = env.runner.world
+    camera = overview_camera(world, width, height)
+    half = offset / 2
+    inside = np.array([origin + [dx, dy, 0.0] for origin in world.origins
+                       for dx in (-0.8 * half, 0.0, 0.8 * half) for dy in (-0.8 * half, 0.8 * half)])
+    low, high = world.origins[:, :2].min(axis=0) - half, world.origins[:, :2].max(axis=0) + half
+    outside = np.array([[low[0] - 1.0, low[1] + 1.0, 0.0], [high[0] + 1.0, high[1] - 1.0, 0.0],
+                        [low[0] + 1.0, high[1] + 1.0, 0.0], [high[0] - 1.0, low[1] - 1.0, 0.0]])
+    for col, row in camera.project(inside, width, height):
+        assert image[int(row), int(col)].sum() > 30, 'ground missing inside the grid'
+    for col, row in camera.project(outside, width, height):
+        if 0 <= col < width and 0 <= row < height:
+            assert image[int(row), int(col)].sum() == 0, 'ground drawn beyond the grid'
+    env.close()
+
+
+def test_level_of_detail_is_for_rendering_only_and_close_to_full_detail():
+    width, height = 160, 120
+    sensors = [h1_tp_camera_cfg.update(resolution=(width, height)), h1_camera_cfg.update(resolution=(width, height))]
+    frames, models = {}, {}
+    for lod_on in (True, False):
+        env = make_env([FiniteStepTaskCfg(max_steps=10, robots=[H1RobotCfg(sensors=sensors)])], env_num=1,
+                       rendering_lod=lod_on)
+        obs, _ = env.reset()
+        frames[lod_on] = {name: obs[0]['h1']['sensors'][name]['rgba'] for name in ('tp_camera', 'camera')}
+        (renderer,) = camera_renderers(env.runner.world)
+        pack = env.runner.world.pack(0)
+        models[lod_on] = (int(pack.model.mesh_facenum.sum()), int(renderer.render_model.model.mesh_facenum.sum()))
+        env.close()
+    physics_faces, drawn_faces = models[True]
+    assert models[False] == (physics_faces, physics_faces)  # switched off: full detail
+    assert drawn_faces < physics_faces / 4  # decimated copy for rendering ...
+    assert physics_faces == models[False][0]  # ... while the physics keeps every triangle
+    tp_lod, tp_full = frames[True]['tp_camera'], frames[False]['tp_camera']
+    assert psnr(tp_lod[..., :3], tp_full[..., :3]) > 30.0
+    robot = np.abs(tp_full[..., :3].astype(int) - frames[True]['camera'][..., :3].astype(int)).sum() > 0
+    assert robot  # the third-person view does show the robot (the comparison means something)
+    assert psnr(frames[True]['camera'][..., :3], frames[False]['camera'][..., :3]) > 40.0
+
+
+def sphere_mesh(stacks=40, slices=60):
+    theta = np.linspace(0, np.pi, stacks + 1)[1:-1]
+    phi = np.linspace(0, 2 * np.pi, slices, endpoint=False)
+    t, p = np.meshgrid(theta, phi, indexing='ij')
+    vertices = np.concatenate([[[0, 0, 1]], np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], -1).reshape(-1, 3),
+                               [[0, 0, -1]]]).astype(np.float32)
+    ring = lambda i, j: 1 + i * slices + j % slices  # noqa: E731
+    faces = [(0, ring(0, j), ring(0, j + 1)) for j in range(slices)]
+    for i in range(stacks - 2):
+        for j in range(slices):
+            faces += [(ring(i, j), ring(i + 1, j), ring(i + 1, j + 1)), (ring(i, j), ring(i + 1, j + 1), ring(i, j + 1))]
+    last = len(vertices) - 1
+    faces += [(ring(stacks - 2, j), last, ring(stacks - 2, j + 1)) for j in range(slices)]
+    return vertices, np.asarray(faces, dtype=np.int32)
+
+
+def test_decimated_meshes_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv('INTERNUTOPIA_CACHE_DIR', str(tmp_path))
+    vertices, faces = sphere_mesh()
+    first = lod.decimate(vertices, faces, 400)
+    assert 300 <= len(first.faces) <= 420 and len(first.vertices) < len(vertices)
+    assert first.faces.max() < len(first.vertices)
+    np.testing.assert_allclose(np.linalg.norm(first.normals, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(first.vertices, axis=1), 1.0, atol=0.1)  # still a unit sphere
+    stored = list(tmp_path.rglob('*.npz'))
+    assert len(stored) == 1 and lod.content_key(vertices, faces, 400) in stored[0].name
+    # A new process (empty memory cache) loads it from disk and decimates nothing.
+    lod._memory.clear()
+    monkeypatch.setattr(lod, '_simplify', lambda *args: pytest.fail('decimated again instead of loading the cache'))
+    again = lod.decimate(vertices, faces, 400)
+    np.testing.assert_array_equal(again.faces, first.faces)
+    np.testing.assert_array_equal(again.vertices, first.vertices)
+    assert lod.content_key(vertices, faces, 400) != lod.content_key(vertices, faces, 300)
+    with pytest.raises(ValueError, match='budget'):
+        lod.apply_lod(None, budget=0)
+
+
+def jetbot_cameras(scene, cameras, slots=2, **sim):
+    tasks = [FiniteStepTaskCfg(max_steps=100, scene_asset_path=scene,
+                               robots=[JetbotRobotCfg(position=(0.2 * slot, 0.3 * slot, 0.0), orientation=yaw_quat(8 * slot),
+                                                      sensors=cameras)]) for slot in range(slots)]
+    env = make_env(tasks, env_num=slots, **sim)
+    obs, _ = env.reset()
+    readings = [obs[slot]['jetbot']['sensors'] for slot in range(slots)]
+    renderers = [(r.frames, len(r.contexts), r.samples) for r in camera_renderers(env.runner.world)]
+    env.close()
+    return readings, renderers
+
+
+def test_batched_threaded_and_depth_only_frames_match_single_frames(wall_scene):
+    """Frames tiled into one buffer, drawn by two threads, or drawn with no colour work (a depth-only
+    camera) are the same pixels as one camera drawn alone."""
+    size = (48, 36)
+    front = jetbot_camera_cfg.update(resolution=size, depth=True)
+    side = RepCameraCfg(name='side', prim_path='chassis/Side', resolution=size, depth=True, position=(0.0, 0.0, 0.3),
+                        orientation=forward_camera_quat(20.0))
+    depth_only = RepCameraCfg(name='front_depth', prim_path='chassis/Camera', resolution=size, rgba=False, depth=True)
+    alone, _ = jetbot_cameras(wall_scene, [front], rendering_threads=1)
+    batched, renderers = jetbot_cameras(wall_scene, [front, side, depth_only], rendering_threads=1)
+    assert renderers == [(6, 1, 0)]  # 3 cameras x 2 slots, one buffer
+    threaded, renderers = jetbot_cameras(wall_scene, [front, side, depth_only], rendering_threads=2)
+    assert renderers == [(6, 2, 0)]
+    for slot in range(2):
+        reference = alone[slot]['camera']
+        red = (reference['rgba'][..., 0].astype(int) > reference['rgba'][..., 1].astype(int) + 40).mean()
+        assert red > 0.2  # the wall is in view
+        for readings in (batched, threaded):
+            np.testing.assert_array_equal(readings[slot]['camera']['rgba'], reference['rgba'])
+            # Depth is interpolated from where the tile sits in the buffer: equal to rounding.
+            np.testing.assert_allclose(readings[slot]['camera']['depth'], reference['depth'], rtol=1e-5)
+            np.testing.assert_allclose(readings[slot]['front_depth']['depth'], reference['depth'], rtol=1e-5)
+            assert 'rgba' not in readings[slot]['front_depth']
+            assert not np.array_equal(readings[slot]['side']['rgba'], reference['rgba'])  # another view
+    assert not np.array_equal(alone[0]['camera']['rgba'], alone[1]['camera']['rgba'])  # slots differ
+
+
+def test_multisampling_is_per_camera(wall_scene):
+    size = (48, 36)
+    plain = jetbot_camera_cfg.update(resolution=size)
+    smooth = RepCameraCfg(name='smooth', prim_path='chassis/Camera', resolution=size, multisamples=4)
+    readings, renderers = jetbot_cameras(wall_scene, [plain, smooth], slots=1)
+    assert sorted(samples for _, _, samples in renderers) == [0, 4]
+    a, b = readings[0]['camera']['rgba'][..., :3].astype(int), readings[0]['smooth']['rgba'][..., :3].astype(int)
+    edges = np.abs(a - b).sum(axis=2) > 0
+    assert 0 < edges.mean() < 0.3  # anti-aliasing changes edge pixels only
+    assert psnr(a, b) > 25.0
+    with pytest.raises(ValueError, match='multisamples'):
+        RepCameraCfg(name='bad', prim_path='chassis/Camera', multisamples=3)
+    with pytest.raises(ValueError, match='rendering_threads'):
+        SimConfig(rendering_threads=0)
