@@ -25,14 +25,15 @@ class Unbatched(list):
 class ActionParsing:
     """Parsing half of the runner (uses its ``slot_robots``, ``structures``, ``robot_groups``, ``status``)."""
 
-    #: ``(active slots, structures list, whether they share one structure)`` of the last check.
-    _one_structure_cache: tuple[Any, Any, bool] | None = None
+    #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
+    _one_structure_cache: tuple[Any, Any, Any] | None = None
 
     def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
         commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
         active = self.active_slots()
-        if len(active) and self._one_structure(active):
+        shared_slots = self._one_structure(active) if len(active) else None
+        if shared_slots is not None:
             first = actions[active[0]]
             if first is not None and all(map(operator.is_, actions, itertools.repeat(first))):
                 # The usual script: one action object for every slot, and one structure. It is
@@ -40,7 +41,7 @@ class ActionParsing:
                 # for all active slots (what the general path below builds slot by slot).
                 count = len(active)
                 for controller, parsed in self._resolve_action(int(active[0]), first, {}):
-                    commands[id(controller)] = (controller, active, Unbatched([parsed] * count))
+                    commands[id(controller)] = (controller, shared_slots, Unbatched([parsed] * count))
                 return commands
         # Scripts usually send one action object to every slot. Slots of one structure have the
         # same robots and controllers, so an action object is resolved and parsed once per
@@ -64,13 +65,15 @@ class ActionParsing:
                 command[2].append(parsed)
         return commands
 
-    def _one_structure(self, active: np.ndarray) -> bool:
-        """Whether every slot of ``active`` has the same structure (cached until either changes)."""
+    def _one_structure(self, active: np.ndarray) -> np.ndarray | None:
+        """The slots of ``active`` as a writable array when they all have the same structure, else
+        ``None`` (cached until either changes). Controllers get a writable copy: compiled kernels
+        are specialized on writability, and ``active`` itself is read-only."""
         cached = self._one_structure_cache
         if cached is not None and cached[0] is active and cached[1] is self.structures:
             return cached[2]
         structures = self.structures
-        result = len({structures[slot] for slot in active.tolist()}) == 1
+        result = active.copy() if len({structures[slot] for slot in active.tolist()}) == 1 else None
         self._one_structure_cache = (active, structures, result)
         return result
 
