@@ -26,6 +26,9 @@ def test_kernels_are_available_where_numba_is_a_dependency():
     assert base_motion._steer_kernel.available == NUMBA_EXPECTED
     assert holonomic_base._carry_kernel.available == NUMBA_EXPECTED
     assert base_motion._follow_kernel.available == NUMBA_EXPECTED
+    import internutopia_extension.controllers.differential_drive as differential_drive
+
+    assert differential_drive._wheels_kernel.available == NUMBA_EXPECTED
 
 
 @pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
@@ -185,3 +188,37 @@ def test_follow_kernel_matches_numpy(make_config, monkeypatch, shared):
             reached |= {'advanced'} if (got['current_index'] > 0).any() else set()
             reached |= {'restarted'} if (got['current_index'] < before['current_index']).any() else set()
         assert reached == {'finished', 'advanced', 'restarted'}  # the scenario went through each case
+
+
+@pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
+@pytest.mark.parametrize('slots', [np.arange(5), np.array([0, 3])], ids=['every slot', 'some slots'])
+def test_wheels_kernel_matches_numpy(make_config, monkeypatch, slots):
+    from types import SimpleNamespace
+
+    import internutopia_extension.controllers.differential_drive as differential_drive
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+    task = FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg()])
+    with Env(make_config([task] * 5, env_num=5)) as env:
+        env.reset()
+        controller = next(iter(env.runner.robot_groups.values())).controllers['move_by_speed']
+        ctrl = controller.world.data.ctrl  # a strided view of the batch's state rows
+        rng = np.random.default_rng(5)
+        for commands, column, write in ((rng.normal(size=(len(slots), 2)), 1, controller.apply),
+                                        (rng.normal(size=(len(slots), 3)), 2, controller.apply_base_velocity)):
+            ctrl[:] = rng.normal(size=ctrl.shape)
+            before = ctrl.copy()
+            write(slots, commands)
+            compiled = ctrl.copy()
+            ctrl[:] = before
+            with monkeypatch.context() as patch:
+                patch.setattr(differential_drive, '_wheels_kernel', SimpleNamespace(available=False))
+                write(slots, commands)
+            np.testing.assert_allclose(compiled, ctrl, rtol=0, atol=1e-12)
+            expected = controller.wheel_speeds(commands[:, 0], commands[:, column])
+            np.testing.assert_allclose(ctrl[slots][:, list(controller.columns)], expected, rtol=0, atol=1e-12)
+            others = np.ones(ctrl.shape, dtype=bool)
+            others[np.ix_(slots, list(controller.columns))] = False
+            np.testing.assert_array_equal(ctrl[others], before[others])  # nothing else was written
