@@ -13,9 +13,10 @@ has that controller (for a point-nav task, only its navigating robot), otherwise
 (robots stand or stop). Episode results go to a JSON-lines file, one record per finished episode,
 and a summary (episodes, metric means, env-steps/s) is printed at the end.
 
-``validate`` loads a config the way ``run`` does and reports every problem with its place: YAML
-syntax errors with line and column, unknown fields with their path and the valid fields, unknown
-``type`` names with the registered types, missing scene or asset files.
+``validate`` loads a config the way ``run`` does and reports every problem with its place: a file
+that is not UTF-8 text, YAML syntax errors with line and column, unknown fields with their path
+and the valid fields, bad values, unknown ``type`` names with the registered types, missing scene
+or asset files, and scenes that do not load (malformed MJCF or USD).
 
 Relative file paths in a config (``scene_asset_path``, ``usd_path``) are looked up from the current
 directory, then from the config file's folder and that folder's parent, so the configs in
@@ -172,33 +173,6 @@ def _typed_entries(data: Any) -> list[tuple[tuple, str, Any]]:
     return out
 
 
-def _file_fields(config: Any) -> list[tuple[tuple, str]]:
-    """``(loc, path)`` of every file a validated config names."""
-    out = []
-    for t, task in enumerate(config.task_configs):
-        if task.scene_asset_path:
-            out.append((('task_configs', t, 'scene_asset_path'), task.scene_asset_path))
-        for r, robot in enumerate(task.robots):
-            if robot.usd_path:
-                out.append((('task_configs', t, 'robots', r, 'usd_path'), robot.usd_path))
-        for o, obj in enumerate(task.objects):
-            path = getattr(obj, 'usd_path', None)
-            if path:
-                out.append((('task_configs', t, 'objects', o, 'usd_path'), path))
-    return out
-
-
-def _resolve(path: str, config_dir: str) -> Optional[str]:
-    """``path`` if it exists; else it relative to the config's folder or that folder's parent."""
-    if os.path.isabs(path) or os.path.exists(path):
-        return path if os.path.exists(path) else None
-    for base in (config_dir, os.path.dirname(config_dir)):
-        candidate = os.path.join(base, path)
-        if os.path.exists(candidate):
-            return candidate
-    return None
-
-
 def load_config(path: str, env_num: Optional[int] = None) -> Any:
     """Load and check a YAML config; return the :class:`~internutopia.core.config.Config`.
 
@@ -219,6 +193,11 @@ def load_config(path: str, env_num: Optional[int] = None) -> Any:
             text = stream.read()
     except OSError as exc:
         raise ConfigError(path, [f'{path}: cannot read: {exc.strerror or exc}']) from None
+    except UnicodeDecodeError as exc:
+        with open(path, 'rb') as stream:
+            line = stream.read(exc.start).count(b'\n') + 1
+        raise ConfigError(path, [f'{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); '
+                                 'a config is a UTF-8 YAML file']) from None
     try:
         root = yaml.compose(text)
         data = yaml.safe_load(text)
@@ -262,19 +241,15 @@ def load_config(path: str, env_num: Optional[int] = None) -> Any:
                 message = error['msg'].removeprefix('Value error, ')
                 problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: {message} (got {error.get("input")!r})'))
     if config is not None:
+        from internutopia.core.config.files import with_resolved_files
+
         config_dir = os.path.dirname(os.path.abspath(path))
-        tasks = [task for task in config.task_configs]
-        changed = False
-        for loc, file_path in _file_fields(config):
-            found = _resolve(file_path, config_dir)
-            if found is None:
-                problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: file not found: {file_path!r} '
-                                 f'(looked in {os.getcwd()}, {config_dir} and {os.path.dirname(config_dir)})'))
-            elif found != file_path:
-                changed = True
-                tasks[loc[1]] = _with_path(tasks[loc[1]], loc[2:], found)
-        if changed and not problems:
-            config = config.update(task_configs=tasks)
+        config, missing = with_resolved_files(config, config_dir)
+        for loc, file_path in missing:
+            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: file not found: {file_path!r} '
+                             f'(looked in {os.getcwd()}, {config_dir} and {os.path.dirname(config_dir)})'))
+        if not problems:
+            problems.extend(_scene_problems(config, root))
     if problems:
         problems.sort(key=lambda p: p[0] or 0)
         raise ConfigError(path, [f'{path}:{line}: {message}' if line else f'{path}: {message}' for line, message in problems])
@@ -283,13 +258,25 @@ def load_config(path: str, env_num: Optional[int] = None) -> Any:
     return config
 
 
-def _with_path(task: Any, loc: tuple, value: str) -> Any:
-    """A copy of ``task`` with the file field at ``loc`` (relative to the task) set to ``value``."""
-    if loc[0] == 'scene_asset_path':
-        return task.update(scene_asset_path=value)
-    items = list(getattr(task, loc[0]))
-    items[loc[1]] = items[loc[1]].update(usd_path=value)
-    return task.update(**{loc[0]: items})
+def _scene_problems(config: Any, root: Any) -> list[tuple[Optional[int], str]]:
+    """Load and compile every distinct scene of ``config`` (paths already resolved): a malformed
+    file (bad XML or USD, an invalid model) is reported at its ``scene_asset_path``."""
+    from internutopia.core.scene import scene_spec
+
+    problems: list[tuple[Optional[int], str]] = []
+    seen: set[tuple] = set()
+    for t, task in enumerate(config.task_configs):
+        key = (task.scene_asset_path, task.scene_scale, task.scene_position, task.scene_orientation)
+        if not task.scene_asset_path or key in seen:
+            continue
+        seen.add(key)
+        try:
+            scene_spec(task).compile()
+        except Exception as exc:  # noqa: BLE001 - MuJoCo and the USD reader raise several types
+            loc = ('task_configs', t, 'scene_asset_path')
+            reason = ' '.join(str(exc).split())
+            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: cannot load scene {task.scene_asset_path!r}: {reason}'))
+    return problems
 
 
 # ==================================================================================================
@@ -353,16 +340,6 @@ class _Progress:
             self.bar.close()
 
 
-def _summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Means of the numeric metrics (rates for booleans) over ``records``."""
-    values: dict[str, list[float]] = {}
-    for record in records:
-        for name, value in (record.get('metrics') or {}).items():
-            if isinstance(value, (bool, int, float)) and not isinstance(value, str):
-                values.setdefault(name, []).append(float(value))
-    return {name: sum(v) / len(v) for name, v in values.items()}
-
-
 def run(path: str, steps: Optional[int] = None, env_num: Optional[int] = None, results: Optional[str] = None,
         progress: bool = True) -> dict[str, Any]:
     """Run ``path`` headless (see the module doc); return the summary."""
@@ -376,18 +353,19 @@ def run(path: str, steps: Optional[int] = None, env_num: Optional[int] = None, r
             results = os.path.join('results', f'{stem}.jsonl')
         else:
             results = target
-    directory = os.path.dirname(os.path.abspath(results))
-    os.makedirs(directory, exist_ok=True)
-    open(results, 'w', encoding='utf-8').close()  # a fresh file per run
     config = config.update(metrics_save_path=results, simulator=config.simulator.update(headless=True))
     total = len(config.task_configs)
     endless = [t.type for t in config.task_configs if t.type == 'SingleInferenceTask']
     if endless and steps is None:
         print(f'[internutopia] {len(endless)} episode(s) are {endless[0]}s, which never end by themselves: running until '
               'interrupted (Ctrl-C); pass --steps N to stop after N steps', file=sys.stderr, flush=True)
-    env = Env(config)
+    try:
+        env = Env(config)  # starts the results file empty: one run per file
+    except ValueError as exc:  # e.g. a results path that cannot be written
+        raise ConfigError(path, [f'{path}: {exc}']) from None
+    env.runner.results.summary_on_close = False  # this command prints its own summary
     bar = _Progress(total, progress)
-    records: list[dict[str, Any]] = []
+    finished = 0
     env_steps = 0
     taken = 0
     started = time.perf_counter()
@@ -402,26 +380,26 @@ def run(path: str, steps: Optional[int] = None, env_num: Optional[int] = None, r
             taken += 1
             env_steps += active
             ended = [slot for slot in range(env.env_num) if terminated[slot] or truncated[slot]]
-            for slot in ended:
-                records.append({'slot': slot, 'metrics': info[slot].get('metrics', {})})
+            finished += len(ended)
             if ended:
                 env.reset(ended)
                 for slot in ended:
                     episode = env.runner.episodes[slot]
                     actions[slot] = _default_action(env, slot, episode.config) if episode is not None else None
             rate = env_steps / max(time.perf_counter() - started, 1e-9)
-            bar.update(len(records), len(ended), rate, taken)
+            bar.update(finished, len(ended), rate, taken)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         wall = time.perf_counter() - started
-        bar.update(len(records), 0, env_steps / max(wall, 1e-9), taken, force=True)
+        bar.update(finished, 0, env_steps / max(wall, 1e-9), taken, force=True)
         bar.close()
+        metrics_mean = env.runner.results.summary()['metrics_mean']  # aggregates only: flat memory
         env.close()
     summary = {
-        'config': path, 'episodes_finished': len(records), 'episodes_total': total, 'steps': taken,
+        'config': path, 'episodes_finished': finished, 'episodes_total': total, 'steps': taken,
         'env_steps': env_steps, 'wall_s': round(wall, 3), 'env_steps_per_s': round(env_steps / max(wall, 1e-9), 1),
-        'metrics_mean': _summarize(records), 'results': results, 'interrupted': interrupted,
+        'metrics_mean': metrics_mean, 'results': results, 'interrupted': interrupted,
     }
     return summary
 

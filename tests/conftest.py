@@ -13,6 +13,14 @@ from internutopia_extension import import_extensions  # noqa: E402
 
 import_extensions()
 
+# Property-based tests (tests/test_properties.py): CI runs a fixed, bounded set of examples;
+# HYPOTHESIS_PROFILE=dev explores many more.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile('ci', max_examples=40, derandomize=True, deadline=None, print_blob=True)
+settings.register_profile('dev', max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
+
 
 @pytest.fixture
 def make_config():

@@ -183,6 +183,55 @@ def test_bad_values_missing_fields_and_files(tmp_path):
     assert 'cannot read' in problems_of(str(tmp_path / 'absent.yaml'))[0]
 
 
+def test_a_file_that_is_not_utf8_is_a_problem_not_a_traceback(tmp_path, capsys):
+    path = tmp_path / 'latin1.yaml'
+    path.write_bytes('env_num: 1\n# caf\xe9\ntask_configs: []\n'.encode('latin-1'))
+    assert cli.main(['validate', str(path)]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f'{path}:2: not UTF-8 text (byte 0xe9 at offset 16)' in err and 'Traceback' not in err
+
+
+@pytest.mark.parametrize('scene, reason', [
+    ('<mujoco><worldbody><geom type="box" size="1 1 1"/></worldbody>', 'XML'),            # unclosed
+    ('<mujoco><worldbody><body><geom type="sphere" size="0.1" mass="-1"/></body></worldbody></mujoco>', 'negative'),
+])
+def test_a_malformed_mjcf_scene_is_not_ok(tmp_path, capsys, scene, reason):
+    (tmp_path / 'scene.xml').write_text(scene)
+    path = write(tmp_path, """\
+        task_configs:
+          - type: FiniteStepTask
+            scene_asset_path: scene.xml
+            robots: [{type: JetbotRobot, name: jetbot}]
+        """)
+    problems = problems_of(path)
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:3: task_configs[0].scene_asset_path: cannot load scene")
+    assert reason in problems[0]
+    assert cli.main(['validate', path]) == cli.EXIT_ERROR and 'OK' not in capsys.readouterr().out
+
+
+def test_from_yaml_finds_relative_scenes_like_the_command(tmp_path, monkeypatch):
+    (tmp_path / 'scenes').mkdir()
+    (tmp_path / 'scenes' / 'box.xml').write_text('<mujoco><worldbody><geom type="box" size="1 1 1"/></worldbody></mujoco>')
+    path = write(tmp_path, """\
+        task_configs:
+          - type: FiniteStepTask
+            scene_asset_path: scenes/box.xml
+            robots: [{type: JetbotRobot, name: jetbot}]
+        """)
+    monkeypatch.chdir(ROOT)  # not the config's folder
+    expected = os.path.join(str(tmp_path), 'scenes', 'box.xml')
+    assert Config.from_yaml(path).task_configs[0].scene_asset_path == expected
+    assert cli.load_config(path).task_configs[0].scene_asset_path == expected
+    import gymnasium
+
+    import internutopia.envs  # noqa: F401 - registers the ids
+    envs = gymnasium.make_vec('internutopia/Config-v0', config=path, num_envs=1)
+    try:
+        assert envs.unwrapped.config.task_configs[0].scene_asset_path == expected
+    finally:
+        envs.close()
+
+
 # ------------------------------------------------------------------------------------------------
 # run
 def nav_config(tmp_path, goals, env_num=2, max_steps=2400):
@@ -216,6 +265,20 @@ def test_run_with_steps_env_num_and_plain_progress(tmp_path, capsys, monkeypatch
     assert 'episodes finished: 0/4' in captured.out and 'steps: 30  env-steps: 90' in captured.out
     assert '[internutopia] episodes 0/4' in captured.err
     assert results.read_text() == ''  # overwritten, and no episode finished
+
+
+def test_run_prints_its_summary_once(tmp_path, capsys):
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
+    assert cli.main(['run', path, '--no-progress', '--results', str(tmp_path / 'r.jsonl')]) == 0
+    out = capsys.readouterr().out
+    assert out.count('episodes finished: 1/1') == 1 and 'run summary' not in out
+
+
+def test_run_with_a_results_path_that_cannot_be_written(tmp_path, capsys):
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
+    assert cli.main(['run', path, '--results', str(tmp_path)]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"metrics_save_path '{tmp_path}' is a directory" in err and 'Traceback' not in err
 
 
 def test_run_without_a_goal_gives_no_command(tmp_path, capsys):

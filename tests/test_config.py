@@ -71,6 +71,7 @@ _NAN, _INF = float('nan'), float('inf')
     (lambda: SimConfig(physics_dt=True), 'physics_dt', 'fraction like'),
     (lambda: SimConfig(rendering_dt=_NAN), 'rendering_dt', 'finite'),
     (lambda: SimConfig(rendering_interval=True), 'rendering_interval', 'integer; got the bool'),
+    (lambda: SimConfig(rendering_interval=-1), 'rendering_interval', '>= 0'),
     # Counts: integers, not bools or text that pydantic would coerce.
     (lambda: Config(env_num=True, task_configs=[SingleInferenceTaskCfg()]), 'env_num', 'integer; got the bool'),
     (lambda: Config(env_num='8', task_configs=[SingleInferenceTaskCfg()]), 'env_num', "integer; got the text '8'"),
@@ -168,3 +169,10 @@ def test_user_config_never_mutated(make_config):
     env.close()
     assert config.model_dump_json() == before
     assert task.robots[0].position == (0.5, 0.0, 0.035) and task.robots[0].name == 'jetbot'
+
+
+def test_rendering_interval_zero_renders_every_step():
+    # InternUtopia's scripts pass rendering_interval=0, which renders on every step there.
+    from internutopia.core.backend.mujoco.render.pack import RenderClock
+
+    assert RenderClock.of(SimConfig(physics_dt=1 / 240, rendering_interval=0)).period == 1

@@ -13,7 +13,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, 'docs')
 #: Pages whose ```python blocks are executed, in order, in one namespace per page.
-RUNNABLE = ['index.md', 'getting-started.md', 'extensions.md', 'gymnasium.md']
+RUNNABLE = ['index.md', 'getting-started.md', 'extensions.md', 'gymnasium.md', 'reliability.md']
 
 
 def python_blocks(page: str) -> list[str]:

@@ -87,8 +87,14 @@ def test_compiled_and_numpy_ik_agree(chain):
     reference = kinematics._solve_ik_numpy(ch, start, targets, rotations, weight, start, kinematics.IKParams())
     for a, b in zip(compiled, reference, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-9)
-    position, _ = kinematics.fk(ch, compiled[0])
+    position, quat = kinematics.fk(ch, compiled[0])
     np.testing.assert_allclose(position, targets, atol=2e-4)
+    np.testing.assert_allclose(quat_to_mat(quat)[:2], rotations[:2], atol=2e-3)
+    # With a base pose: the same frames carried into the base's parent frame.
+    base_pos, base_rot = np.array([[0.1, 0.2, 0.3]] * 3), quat_to_mat(np.array([euler_xyz(0.1, -0.2, 0.7)] * 3))
+    moved, moved_quat = kinematics.fk(ch, compiled[0], base_pos, base_rot)
+    np.testing.assert_allclose(moved, base_pos + np.einsum('kij,kj->ki', base_rot, position), atol=1e-12)
+    np.testing.assert_allclose(quat_to_mat(moved_quat), base_rot @ quat_to_mat(quat), atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -386,3 +392,21 @@ def test_yaml_config_and_action_spaces():
     ik_space = ACTION_SPACES['InverseKinematicsController'](None, env)
     assert ik_space.shape == (7,) and ik_space.high[0] == config.env_offset_size / 2
     assert ACTION_SPACES['GripperController'](None, env).shape == (1,)
+
+
+def test_wrist_camera_sees_the_cube_below(make_config):
+    from internutopia_extension.configs.robots.franka import wrist_camera_cfg
+
+    robot = franka(sensors=[wrist_camera_cfg])
+    cube = DynamicCubeCfg(name='cube', position=(0.55, 0.0, 0.025), scale=(0.05, 0.05, 0.05), color=(1.0, 0.0, 0.0))
+    env = Env(make_config([SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[robot], objects=[cube])], env_num=1))
+    try:
+        obs, _ = env.reset()
+        rgba = obs[0]['franka']['sensors']['wrist_camera']['rgba']
+        assert rgba.shape == (240, 320, 4) and rgba.dtype == np.uint8
+        red = (rgba[..., 0] > 150) & (rgba[..., 1] < 80) & (rgba[..., 2] < 80)
+        assert red.sum() > 100, 'the red cube below the hand is in view'
+        rows, cols = np.nonzero(red)
+        assert abs(rows.mean() - 120) < 40 and abs(cols.mean() - 160) < 40  # near the middle: the camera looks where the gripper points
+    finally:
+        env.close()

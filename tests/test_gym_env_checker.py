@@ -71,6 +71,26 @@ def test_flat_env_passes_check_env_including_render_modes():
     flat.close()
 
 
+def test_flat_env_can_be_reset_after_close_and_passes_sb3_check_env():
+    task = PointNavTaskCfg(goal=(1.0, 1.0, 0.0), robots=[JetbotRobotCfg()])
+    flat = FlatEnv(config(task), render_mode='rgb_array')
+    try:
+        first, _ = flat.reset(seed=0)
+        flat.close()
+        again, _ = flat.reset(seed=0)  # a world built again from the same arguments
+        np.testing.assert_array_equal(first, again)
+        assert flat.step(flat.action_space.sample())[0] in flat.observation_space
+        sb3_checker = pytest.importorskip('stable_baselines3.common.env_checker')
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # its advice on unbounded spaces; failures raise
+            sb3_checker.check_env(flat, warn=False, skip_render_check=False)
+    finally:
+        flat.close()
+    given = FlatEnv(vector_env=flat.vector_env)
+    with pytest.raises(RuntimeError, match='closed.*vector_env='):
+        given.reset()
+
+
 def test_dict_api_keeps_internutopia_semantics():
     task = FiniteStepTaskCfg(max_steps=3, robots=[JetbotRobotCfg()])
     env = Env(config(task))

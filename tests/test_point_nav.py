@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -200,9 +201,12 @@ def test_shipped_config_is_the_generator_output(tmp_path, monkeypatch):
     assert len(shipped.task_configs) == 32 and shipped.env_num == 8 and shipped.metrics_save_path != 'none'
     assert {t.scene_asset_path for t in shipped.task_configs} == {None, 'internutopia/assets/scenes/two_rooms.usda',
                                                                   'internutopia/assets/scenes/office.xml'}
-    regenerated = episodes_main(['--n', '32', '--seed', '0', '--out', str(tmp_path / 'again.yaml')])
+    regenerated = episodes_main(['--n', '32', '--seed', '0', '--out', str(tmp_path / 'jetbot_point_nav.yaml')])
     assert regenerated == shipped
-    assert Config.from_yaml(tmp_path / 'again.yaml') == shipped
+    assert Config.from_yaml(tmp_path / 'jetbot_point_nav.yaml') == shipped
+    # The results file is named after the YAML written, not always after the shipped one.
+    other = episodes_main(['--n', '1', '--seed', '0', '--out', str(tmp_path / 'mine.yaml')])
+    assert other.metrics_save_path == os.path.join('results', 'mine.jsonl')
     assert save_episodes_yaml(tmp_path / 'list.yaml', shipped.task_configs[:2], env_num=2).env_num == 2
 
 
@@ -230,5 +234,10 @@ def test_close_prints_the_run_summary(make_config, tmp_path, capsys):
     assert summary['episodes'] == 1 and summary['success'] == 0.0
     env = Env(make_config([nav((1.0, 0.0, 0.0), max_steps=1)], env_num=1))  # metrics_save_path='none'
     env.reset()
+    env.step([None])
     env.close()
+    assert 'run summary' not in capsys.readouterr().out
+    env = Env(make_config([nav((1.0, 0.0, 0.0), max_steps=5)], env_num=1, metrics_save_path='console'))
+    env.reset()
+    env.close()  # no episode finished: no summary of nothing
     assert 'run summary' not in capsys.readouterr().out

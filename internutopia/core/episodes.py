@@ -254,12 +254,16 @@ def main(argv: Optional[Sequence[str]] = None) -> Config:
                         help="scene files, names under the package's scenes/ folder, or 'ground' (default: ground two_rooms.usda office.xml)")
     parser.add_argument('--env-num', type=int, default=8)
     parser.add_argument('--env-offset-size', type=float, default=10.0)
-    parser.add_argument('--metrics-save-path', default='results/jetbot_point_nav.jsonl')
+    parser.add_argument('--metrics-save-path', default=None,
+                        help="the config's metrics_save_path (default: results/<name of --out>.jsonl)")
     parser.add_argument('--min-distance', type=float, default=1.0)
     parser.add_argument('--max-distance', type=float, default=4.0)
     parser.add_argument('--max-steps', type=int, default=4000)
     parser.add_argument('--physics-dt', type=float, default=1 / 240)
     args = parser.parse_args(argv)
+    if args.metrics_save_path is None:
+        stem = os.path.splitext(os.path.basename(args.out))[0]
+        args.metrics_save_path = os.path.join('results', f'{stem}.jsonl')
     scenes = [_portable(_scene_arg(s)) for s in args.scenes]
     episodes = generate_point_nav_episodes(args.n, args.seed, scenes=scenes, min_distance=args.min_distance,
                                            max_distance=args.max_distance, max_steps=args.max_steps)

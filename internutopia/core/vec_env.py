@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Optional
 
+import numpy as np
+
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet
@@ -97,6 +99,9 @@ class Env:
             raise RuntimeError('no env is registered for a DistributedConfig: the Ray adapter '
                                '(internutopia.core.distribution) did not load; see internutopia.core.plugins')
         load_extensions()
+        # The env's own copy: later edits of the user's objects (env_num, the task list, a robot's
+        # position) change nothing here.
+        config = config.model_copy(deep=True)
         self._config = config
         self.simulation_app = SimulationApp()
         self._viewer = None
@@ -123,7 +128,7 @@ class Env:
 
     @property
     def config(self) -> Config:
-        """The config this env was built from (read-only by convention; the env never changes it)."""
+        """The env's own copy of the config it was built from (read-only by convention)."""
         return self._config
 
     @property
@@ -165,12 +170,13 @@ class Env:
         return obs, info
 
     def _check_reset_list(self, reset_list: Any) -> list[int]:
-        if isinstance(reset_list, (str, bytes)) or not hasattr(reset_list, '__iter__'):
+        if isinstance(reset_list, (str, bytes, dict)) or not hasattr(reset_list, '__iter__'):
             raise ValueError(f'reset_list must be a list of env ids in 0..{self.env_num - 1}; got {reset_list!r}')
         slots = list(reset_list)
         seen = set()
         for slot in slots:
-            if isinstance(slot, bool) or not isinstance(slot, int) and not (hasattr(slot, '__index__') and not isinstance(slot, float)):
+            # An int or an integer scalar (numpy's included); not a bool, a float or an array.
+            if isinstance(slot, (bool, np.bool_)) or not isinstance(slot, (int, np.integer)):
                 raise ValueError(f'reset_list entries must be int env ids in 0..{self.env_num - 1}; got {slot!r}')
             if not 0 <= int(slot) < self.env_num:
                 raise ValueError(f'env id {slot} in reset_list is out of range; valid env ids: 0..{self.env_num - 1}')

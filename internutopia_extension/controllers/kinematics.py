@@ -136,15 +136,25 @@ class SerialChain:
 # ------------------------------------------------------------------------------------------------
 # rotations
 def quat_to_mat(quat: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``(..., 3, 3)`` of wxyz quaternions ``(..., 4)`` (normalized first)."""
+    """Rotation matrices ``(..., 3, 3)`` of wxyz quaternions ``(..., 4)`` (normalized first).
+
+    >>> quat_to_mat(np.array([0.0, 1.0, 0.0, 0.0])).tolist()
+    [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]]
+    """
     quat = np.asarray(quat, dtype=float)
     quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(quat, -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-    ], axis=-2)
+    w, x, y, z = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
+    out = np.empty(quat.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
 
 
 def mat_to_quat(mat: np.ndarray) -> np.ndarray:
@@ -274,7 +284,8 @@ def _solve_ik_numpy(chain: SerialChain, q: np.ndarray, target_pos: np.ndarray, t
 # compiled twin: one row at a time, the same math in scalar loops
 def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, joint_ref, lower, upper,
              frame_pos, frame_rot, q, target_pos, target_rot, rot_weight, rest, damping, max_step, gain,
-             max_iterations, pos_tol, rot_tol, projector_damping, out_pos, out_rot, pos_err, rot_err, iterate):  # pragma: no cover - compiled
+             max_iterations, pos_tol, rot_tol, projector_damping, base_pos, base_rot, out_pos, out_rot, out_quat,
+             pos_err, rot_err, iterate):  # pragma: no cover - compiled
     n = q.shape[1]
     nb = body_pos.shape[0]
     rot = np.empty((3, 3))
@@ -434,10 +445,27 @@ def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, 
             for j in range(n):
                 value = q[row, j] + dq[j] * scale
                 q[row, j] = min(upper[j], max(lower[j], value))
+        # The end frame in the frame the base sits in: p = B p_b + b, R = B R_b, and R as a quaternion.
         for i in range(3):
-            out_pos[row, i] = pos[i]
+            out_pos[row, i] = base_pos[row, i] + base_rot[row, i, 0] * pos[0] + base_rot[row, i, 1] * pos[1] + base_rot[row, i, 2] * pos[2]
             for c in range(3):
-                out_rot[row, i, c] = rot[i, c]
+                out_rot[row, i, c] = base_rot[row, i, 0] * rot[0, c] + base_rot[row, i, 1] * rot[1, c] + base_rot[row, i, 2] * rot[2, c]
+        m = out_rot[row]
+        trace = m[0, 0] + m[1, 1] + m[2, 2]
+        if trace > 0.0:
+            s = 2.0 * np.sqrt(trace + 1.0)
+            w, x, y, z = 0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s
+        elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+            s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+            w, x, y, z = (m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s
+        elif m[1, 1] > m[2, 2]:
+            s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+            w, x, y, z = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s
+        else:
+            s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+            w, x, y, z = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s
+        norm = np.sqrt(w * w + x * x + y * y + z * z) * (-1.0 if w < 0.0 else 1.0)
+        out_quat[row, 0], out_quat[row, 1], out_quat[row, 2], out_quat[row, 3] = w / norm, x / norm, y / norm, z / norm
 
 
 _ik_kernel = Kernel(_ik_rows)
@@ -448,17 +476,30 @@ def _kernel_args(chain: SerialChain) -> tuple:
             chain.joint_ref, chain.lower, chain.upper, chain.frame_pos, chain.frame_rot)
 
 
-def fk(chain: SerialChain, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """End-frame positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)`` (base frame), compiled when possible."""
+def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None,
+       base_rot: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """End-frame positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` (``w >= 0``), compiled when possible.
+
+    In the base frame, or, with the base's poses ``base_pos`` ``(k, 3)`` and ``base_rot``
+    ``(k, 3, 3)``, in the frame the base sits in (a slot's env-local frame).
+    """
     q = np.ascontiguousarray(q, dtype=float)
-    if not _ik_kernel.available:
-        return forward_kinematics(chain, q)
     k = len(q)
-    pos, rot = np.empty((k, 3)), np.empty((k, 3, 3))
+    if base_pos is None:
+        base_pos, base_rot = np.zeros((k, 3)), np.broadcast_to(np.eye(3), (k, 3, 3))
+    if not _ik_kernel.available:
+        pos, rot = forward_kinematics(chain, q)
+        return base_pos + np.einsum('kij,kj->ki', base_rot, pos), mat_to_quat(base_rot @ rot)
+    pos, quat = np.empty((k, 3)), np.empty((k, 4))
     empty = np.zeros(k)
-    _ik_kernel(*_kernel_args(chain), q, np.zeros((k, 3)), np.zeros((k, 3, 3)), empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
-               pos, rot, empty.copy(), empty.copy(), False)
-    return pos, rot
+    _ik_kernel(*_kernel_args(chain), q, _NO_TARGET_POS, _NO_TARGET_ROT, empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
+               np.ascontiguousarray(base_pos, dtype=float), np.ascontiguousarray(base_rot, dtype=float),
+               pos, np.empty((k, 3, 3)), quat, empty, empty, False)
+    return pos, quat
+
+
+#: Placeholders for the targets of a forward-kinematics-only kernel call (never read).
+_NO_TARGET_POS, _NO_TARGET_ROT = np.zeros((0, 3)), np.zeros((0, 3, 3))
 
 
 def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_rot: np.ndarray,
@@ -481,7 +522,8 @@ def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_
     _ik_kernel(*_kernel_args(chain), q, target_pos, target_rot, rot_weight, rest, float(params.damping),
                float(params.max_step), float(params.nullspace_gain), int(params.max_iterations),
                float(params.position_tolerance), float(params.rotation_tolerance), _PROJECTOR_DAMPING,
-               np.empty((k, 3)), np.empty((k, 3, 3)), pos_err, rot_err, True)
+               np.zeros((k, 3)), np.ascontiguousarray(np.broadcast_to(np.eye(3), (k, 3, 3))),
+               np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, 4)), pos_err, rot_err, True)
     return q, pos_err, rot_err
 
 

@@ -27,8 +27,8 @@ import re
 import mujoco
 import numpy as np
 
-from internutopia.core.robot.base import NO_ID, BaseRobot, rows_of
-from internutopia_extension.controllers.kinematics import SerialChain, fk, mat_to_quat, quat_to_mat
+from internutopia.core.robot.base import NO_ID, BaseRobot
+from internutopia_extension.controllers.kinematics import SerialChain, fk, quat_to_mat
 from internutopia_extension.robots.assets import franka_path
 
 ARM_JOINTS = [f'panda_joint{i}' for i in range(1, 8)]
@@ -96,6 +96,8 @@ class FrankaRobot(BaseRobot):
         self.tcp_chain: SerialChain | None = None
         self.finger_chain: SerialChain | None = None
         self.tcp_columns = self.finger_columns = np.zeros(0, dtype=np.intp)
+        self.base_pos = np.zeros((env_num, 3))
+        self.base_rot = np.broadcast_to(np.eye(3), (env_num, 3, 3)).copy()
 
     def build_spec(self) -> mujoco.MjSpec:
         spec = _panda_spec().copy()
@@ -145,6 +147,9 @@ class FrankaRobot(BaseRobot):
         data.mocap_pos[slots, self.mocap_index] = np.array([c.position for c in configs], dtype=float)
         quats = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
         data.mocap_quat[slots, self.mocap_index] = quats / np.linalg.norm(quats, axis=1, keepdims=True)
+        # The base never moves during an episode: its frame is kept for the kinematics of every step.
+        self.base_pos[slots] = data.mocap_pos[slots, self.mocap_index]
+        self.base_rot[slots] = quat_to_mat(data.mocap_quat[slots, self.mocap_index])
         rows = slots[:, None]
         data.qpos[rows, self.arm_qposadr] = HOME
         data.qpos[rows, self.finger_qposadr] = FINGER_OPEN
@@ -159,20 +164,15 @@ class FrankaRobot(BaseRobot):
         return np.concatenate([qpos[rows, self.arm_qposadr], qpos[rows, self.finger_qposadr]], axis=1)
 
     def base_frame(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Env-local base positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)``."""
-        rows = rows_of(slots, self.env_num)
-        data = self.world.data
-        return data.mocap_pos[rows, self.mocap_index], quat_to_mat(data.mocap_quat[rows, self.mocap_index])
+        """Env-local base positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)`` (set at each reset)."""
+        return self.base_pos[slots], self.base_rot[slots]
 
     def frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray,
                    joints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of ``chain``'s end frame
         (``columns``: its joints in :meth:`joint_array`, which ``joints`` may give)."""
         joints = self.joint_array(slots) if joints is None else joints
-        local_pos, local_rot = fk(chain, joints[:, columns])
-        base_pos, base_rot = self.base_frame(slots)
-        position = base_pos + np.einsum('kij,kj->ki', base_rot, local_pos)
-        return position, mat_to_quat(base_rot @ local_rot)
+        return fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots])
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
         """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""

@@ -59,6 +59,9 @@ class World(Protocol):
     def step(self) -> None:
         """Advance every slot by one physics step."""
 
+    def failed_slots(self) -> np.ndarray:
+        """Slots whose simulation failed (diverged) in the last :meth:`step`, each reported once, sorted."""
+
     def close(self) -> None:
         """Release everything the world holds."""
 

@@ -102,8 +102,9 @@ class SimConfig(BaseCfg):
     @field_validator('rendering_interval')
     @classmethod
     def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
-        if value is not None and value < 1:
-            raise ValueError(f'rendering_interval must be >= 1 (render every N physics steps) or None; got {value}')
+        if value is not None and value < 0:
+            raise ValueError(f'rendering_interval must be >= 0 (render every N physics steps; 0, as in InternUtopia, '
+                             f'every step) or None; got {value}')
         return value
 
     @field_validator('rendering_threads')
@@ -154,14 +155,19 @@ class Config(BaseCfg):
         """Read a config written by :meth:`to_yaml` (or by hand); ``type`` fields pick the classes.
 
         Installed extensions are loaded first (:func:`internutopia.core.plugins.load_extensions`),
-        so the types they register resolve.
+        so the types they register resolve. Relative file paths (scenes, USD files) are found as
+        :mod:`internutopia.core.config.files` says: from the current directory, else from the YAML
+        file's folder or its parent, as ``internutopia run`` does.
         """
         load_extensions()
         with open(path, encoding='utf-8') as stream:
             data = yaml.safe_load(stream)
         if not isinstance(data, dict):
             raise ValueError(f'{path}: expected a mapping of Config fields at the top level, got {type(data).__name__}')
-        return cls.model_validate(data)
+        from internutopia.core.config.files import with_resolved_files
+
+        config, _ = with_resolved_files(cls.model_validate(data), os.path.dirname(os.path.abspath(path)))
+        return config
 
     def distribute(self, distribution_config: RayDistributionCfg) -> 'DistributedConfig':
         """Run this config on several Ray workers; see :mod:`internutopia.core.distribution`."""

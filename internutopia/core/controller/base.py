@@ -119,16 +119,54 @@ class BaseVelocityController(FixedShapeController):
 
 
 def as_float_array(value: Any, shape: tuple[int, ...] | None, what: str) -> np.ndarray:
-    """``value`` as a finite float array of ``shape`` (``-1`` = any length), or a ``ValueError``."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {value!r}') from None
-    if shape is not None and (array.ndim != len(shape) or any(w != -1 and w != n for w, n in zip(shape, array.shape))):
+    """``value`` as a finite float array of ``shape`` (``-1`` = any length), or a ``ValueError``.
+
+    Numbers only: a bool, a string or a complex number anywhere in ``value`` is an error, not a
+    number numpy would quietly make of it (``True`` -> 1.0, ``'2'`` -> 2.0, ``1+2j`` -> 1.0).
+    """
+    if isinstance(value, np.ndarray) and value.dtype.kind in 'fiu':
+        array = value.astype(float, copy=False)
+    else:
+        bad = _non_number(value)
+        if bad is not None:
+            raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {bad} in {value!r}')
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {value!r}') from None
+    if shape is not None and (array.ndim != len(shape) or any(w != -1 and w != n for w, n in zip(shape, array.shape, strict=False))):
         raise ValueError(f'{what} must have shape {_shape_text(shape).strip()}; got shape {array.shape} from {value!r}')
     if not np.isfinite(array).all():
         raise ValueError(f'{what} must be finite (no NaN or inf); got {value!r}')
     return array
+
+
+_KIND_NAMES = {'b': 'bools', 'U': 'text', 'S': 'text', 'c': 'complex numbers', 'M': 'dates', 'm': 'time deltas', 'V': 'raw bytes'}
+
+
+def _non_number(value: Any) -> str | None:
+    """What in ``value`` (nested lists, tuples, arrays) is not a real number, or ``None``."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return None
+    if kind is list or kind is tuple:
+        for item in value:
+            bad = _non_number(item)
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return f'the bool {value!r}'
+    if isinstance(value, (str, bytes)):
+        return f'the text {value!r}'
+    if isinstance(value, (complex, np.complexfloating)):
+        return f'the complex number {value!r}'
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == 'O':
+            return _non_number(value.tolist())
+        if value.dtype.kind not in 'fiu':
+            return f'an array of {_KIND_NAMES.get(value.dtype.kind, value.dtype)}'
+    return None
 
 
 def _shape_text(shape: tuple[int, ...] | None) -> str:

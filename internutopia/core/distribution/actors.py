@@ -115,6 +115,7 @@ class RunnerActor:
         self.offset = runner_id * config.env_num
         self.queue = QueueProxy(queue_handle)
         self.runner = Runner(config, queue=self.queue)
+        self.runner.results.keep_records = True  # drained by every step() and sent to the driver
 
     def ready(self) -> dict[str, Any]:
         """Where this runner lives: ``{'runner_id', 'pid', 'host'}``."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -18,6 +18,8 @@ class FlatEnv(gym.Env):
     """A ``gymnasium.Env`` over a one-slot :class:`VectorEnv`: flat ``Box`` spaces, endless episodes.
 
     Takes the same arguments as :class:`VectorEnv` (without ``num_envs``/``autoreset_mode``).
+    ``reset()`` after ``close()`` builds the world again from those arguments (Stable-Baselines3's
+    ``check_env`` closes an env after its render check and goes on using it).
     This is the flat-array counterpart of :class:`internutopia.core.gym_env.Env` (whose observations
     and actions are InternUtopia's dicts), for libraries that want arrays.
     """
@@ -26,13 +28,16 @@ class FlatEnv(gym.Env):
 
     def __init__(self, config: Union[Config, str, os.PathLike[str], None] = None, render_mode: Optional[str] = None, *,
                  vector_env: Optional[VectorEnv] = None, **kwargs: Any) -> None:
+        self._reopen: Optional[Callable[[], VectorEnv]] = None
         if vector_env is None:
             if config is None:
                 raise TypeError('FlatEnv needs a config (a Config or the path of a YAML config) or vector_env=')
             for key in ('num_envs', 'autoreset_mode'):
                 if key in kwargs:
                     raise TypeError(f'FlatEnv runs one slot without autoreset; {key}= is not an argument')
-            vector_env = VectorEnv(config, num_envs=1, autoreset_mode=AutoresetMode.DISABLED, render_mode=render_mode, **kwargs)
+            self._reopen = lambda: VectorEnv(config, num_envs=1, autoreset_mode=AutoresetMode.DISABLED,
+                                             render_mode=render_mode, **kwargs)
+            vector_env = self._reopen()
         elif config is not None or kwargs:
             raise TypeError('pass either a config (and VectorEnv arguments) or vector_env=, not both')
         elif vector_env.num_envs != 1 or vector_env.autoreset_mode != AutoresetMode.DISABLED:
@@ -51,7 +56,12 @@ class FlatEnv(gym.Env):
         return self._envs
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[Any, dict]:
-        """Start the next episode (``seed`` restarts the episode source)."""
+        """Start the next episode (``seed`` restarts the episode source); after :meth:`close`, the
+        first episode of a world built again."""
+        if self._envs.closed:
+            if self._reopen is None:
+                raise RuntimeError('this FlatEnv is closed, and it was given vector_env= so it cannot build its world again')
+            self._envs = self._reopen()
         super().reset(seed=seed)
         obs, info = self._envs.reset(seed=seed, options=options)
         self._running = True

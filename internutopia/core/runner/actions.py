@@ -103,11 +103,10 @@ class ActionParsing:
                 if parsed is _UNPARSED:
                     try:
                         parsed = parsed_once[key] = controller.parse_action(args)
-                    except ValueError as exc:
+                    except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
                         raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
                 pairs.append((controller, parsed))
         return pairs
-
 
     def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
@@ -120,6 +119,9 @@ class ActionParsing:
             if not any(group.name == robot_name for group in self.robot_groups.values()):
                 names = sorted({group.name for group in self.robot_groups.values()})
                 raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {names}')
+            if not isinstance(controller_actions, dict):
+                raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
+                                 f'got {type(controller_actions).__name__}')
             for group in self.robot_groups.values():
                 if group.name != robot_name:
                     continue
@@ -132,17 +134,28 @@ class ActionParsing:
                     if controller is None:
                         raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
                                          f'controllers of {robot_name!r}: {sorted(group.controllers)}')
-                    if len(args) != self.env_num:
+                    count = _row_count(args)
+                    if count != self.env_num:
+                        got = count if count is not None else f'a {type(args).__name__}'
                         raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
-                                         f'({self.env_num}); got {len(args)}')
+                                         f'({self.env_num}); got {got}')
                     if every_row:
                         rows = args
                     else:
                         rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
                     try:
                         batch = controller.parse_batch(rows)
-                    except ValueError as exc:
+                    except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
                         raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}') from None
                     commands[id(controller)] = (controller, members, batch)
         return commands
 
+
+def _row_count(args: Any) -> int | None:
+    """Rows in a batched argument (a sequence or an array with a first axis), else ``None``."""
+    if isinstance(args, (str, bytes, dict)):
+        return None
+    try:
+        return len(args)
+    except TypeError:  # no length, or a 0-d array
+        return None

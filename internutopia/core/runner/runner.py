@@ -38,7 +38,8 @@ class ArrayStep:
 
     ``obs`` is ``{robot_name: {...}}`` with every leaf an array whose first axis is the slot id
     (rows of inactive slots are zeros); ``active`` marks the slots that ran an episode this step;
-    ``metrics`` maps the slots whose episode ended on this step to that episode's metrics.
+    ``metrics`` maps the slots whose episode ended on this step to that episode's metrics;
+    ``diverged`` lists the slots whose episode ended because their simulation diverged.
     """
 
     obs: dict[str, Any]
@@ -47,6 +48,7 @@ class ArrayStep:
     truncated: np.ndarray
     active: np.ndarray
     metrics: dict[int, dict[str, Any]]
+    diverged: tuple[int, ...] = ()
 
 
 class SlotStatus(IntEnum):
@@ -135,6 +137,10 @@ class Runner(ActionParsing, ObservationAssembly):
         except Exception:
             self.queue.put_back([e for e in taken if e is not None])
             raise
+        # Nothing can fail from here on: the episodes these slots were running are abandoned.
+        for slot in slots:
+            if self.status[slot] == _ACTIVE:
+                self._finish(slot, False, False, outcome='abandoned')
         # Write every reset slot's state first, then one forward pass for the whole world, then
         # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
         for slot, episode in zip(slots, taken):
@@ -263,7 +269,7 @@ class Runner(ActionParsing, ObservationAssembly):
 
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
-        active, reward, terminated, truncated, metrics = self._advance(self.parse_actions(actions))
+        active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_actions(actions))
         obs = self.observe(active)
         n = self.env_num
         steps = self.steps.tolist()
@@ -271,6 +277,8 @@ class Runner(ActionParsing, ObservationAssembly):
             infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(self.episodes, steps, strict=True)]
             for slot, values in metrics.items():
                 infos[slot]['metrics'] = values
+            for slot in diverged:
+                infos[slot]['diverged'] = True
             return obs, reward.tolist(), terminated.tolist(), truncated.tolist(), infos
         reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
         obs_out: list = [None] * n
@@ -287,21 +295,24 @@ class Runner(ActionParsing, ObservationAssembly):
             if slot in metrics:
                 info['metrics'] = metrics[slot]
             info_out[slot] = info
+        for slot in diverged:
+            info_out[slot]['diverged'] = True
         return obs_out, reward_out, terminated_out, truncated_out, info_out
 
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> 'ArrayStep':
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
-        active, reward, terminated, truncated, metrics = self._advance(self.parse_batched_actions(actions))
+        active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_batched_actions(actions))
         mask = np.zeros(self.env_num, dtype=bool)
         mask[active] = True
-        return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, mask, metrics)
+        return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, mask, metrics, diverged)
 
-    def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]]]:
+    def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]],
+                                                tuple[int, ...]]:
         """Apply parsed commands, step physics once, run tasks and metrics, finish ended episodes.
 
         Returns the slots that were active, reward, terminated and truncated as ``(env_num,)``
-        arrays (zero/False outside the active slots), and the metrics of the episodes that
-        ended, by slot.
+        arrays (zero/False outside the active slots), the metrics of the episodes that ended, by
+        slot, and the slots whose episode ended because their simulation diverged.
         """
         groups = self.robot_groups.values()
         for group in groups:
@@ -315,27 +326,45 @@ class Runner(ActionParsing, ObservationAssembly):
 
         active = self.active_slots()
         self.steps[rows_of(active, self.env_num)] += 1
+        # A slot whose simulation diverged was put back to rest by the engine: its tasks and
+        # metrics do not see that state, and its episode ends below. Other slots never notice.
+        failed = self.world.failed_slots()
+        diverged: tuple[int, ...] = ()
+        stepped = active
+        if len(failed):
+            failed = failed[self.status[failed] == _ACTIVE]
+            diverged = tuple(failed.tolist())
+            stepped = np.setdiff1d(active, failed) if diverged else active
         reward = np.zeros(self.env_num)
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
         for task in self.tasks.values():
-            slots = self.members_of(task, active)
+            slots = self.members_of(task, stepped)
             if len(slots):
                 reward[slots], terminated[slots], truncated[slots] = task.step(slots)
         for metric in self.metrics.values():
-            slots = self.members_of(metric, active)
+            slots = self.members_of(metric, stepped)
             if len(slots):
                 metric.update(slots)
         ended = terminated | truncated
         metrics = {}
+        for slot in diverged:
+            terminated[slot] = True
+            metrics[slot] = self._finish(slot, True, False, outcome='diverged')
+            self._restore_start_state(slot)
         if np.count_nonzero(ended):
-            metrics = {slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot])) for slot in np.nonzero(ended)[0].tolist()}
-        return active, reward, terminated, truncated, metrics
+            metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
+                            for slot in np.nonzero(ended)[0].tolist()})
+        return active, reward, terminated, truncated, metrics, diverged
 
-    def _finish(self, slot: int, terminated: bool, truncated: bool) -> dict[str, Any]:
+    def _finish(self, slot: int, terminated: bool, truncated: bool, outcome: str | None = None) -> dict[str, Any]:
+        """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
+        its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
         metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
         episode = self.episodes[slot]
-        self.results.write({
+        # The slot is done before its record goes out: a failing write never leaves it running.
+        self._set_status(slot, SlotStatus.DONE)
+        record = {
             'episode_index': episode.index,
             'slot': slot,
             'task_type': episode.config.type,
@@ -345,17 +374,30 @@ class Runner(ActionParsing, ObservationAssembly):
             'terminated': terminated,
             'truncated': truncated,
             'wall_time_s': round(time.perf_counter() - self.started_at[slot], 6),
-        })
-        self._set_status(slot, SlotStatus.DONE)
+        }
+        if outcome is not None:
+            record['outcome'] = outcome
+        self.results.write(record)
         return metrics
+
+    def _restore_start_state(self, slot: int) -> None:
+        """Put ``slot`` back at its episode's start state, controllers and sensors reset (after a
+        divergence: no NaN or runaway command stays behind for the slot's next episode)."""
+        steps = self.steps[slot]
+        self._place_episode(slot, self.episodes[slot])
+        self.steps[slot] = steps
+        self._set_status(slot, SlotStatus.DONE)
+        self.world.forward(np.array([slot]))
 
     def entities_of(self, slot: int) -> dict[str, Entity]:
         """Robots and objects present in ``slot``, by name."""
         return {**self.slot_objects[slot], **self.slot_robots[slot]}
 
     def close(self) -> None:
-        """Release the world and flush the results file; print the run summary unless results go nowhere."""
-        if self.results.target != 'none':
-            print(f'[internutopia] run summary: {json.dumps(self.results.summary())}', flush=True)
+        """Release the world and flush the results file; print the run summary when results go
+        somewhere and an episode finished (a summary of nothing says nothing)."""
+        summary = self.results.summary()
+        if self.results.summary_on_close and self.results.target != 'none' and summary['episodes']:
+            print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
         self.results.close()
         self.world.close()

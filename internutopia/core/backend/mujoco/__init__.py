@@ -1,5 +1,5 @@
 """The embedded MuJoCo backend (default): the grid of env slots, a pack of ``mujoco.batch`` simulations per structure."""
 
-from internutopia.core.backend.mujoco.world import MujocoWorld, Pack, SlotPart
+from internutopia.core.backend.mujoco.world import MujocoWorld, Pack, PackData, SlotPart
 
-__all__ = ["MujocoWorld", "Pack", "SlotPart"]
+__all__ = ["MujocoWorld", "Pack", "PackData", "SlotPart"]

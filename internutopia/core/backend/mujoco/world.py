@@ -23,7 +23,6 @@ import ctypes
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Callable, Optional
 
 import mujoco
@@ -42,6 +41,8 @@ STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_app
 OUTPUT_FIELDS = ('sensordata',)
 #: Most compiled one-slot models kept for structures no slot holds any more.
 _MODEL_CACHE_SIZE = 16
+_NO_SLOTS = np.zeros(0, dtype=np.intp)
+_NO_SLOTS.flags.writeable = False
 #: Contacts each robot's contact sensors report (see :meth:`MujocoWorld._add_contact_sensors`).
 CONTACT_SLOTS = 8
 
@@ -60,10 +61,63 @@ class SlotPart:
     contact_root: Optional[str] = None
 
 
+class PackData:
+    """The ``(env_num, ...)`` arrays of a pack's batch: row ``i`` is slot ``i`` (rows of slots in
+    other packs are unused). Positions are env-local, quaternions wxyz.
+
+    State fields are live views (a write is that slot's state at the next step):
+
+    Attributes:
+        time: simulated time (s). Shape (env_num,).
+        qpos: joint positions (free joints: position then orientation). Shape (env_num, nq).
+        qvel: joint velocities. Shape (env_num, nv).
+        act: actuator activations. Shape (env_num, na).
+        ctrl: actuator controls. Shape (env_num, nu).
+        qfrc_applied: applied generalized forces. Shape (env_num, nv).
+        xfrc_applied: applied Cartesian force and torque per body. Shape (env_num, nbody, 6).
+        mocap_pos: mocap body positions. Shape (env_num, nmocap, 3).
+        mocap_quat: mocap body orientations. Shape (env_num, nmocap, 4).
+        qacc_warmstart: the solver's warm start. Shape (env_num, nv).
+        sensordata: sensor readings, refreshed by each step and describing the state at its start
+            (as with ``mj_step``). Shape (env_num, nsensordata).
+
+    Any other ``MjData`` field is bound on first use with :meth:`Pack.field` (each bound field is
+    copied out on every step, so only what is read is bound), and then also read as an attribute.
+    """
+
+    __slots__ = (*STATE_FIELDS, *OUTPUT_FIELDS, '_bound')
+
+    time: np.ndarray
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    ctrl: np.ndarray
+    qfrc_applied: np.ndarray
+    xfrc_applied: np.ndarray
+    mocap_pos: np.ndarray
+    mocap_quat: np.ndarray
+    qacc_warmstart: np.ndarray
+    sensordata: np.ndarray
+
+    def __init__(self, batch: mujoco.batch.Batch) -> None:
+        for name in (*STATE_FIELDS, *OUTPUT_FIELDS):
+            setattr(self, name, batch.bind(name))
+        self._bound: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # Only reached for names that are not declared fields: fields bound with Pack.field.
+        if name.startswith('_'):  # not set yet (copying, unpickling)
+            raise AttributeError(name)
+        try:
+            return self._bound[name]
+        except KeyError:
+            raise AttributeError(f'PackData has no field {name!r} bound; bind it with pack.field({name!r})') from None
+
+
 class Pack:
     """The slots that share one structure: a compiled one-slot model and their batch of states.
 
-    ``data`` holds ``(env_num, ...)`` arrays, one row per env slot (rows of other packs' slots are
+    ``data`` (a :class:`PackData`) holds ``(env_num, ...)`` arrays, one row per env slot (rows of other packs' slots are
     unused): the state fields of :data:`STATE_FIELDS` are live views (a write is that slot's state
     at the next step), the fields of :data:`OUTPUT_FIELDS` are refreshed after each step; bind any
     other ``MjData`` field with :meth:`field`. ``slots`` are the slots holding this structure.
@@ -83,7 +137,7 @@ class Pack:
         # saves it back, so the physics works in a cache-sized MjData per core (faster than one
         # MjData per slot, and far less memory). Derived fields are bound outputs or recomputed.
         self.batch = mujoco.batch.Batch(model, env_num, nthread=threads, persistent=False)
-        self.data = SimpleNamespace(**{name: self.batch.bind(name) for name in (*STATE_FIELDS, *OUTPUT_FIELDS)})
+        self.data = PackData(self.batch)
         self.slots = np.zeros(0, dtype=np.intp)
         self._step_ids: Optional[np.ndarray] = self.slots
         self._scratch: Optional[mujoco.MjData] = None
@@ -102,8 +156,7 @@ class Pack:
         """The ``(env_num, ...)`` array of any ``MjData`` field, bound on first use."""
         array = getattr(self.data, name, None)
         if array is None:
-            array = self.batch.bind(name)
-            setattr(self.data, name, array)
+            array = self.data._bound[name] = self.batch.bind(name)
             if len(self.slots):  # a derived field bound between calls is zero until the next call
                 self.batch.forward(self.slots, stage=mujoco.mjtStage.mjSTAGE_VEL)
         return array
@@ -291,6 +344,27 @@ class MujocoWorld:
         for pack in self.packs.values():
             pack.step()
         self.time += self.sim.physics_dt
+
+    def failed_slots(self) -> np.ndarray:
+        """Slots whose simulation MuJoCo found unstable in the last :meth:`step` (NaN, Inf or a huge
+        value in positions, velocities or accelerations), sorted.
+
+        MuJoCo answers such a state by resetting the simulation to its model's rest state and going
+        on, with a warning on stderr and nothing else to see: the slot's clock restarts from zero.
+        So a slot whose time fell behind the world's has failed; its clock is set back to the
+        world's, so it is reported once. Costs one comparison per pack per step.
+        """
+        limit = self.time - 0.5 * self.sim.physics_dt
+        failed = []
+        for pack in self.packs.values():
+            slots = pack.slots
+            if len(slots):
+                times = pack.data.time[slots] if pack._step_ids is not None else pack.data.time
+                if times.min() < limit:
+                    hit = slots[times < limit]
+                    pack.data.time[hit] = self.time
+                    failed.append(hit)
+        return np.sort(np.concatenate(failed)) if failed else _NO_SLOTS
 
     def forward(self, slots: Optional[np.ndarray] = None) -> None:
         """Recompute derived quantities (positions, contacts) after writing the state of ``slots``

@@ -29,7 +29,7 @@ class RenderClock:
     def __init__(self, physics_dt: float, rendering_dt: float, rendering_interval: int | None) -> None:
         self.physics_dt = float(physics_dt)
         if rendering_interval is not None:
-            self.period = int(rendering_interval)
+            self.period = max(1, int(rendering_interval))  # 0: every step, as InternUtopia reads it
         else:
             self.period = max(1, math.ceil(float(rendering_dt) / self.physics_dt - 1e-6))
 
