@@ -136,3 +136,18 @@ def test_profile_step_times_the_python_alone():
     result = python_step_us('jetbot', 2, 'array', steps=5, blocks=2, profile=True)
     assert 0 < result['cpu_best_us'] <= result['cpu_median_us'] and 0 < result['best_us'] <= result['median_us']
     assert 'step_arrays' in result['profile']
+
+
+def test_physics_off_keeps_every_slot_running(make_config):
+    from internutopia.bench.cases import CASES
+    from internutopia.bench.profile_step import switch_physics_off
+    from internutopia.core.vec_env import Env
+
+    case = CASES['jetbot']
+    with Env(case.config(3, 'off')) as env:
+        env.reset()
+        switch_physics_off(env)
+        before = env.runner.world.packs
+        for _ in range(5):
+            out = env.step_arrays(case.array_action(3))
+        assert out.active.all() and not out.diverged and env.runner.world.packs is before

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
-from internutopia.core.robot.base import rows_of
+from internutopia.core.robot.base import rows_of, take_rows
 from internutopia.core.util.jit import Kernel
 from internutopia.core.util.math import quat_to_yaw, wrap_angle
 
@@ -214,7 +214,7 @@ class MoveToPointBySpeedController(BaseController):
         self.finished[slots] = False
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {'finished': self.finished[slots]}
+        return {'finished': take_rows(self.finished, slots)}
 
 
 class MoveAlongPathPointsController(BaseController):
@@ -363,10 +363,10 @@ class MoveAlongPathPointsController(BaseController):
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         return {
-            'current_index': self.current_index[slots],
-            'current_point': self.current_point[slots],
-            'total_points': self.total_points[slots],
-            'finished': self.finished[slots],
+            'current_index': take_rows(self.current_index, slots),
+            'current_point': take_rows(self.current_point, slots),
+            'total_points': take_rows(self.total_points, slots),
+            'finished': take_rows(self.finished, slots),
         }
 
 
@@ -409,7 +409,7 @@ class RotateController(BaseController):
         self.finished[slots] = False
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {'finished': self.finished[slots]}
+        return {'finished': take_rows(self.finished, slots)}
 
 
 BaseController.register('MoveToPointBySpeedController')(MoveToPointBySpeedController)

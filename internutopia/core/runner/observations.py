@@ -12,6 +12,9 @@ from typing import Any, Iterable
 import numpy as np
 
 from internutopia.core.robot.base import Entity
+from internutopia.core.task.base import BaseTask
+
+_BASE_TASK_OBSERVATIONS = BaseTask.get_observations  # tasks that keep it observe nothing
 
 
 def split_rows(tree: Any, count: int, wrap: str | None = None) -> list[Any]:
@@ -104,6 +107,8 @@ class ObservationAssembly:
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))
         for task in self.tasks.values():
+            if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
+                continue  # none
             members = self.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
@@ -143,6 +148,8 @@ class ObservationAssembly:
             if len(rows):
                 scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
         for task in self.tasks.values():
+            if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
+                continue  # none
             rows = self.members_of(task, slots)
             extra = task.get_observations(rows) if len(rows) else {}
             if extra:

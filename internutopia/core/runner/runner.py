@@ -63,6 +63,7 @@ class SlotStatus(IntEnum):
 RUNNER_BYTES_PER_SLOT = 320
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
+_BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
 
 class Runner(ActionParsing, ObservationAssembly):
@@ -325,7 +326,10 @@ class Runner(ActionParsing, ObservationAssembly):
         self.world_steps += 1
 
         active = self.active_slots()
-        self.steps[rows_of(active, self.env_num)] += 1
+        if len(active) == self.env_num:
+            self.steps += 1
+        else:
+            self.steps[active] += 1
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
         # metrics do not see that state, and its episode ends below. Other slots never notice.
         failed = self.world.failed_slots()
@@ -339,6 +343,8 @@ class Runner(ActionParsing, ObservationAssembly):
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
         for task in self.tasks.values():
+            if type(task).step is _BASE_TASK_STEP:
+                continue  # reward 0, never ends: what the arrays already hold
             slots = self.members_of(task, stepped)
             if len(slots):
                 reward[slots], terminated[slots], truncated[slots] = task.step(slots)
