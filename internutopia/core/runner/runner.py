@@ -184,8 +184,9 @@ class Runner(ActionParsing, ObservationAssembly):
             if task is None:
                 return []
             return ([SlotPart('scene/', scene_spec(task))]
-                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body) for name, robot in slot_robots[slot].items()]
-                    + [SlotPart(f'{name}/', entity.spec()) for name, entity in slot_objects[slot].items()])
+                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
+                       for name, robot in slot_robots[slot].items()]
+                    + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in slot_objects[slot].items()])
 
         changed = self.world.place({slot: new_structures[slot] for slot in slots}, parts_of)
         self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
@@ -362,6 +363,18 @@ class Runner(ActionParsing, ObservationAssembly):
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in np.nonzero(ended)[0].tolist()})
         return active, reward, terminated, truncated, metrics, diverged
+
+    def warm_up(self, steps: int) -> None:
+        """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
+        their own loops (balance policies), tasks, metrics and step counts see nothing."""
+        groups = list(self.robot_groups.values())
+        for _ in range(steps):
+            for group in groups:
+                group.begin_step()
+            for group in groups:
+                group.before_physics()
+            self.world.step()
+            self.world_steps += 1
 
     def _finish(self, slot: int, terminated: bool, truncated: bool, outcome: str | None = None) -> dict[str, Any]:
         """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
