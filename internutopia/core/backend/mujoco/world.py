@@ -289,6 +289,27 @@ class MujocoWorld:
         spec.add_sensor(name=f'{prefix}static_contacts', reftype=mujoco.mjtObj.mjOBJ_BODY, refname='world',
                         intprm=[data_found, 0, CONTACT_SLOTS], **common)
 
+    def prepare(self, key: str, parts: Callable[[], list[SlotPart]]) -> None:
+        """Make sure structure ``key`` can be placed, changing no slot: compile its model now (kept
+        for :meth:`place`) unless the world has it, and check that its physics state for
+        ``env_num`` slots fits in memory. ``parts()`` gives fresh parts of the structure.
+
+        Raises:
+            ValueError: the parts do not load or compile, or the state does not fit.
+        """
+        if key in self.packs:
+            return
+        model = self._models.get(key)
+        if model is None:
+            model = self.compile_slot(parts())
+            _return_freed_memory()
+            self._models[key] = model
+            while len(self._models) > _MODEL_CACHE_SIZE:
+                self._models.popitem(last=False)
+        else:
+            self._models.move_to_end(key)
+        check_slots_fit(self.env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
+
     def place(self, assignments: dict[int, Optional[str]], parts_of: Callable[[int], list[SlotPart]]) -> set[str]:
         """Move each slot of ``assignments`` into the pack of its structure key (``None``: empty).
 
