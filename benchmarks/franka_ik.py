@@ -22,7 +22,7 @@ import numpy as np
 from internutopia.core.config import SimConfig
 from internutopia_extension.configs.robots.franka import FrankaRobotCfg
 from internutopia_extension.controllers import kinematics
-from internutopia_extension.controllers.kinematics import IKParams, SerialChain, quat_to_mat, rotation_error
+from internutopia_extension.controllers.kinematics import SerialChain, quat_to_mat, rotation_error
 from internutopia_extension.robots.franka import HOME, FrankaRobot
 
 POSITION_OK, ROTATION_OK = 1e-3, 1e-2
@@ -42,17 +42,12 @@ def errors(chain: SerialChain, q: np.ndarray, position: np.ndarray, rotation: np
 
 
 def ours(chain: SerialChain, position: np.ndarray, rotation: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, float]:
+    """As the controller solves: from ``start``, then the restart seeds for the rows left far off."""
     rest = np.broadcast_to(np.asarray(HOME), start.shape)
     weight = np.ones(len(start))
     kinematics.solve_ik(chain, start[:1], position[:1], rotation[:1], weight[:1], rest[:1])  # compile outside the timing
     began = time.perf_counter()
-    q, pos_err, rot_err = kinematics.solve_ik(chain, start, position, rotation, weight, rest)
-    stuck = (pos_err > POSITION_OK) | (rot_err > ROTATION_OK)
-    if np.any(stuck):  # as the controller does: once more from the rest posture
-        again = kinematics.solve_ik(chain, rest[stuck], position[stuck], rotation[stuck], weight[stuck], rest[stuck])
-        better = again[1] + 0.1 * again[2] < pos_err[stuck] + 0.1 * rot_err[stuck]
-        rows = np.flatnonzero(stuck)[better]
-        q[rows] = again[0][better]
+    q = kinematics.solve_ik_restarts(chain, start, position, rotation, weight, rest)[0]
     return q, time.perf_counter() - began
 
 

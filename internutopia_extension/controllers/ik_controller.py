@@ -10,7 +10,10 @@ On a command the controller solves the IK for every commanding slot in one batch
 chain's Jacobian, from the joint targets in force, within the joint limits) and writes the solution
 as the arm's joint position targets; the servos then move the arm there, and the targets stay until
 the next command, so a target sent once is reached over the following steps (as InternUtopia's Lula
-solver does). A command repeating a target that was already solved costs no solve.
+solver does). A command repeating the last one costs no solve (its best answer is in force). When
+the warm start ends far off (a poor local minimum after a large change of target), the rows left
+over retry from a few other start postures
+(:func:`~internutopia_extension.controllers.kinematics.solve_ik_restarts`).
 
 Observation (per slot): ``eef_position`` (3,) and ``eef_orientation`` (4,) of the end-effector frame,
 env-local, at the state after the step; ``success``: the last solve converged (the target is
@@ -28,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
-from internutopia_extension.controllers.kinematics import IKParams, quat_to_mat, solve_ik
+from internutopia_extension.controllers.kinematics import IKParams, quat_to_mat, solve_ik_restarts
 
 #: Column of a parsed action that says what it asks: hold, position only, or a full pose.
 _MODE = 7
@@ -119,8 +122,8 @@ class InverseKinematicsController(BaseController):
         if not np.any(moving):
             return
         slots, batch = slots[moving], batch[moving]
-        # A repeated command whose solution is in force needs no new solve.
-        fresh = ~np.all(batch == self._last[slots], axis=1) | ~self.success[slots]
+        # A repeated command needs no new solve: its best answer is in force already.
+        fresh = ~np.all(batch == self._last[slots], axis=1)
         if not np.any(fresh):
             return
         slots, batch = slots[fresh], batch[fresh]
@@ -136,22 +139,14 @@ class InverseKinematicsController(BaseController):
         weight = (batch[:, _MODE] == POSE).astype(float)
         start = ctrl[slots[:, None], self.actuators]
         rest = np.broadcast_to(self.rest, start.shape)
-        q, pos_err, rot_err = solve_ik(self.chain, start, position, rotation, weight, rest, self.params)
-        stuck = (pos_err > SUCCESS_POSITION) | (rot_err > SUCCESS_ROTATION)
-        if np.any(stuck):
-            # A warm start can sit in a poor local minimum (after a large change of target): try
-            # again from the rest posture and keep whichever ends closer.
-            again = solve_ik(self.chain, rest[stuck], position[stuck], rotation[stuck], weight[stuck], rest[stuck], self.params)
-            better = again[1] + again[2] * _ROTATION_METRES < pos_err[stuck] + rot_err[stuck] * _ROTATION_METRES
-            rows = np.flatnonzero(stuck)[better]
-            q[rows], pos_err[rows], rot_err[rows] = again[0][better], again[1][better], again[2][better]
+        q, pos_err, rot_err = solve_ik_restarts(self.chain, start, position, rotation, weight, rest, self.params)
         ctrl[slots[:, None], self.actuators] = q
         self.target_world[slots] = world
         self.target_pos[slots] = position
         self.target_rot[slots] = rotation
         self.rot_weight[slots] = weight
         self.has_target[slots] = True
-        self.success[slots] = (pos_err <= SUCCESS_POSITION) & (rot_err <= SUCCESS_ROTATION)
+        self.success[slots] = (pos_err <= self.params.success_position) & (rot_err <= self.params.success_rotation)
         self._last[slots] = batch
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
@@ -169,12 +164,6 @@ class InverseKinematicsController(BaseController):
         self.has_target[slots] = False
         self.success[slots] = False
         self._last[slots] = np.nan
-
-
-#: A solve counts as a success when it ends this close to the target (m, rad).
-SUCCESS_POSITION, SUCCESS_ROTATION = 1e-3, 1e-2
-#: Metres an orientation error of one radian counts as, when two solutions are compared.
-_ROTATION_METRES = 0.1
 
 
 def _unit_quat(quat: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from internutopia.core.util.jit import Kernel
+from internutopia_extension.controllers.kinematics_kernel import ik_kernel as _ik_kernel
 
 HINGE, SLIDE = 0, 1
 #: Damping of the null-space projector: small, so the posture pull leaks next to nothing into the
@@ -41,6 +41,11 @@ class IKParams:
     max_iterations: int = 100
     position_tolerance: float = 1e-4
     rotation_tolerance: float = 1e-3
+    #: A solve counts as a success when it ends this close (m, rad); farther rows are retried.
+    success_position: float = 1e-3
+    success_rotation: float = 1e-2
+    #: Random start postures :func:`solve_ik_restarts` tries last.
+    random_seeds: int = 4
 
 
 @dataclass(frozen=True)
@@ -281,194 +286,7 @@ def _solve_ik_numpy(chain: SerialChain, q: np.ndarray, target_pos: np.ndarray, t
 
 
 # ------------------------------------------------------------------------------------------------
-# compiled twin: one row at a time, the same math in scalar loops
-def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, joint_ref, lower, upper,
-             frame_pos, frame_rot, q, target_pos, target_rot, rot_weight, rest, damping, max_step, gain,
-             max_iterations, pos_tol, rot_tol, projector_damping, base_pos, base_rot, out_pos, out_rot, out_quat,
-             pos_err, rot_err, iterate):  # pragma: no cover - compiled
-    n = q.shape[1]
-    nb = body_pos.shape[0]
-    rot = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    turn = np.empty((3, 3))
-    pos = np.empty(3)
-    anchors = np.empty((n, 3))
-    axes = np.empty((n, 3))
-    jac = np.empty((6, n))
-    err = np.empty(6)
-    a = np.empty((6, 6))
-    chol = np.empty((2, 6, 6))
-    rhs = np.empty((6, 2))
-    pull = np.empty(n)
-    dq = np.empty(n)
-    jv = np.empty(6)
-    delta = np.empty((3, 3))
-    for row in range(q.shape[0]):
-        w = rot_weight[row]
-        for it in range(max_iterations + 1):
-            # forward kinematics
-            for i in range(3):
-                pos[i] = 0.0
-                for c in range(3):
-                    rot[i, c] = 1.0 if i == c else 0.0
-            for b in range(nb):
-                for i in range(3):
-                    pos[i] += rot[i, 0] * body_pos[b, 0] + rot[i, 1] * body_pos[b, 1] + rot[i, 2] * body_pos[b, 2]
-                for i in range(3):
-                    for c in range(3):
-                        tmp[i, c] = rot[i, 0] * body_rot[b, 0, c] + rot[i, 1] * body_rot[b, 1, c] + rot[i, 2] * body_rot[b, 2, c]
-                rot[:, :] = tmp
-                j = body_joint[b]
-                if j < 0:
-                    continue
-                for i in range(3):
-                    axes[j, i] = rot[i, 0] * joint_axis[j, 0] + rot[i, 1] * joint_axis[j, 1] + rot[i, 2] * joint_axis[j, 2]
-                    anchors[j, i] = pos[i] + rot[i, 0] * joint_pos[j, 0] + rot[i, 1] * joint_pos[j, 1] + rot[i, 2] * joint_pos[j, 2]
-                amount = q[row, j] - joint_ref[j]
-                if joint_type[j] == 0:
-                    x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
-                    norm = np.sqrt(x * x + y * y + z * z)
-                    x, y, z = x / norm, y / norm, z / norm
-                    c_, s_ = np.cos(amount), np.sin(amount)
-                    t_ = 1.0 - c_
-                    turn[0, 0], turn[0, 1], turn[0, 2] = c_ + x * x * t_, x * y * t_ - z * s_, x * z * t_ + y * s_
-                    turn[1, 0], turn[1, 1], turn[1, 2] = y * x * t_ + z * s_, c_ + y * y * t_, y * z * t_ - x * s_
-                    turn[2, 0], turn[2, 1], turn[2, 2] = z * x * t_ - y * s_, z * y * t_ + x * s_, c_ + z * z * t_
-                    for i in range(3):
-                        for c in range(3):
-                            tmp[i, c] = rot[i, 0] * turn[0, c] + rot[i, 1] * turn[1, c] + rot[i, 2] * turn[2, c]
-                    rot[:, :] = tmp
-                    for i in range(3):
-                        pos[i] = anchors[j, i] - (rot[i, 0] * joint_pos[j, 0] + rot[i, 1] * joint_pos[j, 1] + rot[i, 2] * joint_pos[j, 2])
-                else:
-                    for i in range(3):
-                        pos[i] += axes[j, i] * amount
-            for i in range(3):
-                pos[i] += rot[i, 0] * frame_pos[0] + rot[i, 1] * frame_pos[1] + rot[i, 2] * frame_pos[2]
-            for i in range(3):
-                for c in range(3):
-                    tmp[i, c] = rot[i, 0] * frame_rot[0, c] + rot[i, 1] * frame_rot[1, c] + rot[i, 2] * frame_rot[2, c]
-            rot[:, :] = tmp
-            if not iterate:
-                break
-            # errors
-            for i in range(3):
-                err[i] = target_pos[row, i] - pos[i]
-            for i in range(3):
-                for c in range(3):
-                    delta[i, c] = (target_rot[row, i, 0] * rot[c, 0] + target_rot[row, i, 1] * rot[c, 1]
-                                   + target_rot[row, i, 2] * rot[c, 2])
-            vx, vy, vz = delta[2, 1] - delta[1, 2], delta[0, 2] - delta[2, 0], delta[1, 0] - delta[0, 1]
-            cos = (delta[0, 0] + delta[1, 1] + delta[2, 2] - 1.0) * 0.5
-            cos = min(1.0, max(-1.0, cos))
-            angle = np.arccos(cos)
-            sin2 = np.sqrt(vx * vx + vy * vy + vz * vz)
-            if angle < 1e-7:
-                ex, ey, ez = 0.0, 0.0, 0.0
-            elif angle < np.pi - 1e-4:
-                f = angle / sin2
-                ex, ey, ez = vx * f, vy * f, vz * f
-            else:
-                best = 0
-                for i in range(1, 3):
-                    if delta[i, i] > delta[best, best]:
-                        best = i
-                ax, ay, az = (delta[0, best] + (1.0 if best == 0 else 0.0)) * 0.5, \
-                    (delta[1, best] + (1.0 if best == 1 else 0.0)) * 0.5, (delta[2, best] + (1.0 if best == 2 else 0.0)) * 0.5
-                norm = np.sqrt(ax * ax + ay * ay + az * az)
-                sign = -1.0 if ax * vx + ay * vy + az * vz < 0.0 else 1.0
-                f = angle * sign / norm
-                ex, ey, ez = ax * f, ay * f, az * f
-            err[3], err[4], err[5] = ex * w, ey * w, ez * w
-            pos_err[row] = np.sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2])
-            rot_err[row] = np.sqrt(err[3] * err[3] + err[4] * err[4] + err[5] * err[5])
-            if (pos_err[row] <= pos_tol and rot_err[row] <= rot_tol) or it == max_iterations:
-                break
-            # Jacobian (rotation rows weighted like the error)
-            for j in range(n):
-                if joint_type[j] == 0:
-                    dx, dy, dz = pos[0] - anchors[j, 0], pos[1] - anchors[j, 1], pos[2] - anchors[j, 2]
-                    jac[0, j] = axes[j, 1] * dz - axes[j, 2] * dy
-                    jac[1, j] = axes[j, 2] * dx - axes[j, 0] * dz
-                    jac[2, j] = axes[j, 0] * dy - axes[j, 1] * dx
-                    jac[3, j], jac[4, j], jac[5, j] = axes[j, 0] * w, axes[j, 1] * w, axes[j, 2] * w
-                else:
-                    jac[0, j], jac[1, j], jac[2, j] = axes[j, 0], axes[j, 1], axes[j, 2]
-                    jac[3, j], jac[4, j], jac[5, j] = 0.0, 0.0, 0.0
-            # J J^T, factorized twice (Cholesky): with the IK's damping for the step, with a tiny
-            # damping for the null-space projector
-            for i in range(6):
-                for c in range(i + 1):
-                    s = 0.0
-                    for j in range(n):
-                        s += jac[i, j] * jac[c, j]
-                    a[i, c] = s
-            for col in range(2):
-                extra = damping * damping if col == 0 else projector_damping * projector_damping
-                for i in range(6):
-                    for c in range(i + 1):
-                        s = a[i, c] + (extra if i == c else 0.0)
-                        for m in range(c):
-                            s -= chol[col, i, m] * chol[col, c, m]
-                        if i == c:
-                            chol[col, i, i] = np.sqrt(s)
-                        else:
-                            chol[col, i, c] = s / chol[col, c, c]
-            # right-hand sides: the error, and J * pull (the posture pull's part in the task space)
-            for j in range(n):
-                pull[j] = gain * (rest[row, j] - q[row, j])
-            for i in range(6):
-                s = 0.0
-                for j in range(n):
-                    s += jac[i, j] * pull[j]
-                jv[i] = s
-            for col in range(2):
-                for i in range(6):
-                    s = err[i] if col == 0 else jv[i]
-                    for m in range(i):
-                        s -= chol[col, i, m] * rhs[m, col]
-                    rhs[i, col] = s / chol[col, i, i]
-                for i in range(5, -1, -1):
-                    s = rhs[i, col]
-                    for m in range(i + 1, 6):
-                        s -= chol[col, m, i] * rhs[m, col]
-                    rhs[i, col] = s / chol[col, i, i]
-            biggest = 0.0
-            for j in range(n):
-                s = pull[j]
-                for i in range(6):
-                    s += jac[i, j] * (rhs[i, 0] - rhs[i, 1])
-                dq[j] = s
-                if abs(s) > biggest:
-                    biggest = abs(s)
-            scale = max_step / biggest if biggest > max_step else 1.0
-            for j in range(n):
-                value = q[row, j] + dq[j] * scale
-                q[row, j] = min(upper[j], max(lower[j], value))
-        # The end frame in the frame the base sits in: p = B p_b + b, R = B R_b, and R as a quaternion.
-        for i in range(3):
-            out_pos[row, i] = base_pos[row, i] + base_rot[row, i, 0] * pos[0] + base_rot[row, i, 1] * pos[1] + base_rot[row, i, 2] * pos[2]
-            for c in range(3):
-                out_rot[row, i, c] = base_rot[row, i, 0] * rot[0, c] + base_rot[row, i, 1] * rot[1, c] + base_rot[row, i, 2] * rot[2, c]
-        m = out_rot[row]
-        trace = m[0, 0] + m[1, 1] + m[2, 2]
-        if trace > 0.0:
-            s = 2.0 * np.sqrt(trace + 1.0)
-            w, x, y, z = 0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s
-        elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-            s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-            w, x, y, z = (m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s
-        elif m[1, 1] > m[2, 2]:
-            s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-            w, x, y, z = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s
-        else:
-            s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-            w, x, y, z = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s
-        norm = np.sqrt(w * w + x * x + y * y + z * z) * (-1.0 if w < 0.0 else 1.0)
-        out_quat[row, 0], out_quat[row, 1], out_quat[row, 2], out_quat[row, 3] = w / norm, x / norm, y / norm, z / norm
-
-
-_ik_kernel = Kernel(_ik_rows)
+# the compiled twin (internutopia_extension/controllers/kinematics_kernel.py) and the public entry points
 
 
 def _kernel_args(chain: SerialChain) -> tuple:
@@ -483,7 +301,7 @@ def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None,
     In the base frame, or, with the base's poses ``base_pos`` ``(k, 3)`` and ``base_rot``
     ``(k, 3, 3)``, in the frame the base sits in (a slot's env-local frame).
     """
-    q = np.ascontiguousarray(q, dtype=float)
+    q = _kernel_array(q)
     k = len(q)
     if base_pos is None:
         base_pos, base_rot = np.zeros((k, 3)), np.broadcast_to(np.eye(3), (k, 3, 3))
@@ -493,9 +311,18 @@ def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None,
     pos, quat = np.empty((k, 3)), np.empty((k, 4))
     empty = np.zeros(k)
     _ik_kernel(*_kernel_args(chain), q, _NO_TARGET_POS, _NO_TARGET_ROT, empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
-               np.ascontiguousarray(base_pos, dtype=float), np.ascontiguousarray(base_rot, dtype=float),
+               _kernel_array(base_pos), _kernel_array(base_rot),
                pos, np.empty((k, 3, 3)), quat, empty, empty, False)
     return pos, quat
+
+
+def _kernel_array(array: np.ndarray) -> np.ndarray:
+    """``array`` as the kernel's one array type (C-contiguous, writable float64), copied only if need be.
+
+    numba compiles one machine-code version per argument type, and a read-only or strided array
+    is another type: without this, a broadcast view would cost a second compile of seconds.
+    """
+    return np.require(array, dtype=np.float64, requirements=['C', 'W'])
 
 
 #: Placeholders for the targets of a forward-kinematics-only kernel call (never read).
@@ -511,10 +338,7 @@ def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_
     ``rest`` ``(k, n)`` is the posture the null space leans towards.
     """
     q = np.clip(np.array(q0, dtype=float), chain.lower, chain.upper)
-    target_pos = np.ascontiguousarray(target_pos, dtype=float)
-    target_rot = np.ascontiguousarray(target_rot, dtype=float)
-    rot_weight = np.ascontiguousarray(rot_weight, dtype=float)
-    rest = np.ascontiguousarray(rest, dtype=float)
+    target_pos, target_rot, rot_weight, rest = (_kernel_array(a) for a in (target_pos, target_rot, rot_weight, rest))
     if not _ik_kernel.available:
         return _solve_ik_numpy(chain, q, target_pos, target_rot, rot_weight, rest, params)
     k = len(q)
@@ -522,9 +346,51 @@ def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_
     _ik_kernel(*_kernel_args(chain), q, target_pos, target_rot, rot_weight, rest, float(params.damping),
                float(params.max_step), float(params.nullspace_gain), int(params.max_iterations),
                float(params.position_tolerance), float(params.rotation_tolerance), _PROJECTOR_DAMPING,
-               np.zeros((k, 3)), np.ascontiguousarray(np.broadcast_to(np.eye(3), (k, 3, 3))),
+               np.zeros((k, 3)), _kernel_array(np.broadcast_to(np.eye(3), (k, 3, 3))),
                np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, 4)), pos_err, rot_err, True)
     return q, pos_err, rot_err
 
 
-__all__ = ['IKParams', 'SerialChain', 'fk', 'forward_kinematics', 'mat_to_quat', 'quat_to_mat', 'rotation_error', 'solve_ik']
+def restart_seeds(chain: SerialChain, position: np.ndarray, rest: np.ndarray, count: int):
+    """Start postures ``(k, n)`` to retry from, in order, for rows a warm start left far off.
+
+    The rest posture with the first joint turned towards the target (when that joint turns about
+    the base's vertical axis, as an arm's base joint does), the rest posture, then ``count``
+    postures drawn within the joint limits (the same draws every time).
+    """
+    if chain.body_joint[0] == 0 and np.allclose(chain.body_rot[0], np.eye(3)) and np.allclose(chain.joint_axis[0], (0, 0, 1)):
+        turned = rest.copy()
+        turned[:, 0] = np.clip(np.arctan2(position[:, 1], position[:, 0]), chain.lower[0], chain.upper[0])
+        yield turned
+    yield rest
+    rng = np.random.default_rng(0)
+    for _ in range(count):
+        yield rng.uniform(chain.lower, chain.upper, size=rest.shape)
+
+
+#: Metres an orientation error of one radian counts as, when two solutions are compared.
+_ROTATION_METRES = 0.1
+
+
+def solve_ik_restarts(chain: SerialChain, start: np.ndarray, target_pos: np.ndarray, target_rot: np.ndarray,
+                      rot_weight: np.ndarray, rest: np.ndarray,
+                      params: IKParams = IKParams()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`solve_ik` from ``start``, then, for the rows that did not succeed, from the
+    :func:`restart_seeds` in turn, keeping each row's best answer. A warm start can sit in a poor
+    local minimum after a large change of target; most such rows succeed from the first seeds.
+    """
+    rest = np.ascontiguousarray(np.broadcast_to(rest, np.shape(start)), dtype=float)
+    q, pos_err, rot_err = solve_ik(chain, start, target_pos, target_rot, rot_weight, rest, params)
+    for seed in restart_seeds(chain, np.asarray(target_pos), rest, params.random_seeds):
+        stuck = np.flatnonzero((pos_err > params.success_position) | (rot_err > params.success_rotation))
+        if not len(stuck):
+            break
+        again = solve_ik(chain, seed[stuck], target_pos[stuck], target_rot[stuck], rot_weight[stuck], rest[stuck], params)
+        better = again[1] + again[2] * _ROTATION_METRES < pos_err[stuck] + rot_err[stuck] * _ROTATION_METRES
+        rows = stuck[better]
+        q[rows], pos_err[rows], rot_err[rows] = again[0][better], again[1][better], again[2][better]
+    return q, pos_err, rot_err
+
+
+__all__ = ['IKParams', 'SerialChain', 'fk', 'forward_kinematics', 'mat_to_quat', 'quat_to_mat', 'restart_seeds', 'rotation_error', 'solve_ik',
+           'solve_ik_restarts']

@@ -1,0 +1,211 @@
+"""The compiled twin of :mod:`internutopia_extension.controllers.kinematics`: FK and DLS IK, one row at a time.
+
+The same math as the numpy reference there (``forward_kinematics``, ``_solve_ik_numpy``), written
+as scalar loops that numba compiles (:mod:`internutopia.core.util.jit`): each row of a batch runs
+its forward kinematics, Jacobian, two 6x6 Cholesky factorizations and its step, with no Python per
+iteration. ``tests/test_franka.py`` checks that both agree. Use it through ``kinematics.fk`` and
+``kinematics.solve_ik``, which pass the chain's constants and the scratch arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from internutopia.core.util.jit import Kernel
+
+__all__ = ['ik_kernel']
+
+
+def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, joint_ref, lower, upper,
+             frame_pos, frame_rot, q, target_pos, target_rot, rot_weight, rest, damping, max_step, gain,
+             max_iterations, pos_tol, rot_tol, projector_damping, base_pos, base_rot, out_pos, out_rot, out_quat,
+             pos_err, rot_err, iterate):  # pragma: no cover - compiled
+    """Per row: FK (and with ``iterate`` the DLS iterations, updating ``q`` in place); the end
+    frame carried by the row's base pose into ``out_pos``/``out_rot``/``out_quat``, and the last
+    position and orientation errors into ``pos_err``/``rot_err``."""
+    n = q.shape[1]
+    nb = body_pos.shape[0]
+    rot = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    turn = np.empty((3, 3))
+    pos = np.empty(3)
+    anchors = np.empty((n, 3))
+    axes = np.empty((n, 3))
+    jac = np.empty((6, n))
+    err = np.empty(6)
+    a = np.empty((6, 6))
+    chol = np.empty((2, 6, 6))
+    rhs = np.empty((6, 2))
+    pull = np.empty(n)
+    dq = np.empty(n)
+    jv = np.empty(6)
+    delta = np.empty((3, 3))
+    for row in range(q.shape[0]):
+        w = rot_weight[row]
+        for it in range(max_iterations + 1):
+            # forward kinematics
+            for i in range(3):
+                pos[i] = 0.0
+                for c in range(3):
+                    rot[i, c] = 1.0 if i == c else 0.0
+            for b in range(nb):
+                for i in range(3):
+                    pos[i] += rot[i, 0] * body_pos[b, 0] + rot[i, 1] * body_pos[b, 1] + rot[i, 2] * body_pos[b, 2]
+                for i in range(3):
+                    for c in range(3):
+                        tmp[i, c] = rot[i, 0] * body_rot[b, 0, c] + rot[i, 1] * body_rot[b, 1, c] + rot[i, 2] * body_rot[b, 2, c]
+                rot[:, :] = tmp
+                j = body_joint[b]
+                if j < 0:
+                    continue
+                for i in range(3):
+                    axes[j, i] = rot[i, 0] * joint_axis[j, 0] + rot[i, 1] * joint_axis[j, 1] + rot[i, 2] * joint_axis[j, 2]
+                    anchors[j, i] = pos[i] + rot[i, 0] * joint_pos[j, 0] + rot[i, 1] * joint_pos[j, 1] + rot[i, 2] * joint_pos[j, 2]
+                amount = q[row, j] - joint_ref[j]
+                if joint_type[j] == 0:
+                    x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
+                    norm = np.sqrt(x * x + y * y + z * z)
+                    x, y, z = x / norm, y / norm, z / norm
+                    c_, s_ = np.cos(amount), np.sin(amount)
+                    t_ = 1.0 - c_
+                    turn[0, 0], turn[0, 1], turn[0, 2] = c_ + x * x * t_, x * y * t_ - z * s_, x * z * t_ + y * s_
+                    turn[1, 0], turn[1, 1], turn[1, 2] = y * x * t_ + z * s_, c_ + y * y * t_, y * z * t_ - x * s_
+                    turn[2, 0], turn[2, 1], turn[2, 2] = z * x * t_ - y * s_, z * y * t_ + x * s_, c_ + z * z * t_
+                    for i in range(3):
+                        for c in range(3):
+                            tmp[i, c] = rot[i, 0] * turn[0, c] + rot[i, 1] * turn[1, c] + rot[i, 2] * turn[2, c]
+                    rot[:, :] = tmp
+                    for i in range(3):
+                        pos[i] = anchors[j, i] - (rot[i, 0] * joint_pos[j, 0] + rot[i, 1] * joint_pos[j, 1] + rot[i, 2] * joint_pos[j, 2])
+                else:
+                    for i in range(3):
+                        pos[i] += axes[j, i] * amount
+            for i in range(3):
+                pos[i] += rot[i, 0] * frame_pos[0] + rot[i, 1] * frame_pos[1] + rot[i, 2] * frame_pos[2]
+            for i in range(3):
+                for c in range(3):
+                    tmp[i, c] = rot[i, 0] * frame_rot[0, c] + rot[i, 1] * frame_rot[1, c] + rot[i, 2] * frame_rot[2, c]
+            rot[:, :] = tmp
+            if not iterate:
+                break
+            # errors
+            for i in range(3):
+                err[i] = target_pos[row, i] - pos[i]
+            for i in range(3):
+                for c in range(3):
+                    delta[i, c] = (target_rot[row, i, 0] * rot[c, 0] + target_rot[row, i, 1] * rot[c, 1]
+                                   + target_rot[row, i, 2] * rot[c, 2])
+            vx, vy, vz = delta[2, 1] - delta[1, 2], delta[0, 2] - delta[2, 0], delta[1, 0] - delta[0, 1]
+            cos = (delta[0, 0] + delta[1, 1] + delta[2, 2] - 1.0) * 0.5
+            cos = min(1.0, max(-1.0, cos))
+            angle = np.arccos(cos)
+            sin2 = np.sqrt(vx * vx + vy * vy + vz * vz)
+            if angle < 1e-7:
+                ex, ey, ez = 0.0, 0.0, 0.0
+            elif angle < np.pi - 1e-4:
+                f = angle / sin2
+                ex, ey, ez = vx * f, vy * f, vz * f
+            else:
+                best = 0
+                for i in range(1, 3):
+                    if delta[i, i] > delta[best, best]:
+                        best = i
+                ax, ay, az = (delta[0, best] + (1.0 if best == 0 else 0.0)) * 0.5, \
+                    (delta[1, best] + (1.0 if best == 1 else 0.0)) * 0.5, (delta[2, best] + (1.0 if best == 2 else 0.0)) * 0.5
+                norm = np.sqrt(ax * ax + ay * ay + az * az)
+                sign = -1.0 if ax * vx + ay * vy + az * vz < 0.0 else 1.0
+                f = angle * sign / norm
+                ex, ey, ez = ax * f, ay * f, az * f
+            err[3], err[4], err[5] = ex * w, ey * w, ez * w
+            pos_err[row] = np.sqrt(err[0] * err[0] + err[1] * err[1] + err[2] * err[2])
+            rot_err[row] = np.sqrt(err[3] * err[3] + err[4] * err[4] + err[5] * err[5])
+            if (pos_err[row] <= pos_tol and rot_err[row] <= rot_tol) or it == max_iterations:
+                break
+            # Jacobian (rotation rows weighted like the error)
+            for j in range(n):
+                if joint_type[j] == 0:
+                    dx, dy, dz = pos[0] - anchors[j, 0], pos[1] - anchors[j, 1], pos[2] - anchors[j, 2]
+                    jac[0, j] = axes[j, 1] * dz - axes[j, 2] * dy
+                    jac[1, j] = axes[j, 2] * dx - axes[j, 0] * dz
+                    jac[2, j] = axes[j, 0] * dy - axes[j, 1] * dx
+                    jac[3, j], jac[4, j], jac[5, j] = axes[j, 0] * w, axes[j, 1] * w, axes[j, 2] * w
+                else:
+                    jac[0, j], jac[1, j], jac[2, j] = axes[j, 0], axes[j, 1], axes[j, 2]
+                    jac[3, j], jac[4, j], jac[5, j] = 0.0, 0.0, 0.0
+            # J J^T, factorized twice (Cholesky): with the IK's damping for the step, with a tiny
+            # damping for the null-space projector
+            for i in range(6):
+                for c in range(i + 1):
+                    s = 0.0
+                    for j in range(n):
+                        s += jac[i, j] * jac[c, j]
+                    a[i, c] = s
+            for col in range(2):
+                extra = damping * damping if col == 0 else projector_damping * projector_damping
+                for i in range(6):
+                    for c in range(i + 1):
+                        s = a[i, c] + (extra if i == c else 0.0)
+                        for m in range(c):
+                            s -= chol[col, i, m] * chol[col, c, m]
+                        if i == c:
+                            chol[col, i, i] = np.sqrt(s)
+                        else:
+                            chol[col, i, c] = s / chol[col, c, c]
+            # right-hand sides: the error, and J * pull (the posture pull's part in the task space)
+            for j in range(n):
+                pull[j] = gain * (rest[row, j] - q[row, j])
+            for i in range(6):
+                s = 0.0
+                for j in range(n):
+                    s += jac[i, j] * pull[j]
+                jv[i] = s
+            for col in range(2):
+                for i in range(6):
+                    s = err[i] if col == 0 else jv[i]
+                    for m in range(i):
+                        s -= chol[col, i, m] * rhs[m, col]
+                    rhs[i, col] = s / chol[col, i, i]
+                for i in range(5, -1, -1):
+                    s = rhs[i, col]
+                    for m in range(i + 1, 6):
+                        s -= chol[col, m, i] * rhs[m, col]
+                    rhs[i, col] = s / chol[col, i, i]
+            biggest = 0.0
+            for j in range(n):
+                s = pull[j]
+                for i in range(6):
+                    s += jac[i, j] * (rhs[i, 0] - rhs[i, 1])
+                dq[j] = s
+                if abs(s) > biggest:
+                    biggest = abs(s)
+            scale = max_step / biggest if biggest > max_step else 1.0
+            for j in range(n):
+                value = q[row, j] + dq[j] * scale
+                q[row, j] = min(upper[j], max(lower[j], value))
+        # The end frame in the frame the base sits in: p = B p_b + b, R = B R_b, and R as a quaternion.
+        for i in range(3):
+            out_pos[row, i] = base_pos[row, i] + base_rot[row, i, 0] * pos[0] + base_rot[row, i, 1] * pos[1] + base_rot[row, i, 2] * pos[2]
+            for c in range(3):
+                out_rot[row, i, c] = base_rot[row, i, 0] * rot[0, c] + base_rot[row, i, 1] * rot[1, c] + base_rot[row, i, 2] * rot[2, c]
+        m = out_rot[row]
+        trace = m[0, 0] + m[1, 1] + m[2, 2]
+        if trace > 0.0:
+            s = 2.0 * np.sqrt(trace + 1.0)
+            w, x, y, z = 0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s
+        elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+            s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+            w, x, y, z = (m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s
+        elif m[1, 1] > m[2, 2]:
+            s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+            w, x, y, z = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s
+        else:
+            s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+            w, x, y, z = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s
+        norm = np.sqrt(w * w + x * x + y * y + z * z) * (-1.0 if w < 0.0 else 1.0)
+        out_quat[row, 0], out_quat[row, 1], out_quat[row, 2], out_quat[row, 3] = w / norm, x / norm, y / norm, z / norm
+
+
+
+
+#: The kernel: compiled on first use (then cached on disk), or unavailable without numba.
+ik_kernel = Kernel(_ik_rows)
