@@ -27,7 +27,7 @@ from internutopia_extension.configs.tasks import PointNavTaskCfg
 
 def episode(k: int, cube: bool) -> PointNavTaskCfg:
     objects = [DynamicCubeCfg(name='cube', position=(1.0, 1.0, 0.05))] if cube else []
-    return PointNavTaskCfg(goal=(2.0, 0.0, 0.0), max_steps=10**9, robots=[JetbotRobotCfg(position=(0.01 * (k % 50), 0.0, 0.035))],
+    return PointNavTaskCfg(goal=(2.0, 0.0, 0.0), max_steps=10**9, robots=[JetbotRobotCfg(position=(0.01 * (k % 50), 0.0, 0.0))],
                            objects=objects)
 
 

@@ -53,7 +53,8 @@ def main() -> None:
         plan(slot, o, task)
     for step in itertools.count():
         obs, reward, terminated, truncated, info = env.step(actions)
-        ended = [slot for slot in range(env.env_num) if terminated[slot] or truncated[slot]]
+        # Slots whose episode ended on this step (terminated is also True where no episode runs).
+        ended = [slot for slot in range(env.env_num) if terminated[slot] and obs[slot] is not None]
         for slot in ended:
             print(f'step {step}: slot {slot} episode {info[slot]["episode_index"]} {info[slot]["metrics"]}')
         if ended:

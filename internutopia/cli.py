@@ -379,7 +379,8 @@ def run(path: str, steps: Optional[int] = None, env_num: Optional[int] = None, r
             _, _, terminated, truncated, info = env.step(actions)
             taken += 1
             env_steps += active
-            ended = [slot for slot in range(env.env_num) if terminated[slot] or truncated[slot]]
+            # Episodes that ended on this step (slots without a running episode report terminated too).
+            ended = [slot for slot in range(env.env_num) if terminated[slot] and info[slot] is not None]
             finished += len(ended)
             if ended:
                 env.reset(ended)

@@ -78,7 +78,7 @@ class PhysicsLimit:
             began = time.perf_counter()
             for step in range(self.steps):
                 state[:, columns] = controls[step]
-                batch.step()
+                batch.step(nstep=part.pack.substeps)  # as the pack steps (substeps for robots that need them)
             elapsed += time.perf_counter() - began
         return elapsed / max(self.steps, 1)
 

@@ -43,7 +43,8 @@ def wall_scene(tmp_path_factory):
 
 
 def make_env(tasks, env_num, offset=5.0, **sim):
-    return Env(Config(simulator=SimConfig(physics_dt=1 / 240, **sim), env_num=env_num, env_offset_size=offset,
+    sim = {'physics_dt': 1 / 240, 'rendering_dt': 1 / 240, **sim}  # render on every step unless a test says otherwise
+    return Env(Config(simulator=SimConfig(**sim), env_num=env_num, env_offset_size=offset,
                       metrics_save_path='none', task_configs=list(tasks)))
 
 

@@ -17,7 +17,7 @@ from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTask
 
 def test_defaults_follow_internutopia():
     sim = SimConfig()
-    assert sim.physics_dt == pytest.approx(1 / 240) and sim.rendering_interval is None and sim.backend == 'mujoco'
+    assert sim.physics_dt == pytest.approx(1 / 60) and sim.rendering_dt == pytest.approx(1 / 60) and sim.rendering_interval is None and sim.backend == 'mujoco'
     config = Config(task_configs=[SingleInferenceTaskCfg()])
     assert config.env_num == 1 and config.metrics_save_path == 'console'
     assert SensorCfg(name='s', type='RepCamera').enable is True
@@ -129,7 +129,7 @@ def test_yaml_round_trip_is_exact(tmp_path):
                     sensors=[h1_camera_cfg.update(resolution=(320, 240), enable=False), h1_tp_camera_cfg])
     config = Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 60), env_num=3, env_offset_size=7.5,
                     task_configs=[SingleInferenceTaskCfg(robots=[h1], scene_scale=(0.01, 0.01, 0.01)),
-                                  FiniteStepTaskCfg(max_steps=12, robots=[JetbotRobotCfg(position=(1.0, 2.0, 0.035))])])
+                                  FiniteStepTaskCfg(max_steps=12, robots=[JetbotRobotCfg(position=(1.0, 2.0, 0.0))])])
     path = tmp_path / 'config.yaml'
     config.to_yaml(path)
     loaded = Config.from_yaml(path)
@@ -158,7 +158,7 @@ def test_registry_errors_list_registered_types():
 def test_user_config_never_mutated(make_config):
     from internutopia.core.vec_env import Env
 
-    task = FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg(position=(0.5, 0.0, 0.035))])
+    task = FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg(position=(0.5, 0.0, 0.0))])
     config = make_config([task, task, task], env_num=2)
     before = config.model_dump_json()
     env = Env(config)
@@ -168,7 +168,7 @@ def test_user_config_never_mutated(make_config):
     env.reset()
     env.close()
     assert config.model_dump_json() == before
-    assert task.robots[0].position == (0.5, 0.0, 0.035) and task.robots[0].name == 'jetbot'
+    assert task.robots[0].position == (0.5, 0.0, 0.0) and task.robots[0].name == 'jetbot'
 
 
 def test_rendering_interval_zero_renders_every_step():

@@ -101,17 +101,17 @@ def test_dict_api_keeps_internutopia_semantics():
     for _ in range(3):
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
         assert obs in env.observation_space
-    assert truncated is True and env.reset() == (None, {}) and env.finished
+    assert terminated is True and truncated is True and env.reset() == (None, None) and env.finished
     env.close()
 
 
 def test_seeded_reset_starts_the_episode_sequence_over():
-    first = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.035))])
-    second = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(1.0, 0.0, 0.035))])
+    first = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))])
+    second = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(1.0, 0.0, 0.0))])
     env = Env(Config(metrics_save_path='none', task_configs=[first, second]))
     assert env.reset()[1]['episode_index'] == 0
     assert env.reset()[1]['episode_index'] == 1
-    assert env.reset() == (None, {})
+    assert env.reset() == (None, None)
     obs, info = env.reset(seed=3)
     assert info['episode_index'] == 0 and np.allclose(obs['position'][:2], [0.0, 0.0], atol=1e-3)
     env.close()

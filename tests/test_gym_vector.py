@@ -26,7 +26,7 @@ from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg
 
 
-def jetbot_task(max_steps=100, position=(0.0, 0.0, 0.035), **kw):
+def jetbot_task(max_steps=100, position=(0.0, 0.0, 0.0), **kw):
     return FiniteStepTaskCfg(max_steps=max_steps, robots=[JetbotRobotCfg(position=position, **kw)])
 
 
@@ -63,7 +63,7 @@ def test_spaces_follow_the_controller_and_the_observation():
 
 
 def test_flat_observation_holds_the_slot_values():
-    envs = VectorEnv(config([jetbot_task(position=(0.5, -0.25, 0.035))], env_num=2))
+    envs = VectorEnv(config([jetbot_task(position=(0.5, -0.25, 0.0))], env_num=2))
     obs, _ = envs.reset()
     raw = envs.vec_env.runner.observe(np.arange(2))
     parts = envs.layout.slices()
@@ -144,7 +144,7 @@ def test_bad_arguments_are_clear_errors():
         VectorEnv(config([jetbot_task()], env_num=1), obs_keys=['robot.nope'])
     with pytest.raises(ValueError, match=r"controller 'fly'.*its controllers: \['move_by_speed'"):
         VectorEnv(config([jetbot_task()], env_num=1), controller='fly')
-    two = FiniteStepTaskCfg(robots=[JetbotRobotCfg(name='a'), JetbotRobotCfg(name='b', position=(1.0, 0.0, 0.035))])
+    two = FiniteStepTaskCfg(robots=[JetbotRobotCfg(name='a'), JetbotRobotCfg(name='b', position=(1.0, 0.0, 0.0))])
     with pytest.raises(ValueError, match=r"2 robots \['a', 'b'\]; name the one to drive with robot="):
         VectorEnv(config([two], env_num=1))
     with pytest.raises(ValueError, match="autoreset_mode must be one of"):
@@ -397,7 +397,7 @@ def test_a_list_is_cycled_and_a_sampler_never_runs_dry():
 
     def sample(rng):
         calls.append(1)
-        return jetbot_task(1, position=(float(rng.uniform(-1, 1)), 0.0, 0.035))
+        return jetbot_task(1, position=(float(rng.uniform(-1, 1)), 0.0, 0.0))
 
     envs = VectorEnv(config([jetbot_task(1)], env_num=2), episodes=sample)
     envs.reset(seed=0)

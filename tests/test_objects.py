@@ -34,7 +34,7 @@ MJCF_WALL = '''<mujoco><worldbody><body name="wall">
 
 def nav_task(objects, goal=(4.0, 4.0, 0.0), robot_xy=(-1.5, -1.5), **kw):
     kw.setdefault('max_steps', 10_000)
-    return PointNavTaskCfg(goal=goal, robots=[JetbotRobotCfg(position=(*robot_xy, 0.035))], objects=objects, **kw)
+    return PointNavTaskCfg(goal=goal, robots=[JetbotRobotCfg(position=(*robot_xy, 0.0))], objects=objects, **kw)
 
 
 def geoms_of(env, slot, name):

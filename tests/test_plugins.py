@@ -67,8 +67,8 @@ def test_from_yaml_and_env_load_an_installed_extension_and_ours_without_imports(
         env_num: 2
         metrics_save_path: none
         task_configs:
-          - {type: CountdownTask, steps: 2, robots: [{type: JetbotRobot, name: jetbot, position: [0.0, 0.0, 0.035]}]}
-          - {type: CountdownTask, steps: 4, robots: [{type: JetbotRobot, name: jetbot, position: [0.0, 0.0, 0.035]}]}
+          - {type: CountdownTask, steps: 2, robots: [{type: JetbotRobot, name: jetbot, position: [0.0, 0.0, 0.0]}]}
+          - {type: CountdownTask, steps: 4, robots: [{type: JetbotRobot, name: jetbot, position: [0.0, 0.0, 0.0]}]}
     '''))
     out = run_python(f'''
         from internutopia.core.config import Config
@@ -87,7 +87,7 @@ def test_from_yaml_and_env_load_an_installed_extension_and_ours_without_imports(
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
     assert lines[0] == 'CountdownTaskCfg JetbotRobotCfg'
-    assert lines[1] == '[[False, False], [True, False], [None, False], [None, True]]'
+    assert lines[1] == '[[False, False], [True, False], [True, False], [True, True]]'  # a done slot stays terminated
     assert lines[2] == "['countdown', 'internutopia_distribution', 'internutopia_extension'] 1"  # each once
 
 
@@ -134,7 +134,7 @@ def test_a_registered_backend_builds_the_world(make_config, monkeypatch):
         return CountingWorld(sim, env_num, offset)
 
     register_backend('counting', lambda: Backend('counting', create, mujoco_backend.render_overview, mujoco_backend.release))
-    task = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.035))])
+    task = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))])
     config = make_config([task], env_num=1).update(simulator=SimConfig(backend='counting'))
     with Env(config) as env:
         env.reset()

@@ -24,7 +24,7 @@ from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import PointNavProgressRewardCfg, PointNavTaskCfg
 
 ROOT = Path(__file__).resolve().parents[1]
-Z = 0.035
+Z = 0.0  # the Jetbot rests on the floor at z=0 (its root frame is on the ground)
 
 
 def nav(goal, start=(0.0, 0.0), **kw):
@@ -37,7 +37,7 @@ def teleport(env, slot, xy):
     robot = runner.slot_robots[slot]['jetbot']
     data = robot.world.data  # the pack holding this slot: (env_num, ...) arrays
     adr, dof = robot.root_qposadr[slot], robot.root_dofadr[slot]
-    data.qpos[slot, adr:adr + 3] = (xy[0], xy[1], Z)
+    data.qpos[slot, adr:adr + 3] = robot.base_position((xy[0], xy[1], Z), (1.0, 0.0, 0.0, 0.0))  # chassis above the root frame
     data.qpos[slot, adr + 3:adr + 7] = (1.0, 0.0, 0.0, 0.0)
     data.qvel[slot, dof:dof + 6] = 0.0
 
@@ -93,7 +93,7 @@ def test_metrics_and_reward_on_hand_computed_trajectories(make_config, tmp_path)
     assert metrics['distance_to_goal'] == pytest.approx(0.2, abs=1e-4)
     # slot 1: default reward (scale 1, bonus 1, penalty 0), truncated at max_steps, no success
     steps = out[1]
-    assert [s[3] for s in steps] == [False, False, False, True] and not any(s[2] for s in steps)
+    assert [s[3] for s in steps] == [False, False, False, True] == [s[2] for s in steps]  # ended by the step limit
     final = math.hypot(0.5, 1.5)
     assert sum(s[1] for s in steps) == pytest.approx(3.0 - final, abs=1e-4)
     metrics = steps[-1][4]['metrics']

@@ -22,7 +22,7 @@ def cube(y: float) -> DynamicCubeCfg:
 
 def nav(x: float, objects=(), max_steps: int = 50) -> PointNavTaskCfg:
     return PointNavTaskCfg(goal=(3.0, 0.0, 0.0), max_steps=max_steps, objects=list(objects),
-                           robots=[JetbotRobotCfg(position=(x, 0.0, 0.035))])
+                           robots=[JetbotRobotCfg(position=(x, 0.0, 0.0))])
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_a_metric_written_on_the_view(make_config):
         def calc(self, slot) -> float:
             return round(float(self.furthest[slot]), 6)
 
-    tasks = [FiniteStepTaskCfg(max_steps=20, metrics=[FurthestXCfg()], robots=[JetbotRobotCfg(position=(x, 0.0, 0.035))])
+    tasks = [FiniteStepTaskCfg(max_steps=20, metrics=[FurthestXCfg()], robots=[JetbotRobotCfg(position=(x, 0.0, 0.0))])
              for x in (0.0, 1.0)]
     with Env(make_config(tasks, env_num=2)) as env:
         env.reset()

@@ -2,8 +2,10 @@
 
 The contract (``docs/contract.md``): ``reset(reset_list)`` gives the listed slots the next episodes from the
 queue and returns ``(obs, info)`` lists aligned to ``reset_list``; ``step(action)`` takes one
-action entry per slot and returns five lists of length ``env_num``, ``None`` where a slot is done
-or empty. Bad input raises ``ValueError`` before anything changes.
+action entry per slot and returns five lists of length ``env_num``: ``terminated`` is ``True`` where
+an episode ended (``truncated`` too when a step limit ended it) and where no episode runs, the
+other lists hold ``None`` for done and empty slots. Bad input raises ``ValueError`` before anything
+changes.
 
 >>> from internutopia.core.config import Config
 >>> from internutopia_extension import import_extensions
@@ -16,8 +18,8 @@ or empty. Bad input raises ``ValueError`` before anything changes.
 >>> [type(o).__name__ for o in obs], [i.type for i in info]
 (['dict', 'dict'], ['FiniteStepTask', 'FiniteStepTask'])
 >>> _ = env.step([None, None]); obs, reward, terminated, truncated, info = env.step([None, None])
->>> truncated
-[True, True]
+>>> terminated, truncated
+([True, True], [True, True])
 >>> obs, info = env.reset([1, 0]); [o is None for o in obs]
 [False, True]
 >>> env.close()
@@ -103,7 +105,7 @@ class Env:
         # position) change nothing here.
         config = config.model_copy(deep=True)
         self._config = config
-        self.simulation_app = SimulationApp()
+        self._app = SimulationApp()
         self._viewer = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
@@ -132,6 +134,11 @@ class Env:
         return self._config
 
     @property
+    def simulation_app(self) -> SimulationApp:
+        """Isaac Sim's app handle as scripts use it: ``is_running()`` is true until :meth:`close`."""
+        return self._app
+
+    @property
     def runner(self) -> Runner:
         """The runner behind this env (world, slots, groups), for tools and tests."""
         return self._runners.runner  # type: ignore[attr-defined]  # LocalRunners; adapters override
@@ -142,25 +149,99 @@ class Env:
         return self._runners.active_slots()
 
     @property
-    def finished(self) -> bool:
-        """True when the queue is empty and no slot is running an episode."""
-        return not self._runners.active_slots() and self._runners.queue_len() == 0
+    def finished(self) -> Finished:
+        """Whether the queue is empty and no slot is running an episode.
+
+        Call it as InternUtopia does (``env.finished()``) or read it as a truth value
+        (``if env.finished:``); both give the same answer.
+        """
+        return Finished(not self._runners.active_slots() and self._runners.queue_len() == 0)
+
+    @property
+    def proc_num(self) -> int:
+        """Number of runner processes (1: this env runs in this process; see ``DistributedEnv``)."""
+        return 1
+
+    @property
+    def is_remote(self) -> bool:
+        """Whether the slots run in other processes (Ray)."""
+        return False
+
+    @property
+    def is_render(self) -> None:
+        """InternUtopia's render flag of the env; it is never set there, so it is always ``None``."""
+        return None
+
+    @property
+    def active_task_configs(self) -> dict[int, TaskCfg]:
+        """``{env_id: TaskCfg}`` of the slots holding an episode (running, or ended and not yet reset)."""
+        return self._runners.active_task_configs()
+
+    @property
+    def task_config_manager(self) -> Any:
+        """The episode queue seen as InternUtopia's ``LocalTaskConfigManager``."""
+        from internutopia.core.task_config_manager import LocalTaskConfigManager
+
+        return LocalTaskConfigManager.of_env(self)
+
+    def get_dt(self) -> float:
+        """Seconds of simulated time one :meth:`step` advances (``config.simulator.physics_dt``)."""
+        return self._config.simulator.physics_dt
+
+    def get_observations(self) -> list[Any]:
+        """The current observation of every slot (a list of ``env_num``; ``None`` where no episode runs).
+
+        Reads the state the last :meth:`step` or :meth:`reset` reached, without stepping.
+        """
+        self._check_open()
+        return self._runners.observe(list(range(self.env_num)))
+
+    def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
+        """Let the world settle before the episodes run (InternUtopia's ``warm_up``).
+
+        ``physics=True`` advances the physics ``steps`` times with no commands; robots keep their
+        own balance (G1's policy runs) and tasks, metrics and step counts do not see these steps.
+        ``physics=False`` only renders in InternUtopia (Isaac Sim's renderer needs frames to warm
+        up); MuJoCo's renderer needs none, so it changes nothing here.
+
+        Raises:
+            ValueError: ``steps < 1``, or both ``render`` and ``physics`` are ``False``.
+        """
+        self._check_open()
+        if not render and not physics:
+            raise ValueError('warm_up: render and physics are both False; nothing to warm up')
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ValueError(f'warm_up: steps must be an int >= 1; got {steps!r}')
+        if self._first_reset:
+            raise RuntimeError('call reset() before warm_up()')
+        if physics:
+            self._runners.warm_up(steps)
+            if self._viewer is not None:
+                self._sync_viewer()
 
     def _check_open(self) -> None:
-        if not self.simulation_app.is_running():
+        if not self._app.is_running():
             raise RuntimeError('this Env is closed')
 
     # ------------------------------------------------------------------------------------------
-    def reset(self, reset_list: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
+    def reset(self, reset_list: Optional[list[int]] = None, env_ids: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
         """Give the listed slots (all slots when ``None``) the next episodes from the queue.
+
+        ``env_ids`` is InternUtopia's name of ``reset_list``: ``reset([3, 0])`` and
+        ``reset(env_ids=[3, 0])`` are the same call.
 
         Returns ``(obs, info)``, lists aligned to ``reset_list``: ``obs[k]`` and ``info[k]``
         (the episode's ``TaskCfg``) belong to slot ``reset_list[k]``, ``None`` where the queue ran out.
 
         Raises:
-            ValueError: an id is not an int in ``range(env_num)`` or appears twice; nothing changes.
+            ValueError: an id is not an int in ``range(env_num)`` or appears twice, or both
+                ``reset_list`` and ``env_ids`` are given; nothing changes.
         """
         self._check_open()
+        if env_ids is not None:
+            if reset_list is not None:
+                raise ValueError('give the env ids once: reset(reset_list) or reset(env_ids=...), not both')
+            reset_list = env_ids
         if reset_list is None:
             slots = list(range(self.env_num))
         else:
@@ -185,16 +266,23 @@ class Env:
             seen.add(int(slot))
         return [int(s) for s in slots]
 
-    def step(self, action: list[Any]) -> tuple[list, list, list, list, list]:
+    def step(self, action: list[Any], *, flags: str = 'internutopia') -> tuple[list, list, list, list, list]:
         """Advance every slot by one physics step.
 
         Args:
             action: a list of ``env_num`` entries, each ``{robot_name: {controller_name: args}}``
-                or ``None``/``{}``; entries of slots that are not running an episode are ignored.
+                or ``None``/``{}``; entries of slots that are not running an episode are ignored,
+                and so are commands for robots a slot's episode does not have (warned once per name).
+            flags: how episode ends are reported. ``'internutopia'`` (default, as InternUtopia's
+                loops expect): ``terminated[i]`` is ``True`` on the step an episode ends, whatever
+                ended it, ``truncated[i]`` also ``True`` when a step limit ended it, and
+                ``terminated[i]`` stays ``True`` for a slot with no running episode (done or
+                empty), so ``all(terminated)`` tells that nothing runs. ``'gymnasium'``: a step
+                limit is ``truncated`` only, and slots without a running episode get ``None``.
 
         Returns:
-            ``(obs, reward, terminated, truncated, info)``, lists of length ``env_num`` with
-            ``None`` for done and empty slots.
+            ``(obs, reward, terminated, truncated, info)``, lists of length ``env_num``; ``obs``,
+            ``reward``, ``truncated`` and ``info`` are ``None`` for done and empty slots.
 
         Raises:
             ValueError: wrong length, or an unknown robot/controller name or bad arguments for an
@@ -206,9 +294,13 @@ class Env:
         if isinstance(action, dict) or not hasattr(action, '__len__') or len(action) != self.env_num:
             got = f'length {len(action)}' if hasattr(action, '__len__') and not isinstance(action, dict) else type(action).__name__
             raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
+        if flags not in ('internutopia', 'gymnasium'):
+            raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
         result = self._step(list(action))
         if self._viewer is not None:
             self._sync_viewer()
+        if flags == 'internutopia':
+            result = internutopia_flags(result)
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]]) -> ArrayStep:
@@ -251,13 +343,19 @@ class Env:
             self._sync_viewer()
         return result
 
-    def render(self, width: int = 640, height: int = 480) -> Any:
+    def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:
         """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.
 
         Every slot is in view (see ``internutopia.core.backend.mujoco.render.overview_camera``);
-        feed frames to ``internutopia.core.util.video.VideoRecorder`` to make a video.
+        feed frames to ``internutopia.core.util.video.VideoRecorder`` to make a video. ``mode``
+        is Gymnasium's: ``'rgb_array'`` returns the image, ``'human'`` returns ``None`` (a window
+        follows the env when ``SimConfig(headless=False)`` on a machine with a display).
         """
         self._check_open()
+        if mode not in ('rgb_array', 'human'):
+            raise ValueError(f"render mode must be 'rgb_array' or 'human'; got {mode!r}")
+        if mode == 'human':
+            return None
         return self._runners.render(width, height)
 
     def _open_viewer(self) -> None:
@@ -285,13 +383,13 @@ class Env:
 
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
-        if not self.simulation_app.is_running():
+        if not self._app.is_running():
             return
         if self._viewer is not None:
             self._viewer.close()
             self._viewer = None
         self._runners.close()
-        self.simulation_app.close()
+        self._app.close()
 
     def __enter__(self) -> 'Env':
         return self
@@ -299,3 +397,35 @@ class Env:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+
+class Finished:
+    """A bool that can also be called: ``env.finished`` and ``env.finished()`` give the same answer."""
+
+    __slots__ = ('_value',)
+
+    def __init__(self, value: bool) -> None:
+        self._value = bool(value)
+
+    def __call__(self) -> bool:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        return self._value == (bool(other) if isinstance(other, Finished) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return repr(self._value)
+
+
+def internutopia_flags(result: tuple[list, list, list, list, list]) -> tuple[list, list, list, list, list]:
+    """Runner flags (Gymnasium's meaning) -> InternUtopia's: ``terminated`` whenever an episode
+    ended, or no episode runs in the slot; ``truncated`` as it was."""
+    obs, reward, terminated, truncated, info = result
+    flags = [True if t is None else bool(t or u) for t, u in zip(terminated, truncated, strict=True)]
+    return obs, reward, flags, truncated, info

@@ -30,6 +30,9 @@ class G1Robot(BaseRobot):
     """A walking G1; the policy is shared by all slots and ticks for all of them at once."""
 
     base_body = 'pelvis'
+    #: The policy was trained with 200 Hz physics and its servo gains need it: with a longer
+    #: ``physics_dt`` (InternUtopia's default is 1/60) each env step runs in substeps of <= 1/200 s.
+    max_physics_dt = 1 / 200
 
     def __init__(self, config: Any, env_num: int, sim: Any) -> None:
         super().__init__(config, env_num, sim)

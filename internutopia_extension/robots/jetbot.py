@@ -12,6 +12,9 @@ class JetbotRobot(BaseRobot):
     """Two velocity-driven wheels and a caster; stops when no wheel command arrives in a step."""
 
     base_body = 'chassis'
+    #: The chassis rides 3.5 cm above the robot's root frame, which is on the ground (as in
+    #: InternUtopia's Jetbot asset): ``position=(x, y, 0)`` rests on the floor.
+    root_offset = (0.0, 0.0, 0.035)
     joint_names = ['left_wheel_joint', 'right_wheel_joint']
     wheel_actuators = ('left_wheel_joint', 'right_wheel_joint')
     actuated_joints = ['left_wheel_joint', 'right_wheel_joint']

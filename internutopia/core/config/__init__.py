@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+from enum import Enum
 from typing import Any, ClassVar, Optional
 
 import numpy as np
@@ -28,7 +29,7 @@ import yaml
 from pydantic import Field, SerializeAsAny, field_validator
 
 from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
-from internutopia.core.config.distribution import RayDistributionCfg
+from internutopia.core.config.distribution import DistributionCfg, RayDistributionCfg
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import ControllerCfg, RobotCfg
@@ -64,17 +65,30 @@ def _positive_seconds(value: Any, field: str) -> float:
     return seconds
 
 
+class Simulator(Enum):
+    """Physics backends by name (InternUtopia's enum; ``SimConfig.backend`` takes the value of a
+    registered one)."""
+
+    MUJOCO = 'mujoco'
+    #: InternUtopia's only backend; not available in this package (see docs/contract.md).
+    ISAACSIM = 'isaac_sim'
+
+
 class SimConfig(BaseCfg):
     """Simulator settings. ``backend`` picks the physics engine: ``'mujoco'`` (built in) or one an
     extension registered (``internutopia.core.backend.register_backend``).
+
+    ``physics_dt`` is the simulated time of one env step (InternUtopia's default, 1/60 s); robots
+    that need finer physics (the G1's servos) run that step in substeps. ``rendering_dt`` and
+    ``rendering_interval`` set how often cameras render.
 
     ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
     physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
     number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
     """
 
-    physics_dt: float = 1 / 240
-    rendering_dt: float = 1 / 240
+    physics_dt: float = 1 / 60
+    rendering_dt: float = 1 / 60
     rendering_interval: Optional[int] = None
     use_fabric: bool = False
     headless: bool = True
@@ -194,6 +208,7 @@ class DistributedConfig(Config):
 
 
 __all__ = [
-    'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'MetricCfg', 'ObjectCfg', 'Quat',
-    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'Scale', 'SensorCfg', 'SimConfig', 'TaskCfg', 'TypedCfg', 'Vec3',
+    'BaseCfg', 'Config', 'ControllerCfg', 'DistributedConfig', 'DistributionCfg', 'MetricCfg', 'ObjectCfg', 'Quat',
+    'RayDistributionCfg', 'RewardCfg', 'RobotCfg', 'Scale', 'SensorCfg', 'SimConfig', 'Simulator', 'TaskCfg', 'TypedCfg',
+    'Vec3',
 ]

@@ -135,6 +135,8 @@ class TypedCfg(BaseCfg):
 
     type: str
     _family_table: ClassVar[dict[str, type['TypedCfg']]]
+    #: Another field that may carry the type instead of ``type`` (InternUtopia's ``reward_type``).
+    _type_alias: ClassVar[str | None] = None
 
     def __init__(self, **data: Any) -> None:
         # A class constructed by name stays that class; only mappings validated into a field
@@ -164,8 +166,11 @@ class TypedCfg(BaseCfg):
     @model_validator(mode='wrap')
     @classmethod
     def _dispatch_on_type(cls, data: Any, handler: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get('type'), str) and _DIRECT_INIT.get() != id(data):
-            target = cls._family_table.get(data['type']) if hasattr(cls, '_family_table') else None
+        type_name = data.get('type') if isinstance(data, dict) else None
+        if type_name is None and isinstance(data, dict) and cls._type_alias:
+            type_name = data.get(cls._type_alias)
+        if isinstance(type_name, str) and _DIRECT_INIT.get() != id(data):
+            target = cls._family_table.get(type_name) if hasattr(cls, '_family_table') else None
             if target is not None and target is not cls and issubclass(target, cls):
                 return target.model_validate(data)
         return handler(data)

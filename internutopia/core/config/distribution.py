@@ -18,14 +18,25 @@ proc_num
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import ConfigDict, Field, field_validator
 
 from internutopia.core.config.base import BaseCfg
 
 
-class RayDistributionCfg(BaseCfg):
+class DistributionCfg(BaseCfg):
+    """Base of the distribution configs (InternUtopia's ``DistributionCfg``): a ``type`` and how
+    many runner processes; :class:`RayDistributionCfg` (``type='ray'``) is the one that runs."""
+
+    model_config = ConfigDict(extra='forbid', strict=True, validate_assignment=True, protected_namespaces=())
+
+    type: str
+    proc_num: int = Field(1, ge=1)
+    gpu_num_per_proc: float = Field(0.0, ge=0)
+
+
+class RayDistributionCfg(DistributionCfg):
     """How to spread a run over Ray workers (InternUtopia's ``RayDistributionCfg``, same fields).
 
     Strict: unknown fields, strings for numbers and bools for ints are errors.
@@ -44,12 +55,10 @@ class RayDistributionCfg(BaseCfg):
             (code, assets and data the workers need on other machines).
         cpu_num_per_proc: CPUs Ray reserves for each runner (default 1: one physics loop).
         startup_timeout_s: how long to wait for a runner actor to come up before failing.
+        type: always ``'ray'`` (InternUtopia's field; the only distribution here).
     """
 
-    model_config = ConfigDict(extra='forbid', strict=True, validate_assignment=True, protected_namespaces=())
-
-    proc_num: int = Field(1, ge=1)
-    gpu_num_per_proc: float = Field(0.0, ge=0)
+    type: Literal['ray'] = 'ray'
     head_address: Optional[str] = None
     working_dir: Optional[str] = None
     cpu_num_per_proc: float = Field(1.0, gt=0)
@@ -70,4 +79,4 @@ class RayDistributionCfg(BaseCfg):
         return value
 
 
-__all__ = ['RayDistributionCfg']
+__all__ = ['DistributionCfg', 'RayDistributionCfg']

@@ -172,6 +172,10 @@ class RunnerActor:
         self.runner.results.records = []
         return _packed((obs, reward, terminated, truncated, info, records))
 
+    def warm_up(self, steps: int) -> None:
+        """Physics steps outside the episodes (``Runner.warm_up``)."""
+        self.runner.warm_up(steps)
+
     def render(self, width: int, height: int) -> Any:
         """An overview image of this runner's world."""
         return self.runner.backend.render_overview(self.runner.world, width, height)

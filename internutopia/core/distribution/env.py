@@ -15,9 +15,25 @@ from typing import Any
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.distribution.runners import RayRunners
 from internutopia.core.runner import Runner
-from internutopia.core.vec_env import Env
+from internutopia.core.vec_env import Env, Finished
 
-__all__ = ['DistributedEnv']
+__all__ = ['DistributedEnv', 'NotInDistributedMode']
+
+
+class NotInDistributedMode(NotImplementedError, AttributeError):
+    """What InternUtopia raises for the members its distributed env does not have (``runner``,
+    ``simulation_app``, ``get_dt()``, ``finished()``); scripts written for it test for this, so
+    ours raises it too. It is also an ``AttributeError``: ``hasattr(env, 'runner')`` is ``False``."""
+
+
+class _FinishedTruth(Finished):
+    """``env.finished`` of a distributed env: a truth value; calling it raises as InternUtopia does."""
+
+    __slots__ = ()
+
+    def __call__(self) -> bool:
+        raise NotInDistributedMode('finished() is not available in distributed mode (as in InternUtopia); '
+                                   'read env.finished as a truth value: `while not env.finished: ...`')
 
 
 class DistributedEnv(Env):
@@ -50,9 +66,41 @@ class DistributedEnv(Env):
         return self._runners.proc_num
 
     @property
+    def is_remote(self) -> bool:
+        """Whether the slots run in other processes: ``True``."""
+        return True
+
+    @property
     def runner(self) -> Runner:
         """Not available: the runners live in Ray actors (see :attr:`runner_actors`)."""
-        raise AttributeError('a DistributedEnv has no local runner; its runners are Ray actors: see runner_actors')
+        raise NotInDistributedMode('a DistributedEnv has no local runner (as in InternUtopia); its runners are Ray '
+                                   'actors: see runner_actors')
+
+    @property
+    def simulation_app(self) -> Any:
+        """Not available in distributed mode, as in InternUtopia; loop on ``while not env.finished``."""
+        raise NotInDistributedMode('simulation_app is not available in distributed mode (as in InternUtopia); loop '
+                                   'with `while not env.finished:`')
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return not self._app.is_running()
+
+    @property
+    def finished(self) -> Finished:
+        """Whether the queue is empty and no slot runs an episode, as a truth value (``if env.finished``).
+
+        Calling it (``env.finished()``) raises :class:`NotInDistributedMode`, as InternUtopia's
+        distributed env does.
+        """
+        return _FinishedTruth(not self._runners.active_slots() and self._runners.queue_len() == 0)
+
+    def get_dt(self) -> float:
+        """Not available in distributed mode, as in InternUtopia; the step length is
+        ``env.config.simulator.physics_dt``."""
+        raise NotInDistributedMode('get_dt() is not available in distributed mode (as in InternUtopia); '
+                                   'read env.config.simulator.physics_dt')
 
     @property
     def runner_actors(self) -> list[Any]:

@@ -270,6 +270,17 @@ class RayRunners(RunnerSet):
 
         return ray.get(self._queue.size.remote())
 
+    def active_task_configs(self) -> dict[int, TaskCfg]:
+        return {g: e.config for g, (e, s) in enumerate(zip(self._episodes, self._status, strict=True))
+                if e is not None and s != SlotStatus.EMPTY}
+
+    def warm_up(self, steps: int) -> None:
+        for r in range(self._proc_num):
+            self._wait_ready(r)
+        refs = [actor.warm_up.remote(steps) for actor in self._actors]
+        for ref in refs:
+            self._get_runner(ref)
+
     # ------------------------------------------------------------------------------------------
     def _slices(self, slots: list[int]) -> dict[int, list[int]]:
         """Positions in ``slots`` grouped by runner, in runner order, keeping the caller's order within."""

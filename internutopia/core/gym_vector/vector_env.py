@@ -343,7 +343,7 @@ class VectorEnv(gym.vector.VectorEnv):
         step_info: list[Optional[dict]] = [None] * n
         commands = self._commands(actions, np.flatnonzero(live))
         for repeat in range(self.action_repeat):
-            obs, reward, term, trunc, info = self._vec.step(commands)
+            obs, reward, term, trunc, info = self._vec.step(commands, flags='gymnasium')
             for slot in np.flatnonzero(live):
                 self._slot_obs[slot] = obs[slot]
                 rewards[slot] += reward[slot]

@@ -50,6 +50,13 @@ class Entity:
 
     #: Name of the body whose pose is the entity's ``position``/``orientation``.
     base_body: str = ''
+    #: Where :attr:`base_body` sits, in the entity's own frame, relative to the configured
+    #: ``position``: InternUtopia places a robot by its asset's root frame (a Jetbot's is on the
+    #: ground, so ``position=(0, 0, 0)`` rests on the floor), which need not be the base body.
+    root_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: Longest physics step the entity stays accurate with (``None``: any). A slot holding it is
+    #: stepped in equal substeps no longer than this, whatever ``SimConfig.physics_dt`` is.
+    max_physics_dt: float | None = None
 
     def __init__(self, config: RobotCfg | ObjectCfg, env_num: int, sim: SimConfig) -> None:
         self.config = config
@@ -107,8 +114,17 @@ class Entity:
             adr = self.root_qposadr[slot]
             if adr == NO_ID:
                 continue
-            qpos[slot, adr:adr + 3] = config.position
-            qpos[slot, adr + 3:adr + 7] = config.orientation if config.orientation is not None else (1.0, 0.0, 0.0, 0.0)
+            orientation = config.orientation if config.orientation is not None else (1.0, 0.0, 0.0, 0.0)
+            qpos[slot, adr:adr + 3] = self.base_position(config.position, orientation)
+            qpos[slot, adr + 3:adr + 7] = orientation
+
+    def base_position(self, position: Any, orientation: Any) -> np.ndarray:
+        """Where the base body goes for a configured ``position`` and wxyz ``orientation`` (see :attr:`root_offset`)."""
+        if not any(self.root_offset):
+            return np.asarray(position, dtype=float)
+        rotated = np.zeros(3)
+        mujoco.mju_rotVecQuat(rotated, np.asarray(self.root_offset, dtype=float), np.asarray(orientation, dtype=float))
+        return np.asarray(position, dtype=float) + rotated
 
     def poses(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of the base body.
@@ -166,10 +182,26 @@ class BaseRobot(Entity):
         """Class decorator registering a robot type under ``name`` (the config's ``type``)."""
         return cls.registry.register(name)
 
+    #: Whether the class scales its model by ``RobotCfg.scale``; MuJoCo cannot rescale a
+    #: compiled robot's masses, inertias, joint limits and actuator gains consistently, so the
+    #: built-in robots do not, and a non-unit ``scale`` for them is an error.
+    supports_scale: bool = False
+
     @classmethod
     def create(cls, config: RobotCfg, env_num: int, sim: SimConfig, where: str = '') -> 'BaseRobot':
-        """Instantiate the robot class registered for ``config.type``."""
-        return cls.registry.get(config.type, where)(config, env_num, sim)
+        """Instantiate the robot class registered for ``config.type``.
+
+        Raises:
+            ValueError: the type is not registered, or ``config.scale`` is not ``None``/``(1, 1, 1)``
+                for a robot class that cannot scale its model.
+        """
+        robot_class = cls.registry.get(config.type, where)
+        if config.scale is not None and tuple(config.scale) != (1.0, 1.0, 1.0) and not robot_class.supports_scale:
+            location = f' (in {where})' if where else ''
+            raise ValueError(f'robot {config.name!r}{location}: scale={tuple(config.scale)} cannot be honoured; '
+                             f'{config.type} does not scale its model (MuJoCo has no consistent rescaling of a '
+                             'robot\'s masses, joints and actuators). Use scale=None or (1.0, 1.0, 1.0).')
+        return robot_class(config, env_num, sim)
 
     def spec(self) -> mujoco.MjSpec:
         spec = self.build_spec()

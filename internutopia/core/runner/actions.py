@@ -58,7 +58,8 @@ class ActionParsing:
         for robot_name, controller_actions in entry.items():
             robot = robots.get(robot_name)
             if robot is None:
-                raise ValueError(f'action[{slot}]: unknown robot {robot_name!r}; robots in env {slot}: {sorted(robots)}')
+                self._warn_unknown_robot(slot, robot_name, robots)
+                continue
             if controller_actions is None:
                 continue
             if not isinstance(controller_actions, dict):
@@ -78,6 +79,19 @@ class ActionParsing:
                         raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
                 pairs.append((controller, parsed))
         return pairs
+
+
+    def _warn_unknown_robot(self, slot: int, robot_name: Any, robots: dict[str, Any]) -> None:
+        """An action for a robot the slot's episode does not have is ignored, as in InternUtopia
+        (scripts send one action dict to slots whose episodes differ); warned once per name."""
+        warned = self.__dict__.setdefault('_warned_robot_names', set())
+        if robot_name in warned:
+            return
+        warned.add(robot_name)
+        import warnings
+
+        warnings.warn(f'action[{slot}]: no robot {robot_name!r} in env {slot} (robots: {sorted(robots)}); its commands '
+                      'are ignored (warned once per robot name)', stacklevel=5)
 
     def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""

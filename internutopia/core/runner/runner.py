@@ -372,6 +372,18 @@ class Runner(ActionParsing, ObservationAssembly):
                             for slot in np.nonzero(ended)[0].tolist()})
         return active, reward, terminated, truncated, metrics, diverged
 
+    def warm_up(self, steps: int) -> None:
+        """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
+        their own loops (balance policies), tasks, metrics and step counts see nothing."""
+        groups = list(self.robot_groups.values())
+        for _ in range(steps):
+            for group in groups:
+                group.begin_step()
+            for group in groups:
+                group.before_physics()
+            self.world.step()
+            self.world_steps += 1
+
     def _finish(self, slot: int, terminated: bool, truncated: bool, outcome: str | None = None) -> dict[str, Any]:
         """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
         its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
@@ -421,5 +433,6 @@ class Runner(ActionParsing, ObservationAssembly):
 def _slot_parts(task: TaskCfg, robots: dict[str, BaseRobot], objects: dict[str, BaseObject]) -> list[SlotPart]:
     """The parts of a slot holding ``task``: its scene, then its robots and objects by name."""
     return ([SlotPart('scene/', scene_spec(task))]
-            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body) for name, robot in robots.items()]
-            + [SlotPart(f'{name}/', entity.spec()) for name, entity in objects.items()])
+            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
+               for name, robot in robots.items()]
+            + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in objects.items()])

@@ -59,6 +59,14 @@ class RunnerSet(ABC):
         """Episodes still in the queue."""
 
     @abstractmethod
+    def active_task_configs(self) -> dict[int, TaskCfg]:
+        """``{slot: TaskCfg}`` of the slots holding an episode (running, or ended and not yet reset)."""
+
+    @abstractmethod
+    def warm_up(self, steps: int) -> None:
+        """Advance every world ``steps`` physics steps outside the episodes (see ``Runner.warm_up``)."""
+
+    @abstractmethod
     def render(self, width: int, height: int) -> np.ndarray:
         """An overview image ``uint8 (height, width, 3)`` of the slots."""
 
@@ -102,6 +110,14 @@ class LocalRunners(RunnerSet):
 
     def queue_len(self) -> int:
         return len(self.runner.queue)
+
+    def active_task_configs(self) -> dict[int, TaskCfg]:
+        runner = self.runner
+        return {slot: episode.config for slot, episode in enumerate(runner.episodes)
+                if episode is not None and runner.status[slot] != SlotStatus.EMPTY}
+
+    def warm_up(self, steps: int) -> None:
+        self.runner.warm_up(steps)
 
     def render(self, width: int, height: int) -> np.ndarray:
         return self.runner.backend.render_overview(self.runner.world, width, height)

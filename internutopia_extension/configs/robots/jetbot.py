@@ -34,14 +34,17 @@ rotate_cfg = RotateControllerCfg(name='rotate', rotation_speed=3.0, threshold=0.
 
 jetbot_camera_cfg = RepCameraCfg(name='camera', prim_path='chassis/Camera', resolution=(320, 240))
 
+#: InternUtopia's name of the Jetbot camera (its resolution, 640x360; mounted on the chassis).
+camera_cfg = jetbot_camera_cfg.update(resolution=(640, 360))
+
 
 class JetbotRobotCfg(RobotCfg):
-    """A small two-wheeled differential-drive robot."""
+    """A small two-wheeled differential-drive robot. ``position`` is its root frame on the ground
+    (``z=0`` rests on the floor, as in InternUtopia); the observed ``position`` is the chassis'."""
 
     name: str = 'jetbot'
     type: str = 'JetbotRobot'
     prim_path: Optional[str] = '/jetbot'
-    position: tuple[float, float, float] = (0.0, 0.0, 0.035)
     controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = Field(
         default_factory=lambda: [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg, rotate_cfg])
     sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None

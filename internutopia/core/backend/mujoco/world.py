@@ -20,6 +20,7 @@ a slot changing structure moves from one pack to another, and no other slot is t
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -59,6 +60,9 @@ class SlotPart:
     prefix: str
     spec: mujoco.MjSpec
     contact_root: Optional[str] = None
+    #: Longest physics step this part stays accurate with (e.g. a robot whose servos were tuned
+    #: for 200 Hz); a slot holding it is stepped in equal substeps no longer than this.
+    max_dt: Optional[float] = None
 
 
 class PackData:
@@ -122,7 +126,9 @@ class Pack:
     at the next step), the fields of :data:`OUTPUT_FIELDS` are refreshed after each step; bind any
     other ``MjData`` field with :meth:`field`. ``slots`` are the slots holding this structure.
 
-    A step is one ``mj_step``, so, as with ``mj_step``, the state (``qpos``, ``qvel``, mocap poses)
+    A step is ``substeps`` calls of ``mj_step`` (one, unless a part of the slot asked for a
+    shorter physics step than ``physics_dt``: the model's timestep is then ``physics_dt /
+    substeps``), so, as with ``mj_step``, the state (``qpos``, ``qvel``, mocap poses)
     is the new one and derived fields (``xpos``, ``sensordata``, contacts) describe the state at the
     start of the step. Poses are therefore read from the state (free joints' ``qpos``, mocap poses),
     and :meth:`mjdata` recomputes kinematics for what is drawn and contacts where they are needed. (Making derived fields current
@@ -141,6 +147,8 @@ class Pack:
         self.slots = np.zeros(0, dtype=np.intp)
         self._step_ids: Optional[np.ndarray] = self.slots
         self._scratch: Optional[mujoco.MjData] = None
+        #: ``mj_step`` calls per env step (see :meth:`MujocoWorld.compile_slot`).
+        self.substeps = max(1, int(model.opt.timestep and round(physics_dt_of(model) / model.opt.timestep)))
 
     @property
     def time(self) -> float:
@@ -162,9 +170,9 @@ class Pack:
         return array
 
     def step(self) -> None:
-        """Advance every slot of the pack by one physics step (``mj_step``), on every core."""
+        """Advance every slot of the pack by one physics step (``substeps`` calls of ``mj_step``), on every core."""
         if len(self.slots):
-            self.batch.step(self._step_ids)
+            self.batch.step(self._step_ids, nstep=self.substeps)
 
     def forward(self, slots: np.ndarray) -> None:
         """Recompute the derived fields of ``slots`` after their state was written (``mj_forward``)."""
@@ -185,6 +193,18 @@ class Pack:
         if contacts:
             mujoco.mj_collision(self.model, data)
         return data
+
+
+#: Name of the numeric field recording a compiled slot model's env step (``physics_dt``).
+_PHYSICS_DT_FIELD = 'internutopia_physics_dt'
+
+
+def physics_dt_of(model: mujoco.MjModel) -> float:
+    """The env step (``physics_dt``) a slot model was compiled for (its timestep without substeps)."""
+    try:
+        return float(model.numeric(_PHYSICS_DT_FIELD).data[0])
+    except KeyError:
+        return float(model.opt.timestep)
 
 
 def _pack_bytes_per_slot(model: mujoco.MjModel) -> float:
@@ -265,8 +285,16 @@ class MujocoWorld:
         return spec
 
     def compile_slot(self, parts: list[SlotPart]) -> mujoco.MjModel:
-        """Compile one slot's parts into a one-slot model (each part's spec is consumed)."""
+        """Compile one slot's parts into a one-slot model (each part's spec is consumed).
+
+        The model steps ``physics_dt`` in the fewest equal substeps that respect every part's
+        ``max_dt`` (so ``SimConfig(physics_dt=1/60)`` runs a G1 at 1/240 inside each env step).
+        """
         spec = self._world_spec()
+        limits = [part.max_dt for part in parts if part.max_dt is not None]
+        substeps = max(1, math.ceil(self.sim.physics_dt / min(limits) - 1e-9)) if limits else 1
+        spec.option.timestep = self.sim.physics_dt / substeps
+        spec.add_numeric(name=_PHYSICS_DT_FIELD, data=[self.sim.physics_dt], size=1)
         frame = spec.worldbody.add_frame(name='slot')
         for part in parts:
             _strip_part(part.spec)

@@ -14,11 +14,17 @@ from internutopia.core.config.task.reward import RewardCfg
 
 
 class TaskCfg(TypedCfg):
-    """One episode: scene, robots, objects, metrics. It is never mutated by the env."""
+    """One episode: scene, robots, objects, metrics and an optional ``reward``. Never mutated by the env."""
 
     type: str
     metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
+    reward: Optional[SerializeAsAny[RewardCfg]] = None
     metrics_save_path: str = 'console'
+    #: Where the scene, robots and objects live in a USD stage (InternUtopia's fields; kept for
+    #: configs written for it: a MuJoCo slot has no stage paths, so they change nothing here).
+    scene_root_path: Optional[str] = '/scene'
+    robots_root_path: Optional[str] = '/robots'
+    objects_root_path: Optional[str] = '/objects'
     scene_asset_path: Optional[str] = None
     scene_scale: Scale = (1.0, 1.0, 1.0)
     scene_position: Vec3 = (0.0, 0.0, 0.0)

@@ -2,16 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
+
+from pydantic import model_validator
 
 from internutopia.core.config.base import TypedCfg
 
 
 class RewardCfg(TypedCfg):
-    """A reward of a task; ``reward_settings`` are the reward's own parameters."""
+    """A reward of a task; ``reward_settings`` are the reward's own parameters.
+
+    ``reward_type`` is InternUtopia's name of ``type``: give either (or both, equal); both read the same.
+
+    >>> RewardCfg(reward_type='Progress').type, RewardCfg(type='Progress').reward_type
+    ('Progress', 'Progress')
+    """
+
+    _type_alias: ClassVar[Optional[str]] = 'reward_type'
 
     type: str
+    reward_type: Optional[str] = None
     reward_settings: Optional[dict[str, Any]] = None
+
+    @model_validator(mode='before')
+    @classmethod
+    def _type_from_reward_type(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get('reward_type') is not None:
+            given = data.get('type')
+            if given is not None and given != data['reward_type']:
+                raise ValueError(f"type {given!r} and reward_type {data['reward_type']!r} name the same thing; give one")
+            if given is None:
+                data = {**data, 'type': data['reward_type']}
+        return data
+
+    @model_validator(mode='after')
+    def _reward_type_from_type(self) -> 'RewardCfg':
+        if self.reward_type != self.type:
+            object.__setattr__(self, 'reward_type', self.type)
+        return self
 
 
 __all__ = ['RewardCfg']

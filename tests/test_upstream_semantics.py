@@ -1,0 +1,220 @@
+"""InternUtopia 2.x semantics that scripts written for it rely on, checked in our own words.
+
+Each test states one behaviour an upstream-style script depends on: how episode ends are flagged,
+the ``env_ids`` keyword, ``finished()``, what ``gym_env`` returns after the last episode, where a
+robot's configured position puts it, and the env members such scripts call.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from internutopia.core.config import Config, RewardCfg, SimConfig, Simulator, TaskCfg
+from internutopia.core.config.distribution import DistributionCfg, RayDistributionCfg
+from internutopia.core.gym_env import Env as GymEnv
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg, SingleInferenceTaskCfg
+
+DRIVE = {'jetbot': {'move_by_speed': [0.3, 0.0]}}
+
+
+def jetbot_task(max_steps=5, **kw):
+    return FiniteStepTaskCfg(max_steps=max_steps, robots=[JetbotRobotCfg(**kw)])
+
+
+@pytest.fixture
+def vec(make_config):
+    envs = []
+
+    def build(tasks, env_num=2, **kw):
+        env = Env(make_config(tasks, env_num=env_num, **kw))
+        envs.append(env)
+        return env
+
+    yield build
+    for env in envs:
+        env.close()
+
+
+# -- episode ends ------------------------------------------------------------------------------
+def test_step_limit_sets_terminated_and_truncated(vec):
+    env = vec([jetbot_task(max_steps=3)], env_num=1)
+    env.reset()
+    flags = [env.step([DRIVE])[2:4] for _ in range(3)]
+    assert flags == [([False], [False]), ([False], [False]), ([True], [True])]
+
+
+def test_slots_without_an_episode_report_terminated(vec):
+    env = vec([jetbot_task(max_steps=2)], env_num=3)  # one episode for three slots
+    obs, info = env.reset()
+    assert info[1] is None and info[2] is None
+    obs, reward, terminated, truncated, info = env.step([DRIVE] * 3)
+    assert terminated == [False, True, True]
+    assert obs[1:] == reward[1:] == truncated[1:] == info[1:] == [None, None]
+    env.step([DRIVE] * 3)
+    obs, reward, terminated, truncated, info = env.step([DRIVE] * 3)  # slot 0 is done now
+    assert terminated == [True, True, True] and obs == [None, None, None]
+
+
+def test_gymnasium_flags_on_request(vec):
+    env = vec([jetbot_task(max_steps=1)], env_num=2)
+    env.reset()
+    _, _, terminated, truncated, _ = env.step([DRIVE, DRIVE], flags='gymnasium')
+    assert terminated == [False, None] and truncated == [True, None]
+    with pytest.raises(ValueError, match="flags must be 'internutopia' or 'gymnasium'"):
+        env.step([DRIVE, DRIVE], flags='gym')
+
+
+def test_upstream_multi_env_loop_runs_every_episode_once(vec, tmp_path):
+    """The loop of InternUtopia's multi-env tests: reset whatever terminated, stop when all did."""
+    lengths = [3, 5, 4, 2, 6, 3, 2]
+    env = vec([jetbot_task(max_steps=n) for n in lengths], env_num=3)
+    obs, _ = env.reset()
+    ran, no_more_episode = [], False
+    for _ in range(100):
+        obs, _, terminated, _, info = env.step([DRIVE] * 3)
+        ran += [i['episode_index'] for i, t in zip(info, terminated, strict=True) if t and i is not None]
+        if all(terminated) and no_more_episode:
+            break
+        if any(terminated) and not no_more_episode:
+            _, new = env.reset(env_ids=[k for k, t in enumerate(terminated) if t])
+            no_more_episode = None in new
+    else:
+        pytest.fail('the loop never saw every slot terminated')
+    assert sorted(ran) == list(range(len(lengths)))
+
+
+# -- reset and finished --------------------------------------------------------------------------
+def test_env_ids_is_the_reset_list(vec):
+    env = vec([jetbot_task(max_steps=9, position=(float(k), 0.0, 0.0)) for k in range(5)], env_num=2)
+    env.reset()
+    obs, info = env.reset(env_ids=[1])
+    assert len(obs) == 1 and info[0].robots[0].position[0] == 2.0
+    with pytest.raises(ValueError, match='not both'):
+        env.reset([0], env_ids=[1])
+    with pytest.raises(ValueError, match='out of range'):
+        env.reset(env_ids=[7])
+
+
+def test_finished_is_callable_and_a_truth_value(vec):
+    env = vec([jetbot_task(max_steps=1)], env_num=1)
+    env.reset()
+    assert env.finished() is False and not env.finished
+    env.step([DRIVE])
+    assert env.finished() is True and env.finished and env.finished == True  # noqa: E712
+
+
+# -- env members upstream scripts call ---------------------------------------------------------
+def test_observations_dt_and_flags_of_the_env(vec):
+    env = vec([jetbot_task(max_steps=50)] * 2, env_num=2)
+    assert env.proc_num == 1 and env.is_remote is False and env.is_render is None
+    obs, info = env.reset()
+    assert env.get_dt() == pytest.approx(1 / 240)  # the conftest's physics_dt
+    assert env.active_task_configs == {0: info[0], 1: info[1]}
+    stepped = env.step([DRIVE] * 2)[0]
+    current = env.get_observations()
+    np.testing.assert_array_equal(current[1]['jetbot']['position'], stepped[1]['jetbot']['position'])
+    assert env.render(mode='human') is None and env.render(64, 48, mode='rgb_array').shape == (48, 64, 3)
+
+
+def test_warm_up_moves_physics_but_no_episode_clock(vec):
+    env = vec([jetbot_task(max_steps=3)], env_num=1)
+    env.reset()
+    time_before = env.runner.world.time
+    env.warm_up(20)
+    assert env.runner.world.time == pytest.approx(time_before + 20 / 240)
+    env.warm_up(5, physics=False)  # rendering only: nothing to do on MuJoCo
+    flags = [env.step([DRIVE])[2][0] for _ in range(3)]
+    assert flags == [False, False, True]  # the warm-up did not count towards max_steps
+    with pytest.raises(ValueError, match='both False'):
+        env.warm_up(5, render=False, physics=False)
+    with pytest.raises(ValueError, match='steps must be an int >= 1'):
+        env.warm_up(0)
+
+
+def test_action_for_a_robot_the_slot_lacks_is_ignored_with_one_warning(vec):
+    env = vec([jetbot_task(max_steps=50)], env_num=1)
+    env.reset()
+    with pytest.warns(UserWarning, match="no robot 'h1_1' in env 0"):
+        obs = env.step([{'h1_1': {'move_by_speed': [1.0, 0.0]}, **DRIVE}])[0]
+    assert obs[0]['jetbot']['position'][0] > 0  # the jetbot's own command still applied
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        env.step([{'h1_1': {'move_by_speed': [1.0, 0.0]}}])  # warned once per name
+    with pytest.raises(ValueError, match="unknown controller 'fly'"):
+        env.step([{'jetbot': {'fly': [1]}}])  # a known robot's unknown controller is still an error
+
+
+# -- gym_env -------------------------------------------------------------------------------------
+def test_gym_env_after_the_last_episode_and_without_robots():
+    config = Config(metrics_save_path='none', task_configs=[SingleInferenceTaskCfg(robots=[]),
+                                                            FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg()])])
+    env = GymEnv(config)
+    try:
+        obs, info = env.reset()
+        assert obs == {} and info[GymEnv.RESET_INFO_TASK_CONFIG].robots == []
+        assert env.step({}) == ({}, 0.0, False, False, {'episode_index': 0, 'steps': 1})
+        obs, info = env.reset()
+        assert sorted(obs)[:2] == ['controllers', 'joint_positions']
+        env.step({'move_by_speed': [0.2, 0.0]})
+        final, _, terminated, truncated, _ = env.step({'move_by_speed': [0.2, 0.0]})
+        assert terminated is True and truncated is True
+        again = env.step({'move_by_speed': [0.2, 0.0]})  # after the end: no motion, still terminated
+        assert again[2] is True and np.array_equal(again[0]['position'], final['position'])
+        assert env.reset() == (None, None) and env.finished() and env.get_observations() == {}
+    finally:
+        env.close()
+
+
+# -- where robots stand ----------------------------------------------------------------------------
+def test_jetbot_at_z0_rests_on_the_floor_and_drives(vec):
+    env = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))])], env_num=1)
+    obs, _ = env.reset()
+    for _ in range(480):
+        obs = env.step([DRIVE])[0]
+    position = obs[0]['jetbot']['position']
+    assert abs(position[2] - 0.035) < 0.005  # chassis height when the wheels touch the ground
+    assert position[0] > 0.4  # 2 s at 0.3 m/s
+
+
+def test_robot_scale_that_cannot_be_honoured_is_an_error(vec):
+    env = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
+    with pytest.raises(ValueError, match=r"scale=\(2.0, 2.0, 2.0\) cannot be honoured.*JetbotRobot"):
+        env.reset()
+    unit = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(1.0, 1.0, 1.0))])], env_num=1)
+    assert unit.reset()[0][0] is not None
+
+
+def test_default_physics_step_is_internutopias_and_g1_runs_in_substeps():
+    sim = SimConfig()
+    assert sim.physics_dt == pytest.approx(1 / 60) and sim.rendering_dt == pytest.approx(1 / 60)
+    pytest.importorskip('holosoma_inference')
+    from internutopia_extension.configs.robots.g1 import G1RobotCfg, move_by_speed_cfg
+
+    env = Env(Config(metrics_save_path='none', task_configs=[SingleInferenceTaskCfg(
+        robots=[G1RobotCfg(position=(0.0, 0.0, 0.78), controllers=[move_by_speed_cfg])])]))
+    try:
+        env.reset()
+        pack = env.runner.world.pack(0)
+        assert pack.substeps == 4 and pack.model.opt.timestep == pytest.approx(1 / 240)
+        for _ in range(300):  # 5 s walking forward at 1/60 s per env step
+            obs = env.step([{'g1': {'move_by_speed': [0.5, 0.0, 0.0]}}])[0]
+        assert obs[0]['g1']['position'][2] > 0.6 and obs[0]['g1']['position'][0] > 1.0
+    finally:
+        env.close()
+
+
+# -- configs ----------------------------------------------------------------------------------------
+def test_upstream_config_fields():
+    task = TaskCfg(type='SingleInferenceTask')
+    assert (task.reward, task.scene_root_path, task.robots_root_path, task.objects_root_path) == (None, '/scene', '/robots', '/objects')
+    reward = RewardCfg(reward_type='MyReward', reward_settings={'k': 1})
+    assert reward.type == reward.reward_type == 'MyReward'
+    with pytest.raises(ValueError, match='name the same thing'):
+        RewardCfg(type='A', reward_type='B')
+    assert RayDistributionCfg(proc_num=2).type == 'ray' and issubclass(RayDistributionCfg, DistributionCfg)
+    assert Simulator('mujoco') is Simulator.MUJOCO and Simulator.ISAACSIM.value == 'isaac_sim'
