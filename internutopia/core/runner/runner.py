@@ -117,6 +117,32 @@ class Runner(ActionParsing, ObservationAssembly):
             if isinstance(value, RewardCfg):
                 BaseReward.registry.get(value.type, f'{where}.{name}')
 
+    def prepare(self, episodes: list[Optional[Episode]]) -> None:
+        """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
+
+        Every type is resolved, and every structure the world does not hold yet has its scene
+        loaded and its model compiled (kept by the world for the reset) and its memory checked.
+        A reset with these episodes right after compiles nothing. Used where a reset spans
+        several runners (Ray): each prepares its share first, so one that fails leaves every
+        runner as it was.
+
+        Raises:
+            ValueError: an unknown type, a scene or model that does not load, not enough memory.
+        """
+        for episode in episodes:
+            if episode is None:
+                continue
+            self._check_episode(episode)
+            task = episode.config
+            where = f'task_configs[{episode.index}]'
+
+            def parts(task: TaskCfg = task, where: str = where) -> list[SlotPart]:
+                robots = {e.name: BaseRobot.create(e, self.env_num, self.sim, where=where) for e in task.robots}
+                objects = {e.name: BaseObject.create(e, self.env_num, self.sim, where=where) for e in task.objects}
+                return _slot_parts(task, robots, objects)
+
+            self.world.prepare(structure_key(task), parts)
+
     def reset(self, slots: list[int]) -> list[Optional[Episode]]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order."""
         taken: list[Optional[Episode]] = []
@@ -181,12 +207,7 @@ class Runner(ActionParsing, ObservationAssembly):
 
         def parts_of(slot: int) -> list[SlotPart]:
             task = configs[slot]
-            if task is None:
-                return []
-            return ([SlotPart('scene/', scene_spec(task))]
-                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
-                       for name, robot in slot_robots[slot].items()]
-                    + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in slot_objects[slot].items()])
+            return _slot_parts(task, slot_robots[slot], slot_objects[slot]) if task is not None else []
 
         changed = self.world.place({slot: new_structures[slot] for slot in slots}, parts_of)
         self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
@@ -420,3 +441,11 @@ class Runner(ActionParsing, ObservationAssembly):
             print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
         self.results.close()
         self.world.close()
+
+
+def _slot_parts(task: TaskCfg, robots: dict[str, BaseRobot], objects: dict[str, BaseObject]) -> list[SlotPart]:
+    """The parts of a slot holding ``task``: its scene, then its robots and objects by name."""
+    return ([SlotPart('scene/', scene_spec(task))]
+            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
+               for name, robot in robots.items()]
+            + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in objects.items()])
