@@ -169,11 +169,11 @@ def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, lim
     limit = RenderLimit(env, SETTINGS[setting], limit_frames)
     chunk = max(1, min(chunk, steps))
     time_pairs(step, limit, WARM_PAIRS, chunk)
-    ours, theirs = time_pairs(step, limit, max(1, steps // chunk), chunk)
+    ours, theirs, clean = time_pairs(step, limit, max(1, steps // chunk), chunk)
     limit.close()
     env.close()
-    out: dict[str, Any] = summarize(ours, theirs)
-    out.update({'chunk': chunk, 'ratios': (theirs / ours).tolist(), 'startup_s': startup_s, 'peak_memory_mb': memory_mb})
+    out: dict[str, Any] = summarize(ours, theirs, clean)
+    out.update({'chunk': chunk, 'startup_s': startup_s, 'peak_memory_mb': memory_mb})
     return out
 
 
