@@ -349,3 +349,51 @@ class TestOnALocalRay:
         finally:
             env.close()
             reference.close()
+
+    def test_a_reset_that_fails_on_one_runner_changes_no_runner(self, tmp_path):
+        # Slot 1's next episode has a missing scene: slot 0 (another runner) keeps its episode, both
+        # episodes go back to the queue, exactly as on one process.
+        tasks = _tasks(3, lambda i: 50) + [MarkTaskCfg(mark=3.0, scene_asset_path=str(tmp_path / 'gone.usd'),
+                                                       robots=[JetbotRobotCfg()])]
+        results = tmp_path / 'results.jsonl'
+        env = _distributed(tasks, proc_num=2, env_num=1, metrics_save_path=str(results))
+        reference = Env(Config(env_num=2, metrics_save_path='none', task_configs=tasks))
+        try:
+            for e in (env, reference):
+                e.reset()
+                e.step([None, None])
+                with pytest.raises(FileNotFoundError, match='gone.usd'):
+                    e.reset()
+            assert env.slot_episodes == [0, 1] and env.queue_len == 2
+            obs, _, _, _, info = env.step([None, None])
+            ref_obs, _, _, _, ref_info = reference.step([None, None])
+            assert info == ref_info == [{'episode_index': 0, 'steps': 2}, {'episode_index': 1, 'steps': 2}]
+            assert [o['mark'] for o in obs] == [0.0, 1.0]
+            np.testing.assert_array_equal(obs[0]['jetbot']['position'], ref_obs[0]['jetbot']['position'])
+            assert env.reset([1])[1][0].mark == 2.0  # the queue is as it was
+        finally:
+            env.close()
+            reference.close()
+        # Resetting running slot 1 abandoned its episode: recorded, with the global slot id.
+        records = [json.loads(line) for line in results.read_text().splitlines()]
+        assert [(r['episode_index'], r['slot'], r['outcome'], r['steps']) for r in records] == [(1, 1, 'abandoned', 2)]
+
+
+def test_a_local_ray_that_fails_to_start_is_started_again(monkeypatch):
+    # A cold start on a loaded machine can time out inside ray.init; the env starts Ray again.
+    real_init, calls = ray.init, []
+
+    def flaky_init(*args, **kwargs):
+        calls.append(kwargs.get('address'))
+        if len(calls) == 1:
+            raise RuntimeError('The current node timed out during startup.')
+        return real_init(*args, **kwargs)
+
+    assert not ray.is_initialized()
+    monkeypatch.setattr(ray, 'init', flaky_init)
+    env = _distributed(_tasks(2, lambda i: 3), proc_num=1, env_num=2)
+    try:
+        assert calls == ['local', 'local'] and [o['mark'] for o in env.reset()[0]] == [0.0, 1.0]
+    finally:
+        env.close()
+    assert not ray.is_initialized()

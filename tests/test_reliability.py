@@ -209,3 +209,12 @@ def test_reset_lists_of_anything_but_int_ids_are_value_errors(make_config, reset
             env.reset(reset_list)
         assert len(env.runner.queue) == 2 and env.active_slots == [0, 1]
         assert env.reset(np.array([1]))[1][0] is not None  # an int array is a list of ids
+
+
+def test_a_slot_that_diverges_on_its_very_first_step_is_caught(make_config):
+    # A start pose far out of range blows the simulation up at once, before its clock moved.
+    with Env(make_config([jetbot_task(position=(1e12, 0.0, 0.035)), jetbot_task()], env_num=2)) as env:
+        env.reset()
+        obs, reward, terminated, truncated, info = env.step([None, None])
+        assert info[0]['diverged'] is True and terminated[0] is True and reward[0] == 0.0
+        assert 'diverged' not in info[1] and env.active_slots == [1]

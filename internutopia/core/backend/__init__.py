@@ -47,6 +47,9 @@ class World(Protocol):
     def pack(self, slot: int) -> Any:
         """The pack holding ``slot`` (``None`` for an empty slot): its model and ``(env_num, ...)`` state arrays."""
 
+    def prepare(self, key: str, parts: Callable[[], list[Any]]) -> None:
+        """Check that structure ``key`` can be placed (build what it needs ahead), changing no slot."""
+
     def place(self, assignments: dict[int, str | None], parts_of: Callable[[int], list[Any]]) -> set[str]:
         """Move each slot of ``assignments`` into the pack of its structure key; the keys of the packs changed."""
 

@@ -133,8 +133,13 @@ class RunnerActor:
         except ValueError as exc:
             raise self._global_message(exc) from None
 
+    def prepare(self, episodes: list[Optional[Episode]]) -> None:
+        """Do ahead all a reset with ``episodes`` could fail on (``Runner.prepare``); changes no slot."""
+        self.runner.prepare(episodes)
+
     def reset(self, slots: list[int], episodes: list[Optional[Episode]]) -> bytes:
-        """Start ``episodes`` (taken by the driver) in local ``slots``; their observations, aligned (packed)."""
+        """Start ``episodes`` (taken by the driver) in local ``slots``; their observations, aligned,
+        and the records of the episodes the reset abandoned (packed)."""
         import numpy as np
 
         self.queue.preload(episodes)
@@ -142,9 +147,11 @@ class RunnerActor:
             taken = self.runner.reset(slots)
         finally:
             self.queue.clear()
-        active = [slot for slot, episode in zip(slots, taken) if episode is not None]
-        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp))))
-        return _packed([observed.get(slot) for slot in slots])
+        active = [slot for slot, episode in zip(slots, taken, strict=True) if episode is not None]
+        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
+        records = self.runner.results.records
+        self.runner.results.records = []
+        return _packed(([observed.get(slot) for slot in slots], records))
 
     def observe(self, slots: list[int]) -> bytes:
         """Current observations of local ``slots`` (``None`` for slots not running an episode), packed."""

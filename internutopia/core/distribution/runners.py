@@ -7,9 +7,11 @@ caller's order, so every episode runs once, in the same slots as on one process.
 
 Per call (arguments already checked by ``vec_env.Env``, the same code as on one process):
 
-- ``reset(ids)``: the episodes are
-  taken from the queue actor and checked here (unknown types raise before anything changes);
-  each runner resets its share, all concurrently.
+- ``reset(ids)``: the episodes are taken from the queue actor and checked here (unknown types
+  raise before anything changes); then every runner concerned prepares its share (loads and
+  compiles the structures it lacks, checks memory: ``Runner.prepare``), all concurrently, and only
+  when every runner is ready does any runner reset its share, all concurrently. So a missing scene
+  for one slot raises before any slot changes, and the episodes go back to the queue.
 - ``step(actions)``: each runner with a command for an active slot
   validates its slice (``Runner.parse_actions``), all concurrently, and only when every slice is
   valid are the runners stepped, all concurrently; so a bad name raises ``ValueError`` before any
@@ -45,6 +47,9 @@ from internutopia.core.runner import Runner, RunnerSet, SlotStatus
 __all__ = ['RayRunners']
 
 logger = logging.getLogger(__name__)
+
+#: Tries at starting a private local Ray before giving up.
+_LOCAL_START_ATTEMPTS = 3
 
 
 def _import_ray() -> Any:
@@ -132,8 +137,19 @@ class RayRunners(RunnerSet):
             common['runtime_env'] = {'working_dir': os.path.abspath(working_dir)}
         if self._dist.head_address is None:
             need = math.ceil(self._proc_num * self._dist.cpu_num_per_proc)
-            # address='local': a private instance even where RAY_ADDRESS names a cluster.
-            ray.init(address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
+            # address='local': a private instance even where RAY_ADDRESS names a cluster. A cold
+            # first start on a loaded machine can time out waiting for Ray's own agent processes
+            # (the raylet gives its dashboard agent a fixed 15 s); a second start is warm.
+            for attempt in range(_LOCAL_START_ATTEMPTS):
+                try:
+                    ray.init(address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
+                    break
+                except Exception as exc:
+                    if ray.is_initialized():
+                        ray.shutdown()
+                    if attempt + 1 == _LOCAL_START_ATTEMPTS:
+                        raise RuntimeError(f'a local Ray did not start ({_LOCAL_START_ATTEMPTS} attempts): {exc}') from exc
+                    logger.warning('a local Ray did not start (%s); starting it again', exc)
             self._owns_ray = True
             have = ray.cluster_resources().get('GPU', 0)
             if self._dist.gpu_num_per_proc and have < self._proc_num * self._dist.gpu_num_per_proc:
@@ -300,8 +316,9 @@ class RayRunners(RunnerSet):
         except Exception:
             ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
             raise
-        obs: list[Any] = [None] * len(slots)
         groups = self._slices(slots)
+        self._prepare(slots, episodes, groups)
+        obs: list[Any] = [None] * len(slots)
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
@@ -322,6 +339,7 @@ class RayRunners(RunnerSet):
                 self._runner_failed(r)
                 try:
                     self._wait_ready(r)
+                    self._get_runner(self._actors[r].prepare.remote(mine))  # a new world: build what it lacks
                     result = self._get_runner(self._actors[r].reset.remote(local, mine))
                 except ray.exceptions.RayActorError as exc:
                     self._runner_failed(r, mine)
@@ -334,7 +352,11 @@ class RayRunners(RunnerSet):
             except Exception as exc:  # the runner put its episodes back itself
                 error = error or exc
                 continue
-            for k, observation in zip(positions, result, strict=True):
+            observations, abandoned = result
+            for record in abandoned:
+                record['slot'] = r * self._local_num + record['slot']
+                self._results.write(record)
+            for k, observation in zip(positions, observations, strict=True):
                 g, episode = slots[k], episodes[k]
                 self._episodes[g] = episode
                 self._status[g] = SlotStatus.ACTIVE if episode is not None else SlotStatus.EMPTY
@@ -344,6 +366,31 @@ class RayRunners(RunnerSet):
             raise error
         info = [e.config if e is not None else None for e in episodes]
         return obs, info
+
+    def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]]) -> None:
+        """Every runner in ``groups`` prepares its share of ``episodes``, concurrently; on any error the
+        episodes go back to the queue and the error is raised, with no slot changed anywhere."""
+        import ray
+
+        refs = {}
+        for r, positions in groups.items():
+            mine = [episodes[k] for k in positions]
+            if any(e is not None for e in mine):
+                self._wait_ready(r)
+                refs[r] = self._actors[r].prepare.remote(mine)
+        error: BaseException | None = None
+        for r, ref in refs.items():
+            try:
+                self._get_runner(ref)
+            except ray.exceptions.RayActorError:
+                # The runner died: it is replaced (its running episodes requeued) and the reset
+                # prepares on the new one when it gets there.
+                self._runner_failed(r)
+            except Exception as exc:
+                error = error or exc
+        if error is not None:
+            ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
+            raise error
 
     def _get_runner(self, ref: Any) -> Any:
         """``ray.get`` one runner call; an error raised by our code comes out as its own exception."""

@@ -45,6 +45,12 @@ def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
     return slice(None) if len(slots) == env_num else slots
 
 
+def take_rows(array: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """A copy of the rows of ``slots`` (sorted, distinct) of a slot-indexed ``array``: one copy
+    when they are every row, which costs half a gather."""
+    return array.copy() if len(slots) == len(array) else array[slots]
+
+
 class Entity:
     """A named robot or object in the slots of one pack, bound to that pack's model ids.
 

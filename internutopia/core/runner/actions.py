@@ -8,6 +8,8 @@ raise ``ValueError`` naming the slot, robot and controller, and change no state.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -23,16 +25,31 @@ class Unbatched(list):
 class ActionParsing:
     """Parsing half of the runner (uses its ``slot_robots``, ``structures``, ``robot_groups``, ``status``)."""
 
+    #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
+    _one_structure_cache: tuple[Any, Any, Any] | None = None
+
     def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
         commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
+        active = self.active_slots()
+        shared_slots = self._one_structure(active) if len(active) else None
+        if shared_slots is not None:
+            first = actions[active[0]]
+            if first is not None and all(map(operator.is_, actions, itertools.repeat(first))):
+                # The usual script: one action object for every slot, and one structure. It is
+                # resolved once, and every controller it names gets the same parsed arguments
+                # for all active slots (what the general path below builds slot by slot).
+                count = len(active)
+                for controller, parsed in self._resolve_action(int(active[0]), first, {}):
+                    commands[id(controller)] = (controller, shared_slots, Unbatched([parsed] * count))
+                return commands
         # Scripts usually send one action object to every slot. Slots of one structure have the
         # same robots and controllers, so an action object is resolved and parsed once per
         # structure per step, and each further slot only joins the commands.
         parsed_once: dict[tuple[int, int], Any] = {}
         resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
         structures = self.structures
-        for slot in self.active_slots().tolist():
+        for slot in active.tolist():
             entry = actions[slot]
             if entry is None:
                 continue
@@ -47,6 +64,18 @@ class ActionParsing:
                 command[1].append(slot)
                 command[2].append(parsed)
         return commands
+
+    def _one_structure(self, active: np.ndarray) -> np.ndarray | None:
+        """The slots of ``active`` as a writable array when they all have the same structure, else
+        ``None`` (cached until either changes). Controllers get a writable copy: compiled kernels
+        are specialized on writability, and ``active`` itself is read-only."""
+        cached = self._one_structure_cache
+        if cached is not None and cached[0] is active and cached[1] is self.structures:
+            return cached[2]
+        structures = self.structures
+        result = active.copy() if len({structures[slot] for slot in active.tolist()}) == 1 else None
+        self._one_structure_cache = (active, structures, result)
+        return result
 
     def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
         """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""

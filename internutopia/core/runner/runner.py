@@ -64,6 +64,7 @@ class SlotStatus(IntEnum):
 RUNNER_BYTES_PER_SLOT = 320
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
+_BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
 
 class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
@@ -118,6 +119,32 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             value = getattr(task, name)
             if isinstance(value, RewardCfg):
                 BaseReward.registry.get(value.type, f'{where}.{name}')
+
+    def prepare(self, episodes: list[Optional[Episode]]) -> None:
+        """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
+
+        Every type is resolved, and every structure the world does not hold yet has its scene
+        loaded and its model compiled (kept by the world for the reset) and its memory checked.
+        A reset with these episodes right after compiles nothing. Used where a reset spans
+        several runners (Ray): each prepares its share first, so one that fails leaves every
+        runner as it was.
+
+        Raises:
+            ValueError: an unknown type, a scene or model that does not load, not enough memory.
+        """
+        for episode in episodes:
+            if episode is None:
+                continue
+            self._check_episode(episode)
+            task = episode.config
+            where = f'task_configs[{episode.index}]'
+
+            def parts(task: TaskCfg = task, where: str = where) -> list[SlotPart]:
+                robots = {e.name: BaseRobot.create(e, self.env_num, self.sim, where=where) for e in task.robots}
+                objects = {e.name: BaseObject.create(e, self.env_num, self.sim, where=where) for e in task.objects}
+                return _slot_parts(task, robots, objects)
+
+            self.world.prepare(structure_key(task), parts)
 
     def reset(self, slots: list[int]) -> list[Optional[Episode]]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order."""
@@ -184,12 +211,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
 
         def parts_of(slot: int) -> list[SlotPart]:
             task = configs[slot]
-            if task is None:
-                return []
-            return ([SlotPart('scene/', scene_spec(task))]
-                    + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
-                       for name, robot in slot_robots[slot].items()]
-                    + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in slot_objects[slot].items()])
+            return _slot_parts(task, slot_robots[slot], slot_objects[slot]) if task is not None else []
 
         changed = self.world.place({slot: new_structures[slot] for slot in slots}, parts_of)
         self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
@@ -286,15 +308,22 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
         active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_actions(actions))
-        reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
         obs = self.observe(active)
         n = self.env_num
+        steps = self.steps.tolist()
+        if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
+            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(self.episodes, steps, strict=True)]
+            for slot, values in metrics.items():
+                infos[slot]['metrics'] = values
+            for slot in diverged:
+                infos[slot]['diverged'] = True
+            return obs, reward.tolist(), terminated.tolist(), truncated.tolist(), infos
+        reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
         obs_out: list = [None] * n
         reward_out: list = [None] * n
         terminated_out: list = [None] * n
         truncated_out: list = [None] * n
         info_out: list = [None] * n
-        steps = self.steps.tolist()
         for row, slot in enumerate(active.tolist()):
             obs_out[slot] = obs[row]
             reward_out[slot] = reward[row]
@@ -334,7 +363,10 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.world_steps += 1
 
         active = self.active_slots()
-        self.steps[rows_of(active, self.env_num)] += 1
+        if len(active) == self.env_num:
+            self.steps += 1
+        else:
+            self.steps[active] += 1
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
         # metrics do not see that state, and its episode ends below. Other slots never notice.
         failed = self.world.failed_slots()
@@ -348,6 +380,8 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
         for task in self.tasks.values():
+            if type(task).step is _BASE_TASK_STEP:
+                continue  # reward 0, never ends: what the arrays already hold
             slots = self.members_of(task, stepped)
             if len(slots):
                 reward[slots], terminated[slots], truncated[slots] = task.step(slots)
@@ -432,3 +466,11 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
         self.results.close()
         self.world.close()
+
+
+def _slot_parts(task: TaskCfg, robots: dict[str, BaseRobot], objects: dict[str, BaseObject]) -> list[SlotPart]:
+    """The parts of a slot holding ``task``: its scene, then its robots and objects by name."""
+    return ([SlotPart('scene/', scene_spec(task))]
+            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
+               for name, robot in robots.items()]
+            + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in objects.items()])

@@ -36,7 +36,10 @@ from internutopia.core.util.memory import check_slots_fit
 
 #: Batch state fields bound on every pack (live views of each slot's state row).
 STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_applied', 'mocap_pos', 'mocap_quat',
-                'qacc_warmstart')
+                'qacc_warmstart', 'userdata')
+#: ``userdata[_ALIVE]`` of every placed slot is 1; MuJoCo zeroes it when it resets a simulation
+#: that blew up (see :meth:`MujocoWorld.failed_slots`).
+_ALIVE = 0
 #: Derived fields bound on every pack (refreshed by the batch after each call); others are
 #: bound on first use (:meth:`Pack.field`), since each bound field is copied out on every step.
 OUTPUT_FIELDS = ('sensordata',)
@@ -270,6 +273,7 @@ class MujocoWorld:
     def _world_spec(self) -> mujoco.MjSpec:
         spec = mujoco.MjSpec()
         spec.modelname = 'internutopia_slot'
+        spec.nuserdata = _ALIVE + 1
         spec.compiler.degree = False
         spec.option.timestep = self.sim.physics_dt
         spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
@@ -317,6 +321,27 @@ class MujocoWorld:
         spec.add_sensor(name=f'{prefix}static_contacts', reftype=mujoco.mjtObj.mjOBJ_BODY, refname='world',
                         intprm=[data_found, 0, CONTACT_SLOTS], **common)
 
+    def prepare(self, key: str, parts: Callable[[], list[SlotPart]]) -> None:
+        """Make sure structure ``key`` can be placed, changing no slot: compile its model now (kept
+        for :meth:`place`) unless the world has it, and check that its physics state for
+        ``env_num`` slots fits in memory. ``parts()`` gives fresh parts of the structure.
+
+        Raises:
+            ValueError: the parts do not load or compile, or the state does not fit.
+        """
+        if key in self.packs:
+            return
+        model = self._models.get(key)
+        if model is None:
+            model = self.compile_slot(parts())
+            _return_freed_memory()
+            self._models[key] = model
+            while len(self._models) > _MODEL_CACHE_SIZE:
+                self._models.popitem(last=False)
+        else:
+            self._models.move_to_end(key)
+        check_slots_fit(self.env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
+
     def place(self, assignments: dict[int, Optional[str]], parts_of: Callable[[int], list[SlotPart]]) -> set[str]:
         """Move each slot of ``assignments`` into the pack of its structure key (``None``: empty).
 
@@ -361,6 +386,7 @@ class MujocoWorld:
             return
         pack.batch.reset([slot], stage=mujoco.mjtStage.mjSTAGE_NONE)
         pack.data.time[slot] = self.time
+        pack.data.userdata[slot, _ALIVE] = 1.0
 
     def slot_state(self, slot: int) -> dict[str, np.ndarray]:
         """A copy of every state array of ``slot`` (for checks and carry-over tests)."""
@@ -378,18 +404,18 @@ class MujocoWorld:
         value in positions, velocities or accelerations), sorted.
 
         MuJoCo answers such a state by resetting the simulation to its model's rest state and going
-        on, with a warning on stderr and nothing else to see: the slot's clock restarts from zero.
-        So a slot whose time fell behind the world's has failed; its clock is set back to the
-        world's, so it is reported once. Costs one comparison per pack per step.
+        on, with a warning on stderr and nothing else to see. The reset zeroes ``userdata``, where
+        every placed slot carries a 1 (:data:`_ALIVE`): a slot found with a 0 has failed. Its mark
+        and clock are set back, so it is reported once. Costs one comparison per pack per step.
         """
-        limit = self.time - 0.5 * self.sim.physics_dt
         failed = []
         for pack in self.packs.values():
             slots = pack.slots
             if len(slots):
-                times = pack.data.time[slots] if pack._step_ids is not None else pack.data.time
-                if times.min() < limit:
-                    hit = slots[times < limit]
+                alive = pack.data.userdata[slots, _ALIVE] if pack._step_ids is not None else pack.data.userdata[:, _ALIVE]
+                if alive.min() < 0.5:
+                    hit = slots[alive < 0.5]
+                    pack.data.userdata[hit, _ALIVE] = 1.0
                     pack.data.time[hit] = self.time
                     failed.append(hit)
         return np.sort(np.concatenate(failed)) if failed else _NO_SLOTS
