@@ -102,7 +102,8 @@ def test_a_case_name_registers_once():
 @pytest.mark.slow
 def test_bench_json_has_every_figure():
     result = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '2',
-                             '--cameras', 'off', '--steps', '30', '--chunk', '10', '--repeat', '2', '--json', '--markdown'],
+                             '--cameras', 'off', '--steps', '30', '--chunk', '10', '--repeat', '2', '--no-render', '--json',
+                             '--markdown'],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()
