@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from internutopia.core.config.base import TypedCfg
+from internutopia.core.config.base import BaseCfg, TypedCfg
 
 
 class SensorCfg(TypedCfg):
@@ -16,4 +16,4 @@ class SensorCfg(TypedCfg):
     enable: bool = True
 
 
-__all__ = ['SensorCfg']
+__all__ = ['BaseCfg', 'SensorCfg']

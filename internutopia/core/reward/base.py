@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 
 from internutopia.core.config import RewardCfg, TaskCfg
 from internutopia.core.registry import Registry
@@ -21,6 +20,10 @@ class BaseReward:
     """
 
     registry: Registry[type[BaseReward]] = Registry('reward')
+    # Attributes of one slot's reward (InternUtopia's signature (task, settings)).
+    task: Any
+    state: Any
+    settings: dict[str, Any]
     #: InternUtopia's name of the registry table.
     rewards = registry.table
 
