@@ -1,14 +1,18 @@
 """Record a short video of the tutorial scenario: two H1s walking a path to (3, 4), seen from above.
 
-This is ``vec_env_example.py`` (the user's example) with a bounded number of steps, headless, and a
-video of ``env.render()`` (the whole grid) written with ``VideoRecorder``. With ``--head-camera``
-slot 0's head camera (``h1_camera_cfg``, 320x240) is enabled and recorded to a second file; cameras
-then render only on recorded steps (``SimConfig.rendering_interval``).
+This is ``vec_env_example.py`` (the user's example) with a bounded number of steps, headless: every
+``--every`` physics steps it appends ``env.render()`` (the whole grid, both slots) to the video
+``--out``. With ``--head-camera`` slot 0's head camera (``h1_camera_cfg``, 320x240) is enabled too
+and its frames go to a second file named ``<out>_head.<suffix>``; cameras then render only on the
+recorded steps (``SimConfig.rendering_interval = --every``).
 
     python examples/record_video.py --steps 2400 --out h1_overview.mp4 --head-camera
 
-MP4 needs ``pip install imageio imageio-ffmpeg`` (the ``video`` extra); otherwise a GIF is written.
-Headless machines need Mesa's EGL (``MUJOCO_GL=egl``, set automatically when there is no display).
+It prints a progress line about every tenth of the run, and the files it wrote at the end. The
+output's suffix picks the format: ``.mp4`` needs ``pip install imageio imageio-ffmpeg`` (the
+``video`` extra), ``.gif`` needs Pillow. When the requested format cannot be written here the
+script stops at once, before building anything, and says what to install. Headless machines need
+Mesa's EGL (``MUJOCO_GL=egl``, set automatically when there is no display).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ if sys.platform.startswith('linux') and not (os.environ.get('DISPLAY') or os.env
     os.environ.setdefault('MUJOCO_GL', 'egl')
 
 from internutopia.core.config import Config, SimConfig  # noqa: E402
-from internutopia.core.util.video import VideoRecorder  # noqa: E402
+from internutopia.core.util.video import VideoRecorder, format_problem  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.macros import gm  # noqa: E402
 from internutopia_extension import import_extensions  # noqa: E402
@@ -59,6 +63,12 @@ def build_config(head_camera: bool, every: int) -> Config:
     )
 
 
+def head_path(out: str) -> str:
+    """Where the head camera's video goes: ``<out>_head.<suffix>``."""
+    stem, suffix = os.path.splitext(out)
+    return f'{stem}_head{suffix}'
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=int, default=2400, help='physics steps to run (240 per simulated second)')
@@ -66,34 +76,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--out', default='h1_overview.mp4', help='overview video (.mp4 or .gif)')
     parser.add_argument('--width', type=int, default=640)
     parser.add_argument('--height', type=int, default=480)
-    parser.add_argument('--head-camera', action='store_true', help="also record slot 0's head camera")
+    parser.add_argument('--head-camera', action='store_true', help="also record slot 0's head camera to <out>_head")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.every < 1:
         parser.error('--steps and --every must be >= 1')
+    if args.width < 1 or args.height < 1:
+        parser.error('--width and --height must be >= 1')
+    problem = format_problem(args.out)
+    if problem:
+        parser.error(problem)  # before anything is built or rendered
 
     import_extensions()
     env = Env(build_config(args.head_camera, args.every))
     fps = 240.0 / args.every
     overview = VideoRecorder(args.out, fps=fps)
-    head = VideoRecorder(os.path.splitext(args.out)[0] + '_head' + os.path.splitext(args.out)[1], fps=fps) \
-        if args.head_camera else None
+    head = VideoRecorder(head_path(args.out), fps=fps) if args.head_camera else None
     obs, _ = env.reset()
     path = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
     action = {'h1': {move_along_path_cfg.name: [path]}}
     started = time.perf_counter()
+    report_every = max(1, args.steps // 10)
+    print(f'running {args.steps} steps, a frame every {args.every} steps ({-(-args.steps // args.every)} frames)', flush=True)
     for step in range(args.steps):
         obs, _, _, _, _ = env.step(action=[action, action])
         if step % args.every == 0:
             overview.append(env.render(args.width, args.height))
             if head is not None:
-                camera = obs[0]['h1']['sensors']['camera']
-                head.append(camera['rgba'])
+                head.append(obs[0]['h1']['sensors']['camera']['rgba'])
+        done = step + 1
+        if done % report_every == 0 or done == args.steps:
+            elapsed = time.perf_counter() - started
+            left = elapsed / done * (args.steps - done)
+            print(f'step {done}/{args.steps} ({100 * done // args.steps}%): {overview.frames} frames, '
+                  f'{elapsed:.1f} s elapsed, about {left:.0f} s left', flush=True)
     positions = [o['h1']['position'].round(2).tolist() for o in obs]
     env.close()
-    written = [overview.close()] + ([head.close()] if head is not None else [])
+    written = [overview] + ([head] if head is not None else [])
     print(f'{args.steps} steps in {time.perf_counter() - started:.1f} s; robots at {positions} (env-local)')
-    for name in written:
-        print(f'wrote {name} ({os.path.getsize(name) / 1e6:.2f} MB, {overview.frames} frames at {fps:g} fps)')
+    for video in written:
+        name = video.close()
+        print(f'wrote {name} ({os.path.getsize(name) / 1e6:.2f} MB, {video.frames} frames at {fps:g} fps)')
     return 0
 
 

@@ -51,9 +51,11 @@ def test_pairs_alternate_chunks_and_keep_bookkeeping_out_of_our_time():
     def step() -> None:
         clock.now += next(ours_per_step)
 
-    ours, theirs = time_pairs(step, limit, pairs=2, chunk=3, clock=clock)
+    switches = iter([0, 0, 0, 1])  # the process is preempted during the second pair
+    ours, theirs, clean = time_pairs(step, limit, pairs=2, chunk=3, clock=clock, switches=lambda: next(switches))
     np.testing.assert_array_equal(ours, [2.0, 4.0])
     np.testing.assert_array_equal(theirs, [1.0, 2.0])
+    np.testing.assert_array_equal(clean, [True, False])
     assert limit.calls == [('start', 3), ('record', 0), ('record', 1), ('record', 2), ('replay',),
                            ('start', 3), ('record', 0), ('record', 1), ('record', 2), ('replay',)]
     assert summarize(ours, theirs)['ratio'] == 0.5  # the drift cancels within each pair
@@ -66,6 +68,17 @@ def test_summary_is_the_median_pair_ratio_with_quartiles():
     assert summary['ratio'] == pytest.approx(0.8)
     assert (summary['ratio_q1'], summary['ratio_q3']) == pytest.approx((0.7, 0.8))
     assert summary['pairs'] == 5 and summary['ours_step_s'] == 1.0 and summary['limit_step_s'] == pytest.approx(0.8)
+    assert summary['used'] == 'all' and len(summary['ratios']) == 5
+
+
+def test_summary_counts_only_unpreempted_pairs_when_there_are_enough():
+    ours = np.ones(12)
+    limit = np.array([0.9] * 6 + [0.5] * 6)  # the last six pairs were preempted
+    clean = np.arange(12) < 6
+    summary = summarize(ours, limit, clean)
+    assert summary['ratio'] == pytest.approx(0.9) and summary['used'] == 'clean' and summary['clean_pairs'] == 6
+    few = summarize(ours, limit, np.arange(12) < 2)  # too few clean pairs: every pair counts
+    assert few['used'] == 'all' and few['ratio'] == pytest.approx(0.7) and few['clean_pairs'] == 2
 
 
 def test_runs_combine_into_median_of_medians_with_spread():
@@ -89,7 +102,8 @@ def test_a_case_name_registers_once():
 @pytest.mark.slow
 def test_bench_json_has_every_figure():
     result = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '2',
-                             '--cameras', 'off', '--steps', '30', '--chunk', '10', '--repeat', '2', '--json', '--markdown'],
+                             '--cameras', 'off', '--steps', '30', '--chunk', '10', '--repeat', '2', '--no-render', '--json',
+                             '--markdown'],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()
@@ -115,3 +129,26 @@ def test_bench_rejects_bad_arguments():
         result = subprocess.run([sys.executable, '-m', 'internutopia.bench', *argv], capture_output=True, text=True)
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
 
+
+
+def test_profile_step_times_the_python_alone():
+    from internutopia.bench.profile_step import python_step_us
+
+    result = python_step_us('jetbot', 2, 'array', steps=5, blocks=2, profile=True)
+    assert 0 < result['cpu_best_us'] <= result['cpu_median_us'] and 0 < result['best_us'] <= result['median_us']
+    assert 'step_arrays' in result['profile']
+
+
+def test_physics_off_keeps_every_slot_running(make_config):
+    from internutopia.bench.cases import CASES
+    from internutopia.bench.profile_step import switch_physics_off
+    from internutopia.core.vec_env import Env
+
+    case = CASES['jetbot']
+    with Env(case.config(3, 'off')) as env:
+        env.reset()
+        switch_physics_off(env)
+        before = env.runner.world.packs
+        for _ in range(5):
+            out = env.step_arrays(case.array_action(3))
+        assert out.active.all() and not out.diverged and env.runner.world.packs is before

@@ -151,6 +151,21 @@ def test_ik_reaches_reachable_targets_in_every_slot(ik_env, position, orientatio
     np.testing.assert_allclose(obs[1]['franka']['position'], base)
 
 
+def test_end_effector_observations_match_mujoco(ik_env):
+    obs = settle(ik_env, [{'franka': {'gripper_controller': ['close']}}, {'franka': {'joint_controller': [np.array(HOME) + 0.3]}}], 30)
+    for slot in (0, 1):
+        data = ik_env.runner.world.pack(slot).mjdata(slot)
+        robot = obs[slot]['franka']
+        finger, site = data.body('franka/panda_rightfinger'), data.site('franka/right_gripper')
+        np.testing.assert_allclose(robot['eef_position'], finger.xpos, atol=1e-9)
+        assert quat_angle(robot['eef_orientation'], finger.xquat) < 1e-6
+        ik = robot['controllers']['arm_ik_controller']
+        np.testing.assert_allclose(ik['eef_position'], site.xpos, atol=1e-9)
+        site_quat = np.empty(4)
+        mujoco.mju_mat2Quat(site_quat, site.xmat)
+        assert quat_angle(ik['eef_orientation'], site_quat) < 1e-6
+
+
 def test_ik_respects_joint_limits_and_reports_failure(ik_env):
     model = ik_env.runner.world.pack(0).model
     robot = ik_env.runner.slot_robots[0]['franka']

@@ -25,6 +25,10 @@ NUMBA_EXPECTED = sys.version_info < (3, 15) and os.environ.get(jit.ENV_SWITCH, '
 def test_kernels_are_available_where_numba_is_a_dependency():
     assert base_motion._steer_kernel.available == NUMBA_EXPECTED
     assert holonomic_base._carry_kernel.available == NUMBA_EXPECTED
+    assert base_motion._follow_kernel.available == NUMBA_EXPECTED
+    import internutopia_extension.controllers.differential_drive as differential_drive
+
+    assert differential_drive._wheels_kernel.available == NUMBA_EXPECTED
 
 
 @pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
@@ -111,3 +115,110 @@ def test_module_examples():
     for module in (jit, rotation_math, base_motion):
         failures, _ = doctest.testmod(module)
         assert failures == 0, module.__name__
+
+
+_PATH_STATE = ('points', 'total_points', 'current_index', 'current_point', 'finished')
+
+
+def _path_state(controller) -> dict:
+    state = {name: getattr(controller, name).copy() for name in _PATH_STATE}
+    state['point_finished'] = controller.point_controller.finished.copy()
+    return state
+
+
+def _set_path_state(controller, state: dict) -> None:
+    for name in _PATH_STATE:
+        setattr(controller, name, state[name].copy())
+    controller.point_controller.finished[:] = state['point_finished']
+
+
+@pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
+@pytest.mark.parametrize('shared', [True, False], ids=['one path for all (dict API)', 'a path per slot (array API)'])
+def test_follow_kernel_matches_numpy(make_config, monkeypatch, shared):
+    """``move_along_path`` in one compiled call gives the numpy chain's state and velocity commands,
+    through restarts, arrivals, the last waypoint and finished slots."""
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_along_path_cfg, move_by_speed_cfg
+    from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+    k = 7
+    task = FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg(controllers=[move_by_speed_cfg, move_along_path_cfg])])
+    with Env(make_config([task] * k, env_num=k)) as env:
+        env.reset()
+        controller = next(iter(env.runner.robot_groups.values())).controllers['move_along_path']
+        rng = np.random.default_rng(11)
+        commands: dict[int, np.ndarray] = {}
+
+        def record(slots, velocity):
+            for slot, row in zip(slots.tolist(), velocity, strict=True):
+                commands[slot] = np.array(row)
+
+        monkeypatch.setattr(controller.point_controller.velocity_controller, 'apply_base_velocity', record)
+        slots = np.arange(k, dtype=np.intp)
+        path = rng.normal(size=(3, 3))
+        reached: set[str] = set()
+        for step in range(40):
+            if step % 10 == 0:  # a new path (longer, shorter, or for some slots only)
+                path = rng.normal(size=(2 + step % 3, 3))
+            if shared:
+                paths = np.broadcast_to(path, (k,) + path.shape)
+            else:
+                paths = np.repeat(path[None], k, axis=0)
+                paths[::3] = path[::-1]  # some slots follow another path
+            # Robots near their current waypoint, so that arrivals (and the path's end) come often.
+            target = controller.points[slots, np.minimum(controller.current_index, controller.points.shape[1] - 1)]
+            position = target + rng.normal(scale=0.2, size=(k, 3))
+            position[rng.random(k) < 0.5] = target[0]  # some on slot 0's waypoint: those arrive
+            orientation = yaw_to_quat(rng.uniform(-np.pi, np.pi, k))
+            monkeypatch.setattr(controller.robot, 'poses', lambda s, p=position, o=orientation: (p[s].copy(), o[s].copy()))
+            before = _path_state(controller)
+            commands.clear()
+            controller._apply_numpy(slots, paths)
+            expected, expected_commands = _path_state(controller), dict(commands)
+            _set_path_state(controller, before)
+            commands.clear()
+            controller._apply_compiled(slots, paths)
+            got = _path_state(controller)
+            for name, value in expected.items():
+                np.testing.assert_allclose(got[name], value, rtol=0, atol=1e-12, err_msg=f'{name} at step {step}')
+            assert sorted(commands) == list(range(k))
+            for slot in range(k):
+                np.testing.assert_allclose(commands[slot], expected_commands[slot], rtol=0, atol=1e-12)
+            reached |= {'finished'} if got['finished'].any() else set()
+            reached |= {'advanced'} if (got['current_index'] > 0).any() else set()
+            reached |= {'restarted'} if (got['current_index'] < before['current_index']).any() else set()
+        assert reached == {'finished', 'advanced', 'restarted'}  # the scenario went through each case
+
+
+@pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
+@pytest.mark.parametrize('slots', [np.arange(5), np.array([0, 3])], ids=['every slot', 'some slots'])
+def test_wheels_kernel_matches_numpy(make_config, monkeypatch, slots):
+    from types import SimpleNamespace
+
+    import internutopia_extension.controllers.differential_drive as differential_drive
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+    task = FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg()])
+    with Env(make_config([task] * 5, env_num=5)) as env:
+        env.reset()
+        controller = next(iter(env.runner.robot_groups.values())).controllers['move_by_speed']
+        ctrl = controller.world.data.ctrl  # a strided view of the batch's state rows
+        rng = np.random.default_rng(5)
+        for commands, column, write in ((rng.normal(size=(len(slots), 2)), 1, controller.apply),
+                                        (rng.normal(size=(len(slots), 3)), 2, controller.apply_base_velocity)):
+            ctrl[:] = rng.normal(size=ctrl.shape)
+            before = ctrl.copy()
+            write(slots, commands)
+            compiled = ctrl.copy()
+            ctrl[:] = before
+            with monkeypatch.context() as patch:
+                patch.setattr(differential_drive, '_wheels_kernel', SimpleNamespace(available=False))
+                write(slots, commands)
+            np.testing.assert_allclose(compiled, ctrl, rtol=0, atol=1e-12)
+            expected = controller.wheel_speeds(commands[:, 0], commands[:, column])
+            np.testing.assert_allclose(ctrl[slots][:, list(controller.columns)], expected, rtol=0, atol=1e-12)
+            others = np.ones(ctrl.shape, dtype=bool)
+            others[np.ix_(slots, list(controller.columns))] = False
+            np.testing.assert_array_equal(ctrl[others], before[others])  # nothing else was written

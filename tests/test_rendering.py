@@ -235,3 +235,69 @@ def test_multisampling_is_per_camera(wall_scene):
         RepCameraCfg(name='bad', prim_path='chassis/Camera', multisamples=3)
     with pytest.raises(ValueError, match='rendering_threads'):
         SimConfig(rendering_threads=0)
+
+
+def load_record_video():
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'examples', 'record_video.py')
+    spec = importlib.util.spec_from_file_location('record_video_example', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_record_video_fails_at_once_without_the_format_and_reports_progress(tmp_path, monkeypatch, capsys):
+    from internutopia.core.util import video
+
+    example = load_record_video()
+    monkeypatch.setattr(example, 'Env', lambda *a, **k: pytest.fail('built an env before checking the output format'))
+    monkeypatch.setattr(video, 'mp4_available', lambda: False)
+    for out, hint in (('clip.mp4', 'pip install imageio imageio-ffmpeg'), ('clip.avi', '.mp4 or .gif')):
+        with pytest.raises(SystemExit) as stopped:
+            example.main(['--out', str(tmp_path / out), '--steps', '8'])
+        assert stopped.value.code == 2 and hint in capsys.readouterr().err
+    monkeypatch.undo()
+    example = load_record_video()
+    assert example.main(['--out', str(tmp_path / 'clip.gif'), '--steps', '16', '--every', '8', '--width', '64',
+                         '--height', '48', '--head-camera']) == 0
+    printed = capsys.readouterr().out
+    assert 'step 16/16 (100%)' in printed and printed.count('step ') >= 2
+    for name in ('clip.gif', 'clip_head.gif'):
+        assert f'wrote {tmp_path / name}' in printed and (tmp_path / name).stat().st_size > 0
+
+
+def test_compiled_depth_conversion_matches_numpy():
+    from internutopia.core.backend.mujoco.render.context import depth_from_buffer, metric_depth
+
+    rng = np.random.default_rng(0)
+    raw = rng.uniform(0.0, 0.02, size=(12, 10)).astype(np.float32)
+    raw[0, :3] = 0.0  # nothing drawn
+    expected = metric_depth(raw[::-1], 0.01, 100.0)
+    out = np.empty_like(expected)
+    depth_from_buffer(raw, 0.01, 100.0, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    assert np.all(out[-1, :3] == np.float32(100.0))
+
+
+def test_camera_rows_of_the_benchmark():
+    """Values and format of the camera rows (speed itself is never asserted)."""
+    from internutopia.bench import cameras as rows_module
+
+    logged = []
+    rows = rows_module.run_cameras(['h1'], [2], ['head_rgbd'], steps=6, chunk=2, with_async=False, log=logged.append,
+                                   quality=False)
+    (row,) = rows
+    assert row['robot'] == 'h1' and row['env_num'] == 2 and row['cameras'] == 'head_rgbd' and row['depth'] is True
+    assert row['frames_per_s'] > 0 and row['render_limit_frames_per_s'] > 0 and row['pairs'] >= 1
+    assert row['render_limit_ratio_q1'] <= row['ratio_vs_render_limit'] <= row['render_limit_ratio_q3']
+    assert row['ratio_vs_async'] is None and row['ratio_vs_async_ours'] is None
+    assert logged[0].startswith('[camera case 1/1] h1 x2 head_rgbd: measuring') and 'min left' in logged[0]
+    table = rows_module.camera_markdown_table(rows).splitlines()
+    assert len(table) == 3 and table[2].startswith('| h1 | head_rgbd | 2 |') and table[2].count('skipped') == 4
+    assert rows_module.estimate_seconds([1, 4, 16, 64], list(rows_module.SETTINGS), 24, True) > \
+        rows_module.estimate_seconds([1], ['head_rgb'], 24, False) > 0
+    quality = rows_module.measure_lod_quality('h1', steps=(0,))
+    assert quality['faces_lod'] < quality['faces_full'] / 10
+    assert quality['tp_psnr_db_min'] is not None and quality['tp_psnr_db_min'] > 30.0
+    assert quality['head_identical_frames'] == 1 or quality['head_psnr_db_min'] > 30.0

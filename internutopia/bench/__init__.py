@@ -18,8 +18,9 @@ peak memory of the process running ours.
 its timed steps are cut into chunks of ``--chunk`` steps (20). Each chunk makes one pair: ours
 steps it (the controls it applies are recorded after each step, outside our time), then the limit
 replays the same chunk from the same start state. The pair's ratio is limit time / our time, so
-both halves of a pair ran within milliseconds of each other on nearly the same machine. A run
-reports the median of its pair ratios and their interquartile range (IQR). ``--repeat N`` runs
+both halves of a pair ran within milliseconds of each other on nearly the same machine. Pairs
+during which the kernel preempted a thread of the process are left out when enough others ran
+undisturbed. A run reports the median of its pair ratios and their interquartile range (IQR). ``--repeat N`` runs
 each case N times, each in a fresh process, and reports the median of the N run medians with
 their min and max. Read a row as: the median is the figure; the IQR says how steady the machine
 was during the run (a wide IQR, or a median that moves between runs, means a busy machine).
@@ -28,7 +29,8 @@ was during the run (a wide IQR, or a median that moves between runs, means a bus
 :mod:`~internutopia.bench.paired` (the paired timing), :mod:`~internutopia.bench.ours` (one run in a
 fresh process: timing, start-up, memory, resets), :mod:`~internutopia.bench.alternative`
 (AsyncVectorEnv), :mod:`~internutopia.bench.report` (rows, text and Markdown),
-:mod:`~internutopia.bench.command` (the driver and ``main``).
+:mod:`~internutopia.bench.command` (the driver and ``main``), :mod:`~internutopia.bench.profile_step`
+(the Python of a step alone, physics off, with an optional profile).
 
 **Adding a case** (a robot, task or control): register it in ``internutopia/bench/cases.py``
 with ``register_case(robot_case(...))`` for a robot following a path, or ``register_case(Case(...))``

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from internutopia.bench import cameras as camera_rows
 from internutopia.bench.alternative import measure_async
 from internutopia.bench.cases import CAMERAS, CASES
 from internutopia.bench.ours import available_memory_mb, measure_ours
@@ -20,7 +21,8 @@ APIS = ('dict', 'array')
 
 def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[str], steps: int, with_async: bool,
         user_config: str | None = None, log: Callable[[str], Any] = print, repeat: int = 1, chunk: int = 20,
-        camera_steps: int | None = None) -> dict[str, Any]:
+        camera_steps: int | None = None, render_robots: list[str] | None = None,
+        render_cameras: list[str] | None = None, render_steps: int = 24) -> dict[str, Any]:
     """Measure every case; return the figures (what ``--json`` prints).
 
     Args:
@@ -36,6 +38,9 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         chunk: steps per timed chunk.
         camera_steps: timed steps with cameras on (rendering makes those steps slow); ``steps``
             when ``None``.
+        render_robots: robots of the camera rows (:mod:`internutopia.bench.cameras`); none when empty.
+        render_cameras: camera settings of the camera rows (keys of ``cameras.SETTINGS``).
+        render_steps: timed steps per camera case (fewer when many slots render).
     """
     rows, resets = [], []
     names = ['config'] if user_config else robots
@@ -68,7 +73,7 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
                         if repeat > 1:
                             log(f'{label} {api} run {index + 1}/{repeat}: ours/limit {result["ratio"]:.3f} '
                                 f'(IQR {result["ratio_q1"]:.3f}-{result["ratio_q3"]:.3f}, {result["pairs"]} pairs '
-                                f'of {result["chunk"]} steps)')
+                                f'of {result["chunk"]} steps, {result["clean_pairs"]} unpreempted)')
                     if env_num == 1:
                         one_process_mb[camera] = max(r['peak_memory_mb'] for r in runs)
                     name = os.path.basename(user_config) if user_config else robot
@@ -78,8 +83,13 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
                     if with_resets:
                         resets.append({'robot': name, 'env_num': env_num}
                                       | {k: row[k] for k in row if k.startswith('reset_') or k.endswith('rebuild_mb')})
+    cameras_out: list[dict[str, Any]] = []
+    quality: list[dict[str, Any]] = []
+    if render_robots and render_cameras:
+        cameras_out = camera_rows.run_cameras(render_robots, env_nums, render_cameras, render_steps, chunk=4,
+                                              with_async=with_async, log=log, quality_rows=quality)
     plain = [r for r in rows if r['api'] == rows[0]['api'] and r['cameras'] == 'off'] if rows else []
-    return {'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
+    return {'camera_rows': cameras_out, 'lod_quality': quality,'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
             'repeat': repeat, 'rows': rows, 'resets': resets,
             'startup_s': {f'{r["robot"]}x{r["env_num"]}': r['startup_s'] for r in plain},
             'peak_memory_mb': {f'{r["robot"]}x{r["env_num"]}': r['peak_memory_mb'] for r in plain}}
@@ -93,8 +103,14 @@ def _parser() -> argparse.ArgumentParser:
     from internutopia import bench
 
     cases = '\n'.join(f'  {name:<8} {case.description}' for name, case in CASES.items())
+    camera_minutes = camera_rows.estimate_seconds([1, 4, 16, 64], list(camera_rows.SETTINGS), 24, True) / 60
+    length = (f'run length (2-core machine, otherwise idle): the camera rows of the default options take about '
+              f'{camera_minutes:.0f} minutes (AsyncVectorEnv included; --no-render skips them, --no-async their '
+              f'process pools); the robot rows about 6 minutes per --repeat (docs/performance.md).')
     parser = argparse.ArgumentParser(prog='internutopia bench', description=bench.__doc__.split('\n\n')[0],
-                                     epilog=f'cases (--robots):\n{cases}\n\nThe method: python -m pydoc internutopia.bench',
+                                     epilog=f'cases (--robots):\n{cases}\n\n{length}\n\n'
+                                            f'The method: python -m pydoc internutopia.bench (camera rows: '
+                                            f'python -m pydoc internutopia.bench.cameras)',
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--robots', type=_csv(str), default=[n for n, c in CASES.items() if c.default],
                         help=f'comma-separated cases: {",".join(CASES)} (default: all default cases)')
@@ -108,6 +124,13 @@ def _parser() -> argparse.ArgumentParser:
                         help='timed steps per run with cameras on, where rendering makes steps slow (default 60)')
     parser.add_argument('--repeat', type=int, default=1, help='runs per case, each in a fresh process (default 1)')
     parser.add_argument('--no-async', action='store_true', help='skip the AsyncVectorEnv comparison')
+    parser.add_argument('--render-cameras', type=_csv(str), default=list(camera_rows.SETTINGS),
+                        help='camera rows: comma-separated settings ' + ','.join(camera_rows.SETTINGS) + ' (default: all)')
+    parser.add_argument('--render-robots', type=_csv(str), default=['h1'],
+                        help='robots of the camera rows: ' + ','.join(camera_rows.ROBOTS) + ' (default h1)')
+    parser.add_argument('--render-steps', type=int, default=24,
+                        help='timed steps per camera case, fewer when many slots render (default 24)')
+    parser.add_argument('--no-render', action='store_true', help='skip the camera rows')
     parser.add_argument('--config', help='benchmark this YAML config instead of the built-in cases (no actions)')
     parser.add_argument('--markdown', action='store_true', help="print the rows as docs/performance.md's table")
     parser.add_argument('--json', action='store_true', help='print all figures as one JSON object on the last line')
@@ -126,18 +149,28 @@ def main(argv: list[str] | None = None) -> int:
     for camera in args.cameras:
         if camera not in CAMERAS:
             parser.error(f'unknown camera setting {camera!r}; --cameras takes {", ".join(CAMERAS)}')
+    for name in args.render_cameras:
+        if name not in camera_rows.SETTINGS:
+            parser.error(f'unknown camera row setting {name!r}; --render-cameras takes {", ".join(camera_rows.SETTINGS)}')
+    for robot in args.render_robots:
+        if robot not in camera_rows.ROBOTS:
+            parser.error(f'no camera rows for robot {robot!r}; --render-robots takes {", ".join(camera_rows.ROBOTS)}')
     if any(n < 1 for n in args.env_nums):
         parser.error('--env-nums must be positive')
-    for option in ('steps', 'chunk', 'camera_steps', 'repeat'):
+    for option in ('steps', 'chunk', 'camera_steps', 'repeat', 'render_steps'):
         if getattr(args, option) < 1:
             parser.error(f'--{option.replace("_", "-")} must be at least 1')
     os.environ.setdefault('MUJOCO_GL', 'egl')
     figures = run(args.robots, args.env_nums, args.cameras, args.api, args.steps, not args.no_async, args.config,
                   log=lambda text: print(text, flush=True), repeat=args.repeat, chunk=args.chunk,
-                  camera_steps=args.camera_steps)
+                  camera_steps=args.camera_steps, render_robots=[] if args.no_render or args.config else args.render_robots,
+                  render_cameras=args.render_cameras, render_steps=args.render_steps)
     print(f'machine: {figures["machine"]}, load at end {figures["load_at_end"]}')
     if args.markdown:
         print(markdown_table(figures['rows']))
+        if figures['camera_rows']:
+            print()
+            print(camera_rows.camera_markdown_table(figures['camera_rows']))
     if args.json:
         print(json.dumps(figures))
     return 0

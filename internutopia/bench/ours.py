@@ -57,10 +57,10 @@ def _measure(case_name: str, env_num: int, cameras: str, api: str, steps: int, c
     limit = PhysicsLimit(env.runner.world)
     chunk = max(1, min(chunk, steps))
     time_pairs(step, limit, WARM_PAIRS, chunk)
-    ours, theirs = time_pairs(step, limit, max(1, steps // chunk), chunk)
+    ours, theirs, clean = time_pairs(step, limit, max(1, steps // chunk), chunk)
     del limit
-    out: dict[str, Any] = summarize(ours, theirs)
-    out.update({'chunk': chunk, 'ratios': (theirs / ours).tolist(), 'startup_s': startup_s, 'import_s': import_s,
+    out: dict[str, Any] = summarize(ours, theirs, clean)
+    out.update({'chunk': chunk, 'startup_s': startup_s, 'import_s': import_s,
                 'peak_memory_mb': memory_mb})
     if with_resets:
         out.update(_measure_resets(env, env_num, out['ours_step_s']))

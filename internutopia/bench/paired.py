@@ -18,17 +18,27 @@ machine was.
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-__all__ = ['summarize', 'time_pairs']
+__all__ = ['involuntary_switches', 'summarize', 'time_pairs']
+
+#: Fewest unpreempted pairs a summary is taken from; with fewer, every pair counts.
+MIN_CLEAN = 5
+
+
+def involuntary_switches() -> int:
+    """How many times the kernel took a core away from any thread of this process so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
 
 
 def time_pairs(step: Callable[[], Any], limit: Any, pairs: int, chunk: int,
-               clock: Callable[[], float] = time.perf_counter) -> tuple[np.ndarray, np.ndarray]:
+               clock: Callable[[], float] = time.perf_counter,
+               switches: Callable[[], int] = involuntary_switches) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Time ``pairs`` pairs of ``chunk`` steps: ours (``step()``), then the limit's replay of them.
 
     Args:
@@ -37,16 +47,20 @@ def time_pairs(step: Callable[[], Any], limit: Any, pairs: int, chunk: int,
         pairs: number of pairs.
         chunk: steps per chunk.
         clock: seconds now (tests pass a fake clock).
+        switches: the process's count of involuntary context switches (tests pass a fake).
 
     Returns:
-        ``(ours, limit)``: seconds per step of each pair's two halves, arrays of shape ``(pairs,)``.
-        Our time is the sum of the ``step()`` calls alone: recording the controls for the replay
+        ``(ours, limit, clean)``: seconds per step of each pair's two halves, and whether no
+        thread of the process was preempted during the pair, arrays of shape ``(pairs,)``. Our
+        time is the sum of the ``step()`` calls alone: recording the controls for the replay
         after each step is the limit's bookkeeping and stays out of it.
     """
     ours, theirs = np.empty(pairs), np.empty(pairs)
+    clean = np.empty(pairs, dtype=bool)
     for pair in range(pairs):
         limit.start_round(chunk)
         elapsed = 0.0
+        before = switches()
         for k in range(chunk):
             began = clock()
             step()
@@ -54,13 +68,24 @@ def time_pairs(step: Callable[[], Any], limit: Any, pairs: int, chunk: int,
             limit.record(k)
         ours[pair] = elapsed / chunk
         theirs[pair] = limit.replay()
-    return ours, theirs
+        clean[pair] = switches() == before
+    return ours, theirs, clean
 
 
-def summarize(ours: np.ndarray, limit: np.ndarray) -> dict[str, float]:
+def summarize(ours: np.ndarray, limit: np.ndarray, clean: np.ndarray | None = None) -> dict[str, Any]:
     """Median and interquartile range of the pair ratios ``limit / ours`` (ours' speed as a share
-    of the limit's), and the median seconds per step of each side."""
-    ratios = limit / ours
+    of the limit's), and the median seconds per step of each side.
+
+    With ``clean`` (from :func:`time_pairs`), only the pairs during which the process kept its
+    cores count, when there are at least :data:`MIN_CLEAN` of them (and a quarter of all pairs);
+    otherwise every pair does. ``used`` says which, and ``ratios`` lists the ratios counted.
+    """
+    use = np.ones(len(ours), dtype=bool) if clean is None else np.asarray(clean, dtype=bool)
+    if np.count_nonzero(use) < max(MIN_CLEAN, len(ours) // 4):
+        use = np.ones(len(ours), dtype=bool)
+    ratios = limit[use] / ours[use]
     q1, median, q3 = np.percentile(ratios, [25, 50, 75])
     return {'ratio': float(median), 'ratio_q1': float(q1), 'ratio_q3': float(q3),
-            'ours_step_s': float(np.median(ours)), 'limit_step_s': float(np.median(limit)), 'pairs': len(ratios)}
+            'ours_step_s': float(np.median(ours[use])), 'limit_step_s': float(np.median(limit[use])),
+            'pairs': len(ours), 'clean_pairs': len(ours) if clean is None else int(np.count_nonzero(clean)),
+            'used': 'all' if use.all() else 'clean', 'ratios': ratios.tolist()}

@@ -39,6 +39,7 @@ def combine_runs(robot: str, env_num: int, cameras: str, api: str, runs: list[di
         'ratio_min': round(min(medians), 3), 'ratio_max': round(max(medians), 3),
         'ratio_runs': [round(m, 3) for m in medians],
         'runs': len(runs), 'pairs': int(sum(run['pairs'] for run in runs)), 'chunk': runs[0]['chunk'],
+        'clean_pairs': int(sum(run.get('clean_pairs', run['pairs']) for run in runs)),
         'async_env_steps_per_s': None if async_env_steps_per_s is None else round(async_env_steps_per_s, 1),
         'ratio_vs_async': None if async_env_steps_per_s is None else round(ours / async_env_steps_per_s, 2),
         'startup_s': round(float(np.median([run['startup_s'] for run in runs])), 3),
@@ -56,7 +57,8 @@ def format_row(row: dict[str, Any]) -> str:
     """The row as one line of text."""
     text = (f'{row["robot"]:>7} x{row["env_num"]:<3} cameras {row["cameras"]:<3} {row["api"]:>5}: '
             f'{row["env_steps_per_s"]:>10,.0f} env-steps/s  limit {row["limit_env_steps_per_s"]:,.0f}  '
-            f'ours/limit {row["ratio_vs_limit"]:.2f} (IQR {row["ratio_q1"]:.2f}-{row["ratio_q3"]:.2f}')
+            f'ours/limit {row["ratio_vs_limit"]:.2f} (IQR {row["ratio_q1"]:.2f}-{row["ratio_q3"]:.2f}, '
+            f'{row["clean_pairs"]}/{row["pairs"]} pairs unpreempted')
     if row['runs'] > 1:
         text += f'; {row["runs"]} runs min/median/max {row["ratio_min"]:.2f}/{row["ratio_vs_limit"]:.2f}/{row["ratio_max"]:.2f}'
     text += ')'

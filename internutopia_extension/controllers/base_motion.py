@@ -8,13 +8,15 @@ Goals and paths are env-local, as the robot's observed position is.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from typing import Any
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
-from internutopia.core.robot.base import rows_of
+from internutopia.core.robot.base import rows_of, take_rows
 from internutopia.core.util.jit import Kernel
 from internutopia.core.util.math import quat_to_yaw, wrap_angle
 
@@ -101,6 +103,69 @@ def _steer_rows(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray,
 _steer_kernel = Kernel(_steer_rows)
 
 
+def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total_points: np.ndarray,
+                 current_index: np.ndarray, current_point: np.ndarray, finished: np.ndarray, point_finished: np.ndarray,
+                 position: np.ndarray, orientation: np.ndarray, forward_speed: float, rotation_speed: float,
+                 threshold: float, velocity: np.ndarray) -> None:
+    """One step of ``move_along_path`` for ``slots``, one robot per iteration (compiled by numba).
+
+    The whole chain of :meth:`MoveAlongPathPointsController.apply` in one call: restart the slots
+    whose commanded path ``paths[i]`` differs from the one they follow, then, for each slot still
+    running, steer towards its current waypoint as :func:`_steer_rows` does (``velocity[i]``, zero
+    for finished slots), mark arrival on the ``move_to_point`` sub-controller (``point_finished``)
+    and move on to the next waypoint. State arrays are indexed by slot, the others by row ``i``.
+    """
+    length = paths.shape[1]
+    width = points.shape[1]
+    inverse_slow_distance = 1.0 / max(4.0 * threshold, 0.3)
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        same = total_points[slot] == length
+        if same:
+            for j in range(width):
+                for c in range(3):
+                    expected = paths[i, j, c] if j < length else 0.0
+                    if points[slot, j, c] != expected:
+                        same = False
+        if not same:
+            for j in range(width):
+                for c in range(3):
+                    points[slot, j, c] = paths[i, j, c] if j < length else 0.0
+            current_index[slot] = 0
+            total_points[slot] = length
+            finished[slot] = False
+        velocity[i, 0] = 0.0
+        velocity[i, 1] = 0.0
+        velocity[i, 2] = 0.0
+        if finished[slot]:
+            continue
+        index = current_index[slot]
+        for c in range(3):
+            current_point[slot, c] = points[slot, index, c]
+        dx = points[slot, index, 0] - position[i, 0]
+        dy = points[slot, index, 1] - position[i, 1]
+        w, x, y, z = orientation[i, 0], orientation[i, 1], orientation[i, 2], orientation[i, 3]
+        error = math.atan2(dy, dx) - math.atan2(w * z + x * y, 0.5 - (y * y + z * z))
+        error = (error + math.pi) % (2.0 * math.pi) - math.pi
+        distance = math.hypot(dx, dy)
+        arrived = distance < threshold
+        point_finished[slot] = arrived
+        if not arrived:
+            alignment = max(1.0 - abs(error) / _TURN_IN_PLACE, 0.0)
+            slow_down = min(max(distance * inverse_slow_distance, 0.15), 1.0)
+            velocity[i, 0] = forward_speed * alignment * slow_down
+            velocity[i, 2] = min(max(_HEADING_GAIN * error, -rotation_speed), rotation_speed)
+            continue
+        index += 1
+        if index >= total_points[slot]:
+            index = total_points[slot] - 1
+            finished[slot] = True
+        current_index[slot] = index
+
+
+_follow_kernel = Kernel(_follow_rows)
+
+
 class MoveToPointBySpeedController(BaseController):
     """``[goal_xyz]`` -> velocity commands; observation ``finished``."""
 
@@ -149,7 +214,7 @@ class MoveToPointBySpeedController(BaseController):
         self.finished[slots] = False
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {'finished': self.finished[slots]}
+        return {'finished': take_rows(self.finished, slots)}
 
 
 class MoveAlongPathPointsController(BaseController):
@@ -181,7 +246,7 @@ class MoveAlongPathPointsController(BaseController):
 
     def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray] | np.ndarray:
         first = parsed[0]
-        if all(path is first for path in parsed):  # one path for every slot: a read-only broadcast
+        if all(map(operator.is_, parsed, itertools.repeat(first))):  # one path for every slot: a read-only broadcast
             return np.broadcast_to(first, (len(parsed),) + first.shape)
         return parsed
 
@@ -192,6 +257,23 @@ class MoveAlongPathPointsController(BaseController):
                 paths = np.concatenate([paths, np.zeros(paths.shape[:2] + (1,))], axis=2)
             return paths
         return [self.parse_action(path) for path in actions]
+
+    def bind(self, world: Any) -> None:
+        super().bind(world)
+        if _follow_kernel.available:
+            # The layouts a step passes: one path for every slot (a read-only broadcast, from the
+            # dict API) or one path per slot (a C array, from the array API).
+            empty = np.zeros((0, 1, 3))
+            for paths in (np.broadcast_to(np.zeros((1, 3)), (0, 1, 3)), empty):
+                self._follow(np.zeros(0, dtype=np.intp), paths, empty[:, 0], np.zeros((0, 4)), np.zeros((0, 3)))
+
+    def _follow(self, slots: np.ndarray, paths: np.ndarray, position: np.ndarray, orientation: np.ndarray,
+                velocity: np.ndarray) -> None:
+        self._fit(paths.shape[1])
+        config = self.point_controller.config
+        _follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point, self.finished,
+                       self.point_controller.finished, position, orientation, float(config.forward_speed),
+                       float(config.rotation_speed), float(config.threshold), velocity)
 
     def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         """Restart the slots whose commanded path differs from the one they follow."""
@@ -236,6 +318,21 @@ class MoveAlongPathPointsController(BaseController):
         self.finished[slots] = False
 
     def apply(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
+        if isinstance(paths, np.ndarray) and _follow_kernel.available:
+            self._apply_compiled(slots, paths)
+        else:
+            self._apply_numpy(slots, paths)
+
+    def _apply_compiled(self, slots: np.ndarray, paths: np.ndarray) -> None:
+        """:meth:`_apply_numpy` in one compiled call, then one velocity command for all slots (zero
+        for the finished ones, as there)."""
+        position, orientation = self.robot.poses(slots)
+        velocity = np.empty((len(slots), 3))
+        self._follow(slots, paths, position, orientation, velocity)
+        self.point_controller.velocity_controller.apply_base_velocity(slots, velocity)
+
+    def _apply_numpy(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
+        """The reference: restart changed paths, stop finished slots, steer the others."""
         self._start_paths(slots, paths)
         running = slots
         finished = self.finished[rows_of(slots, self.env_num)]
@@ -266,10 +363,10 @@ class MoveAlongPathPointsController(BaseController):
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         return {
-            'current_index': self.current_index[slots],
-            'current_point': self.current_point[slots],
-            'total_points': self.total_points[slots],
-            'finished': self.finished[slots],
+            'current_index': take_rows(self.current_index, slots),
+            'current_point': take_rows(self.current_point, slots),
+            'total_points': take_rows(self.total_points, slots),
+            'finished': take_rows(self.finished, slots),
         }
 
 
@@ -312,7 +409,7 @@ class RotateController(BaseController):
         self.finished[slots] = False
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {'finished': self.finished[slots]}
+        return {'finished': take_rows(self.finished, slots)}
 
 
 BaseController.register('MoveToPointBySpeedController')(MoveToPointBySpeedController)

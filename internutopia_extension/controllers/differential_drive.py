@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
+from internutopia.core.robot.base import rows_of
+from internutopia.core.util.jit import Kernel
 
 
 @BaseController.register('DifferentialDriveController')
@@ -21,8 +23,12 @@ class DifferentialDriveController(BaseVelocityController):
         self.world = world
         robot = self.robot
         self.actuators = np.full((self.env_num, 2), -1, dtype=np.intp)
+        #: The ``ctrl`` columns of the left and right wheel (the same in every slot of the pack).
+        self.columns = (-1, -1)
         if len(robot.slots):
             self.actuators[robot.slots] = robot.ids(robot.slots, 'actuator', list(robot.wheel_actuators))
+            self.columns = (int(self.actuators[robot.slots[0], 0]), int(self.actuators[robot.slots[0], 1]))
+        _wheels_kernel.warm(world.data.ctrl, np.zeros(0, dtype=np.intp), 0, 1, np.zeros((0, 3)), 2, 0.1, 0.1)
 
     def wheel_speeds(self, forward: np.ndarray, rotation: np.ndarray) -> np.ndarray:
         """Left/right wheel angular speeds ``(k, 2)`` in rad/s."""
@@ -30,7 +36,33 @@ class DifferentialDriveController(BaseVelocityController):
         return np.stack([forward - rotation * half_base, forward + rotation * half_base], axis=-1) / self.config.wheel_radius
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
-        self.world.data.ctrl[slots[:, None], self.actuators[slots]] = self.wheel_speeds(batch[:, 0], batch[:, 1])
+        self._write(slots, batch, 1)
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
-        self.world.data.ctrl[slots[:, None], self.actuators[slots]] = self.wheel_speeds(velocity[:, 0], velocity[:, 2])
+        self._write(slots, velocity, 2)
+
+    def _write(self, slots: np.ndarray, commands: np.ndarray, rotation_column: int) -> None:
+        """Wheel targets from ``commands[:, 0]`` (forward) and ``commands[:, rotation_column]`` (yaw rate)."""
+        ctrl = self.world.data.ctrl
+        left, right = self.columns
+        if _wheels_kernel.available:
+            _wheels_kernel(ctrl, slots, left, right, commands, rotation_column, float(self.config.wheel_base) / 2,
+                           float(self.config.wheel_radius))
+            return
+        speeds = self.wheel_speeds(commands[:, 0], commands[:, rotation_column])
+        rows = rows_of(slots, self.env_num)
+        ctrl[rows, left] = speeds[:, 0]
+        ctrl[rows, right] = speeds[:, 1]
+
+
+def _wheels_rows(ctrl: np.ndarray, slots: np.ndarray, left: int, right: int, commands: np.ndarray, rotation_column: int,
+                 half_base: float, radius: float) -> None:
+    """:meth:`DifferentialDriveController.wheel_speeds` written into ``ctrl``, one slot per
+    iteration (compiled by numba)."""
+    for i in range(slots.shape[0]):
+        forward, turn = commands[i, 0], commands[i, rotation_column] * half_base
+        ctrl[slots[i], left] = (forward - turn) / radius
+        ctrl[slots[i], right] = (forward + turn) / radius
+
+
+_wheels_kernel = Kernel(_wheels_rows)

@@ -294,9 +294,10 @@ def _kernel_args(chain: SerialChain) -> tuple:
             chain.joint_ref, chain.lower, chain.upper, chain.frame_pos, chain.frame_rot)
 
 
-def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None,
-       base_rot: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """End-frame positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` (``w >= 0``), compiled when possible.
+def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None, base_rot: np.ndarray | None = None,
+       rotation: bool = False) -> tuple[np.ndarray, ...]:
+    """End-frame positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` (``w >= 0``), compiled when possible;
+    with ``rotation`` also the rotation matrices ``(k, 3, 3)``.
 
     In the base frame, or, with the base's poses ``base_pos`` ``(k, 3)`` and ``base_rot``
     ``(k, 3, 3)``, in the frame the base sits in (a slot's env-local frame).
@@ -307,13 +308,14 @@ def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None,
         base_pos, base_rot = np.zeros((k, 3)), np.broadcast_to(np.eye(3), (k, 3, 3))
     if not _ik_kernel.available:
         pos, rot = forward_kinematics(chain, q)
-        return base_pos + np.einsum('kij,kj->ki', base_rot, pos), mat_to_quat(base_rot @ rot)
-    pos, quat = np.empty((k, 3)), np.empty((k, 4))
-    empty = np.zeros(k)
-    _ik_kernel(*_kernel_args(chain), q, _NO_TARGET_POS, _NO_TARGET_ROT, empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
-               _kernel_array(base_pos), _kernel_array(base_rot),
-               pos, np.empty((k, 3, 3)), quat, empty, empty, False)
-    return pos, quat
+        pos, rot = base_pos + np.einsum('kij,kj->ki', base_rot, pos), base_rot @ rot
+        quat = mat_to_quat(rot)
+    else:
+        pos, quat, rot = np.empty((k, 3)), np.empty((k, 4)), np.empty((k, 3, 3))
+        empty = np.zeros(k)
+        _ik_kernel(*_kernel_args(chain), q, _NO_TARGET_POS, _NO_TARGET_ROT, empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
+                   _kernel_array(base_pos), _kernel_array(base_rot), pos, rot, quat, empty, empty, False)
+    return (pos, quat, rot) if rotation else (pos, quat)
 
 
 def _kernel_array(array: np.ndarray) -> np.ndarray:

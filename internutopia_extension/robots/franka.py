@@ -28,7 +28,7 @@ import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import NO_ID, BaseRobot
-from internutopia_extension.controllers.kinematics import SerialChain, fk, quat_to_mat
+from internutopia_extension.controllers.kinematics import SerialChain, fk, mat_to_quat, quat_to_mat
 from internutopia_extension.robots.assets import franka_path
 
 ARM_JOINTS = [f'panda_joint{i}' for i in range(1, 8)]
@@ -94,8 +94,11 @@ class FrankaRobot(BaseRobot):
         self.arm_actuators = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         self.gripper_actuator = NO_ID
         self.tcp_chain: SerialChain | None = None
-        self.finger_chain: SerialChain | None = None
-        self.tcp_columns = self.finger_columns = np.zeros(0, dtype=np.intp)
+        self.tcp_columns = np.zeros(0, dtype=np.intp)
+        self._finger: dict = {}
+        self._finger_column = 0
+        self._poses: dict[int, tuple] = {}  # last frame poses per chain, see frame_pose
+        self._chains: dict[str, tuple[SerialChain, np.ndarray]] = {}
         self.base_pos = np.zeros((env_num, 3))
         self.base_rot = np.broadcast_to(np.eye(3), (env_num, 3, 3)).copy()
 
@@ -128,17 +131,29 @@ class FrankaRobot(BaseRobot):
             self.finger_qposadr = joint_adr(FINGER_JOINTS)
             self.arm_actuators = np.array([model.actuator(self.full_name(n)).id for n in ARM_JOINTS], dtype=np.intp)
             self.gripper_actuator = int(model.actuator(self.full_name('gripper')).id)
+        self._chains.clear()
+        self._poses.clear()
         super().bind(world, slots)
         if len(self.slots):
             self.tcp_chain, self.tcp_columns = self.chain(TCP_SITE)
-            self.finger_chain, self.finger_columns = self.chain('panda_rightfinger')
+            finger_chain, finger_columns = self.chain('panda_rightfinger')
+            # The finger hangs off the hand, the tool frame's body: its pose follows from the tool
+            # frame's with the finger's offset and slide, with no second forward kinematics.
+            self._finger = {'tcp_pos': self.tcp_chain.frame_pos.copy(), 'tcp_rot_t': self.tcp_chain.frame_rot.T.copy(),
+                            'body_pos': finger_chain.body_pos[-1].copy(), 'body_rot': finger_chain.body_rot[-1].copy(),
+                            'axis': finger_chain.joint_axis[-1].copy(), 'ref': float(finger_chain.joint_ref[-1])}
+            self._finger_column = int(finger_columns[-1])
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
         """The kinematic chain from the base to ``frame`` (a site or body of this robot) in the bound
-        model, and the columns of its joints in :meth:`joint_array`."""
-        chain = SerialChain.from_model(self.world.model, self.full_name(self.base_body), self.full_name(frame))
-        order = list(self.arm_qposadr) + list(self.finger_qposadr)
-        return chain, np.array([order.index(a) for a in chain.qposadr], dtype=np.intp)
+        model, and the columns of its joints in :meth:`joint_array` (one object per frame and model,
+        so every user of a frame shares :meth:`frame_pose`'s cache)."""
+        found = self._chains.get(frame)
+        if found is None:
+            chain = SerialChain.from_model(self.world.model, self.full_name(self.base_body), self.full_name(frame))
+            order = list(self.arm_qposadr) + list(self.finger_qposadr)
+            found = self._chains[frame] = (chain, np.array([order.index(a) for a in chain.qposadr], dtype=np.intp))
+        return found
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
@@ -150,6 +165,7 @@ class FrankaRobot(BaseRobot):
         # The base never moves during an episode: its frame is kept for the kinematics of every step.
         self.base_pos[slots] = data.mocap_pos[slots, self.mocap_index]
         self.base_rot[slots] = quat_to_mat(data.mocap_quat[slots, self.mocap_index])
+        self._poses.clear()
         rows = slots[:, None]
         data.qpos[rows, self.arm_qposadr] = HOME
         data.qpos[rows, self.finger_qposadr] = FINGER_OPEN
@@ -167,12 +183,37 @@ class FrankaRobot(BaseRobot):
         """Env-local base positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)`` (set at each reset)."""
         return self.base_pos[slots], self.base_rot[slots]
 
-    def frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray,
-                   joints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray, joints: np.ndarray | None = None,
+                   rotation: bool = False) -> tuple[np.ndarray, ...]:
         """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of ``chain``'s end frame
-        (``columns``: its joints in :meth:`joint_array`, which ``joints`` may give)."""
+        (``columns``: its joints in :meth:`joint_array`, which ``joints`` may give); with
+        ``rotation`` also its rotation matrices ``(k, 3, 3)``.
+
+        The last answer per chain is kept: the task, the IK controller's observation and the robot's
+        own observation of one step ask for the same frame of the same state, and get copies of one
+        computation (the cache holds while the slots and their joint positions are unchanged, and
+        is dropped at every reset, which may move the base).
+        """
         joints = self.joint_array(slots) if joints is None else joints
-        return fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots])
+        cached = self._poses.get(id(chain))
+        if cached is not None and np.array_equal(cached[0], slots) and np.array_equal(cached[1], joints):
+            result = cached[2]
+        else:
+            result = fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots], rotation=True)
+            self._poses[id(chain)] = (slots.copy(), joints.copy(), result)
+        return tuple(a.copy() for a in (result if rotation else result[:2]))
+
+    def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Env-local pose of ``panda_rightfinger`` (positions ``(k, 3)``, wxyz ``(k, 4)``), from the
+        tool frame's pose: the hand, then the finger's offset and its slide."""
+        tcp_pos, _, tcp_rot = self.frame_pose(self.tcp_chain, self.tcp_columns, slots, joints, rotation=True)
+        c = self._finger
+        hand_rot = tcp_rot @ c['tcp_rot_t']
+        hand_pos = tcp_pos - hand_rot @ c['tcp_pos']
+        finger_rot = hand_rot @ c['body_rot']
+        slide = joints[:, self._finger_column] - c['ref']
+        position = hand_pos + hand_rot @ c['body_pos'] + (finger_rot @ c['axis']) * slide[:, None]
+        return position, mat_to_quat(finger_rot)
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
         """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""
@@ -187,7 +228,7 @@ class FrankaRobot(BaseRobot):
 
     def get_obs(self, slots: np.ndarray):
         obs = super().get_obs(slots)
-        position, orientation = self.frame_pose(self.finger_chain, self.finger_columns, slots, obs['joint_positions'])
+        position, orientation = self.finger_pose(slots, obs['joint_positions'])
         obs['eef_position'] = position
         obs['eef_orientation'] = orientation
         ctrl = self.world.data.ctrl

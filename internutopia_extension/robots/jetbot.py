@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import mujoco
-from internutopia.core.robot.base import BaseRobot
+
+from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import load_spec, own_asset_path
 
 
@@ -25,7 +26,14 @@ class JetbotRobot(BaseRobot):
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
         self._wheel_ctrl = self.ids(self.slots[:1], 'actuator', list(self.wheel_actuators))[0]
+        first, last = int(self._wheel_ctrl.min()), int(self._wheel_ctrl.max())
+        # Adjacent wheel actuators (the usual case) are one slice of ctrl columns: no gather.
+        self._wheel_columns = slice(first, last + 1) if last - first + 1 == len(self._wheel_ctrl) else None
 
     def begin_step(self) -> None:
-        if len(self.slots):
+        if not len(self.slots):
+            return
+        if self._wheel_columns is not None:
+            self.world.data.ctrl[rows_of(self.slots, self.env_num), self._wheel_columns] = 0.0
+        else:
             self.world.data.ctrl[self.slots[:, None], self._wheel_ctrl] = 0.0

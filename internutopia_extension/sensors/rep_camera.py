@@ -98,8 +98,9 @@ class RepCamera(BaseSensor):
         self.fresh = np.zeros(robot.env_num, dtype=bool)  # next observation must render
         self.position = np.zeros((robot.env_num, 3))
         self.orientation = np.tile([1.0, 0.0, 0.0, 0.0], (robot.env_num, 1))
-        self._rgba: dict[int, np.ndarray] = {}
-        self._depth: dict[int, np.ndarray] = {}
+        # Each slot's last image, made on first use: (env_num, H, W, 4) and (env_num, H, W).
+        self._rgba: np.ndarray | None = None
+        self._depth: np.ndarray | None = None
         fy = (self.height / 2) / math.tan(math.radians(config.fovy_deg) / 2)
         self.intrinsics = np.array([[fy, 0.0, self.width / 2], [0.0, fy, self.height / 2], [0.0, 0.0, 1.0]])
         self.mount_body = ''
@@ -140,9 +141,6 @@ class RepCamera(BaseSensor):
         """Look up this camera in every slot of the robot group (``world`` is the group's pack)."""
         self.cam_id[:] = -1
         self.cam_id[self.robot.slots] = world.model.camera(self.robot.full_name(self.camera_name)).id
-        for gone in (set(self._rgba) | set(self._depth)) - set(int(s) for s in self.robot.slots):
-            self._rgba.pop(gone, None)
-            self._depth.pop(gone, None)
         gone = np.ones(self.robot.env_num, dtype=bool)
         gone[self.robot.slots] = False
         self.stamp[gone] = np.nan
@@ -159,9 +157,9 @@ class RepCamera(BaseSensor):
             render_cameras(pack, [s for s in self.robot.sensors.values() if isinstance(s, RepCamera)], slots, time)
         out: dict[str, Any] = {}
         if self.config.rgba:
-            out['rgba'] = np.stack([self._rgba[int(s)] for s in slots])
+            out['rgba'] = self._rgba[slots]  # a copy: later frames never change what a caller holds
         if self.config.depth:
-            out['depth'] = np.stack([self._depth[int(s)] for s in slots])
+            out['depth'] = self._depth[slots]
         if self.config.camera_params:
             out['camera_params'] = {
                 'intrinsics': np.broadcast_to(self.intrinsics, (len(slots), 3, 3)).copy(),
@@ -179,16 +177,14 @@ class RepCamera(BaseSensor):
         config = self.config
         near, far = config.clipping_range_m
         requests = []
+        env_num = self.robot.env_num
+        if config.rgba and self._rgba is None:
+            self._rgba = np.zeros((env_num, self.height, self.width, 4), dtype=np.uint8)  # pages come on first write
+        if config.depth and self._depth is None:
+            self._depth = np.zeros((env_num, self.height, self.width), dtype=np.float32)
         for slot in slots.tolist():
-            rgba = depth = None
-            if config.rgba:
-                rgba = self._rgba.get(slot)
-                if rgba is None:
-                    rgba = self._rgba[slot] = np.full((self.height, self.width, 4), 255, dtype=np.uint8)
-            if config.depth:
-                depth = self._depth.get(slot)
-                if depth is None:
-                    depth = self._depth[slot] = np.zeros((self.height, self.width), dtype=np.float32)
+            rgba = self._rgba[slot] if config.rgba else None
+            depth = self._depth[slot] if config.depth else None
             requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far))
         return requests
 

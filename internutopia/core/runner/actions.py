@@ -8,6 +8,8 @@ raise ``ValueError`` naming the slot, robot and controller, and change no state.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -23,16 +25,31 @@ class Unbatched(list):
 class ActionParsing:
     """Parsing half of the runner (uses its ``slot_robots``, ``structures``, ``robot_groups``, ``status``)."""
 
+    #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
+    _one_structure_cache: tuple[Any, Any, Any] | None = None
+
     def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
         commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
+        active = self.active_slots()
+        shared_slots = self._one_structure(active) if len(active) else None
+        if shared_slots is not None:
+            first = actions[active[0]]
+            if first is not None and all(map(operator.is_, actions, itertools.repeat(first))):
+                # The usual script: one action object for every slot, and one structure. It is
+                # resolved once, and every controller it names gets the same parsed arguments
+                # for all active slots (what the general path below builds slot by slot).
+                count = len(active)
+                for controller, parsed in self._resolve_action(int(active[0]), first, {}):
+                    commands[id(controller)] = (controller, shared_slots, Unbatched([parsed] * count))
+                return commands
         # Scripts usually send one action object to every slot. Slots of one structure have the
         # same robots and controllers, so an action object is resolved and parsed once per
         # structure per step, and each further slot only joins the commands.
         parsed_once: dict[tuple[int, int], Any] = {}
         resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
         structures = self.structures
-        for slot in self.active_slots().tolist():
+        for slot in active.tolist():
             entry = actions[slot]
             if entry is None:
                 continue
@@ -48,6 +65,18 @@ class ActionParsing:
                 command[2].append(parsed)
         return commands
 
+    def _one_structure(self, active: np.ndarray) -> np.ndarray | None:
+        """The slots of ``active`` as a writable array when they all have the same structure, else
+        ``None`` (cached until either changes). Controllers get a writable copy: compiled kernels
+        are specialized on writability, and ``active`` itself is read-only."""
+        cached = self._one_structure_cache
+        if cached is not None and cached[0] is active and cached[1] is self.structures:
+            return cached[2]
+        structures = self.structures
+        result = active.copy() if len({structures[slot] for slot in active.tolist()}) == 1 else None
+        self._one_structure_cache = (active, structures, result)
+        return result
+
     def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
         """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""
         if not isinstance(entry, dict):
@@ -61,6 +90,13 @@ class ActionParsing:
                 self._warn_unknown_robot(slot, robot_name, robots)
                 continue
             if controller_actions is None:
+                continue
+            sink = robot.action_sink
+            if sink is not None:  # an upstream-style robot class: its instance takes the whole dict
+                try:
+                    pairs.append((sink, sink.parse_action(controller_actions)))
+                except ValueError as exc:
+                    raise ValueError(f'action[{slot}][{robot_name!r}]: {exc}') from None
                 continue
             if not isinstance(controller_actions, dict):
                 raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
@@ -110,6 +146,9 @@ class ActionParsing:
             for group in self.robot_groups.values():
                 if group.name != robot_name:
                     continue
+                if group.action_sink is not None:
+                    raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
+                                     f'({group.slot_class.__name__}); drive it with step(), one action dict per env')
                 members = group.slots if all_active else group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue

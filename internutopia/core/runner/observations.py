@@ -12,18 +12,33 @@ from typing import Any, Iterable
 import numpy as np
 
 from internutopia.core.robot.base import Entity
+from internutopia.core.task.base import BaseTask
+
+_BASE_TASK_OBSERVATIONS = BaseTask.get_observations  # tasks that keep it observe nothing
 
 
-def split_rows(tree: Any, count: int) -> list[Any]:
+def split_rows(tree: Any, count: int, wrap: str | None = None) -> list[Any]:
     """Split a nested dict of arrays with a leading ``count`` axis into ``count`` per-row dicts.
 
+    A row of a multi-dimensional array is a view of it; an element of a one-dimensional array
+    (a flag, a counter) is a Python scalar, as in InternUtopia's observations. With ``wrap``,
+    each row dict is wrapped as ``{wrap: row}``.
+
     >>> split_rows({'a': np.arange(2), 'b': {'c': np.zeros((2, 3))}}, 2)[1]
-    {'a': np.int64(1), 'b': {'c': array([0., 0., 0.])}}
+    {'a': 1, 'b': {'c': array([0., 0., 0.])}}
+    >>> split_rows({'finished': np.array([True, False])}, 2, wrap='h1')
+    [{'h1': {'finished': True}}, {'h1': {'finished': False}}]
     """
     leaves: list[Any] = []
-    builder = _row_builder(_shape_of(tree, leaves))
-    columns = [list(leaf) if len(leaf) == count else _bad_leaf(leaf, count) for leaf in leaves]
-    return [builder(row) for row in zip(*columns)] if columns else [{} for _ in range(count)]
+    shape = _shape_of(tree, leaves)
+    if not leaves:
+        return [{wrap: {}} if wrap is not None else {} for _ in range(count)]
+    for leaf in leaves:
+        if len(leaf) != count:
+            raise ValueError(f'observation array of length {len(leaf)} where {count} rows were expected')
+    # Python scalars from one-dimensional arrays: one C call per leaf, no numpy scalar per row.
+    columns = [leaf.tolist() if getattr(leaf, 'ndim', 0) == 1 else leaf for leaf in leaves]
+    return _rows_builder(shape, wrap)(*columns)
 
 
 def _shape_of(tree: Any, leaves: list[Any]) -> Any:
@@ -34,24 +49,31 @@ def _shape_of(tree: Any, leaves: list[Any]) -> Any:
     return len(leaves) - 1
 
 
-def _bad_leaf(leaf: Any, count: int) -> list[Any]:
-    raise ValueError(f'observation array of length {len(leaf)} where {count} rows were expected')
-
-
 @functools.lru_cache(maxsize=256)
-def _row_builder(shape: Any) -> Any:
-    """A compiled ``row -> nested dict`` function for one observation structure.
+def _rows_builder(shape: Any, wrap: str | None) -> Any:
+    """A compiled ``(*columns) -> [nested dict per row]`` function for one observation structure.
 
-    Observations have the same structure every step, so the nested dict literal is generated once
-    and then built at the speed of Python's own dict displays.
+    Observations have the same structure every step, so the list comprehension over the rows,
+    with the nested dict literal inside it, is generated once and then runs at the speed of
+    Python's own dict displays (the columns are unpacked into locals, no indexing per leaf).
     """
 
     def literal(node: Any) -> str:
         if isinstance(node, int):
-            return f'row[{node}]'
+            return f'c{node}'
         return '{' + ', '.join(f'{key!r}: {literal(value)}' for key, value in node) + '}'
 
-    return eval(f'lambda row: {literal(shape)}')  # noqa: S307 - source built from dict keys (repr) only
+    count = _count_leaves(shape)
+    names = ', '.join(f'c{i}' for i in range(count))
+    body = literal(shape) if wrap is None else f'{{{wrap!r}: {literal(shape)}}}'
+    source = f'lambda {names}: [{body} for {names}, in zip({names})]'
+    return eval(source)  # noqa: S307 - source built from dict keys (repr) and generated names only
+
+
+def _count_leaves(shape: Any) -> int:
+    if isinstance(shape, int):
+        return 1
+    return sum(_count_leaves(value) for _, value in shape)
 
 
 def scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_num: int, where: tuple[str, ...]) -> None:
@@ -85,6 +107,8 @@ class ObservationAssembly:
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))
         for task in self.tasks.values():
+            if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
+                continue  # none
             members = self.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
@@ -101,8 +125,7 @@ class ObservationAssembly:
         groups = list(groups)
         if len(groups) == 1 and np.array_equal(groups[0].slots, slots):
             # One group over exactly these slots (one robot type everywhere): build the dicts directly.
-            name = groups[0].name
-            return [{name: entity_obs} for entity_obs in split_rows(groups[0].get_obs(slots), len(slots))]
+            return split_rows(groups[0].get_obs(slots), len(slots), wrap=groups[0].name)
         out: list[dict[str, Any]] = [{} for _ in slots]
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))
@@ -123,8 +146,16 @@ class ObservationAssembly:
         for group in self.robot_groups.values():
             rows = group.slots if every_slot else group.slots[member[group.slots]]
             if len(rows):
+                if getattr(group, 'slot_class', None) is not None:
+                    raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
+                                     f'({group.slot_class.__name__}) whose observations are per-slot dicts; use step()')
                 scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
         for task in self.tasks.values():
+            if getattr(task, 'observes_per_slot', False):
+                raise ValueError(f'step_arrays: the task {type(task).__name__} ({task.slot_class.__name__}) is '
+                                 'upstream-style (per slot); its observations are per-slot dicts; use step()')
+            if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
+                continue  # none
             rows = self.members_of(task, slots)
             extra = task.get_observations(rows) if len(rows) else {}
             if extra:

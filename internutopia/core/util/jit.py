@@ -25,6 +25,7 @@ twin. It is used when numba imports, and the numpy version otherwise.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable
 
 #: ``INTERNUTOPIA_JIT=0`` (or ``false``/``off``) keeps every step on numpy.
@@ -50,6 +51,7 @@ def _numba() -> Any:
 
 
 _UNSET = object()
+_COMPILE_LOCK = threading.Lock()
 _NUMBA: Any = _UNSET
 
 
@@ -68,14 +70,19 @@ class Kernel:
 
     @property
     def available(self) -> bool:
-        """True when the compiled kernel can run here (decided once per process)."""
+        """True when the compiled kernel can run here (decided once per process, thread-safe:
+        render threads may ask at the same time)."""
         if self._available is None:
-            self._available = enabled()
-            if self._available:
-                try:
-                    self._compiled = _numba().njit(cache=True, nogil=True)(self.function)
-                except RuntimeError:  # no cache location for this source (e.g. defined interactively)
-                    self._compiled = _numba().njit(nogil=True)(self.function)
+            with _COMPILE_LOCK:
+                if self._available is None:
+                    compiled = None
+                    if enabled():
+                        try:
+                            compiled = _numba().njit(cache=True, nogil=True)(self.function)
+                        except RuntimeError:  # no cache location for this source (e.g. defined interactively)
+                            compiled = _numba().njit(nogil=True)(self.function)
+                    self._compiled = compiled
+                    self._available = compiled is not None  # set last: other threads read it unlocked
         return self._available
 
     def warm(self, *args: Any) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +32,31 @@ def mp4_available() -> bool:
     return True
 
 
-def to_rgb(frame: Any, depth_range: Optional[tuple[float, float]] = None) -> np.ndarray:
+def format_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a video cannot be written to ``path`` here (with what to install), or ``None`` when it can.
+
+    ``.mp4`` needs ``imageio`` and ``imageio-ffmpeg``; ``.gif`` needs Pillow or ``imageio``; other
+    suffixes are not video formats this module writes. Scripts call it before a long run, so
+    they fail at once rather than after rendering (:class:`VideoRecorder` itself falls back to a GIF).
+    """
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix == '.mp4':
+        if mp4_available():
+            return None
+        return (f'cannot write {os.fspath(path)}: MP4 needs imageio and imageio-ffmpeg '
+                "(pip install imageio imageio-ffmpeg, or pip install 'internutopia[video]'), or write a .gif")
+    if suffix == '.gif':
+        for module in ('PIL', 'imageio'):
+            try:
+                __import__(module)
+                return None
+            except ImportError:
+                continue
+        return f"cannot write {os.fspath(path)}: GIF needs Pillow or imageio (pip install pillow)"
+    return f'cannot write {os.fspath(path)}: the file name must end in .mp4 or .gif'
+
+
+def to_rgb(frame: Any, depth_range: tuple[float, float] | None = None) -> np.ndarray:
     """A ``uint8 (H, W, 3)`` image of ``frame``.
 
     Accepts ``uint8`` ``(H, W, 3)``/``(H, W, 4)`` (alpha dropped) and ``(H, W)`` arrays: ``uint8``
@@ -74,7 +98,7 @@ class VideoRecorder:
     """
 
     def __init__(self, path: str | os.PathLike[str], fps: float = 30.0,
-                 depth_range: Optional[tuple[float, float]] = None) -> None:
+                 depth_range: tuple[float, float] | None = None) -> None:
         if not fps > 0:
             raise ValueError(f'fps must be > 0; got {fps}')
         self.requested_path = os.fspath(path)
@@ -82,7 +106,7 @@ class VideoRecorder:
         self.fps = float(fps)
         self.depth_range = depth_range
         self.frames = 0
-        self._shape: Optional[tuple[int, ...]] = None
+        self._shape: tuple[int, ...] | None = None
         self._writer: Any = None
         self._gif_frames: list[np.ndarray] = []
         self._closed = False
@@ -93,7 +117,7 @@ class VideoRecorder:
     def _fall_back(self, why: str) -> None:
         self.path = os.path.splitext(self.requested_path)[0] + '.gif'
         self.format = 'gif'
-        warnings.warn(f'cannot write MP4 ({why}); writing a GIF to {self.path} instead')
+        warnings.warn(f'cannot write MP4 ({why}); writing a GIF to {self.path} instead', stacklevel=3)
 
     def append(self, frame: Any) -> None:
         """Add one frame (see :func:`to_rgb` for what is accepted)."""
@@ -138,7 +162,7 @@ class VideoRecorder:
             self._gif_frames = []
         return self.path
 
-    def __enter__(self) -> 'VideoRecorder':
+    def __enter__(self) -> VideoRecorder:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -168,4 +192,4 @@ def _write_gif(path: str, frames: list[np.ndarray], fps: float) -> None:
     images[0].save(path, save_all=True, append_images=images[1:], duration=duration_ms, loop=0, optimize=False)
 
 
-__all__ = ['VideoRecorder', 'mp4_available', 'to_rgb']
+__all__ = ['VideoRecorder', 'format_problem', 'mp4_available', 'to_rgb']

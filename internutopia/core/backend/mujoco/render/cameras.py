@@ -24,7 +24,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render.context import RenderContext, metric_depth, opaque_copy, tile_rect
+from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, tile_rect, warm_kernels
 from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
 
 
@@ -35,6 +35,9 @@ def default_render_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+#: Tiles drawn between two flushes: a flush hands the tiles drawn so far to Mesa's rasterizer
+#: threads, which then work while this thread builds the next tiles' scenes.
+FLUSH_EVERY = 4
 #: Most pixels of one worker's tiled buffer (colour and depth together are 8 bytes a pixel);
 #: a larger batch is drawn in rounds.
 MAX_BUFFER_PIXELS = 1 << 22
@@ -83,6 +86,7 @@ class _Worker:
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         self.rgba = np.empty((self.rows * height, self.columns * width, 4), dtype=np.uint8)
         self.depth = np.empty((self.rows * height, self.columns * width), dtype=np.float32)
+        self.flush = _gl_flush()
 
     @property
     def capacity(self) -> int:
@@ -122,6 +126,8 @@ class _Worker:
             context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
             context.set_clip(request.near, request.far)
             context.draw(tile_rect(index, self.columns, width, height), single_pass=True, flat=request.rgb is None)
+            if self.flush is not None and index % FLUSH_EVERY == FLUSH_EVERY - 1:
+                self.flush()
         rows = math.ceil(len(requests) / self.columns)
         want_rgb = any(r.rgb is not None for r in requests)
         want_depth = any(r.depth is not None for r in requests)
@@ -133,10 +139,20 @@ class _Worker:
             if request.rgb is not None:
                 opaque_copy(self.rgba[window][::-1], request.rgb)
             if request.depth is not None:
-                metric_depth(self.depth[window][::-1], request.near, request.far, out=request.depth)
+                depth_from_buffer(self.depth[window], request.near, request.far, request.depth)
 
     def free(self) -> None:
         self.context.free()
+
+
+def _gl_flush() -> Callable[[], Any] | None:
+    """``glFlush`` (PyOpenGL, which MuJoCo's GL backends bring); ``None`` when it does not load."""
+    try:
+        from OpenGL import GL
+
+        return GL.glFlush
+    except Exception:  # noqa: BLE001 - only a missed overlap: frames are still drawn and read right
+        return None
 
 
 class _Thread:
@@ -195,6 +211,7 @@ class CameraRenderer:
         self.samples = int(samples)
         self.threads = int(threads)
         self.culling = FrustumCulling(render_model.model, render_model.option)
+        warm_kernels()  # compile (or load) once, here, rather than in several render threads at once
         self._workers: list[_Worker | None] = [None] * self.threads
         self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).

@@ -14,6 +14,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.render.gl import new_gl_context
 from internutopia.core.backend.mujoco.render.scene import RenderModel
+from internutopia.core.util.jit import Kernel
 
 _FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
 _FLAG_SHADOW = int(mujoco.mjtRndFlag.mjRND_SHADOW)
@@ -165,28 +166,65 @@ class RenderContext:
             self.gl.free()
 
 
+def _depth_rows(raw: np.ndarray, c: float, d: float, far: float, out: np.ndarray) -> None:
+    """Compiled twin of :func:`metric_depth` (perspective): one pass, rows flipped (``raw`` bottom row first)."""
+    height, width = out.shape
+    for row in range(height):
+        source = height - 1 - row
+        for col in range(width):
+            z = raw[source, col]
+            if z <= 0.0:
+                out[row, col] = far
+            else:
+                value = d / (z + c)
+                out[row, col] = far if value > far else value
+
+
+_depth_kernel = Kernel(_depth_rows)
+
+
+def warm_kernels() -> None:
+    """Compile (or load from numba's cache) the depth kernel now, when numba is there."""
+    if _depth_kernel.available:
+        _depth_kernel.warm(np.zeros((1, 1), np.float32), np.float32(0), np.float32(1), np.float32(1),
+                           np.zeros((1, 1), np.float32))
+
+
+def _depth_constants(near: float, far: float) -> tuple[np.float32, np.float32, np.float32]:
+    far, near = float(np.float32(far)), float(np.float32(near))  # as the GL camera holds them
+    # Depth maps to distance as d / (z + c) (the projection MuJoCo sets up, inverted); the
+    # constants are formed in double precision, c being a small difference.
+    return np.float32(0.5 * (far + near) / (far - near) - 0.5), np.float32(far * near / (far - near)), np.float32(far)
+
+
 def metric_depth(raw: np.ndarray, near: float, far: float, out: np.ndarray | None = None,
                  orthographic: bool = False) -> np.ndarray:
     """MuJoCo's depth-buffer values (reversed Z, ``mjDEPTH_ZEROFAR``) to distances along the optical
     axis in metres; pixels where nothing was drawn (the cleared buffer) read ``far``."""
     if out is None:
         out = np.empty(raw.shape, dtype=np.float32)
-    far, near = float(np.float32(far)), float(np.float32(near))  # as the GL camera holds them
-    zfar = np.float32(far)
     if orthographic:
-        np.multiply(raw, np.float32(near - far), out=out)
+        zfar = np.float32(far)
+        np.multiply(raw, np.float32(float(near) - float(far)), out=out)
         out += zfar
         return out
-    # Depth maps to distance as d / (z + c) (the projection MuJoCo sets up, inverted); the
-    # constants are formed in double precision, c being a small difference.
-    c = np.float32(0.5 * (far + near) / (far - near) - 0.5)
-    d = np.float32(far * near / (far - near))
+    c, d, zfar = _depth_constants(near, far)
     np.add(raw, c, out=out)
     with np.errstate(divide='ignore'):
         np.divide(d, out, out=out)
     np.minimum(out, zfar, out=out)
     np.copyto(out, zfar, where=raw <= 0)  # nothing drawn: exactly the far plane
     return out
+
+
+def depth_from_buffer(raw: np.ndarray, near: float, far: float, out: np.ndarray) -> None:
+    """:func:`metric_depth` of ``raw`` read bottom row first (as OpenGL stores it) into ``out``
+    top row first: one compiled pass when numba is there, numpy otherwise."""
+    if _depth_kernel.available:
+        c, d, zfar = _depth_constants(near, far)
+        _depth_kernel(raw, c, d, zfar, out)
+    else:
+        metric_depth(raw[::-1], near, far, out=out)
 
 
 def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
@@ -208,4 +246,4 @@ def tile_rect(index: int, columns: int, width: int, height: int) -> Any:
     return mujoco.MjrRect((index % columns) * width, (index // columns) * height, width, height)
 
 
-__all__ = ['ALPHA_MASK', 'RenderContext', 'metric_depth', 'opaque_copy', 'tile_rect']
+__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'tile_rect', 'warm_kernels']

@@ -1,0 +1,485 @@
+"""Camera rows: robots rendering a camera every step, against what users would run without us.
+
+For each camera setting of :data:`SETTINGS` (the H1's head or third-person camera at 320x240, RGB
+or RGB-D, rendered on every physics step) and each ``env_num``, one row compares:
+
+- **ours**: ``vec_env.Env.step`` with one such camera per robot (env-steps/s, which is frames/s);
+- **render limit**: a plain ``mujoco.Renderer`` loop (MuJoCo's defaults: 4x multisampling, mirror
+  reflections, full-detail meshes; RGB-D renders twice) drawing the same camera of the same model
+  at the slots' current states, in the same process, in pairs with ours
+  (:func:`internutopia.bench.paired.time_pairs`): ``ours / render limit`` is what our pipeline
+  (level of detail, no hidden multisampling, one pass per frame, batched frames) adds;
+- **async** (``ratio_vs_async``): ``gymnasium.vector.AsyncVectorEnv`` over ``env_num`` single-robot
+  envs that step the same robot and render the camera with a plain ``mujoco.Renderer`` at MuJoCo's
+  defaults: what a user writes without us;
+- **async, ours** (``ratio_vs_async_ours``): the same over ``env_num`` of our own ``gym_env.Env``
+  with the camera on: our per-frame pipeline in a process pool, without batching; it separates
+  what level of detail and the defaults give from what batching gives.
+
+Both async forms return the images as their observations (through shared memory, as a policy
+would need them). An async case whose processes would not fit in the memory free at the time
+(estimated from its one-env case) is skipped, and the progress line says so.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from internutopia.bench.ours import available_memory_mb, peak_memory_mb
+
+__all__ = ['SETTINGS', 'CameraSetting', 'PlainCamera', 'RenderLimit', 'camera_config', 'camera_markdown_table',
+           'estimate_seconds', 'format_camera_row', 'measure_async_cameras', 'measure_camera_ours', 'measure_lod_quality',
+           'psnr', 'run_cameras']
+
+#: Image size of every camera row.
+RESOLUTION = (320, 240)
+#: Pairs timed and thrown away first (warms caches and the render threads).
+WARM_PAIRS = 1
+
+
+@dataclass(frozen=True)
+class CameraSetting:
+    """A camera row's camera: ``view`` ``'head'`` or ``'tp'`` (third person), with ``depth`` or not."""
+
+    name: str
+    view: str
+    depth: bool
+
+
+#: Camera settings of the camera rows, by name (``--render-cameras``).
+SETTINGS: dict[str, CameraSetting] = {s.name: s for s in (
+    CameraSetting('head_rgb', 'head', False), CameraSetting('head_rgbd', 'head', True),
+    CameraSetting('tp_rgb', 'tp', False), CameraSetting('tp_rgbd', 'tp', True))}
+#: Robots that have camera rows: the configs module and the names of their head and third-person cameras.
+ROBOTS = {'h1': ('internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg', 'h1_tp_camera_cfg',
+                 [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)])}
+
+
+def camera_config(robot: str, setting: str, env_num: int, render_every_step: bool = True) -> Any:
+    """A Config of ``env_num`` endless episodes of ``robot`` following its path with the camera of
+    ``setting``; with ``render_every_step=False`` our camera renders only at an episode's start
+    (the plain-renderer env draws the frames itself)."""
+    import importlib
+
+    from internutopia.core.config import Config, SimConfig
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    module, cfg_class, head, third, _ = ROBOTS[robot]
+    chosen = SETTINGS[setting]
+    configs = importlib.import_module(module)
+    camera = getattr(configs, head if chosen.view == 'head' else third)
+    camera = camera.update(resolution=RESOLUTION, depth=chosen.depth, rgba=True, enable=True)
+    cfg = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg], sensors=[camera])
+    sim = SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, rendering_interval=None if render_every_step else 10 ** 9)
+    return Config(simulator=sim, env_num=env_num, env_offset_size=10.0, metrics_save_path='none',
+                  task_configs=[SingleInferenceTaskCfg(robots=[cfg])] * env_num)
+
+
+def path_action(robot: str) -> dict:
+    """The per-slot action of the camera rows: follow the robot's path."""
+    return {robot: {'move_along_path': [ROBOTS[robot][4]]}}
+
+
+class PlainCamera:
+    """What a user writes without us: ``mujoco.Renderer`` at MuJoCo's defaults on camera ``cam``,
+    ``render()`` for RGB and, with ``depth``, a second ``render()`` with depth rendering on."""
+
+    def __init__(self, model: Any, cam: int, depth: bool) -> None:
+        import mujoco
+
+        self.renderer = mujoco.Renderer(model, RESOLUTION[1], RESOLUTION[0])
+        self.cam = int(cam)
+        self.depth = depth
+
+    def frame(self, data: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        renderer = self.renderer
+        renderer.update_scene(data, camera=self.cam)
+        rgb = renderer.render()
+        depth = None
+        if self.depth:
+            renderer.enable_depth_rendering()
+            depth = renderer.render()
+            renderer.disable_depth_rendering()
+        return rgb, depth
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+class RenderLimit:
+    """The render limit for :func:`~internutopia.bench.paired.time_pairs`: after each chunk of our
+    steps, a plain :class:`PlainCamera` loop draws ``frames`` frames (one slot after another, at
+    their current states); its time per env-step is its time per frame times ``env_num`` (one
+    camera per robot)."""
+
+    def __init__(self, env: Any, setting: CameraSetting, frames: int) -> None:
+        world = env.runner.world
+        self.pack = world.pack(0)
+        self.slots = [int(s) for s in self.pack.slots]
+        self.camera = PlainCamera(self.pack.model, 0, setting.depth)
+        self.frames = max(1, int(frames))
+        self.next = 0
+
+    def start_round(self, steps: int) -> None:
+        pass
+
+    def record(self, step: int) -> None:
+        pass
+
+    def replay(self) -> float:
+        began = time.perf_counter()
+        for _ in range(self.frames):
+            slot = self.slots[self.next % len(self.slots)]
+            self.next += 1
+            self.camera.frame(self.pack.mjdata(slot))
+        return (time.perf_counter() - began) / self.frames * len(self.slots)
+
+    def close(self) -> None:
+        self.camera.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# ours, in a fresh process
+def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int) -> dict[str, Any]:
+    from internutopia.bench.paired import summarize, time_pairs
+    from internutopia.core.vec_env import Env
+    from internutopia_extension import import_extensions
+
+    import_extensions()
+    config = camera_config(robot, setting, env_num)
+    started = time.perf_counter()
+    env = Env(config)
+    env.reset()
+    startup_s = time.perf_counter() - started
+    actions = [path_action(robot)] * env_num
+
+    def step() -> None:
+        env.step(actions)
+
+    for _ in range(3):
+        step()
+    memory_mb = peak_memory_mb()
+    limit = RenderLimit(env, SETTINGS[setting], limit_frames)
+    chunk = max(1, min(chunk, steps))
+    time_pairs(step, limit, WARM_PAIRS, chunk)
+    ours, theirs, clean = time_pairs(step, limit, max(1, steps // chunk), chunk)
+    limit.close()
+    env.close()
+    out: dict[str, Any] = summarize(ours, theirs, clean)
+    out.update({'chunk': chunk, 'startup_s': startup_s, 'peak_memory_mb': memory_mb})
+    return out
+
+
+def _worker(queue: Any, *args: Any) -> None:
+    try:
+        queue.put(_measure(*args))
+    except BaseException as exc:  # report, don't hang the parent
+        import traceback
+
+        queue.put({'error': f'{type(exc).__name__}: {exc}\n{traceback.format_exc()}'})
+
+
+def measure_camera_ours(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int) -> dict[str, Any]:
+    """Ours paired with the render limit, in a fresh process: the figures of
+    :func:`~internutopia.bench.paired.summarize` (``ratio`` is render limit time / our time per
+    env-step), ``startup_s`` and ``peak_memory_mb``."""
+    context = multiprocessing.get_context('spawn')
+    queue = context.Queue()
+    process = context.Process(target=_worker, args=(queue, robot, setting, env_num, steps, chunk, limit_frames))
+    process.start()
+    result = queue.get()
+    process.join()
+    if 'error' in result:
+        raise RuntimeError(f'camera case {robot} x{env_num} {setting} failed: {result["error"]}')
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# AsyncVectorEnv, in two forms
+class _CameraEnv:
+    """Picklable factory of one single-robot env with the camera (for AsyncVectorEnv).
+
+    ``plain``: our ``gym_env.Env`` steps the robot (its camera renders only at the episode's
+    start) and a :class:`PlainCamera` draws every frame; otherwise our camera renders every step.
+    The observation is the image (``rgb``) and, for RGB-D, the depth map.
+    """
+
+    def __init__(self, robot: str, setting: str, plain: bool) -> None:
+        self.args = (robot, setting, plain)
+
+    def __call__(self) -> Any:
+        import gymnasium as gym
+
+        from internutopia.core.gym_env import Env as GymEnv
+        from internutopia_extension import import_extensions
+
+        robot, setting, plain = self.args
+        chosen = SETTINGS[setting]
+        import_extensions()
+        inner = GymEnv(camera_config(robot, setting, 1, render_every_step=not plain))
+        command = path_action(robot)[robot]
+        width, height = RESOLUTION
+        spaces = {'rgb': gym.spaces.Box(0, 255, (height, width, 3 if plain else 4), np.uint8)}
+        if chosen.depth:
+            spaces['depth'] = gym.spaces.Box(0.0, np.inf, (height, width), np.float32)
+        pack_of = lambda: inner._vec_env.runner.world.pack(0)  # noqa: E731 - the one slot's pack
+        camera_holder: list[PlainCamera] = []
+
+        def observe(obs: dict) -> dict:
+            if plain:
+                pack = pack_of()
+                if not camera_holder:
+                    camera_holder.append(PlainCamera(pack.model, 0, chosen.depth))
+                rgb, depth = camera_holder[0].frame(pack.mjdata(0))
+                return {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
+            reading = next(iter(obs['sensors'].values()))
+            return {'rgb': reading['rgba'], 'depth': reading['depth']} if chosen.depth else {'rgb': reading['rgba']}
+
+        class CameraEnv(gym.Env):
+            observation_space = gym.spaces.Dict(spaces)
+            action_space = gym.spaces.Discrete(1)
+
+            def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple:
+                obs, _ = inner.reset()
+                return observe(obs), {}
+
+            def step(self, action: Any) -> tuple:
+                obs, reward, terminated, truncated, _ = inner.step(command)
+                return observe(obs), reward, terminated, truncated, {}
+
+            def peak_mb(self) -> float:
+                return peak_memory_mb()
+
+        return CameraEnv()
+
+
+def measure_async_cameras(robot: str, setting: str, env_num: int, steps: int, plain: bool) -> tuple[float, float]:
+    """``(env-steps/s, peak MB of one env process)`` of ``AsyncVectorEnv`` over ``env_num`` camera envs."""
+    import gymnasium as gym
+
+    context = 'forkserver' if sys.platform.startswith('linux') else 'spawn'
+    vector = gym.vector.AsyncVectorEnv([_CameraEnv(robot, setting, plain)] * env_num, context=context)
+    try:
+        vector.reset()
+        actions = np.zeros(env_num, dtype=np.int64)
+        for _ in range(2):
+            vector.step(actions)
+        began = time.perf_counter()
+        for _ in range(steps):
+            vector.step(actions)
+        rate = env_num * steps / (time.perf_counter() - began)
+        return rate, float(max(vector.call('peak_mb')))
+    finally:
+        vector.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# level of detail: how close its frames are to full detail
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """Peak signal-to-noise ratio (dB) of two uint8 images; ``inf`` when equal."""
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return float('inf') if mse == 0 else 10.0 * np.log10(255.0 ** 2 / mse)
+
+
+def _quality(robot: str, steps: list[int]) -> dict[str, Any]:
+    import importlib
+
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.vec_env import Env
+    from internutopia_extension import import_extensions
+
+    import_extensions()
+    module, cfg_class, head, third, path = ROBOTS[robot]
+    configs = importlib.import_module(module)
+    sensors = [getattr(configs, name).update(resolution=RESOLUTION, enable=True) for name in (head, third)]
+    frames: dict[bool, list[dict[str, np.ndarray]]] = {}
+    faces: dict[bool, int] = {}
+    for lod in (True, False):
+        from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+        cfg = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg], sensors=sensors)
+        env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_lod=lod), env_num=1, metrics_save_path='none',
+                         task_configs=[SingleInferenceTaskCfg(robots=[cfg])]))
+        env.reset()
+        taken = []
+        for step in range(max(steps) + 1):
+            obs, *_ = env.step([path_action(robot)])
+            if step in steps:
+                taken.append({name: obs[0][robot]['sensors'][name]['rgba'][..., :3].copy() for name in obs[0][robot]['sensors']})
+        from internutopia.core.backend.mujoco.render import camera_renderers
+
+        faces[lod] = int(camera_renderers(env.runner.world)[0].render_model.model.mesh_facenum.sum())
+        frames[lod] = taken
+        env.close()
+    out: dict[str, Any] = {'robot': robot, 'steps': steps, 'faces_full': faces[False], 'faces_lod': faces[True]}
+    for name in frames[True][0]:
+        values = [psnr(a[name], b[name]) for a, b in zip(frames[True], frames[False], strict=True)]
+        view = 'head' if name == getattr(configs, head).name else 'tp'
+        finite = [v for v in values if np.isfinite(v)]
+        # None: every frame identical to full detail (JSON has no infinity).
+        out[f'{view}_psnr_db_min'] = round(float(min(finite)), 1) if finite else None
+        out[f'{view}_psnr_db_mean'] = round(float(np.mean(finite)), 1) if finite else None
+        out[f'{view}_identical_frames'] = len(values) - len(finite)
+    return out
+
+
+def _quality_worker(queue: Any, *args: Any) -> None:
+    try:
+        queue.put(_quality(*args))
+    except BaseException as exc:  # report, don't hang the parent
+        queue.put({'error': f'{type(exc).__name__}: {exc}'})
+
+
+def measure_lod_quality(robot: str = 'h1', steps: tuple[int, ...] = (0, 120, 240, 480, 960)) -> dict[str, Any]:
+    """PSNR of the level-of-detail frames against full-detail frames of the robot's head and
+    third-person cameras (320x240), at several steps along its path, in a fresh process: the lowest
+    (``*_psnr_db_min``) and the mean over the steps, and the triangles drawn with and without LOD."""
+    context = multiprocessing.get_context('spawn')
+    queue = context.Queue()
+    process = context.Process(target=_quality_worker, args=(queue, robot, list(steps)))
+    process.start()
+    result = queue.get()
+    process.join()
+    if 'error' in result:
+        raise RuntimeError(f'LOD quality of {robot} failed: {result["error"]}')
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# the driver
+def _steps_for(env_num: int, steps: int) -> int:
+    """Timed steps of a case: fewer steps when many slots render (each step is many frames)."""
+    return max(4, min(steps, (steps * 8) // max(env_num, 1)))
+
+
+def estimate_seconds(env_nums: list[int], settings: list[str], steps: int, with_async: bool) -> float:
+    """A rough length of the camera rows on a 2-core machine (seconds), for ``--help`` and the log:
+    process start-ups, and frames at the speeds measured there (ours ~300/s head, ~200/s third
+    person; plain renderer ~10/s; our env in a pool ~150/s)."""
+    total = 0.0
+    for env_num in env_nums:
+        for name in settings:
+            setting = SETTINGS[name]
+            frames = env_num * _steps_for(env_num, steps) * 2  # two halves of every pair
+            ours = 6.0 + frames / (300.0 if setting.view == 'head' else 200.0) / 2
+            limit = (_steps_for(env_num, steps) // 4 + WARM_PAIRS) * 4 * (0.12 if setting.depth else 0.07)
+            total += ours + limit
+            if with_async:
+                start = 4.0 + env_num * 3.5 / 2  # env processes starting on 2 cores
+                async_frames = env_num * (_steps_for(env_num, steps) + 3)
+                total += 2 * start + async_frames / (5.0 if setting.depth else 9.0) + async_frames / 150.0
+    return total
+
+
+def _lowest(quality: dict[str, Any], view: str) -> str:
+    value = quality[f'{view}_psnr_db_min']
+    return 'identical frames' if value is None else f'{value} dB (mean {quality[f"{view}_psnr_db_mean"]} dB)'
+
+
+def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], steps: int, chunk: int, with_async: bool,
+                log: Callable[[str], Any] = print, quality_rows: list[dict[str, Any]] | None = None,
+                quality: bool = True) -> list[dict[str, Any]]:
+    """Measure the camera rows; one progress line per case, one row line when it is done. The
+    level of detail's quality (:func:`measure_lod_quality`) is measured first, per robot, and
+    appended to ``quality_rows`` (unless ``quality`` is false)."""
+    quality_rows = [] if quality_rows is None else quality_rows
+    rows = []
+    for robot in robots if quality else []:
+        log(f'[camera quality] {robot}: level of detail against full detail ...')
+        measured = measure_lod_quality(robot)
+        log(f'  {robot}: LOD draws {measured["faces_lod"]:,} of {measured["faces_full"]:,} triangles; lowest PSNR vs full '
+            f'detail over {len(measured["steps"])} frames: head camera {_lowest(measured, "head")}, third person '
+            f'{_lowest(measured, "tp")}')
+        quality_rows.append(measured)
+    cases = [(robot, env_num, setting) for robot in robots for setting in settings for env_num in env_nums]
+    began = time.perf_counter()
+    left = estimate_seconds(env_nums, settings, steps, with_async) * len(robots)
+    one_env_mb: dict[tuple[str, str, bool], float] = {}
+    for index, (robot, env_num, setting) in enumerate(cases):
+        elapsed = time.perf_counter() - began
+        log(f'[camera case {index + 1}/{len(cases)}] {robot} x{env_num} {setting}: measuring '
+            f'(elapsed {elapsed / 60:.1f} min, about {max(left - elapsed, 0) / 60:.0f} min left)')
+        case_steps = _steps_for(env_num, steps)
+        rates: dict[str, float | None] = {'async': None, 'async_ours': None}
+        skipped: dict[str, str] = {}
+        if with_async:
+            for key, plain in (('async', True), ('async_ours', False)):
+                needed = env_num * one_env_mb.get((robot, setting, plain), 0.0)
+                if needed > 1.2 * available_memory_mb():
+                    skipped[key] = (f'{env_num} processes need about {needed:,.0f} MB, more than the '
+                                    f'{available_memory_mb():,.0f} MB free')
+                    log(f'  {robot} x{env_num} {setting}: AsyncVectorEnv ({"plain renderer" if plain else "our gym_env"}) '
+                        f'skipped: {skipped[key]}')
+                    continue
+                try:
+                    rate, process_mb = measure_async_cameras(robot, setting, env_num, max(4, case_steps // 2), plain)
+                except Exception as exc:  # e.g. processes that do not fit after all
+                    skipped[key] = f'failed ({type(exc).__name__}: {exc})'
+                    log(f'  {robot} x{env_num} {setting}: AsyncVectorEnv {skipped[key]}; no ratio')
+                    continue
+                rates[key] = rate
+                one_env_mb.setdefault((robot, setting, plain), process_mb)
+        result = measure_camera_ours(robot, setting, env_num, case_steps, max(1, min(chunk, case_steps // 3)),
+                                     limit_frames=4)
+        row = camera_row(robot, setting, env_num, result, rates['async'], rates['async_ours'], skipped)
+        rows.append(row)
+        log(format_camera_row(row))
+    return rows
+
+
+def camera_row(robot: str, setting: str, env_num: int, result: dict[str, Any], async_rate: float | None,
+               async_ours_rate: float | None, skipped: dict[str, str] | None = None) -> dict[str, Any]:
+    """One JSON row of the camera table from a :func:`measure_camera_ours` result and the async rates."""
+    ours = env_num / result['ours_step_s']
+    limit = env_num / result['limit_step_s']
+    chosen = SETTINGS[setting]
+    return {
+        'robot': robot, 'env_num': env_num, 'cameras': setting, 'view': chosen.view, 'depth': chosen.depth,
+        'resolution': list(RESOLUTION),
+        'env_steps_per_s': round(ours, 1), 'frames_per_s': round(ours, 1),
+        'render_limit_frames_per_s': round(limit, 1),
+        # A pair's ratio is the limit's time over ours for the same env-steps: ours' speed over the limit's.
+        'ratio_vs_render_limit': round(result['ratio'], 2),
+        'render_limit_ratio_q1': round(result['ratio_q1'], 2), 'render_limit_ratio_q3': round(result['ratio_q3'], 2),
+        'pairs': result['pairs'], 'chunk': result['chunk'],
+        'async_env_steps_per_s': None if async_rate is None else round(async_rate, 1),
+        'ratio_vs_async': None if async_rate is None else round(ours / async_rate, 2),
+        'async_ours_env_steps_per_s': None if async_ours_rate is None else round(async_ours_rate, 1),
+        'ratio_vs_async_ours': None if async_ours_rate is None else round(ours / async_ours_rate, 2),
+        'async_skipped': dict(skipped or {}),
+        'startup_s': round(result['startup_s'], 3), 'peak_memory_mb': round(result['peak_memory_mb'], 1),
+    }
+
+
+def format_camera_row(row: dict[str, Any]) -> str:
+    """The row as one line of text."""
+    text = (f'{row["robot"]:>7} x{row["env_num"]:<3} camera {row["cameras"]:<9}: {row["frames_per_s"]:>8,.0f} frames/s  '
+            f'render limit {row["render_limit_frames_per_s"]:,.1f}  ours/render limit {row["ratio_vs_render_limit"]:.1f} '
+            f'(IQR {row["render_limit_ratio_q1"]:.1f}-{row["render_limit_ratio_q3"]:.1f})')
+    for key, label in (('ratio_vs_async', 'ours/async'), ('ratio_vs_async_ours', 'ours/async(our env)')):
+        text += f'  {label} ' + ('n/a' if row[key] is None else f'{row[key]:.2f}')
+    return text + f'  start-up {row["startup_s"]:.2f} s  peak {row["peak_memory_mb"]:.0f} MB'
+
+
+def camera_markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The camera rows as the Markdown table of ``docs/rendering.md``."""
+    lines = ['| robot | camera | env_num | ours (frames/s) | render limit (frames/s) | ours / render limit '
+             '| async, plain renderer (env-steps/s) | ours / async | async, our gym_env (env-steps/s) | ours / async (our env) |',
+             '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|']
+
+    def cell(value: float | None, digits: int) -> str:
+        return 'skipped' if value is None else f'{value:,.{digits}f}'
+
+    for row in rows:
+        lines.append(f'| {row["robot"]} | {row["cameras"]} | {row["env_num"]} | {row["frames_per_s"]:,.0f} '
+                     f'| {row["render_limit_frames_per_s"]:,.1f} | {row["ratio_vs_render_limit"]:.1f} '
+                     f'| {cell(row["async_env_steps_per_s"], 1)} | {cell(row["ratio_vs_async"], 2)} '
+                     f'| {cell(row["async_ours_env_steps_per_s"], 1)} | {cell(row["ratio_vs_async_ours"], 2)} |')
+    return '\n'.join(lines)
