@@ -63,6 +63,9 @@ class SlotStatus(IntEnum):
 #: Bytes of the runner's per-slot lists and arrays (measured: about 260 for a one-robot task).
 RUNNER_BYTES_PER_SLOT = 320
 
+#: Metric objects kept while serving no slot (for the next episode with the same metric config).
+_IDLE_METRICS_KEPT = 64
+
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
@@ -179,7 +182,18 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         for slot, episode in zip(slots, taken):
             if episode is not None:
                 self._start_episode(slot, episode)
+        if len(self.metrics) > _IDLE_METRICS_KEPT:
+            self._drop_idle_metrics()
         return taken
+
+    def _drop_idle_metrics(self) -> None:
+        """Forget metric objects that serve no slot: episodes whose metric configs all differ would
+        otherwise leave one object (and its per-slot arrays) behind each."""
+        for key, metric in list(self.metrics.items()):
+            mask = self.members.get(id(metric))
+            if mask is None or not mask.any():
+                del self.metrics[key]
+                self.members.pop(id(metric), None)
 
     def _rebuild(self, slots: list[int], taken: list[Optional[Episode]], new_structures: list[Optional[str]]) -> None:
         configs: list[Optional[TaskCfg]] = [e.config if e is not None else None for e in self.episodes]
