@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from internutopia.core.config import RewardCfg, TaskCfg
 from internutopia.core.registry import Registry
 from internutopia.core.view import EnvView
