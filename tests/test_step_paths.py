@@ -55,3 +55,21 @@ def _same_tree(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_tree(a[k], b[k]) for k in a)
     return type(a) is type(b) and bool(np.array_equal(a, b))
+
+
+def test_array_observations_are_the_callers_to_keep(make_config):
+    """With one group in every slot the group's own arrays are handed out (no scatter): they must
+    still be fresh each step, never views of the state that the next step changes."""
+    with Env(make_config([_task()] * 3, env_num=3)) as env:
+        env.reset()
+        paths = np.repeat(np.asarray(PATH)[None], 3, axis=0)
+        first = env.step_arrays({'jetbot': {'move_along_path': paths}}).obs['jetbot']
+        kept = {key: np.copy(first[key]) for key in ('position', 'joint_velocities')}
+        kept_index = first['controllers']['move_along_path']['current_point'].copy()
+        for _ in range(30):
+            later = env.step_arrays({'jetbot': {'move_along_path': paths}}).obs['jetbot']
+        assert not np.array_equal(later['position'], kept['position'])  # the robots moved ...
+        for key, value in kept.items():
+            np.testing.assert_array_equal(first[key], value)  # ... and what the first step returned did not
+        np.testing.assert_array_equal(first['controllers']['move_along_path']['current_point'], kept_index)
+        assert all(first[key].base is None for key in ('position', 'orientation', 'joint_positions'))
