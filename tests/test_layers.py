@@ -42,6 +42,7 @@ LAYERS = {
     'internutopia.core.episode_queue': RUNNER,
     'internutopia.core.results': RUNNER,
     'internutopia.core.vec_env': ENV,
+    'internutopia.core.task_config_manager': ENV,  # InternUtopia's view of the env's episode queue
     'internutopia.core.gym_env': ADAPTERS,
     'internutopia.core.gym_vector': ADAPTERS,
     'internutopia.core.distribution': ADAPTERS,

@@ -218,3 +218,19 @@ def test_a_slot_that_diverges_on_its_very_first_step_is_caught(make_config):
         obs, reward, terminated, truncated, info = env.step([None, None])
         assert info[0]['diverged'] is True and terminated[0] is True and reward[0] == 0.0
         assert 'diverged' not in info[1] and env.active_slots == [1]
+
+
+def test_metric_objects_of_finished_episodes_are_not_kept_forever(make_config):
+    from internutopia_extension.configs.metrics import StepsMetricCfg
+
+    tasks = [FiniteStepTaskCfg(max_steps=1, robots=[JetbotRobotCfg()], metrics=[StepsMetricCfg(name=f'steps_{i}')])
+             for i in range(150)]
+    with Env(make_config(tasks, env_num=2)) as env:
+        env.reset()
+        seen = []
+        while env.active_slots:
+            _, _, terminated, _, info = env.step([None, None])
+            seen += [list(i['metrics']) for i in info if i is not None and terminated]
+            env.reset([s for s in range(2) if info[s] is not None])
+        assert len(seen) == 150 and seen[-1] == ['steps_149']
+        assert len(env.runner.metrics) <= 66 and len(env.runner.members) <= 67

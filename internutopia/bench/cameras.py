@@ -62,10 +62,11 @@ ROBOTS = {'h1': ('internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_c
                  [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)])}
 
 
-def camera_config(robot: str, setting: str, env_num: int, render_every_step: bool = True) -> Any:
+def camera_config(robot: str, setting: str, env_num: int, render_every_step: bool = True,
+                  threads: int | None = None) -> Any:
     """A Config of ``env_num`` endless episodes of ``robot`` following its path with the camera of
     ``setting``; with ``render_every_step=False`` our camera renders only at an episode's start
-    (the plain-renderer env draws the frames itself)."""
+    (the plain-renderer env draws the frames itself). ``threads`` sets ``rendering_threads``."""
     import importlib
 
     from internutopia.core.config import Config, SimConfig
@@ -77,7 +78,8 @@ def camera_config(robot: str, setting: str, env_num: int, render_every_step: boo
     camera = getattr(configs, head if chosen.view == 'head' else third)
     camera = camera.update(resolution=RESOLUTION, depth=chosen.depth, rgba=True, enable=True)
     cfg = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg], sensors=[camera])
-    sim = SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, rendering_interval=None if render_every_step else 10 ** 9)
+    sim = SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, rendering_interval=None if render_every_step else 10 ** 9,
+                    rendering_threads=threads)
     return Config(simulator=sim, env_num=env_num, env_offset_size=10.0, metrics_save_path='none',
                   task_configs=[SingleInferenceTaskCfg(robots=[cfg])] * env_num)
 
@@ -147,13 +149,14 @@ class RenderLimit:
 
 # ------------------------------------------------------------------------------------------------
 # ours, in a fresh process
-def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int) -> dict[str, Any]:
+def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int,
+             threads: int | None = None) -> dict[str, Any]:
     from internutopia.bench.paired import summarize, time_pairs
     from internutopia.core.vec_env import Env
     from internutopia_extension import import_extensions
 
     import_extensions()
-    config = camera_config(robot, setting, env_num)
+    config = camera_config(robot, setting, env_num, threads=threads)
     started = time.perf_counter()
     env = Env(config)
     env.reset()
@@ -186,13 +189,14 @@ def _worker(queue: Any, *args: Any) -> None:
         queue.put({'error': f'{type(exc).__name__}: {exc}\n{traceback.format_exc()}'})
 
 
-def measure_camera_ours(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int) -> dict[str, Any]:
+def measure_camera_ours(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int,
+                        threads: int | None = None) -> dict[str, Any]:
     """Ours paired with the render limit, in a fresh process: the figures of
     :func:`~internutopia.bench.paired.summarize` (``ratio`` is render limit time / our time per
     env-step), ``startup_s`` and ``peak_memory_mb``."""
     context = multiprocessing.get_context('spawn')
     queue = context.Queue()
-    process = context.Process(target=_worker, args=(queue, robot, setting, env_num, steps, chunk, limit_frames))
+    process = context.Process(target=_worker, args=(queue, robot, setting, env_num, steps, chunk, limit_frames, threads))
     process.start()
     result = queue.get()
     process.join()
@@ -385,10 +389,11 @@ def _lowest(quality: dict[str, Any], view: str) -> str:
 
 def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], steps: int, chunk: int, with_async: bool,
                 log: Callable[[str], Any] = print, quality_rows: list[dict[str, Any]] | None = None,
-                quality: bool = True) -> list[dict[str, Any]]:
+                quality: bool = True, threads: int | None = None) -> list[dict[str, Any]]:
     """Measure the camera rows; one progress line per case, one row line when it is done. The
     level of detail's quality (:func:`measure_lod_quality`) is measured first, per robot, and
-    appended to ``quality_rows`` (unless ``quality`` is false)."""
+    appended to ``quality_rows`` (unless ``quality`` is false). ``threads`` sets ours'
+    ``rendering_threads`` (``None``: the default, one per core)."""
     quality_rows = [] if quality_rows is None else quality_rows
     rows = []
     for robot in robots if quality else []:
@@ -427,8 +432,9 @@ def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], ste
                 rates[key] = rate
                 one_env_mb.setdefault((robot, setting, plain), process_mb)
         result = measure_camera_ours(robot, setting, env_num, case_steps, max(1, min(chunk, case_steps // 3)),
-                                     limit_frames=4)
+                                     limit_frames=4, threads=threads)
         row = camera_row(robot, setting, env_num, result, rates['async'], rates['async_ours'], skipped)
+        row['render_threads'] = threads
         rows.append(row)
         log(format_camera_row(row))
     return rows

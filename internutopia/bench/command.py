@@ -22,7 +22,8 @@ APIS = ('dict', 'array')
 def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[str], steps: int, with_async: bool,
         user_config: str | None = None, log: Callable[[str], Any] = print, repeat: int = 1, chunk: int = 20,
         camera_steps: int | None = None, render_robots: list[str] | None = None,
-        render_cameras: list[str] | None = None, render_steps: int = 24) -> dict[str, Any]:
+        render_cameras: list[str] | None = None, render_steps: int = 24,
+        render_threads: int | None = None) -> dict[str, Any]:
     """Measure every case; return the figures (what ``--json`` prints).
 
     Args:
@@ -41,6 +42,7 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         render_robots: robots of the camera rows (:mod:`internutopia.bench.cameras`); none when empty.
         render_cameras: camera settings of the camera rows (keys of ``cameras.SETTINGS``).
         render_steps: timed steps per camera case (fewer when many slots render).
+        render_threads: ours' ``rendering_threads`` in the camera rows (``None``: the default).
     """
     rows, resets = [], []
     names = ['config'] if user_config else robots
@@ -87,7 +89,8 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
     quality: list[dict[str, Any]] = []
     if render_robots and render_cameras:
         cameras_out = camera_rows.run_cameras(render_robots, env_nums, render_cameras, render_steps, chunk=4,
-                                              with_async=with_async, log=log, quality_rows=quality)
+                                              with_async=with_async, log=log, quality_rows=quality,
+                                              threads=render_threads)
     plain = [r for r in rows if r['api'] == rows[0]['api'] and r['cameras'] == 'off'] if rows else []
     return {'camera_rows': cameras_out, 'lod_quality': quality,'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
             'repeat': repeat, 'rows': rows, 'resets': resets,
@@ -130,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
                         help='robots of the camera rows: ' + ','.join(camera_rows.ROBOTS) + ' (default h1)')
     parser.add_argument('--render-steps', type=int, default=24,
                         help='timed steps per camera case, fewer when many slots render (default 24)')
+    parser.add_argument('--render-threads', type=int, default=None,
+                        help="ours' SimConfig.rendering_threads in the camera rows (default: one per core)")
     parser.add_argument('--no-render', action='store_true', help='skip the camera rows')
     parser.add_argument('--config', help='benchmark this YAML config instead of the built-in cases (no actions)')
     parser.add_argument('--markdown', action='store_true', help="print the rows as docs/performance.md's table")
@@ -157,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f'no camera rows for robot {robot!r}; --render-robots takes {", ".join(camera_rows.ROBOTS)}')
     if any(n < 1 for n in args.env_nums):
         parser.error('--env-nums must be positive')
+    if args.render_threads is not None and not 1 <= args.render_threads <= 64:
+        parser.error('--render-threads must be 1..64')
     for option in ('steps', 'chunk', 'camera_steps', 'repeat', 'render_steps'):
         if getattr(args, option) < 1:
             parser.error(f'--{option.replace("_", "-")} must be at least 1')
@@ -164,10 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     figures = run(args.robots, args.env_nums, args.cameras, args.api, args.steps, not args.no_async, args.config,
                   log=lambda text: print(text, flush=True), repeat=args.repeat, chunk=args.chunk,
                   camera_steps=args.camera_steps, render_robots=[] if args.no_render or args.config else args.render_robots,
-                  render_cameras=args.render_cameras, render_steps=args.render_steps)
+                  render_cameras=args.render_cameras, render_steps=args.render_steps, render_threads=args.render_threads)
     print(f'machine: {figures["machine"]}, load at end {figures["load_at_end"]}')
     if args.markdown:
-        print(markdown_table(figures['rows']))
+        if figures['rows']:
+            print(markdown_table(figures['rows']))
         if figures['camera_rows']:
             print()
             print(camera_rows.camera_markdown_table(figures['camera_rows']))

@@ -27,6 +27,8 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._classes: dict[str, T] = {}
+        #: The table itself, ``{name: class}`` (InternUtopia's ``BaseRobot.robots`` and the like).
+        self.table = self._classes
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator registering a class under ``name``; re-registering a name replaces it."""

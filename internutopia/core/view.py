@@ -50,6 +50,7 @@ class ViewSource(Protocol):
     slot_robots: list[dict[str, BaseRobot]]
     slot_objects: list[dict[str, BaseObject]]
     slot_task: list[Any]
+    slot_metrics: list[list[Any]]
     episodes: list[Any]
     robot_groups: dict[str, BaseRobot]
     object_groups: dict[str, BaseObject]
@@ -132,6 +133,10 @@ class EnvView:
         """The task object running ``slot``'s episode (``None`` for a done or empty slot)."""
         return self._source.slot_task[slot]
 
+    def metrics(self, slot: int) -> list[Any]:
+        """The metric objects of ``slot``'s episode (each serves every slot listing its config)."""
+        return list(self._source.slot_metrics[slot])
+
     def task_config(self, slot: int) -> TaskCfg | None:
         """The ``TaskCfg`` of ``slot``'s current or last episode (``None`` if it never had one)."""
         episode = self._source.episodes[slot]
@@ -146,6 +151,17 @@ class EnvView:
         """The :class:`~internutopia.core.backend.mujoco.world.Pack` holding ``slot`` (its model
         and ``(env_num, ...)`` arrays), ``None`` for an empty slot."""
         return self._source.world.pack(slot)
+
+    def origin(self, slot: int) -> np.ndarray:
+        """Where ``slot`` is drawn in the world (its grid origin): world = env-local + origin. Shape (3,)."""
+        return np.array(self._source.world.origins[slot], dtype=float)
+
+    def scene(self, slot: int) -> Any:
+        """``slot``'s :class:`~internutopia.core.task.slot_scene.SlotScene`, the scene upstream-style
+        (per-slot) robots, controllers, sensors and tasks are given."""
+        from internutopia.core.task.slot_scene import SlotScene
+
+        return SlotScene(self, int(slot))
 
     def slot(self, slot: int) -> EnvSlot:
         """A view of one slot (see :class:`EnvSlot`)."""

@@ -28,6 +28,7 @@ import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import NO_ID, BaseRobot
+from internutopia.core.util.math import quat_multiply
 from internutopia_extension.controllers.kinematics import SerialChain, fk, mat_to_quat, quat_to_mat
 from internutopia_extension.robots.assets import franka_path
 
@@ -139,9 +140,12 @@ class FrankaRobot(BaseRobot):
             finger_chain, finger_columns = self.chain('panda_rightfinger')
             # The finger hangs off the hand, the tool frame's body: its pose follows from the tool
             # frame's with the finger's offset and slide, with no second forward kinematics.
-            self._finger = {'tcp_pos': self.tcp_chain.frame_pos.copy(), 'tcp_rot_t': self.tcp_chain.frame_rot.T.copy(),
-                            'body_pos': finger_chain.body_pos[-1].copy(), 'body_rot': finger_chain.body_rot[-1].copy(),
-                            'axis': finger_chain.joint_axis[-1].copy(), 'ref': float(finger_chain.joint_ref[-1])}
+            # In the tool frame: hand = tool * frame^-1, finger = hand * body (then its slide).
+            to_hand = self.tcp_chain.frame_rot.T
+            finger_rot = to_hand @ finger_chain.body_rot[-1]
+            self._finger = {'offset': to_hand @ (finger_chain.body_pos[-1] - self.tcp_chain.frame_pos),
+                            'axis': finger_rot @ finger_chain.joint_axis[-1], 'quat': mat_to_quat(finger_rot),
+                            'ref': float(finger_chain.joint_ref[-1])}
             self._finger_column = int(finger_columns[-1])
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
@@ -206,14 +210,15 @@ class FrankaRobot(BaseRobot):
     def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local pose of ``panda_rightfinger`` (positions ``(k, 3)``, wxyz ``(k, 4)``), from the
         tool frame's pose: the hand, then the finger's offset and its slide."""
-        tcp_pos, _, tcp_rot = self.frame_pose(self.tcp_chain, self.tcp_columns, slots, joints, rotation=True)
+        tcp_pos, tcp_quat, tcp_rot = self.frame_pose(self.tcp_chain, self.tcp_columns, slots, joints, rotation=True)
         c = self._finger
-        hand_rot = tcp_rot @ c['tcp_rot_t']
-        hand_pos = tcp_pos - hand_rot @ c['tcp_pos']
-        finger_rot = hand_rot @ c['body_rot']
+        # p = p_tcp + R_tcp (offset + slide along the finger's axis), both in the tool frame's axes;
+        # q = q_tcp * q_offset.
         slide = joints[:, self._finger_column] - c['ref']
-        position = hand_pos + hand_rot @ c['body_pos'] + (finger_rot @ c['axis']) * slide[:, None]
-        return position, mat_to_quat(finger_rot)
+        local = c['offset'] + c['axis'] * slide[:, None]
+        position = tcp_pos + np.einsum('kij,kj->ki', tcp_rot, local)
+        orientation = quat_multiply(tcp_quat, np.broadcast_to(c['quat'], tcp_quat.shape))
+        return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
         """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""

@@ -62,6 +62,15 @@ class H1Robot(BaseRobot):
         self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
         self.mocap_id[self.slots] = self.mocap_index
 
+    def teleport(self, slot, position, orientation) -> None:
+        # The pelvis is welded to the base target: the target goes along (upright, same heading).
+        mocap = self.mocap_id[slot]
+        if position is not None:
+            self.world.data.mocap_pos[slot, mocap] = position
+        if orientation is not None:
+            self.world.data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
+        super().teleport(slot, position, orientation)
+
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
         data = self.world.data

@@ -38,6 +38,9 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
     navigating robot of each slot.
     """
 
+    #: The task computes its config's ``reward`` itself (its rewards read the task's distances).
+    handles_reward = True
+
     def __init__(self, view: EnvView) -> None:
         super().__init__(view)
         n = self.env_num

@@ -100,6 +100,9 @@ class RayRunners(RunnerSet):
                             f'another picklable iterable (itertools.cycle, not a generator) of TaskCfg whose classes '
                             f'are defined in importable modules' + (f'; not shippable:{hint}' if hint else '')) from exc
         self._owns_ray = False
+        #: GPUs reserved per runner: the config's, or none when the machine has fewer and the
+        #: physics runs on CPU (MuJoCo needs none; InternUtopia scripts ask for some for Isaac Sim).
+        self._gpus_per_proc = self._dist.gpu_num_per_proc
         self._queue: Any = None
         self._actors: list[Any] = []
         self._ready: list[Any] = []
@@ -108,7 +111,7 @@ class RayRunners(RunnerSet):
             self._start_ray(ray)
             self._queue_cls = ray.remote(QueueActor).options(num_cpus=0, max_restarts=0)
             self._runner_cls = ray.remote(RunnerActor).options(
-                num_cpus=self._dist.cpu_num_per_proc, num_gpus=self._dist.gpu_num_per_proc, max_restarts=0)
+                num_cpus=self._dist.cpu_num_per_proc, num_gpus=self._gpus_per_proc, max_restarts=0)
             self._queue = self._queue_cls.remote(self._extensions, packed_source)
             self._ray_get(self._queue.size.remote(), 'the episode queue actor', startup=True)
             self._actors = [self._new_runner(r) for r in range(self._proc_num)]
@@ -150,8 +153,15 @@ class RayRunners(RunnerSet):
             self._owns_ray = True
             have = ray.cluster_resources().get('GPU', 0)
             if self._dist.gpu_num_per_proc and have < self._proc_num * self._dist.gpu_num_per_proc:
-                raise ValueError(f'gpu_num_per_proc={self._dist.gpu_num_per_proc} for proc_num={self._proc_num} needs '
-                                 f'{self._proc_num * self._dist.gpu_num_per_proc} GPUs; this machine has {have}')
+                if self._config.simulator.backend != 'mujoco':
+                    raise ValueError(f'gpu_num_per_proc={self._dist.gpu_num_per_proc} for proc_num={self._proc_num} needs '
+                                     f'{self._proc_num * self._dist.gpu_num_per_proc} GPUs; this machine has {have}')
+                import warnings
+
+                warnings.warn(f'gpu_num_per_proc={self._dist.gpu_num_per_proc} for proc_num={self._proc_num} asks for '
+                              f'{self._proc_num * self._dist.gpu_num_per_proc} GPUs and this machine has {have}; the MuJoCo '
+                              'backend runs on CPU, so the runners reserve none', stacklevel=4)
+                self._gpus_per_proc = 0.0
         else:
             if self._dist.head_address.startswith('ray://'):
                 common.pop('include_dashboard')

@@ -15,6 +15,8 @@ class BaseObject(Entity):
     """An object type. ``build_spec`` returns a spec whose root body is :attr:`base_body`."""
 
     registry: Registry[type['BaseObject']] = Registry('object')
+    #: InternUtopia's name of the registry table.
+    objs = registry.table
     base_body = 'body'
 
     @classmethod
@@ -26,6 +28,9 @@ class BaseObject(Entity):
     def create(cls, config: ObjectCfg, env_num: int, sim: SimConfig, where: str = '') -> 'BaseObject':
         """Instantiate the object class registered for ``config.type``."""
         return cls.registry.get(config.type, where)(config, env_num, sim)
+
+    def set_up_to_scene(self, scene: Any) -> None:
+        """Nothing to set up: the env places every slot's objects from the task config."""
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)

@@ -26,6 +26,7 @@ import numpy as np
 
 from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
 from internutopia.core.registry import Registry
+from internutopia.core.robot.slot import SlotRobotMixin
 
 if TYPE_CHECKING:
     from internutopia.core.backend.mujoco.world import Pack
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from internutopia.core.sensor.base import BaseSensor
 
 NO_ID = -1
+
+#: Methods only InternUtopia-style (per-slot) robot classes define.
+PER_SLOT_ROBOT_METHODS = ('apply_action', 'get_robot_base', 'get_robot_scale', 'set_up_to_scene', 'get_rigid_bodies')
 
 
 def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
@@ -148,6 +152,29 @@ class Entity:
         bodies = self.base_body_id[slots]
         return self.world.field('xpos')[slots, bodies], self.world.field('xquat')[slots, bodies]
 
+    def teleport(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
+        """Put the base body of ``slot`` at an env-local pose, at rest (``None`` keeps that part).
+
+        Raises:
+            ValueError: the base is fixed in the scene (neither free-floating nor mocap-driven).
+        """
+        data = self.world.data
+        adr, dof = int(self.root_qposadr[slot]), int(self.root_dofadr[slot])
+        if adr != NO_ID:
+            if position is not None:
+                data.qpos[slot, adr:adr + 3] = position
+            if orientation is not None:
+                data.qpos[slot, adr + 3:adr + 7] = orientation
+            data.qvel[slot, dof:dof + 6] = 0.0
+        elif self.root_mocapid != NO_ID:
+            if position is not None:
+                data.mocap_pos[slot, self.root_mocapid] = position
+            if orientation is not None:
+                data.mocap_quat[slot, self.root_mocapid] = orientation
+        else:
+            raise ValueError(f'{self.name!r} in env {slot} is fixed in its scene: its base cannot be moved')
+        self.world.forward(np.array([slot]))
+
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays with a leading ``len(slots)`` axis."""
         position, orientation = self.poses(slots)
@@ -161,15 +188,35 @@ class Entity:
         """Called once per env step, after controllers and before the physics step."""
 
 
-class BaseRobot(Entity):
-    """A robot type: its model, its controllers and sensors, vectorized over slots."""
+class BaseRobot(Entity, SlotRobotMixin):
+    """A robot type: its model, its controllers and sensors, vectorized over slots.
+
+    ``BaseRobot(config, env_num, sim)`` is a robot group (this package's robots);
+    ``BaseRobot(config, scene)`` is one slot's robot, InternUtopia's way: upstream-style subclasses
+    are built like that by their group, one per slot and episode (see
+    :mod:`internutopia.core.robot.slot` and ``docs/extensions.md``).
+    """
 
     registry: Registry[type['BaseRobot']] = Registry('robot')
+    #: InternUtopia's name of the registry table.
+    robots = registry.table
     #: Names of the joints reported as ``joint_positions``/``joint_velocities`` (model order if empty).
     joint_names: list[str] = []
+    #: The upstream-style class whose per-slot instances drive this group (``None``: vectorized).
+    slot_class: type | None = None
+    #: The env's :class:`~internutopia.core.view.EnvView` (set by the runner; per-slot objects need it).
+    env_view: Any = None
 
-    def __init__(self, config: RobotCfg, env_num: int, sim: SimConfig) -> None:
+    def __init__(self, config: RobotCfg, env_num: Any = None, sim: SimConfig | None = None) -> None:
+        from internutopia.core.scene.scene import IScene
+
+        if isinstance(env_num, IScene):  # InternUtopia's signature: one slot's robot
+            self._init_slot(config, env_num)
+            return
         super().__init__(config, env_num, sim)
+        self._slot_instances: dict[int, BaseRobot] = {}
+        self._slot_configs: dict[int, RobotCfg] = {}
+        self._action_sink: Any = None
         from internutopia.core.controller.base import BaseController
         from internutopia.core.sensor.base import BaseSensor
 
@@ -201,13 +248,70 @@ class BaseRobot(Entity):
             ValueError: the type is not registered, or ``config.scale`` is not ``None``/``(1, 1, 1)``
                 for a robot class that cannot scale its model.
         """
+        from internutopia.core.extension_style import is_per_slot, vectorized_base
+
         robot_class = cls.registry.get(config.type, where)
         if config.scale is not None and tuple(config.scale) != (1.0, 1.0, 1.0) and not robot_class.supports_scale:
             location = f' (in {where})' if where else ''
             raise ValueError(f'robot {config.name!r}{location}: scale={tuple(config.scale)} cannot be honoured; '
                              f'{config.type} does not scale its model (MuJoCo has no consistent rescaling of a '
                              'robot\'s masses, joints and actuators). Use scale=None or (1.0, 1.0, 1.0).')
-        return robot_class(config, env_num, sim)
+        if not is_per_slot(robot_class, BaseRobot, PER_SLOT_ROBOT_METHODS, ('get_obs',)):
+            return robot_class(config, env_num, sim)
+        # An upstream-style class: its nearest built-in base runs the physics for every slot, and
+        # one instance per slot and episode decides actions and observations.
+        physics = vectorized_base(robot_class, BaseRobot)
+        if physics is BaseRobot:
+            from internutopia.core.robot.model import ModelRobot
+
+            physics = ModelRobot
+        group = physics(config, env_num, sim)
+        group.slot_class = robot_class
+        return group
+
+    # -- per-slot objects ------------------------------------------------------------------------
+    def slot_instance(self, slot: int) -> BaseRobot:
+        """This robot in ``slot`` as InternUtopia's per-slot object (made once per slot and episode):
+        an instance of the upstream-style class when the group has one, else a view of this group."""
+        instance = self._slot_instances.get(slot)
+        if instance is not None:
+            return instance
+        if self.env_view is None:
+            raise RuntimeError(f'robot {self.name!r} is not in an env yet; per-slot robots exist once an episode runs')
+        from internutopia.core.robot.articulation import _BUILDING, SlotRobotContext
+
+        scene = self.env_view.scene(slot)
+        config = self._slot_configs.get(slot, self.config)
+        cls = self.slot_class or type(self)
+        instance = cls.__new__(cls)
+        instance._slot_group = self
+        instance._slot = int(slot)
+        self._slot_instances[slot] = instance
+        token = _BUILDING.set(SlotRobotContext(self, int(slot), scene.origin))
+        try:
+            if self.slot_class is not None:
+                self.slot_class.__init__(instance, config, scene)
+            else:
+                BaseRobot.__init__(instance, config, scene)
+        except BaseException:
+            self._slot_instances.pop(slot, None)
+            raise
+        finally:
+            _BUILDING.reset(token)
+        if self.slot_class is not None:
+            instance.post_reset()
+        return instance
+
+    @property
+    def action_sink(self) -> Any:
+        """Where actions for this robot go when an upstream-style class drives it (``None`` otherwise)."""
+        if self.slot_class is None:
+            return None
+        if self._action_sink is None:
+            from internutopia.core.robot.slot import SlotActionSink
+
+            self._action_sink = SlotActionSink(self)
+        return self._action_sink
 
     def spec(self) -> mujoco.MjSpec:
         spec = self.build_spec()
@@ -246,9 +350,27 @@ class BaseRobot(Entity):
         super().reset_slots(slots, configs)
         for part in (*self.controllers.values(), *self.sensors.values()):
             part.reset(slots)
+        for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
+            self._slot_configs[slot] = config
+            old = self._slot_instances.pop(slot, None)
+            if old is not None and self.slot_class is not None:
+                old.cleanup()
 
-    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
-        obs = super().get_obs(slots)
+    def get_obs(self, slots: np.ndarray | None = None) -> Any:
+        """Observation arrays with a leading ``len(slots)`` axis; per slot (one slot's robot, no
+        ``slots``) that slot's observation dict. An upstream-style class decides what its slots
+        observe: the group then returns one dict per slot."""
+        if slots is None:
+            if not self.per_slot:
+                raise TypeError('get_obs(slots) of a robot group needs the slots to observe')
+            return self._slot_obs()
+        if self.slot_class is not None:
+            return [self.slot_instance(slot).get_obs() for slot in np.asarray(slots).tolist()]
+        return self.vector_obs(slots)
+
+    def vector_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        """The group's own observation arrays of ``slots`` (position, orientation, joints, controllers, sensors)."""
+        obs = Entity.get_obs(self, slots)
         data = self.world.data
         if self._joint_ranges is not None and len(slots):
             (qa, qb), (va, vb) = self._joint_ranges

@@ -9,4 +9,7 @@ from internutopia.core.runner.observations import split_rows
 from internutopia.core.runner.runner import ArrayStep, Runner, SlotStatus
 from internutopia.core.runner.runners import LocalRunners, RunnerSet
 
-__all__ = ['ArrayStep', 'LocalRunners', 'Runner', 'RunnerSet', 'SlotStatus', 'split_rows']
+#: InternUtopia's name of the runner (``env.runner``); see :mod:`internutopia.core.runner.upstream`.
+SimulatorRunner = Runner
+
+__all__ = ['ArrayStep', 'LocalRunners', 'Runner', 'RunnerSet', 'SimulatorRunner', 'SlotStatus', 'split_rows']

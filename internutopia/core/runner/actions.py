@@ -105,6 +105,13 @@ class ActionParsing:
                 continue
             if controller_actions is None:
                 continue
+            sink = robot.action_sink
+            if sink is not None:  # an upstream-style robot class: its instance takes the whole dict
+                try:
+                    pairs.append((sink, sink.parse_action(controller_actions)))
+                except ValueError as exc:
+                    raise ValueError(f'action[{slot}][{robot_name!r}]: {exc}') from None
+                continue
             if not isinstance(controller_actions, dict):
                 raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
                                  f'got {type(controller_actions).__name__}')
@@ -152,6 +159,9 @@ class ActionParsing:
                 raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
                                  f'got {type(controller_actions).__name__}')
             for group in groups:
+                if group.action_sink is not None:
+                    raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
+                                     f'({group.slot_class.__name__}); drive it with step(), one action dict per env')
                 members = group.slots if all_active else group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue

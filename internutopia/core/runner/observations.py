@@ -159,11 +159,18 @@ class ObservationAssembly:
             member[slots] = True
         for group in self.robot_groups.values():
             rows = group.slots if every_slot else group.slots[member[group.slots]]
-            if len(rows) == self.env_num and group.name not in out:
-                out[group.name] = adopt(group.get_obs(rows))  # one group in every slot: its arrays are the result
-            elif len(rows):
-                scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
+            if len(rows):
+                if getattr(group, 'slot_class', None) is not None:
+                    raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
+                                     f'({group.slot_class.__name__}) whose observations are per-slot dicts; use step()')
+                if len(rows) == self.env_num and group.name not in out:
+                    out[group.name] = adopt(group.get_obs(rows))  # one group in every slot: its arrays are the result
+                else:
+                    scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
         for task in self.tasks.values():
+            if getattr(task, 'observes_per_slot', False):
+                raise ValueError(f'step_arrays: the task {type(task).__name__} ({task.slot_class.__name__}) is '
+                                 'upstream-style (per slot); its observations are per-slot dicts; use step()')
             if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
                 continue  # none
             rows = self.members_of(task, slots)

@@ -26,6 +26,7 @@ from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import BaseRobot, Entity, rows_of
 from internutopia.core.runner.actions import ActionParsing, Unbatched
 from internutopia.core.runner.observations import ObservationAssembly
+from internutopia.core.runner.upstream import UpstreamRunnerMembers
 from internutopia.core.scene import scene_spec, structure_key
 from internutopia.core.task.base import BaseTask
 from internutopia.core.util.memory import check_slots_fit
@@ -62,11 +63,14 @@ class SlotStatus(IntEnum):
 #: Bytes of the runner's per-slot lists and arrays (measured: about 260 for a one-robot task).
 RUNNER_BYTES_PER_SLOT = 320
 
+#: Metric objects kept while serving no slot (for the next episode with the same metric config).
+_IDLE_METRICS_KEPT = 64
+
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
 
-class Runner(ActionParsing, ObservationAssembly):
+class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
     def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None, queue: Optional[EpisodeQueue] = None) -> None:
@@ -91,6 +95,8 @@ class Runner(ActionParsing, ObservationAssembly):
         self.tasks: dict[str, BaseTask] = {}
         self.slot_task: list[Optional[BaseTask]] = [None] * self.env_num
         self.metrics: dict[str, BaseMetric] = {}
+        #: Rewards of task configs whose task does not compute them itself (one per distinct config).
+        self.rewards: dict[str, BaseReward] = {}
         self.slot_metrics: list[list[BaseMetric]] = [[] for _ in range(self.env_num)]
         #: Which slots each task and metric object serves (boolean masks over slots).
         self.members: dict[int, np.ndarray] = {}
@@ -176,7 +182,18 @@ class Runner(ActionParsing, ObservationAssembly):
         for slot, episode in zip(slots, taken):
             if episode is not None:
                 self._start_episode(slot, episode)
+        if len(self.metrics) > _IDLE_METRICS_KEPT:
+            self._drop_idle_metrics()
         return taken
+
+    def _drop_idle_metrics(self) -> None:
+        """Forget metric objects that serve no slot: episodes whose metric configs all differ would
+        otherwise leave one object (and its per-slot arrays) behind each."""
+        for key, metric in list(self.metrics.items()):
+            mask = self.members.get(id(metric))
+            if mask is None or not mask.any():
+                del self.metrics[key]
+                self.members.pop(id(metric), None)
 
     def _rebuild(self, slots: list[int], taken: list[Optional[Episode]], new_structures: list[Optional[str]]) -> None:
         configs: list[Optional[TaskCfg]] = [e.config if e is not None else None for e in self.episodes]
@@ -202,6 +219,7 @@ class Runner(ActionParsing, ObservationAssembly):
                     key = f'{new_structures[slot]}|{entity.name}'
                     if key not in groups:
                         groups[key] = factory(entity, self.env_num, self.sim, where=f'slot {slot}')
+                        groups[key].env_view = self.view  # for the per-slot objects of upstream-style code
                     members.setdefault(key, []).append(slot)
                     slot_map[slot][entity.name] = groups[key]
 
@@ -241,19 +259,30 @@ class Runner(ActionParsing, ObservationAssembly):
         task = episode.config
         task_object = self.tasks.get(task.type)
         if task_object is None:
-            task_object = self.tasks[task.type] = BaseTask.registry.get(task.type)(self.view)
+            task_object = self.tasks[task.type] = BaseTask.create(task.type, self.view)
         self.slot_task[slot] = task_object
         self._member_mask(task_object)[slot] = True
-        task_object.reset_slot(slot, task)
         self.slot_metrics[slot] = []
         for metric_cfg in task.metrics:
             key = metric_cfg.model_dump_json()
             metric = self.metrics.get(key)
             if metric is None:
-                metric = self.metrics[key] = BaseMetric.registry.get(metric_cfg.type)(metric_cfg, self.view)
-            metric.reset_slot(slot, task)
+                metric = self.metrics[key] = BaseMetric.create(metric_cfg, self.view)
             self.slot_metrics[slot].append(metric)
+        # The task first (an upstream-style task reads its metrics and robots when it starts), then
+        # its metrics, then a reward of the config that the task does not compute itself.
+        task_object.reset_slot(slot, task)
+        for metric in self.slot_metrics[slot]:
+            metric.reset_slot(slot, task)
             self._member_mask(metric)[slot] = True
+        reward_cfg = getattr(task, 'reward', None)
+        if reward_cfg is not None and not task_object.handles_reward:
+            key = reward_cfg.model_dump_json()
+            reward = self.rewards.get(key)
+            if reward is None:
+                reward = self.rewards[key] = BaseReward.create(reward_cfg, self.view, where=f'{task.type}.reward')
+            reward.reset_slot(slot, task)
+            self._member_mask(reward)[slot] = True
         self._set_status(slot, SlotStatus.ACTIVE)
         self.started_at[slot] = time.perf_counter()
 
@@ -373,6 +402,10 @@ class Runner(ActionParsing, ObservationAssembly):
             slots = self.members_of(task, stepped)
             if len(slots):
                 reward[slots], terminated[slots], truncated[slots] = task.step(slots)
+        for reward_object in self.rewards.values():
+            slots = self.members_of(reward_object, stepped)
+            if len(slots):
+                reward[slots] += reward_object.calc(slots)
         for metric in self.metrics.values():
             slots = self.members_of(metric, stepped)
             if len(slots):
@@ -388,9 +421,12 @@ class Runner(ActionParsing, ObservationAssembly):
                             for slot in np.nonzero(ended)[0].tolist()})
         return active, reward, terminated, truncated, metrics, diverged
 
-    def warm_up(self, steps: int) -> None:
+    def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
         """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
-        their own loops (balance policies), tasks, metrics and step counts see nothing."""
+        their own loops (balance policies), tasks, metrics and step counts see nothing.
+        ``physics=False`` (InternUtopia's render-only warm-up) does nothing: MuJoCo needs no warm-up frames."""
+        if not physics:
+            return
         groups = list(self.robot_groups.values())
         for _ in range(steps):
             for group in groups:
@@ -404,6 +440,9 @@ class Runner(ActionParsing, ObservationAssembly):
         """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
         its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
         metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
+        custom = getattr(self.slot_task[slot], 'episode_metrics', None)
+        if custom is not None:  # an upstream-style task's own calculate_metrics()
+            metrics = custom(slot, metrics)
         episode = self.episodes[slot]
         # The slot is done before its record goes out: a failing write never leaves it running.
         self._set_status(slot, SlotStatus.DONE)

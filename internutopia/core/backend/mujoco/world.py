@@ -14,7 +14,10 @@ with no offset arithmetic. The grid exists where it is seen: the overview render
 at its origin (:func:`slot_origins`).
 
 A new structure compiles one small model (cached, so a structure seen before costs no compile);
-a slot changing structure moves from one pack to another, and no other slot is touched.
+a slot changing structure moves from one pack to another, and no other slot is touched. A pack
+no slot holds any more is parked, batch and all (up to a memory budget), and taken up again when
+its structure comes back: episodes of mixed structures allocate nothing once each structure has
+been seen, so the process's memory stays flat (``tests/test_soak.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ _ALIVE = 0
 OUTPUT_FIELDS = ('sensordata',)
 #: Most compiled one-slot models kept for structures no slot holds any more.
 _MODEL_CACHE_SIZE = 16
+#: Bytes of batches kept for structures no slot holds any more (see :meth:`MujocoWorld.place`).
+_PARKED_BYTES = 64 * 2 ** 20
 _NO_SLOTS = np.zeros(0, dtype=np.intp)
 _NO_SLOTS.flags.writeable = False
 #: Contacts each robot's contact sensors report (see :meth:`MujocoWorld._add_contact_sensors`).
@@ -257,6 +262,9 @@ class MujocoWorld:
         self.version = 0
         self.time = 0.0
         self._models: OrderedDict[str, mujoco.MjModel] = OrderedDict()
+        #: Packs no slot holds, kept (most recent last) so a structure that comes back reuses its
+        #: batch: mixed structures would otherwise allocate and free batches all the time.
+        self._parked: OrderedDict[str, Pack] = OrderedDict()
 
     @property
     def built(self) -> bool:
@@ -321,6 +329,22 @@ class MujocoWorld:
         spec.add_sensor(name=f'{prefix}static_contacts', reftype=mujoco.mjtObj.mjOBJ_BODY, refname='world',
                         intprm=[data_found, 0, CONTACT_SLOTS], **common)
 
+    def _unpark_beyond(self, budget: float) -> None:
+        """Free the batches of the least recently parked packs until the rest fit ``budget`` bytes;
+        their compiled models stay cached for the next episode of their structure."""
+        sizes = {key: self.env_num * _pack_bytes_per_slot(pack.model) for key, pack in self._parked.items()}
+        total = sum(sizes.values())
+        freed = False
+        while self._parked and total > budget:
+            key, pack = self._parked.popitem(last=False)
+            total -= sizes[key]
+            self._models[key] = pack.model
+            while len(self._models) > _MODEL_CACHE_SIZE:
+                self._models.popitem(last=False)
+            freed = True
+        if freed:
+            _return_freed_memory()  # the batch's memory goes back to the system
+
     def prepare(self, key: str, parts: Callable[[], list[SlotPart]]) -> None:
         """Make sure structure ``key`` can be placed, changing no slot: compile its model now (kept
         for :meth:`place`) unless the world has it, and check that its physics state for
@@ -329,7 +353,7 @@ class MujocoWorld:
         Raises:
             ValueError: the parts do not load or compile, or the state does not fit.
         """
-        if key in self.packs:
+        if key in self.packs or key in self._parked:
             return
         model = self._models.get(key)
         if model is None:
@@ -355,6 +379,10 @@ class MujocoWorld:
             new_keys[slot] = key
         compiled = self.compile_count
         for key in {k for k in new_keys if k is not None} - set(self.packs):
+            parked = self._parked.pop(key, None)
+            if parked is not None:
+                self.packs[key] = parked
+                continue
             model = self._models.pop(key, None)
             if model is None:
                 slot = next(s for s, k in enumerate(new_keys) if k == key)
@@ -369,11 +397,8 @@ class MujocoWorld:
         for key in changed:
             self.packs[key].set_slots([s for s, k in enumerate(new_keys) if k == key])
         for key in [k for k, pack in self.packs.items() if not len(pack.slots)]:
-            # The batch (one MjData per slot) goes; the compiled model stays for the next episode
-            # of this structure.
-            self._models[key] = self.packs.pop(key).model
-            while len(self._models) > _MODEL_CACHE_SIZE:
-                self._models.popitem(last=False)
+            self._parked[key] = self.packs.pop(key)
+        self._unpark_beyond(_PARKED_BYTES)
         self.version += 1
         return changed
 
@@ -433,4 +458,5 @@ class MujocoWorld:
         """Drop every pack and cached model."""
         self.packs.clear()
         self._models.clear()
+        self._parked.clear()
         self.slot_keys = [None] * self.env_num

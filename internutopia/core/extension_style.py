@@ -1,0 +1,73 @@
+"""Which way an extension class is written: vectorized (ours) or per slot (InternUtopia's).
+
+Ours run one object for every slot that has them, with ``slots`` arrays. InternUtopia's run one
+object per slot and episode: constructed with a ``scene``, with methods taking no slots
+(``apply_action(action)``, ``get_obs()``, ``is_done()``, ``update(obs)``, ``calc()``...). An
+extension package written for InternUtopia subclasses our base classes (or built-ins such as
+``H1Robot``) in that style; the ``create`` factories of the base classes detect it here and run
+such a class through a per-slot adapter (``docs/extensions.md``).
+
+A class counts as per-slot when a class in its MRO that is not part of this package (not in
+``internutopia`` or ``internutopia_extension``) takes ``scene`` in ``__init__``, or defines one
+of its family's per-slot methods, or defines a method of the family with no argument where ours
+take ``slots``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+
+#: Module prefixes of this package's own classes (all vectorized).
+OUR_MODULES = ('internutopia.', 'internutopia_extension.')
+
+
+def is_ours(cls: type) -> bool:
+    """Whether ``cls`` is defined in this package."""
+    module = getattr(cls, '__module__', '') or ''
+    return module.startswith(OUR_MODULES) or module in ('internutopia', 'internutopia_extension')
+
+
+def _positional(function: object) -> list[str]:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+
+
+def is_per_slot(cls: type, base: type, methods: Iterable[str] = (), no_slots: Iterable[str] = (),
+                init_params: Iterable[str] = ('scene',)) -> bool:
+    """Whether ``cls`` (a subclass of ``base``) is written per slot, InternUtopia's way.
+
+    Args:
+        methods: method names that only per-slot classes of this family define.
+        no_slots: method names both styles define, per-slot ones without arguments.
+        init_params: ``__init__`` parameter names only per-slot classes take.
+    """
+    methods, no_slots, init_params = set(methods), set(no_slots), set(init_params)
+    for klass in cls.__mro__:
+        if klass is base or not issubclass(klass, base):
+            break
+        if is_ours(klass):
+            continue
+        own = vars(klass)
+        if '__init__' in own and init_params & set(_positional(own['__init__'])):
+            return True
+        if methods & set(own):
+            return True
+        for name in no_slots & set(own):
+            if not _positional(own[name]):
+                return True
+    return False
+
+
+def vectorized_base(cls: type, base: type) -> type:
+    """The nearest class of this package in ``cls``'s MRO that derives from ``base`` (``base`` itself at worst)."""
+    for klass in cls.__mro__:
+        if issubclass(klass, base) and is_ours(klass):
+            return klass
+    return base
+
+
+__all__ = ['OUR_MODULES', 'is_ours', 'is_per_slot', 'vectorized_base']

@@ -1,0 +1,48 @@
+"""InternUtopia's per-instance sensor methods, mixed into :class:`~internutopia.core.sensor.base.BaseSensor`.
+
+A sensor object built InternUtopia's way, ``cls(config, robot, scene)``, is one slot's sensor
+(see :mod:`internutopia.core.sensor.slot`); these are its methods.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+
+class SlotSensorMixin:
+    """One slot's sensor: ``get_data()`` is what ``obs[robot]['sensors'][name]`` shows."""
+
+    def _init_slot(self, config: Any, robot: Any, scene: Any) -> None:
+        if config.name is None:
+            raise ValueError('must specify sensor name.')
+        self.name = config.name
+        self.config = config
+        self._scene = scene
+        self._robot = robot
+        self.robot = robot
+        self.obs_keys: list[str] = []
+
+    def get_data(self) -> Any:
+        """This slot's reading (upstream-style sensors define it)."""
+        raise NotImplementedError(f'{type(self).__name__}.get_data is not implemented')
+
+    def post_reset(self) -> None:
+        """Called once the episode's start state is in place."""
+
+    def restore_sensor_info(self) -> None:
+        """Nothing to restore: resetting one slot leaves every other slot's state as it was."""
+
+    def cleanup(self) -> None:
+        """Called when the slot's episode is replaced."""
+
+    def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
+        """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""
+        if obs is None:
+            return OrderedDict()
+        if not self.obs_keys:
+            self.obs_keys = list(obs.keys())
+        return OrderedDict((key, obs[key]) for key in self.obs_keys)
+
+
+__all__ = ['SlotSensorMixin']

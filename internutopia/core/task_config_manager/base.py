@@ -1,0 +1,68 @@
+"""``BaseTaskConfigManager`` and ``create_task_config_manager`` (InternUtopia's names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from internutopia.core.config import Config, TaskCfg
+from internutopia.core.episode_queue import EpisodeQueue
+
+
+class BaseTaskConfigManager:
+    """Hands out the episodes of a :class:`Config` in order, each once.
+
+    Attributes:
+        task_configs: the config's episodes (the user's objects; each handed-out episode is a copy).
+        env_num: slots of the env.
+        env_offset_size: spacing of the slots' grid.
+    """
+
+    #: InternUtopia's table of manager classes (one kind here).
+    managers: dict[str, type] = {}
+
+    def __init__(self, config: Config) -> None:
+        if not isinstance(config, Config):
+            raise TypeError(f'a task config manager needs a Config; got {type(config).__name__}')
+        self.task_configs: list[TaskCfg] = list(config.task_configs)
+        self.env_num = config.env_num
+        self.env_offset_size = config.env_offset_size
+        self.len_tasks = self.validate_task_configs()
+        self._queue = EpisodeQueue(self.task_configs)
+
+    def validate_task_configs(self) -> int:
+        """The number of episodes (``ValueError`` when there are none). Unlike InternUtopia, episodes
+        may hold different robots: slots of different structures run side by side."""
+        if not self.task_configs:
+            raise ValueError('task_configs must hold at least one episode')
+        return len(self.task_configs)
+
+    @property
+    def current_task_config_idx(self) -> int:
+        """How many episodes were handed out so far."""
+        return self._queue.taken
+
+    def _pop_next_episode(self) -> TaskCfg | None:
+        """The next episode's ``TaskCfg`` (a copy), or ``None`` when none is left."""
+        episode = self._queue.next()
+        return episode.config if episode is not None else None
+
+    def get_active_task_configs(self) -> dict[int, TaskCfg]:
+        """``{env_id: TaskCfg}`` of the slots holding an episode."""
+        raise NotImplementedError
+
+    def get_next(self, last_env_id: int | None = None) -> tuple[str, Any, Any, TaskCfg | None]:
+        """``(task_name, env_id, env_offset, TaskCfg)`` of the next episode (``TaskCfg`` ``None`` when none is left)."""
+        raise NotImplementedError
+
+
+def create_task_config_manager(config: Config) -> BaseTaskConfigManager:
+    """A manager of ``config``'s episodes (:class:`~internutopia.core.task_config_manager.local.LocalTaskConfigManager`).
+
+    The env makes and owns its own (``env.task_config_manager``); one made here is independent of any env.
+    """
+    from internutopia.core.task_config_manager.local import LocalTaskConfigManager
+
+    return LocalTaskConfigManager(config)
+
+
+__all__ = ['BaseTaskConfigManager', 'create_task_config_manager']

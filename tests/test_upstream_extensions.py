@@ -1,0 +1,237 @@
+"""Extension classes written InternUtopia's way (one object per slot) run through per-slot adapters.
+
+The classes below follow InternUtopia's extension API (constructors taking a ``scene``, methods
+without slot arguments, upstream's decorators and module paths); they are written here, in our
+own words, the way an extension package for InternUtopia writes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from internutopia.core.config import Config, SimConfig
+from internutopia.core.config.metric import MetricCfg
+from internutopia.core.config.robot import ControllerCfg, RobotCfg
+from internutopia.core.config.sensor import SensorCfg
+from internutopia.core.config.task import TaskCfg
+from internutopia.core.config.task.reward import RewardCfg
+from internutopia.core.robot.articulation_action import ArticulationAction
+from internutopia.core.robot.articulation_subset import ArticulationSubset
+from internutopia.core.robot.controller import BaseController
+from internutopia.core.robot.robot import BaseRobot
+from internutopia.core.scene.scene import IScene
+from internutopia.core.sensor.sensor import BaseSensor
+from internutopia.core.task import BaseMetric, BaseTask
+from internutopia.core.task.reward import BaseReward
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.controllers import DifferentialDriveControllerCfg
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+from internutopia_extension.robots.jetbot import JetbotRobot
+
+WHEELS = DifferentialDriveControllerCfg(name='move_by_speed', wheel_base=0.1125, wheel_radius=0.03)
+
+
+# -- an extension package, InternUtopia-style ---------------------------------------------------
+class TallyRobotCfg(RobotCfg):
+    name: str = 'rover'
+    type: str = 'TallyRobot'
+    prim_path: str = '/rover'
+
+
+class TallyTaskCfg(TaskCfg):
+    type: str = 'TallyTask'
+    tag: int
+    length: int = 4
+
+
+@BaseRobot.register('TallyRobot')
+class TallyRobot(JetbotRobot):
+    """Remembers the tags it was sent; drives with the rest of the action."""
+
+    def __init__(self, config, scene: IScene):
+        super().__init__(config, scene)
+        self.tags = []
+
+    def apply_action(self, action: dict):
+        self.tags.append(action.get('tag'))
+        super().apply_action({k: v for k, v in action.items() if k != 'tag'})
+
+    def get_obs(self):
+        obs = super().get_obs()
+        return self._make_ordered({'tags': list(self.tags), 'x': float(obs['position'][0])})
+
+
+@BaseTask.register('TallyTask')
+class TallyTask(BaseTask):
+    """Ends after ``length`` steps; shows its tag next to the robot's observation."""
+
+    def __init__(self, config, scene: IScene):
+        super().__init__(config, scene)
+        self.tag = config.tag
+
+    def get_observations(self):
+        obs = super().get_observations()
+        obs['rover']['tag'] = self.tag
+        return obs
+
+    def is_done(self):
+        return self.steps >= self.config.length
+
+    def calculate_metrics(self):
+        return {'tags_seen': len(self.robots['rover'].tags)}
+
+
+class SpinCfg(ControllerCfg):
+    type: str = 'SpinController'
+    wheel_speed: float = 10.0
+
+
+@BaseController.register('SpinController')
+class SpinController(BaseController):
+    """Spins the wheels in opposite directions: an ArticulationAction of joint velocities."""
+
+    def __init__(self, config, robot, scene):
+        super().__init__(config, robot, scene)
+        self.joint_subset = ArticulationSubset(robot.articulation, ['left_wheel_joint', 'right_wheel_joint'])
+        self.calls = 0
+
+    def action_to_control(self, action):
+        self.calls += 1
+        speed = self.config.wheel_speed * float(action[0])
+        return self.joint_subset.make_articulation_action(None, [-speed, speed])
+
+    def get_obs(self):
+        return self._make_ordered({'calls': self.calls})
+
+
+class OdometerCfg(SensorCfg):
+    type: str = 'Odometer'
+
+
+@BaseSensor.register('Odometer')
+class Odometer(BaseSensor):
+    def get_data(self):
+        position, _ = self._robot.articulation.get_pose()
+        return self._make_ordered({'x': float(position[0])})
+
+
+class PathLengthCfg(MetricCfg):
+    type: str = 'PathLength'
+    name: str = 'path_length'
+
+
+@BaseMetric.register('PathLength')
+class PathLength(BaseMetric):
+    def __init__(self, config, task_config):
+        super().__init__(config, task_config)
+        self.last = None
+        self.total = 0.0
+
+    def update(self, obs):
+        position = np.asarray(obs['jetbot']['position'])
+        if self.last is not None:
+            self.total += float(np.linalg.norm(position - self.last))
+        self.last = position
+
+    def calc(self):
+        return round(self.total, 6)
+
+
+@BaseReward.register('ForwardReward')
+class ForwardReward(BaseReward):
+    def reset(self):
+        self.state = None
+
+    def calc(self):
+        x = float(self.task.robots['jetbot'].get_obs()['position'][0])
+        previous, self.state = self.state, x
+        return 0.0 if previous is None else self.settings['scale'] * (x - previous)
+
+    def _calc_next_state(self):
+        return None
+
+
+# -- tests ------------------------------------------------------------------------------------------
+def config(tasks, env_num=2):
+    return Config(simulator=SimConfig(physics_dt=1 / 240), env_num=env_num, metrics_save_path='none', task_configs=tasks)
+
+
+def test_per_slot_robot_and_task_see_their_own_slot_and_episode():
+    tasks = [TallyTaskCfg(tag=k, length=3 + k % 2, robots=[TallyRobotCfg(controllers=[WHEELS])]) for k in range(5)]
+    with Env(config(tasks)) as env:
+        obs, _ = env.reset()
+        assert [o['rover']['tag'] for o in obs] == [0, 1] and obs[0]['rover']['tags'] == []
+        tags = [0, 1]
+        ended, no_more = [], False
+        for _ in range(40):
+            actions = [{'rover': {'tag': t, 'move_by_speed': [0.4, 0.0]}} if t is not None else None for t in tags]
+            obs, _, terminated, _, info = env.step(actions)
+            for slot, (o, t) in enumerate(zip(obs, terminated, strict=True)):
+                if t and o is not None:
+                    assert o['rover']['tags'] == [tags[slot]] * (3 + tags[slot] % 2)  # only its own, this episode
+                    assert info[slot]['metrics'] == {'tags_seen': 3 + tags[slot] % 2}
+                    ended.append(tags[slot])
+            if all(terminated) and no_more:
+                break
+            done = [slot for slot, t in enumerate(terminated) if t and obs[slot] is not None]
+            if done:
+                new_obs, new_info = env.reset(env_ids=done)
+                for slot, o in zip(done, new_obs, strict=True):
+                    tags[slot] = o['rover']['tag'] if o is not None else None
+                    assert o is None or o['rover']['tags'] == []  # a new instance per episode
+                no_more = None in new_info
+        assert sorted(ended) == [0, 1, 2, 3, 4]
+        assert obs == [None, None] or all(t for t in terminated)
+
+
+def test_per_slot_robot_cannot_take_batched_actions():
+    with Env(config([TallyTaskCfg(tag=0, robots=[TallyRobotCfg(controllers=[WHEELS])])], env_num=1)) as env:
+        env.reset()
+        with pytest.raises(ValueError, match='upstream-style.*TallyRobot.*step'):
+            env.step_arrays({'rover': {'move_by_speed': np.zeros((1, 2))}})
+
+
+def test_per_slot_controller_sensor_metric_and_reward_on_built_in_types():
+    robot = JetbotRobotCfg(controllers=[WHEELS, SpinCfg(name='spin')], sensors=[OdometerCfg(name='odometer')])
+    tasks = [FiniteStepTaskCfg(max_steps=120, robots=[robot], metrics=[PathLengthCfg()],
+                               reward=RewardCfg(reward_type='ForwardReward', reward_settings={'scale': 10.0}))] * 2
+    with Env(config(tasks)) as env:
+        env.reset()
+        total = [0.0, 0.0]
+        for _ in range(120):
+            # slot 0 drives forward, slot 1 spins in place with the upstream-style controller
+            obs, reward, terminated, _, info = env.step([{'jetbot': {'move_by_speed': [0.3, 0.0]}},
+                                                        {'jetbot': {'spin': [1.0]}}])
+            total = [t + r for t, r in zip(total, reward, strict=True)]
+        drove, spun = obs[0]['jetbot'], obs[1]['jetbot']
+        assert drove['position'][0] > 0.05 and np.linalg.norm(spun['position'][:2]) < 0.5 * drove['position'][0]
+        assert abs(spun['orientation'][3]) > 0.3  # turned about z
+        assert abs(spun['joint_velocities'][0] + spun['joint_velocities'][1]) < 1.0 < abs(spun['joint_velocities'][1])
+        assert spun['controllers']['spin'] == {'calls': 120} and drove['controllers']['spin'] == {'calls': 0}
+        assert drove['sensors']['odometer']['x'] == pytest.approx(drove['position'][0])
+        assert total[0] == pytest.approx(10.0 * drove['position'][0], rel=1e-3)  # the per-slot reward, summed (0 on step 1)
+        assert info[0]['metrics']['path_length'] > 0.05 and terminated == [True, True]
+
+
+def test_runner_level_access_to_per_slot_objects():
+    tasks = [FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg(controllers=[WHEELS], position=(0.5, 0.0, 0.0))])] * 2
+    with Env(Config(simulator=SimConfig(physics_dt=1 / 240), env_num=2, env_offset_size=4, metrics_save_path='none',
+                    task_configs=tasks)) as env:
+        env.reset()
+        names = list(env.runner.current_tasks)
+        assert len(names) == 2 and env.runner.task_name_to_env_id_map[names[1]] == 1
+        robot = env.runner.current_tasks[names[1]].robots['jetbot']
+        world, local = robot.articulation.get_world_pose()[0], robot.articulation.get_pose()[0]
+        np.testing.assert_allclose(world - local, env.runner.view.origin(1))
+        assert np.linalg.norm(world - local) == 4  # the slot's grid origin, 4 m away
+        assert robot.articulation.dof_names == ['left_wheel_joint', 'right_wheel_joint']
+        robot.articulation.set_world_pose(world + [1.0, 0.0, 0.0])
+        obs = env.get_observations()
+        assert obs[1]['jetbot']['position'][0] == pytest.approx(1.5, abs=1e-6)
+        assert env.runner.get_obj('jetbot').get_pose()[0][0] == pytest.approx(0.5, abs=1e-3)  # slot 0 untouched
+        with pytest.raises(ValueError, match="no servo|position servo"):
+            robot.articulation.apply_action(ArticulationAction(joint_positions=[0.1, 0.1]))
+        task = env.runner.current_tasks[names[0]]
+        assert task.env_id == 0 and task.is_done() is False and 'jetbot' in task.get_observations()
