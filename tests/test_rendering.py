@@ -301,3 +301,31 @@ def test_camera_rows_of_the_benchmark():
     assert quality['faces_lod'] < quality['faces_full'] / 10
     assert quality['tp_psnr_db_min'] is not None and quality['tp_psnr_db_min'] > 30.0
     assert quality['head_identical_frames'] == 1 or quality['head_psnr_db_min'] > 30.0
+
+
+def test_a_dropped_pack_takes_its_rendering_state_along(wall_scene, monkeypatch):
+    """A slot changing structure leaves its old pack; when the world drops that pack (here at once:
+    no memory budget for parking packs), its render contexts and render threads go with it:
+    nothing of the rendering keeps a pack alive."""
+    import gc
+    import weakref
+
+    from internutopia.core.backend.mujoco import world as world_module
+    from internutopia.core.backend.mujoco.render import pack as pack_module
+
+    monkeypatch.setattr(world_module, '_PARKED_BYTES', 0)
+
+    camera = jetbot_camera_cfg.update(resolution=(32, 24))
+    tasks = [FiniteStepTaskCfg(max_steps=100, scene_asset_path=scene, robots=[JetbotRobotCfg(sensors=[camera])])
+             for scene in (wall_scene, None)]
+    env = make_env(tasks, env_num=1, rendering_threads=2)
+    obs, _ = env.reset()
+    first = weakref.ref(env.runner.world.pack(0))
+    assert obs[0]['jetbot']['sensors']['camera']['rendered']
+    obs, _ = env.reset()  # the second episode: another scene, another pack
+    assert obs[0]['jetbot']['sensors']['camera']['rgba'][..., :3].std() > 1.0
+    gc.collect()
+    assert first() is None
+    assert len(pack_module._STATES) == len([p for p in env.runner.world.packs.values() if id(p) in pack_module._STATES])
+    assert len(camera_renderers(env.runner.world)) == 1
+    env.close()

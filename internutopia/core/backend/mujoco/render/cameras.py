@@ -17,6 +17,7 @@ import math
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -205,7 +206,8 @@ class CameraRenderer:
                  threads: int = 1) -> None:
         if threads < 1:
             raise ValueError(f'render threads must be >= 1; got {threads}')
-        self.pack = pack
+        # Weak: the pack's rendering state must not keep a pack the world dropped alive.
+        self._pack = weakref.ref(pack)
         self.render_model = render_model
         self.frame_size = (int(width), int(height))
         self.samples = int(samples)
@@ -216,6 +218,14 @@ class CameraRenderer:
         self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).
         self.frames = 0
+
+    @property
+    def pack(self) -> Any:
+        """The pack whose slots this renderer draws."""
+        pack = self._pack()
+        if pack is None:
+            raise RuntimeError('nothing to render: this pack of the world is gone')
+        return pack
 
     @property
     def contexts(self) -> list[RenderContext]:
