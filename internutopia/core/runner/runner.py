@@ -355,8 +355,11 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
         active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_batched_actions(actions))
-        mask = np.zeros(self.env_num, dtype=bool)
-        mask[active] = True
+        if len(active) == self.env_num:
+            mask = np.ones(self.env_num, dtype=bool)
+        else:
+            mask = np.zeros(self.env_num, dtype=bool)
+            mask[active] = True
         return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, mask, metrics, diverged)
 
     def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]],
