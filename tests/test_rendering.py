@@ -303,13 +303,17 @@ def test_camera_rows_of_the_benchmark():
     assert quality['head_identical_frames'] == 1 or quality['head_psnr_db_min'] > 30.0
 
 
-def test_a_dropped_pack_takes_its_rendering_state_along(wall_scene):
-    """A slot changing structure leaves its old pack; that pack, its render contexts and render
-    threads go with it (nothing of the rendering keeps a pack alive)."""
+def test_a_dropped_pack_takes_its_rendering_state_along(wall_scene, monkeypatch):
+    """A slot changing structure leaves its old pack; when the world drops that pack (here at once:
+    no memory budget for parking packs), its render contexts and render threads go with it:
+    nothing of the rendering keeps a pack alive."""
     import gc
     import weakref
 
+    from internutopia.core.backend.mujoco import world as world_module
     from internutopia.core.backend.mujoco.render import pack as pack_module
+
+    monkeypatch.setattr(world_module, '_PARKED_BYTES', 0)
 
     camera = jetbot_camera_cfg.update(resolution=(32, 24))
     tasks = [FiniteStepTaskCfg(max_steps=100, scene_asset_path=scene, robots=[JetbotRobotCfg(sensors=[camera])])

@@ -55,3 +55,47 @@ def _same_tree(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_tree(a[k], b[k]) for k in a)
     return type(a) is type(b) and bool(np.array_equal(a, b))
+
+
+def test_array_observations_are_the_callers_to_keep(make_config):
+    """With one group in every slot the group's own arrays are handed out (no scatter): they must
+    still be fresh each step, never views of the state that the next step changes."""
+    with Env(make_config([_task()] * 3, env_num=3)) as env:
+        env.reset()
+        paths = np.repeat(np.asarray(PATH)[None], 3, axis=0)
+        first = env.step_arrays({'jetbot': {'move_along_path': paths}}).obs['jetbot']
+        kept = {key: np.copy(first[key]) for key in ('position', 'joint_velocities')}
+        kept_index = first['controllers']['move_along_path']['current_point'].copy()
+        for _ in range(30):
+            later = env.step_arrays({'jetbot': {'move_along_path': paths}}).obs['jetbot']
+        assert not np.array_equal(later['position'], kept['position'])  # the robots moved ...
+        for key, value in kept.items():
+            np.testing.assert_array_equal(first[key], value)  # ... and what the first step returned did not
+        np.testing.assert_array_equal(first['controllers']['move_along_path']['current_point'], kept_index)
+        assert all(first[key].base is None for key in ('position', 'orientation', 'joint_positions'))
+
+
+def test_g1_policy_reads_the_same_through_slices_and_gathers(make_config):
+    """G1's policy tick reads and writes its state rows by slices when the addresses allow it
+    (the usual case): the same walk as the general gathers, bit for bit."""
+    import pytest
+
+    pytest.importorskip('holosoma_inference')
+    from internutopia_extension.configs.robots.g1 import G1RobotCfg
+    from internutopia_extension.configs.robots.g1 import move_along_path_cfg as g1_path_cfg
+    from internutopia_extension.configs.robots.g1 import move_by_speed_cfg as g1_speed_cfg
+
+    task = FiniteStepTaskCfg(max_steps=1000, robots=[G1RobotCfg(controllers=[g1_speed_cfg, g1_path_cfg])])
+    positions = []
+    for sliced in (True, False):
+        with Env(make_config([task] * 2, env_num=2)) as env:
+            env.reset()
+            group = next(iter(env.runner.robot_groups.values()))
+            assert group._policy_slices is not None
+            if not sliced:
+                group._policy_slices = None
+            for _ in range(60):
+                out = env.step_arrays({'g1': {'move_along_path': np.repeat(np.asarray([[1.0, 0.5, 0.0]])[None], 2, axis=0)}})
+            positions.append(out.obs['g1']['joint_positions'])
+    np.testing.assert_array_equal(positions[0], positions[1])
+    assert np.abs(positions[0]).max() > 0.05  # it walked

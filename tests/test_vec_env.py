@@ -142,7 +142,7 @@ def test_terminal_step_reports_real_obs_reward_and_metrics(make_config, tmp_path
     task = jetbot_task(max_steps=240, metrics=[TraveledDistanceMetricCfg()])
     env = Env(make_config([task, task], env_num=1, metrics_save_path=str(path)))
     env.reset()
-    for step in range(240):
+    for _step in range(240):
         obs, reward, terminated, truncated, info = env.step([DRIVE])
     # A step limit ended it: terminated (the episode ended) and truncated (by a step limit).
     assert truncated == [True] and terminated == [True] and reward == [0.0]

@@ -16,11 +16,11 @@ import mujoco
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
-from internutopia.core.robot.base import BaseRobot
+from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _g1_spec(policy_name: str) -> mujoco.MjSpec:
     return build_g1_spec(G1LocomotionPolicy(capacity=1, name=policy_name))
 
@@ -58,8 +58,15 @@ class G1Robot(BaseRobot):
     def bind(self, world: Any, slots: np.ndarray) -> None:
         super().bind(world, slots)
         self.actuator_id = np.zeros((self.env_num, len(self.joint_names)), dtype=np.intp)
+        #: ``(root qpos address, root dof address, ctrl columns)`` when every address the policy
+        #: reads and writes is a slice of the state rows (the usual case), else ``None``.
+        self._policy_slices: tuple[int, int, slice] | None = None
         if len(self.slots):
             self.actuator_id[self.slots] = self.ids(self.slots, 'actuator', self.joint_names)
+            first = self.actuator_id[self.slots[0]]
+            if self._root_qposadr is not None and self._joint_ranges is not None and np.all(np.diff(first) == 1):
+                self._policy_slices = (self._root_qposadr, int(self.root_dofadr[self.slots[0]]),
+                                       slice(int(first[0]), int(first[-1]) + 1))
         self._next_tick = world.time
 
     def reset_slots(self, slots: np.ndarray, configs: list) -> None:
@@ -71,7 +78,7 @@ class G1Robot(BaseRobot):
         self.command[slots] = 0.0
 
     def begin_step(self) -> None:
-        self.command[self.slots] = 0.0
+        self.command[rows_of(self.slots, self.env_num)] = 0.0
 
     def before_physics(self) -> None:
         # One shared 50 Hz clock for all slots; the small epsilon absorbs float drift of the sum.
@@ -79,6 +86,14 @@ class G1Robot(BaseRobot):
             return
         self._next_tick += self.policy.control_dt
         data, slots = self.world.data, self.slots
+        if self._policy_slices is not None:
+            # Every address a slice of the state rows: views, no gathers.
+            root, dof, columns = self._policy_slices
+            (qa, qb), (va, vb) = self._joint_ranges
+            rows = rows_of(slots, self.env_num)
+            data.ctrl[rows, columns] = self.policy.act(slots, data.qpos[rows, root + 3:root + 7], data.qvel[rows, dof + 3:dof + 6],
+                                                       data.qpos[rows, qa:qb], data.qvel[rows, va:vb], self.command[rows])
+            return
         rows = slots[:, None]
         root, dof = self.root_qposadr[slots], self.root_dofadr[slots]
         quat = data.qpos[rows, root[:, None] + np.arange(3, 7)]
@@ -99,4 +114,4 @@ class G1MoveBySpeedController(BaseVelocityController):
         self.apply_base_velocity(slots, batch)
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
-        self.robot.command[slots] = self.robot.policy.clip_command(velocity)
+        self.robot.command[rows_of(slots, self.env_num)] = self.robot.policy.clip_command(velocity)

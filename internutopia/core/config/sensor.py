@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from internutopia.core.config.base import BaseCfg, TypedCfg
 
 
@@ -12,7 +10,7 @@ class SensorCfg(TypedCfg):
 
     name: str
     type: str
-    prim_path: Optional[str] = None
+    prim_path: str | None = None
     enable: bool = True
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-
 from internutopia.core.config import MetricCfg, TaskCfg
 from internutopia.core.registry import Registry
 from internutopia.core.view import EnvView

@@ -19,7 +19,8 @@ named :attr:`BaseRobot.base_body`) and registers itself::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -94,7 +95,7 @@ class Entity:
         """The compiled-model name of this entity's ``element`` (the same in every slot)."""
         return f'{self.name}/{element}'
 
-    def bind(self, world: 'Pack', slots: np.ndarray) -> None:
+    def bind(self, world: Pack, slots: np.ndarray) -> None:
         """Look up this entity's model ids for the slots ``slots`` of ``world`` (after a change)."""
         self.world = world
         self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
@@ -120,7 +121,7 @@ class Entity:
     def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg | ObjectCfg]) -> None:
         """Put the entity of each slot at its episode's start pose, at rest."""
         qpos = self.world.data.qpos
-        for slot, config in zip(slots, configs):
+        for slot, config in zip(slots, configs, strict=True):
             adr = self.root_qposadr[slot]
             if adr == NO_ID:
                 continue
@@ -197,7 +198,7 @@ class BaseRobot(Entity, SlotRobotMixin):
     :mod:`internutopia.core.robot.slot` and ``docs/extensions.md``).
     """
 
-    registry: Registry[type['BaseRobot']] = Registry('robot')
+    registry: Registry[type[BaseRobot]] = Registry('robot')
     #: InternUtopia's name of the registry table.
     robots = registry.table
     #: Names of the joints reported as ``joint_positions``/``joint_velocities`` (model order if empty).
@@ -231,7 +232,7 @@ class BaseRobot(Entity, SlotRobotMixin):
         self._joint_ranges: tuple[tuple[int, int], tuple[int, int]] | None = None
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseRobot']], type['BaseRobot']]:
+    def register(cls, name: str) -> Callable[[type[BaseRobot]], type[BaseRobot]]:
         """Class decorator registering a robot type under ``name`` (the config's ``type``)."""
         return cls.registry.register(name)
 
@@ -241,7 +242,7 @@ class BaseRobot(Entity, SlotRobotMixin):
     supports_scale: bool = False
 
     @classmethod
-    def create(cls, config: RobotCfg, env_num: int, sim: SimConfig, where: str = '') -> 'BaseRobot':
+    def create(cls, config: RobotCfg, env_num: int, sim: SimConfig, where: str = '') -> BaseRobot:
         """Instantiate the robot class registered for ``config.type``.
 
         Raises:
@@ -319,7 +320,7 @@ class BaseRobot(Entity, SlotRobotMixin):
             sensor.add_to_spec(spec)
         return spec
 
-    def bind(self, world: 'Pack', slots: np.ndarray) -> None:
+    def bind(self, world: Pack, slots: np.ndarray) -> None:
         super().bind(world, slots)
         model = world.model
         names = self.joint_names or self._hinge_joint_names(model)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +27,8 @@ class ActionParsing:
 
     #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
     _one_structure_cache: tuple[Any, Any, Any] | None = None
+    #: ``(robot_groups dict, groups by robot name)`` of the last :meth:`_groups_by_name`.
+    _groups_by_name_cache: tuple[Any, dict[str, list[Any]]] | None = None
 
     def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
@@ -47,7 +49,7 @@ class ActionParsing:
         # same robots and controllers, so an action object is resolved and parsed once per
         # structure per step, and each further slot only joins the commands.
         parsed_once: dict[tuple[int, int], Any] = {}
-        resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
+        resolved: dict[tuple[int, str | None], list[tuple[Any, Any]]] = {}
         structures = self.structures
         for slot in active.tolist():
             entry = actions[slot]
@@ -76,6 +78,18 @@ class ActionParsing:
         result = active.copy() if len({structures[slot] for slot in active.tolist()}) == 1 else None
         self._one_structure_cache = (active, structures, result)
         return result
+
+    def _groups_by_name(self) -> dict[str, list[Any]]:
+        """Robot groups by robot name (one per structure that has the name), cached until the
+        groups change (a rebuild replaces ``robot_groups``)."""
+        cached = self._groups_by_name_cache
+        if cached is not None and cached[0] is self.robot_groups:
+            return cached[1]
+        named: dict[str, list[Any]] = {}
+        for group in self.robot_groups.values():
+            named.setdefault(group.name, []).append(group)
+        self._groups_by_name_cache = (self.robot_groups, named)
+        return named
 
     def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
         """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""
@@ -136,16 +150,15 @@ class ActionParsing:
         all_active = len(self.active_slots()) == self.env_num
         active_mask = None if all_active else self.status == _ACTIVE
         commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
+        named = self._groups_by_name()
         for robot_name, controller_actions in actions.items():
-            if not any(group.name == robot_name for group in self.robot_groups.values()):
-                names = sorted({group.name for group in self.robot_groups.values()})
-                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {names}')
+            groups = named.get(robot_name)
+            if groups is None:
+                raise ValueError(f'batched actions: unknown robot {robot_name!r}; robots in the world: {sorted(named)}')
             if not isinstance(controller_actions, dict):
                 raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
                                  f'got {type(controller_actions).__name__}')
-            for group in self.robot_groups.values():
-                if group.name != robot_name:
-                    continue
+            for group in groups:
                 if group.action_sink is not None:
                     raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
                                      f'({group.slot_class.__name__}); drive it with step(), one action dict per env')

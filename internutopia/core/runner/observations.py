@@ -7,7 +7,8 @@ slots; :func:`split_rows` turns them into per-slot dicts and :func:`scatter` int
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -96,6 +97,20 @@ def scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_
         array[rows] = value
 
 
+def adopt(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` (arrays with a row per slot, every slot, in slot order) as the array API's result:
+    arrays that own their data are used as they are, anything else is copied into one that does.
+
+    What :func:`scatter` gives for a group covering every slot, without building a new tree.
+    """
+    for key, value in tree.items():
+        if type(value) is dict:
+            adopt(value)
+        elif type(value) is not np.ndarray or value.base is not None:
+            tree[key] = np.array(value)  # a view (of state, maybe) or a list: a copy of its own
+    return tree
+
+
 class ObservationAssembly:
     """Observation half of the runner (uses its ``robot_groups``, ``tasks``, ``members_of``, ``env_num``)."""
 
@@ -112,7 +127,7 @@ class ObservationAssembly:
             members = self.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
-                for slot, task_obs in zip(members, split_rows(extra, len(members))):
+                for slot, task_obs in zip(members, split_rows(extra, len(members)), strict=True):
                     out[row_of[slot]].update(task_obs)
         return out
 
@@ -132,7 +147,7 @@ class ObservationAssembly:
         for group in groups:
             members = group.slots[row_of[group.slots] >= 0]
             if len(members):
-                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members))):
+                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members)), strict=True):
                     out[row_of[slot]][group.name] = entity_obs
         return out
 
@@ -149,7 +164,10 @@ class ObservationAssembly:
                 if getattr(group, 'slot_class', None) is not None:
                     raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
                                      f'({group.slot_class.__name__}) whose observations are per-slot dicts; use step()')
-                scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
+                if len(rows) == self.env_num and group.name not in out:
+                    out[group.name] = adopt(group.get_obs(rows))  # one group in every slot: its arrays are the result
+                else:
+                    scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
         for task in self.tasks.values():
             if getattr(task, 'observes_per_slot', False):
                 raise ValueError(f'step_arrays: the task {type(task).__name__} ({task.slot_class.__name__}) is '

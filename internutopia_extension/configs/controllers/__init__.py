@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import field_validator
 
 from internutopia.core.config import ControllerCfg
@@ -32,8 +30,8 @@ class H1MoveBySpeedControllerCfg(HolonomicBaseControllerCfg):
     the pelvis as a holonomic base; ``policy_weights_path`` is accepted for compatibility and unused."""
 
     type: str = 'H1MoveBySpeedController'
-    policy_weights_path: Optional[str] = None
-    joint_names: Optional[list[str]] = None
+    policy_weights_path: str | None = None
+    joint_names: list[str] | None = None
 
 
 class G1MoveBySpeedControllerCfg(ControllerCfg):
@@ -46,8 +44,8 @@ class G1MoveBySpeedControllerCfg(ControllerCfg):
 
     type: str = 'G1MoveBySpeedController'
     policy: str = 'ppo'
-    policy_weights_path: Optional[str] = None
-    joint_names: Optional[list[str]] = None
+    policy_weights_path: str | None = None
+    joint_names: list[str] | None = None
 
 
 class MoveToPointBySpeedControllerCfg(ControllerCfg):
@@ -80,7 +78,7 @@ class JointControllerCfg(ControllerCfg):
     """Position targets for ``joint_names`` (all actuated joints when ``None``)."""
 
     type: str = 'JointController'
-    joint_names: Optional[list[str]] = None
+    joint_names: list[str] | None = None
 
 
 #: Frames an :class:`InverseKinematicsControllerCfg` target may be given in.
@@ -99,11 +97,11 @@ class InverseKinematicsControllerCfg(ControllerCfg):
     """
 
     type: str = 'InverseKinematicsController'
-    robot_description_path: Optional[str] = None
-    robot_urdf_path: Optional[str] = None
+    robot_description_path: str | None = None
+    robot_urdf_path: str | None = None
     end_effector_frame_name: str = 'right_gripper'
     threshold: float = 0.01
-    reference: Optional[str] = None
+    reference: str | None = None
 
     @field_validator('threshold')
     @classmethod
@@ -114,7 +112,7 @@ class InverseKinematicsControllerCfg(ControllerCfg):
 
     @field_validator('reference')
     @classmethod
-    def _known_reference(cls, value: Optional[str]) -> Optional[str]:
+    def _known_reference(cls, value: str | None) -> str | None:
         if value is not None and value not in IK_REFERENCES:
             raise ValueError(f'reference must be one of {list(IK_REFERENCES)} or None (world); got {value!r}')
         return value
@@ -135,7 +133,7 @@ class RMPFlowControllerCfg(InverseKinematicsControllerCfg):
     """
 
     type: str = 'RMPFlowController'
-    rmpflow_config_path: Optional[str] = None
+    rmpflow_config_path: str | None = None
 
 
 class RecoverControllerCfg(ControllerCfg):

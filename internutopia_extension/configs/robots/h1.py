@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
@@ -56,7 +54,7 @@ class H1RobotCfg(RobotCfg):
 
     name: str = 'h1'
     type: str = 'H1Robot'
-    prim_path: Optional[str] = '/h1'
+    prim_path: str | None = '/h1'
     position: tuple[float, float, float] = (0.0, 0.0, 1.05)
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+    controllers: list[SerializeAsAny[ControllerCfg]] | None = None
+    sensors: list[SerializeAsAny[SensorCfg]] | None = None

@@ -199,7 +199,8 @@ class G1LocomotionPolicy:
 
     def clip_command(self, command: np.ndarray) -> np.ndarray:
         """Clip ``(n, 3)`` ``[vx, vy, yaw_rate]`` commands to the trained ranges."""
-        return np.clip(np.asarray(command, dtype=np.float64), self.command_low, self.command_high)
+        clipped = np.maximum(np.asarray(command, dtype=np.float64), self.command_low)  # a new array: clip it in place
+        return np.minimum(clipped, self.command_high, out=clipped)
 
     # ----------------------------------------------------------------- state
     def reset(self, rows: np.ndarray | Sequence[int]) -> None:
