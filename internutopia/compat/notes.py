@@ -88,8 +88,8 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.config.Config': (IMPROVED, 'strict: unknown fields are errors; the env never changes it'),
     'internutopia.core.config.robot.BaseCfg': (IMPROVED, '`update()` validates its changes and rejects unknown fields'),
     'internutopia.core.config.sensor.BaseCfg': (IMPROVED, '`update()` validates its changes and rejects unknown fields'),
-    'internutopia.core.config.robot.RobotCfg.scale': (IMPROVED, 'a scale other than None or (1, 1, 1) is an error naming '
-                                                      'the robot, not silently ignored'),
+    'internutopia.core.config.robot.RobotCfg.scale': (IMPROVED, 'applied where the model allows it (the Jetbot, '
+                                                      'uniformly); elsewhere an error naming the robot, never ignored'),
     'internutopia.core.config.robot.RobotCfg.position': (IMPROVED, 'env-local; the robot\'s root frame as upstream '
                                                          '(a Jetbot at z=0 rests on the floor)'),
     'internutopia.core.config.robot.RobotCfg.prim_path': (SAME, _ACCEPTED + ' (robots are named by `name`)'),
