@@ -361,7 +361,7 @@ class TestOnALocalRay:
             for e in (env, reference):
                 e.reset()
                 e.step([None, None])
-                with pytest.raises(FileNotFoundError, match='gone.usd'):
+                with pytest.raises(ValueError, match=r'task_configs\[3\]\.scene_asset_path: scene file not found: .*gone.usd'):
                     e.reset()
             assert env.slot_episodes == [0, 1] and env.queue_len == 2
             obs, _, _, _, info = env.step([None, None])

@@ -181,12 +181,23 @@ def test_jetbot_at_z0_rests_on_the_floor_and_drives(vec):
     assert position[0] > 0.4  # 2 s at 0.3 m/s
 
 
-def test_robot_scale_that_cannot_be_honoured_is_an_error(vec):
-    env = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
-    with pytest.raises(ValueError, match=r"scale=\(2.0, 2.0, 2.0\) cannot be honoured.*JetbotRobot"):
-        env.reset()
-    unit = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(1.0, 1.0, 1.0))])], env_num=1)
-    assert unit.reset()[0][0] is not None
+def test_robot_scale_is_applied_or_refused(vec):
+    # The Jetbot scales uniformly, as InternUtopia's jetbot demo does (scale 5): it rests on the floor.
+    big = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(3.0, 3.0, 3.0))])], env_num=1)
+    big.reset()
+    for _ in range(120):
+        obs = big.step([None])[0]
+    assert abs(obs[0]['jetbot']['position'][2] - 3 * 0.035) < 0.01
+    model = big.runner.world.pack(0).model
+    assert model.geom('jetbot/left_wheel').size[0] == pytest.approx(3 * 0.03)
+    uneven = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(1.0, 2.0, 1.0))])], env_num=1)
+    with pytest.raises(ValueError, match=r'scale=\(1.0, 2.0, 1.0\) cannot be honoured.*uniformly'):
+        uneven.reset()
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg
+
+    h1 = vec([SingleInferenceTaskCfg(robots=[H1RobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
+    with pytest.raises(ValueError, match=r'scale=\(2.0, 2.0, 2.0\) cannot be honoured.*H1Robot'):
+        h1.reset()
 
 
 def test_default_physics_step_is_internutopias_and_g1_runs_in_substeps():

@@ -111,6 +111,7 @@ class Env:
         self._runners: RunnerSet = self._make_runners(config, episodes)
         if isinstance(self._runners, LocalRunners):
             self._runners.runner.simulation_app = self._app  # InternUtopia's env.runner.simulation_app
+            self._runners.runner.task_config_manager = self.task_config_manager
         self._env_num = self._runners.env_num
         # The step path calls the runners' own step: no call in between.
         self._step = self._runners.step
@@ -182,9 +183,12 @@ class Env:
     @property
     def task_config_manager(self) -> Any:
         """The episode queue seen as InternUtopia's ``LocalTaskConfigManager``."""
-        from internutopia.core.task_config_manager import LocalTaskConfigManager
+        manager = self.__dict__.get('_task_config_manager')
+        if manager is None:
+            from internutopia.core.task_config_manager import LocalTaskConfigManager
 
-        return LocalTaskConfigManager.of_env(self)
+            manager = self.__dict__['_task_config_manager'] = LocalTaskConfigManager.of_env(self)
+        return manager
 
     def get_dt(self) -> float:
         """Seconds of simulated time one :meth:`step` advances (``config.simulator.physics_dt``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from internutopia.core.config.base import TypedCfg
+from internutopia.core.config.base import BaseCfg, TypedCfg
 
 
 class SensorCfg(TypedCfg):
@@ -14,4 +14,4 @@ class SensorCfg(TypedCfg):
     enable: bool = True
 
 
-__all__ = ['SensorCfg']
+__all__ = ['BaseCfg', 'SensorCfg']

@@ -16,6 +16,8 @@ class BaseObject(Entity):
     """An object type. ``build_spec`` returns a spec whose root body is :attr:`base_body`."""
 
     registry: Registry[type[BaseObject]] = Registry('object')
+    name: str
+    config: Any
     #: InternUtopia's name of the registry table.
     objs = registry.table
     base_body = 'body'

@@ -19,6 +19,10 @@ class BaseReward:
     """
 
     registry: Registry[type[BaseReward]] = Registry('reward')
+    # Attributes of one slot's reward (InternUtopia's signature (task, settings)).
+    task: Any
+    state: Any
+    settings: dict[str, Any]
     #: InternUtopia's name of the registry table.
     rewards = registry.table
 

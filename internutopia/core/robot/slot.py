@@ -36,6 +36,13 @@ class SlotRobotMixin:
 
     _slot_group: BaseRobot | None = None
     _slot: int = -1
+    # Attributes of one slot's robot (set by _init_slot), as InternUtopia's robots have them.
+    name: str
+    config: Any
+    articulation: IArticulation
+    controllers: OrderedDict
+    sensors: OrderedDict
+    obs_keys: list[str]
 
     @property
     def per_slot(self) -> bool:
@@ -173,7 +180,8 @@ class SlotActionSink:
 
     def apply(self, slots: np.ndarray, actions: list[Any]) -> None:
         for slot, action in zip(slots.tolist(), actions, strict=True):
-            self.group.slot_instance(slot).apply_action(action)
+            # Each slot gets its own dict: scripts often send one object to every slot.
+            self.group.slot_instance(slot).apply_action(dict(action))
 
 
 __all__ = ['SlotActionSink', 'SlotRobotMixin']

@@ -8,6 +8,7 @@ share a robot, controller, task or metric), never per slot, except building the 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,6 +72,13 @@ _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum l
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
 
+def _check_file(path: str | None, field: str, what: str) -> None:
+    """``ValueError`` naming ``field`` when ``path`` is set but names no file (checked before anything changes)."""
+    if path and not os.path.isfile(os.path.expanduser(path)):
+        raise ValueError(f'{field}: {what} file not found: {path!r} '
+                         f'(a relative path is taken from the working directory {os.getcwd()!r})')
+
+
 class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
@@ -113,6 +121,9 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         task = episode.config
         where = f'task_configs[{episode.index}]'
         BaseTask.registry.get(task.type, where)
+        _check_file(task.scene_asset_path, f'{where}.scene_asset_path', 'scene')
+        for o, obj in enumerate(task.objects):
+            _check_file(getattr(obj, 'usd_path', None), f'{where}.objects[{o}].usd_path', 'object')
         for m, metric in enumerate(task.metrics):
             BaseMetric.registry.get(metric.type, f'{where}.metrics[{m}]')
         for r, robot in enumerate(task.robots):

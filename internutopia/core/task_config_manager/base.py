@@ -19,6 +19,10 @@ class BaseTaskConfigManager:
 
     #: InternUtopia's table of manager classes (one kind here).
     managers: dict[str, type] = {}
+    task_configs: list[TaskCfg]
+    env_num: int
+    env_offset_size: float
+    len_tasks: int
 
     def __init__(self, config: Config) -> None:
         if not isinstance(config, Config):

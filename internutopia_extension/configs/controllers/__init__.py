@@ -35,10 +35,17 @@ class H1MoveBySpeedControllerCfg(HolonomicBaseControllerCfg):
 
 
 class G1MoveBySpeedControllerCfg(ControllerCfg):
-    """G1's ``move_by_speed``: velocity commands fed to the trained ONNX walking policy."""
+    """G1's ``move_by_speed``: velocity commands fed to the trained ONNX walking policy.
+
+    ``policy`` picks holosoma's ``'ppo'`` or ``'fastsac'`` policy. ``policy_weights_path`` and
+    ``joint_names`` (InternUtopia's TorchScript policy and its joint order) are accepted and unused:
+    the ONNX policy has its own joint order.
+    """
 
     type: str = 'G1MoveBySpeedController'
     policy: str = 'ppo'
+    policy_weights_path: str | None = None
+    joint_names: list[str] | None = None
 
 
 class MoveToPointBySpeedControllerCfg(ControllerCfg):
@@ -117,8 +124,32 @@ class GripperControllerCfg(ControllerCfg):
     type: str = 'GripperController'
 
 
+class RMPFlowControllerCfg(InverseKinematicsControllerCfg):
+    """InternUtopia's RMPflow arm controller (Isaac Sim's Lula motion policy), same fields.
+
+    Lula is part of Isaac Sim; here the target ``[position, orientation]`` is reached by the
+    inverse-kinematics controller on the MuJoCo model (no obstacle avoidance). The Lula files
+    (``robot_description_path``, ``robot_urdf_path``, ``rmpflow_config_path``) are accepted and unused.
+    """
+
+    type: str = 'RMPFlowController'
+    rmpflow_config_path: str | None = None
+
+
+class RecoverControllerCfg(ControllerCfg):
+    """Puts a robot back on its feet: upright, at ``recover_height`` (m), keeping its x, y and heading.
+
+    InternUtopia's recover controller drives H1's joints back to standing; here the base is set
+    upright directly (the action is ignored: send ``[]``).
+    """
+
+    type: str = 'RecoverController'
+    recover_height: float
+
+
 __all__ = [
     'DifferentialDriveControllerCfg', 'G1MoveBySpeedControllerCfg', 'GripperControllerCfg', 'H1MoveBySpeedControllerCfg',
     'HolonomicBaseControllerCfg', 'InverseKinematicsControllerCfg', 'JointControllerCfg',
-    'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RotateControllerCfg',
+    'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RMPFlowControllerCfg',
+    'RecoverControllerCfg', 'RotateControllerCfg',
 ]

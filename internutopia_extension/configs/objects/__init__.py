@@ -54,17 +54,27 @@ class DynamicCubeCfg(_BoxCfg):
     """A rigid box with a free joint: it falls, slides and can be pushed.
 
     ``scale`` is the box's full size in metres (x, y, z), as in InternUtopia (a unit cube scaled).
-    ``mass`` in kg; ``None`` uses a density of 1000 kg/m^3. ``color`` is rgb or rgba in [0, 1].
+    ``mass`` in kg; else ``density`` in kg/m^3 (default 1000). ``color`` is rgb or rgba in [0, 1].
+    ``collider=False`` makes it pass through everything (it still falls).
     """
 
     type: str = 'DynamicCube'
     mass: float | None = None
+    density: float | None = None
+    collider: bool = True
 
     @field_validator('mass')
     @classmethod
     def _mass_positive(cls, value: float | None) -> float | None:
         if value is not None and not value > 0:
             raise ValueError(f'mass must be > 0 kg or None (density 1000 kg/m^3); got {value}')
+        return value
+
+    @field_validator('density')
+    @classmethod
+    def _density_positive(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f'density must be > 0 kg/m^3 or None (1000); got {value}')
         return value
 
 

@@ -15,6 +15,7 @@ from internutopia_extension.configs.controllers import (
     JointControllerCfg,
     MoveAlongPathPointsControllerCfg,
     MoveToPointBySpeedControllerCfg,
+    RecoverControllerCfg,
     RotateControllerCfg,
 )
 from internutopia_extension.configs.sensors import RepCameraCfg
@@ -40,9 +41,12 @@ rotate_cfg = RotateControllerCfg(name='rotate', rotation_speed=2.0, threshold=0.
 
 joint_controller = JointControllerCfg(name='joint_controller', joint_names=H1_JOINT_NAMES)
 
-h1_camera_cfg = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(640, 480))
+#: Stands a fallen H1 back up at its standing pelvis height (InternUtopia's ``recover_cfg``).
+recover_cfg = RecoverControllerCfg(name='recover', recover_height=1.05, sub_controllers=[joint_controller])
 
-h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera', resolution=(640, 480))
+h1_camera_cfg = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(640, 480), depth=True)
+
+h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera', resolution=(640, 480), depth=True)
 
 
 class H1RobotCfg(RobotCfg):

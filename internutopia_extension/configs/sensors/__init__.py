@@ -19,14 +19,20 @@ class RepCameraCfg(SensorCfg):
     place the camera in the body's frame, looking along its -z axis with +y up (the USD and MuJoCo
     camera convention); when left out, a default mount of the robot is used. ``multisamples`` is
     the image's anti-aliasing in samples per pixel: 0 (the default) draws each pixel once, since
-    MuJoCo's own default of 4 makes a frame several times slower on a CPU.
+    MuJoCo's own default of 4 makes a frame several times slower on a CPU. ``pointcloud`` adds the
+    env-local points the camera sees (``float32 (N, 3)``); ``report_rendered`` adds whether the image
+    was refreshed on this step. ``landmarks`` (InternUtopia's semantic boxes) needs semantic labels
+    MuJoCo rendering does not have: ``True`` is an error.
     """
 
     type: str = 'RepCamera'
     resolution: tuple[int, int] = (640, 480)
     rgba: bool = True
     depth: bool = False
+    pointcloud: bool = False
     camera_params: bool = False
+    landmarks: bool = False
+    report_rendered: bool = False
     clipping_range_m: tuple[float, float] = (0.01, 1000.0)
     fovy_deg: float = 60.0
     position: tuple[float, float, float] | None = None
