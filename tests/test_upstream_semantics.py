@@ -229,3 +229,15 @@ def test_upstream_config_fields():
         RewardCfg(type='A', reward_type='B')
     assert RayDistributionCfg(proc_num=2).type == 'ray' and issubclass(RayDistributionCfg, DistributionCfg)
     assert Simulator('mujoco') is Simulator.MUJOCO and Simulator.ISAACSIM.value == 'isaac_sim'
+
+
+def test_task_config_manager_is_the_envs_queue(vec):
+    env = vec([jetbot_task(max_steps=3, position=(float(k), 0.0, 0.0)) for k in range(4)], env_num=2)
+    env.reset()
+    manager = env.task_config_manager
+    assert manager is env.task_config_manager and env.runner.task_config_manager is manager
+    assert manager.get_active_task_configs() == env.active_task_configs and manager.current_task_config_idx == 2
+    name, env_id, offset, task = manager.get_next(1)  # takes the next episode from the env's queue
+    assert task.robots[0].position[0] == 2.0 and env_id == 1 and offset == list(env.runner.view.origin(1))
+    _, info = env.reset([0])
+    assert info[0].robots[0].position[0] == 3.0  # the env goes on with the one after

@@ -109,10 +109,10 @@ class Env:
         self._viewer = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
+        self._env_num = self._runners.env_num
         if isinstance(self._runners, LocalRunners):
             self._runners.runner.simulation_app = self._app  # InternUtopia's env.runner.simulation_app
             self._runners.runner.task_config_manager = self.task_config_manager
-        self._env_num = self._runners.env_num
         # The step path calls the runners' own step: no call in between.
         self._step = self._runners.step
         if not config.simulator.headless and isinstance(self._runners, LocalRunners):

@@ -50,7 +50,7 @@ class BaseReward:
         from internutopia.core.extension_style import is_per_slot
 
         reward_class = cls.registry.get(config.type, where)
-        if is_per_slot(reward_class, BaseReward, ('init_setting', '_calc_next_state', 'reset'), ('calc',),
+        if is_per_slot(reward_class, BaseReward, ('init_setting', '_calc_next_state'), ('calc', 'reset'),
                        init_params=('settings', 'task')):
             from internutopia.core.reward.slot import SlotRewardAdapter
 

@@ -175,6 +175,11 @@ class Entity:
         else:
             raise ValueError(f'{self.name!r} in env {slot} is fixed in its scene: its base cannot be moved')
         self.world.forward(np.array([slot]))
+        self.state_changed(slot)
+
+    def state_changed(self, slot: int) -> None:
+        """Called after ``slot``'s state was written outside a step (rows cached for the step go)."""
+        self.__dict__.get('_row_cache', {}).pop(slot, None)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays with a leading ``len(slots)`` axis."""
@@ -261,7 +266,7 @@ class BaseRobot(Entity, SlotRobotMixin):
             return robot_class(config, env_num, sim)
         # An upstream-style class: its nearest built-in base runs the physics for every slot, and
         # one instance per slot and episode decides actions and observations.
-        physics = vectorized_base(robot_class, BaseRobot)
+        physics = vectorized_base(robot_class, BaseRobot, PER_SLOT_ROBOT_METHODS, ('get_obs',))
         if physics is BaseRobot:
             from internutopia.core.robot.model import ModelRobot
 
@@ -353,6 +358,7 @@ class BaseRobot(Entity, SlotRobotMixin):
             part.reset(slots)
         for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
             self._slot_configs[slot] = config
+            self.__dict__.get('_row_cache', {}).pop(slot, None)  # a new start state
             old = self._slot_instances.pop(slot, None)
             if old is not None and self.slot_class is not None:
                 old.cleanup()
@@ -366,8 +372,29 @@ class BaseRobot(Entity, SlotRobotMixin):
                 raise TypeError('get_obs(slots) of a robot group needs the slots to observe')
             return self._slot_obs()
         if self.slot_class is not None:
-            return [self.slot_instance(slot).get_obs() for slot in np.asarray(slots).tolist()]
+            slots = np.asarray(slots, dtype=np.intp)
+            self._cache_rows(slots)  # the group's own rows, read once for all slots (instances use them)
+            return [self.slot_instance(slot).get_obs() for slot in slots.tolist()]
         return self.vector_obs(slots)
+
+    def _cache_rows(self, slots: np.ndarray) -> None:
+        """Keep each of ``slots``' row of :meth:`vector_obs`, stamped with the slot's sim time."""
+        from internutopia.core.util.trees import row
+
+        tree = self.vector_obs(slots)
+        times = self.world.data.time
+        cache = self.__dict__.setdefault('_row_cache', {})
+        for index, slot in enumerate(slots.tolist()):
+            cache[slot] = (float(times[slot]), row(tree, index))
+
+    def slot_row(self, slot: int) -> dict[str, Any]:
+        """``slot``'s row of :meth:`vector_obs` now (from the step's cached rows when they are current)."""
+        from internutopia.core.util.trees import row
+
+        cached = self.__dict__.get('_row_cache', {}).get(slot)
+        if cached is not None and cached[0] == float(self.world.data.time[slot]):
+            return dict(cached[1])
+        return row(self.vector_obs(np.array([slot], dtype=np.intp)), 0)
 
     def vector_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """The group's own observation arrays of ``slots`` (position, orientation, joints, controllers, sensors)."""

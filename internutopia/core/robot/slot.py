@@ -81,10 +81,7 @@ class SlotRobotMixin:
 
     def _slot_obs(self) -> dict[str, Any]:
         """This slot's row of the group's observation (position, orientation, joints, controllers, sensors)."""
-        from internutopia.core.util.trees import row
-
-        group = self._slot_group
-        return row(group.vector_obs(np.array([self._slot], dtype=np.intp)), 0)
+        return self._slot_group.slot_row(self._slot)
 
     def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
         """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""

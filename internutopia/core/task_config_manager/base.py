@@ -42,8 +42,8 @@ class BaseTaskConfigManager:
 
     @property
     def current_task_config_idx(self) -> int:
-        """How many episodes were handed out so far."""
-        return self._queue.taken
+        """How many episodes were handed out so far (0 when the queue is another process's)."""
+        return self._queue.taken if self._queue is not None else 0
 
     def _pop_next_episode(self) -> TaskCfg | None:
         """The next episode's ``TaskCfg`` (a copy), or ``None`` when none is left."""
