@@ -75,7 +75,7 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
                         if repeat > 1:
                             log(f'{label} {api} run {index + 1}/{repeat}: ours/limit {result["ratio"]:.3f} '
                                 f'(IQR {result["ratio_q1"]:.3f}-{result["ratio_q3"]:.3f}, {result["pairs"]} pairs '
-                                f'of {result["chunk"]} steps, {result["clean_pairs"]} unpreempted)')
+                                f'of {result["chunk"]} steps, {result["clean_pairs"]} clean)')
                     if env_num == 1:
                         one_process_mb[camera] = max(r['peak_memory_mb'] for r in runs)
                     name = os.path.basename(user_config) if user_config else robot

@@ -7,8 +7,9 @@ of a few tens of steps. Each chunk is timed twice, back to back: first ours runs
 controls its controllers apply), then the limit replays the same chunk from the same start state
 (:class:`internutopia.limit.PhysicsLimit`). Both halves of a pair see nearly the same machine, so
 their ratio is nearly free of its drift; a disturbance that hits one half spoils one pair, and the
-median over the pairs ignores it. The interquartile range of the pair ratios says how steady the
-machine was.
+median over the pairs ignores it. Each step is timed on its own, and the steps during which the
+kernel took a core from the process (on either side) are left out of their pair when enough
+others remain. The interquartile range of the pair ratios says how steady the machine was.
 
 >>> import numpy as np
 >>> summary = summarize(np.array([1.0, 1.0, 2.0, 1.0]), np.array([0.8, 0.9, 0.9, 0.85]))
@@ -27,7 +28,7 @@ import numpy as np
 
 __all__ = ['involuntary_switches', 'summarize', 'time_pairs']
 
-#: Fewest unpreempted pairs a summary is taken from; with fewer, every pair counts.
+#: Fewest clean pairs a summary is taken from (see time_pairs); with fewer, every pair counts.
 MIN_CLEAN = 5
 
 
@@ -94,8 +95,9 @@ def summarize(ours: np.ndarray, limit: np.ndarray, clean: np.ndarray | None = No
     """Median and interquartile range of the pair ratios ``limit / ours`` (ours' speed as a share
     of the limit's), and the median seconds per step of each side.
 
-    With ``clean`` (from :func:`time_pairs`), only the pairs during which the process kept its
-    cores count, when there are at least :data:`MIN_CLEAN` of them (and a quarter of all pairs);
+    With ``clean`` (from :func:`time_pairs`), only the clean pairs count (those compared over
+    steps during which the process kept its cores), when there are at least :data:`MIN_CLEAN` of
+    them (and a quarter of all pairs);
     otherwise every pair does. ``used`` says which, and ``ratios`` lists the ratios counted.
     """
     use = np.ones(len(ours), dtype=bool) if clean is None else np.asarray(clean, dtype=bool)
