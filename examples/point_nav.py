@@ -49,7 +49,7 @@ def main() -> None:
         actions[slot] = {robot: {'move_along_path': [path]}}
 
     obs, info = env.reset()
-    for slot, (o, task) in enumerate(zip(obs, info)):
+    for slot, (o, task) in enumerate(zip(obs, info, strict=True)):
         plan(slot, o, task)
     for step in itertools.count():
         obs, reward, terminated, truncated, info = env.step(actions)
@@ -59,7 +59,7 @@ def main() -> None:
             print(f'step {step}: slot {slot} episode {info[slot]["episode_index"]} {info[slot]["metrics"]}')
         if ended:
             new_obs, new_info = env.reset(ended)
-            for slot, o, task in zip(ended, new_obs, new_info):
+            for slot, o, task in zip(ended, new_obs, new_info, strict=True):
                 plan(slot, o, task)
         if env.finished:
             break

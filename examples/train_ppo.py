@@ -21,7 +21,8 @@ import argparse
 import json
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -171,7 +172,7 @@ def plot(summary: dict[str, Any], path: str) -> None:
             label=f"PPO, held-out episodes ({summary['eval_episodes']}, deterministic)")
     train = [(p['steps'], 100 * p['train_success']) for p in curve if not np.isnan(p['train_success'])]
     if train:
-        ax.plot(*zip(*train), 's--', color='tab:green', alpha=0.7, label='PPO, last 100 training episodes')
+        ax.plot(*zip(*train, strict=True), 's--', color='tab:green', alpha=0.7, label='PPO, last 100 training episodes')
     ax.axhline(100 * summary['random_success'], color='tab:red', linestyle=':',
                label=f"random policy ({100 * summary['random_success']:.1f}%)")
     ax.set_xlabel('env steps (10 Hz actions, 16 slots in one world)')

@@ -31,7 +31,8 @@ import os
 import sys
 import time
 import typing
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import yaml
 
@@ -77,7 +78,7 @@ def _key_node_at(root: Any, loc: Sequence[Any]) -> Any:
     return parent
 
 
-def _line(node: Any) -> Optional[int]:
+def _line(node: Any) -> int | None:
     return node.start_mark.line + 1 if node is not None and hasattr(node, 'start_mark') else None
 
 
@@ -173,7 +174,7 @@ def _typed_entries(data: Any) -> list[tuple[tuple, str, Any]]:
     return out
 
 
-def load_config(path: str, env_num: Optional[int] = None) -> Any:
+def load_config(path: str, env_num: int | None = None) -> Any:
     """Load and check a YAML config; return the :class:`~internutopia.core.config.Config`.
 
     Relative file paths are resolved (see the module doc) in the returned config; the file is not
@@ -213,7 +214,7 @@ def load_config(path: str, env_num: Optional[int] = None) -> Any:
         raise ConfigError(path, [f'{path}:1: expected a mapping of Config fields at the top level '
                                  f'(simulator, env_num, env_offset_size, metrics_save_path, task_configs); '
                                  f'got {type(data).__name__}'])
-    problems: list[tuple[Optional[int], str]] = []
+    problems: list[tuple[int | None, str]] = []
     for loc, kind, entry in _typed_entries(data):
         if not isinstance(entry, dict):
             continue
@@ -258,12 +259,12 @@ def load_config(path: str, env_num: Optional[int] = None) -> Any:
     return config
 
 
-def _scene_problems(config: Any, root: Any) -> list[tuple[Optional[int], str]]:
+def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:
     """Load and compile every distinct scene of ``config`` (paths already resolved): a malformed
     file (bad XML or USD, an invalid model) is reported at its ``scene_asset_path``."""
     from internutopia.core.scene import scene_spec
 
-    problems: list[tuple[Optional[int], str]] = []
+    problems: list[tuple[int | None, str]] = []
     seen: set[tuple] = set()
     for t, task in enumerate(config.task_configs):
         key = (task.scene_asset_path, task.scene_scale, task.scene_position, task.scene_orientation)
@@ -281,15 +282,15 @@ def _scene_problems(config: Any, root: Any) -> list[tuple[Optional[int], str]]:
 
 # ==================================================================================================
 # run
-def default_actions(env: Any) -> list[Optional[dict]]:
+def default_actions(env: Any) -> list[dict | None]:
     """Per slot, the default action of ``internutopia run`` (``move_to_point`` to the goal, or ``None``)."""
-    out: list[Optional[dict]] = []
+    out: list[dict | None] = []
     for slot, episode in enumerate(env.runner.episodes):
         out.append(_default_action(env, slot, episode.config) if episode is not None else None)
     return out
 
 
-def _default_action(env: Any, slot: int, task: Any) -> Optional[dict]:
+def _default_action(env: Any, slot: int, task: Any) -> dict | None:
     goal = getattr(task, 'goal', None)
     if goal is None:
         return None
@@ -305,7 +306,7 @@ def _default_action(env: Any, slot: int, task: Any) -> Optional[dict]:
 class _Progress:
     """Episodes done / total and env-steps/s: tqdm when installed, else text lines on stderr."""
 
-    def __init__(self, total: Optional[int], enabled: bool) -> None:
+    def __init__(self, total: int | None, enabled: bool) -> None:
         self.total = total
         self.enabled = enabled
         self.bar = None
@@ -340,7 +341,7 @@ class _Progress:
             self.bar.close()
 
 
-def run(path: str, steps: Optional[int] = None, env_num: Optional[int] = None, results: Optional[str] = None,
+def run(path: str, steps: int | None = None, env_num: int | None = None, results: str | None = None,
         progress: bool = True) -> dict[str, Any]:
     """Run ``path`` headless (see the module doc); return the summary."""
     from internutopia.core.vec_env import Env
@@ -472,7 +473,7 @@ def _bench(argv: list[str]) -> int:
     return int(result) if isinstance(result, int) else EXIT_OK
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """The ``internutopia`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == 'bench':

@@ -32,3 +32,33 @@ def make_config():
                       task_configs=list(tasks), **kw)
 
     return make
+
+
+def _env_classes() -> list[type]:
+    from internutopia.core import gym_env, vec_env
+    from internutopia.core.gym_vector import FlatEnv, VectorEnv
+
+    return [vec_env.Env, gym_env.Env, VectorEnv, FlatEnv]
+
+
+@pytest.fixture(autouse=True)
+def close_every_env_the_test_opens(monkeypatch):
+    """Every env a test builds (``vec_env.Env``, a Ray ``DistributedEnv``, ``gym_env.Env``,
+    ``VectorEnv``, ``FlatEnv``) is closed when the test ends, passed or failed: a failed assert
+    leaks no world, render thread or Ray actor into the tests after it. (Closing is idempotent, so
+    tests that close their envs themselves, or use ``with``, are unaffected.)"""
+    opened: list = []
+    for cls in _env_classes():
+        original = cls.__init__
+
+        def init(self, *args, _original=original, **kwargs):
+            opened.append(self)
+            _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, '__init__', init)
+    yield
+    for env in reversed(opened):
+        try:
+            env.close()
+        except Exception:  # noqa: BLE001 - half-built by a failing constructor, or already torn down
+            pass

@@ -54,8 +54,8 @@ def jetbot_task(sensors, scene=None, max_steps=1000):
 
 def test_h1_head_and_third_person_cameras(tmp_path):
     h1 = H1RobotCfg(controllers=[move_by_speed_cfg], sensors=[
-        h1_camera_cfg.update(resolution=(64, 48), depth=True, camera_params=True),
-        h1_tp_camera_cfg.update(resolution=(80, 60)),
+        h1_camera_cfg.update(resolution=(64, 48), depth=True, camera_params=True, report_rendered=True),
+        h1_tp_camera_cfg.update(resolution=(80, 60), depth=False, report_rendered=True),
     ])
     env = make_env([FiniteStepTaskCfg(max_steps=100, robots=[h1])] * 2, env_num=2, offset=10.0)
     obs, _ = env.reset()
@@ -131,7 +131,7 @@ def test_disabled_camera_builds_nothing(wall_scene):
 
 
 def test_render_schedule_by_interval_and_by_dt():
-    camera = jetbot_camera_cfg.update(resolution=(32, 24))
+    camera = jetbot_camera_cfg.update(resolution=(32, 24), report_rendered=True)
     drive = {'jetbot': {'move_by_speed': [0.5, 2.0]}}
 
     env = make_env([jetbot_task([camera])] * 3, env_num=2, rendering_interval=3)

@@ -80,8 +80,14 @@ def test_ready_configs_validate(capsys):
 
 def test_h1_example_is_the_users_example(tmp_path, monkeypatch):
     from internutopia.macros import gm
-    from internutopia_extension.configs.robots.h1 import (H1RobotCfg, h1_camera_cfg, h1_tp_camera_cfg, move_along_path_cfg,
-                                                          move_by_speed_cfg, rotate_cfg)
+    from internutopia_extension.configs.robots.h1 import (
+        H1RobotCfg,
+        h1_camera_cfg,
+        h1_tp_camera_cfg,
+        move_along_path_cfg,
+        move_by_speed_cfg,
+        rotate_cfg,
+    )
     from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
 
     h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg, move_along_path_cfg, rotate_cfg],
@@ -93,7 +99,7 @@ def test_h1_example_is_the_users_example(tmp_path, monkeypatch):
                       env_num=2, env_offset_size=10, task_configs=[task, task])
     monkeypatch.chdir(tmp_path)  # relative scene paths resolve from the config's folder's parent
     loaded = cli.load_config(os.path.join(CONFIGS, 'h1_example.yaml'))
-    for ours, theirs in zip(loaded.task_configs, expected.task_configs):
+    for ours, theirs in zip(loaded.task_configs, expected.task_configs, strict=True):
         assert os.path.samefile(ours.scene_asset_path, theirs.scene_asset_path)
     strip = {'task_configs': {'__all__': {'scene_asset_path'}}}
     assert loaded.model_dump(exclude=strip) == expected.model_dump(exclude=strip)

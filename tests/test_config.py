@@ -8,7 +8,12 @@ from pydantic import ValidationError
 from internutopia.core.config import Config, ControllerCfg, RobotCfg, SensorCfg, SimConfig, TaskCfg
 from internutopia.core.robot.base import BaseRobot
 from internutopia_extension.configs.robots.h1 import (
-    H1RobotCfg, h1_camera_cfg, h1_tp_camera_cfg, move_along_path_cfg, move_by_speed_cfg, rotate_cfg,
+    H1RobotCfg,
+    h1_camera_cfg,
+    h1_tp_camera_cfg,
+    move_along_path_cfg,
+    move_by_speed_cfg,
+    rotate_cfg,
 )
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.sensors import RepCameraCfg

@@ -10,7 +10,6 @@ import json
 import os
 import random
 import time
-from typing import Optional
 
 import numpy as np
 import pytest
@@ -34,7 +33,7 @@ class MarkTaskCfg(FiniteStepTaskCfg):
 
     type: str = 'DistMarkTask'
     mark: float = 0.0
-    crash_flag: Optional[str] = None  # the runner process exits at step 2 unless this file exists
+    crash_flag: str | None = None  # the runner process exits at step 2 unless this file exists
 
 
 @BaseTask.register('DistMarkTask')
@@ -191,7 +190,7 @@ class TestOnALocalRay:
                     chosen = rng.sample(idle, rng.randint(1, len(idle)))  # random subset, random order
                     obs, info = env.reset(chosen)
                     assert len(obs) == len(info) == len(chosen)
-                    for slot, o, task in zip(chosen, obs, info):
+                    for slot, o, task in zip(chosen, obs, info, strict=True):
                         if task is None:
                             assert o is None
                             continue
@@ -236,11 +235,11 @@ class TestOnALocalRay:
             for _ in range(120):
                 obs = env.step(action)[0]
                 ref_obs = reference.step(action)[0]
-            moved = [o['jetbot']['position'][0] - s[0] for o, s in zip(obs, start)]
+            moved = [o['jetbot']['position'][0] - s[0] for o, s in zip(obs, start, strict=True)]
             # each slot moved with its own command: sign and size follow the slot's speed
             assert np.all(np.sign(moved) == np.sign(speeds))
             assert np.all(np.diff(np.abs(moved[0::2])) > 0) and np.all(np.diff(np.abs(moved[1::2])) > 0)
-            ref_moved = [o['jetbot']['position'][0] - s[0] for o, s in zip(ref_obs, start)]
+            ref_moved = [o['jetbot']['position'][0] - s[0] for o, s in zip(ref_obs, start, strict=True)]
             np.testing.assert_allclose(moved, ref_moved, atol=1e-6)
             assert obs[0]['jetbot']['position'].flags.writeable
         finally:
@@ -362,7 +361,7 @@ class TestOnALocalRay:
             for e in (env, reference):
                 e.reset()
                 e.step([None, None])
-                with pytest.raises(FileNotFoundError, match='gone.usd'):
+                with pytest.raises(ValueError, match=r'task_configs\[3\]\.scene_asset_path: scene file not found: .*gone.usd'):
                     e.reset()
             assert env.slot_episodes == [0, 1] and env.queue_len == 2
             obs, _, _, _, info = env.step([None, None])

@@ -8,7 +8,6 @@ its own vector envs (its tests/vector and tests/envs/registration suites), with 
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import gymnasium as gym
@@ -20,7 +19,7 @@ from gymnasium.vector import AutoresetMode
 
 import internutopia  # noqa: F401  (registers the ids)
 from internutopia.core.config import Config, SimConfig
-from internutopia.core.gym_vector import FlatEnv, VectorEnv, sb3_vec_env
+from internutopia.core.gym_vector import VectorEnv, sb3_vec_env
 from internutopia_extension.configs.robots import h1
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg

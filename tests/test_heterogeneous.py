@@ -55,7 +55,7 @@ def test_mixed_scene_queue_completes_every_episode_exactly_once(make_config, tmp
             assert truncated[slot] and info[slot]['steps'] == lengths[info[slot]['episode_index']]
         if ended:
             new_obs, new_info = env.reset(ended)
-            for slot, o, task in zip(ended, new_obs, new_info):
+            for slot, o, task in zip(ended, new_obs, new_info, strict=True):
                 if task is None:
                     running.pop(slot)
                     continue

@@ -157,7 +157,7 @@ def test_missing_object_file_fails_cleanly(make_config, tmp_path):
     for _ in range(3):
         env.step([None])
     state = env.runner.world.slot_state(0)
-    with pytest.raises(FileNotFoundError, match='missing.usda'):
+    with pytest.raises(ValueError, match=r'task_configs\[1\]\.objects\[0\]\.usd_path: object file not found: .*missing.usda'):
         env.reset([0])
     assert len(env.runner.queue) == 1  # the episode went back to the queue
     for key, value in env.runner.world.slot_state(0).items():

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 from internutopia.core.backend.mujoco.scene_info import free_cells
 from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
 from internutopia.core.config import Config, RewardCfg
-from internutopia.core.episodes import FreeSpace, generate_point_nav_episodes, main as episodes_main, save_episodes_yaml
+from internutopia.core.episodes import FreeSpace, generate_point_nav_episodes, save_episodes_yaml
+from internutopia.core.episodes import main as episodes_main
 from internutopia.core.results import ResultsWriter
 from internutopia.core.vec_env import Env
 from internutopia.macros import gm

@@ -234,3 +234,16 @@ def test_metric_objects_of_finished_episodes_are_not_kept_forever(make_config):
             env.reset([s for s in range(2) if info[s] is not None])
         assert len(seen) == 150 and seen[-1] == ['steps_149']
         assert len(env.runner.metrics) <= 66 and len(env.runner.members) <= 67
+
+
+# ------------------------------------------------------------------------------------------------
+# tests leak nothing: an env left open by a failing test is closed by the autouse fixture
+_LEFT_OPEN: list = []
+
+
+def test_an_env_left_open_by_a_test_part_1(make_config):
+    _LEFT_OPEN.append(Env(make_config([jetbot_task()])))  # a test that fails before its close()
+
+
+def test_an_env_left_open_by_a_test_part_2_is_closed_after_it():
+    assert _LEFT_OPEN and not _LEFT_OPEN[0].simulation_app.is_running()

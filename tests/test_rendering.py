@@ -315,7 +315,7 @@ def test_a_dropped_pack_takes_its_rendering_state_along(wall_scene, monkeypatch)
 
     monkeypatch.setattr(world_module, '_PARKED_BYTES', 0)
 
-    camera = jetbot_camera_cfg.update(resolution=(32, 24))
+    camera = jetbot_camera_cfg.update(resolution=(32, 24), report_rendered=True)
     tasks = [FiniteStepTaskCfg(max_steps=100, scene_asset_path=scene, robots=[JetbotRobotCfg(sensors=[camera])])
              for scene in (wall_scene, None)]
     env = make_env(tasks, env_num=1, rendering_threads=2)

@@ -568,7 +568,7 @@ def test_attach_two_copies_then_dedup(path):
     scene = scene_to_spec(path, scale=(0.01,) * 3 if path == EMPTY else (1, 1, 1))
     world = mujoco.MjSpec()
     frames = [world.worldbody.add_frame(pos=[10.0 * i, 0, 0]) for i in (1, 2)]
-    for i, frame in zip((1, 2), frames):
+    for i, frame in zip((1, 2), frames, strict=True):
         world.attach(scene.copy(), prefix=f'env{i}/scene/', frame=frame)
     model = world.compile()
     single = scene.copy().compile()

@@ -235,3 +235,30 @@ def test_runner_level_access_to_per_slot_objects():
             robot.articulation.apply_action(ArticulationAction(joint_positions=[0.1, 0.1]))
         task = env.runner.current_tasks[names[0]]
         assert task.env_id == 0 and task.is_done() is False and 'jetbot' in task.get_observations()
+
+
+def test_camera_seen_from_a_slot_moves_and_gives_a_pointcloud():
+    from internutopia.core.sensor.camera import ICamera
+    from internutopia_extension.configs.objects import DynamicCubeCfg
+    from internutopia_extension.configs.robots.jetbot import jetbot_camera_cfg
+
+    camera = jetbot_camera_cfg.update(resolution=(64, 48), depth=True, pointcloud=True)
+    cube = DynamicCubeCfg(name='box', position=(1.0, 0.0, 0.25), scale=(0.5, 0.5, 0.5), color=(0.8, 0.2, 0.2))
+    task = FiniteStepTaskCfg(max_steps=50, robots=[JetbotRobotCfg(sensors=[camera])], objects=[cube])
+    with Env(config([task] * 2)) as env:
+        obs, _ = env.reset()
+        reading = obs[1]['jetbot']['sensors']['camera']
+        assert sorted(reading) == ['depth', 'pointcloud', 'rgba']  # InternUtopia's keys, no more
+        points = reading['pointcloud']
+        assert points.dtype == np.float32 and points.shape[1] == 3 and len(points) > 0.5 * 64 * 48  # the rest is sky
+        on_box = points[(np.abs(points[:, 1]) < 0.2) & (points[:, 2] > 0.05)]
+        assert len(on_box) > 50 and np.all(np.abs(on_box[:, 0] - 0.75) < 0.02)  # the box's near face, env-local
+        view = next(iter(env.runner.current_tasks.values())).robots['jetbot'].sensors['camera']
+        assert isinstance(view, ICamera)
+        above = np.array([0.0, 0.0, 3.0]) + env.runner.view.origin(0)
+        view.set_world_pose(above, [1.0, 0.0, 0.0, 0.0])  # the identity: a camera looks along its -z, so down
+        np.testing.assert_allclose(view.get_world_pose()[0], above, atol=1e-6)
+        obs, *_ = env.step([None, None])
+        seen = obs[0]['jetbot']['sensors']['camera']['pointcloud']
+        assert np.all(np.abs(seen[:, 2]) < 0.6)  # looking straight down from 3 m: floor and box top only
+        assert obs[1]['jetbot']['sensors']['camera']['pointcloud'][:, 0].min() > 0.0  # slot 1 still looks ahead

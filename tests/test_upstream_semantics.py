@@ -181,12 +181,23 @@ def test_jetbot_at_z0_rests_on_the_floor_and_drives(vec):
     assert position[0] > 0.4  # 2 s at 0.3 m/s
 
 
-def test_robot_scale_that_cannot_be_honoured_is_an_error(vec):
-    env = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
-    with pytest.raises(ValueError, match=r"scale=\(2.0, 2.0, 2.0\) cannot be honoured.*JetbotRobot"):
-        env.reset()
-    unit = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(1.0, 1.0, 1.0))])], env_num=1)
-    assert unit.reset()[0][0] is not None
+def test_robot_scale_is_applied_or_refused(vec):
+    # The Jetbot scales uniformly, as InternUtopia's jetbot demo does (scale 5): it rests on the floor.
+    big = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(3.0, 3.0, 3.0))])], env_num=1)
+    big.reset()
+    for _ in range(120):
+        obs = big.step([None])[0]
+    assert abs(obs[0]['jetbot']['position'][2] - 3 * 0.035) < 0.01
+    model = big.runner.world.pack(0).model
+    assert model.geom('jetbot/left_wheel').size[0] == pytest.approx(3 * 0.03)
+    uneven = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(1.0, 2.0, 1.0))])], env_num=1)
+    with pytest.raises(ValueError, match=r'scale=\(1.0, 2.0, 1.0\) cannot be honoured.*uniformly'):
+        uneven.reset()
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg
+
+    h1 = vec([SingleInferenceTaskCfg(robots=[H1RobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
+    with pytest.raises(ValueError, match=r'scale=\(2.0, 2.0, 2.0\) cannot be honoured.*H1Robot'):
+        h1.reset()
 
 
 def test_default_physics_step_is_internutopias_and_g1_runs_in_substeps():
@@ -218,3 +229,15 @@ def test_upstream_config_fields():
         RewardCfg(type='A', reward_type='B')
     assert RayDistributionCfg(proc_num=2).type == 'ray' and issubclass(RayDistributionCfg, DistributionCfg)
     assert Simulator('mujoco') is Simulator.MUJOCO and Simulator.ISAACSIM.value == 'isaac_sim'
+
+
+def test_task_config_manager_is_the_envs_queue(vec):
+    env = vec([jetbot_task(max_steps=3, position=(float(k), 0.0, 0.0)) for k in range(4)], env_num=2)
+    env.reset()
+    manager = env.task_config_manager
+    assert manager is env.task_config_manager and env.runner.task_config_manager is manager
+    assert manager.get_active_task_configs() == env.active_task_configs and manager.current_task_config_idx == 2
+    name, env_id, offset, task = manager.get_next(1)  # takes the next episode from the env's queue
+    assert task.robots[0].position[0] == 2.0 and env_id == 1 and offset == list(env.runner.view.origin(1))
+    _, info = env.reset([0])
+    assert info[0].robots[0].position[0] == 3.0  # the env goes on with the one after

@@ -142,12 +142,12 @@ def test_terminal_step_reports_real_obs_reward_and_metrics(make_config, tmp_path
     task = jetbot_task(max_steps=240, metrics=[TraveledDistanceMetricCfg()])
     env = Env(make_config([task, task], env_num=1, metrics_save_path=str(path)))
     env.reset()
-    for step in range(240):
+    for _step in range(240):
         obs, reward, terminated, truncated, info = env.step([DRIVE])
     # A step limit ended it: terminated (the episode ended) and truncated (by a step limit).
     assert truncated == [True] and terminated == [True] and reward == [0.0]
     assert obs[0]['jetbot']['position'][0] > 0.05
-    distance = info[0]['metrics']['traveled_distance']
+    distance = info[0]['metrics']['traveled_distance_metric']
     assert distance == pytest.approx(np.linalg.norm(obs[0]['jetbot']['position'][:2] - [0, 0]), rel=0.15)
     assert env.step([DRIVE]) == ([None], [None], [True], [None], [None])  # done: no episode runs
     env.reset()
@@ -156,8 +156,8 @@ def test_terminal_step_reports_real_obs_reward_and_metrics(make_config, tmp_path
     env.close()
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r['episode_index'] for r in records] == [0, 1] and records[0]['slot'] == 0
-    assert records[0]['metrics']['traveled_distance'] == pytest.approx(distance)
-    assert records[1]['metrics']['traveled_distance'] < 0.01 and records[0]['steps'] == 240
+    assert records[0]['metrics']['traveled_distance_metric'] == pytest.approx(distance)
+    assert records[1]['metrics']['traveled_distance_metric'] < 0.01 and records[0]['steps'] == 240
 
 
 def test_console_results(make_config, capsys):

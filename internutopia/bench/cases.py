@@ -42,6 +42,7 @@ class Case:
         robot: the robot name the action dicts use (the AsyncVectorEnv comparison drives that
             robot of a one-slot ``gym_env.Env``); ``None`` for a case without actions.
         default: whether the default run (no ``--robots``) includes the case.
+        apis: the APIs the case runs through (``'dict'``, ``'array'``); others are skipped.
     """
 
     name: str
@@ -51,6 +52,7 @@ class Case:
     array_action: Callable[[int], dict]
     robot: str | None = None
     default: bool = True
+    apis: tuple[str, ...] = ('dict', 'array')
 
 
 #: Every registered case by name, in registration order (the order of the default run).
@@ -197,3 +199,7 @@ except ImportError:  # pragma: no cover - depends on the optional package
     pass
 else:
     register_case(_franka_case())
+
+
+# The per-slot case (robot and task written InternUtopia's way): registered by importing it.
+importlib.import_module('internutopia.bench.per_slot')

@@ -10,7 +10,7 @@ from typing import Any
 
 from internutopia.bench import cameras as camera_rows
 from internutopia.bench.alternative import measure_async
-from internutopia.bench.cases import CAMERAS, CASES
+from internutopia.bench.cases import CAMERAS, CASES, get_case
 from internutopia.bench.ours import available_memory_mb, measure_ours
 from internutopia.bench.report import combine_runs, format_row, machine, markdown_table
 
@@ -67,6 +67,9 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
                     except Exception as exc:  # e.g. env_num processes that do not fit in memory
                         log(f'{label}: AsyncVectorEnv failed ({type(exc).__name__}: {exc}); no ratio')
                 for api in apis:
+                    if api not in get_case(robot, user_config).apis:
+                        log(f'{label}: the {api} API does not apply to this case; skipped')
+                        continue
                     with_resets = api == 'dict' and camera == 'off'
                     runs = []
                     # Rows with cameras are bound by rendering (ours/limit near 0): one run says it.

@@ -1,7 +1,9 @@
 """What each upstream name is here: same, improved (how) or absent (why).
 
-:func:`status_of` looks a dotted name up in :data:`NOTES` by its longest matching prefix; names
-without a note are ``same`` when they exist (the probe checks that they do).
+:func:`status_of` looks a dotted name up in :data:`NOTES` by its longest matching prefix (names
+in :data:`EXACT` note only themselves, not their members); names without a note are ``same``
+when they exist (the probe checks that they do). The table in
+``docs/contract.md`` is generated from this (``python -m internutopia.compat.probe --markdown``).
 """
 
 from __future__ import annotations
@@ -10,15 +12,190 @@ SAME = 'same'
 IMPROVED = 'improved'
 ABSENT = 'absent'
 
+_NO_MODEL = 'no model of this robot is published on PyPI, and nothing is downloaded at run time (docs/robots.md)'
+_TELEOP = ('teleoperation with motion-capture gloves, Apple Vision Pro or Isaac Sim\'s keyboard UI; this package '
+           'runs headless simulations only')
+_ISAAC = 'sets up Isaac Sim (app, stage, streaming, USD colliders); the MuJoCo backend has none of these'
+_PER_SLOT = ('same API, and vectorized classes too: a subclass written InternUtopia\'s way (one object per slot) runs '
+             'through a per-slot adapter (docs/extensions.md)')
+_ACCEPTED = 'accepted for configs written for InternUtopia; it means nothing to MuJoCo'
+
 #: ``dotted prefix -> (status, how or why)``; the longest prefix wins.
-NOTES: dict[str, tuple[str, str]] = {}
+NOTES: dict[str, tuple[str, str]] = {
+    # -- absent: robots without a model on PyPI --------------------------------------------------
+    'internutopia_extension.configs.robots.h1_with_hand': (ABSENT, 'H1 with Inspire hands: ' + _NO_MODEL),
+    'internutopia_extension.configs.robots.gr1': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.configs.robots.aliengo': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
+    'internutopia_extension.configs.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.configs.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
+    'internutopia_extension.configs.controllers.GR1MoveBySpeedControllerCfg': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.configs.controllers.AliengoMoveBySpeedControllerCfg': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
+    # -- absent: teleoperation ---------------------------------------------------------------------
+    'internutopia_extension.configs.robots.mocap_controlled_franka': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.franka_mocap_teleop_controller': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.FrankaMocapTeleopControllerCfg': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.layout_edit_mocap_controller': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.LayoutEditMocapControllerCfg': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.GR1TeleOpControllerCfg': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.sensors.MocapControlledCameraCfg': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.sensors.LayoutEditMocapControlledCameraCfg': (ABSENT, _TELEOP),
+    'internutopia_extension.interactions': (ABSENT, _TELEOP),
+    'internutopia.core.util.interaction': (ABSENT, _TELEOP),
+    # -- absent: Isaac Sim and InternUtopia's web UI --------------------------------------------------
+    'internutopia.core.datahub': (ABSENT, "InternUtopia's data hub for its web UI (chat, chain of thought); there is no web UI here"),
+    'internutopia.core.robot.isaacsim': (ABSENT, "Isaac Sim's implementation of IArticulation; here IArticulation itself "
+                                         'works on MuJoCo'),
+    'internutopia.core.runner.SimulatorRunner.setup_isaacsim': (ABSENT, _ISAAC),
+    'internutopia.core.runner.SimulatorRunner.setup_streaming_420': (ABSENT, _ISAAC),
+    'internutopia.core.runner.SimulatorRunner.setup_streaming_450': (ABSENT, _ISAAC),
+    'internutopia.core.runner.SimulatorRunner.create_world': (ABSENT, _ISAAC + '; the runner builds its world on reset'),
+    'internutopia.core.runner.SimulatorRunner.add_collider': (ABSENT, _ISAAC + '; colliders come from the models'),
+    'internutopia.core.runner.SimulatorRunner.remove_collider': (ABSENT, _ISAAC + '; colliders come from the models'),
+    'internutopia.core.util.physics': (ABSENT, 'switches USD collider APIs of Isaac Sim prims; colliders come from the models here'),
+    'internutopia.core.util.joint': (ABSENT, 'creates USD physics joints in an Isaac Sim stage; joints come from the models here'),
+    'internutopia.core.util.rsl_rl': (ABSENT, "loads rsl_rl's pickled torch walking policies (H1, Aliengo), which are not on PyPI; "
+                                      "G1 walks with holosoma's ONNX policy, H1 is driven as a holonomic base"),
+    'internutopia.core.task_config_manager.base.setup_offset_for_assets': (
+        ABSENT, "rewrites the user's TaskCfg in place (robot names, prim paths, positions shifted by the env's origin); "
+                'here configs are never changed and positions stay env-local'),
+    # -- improved: the env ----------------------------------------------------------------------------
+    'internutopia.core.vec_env.Env.step': (IMPROVED, '`terminated` on every episode end (with `truncated` for step limits), '
+                                           'also for slots without an episode; real rewards (None for such slots, not -1); '
+                                           "info dicts with metrics; `flags='gymnasium'` for Gymnasium's meaning"),
+    'internutopia.core.vec_env.Env.reset': (IMPROVED, '`reset(reset_list)` or `reset(env_ids=...)`, validated first; an empty '
+                                            'slot takes the next episode; other slots are never disturbed'),
+    'internutopia.core.vec_env.Env.finished': (IMPROVED, 'callable as upstream and usable as a truth value'),
+    'internutopia.core.vec_env.Env.warm_up': (IMPROVED, 'physics steps outside the episodes (no task or metric sees them); '
+                                              'render-only warm-up has nothing to do on MuJoCo'),
+    'internutopia.core.vec_env.Env.render': (IMPROVED, 'returns an overview image of every slot'),
+    'internutopia.core.vec_env.Env.runner': (IMPROVED, 'the runner, with SimulatorRunner\'s members (current_tasks, get_obj, dt, ...)'),
+    'internutopia.core.vec_env.Env.close': (IMPROVED, 'also stops simulation_app; a second close does nothing'),
+    'internutopia.core.gym_env.Env.step': (IMPROVED, '`terminated` on the step the episode ends (with `truncated` for step '
+                                           'limits); real rewards; stepping after the end repeats the final observation'),
+    'internutopia.core.gym_env.Env.reset': (IMPROVED, '`(None, None)` after the last episode, as upstream; '
+                                            '`reset(seed=...)` restarts the episode sequence'),
+    'internutopia.core.gym_env.Env.finished': (IMPROVED, 'callable as upstream and usable as a truth value'),
+    'internutopia.core.gym_env.Env.render': (IMPROVED, "`render(mode='rgb_array')` returns the overview image"),
+    'internutopia.core.gym_env.Env.warm_up': (IMPROVED, 'physics steps outside the episode; render-only does nothing'),
+    'internutopia.core.gym_env.Env.get_observations': (IMPROVED, '`{}` only without an episode or robot'),
+    # -- improved: configs ----------------------------------------------------------------------------
+    'internutopia.core.config.SimConfig': (IMPROVED, 'strict fields; robots that need finer physics than `physics_dt` '
+                                           'run each step in substeps (G1: <= 1/200 s)'),
+    'internutopia.core.config.SimConfig.use_fabric': (SAME, _ACCEPTED),
+    'internutopia.core.config.SimConfig.native': (SAME, _ACCEPTED + ' (no streaming; the window is MuJoCo\'s viewer)'),
+    'internutopia.core.config.SimConfig.webrtc': (SAME, _ACCEPTED + ' (no streaming)'),
+    'internutopia.core.config.Config': (IMPROVED, 'strict: unknown fields are errors; the env never changes it'),
+    'internutopia.core.config.robot.BaseCfg': (IMPROVED, '`update()` validates its changes and rejects unknown fields'),
+    'internutopia.core.config.sensor.BaseCfg': (IMPROVED, '`update()` validates its changes and rejects unknown fields'),
+    'internutopia.core.config.robot.RobotCfg.scale': (IMPROVED, 'applied where the model allows it (the Jetbot, '
+                                                      'uniformly); elsewhere an error naming the robot, never ignored'),
+    'internutopia.core.config.robot.RobotCfg.position': (IMPROVED, 'env-local; the robot\'s root frame as upstream '
+                                                         '(a Jetbot at z=0 rests on the floor)'),
+    'internutopia.core.config.robot.RobotCfg.prim_path': (SAME, _ACCEPTED + ' (robots are named by `name`)'),
+    'internutopia.core.config.object.ObjectCfg.prim_path': (SAME, _ACCEPTED + ' (objects are named by `name`)'),
+    'internutopia.core.config.task.TaskCfg.scene_root_path': (SAME, _ACCEPTED + ' (a slot has no stage paths)'),
+    'internutopia.core.config.task.TaskCfg.robots_root_path': (SAME, _ACCEPTED + ' (a slot has no stage paths)'),
+    'internutopia.core.config.task.TaskCfg.objects_root_path': (SAME, _ACCEPTED + ' (a slot has no stage paths)'),
+    'internutopia.core.config.task.TaskCfg.reward': (IMPROVED, 'computed for any task type, vectorized or per slot'),
+    'internutopia.core.config.task.reward.RewardCfg.reward_type': (SAME, 'the same as `type` (either may be given)'),
+    'internutopia.core.config.distribution.DistributionCfg.gpu_num_per_proc': (
+        IMPROVED, 'default 0: MuJoCo runs on CPU; a request a machine cannot meet is dropped with a warning'),
+    'internutopia.core.config.Simulator': (IMPROVED, "adds MUJOCO ('mujoco'), the backend here; ISAACSIM names Isaac Sim"),
+    'internutopia.core.config.DistributedConfig': (IMPROVED, 'strict; `distribution_config` is required'),
+    'internutopia_extension.configs.sensors.RepCameraCfg.landmarks': (IMPROVED, 'True is an error: MuJoCo rendering has '
+                                                                      'no semantic labels to box'),
+    'internutopia_extension.configs.sensors.RepCameraCfg.pointcloud': (SAME, 'env-local points, one per pixel that hit something'),
+    'internutopia_extension.configs.controllers.h1_move_by_speed_controller.H1MoveBySpeedControllerCfg.policy_weights_path': (
+        SAME, 'accepted and unused: no H1 walking policy is on PyPI, so H1 is driven as a holonomic base (docs/robots.md)'),
+    'internutopia_extension.configs.controllers.g1_move_by_speed_controller.G1MoveBySpeedControllerCfg.policy_weights_path': (
+        SAME, "accepted and unused: G1 walks with holosoma's ONNX policy (docs/robots.md)"),
+    'internutopia_extension.configs.controllers.ik_controller.InverseKinematicsControllerCfg.robot_description_path': (
+        SAME, "accepted and unused: IK works on the MuJoCo model, not Lula's files"),
+    'internutopia_extension.configs.controllers.ik_controller.InverseKinematicsControllerCfg.robot_urdf_path': (
+        SAME, "accepted and unused: IK works on the MuJoCo model, not Lula's files"),
+    'internutopia_extension.configs.controllers.rmpflow_controller': (
+        IMPROVED, "Lula's RMPflow is Isaac Sim's; the same target pose is reached by the IK controller (no obstacle avoidance)"),
+    'internutopia_extension.configs.controllers.recover_controller': (
+        IMPROVED, 'sets the base upright at `recover_height` directly instead of driving the joints'),
+    'internutopia_extension.configs.robots.h1.recover_cfg': (
+        IMPROVED, 'sets the base upright at `recover_height` directly instead of driving the joints'),
+    # -- improved: extension base classes and interfaces ------------------------------------------------
+    'internutopia.core.robot.robot.BaseRobot': (IMPROVED, _PER_SLOT),
+    'internutopia.core.robot.controller.BaseController': (IMPROVED, _PER_SLOT),
+    'internutopia.core.sensor.sensor.BaseSensor': (IMPROVED, _PER_SLOT),
+    'internutopia.core.task.task.BaseTask': (IMPROVED, _PER_SLOT),
+    'internutopia.core.task.BaseTask': (IMPROVED, _PER_SLOT),
+    'internutopia.core.task.metric.BaseMetric': (IMPROVED, _PER_SLOT),
+    'internutopia.core.task.BaseMetric': (IMPROVED, _PER_SLOT),
+    'internutopia.core.task.reward.BaseReward': (IMPROVED, _PER_SLOT),
+    'internutopia.core.object.object.BaseObject': (IMPROVED, 'vectorized objects (cubes, USD/MJCF files); an object '
+                                                   'class that builds its own USD prim cannot run on MuJoCo'),
+    'internutopia.core.object.BaseObject': (IMPROVED, 'vectorized objects (cubes, USD/MJCF files)'),
+    'internutopia.core.robot.articulation.IArticulation': (IMPROVED, 'one robot in one slot on MuJoCo: joint states, '
+                                                           'servo targets, torques, poses; PhysX solver settings do nothing'),
+    'internutopia.core.robot.articulation.IArticulation.set_gains': (IMPROVED, 'gains are in the model shared by every slot '
+                                                                     'of the same structure: they change for all of them'),
+    'internutopia.core.robot.articulation.IArticulation.create': (IMPROVED, 'returns the articulation of the robot being '
+                                                                  'built (the env loads the model from the config)'),
+    'internutopia.core.robot.rigid_body.IRigidBody': (IMPROVED, 'one body in one slot on MuJoCo: poses, velocities, mass'),
+    'internutopia.core.robot.rigid_body.IRigidBody.set_mass': (IMPROVED, 'an error: masses are in the model every slot of '
+                                                               'the same structure shares'),
+    'internutopia.core.sensor.camera.ICamera': (IMPROVED, 'a camera sensor of one slot: images, params, poses (moving it '
+                                                'keeps it on its body)'),
+    'internutopia.core.sensor.camera.ICamera.get_bounding_box_2d_tight': (IMPROVED, 'an error: MuJoCo rendering has no '
+                                                                          'semantic labels'),
+    'internutopia.core.sensor.camera.ICamera.create': (IMPROVED, 'an error: cameras are robot sensors (RepCameraCfg)'),
+    'internutopia.core.scene.scene.IScene': (IMPROVED, "one slot's scene: a registry and a lookup of its robots, objects "
+                                             'and bodies (the env places everything from the config)'),
+    'internutopia.core.scene.scene.IScene.create': (IMPROVED, 'an error: scenes belong to slots, given to per-slot '
+                                                    'extensions as `scene`'),
+    'internutopia.core.runner.SimulatorRunner': (IMPROVED, 'the runner: slots, packs and vectorized groups; InternUtopia\'s '
+                                                 'members are views built from them'),
+    'internutopia.core.runner.SimulatorRunner.reset': (IMPROVED, 'takes slot ids and returns their episodes; use env.reset'),
+    'internutopia.core.runner.SimulatorRunner.step': (IMPROVED, 'returns the five per-slot lists; use env.step'),
+    'internutopia.core.runner.SimulatorRunner.clear_single_task': (SAME, 'nothing to clear: a reset replaces the slot\'s content'),
+    'internutopia.core.runner.SimulatorRunner.world_clear': (SAME, 'nothing to clear: a reset replaces the slot\'s content'),
+    'internutopia.core.runner.SimulatorRunner.stop': (SAME, 'nothing to stop: env.close() releases the world'),
+    'internutopia.core.task_config_manager': (IMPROVED, "a view of the env's own episode queue; episodes may hold "
+                                              'different robots (InternUtopia requires the same robot types)'),
+    'internutopia.core.util.log': (SAME, 'a logging.Logger named internutopia'),
+}
+
+
+#: Notes of these names only (a class's note, not its members').
+EXACT = frozenset({
+    'internutopia.core.config.SimConfig',
+    'internutopia.core.config.Config',
+    'internutopia.core.config.DistributedConfig',
+    'internutopia.core.robot.robot.BaseRobot',
+    'internutopia.core.robot.controller.BaseController',
+    'internutopia.core.sensor.sensor.BaseSensor',
+    'internutopia.core.task.task.BaseTask',
+    'internutopia.core.task.BaseTask',
+    'internutopia.core.task.metric.BaseMetric',
+    'internutopia.core.task.BaseMetric',
+    'internutopia.core.task.reward.BaseReward',
+    'internutopia.core.object.object.BaseObject',
+    'internutopia.core.object.BaseObject',
+    'internutopia.core.robot.articulation.IArticulation',
+    'internutopia.core.robot.rigid_body.IRigidBody',
+    'internutopia.core.sensor.camera.ICamera',
+    'internutopia.core.scene.scene.IScene',
+    'internutopia.core.runner.SimulatorRunner',
+    'internutopia.core.task_config_manager',
+    'internutopia.core.config.Simulator',
+})
 
 
 def status_of(path: str) -> tuple[str, str]:
     """``(status, note)`` of an upstream name (``('same', '')`` when nothing is noted)."""
+    if path in NOTES:
+        return NOTES[path]
     parts = path.split('.')
-    for index in range(len(parts), 0, -1):
-        note = NOTES.get('.'.join(parts[:index]))
-        if note is not None:
+    for index in range(len(parts) - 1, 0, -1):
+        prefix = '.'.join(parts[:index])
+        note = NOTES.get(prefix)
+        if note is not None and prefix not in EXACT:
             return note
     return SAME, ''

@@ -81,9 +81,13 @@ def _is_config_class(node: ast.ClassDef) -> bool:
     return any(n.endswith('Cfg') or n.endswith('Config') or n in ('BaseModel', 'BaseCfg') for n in names)
 
 
-def extract(checkout: Path) -> list[UpstreamName]:
-    """The public names of an InternUtopia checkout that scripts, configs and extensions touch."""
+def extract(checkout: Path, member_sources: dict[str, tuple[str, ...]] | None = None) -> list[UpstreamName]:
+    """The public names of an InternUtopia checkout that scripts, configs and extensions touch.
+
+    ``member_sources`` (default :data:`_MEMBER_SOURCES`) maps files to the classes whose members count.
+    """
     checkout = Path(checkout)
+    member_sources = _MEMBER_SOURCES if member_sources is None else member_sources
     found: set[UpstreamName] = set()
 
     def add_import(module: str, names: Iterable[str]) -> None:
@@ -110,13 +114,13 @@ def extract(checkout: Path) -> list[UpstreamName]:
                         add_import(alias.name, [])
 
     for folder in _SCRIPT_DIRS:
-        for file in sorted((checkout / folder).rglob('*.py')):
+        for file in sorted((checkout / folder).rglob('*.py')) if (checkout / folder).is_dir() else ():
             imports(file, core_only=False)
-    for file in sorted((checkout / _EXTENSION_DIR).rglob('*.py')):
+    for file in sorted((checkout / _EXTENSION_DIR).rglob('*.py')) if (checkout / _EXTENSION_DIR).is_dir() else ():
         imports(file, core_only=True)
 
     for folder in _CONFIG_DIRS:
-        for file in sorted((checkout / folder).rglob('*.py')):
+        for file in sorted((checkout / folder).rglob('*.py')) if (checkout / folder).is_dir() else ():
             module = _module_of(checkout, file)
             found.add(UpstreamName(module, 'module'))
             for node in ast.parse(file.read_text(encoding='utf-8')).body:
@@ -131,8 +135,10 @@ def extract(checkout: Path) -> list[UpstreamName]:
                         if isinstance(target, ast.Name) and not target.id.startswith('_'):
                             found.add(UpstreamName(f'{module}.{target.id}', 'name'))
 
-    for rel, classes in _MEMBER_SOURCES.items():
+    for rel, classes in member_sources.items():
         file = checkout / rel
+        if not file.is_file():
+            continue
         module = _module_of(checkout, file)
         found.add(UpstreamName(module, 'module'))
         for node in ast.parse(file.read_text(encoding='utf-8')).body:

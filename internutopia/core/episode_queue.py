@@ -15,8 +15,8 @@ user passed in and one ``TaskCfg`` object can be listed many times.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
 
 from internutopia.core.config import TaskCfg
 
@@ -42,7 +42,7 @@ class EpisodeQueue:
         self._next_index = 0
         self._length_hint = len(task_configs) if hasattr(task_configs, '__len__') else None  # type: ignore[arg-type]
 
-    def next(self) -> Optional[Episode]:
+    def next(self) -> Episode | None:
         """The next episode, or ``None`` when the queue has run out."""
         if self._returned:
             return self._returned.popleft()

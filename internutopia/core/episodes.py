@@ -24,7 +24,7 @@ import heapq
 import math
 import os
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from internutopia.core.plugins import load_extensions
 from internutopia.macros import gm
 
 #: The scenes episodes are drawn from by default: flat ground, two rooms (USD), an office (MJCF).
-DEFAULT_SCENES: tuple[Optional[str], ...] = (
+DEFAULT_SCENES: tuple[str | None, ...] = (
     None,
     os.path.join(gm.ASSET_PATH, 'scenes', 'two_rooms.usda'),
     os.path.join(gm.ASSET_PATH, 'scenes', 'office.xml'),
@@ -47,8 +47,8 @@ _NEIGHBOURS = [(dx, dy, math.hypot(dx, dy)) for dx in (-1, 0, 1) for dy in (-1, 
 class FreeSpace:
     """The free-space grid of one scene: cells, connectivity, geodesic distances and paths."""
 
-    def __init__(self, scene: Optional[str], resolution: float = 0.25, robot_radius: float = 0.3,
-                 bounds: Optional[Sequence[float]] = None) -> None:
+    def __init__(self, scene: str | None, resolution: float = 0.25, robot_radius: float = 0.3,
+                 bounds: Sequence[float] | None = None) -> None:
         from internutopia.core.backend.mujoco.scene_info import free_cells, obstacle_boxes
         from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
 
@@ -145,11 +145,11 @@ def _config_class(family: type[TypedCfg], type_name: str) -> Any:
     return cls
 
 
-def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[Optional[str]] = DEFAULT_SCENES,
+def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] = DEFAULT_SCENES,
                                 robot_cfg: Any = None, min_distance: float = 1.0, max_distance: float = 4.0,
                                 max_steps: int = 4000, success_distance: float = 0.3, resolution: float = 0.25,
-                                robot_radius: float = 0.3, goal_marker: bool = True, metrics: Optional[list] = None,
-                                bounds: Optional[dict[Optional[str], Sequence[float]]] = None) -> list[TaskCfg]:
+                                robot_radius: float = 0.3, goal_marker: bool = True, metrics: list | None = None,
+                                bounds: dict[str | None, Sequence[float]] | None = None) -> list[TaskCfg]:
     """``n`` ``PointNavTaskCfg`` episodes, cycling through ``scenes`` (``None``: flat ground).
 
     Args:
@@ -183,7 +183,7 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[Optional[str
         raise ValueError(f'need 0 <= min_distance <= max_distance; got {min_distance}, {max_distance}')
     robot_cfg = robot_cfg if robot_cfg is not None else JetbotRobotCfg()
     rng = np.random.default_rng(seed)
-    spaces: dict[Optional[str], FreeSpace] = {}
+    spaces: dict[str | None, FreeSpace] = {}
     episodes: list[TaskCfg] = []
     for e in range(n):
         scene = scenes[e % len(scenes)]
@@ -227,7 +227,7 @@ def save_episodes_yaml(path: str | os.PathLike[str], config: Config | Sequence[T
     return config
 
 
-def _scene_arg(value: str) -> Optional[str]:
+def _scene_arg(value: str) -> str | None:
     if value in ('none', 'ground', 'empty'):
         return None
     if os.path.sep not in value and not os.path.exists(value):
@@ -235,7 +235,7 @@ def _scene_arg(value: str) -> Optional[str]:
     return value
 
 
-def _portable(path: Optional[str]) -> Optional[str]:
+def _portable(path: str | None) -> str | None:
     if path is None:
         return None
     absolute = os.path.abspath(path)
@@ -243,7 +243,7 @@ def _portable(path: Optional[str]) -> Optional[str]:
     return relative if not relative.startswith('..') else absolute
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Config:
+def main(argv: Sequence[str] | None = None) -> Config:
     """``python -m internutopia.core.episodes --n 32 --seed 0 --out configs/jetbot_point_nav.yaml``."""
     parser = argparse.ArgumentParser(prog='python -m internutopia.core.episodes',
                                      description='Sample point-goal navigation episodes and write a full Config as YAML.')

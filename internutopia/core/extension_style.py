@@ -7,10 +7,10 @@ extension package written for InternUtopia subclasses our base classes (or built
 ``H1Robot``) in that style; the ``create`` factories of the base classes detect it here and run
 such a class through a per-slot adapter (``docs/extensions.md``).
 
-A class counts as per-slot when a class in its MRO that is not part of this package (not in
-``internutopia`` or ``internutopia_extension``) takes ``scene`` in ``__init__``, or defines one
-of its family's per-slot methods, or defines a method of the family with no argument where ours
-take ``slots``.
+A class counts as per-slot when a class in its MRO below the base class takes ``scene`` (or
+another per-slot constructor argument) in ``__init__``, or defines one of its family's per-slot
+methods, or defines a method of the family with no argument where ours take ``slots``. The
+built-in types define none of these.
 """
 
 from __future__ import annotations
@@ -36,6 +36,16 @@ def _positional(function: object) -> list[str]:
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
 
 
+def _defines_per_slot(klass: type, methods: set[str], no_slots: set[str], init_params: set[str]) -> bool:
+    """Whether ``klass`` itself (not its bases) defines something only per-slot classes define."""
+    own = vars(klass)
+    if '__init__' in own and init_params & set(_positional(own['__init__'])):
+        return True
+    if methods & set(own):
+        return True
+    return any(not _positional(own[name]) for name in no_slots & set(own))
+
+
 def is_per_slot(cls: type, base: type, methods: Iterable[str] = (), no_slots: Iterable[str] = (),
                 init_params: Iterable[str] = ('scene',)) -> bool:
     """Whether ``cls`` (a subclass of ``base``) is written per slot, InternUtopia's way.
@@ -45,27 +55,20 @@ def is_per_slot(cls: type, base: type, methods: Iterable[str] = (), no_slots: It
         no_slots: method names both styles define, per-slot ones without arguments.
         init_params: ``__init__`` parameter names only per-slot classes take.
     """
-    methods, no_slots, init_params = set(methods), set(no_slots), set(init_params)
+    markers = set(methods), set(no_slots), set(init_params)
     for klass in cls.__mro__:
         if klass is base or not issubclass(klass, base):
             break
-        if is_ours(klass):
-            continue
-        own = vars(klass)
-        if '__init__' in own and init_params & set(_positional(own['__init__'])):
+        if _defines_per_slot(klass, *markers):
             return True
-        if methods & set(own):
-            return True
-        for name in no_slots & set(own):
-            if not _positional(own[name]):
-                return True
     return False
 
 
-def vectorized_base(cls: type, base: type) -> type:
-    """The nearest class of this package in ``cls``'s MRO that derives from ``base`` (``base`` itself at worst)."""
+def vectorized_base(cls: type, base: type, methods: Iterable[str] = (), no_slots: Iterable[str] = (),
+                    init_params: Iterable[str] = ('scene',)) -> type:
+    """The nearest class in ``cls``'s MRO deriving from ``base`` that is not written per slot (``base`` at worst)."""
     for klass in cls.__mro__:
-        if issubclass(klass, base) and is_ours(klass):
+        if issubclass(klass, base) and not is_per_slot(klass, base, methods, no_slots, init_params):
             return klass
     return base
 

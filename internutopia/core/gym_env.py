@@ -109,6 +109,11 @@ class Env(gym.Env):
         return Finished(self._pending is None and bool(self._vec_env.finished))
 
     @property
+    def env_num(self) -> int:
+        """Number of env slots: 1."""
+        return 1
+
+    @property
     def runner(self) -> Any:
         """The runner behind the env (the same object as ``vec_env.runner``)."""
         return self._vec_env.runner

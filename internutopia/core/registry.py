@@ -16,7 +16,8 @@ ValueError: unknown robot type 'Rovr'; registered robot types: ['Rover']
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 T = TypeVar('T', bound=type)
 

@@ -28,7 +28,7 @@ changes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet
 _ENV_CLASSES: list[tuple[type, type]] = []
 
 
-def register_env_class(config_type: type, env_class: type['Env']) -> None:
+def register_env_class(config_type: type, env_class: type[Env]) -> None:
     """Make ``Env(config)`` build an ``env_class`` for a ``config`` of ``config_type``.
 
     An adapter registers itself this way from its extension entry point (the Ray one makes
@@ -53,7 +53,7 @@ def register_env_class(config_type: type, env_class: type['Env']) -> None:
     _ENV_CLASSES.insert(0, (config_type, env_class))
 
 
-def _env_class_for(config: Any) -> Optional[type['Env']]:
+def _env_class_for(config: Any) -> type[Env] | None:
     for config_type, env_class in _ENV_CLASSES:
         if isinstance(config, config_type):
             return env_class
@@ -84,7 +84,7 @@ class Env:
             e.g. ``itertools.cycle(tasks)`` for an endless queue.
     """
 
-    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> 'Env':
+    def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> Env:
         # A config an adapter claimed (Config.distribute's DistributedConfig: the Ray adapter)
         # builds that adapter's env class; see register_env_class.
         if cls is Env and isinstance(config, Config):
@@ -94,7 +94,7 @@ class Env:
                 return super().__new__(target)
         return super().__new__(cls)
 
-    def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None) -> None:
+    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None) -> None:
         if not isinstance(config, Config):
             raise TypeError(f'Env expects an internutopia.core.config.Config, got {type(config).__name__}')
         if isinstance(config, DistributedConfig) and type(self) is Env:
@@ -109,9 +109,10 @@ class Env:
         self._viewer = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
+        self._env_num = self._runners.env_num
         if isinstance(self._runners, LocalRunners):
             self._runners.runner.simulation_app = self._app  # InternUtopia's env.runner.simulation_app
-        self._env_num = self._runners.env_num
+            self._runners.runner.task_config_manager = self.task_config_manager
         # The step path calls the runners' own step: no call in between.
         self._step = self._runners.step
         if not config.simulator.headless and isinstance(self._runners, LocalRunners):
@@ -120,7 +121,7 @@ class Env:
             if has_display():
                 self._open_viewer()
 
-    def _make_runners(self, config: Config, episodes: Optional[Iterable[TaskCfg]]) -> RunnerSet:
+    def _make_runners(self, config: Config, episodes: Iterable[TaskCfg] | None) -> RunnerSet:
         """The runners this env drives (one local runner; an adapter's env class makes its own)."""
         return LocalRunners(config, episodes)
 
@@ -182,9 +183,12 @@ class Env:
     @property
     def task_config_manager(self) -> Any:
         """The episode queue seen as InternUtopia's ``LocalTaskConfigManager``."""
-        from internutopia.core.task_config_manager import LocalTaskConfigManager
+        manager = self.__dict__.get('_task_config_manager')
+        if manager is None:
+            from internutopia.core.task_config_manager import LocalTaskConfigManager
 
-        return LocalTaskConfigManager.of_env(self)
+            manager = self.__dict__['_task_config_manager'] = LocalTaskConfigManager.of_env(self)
+        return manager
 
     def get_dt(self) -> float:
         """Seconds of simulated time one :meth:`step` advances (``config.simulator.physics_dt``)."""
@@ -226,7 +230,7 @@ class Env:
             raise RuntimeError('this Env is closed')
 
     # ------------------------------------------------------------------------------------------
-    def reset(self, reset_list: Optional[list[int]] = None, env_ids: Optional[list[int]] = None) -> tuple[list[Any], list[Any]]:
+    def reset(self, reset_list: list[int] | None = None, env_ids: list[int] | None = None) -> tuple[list[Any], list[Any]]:
         """Give the listed slots (all slots when ``None``) the next episodes from the queue.
 
         ``env_ids`` is InternUtopia's name of ``reset_list``: ``reset([3, 0])`` and
@@ -393,7 +397,7 @@ class Env:
         self._runners.close()
         self._app.close()
 
-    def __enter__(self) -> 'Env':
+    def __enter__(self) -> Env:
         return self
 
     def __exit__(self, *exc: object) -> None:

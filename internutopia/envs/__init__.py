@@ -29,7 +29,8 @@ Point-nav episodes are sampled endlessly by
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 #: Robot presets of the point-nav ids: physics step, physics steps per action, episode time limit.
 POINT_NAV_ROBOTS: dict[str, dict[str, Any]] = {
@@ -60,10 +61,10 @@ def point_nav_robot_cfg(robot: str) -> Any:
     raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
 
 
-def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[Optional[str]] = (None,), min_distance: Optional[float] = None,
-                      max_distance: Optional[float] = None, max_steps: Optional[int] = None, success_distance: float = 0.3,
-                      physics_dt: Optional[float] = None, batch: int = 16, robot_cfg: Any = None,
-                      metrics: Optional[list] = None) -> Any:
+def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (None,), min_distance: float | None = None,
+                      max_distance: float | None = None, max_steps: int | None = None, success_distance: float = 0.3,
+                      physics_dt: float | None = None, batch: int = 16, robot_cfg: Any = None,
+                      metrics: list | None = None) -> Any:
     """An endless episode sampler ``f(rng) -> list[PointNavTaskCfg]`` (``batch`` episodes per call).
 
     Defaults come from :data:`POINT_NAV_ROBOTS`; ``max_steps`` (physics steps) defaults to the
@@ -93,10 +94,10 @@ def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[Optional[str]] = (
     return sample
 
 
-def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequence[Optional[str]] = (None,),
-                       min_distance: Optional[float] = None, max_distance: Optional[float] = None,
-                       max_steps: Optional[int] = None, success_distance: float = 0.3, physics_dt: Optional[float] = None,
-                       action_repeat: Optional[int] = None, env_offset_size: float = 10.0, metrics_save_path: str = 'none',
+def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequence[str | None] = (None,),
+                       min_distance: float | None = None, max_distance: float | None = None,
+                       max_steps: int | None = None, success_distance: float = 0.3, physics_dt: float | None = None,
+                       action_repeat: int | None = None, env_offset_size: float = 10.0, metrics_save_path: str = 'none',
                        **kwargs: Any) -> Any:
     """A point-goal navigation :class:`~internutopia.core.gym_vector.VectorEnv` with sampled episodes.
 
@@ -128,14 +129,14 @@ def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequen
     return VectorEnv(config, episodes=sampler, action_repeat=action_repeat or preset['action_repeat'], **kwargs)
 
 
-def make_point_nav(render_mode: Optional[str] = None, **kwargs: Any) -> Any:
+def make_point_nav(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_point_nav_vec`."""
     from internutopia.core.gym_vector import FlatEnv
 
     return FlatEnv(vector_env=make_point_nav_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
-def make_config_vec(num_envs: Optional[int] = None, config: Any = None, **kwargs: Any) -> Any:
+def make_config_vec(num_envs: int | None = None, config: Any = None, **kwargs: Any) -> Any:
     """A :class:`~internutopia.core.gym_vector.VectorEnv` of ``config`` (a ``Config`` or a YAML path)."""
     from internutopia.core.gym_vector import VectorEnv
 
@@ -144,7 +145,7 @@ def make_config_vec(num_envs: Optional[int] = None, config: Any = None, **kwargs
     return VectorEnv(config, num_envs=num_envs, **kwargs)
 
 
-def make_config(config: Any = None, render_mode: Optional[str] = None, **kwargs: Any) -> Any:
+def make_config(config: Any = None, render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of ``config``."""
     from internutopia.core.gym_vector import FlatEnv
 

@@ -7,4 +7,5 @@ from internutopia_extension.controllers import (  # noqa: F401
     holonomic_base,
     ik_controller,
     joint_controller,
+    recover,
 )

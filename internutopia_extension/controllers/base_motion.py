@@ -297,7 +297,7 @@ class MoveAlongPathPointsController(BaseController):
                 self.points[restart, :length] = stacked[changed] if len(stacked) > 1 else stacked[0]
                 self._restart(restart, length)
             return
-        for slot, path in zip(slots.tolist(), paths):
+        for slot, path in zip(slots.tolist(), paths, strict=True):
             length = len(path)
             if self.total_points[slot] == length and np.array_equal(self.points[slot, :length], path):
                 continue

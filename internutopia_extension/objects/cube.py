@@ -21,6 +21,10 @@ class DynamicCube(PlacedObject):
                              size=(np.asarray(self.config.scale, dtype=float) / 2).tolist(), rgba=rgba(self.config.color))
         if self.config.mass is not None:
             geom.mass = float(self.config.mass)
+        elif self.config.density is not None:
+            geom.density = float(self.config.density)
+        if not self.config.collider:
+            geom.contype = geom.conaffinity = 0
         return spec
 
 

@@ -62,7 +62,7 @@ class PlacedObject(BaseObject):
         if not np.any(static):
             return
         data = self.world.data
-        positions = np.array([c.position for c, s in zip(configs, static) if s], dtype=float)
-        quats = np.array([c.orientation for c, s in zip(configs, static) if s], dtype=float)
+        positions = np.array([c.position for c, s in zip(configs, static, strict=True) if s], dtype=float)
+        quats = np.array([c.orientation for c, s in zip(configs, static, strict=True) if s], dtype=float)
         data.mocap_pos[slots[static], mocap[static]] = positions
         data.mocap_quat[slots[static], mocap[static]] = quats / np.linalg.norm(quats, axis=1, keepdims=True)

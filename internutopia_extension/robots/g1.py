@@ -20,7 +20,7 @@ from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _g1_spec(policy_name: str) -> mujoco.MjSpec:
     return build_g1_spec(G1LocomotionPolicy(capacity=1, name=policy_name))
 

@@ -6,6 +6,7 @@ import mujoco
 
 from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import load_spec, own_asset_path
+from internutopia_extension.robots.scaling import scale_spec, uniform_factor
 
 
 @BaseRobot.register('JetbotRobot')
@@ -13,15 +14,21 @@ class JetbotRobot(BaseRobot):
     """Two velocity-driven wheels and a caster; stops when no wheel command arrives in a step."""
 
     base_body = 'chassis'
-    #: The chassis rides 3.5 cm above the robot's root frame, which is on the ground (as in
-    #: InternUtopia's Jetbot asset): ``position=(x, y, 0)`` rests on the floor.
-    root_offset = (0.0, 0.0, 0.035)
+    #: The model scales uniformly (``RobotCfg.scale=(s, s, s)``; see :mod:`internutopia_extension.robots.scaling`).
+    supports_scale = True
+
+    @property
+    def root_offset(self) -> tuple[float, float, float]:
+        """The chassis rides 3.5 cm (times the scale) above the robot's root frame, which is on the
+        ground (as in InternUtopia's Jetbot asset): ``position=(x, y, 0)`` rests on the floor."""
+        return (0.0, 0.0, 0.035 * uniform_factor(self.config.scale, f'robot {self.name!r}'))
     joint_names = ['left_wheel_joint', 'right_wheel_joint']
     wheel_actuators = ('left_wheel_joint', 'right_wheel_joint')
     actuated_joints = ['left_wheel_joint', 'right_wheel_joint']
 
     def build_spec(self) -> mujoco.MjSpec:
-        return load_spec(self.config.usd_path or own_asset_path('robots', 'jetbot.xml'))
+        spec = load_spec(self.config.usd_path or own_asset_path('robots', 'jetbot.xml'))
+        return scale_spec(spec, uniform_factor(self.config.scale, f'robot {self.name!r}'))
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)

@@ -7,10 +7,17 @@ Observation ``obs[i][robot]['sensors'][name]``:
 * ``'camera_params'``: ``{'intrinsics': (3, 3), 'pose': {'position': (3,), 'orientation': (4,)}}``
   (when ``camera_params=True``): pinhole intrinsics in pixels, and the camera pose of that image,
   env-local position and wxyz orientation of a frame looking along -z with +y up;
-* ``'rendered'``: ``True`` when the image was refreshed on this step, ``False`` when it is the last
-  one again (``SimConfig.rendering_interval`` / ``rendering_dt`` decide; see
-  :class:`~internutopia.core.backend.mujoco.render.RenderClock`). A slot's first observation of an
-  episode is always freshly rendered.
+* ``'pointcloud'``: ``float32 (N, 3)``, env-local points seen by the camera, one per pixel that
+  hit something (from the depth image and the pose of that image; when ``pointcloud=True``);
+* ``'rendered'`` (when ``report_rendered=True``): ``True`` when the image was refreshed on this
+  step, ``False`` when it is the last one again (``SimConfig.rendering_interval`` / ``rendering_dt``
+  decide; see :class:`~internutopia.core.backend.mujoco.render.RenderClock`). A slot's first
+  observation of an episode is always freshly rendered.
+
+The camera of one slot can be moved (``set_camera_pose``, or ``set_world_pose`` of the slot's
+:class:`~internutopia.core.sensor.camera.ICamera`): the new pose is kept relative to the body the
+camera is on, so the camera then follows that body from there; the next episode in the slot
+starts from the configured mount again.
 
 A slot's camera sees its own slot's whole scene (the ground to its own extent or the horizon) and
 nothing of other slots (each slot is its own simulation). The frames of one step are drawn in one
@@ -105,6 +112,11 @@ class RepCamera(BaseSensor):
         self.intrinsics = np.array([[fy, 0.0, self.width / 2], [0.0, fy, self.height / 2], [0.0, 0.0, 1.0]])
         self.mount_body = ''
         self.clock = RenderClock.of(robot.sim)
+        #: Per-slot camera poses relative to the mount body, set by set_camera_pose.
+        self.moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if config.landmarks:
+            raise ValueError(f'camera {config.name!r}: landmarks (semantic bounding boxes) need semantic labels, which '
+                             'MuJoCo rendering does not have; set landmarks=False')
 
     # -- structure ---------------------------------------------------------------------------
     def resolve_mount(self, spec: mujoco.MjSpec) -> tuple[str, tuple[float, ...], tuple[float, ...]]:
@@ -147,6 +159,65 @@ class RepCamera(BaseSensor):
 
     def reset(self, slots: np.ndarray) -> None:
         self.fresh[slots] = True
+        for slot in np.asarray(slots).tolist():
+            self.moved.pop(slot, None)
+
+    # -- one slot's camera ---------------------------------------------------------------------
+    def _mount_pose(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        moved = self.moved.get(slot)
+        if moved is not None:
+            return moved
+        model, cam = self.robot.world.model, int(self.cam_id[slot])
+        return model.cam_pos[cam].copy(), model.cam_quat[cam].copy()
+
+    def _body_pose(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        data = self.robot.world.mjdata(slot)
+        body = int(self.robot.world.model.cam_bodyid[int(self.cam_id[slot])])
+        return data.xpos[body].copy(), data.xquat[body].copy()
+
+    def camera_pose(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """The camera's env-local position and wxyz orientation in ``slot`` now (it looks along its -z, +y up)."""
+        body_pos, body_quat = self._body_pose(slot)
+        local_pos, local_quat = self._mount_pose(slot)
+        position, orientation = np.zeros(3), np.zeros(4)
+        mujoco.mju_rotVecQuat(position, local_pos, body_quat)
+        mujoco.mju_mulQuat(orientation, body_quat, local_quat)
+        return body_pos + position, orientation
+
+    def set_camera_pose(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
+        """Move the camera of ``slot`` to an env-local pose (``None`` keeps that part); it then
+        follows its body from there, until the slot's next episode."""
+        current_pos, current_quat = self.camera_pose(slot)
+        position = current_pos if position is None else np.asarray(position, dtype=float)
+        orientation = current_quat if orientation is None else np.asarray(orientation, dtype=float)
+        norm = float(np.linalg.norm(orientation))
+        if not norm > 0:
+            raise ValueError(f'camera {self.name!r}: orientation must be a non-zero wxyz quaternion; got {orientation}')
+        body_pos, body_quat = self._body_pose(slot)
+        inverse = np.zeros(4)
+        mujoco.mju_negQuat(inverse, body_quat)
+        local_pos, local_quat = np.zeros(3), np.zeros(4)
+        mujoco.mju_rotVecQuat(local_pos, position - body_pos, inverse)
+        mujoco.mju_mulQuat(local_quat, inverse, orientation / norm)
+        self.moved[int(slot)] = (local_pos, local_quat)
+        self.fresh[slot] = True  # the next observation shows the new view
+
+    def camera_params(self, slot: int) -> dict[str, Any]:
+        """``{'intrinsics': (3, 3), 'pose': {'position', 'orientation'}}`` of ``slot``'s last image."""
+        return {'intrinsics': self.intrinsics.copy(),
+                'pose': {'position': self.position[slot].copy(), 'orientation': self.orientation[slot].copy()}}
+
+    def pointcloud(self, slot: int) -> np.ndarray:
+        """Env-local points ``float32 (N, 3)`` of ``slot``'s last depth image (pixels that hit something)."""
+        depth = self._depth[slot]
+        near, far = self.config.clipping_range_m
+        rows, columns = np.nonzero((depth > near) & (depth < far * (1 - 1e-4)))
+        d = depth[rows, columns].astype(np.float64)
+        fx, cx, cy = self.intrinsics[0, 0], self.intrinsics[0, 2], self.intrinsics[1, 2]
+        camera = np.stack([(columns + 0.5 - cx) / fx * d, -(rows + 0.5 - cy) / fx * d, -d], axis=1)
+        rotation = np.zeros(9)
+        mujoco.mju_quat2Mat(rotation, self.orientation[slot])
+        return (camera @ rotation.reshape(3, 3).T + self.position[slot]).astype(np.float32)
 
     # -- observation -------------------------------------------------------------------------
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
@@ -160,12 +231,15 @@ class RepCamera(BaseSensor):
             out['rgba'] = self._rgba[slots]  # a copy: later frames never change what a caller holds
         if self.config.depth:
             out['depth'] = self._depth[slots]
+        if self.config.pointcloud:
+            out['pointcloud'] = [self.pointcloud(slot) for slot in slots.tolist()]
         if self.config.camera_params:
             out['camera_params'] = {
                 'intrinsics': np.broadcast_to(self.intrinsics, (len(slots), 3, 3)).copy(),
                 'pose': {'position': self.position[slots].copy(), 'orientation': self.orientation[slots].copy()},
             }
-        out['rendered'] = [bool(v) for v in self.stamp[slots] == time]
+        if self.config.report_rendered:
+            out['rendered'] = [bool(v) for v in self.stamp[slots] == time]
         return out
 
     def _stale(self, slots: np.ndarray, time: float) -> np.ndarray:
@@ -180,12 +254,13 @@ class RepCamera(BaseSensor):
         env_num = self.robot.env_num
         if config.rgba and self._rgba is None:
             self._rgba = np.zeros((env_num, self.height, self.width, 4), dtype=np.uint8)  # pages come on first write
-        if config.depth and self._depth is None:
+        wants_depth = config.depth or config.pointcloud
+        if wants_depth and self._depth is None:
             self._depth = np.zeros((env_num, self.height, self.width), dtype=np.float32)
         for slot in slots.tolist():
             rgba = self._rgba[slot] if config.rgba else None
-            depth = self._depth[slot] if config.depth else None
-            requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far))
+            depth = self._depth[slot] if wants_depth else None
+            requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far, mount=self.moved.get(slot)))
         return requests
 
     def _took(self, requests: list[FrameRequest], slots: np.ndarray, time: float) -> None:

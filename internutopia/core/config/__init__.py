@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 from enum import Enum
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 import numpy as np
 import yaml
@@ -89,14 +89,14 @@ class SimConfig(BaseCfg):
 
     physics_dt: float = 1 / 60
     rendering_dt: float = 1 / 60
-    rendering_interval: Optional[int] = None
+    rendering_interval: int | None = None
     use_fabric: bool = False
     headless: bool = True
     native: bool = False
     webrtc: bool = False
     backend: str = 'mujoco'
     rendering_lod: bool = True
-    rendering_threads: Optional[int] = None
+    rendering_threads: int | None = None
     _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
@@ -115,7 +115,7 @@ class SimConfig(BaseCfg):
 
     @field_validator('rendering_interval')
     @classmethod
-    def _interval_positive(cls, value: Optional[int]) -> Optional[int]:
+    def _interval_positive(cls, value: int | None) -> int | None:
         if value is not None and value < 0:
             raise ValueError(f'rendering_interval must be >= 0 (render every N physics steps; 0, as in InternUtopia, '
                              f'every step) or None; got {value}')
@@ -123,7 +123,7 @@ class SimConfig(BaseCfg):
 
     @field_validator('rendering_threads')
     @classmethod
-    def _threads_positive(cls, value: Optional[int]) -> Optional[int]:
+    def _threads_positive(cls, value: int | None) -> int | None:
         if value is not None and not 1 <= value <= 64:
             raise ValueError(f'rendering_threads must be 1..64 render threads, or None (one per core); got {value}')
         return value
@@ -165,7 +165,7 @@ class Config(BaseCfg):
             yaml.safe_dump(self.model_dump(mode='json'), stream, sort_keys=False)
 
     @classmethod
-    def from_yaml(cls, path: str | os.PathLike[str]) -> 'Config':
+    def from_yaml(cls, path: str | os.PathLike[str]) -> Config:
         """Read a config written by :meth:`to_yaml` (or by hand); ``type`` fields pick the classes.
 
         Installed extensions are loaded first (:func:`internutopia.core.plugins.load_extensions`),
@@ -183,7 +183,7 @@ class Config(BaseCfg):
         config, _ = with_resolved_files(cls.model_validate(data), os.path.dirname(os.path.abspath(path)))
         return config
 
-    def distribute(self, distribution_config: RayDistributionCfg) -> 'DistributedConfig':
+    def distribute(self, distribution_config: RayDistributionCfg) -> DistributedConfig:
         """Run this config on several Ray workers; see :mod:`internutopia.core.distribution`."""
         # Field values as they are (not a dump): the user's config objects keep their classes.
         values = {name: getattr(self, name) for name in Config.model_fields}

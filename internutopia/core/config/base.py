@@ -23,19 +23,19 @@ import math
 import types
 import typing
 from contextvars import ContextVar
-from typing import Annotated, Any, ClassVar, Optional, Union
+from typing import Annotated, Any, ClassVar, Union
 
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 
-def _nonzero_quaternion(value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+def _nonzero_quaternion(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
     if value is not None and math.fsum(c * c for c in value) < 1e-12:
         raise ValueError(f'a wxyz quaternion must not be all zeros (it has no rotation to normalize); got {value}')
     return value
 
 
-def _positive_scale(value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+def _positive_scale(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
     if value is not None and not all(c > 0 for c in value):
         raise ValueError(f'every scale component must be > 0; got {value}')
     return value
@@ -49,7 +49,7 @@ Quat = Annotated[tuple[float, float, float, float], AfterValidator(_nonzero_quat
 Scale = Annotated[tuple[float, float, float], AfterValidator(_positive_scale)]
 
 
-def _numeric_mismatch(annotation: Any, value: Any) -> Optional[str]:
+def _numeric_mismatch(annotation: Any, value: Any) -> str | None:
     """Why ``value`` cannot stand where ``annotation`` wants a number (``None`` when it can).
 
     Pydantic's lax mode turns ``True`` into ``1`` and ``'8'`` into ``8``; a config must not: a
@@ -108,7 +108,7 @@ class BaseCfg(BaseModel):
             raise ValueError(problem)
         return value
 
-    def update(self, **changes: Any) -> 'BaseCfg':
+    def update(self, **changes: Any) -> BaseCfg:
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.
 
         Raises:
@@ -134,7 +134,7 @@ class TypedCfg(BaseCfg):
     """
 
     type: str
-    _family_table: ClassVar[dict[str, type['TypedCfg']]]
+    _family_table: ClassVar[dict[str, type[TypedCfg]]]
     #: Another field that may carry the type instead of ``type`` (InternUtopia's ``reward_type``).
     _type_alias: ClassVar[str | None] = None
 
@@ -159,7 +159,7 @@ class TypedCfg(BaseCfg):
             cls._family_table[default] = cls
 
     @classmethod
-    def config_class_for(cls, type_name: str) -> type['TypedCfg'] | None:
+    def config_class_for(cls, type_name: str) -> type[TypedCfg] | None:
         """The config class registered for ``type_name`` in this family, if any."""
         return cls._family_table.get(type_name)
 

@@ -18,7 +18,7 @@ proc_num
 from __future__ import annotations
 
 import os
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -59,21 +59,21 @@ class RayDistributionCfg(DistributionCfg):
     """
 
     type: Literal['ray'] = 'ray'
-    head_address: Optional[str] = None
-    working_dir: Optional[str] = None
+    head_address: str | None = None
+    working_dir: str | None = None
     cpu_num_per_proc: float = Field(1.0, gt=0)
     startup_timeout_s: float = Field(120.0, gt=0)
 
     @field_validator('working_dir')
     @classmethod
-    def _working_dir_exists(cls, value: Optional[str]) -> Optional[str]:
+    def _working_dir_exists(cls, value: str | None) -> str | None:
         if value is not None and not os.path.isdir(value):
             raise ValueError(f'working_dir must be an existing local directory; got {value!r}')
         return value
 
     @field_validator('head_address')
     @classmethod
-    def _address_not_empty(cls, value: Optional[str]) -> Optional[str]:
+    def _address_not_empty(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("head_address must be None (start a local Ray), 'auto', 'host:port' or 'ray://host:port'")
         return value

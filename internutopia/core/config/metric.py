@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import Field
 
@@ -13,7 +13,7 @@ class MetricCfg(TypedCfg):
     """A metric computed over an episode and reported when it ends."""
 
     type: str
-    name: Optional[str] = None
+    name: str | None = None
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 

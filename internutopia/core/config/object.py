@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
 
 
@@ -12,7 +10,7 @@ class ObjectCfg(TypedCfg):
 
     name: str
     type: str
-    prim_path: Optional[str] = None
+    prim_path: str | None = None
     position: Vec3 = (0.0, 0.0, 0.0)
     orientation: Quat = (1.0, 0.0, 0.0, 0.0)
     scale: Scale = (1.0, 1.0, 1.0)

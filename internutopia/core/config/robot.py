@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import SerializeAsAny
 
 from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
@@ -15,7 +13,7 @@ class ControllerCfg(TypedCfg):
 
     name: str
     type: str
-    sub_controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
+    sub_controllers: list[SerializeAsAny[ControllerCfg]] | None = None
 
 
 class RobotCfg(TypedCfg):
@@ -23,13 +21,13 @@ class RobotCfg(TypedCfg):
 
     name: str
     type: str
-    prim_path: Optional[str] = None
-    usd_path: Optional[str] = None
+    prim_path: str | None = None
+    usd_path: str | None = None
     position: Vec3 = (0.0, 0.0, 0.0)
-    orientation: Optional[Quat] = None
-    scale: Optional[Scale] = None
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+    orientation: Quat | None = None
+    scale: Scale | None = None
+    controllers: list[SerializeAsAny[ControllerCfg]] | None = None
+    sensors: list[SerializeAsAny[SensorCfg]] | None = None
 
 
 __all__ = ['BaseCfg', 'ControllerCfg', 'RobotCfg']

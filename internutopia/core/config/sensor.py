@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
-from internutopia.core.config.base import TypedCfg
+from internutopia.core.config.base import BaseCfg, TypedCfg
 
 
 class SensorCfg(TypedCfg):
@@ -12,8 +10,8 @@ class SensorCfg(TypedCfg):
 
     name: str
     type: str
-    prim_path: Optional[str] = None
+    prim_path: str | None = None
     enable: bool = True
 
 
-__all__ = ['SensorCfg']
+__all__ = ['BaseCfg', 'SensorCfg']

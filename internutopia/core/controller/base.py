@@ -13,7 +13,8 @@ are driven by their parent with arrays, bypassing parsing.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,11 +39,11 @@ class BaseController(SlotControllerMixin):
     (upstream-style subclasses; see :mod:`internutopia.core.controller.slot`).
     """
 
-    registry: Registry[type['BaseController']] = Registry('controller')
+    registry: Registry[type[BaseController]] = Registry('controller')
     #: InternUtopia's name of the registry table.
     controllers = registry.table
 
-    def __init__(self, config: ControllerCfg, robot: 'BaseRobot', scene: Any = None) -> None:
+    def __init__(self, config: ControllerCfg, robot: BaseRobot, scene: Any = None) -> None:
         if scene is not None:  # InternUtopia's signature: one slot's controller
             self._init_slot(config, robot, scene)
             return
@@ -55,12 +56,12 @@ class BaseController(SlotControllerMixin):
         ]
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseController']], type['BaseController']]:
+    def register(cls, name: str) -> Callable[[type[BaseController]], type[BaseController]]:
         """Class decorator registering a controller type under ``name``."""
         return cls.registry.register(name)
 
     @classmethod
-    def create(cls, config: ControllerCfg, robot: 'BaseRobot', where: str = '') -> 'BaseController':
+    def create(cls, config: ControllerCfg, robot: BaseRobot, where: str = '') -> BaseController:
         """Instantiate the controller class registered for ``config.type`` (an upstream-style one
         runs through a per-slot adapter)."""
         from internutopia.core.extension_style import is_per_slot
@@ -78,7 +79,7 @@ class BaseController(SlotControllerMixin):
 
         return SlotControllerView(self, slot, robot, scene)
 
-    def sub_controller(self, kind: type['BaseController']) -> 'BaseController':
+    def sub_controller(self, kind: type[BaseController]) -> BaseController:
         """The first sub-controller that is a ``kind``; ``ValueError`` if the config lacks one."""
         for sub in self.sub_controllers:
             if isinstance(sub, kind):
@@ -115,7 +116,7 @@ class BaseController(SlotControllerMixin):
         return {}
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def bind(self, world: 'Pack') -> None:
+    def bind(self, world: Pack) -> None:
         """Look up model indices after the robot's pack changed (the robot is already bound)."""
         for sub in self.sub_controllers:
             sub.bind(world)

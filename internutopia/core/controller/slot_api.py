@@ -15,6 +15,15 @@ if TYPE_CHECKING:
 
 
 class SlotControllerMixin:
+    # Attributes of one slot's controller (set by _init_slot), as InternUtopia's controllers have them.
+    config: Any
+    name: str
+    scene: Any
+    robot: Any
+    robot_ref: Any
+    sub_controllers: list[Any]
+    obs_keys: list[str]
+
     """InternUtopia's per-instance controller methods (for objects built as ``cls(config, robot, scene)``)."""
 
     def _init_slot(self, config: Any, robot: Any, scene: Any) -> None:

@@ -12,7 +12,8 @@ import pickle
 import re
 import socket
 from collections import deque
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner import SlotStatus
@@ -28,11 +29,11 @@ class QueueActor:
         install(extensions)
         self._queue = EpisodeQueue(unpack(task_configs))
 
-    def take(self, count: int) -> list[Optional[Episode]]:
+    def take(self, count: int) -> list[Episode | None]:
         """The next ``count`` episodes in order, ``None`` for each one the queue cannot give."""
         return [self._queue.next() for _ in range(count)]
 
-    def next(self) -> Optional[Episode]:
+    def next(self) -> Episode | None:
         """The next episode, or ``None``."""
         return self._queue.next()
 
@@ -59,15 +60,15 @@ class QueueProxy:
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
-        self._preloaded: deque[Optional[Episode]] = deque()
+        self._preloaded: deque[Episode | None] = deque()
 
-    def preload(self, episodes: Iterable[Optional[Episode]]) -> None:
+    def preload(self, episodes: Iterable[Episode | None]) -> None:
         self._preloaded = deque(episodes)
 
     def clear(self) -> None:
         self._preloaded.clear()
 
-    def next(self) -> Optional[Episode]:
+    def next(self) -> Episode | None:
         if self._preloaded:
             return self._preloaded.popleft()
         import ray
@@ -133,11 +134,11 @@ class RunnerActor:
         except ValueError as exc:
             raise self._global_message(exc) from None
 
-    def prepare(self, episodes: list[Optional[Episode]]) -> None:
+    def prepare(self, episodes: list[Episode | None]) -> None:
         """Do ahead all a reset with ``episodes`` could fail on (``Runner.prepare``); changes no slot."""
         self.runner.prepare(episodes)
 
-    def reset(self, slots: list[int], episodes: list[Optional[Episode]]) -> bytes:
+    def reset(self, slots: list[int], episodes: list[Episode | None]) -> bytes:
         """Start ``episodes`` (taken by the driver) in local ``slots``; their observations, aligned,
         and the records of the episodes the reset abandoned (packed)."""
         import numpy as np

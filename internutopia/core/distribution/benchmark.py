@@ -86,12 +86,12 @@ def main(argv: list[str] | None = None) -> None:
     print(f'{os.cpu_count()} CPUs, jetbot, best of {args.rounds} interleaved rounds of {args.steps} steps, '
           'move_by_speed on every slot (cmd) or no command (no cmd)')
     print(f'{"setup":30s} {"slots":>5s} {"ms/step":>8s} {"env-steps/s":>12s} {"x 1 proc, same slots":>20s}'
-          f' {"x 1 proc, env_num=%d" % n:>20s} {"no cmd ms/step":>15s} {"no cmd env-steps/s":>19s}')
+          f' {f"x 1 proc, env_num={n}":>20s} {"no cmd ms/step":>15s} {"no cmd env-steps/s":>19s}')
     for name, slots, _ in setups:
         t, t_idle = best[name, True], best[name, False]
         print(f'{name:30s} {slots:5d} {t * 1e3:8.3f} {slots / t:12.0f} {base[slots] / t:20.2f}'
               f' {(slots / t) / (n / base[n]):20.2f} {t_idle * 1e3:15.3f} {slots / t_idle:19.0f}')
-    for name, slots, _ in setups:
+    for name, _slots, _ in setups:
         if name.startswith('Ray'):
             print(f'Ray path overhead per step, {name}: {(best[name, True] - base[n]) * 1e3:.3f} ms with commands, '
                   f'{(best[name, False] - base_idle[n]) * 1e3:.3f} ms without (vs one process, env_num={n})')

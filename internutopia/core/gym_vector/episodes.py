@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Optional, Union
+from typing import Any
 
 import numpy as np
 
 from internutopia.core.config import TaskCfg
 
 #: A sampler of episodes: called with the env's seeded generator, returns one ``TaskCfg`` or several.
-EpisodeSampler = Callable[[np.random.Generator], Union[TaskCfg, Iterable[TaskCfg]]]
+EpisodeSampler = Callable[[np.random.Generator], TaskCfg | Iterable[TaskCfg]]
 
 class EpisodeSource:
     """A restartable stream of ``TaskCfg`` episodes for the Gymnasium envs.
@@ -30,9 +30,9 @@ class EpisodeSource:
 
     def __init__(self, episodes: Any, default: Sequence[TaskCfg] = (), endless: bool = True) -> None:
         self.endless = endless
-        self._list: Optional[list[TaskCfg]] = None
-        self._sampler: Optional[EpisodeSampler] = None
-        self._iterator: Optional[Iterator[TaskCfg]] = None
+        self._list: list[TaskCfg] | None = None
+        self._sampler: EpisodeSampler | None = None
+        self._iterator: Iterator[TaskCfg] | None = None
         if episodes is None:
             episodes = list(default)
         if isinstance(episodes, TaskCfg):
@@ -58,7 +58,7 @@ class EpisodeSource:
         return self._iterator is None
 
     @property
-    def first(self) -> Optional[TaskCfg]:
+    def first(self) -> TaskCfg | None:
         """The first episode of a list source (``None`` for samplers and iterators)."""
         return self._list[0] if self._list else None
 

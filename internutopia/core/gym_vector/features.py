@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -51,7 +51,7 @@ FEATURES: dict[str, Feature] = {
     'heading': Feature(_heading, lambda obs, robot: True, -1.0, 1.0, doc="``[cos(yaw), sin(yaw)]`` of the robot's base"),
 }
 
-def register_feature(name: str, fn: Callable[[dict, str], np.ndarray], applies: Optional[Callable[[dict, str], bool]] = None,
+def register_feature(name: str, fn: Callable[[dict, str], np.ndarray], applies: Callable[[dict, str], bool] | None = None,
                      low: float = -np.inf, high: float = np.inf, doc: str = '') -> None:
     """Register a derived observation ``name`` computed by ``fn(slot_obs, robot_name)``.
 
@@ -94,7 +94,7 @@ class ObsLayout:
 
     ROBOT_DEFAULTS = ('robot.position', 'robot.orientation', 'robot.joint_positions', 'robot.joint_velocities')
 
-    def __init__(self, sample: dict, robot: str, keys: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, sample: dict, robot: str, keys: Sequence[str] | None = None) -> None:
         self.robot = robot
         if keys is None:
             keys = self.default_keys(sample, robot)
@@ -158,7 +158,7 @@ class ObsLayout:
     def slices(self) -> dict[str, slice]:
         """Where each key lies in the flat vector."""
         bounds = np.cumsum([0] + self.sizes)
-        return {k: slice(int(a), int(b)) for k, a, b in zip(self.keys, bounds[:-1], bounds[1:])}
+        return {k: slice(int(a), int(b)) for k, a, b in zip(self.keys, bounds[:-1], bounds[1:], strict=True)}
 
     # -- values -------------------------------------------------------------------------------
     def flat(self, slot_obs: Sequence[dict]) -> np.ndarray:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,9 +27,9 @@ class FlatEnv(gym.Env):
 
     metadata = {'render_modes': ['rgb_array']}
 
-    def __init__(self, config: Union[Config, str, os.PathLike[str], None] = None, render_mode: Optional[str] = None, *,
-                 vector_env: Optional[VectorEnv] = None, **kwargs: Any) -> None:
-        self._reopen: Optional[Callable[[], VectorEnv]] = None
+    def __init__(self, config: Config | str | os.PathLike[str] | None = None, render_mode: str | None = None, *,
+                 vector_env: VectorEnv | None = None, **kwargs: Any) -> None:
+        self._reopen: Callable[[], VectorEnv] | None = None
         if vector_env is None:
             if config is None:
                 raise TypeError('FlatEnv needs a config (a Config or the path of a YAML config) or vector_env=')
@@ -55,7 +56,7 @@ class FlatEnv(gym.Env):
         """The one-slot vector env underneath."""
         return self._envs
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[Any, dict]:
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Start the next episode (``seed`` restarts the episode source); after :meth:`close`, the
         first episode of a world built again."""
         if self._envs.closed:
@@ -81,7 +82,7 @@ class FlatEnv(gym.Env):
             return {k: np.array(v[0]) for k, v in obs.items()}
         return obs[0]
 
-    def render(self) -> Optional[np.ndarray]:
+    def render(self) -> np.ndarray | None:
         """The slot's overview image with ``render_mode='rgb_array'``."""
         return self._envs.render()
 

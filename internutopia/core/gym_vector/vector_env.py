@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Optional, Union
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -30,7 +30,7 @@ class SlotView:
 
     _READ_ONLY = ('slot', 'task_config', 'episode_index', 'steps', 'robot_name')
 
-    def __init__(self, env: 'VectorEnv', slot: int) -> None:
+    def __init__(self, env: VectorEnv, slot: int) -> None:
         object.__setattr__(self, '_env', env)
         object.__setattr__(self, '_slot', slot)
 
@@ -40,7 +40,7 @@ class SlotView:
         return self._slot
 
     @property
-    def task_config(self) -> Optional[TaskCfg]:
+    def task_config(self) -> TaskCfg | None:
         """The running (or just finished) episode's config."""
         episode = self._env.vec_env.runner.episodes[self._slot]
         return episode.config if episode is not None else None
@@ -66,7 +66,7 @@ class SlotView:
             raise AttributeError(f'{name!r} of a sub-environment is read-only')
         object.__setattr__(self, name, value)
 
-def _resolve_config(config: Union[Config, str, os.PathLike[str]], num_envs: Optional[int]) -> Config:
+def _resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None) -> Config:
     if isinstance(config, (str, os.PathLike)):
         config = Config.from_yaml(config)
     if not isinstance(config, Config):
@@ -77,7 +77,7 @@ def _resolve_config(config: Union[Config, str, os.PathLike[str]], num_envs: Opti
         config = config.update(env_num=int(num_envs))
     return config
 
-def _autoreset_mode(mode: Union[AutoresetMode, str]) -> AutoresetMode:
+def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
     if isinstance(mode, AutoresetMode):
         return mode
     for member in AutoresetMode:
@@ -112,12 +112,12 @@ class VectorEnv(gym.vector.VectorEnv):
 
     metadata = {'render_modes': ['rgb_array'], 'autoreset_mode': AutoresetMode.NEXT_STEP}
 
-    def __init__(self, config: Union[Config, str, os.PathLike[str]], *, num_envs: Optional[int] = None,
-                 episodes: Any = None, robot: Optional[str] = None, controller: Optional[str] = None,
-                 obs_mode: str = 'flat', obs_keys: Optional[Sequence[str]] = None, action_repeat: int = 1,
-                 action_space: Optional[spaces.Box] = None,
-                 autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
-                 render_mode: Optional[str] = None) -> None:
+    def __init__(self, config: Config | str | os.PathLike[str], *, num_envs: int | None = None,
+                 episodes: Any = None, robot: str | None = None, controller: str | None = None,
+                 obs_mode: str = 'flat', obs_keys: Sequence[str] | None = None, action_repeat: int = 1,
+                 action_space: spaces.Box | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 render_mode: str | None = None) -> None:
         config = _resolve_config(config, num_envs)
         if obs_mode not in ('flat', 'dict'):
             raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
@@ -159,7 +159,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._slot_obs: list[dict] = list(obs)
         self._ended = np.zeros(self.num_envs, dtype=bool)
-        self._fresh: Optional[list] = list(info)  # the episodes of the construction-time reset
+        self._fresh: list | None = list(info)  # the episodes of the construction-time reset
         self._views = [SlotView(self, i) for i in range(self.num_envs)]
 
     # -- properties ----------------------------------------------------------------------------
@@ -180,13 +180,13 @@ class VectorEnv(gym.vector.VectorEnv):
 
     # -- construction helpers ------------------------------------------------------------------
     def _check_reset(self, slots: list[int], obs: list) -> None:
-        empty = [slot for slot, o in zip(slots, obs) if o is None]
+        empty = [slot for slot, o in zip(slots, obs, strict=True) if o is None]
         if empty:
             raise RuntimeError(f'the episode source ran out of episodes (env(s) {empty} got none); a Gymnasium env '
                                'needs an endless source: a list (it is cycled) or a sampler f(rng) -> TaskCfg')
 
     @staticmethod
-    def _pick_robot(task: TaskCfg, robot: Optional[str]) -> str:
+    def _pick_robot(task: TaskCfg, robot: str | None) -> str:
         names = [r.name for r in task.robots]
         if robot is not None:
             if robot not in names:
@@ -203,7 +203,7 @@ class VectorEnv(gym.vector.VectorEnv):
                              'of a Gymnasium env must have the same robot')
 
     @staticmethod
-    def _pick_controller(robot_group: Any, controller: Optional[str]) -> str:
+    def _pick_controller(robot_group: Any, controller: str | None) -> str:
         names = list(robot_group.controllers)
         if controller is not None:
             if controller not in names:
@@ -242,7 +242,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._check_reset(slots, obs)
         episodes = self._vec.runner.episodes
         out = []
-        for slot, o, task in zip(slots, obs, info):
+        for slot, o, task in zip(slots, obs, info, strict=True):
             self._check_robot(slot, task)
             self.layout.check(o, slot)
             self._slot_obs[slot] = o
@@ -251,8 +251,8 @@ class VectorEnv(gym.vector.VectorEnv):
         return out
 
     # -- Gymnasium API -------------------------------------------------------------------------
-    def reset(self, *, seed: Optional[Union[int, list[Optional[int]]]] = None,
-              options: Optional[dict[str, Any]] = None) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset every sub-environment, or those of ``options['reset_mask']``.
 
         ``seed`` (an int, or a list of ints, one per env) seeds :attr:`np_random` and restarts the
@@ -291,7 +291,7 @@ class VectorEnv(gym.vector.VectorEnv):
             infos = self._take(slots)
         self._fresh = None
         info: dict[str, Any] = {}
-        for slot, slot_info in zip(slots, infos):
+        for slot, slot_info in zip(slots, infos, strict=True):
             info = self._add_info(info, slot_info, slot)
         return self._batch_obs(), info
 
@@ -340,9 +340,9 @@ class VectorEnv(gym.vector.VectorEnv):
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
         truncated = np.zeros(n, dtype=np.bool_)
-        step_info: list[Optional[dict]] = [None] * n
+        step_info: list[dict | None] = [None] * n
         commands = self._commands(actions, np.flatnonzero(live))
-        for repeat in range(self.action_repeat):
+        for _repeat in range(self.action_repeat):
             obs, reward, term, trunc, info = self._vec.step(commands, flags='gymnasium')
             for slot in np.flatnonzero(live):
                 self._slot_obs[slot] = obs[slot]
@@ -364,17 +364,17 @@ class VectorEnv(gym.vector.VectorEnv):
             for slot in slots:
                 infos = self._add_info(infos, {'final_obs': self._single_obs(self._slot_obs[slot]),
                                                'final_info': step_info[slot]}, slot)
-            for slot, reset_info in zip(slots, self._take(slots)):
+            for slot, reset_info in zip(slots, self._take(slots), strict=True):
                 infos = self._add_info(infos, reset_info, slot)
             ended[:] = False
         if len(to_reset):
             slots = [int(i) for i in to_reset]
-            for slot, reset_info in zip(slots, self._take(slots)):
+            for slot, reset_info in zip(slots, self._take(slots), strict=True):
                 infos = self._add_info(infos, reset_info, slot)
         self._ended = ended
         return self._batch_obs(), rewards, terminated, truncated, infos
 
-    def render(self) -> Optional[np.ndarray]:
+    def render(self) -> np.ndarray | None:
         """With ``render_mode='rgb_array'``: one overview image ``(H, W, 3)`` of the whole grid (all envs)."""
         if self.render_mode == 'rgb_array':
             return self._vec.render()
@@ -408,7 +408,7 @@ class VectorEnv(gym.vector.VectorEnv):
         if len(values) != self.num_envs:
             raise ValueError('Values must be a list or tuple with length equal to the number of environments. '
                              f'Got `{len(values)}` values for {self.num_envs} environments.')
-        for view, value in zip(self._views, values):
+        for view, value in zip(self._views, values, strict=True):
             setattr(view, name, value)
 
     def close_extras(self, **kwargs: Any) -> None:

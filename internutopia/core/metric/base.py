@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from internutopia.core.config import MetricCfg, TaskCfg
 from internutopia.core.registry import Registry
 from internutopia.core.view import EnvView
@@ -25,6 +23,14 @@ class BaseMetric:
     """
 
     registry: Registry[type[BaseMetric]] = Registry('metric')
+    config: MetricCfg
+    name: str
+    # Attributes of one slot's metric (InternUtopia's signature), set in __init__ / set_up_runtime.
+    task_config: TaskCfg
+    metric_config: dict[str, Any]
+    env_id: Any
+    env_offset: Any
+    task_name: Any
     #: InternUtopia's name of the registry table.
     metrics = registry.table
 
@@ -79,7 +85,9 @@ class BaseMetric:
         else the episode's first robot; ``ValueError`` naming the robots when it is not there.
         """
         names = [robot.name for robot in task.robots]
-        name = self.config.metric_config.get('robot_name', getattr(task, 'robot_name', None))
+        name = getattr(self.config, 'robot_name', None)  # a metric config's own field (InternUtopia's)
+        if name is None:
+            name = self.config.metric_config.get('robot_name', getattr(task, 'robot_name', None))
         if name is None:
             if not names:
                 raise ValueError(f'{self.name}: the episode has no robot to measure')

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -14,18 +15,20 @@ from internutopia.core.robot.base import NO_ID, Entity
 class BaseObject(Entity):
     """An object type. ``build_spec`` returns a spec whose root body is :attr:`base_body`."""
 
-    registry: Registry[type['BaseObject']] = Registry('object')
+    registry: Registry[type[BaseObject]] = Registry('object')
+    name: str
+    config: Any
     #: InternUtopia's name of the registry table.
     objs = registry.table
     base_body = 'body'
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseObject']], type['BaseObject']]:
+    def register(cls, name: str) -> Callable[[type[BaseObject]], type[BaseObject]]:
         """Class decorator registering an object type under ``name``."""
         return cls.registry.register(name)
 
     @classmethod
-    def create(cls, config: ObjectCfg, env_num: int, sim: SimConfig, where: str = '') -> 'BaseObject':
+    def create(cls, config: ObjectCfg, env_num: int, sim: SimConfig, where: str = '') -> BaseObject:
         """Instantiate the object class registered for ``config.type``."""
         return cls.registry.get(config.type, where)(config, env_num, sim)
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from internutopia.core.config import RewardCfg, TaskCfg
 from internutopia.core.registry import Registry
 from internutopia.core.view import EnvView
@@ -21,6 +19,10 @@ class BaseReward:
     """
 
     registry: Registry[type[BaseReward]] = Registry('reward')
+    # Attributes of one slot's reward (InternUtopia's signature (task, settings)).
+    task: Any
+    state: Any
+    settings: dict[str, Any]
     #: InternUtopia's name of the registry table.
     rewards = registry.table
 
@@ -48,7 +50,7 @@ class BaseReward:
         from internutopia.core.extension_style import is_per_slot
 
         reward_class = cls.registry.get(config.type, where)
-        if is_per_slot(reward_class, BaseReward, ('init_setting', '_calc_next_state', 'reset'), ('calc',),
+        if is_per_slot(reward_class, BaseReward, ('init_setting', '_calc_next_state'), ('calc', 'reset'),
                        init_params=('settings', 'task')):
             from internutopia.core.reward.slot import SlotRewardAdapter
 

@@ -129,12 +129,14 @@ class IArticulation(PoseMixin):
         values = _values(positions, len(indices), 'positions')
         self.group.world.data.qpos[self.slot, self.group.joint_qposadr[self.slot][indices]] = values
         self.group.world.forward(np.array([self.slot]))
+        self.group.state_changed(self.slot)
 
     def set_joint_velocities(self, velocities: Sequence[float], joint_indices: Any = None) -> None:
         """Set joint velocities."""
         indices = self._indices(joint_indices)
         values = _values(velocities, len(indices), 'velocities')
         self.group.world.data.qvel[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
+        self.group.state_changed(self.slot)
 
     def get_applied_action(self) -> ArticulationAction:
         """The servo targets in force (position and velocity servos) and applied joint torques."""

@@ -26,6 +26,11 @@ ArrayLike = Sequence[Any] | np.ndarray | None
 class ArticulationAction:
     """Joint position, velocity and effort targets (any of them ``None``), for ``joint_indices``."""
 
+    joint_positions: ArrayLike
+    joint_velocities: ArrayLike
+    joint_efforts: ArrayLike
+    joint_indices: ArrayLike
+
     def __init__(self, joint_positions: ArrayLike = None, joint_velocities: ArrayLike = None,
                  joint_efforts: ArrayLike = None, joint_indices: ArrayLike = None) -> None:
         self.joint_positions = joint_positions

@@ -16,8 +16,21 @@ from internutopia.core.robot.articulation import IArticulation
 from internutopia.core.robot.articulation_action import ArticulationAction
 
 
+def require_initialized(func: Any) -> Any:
+    """Decorator of :class:`ArticulationSubset` methods (InternUtopia's): the joints are looked up first."""
+
+    def wrapper(self: ArticulationSubset, *args: Any, **kwargs: Any) -> Any:
+        _ = self.joint_indices
+        return func(self, *args, **kwargs)
+
+    return wrapper
+
+
 class ArticulationSubset:
     """Joints ``joint_names`` of ``articulation`` (an :class:`IArticulation`), in that order."""
+
+    articulation: IArticulation
+    joint_names: list[str]
 
     def __init__(self, articulation: IArticulation, joint_names: Sequence[str]) -> None:
         self.articulation = articulation
@@ -95,4 +108,4 @@ class ArticulationSubset:
                                   joint_efforts=[applied.joint_efforts[i] for i in pick], joint_indices=self.joint_indices)
 
 
-__all__ = ['ArticulationSubset']
+__all__ = ['ArticulationSubset', 'require_initialized']

@@ -19,7 +19,8 @@ named :attr:`BaseRobot.base_body`) and registers itself::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -94,7 +95,7 @@ class Entity:
         """The compiled-model name of this entity's ``element`` (the same in every slot)."""
         return f'{self.name}/{element}'
 
-    def bind(self, world: 'Pack', slots: np.ndarray) -> None:
+    def bind(self, world: Pack, slots: np.ndarray) -> None:
         """Look up this entity's model ids for the slots ``slots`` of ``world`` (after a change)."""
         self.world = world
         self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
@@ -120,7 +121,7 @@ class Entity:
     def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg | ObjectCfg]) -> None:
         """Put the entity of each slot at its episode's start pose, at rest."""
         qpos = self.world.data.qpos
-        for slot, config in zip(slots, configs):
+        for slot, config in zip(slots, configs, strict=True):
             adr = self.root_qposadr[slot]
             if adr == NO_ID:
                 continue
@@ -174,6 +175,11 @@ class Entity:
         else:
             raise ValueError(f'{self.name!r} in env {slot} is fixed in its scene: its base cannot be moved')
         self.world.forward(np.array([slot]))
+        self.state_changed(slot)
+
+    def state_changed(self, slot: int) -> None:
+        """Called after ``slot``'s state was written outside a step (rows cached for the step go)."""
+        self.__dict__.get('_row_cache', {}).pop(slot, None)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays with a leading ``len(slots)`` axis."""
@@ -197,7 +203,7 @@ class BaseRobot(Entity, SlotRobotMixin):
     :mod:`internutopia.core.robot.slot` and ``docs/extensions.md``).
     """
 
-    registry: Registry[type['BaseRobot']] = Registry('robot')
+    registry: Registry[type[BaseRobot]] = Registry('robot')
     #: InternUtopia's name of the registry table.
     robots = registry.table
     #: Names of the joints reported as ``joint_positions``/``joint_velocities`` (model order if empty).
@@ -231,7 +237,7 @@ class BaseRobot(Entity, SlotRobotMixin):
         self._joint_ranges: tuple[tuple[int, int], tuple[int, int]] | None = None
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseRobot']], type['BaseRobot']]:
+    def register(cls, name: str) -> Callable[[type[BaseRobot]], type[BaseRobot]]:
         """Class decorator registering a robot type under ``name`` (the config's ``type``)."""
         return cls.registry.register(name)
 
@@ -241,7 +247,7 @@ class BaseRobot(Entity, SlotRobotMixin):
     supports_scale: bool = False
 
     @classmethod
-    def create(cls, config: RobotCfg, env_num: int, sim: SimConfig, where: str = '') -> 'BaseRobot':
+    def create(cls, config: RobotCfg, env_num: int, sim: SimConfig, where: str = '') -> BaseRobot:
         """Instantiate the robot class registered for ``config.type``.
 
         Raises:
@@ -260,7 +266,7 @@ class BaseRobot(Entity, SlotRobotMixin):
             return robot_class(config, env_num, sim)
         # An upstream-style class: its nearest built-in base runs the physics for every slot, and
         # one instance per slot and episode decides actions and observations.
-        physics = vectorized_base(robot_class, BaseRobot)
+        physics = vectorized_base(robot_class, BaseRobot, PER_SLOT_ROBOT_METHODS, ('get_obs',))
         if physics is BaseRobot:
             from internutopia.core.robot.model import ModelRobot
 
@@ -319,7 +325,7 @@ class BaseRobot(Entity, SlotRobotMixin):
             sensor.add_to_spec(spec)
         return spec
 
-    def bind(self, world: 'Pack', slots: np.ndarray) -> None:
+    def bind(self, world: Pack, slots: np.ndarray) -> None:
         super().bind(world, slots)
         model = world.model
         names = self.joint_names or self._hinge_joint_names(model)
@@ -352,6 +358,7 @@ class BaseRobot(Entity, SlotRobotMixin):
             part.reset(slots)
         for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
             self._slot_configs[slot] = config
+            self.__dict__.get('_row_cache', {}).pop(slot, None)  # a new start state
             old = self._slot_instances.pop(slot, None)
             if old is not None and self.slot_class is not None:
                 old.cleanup()
@@ -365,8 +372,29 @@ class BaseRobot(Entity, SlotRobotMixin):
                 raise TypeError('get_obs(slots) of a robot group needs the slots to observe')
             return self._slot_obs()
         if self.slot_class is not None:
-            return [self.slot_instance(slot).get_obs() for slot in np.asarray(slots).tolist()]
+            slots = np.asarray(slots, dtype=np.intp)
+            self._cache_rows(slots)  # the group's own rows, read once for all slots (instances use them)
+            return [self.slot_instance(slot).get_obs() for slot in slots.tolist()]
         return self.vector_obs(slots)
+
+    def _cache_rows(self, slots: np.ndarray) -> None:
+        """Keep each of ``slots``' row of :meth:`vector_obs`, stamped with the slot's sim time."""
+        from internutopia.core.util.trees import row
+
+        tree = self.vector_obs(slots)
+        times = self.world.data.time
+        cache = self.__dict__.setdefault('_row_cache', {})
+        for index, slot in enumerate(slots.tolist()):
+            cache[slot] = (float(times[slot]), row(tree, index))
+
+    def slot_row(self, slot: int) -> dict[str, Any]:
+        """``slot``'s row of :meth:`vector_obs` now (from the step's cached rows when they are current)."""
+        from internutopia.core.util.trees import row
+
+        cached = self.__dict__.get('_row_cache', {}).get(slot)
+        if cached is not None and cached[0] == float(self.world.data.time[slot]):
+            return dict(cached[1])
+        return row(self.vector_obs(np.array([slot], dtype=np.intp)), 0)
 
     def vector_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """The group's own observation arrays of ``slots`` (position, orientation, joints, controllers, sensors)."""

@@ -125,6 +125,7 @@ class IRigidBody(PoseMixin):
             mujoco.mju_rotVecQuat(local, velocity, inverse)
             velocity = local
         self.entity.world.data.qvel[self.slot, dof + part.start:dof + part.stop] = velocity
+        self.entity.state_changed(self.slot)
 
     def get_mass(self) -> float:
         """The body's mass, kg."""

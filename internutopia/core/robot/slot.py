@@ -36,6 +36,13 @@ class SlotRobotMixin:
 
     _slot_group: BaseRobot | None = None
     _slot: int = -1
+    # Attributes of one slot's robot (set by _init_slot), as InternUtopia's robots have them.
+    name: str
+    config: Any
+    articulation: IArticulation
+    controllers: OrderedDict
+    sensors: OrderedDict
+    obs_keys: list[str]
 
     @property
     def per_slot(self) -> bool:
@@ -74,10 +81,7 @@ class SlotRobotMixin:
 
     def _slot_obs(self) -> dict[str, Any]:
         """This slot's row of the group's observation (position, orientation, joints, controllers, sensors)."""
-        from internutopia.core.util.trees import row
-
-        group = self._slot_group
-        return row(group.vector_obs(np.array([self._slot], dtype=np.intp)), 0)
+        return self._slot_group.slot_row(self._slot)
 
     def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
         """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""
@@ -173,7 +177,8 @@ class SlotActionSink:
 
     def apply(self, slots: np.ndarray, actions: list[Any]) -> None:
         for slot, action in zip(slots.tolist(), actions, strict=True):
-            self.group.slot_instance(slot).apply_action(action)
+            # Each slot gets its own dict: scripts often send one object to every slot.
+            self.group.slot_instance(slot).apply_action(dict(action))
 
 
 __all__ = ['SlotActionSink', 'SlotRobotMixin']

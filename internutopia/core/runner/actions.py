@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class ActionParsing:
         # same robots and controllers, so an action object is resolved and parsed once per
         # structure per step, and each further slot only joins the commands.
         parsed_once: dict[tuple[int, int], Any] = {}
-        resolved: dict[tuple[int, Optional[str]], list[tuple[Any, Any]]] = {}
+        resolved: dict[tuple[int, str | None], list[tuple[Any, Any]]] = {}
         structures = self.structures
         for slot in active.tolist():
             entry = actions[slot]

@@ -7,7 +7,8 @@ slots; :func:`split_rows` turns them into per-slot dicts and :func:`scatter` int
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -126,7 +127,7 @@ class ObservationAssembly:
             members = self.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
-                for slot, task_obs in zip(members, split_rows(extra, len(members))):
+                for slot, task_obs in zip(members, split_rows(extra, len(members)), strict=True):
                     out[row_of[slot]].update(task_obs)
         return out
 
@@ -146,7 +147,7 @@ class ObservationAssembly:
         for group in groups:
             members = group.slots[row_of[group.slots] >= 0]
             if len(members):
-                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members))):
+                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members)), strict=True):
                     out[row_of[slot]][group.name] = entity_obs
         return out
 

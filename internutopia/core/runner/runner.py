@@ -8,10 +8,12 @@ share a robot, controller, task or metric), never per slot, except building the 
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from internutopia.core.metric.base import BaseMetric
 from internutopia.core.object.base import BaseObject
 from internutopia.core.results import ResultsWriter
 from internutopia.core.reward.base import BaseReward
-from internutopia.core.robot.base import BaseRobot, Entity, rows_of
+from internutopia.core.robot.base import BaseRobot, Entity
 from internutopia.core.runner.actions import ActionParsing, Unbatched
 from internutopia.core.runner.observations import ObservationAssembly
 from internutopia.core.runner.upstream import UpstreamRunnerMembers
@@ -70,10 +72,17 @@ _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum l
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
 
+def _check_file(path: str | None, field: str, what: str) -> None:
+    """``ValueError`` naming ``field`` when ``path`` is set but names no file (checked before anything changes)."""
+    if path and not os.path.isfile(os.path.expanduser(path)):
+        raise ValueError(f'{field}: {what} file not found: {path!r} '
+                         f'(a relative path is taken from the working directory {os.getcwd()!r})')
+
+
 class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
-    def __init__(self, config: Config, episodes: Optional[Iterable[TaskCfg]] = None, queue: Optional[EpisodeQueue] = None) -> None:
+    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeQueue | None = None) -> None:
         check_slots_fit(config.env_num, RUNNER_BYTES_PER_SLOT, "the slots' bookkeeping")
         self.config = config
         self.env_num = config.env_num
@@ -83,9 +92,9 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.backend = get_backend(config.simulator.backend)
         self.world = self.backend.create_world(config.simulator, config.env_num, config.env_offset_size)
         self.status = np.full(self.env_num, SlotStatus.EMPTY, dtype=np.int8)
-        self._active: Optional[np.ndarray] = None  # cached ids of active slots; None when stale
-        self.episodes: list[Optional[Episode]] = [None] * self.env_num
-        self.structures: list[Optional[str]] = [None] * self.env_num
+        self._active: np.ndarray | None = None  # cached ids of active slots; None when stale
+        self.episodes: list[Episode | None] = [None] * self.env_num
+        self.structures: list[str | None] = [None] * self.env_num
         self.steps = np.zeros(self.env_num, dtype=np.int64)
         self.started_at = np.zeros(self.env_num)
         self.robot_groups: dict[str, BaseRobot] = {}
@@ -93,7 +102,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.slot_robots: list[dict[str, BaseRobot]] = [{} for _ in range(self.env_num)]
         self.slot_objects: list[dict[str, BaseObject]] = [{} for _ in range(self.env_num)]
         self.tasks: dict[str, BaseTask] = {}
-        self.slot_task: list[Optional[BaseTask]] = [None] * self.env_num
+        self.slot_task: list[BaseTask | None] = [None] * self.env_num
         self.metrics: dict[str, BaseMetric] = {}
         #: Rewards of task configs whose task does not compute them itself (one per distinct config).
         self.rewards: dict[str, BaseReward] = {}
@@ -112,6 +121,9 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         task = episode.config
         where = f'task_configs[{episode.index}]'
         BaseTask.registry.get(task.type, where)
+        _check_file(task.scene_asset_path, f'{where}.scene_asset_path', 'scene')
+        for o, obj in enumerate(task.objects):
+            _check_file(getattr(obj, 'usd_path', None), f'{where}.objects[{o}].usd_path', 'object')
         for m, metric in enumerate(task.metrics):
             BaseMetric.registry.get(metric.type, f'{where}.metrics[{m}]')
         for r, robot in enumerate(task.robots):
@@ -123,7 +135,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             if isinstance(value, RewardCfg):
                 BaseReward.registry.get(value.type, f'{where}.{name}')
 
-    def prepare(self, episodes: list[Optional[Episode]]) -> None:
+    def prepare(self, episodes: list[Episode | None]) -> None:
         """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
 
         Every type is resolved, and every structure the world does not hold yet has its scene
@@ -149,9 +161,9 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
 
             self.world.prepare(structure_key(task), parts)
 
-    def reset(self, slots: list[int]) -> list[Optional[Episode]]:
+    def reset(self, slots: list[int]) -> list[Episode | None]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order."""
-        taken: list[Optional[Episode]] = []
+        taken: list[Episode | None] = []
         try:
             for _ in slots:
                 episode = self.queue.next()
@@ -162,7 +174,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             self.queue.put_back([e for e in taken if e is not None])
             raise
         new_structures = list(self.structures)
-        for slot, episode in zip(slots, taken):
+        for slot, episode in zip(slots, taken, strict=True):
             new_structures[slot] = structure_key(episode.config) if episode is not None else None
         try:
             if new_structures != self.structures or not self.world.built:
@@ -176,10 +188,10 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
                 self._finish(slot, False, False, outcome='abandoned')
         # Write every reset slot's state first, then one forward pass for the whole world, then
         # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
-        for slot, episode in zip(slots, taken):
+        for slot, episode in zip(slots, taken, strict=True):
             self._place_episode(slot, episode)
         self.world.forward(np.asarray(slots))
-        for slot, episode in zip(slots, taken):
+        for slot, episode in zip(slots, taken, strict=True):
             if episode is not None:
                 self._start_episode(slot, episode)
         if len(self.metrics) > _IDLE_METRICS_KEPT:
@@ -195,9 +207,9 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
                 del self.metrics[key]
                 self.members.pop(id(metric), None)
 
-    def _rebuild(self, slots: list[int], taken: list[Optional[Episode]], new_structures: list[Optional[str]]) -> None:
-        configs: list[Optional[TaskCfg]] = [e.config if e is not None else None for e in self.episodes]
-        for slot, episode in zip(slots, taken):
+    def _rebuild(self, slots: list[int], taken: list[Episode | None], new_structures: list[str | None]) -> None:
+        configs: list[TaskCfg | None] = [e.config if e is not None else None for e in self.episodes]
+        for slot, episode in zip(slots, taken, strict=True):
             configs[slot] = episode.config if episode is not None else None
         # Groups are keyed by structure and name: every slot of a group lives in one pack (the
         # same model ids), and a slot keeps its group objects, and so its controller state, while
@@ -238,7 +250,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.slot_robots, self.slot_objects = slot_robots, slot_objects
         self.structures = new_structures
 
-    def _place_episode(self, slot: int, episode: Optional[Episode]) -> None:
+    def _place_episode(self, slot: int, episode: Episode | None) -> None:
         """Hand ``slot`` its episode and write its start state (no forward pass)."""
         self._leave_groups(slot)
         self.episodes[slot] = episode
@@ -351,7 +363,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             info_out[slot]['diverged'] = True
         return obs_out, reward_out, terminated_out, truncated_out, info_out
 
-    def step_arrays(self, actions: dict[str, dict[str, Any]]) -> 'ArrayStep':
+    def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
         active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_batched_actions(actions))
         if len(active) == self.env_num:

@@ -17,8 +17,17 @@ _DONE = 2  # SlotStatus.DONE
 class UpstreamRunnerMembers:
     """InternUtopia's ``SimulatorRunner`` attributes, mixed into :class:`~internutopia.core.runner.Runner`."""
 
-    #: Set by the env: its ``simulation_app``.
+    #: Set by the env: its ``simulation_app`` and ``task_config_manager``.
     simulation_app: Any = None
+    task_config_manager: Any = None
+    #: InternUtopia's bookkeeping attributes, kept for code that reads them.
+    loop: bool = False
+    metrics_config: Any = None
+    render_trigger: int = 0
+    #: This runner's id among the runners of a distributed env (0 in one process).
+    runner_id: int = 0
+    config: Any
+    env_num: int
 
     def _held_slots(self) -> list[int]:
         """Slots holding an episode: running, or ended and not yet reset."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -28,11 +29,11 @@ class BaseSensor(SlotSensorMixin):
     subclasses; see :mod:`internutopia.core.sensor.slot`).
     """
 
-    registry: Registry[type['BaseSensor']] = Registry('sensor')
+    registry: Registry[type[BaseSensor]] = Registry('sensor')
     #: InternUtopia's name of the registry table.
     sensors = registry.table
 
-    def __init__(self, config: SensorCfg, robot: 'BaseRobot', scene: Any = None) -> None:
+    def __init__(self, config: SensorCfg, robot: BaseRobot, scene: Any = None) -> None:
         if scene is not None:  # InternUtopia's signature: one slot's sensor
             self._init_slot(config, robot, scene)
             return
@@ -41,12 +42,12 @@ class BaseSensor(SlotSensorMixin):
         self.robot = robot
 
     @classmethod
-    def register(cls, name: str) -> Callable[[type['BaseSensor']], type['BaseSensor']]:
+    def register(cls, name: str) -> Callable[[type[BaseSensor]], type[BaseSensor]]:
         """Class decorator registering a sensor type under ``name``."""
         return cls.registry.register(name)
 
     @classmethod
-    def create(cls, config: SensorCfg, robot: 'BaseRobot', where: str = '') -> 'BaseSensor':
+    def create(cls, config: SensorCfg, robot: BaseRobot, where: str = '') -> BaseSensor:
         """Instantiate the sensor class registered for ``config.type`` (an upstream-style one runs
         through a per-slot adapter)."""
         from internutopia.core.extension_style import is_per_slot
@@ -68,7 +69,7 @@ class BaseSensor(SlotSensorMixin):
     def add_to_spec(self, spec: mujoco.MjSpec) -> None:
         """Add this sensor's elements (cameras, sites, ...) to the robot's standalone spec."""
 
-    def bind(self, world: 'Pack') -> None:
+    def bind(self, world: Pack) -> None:
         """Look up model indices after a compile."""
 
     def reset(self, slots: np.ndarray) -> None:

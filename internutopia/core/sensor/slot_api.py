@@ -13,6 +13,11 @@ from typing import Any
 class SlotSensorMixin:
     """One slot's sensor: ``get_data()`` is what ``obs[robot]['sensors'][name]`` shows."""
 
+    # Attributes of one slot's sensor (set by _init_slot), as InternUtopia's sensors have them.
+    name: str
+    config: Any
+    obs_keys: list[str]
+
     def _init_slot(self, config: Any, robot: Any, scene: Any) -> None:
         if config.name is None:
             raise ValueError('must specify sensor name.')

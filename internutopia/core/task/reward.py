@@ -21,7 +21,7 @@ def create_reward(reward_config: Any, task: Any) -> BaseReward:
     from internutopia.core.extension_style import is_per_slot
 
     reward_class = BaseReward.registry.get(reward_config.type)
-    if not is_per_slot(reward_class, BaseReward, ('init_setting', '_calc_next_state', 'reset'), ('calc',),
+    if not is_per_slot(reward_class, BaseReward, ('init_setting', '_calc_next_state'), ('calc', 'reset'),
                        init_params=('settings', 'task')):
         raise ValueError(f'reward {reward_config.type!r} serves every slot of its own task type at once; an '
                          'upstream-style (per-slot) task needs a per-slot reward class (calc() returning a float)')

@@ -39,6 +39,22 @@ class SlotMetrics(Mapping):
 class SlotTaskMixin:
     """One slot's episode, InternUtopia's way; see the module docstring."""
 
+    # Attributes of one slot's episode (set by _init_slot), as InternUtopia's tasks have them.
+    name: Any
+    config: Any
+    env_id: int
+    env_offset: list[float]
+    root_path: str
+    scene_prim: Any
+    robots: OrderedDict
+    objects: OrderedDict
+    scene_rigid_bodies: dict[str, Any]
+    metrics: Mapping
+    reward: Any
+    steps: int
+    work: bool
+    loaded: bool
+
     def _init_slot(self, config: Any, scene: Any) -> None:
         from internutopia.core.robot.rigid_body import IRigidBody
 

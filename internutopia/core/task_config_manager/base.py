@@ -19,6 +19,10 @@ class BaseTaskConfigManager:
 
     #: InternUtopia's table of manager classes (one kind here).
     managers: dict[str, type] = {}
+    task_configs: list[TaskCfg]
+    env_num: int
+    env_offset_size: float
+    len_tasks: int
 
     def __init__(self, config: Config) -> None:
         if not isinstance(config, Config):
@@ -38,8 +42,8 @@ class BaseTaskConfigManager:
 
     @property
     def current_task_config_idx(self) -> int:
-        """How many episodes were handed out so far."""
-        return self._queue.taken
+        """How many episodes were handed out so far (0 when the queue is another process's)."""
+        return self._queue.taken if self._queue is not None else 0
 
     def _pop_next_episode(self) -> TaskCfg | None:
         """The next episode's ``TaskCfg`` (a copy), or ``None`` when none is left."""

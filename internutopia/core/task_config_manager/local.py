@@ -30,9 +30,10 @@ class LocalTaskConfigManager(BaseTaskConfigManager):
         manager = cls.__new__(cls)
         BaseTaskConfigManager.__init__(manager, env.config)
         manager._env = env
-        manager._queue = env.runner.queue
+        # A distributed env's queue lives in a Ray actor: its manager reports, it does not hand out.
+        manager._queue = None if env.is_remote else env.runner.queue
         manager.env_id_to_offset_map = {slot: [float(v) for v in origin]
-                                        for slot, origin in enumerate(env.runner.world.origins)}
+                                        for slot, origin in enumerate(slot_origins(env.env_num, env.config.env_offset_size))}
         manager.active_task_configs = {}
         manager._next_env_id = 0
         return manager
@@ -50,6 +51,9 @@ class LocalTaskConfigManager(BaseTaskConfigManager):
         Raises:
             ValueError: ``env_id`` is ``None`` and every slot was handed an episode already.
         """
+        if self._queue is None:
+            raise NotImplementedError('get_next() of a distributed env: its episode queue is a Ray actor that the env '
+                                      'itself draws from; reset slots with env.reset(env_ids=...)')
         if env_id is None:
             if self._next_env_id >= self.env_num:
                 raise ValueError(f'every one of the {self.env_num} env ids was handed an episode; pass the env_id to refill')

@@ -20,4 +20,21 @@ def has_display() -> bool:
     return bool(os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
 
 
-__all__ = ['has_display']
+def is_in_container() -> bool:
+    """True inside a Docker container (InternUtopia's helper)."""
+    return os.path.exists('/.dockerenv')
+
+
+def remove_suffix(name: str) -> str:
+    """``name`` without a trailing ``_<digits>`` (InternUtopia's env-id suffix of robot names).
+
+    >>> remove_suffix('h1_0'), remove_suffix('h1'), remove_suffix('_1')
+    ('h1', 'h1', '_1')
+    """
+    head, underscore, tail = name.rpartition('_')
+    return head if underscore and head and tail.isdigit() else name
+
+
+from internutopia.core.util.log import log  # noqa: E402  (the logger, as InternUtopia exports it)
+
+__all__ = ['has_display', 'is_in_container', 'log', 'remove_suffix']

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: ``INTERNUTOPIA_JIT=0`` (or ``false``/``off``) keeps every step on numpy.
 ENV_SWITCH = 'INTERNUTOPIA_JIT'

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import field_validator
 
 from internutopia.core.config import ControllerCfg
@@ -32,15 +30,22 @@ class H1MoveBySpeedControllerCfg(HolonomicBaseControllerCfg):
     the pelvis as a holonomic base; ``policy_weights_path`` is accepted for compatibility and unused."""
 
     type: str = 'H1MoveBySpeedController'
-    policy_weights_path: Optional[str] = None
-    joint_names: Optional[list[str]] = None
+    policy_weights_path: str | None = None
+    joint_names: list[str] | None = None
 
 
 class G1MoveBySpeedControllerCfg(ControllerCfg):
-    """G1's ``move_by_speed``: velocity commands fed to the trained ONNX walking policy."""
+    """G1's ``move_by_speed``: velocity commands fed to the trained ONNX walking policy.
+
+    ``policy`` picks holosoma's ``'ppo'`` or ``'fastsac'`` policy. ``policy_weights_path`` and
+    ``joint_names`` (InternUtopia's TorchScript policy and its joint order) are accepted and unused:
+    the ONNX policy has its own joint order.
+    """
 
     type: str = 'G1MoveBySpeedController'
     policy: str = 'ppo'
+    policy_weights_path: str | None = None
+    joint_names: list[str] | None = None
 
 
 class MoveToPointBySpeedControllerCfg(ControllerCfg):
@@ -73,7 +78,7 @@ class JointControllerCfg(ControllerCfg):
     """Position targets for ``joint_names`` (all actuated joints when ``None``)."""
 
     type: str = 'JointController'
-    joint_names: Optional[list[str]] = None
+    joint_names: list[str] | None = None
 
 
 #: Frames an :class:`InverseKinematicsControllerCfg` target may be given in.
@@ -92,11 +97,11 @@ class InverseKinematicsControllerCfg(ControllerCfg):
     """
 
     type: str = 'InverseKinematicsController'
-    robot_description_path: Optional[str] = None
-    robot_urdf_path: Optional[str] = None
+    robot_description_path: str | None = None
+    robot_urdf_path: str | None = None
     end_effector_frame_name: str = 'right_gripper'
     threshold: float = 0.01
-    reference: Optional[str] = None
+    reference: str | None = None
 
     @field_validator('threshold')
     @classmethod
@@ -107,7 +112,7 @@ class InverseKinematicsControllerCfg(ControllerCfg):
 
     @field_validator('reference')
     @classmethod
-    def _known_reference(cls, value: Optional[str]) -> Optional[str]:
+    def _known_reference(cls, value: str | None) -> str | None:
         if value is not None and value not in IK_REFERENCES:
             raise ValueError(f'reference must be one of {list(IK_REFERENCES)} or None (world); got {value!r}')
         return value
@@ -119,8 +124,32 @@ class GripperControllerCfg(ControllerCfg):
     type: str = 'GripperController'
 
 
+class RMPFlowControllerCfg(InverseKinematicsControllerCfg):
+    """InternUtopia's RMPflow arm controller (Isaac Sim's Lula motion policy), same fields.
+
+    Lula is part of Isaac Sim; here the target ``[position, orientation]`` is reached by the
+    inverse-kinematics controller on the MuJoCo model (no obstacle avoidance). The Lula files
+    (``robot_description_path``, ``robot_urdf_path``, ``rmpflow_config_path``) are accepted and unused.
+    """
+
+    type: str = 'RMPFlowController'
+    rmpflow_config_path: str | None = None
+
+
+class RecoverControllerCfg(ControllerCfg):
+    """Puts a robot back on its feet: upright, at ``recover_height`` (m), keeping its x, y and heading.
+
+    InternUtopia's recover controller drives H1's joints back to standing; here the base is set
+    upright directly (the action is ignored: send ``[]``).
+    """
+
+    type: str = 'RecoverController'
+    recover_height: float
+
+
 __all__ = [
     'DifferentialDriveControllerCfg', 'G1MoveBySpeedControllerCfg', 'GripperControllerCfg', 'H1MoveBySpeedControllerCfg',
     'HolonomicBaseControllerCfg', 'InverseKinematicsControllerCfg', 'JointControllerCfg',
-    'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RotateControllerCfg',
+    'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RMPFlowControllerCfg',
+    'RecoverControllerCfg', 'RotateControllerCfg',
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import Field
 
@@ -12,11 +12,13 @@ from internutopia.core.config import MetricCfg
 class TraveledDistanceMetricCfg(MetricCfg):
     """Path length of a robot's base over the episode, in metres.
 
-    ``metric_config={'robot_name': 'h1'}`` picks the robot (default: the episode's first robot).
+    ``robot_name`` (InternUtopia's field, or ``metric_config={'robot_name': 'h1'}``) picks the
+    robot; default: the episode's first robot.
     """
 
     type: str = 'TraveledDistanceMetric'
-    name: Optional[str] = 'traveled_distance'
+    name: str | None = 'traveled_distance_metric'
+    robot_name: str | None = None
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -31,7 +33,7 @@ class SuccessMetricCfg(MetricCfg):
     """``True`` when the episode ends with the robot closer than ``success_distance`` to the goal."""
 
     type: str = 'SuccessMetric'
-    name: Optional[str] = 'success'
+    name: str | None = 'success'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -43,7 +45,7 @@ class SPLMetricCfg(MetricCfg):
     """
 
     type: str = 'SPLMetric'
-    name: Optional[str] = 'spl'
+    name: str | None = 'spl'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -51,7 +53,7 @@ class DistanceToGoalMetricCfg(MetricCfg):
     """xy distance (m) from the robot's base to the goal when the episode ends."""
 
     type: str = 'DistanceToGoalMetric'
-    name: Optional[str] = 'distance_to_goal'
+    name: str | None = 'distance_to_goal'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -59,7 +61,7 @@ class StepsMetricCfg(MetricCfg):
     """Number of env steps the episode ran."""
 
     type: str = 'StepsMetric'
-    name: Optional[str] = 'steps'
+    name: str | None = 'steps'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -74,7 +76,7 @@ class CollisionCountMetricCfg(MetricCfg):
     """
 
     type: str = 'CollisionCountMetric'
-    name: Optional[str] = 'collisions'
+    name: str | None = 'collisions'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -87,7 +89,7 @@ class PickPlaceSuccessMetricCfg(MetricCfg):
     """``True`` when a pick-and-place episode ended with the object resting at its goal, let go."""
 
     type: str = 'PickPlaceSuccessMetric'
-    name: Optional[str] = 'success'
+    name: str | None = 'success'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -95,7 +97,7 @@ class ObjectDistanceToGoalMetricCfg(MetricCfg):
     """Distance (m, 3-D) from the target object to ``goal_position`` when the episode ends."""
 
     type: str = 'ObjectDistanceToGoalMetric'
-    name: Optional[str] = 'distance_to_goal'
+    name: str | None = 'distance_to_goal'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -103,7 +105,7 @@ class DroppedMetricCfg(MetricCfg):
     """``True`` if the target object fell out of the closed gripper after being lifted."""
 
     type: str = 'DroppedMetric'
-    name: Optional[str] = 'dropped'
+    name: str | None = 'dropped'
     metric_config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -116,9 +118,9 @@ class RecordingMetricCfg(MetricCfg):
     """
 
     type: str = 'RecordingMetric'
-    name: Optional[str] = 'recording_metric'
+    name: str | None = 'recording_metric'
     robot_name: str
-    fields: Optional[list[str]] = None
+    fields: list[str] | None = None
 
 
 __all__ += ['DroppedMetricCfg', 'ObjectDistanceToGoalMetricCfg', 'PickPlaceSuccessMetricCfg', 'RecordingMetricCfg']

@@ -11,14 +11,12 @@ name, size, colour, mass, file and flags are structure; its ``position``/``orien
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import field_validator
 
 from internutopia.core.config import ObjectCfg
 
 
-def _check_color(value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+def _check_color(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
     if value is None:
         return value
     if len(value) not in (3, 4) or any(not 0.0 <= c <= 1.0 for c in value):
@@ -38,12 +36,12 @@ class _BoxCfg(ObjectCfg):
     It declares no ``type``, so it is not an object type of its own.
     """
 
-    color: Optional[tuple[float, ...]] = None
+    color: tuple[float, ...] | None = None
     scale: tuple[float, float, float] = (0.1, 0.1, 0.1)
 
     @field_validator('color')
     @classmethod
-    def _color_rgba(cls, value: Optional[tuple[float, ...]]) -> Optional[tuple[float, ...]]:
+    def _color_rgba(cls, value: tuple[float, ...] | None) -> tuple[float, ...] | None:
         return _check_color(value)
 
     @field_validator('scale')
@@ -56,17 +54,27 @@ class DynamicCubeCfg(_BoxCfg):
     """A rigid box with a free joint: it falls, slides and can be pushed.
 
     ``scale`` is the box's full size in metres (x, y, z), as in InternUtopia (a unit cube scaled).
-    ``mass`` in kg; ``None`` uses a density of 1000 kg/m^3. ``color`` is rgb or rgba in [0, 1].
+    ``mass`` in kg; else ``density`` in kg/m^3 (default 1000). ``color`` is rgb or rgba in [0, 1].
+    ``collider=False`` makes it pass through everything (it still falls).
     """
 
     type: str = 'DynamicCube'
-    mass: Optional[float] = None
+    mass: float | None = None
+    density: float | None = None
+    collider: bool = True
 
     @field_validator('mass')
     @classmethod
-    def _mass_positive(cls, value: Optional[float]) -> Optional[float]:
+    def _mass_positive(cls, value: float | None) -> float | None:
         if value is not None and not value > 0:
             raise ValueError(f'mass must be > 0 kg or None (density 1000 kg/m^3); got {value}')
+        return value
+
+    @field_validator('density')
+    @classmethod
+    def _density_positive(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f'density must be > 0 kg/m^3 or None (1000); got {value}')
         return value
 
 
@@ -94,11 +102,11 @@ class UsdObjCfg(ObjectCfg):
     usd_path: str
     collider: bool = True
     dynamic: bool = False
-    mass: Optional[float] = None
+    mass: float | None = None
 
     @field_validator('mass')
     @classmethod
-    def _mass_positive(cls, value: Optional[float]) -> Optional[float]:
+    def _mass_positive(cls, value: float | None) -> float | None:
         if value is not None and not value > 0:
             raise ValueError(f'mass must be > 0 kg or None (the file\'s own masses); got {value}')
         return value

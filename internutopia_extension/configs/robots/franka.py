@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
@@ -54,10 +52,10 @@ class FrankaRobotCfg(RobotCfg):
 
     name: str = 'franka'
     type: str = 'FrankaRobot'
-    prim_path: Optional[str] = '/franka'
-    usd_path: Optional[str] = None
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+    prim_path: str | None = '/franka'
+    usd_path: str | None = None
+    controllers: list[SerializeAsAny[ControllerCfg]] | None = None
+    sensors: list[SerializeAsAny[SensorCfg]] | None = None
 
 
 __all__ = ['FRANKA_ARM_JOINTS', 'FrankaRobotCfg', 'arm_ik_cfg', 'gripper_cfg', 'joint_controller_cfg', 'wrist_camera_cfg']

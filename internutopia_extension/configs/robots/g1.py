@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
@@ -45,7 +43,7 @@ class G1RobotCfg(RobotCfg):
 
     name: str = 'g1'
     type: str = 'G1Robot'
-    prim_path: Optional[str] = '/g1'
+    prim_path: str | None = '/g1'
     position: tuple[float, float, float] = (0.0, 0.0, 0.757)
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+    controllers: list[SerializeAsAny[ControllerCfg]] | None = None
+    sensors: list[SerializeAsAny[SensorCfg]] | None = None

@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
@@ -17,6 +15,7 @@ from internutopia_extension.configs.controllers import (
     JointControllerCfg,
     MoveAlongPathPointsControllerCfg,
     MoveToPointBySpeedControllerCfg,
+    RecoverControllerCfg,
     RotateControllerCfg,
 )
 from internutopia_extension.configs.sensors import RepCameraCfg
@@ -42,9 +41,12 @@ rotate_cfg = RotateControllerCfg(name='rotate', rotation_speed=2.0, threshold=0.
 
 joint_controller = JointControllerCfg(name='joint_controller', joint_names=H1_JOINT_NAMES)
 
-h1_camera_cfg = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(640, 480))
+#: Stands a fallen H1 back up at its standing pelvis height (InternUtopia's ``recover_cfg``).
+recover_cfg = RecoverControllerCfg(name='recover', recover_height=1.05, sub_controllers=[joint_controller])
 
-h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera', resolution=(640, 480))
+h1_camera_cfg = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(640, 480), depth=True)
+
+h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera', resolution=(640, 480), depth=True)
 
 
 class H1RobotCfg(RobotCfg):
@@ -52,7 +54,7 @@ class H1RobotCfg(RobotCfg):
 
     name: str = 'h1'
     type: str = 'H1Robot'
-    prim_path: Optional[str] = '/h1'
+    prim_path: str | None = '/h1'
     position: tuple[float, float, float] = (0.0, 0.0, 1.05)
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = None
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+    controllers: list[SerializeAsAny[ControllerCfg]] | None = None
+    sensors: list[SerializeAsAny[SensorCfg]] | None = None

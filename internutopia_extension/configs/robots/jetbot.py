@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import Field, SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
@@ -44,7 +42,7 @@ class JetbotRobotCfg(RobotCfg):
 
     name: str = 'jetbot'
     type: str = 'JetbotRobot'
-    prim_path: Optional[str] = '/jetbot'
-    controllers: Optional[list[SerializeAsAny[ControllerCfg]]] = Field(
+    prim_path: str | None = '/jetbot'
+    controllers: list[SerializeAsAny[ControllerCfg]] | None = Field(
         default_factory=lambda: [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg, rotate_cfg])
-    sensors: Optional[list[SerializeAsAny[SensorCfg]]] = None
+    sensors: list[SerializeAsAny[SensorCfg]] | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import field_validator, model_validator
 
@@ -19,19 +19,25 @@ class RepCameraCfg(SensorCfg):
     place the camera in the body's frame, looking along its -z axis with +y up (the USD and MuJoCo
     camera convention); when left out, a default mount of the robot is used. ``multisamples`` is
     the image's anti-aliasing in samples per pixel: 0 (the default) draws each pixel once, since
-    MuJoCo's own default of 4 makes a frame several times slower on a CPU.
+    MuJoCo's own default of 4 makes a frame several times slower on a CPU. ``pointcloud`` adds the
+    env-local points the camera sees (``float32 (N, 3)``); ``report_rendered`` adds whether the image
+    was refreshed on this step. ``landmarks`` (InternUtopia's semantic boxes) needs semantic labels
+    MuJoCo rendering does not have: ``True`` is an error.
     """
 
     type: str = 'RepCamera'
     resolution: tuple[int, int] = (640, 480)
     rgba: bool = True
     depth: bool = False
+    pointcloud: bool = False
     camera_params: bool = False
+    landmarks: bool = False
+    report_rendered: bool = False
     clipping_range_m: tuple[float, float] = (0.01, 1000.0)
     fovy_deg: float = 60.0
-    position: Optional[tuple[float, float, float]] = None
-    translation: Optional[tuple[float, float, float]] = None
-    orientation: Optional[tuple[float, float, float, float]] = None
+    position: tuple[float, float, float] | None = None
+    translation: tuple[float, float, float] | None = None
+    orientation: tuple[float, float, float, float] | None = None
     multisamples: int = 0
 
     @field_validator('resolution')
@@ -64,13 +70,13 @@ class RepCameraCfg(SensorCfg):
 
     @field_validator('orientation')
     @classmethod
-    def _unit_quaternion(cls, value: Optional[tuple[float, float, float, float]]) -> Any:
+    def _unit_quaternion(cls, value: tuple[float, float, float, float] | None) -> Any:
         if value is not None and not 0.5 < sum(v * v for v in value) ** 0.5 < 2.0:
             raise ValueError(f'orientation must be a wxyz unit quaternion; got {value}')
         return value
 
     @model_validator(mode='after')
-    def _one_position(self) -> 'RepCameraCfg':
+    def _one_position(self) -> RepCameraCfg:
         if self.position is not None and self.translation is not None and tuple(self.position) != tuple(self.translation):
             raise ValueError(f'position {self.position} and translation {self.translation} are the same setting '
                              '(camera offset in the body frame); give one of them')

@@ -34,7 +34,7 @@ __all__ = ['FiniteStepTaskCfg', 'SingleInferenceTaskCfg']
 
 # ------------------------------------------------------------------------------------------------
 # Point-goal navigation (appended with PointNavTask)
-from typing import Any, Optional  # noqa: E402
+from typing import Any  # noqa: E402
 
 from pydantic import Field, SerializeAsAny, model_validator  # noqa: E402
 
@@ -55,11 +55,11 @@ class PointNavProgressRewardCfg(RewardCfg):
     """
 
     type: str = 'PointNavProgressReward'
-    reward_settings: Optional[dict[str, Any]] = None
+    reward_settings: dict[str, Any] | None = None
 
     @field_validator('reward_settings')
     @classmethod
-    def _known_settings(cls, value: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    def _known_settings(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return value
         unknown = sorted(set(value) - set(POINT_NAV_REWARD_DEFAULTS))
@@ -98,9 +98,9 @@ class PointNavTaskCfg(TaskCfg):
     goal: tuple[float, float, float]
     success_distance: float = 0.3
     max_steps: int = 500
-    reward: Optional[SerializeAsAny[RewardCfg]] = Field(default_factory=PointNavProgressRewardCfg)
-    shortest_path_length: Optional[float] = None
-    robot_name: Optional[str] = None
+    reward: SerializeAsAny[RewardCfg] | None = Field(default_factory=PointNavProgressRewardCfg)
+    shortest_path_length: float | None = None
+    robot_name: str | None = None
     metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=_default_point_nav_metrics)
 
     @field_validator('success_distance')
@@ -119,7 +119,7 @@ class PointNavTaskCfg(TaskCfg):
 
     @field_validator('reward')
     @classmethod
-    def _reward_of_its_type(cls, value: Optional[RewardCfg]) -> Optional[RewardCfg]:
+    def _reward_of_its_type(cls, value: RewardCfg | None) -> RewardCfg | None:
         # A plain RewardCfg(type='PointNavProgressReward', ...) gets its type's own checks here.
         if value is not None:
             target = RewardCfg.config_class_for(value.type)
@@ -129,13 +129,13 @@ class PointNavTaskCfg(TaskCfg):
 
     @field_validator('shortest_path_length')
     @classmethod
-    def _path_length_non_negative(cls, value: Optional[float]) -> Optional[float]:
+    def _path_length_non_negative(cls, value: float | None) -> float | None:
         if value is not None and value < 0:
             raise ValueError(f'shortest_path_length must be >= 0 metres or None; got {value}')
         return value
 
     @model_validator(mode='after')
-    def _robot_present(self) -> 'PointNavTaskCfg':
+    def _robot_present(self) -> PointNavTaskCfg:
         names = [robot.name for robot in self.robots]
         if not names:
             raise ValueError('a PointNavTask needs a robot: robots is empty')
@@ -191,12 +191,12 @@ class ManipulationTaskCfg(TaskCfg):
 
     type: str = 'ManipulationTask'
     max_steps: int
-    prompt: Optional[str] = ''
+    prompt: str | None = ''
     target: str
     episode_idx: int
-    goal_position: Optional[tuple[float, float, float]] = None
+    goal_position: tuple[float, float, float] | None = None
     success_distance: float = 0.03
-    robot_name: Optional[str] = None
+    robot_name: str | None = None
 
     @field_validator('max_steps')
     @classmethod
@@ -213,7 +213,7 @@ class ManipulationTaskCfg(TaskCfg):
         return value
 
     @model_validator(mode='after')
-    def _goal_names_an_object(self) -> 'ManipulationTaskCfg':
+    def _goal_names_an_object(self) -> ManipulationTaskCfg:
         robots = [robot.name for robot in self.robots]
         objects = [obj.name for obj in self.objects]
         if self.robot_name is not None and self.robot_name not in robots:

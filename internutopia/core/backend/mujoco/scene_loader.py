@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import mujoco
 
 
-def scene_to_spec(path: Optional[str], scale: Sequence[float] = (1.0, 1.0, 1.0), position: Sequence[float] = (0.0, 0.0, 0.0),
+def scene_to_spec(path: str | None, scale: Sequence[float] = (1.0, 1.0, 1.0), position: Sequence[float] = (0.0, 0.0, 0.0),
                   orientation_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> mujoco.MjSpec:
     """Load the scene at ``path`` (``.usd``/``.usda``/``.usdc``/``.xml``), or a ground plane for ``None``."""
     from internutopia.core.backend.mujoco import usd_scene

@@ -26,8 +26,8 @@ import ctypes
 import math
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import mujoco
 import mujoco.batch
@@ -67,10 +67,10 @@ class SlotPart:
 
     prefix: str
     spec: mujoco.MjSpec
-    contact_root: Optional[str] = None
+    contact_root: str | None = None
     #: Longest physics step this part stays accurate with (e.g. a robot whose servos were tuned
     #: for 200 Hz); a slot holding it is stepped in equal substeps no longer than this.
-    max_dt: Optional[float] = None
+    max_dt: float | None = None
 
 
 class PackData:
@@ -153,8 +153,8 @@ class Pack:
         self.batch = mujoco.batch.Batch(model, env_num, nthread=threads, persistent=False)
         self.data = PackData(self.batch)
         self.slots = np.zeros(0, dtype=np.intp)
-        self._step_ids: Optional[np.ndarray] = self.slots
-        self._scratch: Optional[mujoco.MjData] = None
+        self._step_ids: np.ndarray | None = self.slots
+        self._scratch: mujoco.MjData | None = None
         #: ``mj_step`` calls per env step (see :meth:`MujocoWorld.compile_slot`).
         self.substeps = max(1, int(model.opt.timestep and round(physics_dt_of(model) / model.opt.timestep)))
 
@@ -247,7 +247,7 @@ def _strip_part(spec: mujoco.MjSpec) -> None:
 class MujocoWorld:
     """The whole grid: a :class:`Pack` per structure in use, and the pack of every slot."""
 
-    def __init__(self, sim: SimConfig, env_num: int, env_offset_size: float, threads: Optional[int] = None) -> None:
+    def __init__(self, sim: SimConfig, env_num: int, env_offset_size: float, threads: int | None = None) -> None:
         self.sim = sim
         self.env_num = env_num
         self.offset = env_offset_size
@@ -256,7 +256,7 @@ class MujocoWorld:
         #: Packs by structure key.
         self.packs: dict[str, Pack] = {}
         #: Structure key of every slot (``None``: empty).
-        self.slot_keys: list[Optional[str]] = [None] * env_num
+        self.slot_keys: list[str | None] = [None] * env_num
         self.compile_count = 0
         #: Bumped by every :meth:`place`: caches of which slot is in which pack compare it.
         self.version = 0
@@ -271,7 +271,7 @@ class MujocoWorld:
         """True once the slots were placed (even if placed empty)."""
         return self.version > 0
 
-    def pack(self, slot: int) -> Optional[Pack]:
+    def pack(self, slot: int) -> Pack | None:
         """The pack holding ``slot`` (``None`` for an empty slot)."""
         key = self.slot_keys[slot]
         return self.packs[key] if key is not None else None
@@ -366,7 +366,7 @@ class MujocoWorld:
             self._models.move_to_end(key)
         check_slots_fit(self.env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
 
-    def place(self, assignments: dict[int, Optional[str]], parts_of: Callable[[int], list[SlotPart]]) -> set[str]:
+    def place(self, assignments: dict[int, str | None], parts_of: Callable[[int], list[SlotPart]]) -> set[str]:
         """Move each slot of ``assignments`` into the pack of its structure key (``None``: empty).
 
         ``parts_of(slot)`` gives fresh parts of the slot's new content; it is called only when the
@@ -445,7 +445,7 @@ class MujocoWorld:
                     failed.append(hit)
         return np.sort(np.concatenate(failed)) if failed else _NO_SLOTS
 
-    def forward(self, slots: Optional[np.ndarray] = None) -> None:
+    def forward(self, slots: np.ndarray | None = None) -> None:
         """Recompute derived quantities (positions, contacts) after writing the state of ``slots``
         (every slot when ``None``)."""
         slots = np.arange(self.env_num) if slots is None else np.unique(np.asarray(slots, dtype=np.intp))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import Field, SerializeAsAny, field_validator
 
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
@@ -18,14 +16,14 @@ class TaskCfg(TypedCfg):
 
     type: str
     metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
-    reward: Optional[SerializeAsAny[RewardCfg]] = None
+    reward: SerializeAsAny[RewardCfg] | None = None
     metrics_save_path: str = 'console'
     #: Where the scene, robots and objects live in a USD stage (InternUtopia's fields; kept for
     #: configs written for it: a MuJoCo slot has no stage paths, so they change nothing here).
-    scene_root_path: Optional[str] = '/scene'
-    robots_root_path: Optional[str] = '/robots'
-    objects_root_path: Optional[str] = '/objects'
-    scene_asset_path: Optional[str] = None
+    scene_root_path: str | None = '/scene'
+    robots_root_path: str | None = '/robots'
+    objects_root_path: str | None = '/objects'
+    scene_asset_path: str | None = None
     scene_scale: Scale = (1.0, 1.0, 1.0)
     scene_position: Vec3 = (0.0, 0.0, 0.0)
     scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)

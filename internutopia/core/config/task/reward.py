@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from pydantic import model_validator
 
@@ -18,11 +18,11 @@ class RewardCfg(TypedCfg):
     ('Progress', 'Progress')
     """
 
-    _type_alias: ClassVar[Optional[str]] = 'reward_type'
+    _type_alias: ClassVar[str | None] = 'reward_type'
 
     type: str
-    reward_type: Optional[str] = None
-    reward_settings: Optional[dict[str, Any]] = None
+    reward_type: str | None = None
+    reward_settings: dict[str, Any] | None = None
 
     @model_validator(mode='before')
     @classmethod
@@ -36,7 +36,7 @@ class RewardCfg(TypedCfg):
         return data
 
     @model_validator(mode='after')
-    def _reward_type_from_type(self) -> 'RewardCfg':
+    def _reward_type_from_type(self) -> RewardCfg:
         if self.reward_type != self.type:
             object.__setattr__(self, 'reward_type', self.type)
         return self

@@ -51,6 +51,8 @@ class FrameRequest:
     ``rgb`` (``(H, W, 3)`` or ``(H, W, 4)`` uint8; alpha is set to 255) and ``depth``
     (``(H, W)`` float32, metres along the optical axis) receive the image; either may be ``None``
     (a frame with no ``rgb`` is drawn without colour work). ``near``/``far`` clip the view (m).
+    ``mount``, when given, is ``(position (3,), wxyz quaternion (4,))`` of the camera relative to
+    its body, replacing the model's for this frame (a camera moved in one slot).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
     """
 
@@ -62,6 +64,7 @@ class FrameRequest:
     far: float = 1000.0
     position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     xmat: np.ndarray = field(default_factory=lambda: np.zeros(9))
+    mount: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def atlas_shape(tiles: int, width: int, height: int) -> tuple[int, int]:
@@ -120,6 +123,8 @@ class _Worker:
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
+            if request.mount is not None:
+                place_camera(pack.model, data, cam, *request.mount)
             request.position[:] = data.cam_xpos[cam]
             request.xmat[:] = data.cam_xmat[cam]
             camera.fixedcamid = cam
@@ -144,6 +149,17 @@ class _Worker:
 
     def free(self) -> None:
         self.context.free()
+
+
+def place_camera(model: mujoco.MjModel, data: mujoco.MjData, cam: int, position: np.ndarray, quat: np.ndarray) -> None:
+    """Set camera ``cam``'s pose in ``data`` from a pose relative to its body (``data``'s
+    kinematics computed), as if the model's camera were there."""
+    body = int(model.cam_bodyid[cam])
+    world_pos, world_quat = np.zeros(3), np.zeros(4)
+    mujoco.mju_rotVecQuat(world_pos, np.asarray(position, dtype=float), data.xquat[body])
+    mujoco.mju_mulQuat(world_quat, data.xquat[body], np.asarray(quat, dtype=float))
+    data.cam_xpos[cam] = data.xpos[body] + world_pos
+    mujoco.mju_quat2Mat(data.cam_xmat[cam], world_quat)
 
 
 def _gl_flush() -> Callable[[], Any] | None:

@@ -1,0 +1,49 @@
+"""``python -m internutopia.compat.upstream_tests``: runs a checkout's test scripts against this package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from internutopia.compat import upstream_tests
+
+
+def make_checkout(root):
+    tests = root / 'tests'
+    (tests / 'robots' / 'move').mkdir(parents=True)
+    (tests / 'conftest.py').write_text('raise SystemExit(3)\n')  # plumbing, never run
+    (tests / 'passes.py').write_text(textwrap.dedent('''
+        import internutopia, os
+        from omni.isaac.core.utils.rotations import euler_angles_to_quat
+        q = euler_angles_to_quat((0.0, 0.0, 3.141592653589793))
+        assert abs(abs(q[3]) - 1.0) < 1e-9
+        assert os.path.dirname(internutopia.__file__).endswith('internutopia')
+    '''))
+    (tests / 'fails.py').write_text('raise RuntimeError("boom")\n')
+    (tests / 'robots' / 'move' / 'test_helper.py').write_text('raise SystemExit(4)\n')  # imported by scripts, not run
+    (tests / 'robots' / 'move' / 'walker.py').write_text('from internutopia_extension.configs.robots.nosuchbot import X\n')
+    return root
+
+
+def test_discovers_scripts_like_upstreams_ci(tmp_path):
+    checkout = make_checkout(tmp_path)
+    assert upstream_tests.discover(checkout) == ['tests/fails.py', 'tests/passes.py', 'tests/robots/move/walker.py']
+
+
+def test_only_the_listed_edits_are_made():
+    source = 'from omni.isaac.core.utils.rotations import quat_to_euler_angles\nimport omni.kit\n'
+    edited, reasons = upstream_tests.apply_allowed_edits(source)
+    assert edited == 'from internutopia.core.util.rotations import quat_to_euler_angles\nimport omni.kit\n'
+    assert len(reasons) == 1
+
+
+def test_runs_reports_and_exit_code(tmp_path):
+    checkout = make_checkout(tmp_path)
+    result = subprocess.run([sys.executable, '-m', 'internutopia.compat.upstream_tests', str(checkout), '--timeout', '120'],
+                            capture_output=True, text=True, timeout=300)
+    lines = result.stdout.splitlines()
+    assert any(line.startswith('pass') and 'tests/passes.py' in line for line in lines), result.stdout + result.stderr
+    assert any(line.startswith('fail') and 'tests/fails.py' in line and 'boom' in line for line in lines)
+    assert any(line.startswith('absent') and 'walker.py' in line and 'nosuchbot' in line for line in lines)
+    assert '1 of 2 scripts passed' in result.stdout and result.returncode == 1
