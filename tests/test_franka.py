@@ -141,7 +141,9 @@ def test_ik_reaches_reachable_targets_in_every_slot(ik_env, position, orientatio
     mujoco.mju_mulQuat(quat1, euler_xyz(0, 0, np.pi / 2), np.array(orientation))
     action = [{'franka': {'arm_ik_controller': [np.array(position), np.array(orientation)]}},
               {'franka': {'arm_ik_controller': [target1, quat1]}}]
-    obs = settle(ik_env, action, 360)
+    # Two seconds: from upstream's first target to its second, joint 5 turns 4.25 rad, 1.6 s at the
+    # Panda's joint speed limit (ARM_MAX_SPEED).
+    obs = settle(ik_env, action, 480)
     for slot, (p, q) in enumerate(((np.array(position), np.array(orientation)), (target1, quat1))):
         ik = obs[slot]['franka']['controllers']['arm_ik_controller']
         assert np.linalg.norm(ik['eef_position'] - p) < 0.005, (slot, ik['eef_position'], p)
@@ -149,6 +151,32 @@ def test_ik_reaches_reachable_targets_in_every_slot(ik_env, position, orientatio
         assert ik['success'] and ik['finished']
     # The moved robot reports its own base pose, env-local.
     np.testing.assert_allclose(obs[1]['franka']['position'], base)
+
+
+def test_ik_reaches_targets_straight_ahead_from_home(make_config):
+    """From the home posture (joints 1 and 3 on one axis), targets straight ahead of the base,
+    and one in front of a turned base, are reached and held: the arm settles there, with no
+    servo chattering between its force limits."""
+    base = np.array([0.2, 0.1, 0.0])
+    turn = euler_xyz(0, 0, np.pi / 6)
+    targets = [((0.4, 0.0, 0.15), DOWN), ((0.6, 0.0, 0.15), DOWN), ((0.7, 0.0, 0.35), DOWN),
+               ((0.55, 0.35, 0.145), DOWN)]
+    robots = [franka(), franka(), franka(), franka(position=tuple(base), orientation=tuple(turn))]
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[robot]) for robot in robots]
+    env = Env(make_config(tasks, env_num=4, offset=3.0))
+    try:
+        env.reset()
+        action = [{'franka': {'arm_ik_controller': [np.array(p), np.array(q)]}} for p, q in targets]
+        obs = None
+        for _ in range(480):
+            obs, *_ = env.step(action)
+        for slot, (position, _) in enumerate(targets):
+            ik = obs[slot]['franka']['controllers']['arm_ik_controller']
+            assert np.linalg.norm(ik['eef_position'] - position) < 0.005, (slot, ik['eef_position'], position)
+            assert ik['finished']
+            assert np.abs(obs[slot]['franka']['joint_velocities'][:7]).max() < 0.05, obs[slot]['franka']['joint_velocities']
+    finally:
+        env.close()
 
 
 def test_end_effector_observations_match_mujoco(ik_env):
@@ -286,6 +314,27 @@ def test_grasp_holds_the_cube_through_a_lift(make_config):
         assert np.linalg.norm(obs[0]['objects']['cube']['position'] - cube) < 0.01
         gripper = obs[0]['franka']['controllers']['gripper_controller']['gripper_pos']
         np.testing.assert_allclose(gripper, [0.025, 0.025], atol=2e-3)  # stopped by the 5 cm cube
+    finally:
+        env.close()
+
+
+def test_grasp_holds_the_cube_through_a_lift_sent_as_one_target(make_config):
+    """InternUtopia's scripts send far targets at once (no streamed path): grasped that way, a
+    cube stays in the gripper through a 30 cm lift and a second in the air."""
+    cube = (0.45, 0.1, 0.025)
+    env = Env(make_config([place_task(cube, (0.3, -0.3, 0.025), max_steps=5000)], env_num=1))
+    try:
+        obs, _ = env.reset()
+        for position, grip, steps in (((0.45, 0.1, 0.15), 'open', 240), ((0.45, 0.1, 0.025), 'open', 240),
+                                      ((0.45, 0.1, 0.025), 'close', 80), ((0.45, 0.1, 0.325), 'close', 480)):
+            action = [{'franka': {'arm_ik_controller': [np.array(position), np.array(DOWN)],
+                                  'gripper_controller': [grip]}}]
+            for _ in range(steps):
+                obs, *_ = env.step(action)
+        cube = obs[0]['objects']['cube']['position']
+        tcp = obs[0]['franka']['controllers']['arm_ik_controller']['eef_position']
+        assert cube[2] > 0.3 and np.linalg.norm(cube - tcp) < 0.015, (cube, tcp)
+        assert np.abs(obs[0]['franka']['joint_velocities'][:7]).max() < 0.05  # still, not shaking
     finally:
         env.close()
 

@@ -182,6 +182,30 @@ def test_decimated_meshes_are_cached_on_disk(tmp_path, monkeypatch):
         lod.apply_lod(None, budget=0)
 
 
+def test_a_corrupt_lod_cache_file_is_decimated_again_and_replaced(tmp_path, monkeypatch):
+    """A cache file cut short (a full disk, a killed writer of an older version), overwritten with
+    junk, or holding faces that index past its vertices, is ignored: the mesh is decimated again
+    and the file rewritten, never a crash or a broken mesh."""
+    monkeypatch.setenv('INTERNUTOPIA_CACHE_DIR', str(tmp_path))
+    lod._memory.clear()
+    vertices, faces = sphere_mesh()
+    good = lod.decimate(vertices, faces, 400)
+    (path,) = tmp_path.rglob('*.npz')
+    whole = path.read_bytes()
+    bad_faces = good.faces.copy()
+    bad_faces[0, 0] = len(good.vertices) + 5
+    bad = tmp_path / 'bad.npz'
+    np.savez(bad, vertices=good.vertices, faces=bad_faces, normals=good.normals)
+    for corrupt in (whole[:len(whole) // 2], b'junk' * 20, b'', bad.read_bytes(), whole[:-30]):
+        path.write_bytes(corrupt)
+        lod._memory.clear()
+        again = lod.decimate(vertices, faces, 400)
+        np.testing.assert_array_equal(again.faces, good.faces)
+        np.testing.assert_array_equal(again.vertices, good.vertices)
+        with np.load(path) as stored:  # rewritten whole
+            np.testing.assert_array_equal(stored['faces'], good.faces)
+
+
 def jetbot_cameras(scene, cameras, slots=2, **sim):
     tasks = [FiniteStepTaskCfg(max_steps=100, scene_asset_path=scene,
                                robots=[JetbotRobotCfg(position=(0.2 * slot, 0.3 * slot, 0.0), orientation=yaw_quat(8 * slot),

@@ -7,8 +7,9 @@ is. A flat 7-vector is accepted too, and the array API takes ``(k, 7)`` rows.
 
 On a command the controller solves the IK for every commanding slot in one batched call
 (:func:`~internutopia_extension.controllers.kinematics.solve_ik`: damped least squares on the
-chain's Jacobian, from the joint targets in force, within the joint limits) and writes the solution
-as the arm's joint position targets; the servos then move the arm there, and the targets stay until
+chain's Jacobian, from the joint goals in force, within the joint limits) and writes the solution
+as the arm's joint goals (into ``ctrl``; the robot moves its servo targets towards them, for the
+Panda at its joint speed limits); the servos then move the arm there, and the goals stay until
 the next command, so a target sent once is reached over the following steps (as InternUtopia's Lula
 solver does). A command repeating the last one costs no solve (its best answer is in force). When
 the warm start ends far off (a poor local minimum after a large change of target), the rows left

@@ -14,7 +14,17 @@ The model is MuJoCo Menagerie's ``franka_emika_panda/panda.xml`` from ``envpool-
   (both fingers, coupled), with a stiffer servo than Menagerie's so that a closed gripper
   squeezes what it holds with about :data:`GRIP_FORCE` newtons;
 - a site ``right_gripper`` (InternUtopia's IK frame name) sits :data:`TCP_OFFSET` metres beyond the
-  hand flange along the hand's z axis (between the fingertips), oriented as ``panda_hand``.
+  hand flange along the hand's z axis (between the fingertips), oriented as ``panda_hand``;
+- the arm's servo targets move towards the goals the controllers set at most at the Panda's joint
+  speed limits (:data:`ARM_MAX_SPEED`), and the torque limits of Menagerie's actuators (87 N m,
+  12 N m for joints 5-7) are kept by bounding the targets rather than by MuJoCo's force clamp.
+  Controllers write goals into ``ctrl`` (the IK and joint controllers do); :meth:`FrankaRobot.before_physics`
+  turns them into the servo targets of the physics step, and :meth:`FrankaRobot.begin_step` puts the
+  goals back. Why: Menagerie's servos are stiff (``kp`` up to 4500 N m/rad, ``kv = kp / 10``), and
+  while MuJoCo clamps an actuator's force it leaves out the implicit part of its damping. With
+  target jumps and ``physics_dt = 1/240`` joints whose inertia is small (7, or 1 and 3 while they
+  share an axis, as at home) then chattered between their force limits for good, every other step,
+  often centimetres short of a reachable target; a held object was shaken loose.
 
 Every episode starts at Menagerie's ``home`` posture (:data:`HOME`) with the gripper open.
 """
@@ -45,6 +55,9 @@ TCP_OFFSET = 0.1
 GRIPPER_KP, GRIPPER_KV = 1600.0, 40.0
 GRIP_FORCE = GRIPPER_KP * 0.025
 TCP_SITE = 'right_gripper'
+#: Joint speed limits of the Panda's arm (rad/s, Franka's datasheet): the servo targets move
+#: towards the controllers' goals no faster than this.
+ARM_MAX_SPEED = (2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61)
 
 _RENAMES = {
     **{f'link{i}': f'panda_link{i}' for i in range(8)},
@@ -75,7 +88,8 @@ class FrankaRobot(BaseRobot):
         position, orientation        base (panda_link0) pose, env-local, wxyz
         joint_positions/velocities   (9,) the 7 arm joints, then the 2 fingers
         eef_position, eef_orientation  pose of panda_rightfinger (as InternUtopia's Franka reports)
-        joint_action                 (9,) the joint position targets in force (arm, then fingers)
+        joint_action                 (9,) the joint position targets in force (arm, then fingers; the
+                                     arm's move towards the controllers' goals at ARM_MAX_SPEED)
         controllers, sensors         per controller / sensor
     """
 
@@ -102,6 +116,15 @@ class FrankaRobot(BaseRobot):
         self._chains: dict[str, tuple[SerialChain, np.ndarray]] = {}
         self.base_pos = np.zeros((env_num, 3))
         self.base_rot = np.broadcast_to(np.eye(3), (env_num, 3, 3)).copy()
+        #: Per slot: the arm's joint goals the controllers set, and the servo targets in force
+        #: (which move towards the goals at :data:`ARM_MAX_SPEED`).
+        self.arm_goal = np.tile(np.asarray(HOME, dtype=float), (env_num, 1))
+        self.arm_target = self.arm_goal.copy()
+        self._max_move = np.asarray(ARM_MAX_SPEED) * float(sim.physics_dt)
+        # Set by bind, from the servos' gains and torque limits (see before_physics).
+        self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
+        self._kv_over_kp = np.zeros(len(ARM_JOINTS))
+        self._torque_over_kp = np.full(len(ARM_JOINTS), np.inf)
 
     def build_spec(self) -> mujoco.MjSpec:
         spec = _panda_spec().copy()
@@ -114,6 +137,10 @@ class FrankaRobot(BaseRobot):
         for body in spec.bodies:
             if body.name != 'world':
                 body.gravcomp = 1.0
+        for joint in ARM_JOINTS:
+            # MuJoCo does not clamp these servos' force: the torque limit is kept by bounding
+            # the servo targets instead (see before_physics and the module docstring).
+            spec.actuator(joint).forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
         gripper = spec.actuator('gripper')
         # Menagerie maps ctrl 0..255 to a 0..0.04 m opening; keep that mapping at a stiffer servo.
         gripper.gainprm[0] = GRIPPER_KP * FINGER_OPEN / 255.0
@@ -127,6 +154,11 @@ class FrankaRobot(BaseRobot):
         model = world.model
         if len(slots):
             joint_adr = lambda names: np.array([model.joint(self.full_name(n)).qposadr[0] for n in names], dtype=np.intp)
+            servos = [model.actuator(self.full_name(n)).id for n in ARM_JOINTS]
+            kp, kv = model.actuator_gainprm[servos, 0], -model.actuator_biasprm[servos, 2]
+            torque = model.actuator_forcerange[servos, 1]
+            self._kv_over_kp, self._torque_over_kp = kv / kp, torque / kp
+            self.arm_dofadr = np.array([model.joint(self.full_name(n)).dofadr[0] for n in ARM_JOINTS], dtype=np.intp)
             self.mocap_index = int(model.body_mocapid[model.body(self.full_name(self.base_body)).id])
             self.arm_qposadr = joint_adr(ARM_JOINTS)
             self.finger_qposadr = joint_adr(FINGER_JOINTS)
@@ -175,6 +207,38 @@ class FrankaRobot(BaseRobot):
         data.qpos[rows, self.finger_qposadr] = FINGER_OPEN
         data.ctrl[rows, self.arm_actuators] = HOME
         data.ctrl[slots, self.gripper_actuator] = self.gripper_ctrl_open
+        self.arm_goal[slots] = HOME
+        self.arm_target[slots] = HOME
+
+    # -- stepping: joint goals -> servo targets at the joint speed limits ------------------------
+    def begin_step(self) -> None:
+        """Put the arm's goals into ``ctrl``: controllers read them there (the IK's warm start)
+        and write new ones."""
+        slots = self.slots
+        if len(slots):
+            self.world.data.ctrl[slots[:, None], self.arm_actuators] = self.arm_goal[slots]
+
+    def before_physics(self) -> None:
+        """Keep the goals the controllers left in ``ctrl``; give the servos targets moved towards
+        them by at most :data:`ARM_MAX_SPEED` times the physics step, and within the actuators'
+        torque limits of the joints' state."""
+        slots = self.slots
+        if not len(slots):
+            return
+        ctrl = self.world.data.ctrl
+        rows = slots[:, None]
+        goal = ctrl[rows, self.arm_actuators]
+        self.arm_goal[slots] = goal
+        target = self.arm_target[slots]
+        target += np.clip(goal - target, -self._max_move, self._max_move)
+        # The torque limit: a servo pushes kp (target - q) - kv qdot, so at the step's start state
+        # targets within (kv qdot +- torque) / kp of q keep it within +-torque (MuJoCo's own clamp
+        # would also switch off the servo's implicit damping, the cause of the chatter).
+        data = self.world.data
+        centre = data.qpos[rows, self.arm_qposadr] + self._kv_over_kp * data.qvel[rows, self.arm_dofadr]
+        np.clip(target, centre - self._torque_over_kp, centre + self._torque_over_kp, out=target)
+        self.arm_target[slots] = target
+        ctrl[rows, self.arm_actuators] = target
 
     # -- state helpers for the controllers -------------------------------------------------------
     def joint_array(self, slots: np.ndarray) -> np.ndarray:

@@ -135,11 +135,20 @@ def _simplify(vertices: np.ndarray, faces: np.ndarray, target: int) -> Decimated
 
 
 def _load(path: Path) -> Decimated | None:
+    """The mesh stored at ``path``; ``None`` when it is missing or not a whole, consistent mesh
+    (a file cut short or overwritten is then decimated again and replaced)."""
     try:
-        with np.load(path) as stored:
-            return Decimated(stored['vertices'], stored['faces'], stored['normals'])
-    except (OSError, KeyError, ValueError):
+        with np.load(path, allow_pickle=False) as stored:
+            mesh = Decimated(stored['vertices'], stored['faces'], stored['normals'])
+    except Exception:  # noqa: BLE001 - missing, truncated (BadZipFile, EOFError), junk: all mean "not cached"
         return None
+    vertices, faces, normals = mesh.vertices, mesh.faces, mesh.normals
+    if (vertices.dtype != np.float32 or vertices.ndim != 2 or vertices.shape[1] != 3 or normals.shape != vertices.shape
+            or normals.dtype != np.float32 or faces.dtype != np.int32 or faces.ndim != 2 or faces.shape[1] != 3
+            or not len(faces) or faces.min() < 0 or faces.max() >= len(vertices)
+            or not np.isfinite(vertices).all()):
+        return None
+    return mesh
 
 
 def _store(path: Path, mesh: Decimated) -> None:
