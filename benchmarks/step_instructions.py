@@ -10,10 +10,16 @@ internutopia.bench``) remains the measure of speed.
 
     python benchmarks/step_instructions.py --robots h1 --env-nums 1,64 --api array,dict
     python benchmarks/step_instructions.py --robots h1 --env-nums 1 --api array --phases step,parse,controllers,observe
+    python benchmarks/step_instructions.py --robots h1 --env-nums 64 --api dict --code "runner.observe(slots)"
+
+``--code`` counts any Python expression instead, evaluated with ``env``, ``runner``, ``np``,
+``step``, ``parse``, ``actions`` (the step's actions), ``commands`` (parsed actions), ``slots``
+(the active slots) and ``group`` (the first robot group) in scope.
 
 Needs ``valgrind`` and a C compiler (for a five-line helper that switches the counting on and off
-around the measured calls, through callgrind's client requests). Each case takes about a minute:
-start-up runs under valgrind too, uncounted.
+around the measured calls, through callgrind's client requests). Each case takes about a minute,
+whatever the number of phases (they are counted one after another in one process): start-up
+runs under valgrind too, uncounted.
 """
 
 from __future__ import annotations
@@ -47,8 +53,9 @@ def _helper(directory: str) -> str:
     return library
 
 
-def _measure(library: str, robot: str, env_num: int, api: str, phase: str, calls: int) -> None:
-    """Runs under valgrind: build the env, switch the physics off, count ``calls`` calls of ``phase``."""
+def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str], calls: int) -> None:
+    """Runs under valgrind: build the env, switch the physics off, count ``calls`` calls of each
+    of ``phases`` (a name of :data:`PHASES` or a Python expression), one callgrind dump each."""
     import numpy as np
 
     from internutopia.bench.cases import get_case
@@ -62,7 +69,7 @@ def _measure(library: str, robot: str, env_num: int, api: str, phase: str, calls
     env.reset()
     runner = env.runner
     if api == 'dict':
-        actions = case.dict_actions(env_num)
+        actions = given = case.dict_actions(env_num)
 
         def step() -> None:
             env.step(actions)
@@ -70,7 +77,7 @@ def _measure(library: str, robot: str, env_num: int, api: str, phase: str, calls
         def parse() -> dict:
             return runner.parse_actions(actions)
     else:
-        batched = case.array_action(env_num)
+        batched = given = case.array_action(env_num)
 
         def step() -> None:
             env.step_arrays(batched)
@@ -93,18 +100,23 @@ def _measure(library: str, robot: str, env_num: int, api: str, phase: str, calls
         'get_obs': lambda: [group.get_obs(group.slots) for group in runner.robot_groups.values()],
         'nothing': lambda: None,
     }
-    call = calls_by_phase[phase]
-    for _ in range(5):
-        call()
-    counter.count_start()
-    for _ in range(calls):
-        call()
-    counter.count_stop()
+    scope = {'env': env, 'runner': runner, 'np': np, 'step': step, 'parse': parse, 'commands': commands, 'slots': slots,
+             'group': next(iter(runner.robot_groups.values()), None),
+             'actions': given}
+    for phase in phases:
+        call = calls_by_phase.get(phase) or eval(f'lambda: ({phase})', scope)  # noqa: S307 - the user's own expression
+        for _ in range(5):
+            call()
+        counter.count_start()
+        for _ in range(calls):
+            call()
+        counter.count_stop()
     env.close()
 
 
-def count(robot: str, env_num: int, api: str, phase: str, calls: int = 50) -> int:
-    """Instructions per call of ``phase`` (one of :data:`PHASES`), counted under callgrind."""
+def count(robot: str, env_num: int, api: str, phases: list[str], calls: int = 50) -> list[int]:
+    """Instructions per call of each of ``phases`` (names of :data:`PHASES` or Python expressions),
+    counted under callgrind in one process."""
     valgrind = shutil.which('valgrind')
     if valgrind is None:
         raise SystemExit('step_instructions: needs valgrind (apt-get install valgrind)')
@@ -113,41 +125,45 @@ def count(robot: str, env_num: int, api: str, phase: str, calls: int = 50) -> in
         environment = dict(os.environ, PYTHONHASHSEED='0', MUJOCO_GL=os.environ.get('MUJOCO_GL', 'egl'))
         subprocess.run([valgrind, '--tool=callgrind', '--instr-atstart=no', '--collect-atstart=no',
                         f'--callgrind-out-file={directory}/out.%p', sys.executable, __file__, '--child', library,
-                        robot, str(env_num), api, phase, str(calls)],
+                        robot, str(env_num), api, str(calls), *phases],
                        cwd=directory, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        totals = []
+        dumps = []  # (dump number, instructions): out.PID.N is the N-th dump, one per phase
         for name in os.listdir(directory):
-            if name.startswith('out.'):
+            numbered = re.fullmatch(r'out\.\d+\.(\d+)', name)
+            if numbered:
                 match = re.search(r'^summary:\s+(\d+)', pathlib.Path(directory, name).read_text(encoding='utf-8'), re.M)
-                if match and int(match.group(1)) < 2**62:  # the dump at exit has nothing counted
-                    totals.append(int(match.group(1)))
-        if not totals:
-            raise RuntimeError(f'no callgrind counts for {robot} x{env_num} {api} {phase}')
-        return max(totals) // calls
+                if match:
+                    dumps.append((int(numbered.group(1)), int(match.group(1))))
+        if len(dumps) != len(phases):
+            raise RuntimeError(f'{len(dumps)} callgrind dumps for {len(phases)} phases of {robot} x{env_num} {api}')
+        return [total // calls for _, total in sorted(dumps)]
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python benchmarks/step_instructions.py``: see ``--help``."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == '--child':
-        library, robot, env_num, api, phase, calls = argv[1:7]
-        _measure(library, robot, int(env_num), api, phase, int(calls))
+        library, robot, env_num, api, calls = argv[1:6]
+        _measure(library, robot, int(env_num), api, argv[6:], int(calls))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', default='h1', help='comma-separated benchmark cases (internutopia.bench.cases)')
     parser.add_argument('--env-nums', default='1,64', help='comma-separated slot counts')
     parser.add_argument('--api', default='array,dict', help='dict, array, or both')
     parser.add_argument('--phases', default='step', help=f'comma-separated: {",".join(PHASES)}')
+    parser.add_argument('--code', action='append', default=[],
+                        help='a Python expression to count instead of the phases (repeatable; see above for its scope)')
     parser.add_argument('--calls', type=int, default=50, help='counted calls per phase')
     args = parser.parse_args(argv)
+    phases = args.code or args.phases.split(',')
+    for phase in [] if args.code else phases:
+        if phase not in PHASES:
+            parser.error(f'unknown phase {phase!r}; choose from {", ".join(PHASES)}')
     for robot in args.robots.split(','):
         for env_num in (int(n) for n in args.env_nums.split(',')):
             for api in args.api.split(','):
-                for phase in args.phases.split(','):
-                    if phase not in PHASES:
-                        parser.error(f'unknown phase {phase!r}; choose from {", ".join(PHASES)}')
-                    print(f'{robot} x{env_num} {api} {phase}: {count(robot, env_num, api, phase, args.calls):,} instructions per call',
-                          flush=True)
+                for phase, instructions in zip(phases, count(robot, env_num, api, phases, args.calls), strict=True):
+                    print(f'{robot} x{env_num} {api} {phase}: {instructions:,} instructions per call', flush=True)
     return 0
 
 
