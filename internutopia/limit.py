@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import mujoco
 import mujoco.batch
@@ -65,6 +66,38 @@ class PhysicsLimit:
             for offset, size in part.columns:
                 out[:, at:at + size] = rows[:, offset:offset + size]
                 at += size
+
+    def replay_steps(self, clock: Callable[[], float] = time.perf_counter,
+                     switches: Callable[[], int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Step the limit's batches through the recorded round, timing each step.
+
+        Args:
+            clock: seconds now.
+            switches: the process's count of involuntary context switches, read around each
+                step when given (:func:`internutopia.bench.paired.involuntary_switches`).
+
+        Returns:
+            ``(seconds, clean)``: the time of each step (summed over the packs), and whether no
+            thread of the process was preempted during it (all true without ``switches``).
+        """
+        seconds = np.zeros(self.steps)
+        clean = np.ones(self.steps, dtype=bool)
+        for part in self._parts:
+            batch, controls = part.batch, part.controls
+            columns = np.concatenate([np.arange(offset, offset + size) for offset, size in part.columns])
+            state = batch.state
+            state[:] = part.start
+            batch.forward()
+            substeps = part.pack.substeps
+            for step in range(self.steps):
+                before = switches() if switches is not None else 0
+                began = clock()
+                state[:, columns] = controls[step]
+                batch.step(nstep=substeps)  # as the pack steps (substeps for robots that need them)
+                seconds[step] += clock() - began
+                if switches is not None and switches() != before:
+                    clean[step] = False
+        return seconds, clean
 
     def replay(self) -> float:
         """Step the limit's batches through the recorded round; return seconds per step."""

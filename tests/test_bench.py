@@ -20,6 +20,7 @@ from internutopia.bench.report import combine_runs, markdown_table
 class _FakeClock:
     def __init__(self) -> None:
         self.now = 0.0
+        self.switches = 0  # the process's involuntary context switches so far
 
     def __call__(self) -> float:
         return self.now
@@ -28,8 +29,8 @@ class _FakeClock:
 class _FakeLimit:
     """Records the calls the method makes; its replay 'takes' ``per_step`` per recorded step."""
 
-    def __init__(self, clock: _FakeClock, per_step: list[float]) -> None:
-        self.clock, self.per_step, self.calls = clock, per_step, []
+    def __init__(self, clock: _FakeClock, per_step: list[float], preempted_replays: tuple[int, ...] = ()) -> None:
+        self.clock, self.per_step, self.calls, self.preempted = clock, per_step, [], preempted_replays
 
     def start_round(self, steps: int) -> None:
         self.calls.append(('start', steps))
@@ -40,27 +41,58 @@ class _FakeLimit:
 
     def replay(self) -> float:
         self.calls.append(('replay',))
-        return self.per_step[sum(call[0] == 'replay' for call in self.calls) - 1]
+        replay = sum(call[0] == 'replay' for call in self.calls) - 1
+        self.clock.switches += replay in self.preempted
+        return self.per_step[replay]
 
 
 def test_pairs_alternate_chunks_and_keep_bookkeeping_out_of_our_time():
     clock = _FakeClock()
     ours_per_step = iter([2.0] * 3 + [4.0] * 3)  # the machine slows down for the second chunk ...
-    limit = _FakeLimit(clock, [1.0, 2.0])  # ... and so does the limit's replay of it
+    limit = _FakeLimit(clock, [1.0, 2.0], preempted_replays=(1,))  # ... and so does the limit's replay of it
 
     def step() -> None:
         clock.now += next(ours_per_step)
 
-    switches = iter([0, 0, 0, 1])  # the process is preempted during the second pair
-    ours, theirs, clean = time_pairs(step, limit, pairs=2, chunk=3, clock=clock, switches=lambda: next(switches))
+    ours, theirs, clean = time_pairs(step, limit, pairs=2, chunk=3, clock=clock, switches=lambda: clock.switches)
     np.testing.assert_array_equal(ours, [2.0, 4.0])
     np.testing.assert_array_equal(theirs, [1.0, 2.0])
-    np.testing.assert_array_equal(clean, [True, False])
+    np.testing.assert_array_equal(clean, [True, False])  # the process was preempted during the second replay
     assert limit.calls == [('start', 3), ('record', 0), ('record', 1), ('record', 2), ('replay',),
                            ('start', 3), ('record', 0), ('record', 1), ('record', 2), ('replay',)]
     assert summarize(ours, theirs)['ratio'] == 0.5  # the drift cancels within each pair
 
 
+class _FakeStepLimit(_FakeLimit):
+    """A limit that times its steps one by one (as PhysicsLimit.replay_steps)."""
+
+    def __init__(self, clock: _FakeClock, seconds: list[list[float]], preempted: list[set[int]]) -> None:
+        super().__init__(clock, [])
+        self.seconds, self.preempted_steps = seconds, preempted
+
+    def replay_steps(self, clock, switches):
+        replay = sum(call[0] == 'replay' for call in self.calls)
+        self.calls.append(('replay',))
+        flags = np.array([k not in self.preempted_steps[replay] for k in range(len(self.seconds[replay]))])
+        return np.array(self.seconds[replay]), flags
+
+
+def test_preempted_steps_are_left_out_of_their_pair():
+    clock = _FakeClock()
+    # Ours: 1 s per step, but step 1 of the first chunk was preempted (10 s); the limit's step 3
+    # of the first chunk was preempted too. The second chunk: most steps preempted on one side.
+    ours_steps = iter([(1.0, False), (10.0, True), (1.0, False), (1.0, False)] + [(2.0, True)] * 3 + [(1.0, False)])
+    limit = _FakeStepLimit(clock, [[0.5, 0.5, 0.5, 5.0], [0.5] * 4], [{3}, set()])
+
+    def step() -> None:
+        seconds, preempted = next(ours_steps)
+        clock.now += seconds
+        clock.switches += preempted
+
+    ours, theirs, clean = time_pairs(step, limit, pairs=2, chunk=4, clock=clock, switches=lambda: clock.switches)
+    np.testing.assert_array_equal(clean, [True, False])
+    np.testing.assert_allclose(ours, [1.0, 7 / 4])  # the first pair: steps 0 and 2 only
+    np.testing.assert_allclose(theirs, [0.5, 0.5])  # the second pair: every step (too few clean ones)
 def test_summary_is_the_median_pair_ratio_with_quartiles():
     ours = np.array([1.0, 1.0, 1.0, 1.0, 10.0])  # one disturbed chunk of ours
     limit = np.array([0.8, 0.9, 0.7, 0.8, 0.8])

@@ -28,6 +28,11 @@ def test_replay_reaches_the_state_ours_reached(make_config):
         limit.record(k)
     seconds = limit.replay()
     assert seconds > 0
+    for part in limit._parts:
+        pack = part.pack
+        np.testing.assert_array_equal(part.batch.bind('qpos'), pack.data.qpos[pack.slots])
+    per_step, clean = limit.replay_steps()  # step by step (the benchmark's pairs): the same motion again
+    assert per_step.shape == clean.shape == (steps,) and (per_step > 0).all() and clean.all()
     assert len(limit._parts) == 2
     for part in limit._parts:
         pack = part.pack

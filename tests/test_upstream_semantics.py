@@ -241,3 +241,22 @@ def test_task_config_manager_is_the_envs_queue(vec):
     assert task.robots[0].position[0] == 2.0 and env_id == 1 and offset == list(env.runner.view.origin(1))
     _, info = env.reset([0])
     assert info[0].robots[0].position[0] == 3.0  # the env goes on with the one after
+
+
+@pytest.mark.parametrize('robot', ['jetbot', 'h1'])
+def test_robots_reach_a_point_at_internutopias_default_step(robot):
+    """SimConfig() steps 1/60 s, as InternUtopia's does; the base-motion controllers still arrive."""
+    if robot == 'h1':
+        from internutopia_extension.configs.robots.h1 import H1RobotCfg as RobotClass
+        from internutopia_extension.configs.robots.h1 import move_to_point_cfg
+    else:
+        from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg as RobotClass
+        from internutopia_extension.configs.robots.jetbot import move_to_point_cfg
+    config = Config(metrics_save_path='none', task_configs=[SingleInferenceTaskCfg(robots=[RobotClass(controllers=[move_to_point_cfg])])])
+    with Env(config) as env:
+        env.reset()
+        for _ in range(900):  # 15 s of simulated time
+            obs = env.step([{robot: {'move_to_point': [(2.0, 1.0, 0.0)]}}])[0]
+            if obs[0][robot]['controllers']['move_to_point']['finished']:
+                break
+        assert np.linalg.norm(obs[0][robot]['position'][:2] - [2.0, 1.0]) < 0.1

@@ -18,9 +18,9 @@ peak memory of the process running ours.
 its timed steps are cut into chunks of ``--chunk`` steps (20). Each chunk makes one pair: ours
 steps it (the controls it applies are recorded after each step, outside our time), then the limit
 replays the same chunk from the same start state. The pair's ratio is limit time / our time, so
-both halves of a pair ran within milliseconds of each other on nearly the same machine. Pairs
-during which the kernel preempted a thread of the process are left out when enough others ran
-undisturbed. A run reports the median of its pair ratios and their interquartile range (IQR). ``--repeat N`` runs
+both halves of a pair ran within milliseconds of each other on nearly the same machine. Steps
+during which the kernel preempted a thread of the process (on either side) are left out of their
+pair, and pairs with too few steps left out of the run, when enough others ran undisturbed. A run reports the median of its pair ratios and their interquartile range (IQR). ``--repeat N`` runs
 each case N times, each in a fresh process, and reports the median of the N run medians with
 their min and max. Read a row as: the median is the figure; the IQR says how steady the machine
 was during the run (a wide IQR, or a median that moves between runs, means a busy machine).

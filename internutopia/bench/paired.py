@@ -7,8 +7,9 @@ of a few tens of steps. Each chunk is timed twice, back to back: first ours runs
 controls its controllers apply), then the limit replays the same chunk from the same start state
 (:class:`internutopia.limit.PhysicsLimit`). Both halves of a pair see nearly the same machine, so
 their ratio is nearly free of its drift; a disturbance that hits one half spoils one pair, and the
-median over the pairs ignores it. The interquartile range of the pair ratios says how steady the
-machine was.
+median over the pairs ignores it. Each step is timed on its own, and the steps during which the
+kernel took a core from the process (on either side) are left out of their pair when enough
+others remain. The interquartile range of the pair ratios says how steady the machine was.
 
 >>> import numpy as np
 >>> summary = summarize(np.array([1.0, 1.0, 2.0, 1.0]), np.array([0.8, 0.9, 0.9, 0.85]))
@@ -27,7 +28,7 @@ import numpy as np
 
 __all__ = ['involuntary_switches', 'summarize', 'time_pairs']
 
-#: Fewest unpreempted pairs a summary is taken from; with fewer, every pair counts.
+#: Fewest clean pairs a summary is taken from (see time_pairs); with fewer, every pair counts.
 MIN_CLEAN = 5
 
 
@@ -41,34 +42,52 @@ def time_pairs(step: Callable[[], Any], limit: Any, pairs: int, chunk: int,
                switches: Callable[[], int] = involuntary_switches) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Time ``pairs`` pairs of ``chunk`` steps: ours (``step()``), then the limit's replay of them.
 
+    When the limit times its steps one by one (``replay_steps``, as
+    :class:`~internutopia.limit.PhysicsLimit` does), a pair compares the steps during which
+    neither side was preempted (the kernel took no core from the process), when they are at least
+    half the chunk: on a busy machine a preemption then spoils a step or two, not the pair.
+    Other limits (``replay()``, one time per chunk) make a pair clean when no preemption hit it.
+
     Args:
         step: one step of ours (``env.step`` or ``env.step_arrays`` with a fixed action).
-        limit: a :class:`~internutopia.limit.PhysicsLimit` of the env's world.
+        limit: a :class:`~internutopia.limit.PhysicsLimit` of the env's world, or anything with
+            its ``start_round``, ``record`` and ``replay`` (or ``replay_steps``).
         pairs: number of pairs.
         chunk: steps per chunk.
         clock: seconds now (tests pass a fake clock).
         switches: the process's count of involuntary context switches (tests pass a fake).
 
     Returns:
-        ``(ours, limit, clean)``: seconds per step of each pair's two halves, and whether no
-        thread of the process was preempted during the pair, arrays of shape ``(pairs,)``. Our
-        time is the sum of the ``step()`` calls alone: recording the controls for the replay
-        after each step is the limit's bookkeeping and stays out of it.
+        ``(ours, limit, clean)``: seconds per step of each pair's two halves, and whether the pair
+        is clean (see above), arrays of shape ``(pairs,)``. Our time is the sum of the ``step()``
+        calls alone: recording the controls for the replay after each step is the limit's
+        bookkeeping and stays out of it.
     """
     ours, theirs = np.empty(pairs), np.empty(pairs)
     clean = np.empty(pairs, dtype=bool)
+    by_step = hasattr(limit, 'replay_steps')
+    ours_steps = np.empty(chunk)
+    ours_clean = np.empty(chunk, dtype=bool)
     for pair in range(pairs):
         limit.start_round(chunk)
-        elapsed = 0.0
-        before = switches()
+        first = switches()
         for k in range(chunk):
+            before = switches()
             began = clock()
             step()
-            elapsed += clock() - began
+            ours_steps[k] = clock() - began
+            ours_clean[k] = switches() == before
             limit.record(k)
-        ours[pair] = elapsed / chunk
-        theirs[pair] = limit.replay()
-        clean[pair] = switches() == before
+        if by_step:
+            limit_steps, limit_clean = limit.replay_steps(clock, switches)
+            both = ours_clean & limit_clean
+            clean[pair] = 2 * np.count_nonzero(both) >= chunk
+            use = both if clean[pair] else slice(None)
+            ours[pair], theirs[pair] = ours_steps[use].mean(), limit_steps[use].mean()
+        else:
+            ours[pair] = ours_steps.mean()
+            theirs[pair] = limit.replay()
+            clean[pair] = switches() == first
     return ours, theirs, clean
 
 
@@ -76,8 +95,9 @@ def summarize(ours: np.ndarray, limit: np.ndarray, clean: np.ndarray | None = No
     """Median and interquartile range of the pair ratios ``limit / ours`` (ours' speed as a share
     of the limit's), and the median seconds per step of each side.
 
-    With ``clean`` (from :func:`time_pairs`), only the pairs during which the process kept its
-    cores count, when there are at least :data:`MIN_CLEAN` of them (and a quarter of all pairs);
+    With ``clean`` (from :func:`time_pairs`), only the clean pairs count (those compared over
+    steps during which the process kept its cores), when there are at least :data:`MIN_CLEAN` of
+    them (and a quarter of all pairs);
     otherwise every pair does. ``used`` says which, and ``ratios`` lists the ratios counted.
     """
     use = np.ones(len(ours), dtype=bool) if clean is None else np.asarray(clean, dtype=bool)

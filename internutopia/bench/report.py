@@ -58,7 +58,7 @@ def format_row(row: dict[str, Any]) -> str:
     text = (f'{row["robot"]:>7} x{row["env_num"]:<3} cameras {row["cameras"]:<3} {row["api"]:>5}: '
             f'{row["env_steps_per_s"]:>10,.0f} env-steps/s  limit {row["limit_env_steps_per_s"]:,.0f}  '
             f'ours/limit {row["ratio_vs_limit"]:.2f} (IQR {row["ratio_q1"]:.2f}-{row["ratio_q3"]:.2f}, '
-            f'{row["clean_pairs"]}/{row["pairs"]} pairs unpreempted')
+            f'{row["clean_pairs"]}/{row["pairs"]} pairs clean')
     if row['runs'] > 1:
         text += f'; {row["runs"]} runs min/median/max {row["ratio_min"]:.2f}/{row["ratio_vs_limit"]:.2f}/{row["ratio_max"]:.2f}'
     text += ')'

@@ -246,8 +246,8 @@ class MoveAlongPathPointsController(BaseController):
 
     def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray] | np.ndarray:
         first = parsed[0]
-        if all(map(operator.is_, parsed, itertools.repeat(first))):  # one path for every slot: a read-only broadcast
-            return np.broadcast_to(first, (len(parsed),) + first.shape)
+        if all(map(operator.is_, parsed, itertools.repeat(first))):  # one path for every slot: one array of them
+            return first[None].repeat(len(parsed), axis=0)
         return parsed
 
     def parse_batch(self, actions: Any) -> list[np.ndarray]:
@@ -260,15 +260,15 @@ class MoveAlongPathPointsController(BaseController):
 
     def bind(self, world: Any) -> None:
         super().bind(world)
-        if _follow_kernel.available:
-            # The layouts a step passes: one path for every slot (a read-only broadcast, from the
-            # dict API) or one path per slot (a C array, from the array API).
+        if _follow_kernel.available:  # compiled (or loaded) now, in start-up rather than the first step
             empty = np.zeros((0, 1, 3))
-            for paths in (np.broadcast_to(np.zeros((1, 3)), (0, 1, 3)), empty):
-                self._follow(np.zeros(0, dtype=np.intp), paths, empty[:, 0], np.zeros((0, 4)), np.zeros((0, 3)))
+            self._follow(np.zeros(0, dtype=np.intp), empty, empty[:, 0], np.zeros((0, 4)), np.zeros((0, 3)))
 
     def _follow(self, slots: np.ndarray, paths: np.ndarray, position: np.ndarray, orientation: np.ndarray,
                 velocity: np.ndarray) -> None:
+        flags = paths.flags
+        if not (flags.c_contiguous and flags.writeable):  # the one layout the kernel is compiled for
+            paths = np.array(paths)
         self._fit(paths.shape[1])
         config = self.point_controller.config
         _follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point, self.finished,
