@@ -362,6 +362,72 @@ def test_pick_and_place_succeeds_in_every_slot(make_config):
         env.close()
 
 
+def drive(env, obs, position, grip, steps, stream=False):
+    """Command the arm to ``position`` (``stream``: along a straight line over 80 % of ``steps``)
+    and the gripper to ``grip`` for up to ``steps`` steps, stopping when the episode ends; the last
+    step's results."""
+    start = obs[0]['franka']['controllers']['arm_ik_controller']['eef_position'].copy()
+    end = np.asarray(position, dtype=float)
+    out = None
+    for step in range(steps):
+        target = start + (end - start) * min(1.0, (step + 1) / (0.8 * steps)) if stream else end
+        out = env.step([{'franka': {'arm_ik_controller': [target, np.array(DOWN)], 'gripper_controller': [grip]}}])
+        obs = out[0]
+        if out[2][0]:
+            break
+    return out
+
+
+def grasp_and_lift(env, cube):
+    """Grasp the cube at ``cube`` from above and lift it 15 cm slowly; the last step's results."""
+    obs, _ = env.reset()
+    cube = np.asarray(cube)
+    obs = drive(env, obs, cube + [0, 0, 0.12], 'open', 240)[0]
+    obs = drive(env, obs, cube, 'open', 240, stream=True)[0]
+    obs = drive(env, obs, cube, 'close', 80)[0]
+    return drive(env, obs, cube + [0, 0, 0.15], 'close', 360, stream=True)
+
+
+def test_a_cube_let_go_above_its_goal_succeeds_once_it_rests(make_config):
+    """Released 15 cm above the goal, the cube falls onto it: that is a success (not a drop), on a
+    step where the cube rests on the floor, not at the bottom of its impact."""
+    cube, goal = (0.45, 0.1, 0.025), (0.4, -0.2, 0.025)
+    env = Env(make_config([place_task(cube, goal, max_steps=4000)], env_num=1))
+    try:
+        obs = grasp_and_lift(env, cube)[0]
+        obs = drive(env, obs, (0.4, -0.2, 0.175), 'close', 480, stream=True)[0]
+        obs, _, terminated, truncated, info = drive(env, obs, (0.4, -0.2, 0.175), 'open', 400)
+        assert terminated[0] and not truncated[0]
+        metrics = info[0]['metrics']
+        assert metrics['success'] is True and metrics['dropped'] is False, metrics
+        position = obs[0]['objects']['cube']['position']
+        assert abs(position[2] - 0.025) < 0.002, position  # resting on the floor
+        assert metrics['distance_to_goal'] == pytest.approx(np.linalg.norm(position - goal))
+    finally:
+        env.close()
+
+
+def test_a_cube_shaken_out_of_the_closed_gripper_is_dropped(make_config):
+    """A heavy cube (1.5 kg) held 15 cm up slips out when the arm is sent 45 cm higher at once:
+    the episode records it as dropped, and it ends at max_steps without success."""
+    cube = (0.45, 0.1, 0.025)
+    task = ManipulationTaskCfg(
+        scene_asset_path=SCENE, robots=[franka()],
+        objects=[DynamicCubeCfg(name='cube', position=cube, scale=(0.05, 0.05, 0.05), mass=1.5)],
+        target='cube', goal_position=(0.4, -0.2, 0.025), episode_idx=0, max_steps=1600)
+    env = Env(make_config([task], env_num=1))
+    try:
+        obs = grasp_and_lift(env, cube)[0]
+        assert obs[0]['objects']['cube']['position'][2] > 0.15  # held up
+        obs, _, terminated, truncated, info = drive(env, obs, (0.45, 0.1, 0.6), 'close', 1000)
+        assert terminated[0] and truncated[0]
+        assert obs[0]['objects']['cube']['position'][2] < 0.03  # back on the floor
+        metrics = info[0]['metrics']
+        assert metrics['dropped'] is True and metrics['success'] is False, metrics
+    finally:
+        env.close()
+
+
 def test_free_label_episode_ends_at_max_steps_and_records(make_config):
     recording = RecordingMetricCfg(robot_name='franka', fields=['joint_action', 'eef_position'])
     task = ManipulationTaskCfg(scene_asset_path=SCENE, robots=[franka()], metrics=[recording], prompt='test',

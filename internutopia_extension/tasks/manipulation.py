@@ -3,7 +3,8 @@
 Every episode ends at ``max_steps`` (``truncated``). A pick-and-place episode (``target`` names an
 object, ``goal_position`` set; see :class:`~internutopia_extension.configs.tasks.ManipulationTaskCfg`)
 also ends with success (``terminated``) on the first step that the object is within
-``success_distance`` of the goal, at rest, and the robot's gripper has let go. Per env step, for all
+``success_distance`` of the goal, has been at rest for :data:`REST_TIME` (so the bottom of an
+impact, where it stops for a moment, does not count), and the robot's gripper has let go. Per env step, for all
 active slots of the task at once, the task reads the object's pose and velocity, the robot's tool
 frame and gripper state, and keeps, per slot: ``distance`` (object to goal, m), ``success``,
 ``held`` (the closed gripper has the object between its fingers), ``lifted`` (the object rose above
@@ -30,8 +31,10 @@ from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
 
-#: The object is at rest below these speeds (m/s, rad/s).
+#: The object is at rest below these speeds (m/s, rad/s) ...
 REST_SPEED, REST_SPIN = 0.05, 1.0
+#: ... for this long (s): a dropped object stops for a step or two at the bottom of its impact.
+REST_TIME = 0.1
 #: The object counts as held while the closed gripper's tool frame is this close to it (m).
 HOLD_DISTANCE = 0.05
 #: Rise (m) above its start height that makes a held object lifted.
@@ -59,6 +62,8 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.held = np.zeros(n, dtype=bool)
         self.lifted = np.zeros(n, dtype=bool)
         self.dropped = np.zeros(n, dtype=bool)
+        self.rest_steps = np.zeros(n, dtype=np.int64)  # consecutive steps the object has been at rest
+        self.rest_needed = np.ones(n, dtype=np.int64)
         self.object = view.tracker('object')  # the object to place, per pick-and-place slot
         self.robot = view.tracker('robot')  # the robot whose gripper must let go
 
@@ -67,6 +72,7 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.max_steps[slot] = config.max_steps
         self.place[slot] = config.place_goal()
         self.success[slot] = self.held[slot] = self.lifted[slot] = self.dropped[slot] = False
+        self.rest_steps[slot] = 0
         self.distance[slot] = np.nan
         self.goal[slot] = np.nan
         if not self.place[slot]:
@@ -74,6 +80,8 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.goal[slot] = config.goal_position
         self.success_distance[slot] = config.success_distance
         self.object.track(slot, config.target)
+        physics_dt = float(self.object.entity(slot).sim.physics_dt)
+        self.rest_needed[slot] = max(1, int(np.ceil(REST_TIME / physics_dt - 1e-9)))
         self.robot.track(slot, config.gripper_robot_name())
         position = self.object.positions(np.array([slot]))[0]
         self.start_height[slot] = position[2]
@@ -119,7 +127,10 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.held[slots] = held
         self.lifted[slots] = lifted & held  # a new lift is needed after a release
         self.distance[slots] = distance
-        success = (distance < self.success_distance[slots]) & (speed < REST_SPEED) & (spin < REST_SPIN) & opened & ~held
+        still = (speed < REST_SPEED) & (spin < REST_SPIN)
+        self.rest_steps[slots] = np.where(still, self.rest_steps[slots] + 1, 0)
+        resting = self.rest_steps[slots] >= self.rest_needed[slots]
+        success = (distance < self.success_distance[slots]) & resting & opened & ~held
         self.success[slots] = success
         return success
 

@@ -183,7 +183,7 @@ class ManipulationTaskCfg(TaskCfg):
     ends with ``truncated=True`` after ``max_steps`` env steps. For pick and place, let ``target``
     name one of the episode's ``objects`` and set ``goal_position`` (env-local xyz of where that
     object's origin, a cube's centre, should end up): the episode then also ends, with success
-    (``terminated``), on the first step the object rests (slower than 5 cm/s) within
+    (``terminated``), on the first step the object has rested (slower than 5 cm/s) for 0.1 s within
     ``success_distance`` metres of the goal and the gripper of ``robot_name`` (default: the first
     robot) has let go of it. ``metrics`` then default to ``success``, ``distance_to_goal`` (of the
     object, at the end), ``steps`` and ``dropped``. See ``docs/tasks.md``.
