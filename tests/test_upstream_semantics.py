@@ -181,6 +181,26 @@ def test_jetbot_at_z0_rests_on_the_floor_and_drives(vec):
     assert position[0] > 0.4  # 2 s at 0.3 m/s
 
 
+def test_jetbot_usd_path_of_internutopia_means_the_built_in_model(vec, tmp_path):
+    """InternUtopia's JetbotRobotCfg names its Isaac Sim asset in usd_path; a script that spells it
+    out used to fail in MuJoCo's loader ('could not find decoder'). A missing MJCF is an error
+    naming the robot and usd_path, raised by the reset that brings it, which changes nothing."""
+    from internutopia.macros import gm
+
+    usd = gm.ASSET_PATH + '/robots/jetbot/jetbot.usd'
+    env = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(usd_path=usd, position=(0.4, -0.3, 0.0))]),
+               SingleInferenceTaskCfg(robots=[JetbotRobotCfg(usd_path=str(tmp_path / 'jetbot.xml'))])], env_num=1)
+    env.reset()
+    for _ in range(240):
+        obs = env.step([DRIVE])[0]
+    assert obs[0]['jetbot']['position'][0] > 0.4 + 0.2  # it drives like the built-in Jetbot
+    before = env.get_observations()[0]['jetbot']['position'].copy()
+    with pytest.raises(ValueError, match=r"robot 'jetbot': usd_path '.*jetbot.xml': no such file"):
+        env.reset([0])
+    assert np.array_equal(env.get_observations()[0]['jetbot']['position'], before)
+    assert env.active_slots == [0]
+
+
 def test_robot_scale_is_applied_or_refused(vec):
     # The Jetbot scales uniformly, as InternUtopia's jetbot demo does (scale 5): it rests on the floor.
     big = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(3.0, 3.0, 3.0))])], env_num=1)
