@@ -96,8 +96,12 @@ def test_env_ids_is_the_reset_list(vec):
     assert len(obs) == 1 and info[0].robots[0].position[0] == 2.0
     with pytest.raises(ValueError, match='not both'):
         env.reset([0], env_ids=[1])
-    with pytest.raises(ValueError, match='out of range'):
-        env.reset(env_ids=[7])
+    with pytest.raises(ValueError, match=r'env id 7 in env_ids is out of range; valid env ids: 0\.\.1'):
+        env.reset(env_ids=[7])  # the error names the argument the script used
+    with pytest.raises(ValueError, match=r'env id 1 appears more than once in env_ids'):
+        env.reset(env_ids=[1, 1])
+    with pytest.raises(ValueError, match=r'env id 7 in reset_list is out of range'):
+        env.reset([7])
 
 
 def test_finished_is_callable_and_a_truth_value(vec):
