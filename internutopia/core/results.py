@@ -26,6 +26,7 @@ import gc
 import json
 import math
 import os
+import stat
 import time
 import warnings
 from typing import Any, TextIO
@@ -158,6 +159,8 @@ def _open_for_run(path: str) -> TextIO:
         stream = open(path, 'a', encoding='utf-8')  # not 'w': emptied only once it is ours
     except OSError as exc:
         raise ValueError(f"{where} cannot be written: {exc.strerror or exc}; give a writable file path, 'console' or 'none'") from None
+    if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+        return stream  # a device or a pipe ('/dev/stdout', '/dev/full'): nothing to empty or lock
     if not _lock(stream):
         gc.collect()  # an env dropped without close() holds the file until it is collected
         if not _lock(stream):
