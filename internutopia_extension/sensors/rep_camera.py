@@ -22,7 +22,7 @@ starts from the configured mount again.
 A slot's camera sees its own slot's whole scene (the ground to its own extent or the horizon) and
 nothing of other slots (each slot is its own simulation). The frames of one step are drawn in one
 batch per image size: the first camera of a robot group that is read draws the due frames of all
-the group's cameras, tiled into one buffer
+the group's cameras, all drawn before any is read back
 (:class:`~internutopia.core.backend.mujoco.render.CameraRenderer`).
 """
 
@@ -275,7 +275,7 @@ class RepCamera(BaseSensor):
 def render_cameras(pack: Any, cameras: list[RepCamera], slots: np.ndarray, time: float) -> None:
     """Refresh, in one batch per image size, every camera of ``cameras`` (one robot group's) that
     is due at ``time`` in ``slots``: the first camera asked for its image draws its siblings' too,
-    so a step's frames are tiled together whatever order the sensors are read in."""
+    so a step's frames are batched together whatever order the sensors are read in."""
     jobs = []
     for camera in cameras:
         stale = slots[camera._stale(slots, time)]

@@ -8,7 +8,8 @@ The parts, each a module of this package:
   and planes drawn to the horizon for robot cameras, or cut to the slot's cell for the overview),
   frustum culling, slot poses.
 - :mod:`.context`: a GL context with its ``MjrContext`` and offscreen buffer; depth to metres.
-- :mod:`.cameras`: robot camera frames of a step, tiled into one buffer and read back at once.
+- :mod:`.cameras`: robot camera frames of a step, all drawn before any is read back.
+- :mod:`.framebuffers`: a framebuffer per frame of such a batch.
 - :mod:`.pack`: the rendering state of each pack, and the render clock.
 - :mod:`.overview`: ``env.render()``, the whole grid in one image.
 - :mod:`.viewer`: MuJoCo's interactive viewer on one slot.

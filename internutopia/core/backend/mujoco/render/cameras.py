@@ -1,13 +1,13 @@
-"""Robot camera frames, batched: the frames of one step are tiled into one offscreen buffer.
+"""Robot camera frames, batched: the frames of one step are drawn before any is read back.
 
 A :class:`CameraRenderer` draws the frames of every robot camera of one pack that share an image
-size and multisampling. A batch of :class:`FrameRequest` is drawn into the tiles of one large
-buffer (one ``mjr_render`` per frame, each into its own viewport) and read back in one
-``mjr_readPixels`` call, instead of one buffer round trip (render, wait, read) per frame: Mesa's
-rasterizer threads then work on many frames at once, and the per-read cost is paid once.
+size and multisampling. Each :class:`FrameRequest` of a batch is drawn into a framebuffer of its
+own (:mod:`.framebuffers`; one ``mjr_render`` per frame) and the frames are read back after the
+last one is drawn, instead of one round trip (render, wait, read) per frame: Mesa's rasterizer
+threads then work on many frames at once, and the batch waits for them once.
 
 With ``threads > 1`` the batch is split between that many render workers, each with its own GL
-context, buffer and scratch ``MjData`` (the first on the calling thread, the others on threads of
+context, framebuffers and scratch ``MjData`` (the first on the calling thread, the others on threads of
 their own), so scene building, vertex work and read-back of different frames overlap.
 """
 
@@ -25,7 +25,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, tile_rect, warm_kernels
+from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, warm_kernels
+from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
 from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
 
 
@@ -36,11 +37,11 @@ def default_render_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-#: Tiles drawn between two flushes: a flush hands the tiles drawn so far to Mesa's rasterizer
-#: threads, which then work while this thread builds the next tiles' scenes.
+#: Frames drawn between two flushes: a flush hands the frames drawn so far to Mesa's rasterizer
+#: threads, which then work while this thread builds the next frames' scenes.
 FLUSH_EVERY = 4
-#: Most pixels of one worker's tiled buffer (colour and depth together are 8 bytes a pixel);
-#: a larger batch is drawn in rounds.
+#: Most pixels of one worker's framebuffers together (colour and depth take 8 bytes a pixel,
+#: more with multisampling); a larger batch is drawn in rounds.
 MAX_BUFFER_PIXELS = 1 << 22
 
 
@@ -67,55 +68,41 @@ class FrameRequest:
     mount: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def atlas_shape(tiles: int, width: int, height: int) -> tuple[int, int]:
-    """``(columns, rows)`` of a near-square (in pixels) grid of at least ``tiles`` tiles of
-    ``width`` x ``height``, within :data:`MAX_BUFFER_PIXELS` (fewer tiles when it would not fit)."""
-    limit = max(1, MAX_BUFFER_PIXELS // (width * height))
-    tiles = max(1, min(int(tiles), limit))
-    columns = max(1, min(tiles, round(math.sqrt(tiles * height / width))))
-    rows = math.ceil(tiles / columns)
-    return columns, rows
+def batch_capacity(frames: int, width: int, height: int) -> int:
+    """Frames one worker draws per round: ``frames``, fewer when their buffers would pass
+    :data:`MAX_BUFFER_PIXELS` (a larger batch is drawn in rounds)."""
+    return max(1, min(int(frames), MAX_BUFFER_PIXELS // (width * height)))
 
 
 class _Worker:
-    """One render worker: a GL context with a tiled buffer, a scratch ``MjData`` and read buffers."""
+    """One render worker: a GL context with a framebuffer per frame of a round, a scratch
+    ``MjData`` and read buffers."""
 
-    def __init__(self, owner: CameraRenderer, tiles: int) -> None:
+    def __init__(self, owner: CameraRenderer, frames: int) -> None:
         self.owner = owner
         width, height = owner.frame_size
-        self.columns, self.rows = atlas_shape(tiles, width, height)
-        self.context = RenderContext(owner.render_model, self.columns * width, self.rows * height, owner.samples)
+        self.context = RenderContext(owner.render_model, width, height, owner.samples)
+        self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
-        self.rgba = np.empty((self.rows * height, self.columns * width, 4), dtype=np.uint8)
-        self.depth = np.empty((self.rows * height, self.columns * width), dtype=np.float32)
-        self.flush = _gl_flush()
-
-    @property
-    def capacity(self) -> int:
-        return self.columns * self.rows
-
-    def grow(self, tiles: int) -> None:
-        """Make room for ``tiles`` tiles in one round (within the pixel limit)."""
-        width, height = self.owner.frame_size
-        columns, rows = atlas_shape(tiles, width, height)
-        if columns * rows <= self.capacity:
-            return
-        self.context.make_current()
-        mujoco.mjr_resizeOffscreen(columns * width, rows * height, self.context.mjr)
-        self.columns, self.rows = columns, rows
-        self.rgba = np.empty((rows * height, columns * width, 4), dtype=np.uint8)
-        self.depth = np.empty((rows * height, columns * width), dtype=np.float32)
+        self.rgba = np.empty((height, width, 4), dtype=np.uint8)
+        self.depth = np.empty((height, width), dtype=np.float32)
+        self.rect = mujoco.MjrRect(0, 0, width, height)
 
     def render(self, requests: list[FrameRequest]) -> None:
-        self.grow(len(requests))
+        width, height = self.owner.frame_size
+        capacity = batch_capacity(len(requests), width, height)
         self.context.make_current()
-        for start in range(0, len(requests), self.capacity):
-            self._round(requests[start:start + self.capacity])
+        self.buffers.grow(capacity)
+        try:
+            for start in range(0, len(requests), capacity):
+                self._round(requests[start:start + capacity])
+        finally:
+            self.buffers.restore()
 
     def _round(self, requests: list[FrameRequest]) -> None:
-        owner, context, data, camera = self.owner, self.context, self.data, self.camera
+        owner, context, data, camera, buffers = self.owner, self.context, self.data, self.camera, self.buffers
         width, height = owner.frame_size
         aspect = width / height
         culling = owner.culling
@@ -131,23 +118,20 @@ class _Worker:
             groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
             context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
             context.set_clip(request.near, request.far)
-            context.draw(tile_rect(index, self.columns, width, height), single_pass=True, flat=request.rgb is None)
-            if self.flush is not None and index % FLUSH_EVERY == FLUSH_EVERY - 1:
-                self.flush()
-        rows = math.ceil(len(requests) / self.columns)
-        want_rgb = any(r.rgb is not None for r in requests)
-        want_depth = any(r.depth is not None for r in requests)
-        rect = mujoco.MjrRect(0, 0, self.columns * width, rows * height)
-        context.read(rect, self.rgba[:rows * height] if want_rgb else None, self.depth[:rows * height] if want_depth else None)
+            buffers.bind(index)
+            context.draw(self.rect, single_pass=True, flat=request.rgb is None)
+            if index % FLUSH_EVERY == FLUSH_EVERY - 1:
+                buffers.flush()
         for index, request in enumerate(requests):
-            row, column = divmod(index, self.columns)
-            window = (slice(row * height, (row + 1) * height), slice(column * width, (column + 1) * width))
+            buffers.read(index, self.rgba if request.rgb is not None else None, self.depth if request.depth is not None else None)
             if request.rgb is not None:
-                opaque_copy(self.rgba[window][::-1], request.rgb)
+                opaque_copy(self.rgba[::-1], request.rgb)
             if request.depth is not None:
-                depth_from_buffer(self.depth[window], request.near, request.far, request.depth)
+                depth_from_buffer(self.depth, request.near, request.far, request.depth)
 
     def free(self) -> None:
+        self.context.make_current()
+        self.buffers.free()
         self.context.free()
 
 
@@ -160,16 +144,6 @@ def place_camera(model: mujoco.MjModel, data: mujoco.MjData, cam: int, position:
     mujoco.mju_mulQuat(world_quat, data.xquat[body], np.asarray(quat, dtype=float))
     data.cam_xpos[cam] = data.xpos[body] + world_pos
     mujoco.mju_quat2Mat(data.cam_xmat[cam], world_quat)
-
-
-def _gl_flush() -> Callable[[], Any] | None:
-    """``glFlush`` (PyOpenGL, which MuJoCo's GL backends bring); ``None`` when it does not load."""
-    try:
-        from OpenGL import GL
-
-        return GL.glFlush
-    except Exception:  # noqa: BLE001 - only a missed overlap: frames are still drawn and read right
-        return None
 
 
 class _Thread:
@@ -216,7 +190,7 @@ def _unwrap(result: list) -> Any:
 
 class CameraRenderer:
     """The robot camera frames of one pack with one image size ``frame_size`` = ``(width, height)``
-    and ``samples``-fold multisampling, drawn by ``threads`` workers into tiled buffers."""
+    and ``samples``-fold multisampling, drawn by ``threads`` workers, each into framebuffers of its own."""
 
     def __init__(self, pack: Any, render_model: RenderModel, width: int, height: int, samples: int = 0,
                  threads: int = 1) -> None:
@@ -248,10 +222,10 @@ class CameraRenderer:
         """The live render contexts (one per worker that has drawn)."""
         return [worker.context for worker in self._workers if worker is not None]
 
-    def _work(self, index: int, requests: list[FrameRequest], tiles: int) -> None:
+    def _work(self, index: int, requests: list[FrameRequest], frames: int) -> None:
         worker = self._workers[index]
         if worker is None:
-            worker = self._workers[index] = _Worker(self, tiles)
+            worker = self._workers[index] = _Worker(self, frames)
         worker.render(requests)
 
     def render(self, requests: list[FrameRequest]) -> None:
@@ -261,14 +235,14 @@ class CameraRenderer:
         count = min(self.threads, len(requests))
         bounds = np.linspace(0, len(requests), count + 1).round().astype(int)
         chunks = [requests[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        # Size each buffer for the whole pack's frames, so later batches fit in one round.
-        tiles = max(len(chunks[0]), math.ceil(len(self.pack.slots) / count))
+        # Make framebuffers for each worker's share of the whole pack's frames at once, so later batches fit in one round.
+        frames = max(len(chunks[0]), math.ceil(len(self.pack.slots) / count))
         pending = []
         for index in range(1, count):
             if self._threads[index] is None:
                 self._threads[index] = _Thread()
-            pending.append(self._threads[index].submit(lambda i=index, c=chunks[index]: self._work(i, c, tiles)))
-        self._work(0, chunks[0], tiles)
+            pending.append(self._threads[index].submit(lambda i=index, c=chunks[index]: self._work(i, c, frames)))
+        self._work(0, chunks[0], frames)
         for done, _ in pending:
             done.wait()
         for _, result in pending:
@@ -292,4 +266,4 @@ class CameraRenderer:
                 thread.stop()
 
 
-__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'atlas_shape', 'default_render_threads']
+__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']

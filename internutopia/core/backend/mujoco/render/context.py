@@ -1,13 +1,11 @@
 """A GL context with its ``MjrContext``, scene and offscreen buffer, and MuJoCo depth to metres.
 
 A :class:`RenderContext` draws scenes of one :class:`~.scene.RenderModel` into an offscreen buffer
-of a fixed size and multisampling. The robot cameras tile many frames into one buffer (see
-:mod:`.cameras`); the overview uses one buffer of the image's size.
+of a fixed size and multisampling. The robot cameras draw the frames of a batch into framebuffers
+of their own next to it (see :mod:`.cameras`); the overview uses the buffer itself.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import mujoco
 import numpy as np
@@ -241,9 +239,4 @@ def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
         target[..., 3] = 255
 
 
-def tile_rect(index: int, columns: int, width: int, height: int) -> Any:
-    """The ``MjrRect`` of tile ``index`` in a buffer of ``columns`` tiles per row (row 0 at the bottom)."""
-    return mujoco.MjrRect((index % columns) * width, (index // columns) * height, width, height)
-
-
-__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'tile_rect', 'warm_kernels']
+__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'warm_kernels']
