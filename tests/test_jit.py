@@ -170,7 +170,11 @@ def test_follow_kernel_matches_numpy(make_config, monkeypatch, shared):
             position = target + rng.normal(scale=0.2, size=(k, 3))
             position[rng.random(k) < 0.5] = target[0]  # some on slot 0's waypoint: those arrive
             orientation = yaw_to_quat(rng.uniform(-np.pi, np.pi, k))
-            monkeypatch.setattr(controller.robot, 'poses', lambda s, p=position, o=orientation: (p[s].copy(), o[s].copy()))
+            # Written into the state, where the numpy chain reads them (poses()) and the kernel too (in place).
+            positions, position_column, orientations, orientation_column = controller.robot.pose_columns
+            positions[slots, position_column:position_column + 3] = position
+            orientations[slots, orientation_column:orientation_column + 4] = orientation
+            np.testing.assert_array_equal(controller.robot.poses(slots)[0], position)
             before = _path_state(controller)
             commands.clear()
             controller._apply_numpy(slots, paths)
