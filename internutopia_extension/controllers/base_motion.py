@@ -237,6 +237,7 @@ class MoveAlongPathPointsController(BaseController):
         self.total_points = np.zeros(self.env_num, dtype=np.int64)
         self.current_point = np.zeros((self.env_num, 3))
         self.finished = np.zeros(self.env_num, dtype=bool)
+        self._follow_kernel: Any = None  # set by bind
 
     def parse_action(self, action: Any) -> Any:
         if isinstance(action, (list, tuple)) and len(action) == 1:
@@ -264,7 +265,9 @@ class MoveAlongPathPointsController(BaseController):
 
     def bind(self, world: Any) -> None:
         super().bind(world)
-        if _follow_kernel.available and self.robot.pose_columns is not None:
+        #: The compiled step, when it runs here and can read the robot's pose in place (else numpy).
+        self._follow_kernel = _follow_kernel.compiled_or(None) if self.robot.pose_columns is not None else None
+        if self._follow_kernel is not None:
             # compiled (or loaded) now, for the robot's state arrays, in start-up rather than the first step
             self._follow(np.zeros(0, dtype=np.intp), np.zeros((0, 1, 3)), np.zeros((0, 3)))
 
@@ -272,10 +275,11 @@ class MoveAlongPathPointsController(BaseController):
         flags = paths.flags
         if not (flags.c_contiguous and flags.writeable):  # the one layout the kernel is compiled for
             paths = np.array(paths)
-        self._fit(paths.shape[1])
+        if paths.shape[1] > self.points.shape[1]:
+            self._fit(paths.shape[1])
         config = self.point_controller.config
         positions, position_column, orientations, orientation_column = self.robot.pose_columns
-        _follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point, self.finished,
+        self._follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point, self.finished,
                        self.point_controller.finished, positions, position_column, orientations, orientation_column,
                        float(config.forward_speed), float(config.rotation_speed), float(config.threshold), velocity)
 
@@ -322,7 +326,7 @@ class MoveAlongPathPointsController(BaseController):
         self.finished[slots] = False
 
     def apply(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
-        if isinstance(paths, np.ndarray) and self.robot.pose_columns is not None and _follow_kernel.available:
+        if self._follow_kernel is not None and isinstance(paths, np.ndarray):
             self._apply_compiled(slots, paths)
         else:
             self._apply_numpy(slots, paths)
@@ -365,12 +369,11 @@ class MoveAlongPathPointsController(BaseController):
         self.finished[slots] = False
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {
-            'current_index': take_rows(self.current_index, slots),
-            'current_point': take_rows(self.current_point, slots),
-            'total_points': take_rows(self.total_points, slots),
-            'finished': take_rows(self.finished, slots),
-        }
+        if len(slots) == self.env_num:  # take_rows, without a call per array: this runs every step
+            return {'current_index': self.current_index.copy(), 'current_point': self.current_point.copy(),
+                    'total_points': self.total_points.copy(), 'finished': self.finished.copy()}
+        return {'current_index': self.current_index[slots], 'current_point': self.current_point[slots],
+                'total_points': self.total_points[slots], 'finished': self.finished[slots]}
 
 
 class RotateController(BaseController):

@@ -152,13 +152,18 @@ class BaseVelocityController(FixedShapeController):
         raise NotImplementedError
 
 
+_FLOAT64 = np.dtype(float)
+
+
 def as_float_array(value: Any, shape: tuple[int, ...] | None, what: str) -> np.ndarray:
     """``value`` as a finite float array of ``shape`` (``-1`` = any length), or a ``ValueError``.
 
     Numbers only: a bool, a string or a complex number anywhere in ``value`` is an error, not a
     number numpy would quietly make of it (``True`` -> 1.0, ``'2'`` -> 2.0, ``1+2j`` -> 1.0).
     """
-    if isinstance(value, np.ndarray) and value.dtype.kind in 'fiu':
+    if type(value) is np.ndarray and value.dtype is _FLOAT64:  # the array API's usual argument, as it is
+        array = value
+    elif isinstance(value, np.ndarray) and value.dtype.kind in 'fiu':
         array = value.astype(float, copy=False)
     else:
         bad = _non_number(value)

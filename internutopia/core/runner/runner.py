@@ -96,6 +96,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.episodes: list[Episode | None] = [None] * self.env_num
         self.structures: list[str | None] = [None] * self.env_num
         self.steps = np.zeros(self.env_num, dtype=np.int64)
+        self._one_step = np.ones(self.env_num, dtype=np.int64)
         self.started_at = np.zeros(self.env_num)
         self.robot_groups: dict[str, BaseRobot] = {}
         self.object_groups: dict[str, BaseObject] = {}
@@ -403,7 +404,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
 
         active = self.active_slots()
         if len(active) == self.env_num:
-            self.steps += 1
+            self.steps += self._one_step  # (an array: adding a Python int costs a scalar conversion)
         else:
             self.steps[active] += 1
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
