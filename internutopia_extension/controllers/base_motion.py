@@ -105,18 +105,16 @@ _steer_kernel = Kernel(_steer_rows)
 
 def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total_points: np.ndarray,
                  current_index: np.ndarray, current_point: np.ndarray, finished: np.ndarray, point_finished: np.ndarray,
-                 positions: np.ndarray, position_column: int, orientations: np.ndarray, orientation_column: int,
-                 forward_speed: float, rotation_speed: float, threshold: float, velocity: np.ndarray) -> None:
+                 positions: np.ndarray, orientations: np.ndarray, forward_speed: float, rotation_speed: float, threshold: float, velocity: np.ndarray) -> None:
     """One step of ``move_along_path`` for ``slots``, one robot per iteration (compiled by numba).
 
     The whole chain of :meth:`MoveAlongPathPointsController.apply` in one call: restart the slots
     whose commanded path ``paths[i]`` differs from the one they follow, then, for each slot still
     running, steer towards its current waypoint as :func:`_steer_rows` does (``velocity[i]``, zero
     for finished slots), mark arrival on the ``move_to_point`` sub-controller (``point_finished``)
-    and move on to the next waypoint. The robot's pose is read in place from the state
-    (:attr:`~internutopia.core.robot.base.Entity.pose_columns`: a slot's position at
-    ``positions[slot, position_column:+3]``, its orientation at ``orientations[slot,
-    orientation_column:+4]``). State arrays are indexed by slot, ``paths`` and ``velocity`` by row ``i``.
+    and move on to the next waypoint. The robots' poses are read in place in the state
+    (:attr:`~internutopia.core.robot.base.Entity.pose_views`). State arrays are indexed by slot,
+    ``paths`` and ``velocity`` by row ``i``.
     """
     length = paths.shape[1]
     width = points.shape[1]
@@ -145,10 +143,9 @@ def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total
         index = current_index[slot]
         for c in range(3):
             current_point[slot, c] = points[slot, index, c]
-        dx = points[slot, index, 0] - positions[slot, position_column]
-        dy = points[slot, index, 1] - positions[slot, position_column + 1]
-        q = orientation_column
-        w, x, y, z = orientations[slot, q], orientations[slot, q + 1], orientations[slot, q + 2], orientations[slot, q + 3]
+        dx = points[slot, index, 0] - positions[slot, 0]
+        dy = points[slot, index, 1] - positions[slot, 1]
+        w, x, y, z = orientations[slot, 0], orientations[slot, 1], orientations[slot, 2], orientations[slot, 3]
         error = math.atan2(dy, dx) - math.atan2(w * z + x * y, 0.5 - (y * y + z * z))
         error = (error + math.pi) % (2.0 * math.pi) - math.pi
         distance = math.hypot(dx, dy)
@@ -266,7 +263,7 @@ class MoveAlongPathPointsController(BaseController):
     def bind(self, world: Any) -> None:
         super().bind(world)
         #: The compiled step, when it runs here and can read the robot's pose in place (else numpy).
-        self._follow_kernel = _follow_kernel.compiled_or(None) if self.robot.pose_columns is not None else None
+        self._follow_kernel = _follow_kernel.compiled_or(None) if self.robot.pose_views is not None else None
         if self._follow_kernel is not None:
             # compiled (or loaded) now, for the robot's state arrays, in start-up rather than the first step
             self._follow(np.zeros(0, dtype=np.intp), np.zeros((0, 1, 3)), np.zeros((0, 3)))
@@ -278,10 +275,10 @@ class MoveAlongPathPointsController(BaseController):
         if paths.shape[1] > self.points.shape[1]:
             self._fit(paths.shape[1])
         config = self.point_controller.config
-        positions, position_column, orientations, orientation_column = self.robot.pose_columns
-        self._follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point, self.finished,
-                       self.point_controller.finished, positions, position_column, orientations, orientation_column,
-                       float(config.forward_speed), float(config.rotation_speed), float(config.threshold), velocity)
+        positions, orientations = self.robot.pose_views
+        self._follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point,
+                            self.finished, self.point_controller.finished, positions, orientations,
+                            float(config.forward_speed), float(config.rotation_speed), float(config.threshold), velocity)
 
     def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         """Restart the slots whose commanded path differs from the one they follow."""

@@ -83,12 +83,11 @@ class Entity:
         self.root_dofadr = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_mocapid = NO_ID
         self._root_qposadr: int | None = None  # the same in every slot of the pack
-        #: Where the base pose is kept in the state, for compiled kernels that read it in place
-        #: rather than through :meth:`poses`' copies: ``(positions, column, orientations, column)``,
-        #: two ``(env_num, n)`` state arrays whose columns from ``column`` hold a slot's position
-        #: (3) and wxyz orientation (4). ``None`` when the pose is not state (a base fixed in the
-        #: scene) or :meth:`poses` is overridden (kernels then use :meth:`poses`).
-        self.pose_columns: tuple[np.ndarray, int, np.ndarray, int] | None = None
+        #: Every slot's base position ``(env_num, 3)`` and wxyz orientation ``(env_num, 4)`` as live
+        #: views of the state, for compiled kernels that read poses in place rather than through
+        #: :meth:`poses`' copies. ``None`` when the pose is not state (a base fixed in the scene)
+        #: or :meth:`poses` is overridden (kernels then use :meth:`poses`).
+        self.pose_views: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def build_spec(self) -> mujoco.MjSpec:
@@ -118,29 +117,15 @@ class Entity:
             array[self.slots] = value
         self.root_mocapid = int(model.body_mocapid[body.id])
         self._root_qposadr = int(root_qposadr) if root_qposadr != NO_ID else None
-        self.pose_columns = self._pose_columns(world)
         data = world.data
-        #: Every slot's base position and orientation as views of the state (made once per pack:
-        #: :meth:`poses` runs every step), ``None`` when the pose is computed (a fixed base).
-        self._pose_views: tuple[np.ndarray, np.ndarray] | None = None
+        # Made once per pack: poses() runs every step.
+        self._pose_views = None
         if self._root_qposadr is not None:
             adr = self._root_qposadr
             self._pose_views = (data.qpos[:, adr:adr + 3], data.qpos[:, adr + 3:adr + 7])
         elif self.root_mocapid != NO_ID:
             self._pose_views = (data.mocap_pos[:, self.root_mocapid], data.mocap_quat[:, self.root_mocapid])
-
-    def _pose_columns(self, world: Pack) -> tuple[np.ndarray, int, np.ndarray, int] | None:
-        """:attr:`pose_columns` for ``world`` (where :meth:`poses` reads the pose from)."""
-        if type(self).poses is not Entity.poses:
-            return None
-        data = world.data
-        if self._root_qposadr is not None:
-            return data.qpos, self._root_qposadr, data.qpos, self._root_qposadr + 3
-        if self.root_mocapid != NO_ID and data.mocap_pos.flags.c_contiguous and data.mocap_quat.flags.c_contiguous:
-            # (env_num, nmocap, 3) as (env_num, 3 nmocap): a view, since the arrays are contiguous
-            return (data.mocap_pos.reshape(self.env_num, -1), 3 * self.root_mocapid,
-                    data.mocap_quat.reshape(self.env_num, -1), 4 * self.root_mocapid)
-        return None
+        self.pose_views = self._pose_views if type(self).poses is Entity.poses else None
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
