@@ -129,6 +129,33 @@ def test_duplicate_robot_names_rejected():
         TaskCfg(type='X', robots=[JetbotRobotCfg(), JetbotRobotCfg()])
 
 
+def test_duplicate_controller_sensor_object_and_metric_names_are_rejected():
+    """Two entries of one name used to replace each other silently (the last controller, sensor,
+    object or metric of a name won; a robot and an object of one name failed in MuJoCo's compiler)."""
+    from internutopia_extension.configs.metrics import TraveledDistanceMetricCfg
+    from internutopia_extension.configs.objects import DynamicCubeCfg
+
+    spin = rotate_cfg.update(name='move_by_speed')
+    with pytest.raises(ValidationError, match=r"controllers\n.*controller names must be unique; repeated: \['move_by_speed'\]"):
+        H1RobotCfg(controllers=[move_by_speed_cfg, spin])
+    with pytest.raises(ValidationError, match=r"sensors\n.*sensor names must be unique; repeated: \['eye'\]"):
+        JetbotRobotCfg(sensors=[RepCameraCfg(name='eye', resolution=(32, 24)), RepCameraCfg(name='eye', resolution=(64, 48))])
+    cube = DynamicCubeCfg(name='crate', position=(1.5, -0.5, 0.1))
+    with pytest.raises(ValidationError, match=r"objects\n.*object names must be unique; repeated: \['crate'\]"):
+        FiniteStepTaskCfg(objects=[cube, cube.update(position=(2.5, 0.5, 0.1))])
+    with pytest.raises(ValidationError, match=r"metrics\n.*metric names must be unique; repeated: \['odo'\]"):
+        FiniteStepTaskCfg(metrics=[TraveledDistanceMetricCfg(name='odo'), TraveledDistanceMetricCfg(name='odo', robot_name='x')])
+    with pytest.raises(ValidationError, match=r"must not share a name; shared: \['crate'\]"):
+        FiniteStepTaskCfg(robots=[JetbotRobotCfg(name='crate')], objects=[cube])
+    task = FiniteStepTaskCfg(robots=[JetbotRobotCfg()], objects=[cube])
+    with pytest.raises(ValidationError, match='repeated'):  # on assignment too
+        task.objects = [cube, cube]
+    assert [o.name for o in task.objects] == ['crate']
+    # different names (and no controllers or sensors at all) still pass
+    assert JetbotRobotCfg(controllers=None, sensors=None).controllers is None
+    assert len(FiniteStepTaskCfg(objects=[cube, cube.update(name='crate2')]).objects) == 2
+
+
 def test_yaml_round_trip_is_exact(tmp_path):
     h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg, move_along_path_cfg, rotate_cfg],
                     sensors=[h1_camera_cfg.update(resolution=(320, 240), enable=False), h1_tp_camera_cfg])

@@ -102,6 +102,8 @@ def test_dict_api_keeps_internutopia_semantics():
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
         assert obs in env.observation_space
     assert terminated is True and truncated is True and env.reset() == (None, None) and env.finished
+    with pytest.raises(RuntimeError, match='every episode of the queue has been run'):
+        env.step({'move_by_speed': [0.1, 0.0]})
     env.close()
 
 

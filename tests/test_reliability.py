@@ -72,6 +72,40 @@ def test_a_second_run_starts_the_results_file_afresh(make_config, tmp_path):
     assert sorted(json.loads(line)['episode_index'] for line in path.read_text().splitlines()) == [0, 1]
 
 
+def test_a_results_file_another_open_env_writes_is_refused(make_config, tmp_path):
+    """Two open envs on one path: the second used to empty the file under the first, and the
+    first env's records were overwritten without a word. Now the second is refused; the first
+    keeps every record; once it is closed (or dropped) the path can be used again."""
+    import subprocess
+    import sys
+
+    path = tmp_path / 'shared.jsonl'
+    first = Env(make_config([jetbot_task(max_steps=1)] * 2, env_num=2, metrics_save_path=str(path)))
+    first.reset()
+    first.step([None, None])
+    with pytest.raises(ValueError, match=r"metrics_save_path '.*shared.jsonl' is being written by another env"):
+        Env(make_config([jetbot_task(max_steps=1)], env_num=1, metrics_save_path=str(path)))
+    # another process is refused too (the file is locked, not just remembered)
+    probe = ('import sys; from internutopia.core.results import ResultsWriter\n'
+             'try:\n    ResultsWriter(sys.argv[1])\nexcept ValueError as e:\n    print(e)')
+    out = subprocess.run([sys.executable, '-c', probe, str(path)], capture_output=True, text=True, check=True).stdout
+    assert 'being written by another env' in out
+    first.close()
+    assert sorted(json.loads(line)['slot'] for line in path.read_text().splitlines()) == [0, 1]
+    # an env dropped without close() (a notebook cell run again) gives the file up when collected;
+    # in a fresh interpreter, since this test's fixture keeps every env it builds alive
+    again = ('import sys; from internutopia.core.config import Config; from internutopia.core.vec_env import Env\n'
+             'from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg\n'
+             'from internutopia_extension.configs.tasks import FiniteStepTaskCfg\n'
+             'def build():\n'
+             '    task = FiniteStepTaskCfg(max_steps=1, robots=[JetbotRobotCfg(position=(0.2, 0.3, 0.0))])\n'
+             '    return Env(Config(env_num=1, metrics_save_path=sys.argv[1], task_configs=[task]))\n'
+             'build().reset()\n'
+             'env = build(); env.reset(); env.step([None]); env.close()')
+    subprocess.run([sys.executable, '-c', again, str(path)], capture_output=True, text=True, check=True)
+    assert [json.loads(line)['episode_index'] for line in path.read_text().splitlines()] == [0]
+
+
 def test_records_are_not_kept_in_memory(make_config):
     with Env(make_config([jetbot_task(max_steps=1)] * 6, env_num=2)) as env:
         env.reset()

@@ -96,8 +96,12 @@ def test_env_ids_is_the_reset_list(vec):
     assert len(obs) == 1 and info[0].robots[0].position[0] == 2.0
     with pytest.raises(ValueError, match='not both'):
         env.reset([0], env_ids=[1])
-    with pytest.raises(ValueError, match='out of range'):
-        env.reset(env_ids=[7])
+    with pytest.raises(ValueError, match=r'env id 7 in env_ids is out of range; valid env ids: 0\.\.1'):
+        env.reset(env_ids=[7])  # the error names the argument the script used
+    with pytest.raises(ValueError, match=r'env id 1 appears more than once in env_ids'):
+        env.reset(env_ids=[1, 1])
+    with pytest.raises(ValueError, match=r'env id 7 in reset_list is out of range'):
+        env.reset([7])
 
 
 def test_finished_is_callable_and_a_truth_value(vec):
@@ -179,6 +183,26 @@ def test_jetbot_at_z0_rests_on_the_floor_and_drives(vec):
     position = obs[0]['jetbot']['position']
     assert abs(position[2] - 0.035) < 0.005  # chassis height when the wheels touch the ground
     assert position[0] > 0.4  # 2 s at 0.3 m/s
+
+
+def test_jetbot_usd_path_of_internutopia_means_the_built_in_model(vec, tmp_path):
+    """InternUtopia's JetbotRobotCfg names its Isaac Sim asset in usd_path; a script that spells it
+    out used to fail in MuJoCo's loader ('could not find decoder'). A missing MJCF is an error
+    naming the robot and usd_path, raised by the reset that brings it, which changes nothing."""
+    from internutopia.macros import gm
+
+    usd = gm.ASSET_PATH + '/robots/jetbot/jetbot.usd'
+    env = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(usd_path=usd, position=(0.4, -0.3, 0.0))]),
+               SingleInferenceTaskCfg(robots=[JetbotRobotCfg(usd_path=str(tmp_path / 'jetbot.xml'))])], env_num=1)
+    env.reset()
+    for _ in range(240):
+        obs = env.step([DRIVE])[0]
+    assert obs[0]['jetbot']['position'][0] > 0.4 + 0.2  # it drives like the built-in Jetbot
+    before = env.get_observations()[0]['jetbot']['position'].copy()
+    with pytest.raises(ValueError, match=r"robot 'jetbot': usd_path '.*jetbot.xml': no such file"):
+        env.reset([0])
+    assert np.array_equal(env.get_observations()[0]['jetbot']['position'], before)
+    assert env.active_slots == [0]
 
 
 def test_robot_scale_is_applied_or_refused(vec):

@@ -202,7 +202,13 @@ class Env(gym.Env):
         After the episode has ended (and before the next :meth:`reset`), a step moves nothing and
         returns the final observation again with ``terminated=True``, as InternUtopia does.
         """
-        if self._pending is not None or (not self._running and self._last is None):
+        if self._pending is None and not self._running and self._last is None:
+            if self.finished:
+                raise RuntimeError('no episode to step: every episode of the queue has been run (reset() returned '
+                                   '(None, None)); build a new Env for more episodes, or reset(seed=...) to start a '
+                                   'generated sequence over')
+            raise RuntimeError('call reset() before step()')
+        if self._pending is not None:
             raise RuntimeError('call reset() before step()')
         if action is not None and not isinstance(action, dict):
             raise ValueError(f'action must be a dict {{controller_name: args}} or None; got {type(action).__name__}')

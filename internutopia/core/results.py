@@ -22,9 +22,11 @@ episodes run; ``keep_records=True`` keeps the records too, for a caller that dra
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
+import stat
 import time
 import warnings
 from typing import Any, TextIO
@@ -143,16 +145,51 @@ class ResultsWriter:
 
 
 def _open_for_run(path: str) -> TextIO:
-    """``path`` created (with its folders) and emptied for a new run, or a ``ValueError`` saying why not."""
+    """``path`` created (with its folders) and emptied for a new run, or a ``ValueError`` saying why not.
+
+    The file is locked while the writer holds it: a second env writing to the same path (in this
+    process or another) would empty it under the first and overwrite its records, so it is refused.
+    """
     where = f'metrics_save_path {path!r}'
     if os.path.isdir(path):
         raise ValueError(f"{where} is a directory; give a file path (e.g. {os.path.join(path, 'results.jsonl')!r}), "
                          "'console' or 'none'")
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        return open(path, 'w', encoding='utf-8')
+        stream = open(path, 'a', encoding='utf-8')  # not 'w': emptied only once it is ours
     except OSError as exc:
         raise ValueError(f"{where} cannot be written: {exc.strerror or exc}; give a writable file path, 'console' or 'none'") from None
+    if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+        return stream  # a device or a pipe ('/dev/stdout', '/dev/full'): nothing to empty or lock
+    if not _lock(stream):
+        gc.collect()  # an env dropped without close() holds the file until it is collected
+        if not _lock(stream):
+            stream.close()
+            raise ValueError(f'{where} is being written by another env that is still open (in this process or '
+                             'another); close() that env first, or give each run its own path')
+    try:
+        stream.truncate(0)
+    except OSError as exc:
+        stream.close()
+        raise ValueError(f"{where} cannot be written: {exc.strerror or exc}; give a writable file path, 'console' or 'none'") from None
+    return stream
+
+
+def _lock(stream: TextIO) -> bool:
+    """Take an exclusive lock on ``stream``'s file (released when it closes); ``False`` when another
+    open file holds it. Where files cannot be locked (no ``fcntl``, a file system without locks) it
+    reports ``True``: the check is a guard, not a requirement."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return True
+    try:
+        fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # pragma: no cover - a file system without flock
+        return True
+    return True
 
 
 def _jsonable(value: Any) -> Any:

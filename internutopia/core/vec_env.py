@@ -244,31 +244,32 @@ class Env:
                 ``reset_list`` and ``env_ids`` are given; nothing changes.
         """
         self._check_open()
+        name = 'reset_list'
         if env_ids is not None:
             if reset_list is not None:
                 raise ValueError('give the env ids once: reset(reset_list) or reset(env_ids=...), not both')
-            reset_list = env_ids
+            reset_list, name = env_ids, 'env_ids'
         if reset_list is None:
             slots = list(range(self.env_num))
         else:
-            slots = self._check_reset_list(reset_list)
+            slots = self._check_reset_list(reset_list, name)
         obs, info = self._runners.reset(slots)
         self._first_reset = False
         return obs, info
 
-    def _check_reset_list(self, reset_list: Any) -> list[int]:
+    def _check_reset_list(self, reset_list: Any, name: str = 'reset_list') -> list[int]:
         if isinstance(reset_list, (str, bytes, dict)) or not hasattr(reset_list, '__iter__'):
-            raise ValueError(f'reset_list must be a list of env ids in 0..{self.env_num - 1}; got {reset_list!r}')
+            raise ValueError(f'{name} must be a list of env ids in 0..{self.env_num - 1}; got {reset_list!r}')
         slots = list(reset_list)
         seen = set()
         for slot in slots:
             # An int or an integer scalar (numpy's included); not a bool, a float or an array.
             if isinstance(slot, (bool, np.bool_)) or not isinstance(slot, (int, np.integer)):
-                raise ValueError(f'reset_list entries must be int env ids in 0..{self.env_num - 1}; got {slot!r}')
+                raise ValueError(f'{name} entries must be int env ids in 0..{self.env_num - 1}; got {slot!r}')
             if not 0 <= int(slot) < self.env_num:
-                raise ValueError(f'env id {slot} in reset_list is out of range; valid env ids: 0..{self.env_num - 1}')
+                raise ValueError(f'env id {slot} in {name} is out of range; valid env ids: 0..{self.env_num - 1}')
             if int(slot) in seen:
-                raise ValueError(f'env id {slot} appears more than once in reset_list {slots}')
+                raise ValueError(f'env id {slot} appears more than once in {name} {slots}')
             seen.add(int(slot))
         return [int(s) for s in slots]
 

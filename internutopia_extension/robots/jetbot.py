@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import mujoco
 
 from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import load_spec, own_asset_path
 from internutopia_extension.robots.scaling import scale_spec, uniform_factor
+
+_MODEL_SUFFIXES = ('.xml', '.urdf')
+_USD_SUFFIXES = ('.usd', '.usda', '.usdc', '.usdz')
 
 
 @BaseRobot.register('JetbotRobot')
@@ -27,8 +32,22 @@ class JetbotRobot(BaseRobot):
     actuated_joints = ['left_wheel_joint', 'right_wheel_joint']
 
     def build_spec(self) -> mujoco.MjSpec:
-        spec = load_spec(self.config.usd_path or own_asset_path('robots', 'jetbot.xml'))
+        spec = load_spec(self._model_path())
         return scale_spec(spec, uniform_factor(self.config.scale, f'robot {self.name!r}'))
+
+    def _model_path(self) -> str:
+        """The MJCF to load: ``usd_path`` when it names a MuJoCo model, else the built-in one.
+
+        InternUtopia's ``JetbotRobotCfg.usd_path`` is its Isaac Sim asset (``.../jetbot.usd``), which
+        MuJoCo cannot load: a USD path means the built-in model, as it does for H1 and G1."""
+        path = self.config.usd_path
+        if not path or str(path).lower().endswith(_USD_SUFFIXES):
+            return str(own_asset_path('robots', 'jetbot.xml'))
+        if not str(path).lower().endswith(_MODEL_SUFFIXES) or not os.path.isfile(path):
+            problem = 'no such file' if str(path).lower().endswith(_MODEL_SUFFIXES) else 'not a model file'
+            raise ValueError(f'robot {self.name!r}: usd_path {str(path)!r}: {problem}; give a MuJoCo model file '
+                             f'({", ".join(_MODEL_SUFFIXES)}), or None (or an Isaac Sim .usd path) for the built-in Jetbot')
+        return str(path)
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)

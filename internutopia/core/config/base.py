@@ -41,6 +41,18 @@ def _positive_scale(value: tuple[float, ...] | None) -> tuple[float, ...] | None
     return value
 
 
+def unique_names(items: list[Any] | None, what: str) -> list[Any] | None:
+    """``items`` unchanged when their ``name``s are all different, else a ``ValueError`` listing the
+    repeated names: two entries of one name would silently replace each other (a robot's
+    controllers, sensors; a task's objects, metrics are looked up by name)."""
+    if items:
+        names = [item.name for item in items]
+        repeated = sorted({name for name in names if names.count(name) > 1}, key=str)
+        if repeated:
+            raise ValueError(f'{what} names must be unique; repeated: {repeated}')
+    return items
+
+
 #: An xyz position (finite, like every float of a config).
 Vec3 = tuple[float, float, float]
 #: A wxyz quaternion; all zeros is rejected (MuJoCo would silently replace it).

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import SerializeAsAny
+from pydantic import SerializeAsAny, field_validator
 
-from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
+from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3, unique_names
 from internutopia.core.config.sensor import SensorCfg
 
 
@@ -28,6 +28,16 @@ class RobotCfg(TypedCfg):
     scale: Scale | None = None
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+
+    @field_validator('controllers')
+    @classmethod
+    def _unique_controller_names(cls, controllers: list[ControllerCfg] | None) -> list[ControllerCfg] | None:
+        return unique_names(controllers, "a robot's controller")
+
+    @field_validator('sensors')
+    @classmethod
+    def _unique_sensor_names(cls, sensors: list[SensorCfg] | None) -> list[SensorCfg] | None:
+        return unique_names(sensors, "a robot's sensor")
 
 
 __all__ = ['BaseCfg', 'ControllerCfg', 'RobotCfg']

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SerializeAsAny, field_validator
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
-from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
+from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3, unique_names
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import RobotCfg
@@ -33,11 +33,26 @@ class TaskCfg(TypedCfg):
     @field_validator('robots')
     @classmethod
     def _unique_robot_names(cls, robots: list[RobotCfg]) -> list[RobotCfg]:
-        names = [robot.name for robot in robots]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f'robot names must be unique within a task; repeated: {duplicates}')
-        return robots
+        return unique_names(robots, 'robot')
+
+    @field_validator('objects')
+    @classmethod
+    def _unique_object_names(cls, objects: list[ObjectCfg]) -> list[ObjectCfg]:
+        return unique_names(objects, 'object')
+
+    @field_validator('metrics')
+    @classmethod
+    def _unique_metric_names(cls, metrics: list[MetricCfg]) -> list[MetricCfg]:
+        return unique_names(metrics, 'metric')
+
+    @model_validator(mode='after')
+    def _robots_and_objects_named_apart(self) -> TaskCfg:
+        # A slot's model names each robot's and object's bodies and joints after it, so a robot
+        # and an object of one name collide there.
+        shared = sorted({r.name for r in self.robots} & {o.name for o in self.objects}, key=str)
+        if shared:
+            raise ValueError(f'a robot and an object of a task must not share a name; shared: {shared}')
+        return self
 
 
 __all__ = ['RewardCfg', 'TaskCfg']
