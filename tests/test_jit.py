@@ -170,7 +170,11 @@ def test_follow_kernel_matches_numpy(make_config, monkeypatch, shared):
             position = target + rng.normal(scale=0.2, size=(k, 3))
             position[rng.random(k) < 0.5] = target[0]  # some on slot 0's waypoint: those arrive
             orientation = yaw_to_quat(rng.uniform(-np.pi, np.pi, k))
-            monkeypatch.setattr(controller.robot, 'poses', lambda s, p=position, o=orientation: (p[s].copy(), o[s].copy()))
+            # Written into the state, where the numpy chain reads them (poses()) and the kernel too (in place).
+            positions, orientations = controller.robot.pose_views
+            positions[slots] = position
+            orientations[slots] = orientation
+            np.testing.assert_array_equal(controller.robot.poses(slots)[0], position)
             before = _path_state(controller)
             commands.clear()
             controller._apply_numpy(slots, paths)
@@ -222,3 +226,30 @@ def test_wheels_kernel_matches_numpy(make_config, monkeypatch, slots):
             others = np.ones(ctrl.shape, dtype=bool)
             others[np.ix_(slots, list(controller.columns))] = False
             np.testing.assert_array_equal(ctrl[others], before[others])  # nothing else was written
+
+
+@pytest.mark.parametrize('robot', ['h1', 'franka'], ids=['free base (qpos)', 'mocap base'])
+def test_pose_views_hold_what_poses_reads(make_config, robot):
+    """Kernels read a robot's pose in place through ``pose_views``: the same numbers as ``poses()``,
+    for every slot and for some, and live (a step's new pose is there without a new lookup)."""
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.robots.franka import FrankaRobotCfg
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    if robot == 'h1':
+        configs = [H1RobotCfg(position=(0.5 * i, 0.2, 1.05), controllers=[move_by_speed_cfg]) for i in range(3)]
+    else:
+        configs = [FrankaRobotCfg(position=(0.1 * i, -0.3, 0.0)) for i in range(3)]
+    with Env(make_config([SingleInferenceTaskCfg(robots=[config]) for config in configs], env_num=3)) as env:
+        env.reset()
+        group = next(iter(env.runner.robot_groups.values()))
+        positions, orientations = group.pose_views
+        action = {'move_by_speed': [0.5, 0.0, 0.3]} if robot == 'h1' else {}
+        for _ in range(3):
+            for slots in (np.arange(3), np.array([0, 2])):
+                position, orientation = group.poses(slots)
+                np.testing.assert_array_equal(positions[slots], position)
+                np.testing.assert_array_equal(orientations[slots], orientation)
+                assert position.base is None and orientation.base is None  # copies: a later step leaves them be
+            env.step([{group.name: action}] * 3)

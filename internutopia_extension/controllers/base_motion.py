@@ -105,15 +105,16 @@ _steer_kernel = Kernel(_steer_rows)
 
 def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total_points: np.ndarray,
                  current_index: np.ndarray, current_point: np.ndarray, finished: np.ndarray, point_finished: np.ndarray,
-                 position: np.ndarray, orientation: np.ndarray, forward_speed: float, rotation_speed: float,
-                 threshold: float, velocity: np.ndarray) -> None:
+                 positions: np.ndarray, orientations: np.ndarray, forward_speed: float, rotation_speed: float, threshold: float, velocity: np.ndarray) -> None:
     """One step of ``move_along_path`` for ``slots``, one robot per iteration (compiled by numba).
 
     The whole chain of :meth:`MoveAlongPathPointsController.apply` in one call: restart the slots
     whose commanded path ``paths[i]`` differs from the one they follow, then, for each slot still
     running, steer towards its current waypoint as :func:`_steer_rows` does (``velocity[i]``, zero
     for finished slots), mark arrival on the ``move_to_point`` sub-controller (``point_finished``)
-    and move on to the next waypoint. State arrays are indexed by slot, the others by row ``i``.
+    and move on to the next waypoint. The robots' poses are read in place in the state
+    (:attr:`~internutopia.core.robot.base.Entity.pose_views`). State arrays are indexed by slot,
+    ``paths`` and ``velocity`` by row ``i``.
     """
     length = paths.shape[1]
     width = points.shape[1]
@@ -142,9 +143,9 @@ def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total
         index = current_index[slot]
         for c in range(3):
             current_point[slot, c] = points[slot, index, c]
-        dx = points[slot, index, 0] - position[i, 0]
-        dy = points[slot, index, 1] - position[i, 1]
-        w, x, y, z = orientation[i, 0], orientation[i, 1], orientation[i, 2], orientation[i, 3]
+        dx = points[slot, index, 0] - positions[slot, 0]
+        dy = points[slot, index, 1] - positions[slot, 1]
+        w, x, y, z = orientations[slot, 0], orientations[slot, 1], orientations[slot, 2], orientations[slot, 3]
         error = math.atan2(dy, dx) - math.atan2(w * z + x * y, 0.5 - (y * y + z * z))
         error = (error + math.pi) % (2.0 * math.pi) - math.pi
         distance = math.hypot(dx, dy)
@@ -233,6 +234,7 @@ class MoveAlongPathPointsController(BaseController):
         self.total_points = np.zeros(self.env_num, dtype=np.int64)
         self.current_point = np.zeros((self.env_num, 3))
         self.finished = np.zeros(self.env_num, dtype=bool)
+        self._follow_kernel: Any = None  # set by bind
 
     def parse_action(self, action: Any) -> Any:
         if isinstance(action, (list, tuple)) and len(action) == 1:
@@ -260,20 +262,23 @@ class MoveAlongPathPointsController(BaseController):
 
     def bind(self, world: Any) -> None:
         super().bind(world)
-        if _follow_kernel.available:  # compiled (or loaded) now, in start-up rather than the first step
-            empty = np.zeros((0, 1, 3))
-            self._follow(np.zeros(0, dtype=np.intp), empty, empty[:, 0], np.zeros((0, 4)), np.zeros((0, 3)))
+        #: The compiled step, when it runs here and can read the robot's pose in place (else numpy).
+        self._follow_kernel = _follow_kernel.compiled_or(None) if self.robot.pose_views is not None else None
+        if self._follow_kernel is not None:
+            # compiled (or loaded) now, for the robot's state arrays, in start-up rather than the first step
+            self._follow(np.zeros(0, dtype=np.intp), np.zeros((0, 1, 3)), np.zeros((0, 3)))
 
-    def _follow(self, slots: np.ndarray, paths: np.ndarray, position: np.ndarray, orientation: np.ndarray,
-                velocity: np.ndarray) -> None:
+    def _follow(self, slots: np.ndarray, paths: np.ndarray, velocity: np.ndarray) -> None:
         flags = paths.flags
         if not (flags.c_contiguous and flags.writeable):  # the one layout the kernel is compiled for
             paths = np.array(paths)
-        self._fit(paths.shape[1])
+        if paths.shape[1] > self.points.shape[1]:
+            self._fit(paths.shape[1])
         config = self.point_controller.config
-        _follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point, self.finished,
-                       self.point_controller.finished, position, orientation, float(config.forward_speed),
-                       float(config.rotation_speed), float(config.threshold), velocity)
+        positions, orientations = self.robot.pose_views
+        self._follow_kernel(paths, slots, self.points, self.total_points, self.current_index, self.current_point,
+                            self.finished, self.point_controller.finished, positions, orientations,
+                            float(config.forward_speed), float(config.rotation_speed), float(config.threshold), velocity)
 
     def _start_paths(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
         """Restart the slots whose commanded path differs from the one they follow."""
@@ -318,17 +323,16 @@ class MoveAlongPathPointsController(BaseController):
         self.finished[slots] = False
 
     def apply(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
-        if isinstance(paths, np.ndarray) and _follow_kernel.available:
+        if self._follow_kernel is not None and isinstance(paths, np.ndarray):
             self._apply_compiled(slots, paths)
         else:
             self._apply_numpy(slots, paths)
 
     def _apply_compiled(self, slots: np.ndarray, paths: np.ndarray) -> None:
-        """:meth:`_apply_numpy` in one compiled call, then one velocity command for all slots (zero
-        for the finished ones, as there)."""
-        position, orientation = self.robot.poses(slots)
+        """:meth:`_apply_numpy` in one compiled call, which reads the robots' poses in place in the
+        state, then one velocity command for all slots (zero for the finished ones, as there)."""
         velocity = np.empty((len(slots), 3))
-        self._follow(slots, paths, position, orientation, velocity)
+        self._follow(slots, paths, velocity)
         self.point_controller.velocity_controller.apply_base_velocity(slots, velocity)
 
     def _apply_numpy(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
@@ -362,12 +366,11 @@ class MoveAlongPathPointsController(BaseController):
         self.finished[slots] = False
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {
-            'current_index': take_rows(self.current_index, slots),
-            'current_point': take_rows(self.current_point, slots),
-            'total_points': take_rows(self.total_points, slots),
-            'finished': take_rows(self.finished, slots),
-        }
+        if len(slots) == self.env_num:  # take_rows, without a call per array: this runs every step
+            return {'current_index': self.current_index.copy(), 'current_point': self.current_point.copy(),
+                    'total_points': self.total_points.copy(), 'finished': self.finished.copy()}
+        return {'current_index': self.current_index[slots], 'current_point': self.current_point[slots],
+                'total_points': self.total_points[slots], 'finished': self.finished[slots]}
 
 
 class RotateController(BaseController):

@@ -30,14 +30,14 @@ class HolonomicBaseController(BaseVelocityController):
         self.dt = float(world.model.opt.timestep)  # (reading it through MjModel.opt costs a wrapper per call)
         data = world.data
         _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt)
+        self._carry = _carry_kernel.compiled_or(_carry_numpy)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
         data = self.world.data
-        carry = _carry_kernel if _carry_kernel.available else _carry_numpy
-        carry(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
+        self._carry(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
 
 
 def _carry_numpy(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,

@@ -68,6 +68,8 @@ class Entity:
     #: Longest physics step the entity stays accurate with (``None``: any). A slot holding it is
     #: stepped in equal substeps no longer than this, whatever ``SimConfig.physics_dt`` is.
     max_physics_dt: float | None = None
+    _pose_views: tuple[np.ndarray, np.ndarray] | None = None
+    _joint_views: tuple[np.ndarray, np.ndarray] | None = None
 
     def __init__(self, config: RobotCfg | ObjectCfg, env_num: int, sim: SimConfig) -> None:
         self.config = config
@@ -81,6 +83,11 @@ class Entity:
         self.root_dofadr = np.full(env_num, NO_ID, dtype=np.intp)
         self.root_mocapid = NO_ID
         self._root_qposadr: int | None = None  # the same in every slot of the pack
+        #: Every slot's base position ``(env_num, 3)`` and wxyz orientation ``(env_num, 4)`` as live
+        #: views of the state, for compiled kernels that read poses in place rather than through
+        #: :meth:`poses`' copies. ``None`` when the pose is not state (a base fixed in the scene)
+        #: or :meth:`poses` is overridden (kernels then use :meth:`poses`).
+        self.pose_views: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def build_spec(self) -> mujoco.MjSpec:
@@ -110,6 +117,15 @@ class Entity:
             array[self.slots] = value
         self.root_mocapid = int(model.body_mocapid[body.id])
         self._root_qposadr = int(root_qposadr) if root_qposadr != NO_ID else None
+        data = world.data
+        # Made once per pack: poses() runs every step.
+        self._pose_views = None
+        if self._root_qposadr is not None:
+            adr = self._root_qposadr
+            self._pose_views = (data.qpos[:, adr:adr + 3], data.qpos[:, adr + 3:adr + 7])
+        elif self.root_mocapid != NO_ID:
+            self._pose_views = (data.mocap_pos[:, self.root_mocapid], data.mocap_quat[:, self.root_mocapid])
+        self.pose_views = self._pose_views if type(self).poses is Entity.poses else None
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
@@ -143,13 +159,12 @@ class Entity:
         Read from the state, so they are those the last step reached: a free root's ``qpos``, a
         mocap root's target pose, else (a body fixed in the scene) its computed pose.
         """
-        data = self.world.data
-        rows = rows_of(slots, self.env_num)
-        if self._root_qposadr is not None:
-            adr = self._root_qposadr
-            return data.qpos[rows, adr:adr + 3].copy(), data.qpos[rows, adr + 3:adr + 7].copy()
-        if self.root_mocapid != NO_ID:
-            return data.mocap_pos[rows, self.root_mocapid].copy(), data.mocap_quat[rows, self.root_mocapid].copy()
+        views = self._pose_views
+        if views is not None:
+            position, orientation = views
+            if len(slots) == self.env_num:
+                return position.copy(), orientation.copy()
+            return position[slots], orientation[slots]  # (a gather copies)
         bodies = self.base_body_id[slots]
         return self.world.field('xpos')[slots, bodies], self.world.field('xquat')[slots, bodies]
 
@@ -235,6 +250,9 @@ class BaseRobot(Entity, SlotRobotMixin):
         self.joint_qposadr = np.zeros((env_num, 0), dtype=np.intp)
         self.joint_dofadr = np.zeros((env_num, 0), dtype=np.intp)
         self._joint_ranges: tuple[tuple[int, int], tuple[int, int]] | None = None
+        #: Every slot's joint positions and velocities as views of the state, when the joints are
+        #: contiguous (:attr:`_joint_ranges`): made once per pack, sliced every step.
+        self._joint_views: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def register(cls, name: str) -> Callable[[type[BaseRobot]], type[BaseRobot]]:
@@ -333,6 +351,7 @@ class BaseRobot(Entity, SlotRobotMixin):
         self.joint_qposadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self.joint_dofadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self._joint_ranges = None
+        self._joint_views = None
         if len(self.slots):
             joints = self.ids(self.slots, 'joint', names)
             self.joint_qposadr[self.slots] = model.jnt_qposadr[joints]
@@ -341,6 +360,8 @@ class BaseRobot(Entity, SlotRobotMixin):
             if len(names) and np.all(np.diff(qpos) == 1) and np.all(np.diff(dof) == 1):
                 # Joints in model order, one coordinate each: read as slices.
                 self._joint_ranges = ((int(qpos[0]), int(qpos[-1]) + 1), (int(dof[0]), int(dof[-1]) + 1))
+                (qa, qb), (va, vb) = self._joint_ranges
+                self._joint_views = (world.data.qpos[:, qa:qb], world.data.qvel[:, va:vb])
         for part in (*self.controllers.values(), *self.sensors.values()):
             part.bind(world)
 
@@ -398,17 +419,17 @@ class BaseRobot(Entity, SlotRobotMixin):
 
     def vector_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """The group's own observation arrays of ``slots`` (position, orientation, joints, controllers, sensors)."""
-        obs = Entity.get_obs(self, slots)
-        data = self.world.data
-        if self._joint_ranges is not None and len(slots):
-            (qa, qb), (va, vb) = self._joint_ranges
-            rows = rows_of(slots, self.env_num)
-            obs['joint_positions'] = data.qpos[rows, qa:qb].copy()
-            obs['joint_velocities'] = data.qvel[rows, va:vb].copy()
+        # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
+        position, orientation = self.poses(slots)
+        joints = self._joint_views
+        if joints is not None and len(slots) == self.env_num:
+            joint_positions, joint_velocities = joints[0].copy(), joints[1].copy()
+        elif joints is not None and len(slots):
+            joint_positions, joint_velocities = joints[0][slots], joints[1][slots]  # (a gather copies)
         else:
-            rows = slots[:, None]
-            obs['joint_positions'] = data.qpos[rows, self.joint_qposadr[slots]]
-            obs['joint_velocities'] = data.qvel[rows, self.joint_dofadr[slots]]
-        obs['controllers'] = {name: c.get_obs(slots) for name, c in self.controllers.items()}
-        obs['sensors'] = {name: s.get_obs(slots) for name, s in self.sensors.items()}
-        return obs
+            data, rows = self.world.data, slots[:, None]
+            joint_positions, joint_velocities = data.qpos[rows, self.joint_qposadr[slots]], data.qvel[rows, self.joint_dofadr[slots]]
+        return {'position': position, 'orientation': orientation,
+                'joint_positions': joint_positions, 'joint_velocities': joint_velocities,
+                'controllers': {name: c.get_obs(slots) for name, c in self.controllers.items()},
+                'sensors': {name: s.get_obs(slots) for name, s in self.sensors.items()} if self.sensors else {}}

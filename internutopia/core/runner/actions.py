@@ -159,7 +159,7 @@ class ActionParsing:
                 raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
                                  f'got {type(controller_actions).__name__}')
             for group in groups:
-                if group.action_sink is not None:
+                if group.slot_class is not None:  # (what gives a group an action_sink; read without its property)
                     raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
                                      f'({group.slot_class.__name__}); drive it with step(), one action dict per env')
                 members = group.slots if all_active else group.slots[active_mask[group.slots]]
@@ -171,7 +171,7 @@ class ActionParsing:
                     if controller is None:
                         raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
                                          f'controllers of {robot_name!r}: {sorted(group.controllers)}')
-                    count = _row_count(args)
+                    count = len(args) if type(args) is np.ndarray and args.ndim else _row_count(args)
                     if count != self.env_num:
                         got = count if count is not None else f'a {type(args).__name__}'
                         raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '

@@ -103,12 +103,20 @@ def adopt(tree: dict[str, Any]) -> dict[str, Any]:
 
     What :func:`scatter` gives for a group covering every slot, without building a new tree.
     """
-    for key, value in tree.items():
-        if type(value) is dict:
-            adopt(value)
-        elif type(value) is not np.ndarray or value.base is not None:
-            tree[key] = np.array(value)  # a view (of state, maybe) or a list: a copy of its own
+    for key, value in tree.items():  # runs every step: the usual leaf (an array of its own) takes one test
+        kind = type(value)
+        if kind is _NDARRAY:
+            if value.base is None:
+                continue
+        elif kind is dict:
+            if value:  # (controllers and sensors often observe nothing)
+                adopt(value)
+            continue
+        tree[key] = np.array(value)  # a view (of state, maybe) or a list: a copy of its own
     return tree
+
+
+_NDARRAY = np.ndarray
 
 
 class ObservationAssembly:

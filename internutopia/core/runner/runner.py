@@ -96,6 +96,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.episodes: list[Episode | None] = [None] * self.env_num
         self.structures: list[str | None] = [None] * self.env_num
         self.steps = np.zeros(self.env_num, dtype=np.int64)
+        self._one_step = np.ones(self.env_num, dtype=np.int64)
         self.started_at = np.zeros(self.env_num)
         self.robot_groups: dict[str, BaseRobot] = {}
         self.object_groups: dict[str, BaseObject] = {}
@@ -111,6 +112,8 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.members: dict[int, np.ndarray] = {}
         self.results = ResultsWriter(config.metrics_save_path)
         self.world_steps = 0
+        self._step_hooks_cache: tuple[dict[str, BaseRobot], list[Any], list[Any]] | None = None
+        self._active_mask_cache: tuple[np.ndarray, np.ndarray] | None = None
         #: What tasks, metrics and rewards see of this runner (they are never given the runner).
         self.view = EnvView(self)
 
@@ -366,12 +369,18 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
         active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_batched_actions(actions))
-        if len(active) == self.env_num:
-            mask = np.ones(self.env_num, dtype=bool)
-        else:
+        return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, self._active_mask(active), metrics,
+                         diverged)
+
+    def _active_mask(self, active: np.ndarray) -> np.ndarray:
+        """A new ``(env_num,)`` bool array, true at ``active`` (an :meth:`active_slots` array):
+        a copy of one made when the active slots last changed (a copy costs less than building it)."""
+        cached = self._active_mask_cache
+        if cached is None or cached[0] is not active:
             mask = np.zeros(self.env_num, dtype=bool)
             mask[active] = True
-        return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, mask, metrics, diverged)
+            cached = self._active_mask_cache = (active, mask)
+        return cached[1].copy()
 
     def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]],
                                                 tuple[int, ...]]:
@@ -381,19 +390,21 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         arrays (zero/False outside the active slots), the metrics of the episodes that ended, by
         slot, and the slots whose episode ended because their simulation diverged.
         """
-        groups = self.robot_groups.values()
-        for group in groups:
-            group.begin_step()
+        begin_step, before_physics = self._step_hooks()
+        for hook in begin_step:
+            hook()
         for controller, slots, batch in commands.values():
-            controller.apply(np.asarray(slots, dtype=np.intp), batch if not isinstance(batch, Unbatched) else controller.batch(batch))
-        for group in groups:
-            group.before_physics()
+            if type(slots) is not np.ndarray:  # the dict API's per-slot lists
+                slots = np.asarray(slots, dtype=np.intp)
+            controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
+        for hook in before_physics:
+            hook()
         self.world.step()
         self.world_steps += 1
 
         active = self.active_slots()
         if len(active) == self.env_num:
-            self.steps += 1
+            self.steps += self._one_step  # (an array: adding a Python int costs a scalar conversion)
         else:
             self.steps[active] += 1
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
@@ -408,12 +419,14 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         reward = np.zeros(self.env_num)
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
+        tasks_stepped = False  # else no episode can end but by divergence
         for task in self.tasks.values():
             if type(task).step is _BASE_TASK_STEP:
                 continue  # reward 0, never ends: what the arrays already hold
             slots = self.members_of(task, stepped)
             if len(slots):
                 reward[slots], terminated[slots], truncated[slots] = task.step(slots)
+                tasks_stepped = True
         for reward_object in self.rewards.values():
             slots = self.members_of(reward_object, stepped)
             if len(slots):
@@ -422,16 +435,28 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             slots = self.members_of(metric, stepped)
             if len(slots):
                 metric.update(slots)
-        ended = terminated | truncated
+        ended = terminated | truncated if tasks_stepped else None
         metrics = {}
         for slot in diverged:
             terminated[slot] = True
             metrics[slot] = self._finish(slot, True, False, outcome='diverged')
             self._restore_start_state(slot)
-        if np.count_nonzero(ended):
+        if ended is not None and np.count_nonzero(ended):
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in np.nonzero(ended)[0].tolist()})
         return active, reward, terminated, truncated, metrics, diverged
+
+    def _step_hooks(self) -> tuple[list[Any], list[Any]]:
+        """The ``begin_step`` and ``before_physics`` methods of the robot groups that define them
+        (the base ones do nothing: no call per step for them), cached until the groups change."""
+        cached = self._step_hooks_cache
+        if cached is None or cached[0] is not self.robot_groups:
+            groups = self.robot_groups.values()
+            cached = self._step_hooks_cache = (
+                self.robot_groups,
+                [group.begin_step for group in groups if type(group).begin_step is not Entity.begin_step],
+                [group.before_physics for group in groups if type(group).before_physics is not Entity.before_physics])
+        return cached[1], cached[2]
 
     def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
         """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
@@ -439,12 +464,12 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         ``physics=False`` (InternUtopia's render-only warm-up) does nothing: MuJoCo needs no warm-up frames."""
         if not physics:
             return
-        groups = list(self.robot_groups.values())
+        begin_step, before_physics = self._step_hooks()
         for _ in range(steps):
-            for group in groups:
-                group.begin_step()
-            for group in groups:
-                group.before_physics()
+            for hook in begin_step:
+                hook()
+            for hook in before_physics:
+                hook()
             self.world.step()
             self.world_steps += 1
 

@@ -93,6 +93,12 @@ class Kernel:
         if self.available:
             self._compiled(*args)
 
+    def compiled_or(self, fallback: Callable[..., None] | None) -> Callable[..., None] | None:
+        """The compiled function when :attr:`available`, else ``fallback``: callers on the step's hot
+        path resolve it once (when they bind) and call it directly, without this object's call and
+        check per step."""
+        return self._compiled if self.available else fallback
+
     def __call__(self, *args: Any) -> None:
         if self._compiled is None and not self.available:
             raise RuntimeError(f'kernel {self.function.__name__} needs numba, which is unavailable or turned off '
