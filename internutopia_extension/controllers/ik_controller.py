@@ -101,7 +101,8 @@ class InverseKinematicsController(BaseController):
         rows = as_float_array(actions, (-1, 7), 'arm IK actions (rows of position (3,), orientation wxyz (4,))')
         out = np.empty((len(rows), 8))
         out[:, :7] = rows
-        norms = np.linalg.norm(rows[:, 3:], axis=1)
+        quats = rows[:, 3:]
+        norms = np.sqrt(np.einsum('ki,ki->k', quats, quats))
         if np.any(norms < 1e-6):
             raise ValueError(f'arm IK orientation (wxyz) must be a nonzero quaternion; row {int(np.argmin(norms))} is {rows[np.argmin(norms), 3:].tolist()}')
         out[:, 3:7] /= norms[:, None]
@@ -152,7 +153,8 @@ class InverseKinematicsController(BaseController):
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         position, orientation = self.robot.frame_pose(self.chain, self.columns, slots)
-        distance = np.linalg.norm(position - self.target_world[slots], axis=1)
+        offset = position - self.target_world[slots]
+        distance = np.sqrt(np.einsum('ki,ki->k', offset, offset))
         return {
             'eef_position': position,
             'eef_orientation': orientation,

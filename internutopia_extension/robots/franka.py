@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import NO_ID, BaseRobot
-from internutopia.core.util.math import quat_multiply
+from internutopia.core.util.jit import Kernel
+from internutopia.core.util.math import quat_right_matrix
 from internutopia_extension.controllers.kinematics import SerialChain, fk, mat_to_quat, quat_to_mat
 from internutopia_extension.robots.assets import franka_path
 
@@ -125,6 +127,13 @@ class FrankaRobot(BaseRobot):
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         self._kv_over_kp = np.zeros(len(ARM_JOINTS))
         self._torque_over_kp = np.full(len(ARM_JOINTS), np.inf)
+        # The same addresses as slices where they are consecutive (they are in the Panda's model).
+        self._arm_actuator_columns: Any = self.arm_actuators
+        self._arm_qpos_columns: Any = self.arm_qposadr
+        self._arm_dof_columns: Any = self.arm_dofadr
+        self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
+        self._joint_columns: Any = self._joint_qposadr
+        self._servo_kernel: Any = None
 
     def build_spec(self) -> mujoco.MjSpec:
         spec = _panda_spec().copy()
@@ -164,6 +173,18 @@ class FrankaRobot(BaseRobot):
             self.finger_qposadr = joint_adr(FINGER_JOINTS)
             self.arm_actuators = np.array([model.actuator(self.full_name(n)).id for n in ARM_JOINTS], dtype=np.intp)
             self.gripper_actuator = int(model.actuator(self.full_name('gripper')).id)
+            self._arm_actuator_columns = _as_slice(self.arm_actuators)
+            self._arm_qpos_columns = _as_slice(self.arm_qposadr)
+            self._arm_dof_columns = _as_slice(self.arm_dofadr)
+            self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
+            self._joint_columns = _as_slice(self._joint_qposadr)
+            columns = (self._arm_actuator_columns, self._arm_qpos_columns, self._arm_dof_columns)
+            self._servo_kernel = None
+            if all(isinstance(c, slice) for c in columns) and _servo_kernel.available:
+                self._servo_kernel = _servo_kernel.compiled_or(None)
+                view = np.zeros((1, len(ARM_JOINTS) + 1))[:, :len(ARM_JOINTS)]  # the layout of the state's column views
+                rows = np.zeros((1, len(ARM_JOINTS)))
+                _servo_kernel.warm(view, rows, rows.copy(), self._max_move, view, view, self._kv_over_kp, self._torque_over_kp)
         self._chains.clear()
         self._poses.clear()
         super().bind(world, slots)
@@ -176,7 +197,8 @@ class FrankaRobot(BaseRobot):
             to_hand = self.tcp_chain.frame_rot.T
             finger_rot = to_hand @ finger_chain.body_rot[-1]
             self._finger = {'offset': to_hand @ (finger_chain.body_pos[-1] - self.tcp_chain.frame_pos),
-                            'axis': finger_rot @ finger_chain.joint_axis[-1], 'quat': mat_to_quat(finger_rot),
+                            'axis': finger_rot @ finger_chain.joint_axis[-1],
+                            'quat_matrix': quat_right_matrix(mat_to_quat(finger_rot)).T,
                             'ref': float(finger_chain.joint_ref[-1])}
             self._finger_column = int(finger_columns[-1])
 
@@ -211,41 +233,54 @@ class FrankaRobot(BaseRobot):
         self.arm_target[slots] = HOME
 
     # -- stepping: joint goals -> servo targets at the joint speed limits ------------------------
+    def _index(self, slots: np.ndarray) -> tuple[Any, Any, Any, Any, Any]:
+        """``(rows, own, actuators, qpos, dofs)``: indices of ``slots``' rows in ``(env_num, ...)``
+        arrays (``rows`` beside column indices, ``own`` alone) and of the arm's columns. For every
+        slot they are slices where they can be (views and block copies instead of gathers, on
+        the every-step path)."""
+        if len(slots) == self.env_num:
+            every = slice(None)
+            return every, every, self._arm_actuator_columns, self._arm_qpos_columns, self._arm_dof_columns
+        return slots[:, None], slots, self.arm_actuators, self.arm_qposadr, self.arm_dofadr
+
     def begin_step(self) -> None:
         """Put the arm's goals into ``ctrl``: controllers read them there (the IK's warm start)
         and write new ones."""
         slots = self.slots
         if len(slots):
-            self.world.data.ctrl[slots[:, None], self.arm_actuators] = self.arm_goal[slots]
+            rows, own, actuators, _, _ = self._index(slots)
+            self.world.data.ctrl[rows, actuators] = self.arm_goal[own]
 
     def before_physics(self) -> None:
         """Keep the goals the controllers left in ``ctrl``; give the servos targets moved towards
         them by at most :data:`ARM_MAX_SPEED` times the physics step, and within the actuators'
-        torque limits of the joints' state."""
+        torque limits of the joints' state (:func:`servo_targets`)."""
         slots = self.slots
         if not len(slots):
             return
-        ctrl = self.world.data.ctrl
-        rows = slots[:, None]
-        goal = ctrl[rows, self.arm_actuators]
-        self.arm_goal[slots] = goal
-        target = self.arm_target[slots]
-        target += np.clip(goal - target, -self._max_move, self._max_move)
-        # The torque limit: a servo pushes kp (target - q) - kv qdot, so at the step's start state
-        # targets within (kv qdot +- torque) / kp of q keep it within +-torque (MuJoCo's own clamp
-        # would also switch off the servo's implicit damping, the cause of the chatter).
         data = self.world.data
-        centre = data.qpos[rows, self.arm_qposadr] + self._kv_over_kp * data.qvel[rows, self.arm_dofadr]
-        np.clip(target, centre - self._torque_over_kp, centre + self._torque_over_kp, out=target)
-        self.arm_target[slots] = target
-        ctrl[rows, self.arm_actuators] = target
+        ctrl = data.ctrl
+        rows, own, actuators, qpos, dofs = self._index(slots)
+        if self._servo_kernel is not None and own == slice(None):
+            # Every slot, consecutive columns: views of the state, one compiled pass.
+            self._servo_kernel(ctrl[:, actuators], self.arm_goal, self.arm_target, self._max_move, data.qpos[:, qpos],
+                               data.qvel[:, dofs], self._kv_over_kp, self._torque_over_kp)
+            return
+        goal = ctrl[rows, actuators]
+        self.arm_goal[own] = goal
+        target = self.arm_target[own]
+        servo_targets(goal, target, self._max_move, data.qpos[rows, qpos], data.qvel[rows, dofs], self._kv_over_kp,
+                      self._torque_over_kp)
+        self.arm_target[own] = target
+        ctrl[rows, actuators] = target
 
     # -- state helpers for the controllers -------------------------------------------------------
     def joint_array(self, slots: np.ndarray) -> np.ndarray:
         """``(k, 9)`` joint positions of ``slots``: the arm joints, then the fingers."""
         qpos = self.world.data.qpos
-        rows = slots[:, None]
-        return np.concatenate([qpos[rows, self.arm_qposadr], qpos[rows, self.finger_qposadr]], axis=1)
+        if len(slots) == self.env_num:
+            return qpos[:, self._joint_columns].copy()  # (a block copy when the columns are consecutive)
+        return qpos[slots[:, None], self._joint_qposadr]
 
     def base_frame(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local base positions ``(k, 3)`` and rotation matrices ``(k, 3, 3)`` (set at each reset)."""
@@ -263,12 +298,14 @@ class FrankaRobot(BaseRobot):
         is dropped at every reset, which may move the base).
         """
         joints = self.joint_array(slots) if joints is None else joints
+        # The key compares bytes: one memcmp each, where numpy's array_equal costs a few calls.
+        key = (np.ascontiguousarray(slots, dtype=np.intp).tobytes(), np.ascontiguousarray(joints, dtype=float).tobytes())
         cached = self._poses.get(id(chain))
-        if cached is not None and np.array_equal(cached[0], slots) and np.array_equal(cached[1], joints):
-            result = cached[2]
+        if cached is not None and cached[0] == key:
+            result = cached[1]
         else:
             result = fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots], rotation=True)
-            self._poses[id(chain)] = (slots.copy(), joints.copy(), result)
+            self._poses[id(chain)] = (key, result)
         return tuple(a.copy() for a in (result if rotation else result[:2]))
 
     def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -281,7 +318,7 @@ class FrankaRobot(BaseRobot):
         slide = joints[:, self._finger_column] - c['ref']
         local = c['offset'] + c['axis'] * slide[:, None]
         position = tcp_pos + np.einsum('kij,kj->ki', tcp_rot, local)
-        orientation = quat_multiply(tcp_quat, np.broadcast_to(c['quat'], tcp_quat.shape))
+        orientation = tcp_quat @ c['quat_matrix']  # tcp_quat * the finger's fixed rotation
         return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
@@ -305,3 +342,50 @@ class FrankaRobot(BaseRobot):
         finger = ctrl[slots, self.gripper_actuator] * (FINGER_OPEN / self.gripper_ctrl_open)
         obs['joint_action'] = np.concatenate([ctrl[rows, self.arm_actuators], finger[:, None], finger[:, None]], axis=1)
         return obs
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """``indices`` as a slice when they are consecutive and ascending (basic indexing: a view),
+    else as they are."""
+    indices = np.asarray(indices, dtype=np.intp)
+    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
+
+
+def servo_targets(goal: np.ndarray, target: np.ndarray, max_move: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
+                  kv_over_kp: np.ndarray, torque_over_kp: np.ndarray) -> None:
+    """Move the servo targets ``target`` ``(k, n)`` (in place) towards the joint goals ``goal`` by at
+    most ``max_move`` per joint, then into the band the actuators' torque limits allow at the
+    joints' state ``qpos``/``qvel``: a servo pushes ``kp (target - q) - kv qdot``, so targets within
+    ``(kv qdot +- torque) / kp`` of ``q`` keep it within +-torque (MuJoCo's own clamp would also
+    switch off the servo's implicit damping, the cause of the chatter it had)."""
+    target += np.clip(goal - target, -max_move, max_move)
+    centre = qpos + kv_over_kp * qvel
+    np.clip(target, centre - torque_over_kp, centre + torque_over_kp, out=target)
+
+
+def _servo_rows(ctrl, goal, target, max_move, qpos, qvel, kv_over_kp, torque_over_kp):  # pragma: no cover - compiled
+    """Compiled twin of :func:`servo_targets` for every slot: reads the goals from ``ctrl``, keeps
+    them in ``goal``, and writes the new targets to ``target`` and ``ctrl``."""
+    for i in range(ctrl.shape[0]):
+        for j in range(ctrl.shape[1]):
+            wanted = ctrl[i, j]
+            goal[i, j] = wanted
+            move = wanted - target[i, j]
+            if move > max_move[j]:
+                move = max_move[j]
+            elif move < -max_move[j]:
+                move = -max_move[j]
+            value = target[i, j] + move
+            centre = qpos[i, j] + kv_over_kp[j] * qvel[i, j]
+            low, high = centre - torque_over_kp[j], centre + torque_over_kp[j]
+            if value < low:
+                value = low
+            if value > high:
+                value = high
+            target[i, j] = value
+            ctrl[i, j] = value
+
+
+_servo_kernel = Kernel(_servo_rows)

@@ -45,6 +45,21 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                      aw * bz + ax * by - ay * bx + az * bw], axis=-1)
 
 
+def quat_right_matrix(b: np.ndarray) -> np.ndarray:
+    """The ``(4, 4)`` matrix ``M`` with ``quat_multiply(a, b) == a @ M.T`` for wxyz quaternions
+    ``a`` of any batch shape: multiplying many quaternions by one fixed ``b`` is then a matmul.
+
+    >>> a, b = np.array([[0.5, 0.5, 0.5, 0.5]]), np.array([0.0, 1.0, 0.0, 0.0])
+    >>> bool(np.allclose(a @ quat_right_matrix(b).T, quat_multiply(a, b)))
+    True
+    """
+    bw, bx, by, bz = np.asarray(b, dtype=float)
+    return np.array([[bw, -bx, -by, -bz],
+                     [bx, bw, bz, -by],
+                     [by, -bz, bw, bx],
+                     [bz, by, -bx, bw]])
+
+
 def rotate_inverse(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     """Rotate ``(..., 3)`` world vectors into the frames of ``(..., 4)`` wxyz quaternions."""
     w = quat[..., :1]
