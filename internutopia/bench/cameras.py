@@ -365,20 +365,22 @@ def _steps_for(env_num: int, steps: int) -> int:
 
 def estimate_seconds(env_nums: list[int], settings: list[str], steps: int, with_async: bool) -> float:
     """A rough length of the camera rows on a 2-core machine (seconds), for ``--help`` and the log:
-    process start-ups, and frames at the speeds measured there (ours ~300/s head, ~200/s third
-    person; plain renderer ~10/s; our env in a pool ~150/s)."""
+    process start-ups, and frames at the speeds measured there on 2026-11-22 (ours ~600/s head,
+    ~350/s third person; plain renderer ~15/s head, ~8/s third person, in the limit and in a pool;
+    our env in a pool ~350/s)."""
     total = 0.0
     for env_num in env_nums:
         for name in settings:
             setting = SETTINGS[name]
             frames = env_num * _steps_for(env_num, steps) * 2  # two halves of every pair
-            ours = 6.0 + frames / (300.0 if setting.view == 'head' else 200.0) / 2
-            limit = (_steps_for(env_num, steps) // 4 + WARM_PAIRS) * 4 * (0.12 if setting.depth else 0.07)
+            ours = 6.0 + frames / (600.0 if setting.view == 'head' else 350.0) / 2
+            plain = (15.0 if setting.view == 'head' else 8.0) / (1.5 if setting.depth else 1.0)
+            limit = (_steps_for(env_num, steps) // 4 + WARM_PAIRS) * 4 / plain
             total += ours + limit
-            if with_async:
-                start = 4.0 + env_num * 3.5 / 2  # env processes starting on 2 cores
+            if with_async and env_num < 64:  # 64 single-env processes do not fit in 24 GB: skipped
+                start = 4.0 + env_num * 1.0  # env processes starting on 2 cores
                 async_frames = env_num * (_steps_for(env_num, steps) + 3)
-                total += 2 * start + async_frames / (5.0 if setting.depth else 9.0) + async_frames / 150.0
+                total += 2 * start + async_frames / plain + async_frames / 350.0
     return total
 
 

@@ -114,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     camera_minutes = camera_rows.estimate_seconds([1, 4, 16, 64], list(camera_rows.SETTINGS), 24, True) / 60
     length = (f'run length (2-core machine, otherwise idle): the camera rows of the default options take about '
               f'{camera_minutes:.0f} minutes (AsyncVectorEnv included; --no-render skips them, --no-async their '
-              f'process pools); the robot rows about 10 minutes, and 3 more per further --repeat (docs/performance.md).')
+              f'process pools); the robot rows about 9 minutes, and 2.5 more per further --repeat (docs/performance.md).')
     parser = argparse.ArgumentParser(prog='internutopia bench', description=bench.__doc__.split('\n\n')[0],
                                      epilog=f'cases (--robots):\n{cases}\n\n{length}\n\n'
                                             f'The method: python -m pydoc internutopia.bench (camera rows: '
