@@ -563,3 +563,27 @@ def test_servo_kernel_matches_numpy():
     np.testing.assert_allclose(target, target_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ctrl, target_ref, rtol=0, atol=1e-12)
     assert np.any(target_ref != goal_ref)  # the speed and torque limits did bind somewhere
+
+
+def test_finger_kernel_matches_numpy():
+    """The compiled finger pose equals finger_from_tool on numpy (rows with w < 0 included)."""
+    from internutopia.core.util.math import quat_right_matrix
+    from internutopia_extension.controllers.kinematics import quat_to_mat
+    from internutopia_extension.robots import franka
+
+    rng = np.random.default_rng(3)
+    k = 32
+    tcp_quat = rng.normal(size=(k, 4))
+    tcp_quat /= np.linalg.norm(tcp_quat, axis=1, keepdims=True)
+    tcp_rot, tcp_pos = quat_to_mat(tcp_quat), rng.normal(size=(k, 3))
+    joints = rng.uniform(0.0, 0.04, size=(k, 9))
+    offset, axis = rng.normal(size=3), np.array([0.0, 1.0, 0.0])
+    offset_quat = rng.normal(size=4)
+    matrix = np.ascontiguousarray(quat_right_matrix(offset_quat / np.linalg.norm(offset_quat)).T)
+    ref_pos, ref_quat = franka.finger_from_tool(tcp_pos, tcp_quat, tcp_rot, joints[:, 8] - 0.01, offset, axis, matrix)
+    kernel = franka._finger_kernel if franka._finger_kernel.available else franka._finger_rows
+    position, orientation = np.empty((k, 3)), np.empty((k, 4))
+    kernel(tcp_pos, tcp_quat, tcp_rot, joints, 8, 0.01, offset, axis, matrix, position, orientation)
+    np.testing.assert_allclose(position, ref_pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(orientation, ref_quat, rtol=0, atol=1e-12)
+    assert np.all(orientation[:, 0] >= 0) and np.any((tcp_quat @ matrix)[:, 0] < 0)

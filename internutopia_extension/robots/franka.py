@@ -198,9 +198,12 @@ class FrankaRobot(BaseRobot):
             finger_rot = to_hand @ finger_chain.body_rot[-1]
             self._finger = {'offset': to_hand @ (finger_chain.body_pos[-1] - self.tcp_chain.frame_pos),
                             'axis': finger_rot @ finger_chain.joint_axis[-1],
-                            'quat_matrix': quat_right_matrix(mat_to_quat(finger_rot)).T,
+                            'quat_matrix': np.ascontiguousarray(quat_right_matrix(mat_to_quat(finger_rot)).T),
                             'ref': float(finger_chain.joint_ref[-1])}
             self._finger_column = int(finger_columns[-1])
+            c = self._finger
+            _finger_kernel.warm(np.zeros((1, 3)), np.zeros((1, 4)), np.zeros((1, 3, 3)), np.zeros((1, 9)), 0, 0.0, c['offset'],
+                                c['axis'], c['quat_matrix'], np.zeros((1, 3)), np.zeros((1, 4)))
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
         """The kinematic chain from the base to ``frame`` (a site or body of this robot) in the bound
@@ -297,29 +300,34 @@ class FrankaRobot(BaseRobot):
         computation (the cache holds while the slots and their joint positions are unchanged, and
         is dropped at every reset, which may move the base).
         """
+        result = self._frame_pose(chain, columns, slots, joints)
+        return tuple(a.copy() for a in (result if rotation else result[:2]))
+
+    def _frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray,
+                    joints: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`frame_pose`'s cached ``(positions, orientations, rotations)`` themselves (not to be modified)."""
         joints = self.joint_array(slots) if joints is None else joints
         # The key compares bytes: one memcmp each, where numpy's array_equal costs a few calls.
         key = (np.ascontiguousarray(slots, dtype=np.intp).tobytes(), np.ascontiguousarray(joints, dtype=float).tobytes())
         cached = self._poses.get(id(chain))
         if cached is not None and cached[0] == key:
-            result = cached[1]
-        else:
-            result = fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots], rotation=True)
-            self._poses[id(chain)] = (key, result)
-        return tuple(a.copy() for a in (result if rotation else result[:2]))
+            return cached[1]
+        result = fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots], rotation=True)
+        self._poses[id(chain)] = (key, result)
+        return result
 
     def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local pose of ``panda_rightfinger`` (positions ``(k, 3)``, wxyz ``(k, 4)``), from the
         tool frame's pose: the hand, then the finger's offset and its slide."""
-        tcp_pos, tcp_quat, tcp_rot = self.frame_pose(self.tcp_chain, self.tcp_columns, slots, joints, rotation=True)
+        tcp_pos, tcp_quat, tcp_rot = self._frame_pose(self.tcp_chain, self.tcp_columns, slots, joints)
         c = self._finger
-        # p = p_tcp + R_tcp (offset + slide along the finger's axis), both in the tool frame's axes;
-        # q = q_tcp * q_offset.
-        slide = joints[:, self._finger_column] - c['ref']
-        local = c['offset'] + c['axis'] * slide[:, None]
-        position = tcp_pos + np.einsum('kij,kj->ki', tcp_rot, local)
-        orientation = tcp_quat @ c['quat_matrix']  # tcp_quat * the finger's fixed rotation
-        return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
+        if _finger_kernel.available:
+            position, orientation = np.empty((len(slots), 3)), np.empty((len(slots), 4))
+            _finger_kernel(tcp_pos, tcp_quat, tcp_rot, np.ascontiguousarray(joints, dtype=float), self._finger_column,
+                           c['ref'], c['offset'], c['axis'], c['quat_matrix'], position, orientation)
+            return position, orientation
+        return finger_from_tool(tcp_pos, tcp_quat, tcp_rot, joints[:, self._finger_column] - c['ref'], c['offset'],
+                                c['axis'], c['quat_matrix'])
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
         """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""
@@ -389,3 +397,40 @@ def _servo_rows(ctrl, goal, target, max_move, qpos, qvel, kv_over_kp, torque_ove
 
 
 _servo_kernel = Kernel(_servo_rows)
+
+
+def finger_from_tool(tcp_pos: np.ndarray, tcp_quat: np.ndarray, tcp_rot: np.ndarray, slide: np.ndarray,
+                     offset: np.ndarray, axis: np.ndarray, quat_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A finger's env-local pose from the tool frame's (positions ``(k, 3)``, wxyz ``(k, 4)`` with
+    ``w >= 0``): ``p = p_tcp + R_tcp (offset + slide axis)`` (offset and axis in the tool frame's
+    axes) and ``q = q_tcp * q_offset``, with ``quat_matrix`` the right-multiplication matrix of
+    ``q_offset`` (transposed: ``q = q_tcp @ quat_matrix``)."""
+    local = offset + axis * slide[:, None]
+    position = tcp_pos + np.einsum('kij,kj->ki', tcp_rot, local)
+    orientation = tcp_quat @ quat_matrix
+    return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
+
+
+def _finger_rows(tcp_pos, tcp_quat, tcp_rot, joints, column, ref, offset, axis, quat_matrix, out_pos,
+                 out_quat):  # pragma: no cover - compiled
+    """Compiled twin of :func:`finger_from_tool` (the slide read from ``joints[:, column] - ref``)."""
+    for row in range(tcp_pos.shape[0]):
+        slide = joints[row, column] - ref
+        for i in range(3):
+            value = tcp_pos[row, i]
+            for c in range(3):
+                value += tcp_rot[row, i, c] * (offset[c] + axis[c] * slide)
+            out_pos[row, i] = value
+        sign = 1.0
+        for j in range(4):
+            value = 0.0
+            for c in range(4):
+                value += tcp_quat[row, c] * quat_matrix[c, j]
+            out_quat[row, j] = value
+            if j == 0 and value < 0.0:
+                sign = -1.0
+        for j in range(4):
+            out_quat[row, j] *= sign
+
+
+_finger_kernel = Kernel(_finger_rows)
