@@ -183,9 +183,23 @@ class ActionParsing:
                     try:
                         batch = controller.parse_batch(rows)
                     except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
-                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}') from None
+                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}'
+                                         f'{_non_finite_slots(rows, members)}') from None
                     commands[id(controller)] = (controller, members, batch)
         return commands
+
+
+def _non_finite_slots(rows: Any, members: np.ndarray) -> str:
+    """For an error message: the env slots whose rows of ``rows`` hold NaN or inf (``''`` when
+    none do, or the rows are not numbers)."""
+    try:
+        finite = np.isfinite(np.asarray(rows, dtype=float).reshape(len(members), -1)).all(axis=1)
+    except (TypeError, ValueError):
+        return ''
+    bad = members[~finite]
+    if not len(bad):
+        return ''
+    return f' (NaN or inf in the rows of env {", ".join(str(s) for s in bad[:10].tolist())}{", ..." if len(bad) > 10 else ""})'
 
 
 def _row_count(args: Any) -> int | None:
