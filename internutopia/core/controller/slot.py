@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController
+from internutopia.core.util.slot_instances import build_slot_instance
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -57,17 +58,10 @@ class SlotControllerAdapter(BaseController):
         self._instances: dict[int, Any] = {}
 
     def slot_view(self, slot: int, robot: Any, scene: Any) -> Any:
-        instance = self._instances.get(slot)
-        if instance is None:
-            instance = self.slot_class.__new__(self.slot_class)
-            self._instances[slot] = instance
-            try:
-                self.slot_class.__init__(instance, self.config, robot, scene)
-            except BaseException:
-                self._instances.pop(slot, None)
-                raise
-            if self.sub_controllers and not instance.sub_controllers:
-                instance.sub_controllers = [sub.slot_view(slot, robot, scene) for sub in self.sub_controllers]
+        fresh = slot not in self._instances
+        instance = build_slot_instance(self._instances, slot, self.slot_class, self.config, robot, scene)
+        if fresh and self.sub_controllers and not instance.sub_controllers:
+            instance.sub_controllers = [sub.slot_view(slot, robot, scene) for sub in self.sub_controllers]
         return instance
 
     def _instance(self, slot: int) -> Any:

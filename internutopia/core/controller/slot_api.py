@@ -7,14 +7,15 @@ controller (see :mod:`internutopia.core.controller.slot`); these are its methods
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
+
+from internutopia.core.util.slot_instances import OrderedObsMixin
 
 if TYPE_CHECKING:
     from internutopia.core.robot.articulation_subset import ArticulationSubset
 
 
-class SlotControllerMixin:
+class SlotControllerMixin(OrderedObsMixin):
     # Attributes of one slot's controller (set by _init_slot), as InternUtopia's controllers have them.
     config: Any
     name: str
@@ -44,14 +45,6 @@ class SlotControllerMixin:
 
     def cleanup(self) -> None:
         """Called when the slot's episode is replaced."""
-
-    def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
-        """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""
-        if obs is None:
-            return OrderedDict()
-        if not self.obs_keys:
-            self.obs_keys = list(obs.keys())
-        return OrderedDict((key, obs[key]) for key in self.obs_keys)
 
     def get_joint_subset(self) -> ArticulationSubset | None:
         """The joints this controller drives: its ``joint_subset``, else its first sub-controller's."""

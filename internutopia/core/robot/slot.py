@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from internutopia.core.robot.articulation import IArticulation
+from internutopia.core.util.slot_instances import OrderedObsMixin
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
     from internutopia.core.robot.rigid_body import IRigidBody
 
 
-class SlotRobotMixin:
+class SlotRobotMixin(OrderedObsMixin):
     """InternUtopia's per-instance robot methods, for robot objects of one slot (see the module docstring)."""
 
     _slot_group: BaseRobot | None = None
@@ -82,14 +83,6 @@ class SlotRobotMixin:
     def _slot_obs(self) -> dict[str, Any]:
         """This slot's row of the group's observation (position, orientation, joints, controllers, sensors)."""
         return self._slot_group.slot_row(self._slot)
-
-    def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
-        """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""
-        if obs is None:
-            return OrderedDict()
-        if not self.obs_keys:
-            self.obs_keys = list(obs.keys())
-        return OrderedDict((key, obs[key]) for key in self.obs_keys)
 
     def _get_controllers_and_sensors_obs(self) -> tuple[OrderedDict, OrderedDict]:
         """``(controller observations, sensor data)`` of this slot, by name."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.sensor.camera import ICamera
+from internutopia.core.util.slot_instances import build_slot_instance
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -58,16 +59,7 @@ class SlotSensorAdapter(BaseSensor):
         self._instances: dict[int, Any] = {}
 
     def slot_view(self, slot: int, robot: Any, scene: Any) -> Any:
-        instance = self._instances.get(slot)
-        if instance is None:
-            instance = self.slot_class.__new__(self.slot_class)
-            self._instances[slot] = instance
-            try:
-                self.slot_class.__init__(instance, self.config, robot, scene)
-            except BaseException:
-                self._instances.pop(slot, None)
-                raise
-        return instance
+        return build_slot_instance(self._instances, slot, self.slot_class, self.config, robot, scene)
 
     def get_obs(self, slots: np.ndarray) -> Any:
         out = []

@@ -6,11 +6,12 @@ A sensor object built InternUtopia's way, ``cls(config, robot, scene)``, is one 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
+from internutopia.core.util.slot_instances import OrderedObsMixin
 
-class SlotSensorMixin:
+
+class SlotSensorMixin(OrderedObsMixin):
     """One slot's sensor: ``get_data()`` is what ``obs[robot]['sensors'][name]`` shows."""
 
     # Attributes of one slot's sensor (set by _init_slot), as InternUtopia's sensors have them.
@@ -40,14 +41,6 @@ class SlotSensorMixin:
 
     def cleanup(self) -> None:
         """Called when the slot's episode is replaced."""
-
-    def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
-        """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""
-        if obs is None:
-            return OrderedDict()
-        if not self.obs_keys:
-            self.obs_keys = list(obs.keys())
-        return OrderedDict((key, obs[key]) for key in self.obs_keys)
 
 
 __all__ = ['SlotSensorMixin']

@@ -1,0 +1,53 @@
+"""Shared pieces of the per-slot adapters that run upstream-style classes (one instance per slot).
+
+InternUtopia's robots, controllers and sensors are per-instance objects; the adapters in
+``core/robot/slot.py``, ``core/controller/slot.py`` and ``core/sensor/slot.py`` hold one per slot
+and episode. This module has what they share.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+
+def build_slot_instance(instances: dict[int, Any], slot: int, cls: type, *args: Any) -> Any:
+    """``instances[slot]``, made as ``cls(*args)`` when there is none yet.
+
+    The instance is registered before its ``__init__`` runs, so lookups made while it builds
+    (a robot's sensors asking for their robot's instance) find it; a failing ``__init__``
+    leaves no half-built instance behind.
+
+    >>> made = {}
+    >>> build_slot_instance(made, 3, dict, {'a': 1}) is build_slot_instance(made, 3, dict, {'b': 2})
+    True
+    >>> made[3]
+    {'a': 1}
+    """
+    instance = instances.get(slot)
+    if instance is None:
+        instance = instances[slot] = cls.__new__(cls)
+        try:
+            cls.__init__(instance, *args)
+        except BaseException:
+            instances.pop(slot, None)
+            raise
+    return instance
+
+
+class OrderedObsMixin:
+    """InternUtopia's ``_make_ordered`` helper for per-slot robots, controllers and sensors:
+    observations with their keys in the order of the first call."""
+
+    obs_keys: list[str]
+
+    def _make_ordered(self, obs: dict[str, Any] | None = None) -> OrderedDict:
+        """``obs`` with its keys in the order of the first call (InternUtopia's helper)."""
+        if obs is None:
+            return OrderedDict()
+        if not self.obs_keys:
+            self.obs_keys = list(obs.keys())
+        return OrderedDict((key, obs[key]) for key in self.obs_keys)
+
+
+__all__ = ['OrderedObsMixin', 'build_slot_instance']
