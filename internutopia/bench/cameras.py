@@ -23,7 +23,6 @@ would need them). An async case whose processes would not fit in the memory free
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.bench.fresh import run_in_fresh_process
 from internutopia.bench.ours import available_memory_mb, peak_memory_mb
 
 __all__ = ['SETTINGS', 'CameraSetting', 'PlainCamera', 'RenderLimit', 'camera_config', 'camera_markdown_table',
@@ -180,29 +180,13 @@ def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, lim
     return out
 
 
-def _worker(queue: Any, *args: Any) -> None:
-    try:
-        queue.put(_measure(*args))
-    except BaseException as exc:  # report, don't hang the parent
-        import traceback
-
-        queue.put({'error': f'{type(exc).__name__}: {exc}\n{traceback.format_exc()}'})
-
-
 def measure_camera_ours(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int,
                         threads: int | None = None) -> dict[str, Any]:
     """Ours paired with the render limit, in a fresh process: the figures of
     :func:`~internutopia.bench.paired.summarize` (``ratio`` is render limit time / our time per
     env-step), ``startup_s`` and ``peak_memory_mb``."""
-    context = multiprocessing.get_context('spawn')
-    queue = context.Queue()
-    process = context.Process(target=_worker, args=(queue, robot, setting, env_num, steps, chunk, limit_frames, threads))
-    process.start()
-    result = queue.get()
-    process.join()
-    if 'error' in result:
-        raise RuntimeError(f'camera case {robot} x{env_num} {setting} failed: {result["error"]}')
-    return result
+    return run_in_fresh_process(_measure, robot, setting, env_num, steps, chunk, limit_frames, threads,
+                                what=f'camera case {robot} x{env_num} {setting}')
 
 
 # ------------------------------------------------------------------------------------------------
@@ -334,26 +318,11 @@ def _quality(robot: str, steps: list[int]) -> dict[str, Any]:
     return out
 
 
-def _quality_worker(queue: Any, *args: Any) -> None:
-    try:
-        queue.put(_quality(*args))
-    except BaseException as exc:  # report, don't hang the parent
-        queue.put({'error': f'{type(exc).__name__}: {exc}'})
-
-
 def measure_lod_quality(robot: str = 'h1', steps: tuple[int, ...] = (0, 120, 240, 480, 960)) -> dict[str, Any]:
     """PSNR of the level-of-detail frames against full-detail frames of the robot's head and
     third-person cameras (320x240), at several steps along its path, in a fresh process: the lowest
     (``*_psnr_db_min``) and the mean over the steps, and the triangles drawn with and without LOD."""
-    context = multiprocessing.get_context('spawn')
-    queue = context.Queue()
-    process = context.Process(target=_quality_worker, args=(queue, robot, list(steps)))
-    process.start()
-    result = queue.get()
-    process.join()
-    if 'error' in result:
-        raise RuntimeError(f'LOD quality of {robot} failed: {result["error"]}')
-    return result
+    return run_in_fresh_process(_quality, robot, list(steps), what=f'LOD quality of {robot}')
 
 
 # ------------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ process per run makes the start-up and memory figures the user's, and makes repe
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import resource
 import time
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.bench.cases import get_case
+from internutopia.bench.fresh import run_in_fresh_process
 from internutopia.bench.paired import summarize, time_pairs
 
 __all__ = ['available_memory_mb', 'measure_ours', 'peak_memory_mb']
@@ -118,13 +118,6 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _worker(queue: Any, *args: Any) -> None:
-    try:
-        queue.put(_measure(*args))
-    except BaseException as exc:  # report, don't hang the parent
-        queue.put({'error': f'{type(exc).__name__}: {exc}'})
-
-
 def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, chunk: int,
                  user_config: str | None = None, with_resets: bool = False) -> dict[str, Any]:
     """Measure one run of a case in a fresh process.
@@ -144,13 +137,5 @@ def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, ch
         quartiles, each side's median seconds per step), the pair ratios, ``startup_s``,
         ``peak_memory_mb`` and, with ``with_resets``, the reset costs.
     """
-    context = multiprocessing.get_context('spawn')
-    queue = context.Queue()
-    process = context.Process(target=_worker, args=(queue, case, env_num, cameras, api, steps, chunk, user_config,
-                                                    with_resets))
-    process.start()
-    result = queue.get()
-    process.join()
-    if 'error' in result:
-        raise RuntimeError(f'benchmark case {case} x{env_num} cameras {cameras} {api} failed: {result["error"]}')
-    return result
+    return run_in_fresh_process(_measure, case, env_num, cameras, api, steps, chunk, user_config, with_resets,
+                                what=f'benchmark case {case} x{env_num} cameras {cameras} {api}')
