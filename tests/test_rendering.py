@@ -219,7 +219,7 @@ def jetbot_cameras(scene, cameras, slots=2, **sim):
 
 
 def test_batched_threaded_and_depth_only_frames_match_single_frames(wall_scene):
-    """Frames tiled into one buffer, drawn by two threads, or drawn with no colour work (a depth-only
+    """Frames drawn in one batch (each into a framebuffer of its own), drawn by two threads, or drawn with no colour work (a depth-only
     camera) are the same pixels as one camera drawn alone."""
     size = (48, 36)
     front = jetbot_camera_cfg.update(resolution=size, depth=True)
@@ -228,7 +228,7 @@ def test_batched_threaded_and_depth_only_frames_match_single_frames(wall_scene):
     depth_only = RepCameraCfg(name='front_depth', prim_path='chassis/Camera', resolution=size, rgba=False, depth=True)
     alone, _ = jetbot_cameras(wall_scene, [front], rendering_threads=1)
     batched, renderers = jetbot_cameras(wall_scene, [front, side, depth_only], rendering_threads=1)
-    assert renderers == [(6, 1, 0)]  # 3 cameras x 2 slots, one buffer
+    assert renderers == [(6, 1, 0)]  # 3 cameras x 2 slots, one batch
     threaded, renderers = jetbot_cameras(wall_scene, [front, side, depth_only], rendering_threads=2)
     assert renderers == [(6, 2, 0)]
     for slot in range(2):
@@ -237,7 +237,7 @@ def test_batched_threaded_and_depth_only_frames_match_single_frames(wall_scene):
         assert red > 0.2  # the wall is in view
         for readings in (batched, threaded):
             np.testing.assert_array_equal(readings[slot]['camera']['rgba'], reference['rgba'])
-            # Depth is interpolated from where the tile sits in the buffer: equal to rounding.
+            # Depth may differ in the last bits between passes drawn in different framebuffers: equal to rounding.
             np.testing.assert_allclose(readings[slot]['camera']['depth'], reference['depth'], rtol=1e-5)
             np.testing.assert_allclose(readings[slot]['front_depth']['depth'], reference['depth'], rtol=1e-5)
             assert 'rgba' not in readings[slot]['front_depth']
