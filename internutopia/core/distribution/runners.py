@@ -42,7 +42,7 @@ from internutopia.core.distribution.actors import QueueActor, RunnerActor
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
-from internutopia.core.runner import Runner, RunnerSet, SlotStatus
+from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
 
 __all__ = ['RayRunners']
 
@@ -312,7 +312,7 @@ class RayRunners(RunnerSet):
         try:
             for episode in episodes:
                 if episode is not None:
-                    Runner._check_episode(None, episode)  # type: ignore[arg-type]  # uses no runner state
+                    check_episode(episode)
         except Exception:
             ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
             raise
