@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+import internutopia
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.distribution import DistributedConfig, RayDistributionCfg
 from internutopia.core.task.base import BaseTask
@@ -141,7 +142,11 @@ def test_distribution_config_is_strict_and_keeps_the_users_objects():
 def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
     assert not ray.is_initialized()
     before = set(_descendants(os.getpid()))
-    env = _distributed(_tasks(4, lambda i: 3), proc_num=2, env_num=2)
+    cfg = Config(env_num=2, metrics_save_path='none', task_configs=_tasks(4, lambda i: 3))
+    with pytest.warns(UserWarning, match='asks for 128.0 GPUs .* the runners reserve none') as warned:
+        env = Env(cfg.distribute(RayDistributionCfg(proc_num=2, gpu_num_per_proc=64)))  # MuJoCo needs none
+    # it points at the line that built the env (here the tests' env-closing wrapper), not into the package
+    assert len(warned) == 1 and not warned[0].filename.startswith(os.path.dirname(internutopia.__file__))
     try:
         assert env.env_num == 4 and ray.is_initialized()
         runner_pids = [info['pid'] for info in env.runner_info()]
