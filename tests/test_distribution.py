@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+import internutopia
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.distribution import DistributedConfig, RayDistributionCfg
 from internutopia.core.task.base import BaseTask
@@ -141,7 +142,11 @@ def test_distribution_config_is_strict_and_keeps_the_users_objects():
 def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
     assert not ray.is_initialized()
     before = set(_descendants(os.getpid()))
-    env = _distributed(_tasks(4, lambda i: 3), proc_num=2, env_num=2)
+    cfg = Config(env_num=2, metrics_save_path='none', task_configs=_tasks(4, lambda i: 3))
+    with pytest.warns(UserWarning, match='asks for 128.0 GPUs .* the runners reserve none') as warned:
+        env = Env(cfg.distribute(RayDistributionCfg(proc_num=2, gpu_num_per_proc=64)))  # MuJoCo needs none
+    # it points at the line that built the env (here the tests' env-closing wrapper), not into the package
+    assert len(warned) == 1 and not warned[0].filename.startswith(os.path.dirname(internutopia.__file__))
     try:
         assert env.env_num == 4 and ray.is_initialized()
         runner_pids = [info['pid'] for info in env.runner_info()]
@@ -310,9 +315,11 @@ class TestOnALocalRay:
             env.close()
 
     def test_bad_input_raises_the_one_process_error_and_changes_nothing(self):
+        # (an iterator: a list's unknown type would already fail when the env is built)
         tasks = _tasks(5) + [TaskCfg(type='NoSuchTask')]
-        env = _distributed(tasks, proc_num=2, env_num=2)
-        reference = Env(Config(env_num=4, metrics_save_path='none', task_configs=tasks))
+        config = Config(env_num=2, metrics_save_path='none', task_configs=tasks[:1])
+        env = Env(config.distribute(RayDistributionCfg(proc_num=2)), episodes=iter(tasks))
+        reference = Env(Config(env_num=4, metrics_save_path='none', task_configs=tasks[:1]), episodes=iter(tasks))
         try:
             env.reset()
             reference.reset()
@@ -337,13 +344,13 @@ class TestOnALocalRay:
             # nothing moved, nothing was taken from the queue
             obs, _, _, _, info = env.step([None] * 4)
             assert [i['steps'] for i in info] == [1, 1, 1, 1]
-            assert env.queue_len == 2 and env.slot_episodes == [0, 1, 2, 3]
+            assert env.slot_episodes == [0, 1, 2, 3]
             # an unregistered task type in the queue: ValueError, and the queue is as it was
             env.step([None] * 4)
             with pytest.raises(ValueError, match='NoSuchTask'):
                 env.reset([0, 1])
-            assert env.queue_len == 2 and env.slot_episodes == [0, 1, 2, 3]
-            obs, info = env.reset([2])
+            assert env.slot_episodes == [0, 1, 2, 3]
+            obs, info = env.reset([2])  # episode 4: the failed reset took nothing from the queue
             assert info[0].mark == 4.0
         finally:
             env.close()

@@ -47,3 +47,21 @@ def test_runs_reports_and_exit_code(tmp_path):
     assert any(line.startswith('fail') and 'tests/fails.py' in line and 'boom' in line for line in lines)
     assert any(line.startswith('absent') and 'walker.py' in line and 'nosuchbot' in line for line in lines)
     assert '1 of 2 scripts passed' in result.stdout and result.returncode == 1
+
+
+def test_a_bare_clone_runs_its_heads_tests(tmp_path):
+    work = make_checkout(tmp_path / 'work')
+    git = ['git', '-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main']
+    subprocess.run([*git, 'init', '-q', str(work)], check=True)
+    subprocess.run([*git, '-C', str(work), 'add', '-A'], check=True)
+    subprocess.run([*git, '-C', str(work), 'commit', '-qm', 'scripts'], check=True)
+    (work / 'tests' / 'passes.py').unlink()  # not committed away: HEAD still has it
+    bare = tmp_path / 'bare.git'
+    subprocess.run([*git, 'clone', '-q', '--bare', str(work), str(bare)], check=True)
+    assert upstream_tests.is_bare_repository(bare) and not upstream_tests.is_bare_repository(work)
+    result = subprocess.run([sys.executable, '-m', 'internutopia.compat.upstream_tests', str(bare), '-k', 'passes'],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and '1 of 1 scripts passed' in result.stdout, result.stdout + result.stderr
+    missing = subprocess.run([sys.executable, '-m', 'internutopia.compat.upstream_tests', str(bare), '--revision', 'nope'],
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and 'cannot read tests/ at nope' in missing.stderr

@@ -277,14 +277,23 @@ def test_simulation_app_and_close(make_config):
         env.step([None])
 
 
-def test_unknown_types_fail_with_registered_names(make_config):
+def test_unknown_types_in_a_list_fail_when_the_env_is_built(make_config):
     from internutopia.core.config import RobotCfg, TaskCfg
 
-    env = Env(make_config([TaskCfg(type='NoSuchTask')], env_num=1))
-    with pytest.raises(ValueError, match=r"unknown task type 'NoSuchTask'.*'FiniteStepTask'"):
-        env.reset()
-    env.close()
-    env = Env(make_config([FiniteStepTaskCfg(robots=[RobotCfg(name='r', type='Robo')])], env_num=1))
+    good = FiniteStepTaskCfg(max_steps=3)
+    with pytest.raises(ValueError, match=r"unknown task type 'NoSuchTask' \(in task_configs\[2\]\).*'FiniteStepTask'"):
+        Env(make_config([good, good, TaskCfg(type='NoSuchTask')], env_num=1))
+    with pytest.raises(ValueError, match=r"unknown robot type 'Robo' \(in task_configs\[1\]\.robots\[0\]\).*'JetbotRobot'"):
+        Env(make_config([good, FiniteStepTaskCfg(robots=[RobotCfg(name='r', type='Robo')])], env_num=1))
+    with pytest.raises(ValueError, match=r"unknown task type 'Nope'"):  # the episodes argument too
+        Env(make_config([good], env_num=1), episodes=(TaskCfg(type='Nope'),))
+
+
+def test_unknown_types_from_an_iterator_fail_at_their_reset(make_config):
+    from internutopia.core.config import RobotCfg
+
+    bad = FiniteStepTaskCfg(robots=[RobotCfg(name='r', type='Robo')])
+    env = Env(make_config([FiniteStepTaskCfg()], env_num=1), episodes=iter([bad]))
     with pytest.raises(ValueError, match=r"unknown robot type 'Robo'.*'JetbotRobot'"):
         env.reset()
     assert len(env.runner.queue) == 1  # the episode went back to the queue

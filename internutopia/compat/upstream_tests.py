@@ -7,6 +7,7 @@ allowed edits listed in :data:`ALLOWED_EDITS` (Isaac Sim imports replaced by our
 
     python -m internutopia.compat.upstream_tests /path/to/InternUtopia            # every script
     python -m internutopia.compat.upstream_tests /path/to/InternUtopia -k h1_loco  # a subset
+    python -m internutopia.compat.upstream_tests /path/to/InternUtopia.git         # a bare clone (HEAD's tests/)
 
 Scripts whose robot has no model here (an ``internutopia_extension.configs.robots.X`` module that
 does not exist) are reported as ``absent`` and not run. The exit code is 0 when every script that
@@ -16,6 +17,7 @@ ran passed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -25,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 #: ``(pattern, replacement, why)``: the only edits made to upstream's scripts before they run.
@@ -70,6 +72,30 @@ def discover(checkout: Path) -> list[str]:
         elif not path.name.startswith('test_') and path.name != '__init__.py':
             scripts.append(rel)
     return scripts
+
+
+def is_bare_repository(path: Path) -> bool:
+    """Whether ``path`` is a git directory without a work tree (``git clone --bare``, a mirror)."""
+    return not (path / 'tests').is_dir() and (path / 'HEAD').is_file() and (path / 'objects').is_dir()
+
+
+@contextlib.contextmanager
+def checkout_of(path: Path, revision: str = 'HEAD') -> Iterator[Path]:
+    """``path`` itself when it is a checkout; for a bare repository, a scratch folder holding
+    ``revision``'s ``tests/`` (``git archive``), removed afterwards."""
+    if not is_bare_repository(path):
+        yield path
+        return
+    git = shutil.which('git')
+    if git is None:
+        raise ValueError(f'{path} is a bare git repository and reading it needs git, which is not on PATH')
+    with tempfile.TemporaryDirectory(prefix='internutopia-upstream-checkout-') as scratch:
+        archive = subprocess.run([git, '--git-dir', str(path), 'archive', '--format=tar', revision, 'tests'],
+                                 capture_output=True)
+        if archive.returncode != 0:
+            raise ValueError(f'cannot read tests/ at {revision} of {path}: {archive.stderr.decode(errors="replace").strip()}')
+        subprocess.run(['tar', '-x', '-C', scratch], input=archive.stdout, check=True)
+        yield Path(scratch)
 
 
 def apply_allowed_edits(source: str) -> tuple[str, list[str]]:
@@ -159,24 +185,31 @@ def _report(outcome: Outcome) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit code."""
     parser = argparse.ArgumentParser(prog='python -m internutopia.compat.upstream_tests', description=__doc__.splitlines()[0])
-    parser.add_argument('checkout', type=Path, help='root of an InternUtopia 2.x checkout (the folder holding tests/)')
+    parser.add_argument('checkout', type=Path,
+                        help='root of an InternUtopia 2.x checkout (the folder holding tests/), or a bare clone of it')
+    parser.add_argument('--revision', default='HEAD', help='for a bare clone: the commit whose tests/ run (default HEAD)')
     parser.add_argument('-k', dest='patterns', action='append', default=[], help='run only scripts whose path contains this text (repeatable)')
     parser.add_argument('--timeout', type=float, default=900.0, help='seconds allowed per script (default 900)')
     parser.add_argument('--list', action='store_true', help='list the scripts and the edits, run nothing')
     parser.add_argument('-v', '--verbose', action='store_true', help="print every script's output")
     args = parser.parse_args(argv)
     try:
-        scripts = discover(args.checkout)
+        with checkout_of(args.checkout, args.revision) as checkout:
+            return _run(parser, args, checkout)
     except ValueError as exc:
         parser.error(str(exc))
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, checkout: Path) -> int:
+    scripts = discover(checkout)
     if args.patterns:
         scripts = [s for s in scripts if any(p in s for p in args.patterns)]
     if args.list:
         for script in scripts:
-            _, edits = apply_allowed_edits((args.checkout / script).read_text(encoding='utf-8'))
+            _, edits = apply_allowed_edits((checkout / script).read_text(encoding='utf-8'))
             print(script + (f'   (edits: {"; ".join(edits)})' if edits else ''))
         return 0
-    outcomes = run_scripts(args.checkout, scripts, timeout=args.timeout, verbose=args.verbose)
+    outcomes = run_scripts(checkout, scripts, timeout=args.timeout, verbose=args.verbose)
     counts = {status: sum(o.status == status for o in outcomes) for status in ('pass', 'fail', 'timeout', 'absent')}
     ran = len(outcomes) - counts['absent']
     print(f'\n{counts["pass"]} of {ran} scripts passed ({len(outcomes)} found; {counts["absent"]} need a robot this '

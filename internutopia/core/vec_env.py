@@ -34,7 +34,7 @@ import numpy as np
 
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.plugins import load_extensions
-from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet
+from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
 
 #: Env classes for kinds of config, most recently registered first (see :func:`register_env_class`).
 _ENV_CLASSES: list[tuple[type, type]] = []
@@ -104,6 +104,8 @@ class Env:
         # The env's own copy: later edits of the user's objects (env_num, the task list, a robot's
         # position) change nothing here.
         config = config.model_copy(deep=True)
+        # A list's misspelt types fail here, not at the reset that reaches them.
+        check_task_list(episodes if episodes is not None else config.task_configs)
         self._config = config
         self._app = SimulationApp()
         self._viewer = None

@@ -29,8 +29,6 @@ reported) only when the driver has received that step.
 from __future__ import annotations
 
 import logging
-import math
-import os
 import pickle
 from collections.abc import Iterable
 from typing import Any
@@ -39,18 +37,15 @@ import numpy as np
 
 from internutopia.core.config import DistributedConfig, TaskCfg
 from internutopia.core.distribution.actors import QueueActor, RunnerActor
+from internutopia.core.distribution.connect import connect
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
-from internutopia.core.runner import Runner, RunnerSet, SlotStatus
+from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
 
 __all__ = ['RayRunners']
 
 logger = logging.getLogger(__name__)
-
-#: Tries at starting a private local Ray before giving up.
-_LOCAL_START_ATTEMPTS = 3
-
 
 def _import_ray() -> Any:
     try:
@@ -125,48 +120,7 @@ class RayRunners(RunnerSet):
     # ------------------------------------------------------------------------------------------
     # Ray plumbing
     def _start_ray(self, ray: Any) -> None:
-        working_dir = self._dist.working_dir
-        if ray.is_initialized():
-            if working_dir is not None:
-                raise ValueError('working_dir is applied when the env connects to Ray itself; Ray is already '
-                                 f'initialized here: pass runtime_env={{"working_dir": {working_dir!r}}} to your '
-                                 'ray.init, or leave working_dir unset')
-            return
-        common: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-        if working_dir is not None:
-            common['runtime_env'] = {'working_dir': os.path.abspath(working_dir)}
-        if self._dist.head_address is None:
-            need = math.ceil(self._proc_num * self._dist.cpu_num_per_proc)
-            # address='local': a private instance even where RAY_ADDRESS names a cluster. A cold
-            # first start on a loaded machine can time out waiting for Ray's own agent processes
-            # (the raylet gives its dashboard agent a fixed 15 s); a second start is warm.
-            for attempt in range(_LOCAL_START_ATTEMPTS):
-                try:
-                    ray.init(address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
-                    break
-                except Exception as exc:
-                    if ray.is_initialized():
-                        ray.shutdown()
-                    if attempt + 1 == _LOCAL_START_ATTEMPTS:
-                        raise RuntimeError(f'a local Ray did not start ({_LOCAL_START_ATTEMPTS} attempts): {exc}') from exc
-                    logger.warning('a local Ray did not start (%s); starting it again', exc)
-            self._owns_ray = True
-            have = ray.cluster_resources().get('GPU', 0)
-            if self._dist.gpu_num_per_proc and have < self._proc_num * self._dist.gpu_num_per_proc:
-                if self._config.simulator.backend != 'mujoco':
-                    raise ValueError(f'gpu_num_per_proc={self._dist.gpu_num_per_proc} for proc_num={self._proc_num} needs '
-                                     f'{self._proc_num * self._dist.gpu_num_per_proc} GPUs; this machine has {have}')
-                import warnings
-
-                warnings.warn(f'gpu_num_per_proc={self._dist.gpu_num_per_proc} for proc_num={self._proc_num} asks for '
-                              f'{self._proc_num * self._dist.gpu_num_per_proc} GPUs and this machine has {have}; the MuJoCo '
-                              'backend runs on CPU, so the runners reserve none', stacklevel=4)
-                self._gpus_per_proc = 0.0
-        else:
-            if self._dist.head_address.startswith('ray://'):
-                common.pop('include_dashboard')
-            ray.init(address=self._dist.head_address, **common)
-            self._owns_ray = True
+        self._owns_ray, self._gpus_per_proc = connect(ray, self._config)
 
     def _ray_get(self, ref: Any, what: str, startup: bool = False) -> Any:
         import ray
@@ -312,7 +266,7 @@ class RayRunners(RunnerSet):
         try:
             for episode in episodes:
                 if episode is not None:
-                    Runner._check_episode(None, episode)  # type: ignore[arg-type]  # uses no runner state
+                    check_episode(episode)
         except Exception:
             ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
             raise

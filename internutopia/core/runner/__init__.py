@@ -6,10 +6,11 @@ anything moves; ``observations.py`` assembles per-slot dicts and slot-indexed ar
 """
 
 from internutopia.core.runner.observations import split_rows
-from internutopia.core.runner.runner import ArrayStep, Runner, SlotStatus
+from internutopia.core.runner.runner import ArrayStep, Runner, SlotStatus, check_episode, check_task_list
 from internutopia.core.runner.runners import LocalRunners, RunnerSet
 
 #: InternUtopia's name of the runner (``env.runner``); see :mod:`internutopia.core.runner.upstream`.
 SimulatorRunner = Runner
 
-__all__ = ['ArrayStep', 'LocalRunners', 'Runner', 'RunnerSet', 'SimulatorRunner', 'SlotStatus', 'split_rows']
+__all__ = ['ArrayStep', 'LocalRunners', 'Runner', 'RunnerSet', 'SimulatorRunner', 'SlotStatus', 'check_episode',
+           'check_task_list', 'split_rows']

@@ -1,0 +1,148 @@
+"""``internutopia run``: a config run headless with default actions, a progress bar and a summary."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from internutopia.cli.config_file import ConfigError, load_config
+
+
+def default_actions(env: Any) -> list[dict | None]:
+    """Per slot, the default action of ``internutopia run`` (``move_to_point`` to the goal, or ``None``)."""
+    out: list[dict | None] = []
+    for slot, episode in enumerate(env.runner.episodes):
+        out.append(_default_action(env, slot, episode.config) if episode is not None else None)
+    return out
+
+
+def _default_action(env: Any, slot: int, task: Any) -> dict | None:
+    goal = getattr(task, 'goal', None)
+    if goal is None:
+        return None
+    names = [task.nav_robot_name()] if hasattr(task, 'nav_robot_name') else [r.name for r in task.robots]
+    action = {}
+    for name in names:
+        robot = env.runner.slot_robots[slot].get(name)
+        if robot is not None and 'move_to_point' in robot.controllers:
+            action[name] = {'move_to_point': [list(goal)]}
+    return action or None
+
+
+class _Progress:
+    """Episodes done / total and env-steps/s: tqdm when installed, else text lines on stderr."""
+
+    def __init__(self, total: int | None, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled
+        self.bar = None
+        self._last = 0.0
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit='ep', desc='episodes', file=sys.stderr, dynamic_ncols=True)
+            except ImportError:
+                self.bar = None
+
+    def update(self, done: int, new: int, rate: float, steps: int, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            if new:
+                self.bar.update(new)
+            now = time.perf_counter()
+            if force or now - self._last > 0.5:
+                self.bar.set_postfix_str(f'{rate:,.0f} env-steps/s, {steps} steps', refresh=True)
+                self._last = now
+            return
+        now = time.perf_counter()
+        if force or now - self._last > 2.0:
+            total = '?' if self.total is None else self.total
+            print(f'[internutopia] episodes {done}/{total}  {rate:,.0f} env-steps/s  ({steps} steps)', file=sys.stderr, flush=True)
+            self._last = now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(path: str, steps: int | None = None, env_num: int | None = None, results: str | None = None,
+        progress: bool = True) -> dict[str, Any]:
+    """Run ``path`` headless (see the module doc); return the summary."""
+    from internutopia.core.vec_env import Env
+
+    config = load_config(path, env_num)
+    if results is None:
+        target = config.metrics_save_path
+        if target in ('console', 'none'):
+            stem = os.path.splitext(os.path.basename(path))[0]
+            results = os.path.join('results', f'{stem}.jsonl')
+        else:
+            results = target
+    config = config.update(metrics_save_path=results, simulator=config.simulator.update(headless=True))
+    total = len(config.task_configs)
+    endless = [t.type for t in config.task_configs if t.type == 'SingleInferenceTask']
+    if endless and steps is None:
+        print(f'[internutopia] {len(endless)} episode(s) are {endless[0]}s, which never end by themselves: running until '
+              'interrupted (Ctrl-C); pass --steps N to stop after N steps', file=sys.stderr, flush=True)
+    try:
+        env = Env(config)  # starts the results file empty: one run per file
+    except ValueError as exc:  # e.g. a results path that cannot be written
+        raise ConfigError(path, [f'{path}: {exc}']) from None
+    env.runner.results.summary_on_close = False  # this command prints its own summary
+    bar = _Progress(total, progress)
+    finished = 0
+    env_steps = 0
+    taken = 0
+    started = time.perf_counter()
+    interrupted = False
+    try:
+        env.reset()
+        actions = default_actions(env)
+        started = time.perf_counter()  # env-steps/s counts stepping, not building the world
+        while not env.finished and (steps is None or taken < steps):
+            active = len(env.active_slots)
+            _, _, terminated, truncated, info = env.step(actions)
+            taken += 1
+            env_steps += active
+            # Episodes that ended on this step (slots without a running episode report terminated too).
+            ended = [slot for slot in range(env.env_num) if terminated[slot] and info[slot] is not None]
+            finished += len(ended)
+            if ended:
+                env.reset(ended)
+                for slot in ended:
+                    episode = env.runner.episodes[slot]
+                    actions[slot] = _default_action(env, slot, episode.config) if episode is not None else None
+            rate = env_steps / max(time.perf_counter() - started, 1e-9)
+            bar.update(finished, len(ended), rate, taken)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        wall = time.perf_counter() - started
+        bar.update(finished, 0, env_steps / max(wall, 1e-9), taken, force=True)
+        bar.close()
+        metrics_mean = env.runner.results.summary()['metrics_mean']  # aggregates only: flat memory
+        env.close()
+    summary = {
+        'config': path, 'episodes_finished': finished, 'episodes_total': total, 'steps': taken,
+        'env_steps': env_steps, 'wall_s': round(wall, 3), 'env_steps_per_s': round(env_steps / max(wall, 1e-9), 1),
+        'metrics_mean': metrics_mean, 'results': results, 'interrupted': interrupted,
+    }
+    return summary
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    print(f"episodes finished: {summary['episodes_finished']}/{summary['episodes_total']}"
+          + ('  (interrupted)' if summary['interrupted'] else ''))
+    print(f"steps: {summary['steps']}  env-steps: {summary['env_steps']}  wall: {summary['wall_s']:.1f} s  "
+          f"({summary['env_steps_per_s']:,.0f} env-steps/s)")
+    for name, value in summary['metrics_mean'].items():
+        print(f'  {name}: {value:.4g} (mean over finished episodes)')
+    print(f"results: {summary['results']} (one JSON line per episode)")
+
+
+# ==================================================================================================
+# entry point
