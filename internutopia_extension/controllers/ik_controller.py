@@ -120,8 +120,10 @@ class InverseKinematicsController(BaseController):
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         # A command repeating the last one in every slot (a policy holding a pose sends it every
         # step) costs one comparison of bytes: nothing to hold or solve. (A hold row never
-        # matches: its mode is 0 where the last command's is 1, 2 or NaN.)
-        if batch.tobytes() == self._last[slots].tobytes():
+        # matches: its mode is 0 where the last command's is 1, 2 or NaN.) Slots are sorted ids, so
+        # as many as there are envs are every slot in order: the last commands as they are.
+        last = self._last if len(slots) == self.env_num else self._last[slots]
+        if batch.tobytes() == last.tobytes():
             return
         self._apply(slots, batch)
 
