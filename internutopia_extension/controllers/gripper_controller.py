@@ -25,6 +25,11 @@ class GripperController(BaseController):
     def bind(self, world: Any) -> None:
         super().bind(world)
         self.world = world
+        # The fingers' qpos columns as a slice when they are consecutive (they are in the Panda's
+        # model): every slot's observation is then a block copy, where index arrays cost a gather.
+        adr = np.asarray(self.robot.finger_qposadr, dtype=np.intp)
+        consecutive = len(adr) and np.array_equal(adr, np.arange(adr[0], adr[0] + len(adr)))
+        self._finger_block = slice(int(adr[0]), int(adr[0]) + len(adr)) if consecutive else None
 
     def parse_action(self, action: Any) -> float:
         command = action[0] if isinstance(action, (list, tuple)) and len(action) == 1 else action
@@ -52,7 +57,12 @@ class GripperController(BaseController):
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         robot = self.robot
-        self.world.data.ctrl[slots, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
+        # Slots are sorted ids: as many as there are envs are every slot, a column view's rows.
+        rows = slice(None) if len(slots) == self.env_num else slots
+        self.world.data.ctrl[rows, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {'gripper_pos': self.world.data.qpos[slots[:, None], self.robot.finger_qposadr]}
+        qpos = self.world.data.qpos
+        if self._finger_block is not None and len(slots) == self.env_num:
+            return {'gripper_pos': qpos[:, self._finger_block].copy()}
+        return {'gripper_pos': qpos[slots[:, None], self.robot.finger_qposadr]}

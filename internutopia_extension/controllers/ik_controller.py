@@ -170,13 +170,15 @@ class InverseKinematicsController(BaseController):
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         position, orientation = self.robot.frame_pose(self.chain, self.columns, slots)
-        offset = position - self.target_world[slots]
+        # Slots are sorted ids: as many as there are envs are every slot, the arrays as they are.
+        every = len(slots) == self.env_num
+        offset = position - (self.target_world if every else self.target_world[slots])
         distance = np.sqrt(np.einsum('ki,ki->k', offset, offset))
         return {
             'eef_position': position,
             'eef_orientation': orientation,
-            'success': self.success[slots].copy(),
-            'finished': self.has_target[slots] & (distance < self.threshold),
+            'success': self.success.copy() if every else self.success[slots],
+            'finished': (self.has_target if every else self.has_target[slots]) & (distance < self.threshold),
         }
 
     def reset(self, slots: np.ndarray) -> None:

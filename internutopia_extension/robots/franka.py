@@ -357,9 +357,12 @@ class FrankaRobot(BaseRobot):
         obs['eef_position'] = position
         obs['eef_orientation'] = orientation
         ctrl = self.world.data.ctrl
-        rows = slots[:, None]
-        finger = ctrl[slots, self.gripper_actuator] * (FINGER_OPEN / self.gripper_ctrl_open)
-        obs['joint_action'] = np.concatenate([ctrl[rows, self.arm_actuators], finger[:, None], finger[:, None]], axis=1)
+        rows, own, actuators, _, _ = self._index(slots)  # (slices for every slot: no gathers)
+        action = np.empty((len(slots), len(ARM_JOINTS) + 2))
+        action[:, :-2] = ctrl[rows, actuators]
+        np.multiply(ctrl[own, self.gripper_actuator], FINGER_OPEN / self.gripper_ctrl_open, out=action[:, -2])
+        action[:, -1] = action[:, -2]
+        obs['joint_action'] = action
         return obs
 
 
