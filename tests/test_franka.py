@@ -607,10 +607,9 @@ def test_finger_kernel_matches_numpy():
     matrix = np.ascontiguousarray(quat_right_matrix(offset_quat / np.linalg.norm(offset_quat)).T)
     ref_pos, ref_quat = franka.finger_from_tool(tcp_pos, tcp_quat, tcp_rot, joints[:, 8] - 0.01, offset, axis, matrix)
     kernel = franka._finger_kernel if franka._finger_kernel.available else franka._finger_rows
-    out = np.empty((k, 7))
+    position, orientation = np.empty((k, 3)), np.empty((k, 4))
     tcp = np.concatenate([tcp_pos, tcp_quat, tcp_rot.reshape(k, 9)], axis=1)  # packed as kinematics.fk_frames packs it
-    kernel(tcp, joints, np.concatenate([[8, 0.01], offset, axis, matrix.ravel()]), out)
-    position, orientation = out[:, :3], out[:, 3:]
+    kernel(tcp, joints, np.concatenate([[8, 0.01], offset, axis, matrix.ravel()]), position, orientation)
     np.testing.assert_allclose(position, ref_pos, rtol=0, atol=1e-12)
     np.testing.assert_allclose(orientation, ref_quat, rtol=0, atol=1e-12)
     assert np.all(orientation[:, 0] >= 0) and np.any((tcp_quat @ matrix)[:, 0] < 0)

@@ -86,3 +86,23 @@ def test_repeated_commands_are_skipped_only_where_nothing_changed(env):
     assert not controller.success[1]
     result = send()
     assert ik_obs(result)['success'].all() and controller.has_target.all()
+
+
+def test_compiled_and_numpy_observations_agree(env, monkeypatch):
+    """The IK controller's observation through its compiled pass and through numpy (as with
+    ``INTERNUTOPIA_JIT=0``), for every slot and for one, with one slot's target reached and the
+    other's not."""
+    controller = env.runner.slot_robots[0]['franka'].controllers['arm_ik_controller']
+    for _ in range(240):
+        env.step_arrays({'franka': {'arm_ik_controller': TARGETS}})
+    env.step([{'franka': {'arm_ik_controller': [TARGETS[0, :3] + [0.0, 0.0, 0.1], TARGETS[0, 3:]]}}, {}])
+    for slots in (np.arange(2), np.array([1])):
+        compiled = controller.get_obs(slots)
+        with monkeypatch.context() as patch:
+            patch.setattr(controller, '_observe_kernel', None)
+            reference = controller.get_obs(slots)
+        assert compiled.keys() == reference.keys()
+        for key, value in compiled.items():
+            assert value.dtype == reference[key].dtype and value.base is None
+            np.testing.assert_allclose(value, reference[key], rtol=0, atol=0)
+    assert compiled['finished'].tolist() == [True] and not controller.get_obs(np.arange(2))['finished'][0]

@@ -22,7 +22,7 @@ reachable within the joint limits); ``finished``: the frame is within ``threshol
 last target.
 
 The robot provides the kinematics: ``chain(frame)``, ``joint_array(slots)``, ``base_frame(slots)``,
-``frame_pose(...)``, ``arm_actuators`` and ``home`` (see :class:`~internutopia_extension.robots.franka.FrankaRobot`).
+``frame_pose(...)``, ``frame_poses(...)`` (packed, for compiled readers), ``arm_actuators`` and ``home`` (see :class:`~internutopia_extension.robots.franka.FrankaRobot`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ class InverseKinematicsController(BaseController):
         self._last = np.full((n, 8), np.nan)  # the parsed command each slot's solution answers
         self.chain = None
         self.columns = np.zeros(0, dtype=np.intp)
-        self._parse_kernel = None  # the compiled parse_batch (set by bind where numba is available)
+        # The compiled parse_batch and get_obs (set by bind where numba is available).
+        self._parse_kernel = self._observe_kernel = None
 
     def bind(self, world: Any) -> None:
         super().bind(world)
@@ -82,7 +83,11 @@ class InverseKinematicsController(BaseController):
                              f'{self.chain.size} joints but robot {robot.name!r} actuates {len(self.actuators)}')
         self.rest = np.asarray(robot.home, dtype=float)
         self._parse_kernel = _parse_kernel.compiled_or(None)
-        _parse_kernel.warm(np.zeros((1, 7)), np.empty((1, 8)))  # compiled (or loaded) now, not in the first step
+        self._observe_kernel = _observe_kernel.compiled_or(None)
+        # Compiled (or loaded from the cache) now, not in the first step.
+        _parse_kernel.warm(np.zeros((1, 7)), np.empty((1, 8)))
+        _observe_kernel.warm(np.zeros((1, 16)), np.zeros(1, dtype=np.intp), self.target_world, self.has_target, self.threshold,
+                             np.empty((1, 3)), np.empty((1, 4)), np.empty(1, dtype=bool))
 
     # -- parsing -----------------------------------------------------------------------------
     def parse_action(self, action: Any) -> np.ndarray:
@@ -169,6 +174,16 @@ class InverseKinematicsController(BaseController):
         self._last[slots] = batch
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        kernel = self._observe_kernel
+        if kernel is not None:
+            # One compiled pass over the robot's packed poses (of the step's one forward kinematics).
+            poses = self.robot.frame_poses(self.chain, self.columns, slots)
+            k = len(slots)
+            position, orientation, finished = np.empty((k, 3)), np.empty((k, 4)), np.empty(k, dtype=bool)
+            kernel(poses, np.ascontiguousarray(slots, dtype=np.intp), self.target_world, self.has_target, self.threshold,
+                   position, orientation, finished)
+            success = self.success.copy() if k == self.env_num else self.success[slots]
+            return {'eef_position': position, 'eef_orientation': orientation, 'success': success, 'finished': finished}
         position, orientation = self.robot.frame_pose(self.chain, self.columns, slots)
         # Slots are sorted ids: as many as there are envs are every slot, the arrays as they are.
         every = len(slots) == self.env_num
@@ -225,6 +240,25 @@ def _parse_rows(rows, out):  # pragma: no cover - compiled
 
 
 _parse_kernel = Kernel(_parse_rows)
+
+
+def _observe_rows(poses, slots, target_world, has_target, threshold, out_pos, out_quat, finished):  # pragma: no cover - compiled
+    """Compiled twin of the numpy part of :meth:`InverseKinematicsController.get_obs`: from the
+    packed poses ``(k, 16)`` of ``slots``, the positions, orientations and whether each slot has a
+    target within ``threshold`` metres."""
+    for row in range(poses.shape[0]):
+        s = slots[row]
+        squared = 0.0
+        for i in range(3):
+            out_pos[row, i] = poses[row, i]
+            d = poses[row, i] - target_world[s, i]
+            squared += d * d
+        for i in range(4):
+            out_quat[row, i] = poses[row, 3 + i]
+        finished[row] = has_target[s] and np.sqrt(squared) < threshold
+
+
+_observe_kernel = Kernel(_observe_rows)
 
 
 def _unit_quat(quat: np.ndarray) -> np.ndarray:

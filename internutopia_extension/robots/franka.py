@@ -212,7 +212,7 @@ class FrankaRobot(BaseRobot):
             self._finger_packed = np.concatenate([[self._finger_column, self._finger['ref']], offset, axis, quat_matrix.ravel()])
             # Compile (or load) the step's kernels now rather than in the first step.
             poses = fk_frames(self.tcp_chain, np.zeros((1, 9)), self.tcp_columns, self._base, np.zeros(1, dtype=np.intp))
-            _finger_kernel.warm(poses, np.zeros((1, 9)), self._finger_packed, np.zeros((1, 7)))
+            _finger_kernel.warm(poses, np.zeros((1, 9)), self._finger_packed, np.zeros((1, 3)), np.zeros((1, 4)))
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
         """The kinematic chain from the base to ``frame`` (a site or body of this robot) in the bound
@@ -309,13 +309,14 @@ class FrankaRobot(BaseRobot):
         computation (the cache holds while the slots and their joint positions are unchanged, and
         is dropped at every reset, which may move the base).
         """
-        poses = self._frame_pose(chain, columns, slots, joints)
+        poses = self.frame_poses(chain, columns, slots, joints)
         position, orientation = poses[:, :3].copy(), poses[:, 3:7].copy()
         return (position, orientation, poses[:, 7:].reshape(len(poses), 3, 3).copy()) if rotation else (position, orientation)
 
-    def _frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray, joints: np.ndarray | None) -> np.ndarray:
+    def frame_poses(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray, joints: np.ndarray | None = None) -> np.ndarray:
         """:meth:`frame_pose`'s cached poses themselves, packed ``(k, 16)`` as ``kinematics.fk_frames``
-        gives them (position, wxyz, rotation row-major; not to be modified)."""
+        gives them (position, wxyz, rotation row-major): for compiled readers, which take one
+        array where three cost three arguments. Shared with the cache: read it, never modify it."""
         # Contiguous float64 / intp: the compiled kernel's one version, and the cache key's bytes.
         joints = self.joint_array(slots) if joints is None else np.ascontiguousarray(joints, dtype=float)
         slots = np.ascontiguousarray(slots, dtype=np.intp)
@@ -331,11 +332,12 @@ class FrankaRobot(BaseRobot):
     def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local pose of ``panda_rightfinger`` (positions ``(k, 3)``, wxyz ``(k, 4)``), from the
         tool frame's pose: the hand, then the finger's offset and its slide."""
-        poses = self._frame_pose(self.tcp_chain, self.tcp_columns, slots, joints)
+        poses = self.frame_poses(self.tcp_chain, self.tcp_columns, slots, joints)
         if _finger_kernel.available:
-            out = np.empty((len(poses), 7))
-            _finger_kernel(poses, np.ascontiguousarray(joints, dtype=float), self._finger_packed, out)
-            return out[:, :3], out[:, 3:]
+            # Two arrays of their own (the observation's leaves; views would be copied again).
+            position, orientation = np.empty((len(poses), 3)), np.empty((len(poses), 4))
+            _finger_kernel(poses, np.ascontiguousarray(joints, dtype=float), self._finger_packed, position, orientation)
+            return position, orientation
         c = self._finger
         return finger_from_tool(poses[:, :3], poses[:, 3:7], poses[:, 7:].reshape(len(poses), 3, 3),
                                 joints[:, self._finger_column] - c['ref'], c['offset'], c['axis'], c['quat_matrix'])
@@ -425,12 +427,12 @@ def finger_from_tool(tcp_pos: np.ndarray, tcp_quat: np.ndarray, tcp_rot: np.ndar
     return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
 
 
-def _finger_rows(tcp, joints, finger, out):  # pragma: no cover - compiled
-    """Compiled twin of :func:`finger_from_tool`, four arguments (numba's per-call cost grows with
+def _finger_rows(tcp, joints, finger, out_pos, out_quat):  # pragma: no cover - compiled
+    """Compiled twin of :func:`finger_from_tool`, five arguments (numba's per-call cost grows with
     their number): ``tcp`` ``(k, 16)`` the tool frame's poses as ``kinematics.fk_frames`` packs
     them, ``joints`` ``(k, m)``, ``finger`` the constants ``[column, ref, offset (3), axis (3),
-    quat_matrix (16, row-major)]`` (the slide is ``joints[:, column] - ref``); ``out`` ``(k, 7)``
-    gets the position and the wxyz orientation."""
+    quat_matrix (16, row-major)]`` (the slide is ``joints[:, column] - ref``); ``out_pos``
+    ``(k, 3)`` and ``out_quat`` ``(k, 4)`` get the position and the wxyz orientation."""
     column, ref = int(finger[0]), finger[1]
     for row in range(tcp.shape[0]):
         slide = joints[row, column] - ref
@@ -438,17 +440,17 @@ def _finger_rows(tcp, joints, finger, out):  # pragma: no cover - compiled
             value = tcp[row, i]
             for c in range(3):
                 value += tcp[row, 7 + 3 * i + c] * (finger[2 + c] + finger[5 + c] * slide)
-            out[row, i] = value
+            out_pos[row, i] = value
         sign = 1.0
         for j in range(4):
             value = 0.0
             for c in range(4):
                 value += tcp[row, 3 + c] * finger[8 + 4 * c + j]
-            out[row, 3 + j] = value
+            out_quat[row, j] = value
             if j == 0 and value < 0.0:
                 sign = -1.0
         for j in range(4):
-            out[row, 3 + j] *= sign
+            out_quat[row, j] *= sign
 
 
 _finger_kernel = Kernel(_finger_rows)
