@@ -1,6 +1,7 @@
 """Serial-chain kinematics: the folded table and the compiled forward kinematics against the numpy
 reference and MuJoCo, on a chain with every case the fold handles (tilted hinge axes, anchors off
-the body origin, joint references, a slide, a body without a joint, a rotated end site)."""
+the body origin, joint references, a slide, a body without a joint, a link turned about x between
+two z hinges, a rotated end site)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,15 @@ CHAIN_XML = """
               <body name="d" pos="0.1 0 0.1">
                 <joint name="j3" type="hinge" axis="1 0 0" pos="0 0.05 0"/>
                 <geom size="0.05"/>
-                <site name="tip" pos="0.05 -0.02 0.1" euler="0.4 -0.3 1.2"/>
+                <body name="e" pos="0 0.1 0.05">
+                  <joint name="j4" type="hinge" axis="0 0 1" pos="0 0.02 0"/>
+                  <geom size="0.05"/>
+                  <body name="f" pos="0.1 0 0.05" quat="0.8 0.6 0 0">
+                    <joint name="j5" type="hinge" axis="0 0 1" pos="0.01 0 0"/>
+                    <geom size="0.05"/>
+                    <site name="tip" pos="0.05 -0.02 0.1" euler="0.4 -0.3 1.2"/>
+                  </body>
+                </body>
               </body>
             </body>
           </body>
@@ -66,11 +75,14 @@ def random_q(chain: SerialChain, rows: int, seed: int) -> np.ndarray:
 
 
 def test_chain_covers_the_cases_the_fold_handles(chain):
-    assert chain.joint_type.tolist() == [kinematics.HINGE, kinematics.SLIDE, kinematics.HINGE, kinematics.HINGE]
+    hinge, slide = kinematics.HINGE, kinematics.SLIDE
+    assert chain.joint_type.tolist() == [hinge, slide, hinge, hinge, hinge, hinge]
     assert -1 in chain.body_joint  # a body without a joint
     assert chain.fk_table.shape == (chain.size + 1, 16)
-    np.testing.assert_allclose(chain.fk_table[:-1, 13], [0.2, 0.05, 0.0, 0.0])  # the joints' references
-    np.testing.assert_allclose(chain.fk_table[:-1, 12], [0, 1, 0, 0])  # hinge, slide, hinge, hinge
+    np.testing.assert_allclose(chain.fk_table[:-1, 13], [0.2, 0.05, 0.0, 0.0, 0.0, 0.0])  # the joints' references
+    np.testing.assert_allclose(chain.fk_table[:-1, 12], [0, 1, 0, 0, 0, 0])  # hinge, slide, hinges
+    # The link turned about x (between the two z hinges) takes the kernel's short product; the rest the general one.
+    assert chain.fk_table[:, 15].tolist() == [0, 0, 0, 0, 0, 1, 0]
 
 
 def test_numpy_reference_matches_mujoco(model, chain):
@@ -96,7 +108,7 @@ def test_fk_frames_match_the_reference_on_rows_subsets(chain, monkeypatch, path)
         pytest.skip('numba is not available: only the numpy forward kinematics runs here')
     rng = np.random.default_rng(1)
     env_num, width = 6, chain.size + 3
-    columns = np.array([4, 0, 6, 2], dtype=np.intp)
+    columns = np.array([4, 0, 6, 2, 8, 1], dtype=np.intp)
     slots = np.array([5, 0, 3, 3, 1], dtype=np.intp)
     q = random_q(chain, len(slots), 2)
     joints = rng.normal(size=(len(slots), width))

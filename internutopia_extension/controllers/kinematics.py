@@ -148,7 +148,8 @@ def fold_chain(chain: SerialChain) -> np.ndarray:
     """The chain as ``(n + 1, 16)`` rows for the compiled forward kinematics: row ``j`` holds the
     constant transform from the previous joint's frame to joint ``j``'s (rotation, row-major 9, then
     translation 3), joint ``j``'s type (0 hinge, 1 slide), reference position and slide scale (the
-    length of its axis); the last row the transform from the last joint's frame to the end frame.
+    length of its axis), and 1.0 where the rotation turns about x; the last row the transform from
+    the last joint's frame to the end frame (and its flag).
 
     A joint's frame sits at its anchor, turned so that the joint's axis is its z axis: a hinge is
     then ``Rz(q - ref)`` and a slide ``Tz(scale (q - ref))``, and each body's own offset and
@@ -168,11 +169,20 @@ def fold_chain(chain: SerialChain) -> np.ndarray:
         pos, rot = pos + rot @ chain.joint_pos[j], rot @ turn
         table[j, :9], table[j, 9:12] = rot.ravel(), pos
         table[j, 12:15] = chain.joint_type[j], chain.joint_ref[j], length if chain.joint_type[j] == SLIDE else 1.0
+        table[j, 15] = _about_x(rot)
         # After the joint: turned back, and from the anchor back to the body's origin.
         pos, rot = -turn.T @ chain.joint_pos[j], turn.T
     pos, rot = pos + rot @ chain.frame_pos, rot @ chain.frame_rot
     table[n, :9], table[n, 9:12] = rot.ravel(), pos
+    table[n, 15] = _about_x(rot)
     return table
+
+
+def _about_x(rot: np.ndarray) -> float:
+    """1.0 when ``rot`` turns about the x axis (to rounding; the kernel then reads only its cosine
+    ``rot[1, 1]`` and sine ``rot[2, 1]``, a quarter of a general product), else 0.0."""
+    return float(np.allclose(rot[0], (1.0, 0.0, 0.0), rtol=0.0, atol=1e-12)
+                 and np.allclose(rot[:, 0], (1.0, 0.0, 0.0), rtol=0.0, atol=1e-12))
 
 
 def _z_onto(axis: np.ndarray) -> np.ndarray:

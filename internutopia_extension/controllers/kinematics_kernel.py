@@ -213,11 +213,17 @@ def _fk_rows(table, columns, joints, slots, base, out):  # pragma: no cover - co
             t0 += r00 * table[j, 9] + r01 * table[j, 10] + r02 * table[j, 11]
             t1 += r10 * table[j, 9] + r11 * table[j, 10] + r12 * table[j, 11]
             t2 += r20 * table[j, 9] + r21 * table[j, 10] + r22 * table[j, 11]
-            c00, c01, c02, c10, c11, c12, c20, c21, c22 = (table[j, 0], table[j, 1], table[j, 2], table[j, 3], table[j, 4],
-                                                           table[j, 5], table[j, 6], table[j, 7], table[j, 8])
-            r00, r01, r02 = r00 * c00 + r01 * c10 + r02 * c20, r00 * c01 + r01 * c11 + r02 * c21, r00 * c02 + r01 * c12 + r02 * c22
-            r10, r11, r12 = r10 * c00 + r11 * c10 + r12 * c20, r10 * c01 + r11 * c11 + r12 * c21, r10 * c02 + r11 * c12 + r12 * c22
-            r20, r21, r22 = r20 * c00 + r21 * c10 + r22 * c20, r20 * c01 + r21 * c11 + r22 * c21, r20 * c02 + r21 * c12 + r22 * c22
+            if table[j, 15] == 1.0:  # C turns about x (an arm's usual link frame): it mixes the last two columns
+                co, si = table[j, 4], table[j, 7]
+                r01, r02 = r01 * co + r02 * si, r02 * co - r01 * si
+                r11, r12 = r11 * co + r12 * si, r12 * co - r11 * si
+                r21, r22 = r21 * co + r22 * si, r22 * co - r21 * si
+            else:
+                c00, c01, c02, c10, c11, c12, c20, c21, c22 = (table[j, 0], table[j, 1], table[j, 2], table[j, 3], table[j, 4],
+                                                               table[j, 5], table[j, 6], table[j, 7], table[j, 8])
+                r00, r01, r02 = r00 * c00 + r01 * c10 + r02 * c20, r00 * c01 + r01 * c11 + r02 * c21, r00 * c02 + r01 * c12 + r02 * c22
+                r10, r11, r12 = r10 * c00 + r11 * c10 + r12 * c20, r10 * c01 + r11 * c11 + r12 * c21, r10 * c02 + r11 * c12 + r12 * c22
+                r20, r21, r22 = r20 * c00 + r21 * c10 + r22 * c20, r20 * c01 + r21 * c11 + r22 * c21, r20 * c02 + r21 * c12 + r22 * c22
             if j == n:
                 break
             amount = joints[row, columns[j]] - table[j, 13]
