@@ -194,6 +194,31 @@ def test_end_effector_observations_match_mujoco(ik_env):
         assert quat_angle(ik['eef_orientation'], site_quat) < 1e-6
 
 
+def test_compiled_and_numpy_frame_poses_agree(ik_env, monkeypatch):
+    """The robot's tool-frame and finger poses (every slot, and each alone) through the compiled
+    kernels and through numpy (as with ``INTERNUTOPIA_JIT=0``) agree."""
+    from internutopia_extension.robots import franka as franka_module
+
+    group = next(iter(ik_env.runner.robot_groups.values()))
+    settle(ik_env, [{'franka': {'joint_controller': [np.array(HOME) + 0.2]}}, {'franka': {'joint_controller': [np.array(HOME) - 0.2]}}], 5)
+
+    def poses():
+        group._poses.clear()
+        return [np.concatenate([*group.frame_pose(group.tcp_chain, group.tcp_columns, slots, rotation=True)[:2],
+                                *group.finger_pose(slots, group.joint_array(slots))], axis=1)
+                for slots in (np.arange(2), np.array([0]), np.array([1]))]
+
+    compiled = poses()
+    monkeypatch.setattr(kinematics, '_fk_kernel', SimpleNamespace(compiled_or=lambda fallback: fallback))
+    monkeypatch.setattr(franka_module, '_finger_kernel', SimpleNamespace(available=False))
+    reference = poses()
+    for a, b in zip(compiled, reference, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.concatenate(compiled[1:]), compiled[0])
+    assert np.abs(compiled[0][0] - compiled[0][1]).max() > 0.1  # the slots' poses differ (bases and joints)
+    group._poses.clear()
+
+
 def test_ik_respects_joint_limits_and_reports_failure(ik_env):
     model = ik_env.runner.world.pack(0).model
     robot = ik_env.runner.slot_robots[0]['franka']
@@ -583,7 +608,8 @@ def test_finger_kernel_matches_numpy():
     ref_pos, ref_quat = franka.finger_from_tool(tcp_pos, tcp_quat, tcp_rot, joints[:, 8] - 0.01, offset, axis, matrix)
     kernel = franka._finger_kernel if franka._finger_kernel.available else franka._finger_rows
     position, orientation = np.empty((k, 3)), np.empty((k, 4))
-    kernel(tcp_pos, tcp_quat, tcp_rot, joints, 8, 0.01, offset, axis, matrix, position, orientation)
+    tcp = np.concatenate([tcp_pos, tcp_quat, tcp_rot.reshape(k, 9)], axis=1)  # packed as kinematics.fk_frames packs it
+    kernel(tcp, joints, np.concatenate([[8, 0.01], offset, axis, matrix.ravel()]), position, orientation)
     np.testing.assert_allclose(position, ref_pos, rtol=0, atol=1e-12)
     np.testing.assert_allclose(orientation, ref_quat, rtol=0, atol=1e-12)
     assert np.all(orientation[:, 0] >= 0) and np.any((tcp_quat @ matrix)[:, 0] < 0)

@@ -14,17 +14,28 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController
+from internutopia.core.util.jit import Kernel
 
 _COMMANDS = {'open': 1.0, 'close': 0.0}
+_FLOAT64 = np.dtype(np.float64)
 
 
 @BaseController.register('GripperController')
 class GripperController(BaseController):
     """Drives the robot's ``gripper_actuator`` (ctrl 0 closed .. ``gripper_ctrl_open`` open)."""
 
+    _parse_kernel = None  # the compiled parse_batch (set by bind where numba is available)
+
     def bind(self, world: Any) -> None:
         super().bind(world)
         self.world = world
+        # The fingers' qpos columns as a slice when they are consecutive (they are in the Panda's
+        # model): every slot's observation is then a block copy, where index arrays cost a gather.
+        adr = np.asarray(self.robot.finger_qposadr, dtype=np.intp)
+        consecutive = len(adr) and np.array_equal(adr, np.arange(adr[0], adr[0] + len(adr)))
+        self._finger_block = slice(int(adr[0]), int(adr[0]) + len(adr)) if consecutive else None
+        self._parse_kernel = _open_kernel.compiled_or(None)
+        _open_kernel.warm(np.zeros(1), np.empty(1))  # compiled (or loaded) now, not in the first step
 
     def parse_action(self, action: Any) -> float:
         command = action[0] if isinstance(action, (list, tuple)) and len(action) == 1 else action
@@ -36,23 +47,57 @@ class GripperController(BaseController):
         return np.asarray(parsed, dtype=float)
 
     def parse_batch(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.dtype.kind in 'US':
-            flat = array.reshape(len(array), -1)
-            if flat.shape[1] != 1 or not np.isin(flat[:, 0], list(_COMMANDS)).all():
-                raise ValueError(f"gripper actions must be 'open'/'close' or numbers, one per env; got {array.tolist()!r}")
-            return (flat[:, 0] == 'open').astype(float)
-        try:
-            values = np.asarray(array, dtype=float).reshape(len(array), -1)
-        except (TypeError, ValueError):
-            raise ValueError(f"gripper actions must be numbers (>= 0.5 opens) or 'open'/'close', one per env; got {actions!r}") from None
-        if values.shape[1] != 1 or not np.isfinite(values).all():
-            raise ValueError(f'gripper actions must be one finite number per env (>= 0.5 opens); got shape {values.shape}')
-        return (values[:, 0] >= 0.5).astype(float)
+        kernel = self._parse_kernel
+        if kernel is not None and type(actions) is np.ndarray and actions.dtype is _FLOAT64 and actions.ndim == 1:
+            # The array API's usual argument (one number per env): one compiled pass, where
+            # parse_rows costs several numpy calls; a row that is not finite goes the numpy way,
+            # which names the problem.
+            out = np.empty(len(actions))
+            if kernel(actions, out):
+                return out
+        return parse_rows(actions)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         robot = self.robot
-        self.world.data.ctrl[slots, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
+        # Slots are sorted ids: as many as there are envs are every slot, a column view's rows.
+        rows = slice(None) if len(slots) == self.env_num else slots
+        self.world.data.ctrl[rows, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
-        return {'gripper_pos': self.world.data.qpos[slots[:, None], self.robot.finger_qposadr]}
+        qpos = self.world.data.qpos
+        if self._finger_block is not None and len(slots) == self.env_num:
+            return {'gripper_pos': qpos[:, self._finger_block].copy()}
+        return {'gripper_pos': qpos[slots[:, None], self.robot.finger_qposadr]}
+
+
+def parse_rows(actions: Any) -> np.ndarray:
+    """The array API's gripper actions (one number per env, ``>= 0.5`` opens, or ``'open'``/``'close'``)
+    validated and parsed as :meth:`GripperController.parse_batch` returns them: ``(k,)`` of 1.0
+    (open) and 0.0 (close). The numpy reference of the compiled ``_open_rows``."""
+    array = np.asarray(actions)
+    if array.dtype.kind in 'US':
+        flat = array.reshape(len(array), -1)
+        if flat.shape[1] != 1 or not np.isin(flat[:, 0], list(_COMMANDS)).all():
+            raise ValueError(f"gripper actions must be 'open'/'close' or numbers, one per env; got {array.tolist()!r}")
+        return (flat[:, 0] == 'open').astype(float)
+    try:
+        values = np.asarray(array, dtype=float).reshape(len(array), -1)
+    except (TypeError, ValueError):
+        raise ValueError(f"gripper actions must be numbers (>= 0.5 opens) or 'open'/'close', one per env; got {actions!r}") from None
+    if values.shape[1] != 1 or not np.isfinite(values).all():
+        raise ValueError(f'gripper actions must be one finite number per env (>= 0.5 opens); got shape {values.shape}')
+    return (values[:, 0] >= 0.5).astype(float)
+
+
+def _open_rows(values, out):  # pragma: no cover - compiled
+    """Compiled twin of :func:`parse_rows` for a float64 ``(k,)`` array: fills ``out`` and returns
+    True, or returns False at the first value that is not finite."""
+    for row in range(values.shape[0]):
+        value = values[row]
+        if not np.isfinite(value):
+            return False
+        out[row] = 1.0 if value >= 0.5 else 0.0
+    return True
+
+
+_open_kernel = Kernel(_open_rows)

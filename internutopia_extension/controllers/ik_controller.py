@@ -22,7 +22,7 @@ reachable within the joint limits); ``finished``: the frame is within ``threshol
 last target.
 
 The robot provides the kinematics: ``chain(frame)``, ``joint_array(slots)``, ``base_frame(slots)``,
-``frame_pose(...)``, ``arm_actuators`` and ``home`` (see :class:`~internutopia_extension.robots.franka.FrankaRobot`).
+``frame_pose(...)``, ``frame_poses(...)`` (packed, for compiled readers), ``arm_actuators`` and ``home`` (see :class:`~internutopia_extension.robots.franka.FrankaRobot`).
 """
 
 from __future__ import annotations
@@ -32,11 +32,15 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
+from internutopia.core.util.jit import Kernel
 from internutopia_extension.controllers.kinematics import IKParams, quat_to_mat, solve_ik_restarts
 
 #: Column of a parsed action that says what it asks: hold, position only, or a full pose.
 _MODE = 7
 HOLD, POSITION, POSE = 0.0, 1.0, 2.0
+_FLOAT64 = np.dtype(np.float64)
+#: Shortest quaternion an orientation may be given as (it is normalized).
+_MIN_NORM = 1e-6
 
 
 @BaseController.register('InverseKinematicsController')
@@ -60,6 +64,8 @@ class InverseKinematicsController(BaseController):
         self._last = np.full((n, 8), np.nan)  # the parsed command each slot's solution answers
         self.chain = None
         self.columns = np.zeros(0, dtype=np.intp)
+        # The compiled parse_batch and get_obs (set by bind where numba is available).
+        self._parse_kernel = self._observe_kernel = None
 
     def bind(self, world: Any) -> None:
         super().bind(world)
@@ -76,6 +82,12 @@ class InverseKinematicsController(BaseController):
             raise ValueError(f'controller {self.name!r}: the chain to {self.config.end_effector_frame_name!r} has '
                              f'{self.chain.size} joints but robot {robot.name!r} actuates {len(self.actuators)}')
         self.rest = np.asarray(robot.home, dtype=float)
+        self._parse_kernel = _parse_kernel.compiled_or(None)
+        self._observe_kernel = _observe_kernel.compiled_or(None)
+        # Compiled (or loaded from the cache) now, not in the first step.
+        _parse_kernel.warm(np.zeros((1, 7)), np.empty((1, 8)))
+        _observe_kernel.warm(np.zeros((1, 16)), np.zeros(1, dtype=np.intp), self.target_world, self.has_target, self.threshold,
+                             np.empty((1, 3)), np.empty((1, 4)), np.empty(1, dtype=bool))
 
     # -- parsing -----------------------------------------------------------------------------
     def parse_action(self, action: Any) -> np.ndarray:
@@ -98,19 +110,29 @@ class InverseKinematicsController(BaseController):
         return out
 
     def parse_batch(self, actions: Any) -> np.ndarray:
-        rows = as_float_array(actions, (-1, 7), 'arm IK actions (rows of position (3,), orientation wxyz (4,))')
-        out = np.empty((len(rows), 8))
-        out[:, :7] = rows
-        quats = rows[:, 3:]
-        norms = np.sqrt(np.einsum('ki,ki->k', quats, quats))
-        if np.any(norms < 1e-6):
-            raise ValueError(f'arm IK orientation (wxyz) must be a nonzero quaternion; row {int(np.argmin(norms))} is {rows[np.argmin(norms), 3:].tolist()}')
-        out[:, 3:7] /= norms[:, None]
-        out[:, _MODE] = POSE
-        return out
+        kernel = self._parse_kernel
+        if (kernel is not None and type(actions) is np.ndarray and actions.dtype is _FLOAT64 and actions.ndim == 2
+                and actions.shape[1] == 7 and actions.flags.c_contiguous):
+            # The array API's usual argument: one compiled pass, where parse_rows costs about ten
+            # numpy calls. Rows it refuses (not finite, a zero quaternion) go the numpy way, which
+            # names the problem.
+            out = np.empty((len(actions), 8))
+            if kernel(actions, out):
+                return out
+        return parse_rows(actions)
 
     # -- stepping ----------------------------------------------------------------------------
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        # A command repeating the last one in every slot (a policy holding a pose sends it every
+        # step) costs one comparison of bytes: nothing to hold or solve. (A hold row never
+        # matches: its mode is 0 where the last command's is 1, 2 or NaN.) Slots are sorted ids, so
+        # as many as there are envs are every slot in order: the last commands as they are.
+        last = self._last if len(slots) == self.env_num else self._last[slots]
+        if batch.tobytes() == last.tobytes():
+            return
+        self._apply(slots, batch)
+
+    def _apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         robot, ctrl = self.robot, self.robot.world.data.ctrl
         mode = batch[:, _MODE]
         hold = mode == HOLD
@@ -152,14 +174,26 @@ class InverseKinematicsController(BaseController):
         self._last[slots] = batch
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        kernel = self._observe_kernel
+        if kernel is not None:
+            # One compiled pass over the robot's packed poses (of the step's one forward kinematics).
+            poses = self.robot.frame_poses(self.chain, self.columns, slots)
+            k = len(slots)
+            position, orientation, finished = np.empty((k, 3)), np.empty((k, 4)), np.empty(k, dtype=bool)
+            kernel(poses, np.ascontiguousarray(slots, dtype=np.intp), self.target_world, self.has_target, self.threshold,
+                   position, orientation, finished)
+            success = self.success.copy() if k == self.env_num else self.success[slots]
+            return {'eef_position': position, 'eef_orientation': orientation, 'success': success, 'finished': finished}
         position, orientation = self.robot.frame_pose(self.chain, self.columns, slots)
-        offset = position - self.target_world[slots]
+        # Slots are sorted ids: as many as there are envs are every slot, the arrays as they are.
+        every = len(slots) == self.env_num
+        offset = position - (self.target_world if every else self.target_world[slots])
         distance = np.sqrt(np.einsum('ki,ki->k', offset, offset))
         return {
             'eef_position': position,
             'eef_orientation': orientation,
-            'success': self.success[slots].copy(),
-            'finished': self.has_target[slots] & (distance < self.threshold),
+            'success': self.success.copy() if every else self.success[slots],
+            'finished': (self.has_target if every else self.has_target[slots]) & (distance < self.threshold),
         }
 
     def reset(self, slots: np.ndarray) -> None:
@@ -169,8 +203,66 @@ class InverseKinematicsController(BaseController):
         self._last[slots] = np.nan
 
 
+def parse_rows(actions: Any) -> np.ndarray:
+    """The array API's IK actions ``(k, 7)`` (position, wxyz) validated and parsed as
+    :meth:`InverseKinematicsController.parse_batch` returns them: ``(k, 8)`` rows of position,
+    unit wxyz, mode (:data:`POSE`). The numpy reference of the compiled ``_parse_rows``."""
+    rows = as_float_array(actions, (-1, 7), 'arm IK actions (rows of position (3,), orientation wxyz (4,))')
+    out = np.empty((len(rows), 8))
+    out[:, :7] = rows
+    quats = rows[:, 3:]
+    norms = np.sqrt(np.einsum('ki,ki->k', quats, quats))
+    if np.any(norms < _MIN_NORM):
+        raise ValueError(f'arm IK orientation (wxyz) must be a nonzero quaternion; row {int(np.argmin(norms))} is {rows[np.argmin(norms), 3:].tolist()}')
+    out[:, 3:7] /= norms[:, None]
+    out[:, _MODE] = POSE
+    return out
+
+
+def _parse_rows(rows, out):  # pragma: no cover - compiled
+    """Compiled twin of :func:`parse_rows` for a C-contiguous float64 ``(k, 7)`` array: fills
+    ``out`` ``(k, 8)`` and returns True, or returns False at the first row that is not finite or
+    has a zero quaternion (the caller then runs :func:`parse_rows` for its error)."""
+    for row in range(rows.shape[0]):
+        for i in range(7):
+            value = rows[row, i]
+            if not np.isfinite(value):
+                return False
+            out[row, i] = value
+        norm = np.sqrt(rows[row, 3] * rows[row, 3] + rows[row, 4] * rows[row, 4] + rows[row, 5] * rows[row, 5]
+                       + rows[row, 6] * rows[row, 6])
+        if norm < _MIN_NORM:
+            return False
+        for i in range(3, 7):
+            out[row, i] /= norm
+        out[row, _MODE] = POSE
+    return True
+
+
+_parse_kernel = Kernel(_parse_rows)
+
+
+def _observe_rows(poses, slots, target_world, has_target, threshold, out_pos, out_quat, finished):  # pragma: no cover - compiled
+    """Compiled twin of the numpy part of :meth:`InverseKinematicsController.get_obs`: from the
+    packed poses ``(k, 16)`` of ``slots``, the positions, orientations and whether each slot has a
+    target within ``threshold`` metres."""
+    for row in range(poses.shape[0]):
+        s = slots[row]
+        squared = 0.0
+        for i in range(3):
+            out_pos[row, i] = poses[row, i]
+            d = poses[row, i] - target_world[s, i]
+            squared += d * d
+        for i in range(4):
+            out_quat[row, i] = poses[row, 3 + i]
+        finished[row] = has_target[s] and np.sqrt(squared) < threshold
+
+
+_observe_kernel = Kernel(_observe_rows)
+
+
 def _unit_quat(quat: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(quat))
-    if norm < 1e-6:
+    if norm < _MIN_NORM:
         raise ValueError(f'arm IK orientation (wxyz) must be a nonzero quaternion; got {quat.tolist()}')
     return quat / norm

@@ -18,11 +18,12 @@ otherwise the same math runs in numpy over the rows still iterating.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 
+from internutopia_extension.controllers.kinematics_kernel import fk_kernel as _fk_kernel
 from internutopia_extension.controllers.kinematics_kernel import ik_kernel as _ik_kernel
 
 HINGE, SLIDE = 0, 1
@@ -72,6 +73,11 @@ class SerialChain:
     frame_pos: np.ndarray
     frame_quat: np.ndarray
     frame_rot: np.ndarray
+    fk_table: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Derived once per chain (frozen): what the compiled forward kinematics reads.
+        object.__setattr__(self, 'fk_table', fold_chain(self))
 
     @property
     def size(self) -> int:
@@ -136,6 +142,58 @@ class SerialChain:
             frame_quat=frame_quat,
             frame_rot=quat_to_mat(frame_quat),
         )
+
+
+def fold_chain(chain: SerialChain) -> np.ndarray:
+    """The chain as ``(n + 1, 16)`` rows for the compiled forward kinematics: row ``j`` holds the
+    constant transform from the previous joint's frame to joint ``j``'s (rotation, row-major 9, then
+    translation 3), joint ``j``'s type (0 hinge, 1 slide), reference position and slide scale (the
+    length of its axis), and 1.0 where the rotation turns about x; the last row the transform from
+    the last joint's frame to the end frame (and its flag).
+
+    A joint's frame sits at its anchor, turned so that the joint's axis is its z axis: a hinge is
+    then ``Rz(q - ref)`` and a slide ``Tz(scale (q - ref))``, and each body's own offset and
+    rotation, the anchors and the end frame are folded into the constants in between, so that the
+    pose is ``B C_0 J_0 C_1 J_1 ... C_n`` (``B`` the base's pose).
+    """
+    n = chain.size
+    table = np.zeros((n + 1, 16))
+    pos, rot = np.zeros(3), np.eye(3)  # the constant part since the last joint's frame
+    for b in range(len(chain.body_pos)):
+        pos, rot = pos + rot @ chain.body_pos[b], rot @ chain.body_rot[b]
+        j = chain.body_joint[b]
+        if j < 0:
+            continue
+        length = float(np.linalg.norm(chain.joint_axis[j]))
+        turn = _z_onto(chain.joint_axis[j] / length)
+        pos, rot = pos + rot @ chain.joint_pos[j], rot @ turn
+        table[j, :9], table[j, 9:12] = rot.ravel(), pos
+        table[j, 12:15] = chain.joint_type[j], chain.joint_ref[j], length if chain.joint_type[j] == SLIDE else 1.0
+        table[j, 15] = _about_x(rot)
+        # After the joint: turned back, and from the anchor back to the body's origin.
+        pos, rot = -turn.T @ chain.joint_pos[j], turn.T
+    pos, rot = pos + rot @ chain.frame_pos, rot @ chain.frame_rot
+    table[n, :9], table[n, 9:12] = rot.ravel(), pos
+    table[n, 15] = _about_x(rot)
+    return table
+
+
+def _about_x(rot: np.ndarray) -> float:
+    """1.0 when ``rot`` turns about the x axis (to rounding; the kernel then reads only its cosine
+    ``rot[1, 1]`` and sine ``rot[2, 1]``, a quarter of a general product), else 0.0."""
+    return float(np.allclose(rot[0], (1.0, 0.0, 0.0), rtol=0.0, atol=1e-12)
+                 and np.allclose(rot[:, 0], (1.0, 0.0, 0.0), rtol=0.0, atol=1e-12))
+
+
+def _z_onto(axis: np.ndarray) -> np.ndarray:
+    """A rotation matrix taking the z axis onto the unit ``axis`` (the identity when they agree,
+    so that chains whose joints turn about z keep exact constants)."""
+    if np.allclose(axis, (0.0, 0.0, 1.0), rtol=0.0, atol=1e-15):
+        return np.eye(3)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, axis)
+    x /= np.linalg.norm(x)
+    return np.stack([x, np.cross(axis, x), axis], axis=1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -294,28 +352,59 @@ def _kernel_args(chain: SerialChain) -> tuple:
             chain.joint_ref, chain.lower, chain.upper, chain.frame_pos, chain.frame_rot)
 
 
+def fk_frames(chain: SerialChain, joints: np.ndarray, columns: np.ndarray, base: np.ndarray,
+              slots: np.ndarray) -> np.ndarray:
+    """End-frame poses ``(k, 16)`` of the rows ``slots`` (``k``), compiled when possible: per row
+    the position (3), the wxyz orientation (4, ``w >= 0``) and the rotation matrix (9, row-major)
+    in the frame the chain's base sits in.
+
+    ``joints`` ``(k, m)``: a row per slot, the chain's joint ``j`` in column ``columns[j]``;
+    ``base`` ``(e, 12)``: base poses (rotation row-major 9, position 3), row ``slots[i]`` for row
+    ``i``. The step's path: one compiled call of six arguments, with no gathers or copies before
+    it, so pass ``joints`` and ``base`` C-contiguous float64 and ``columns``/``slots`` as intp (other
+    layouts work, each at the cost of another compile).
+    """
+    out = np.empty((len(slots), 16))
+    kernel = _fk_kernel.compiled_or(None)
+    if kernel is not None:
+        kernel(chain.fk_table, columns, joints, slots, base, out)
+        return out
+    pos, rot = forward_kinematics(chain, np.asarray(joints, dtype=float)[:, columns])
+    base = np.asarray(base, dtype=float)[slots]
+    base_rot = base[:, :9].reshape(-1, 3, 3)
+    rot = base_rot @ rot
+    out[:, :3] = base[:, 9:] + np.einsum('kij,kj->ki', base_rot, pos)
+    out[:, 3:7] = mat_to_quat(rot)
+    out[:, 7:] = rot.reshape(-1, 9)
+    return out
+
+
+def pack_base(base_pos: np.ndarray, base_rot: np.ndarray) -> np.ndarray:
+    """Base poses ``(k, 12)`` as :func:`fk_frames` reads them, from positions ``(k, 3)`` and
+    rotation matrices ``(k, 3, 3)``."""
+    base_pos, base_rot = np.asarray(base_pos, dtype=float), np.asarray(base_rot, dtype=float)
+    return np.concatenate([base_rot.reshape(len(base_rot), 9), base_pos], axis=1)
+
+
 def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None, base_rot: np.ndarray | None = None,
        rotation: bool = False) -> tuple[np.ndarray, ...]:
     """End-frame positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` (``w >= 0``), compiled when possible;
     with ``rotation`` also the rotation matrices ``(k, 3, 3)``.
 
     In the base frame, or, with the base's poses ``base_pos`` ``(k, 3)`` and ``base_rot``
-    ``(k, 3, 3)``, in the frame the base sits in (a slot's env-local frame).
+    ``(k, 3, 3)``, in the frame the base sits in (a slot's env-local frame). (The step's path is
+    :func:`fk_frames`, which takes packed arrays.)
     """
     q = _kernel_array(q)
     k = len(q)
     if base_pos is None:
-        base_pos, base_rot = np.zeros((k, 3)), np.broadcast_to(np.eye(3), (k, 3, 3))
-    if not _ik_kernel.available:
-        pos, rot = forward_kinematics(chain, q)
-        pos, rot = base_pos + np.einsum('kij,kj->ki', base_rot, pos), base_rot @ rot
-        quat = mat_to_quat(rot)
+        base = np.zeros((k, 12))
+        base[:, [0, 4, 8]] = 1.0
     else:
-        pos, quat, rot = np.empty((k, 3)), np.empty((k, 4)), np.empty((k, 3, 3))
-        empty = np.zeros(k)
-        _ik_kernel(*_kernel_args(chain), q, _NO_TARGET_POS, _NO_TARGET_ROT, empty, q, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0,
-                   _kernel_array(base_pos), _kernel_array(base_rot), pos, rot, quat, empty, empty, False)
-    return (pos, quat, rot) if rotation else (pos, quat)
+        base = pack_base(base_pos, base_rot)
+    out = fk_frames(chain, q, np.arange(chain.size, dtype=np.intp), base, np.arange(k, dtype=np.intp))
+    pos, quat = out[:, :3].copy(), out[:, 3:7].copy()
+    return (pos, quat, out[:, 7:].reshape(k, 3, 3).copy()) if rotation else (pos, quat)
 
 
 def _kernel_array(array: np.ndarray) -> np.ndarray:
@@ -325,10 +414,6 @@ def _kernel_array(array: np.ndarray) -> np.ndarray:
     is another type: without this, a broadcast view would cost a second compile of seconds.
     """
     return np.require(array, dtype=np.float64, requirements=['C', 'W'])
-
-
-#: Placeholders for the targets of a forward-kinematics-only kernel call (never read).
-_NO_TARGET_POS, _NO_TARGET_ROT = np.zeros((0, 3)), np.zeros((0, 3, 3))
 
 
 def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_rot: np.ndarray,
@@ -347,9 +432,7 @@ def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_
     pos_err, rot_err = np.zeros(k), np.zeros(k)
     _ik_kernel(*_kernel_args(chain), q, target_pos, target_rot, rot_weight, rest, float(params.damping),
                float(params.max_step), float(params.nullspace_gain), int(params.max_iterations),
-               float(params.position_tolerance), float(params.rotation_tolerance), _PROJECTOR_DAMPING,
-               np.zeros((k, 3)), _kernel_array(np.broadcast_to(np.eye(3), (k, 3, 3))),
-               np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, 4)), pos_err, rot_err, True)
+               float(params.position_tolerance), float(params.rotation_tolerance), _PROJECTOR_DAMPING, pos_err, rot_err)
     return q, pos_err, rot_err
 
 
@@ -394,5 +477,5 @@ def solve_ik_restarts(chain: SerialChain, start: np.ndarray, target_pos: np.ndar
     return q, pos_err, rot_err
 
 
-__all__ = ['IKParams', 'SerialChain', 'fk', 'forward_kinematics', 'mat_to_quat', 'quat_to_mat', 'restart_seeds', 'rotation_error', 'solve_ik',
+__all__ = ['IKParams', 'SerialChain', 'fk', 'fk_frames', 'fold_chain', 'forward_kinematics', 'mat_to_quat', 'pack_base', 'quat_to_mat', 'restart_seeds', 'rotation_error', 'solve_ik',
            'solve_ik_restarts']

@@ -1,10 +1,18 @@
-"""The compiled twin of :mod:`internutopia_extension.controllers.kinematics`: FK and DLS IK, one row at a time.
+"""The compiled twins of :mod:`internutopia_extension.controllers.kinematics`: FK and DLS IK, one row at a time.
 
 The same math as the numpy reference there (``forward_kinematics``, ``_solve_ik_numpy``), written
-as scalar loops that numba compiles (:mod:`internutopia.core.util.jit`): each row of a batch runs
-its forward kinematics, Jacobian, two 6x6 Cholesky factorizations and its step, with no Python per
-iteration. ``tests/test_franka.py`` checks that both agree. Use it through ``kinematics.fk`` and
-``kinematics.solve_ik``, which pass the chain's constants and the scratch arrays.
+as scalar loops that numba compiles (:mod:`internutopia.core.util.jit`).
+
+- ``ik_kernel``: each row of a batch runs its forward kinematics, Jacobian, two 6x6 Cholesky
+  factorizations and its step, with no Python per iteration.
+- ``fk_kernel``: the end frame's pose only, as the observations ask for it every step. It takes
+  six arguments (numba's per-call cost grows with their number) and walks the chain's folded
+  table (``SerialChain.fk_table``: one constant transform per joint, each joint turned about or
+  sliding along its own z axis), so a joint costs one 3x3 product and a sine and cosine.
+
+``tests/test_franka.py`` and ``tests/test_kinematics.py`` check that they agree with the numpy
+reference. Use them through ``kinematics.fk``, ``kinematics.fk_frames`` and ``kinematics.solve_ik``,
+which pass the chain's constants and the scratch arrays.
 """
 
 from __future__ import annotations
@@ -13,16 +21,14 @@ import numpy as np
 
 from internutopia.core.util.jit import Kernel
 
-__all__ = ['ik_kernel']
+__all__ = ['fk_kernel', 'ik_kernel']
 
 
 def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, joint_ref, lower, upper,
              frame_pos, frame_rot, q, target_pos, target_rot, rot_weight, rest, damping, max_step, gain,
-             max_iterations, pos_tol, rot_tol, projector_damping, base_pos, base_rot, out_pos, out_rot, out_quat,
-             pos_err, rot_err, iterate):  # pragma: no cover - compiled
-    """Per row: FK (and with ``iterate`` the DLS iterations, updating ``q`` in place); the end
-    frame carried by the row's base pose into ``out_pos``/``out_rot``/``out_quat``, and the last
-    position and orientation errors into ``pos_err``/``rot_err``."""
+             max_iterations, pos_tol, rot_tol, projector_damping, pos_err, rot_err):  # pragma: no cover - compiled
+    """Per row: the DLS iterations, updating ``q`` in place, and the last position and orientation
+    errors into ``pos_err``/``rot_err``."""
     n = q.shape[1]
     nb = body_pos.shape[0]
     rot = np.empty((3, 3))
@@ -86,8 +92,6 @@ def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, 
                 for c in range(3):
                     tmp[i, c] = rot[i, 0] * frame_rot[0, c] + rot[i, 1] * frame_rot[1, c] + rot[i, 2] * frame_rot[2, c]
             rot[:, :] = tmp
-            if not iterate:
-                break
             # errors
             for i in range(3):
                 err[i] = target_pos[row, i] - pos[i]
@@ -182,30 +186,78 @@ def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, 
             for j in range(n):
                 value = q[row, j] + dq[j] * scale
                 q[row, j] = min(upper[j], max(lower[j], value))
-        # The end frame in the frame the base sits in: p = B p_b + b, R = B R_b, and R as a quaternion.
-        for i in range(3):
-            out_pos[row, i] = base_pos[row, i] + base_rot[row, i, 0] * pos[0] + base_rot[row, i, 1] * pos[1] + base_rot[row, i, 2] * pos[2]
-            for c in range(3):
-                out_rot[row, i, c] = base_rot[row, i, 0] * rot[0, c] + base_rot[row, i, 1] * rot[1, c] + base_rot[row, i, 2] * rot[2, c]
-        m = out_rot[row]
-        trace = m[0, 0] + m[1, 1] + m[2, 2]
-        if trace > 0.0:
-            s = 2.0 * np.sqrt(trace + 1.0)
-            w, x, y, z = 0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s
-        elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-            s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-            w, x, y, z = (m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s
-        elif m[1, 1] > m[2, 2]:
-            s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-            w, x, y, z = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s
-        else:
-            s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-            w, x, y, z = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s
-        norm = np.sqrt(w * w + x * x + y * y + z * z) * (-1.0 if w < 0.0 else 1.0)
-        out_quat[row, 0], out_quat[row, 1], out_quat[row, 2], out_quat[row, 3] = w / norm, x / norm, y / norm, z / norm
-
-
 
 
 #: The kernel: compiled on first use (then cached on disk), or unavailable without numba.
 ik_kernel = Kernel(_ik_rows)
+
+
+def _fk_rows(table, columns, joints, slots, base, out):  # pragma: no cover - compiled
+    """Per row: the end frame's pose in the frame the base sits in, into ``out[row]`` as
+    ``[position (3), wxyz (4, w >= 0), rotation (9, row-major)]``.
+
+    The row's joint ``j`` is ``joints[row, columns[j]]``; its base pose is ``base[slots[row]]``
+    (``[rotation (9), position (3)]``). ``table`` row ``j`` holds the constant transform before
+    joint ``j`` (rotation 9, translation 3) and the joint's type (0 hinge, 1 slide), reference and
+    slide scale; its last row the transform from the last joint to the end frame. The pose is
+    nine scalars and three, kept in registers (no scratch arrays).
+    """
+    n = table.shape[0] - 1
+    for row in range(joints.shape[0]):
+        s = slots[row]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = (base[s, 0], base[s, 1], base[s, 2], base[s, 3], base[s, 4],
+                                                       base[s, 5], base[s, 6], base[s, 7], base[s, 8])
+        t0, t1, t2 = base[s, 9], base[s, 10], base[s, 11]
+        for j in range(n + 1):
+            # (R, t) <- (R, t) o (C, c): t += R c, R = R C
+            t0 += r00 * table[j, 9] + r01 * table[j, 10] + r02 * table[j, 11]
+            t1 += r10 * table[j, 9] + r11 * table[j, 10] + r12 * table[j, 11]
+            t2 += r20 * table[j, 9] + r21 * table[j, 10] + r22 * table[j, 11]
+            if table[j, 15] == 1.0:  # C turns about x (an arm's usual link frame): it mixes the last two columns
+                co, si = table[j, 4], table[j, 7]
+                r01, r02 = r01 * co + r02 * si, r02 * co - r01 * si
+                r11, r12 = r11 * co + r12 * si, r12 * co - r11 * si
+                r21, r22 = r21 * co + r22 * si, r22 * co - r21 * si
+            else:
+                c00, c01, c02, c10, c11, c12, c20, c21, c22 = (table[j, 0], table[j, 1], table[j, 2], table[j, 3], table[j, 4],
+                                                               table[j, 5], table[j, 6], table[j, 7], table[j, 8])
+                r00, r01, r02 = r00 * c00 + r01 * c10 + r02 * c20, r00 * c01 + r01 * c11 + r02 * c21, r00 * c02 + r01 * c12 + r02 * c22
+                r10, r11, r12 = r10 * c00 + r11 * c10 + r12 * c20, r10 * c01 + r11 * c11 + r12 * c21, r10 * c02 + r11 * c12 + r12 * c22
+                r20, r21, r22 = r20 * c00 + r21 * c10 + r22 * c20, r20 * c01 + r21 * c11 + r22 * c21, r20 * c02 + r21 * c12 + r22 * c22
+            if j == n:
+                break
+            amount = joints[row, columns[j]] - table[j, 13]
+            if table[j, 12] == 0.0:  # hinge about z: R <- R Rz(amount), which mixes the first two columns
+                co, si = np.cos(amount), np.sin(amount)
+                r00, r01 = r00 * co + r01 * si, r01 * co - r00 * si
+                r10, r11 = r10 * co + r11 * si, r11 * co - r10 * si
+                r20, r21 = r20 * co + r21 * si, r21 * co - r20 * si
+            else:  # slide along z: t += R e_z (amount scale)
+                d = amount * table[j, 14]
+                t0 += r02 * d
+                t1 += r12 * d
+                t2 += r22 * d
+        out[row, 0], out[row, 1], out[row, 2] = t0, t1, t2
+        out[row, 7], out[row, 8], out[row, 9] = r00, r01, r02
+        out[row, 10], out[row, 11], out[row, 12] = r10, r11, r12
+        out[row, 13], out[row, 14], out[row, 15] = r20, r21, r22
+        # The quaternion (Shepperd's method: divide by the largest of the four magnitudes), w >= 0.
+        trace = r00 + r11 + r22
+        if trace > 0.0:
+            f = 2.0 * np.sqrt(trace + 1.0)
+            w, x, y, z = 0.25 * f, (r21 - r12) / f, (r02 - r20) / f, (r10 - r01) / f
+        elif r00 > r11 and r00 > r22:
+            f = 2.0 * np.sqrt(1.0 + r00 - r11 - r22)
+            w, x, y, z = (r21 - r12) / f, 0.25 * f, (r01 + r10) / f, (r02 + r20) / f
+        elif r11 > r22:
+            f = 2.0 * np.sqrt(1.0 + r11 - r00 - r22)
+            w, x, y, z = (r02 - r20) / f, (r01 + r10) / f, 0.25 * f, (r12 + r21) / f
+        else:
+            f = 2.0 * np.sqrt(1.0 + r22 - r00 - r11)
+            w, x, y, z = (r10 - r01) / f, (r02 + r20) / f, (r12 + r21) / f, 0.25 * f
+        norm = np.sqrt(w * w + x * x + y * y + z * z) * (-1.0 if w < 0.0 else 1.0)
+        out[row, 3], out[row, 4], out[row, 5], out[row, 6] = w / norm, x / norm, y / norm, z / norm
+
+
+#: The forward-kinematics kernel (see :func:`_fk_rows`).
+fk_kernel = Kernel(_fk_rows)

@@ -41,7 +41,7 @@ import numpy as np
 from internutopia.core.robot.base import NO_ID, BaseRobot
 from internutopia.core.util.jit import Kernel
 from internutopia.core.util.math import quat_right_matrix
-from internutopia_extension.controllers.kinematics import SerialChain, fk, mat_to_quat, quat_to_mat
+from internutopia_extension.controllers.kinematics import SerialChain, fk_frames, mat_to_quat, quat_to_mat
 from internutopia_extension.robots.assets import franka_path
 
 ARM_JOINTS = [f'panda_joint{i}' for i in range(1, 8)]
@@ -114,10 +114,16 @@ class FrankaRobot(BaseRobot):
         self.tcp_columns = np.zeros(0, dtype=np.intp)
         self._finger: dict = {}
         self._finger_column = 0
+        self._finger_packed = np.zeros(24)
         self._poses: dict[int, tuple] = {}  # last frame poses per chain, see frame_pose
         self._chains: dict[str, tuple[SerialChain, np.ndarray]] = {}
-        self.base_pos = np.zeros((env_num, 3))
-        self.base_rot = np.broadcast_to(np.eye(3), (env_num, 3, 3)).copy()
+        #: Per slot, the base's env-local pose packed as the compiled kinematics read it (rotation
+        #: row-major, then position; see ``kinematics.fk_frames``); ``base_pos`` ``(env_num, 3)`` and
+        #: ``base_rot`` ``(env_num, 3, 3)`` are views of it.
+        self._base = np.zeros((env_num, 12))
+        self._base[:, [0, 4, 8]] = 1.0
+        self.base_pos = self._base[:, 9:]
+        self.base_rot = self._base[:, :9].reshape(env_num, 3, 3)
         #: Per slot: the arm's joint goals the controllers set, and the servo targets in force
         #: (which move towards the goals at :data:`ARM_MAX_SPEED`).
         self.arm_goal = np.tile(np.asarray(HOME, dtype=float), (env_num, 1))
@@ -196,14 +202,17 @@ class FrankaRobot(BaseRobot):
             # In the tool frame: hand = tool * frame^-1, finger = hand * body (then its slide).
             to_hand = self.tcp_chain.frame_rot.T
             finger_rot = to_hand @ finger_chain.body_rot[-1]
-            self._finger = {'offset': to_hand @ (finger_chain.body_pos[-1] - self.tcp_chain.frame_pos),
-                            'axis': finger_rot @ finger_chain.joint_axis[-1],
-                            'quat_matrix': np.ascontiguousarray(quat_right_matrix(mat_to_quat(finger_rot)).T),
+            offset = to_hand @ (finger_chain.body_pos[-1] - self.tcp_chain.frame_pos)
+            axis = finger_rot @ finger_chain.joint_axis[-1]
+            quat_matrix = quat_right_matrix(mat_to_quat(finger_rot)).T
+            self._finger = {'offset': offset, 'axis': axis, 'quat_matrix': np.ascontiguousarray(quat_matrix),
                             'ref': float(finger_chain.joint_ref[-1])}
             self._finger_column = int(finger_columns[-1])
-            c = self._finger
-            _finger_kernel.warm(np.zeros((1, 3)), np.zeros((1, 4)), np.zeros((1, 3, 3)), np.zeros((1, 9)), 0, 0.0, c['offset'],
-                                c['axis'], c['quat_matrix'], np.zeros((1, 3)), np.zeros((1, 4)))
+            # The same constants packed for the compiled pass (see _finger_rows).
+            self._finger_packed = np.concatenate([[self._finger_column, self._finger['ref']], offset, axis, quat_matrix.ravel()])
+            # Compile (or load) the step's kernels now rather than in the first step.
+            poses = fk_frames(self.tcp_chain, np.zeros((1, 9)), self.tcp_columns, self._base, np.zeros(1, dtype=np.intp))
+            _finger_kernel.warm(poses, np.zeros((1, 9)), self._finger_packed, np.zeros((1, 3)), np.zeros((1, 4)))
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
         """The kinematic chain from the base to ``frame`` (a site or body of this robot) in the bound
@@ -300,34 +309,38 @@ class FrankaRobot(BaseRobot):
         computation (the cache holds while the slots and their joint positions are unchanged, and
         is dropped at every reset, which may move the base).
         """
-        result = self._frame_pose(chain, columns, slots, joints)
-        return tuple(a.copy() for a in (result if rotation else result[:2]))
+        poses = self.frame_poses(chain, columns, slots, joints)
+        position, orientation = poses[:, :3].copy(), poses[:, 3:7].copy()
+        return (position, orientation, poses[:, 7:].reshape(len(poses), 3, 3).copy()) if rotation else (position, orientation)
 
-    def _frame_pose(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray,
-                    joints: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`frame_pose`'s cached ``(positions, orientations, rotations)`` themselves (not to be modified)."""
-        joints = self.joint_array(slots) if joints is None else joints
+    def frame_poses(self, chain: SerialChain, columns: np.ndarray, slots: np.ndarray, joints: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`frame_pose`'s cached poses themselves, packed ``(k, 16)`` as ``kinematics.fk_frames``
+        gives them (position, wxyz, rotation row-major): for compiled readers, which take one
+        array where three cost three arguments. Shared with the cache: read it, never modify it."""
+        # Contiguous float64 / intp: the compiled kernel's one version, and the cache key's bytes.
+        joints = self.joint_array(slots) if joints is None else np.ascontiguousarray(joints, dtype=float)
+        slots = np.ascontiguousarray(slots, dtype=np.intp)
         # The key compares bytes: one memcmp each, where numpy's array_equal costs a few calls.
-        key = (np.ascontiguousarray(slots, dtype=np.intp).tobytes(), np.ascontiguousarray(joints, dtype=float).tobytes())
+        key = (slots.tobytes(), joints.tobytes())
         cached = self._poses.get(id(chain))
         if cached is not None and cached[0] == key:
             return cached[1]
-        result = fk(chain, joints[:, columns], self.base_pos[slots], self.base_rot[slots], rotation=True)
-        self._poses[id(chain)] = (key, result)
-        return result
+        poses = fk_frames(chain, joints, columns, self._base, slots)
+        self._poses[id(chain)] = (key, poses)
+        return poses
 
     def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local pose of ``panda_rightfinger`` (positions ``(k, 3)``, wxyz ``(k, 4)``), from the
         tool frame's pose: the hand, then the finger's offset and its slide."""
-        tcp_pos, tcp_quat, tcp_rot = self._frame_pose(self.tcp_chain, self.tcp_columns, slots, joints)
-        c = self._finger
+        poses = self.frame_poses(self.tcp_chain, self.tcp_columns, slots, joints)
         if _finger_kernel.available:
-            position, orientation = np.empty((len(slots), 3)), np.empty((len(slots), 4))
-            _finger_kernel(tcp_pos, tcp_quat, tcp_rot, np.ascontiguousarray(joints, dtype=float), self._finger_column,
-                           c['ref'], c['offset'], c['axis'], c['quat_matrix'], position, orientation)
+            # Two arrays of their own (the observation's leaves; views would be copied again).
+            position, orientation = np.empty((len(poses), 3)), np.empty((len(poses), 4))
+            _finger_kernel(poses, np.ascontiguousarray(joints, dtype=float), self._finger_packed, position, orientation)
             return position, orientation
-        return finger_from_tool(tcp_pos, tcp_quat, tcp_rot, joints[:, self._finger_column] - c['ref'], c['offset'],
-                                c['axis'], c['quat_matrix'])
+        c = self._finger
+        return finger_from_tool(poses[:, :3], poses[:, 3:7], poses[:, 7:].reshape(len(poses), 3, 3),
+                                joints[:, self._finger_column] - c['ref'], c['offset'], c['axis'], c['quat_matrix'])
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
         """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""
@@ -346,9 +359,12 @@ class FrankaRobot(BaseRobot):
         obs['eef_position'] = position
         obs['eef_orientation'] = orientation
         ctrl = self.world.data.ctrl
-        rows = slots[:, None]
-        finger = ctrl[slots, self.gripper_actuator] * (FINGER_OPEN / self.gripper_ctrl_open)
-        obs['joint_action'] = np.concatenate([ctrl[rows, self.arm_actuators], finger[:, None], finger[:, None]], axis=1)
+        rows, own, actuators, _, _ = self._index(slots)  # (slices for every slot: no gathers)
+        action = np.empty((len(slots), len(ARM_JOINTS) + 2))
+        action[:, :-2] = ctrl[rows, actuators]
+        np.multiply(ctrl[own, self.gripper_actuator], FINGER_OPEN / self.gripper_ctrl_open, out=action[:, -2])
+        action[:, -1] = action[:, -2]
+        obs['joint_action'] = action
         return obs
 
 
@@ -411,21 +427,25 @@ def finger_from_tool(tcp_pos: np.ndarray, tcp_quat: np.ndarray, tcp_rot: np.ndar
     return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
 
 
-def _finger_rows(tcp_pos, tcp_quat, tcp_rot, joints, column, ref, offset, axis, quat_matrix, out_pos,
-                 out_quat):  # pragma: no cover - compiled
-    """Compiled twin of :func:`finger_from_tool` (the slide read from ``joints[:, column] - ref``)."""
-    for row in range(tcp_pos.shape[0]):
+def _finger_rows(tcp, joints, finger, out_pos, out_quat):  # pragma: no cover - compiled
+    """Compiled twin of :func:`finger_from_tool`, five arguments (numba's per-call cost grows with
+    their number): ``tcp`` ``(k, 16)`` the tool frame's poses as ``kinematics.fk_frames`` packs
+    them, ``joints`` ``(k, m)``, ``finger`` the constants ``[column, ref, offset (3), axis (3),
+    quat_matrix (16, row-major)]`` (the slide is ``joints[:, column] - ref``); ``out_pos``
+    ``(k, 3)`` and ``out_quat`` ``(k, 4)`` get the position and the wxyz orientation."""
+    column, ref = int(finger[0]), finger[1]
+    for row in range(tcp.shape[0]):
         slide = joints[row, column] - ref
         for i in range(3):
-            value = tcp_pos[row, i]
+            value = tcp[row, i]
             for c in range(3):
-                value += tcp_rot[row, i, c] * (offset[c] + axis[c] * slide)
+                value += tcp[row, 7 + 3 * i + c] * (finger[2 + c] + finger[5 + c] * slide)
             out_pos[row, i] = value
         sign = 1.0
         for j in range(4):
             value = 0.0
             for c in range(4):
-                value += tcp_quat[row, c] * quat_matrix[c, j]
+                value += tcp[row, 3 + c] * finger[8 + 4 * c + j]
             out_quat[row, j] = value
             if j == 0 and value < 0.0:
                 sign = -1.0
