@@ -89,26 +89,6 @@ def test_batched_act_equals_one_by_one():
     np.testing.assert_allclose(batch.phase[1], [0.0, math.pi])
 
 
-def test_a_batch_split_across_threads_acts_as_one_call():
-    from internutopia_extension.robots.g1_locomotion.policy import SPLIT_MIN_BATCH
-
-    rng = np.random.default_rng(2)
-    count = SPLIT_MIN_BATCH + 7  # parts of unequal size
-    policies = {threads: g1.G1LocomotionPolicy(capacity=count, split_threads=threads) for threads in (1, 2, 3)}
-    for _ in range(3):
-        state = _random_state(rng, count, policies[1])
-        targets = {threads: policy.act(np.arange(count), *state) for threads, policy in policies.items()}
-        np.testing.assert_array_equal(targets[2], targets[1])  # the network is row-wise: the same numbers
-        np.testing.assert_array_equal(targets[3], targets[1])
-    assert policies[2]._helpers is not None and policies[1]._helpers is None
-    small = policies[2].infer(np.zeros((SPLIT_MIN_BATCH - 1, policies[2].obs_dim), dtype=np.float32))
-    assert small.shape == (SPLIT_MIN_BATCH - 1, 29)
-    policies[2].close()
-    assert policies[2]._helpers is None
-    with pytest.raises(ValueError, match='split_threads'):
-        g1.G1LocomotionPolicy(capacity=1, split_threads=0)
-
-
 def test_batch_edit_only_frees_the_batch_dimension():
     import onnx
     import onnxruntime as ort

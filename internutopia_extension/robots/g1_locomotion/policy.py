@@ -3,23 +3,14 @@
 The shipped ONNX graphs declare a batch of 1 on their inputs and outputs; :func:`dynamic_batch_onnx`
 makes that dimension symbolic with the ``onnx`` package (the network itself is batch agnostic),
 so one ``InferenceSession.run`` serves every robot.
-
-The network is about 28 MFLOP for 64 robots and runs while the physics waits (the policy's
-output is the physics' next input), so on a machine with more than one core a large batch is
-cut in two halves that two threads infer at once (onnxruntime releases the GIL in ``run``):
-one call's worth of wake-up for a second core that would otherwise idle. onnxruntime's own
-intra-op threads would do the same per layer, at a wake-up per layer, or spin between calls and
-take that core from the physics threads.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import pathlib
 from collections.abc import Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
 
 import numpy as np
 
@@ -48,10 +39,6 @@ _ACTION_SCALE = 0.25
 _ACTION_CLIP = 100.0
 _GAIT_PERIOD = 1.0
 _STAND_EPS = 0.01
-
-#: Smallest batch whose inference is split across threads: below it the hand-over to a second
-#: thread costs more than half the network does.
-SPLIT_MIN_BATCH = 16
 # Holosoma's motor model: kp = armature * w^2, kd = 2 * zeta * armature * w
 # with w = 2*pi*10 rad/s and zeta = 2.
 _MOTOR_NATURAL_FREQ = 2.0 * math.pi * 10.0
@@ -132,7 +119,6 @@ class G1LocomotionPolicy:
         onnx_path: str | pathlib.Path | None = None,
         intra_op_threads: int = 1,
         gait_period: float = _GAIT_PERIOD,
-        split_threads: int | None = None,
     ) -> None:
         """Load the ONNX policy and allocate state for ``capacity`` robots.
 
@@ -140,11 +126,8 @@ class G1LocomotionPolicy:
             capacity: number of robots whose state this object holds.
             name: ``"ppo"`` or ``"fastsac"`` (ignored when ``onnx_path`` is given).
             onnx_path: explicit ONNX file (defaults to :func:`holosoma_policy_path`).
-            intra_op_threads: onnxruntime intra-op threads (CPU provider) of one call.
+            intra_op_threads: onnxruntime intra-op threads (CPU provider).
             gait_period: gait cycle period in seconds (1.0 s in training).
-            split_threads: threads a batch of at least :data:`SPLIT_MIN_BATCH` robots is cut
-                across (one call each, concurrent); default: 2 where the machine has more
-                than one core, else 1 (no split).
         """
         import onnxruntime as ort
 
@@ -162,13 +145,6 @@ class G1LocomotionPolicy:
         )
         self._input_name: str = self._session.get_inputs()[0].name
         self._output_name: str = self._session.get_outputs()[0].name
-        if split_threads is None:
-            split_threads = 2 if (os.cpu_count() or 1) > 1 else 1
-        if split_threads < 1:
-            raise ValueError(f'split_threads must be >= 1, got {split_threads}')
-        self.split_threads: int = int(split_threads)
-        #: Worker threads for the parts of a split batch (made on the first split call).
-        self._helpers: Executor | None = None
 
         meta = {k: json.loads(v) for k, v in self._session.get_modelmeta().custom_metadata_map.items()}
         self.metadata: dict = meta
@@ -203,29 +179,6 @@ class G1LocomotionPolicy:
         self.phase: np.ndarray = np.zeros((capacity, 2), dtype=np.float64)
         self.standing: np.ndarray = np.zeros(capacity, dtype=bool)
         self.reset(np.arange(capacity))
-
-    # ----------------------------------------------------------------- inference
-    def infer(self, obs: np.ndarray) -> np.ndarray:
-        """The network's raw ``(n, 29)`` output for ``(n, 100)`` float32 observations: one
-        onnxruntime call, or ``split_threads`` concurrent calls on consecutive parts of the batch
-        when it holds at least :data:`SPLIT_MIN_BATCH` rows. The rows of a part are computed as
-        in one call (the network is row-wise), so the result is the same either way."""
-        parts = self.split_threads if len(obs) >= SPLIT_MIN_BATCH else 1
-        if parts == 1:
-            return self._session.run([self._output_name], {self._input_name: obs})[0]
-        if self._helpers is None:
-            self._helpers = ThreadPoolExecutor(parts - 1, thread_name_prefix='g1-policy')
-        bounds = np.linspace(0, len(obs), parts + 1).astype(int)
-        run, outputs, name = self._session.run, [self._output_name], self._input_name
-        pending = [self._helpers.submit(run, outputs, {name: obs[lo:hi]}) for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True)]
-        first = run(outputs, {name: obs[:bounds[1]]})[0]
-        return np.concatenate([first, *(part.result()[0] for part in pending)])
-
-    def close(self) -> None:
-        """Stop the helper threads of split inference (a later call starts them again)."""
-        if self._helpers is not None:
-            self._helpers.shutdown(wait=True)
-            self._helpers = None
 
     # ----------------------------------------------------------------- utils
     def _effort_limits_from_mjcf(self) -> np.ndarray:
@@ -343,7 +296,7 @@ class G1LocomotionPolicy:
         command = self.clip_command(np.asarray(command).reshape(len(rows), 3))
         self._advance_phase(rows, command)
         obs = self.build_obs(rows, base_quat_wxyz, base_ang_vel_local, joint_pos, joint_vel, command)
-        raw = self.infer(obs)
+        raw = self._session.run([self._output_name], {self._input_name: obs})[0]
         action = np.clip(raw, -_ACTION_CLIP, _ACTION_CLIP).astype(np.float32)
         self.last_action[rows] = action
         return self.default_joint_pos + self.action_scale * action.astype(np.float64)
