@@ -89,6 +89,43 @@ def test_batched_act_equals_one_by_one():
     np.testing.assert_allclose(batch.phase[1], [0.0, math.pi])
 
 
+def test_compiled_act_matches_numpy_act():
+    from internutopia_extension.robots.g1_locomotion.policy_kernel import compiled_act
+
+    env_num, nq, nv, nu = 5, 45, 44, 33
+    root_qpos, root_dof, joint_qpos, joint_dof, ctrl_start = 2, 3, 9, 9, 4  # not the model's: any addresses
+    reference = g1.G1LocomotionPolicy(capacity=env_num)
+    compiled_policy = g1.G1LocomotionPolicy(capacity=env_num)
+    compiled = compiled_act(compiled_policy, root_qpos, root_dof, joint_qpos, joint_dof, ctrl_start)
+    if compiled is None:
+        pytest.skip('numba unavailable or INTERNUTOPIA_JIT=0: the numpy act is the only path')
+    rng = np.random.default_rng(3)
+    slots = np.array([0, 2, 3])
+    ctrl = np.zeros((env_num, nu))
+    walk = rng.uniform(-1.5, 1.5, size=(env_num, 3))  # beyond the trained ranges: clipped
+    for command in (walk, np.zeros((env_num, 3)), walk, walk * 0.3):  # walk, stand, walk again (clock restarts)
+        qpos, qvel = rng.normal(size=(env_num, nq)), rng.normal(size=(env_num, nv))
+        qpos[:, root_qpos + 3:root_qpos + 7] *= 0.5  # not unit quaternions: both normalize
+        targets = reference.act(slots, qpos[slots, root_qpos + 3:root_qpos + 7], qvel[slots, root_dof + 3:root_dof + 6],
+                                qpos[slots, joint_qpos:joint_qpos + 29], qvel[slots, joint_dof:joint_dof + 29],
+                                command[slots])
+        compiled(slots, qpos, qvel, ctrl, command)
+        np.testing.assert_allclose(ctrl[slots, ctrl_start:ctrl_start + 29], targets, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(compiled_policy.last_action, reference.last_action, rtol=0, atol=1e-5)
+        np.testing.assert_array_equal(compiled_policy.standing, reference.standing)
+        np.testing.assert_allclose(compiled_policy.phase, reference.phase, rtol=0, atol=1e-12)
+    assert not ctrl[[1, 4]].any() and not ctrl[:, :ctrl_start].any()  # other slots and columns untouched
+    # the observation rows are build_obs's
+    qpos, qvel = rng.normal(size=(env_num, nq)), rng.normal(size=(env_num, nv))
+    expected_phase = reference.phase.copy()
+    reference._advance_phase(slots, reference.clip_command(walk[slots]))
+    expected = reference.build_obs(slots, qpos[slots, root_qpos + 3:root_qpos + 7], qvel[slots, root_dof + 3:root_dof + 6],
+                                   qpos[slots, joint_qpos:joint_qpos + 29], qvel[slots, joint_dof:joint_dof + 29],
+                                   reference.clip_command(walk[slots]))
+    assert not np.array_equal(expected_phase, reference.phase)
+    np.testing.assert_allclose(compiled.observations(slots, qpos, qvel, walk), expected, rtol=0, atol=1e-6)
+
+
 def test_batch_edit_only_frees_the_batch_dimension():
     import onnx
     import onnxruntime as ort

@@ -18,6 +18,7 @@ import numpy as np
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
+from internutopia_extension.robots.g1_locomotion.policy_kernel import CompiledAct, compiled_act
 
 
 @functools.cache
@@ -61,12 +62,17 @@ class G1Robot(BaseRobot):
         #: ``(root qpos address, root dof address, ctrl columns)`` when every address the policy
         #: reads and writes is a slice of the state rows (the usual case), else ``None``.
         self._policy_slices: tuple[int, int, slice] | None = None
+        #: The policy step as two compiled passes over the state rows (with those slices; numba).
+        self._compiled_act: CompiledAct | None = None
         if len(self.slots):
             self.actuator_id[self.slots] = self.ids(self.slots, 'actuator', self.joint_names)
             first = self.actuator_id[self.slots[0]]
             if self._root_qposadr is not None and self._joint_ranges is not None and np.all(np.diff(first) == 1):
                 self._policy_slices = (self._root_qposadr, int(self.root_dofadr[self.slots[0]]),
                                        slice(int(first[0]), int(first[-1]) + 1))
+                (qa, _), (va, _) = self._joint_ranges
+                self._compiled_act = compiled_act(self.policy, self._root_qposadr, int(self.root_dofadr[self.slots[0]]),
+                                                  qa, va, int(first[0]))
         self._next_tick = world.time
 
     def reset_slots(self, slots: np.ndarray, configs: list) -> None:
@@ -86,6 +92,9 @@ class G1Robot(BaseRobot):
             return
         self._next_tick += self.policy.control_dt
         data, slots = self.world.data, self.slots
+        if self._compiled_act is not None:
+            self._compiled_act(slots, data.qpos, data.qvel, data.ctrl, self.command)
+            return
         if self._policy_slices is not None:
             # Every address a slice of the state rows: views, no gathers.
             root, dof, columns = self._policy_slices
