@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import mujoco
 import numpy as np
@@ -124,6 +125,22 @@ def test_compiled_act_matches_numpy_act():
                                    reference.clip_command(walk[slots]))
     assert not np.array_equal(expected_phase, reference.phase)
     np.testing.assert_allclose(compiled.observations(slots, qpos, qvel, walk), expected, rtol=0, atol=1e-6)
+
+
+def test_two_intra_op_threads_for_large_batches_give_the_same_actions():
+    from internutopia_extension.robots.g1_locomotion.policy import TWO_THREADS_FROM
+
+    rng = np.random.default_rng(4)
+    large = g1.G1LocomotionPolicy(capacity=TWO_THREADS_FROM)
+    one = g1.G1LocomotionPolicy(capacity=TWO_THREADS_FROM, intra_op_threads=1)
+    assert (large.intra_op_threads, one.intra_op_threads, g1.G1LocomotionPolicy(capacity=1).intra_op_threads) == (
+        2 if (os.cpu_count() or 1) > 1 else 1, 1, 1)
+    rows = np.arange(TWO_THREADS_FROM)
+    for _ in range(2):
+        state = _random_state(rng, TWO_THREADS_FROM, one)
+        np.testing.assert_allclose(large.act(rows, *state), one.act(rows, *state), rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match='intra_op_threads'):
+        g1.G1LocomotionPolicy(capacity=1, intra_op_threads=0)
 
 
 def test_batch_edit_only_frees_the_batch_dimension():

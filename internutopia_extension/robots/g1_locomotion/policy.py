@@ -3,12 +3,19 @@
 The shipped ONNX graphs declare a batch of 1 on their inputs and outputs; :func:`dynamic_batch_onnx`
 makes that dimension symbolic with the ``onnx`` package (the network itself is batch agnostic),
 so one ``InferenceSession.run`` serves every robot.
+
+The network (about 28 MFLOP for 64 robots) runs while the physics waits for its output, so for a
+large batch a second core that would idle joins in: two intra-op threads that spin between the
+layers of a call and stop spinning when the call returns (``session.force_spinning_stop``), so
+they take no time from the physics threads between calls. Measured on a 2-core machine, this
+moves 64 G1s from 0.82 to 0.85 of the physics limit; below 32 robots one thread is as fast.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import pathlib
 from collections.abc import Sequence
 
@@ -39,6 +46,10 @@ _ACTION_SCALE = 0.25
 _ACTION_CLIP = 100.0
 _GAIT_PERIOD = 1.0
 _STAND_EPS = 0.01
+
+#: Capacity from which the policy runs on two intra-op threads by default (measured: 64 robots
+#: gain, 16 neither gain nor lose, 1 loses a little).
+TWO_THREADS_FROM = 32
 # Holosoma's motor model: kp = armature * w^2, kd = 2 * zeta * armature * w
 # with w = 2*pi*10 rad/s and zeta = 2.
 _MOTOR_NATURAL_FREQ = 2.0 * math.pi * 10.0
@@ -117,7 +128,7 @@ class G1LocomotionPolicy:
         name: str = 'ppo',
         *,
         onnx_path: str | pathlib.Path | None = None,
-        intra_op_threads: int = 1,
+        intra_op_threads: int | None = None,
         gait_period: float = _GAIT_PERIOD,
     ) -> None:
         """Load the ONNX policy and allocate state for ``capacity`` robots.
@@ -126,7 +137,9 @@ class G1LocomotionPolicy:
             capacity: number of robots whose state this object holds.
             name: ``"ppo"`` or ``"fastsac"`` (ignored when ``onnx_path`` is given).
             onnx_path: explicit ONNX file (defaults to :func:`holosoma_policy_path`).
-            intra_op_threads: onnxruntime intra-op threads (CPU provider).
+            intra_op_threads: onnxruntime intra-op threads (CPU provider); default: 2 for a
+                ``capacity`` of at least :data:`TWO_THREADS_FROM` on a machine with more than
+                one core, else 1.
             gait_period: gait cycle period in seconds (1.0 s in training).
         """
         import onnxruntime as ort
@@ -138,8 +151,19 @@ class G1LocomotionPolicy:
         raw = path.read_bytes()
 
         options = ort.SessionOptions()
+        if intra_op_threads is None:
+            intra_op_threads = 2 if capacity >= TWO_THREADS_FROM and (os.cpu_count() or 1) > 1 else 1
+        if intra_op_threads < 1:
+            raise ValueError(f'intra_op_threads must be >= 1, got {intra_op_threads}')
         options.intra_op_num_threads = int(intra_op_threads)
         options.inter_op_num_threads = 1
+        if intra_op_threads > 1:
+            # Spin between the layers of one call (a sleeping thread wakes too slowly for layers
+            # this small), but not after it: the physics threads need the cores until the next call.
+            options.add_session_config_entry('session.intra_op.allow_spinning', '1')
+            options.add_session_config_entry('session.force_spinning_stop', '1')
+        #: The intra-op threads one call uses.
+        self.intra_op_threads: int = int(intra_op_threads)
         self._session = ort.InferenceSession(
             dynamic_batch_onnx(raw), sess_options=options, providers=['CPUExecutionProvider']
         )
