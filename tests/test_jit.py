@@ -253,3 +253,30 @@ def test_pose_views_hold_what_poses_reads(make_config, robot):
                 np.testing.assert_array_equal(orientations[slots], orientation)
                 assert position.base is None and orientation.base is None  # copies: a later step leaves them be
             env.step([{group.name: action}] * 3)
+
+
+def test_g1_walks_the_same_with_and_without_the_compiled_policy_step():
+    """G1's policy tick around the network (``policy_kernel``) against the numpy ``act``, in an env."""
+    script = textwrap.dedent('''
+        import json
+        from internutopia.bench.cases import get_case
+        from internutopia.core.vec_env import Env
+        case = get_case('g1')
+        env = Env(case.config(2, 'off'))
+        env.reset()
+        group = next(iter(env.runner.robot_groups.values()))
+        for _ in range(480):  # 2 s: 100 policy ticks
+            out = env.step_arrays(case.array_action(2))
+        print(json.dumps({'compiled': group._compiled_act is not None, 'position': out.obs['g1']['position'].tolist()}))
+        env.close()
+    ''')
+    results = {}
+    for switch in ('0', '1'):
+        run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, jit.ENV_SWITCH: switch, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
+        assert run.returncode == 0, run.stderr[-2000:]
+        results[switch] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert results['0']['compiled'] is False and results['1']['compiled'] is NUMBA_EXPECTED
+    off, on = np.array(results['0']['position']), np.array(results['1']['position'])
+    assert off[:, 0].min() > 0.3 and off[:, 2].min() > 0.6  # walked forward, still standing
+    np.testing.assert_allclose(on, off, atol=1e-3)

@@ -73,6 +73,8 @@ class G1Robot(BaseRobot):
                 (qa, _), (va, _) = self._joint_ranges
                 self._compiled_act = compiled_act(self.policy, self._root_qposadr, int(self.root_dofadr[self.slots[0]]),
                                                   qa, va, int(first[0]))
+                if self._compiled_act is not None:
+                    self._compiled_act.warm(world.data.qpos, world.data.qvel, world.data.ctrl, self.command)
         self._next_tick = world.time
 
     def reset_slots(self, slots: np.ndarray, configs: list) -> None:

@@ -132,6 +132,15 @@ class CompiledAct:
         raw = policy._session.run([policy._output_name], {policy._input_name: obs})[0]
         self._act(raw, slots, policy.last_action, ctrl, self._ctrl_start, self._act_constants)
 
+    def warm(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray, command: np.ndarray) -> None:
+        """Compile (or load from the cache) both passes for these arrays' types now, so the cost
+        falls in start-up rather than in the first tick (zero robots: nothing changes)."""
+        none = np.zeros(0, dtype=np.intp)
+        self._observe(qpos, qvel, none, self._layout, command, self.policy.last_action, self.policy.phase,
+                      self.policy.standing, self._observe_constants, self._obs[:0])
+        self._act(np.zeros((0, self.policy.num_joints), dtype=np.float32), none, self.policy.last_action, ctrl,
+                  self._ctrl_start, self._act_constants)
+
     def observations(self, slots: np.ndarray, qpos: np.ndarray, qvel: np.ndarray, command: np.ndarray) -> np.ndarray:
         """The observation rows the next call would feed the network (advancing the clocks, as
         that call does); for tests."""
