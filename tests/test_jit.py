@@ -77,6 +77,18 @@ def test_carry_kernel_matches_numpy(slots):
     np.testing.assert_array_equal(mocap_quat[others], before_quat[others])
 
 
+def _last_json_line_with_jit_off_and_on(script: str) -> dict[str, dict]:
+    """``{'0': ..., '1': ...}``: the last stdout line (JSON) of ``script`` run in a fresh process
+    with ``INTERNUTOPIA_JIT`` off and on."""
+    results = {}
+    for switch in ('0', '1'):
+        run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, jit.ENV_SWITCH: switch, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
+        assert run.returncode == 0, run.stderr[-2000:]
+        results[switch] = json.loads(run.stdout.strip().splitlines()[-1])
+    return results
+
+
 def test_switch_off_runs_numpy_with_the_same_motion():
     """``INTERNUTOPIA_JIT=0`` uses the numpy path; H1 follows the same path either way."""
     script = textwrap.dedent('''
@@ -98,12 +110,7 @@ def test_switch_off_runs_numpy_with_the_same_motion():
         print(json.dumps({'jit': jit.enabled(), 'position': out.obs['h1']['position'].tolist()}))
         env.close()
     ''')
-    results = {}
-    for switch in ('0', '1'):
-        run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=300,
-                             env={**os.environ, jit.ENV_SWITCH: switch, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
-        assert run.returncode == 0, run.stderr[-2000:]
-        results[switch] = json.loads(run.stdout.strip().splitlines()[-1])
+    results = _last_json_line_with_jit_off_and_on(script)
     assert results['0']['jit'] is False
     assert results['1']['jit'] is NUMBA_EXPECTED
     off, on = np.array(results['0']['position']), np.array(results['1']['position'])
@@ -270,12 +277,7 @@ def test_g1_walks_the_same_with_and_without_the_compiled_policy_step():
         print(json.dumps({'compiled': group._compiled_act is not None, 'position': out.obs['g1']['position'].tolist()}))
         env.close()
     ''')
-    results = {}
-    for switch in ('0', '1'):
-        run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=300,
-                             env={**os.environ, jit.ENV_SWITCH: switch, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
-        assert run.returncode == 0, run.stderr[-2000:]
-        results[switch] = json.loads(run.stdout.strip().splitlines()[-1])
+    results = _last_json_line_with_jit_off_and_on(script)
     assert results['0']['compiled'] is False and results['1']['compiled'] is NUMBA_EXPECTED
     off, on = np.array(results['0']['position']), np.array(results['1']['position'])
     assert off[:, 0].min() > 0.3 and off[:, 2].min() > 0.6  # walked forward, still standing
