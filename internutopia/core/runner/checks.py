@@ -1,0 +1,74 @@
+"""What a reset could fail on, checked before it changes anything: the registered types an
+episode names and the files it points at (a whole list of episodes when the env is built)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from internutopia.core.config import RewardCfg, TaskCfg
+from internutopia.core.episode_queue import Episode
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.object.base import BaseObject
+from internutopia.core.reward.base import BaseReward
+from internutopia.core.robot.base import BaseRobot
+from internutopia.core.task.base import BaseTask
+
+
+def _check_file(path: str | None, field: str, what: str) -> None:
+    """``ValueError`` naming ``field`` when ``path`` is set but names no file (checked before anything changes)."""
+    if path and not os.path.isfile(os.path.expanduser(path)):
+        raise ValueError(f'{field}: {what} file not found: {path!r} '
+                         f'(a relative path is taken from the working directory {os.getcwd()!r})')
+
+
+def check_types(task: TaskCfg, where: str) -> None:
+    """Resolve every registered type ``task`` names (task, robots, objects, metrics, rewards).
+
+    Raises:
+        ValueError: naming the field (``where`` + its path) and the registered types.
+    """
+    BaseTask.registry.get(task.type, where)
+    for m, metric in enumerate(task.metrics):
+        BaseMetric.registry.get(metric.type, f'{where}.metrics[{m}]')
+    for r, robot in enumerate(task.robots):
+        BaseRobot.registry.get(robot.type, f'{where}.robots[{r}]')
+    for o, obj in enumerate(task.objects):
+        BaseObject.registry.get(obj.type, f'{where}.objects[{o}]')
+    for name in type(task).model_fields:
+        value = getattr(task, name)
+        if isinstance(value, RewardCfg):
+            BaseReward.registry.get(value.type, f'{where}.{name}')
+
+
+def check_episode(episode: Episode) -> None:
+    """Everything about ``episode`` a reset could fail on before it changes a slot: its types and
+    the files it names."""
+    task = episode.config
+    where = f'task_configs[{episode.index}]'
+    check_types(task, where)
+    _check_file(task.scene_asset_path, f'{where}.scene_asset_path', 'scene')
+    for o, obj in enumerate(task.objects):
+        _check_file(getattr(obj, 'usd_path', None), f'{where}.objects[{o}].usd_path', 'object')
+
+
+def check_task_list(task_configs: Iterable[Any]) -> None:
+    """Resolve the registered types of every episode of a list or tuple (an iterator is left
+    alone: it may be endless, and its episodes are checked when a reset takes them).
+
+    So a misspelt type fails when the env is built, not at the reset that reaches it (which would
+    fail again on every retry: the episode goes back to the front of the queue). Each distinct
+    combination of type names is resolved once.
+    """
+    if not isinstance(task_configs, (list, tuple)):
+        return
+    seen: set[tuple] = set()
+    for index, task in enumerate(task_configs):
+        if not isinstance(task, TaskCfg):
+            raise TypeError(f'task_configs[{index}] is a {type(task).__name__}, expected a TaskCfg')
+        names = (task.type, *(m.type for m in task.metrics), *(r.type for r in task.robots),
+                 *(o.type for o in task.objects), type(task))
+        if names not in seen:
+            check_types(task, f'task_configs[{index}]')
+            seen.add(names)
