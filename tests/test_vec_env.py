@@ -285,6 +285,12 @@ def test_unknown_types_in_a_list_fail_when_the_env_is_built(make_config):
         Env(make_config([good, good, TaskCfg(type='NoSuchTask')], env_num=1))
     with pytest.raises(ValueError, match=r"unknown robot type 'Robo' \(in task_configs\[1\]\.robots\[0\]\).*'JetbotRobot'"):
         Env(make_config([good, FiniteStepTaskCfg(robots=[RobotCfg(name='r', type='Robo')])], env_num=1))
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg
+
+    teleport = move_by_speed_cfg.model_copy(update={'sub_controllers': [move_by_speed_cfg.model_copy(update={'type': 'Teleport'})]})
+    with pytest.raises(ValueError, match=r"unknown controller type 'Teleport' "
+                                         r"\(in task_configs\[1\]\.robots\[0\]\.controllers\[0\]\.sub_controllers\[0\]\)"):
+        Env(make_config([good, FiniteStepTaskCfg(robots=[JetbotRobotCfg(controllers=[teleport])])], env_num=1))
     with pytest.raises(ValueError, match=r"unknown task type 'Nope'"):  # the episodes argument too
         Env(make_config([good], env_num=1), episodes=(TaskCfg(type='Nope'),))
 

@@ -4,15 +4,18 @@ episode names and the files it points at (a whole list of episodes when the env 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from internutopia.core.config import RewardCfg, TaskCfg
+from internutopia.core.controller.base import BaseController
 from internutopia.core.episode_queue import Episode
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.object.base import BaseObject
+from internutopia.core.registry import Registry
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import BaseRobot
+from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.task.base import BaseTask
 
 
@@ -23,23 +26,42 @@ def _check_file(path: str | None, field: str, what: str) -> None:
                          f'(a relative path is taken from the working directory {os.getcwd()!r})')
 
 
+def named_types(task: TaskCfg, where: str) -> Iterator[tuple[Registry, str, str]]:
+    """Every registered type ``task`` names, as ``(registry, type name, field path)``: the task's,
+    its metrics', robots' (with their controllers, sub-controllers and enabled sensors), objects' and
+    rewards'."""
+    yield BaseTask.registry, task.type, where
+    for m, metric in enumerate(task.metrics):
+        yield BaseMetric.registry, metric.type, f'{where}.metrics[{m}]'
+    for r, robot in enumerate(task.robots):
+        at = f'{where}.robots[{r}]'
+        yield BaseRobot.registry, robot.type, at
+        yield from _controller_types(robot.controllers or [], f'{at}.controllers')
+        for s, sensor in enumerate(robot.sensors or []):
+            if sensor.enable:  # (a disabled sensor is never built)
+                yield BaseSensor.registry, sensor.type, f'{at}.sensors[{s}]'
+    for o, obj in enumerate(task.objects):
+        yield BaseObject.registry, obj.type, f'{where}.objects[{o}]'
+    for name in type(task).model_fields:
+        value = getattr(task, name)
+        if isinstance(value, RewardCfg):
+            yield BaseReward.registry, value.type, f'{where}.{name}'
+
+
+def _controller_types(controllers: list, where: str) -> Iterator[tuple[Registry, str, str]]:
+    for c, controller in enumerate(controllers):
+        yield BaseController.registry, controller.type, f'{where}[{c}]'
+        yield from _controller_types(controller.sub_controllers or [], f'{where}[{c}].sub_controllers')
+
+
 def check_types(task: TaskCfg, where: str) -> None:
-    """Resolve every registered type ``task`` names (task, robots, objects, metrics, rewards).
+    """Resolve every registered type ``task`` names (:func:`named_types`).
 
     Raises:
         ValueError: naming the field (``where`` + its path) and the registered types.
     """
-    BaseTask.registry.get(task.type, where)
-    for m, metric in enumerate(task.metrics):
-        BaseMetric.registry.get(metric.type, f'{where}.metrics[{m}]')
-    for r, robot in enumerate(task.robots):
-        BaseRobot.registry.get(robot.type, f'{where}.robots[{r}]')
-    for o, obj in enumerate(task.objects):
-        BaseObject.registry.get(obj.type, f'{where}.objects[{o}]')
-    for name in type(task).model_fields:
-        value = getattr(task, name)
-        if isinstance(value, RewardCfg):
-            BaseReward.registry.get(value.type, f'{where}.{name}')
+    for registry, name, at in named_types(task, where):
+        registry.get(name, at)
 
 
 def check_episode(episode: Episode) -> None:
@@ -67,8 +89,7 @@ def check_task_list(task_configs: Iterable[Any]) -> None:
     for index, task in enumerate(task_configs):
         if not isinstance(task, TaskCfg):
             raise TypeError(f'task_configs[{index}] is a {type(task).__name__}, expected a TaskCfg')
-        names = (task.type, *(m.type for m in task.metrics), *(r.type for r in task.robots),
-                 *(o.type for o in task.objects), type(task))
+        names = tuple((id(registry), name) for registry, name, _ in named_types(task, ''))
         if names not in seen:
             check_types(task, f'task_configs[{index}]')
             seen.add(names)
