@@ -204,6 +204,11 @@ class G1LocomotionPolicy:
         self.standing: np.ndarray = np.zeros(capacity, dtype=bool)
         self.reset(np.arange(capacity))
 
+    def infer(self, obs: np.ndarray) -> np.ndarray:
+        """The network's raw ``(n, 29)`` float32 output for ``(n, 100)`` float32 observations (one
+        onnxruntime call; clipping and scaling are :meth:`act`'s)."""
+        return self._session.run([self._output_name], {self._input_name: obs})[0]
+
     # ----------------------------------------------------------------- utils
     def _effort_limits_from_mjcf(self) -> np.ndarray:
         spec = _parsed_g1()
@@ -320,7 +325,7 @@ class G1LocomotionPolicy:
         command = self.clip_command(np.asarray(command).reshape(len(rows), 3))
         self._advance_phase(rows, command)
         obs = self.build_obs(rows, base_quat_wxyz, base_ang_vel_local, joint_pos, joint_vel, command)
-        raw = self._session.run([self._output_name], {self._input_name: obs})[0]
+        raw = self.infer(obs)
         action = np.clip(raw, -_ACTION_CLIP, _ACTION_CLIP).astype(np.float32)
         self.last_action[rows] = action
         return self.default_joint_pos + self.action_scale * action.astype(np.float64)

@@ -125,29 +125,26 @@ class CompiledAct:
                  command: np.ndarray) -> None:
         """One policy step for the robots of ``slots`` (intp): reads their state rows of ``qpos`` and
         ``qvel`` and their ``command`` rows, writes their joint targets into ``ctrl`` rows."""
+        raw = self.policy.infer(self.observations(slots, qpos, qvel, command))
+        self._act(raw, slots, self.policy.last_action, ctrl, self._ctrl_start, self._act_constants)
+
+    def observations(self, slots: np.ndarray, qpos: np.ndarray, qvel: np.ndarray, command: np.ndarray) -> np.ndarray:
+        """The observation rows the network is fed for ``slots`` (clipping the commands and
+        advancing the gait clocks, as a policy step does): a view of a buffer the next call
+        overwrites."""
         policy = self.policy
         obs = self._obs[:len(slots)]
         self._observe(qpos, qvel, slots, self._layout, command, policy.last_action, policy.phase, policy.standing,
                       self._observe_constants, obs)
-        raw = policy._session.run([policy._output_name], {policy._input_name: obs})[0]
-        self._act(raw, slots, policy.last_action, ctrl, self._ctrl_start, self._act_constants)
+        return obs
 
     def warm(self, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray, command: np.ndarray) -> None:
         """Compile (or load from the cache) both passes for these arrays' types now, so the cost
         falls in start-up rather than in the first tick (zero robots: nothing changes)."""
         none = np.zeros(0, dtype=np.intp)
-        self._observe(qpos, qvel, none, self._layout, command, self.policy.last_action, self.policy.phase,
-                      self.policy.standing, self._observe_constants, self._obs[:0])
+        self.observations(none, qpos, qvel, command)
         self._act(np.zeros((0, self.policy.num_joints), dtype=np.float32), none, self.policy.last_action, ctrl,
                   self._ctrl_start, self._act_constants)
-
-    def observations(self, slots: np.ndarray, qpos: np.ndarray, qvel: np.ndarray, command: np.ndarray) -> np.ndarray:
-        """The observation rows the next call would feed the network (advancing the clocks, as
-        that call does); for tests."""
-        obs = self._obs[:len(slots)]
-        self._observe(qpos, qvel, slots, self._layout, command, self.policy.last_action, self.policy.phase,
-                      self.policy.standing, self._observe_constants, obs)
-        return obs.copy()
 
 
 def compiled_act(policy: G1LocomotionPolicy, root_qpos: int, root_dof: int, joint_qpos: int, joint_dof: int,
