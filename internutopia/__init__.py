@@ -34,6 +34,12 @@ def _add_builtin_extensions() -> None:
 
         register()
 
+    def per_slot_layer() -> None:
+        from internutopia.per_slot.registration import install
+
+        install()
+
+    add_extension('internutopia_per_slot', per_slot_layer)
     add_extension('internutopia_extension', builtin_types)
     add_extension('internutopia_distribution', ray_distribution)
 

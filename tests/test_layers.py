@@ -1,7 +1,9 @@
 """Layers only look down: every import in the packages, lazy ones included, is checked against one table.
 
 config -> backend -> robots/controllers/sensors/objects -> tasks/metrics/rewards/view -> runner
--> env -> adapters (gym, Ray, episode tools) -> applications (CLI, benchmark, the package itself).
+-> per-slot layer (InternUtopia's one-object-per-slot style, with the modules at InternUtopia's
+paths that re-export it) -> env -> adapters (gym, Ray, episode tools) -> applications (CLI,
+benchmark, the package itself).
 ``internutopia_extension`` sits above the extension API (layers up to tasks and the view) and is
 never imported by ``internutopia.core``: the core finds it through ``internutopia.core.plugins``.
 """
@@ -17,8 +19,16 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ('internutopia', 'internutopia_extension')
 
-CONFIG, BACKEND, ENTITIES, TASKS, RUNNER, ENV, ADAPTERS, APPS = range(8)
-LAYER_NAMES = ['config', 'backend', 'entities', 'tasks', 'runner', 'env', 'adapters', 'applications']
+#: Modules at InternUtopia's paths that only re-export the per-slot layer (nothing in the packages imports them).
+UPSTREAM_PER_SLOT_PATHS = (
+    'internutopia.core.robot.articulation', 'internutopia.core.robot.articulation_action',
+    'internutopia.core.robot.articulation_subset', 'internutopia.core.robot.rigid_body', 'internutopia.core.robot.robot',
+    'internutopia.core.robot.controller', 'internutopia.core.sensor.sensor', 'internutopia.core.sensor.camera',
+    'internutopia.core.task.task', 'internutopia.core.task.metric', 'internutopia.core.task.reward',
+    'internutopia.core.scene.scene',
+)
+CONFIG, BACKEND, ENTITIES, TASKS, RUNNER, PER_SLOT, ENV, ADAPTERS, APPS = range(9)
+LAYER_NAMES = ['config', 'backend', 'entities', 'tasks', 'runner', 'per-slot layer', 'env', 'adapters', 'applications']
 #: Module prefix -> layer; the longest matching prefix wins. Every module must match one.
 LAYERS = {
     'internutopia.macros': CONFIG,
@@ -41,6 +51,9 @@ LAYERS = {
     'internutopia.core.runner': RUNNER,
     'internutopia.core.episode_queue': RUNNER,
     'internutopia.core.results': RUNNER,
+    'internutopia.per_slot': PER_SLOT,
+    # InternUtopia's module paths of per-slot classes and factories: re-exports of the per-slot layer.
+    **dict.fromkeys(UPSTREAM_PER_SLOT_PATHS, PER_SLOT),
     'internutopia.core.vec_env': ENV,
     'internutopia.core.task_config_manager': ENV,  # InternUtopia's view of the env's episode queue
     'internutopia.core.gym_env': ADAPTERS,
@@ -177,3 +190,87 @@ def test_core_imports_without_the_extension_package():
     out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == '[]'
+
+
+def _package_of(module: str) -> str:
+    """``internutopia.core.X`` for a module of ``internutopia.core`` (its first-level package or module)."""
+    return '.'.join(module.split('.')[:3])
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def import_graph(prefix: str, package_level: bool) -> dict[str, set[str]]:
+    """Who imports whom among the modules under ``prefix`` (lazy and TYPE_CHECKING imports included),
+    by module or by first-level package of ``internutopia.core``."""
+    def node(module: str) -> str | None:
+        if not (module == prefix or module.startswith(prefix + '.')):
+            return None
+        if package_level:
+            return _package_of(module)
+        return module if module in ALL else module.rpartition('.')[0] if module.rpartition('.')[0] in ALL else None
+
+    edges: dict[str, set[str]] = {}
+    for module, path in ALL.items():
+        source = node(module)
+        if source is None:
+            continue
+        for imp in imports_of(module, path):
+            target = node(imp.target)
+            if target is not None and target != source:
+                edges.setdefault(source, set()).add(target)
+    return edges
+
+
+def test_no_import_cycles_between_the_packages_of_the_core():
+    assert _cycles(import_graph('internutopia.core', package_level=True)) == []
+
+
+@pytest.mark.parametrize('prefix', ['internutopia.core', 'internutopia.per_slot'])
+def test_no_import_cycles_between_modules(prefix):
+    assert _cycles(import_graph(prefix, package_level=False)) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
+
+
+def test_the_vectorized_core_never_imports_the_per_slot_layer():
+    """Only the modules kept at InternUtopia's paths (re-exports, listed in UPSTREAM_PER_SLOT_PATHS)
+    and the env above the layer import it."""
+    importers = sorted({module for module, path in ALL.items() if module.startswith('internutopia.core')
+                        for imp in imports_of(module, path) if imp.target.startswith('internutopia.per_slot')})
+    assert [m for m in importers if layer_of(m) < PER_SLOT] == []
+    assert set(importers) - set(UPSTREAM_PER_SLOT_PATHS) == {'internutopia.core.vec_env'}

@@ -88,7 +88,7 @@ def test_from_yaml_and_env_load_an_installed_extension_and_ours_without_imports(
     lines = out.stdout.strip().splitlines()
     assert lines[0] == 'CountdownTaskCfg JetbotRobotCfg'
     assert lines[1] == '[[False, False], [True, False], [True, False], [True, True]]'  # a done slot stays terminated
-    assert lines[2] == "['countdown', 'internutopia_distribution', 'internutopia_extension'] 1"  # each once
+    assert lines[2] == "['countdown', 'internutopia_distribution', 'internutopia_extension', 'internutopia_per_slot'] 1"  # each once
 
 
 def test_a_failing_extension_names_itself(tmp_path):

@@ -45,8 +45,8 @@ def test_tasks_metrics_and_rewards_get_the_view_not_the_runner(env):
     task = view.task(0)
     assert task is env.runner.slot_task[0] and view.task(1) is task  # one object per task type
     assert all(m.view is view for m in env.runner.metrics.values())
-    (reward,) = task.rewards.values()
-    assert reward.view is view and not hasattr(reward, 'runner')
+    (reward,) = env.runner.terms.rewards.values()  # the runner owns every reward; the task builds none
+    assert reward.view is view and not hasattr(reward, 'runner') and not hasattr(task, 'rewards')
     assert view.env_num == 3 and view.physics_dt == pytest.approx(1 / 240)
 
 

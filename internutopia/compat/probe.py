@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from internutopia.compat.notes import ABSENT, status_of
+from internutopia.per_slot.registration import per_slot_face
 
 UPSTREAM_NAMES_FILE = Path(__file__).with_name('upstream_names.txt')
 
@@ -210,6 +211,11 @@ def resolve(path: str) -> Any:
             obj = getattr(obj, part)
         except AttributeError:
             value = _instance_member(obj, part)
+            face = per_slot_face(obj) if value is _MISSING and isinstance(obj, type) else None
+            if face is not None:  # a member of InternUtopia's per-slot API, which subclasses written its way get
+                value = getattr(face, part, _MISSING)
+                if value is _MISSING:
+                    value = _instance_member(face, part)
             if value is _MISSING:
                 return _MISSING
             obj = value

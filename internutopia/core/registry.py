@@ -8,18 +8,32 @@ Each base class owns one :class:`Registry`; extensions add to it with a decorato
 ... class Rover: ...
 >>> robots.get('Rover') is Rover
 True
+>>> robots.maker('Rover') is Rover   # what the core calls to build one: the class itself
+True
 >>> robots.get('Rovr')
 Traceback (most recent call last):
 ...
 ValueError: unknown robot type 'Rovr'; registered robot types: ['Rover']
+
+A layer above the core can run some classes through adapters (the per-slot layer,
+:mod:`internutopia.per_slot`, does so for classes written InternUtopia's way): it hands the
+registry one function deciding, once per class, what builds its objects.
+
+>>> robots.adapt_with(lambda cls: (lambda *args: ('adapted', cls.__name__)) if cls.__name__ == 'Rover' else None)
+>>> robots.maker('Rover')()
+('adapted', 'Rover')
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar('T', bound=type)
+
+#: ``adapter(cls)``: what builds objects of ``cls`` (called with the arguments the core passes the
+#: class), or ``None`` when the class itself does.
+Adapter = Callable[[type], Callable[..., Any] | None]
 
 
 class Registry(Generic[T]):
@@ -30,15 +44,28 @@ class Registry(Generic[T]):
         self._classes: dict[str, T] = {}
         #: The table itself, ``{name: class}`` (InternUtopia's ``BaseRobot.robots`` and the like).
         self.table = self._classes
+        self._adapter: Adapter | None = None
+        #: ``{name: (class, maker)}``: the maker decided when the class was registered.
+        self._makers: dict[str, tuple[T, Callable[..., Any]]] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator registering a class under ``name``; re-registering a name replaces it."""
 
         def decorate(cls: T) -> T:
             self._classes[name] = cls
+            self._makers[name] = (cls, self._maker_of(cls))
             return cls
 
         return decorate
+
+    def adapt_with(self, adapter: Adapter) -> None:
+        """Decide with ``adapter`` what builds the objects of every class registered so far and from now on."""
+        self._adapter = adapter
+        self._makers = {name: (cls, self._maker_of(cls)) for name, cls in self._classes.items()}
+
+    def _maker_of(self, cls: T) -> Callable[..., Any]:
+        made = self._adapter(cls) if self._adapter is not None else None
+        return made if made is not None else cls
 
     def get(self, name: str, where: str = '') -> T:
         """The class registered as ``name``; ``ValueError`` naming the registered types otherwise."""
@@ -50,6 +77,15 @@ class Registry(Generic[T]):
                 f'unknown {self.kind} type {name!r}{location}; registered {self.kind} types: {sorted(self._classes)}'
                 + ('' if self._classes else '; did you call internutopia_extension.import_extensions()?')
             ) from None
+
+    def maker(self, name: str, where: str = '') -> Callable[..., Any]:
+        """What builds objects of the type ``name``: its class, or the adapter an upper layer chose
+        for it. ``ValueError`` naming the registered types for an unknown name."""
+        cls = self.get(name, where)
+        made = self._makers.get(name)
+        if made is None or made[0] is not cls:  # the table was written directly (``BaseRobot.robots[name] = cls``)
+            made = self._makers[name] = (cls, self._maker_of(cls))
+        return made[1]
 
     def names(self) -> list[str]:
         """Registered names, sorted."""

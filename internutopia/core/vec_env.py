@@ -35,6 +35,7 @@ import numpy as np
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
+from internutopia.per_slot import UpstreamRunner
 
 #: Env classes for kinds of config, most recently registered first (see :func:`register_env_class`).
 _ENV_CLASSES: list[tuple[type, type]] = []
@@ -124,8 +125,9 @@ class Env:
                 self._open_viewer()
 
     def _make_runners(self, config: Config, episodes: Iterable[TaskCfg] | None) -> RunnerSet:
-        """The runners this env drives (one local runner; an adapter's env class makes its own)."""
-        return LocalRunners(config, episodes)
+        """The runners this env drives (one local runner, with InternUtopia's runner members; an
+        adapter's env class makes its own)."""
+        return LocalRunners(config, episodes, UpstreamRunner)
 
     # ------------------------------------------------------------------------------------------
     @property

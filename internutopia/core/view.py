@@ -24,7 +24,7 @@ id, ``Shape (len(slots), ...)`` when one row per slot of an argument ``slots``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -36,29 +36,34 @@ if TYPE_CHECKING:
     from internutopia.core.object.base import BaseObject
     from internutopia.core.robot.base import BaseRobot, Entity
 
-__all__ = ['EntityTracker', 'EnvSlot', 'EnvView', 'ViewSource']
+__all__ = ['EntityTracker', 'EnvSlot', 'EnvView', 'GroupSource', 'SlotSource']
 
 NO_GROUP = -1
 
 
-class ViewSource(Protocol):
-    """What an :class:`EnvView` reads; the runner provides it (extensions never see this object)."""
+class SlotSource(Protocol):
+    """The per-slot state an :class:`EnvView` reads (the runner's slot table; extensions never see it)."""
 
     env_num: int
-    sim: SimConfig
     steps: np.ndarray
     slot_robots: list[dict[str, BaseRobot]]
     slot_objects: list[dict[str, BaseObject]]
     slot_task: list[Any]
     slot_metrics: list[list[Any]]
     episodes: list[Any]
-    robot_groups: dict[str, BaseRobot]
-    object_groups: dict[str, BaseObject]
-    world: Any
 
     def active_slots(self) -> np.ndarray: ...
 
-    def entity_observations(self, groups: Iterable[Entity], slots: np.ndarray) -> list[dict[str, Any]]: ...
+
+class GroupSource(Protocol):
+    """The entity groups an :class:`EnvView` reads (the runner's groups; extensions never see them)."""
+
+    robots: dict[str, BaseRobot]
+    objects: dict[str, BaseObject]
+
+
+#: ``observe(groups, slots)``: per slot of ``slots``, ``{entity_name: obs}`` from ``groups``.
+ObserveEntities = Callable[[Iterable['Entity'], np.ndarray], list[dict[str, Any]]]
 
 
 class EnvView:
@@ -73,14 +78,17 @@ class EnvView:
         simulator: the run's :class:`~internutopia.core.config.SimConfig`.
     """
 
-    __slots__ = ('_source', '_steps', 'env_num', 'physics_dt', 'simulator')
+    __slots__ = ('_groups', '_observe', '_slots', '_steps', '_world', 'env_num', 'physics_dt', 'simulator')
 
-    def __init__(self, source: ViewSource) -> None:
-        self._source = source
-        self.env_num: int = source.env_num
-        self.simulator: SimConfig = source.sim
-        self.physics_dt: float = float(source.sim.physics_dt)
-        steps = source.steps.view()
+    def __init__(self, slots: SlotSource, groups: GroupSource, world: Any, sim: SimConfig, observe: ObserveEntities) -> None:
+        self._slots = slots
+        self._groups = groups
+        self._world = world
+        self._observe = observe
+        self.env_num: int = slots.env_num
+        self.simulator: SimConfig = sim
+        self.physics_dt: float = float(sim.physics_dt)
+        steps = slots.steps.view()
         steps.flags.writeable = False
         self._steps = steps
 
@@ -100,68 +108,61 @@ class EnvView:
 
         Tables of which slot is in which group stay valid while it is unchanged.
         """
-        return self._source.world.version
+        return self._world.version
 
     def active_slots(self) -> np.ndarray:
         """Ids of the slots running an episode, sorted. Shape (k,), read-only."""
-        return self._source.active_slots()
+        return self._slots.active_slots()
 
     # -- per slot ----------------------------------------------------------------------------
     def robots(self, slot: int) -> Mapping[str, BaseRobot]:
         """The robots of ``slot``'s episode, by name (each an entity group spanning its pack's slots)."""
-        return MappingProxyType(self._source.slot_robots[slot])
+        return MappingProxyType(self._slots.slot_robots[slot])
 
     def objects(self, slot: int) -> Mapping[str, BaseObject]:
         """The objects of ``slot``'s episode, by name (entity groups, as :meth:`robots`)."""
-        return MappingProxyType(self._source.slot_objects[slot])
+        return MappingProxyType(self._slots.slot_objects[slot])
 
     def robot(self, slot: int, name: str) -> BaseRobot:
         """Robot ``name`` of ``slot``; ``ValueError`` naming the slot's robots if it has none by that name."""
-        robot = self._source.slot_robots[slot].get(name)
+        robot = self._slots.slot_robots[slot].get(name)
         if robot is None:
-            raise ValueError(f'env {slot} has no robot {name!r}; robots in env {slot}: {sorted(self._source.slot_robots[slot])}')
+            raise ValueError(f'env {slot} has no robot {name!r}; robots in env {slot}: {sorted(self._slots.slot_robots[slot])}')
         return robot
 
     def object(self, slot: int, name: str) -> BaseObject:
         """Object ``name`` of ``slot``; ``ValueError`` naming the slot's objects if it has none by that name."""
-        obj = self._source.slot_objects[slot].get(name)
+        obj = self._slots.slot_objects[slot].get(name)
         if obj is None:
-            raise ValueError(f'env {slot} has no object {name!r}; objects in env {slot}: {sorted(self._source.slot_objects[slot])}')
+            raise ValueError(f'env {slot} has no object {name!r}; objects in env {slot}: {sorted(self._slots.slot_objects[slot])}')
         return obj
 
     def task(self, slot: int) -> Any:
         """The task object running ``slot``'s episode (``None`` for a done or empty slot)."""
-        return self._source.slot_task[slot]
+        return self._slots.slot_task[slot]
 
     def metrics(self, slot: int) -> list[Any]:
         """The metric objects of ``slot``'s episode (each serves every slot listing its config)."""
-        return list(self._source.slot_metrics[slot])
+        return list(self._slots.slot_metrics[slot])
 
     def task_config(self, slot: int) -> TaskCfg | None:
         """The ``TaskCfg`` of ``slot``'s current or last episode (``None`` if it never had one)."""
-        episode = self._source.episodes[slot]
+        episode = self._slots.episodes[slot]
         return episode.config if episode is not None else None
 
     def episode_index(self, slot: int) -> int | None:
         """Queue index of ``slot``'s current or last episode (``None`` if it never had one)."""
-        episode = self._source.episodes[slot]
+        episode = self._slots.episodes[slot]
         return episode.index if episode is not None else None
 
     def pack(self, slot: int) -> Pack | None:
         """The :class:`~internutopia.core.backend.mujoco.world.Pack` holding ``slot`` (its model
         and ``(env_num, ...)`` arrays), ``None`` for an empty slot."""
-        return self._source.world.pack(slot)
+        return self._world.pack(slot)
 
     def origin(self, slot: int) -> np.ndarray:
         """Where ``slot`` is drawn in the world (its grid origin): world = env-local + origin. Shape (3,)."""
-        return np.array(self._source.world.origins[slot], dtype=float)
-
-    def scene(self, slot: int) -> Any:
-        """``slot``'s :class:`~internutopia.core.task.slot_scene.SlotScene`, the scene upstream-style
-        (per-slot) robots, controllers, sensors and tasks are given."""
-        from internutopia.core.task.slot_scene import SlotScene
-
-        return SlotScene(self, int(slot))
+        return np.array(self._world.origins[slot], dtype=float)
 
     def slot(self, slot: int) -> EnvSlot:
         """A view of one slot (see :class:`EnvSlot`)."""
@@ -172,11 +173,11 @@ class EnvView:
     # -- groups ------------------------------------------------------------------------------
     def robot_groups(self) -> list[BaseRobot]:
         """Every robot group in the world (one per robot name and structure in use)."""
-        return list(self._source.robot_groups.values())
+        return list(self._groups.robots.values())
 
     def object_groups(self) -> list[BaseObject]:
         """Every object group in the world (one per object name and structure in use)."""
-        return list(self._source.object_groups.values())
+        return list(self._groups.objects.values())
 
     def tracker(self, kind: Literal['robot', 'object'] = 'robot') -> EntityTracker:
         """A new :class:`EntityTracker` following one named robot (or object) per slot."""
@@ -189,12 +190,12 @@ class EnvView:
         Each object group gathers its rows once; only the per-slot dicts are built per slot.
         A slot without objects gets ``{}``.
         """
-        return self._source.entity_observations(self._source.object_groups.values(), np.asarray(slots, dtype=np.intp))
+        return self._observe(self._groups.objects.values(), np.asarray(slots, dtype=np.intp))
 
     def robot_observations(self, slots: np.ndarray) -> list[dict[str, dict[str, Any]]]:
         """Per slot of ``slots`` (sorted, distinct), ``{robot_name: obs}`` as in ``obs[i]`` of a step
         (the robots' own entries, without the task's)."""
-        return self._source.entity_observations(self._source.robot_groups.values(), np.asarray(slots, dtype=np.intp))
+        return self._observe(self._groups.robots.values(), np.asarray(slots, dtype=np.intp))
 
 
 class EnvSlot:
@@ -247,9 +248,9 @@ class EnvSlot:
 
     def pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Env-local position ``(3,)`` and wxyz orientation ``(4,)`` of robot or object ``name``'s base."""
-        entity = self._view._source.slot_robots[self.slot].get(name) or self._view._source.slot_objects[self.slot].get(name)
+        entity = self._view._slots.slot_robots[self.slot].get(name) or self._view._slots.slot_objects[self.slot].get(name)
         if entity is None:
-            names = sorted({**self._view._source.slot_robots[self.slot], **self._view._source.slot_objects[self.slot]})
+            names = sorted({**self._view._slots.slot_robots[self.slot], **self._view._slots.slot_objects[self.slot]})
             raise ValueError(f'env {self.slot} has no robot or object {name!r}; names in env {self.slot}: {names}')
         position, orientation = entity.poses(np.array([self.slot], dtype=np.intp))
         return position[0], orientation[0]
@@ -291,7 +292,7 @@ class EntityTracker:
         self._version = -1
 
     def _table(self) -> list[dict[str, Entity]]:
-        source = self.view._source
+        source = self.view._slots
         return source.slot_robots if self.kind == 'robot' else source.slot_objects
 
     def track(self, slot: int, name: str) -> None:

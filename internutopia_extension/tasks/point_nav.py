@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.reward.base import BaseReward
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
@@ -38,9 +37,6 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
     navigating robot of each slot.
     """
 
-    #: The task computes its config's ``reward`` itself (its rewards read the task's distances).
-    handles_reward = True
-
     def __init__(self, view: EnvView) -> None:
         super().__init__(view)
         n = self.env_num
@@ -51,9 +47,6 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.prev_distance = np.zeros(n)
         self.success = np.zeros(n, dtype=bool)
         self.robot = view.tracker()  # the navigating robot of each slot
-        self.rewards: dict[str, BaseReward] = {}
-        self.reward_of = np.full(n, -1, dtype=np.intp)  # index into self._reward_list, -1: no reward
-        self._reward_list: list[BaseReward] = []
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
@@ -64,15 +57,6 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         distance = xy_distance(self.robot.positions(np.array([slot])), self.goal[[slot]])[0]
         self.distance[slot] = self.prev_distance[slot] = distance
         self.success[slot] = False
-        self.reward_of[slot] = -1
-        if config.reward is not None:
-            key = config.reward.model_dump_json()
-            reward = self.rewards.get(key)
-            if reward is None:
-                reward = self.rewards[key] = BaseReward.create(config.reward, self.view, where=f'{config.type}.reward')
-                self._reward_list.append(reward)
-            self.reward_of[slot] = self._reward_list.index(reward)
-            reward.reset_slot(slot, config)
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         distance = xy_distance(self.robot.positions(slots), self.goal[slots])
@@ -81,12 +65,8 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         success = distance < self.success_distance[slots]
         self.success[slots] = success
         truncated = ~success & (self.view.steps[slots] >= self.max_steps[slots])
-        reward = np.zeros(len(slots))
-        which = self.reward_of[slots]
-        for index in np.unique(which[which >= 0]):
-            rows = np.flatnonzero(which == index)
-            reward[rows] = self._reward_list[index].calc(slots[rows])
-        return reward, success, truncated
+        # The reward of each slot's config is added by the env after this step, from these arrays.
+        return np.zeros(len(slots)), success, truncated
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         return {

@@ -12,41 +12,34 @@ are driven by their parent with arrays, bypassing parsing.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from internutopia.core.config import ControllerCfg
-from internutopia.core.controller.slot_api import SlotControllerMixin
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
     from internutopia.core.backend.mujoco.world import Pack
-    from internutopia.core.robot.base import BaseRobot
+
+#: The robot group the object belongs to (a :class:`~internutopia.core.robot.base.BaseRobot`; not
+#: imported, since a robot is built from its controllers and sensors, a layer it sits on).
+RobotGroup = Any
 
 
-#: Methods only InternUtopia-style (per-slot) controller classes define.
-PER_SLOT_CONTROLLER_METHODS = ('action_to_control', 'get_joint_subset')
+class BaseController:
+    """One controller of one robot group, for every slot of the group.
 
-
-class BaseController(SlotControllerMixin):
-    """One controller of one robot group.
-
-    ``BaseController(config, robot)`` is a controller of a robot group (this package's);
-    ``BaseController(config, robot, scene)`` is one slot's controller, InternUtopia's way
-    (upstream-style subclasses; see :mod:`internutopia.core.controller.slot`).
+    Classes written InternUtopia's way (one object per slot, ``action_to_control(action)``)
+    subclass it too; the per-slot layer (:mod:`internutopia.per_slot`) runs them.
     """
 
     registry: Registry[type[BaseController]] = Registry('controller')
     #: InternUtopia's name of the registry table.
     controllers = registry.table
 
-    def __init__(self, config: ControllerCfg, robot: BaseRobot, scene: Any = None) -> None:
-        if scene is not None:  # InternUtopia's signature: one slot's controller
-            self._init_slot(config, robot, scene)
-            return
+    def __init__(self, config: ControllerCfg, robot: RobotGroup) -> None:
         self.config = config
         self.name = config.name
         self.robot = robot
@@ -61,23 +54,9 @@ class BaseController(SlotControllerMixin):
         return cls.registry.register(name)
 
     @classmethod
-    def create(cls, config: ControllerCfg, robot: BaseRobot, where: str = '') -> BaseController:
-        """Instantiate the controller class registered for ``config.type`` (an upstream-style one
-        runs through a per-slot adapter)."""
-        from internutopia.core.extension_style import is_per_slot
-
-        controller_class = cls.registry.get(config.type, where)
-        if is_per_slot(controller_class, BaseController, PER_SLOT_CONTROLLER_METHODS, ('get_obs',)):
-            from internutopia.core.controller.slot import SlotControllerAdapter
-
-            return SlotControllerAdapter(config, robot, controller_class)
-        return controller_class(config, robot)
-
-    def slot_view(self, slot: int, robot: Any, scene: Any) -> Any:
-        """This controller as one slot's controller object (``robot`` is that slot's robot object)."""
-        from internutopia.core.controller.slot import SlotControllerView
-
-        return SlotControllerView(self, slot, robot, scene)
+    def create(cls, config: ControllerCfg, robot: RobotGroup, where: str = '') -> BaseController:
+        """The controller of the type registered for ``config.type``, for every slot of ``robot``."""
+        return cls.registry.maker(config.type, where)(config, robot)
 
     def sub_controller(self, kind: type[BaseController]) -> BaseController:
         """The first sub-controller that is a ``kind``; ``ValueError`` if the config lacks one."""
@@ -108,11 +87,8 @@ class BaseController(SlotControllerMixin):
         """Compute and write engine commands for ``slots`` (sorted ids) from their stacked args."""
         raise NotImplementedError
 
-    def get_obs(self, slots: np.ndarray | None = None) -> Any:
-        """Controller observations, arrays with a leading ``len(slots)`` axis (one slot's
-        controller, called without ``slots``: its observation dict, empty by default)."""
-        if slots is None:
-            return OrderedDict()
+    def get_obs(self, slots: np.ndarray) -> Any:
+        """Controller observations, arrays with a leading ``len(slots)`` axis (none by default)."""
         return {}
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -13,9 +13,8 @@ from internutopia.core.view import EnvView
 class BaseMetric:
     """A metric over every slot whose episode lists it (one object per distinct metric config).
 
-    ``BaseMetric(config, view)`` serves every slot (this package's metrics); ``BaseMetric(config,
-    task_config)`` is one slot's metric, InternUtopia's way (upstream-style subclasses with
-    ``update(obs)`` and ``calc()``, run by :class:`~internutopia.core.metric.slot.SlotMetricAdapter`).
+    Classes written InternUtopia's way (one object per slot and episode, ``update(obs)`` and
+    ``calc()``) subclass it too; the per-slot layer (:mod:`internutopia.per_slot`) runs them.
 
     Args:
         config: the metric's config.
@@ -25,25 +24,10 @@ class BaseMetric:
     registry: Registry[type[BaseMetric]] = Registry('metric')
     config: MetricCfg
     name: str
-    # Attributes of one slot's metric (InternUtopia's signature), set in __init__ / set_up_runtime.
-    task_config: TaskCfg
-    metric_config: dict[str, Any]
-    env_id: Any
-    env_offset: Any
-    task_name: Any
     #: InternUtopia's name of the registry table.
     metrics = registry.table
 
-    def __init__(self, config: MetricCfg, view: Any) -> None:
-        if isinstance(view, TaskCfg):  # InternUtopia's signature (config, task_config): one slot's metric
-            self.env_offset = None
-            self.env_id = None
-            self.task_name = None
-            self.config = config
-            self.name = config.name
-            self.task_config = view
-            self.metric_config = config.metric_config
-            return
+    def __init__(self, config: MetricCfg, view: EnvView) -> None:
         self.config = config
         self.name = config.name or config.type
         self.view = view
@@ -56,27 +40,8 @@ class BaseMetric:
 
     @classmethod
     def create(cls, config: MetricCfg, view: EnvView, where: str = '') -> BaseMetric:
-        """The metric object for ``config`` (an upstream-style class runs through a per-slot adapter)."""
-        from internutopia.core.extension_style import is_per_slot
-
-        metric_class = cls.registry.get(config.type, where)
-        if is_per_slot(metric_class, BaseMetric, ('set_up_runtime',), ('calc',), init_params=('task_config',)):
-            from internutopia.core.metric.slot import SlotMetricAdapter
-
-            return SlotMetricAdapter(config, view, metric_class)
-        return metric_class(config, view)
-
-    def slot_metric(self, slot: int) -> Any:
-        """This metric in ``slot`` as InternUtopia's per-slot object (``calc()``)."""
-        from internutopia.core.metric.slot import SlotMetricView
-
-        return SlotMetricView(self, slot)
-
-    def set_up_runtime(self, task_name: Any, env_id: Any, env_offset: Any) -> None:
-        """Record the episode's name, slot and slot origin (one slot's metric)."""
-        self.task_name = task_name
-        self.env_id = env_id
-        self.env_offset = env_offset
+        """The metric object for ``config``, serving every slot whose episode lists it."""
+        return cls.registry.maker(config.type, where)(config, view)
 
     def measured_robot(self, task: TaskCfg) -> str:
         """Name of the robot this metric measures in ``task``.
@@ -100,7 +65,7 @@ class BaseMetric:
         """Start accumulating for a new episode in ``slot``."""
 
     def update(self, slots: Any) -> None:
-        """Accumulate after a physics step, for all ``slots`` at once (one slot's metric: ``update(obs)``)."""
+        """Accumulate after a physics step, for all ``slots`` at once."""
 
     def calc(self, slot: int) -> Any:
         """The metric's value for the episode in ``slot`` (JSON-serializable)."""

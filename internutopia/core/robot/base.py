@@ -27,7 +27,6 @@ import numpy as np
 
 from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
 from internutopia.core.registry import Registry
-from internutopia.core.robot.slot import SlotRobotMixin
 
 if TYPE_CHECKING:
     from internutopia.core.backend.mujoco.world import Pack
@@ -35,9 +34,6 @@ if TYPE_CHECKING:
     from internutopia.core.sensor.base import BaseSensor
 
 NO_ID = -1
-
-#: Methods only InternUtopia-style (per-slot) robot classes define.
-PER_SLOT_ROBOT_METHODS = ('apply_action', 'get_robot_base', 'get_robot_scale', 'set_up_to_scene', 'get_rigid_bodies')
 
 
 def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
@@ -68,6 +64,12 @@ class Entity:
     #: Longest physics step the entity stays accurate with (``None``: any). A slot holding it is
     #: stepped in equal substeps no longer than this, whatever ``SimConfig.physics_dt`` is.
     max_physics_dt: float | None = None
+    #: Whether the array API (``step_arrays``) can serve the entity: its observations are arrays
+    #: and its controllers take batches of rows (an adapter of per-slot objects cannot).
+    array_api: bool = True
+    #: The env's :class:`~internutopia.core.view.EnvView` (a layer above this one, hence untyped),
+    #: set by the runner when the group enters the world.
+    env_view: Any = None
     _pose_views: tuple[np.ndarray, np.ndarray] | None = None
     _joint_views: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -193,8 +195,8 @@ class Entity:
         self.state_changed(slot)
 
     def state_changed(self, slot: int) -> None:
-        """Called after ``slot``'s state was written outside a step (rows cached for the step go)."""
-        self.__dict__.get('_row_cache', {}).pop(slot, None)
+        """Called after ``slot``'s state was written outside a step (a teleport, joints set by hand):
+        a group that caches what it read this step drops ``slot``'s rows here."""
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays with a leading ``len(slots)`` axis."""
@@ -209,13 +211,12 @@ class Entity:
         """Called once per env step, after controllers and before the physics step."""
 
 
-class BaseRobot(Entity, SlotRobotMixin):
+class BaseRobot(Entity):
     """A robot type: its model, its controllers and sensors, vectorized over slots.
 
-    ``BaseRobot(config, env_num, sim)`` is a robot group (this package's robots);
-    ``BaseRobot(config, scene)`` is one slot's robot, InternUtopia's way: upstream-style subclasses
-    are built like that by their group, one per slot and episode (see
-    :mod:`internutopia.core.robot.slot` and ``docs/extensions.md``).
+    ``BaseRobot(config, env_num, sim)`` is one named robot in every slot of one structure (see
+    :class:`Entity`). Classes written InternUtopia's way (one object per slot) subclass it too;
+    the per-slot layer (:mod:`internutopia.per_slot`) runs them, and the runner never knows.
     """
 
     registry: Registry[type[BaseRobot]] = Registry('robot')
@@ -223,21 +224,9 @@ class BaseRobot(Entity, SlotRobotMixin):
     robots = registry.table
     #: Names of the joints reported as ``joint_positions``/``joint_velocities`` (model order if empty).
     joint_names: list[str] = []
-    #: The upstream-style class whose per-slot instances drive this group (``None``: vectorized).
-    slot_class: type | None = None
-    #: The env's :class:`~internutopia.core.view.EnvView` (set by the runner; per-slot objects need it).
-    env_view: Any = None
 
-    def __init__(self, config: RobotCfg, env_num: Any = None, sim: SimConfig | None = None) -> None:
-        from internutopia.core.scene.scene import IScene
-
-        if isinstance(env_num, IScene):  # InternUtopia's signature: one slot's robot
-            self._init_slot(config, env_num)
-            return
+    def __init__(self, config: RobotCfg, env_num: int, sim: SimConfig) -> None:
         super().__init__(config, env_num, sim)
-        self._slot_instances: dict[int, BaseRobot] = {}
-        self._slot_configs: dict[int, RobotCfg] = {}
-        self._action_sink: Any = None
         from internutopia.core.controller.base import BaseController
         from internutopia.core.sensor.base import BaseSensor
 
@@ -266,76 +255,37 @@ class BaseRobot(Entity, SlotRobotMixin):
 
     @classmethod
     def create(cls, config: RobotCfg, env_num: int, sim: SimConfig, where: str = '') -> BaseRobot:
-        """Instantiate the robot class registered for ``config.type``.
+        """The robot group of the type registered for ``config.type``.
 
         Raises:
             ValueError: the type is not registered, or ``config.scale`` is not ``None``/``(1, 1, 1)``
                 for a robot class that cannot scale its model.
         """
-        from internutopia.core.extension_style import is_per_slot, vectorized_base
-
         robot_class = cls.registry.get(config.type, where)
         if config.scale is not None and tuple(config.scale) != (1.0, 1.0, 1.0) and not robot_class.supports_scale:
             location = f' (in {where})' if where else ''
             raise ValueError(f'robot {config.name!r}{location}: scale={tuple(config.scale)} cannot be honoured; '
                              f'{config.type} does not scale its model (MuJoCo has no consistent rescaling of a '
                              'robot\'s masses, joints and actuators). Use scale=None or (1.0, 1.0, 1.0).')
-        if not is_per_slot(robot_class, BaseRobot, PER_SLOT_ROBOT_METHODS, ('get_obs',)):
-            return robot_class(config, env_num, sim)
-        # An upstream-style class: its nearest built-in base runs the physics for every slot, and
-        # one instance per slot and episode decides actions and observations.
-        physics = vectorized_base(robot_class, BaseRobot, PER_SLOT_ROBOT_METHODS, ('get_obs',))
-        if physics is BaseRobot:
-            from internutopia.core.robot.model import ModelRobot
+        return cls.registry.maker(config.type)(config, env_num, sim)
 
-            physics = ModelRobot
-        group = physics(config, env_num, sim)
-        group.slot_class = robot_class
-        return group
+    def commanded(self, controller_actions: Any) -> list[tuple[str | None, Any, Any]]:
+        """What one slot's ``{controller_name: args}`` commands: ``(name, controller, args)`` per entry,
+        the arguments still to be parsed by ``controller.parse_action``.
 
-    # -- per-slot objects ------------------------------------------------------------------------
-    def slot_instance(self, slot: int) -> BaseRobot:
-        """This robot in ``slot`` as InternUtopia's per-slot object (made once per slot and episode):
-        an instance of the upstream-style class when the group has one, else a view of this group."""
-        instance = self._slot_instances.get(slot)
-        if instance is not None:
-            return instance
-        if self.env_view is None:
-            raise RuntimeError(f'robot {self.name!r} is not in an env yet; per-slot robots exist once an episode runs')
-        from internutopia.core.robot.articulation import _BUILDING, SlotRobotContext
-
-        scene = self.env_view.scene(slot)
-        config = self._slot_configs.get(slot, self.config)
-        cls = self.slot_class or type(self)
-        instance = cls.__new__(cls)
-        instance._slot_group = self
-        instance._slot = int(slot)
-        self._slot_instances[slot] = instance
-        token = _BUILDING.set(SlotRobotContext(self, int(slot), scene.origin))
-        try:
-            if self.slot_class is not None:
-                self.slot_class.__init__(instance, config, scene)
-            else:
-                BaseRobot.__init__(instance, config, scene)
-        except BaseException:
-            self._slot_instances.pop(slot, None)
-            raise
-        finally:
-            _BUILDING.reset(token)
-        if self.slot_class is not None:
-            instance.post_reset()
-        return instance
-
-    @property
-    def action_sink(self) -> Any:
-        """Where actions for this robot go when an upstream-style class drives it (``None`` otherwise)."""
-        if self.slot_class is None:
-            return None
-        if self._action_sink is None:
-            from internutopia.core.robot.slot import SlotActionSink
-
-            self._action_sink = SlotActionSink(self)
-        return self._action_sink
+        Raises:
+            ValueError: not a dict, or an unknown controller name (the message lists the robot's).
+        """
+        if not isinstance(controller_actions, dict):
+            raise ValueError(f'must be a dict {{controller_name: args}}; got {type(controller_actions).__name__}')
+        out = []
+        controllers = self.controllers
+        for controller_name, args in controller_actions.items():
+            controller = controllers.get(controller_name)
+            if controller is None:
+                raise ValueError(f'unknown controller {controller_name!r}; controllers of {self.name!r}: {sorted(controllers)}')
+            out.append((controller_name, controller, args))
+        return out
 
     def spec(self) -> mujoco.MjSpec:
         spec = self.build_spec()
@@ -377,48 +327,10 @@ class BaseRobot(Entity, SlotRobotMixin):
         super().reset_slots(slots, configs)
         for part in (*self.controllers.values(), *self.sensors.values()):
             part.reset(slots)
-        for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
-            self._slot_configs[slot] = config
-            self.__dict__.get('_row_cache', {}).pop(slot, None)  # a new start state
-            old = self._slot_instances.pop(slot, None)
-            if old is not None and self.slot_class is not None:
-                old.cleanup()
 
-    def get_obs(self, slots: np.ndarray | None = None) -> Any:
-        """Observation arrays with a leading ``len(slots)`` axis; per slot (one slot's robot, no
-        ``slots``) that slot's observation dict. An upstream-style class decides what its slots
-        observe: the group then returns one dict per slot."""
-        if slots is None:
-            if not self.per_slot:
-                raise TypeError('get_obs(slots) of a robot group needs the slots to observe')
-            return self._slot_obs()
-        if self.slot_class is not None:
-            slots = np.asarray(slots, dtype=np.intp)
-            self._cache_rows(slots)  # the group's own rows, read once for all slots (instances use them)
-            return [self.slot_instance(slot).get_obs() for slot in slots.tolist()]
-        return self.vector_obs(slots)
-
-    def _cache_rows(self, slots: np.ndarray) -> None:
-        """Keep each of ``slots``' row of :meth:`vector_obs`, stamped with the slot's sim time."""
-        from internutopia.core.util.trees import row
-
-        tree = self.vector_obs(slots)
-        times = self.world.data.time
-        cache = self.__dict__.setdefault('_row_cache', {})
-        for index, slot in enumerate(slots.tolist()):
-            cache[slot] = (float(times[slot]), row(tree, index))
-
-    def slot_row(self, slot: int) -> dict[str, Any]:
-        """``slot``'s row of :meth:`vector_obs` now (from the step's cached rows when they are current)."""
-        from internutopia.core.util.trees import row
-
-        cached = self.__dict__.get('_row_cache', {}).get(slot)
-        if cached is not None and cached[0] == float(self.world.data.time[slot]):
-            return dict(cached[1])
-        return row(self.vector_obs(np.array([slot], dtype=np.intp)), 0)
-
-    def vector_obs(self, slots: np.ndarray) -> dict[str, Any]:
-        """The group's own observation arrays of ``slots`` (position, orientation, joints, controllers, sensors)."""
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        """Observation arrays of ``slots`` with a leading ``len(slots)`` axis: position, orientation,
+        joints, and the controllers' and sensors' observations by name."""
         # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
         position, orientation = self.poses(slots)
         joints = self._joint_views

@@ -1,9 +1,9 @@
 """Action parsing: every active slot's action validated and grouped by controller, before anything moves.
 
-The two entry points, one per API, are mixed into :class:`~internutopia.core.runner.Runner`:
-:meth:`ActionParsing.parse_actions` takes the contract's per-slot dicts and
-:meth:`ActionParsing.parse_batched_actions` the array API's ``{robot: {controller: rows}}``. Both
-raise ``ValueError`` naming the slot, robot and controller, and change no state.
+:class:`ActionParser` has one entry point per API: :meth:`ActionParser.parse` takes the contract's
+per-slot dicts and :meth:`ActionParser.parse_batched` the array API's ``{robot: {controller:
+rows}}``. Both raise ``ValueError`` naming the slot, robot and controller, and change no state.
+Both return the step's commands: ``{id(controller): (controller, slots, arguments)}``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.runner.groups import EntityGroups
+from internutopia.core.runner.slots import SlotTable
+
 _UNPARSED = object()
 _ACTIVE = 1  # SlotStatus.ACTIVE as a plain int (enum lookups are slow per step)
 
@@ -22,18 +25,21 @@ class Unbatched(list):
     """Per-slot parsed arguments still to be stacked by their controller's ``batch``."""
 
 
-class ActionParsing:
-    """Parsing half of the runner (uses its ``slot_robots``, ``structures``, ``robot_groups``, ``status``)."""
+class ActionParser:
+    """Validates and groups the actions of the slots in ``table``, whose robots are ``groups``'."""
 
-    #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
-    _one_structure_cache: tuple[Any, Any, Any] | None = None
-    #: ``(robot_groups dict, groups by robot name)`` of the last :meth:`_groups_by_name`.
-    _groups_by_name_cache: tuple[Any, dict[str, list[Any]]] | None = None
+    def __init__(self, table: SlotTable, groups: EntityGroups) -> None:
+        self.table = table
+        self.groups = groups
+        self.env_num = table.env_num
+        #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
+        self._one_structure_cache: tuple[Any, Any, Any] | None = None
+        self._warned_robot_names: set[Any] = set()
 
-    def parse_actions(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
+    def parse(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
         commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
-        active = self.active_slots()
+        active = self.table.active_slots()
         shared_slots = self._one_structure(active) if len(active) else None
         if shared_slots is not None:
             first = actions[active[0]]
@@ -50,7 +56,7 @@ class ActionParsing:
         # structure per step, and each further slot only joins the commands.
         parsed_once: dict[tuple[int, int], Any] = {}
         resolved: dict[tuple[int, str | None], list[tuple[Any, Any]]] = {}
-        structures = self.structures
+        structures = self.table.structures
         for slot in active.tolist():
             entry = actions[slot]
             if entry is None:
@@ -72,24 +78,12 @@ class ActionParsing:
         ``None`` (cached until either changes). Controllers get a writable copy: compiled kernels
         are specialized on writability, and ``active`` itself is read-only."""
         cached = self._one_structure_cache
-        if cached is not None and cached[0] is active and cached[1] is self.structures:
+        structures = self.table.structures
+        if cached is not None and cached[0] is active and cached[1] is structures:
             return cached[2]
-        structures = self.structures
         result = active.copy() if len({structures[slot] for slot in active.tolist()}) == 1 else None
         self._one_structure_cache = (active, structures, result)
         return result
-
-    def _groups_by_name(self) -> dict[str, list[Any]]:
-        """Robot groups by robot name (one per structure that has the name), cached until the
-        groups change (a rebuild replaces ``robot_groups``)."""
-        cached = self._groups_by_name_cache
-        if cached is not None and cached[0] is self.robot_groups:
-            return cached[1]
-        named: dict[str, list[Any]] = {}
-        for group in self.robot_groups.values():
-            named.setdefault(group.name, []).append(group)
-        self._groups_by_name_cache = (self.robot_groups, named)
-        return named
 
     def _resolve_action(self, slot: int, entry: Any, parsed_once: dict[tuple[int, int], Any]) -> list[tuple[Any, Any]]:
         """``(controller, parsed args)`` of every command in ``slot``'s action ``entry``, validated."""
@@ -97,7 +91,7 @@ class ActionParsing:
             raise ValueError(f'action[{slot}] must be a dict {{robot_name: {{controller_name: args}}}} or None; '
                              f'got {type(entry).__name__}')
         pairs = []
-        robots = self.slot_robots[slot]
+        robots = self.table.slot_robots[slot]
         for robot_name, controller_actions in entry.items():
             robot = robots.get(robot_name)
             if robot is None:
@@ -105,28 +99,19 @@ class ActionParsing:
                 continue
             if controller_actions is None:
                 continue
-            sink = robot.action_sink
-            if sink is not None:  # an upstream-style robot class: its instance takes the whole dict
-                try:
-                    pairs.append((sink, sink.parse_action(controller_actions)))
-                except ValueError as exc:
-                    raise ValueError(f'action[{slot}][{robot_name!r}]: {exc}') from None
-                continue
-            if not isinstance(controller_actions, dict):
-                raise ValueError(f'action[{slot}][{robot_name!r}] must be a dict {{controller_name: args}}; '
-                                 f'got {type(controller_actions).__name__}')
-            for controller_name, args in controller_actions.items():
-                controller = robot.controllers.get(controller_name)
-                if controller is None:
-                    raise ValueError(f'action[{slot}][{robot_name!r}]: unknown controller {controller_name!r}; '
-                                     f'controllers of {robot_name!r}: {sorted(robot.controllers)}')
+            try:
+                commanded = robot.commanded(controller_actions)
+            except ValueError as exc:
+                raise ValueError(f'action[{slot}][{robot_name!r}]: {exc}') from None
+            for controller_name, controller, args in commanded:
                 key = (id(controller), id(args))
                 parsed = parsed_once.get(key, _UNPARSED)
                 if parsed is _UNPARSED:
                     try:
                         parsed = parsed_once[key] = controller.parse_action(args)
                     except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
-                        raise ValueError(f'action[{slot}][{robot_name!r}][{controller_name!r}]: {exc}') from None
+                        at = f'[{controller_name!r}]' if controller_name is not None else ''
+                        raise ValueError(f'action[{slot}][{robot_name!r}]{at}: {exc}') from None
                 pairs.append((controller, parsed))
         return pairs
 
@@ -134,7 +119,7 @@ class ActionParsing:
     def _warn_unknown_robot(self, slot: int, robot_name: Any, robots: dict[str, Any]) -> None:
         """An action for a robot the slot's episode does not have is ignored, as in InternUtopia
         (scripts send one action dict to slots whose episodes differ); warned once per name."""
-        warned = self.__dict__.setdefault('_warned_robot_names', set())
+        warned = self._warned_robot_names
         if robot_name in warned:
             return
         warned.add(robot_name)
@@ -143,14 +128,14 @@ class ActionParsing:
         warnings.warn(f'action[{slot}]: no robot {robot_name!r} in env {slot} (robots: {sorted(robots)}); its commands '
                       'are ignored (warned once per robot name)', stacklevel=5)
 
-    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, list[int], Any]]:
+    def parse_batched(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, np.ndarray, Any]]:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
         if not isinstance(actions, dict):
             raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        all_active = len(self.active_slots()) == self.env_num
-        active_mask = None if all_active else self.status == _ACTIVE
+        all_active = len(self.table.active_slots()) == self.env_num
+        active_mask = None if all_active else self.table.status == _ACTIVE
         commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
-        named = self._groups_by_name()
+        named = self.groups.robots_by_name()
         for robot_name, controller_actions in actions.items():
             groups = named.get(robot_name)
             if groups is None:
@@ -159,9 +144,9 @@ class ActionParsing:
                 raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
                                  f'got {type(controller_actions).__name__}')
             for group in groups:
-                if group.slot_class is not None:  # (what gives a group an action_sink; read without its property)
+                if not group.array_api:
                     raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
-                                     f'({group.slot_class.__name__}); drive it with step(), one action dict per env')
+                                     f'({type(group).__name__}); drive it with step(), one action dict per env')
                 members = group.slots if all_active else group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue

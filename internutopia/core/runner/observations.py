@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.robot.base import Entity
+from internutopia.core.runner.groups import EntityGroups
+from internutopia.core.runner.terms import Terms
 from internutopia.core.task.base import BaseTask
 
 _BASE_TASK_OBSERVATIONS = BaseTask.get_observations  # tasks that keep it observe nothing
@@ -119,20 +121,46 @@ def adopt(tree: dict[str, Any]) -> dict[str, Any]:
 _NDARRAY = np.ndarray
 
 
-class ObservationAssembly:
-    """Observation half of the runner (uses its ``robot_groups``, ``tasks``, ``members_of``, ``env_num``)."""
+def entity_observations(groups: Iterable[Entity], slots: np.ndarray, env_num: int) -> list[dict[str, Any]]:
+    """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups.
+
+    Each group gathers its observations once, as arrays over its member slots; only the
+    per-slot dicts are built per slot.
+    """
+    groups = list(groups)
+    if len(groups) == 1 and np.array_equal(groups[0].slots, slots):
+        # One group over exactly these slots (one robot type everywhere): build the dicts directly.
+        return split_rows(groups[0].get_obs(slots), len(slots), wrap=groups[0].name)
+    out: list[dict[str, Any]] = [{} for _ in slots]
+    row_of = np.full(env_num, -1, dtype=np.intp)
+    row_of[slots] = np.arange(len(slots))
+    for group in groups:
+        members = group.slots[row_of[group.slots] >= 0]
+        if len(members):
+            for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members)), strict=True):
+                out[row_of[slot]][group.name] = entity_obs
+    return out
+
+
+class Observer:
+    """Builds the observations of slots from ``groups``' robots and ``terms``' tasks."""
+
+    def __init__(self, groups: EntityGroups, terms: Terms) -> None:
+        self.groups = groups
+        self.terms = terms
+        self.env_num = terms.env_num
 
     def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
         """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
         if not len(slots):
             return []
-        out = self.entity_observations(self.robot_groups.values(), slots)
+        out = entity_observations(self.groups.robots.values(), slots, self.env_num)
         row_of = np.full(self.env_num, -1, dtype=np.intp)
         row_of[slots] = np.arange(len(slots))
-        for task in self.tasks.values():
+        for task in self.terms.tasks.values():
             if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
                 continue  # none
-            members = self.members_of(task, slots)
+            members = self.terms.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
                 for slot, task_obs in zip(members, split_rows(extra, len(members)), strict=True):
@@ -140,24 +168,8 @@ class ObservationAssembly:
         return out
 
     def entity_observations(self, groups: Iterable[Entity], slots: np.ndarray) -> list[dict[str, Any]]:
-        """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups.
-
-        Each group gathers its observations once, as arrays over its member slots; only the
-        per-slot dicts are built per slot.
-        """
-        groups = list(groups)
-        if len(groups) == 1 and np.array_equal(groups[0].slots, slots):
-            # One group over exactly these slots (one robot type everywhere): build the dicts directly.
-            return split_rows(groups[0].get_obs(slots), len(slots), wrap=groups[0].name)
-        out: list[dict[str, Any]] = [{} for _ in slots]
-        row_of = np.full(self.env_num, -1, dtype=np.intp)
-        row_of[slots] = np.arange(len(slots))
-        for group in groups:
-            members = group.slots[row_of[group.slots] >= 0]
-            if len(members):
-                for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members)), strict=True):
-                    out[row_of[slot]][group.name] = entity_obs
-        return out
+        """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups (see :func:`entity_observations`)."""
+        return entity_observations(groups, slots, self.env_num)
 
     def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
         """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``."""
@@ -166,23 +178,23 @@ class ObservationAssembly:
         if not every_slot:
             member = np.zeros(self.env_num, dtype=bool)
             member[slots] = True
-        for group in self.robot_groups.values():
+        for group in self.groups.robots.values():
             rows = group.slots if every_slot else group.slots[member[group.slots]]
             if len(rows):
-                if getattr(group, 'slot_class', None) is not None:
+                if not group.array_api:
                     raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
-                                     f'({group.slot_class.__name__}) whose observations are per-slot dicts; use step()')
+                                     f'({type(group).__name__}) whose observations are per-slot dicts; use step()')
                 if len(rows) == self.env_num and group.name not in out:
                     out[group.name] = adopt(group.get_obs(rows))  # one group in every slot: its arrays are the result
                 else:
                     scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
-        for task in self.tasks.values():
-            if getattr(task, 'observes_per_slot', False):
-                raise ValueError(f'step_arrays: the task {type(task).__name__} ({task.slot_class.__name__}) is '
-                                 'upstream-style (per slot); its observations are per-slot dicts; use step()')
+        for task in self.terms.tasks.values():
+            if not task.array_api:
+                raise ValueError(f'step_arrays: the task {type(task).__name__} is upstream-style (per slot); its '
+                                 'observations are per-slot dicts; use step()')
             if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
                 continue  # none
-            rows = self.members_of(task, slots)
+            rows = self.terms.members_of(task, slots)
             extra = task.get_observations(rows) if len(rows) else {}
             if extra:
                 scatter(out, extra, rows, self.env_num, ('task observations',))

@@ -1,8 +1,17 @@
 """The runner: slots, episodes, entity groups, tasks and metrics around one physics world.
 
 :class:`Runner` implements the semantics of ``vec_env.Env`` (``docs/contract.md``) without its argument
-checking: the env validates, the runner does. Per step, work is done per *group* (all slots that
-share a robot, controller, task or metric), never per slot, except building the per-slot dicts.
+checking: the env validates, the runner does. It is a few collaborators, each with one job:
+
+- :class:`~internutopia.core.runner.slots.SlotTable`: what each slot holds (status, episode, steps, ...);
+- :class:`~internutopia.core.runner.groups.EntityGroups`: the robot and object groups and the world's packs;
+- :class:`~internutopia.core.runner.terms.Terms`: the task, reward and metric objects and whom they serve;
+- :class:`~internutopia.core.runner.actions.ActionParser` and
+  :class:`~internutopia.core.runner.observations.Observer`: actions in, observations out;
+- the :class:`~internutopia.core.view.EnvView` that tasks, metrics and rewards read (never the runner).
+
+Per step, work is done per *group* (all slots that share a robot, controller, task or metric),
+never per slot, except building the per-slot dicts. :meth:`Runner.step` reads top to bottom.
 """
 
 from __future__ import annotations
@@ -11,7 +20,6 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -20,17 +28,15 @@ from internutopia.core.backend import get_backend
 from internutopia.core.backend.mujoco.world import SlotPart
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
-from internutopia.core.metric.base import BaseMetric
-from internutopia.core.object.base import BaseObject
 from internutopia.core.results import ResultsWriter
-from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import BaseRobot, Entity
-from internutopia.core.runner.actions import ActionParsing, Unbatched
+from internutopia.core.runner.actions import ActionParser, Unbatched
 from internutopia.core.runner.checks import check_episode
-from internutopia.core.runner.observations import ObservationAssembly
-from internutopia.core.runner.upstream import UpstreamRunnerMembers
-from internutopia.core.scene import scene_spec, structure_key
-from internutopia.core.task.base import BaseTask
+from internutopia.core.runner.groups import EntityGroups
+from internutopia.core.runner.observations import Observer, entity_observations
+from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
+from internutopia.core.runner.terms import Terms
+from internutopia.core.scene import structure_key
 from internutopia.core.util.memory import check_slots_fit
 from internutopia.core.view import EnvView
 
@@ -54,29 +60,28 @@ class ArrayStep:
     diverged: tuple[int, ...] = ()
 
 
-class SlotStatus(IntEnum):
-    """Lifecycle of an env slot."""
+@dataclass
+class Advance:
+    """What one physics step did to the episodes: the slots that were active, reward, terminated
+    and truncated as ``(env_num,)`` arrays (zero/False outside the active slots), the metrics of the
+    episodes that ended, by slot, and the slots whose episode ended because their simulation diverged."""
 
-    EMPTY = 0
-    ACTIVE = 1
-    DONE = 2
+    active: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    metrics: dict[int, dict[str, Any]]
+    diverged: tuple[int, ...]
 
-
-#: Bytes of the runner's per-slot lists and arrays (measured: about 260 for a one-robot task).
-RUNNER_BYTES_PER_SLOT = 320
-
-#: Metric objects kept while serving no slot (for the next episode with the same metric config).
-_IDLE_METRICS_KEPT = 64
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
-_BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 
 
-class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
+class Runner:
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
     def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeQueue | None = None) -> None:
-        check_slots_fit(config.env_num, RUNNER_BYTES_PER_SLOT, "the slots' bookkeeping")
+        check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping")
         self.config = config
         self.env_num = config.env_num
         self.sim = config.simulator
@@ -84,38 +89,21 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         #: The physics backend ``config.simulator.backend`` names, and the world it built.
         self.backend = get_backend(config.simulator.backend)
         self.world = self.backend.create_world(config.simulator, config.env_num, config.env_offset_size)
-        self.status = np.full(self.env_num, SlotStatus.EMPTY, dtype=np.int8)
-        self._active: np.ndarray | None = None  # cached ids of active slots; None when stale
-        self.episodes: list[Episode | None] = [None] * self.env_num
-        self.structures: list[str | None] = [None] * self.env_num
-        self.steps = np.zeros(self.env_num, dtype=np.int64)
-        self._one_step = np.ones(self.env_num, dtype=np.int64)
-        self.started_at = np.zeros(self.env_num)
-        self.robot_groups: dict[str, BaseRobot] = {}
-        self.object_groups: dict[str, BaseObject] = {}
-        self.slot_robots: list[dict[str, BaseRobot]] = [{} for _ in range(self.env_num)]
-        self.slot_objects: list[dict[str, BaseObject]] = [{} for _ in range(self.env_num)]
-        self.tasks: dict[str, BaseTask] = {}
-        self.slot_task: list[BaseTask | None] = [None] * self.env_num
-        self.metrics: dict[str, BaseMetric] = {}
-        #: Rewards of task configs whose task does not compute them itself (one per distinct config).
-        self.rewards: dict[str, BaseReward] = {}
-        self.slot_metrics: list[list[BaseMetric]] = [[] for _ in range(self.env_num)]
-        #: Which slots each task and metric object serves (boolean masks over slots).
-        self.members: dict[int, np.ndarray] = {}
         self.results = ResultsWriter(config.metrics_save_path)
         self.world_steps = 0
-        self._step_hooks_cache: tuple[dict[str, BaseRobot], list[Any], list[Any]] | None = None
+        self.table = SlotTable(self.env_num)
+        self.groups = EntityGroups(self.env_num, self.sim, self.world, view=None)
+        #: What tasks, metrics and rewards see of the env (they are never given the runner).
+        self.view = EnvView(self.table, self.groups, self.world, self.sim,
+                            lambda groups, slots: entity_observations(groups, slots, self.env_num))
+        self.groups.view = self.view
+        self.terms = Terms(self.table, self.view)
+        self.actions = ActionParser(self.table, self.groups)
+        self.observer = Observer(self.groups, self.terms)
         self._active_mask_cache: tuple[np.ndarray, np.ndarray] | None = None
-        #: What tasks, metrics and rewards see of this runner (they are never given the runner).
-        self.view = EnvView(self)
 
     # ------------------------------------------------------------------------------------------
     # reset
-    def _check_episode(self, episode: Episode) -> None:
-        """Resolve every registered type of an episode up front, so a bad one changes nothing."""
-        check_episode(episode)
-
     def prepare(self, episodes: list[Episode | None]) -> None:
         """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
 
@@ -131,41 +119,41 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         for episode in episodes:
             if episode is None:
                 continue
-            self._check_episode(episode)
-            task = episode.config
-            where = f'task_configs[{episode.index}]'
+            check_episode(episode)
+            task, where = episode.config, f'task_configs[{episode.index}]'
 
             def parts(task: TaskCfg = task, where: str = where) -> list[SlotPart]:
-                robots = {e.name: BaseRobot.create(e, self.env_num, self.sim, where=where) for e in task.robots}
-                objects = {e.name: BaseObject.create(e, self.env_num, self.sim, where=where) for e in task.objects}
-                return _slot_parts(task, robots, objects)
+                return self.groups.parts_for(task, where)
 
             self.world.prepare(structure_key(task), parts)
 
     def reset(self, slots: list[int]) -> list[Episode | None]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order."""
+        table = self.table
         taken: list[Episode | None] = []
         try:
             for _ in slots:
                 episode = self.queue.next()
                 taken.append(episode)
                 if episode is not None:
-                    self._check_episode(episode)
+                    check_episode(episode)
         except Exception:
             self.queue.put_back([e for e in taken if e is not None])
             raise
-        new_structures = list(self.structures)
+        structures = list(table.structures)
+        configs: list[TaskCfg | None] = [e.config if e is not None else None for e in table.episodes]
         for slot, episode in zip(slots, taken, strict=True):
-            new_structures[slot] = structure_key(episode.config) if episode is not None else None
+            structures[slot] = structure_key(episode.config) if episode is not None else None
+            configs[slot] = episode.config if episode is not None else None
         try:
-            if new_structures != self.structures or not self.world.built:
-                self._rebuild(slots, taken, new_structures)
+            if structures != table.structures or not self.world.built:
+                self.groups.place(table, slots, configs, structures)
         except Exception:
             self.queue.put_back([e for e in taken if e is not None])
             raise
         # Nothing can fail from here on: the episodes these slots were running are abandoned.
         for slot in slots:
-            if self.status[slot] == _ACTIVE:
+            if table.status[slot] == _ACTIVE:
                 self._finish(slot, False, False, outcome='abandoned')
         # Write every reset slot's state first, then one forward pass for the whole world, then
         # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
@@ -174,201 +162,48 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.world.forward(np.asarray(slots))
         for slot, episode in zip(slots, taken, strict=True):
             if episode is not None:
-                self._start_episode(slot, episode)
-        if len(self.metrics) > _IDLE_METRICS_KEPT:
-            self._drop_idle_metrics()
+                self.terms.start(slot, episode.config)
+                table.set_status(slot, SlotStatus.ACTIVE)
+                table.started_at[slot] = time.perf_counter()
         return taken
-
-    def _drop_idle_metrics(self) -> None:
-        """Forget metric objects that serve no slot: episodes whose metric configs all differ would
-        otherwise leave one object (and its per-slot arrays) behind each."""
-        for key, metric in list(self.metrics.items()):
-            mask = self.members.get(id(metric))
-            if mask is None or not mask.any():
-                del self.metrics[key]
-                self.members.pop(id(metric), None)
-
-    def _rebuild(self, slots: list[int], taken: list[Episode | None], new_structures: list[str | None]) -> None:
-        configs: list[TaskCfg | None] = [e.config if e is not None else None for e in self.episodes]
-        for slot, episode in zip(slots, taken, strict=True):
-            configs[slot] = episode.config if episode is not None else None
-        # Groups are keyed by structure and name: every slot of a group lives in one pack (the
-        # same model ids), and a slot keeps its group objects, and so its controller state, while
-        # its episode's structure is unchanged.
-        robot_members: dict[str, list[int]] = {}
-        object_members: dict[str, list[int]] = {}
-        robot_groups = dict(self.robot_groups)
-        object_groups = dict(self.object_groups)
-        slot_robots: list[dict[str, BaseRobot]] = [{} for _ in range(self.env_num)]
-        slot_objects: list[dict[str, BaseObject]] = [{} for _ in range(self.env_num)]
-        for slot, task in enumerate(configs):
-            if task is None:
-                continue
-            for members, groups, slot_map, entities, factory in (
-                (robot_members, robot_groups, slot_robots, task.robots, BaseRobot.create),
-                (object_members, object_groups, slot_objects, task.objects, BaseObject.create),
-            ):
-                for entity in entities:
-                    key = f'{new_structures[slot]}|{entity.name}'
-                    if key not in groups:
-                        groups[key] = factory(entity, self.env_num, self.sim, where=f'slot {slot}')
-                        groups[key].env_view = self.view  # for the per-slot objects of upstream-style code
-                    members.setdefault(key, []).append(slot)
-                    slot_map[slot][entity.name] = groups[key]
-
-        def parts_of(slot: int) -> list[SlotPart]:
-            task = configs[slot]
-            return _slot_parts(task, slot_robots[slot], slot_objects[slot]) if task is not None else []
-
-        changed = self.world.place({slot: new_structures[slot] for slot in slots}, parts_of)
-        self.robot_groups = {k: g for k, g in robot_groups.items() if k in robot_members}
-        self.object_groups = {k: g for k, g in object_groups.items() if k in object_members}
-        for groups, members in ((self.robot_groups, robot_members), (self.object_groups, object_members)):
-            for key, group in groups.items():
-                pack = self.world.pack(members[key][0])
-                if pack.key in changed or group.world is not pack:
-                    group.bind(pack, np.array(members[key]))
-        self.slot_robots, self.slot_objects = slot_robots, slot_objects
-        self.structures = new_structures
 
     def _place_episode(self, slot: int, episode: Episode | None) -> None:
         """Hand ``slot`` its episode and write its start state (no forward pass)."""
-        self._leave_groups(slot)
-        self.episodes[slot] = episode
-        self.steps[slot] = 0
+        table = self.table
+        self.terms.leave(slot)
+        table.episodes[slot] = episode
+        table.steps[slot] = 0
         if episode is None:
-            self._set_status(slot, SlotStatus.EMPTY)
+            table.set_status(slot, SlotStatus.EMPTY)
             return
         task = episode.config
         self.world.reset_slot_state(slot)
         slot_array = np.array([slot])
         for entity in task.robots:
-            self.slot_robots[slot][entity.name].reset_slots(slot_array, [entity])
+            table.slot_robots[slot][entity.name].reset_slots(slot_array, [entity])
         for entity in task.objects:
-            self.slot_objects[slot][entity.name].reset_slots(slot_array, [entity])
-
-    def _start_episode(self, slot: int, episode: Episode) -> None:
-        """Start the task and metrics of ``slot``'s episode (after its state was written and forwarded)."""
-        task = episode.config
-        task_object = self.tasks.get(task.type)
-        if task_object is None:
-            task_object = self.tasks[task.type] = BaseTask.create(task.type, self.view)
-        self.slot_task[slot] = task_object
-        self._member_mask(task_object)[slot] = True
-        self.slot_metrics[slot] = []
-        for metric_cfg in task.metrics:
-            key = metric_cfg.model_dump_json()
-            metric = self.metrics.get(key)
-            if metric is None:
-                metric = self.metrics[key] = BaseMetric.create(metric_cfg, self.view)
-            self.slot_metrics[slot].append(metric)
-        # The task first (an upstream-style task reads its metrics and robots when it starts), then
-        # its metrics, then a reward of the config that the task does not compute itself.
-        task_object.reset_slot(slot, task)
-        for metric in self.slot_metrics[slot]:
-            metric.reset_slot(slot, task)
-            self._member_mask(metric)[slot] = True
-        reward_cfg = getattr(task, 'reward', None)
-        if reward_cfg is not None and not task_object.handles_reward:
-            key = reward_cfg.model_dump_json()
-            reward = self.rewards.get(key)
-            if reward is None:
-                reward = self.rewards[key] = BaseReward.create(reward_cfg, self.view, where=f'{task.type}.reward')
-            reward.reset_slot(slot, task)
-            self._member_mask(reward)[slot] = True
-        self._set_status(slot, SlotStatus.ACTIVE)
-        self.started_at[slot] = time.perf_counter()
-
-    def _leave_groups(self, slot: int) -> None:
-        self.slot_task[slot] = None
-        self.slot_metrics[slot] = []
-        for mask in self.members.values():
-            mask[slot] = False
-
-    def _member_mask(self, owner: Any) -> np.ndarray:
-        mask = self.members.get(id(owner))
-        if mask is None:
-            mask = self.members[id(owner)] = np.zeros(self.env_num, dtype=bool)
-        return mask
-
-    def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
-        """Those of ``slots`` that ``owner`` (a task or metric object) serves."""
-        mask = self.members.get(id(owner))
-        if mask is None:
-            return slots[:0]
-        member = mask[slots]
-        return slots if np.count_nonzero(member) == len(slots) else slots[member]
+            table.slot_objects[slot][entity.name].reset_slots(slot_array, [entity])
 
     # ------------------------------------------------------------------------------------------
     # step
-    def active_slots(self) -> np.ndarray:
-        """Ids of the slots running an episode (do not modify the returned array)."""
-        if self._active is None:
-            self._active = np.flatnonzero(self.status == _ACTIVE)
-            self._active.flags.writeable = False  # shared by every reader until the next change
-        return self._active
-
-    def _set_status(self, slot: int, status: SlotStatus) -> None:
-        self.status[slot] = status
-        self._active = None
-
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
-        active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_actions(actions))
-        obs = self.observe(active)
-        n = self.env_num
-        steps = self.steps.tolist()
-        if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
-            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(self.episodes, steps, strict=True)]
-            for slot, values in metrics.items():
-                infos[slot]['metrics'] = values
-            for slot in diverged:
-                infos[slot]['diverged'] = True
-            return obs, reward.tolist(), terminated.tolist(), truncated.tolist(), infos
-        reward, terminated, truncated = reward[active].tolist(), terminated[active].tolist(), truncated[active].tolist()
-        obs_out: list = [None] * n
-        reward_out: list = [None] * n
-        terminated_out: list = [None] * n
-        truncated_out: list = [None] * n
-        info_out: list = [None] * n
-        for row, slot in enumerate(active.tolist()):
-            obs_out[slot] = obs[row]
-            reward_out[slot] = reward[row]
-            terminated_out[slot] = terminated[row]
-            truncated_out[slot] = truncated[row]
-            info = {'episode_index': self.episodes[slot].index, 'steps': steps[slot]}
-            if slot in metrics:
-                info['metrics'] = metrics[slot]
-            info_out[slot] = info
-        for slot in diverged:
-            info_out[slot]['diverged'] = True
-        return obs_out, reward_out, terminated_out, truncated_out, info_out
+        commands = self.actions.parse(actions)
+        done = self._advance(commands)
+        obs = self.observer.observe(done.active)
+        return self._per_slot_lists(obs, done)
 
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
-        active, reward, terminated, truncated, metrics, diverged = self._advance(self.parse_batched_actions(actions))
-        return ArrayStep(self.observe_arrays(active), reward, terminated, truncated, self._active_mask(active), metrics,
-                         diverged)
+        commands = self.actions.parse_batched(actions)
+        done = self._advance(commands)
+        obs = self.observer.observe_arrays(done.active)
+        return ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active), done.metrics,
+                         done.diverged)
 
-    def _active_mask(self, active: np.ndarray) -> np.ndarray:
-        """A new ``(env_num,)`` bool array, true at ``active`` (an :meth:`active_slots` array):
-        a copy of one made when the active slots last changed (a copy costs less than building it)."""
-        cached = self._active_mask_cache
-        if cached is None or cached[0] is not active:
-            mask = np.zeros(self.env_num, dtype=bool)
-            mask[active] = True
-            cached = self._active_mask_cache = (active, mask)
-        return cached[1].copy()
-
-    def _advance(self, commands: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[int, dict[str, Any]],
-                                                tuple[int, ...]]:
-        """Apply parsed commands, step physics once, run tasks and metrics, finish ended episodes.
-
-        Returns the slots that were active, reward, terminated and truncated as ``(env_num,)``
-        arrays (zero/False outside the active slots), the metrics of the episodes that ended, by
-        slot, and the slots whose episode ended because their simulation diverged.
-        """
-        begin_step, before_physics = self._step_hooks()
+    def _advance(self, commands: dict) -> Advance:
+        """Apply parsed commands, step physics once, run tasks, rewards and metrics, finish ended episodes."""
+        begin_step, before_physics = self.groups.step_hooks()
         for hook in begin_step:
             hook()
         for controller, slots, batch in commands.values():
@@ -380,40 +215,13 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.world.step()
         self.world_steps += 1
 
-        active = self.active_slots()
-        if len(active) == self.env_num:
-            self.steps += self._one_step  # (an array: adding a Python int costs a scalar conversion)
-        else:
-            self.steps[active] += 1
+        active = self.table.active_slots()
+        self.table.count_step(active)
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
         # metrics do not see that state, and its episode ends below. Other slots never notice.
-        failed = self.world.failed_slots()
-        diverged: tuple[int, ...] = ()
-        stepped = active
-        if len(failed):
-            failed = failed[self.status[failed] == _ACTIVE]
-            diverged = tuple(failed.tolist())
-            stepped = np.setdiff1d(active, failed) if diverged else active
-        reward = np.zeros(self.env_num)
-        terminated = np.zeros(self.env_num, dtype=bool)
-        truncated = np.zeros(self.env_num, dtype=bool)
-        tasks_stepped = False  # else no episode can end but by divergence
-        for task in self.tasks.values():
-            if type(task).step is _BASE_TASK_STEP:
-                continue  # reward 0, never ends: what the arrays already hold
-            slots = self.members_of(task, stepped)
-            if len(slots):
-                reward[slots], terminated[slots], truncated[slots] = task.step(slots)
-                tasks_stepped = True
-        for reward_object in self.rewards.values():
-            slots = self.members_of(reward_object, stepped)
-            if len(slots):
-                reward[slots] += reward_object.calc(slots)
-        for metric in self.metrics.values():
-            slots = self.members_of(metric, stepped)
-            if len(slots):
-                metric.update(slots)
-        ended = terminated | truncated if tasks_stepped else None
+        diverged, stepped = self._diverged(active)
+        reward, terminated, truncated, tasks_stepped = self.terms.step(stepped)
+        ended = terminated | truncated if tasks_stepped else None  # (diverged slots were not stepped: never here)
         metrics = {}
         for slot in diverged:
             terminated[slot] = True
@@ -422,19 +230,57 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         if ended is not None and np.count_nonzero(ended):
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in np.nonzero(ended)[0].tolist()})
-        return active, reward, terminated, truncated, metrics, diverged
+        return Advance(active, reward, terminated, truncated, metrics, diverged)
 
-    def _step_hooks(self) -> tuple[list[Any], list[Any]]:
-        """The ``begin_step`` and ``before_physics`` methods of the robot groups that define them
-        (the base ones do nothing: no call per step for them), cached until the groups change."""
-        cached = self._step_hooks_cache
-        if cached is None or cached[0] is not self.robot_groups:
-            groups = self.robot_groups.values()
-            cached = self._step_hooks_cache = (
-                self.robot_groups,
-                [group.begin_step for group in groups if type(group).begin_step is not Entity.begin_step],
-                [group.before_physics for group in groups if type(group).before_physics is not Entity.before_physics])
-        return cached[1], cached[2]
+    def _diverged(self, active: np.ndarray) -> tuple[tuple[int, ...], np.ndarray]:
+        """The active slots whose simulation diverged this step, and the active slots that did not."""
+        failed = self.world.failed_slots()
+        if not len(failed):
+            return (), active
+        failed = failed[self.table.status[failed] == _ACTIVE]
+        diverged = tuple(failed.tolist())
+        return diverged, (np.setdiff1d(active, failed) if diverged else active)
+
+    def _per_slot_lists(self, obs: list[Any], done: Advance) -> tuple[list, list, list, list, list]:
+        """The contract's five lists of length ``env_num`` (``None`` where a slot was not active)."""
+        active, n = done.active, self.env_num
+        episodes = self.table.episodes
+        steps = self.table.steps.tolist()
+        if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
+            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(episodes, steps, strict=True)]
+            for slot, values in done.metrics.items():
+                infos[slot]['metrics'] = values
+            for slot in done.diverged:
+                infos[slot]['diverged'] = True
+            return obs, done.reward.tolist(), done.terminated.tolist(), done.truncated.tolist(), infos
+        reward, terminated, truncated = done.reward[active].tolist(), done.terminated[active].tolist(), done.truncated[active].tolist()
+        obs_out: list = [None] * n
+        reward_out: list = [None] * n
+        terminated_out: list = [None] * n
+        truncated_out: list = [None] * n
+        info_out: list = [None] * n
+        for row, slot in enumerate(active.tolist()):
+            obs_out[slot] = obs[row]
+            reward_out[slot] = reward[row]
+            terminated_out[slot] = terminated[row]
+            truncated_out[slot] = truncated[row]
+            info = {'episode_index': episodes[slot].index, 'steps': steps[slot]}
+            if slot in done.metrics:
+                info['metrics'] = done.metrics[slot]
+            info_out[slot] = info
+        for slot in done.diverged:
+            info_out[slot]['diverged'] = True
+        return obs_out, reward_out, terminated_out, truncated_out, info_out
+
+    def _active_mask(self, active: np.ndarray) -> np.ndarray:
+        """A new ``(env_num,)`` bool array, true at ``active`` (an :meth:`active_slots` array):
+        a copy of one made when the active slots last changed (a copy costs less than building it)."""
+        cached = self._active_mask_cache
+        if cached is None or cached[0] is not active:
+            mask = np.zeros(self.env_num, dtype=bool)
+            mask[active] = True
+            cached = self._active_mask_cache = (active, mask)
+        return cached[1].copy()
 
     def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
         """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
@@ -442,7 +288,7 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         ``physics=False`` (InternUtopia's render-only warm-up) does nothing: MuJoCo needs no warm-up frames."""
         if not physics:
             return
-        begin_step, before_physics = self._step_hooks()
+        begin_step, before_physics = self.groups.step_hooks()
         for _ in range(steps):
             for hook in begin_step:
                 hook()
@@ -451,27 +297,17 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
             self.world.step()
             self.world_steps += 1
 
+    # ------------------------------------------------------------------------------------------
+    # an episode's end
     def _finish(self, slot: int, terminated: bool, truncated: bool, outcome: str | None = None) -> dict[str, Any]:
         """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
         its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
-        metrics = {metric.name: metric.calc(slot) for metric in self.slot_metrics[slot]}
-        custom = getattr(self.slot_task[slot], 'episode_metrics', None)
-        if custom is not None:  # an upstream-style task's own calculate_metrics()
-            metrics = custom(slot, metrics)
-        episode = self.episodes[slot]
+        table = self.table
+        metrics = self.terms.episode_metrics(slot)
         # The slot is done before its record goes out: a failing write never leaves it running.
-        self._set_status(slot, SlotStatus.DONE)
-        record = {
-            'episode_index': episode.index,
-            'slot': slot,
-            'task_type': episode.config.type,
-            'scene': episode.config.scene_asset_path,
-            'metrics': metrics,
-            'steps': int(self.steps[slot]),
-            'terminated': terminated,
-            'truncated': truncated,
-            'wall_time_s': round(time.perf_counter() - self.started_at[slot], 6),
-        }
+        table.set_status(slot, SlotStatus.DONE)
+        record = table.record(slot, metrics=metrics, steps=int(table.steps[slot]), terminated=terminated,
+                              truncated=truncated, wall_time_s=round(time.perf_counter() - table.started_at[slot], 6))
         if outcome is not None:
             record['outcome'] = outcome
         self.results.write(record)
@@ -480,15 +316,12 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
     def _restore_start_state(self, slot: int) -> None:
         """Put ``slot`` back at its episode's start state, controllers and sensors reset (after a
         divergence: no NaN or runaway command stays behind for the slot's next episode)."""
-        steps = self.steps[slot]
-        self._place_episode(slot, self.episodes[slot])
-        self.steps[slot] = steps
-        self._set_status(slot, SlotStatus.DONE)
+        table = self.table
+        steps = table.steps[slot]
+        self._place_episode(slot, table.episodes[slot])
+        table.steps[slot] = steps
+        table.set_status(slot, SlotStatus.DONE)
         self.world.forward(np.array([slot]))
-
-    def entities_of(self, slot: int) -> dict[str, Entity]:
-        """Robots and objects present in ``slot``, by name."""
-        return {**self.slot_objects[slot], **self.slot_robots[slot]}
 
     def close(self) -> None:
         """Release the world and flush the results file; print the run summary when results go
@@ -499,10 +332,86 @@ class Runner(ActionParsing, ObservationAssembly, UpstreamRunnerMembers):
         self.results.close()
         self.world.close()
 
+    # ------------------------------------------------------------------------------------------
+    # reads, for the env, its adapters and tools
+    def active_slots(self) -> np.ndarray:
+        """Ids of the slots running an episode (do not modify the returned array)."""
+        return self.table.active_slots()
 
-def _slot_parts(task: TaskCfg, robots: dict[str, BaseRobot], objects: dict[str, BaseObject]) -> list[SlotPart]:
-    """The parts of a slot holding ``task``: its scene, then its robots and objects by name."""
-    return ([SlotPart('scene/', scene_spec(task))]
-            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
-               for name, robot in robots.items()]
-            + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in objects.items()])
+    def parse_actions(self, actions: list[Any]) -> dict:
+        """Validate per-slot actions and group them by controller; changes nothing (see :class:`ActionParser`)."""
+        return self.actions.parse(actions)
+
+    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict:
+        """Validate the array API's batched actions; changes nothing (see :class:`ActionParser`)."""
+        return self.actions.parse_batched(actions)
+
+    def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
+        """Per-slot observation dicts of ``slots``."""
+        return self.observer.observe(slots)
+
+    def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
+        """Observations of ``slots`` as ``(env_num, ...)`` arrays."""
+        return self.observer.observe_arrays(slots)
+
+    def entities_of(self, slot: int) -> dict[str, Entity]:
+        """Robots and objects present in ``slot``, by name."""
+        return self.table.entities_of(slot)
+
+    @property
+    def status(self) -> np.ndarray:
+        """Each slot's :class:`SlotStatus` (the slot table's)."""
+        return self.table.status
+
+    @property
+    def episodes(self) -> list[Episode | None]:
+        """Each slot's current or last episode (the slot table's)."""
+        return self.table.episodes
+
+    @property
+    def steps(self) -> np.ndarray:
+        """Env steps of each slot's episode (the slot table's)."""
+        return self.table.steps
+
+    @property
+    def slot_robots(self) -> list[dict[str, BaseRobot]]:
+        """Each slot's robot groups by name (the slot table's)."""
+        return self.table.slot_robots
+
+    @property
+    def slot_task(self) -> list[Any]:
+        """Each slot's task object (the slot table's)."""
+        return self.table.slot_task
+
+    @property
+    def slot_metrics(self) -> list[list[Any]]:
+        """Each slot's metric objects (the slot table's)."""
+        return self.table.slot_metrics
+
+    @property
+    def robot_groups(self) -> dict[str, BaseRobot]:
+        """The robot groups in use (the entity groups')."""
+        return self.groups.robots
+
+    @property
+    def object_groups(self) -> dict[str, Any]:
+        """The object groups in use (the entity groups')."""
+        return self.groups.objects
+
+    @property
+    def tasks(self) -> dict[str, Any]:
+        """Task objects by type (the terms')."""
+        return self.terms.tasks
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """Metric objects by config (the terms')."""
+        return self.terms.metrics
+
+    @property
+    def members(self) -> dict[int, np.ndarray]:
+        """Which slots each task, reward and metric object serves (the terms')."""
+        return self.terms.members
+
+
+__all__ = ['Advance', 'ArrayStep', 'Runner', 'SlotStatus']

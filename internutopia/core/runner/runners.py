@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.config import Config, TaskCfg
-from internutopia.core.runner.runner import ArrayStep, Runner, SlotStatus
+from internutopia.core.runner.runner import ArrayStep, Runner
+from internutopia.core.runner.slots import SlotStatus
 
 __all__ = ['LocalRunners', 'RunnerSet']
 
@@ -81,10 +82,11 @@ class LocalRunners(RunnerSet):
     Args:
         config: the env's own copy of the config.
         episodes: optional replacement for ``config.task_configs``.
+        runner_class: the runner to run (a subclass adds members, e.g. InternUtopia's).
     """
 
-    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None) -> None:
-        self.runner = Runner(config, episodes)
+    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, runner_class: type[Runner] = Runner) -> None:
+        self.runner = runner_class(config, episodes)
         self.env_num = config.env_num
         # The step path goes straight to the runner: no call in between.
         self.step = self.runner.step  # type: ignore[method-assign]

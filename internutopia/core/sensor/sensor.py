@@ -1,21 +1,8 @@
-"""InternUtopia's ``internutopia.core.sensor.sensor``: ``BaseSensor`` and its factory.
-
-``BaseSensor`` is this package's sensor base class (:mod:`internutopia.core.sensor.base`):
-subclass it either way (``docs/extensions.md``).
-"""
-
-from __future__ import annotations
-
-from collections import OrderedDict
-from typing import Any
+"""InternUtopia's ``internutopia.core.sensor.sensor``: ``BaseSensor`` (:mod:`internutopia.core.sensor.base`) and the per-slot factories
+(:mod:`internutopia.per_slot.sensor`). Subclass ``BaseSensor`` either way: one object for every slot, or InternUtopia's
+one object per slot (``docs/extensions.md``)."""
 
 from internutopia.core.sensor.base import BaseSensor
-
-
-def create_sensors(robot_cfg: Any, robot: Any, scene: Any) -> OrderedDict[str, BaseSensor]:
-    """The enabled sensors of ``robot_cfg`` of a per-slot robot object, by name, in the config's order."""
-    sensors = robot.sensors
-    return OrderedDict((s.name, sensors[s.name]) for s in robot_cfg.sensors or [] if s.name in sensors)
-
+from internutopia.per_slot.sensor import create_sensors
 
 __all__ = ['BaseSensor', 'create_sensors']

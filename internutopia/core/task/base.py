@@ -2,7 +2,8 @@
 
 ``reset_slot`` runs when a slot takes an episode (per slot, rare); ``step`` runs every env step
 for all active slots of this task type at once and returns reward, terminated and truncated
-arrays. A task's reward comes from its config's ``reward`` (a :class:`BaseReward`) when it has one.
+arrays. The reward of the task's config (``TaskCfg.reward``, a :class:`~internutopia.core.reward.base.BaseReward`)
+is added by the env after the task's step, and can read the arrays the step updated.
 A task reads the env through its :class:`~internutopia.core.view.EnvView` (``self.view``).
 """
 
@@ -15,19 +16,14 @@ import numpy as np
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.registry import Registry
-from internutopia.core.task.slot_api import SlotTaskMixin
 from internutopia.core.view import EnvView
 
-#: Methods only InternUtopia-style (per-slot) task classes define.
-PER_SLOT_TASK_METHODS = ('is_done', 'calculate_metrics', 'set_up_scene', 'load', 'pre_step', 'post_reset', 'set_up_runtime')
 
-
-class BaseTask(SlotTaskMixin):
+class BaseTask:
     """All slots currently running episodes of one task type.
 
-    ``BaseTask(view)`` serves every slot of its type (this package's tasks); ``BaseTask(config,
-    scene)`` is one slot's episode, InternUtopia's way (upstream-style subclasses, run by
-    :class:`~internutopia.core.task.slot.SlotTaskAdapter`).
+    Classes written InternUtopia's way (one object per slot and episode, ``is_done()``) subclass
+    it too; the per-slot layer (:mod:`internutopia.per_slot`) runs them.
 
     Args:
         view: what the task sees of the env (slots, their robots and objects, step counts).
@@ -41,13 +37,10 @@ class BaseTask(SlotTaskMixin):
     registry: Registry[type[BaseTask]] = Registry('task')
     #: InternUtopia's name of the registry table.
     tasks = registry.table
-    #: Whether the task computes the reward of its config's ``reward`` itself (else the env does).
-    handles_reward = False
+    #: Whether the array API (``step_arrays``) can serve the task: its observations are arrays.
+    array_api = True
 
-    def __init__(self, view: Any, scene: Any = None) -> None:
-        if scene is not None:  # InternUtopia's signature (config, scene): one slot's episode
-            self._init_slot(view, scene)
-            return
+    def __init__(self, view: EnvView) -> None:
         self.view = view
         self.env_num = view.env_num
         self.configs: list[TaskCfg | None] = [None] * self.env_num
@@ -59,27 +52,8 @@ class BaseTask(SlotTaskMixin):
 
     @classmethod
     def create(cls, type_name: str, view: EnvView, where: str = '') -> BaseTask:
-        """The task object serving ``type_name`` episodes (an upstream-style class runs through a
-        per-slot adapter)."""
-        from internutopia.core.extension_style import is_per_slot
-
-        task_class = cls.registry.get(type_name, where)
-        if is_per_slot(task_class, BaseTask, PER_SLOT_TASK_METHODS, ('get_observations',)):
-            from internutopia.core.task.slot import SlotTaskAdapter
-
-            return SlotTaskAdapter(view, task_class)
-        return task_class(view)
-
-    def slot_task(self, slot: int) -> Any:
-        """``slot``'s episode as InternUtopia's per-slot task object (kept until the slot's next episode)."""
-        views = self.__dict__.setdefault('_slot_views', {})
-        key = (slot, self.view.episode_index(slot))
-        task = views.get(slot)
-        if task is None or task[0] != key:
-            from internutopia.core.task.slot import SlotTaskView
-
-            task = views[slot] = (key, SlotTaskView(self, slot))
-        return task[1]
+        """The task object serving ``type_name`` episodes."""
+        return cls.registry.maker(type_name, where)(view)
 
     def reset_slot(self, slot: int, config: TaskCfg) -> None:
         """Start ``config``'s episode in ``slot`` (robots are already at their start poses)."""
@@ -90,16 +64,12 @@ class BaseTask(SlotTaskMixin):
         zeros = np.zeros(len(slots))
         return zeros, zeros.astype(bool), zeros.astype(bool)
 
-    def get_observations(self, slots: np.ndarray | None = None) -> dict[str, Any]:
-        """Task-level observations (e.g. the goal), arrays with a leading ``len(slots)`` axis.
-
-        One slot's episode (called without ``slots``): ``{robot_name: robot.get_obs()}`` of its robots.
-        """
-        if slots is None:
-            obs = {}
-            for name, robot in self.robots.items():
-                robot_obs = robot.get_obs()
-                if robot_obs:
-                    obs[name] = robot_obs
-            return obs
+    def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
+        """Task-level observations (e.g. the goal), arrays with a leading ``len(slots)`` axis."""
         return {}
+
+    def episode_metrics(self, slot: int, metrics: dict[str, Any]) -> Any:
+        """What the record of the episode ending in ``slot`` holds as its metrics, given the
+        values of the episode's metric objects (``metrics``, by name): those, unless the task
+        computes its own."""
+        return metrics

@@ -17,8 +17,8 @@ class BaseTaskConfigManager:
         env_offset_size: spacing of the slots' grid.
     """
 
-    #: InternUtopia's table of manager classes (one kind here).
-    managers: dict[str, type] = {}
+    #: InternUtopia's table of manager classes by kind (one kind here: ``'local'``).
+    managers: dict[str, type[BaseTaskConfigManager]] = {}
     task_configs: list[TaskCfg]
     env_num: int
     env_offset_size: float
@@ -32,6 +32,16 @@ class BaseTaskConfigManager:
         self.env_offset_size = config.env_offset_size
         self.len_tasks = self.validate_task_configs()
         self._queue = EpisodeQueue(self.task_configs)
+
+    @classmethod
+    def register(cls, kind: str) -> Any:
+        """Class decorator adding a manager class to :attr:`managers` under ``kind``."""
+
+        def decorate(manager: type[BaseTaskConfigManager]) -> type[BaseTaskConfigManager]:
+            cls.managers[kind] = manager
+            return manager
+
+        return decorate
 
     def validate_task_configs(self) -> int:
         """The number of episodes (``ValueError`` when there are none). Unlike InternUtopia, episodes
@@ -60,13 +70,12 @@ class BaseTaskConfigManager:
 
 
 def create_task_config_manager(config: Config) -> BaseTaskConfigManager:
-    """A manager of ``config``'s episodes (:class:`~internutopia.core.task_config_manager.local.LocalTaskConfigManager`).
+    """A manager of ``config``'s episodes (the ``'local'`` kind of :attr:`BaseTaskConfigManager.managers`:
+    :class:`~internutopia.core.task_config_manager.local.LocalTaskConfigManager`).
 
     The env makes and owns its own (``env.task_config_manager``); one made here is independent of any env.
     """
-    from internutopia.core.task_config_manager.local import LocalTaskConfigManager
-
-    return LocalTaskConfigManager(config)
+    return BaseTaskConfigManager.managers['local'](config)
 
 
 __all__ = ['BaseTaskConfigManager', 'create_task_config_manager']

@@ -9,6 +9,7 @@ from internutopia.core.grid import slot_origins
 from internutopia.core.task_config_manager.base import BaseTaskConfigManager
 
 
+@BaseTaskConfigManager.register('local')
 class LocalTaskConfigManager(BaseTaskConfigManager):
     """The episodes of a config, handed out in order.
 

@@ -24,7 +24,7 @@ from internutopia.core.backend.mujoco.mesh_geometry import (
     quat_to_mat,
     triangulate,
 )
-from internutopia.core.backend.mujoco.usd_scene import effective_scene_scale
+from internutopia.core.backend.mujoco.scene_scale import effective_scene_scale
 
 __all__ = ['GROUP_COLLIDER', 'GROUP_HIDDEN_COLLIDER', 'GROUP_VISUAL', 'UsdSceneBuilder']
 

@@ -102,6 +102,9 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from internutopia.core.backend.mujoco.scene_scale import as_scale as _as_scale
+from internutopia.core.backend.mujoco.scene_scale import effective_scene_scale
+
 __all__ = [
     'MJCF_EXTENSIONS',
     'SUPPORTED_SCENE_EXTENSIONS',
@@ -169,14 +172,6 @@ def default_ground_spec(position: Sequence[float] = (0.0, 0.0, 0.0),
     geom.pos = pos.tolist()
     geom.quat = quat.tolist()
     return spec
-
-
-def effective_scene_scale(scale: float | Sequence[float], meters_per_unit: float) -> np.ndarray:
-    """Per-axis factor from stage units to metres: ``scale`` unless it is (1, 1, 1), else ``meters_per_unit``."""
-    s = _as_scale(scale)
-    if np.allclose(s, 1.0, rtol=0.0, atol=1e-12):
-        return np.full(3, float(meters_per_unit))
-    return s
 
 
 def mjcf_scene_to_spec(path: str | os.PathLike,
@@ -259,15 +254,6 @@ def _existing(path: str | os.PathLike, allowed: Sequence[str]) -> Path:
     if not p.is_file():
         raise FileNotFoundError(f'scene file not found: {os.fspath(path)!r}')
     return p.resolve()
-
-
-def _as_scale(scale: float | Sequence[float]) -> np.ndarray:
-    s = np.asarray(scale, dtype=float).reshape(-1)
-    if s.size == 1:
-        s = np.repeat(s, 3)
-    if s.size != 3 or not np.all(np.isfinite(s)) or np.any(s <= 0):
-        raise ValueError(f'scene scale must be one or three finite positive numbers, got {scale!r}')
-    return s
 
 
 def _check_transform(scale, position, orientation_wxyz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

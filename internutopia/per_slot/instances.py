@@ -1,8 +1,8 @@
 """Shared pieces of the per-slot adapters that run upstream-style classes (one instance per slot).
 
 InternUtopia's robots, controllers and sensors are per-instance objects; the adapters in
-``core/robot/slot.py``, ``core/controller/slot.py`` and ``core/sensor/slot.py`` hold one per slot
-and episode. This module has what they share.
+:mod:`~internutopia.per_slot.robot`, :mod:`~internutopia.per_slot.controller` and
+:mod:`~internutopia.per_slot.sensor` hold one per slot and episode. This module has what they share.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Scripts written for InternUtopia reach into ``env.runner``: ``current_tasks[name].robots[robot]``
 (per-slot robot objects with ``articulation``, ``controllers`` and ``sensors``), ``get_obj(name)``,
-``dt``. This mixin gives the runner those members, built from its slots on each access (cheap: the
-per-slot objects are made once per slot and episode and then reused).
+``dt``. :class:`UpstreamRunner` is the runner with those members, built from its slots on each
+access (cheap: the per-slot objects are made once per slot and episode and then reused);
+``vec_env.Env`` runs one.
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-_DONE = 2  # SlotStatus.DONE
+from internutopia.core.backend.mujoco.render import RenderClock
+from internutopia.core.runner.runner import Runner
+from internutopia.core.runner.slots import SlotStatus
+from internutopia.per_slot.scene import SlotScene, task_name
+from internutopia.per_slot.task import task_in_slot
 
 
-class UpstreamRunnerMembers:
-    """InternUtopia's ``SimulatorRunner`` attributes, mixed into :class:`~internutopia.core.runner.Runner`."""
+class UpstreamRunner(Runner):
+    """The runner with InternUtopia's ``SimulatorRunner`` members (see the module docstring)."""
 
     #: Set by the env: its ``simulation_app`` and ``task_config_manager``.
     simulation_app: Any = None
@@ -29,10 +34,6 @@ class UpstreamRunnerMembers:
     config: Any
     env_num: int
 
-    def _held_slots(self) -> list[int]:
-        """Slots holding an episode: running, or ended and not yet reset."""
-        return [slot for slot, task in enumerate(self.slot_task) if task is not None and self.episodes[slot] is not None]
-
     @property
     def current_tasks(self) -> OrderedDict[str, Any]:
         """``{task_name: per-slot task object}`` of every slot holding an episode, in slot order.
@@ -41,16 +42,12 @@ class UpstreamRunnerMembers:
         ``controllers``, ``sensors``, ``get_obs()``), ``objects``, ``config``, ``env_id``, ``steps``
         and ``metrics``.
         """
-        from internutopia.core.task.slot import task_name
-
-        return OrderedDict((task_name(self.view, slot), self.slot_task[slot].slot_task(slot)) for slot in self._held_slots())
+        return OrderedDict((task_name(self.view, slot), task_in_slot(self.slot_task[slot], slot)) for slot in self.table.held_slots())
 
     @property
     def task_name_to_env_id_map(self) -> dict[str, int]:
         """``{task_name: env_id}`` of :attr:`current_tasks`."""
-        from internutopia.core.task.slot import task_name
-
-        return {task_name(self.view, slot): slot for slot in self._held_slots()}
+        return {task_name(self.view, slot): slot for slot in self.table.held_slots()}
 
     @property
     def env_id_to_task_name_map(self) -> dict[int, str]:
@@ -60,9 +57,7 @@ class UpstreamRunnerMembers:
     @property
     def finished_tasks(self) -> set[str]:
         """Names of the episodes that ended and were not reset yet."""
-        from internutopia.core.task.slot import task_name
-
-        return {task_name(self.view, slot) for slot in self._held_slots() if self.status[slot] == _DONE}
+        return {task_name(self.view, slot) for slot in self.table.held_slots() if self.status[slot] == SlotStatus.DONE}
 
     @property
     def dt(self) -> float:
@@ -77,8 +72,6 @@ class UpstreamRunnerMembers:
     @property
     def render_interval(self) -> int:
         """Physics steps between camera renders."""
-        from internutopia.core.backend.mujoco.render import RenderClock
-
         return RenderClock.of(self.sim).period
 
     def get_obs(self) -> list[Any]:
@@ -88,9 +81,7 @@ class UpstreamRunnerMembers:
         return [observed.get(slot) for slot in range(self.env_num)]
 
     def get_obj(self, name: str) -> Any:
-        """Object (or robot) ``name`` of slot 0 as an :class:`~internutopia.core.robot.rigid_body.IRigidBody`."""
-        from internutopia.core.task.slot_scene import SlotScene
-
+        """Object (or robot) ``name`` of slot 0 as an :class:`~internutopia.per_slot.rigid_body.IRigidBody`."""
         return SlotScene(self.view, 0).get(name)
 
     def get_current_time_step_index(self) -> int:
@@ -107,4 +98,4 @@ class UpstreamRunnerMembers:
         """Nothing to stop: ``env.close()`` releases the world."""
 
 
-__all__ = ['UpstreamRunnerMembers']
+__all__ = ['UpstreamRunner']

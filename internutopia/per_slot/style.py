@@ -4,8 +4,8 @@ Ours run one object for every slot that has them, with ``slots`` arrays. InternU
 object per slot and episode: constructed with a ``scene``, with methods taking no slots
 (``apply_action(action)``, ``get_obs()``, ``is_done()``, ``update(obs)``, ``calc()``...). An
 extension package written for InternUtopia subclasses our base classes (or built-ins such as
-``H1Robot``) in that style; the ``create`` factories of the base classes detect it here and run
-such a class through a per-slot adapter (``docs/extensions.md``).
+``H1Robot``) in that style; when such a class is registered, :mod:`internutopia.per_slot.registration`
+detects it here and has its objects built by a per-slot adapter (``docs/extensions.md``).
 
 A class counts as per-slot when a class in its MRO below the base class takes ``scene`` (or
 another per-slot constructor argument) in ``__init__``, or defines one of its family's per-slot
@@ -15,6 +15,7 @@ built-in types define none of these.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Iterable
 
@@ -73,4 +74,28 @@ def vectorized_base(cls: type, base: type, methods: Iterable[str] = (), no_slots
     return base
 
 
-__all__ = ['OUR_MODULES', 'is_ours', 'is_per_slot', 'vectorized_base']
+@functools.cache
+def with_api(api: type, base: type) -> type:
+    """``base`` (a vectorized class) with the per-slot methods of ``api`` in front: the class of
+    the per-slot objects of ``base`` (one slot of a built-in robot, controller, ...), and the base
+    the per-slot objects of subclasses of ``base`` are built on (see :func:`instance_class`)."""
+    return type(f'{base.__name__}InSlot', (api, base), {'__module__': base.__module__, '__qualname__': f'{base.__qualname__}InSlot'})
+
+
+@functools.cache
+def instance_class(cls: type, api: type, family: type, marks: tuple[tuple[str, ...], ...]) -> type:
+    """The class of the per-slot objects of the per-slot class ``cls`` (registered under ``family``).
+
+    It is ``cls`` with the per-slot methods of ``api`` (InternUtopia's ``__init__(config, scene)``,
+    ``get_obs()``, ...) placed right after ``cls``'s own per-slot classes and before its nearest
+    vectorized base, so ``cls``'s code wins, and its ``super()`` calls reach InternUtopia's
+    behaviour, not the vectorized base's. Same name and module as ``cls``; ``isinstance`` holds.
+    """
+    api_base = with_api(api, vectorized_base(cls, family, *marks))
+    if issubclass(cls, api_base):
+        return cls
+    return type(cls.__name__, (cls, api_base), {'__module__': cls.__module__, '__qualname__': cls.__qualname__,
+                                                '__doc__': cls.__doc__})
+
+
+__all__ = ['OUR_MODULES', 'instance_class', 'is_ours', 'is_per_slot', 'vectorized_base', 'with_api']

@@ -1,0 +1,143 @@
+"""The task, reward and metric objects of the running episodes, and which slots each one serves.
+
+One task object per task type, one reward object per distinct reward config and one metric
+object per distinct metric config, each serving every slot whose episode names it (a boolean
+mask over slots). After a physics step, :meth:`Terms.step` runs each once over the slots it
+serves: tasks (reward 0 unless a reward says otherwise, terminated, truncated), then rewards
+(added), then metrics (updated). The runner owns the rewards; tasks never build them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.config import TaskCfg
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.reward.base import BaseReward
+from internutopia.core.runner.slots import SlotTable
+from internutopia.core.task.base import BaseTask
+from internutopia.core.view import EnvView
+
+#: Metric objects kept while serving no slot (for the next episode with the same metric config).
+_IDLE_METRICS_KEPT = 64
+
+_BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
+
+
+class Terms:
+    """Tasks, rewards and metrics of the episodes in ``table``'s slots (see the module docstring).
+
+    Attributes:
+        tasks: task objects by task type.
+        rewards: reward objects by reward config (JSON).
+        metrics: metric objects by metric config (JSON).
+        members: which slots each of them serves, by ``id(object)``. Each a mask of shape (env_num,).
+    """
+
+    def __init__(self, table: SlotTable, view: EnvView) -> None:
+        self.table = table
+        self.view = view
+        self.env_num = table.env_num
+        self.tasks: dict[str, BaseTask] = {}
+        self.rewards: dict[str, BaseReward] = {}
+        self.metrics: dict[str, BaseMetric] = {}
+        self.members: dict[int, np.ndarray] = {}
+
+    # -- an episode's start and end --------------------------------------------------------------
+    def start(self, slot: int, task: TaskCfg) -> None:
+        """Start the task, metrics and reward of ``slot``'s episode ``task`` (its state is in place)."""
+        task_object = self.tasks.get(task.type)
+        if task_object is None:
+            task_object = self.tasks[task.type] = BaseTask.create(task.type, self.view)
+        self.table.slot_task[slot] = task_object
+        self._mask(task_object)[slot] = True
+        metrics = self.table.slot_metrics[slot] = []
+        for metric_cfg in task.metrics:
+            key = metric_cfg.model_dump_json()
+            metric = self.metrics.get(key)
+            if metric is None:
+                metric = self.metrics[key] = BaseMetric.create(metric_cfg, self.view)
+            metrics.append(metric)
+        # The task first (an upstream-style task reads its robots when it starts), then its
+        # metrics, then its reward (which may read the task).
+        task_object.reset_slot(slot, task)
+        for metric in metrics:
+            metric.reset_slot(slot, task)
+            self._mask(metric)[slot] = True
+        reward_cfg = getattr(task, 'reward', None)
+        if reward_cfg is not None:
+            key = reward_cfg.model_dump_json()
+            reward = self.rewards.get(key)
+            if reward is None:
+                reward = self.rewards[key] = BaseReward.create(reward_cfg, self.view, where=f'{task.type}.reward')
+            reward.reset_slot(slot, task)
+            self._mask(reward)[slot] = True
+        if len(self.metrics) > _IDLE_METRICS_KEPT:
+            self._drop_idle_metrics()
+
+    def leave(self, slot: int) -> None:
+        """``slot`` is served by none of them any more."""
+        self.table.slot_task[slot] = None
+        self.table.slot_metrics[slot] = []
+        for mask in self.members.values():
+            mask[slot] = False
+
+    def episode_metrics(self, slot: int) -> Any:
+        """The metrics of ``slot``'s episode now: each metric object's value, by name (or what
+        the task reports instead, see :meth:`~internutopia.core.task.base.BaseTask.episode_metrics`)."""
+        metrics = {metric.name: metric.calc(slot) for metric in self.table.slot_metrics[slot]}
+        task = self.table.slot_task[slot]
+        return task.episode_metrics(slot, metrics) if task is not None else metrics
+
+    # -- a step ------------------------------------------------------------------------------------
+    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """Reward, terminated and truncated, shape (env_num,), after a physics step of ``slots``
+        (zero/False elsewhere), and whether any task that can end an episode ran."""
+        reward = np.zeros(self.env_num)
+        terminated = np.zeros(self.env_num, dtype=bool)
+        truncated = np.zeros(self.env_num, dtype=bool)
+        tasks_stepped = False  # else no episode can end but by divergence
+        for task in self.tasks.values():
+            if type(task).step is _BASE_TASK_STEP:
+                continue  # reward 0, never ends: what the arrays already hold
+            served = self.members_of(task, slots)
+            if len(served):
+                reward[served], terminated[served], truncated[served] = task.step(served)
+                tasks_stepped = True
+        for reward_object in self.rewards.values():
+            served = self.members_of(reward_object, slots)
+            if len(served):
+                reward[served] += reward_object.calc(served)
+        for metric in self.metrics.values():
+            served = self.members_of(metric, slots)
+            if len(served):
+                metric.update(served)
+        return reward, terminated, truncated, tasks_stepped
+
+    def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
+        """Those of ``slots`` that ``owner`` (a task, reward or metric object) serves."""
+        mask = self.members.get(id(owner))
+        if mask is None:
+            return slots[:0]
+        member = mask[slots]
+        return slots if np.count_nonzero(member) == len(slots) else slots[member]
+
+    def _mask(self, owner: Any) -> np.ndarray:
+        mask = self.members.get(id(owner))
+        if mask is None:
+            mask = self.members[id(owner)] = np.zeros(self.env_num, dtype=bool)
+        return mask
+
+    def _drop_idle_metrics(self) -> None:
+        """Forget metric objects that serve no slot: episodes whose metric configs all differ would
+        otherwise leave one object (and its per-slot arrays) behind each."""
+        for key, metric in list(self.metrics.items()):
+            mask = self.members.get(id(metric))
+            if mask is None or not mask.any():
+                del self.metrics[key]
+                self.members.pop(id(metric), None)
+
+
+__all__ = ['Terms']

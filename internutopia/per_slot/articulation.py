@@ -1,0 +1,254 @@
+"""``IArticulation``: one robot in one env slot, joint by joint (InternUtopia's interface).
+
+InternUtopia's robots hold an Isaac Sim articulation; upstream-style robot, controller and task
+code reads joint states from it and sends :class:`~internutopia.per_slot.articulation_action.ArticulationAction`
+targets to it. Here an ``IArticulation`` does the same on the slot's own MuJoCo simulation:
+
+- joints are the robot's hinge and slide joints, in ``dof_names`` order (the robot's
+  ``joint_names``); indices refer to that list;
+- ``apply_action`` writes ``joint_positions`` to the joints' position servos, ``joint_velocities``
+  to their velocity servos (``ValueError`` naming the joint when it has no such servo) and applies
+  ``joint_efforts`` as joint torques;
+- ``set_joint_positions`` / ``set_joint_velocities`` teleport joint states;
+- poses come from :class:`~internutopia.core.util.pose_mixin.PoseMixin` (world, env, local).
+
+Settings that only mean something to PhysX (solver iteration counts, self-collision switches)
+are accepted and change nothing. Servo gains (``set_gains``) live in the compiled model, which
+every slot of the same structure shares, so they change for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import mujoco
+import numpy as np
+
+from internutopia.core.util.pose_mixin import PoseMixin
+from internutopia.per_slot.articulation_action import ArticulationAction
+from internutopia.per_slot.building import building_robot
+from internutopia.per_slot.rigid_body import IRigidBody
+
+if TYPE_CHECKING:
+    from internutopia.core.robot.base import BaseRobot
+
+
+class IArticulation(PoseMixin):
+    """Robot ``group`` (a robot group, see :class:`~internutopia.core.robot.base.BaseRobot`) in ``slot``."""
+
+    def __init__(self, group: BaseRobot, slot: int, origin: Any = None) -> None:
+        self.group = group
+        self.slot = int(slot)
+        self.env_id = self.slot
+        self.offset = np.zeros(3) if origin is None else np.asarray(origin, dtype=float)
+        self.name = group.name
+        self.prim_path = f'/World/env_{self.slot}/{group.name}'
+        self.status: Any = None
+        self._actuators: tuple[int, dict[str, np.ndarray]] | None = None
+
+    # -- structure -----------------------------------------------------------------------------
+    @property
+    def handles_initialized(self) -> bool:
+        """Always ``True``: the slot's simulation exists as long as the episode runs."""
+        return True
+
+    @property
+    def dof_names(self) -> list[str]:
+        """The robot's joints (hinge and slide), in the order indices refer to."""
+        return list(self.group.joint_names)
+
+    @property
+    def num_dof(self) -> int:
+        """Number of joints."""
+        return len(self.group.joint_names)
+
+    @property
+    def num_bodies(self) -> int:
+        """Number of bodies of the robot's model."""
+        model = self.group.world.model
+        prefix = f'{self.group.name}/'
+        return sum(1 for b in range(model.nbody) if model.body(b).name.startswith(prefix))
+
+    def get_dof_index(self, dof_name: str) -> int:
+        """Index of joint ``dof_name``; ``ValueError`` listing the joints otherwise."""
+        names = self.group.joint_names
+        if dof_name not in names:
+            raise ValueError(f'robot {self.group.name!r} has no joint {dof_name!r}; joints: {list(names)}')
+        return list(names).index(dof_name)
+
+    def _indices(self, joint_indices: Any) -> np.ndarray:
+        n = self.num_dof
+        if joint_indices is None:
+            return np.arange(n)
+        indices = np.asarray(joint_indices, dtype=np.intp).reshape(-1)
+        if np.any((indices < 0) | (indices >= n)):
+            raise ValueError(f'joint indices {indices.tolist()} out of range for {n} joints of {self.group.name!r}')
+        return indices
+
+    # -- joint state ---------------------------------------------------------------------------
+    def get_joint_positions(self, joint_indices: Any = None) -> np.ndarray:
+        """Joint positions (rad or m), for ``joint_indices`` (all when ``None``)."""
+        adr = self.group.joint_qposadr[self.slot][self._indices(joint_indices)]
+        return self.group.world.data.qpos[self.slot, adr].copy()
+
+    def get_joint_velocities(self, joint_indices: Any = None) -> np.ndarray:
+        """Joint velocities (rad/s or m/s), for ``joint_indices`` (all when ``None``)."""
+        adr = self.group.joint_dofadr[self.slot][self._indices(joint_indices)]
+        return self.group.world.data.qvel[self.slot, adr].copy()
+
+    def set_joint_positions(self, positions: Sequence[float], joint_indices: Any = None) -> None:
+        """Teleport joints to ``positions`` (the slot's derived state is recomputed)."""
+        indices = self._indices(joint_indices)
+        values = _values(positions, len(indices), 'positions')
+        self.group.world.data.qpos[self.slot, self.group.joint_qposadr[self.slot][indices]] = values
+        self.group.world.forward(np.array([self.slot]))
+        self.group.state_changed(self.slot)
+
+    def set_joint_velocities(self, velocities: Sequence[float], joint_indices: Any = None) -> None:
+        """Set joint velocities."""
+        indices = self._indices(joint_indices)
+        values = _values(velocities, len(indices), 'velocities')
+        self.group.world.data.qvel[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
+        self.group.state_changed(self.slot)
+
+    def get_applied_action(self) -> ArticulationAction:
+        """The servo targets in force (position and velocity servos) and applied joint torques."""
+        servos = self._servos()
+        data = self.group.world.data
+        positions = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['position']]
+        velocities = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['velocity']]
+        efforts = data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot]].tolist()
+        return ArticulationAction(positions, velocities, efforts)
+
+    # -- commands ------------------------------------------------------------------------------
+    def _servos(self) -> dict[str, np.ndarray]:
+        """Actuator ids driving each joint as a position servo, a velocity servo or a motor (-1: none)."""
+        version = id(self.group.world)
+        if self._actuators is not None and self._actuators[0] == version:
+            return self._actuators[1]
+        model = self.group.world.model
+        joints = [model.joint(self.group.full_name(n)).id for n in self.group.joint_names]
+        out = {kind: np.full(len(joints), -1, dtype=np.intp) for kind in ('position', 'velocity', 'motor')}
+        for actuator in range(model.nu):
+            if int(model.actuator_trntype[actuator]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+                continue
+            joint = int(model.actuator_trnid[actuator, 0])
+            if joint not in joints:
+                continue
+            bias = model.actuator_biasprm[actuator]
+            kind = 'position' if bias[1] != 0 else 'velocity' if bias[2] != 0 else 'motor'
+            out[kind][joints.index(joint)] = actuator
+        self._actuators = (version, out)
+        return out
+
+    def apply_action(self, action: ArticulationAction) -> None:
+        """Send ``action``'s targets to the joints' servos and torques (see the module docstring).
+
+        Raises:
+            ValueError: a target for a joint without a servo of that kind, or a wrong length.
+        """
+        if action is None:
+            return
+        indices = self._indices(action.joint_indices)
+        servos = self._servos()
+        data = self.group.world.data
+        for kind, values in (('position', action.joint_positions), ('velocity', action.joint_velocities)):
+            if values is None:
+                continue
+            values = list(values) if not isinstance(values, np.ndarray) else values.reshape(-1).tolist()
+            if len(values) != len(indices):
+                raise ValueError(f'ArticulationAction joint_{kind}s has {len(values)} entries for {len(indices)} joints')
+            for index, value in zip(indices.tolist(), values, strict=True):
+                if value is None or (isinstance(value, float) and np.isnan(value)):
+                    continue
+                actuator = servos[kind][index]
+                if actuator < 0:
+                    raise ValueError(f'joint {self.group.joint_names[index]!r} of robot {self.group.name!r} has no {kind} '
+                                     f'servo; joints with one: {[n for n, a in zip(self.group.joint_names, servos[kind], strict=True) if a >= 0]}')
+                data.ctrl[self.slot, actuator] = float(value)
+        if action.joint_efforts is not None:
+            efforts = np.asarray([np.nan if e is None else e for e in action.joint_efforts], dtype=float).reshape(-1)
+            if len(efforts) != len(indices):
+                raise ValueError(f'ArticulationAction joint_efforts has {len(efforts)} entries for {len(indices)} joints')
+            given = ~np.isnan(efforts)
+            dof = self.group.joint_dofadr[self.slot][indices]
+            data.qfrc_applied[self.slot, dof[given]] = efforts[given]
+
+    def set_gains(self, kps: Any = None, kds: Any = None, joint_indices: Any = None) -> None:
+        """Position-servo stiffness ``kps`` and damping ``kds`` (for every slot of this structure)."""
+        indices = self._indices(joint_indices)
+        model = self.group.world.model
+        servos = self._servos()['position'][indices]
+        for values, gain in ((kps, 'kp'), (kds, 'kd')):
+            if values is None:
+                continue
+            values = _values(values, len(indices), gain + 's')
+            for actuator, value in zip(servos.tolist(), values.tolist(), strict=True):
+                if actuator < 0:
+                    continue
+                if gain == 'kp':
+                    model.actuator_gainprm[actuator, 0] = value
+                    model.actuator_biasprm[actuator, 1] = -value
+                else:
+                    model.actuator_biasprm[actuator, 2] = -value
+
+    def set_enabled_self_collisions(self, flag: bool) -> None:
+        """Accepted for InternUtopia's code; self-collision is part of the model here."""
+
+    def set_solver_velocity_iteration_count(self, count: int) -> None:
+        """Accepted for InternUtopia's code; PhysX solver settings mean nothing to MuJoCo."""
+
+    def set_solver_position_iteration_count(self, count: int) -> None:
+        """Accepted for InternUtopia's code; PhysX solver settings mean nothing to MuJoCo."""
+
+    # -- base ----------------------------------------------------------------------------------
+    def base(self) -> IRigidBody:
+        """The robot's base body."""
+        return IRigidBody(self.group, self.slot, None, origin=self.offset, name=self.group.name)
+
+    def _env_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        position, orientation = self.group.poses(np.array([self.slot], dtype=np.intp))
+        return position[0], orientation[0]
+
+    def _set_env_pose(self, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
+        self.group.teleport(self.slot, position, orientation)
+
+    def get_linear_velocity(self) -> np.ndarray:
+        """World-frame linear velocity of the base, m/s."""
+        return self.base().get_linear_velocity()
+
+    def get_angular_velocity(self) -> np.ndarray:
+        """World-frame angular velocity of the base, rad/s."""
+        return self.base().get_angular_velocity()
+
+    def save_status(self) -> None:
+        """Remember the joint state (InternUtopia keeps it across a physics-view rebuild; none happens here)."""
+        self.status = (self.get_joint_positions(), self.get_joint_velocities())
+
+    def restore_status(self) -> None:
+        """Nothing to restore: resetting one slot leaves every other slot's state as it was."""
+
+    @classmethod
+    def create(cls, usd_path: str | None = None, prim_path: str | None = None, name: str | None = None,
+               *args: Any, **kwargs: Any) -> IArticulation:
+        """The articulation of the robot being built (call it in a per-slot robot's ``__init__``).
+
+        InternUtopia loads ``usd_path`` into the stage here; in this package the robot's model is
+        already in its slot (its group built it from the config), so this returns its view.
+        """
+        context = building_robot('IArticulation.create')
+        return cls(context.group, context.slot, origin=context.origin)
+
+    def __repr__(self) -> str:
+        return f'IArticulation({self.group.name!r}, env {self.slot}, {self.num_dof} joints)'
+
+
+def _values(values: Any, count: int, what: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float).reshape(-1)
+    if array.shape != (count,) or not np.all(np.isfinite(array)):
+        raise ValueError(f'{what} must be {count} finite numbers; got {values!r}')
+    return array
+
+
+__all__ = ['IArticulation']

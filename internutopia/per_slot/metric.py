@@ -1,0 +1,133 @@
+"""Metrics one slot at a time: InternUtopia's metric API next to our vectorized metrics.
+
+- An upstream-style metric class (``cls(config, task_config)`` with ``update(obs)`` every step and
+  ``calc()`` when the episode ends) is run by a :class:`SlotMetricAdapter`: one instance per slot
+  and episode, given the slot's observation ``{robot_name: robot_obs}`` every step.
+- A built-in metric seen from one slot (a per-slot task's ``metrics[name]``) is a
+  :class:`SlotMetricView`: ``calc()`` is the metric's value for that slot's episode so far.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.view import EnvView
+from internutopia.per_slot.scene import task_name
+from internutopia.per_slot.style import instance_class, is_per_slot
+
+#: How a per-slot metric class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
+METRIC_MARKS = (('set_up_runtime',), ('calc',), ('task_config',))
+
+
+class SlotMetric:
+    """InternUtopia's per-instance metric: one slot's episode, built as ``cls(config, task_config)``."""
+
+    # Set by __init__ and set_up_runtime, as InternUtopia's metrics have them.
+    config: Any
+    name: str
+    task_config: Any
+    metric_config: dict[str, Any]
+    env_id: Any
+    env_offset: Any
+    task_name: Any
+
+    def __init__(self, config: Any, task_config: Any) -> None:
+        self.env_offset: Any = None
+        self.env_id: Any = None
+        self.task_name: Any = None
+        self.config = config
+        self.name = config.name
+        self.task_config = task_config
+        self.metric_config = config.metric_config
+
+    def set_up_runtime(self, task_name: Any, env_id: Any, env_offset: Any) -> None:
+        """Record the episode's name, slot and slot origin."""
+        self.task_name = task_name
+        self.env_id = env_id
+        self.env_offset = env_offset
+
+    def update(self, obs: Any) -> None:
+        """Accumulate after a step, given the slot's observation ``{robot_name: robot_obs}``."""
+
+    def calc(self) -> Any:
+        """The metric's value for the episode (JSON-serializable)."""
+        raise NotImplementedError(f'{type(self).__name__}.calc is not implemented')
+
+
+class SlotMetricView:
+    """A built-in (vectorized) metric ``metric`` seen from ``slot``."""
+
+    def __init__(self, metric: BaseMetric, slot: int) -> None:
+        self.metric = metric
+        self.slot = int(slot)
+        self.config = metric.config
+        self.name = metric.name
+        self.metric_config = metric.config.metric_config
+
+    def update(self, *args: Any) -> None:
+        """The env updates its metrics every step; nothing to do."""
+
+    def calc(self) -> Any:
+        """The metric's value for the slot's episode (so far)."""
+        return self.metric.calc(self.slot)
+
+    def __repr__(self) -> str:
+        return f'{type(self.metric).__name__}({self.name!r}, env {self.slot})'
+
+
+class SlotMetricAdapter(BaseMetric):
+    """Runs the upstream-style metric class ``instance_class`` for every slot whose episode lists the config."""
+
+    def __init__(self, config: Any, view: EnvView, instance_class: type) -> None:
+        super().__init__(config, view)
+        self.instance_class = instance_class
+        self.instances: dict[int, Any] = {}
+
+    def reset_slot(self, slot: int, task: Any) -> None:
+        made = self.instance_class(self.config, task)
+        made.set_up_runtime(task_name(self.view, slot), slot, self.view.origin(slot).tolist())
+        self.instances[slot] = made
+
+    def update(self, slots: np.ndarray) -> None:
+        slots = np.asarray(slots, dtype=np.intp)
+        for slot, obs in zip(slots.tolist(), self.view.robot_observations(slots), strict=True):
+            self.instances[slot].update(obs)
+
+    def calc(self, slot: int) -> Any:
+        return self.instances[slot].calc()
+
+
+def metric_in_slot(metric: BaseMetric, slot: int) -> Any:
+    """Metric ``metric`` in ``slot`` as InternUtopia's per-slot object (``calc()``)."""
+    if isinstance(metric, SlotMetricAdapter):
+        return metric.instances[slot]
+    return SlotMetricView(metric, slot)
+
+
+def metric_maker(cls: type) -> Any:
+    """The registry adapter of metrics: what builds the metric of an upstream-style class."""
+    if not is_per_slot(cls, BaseMetric, *METRIC_MARKS):
+        return None
+    made = instance_class(cls, SlotMetric, BaseMetric, METRIC_MARKS)
+    return lambda config, view: SlotMetricAdapter(config, view, made)
+
+
+def create_metric(config: Any, task_config: Any) -> Any:
+    """A per-slot metric object of an upstream-style metric class (``cls(config, task_config)``;
+    InternUtopia's ``internutopia.core.task.metric.create_metric``).
+
+    Raises:
+        ValueError: the type is not registered, or is one of this package's metrics (those are
+            created by the env for every slot from the task config's ``metrics``).
+    """
+    metric_class = BaseMetric.registry.get(config.type)
+    if not is_per_slot(metric_class, BaseMetric, *METRIC_MARKS):
+        raise ValueError(f'metric {config.type!r} serves every slot at once: list it in the metrics of the task config '
+                         'and the env creates it')
+    return instance_class(metric_class, SlotMetric, BaseMetric, METRIC_MARKS)(config, task_config)
+
+
+__all__ = ['SlotMetric', 'SlotMetricAdapter', 'SlotMetricView', 'create_metric', 'metric_in_slot', 'metric_maker']

@@ -1,0 +1,65 @@
+"""Where the style of a registered class is decided: once, when it is registered.
+
+:func:`install` hands each base class's registry (robots, controllers, sensors, tasks, metrics,
+rewards) an adapter: for a class written InternUtopia's way (one object per slot, see
+:mod:`internutopia.per_slot.style`) it names the per-slot adapter that builds its vectorized face;
+for any other class it names nothing, and the class builds its own objects. The runner asks the
+registry what builds a type and calls it, the same way for both styles.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from internutopia.core.controller.base import BaseController
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.reward.base import BaseReward
+from internutopia.core.robot.base import BaseRobot
+from internutopia.core.runner.runner import Runner
+from internutopia.core.sensor.base import BaseSensor
+from internutopia.core.task.base import BaseTask
+from internutopia.per_slot.controller import SlotController, controller_maker
+from internutopia.per_slot.metric import SlotMetric, metric_maker
+from internutopia.per_slot.reward import SlotReward, reward_maker
+from internutopia.per_slot.robot import SlotRobot, robot_in_slot, robot_maker
+from internutopia.per_slot.runner import UpstreamRunner
+from internutopia.per_slot.sensor import SlotSensor, sensor_maker
+from internutopia.per_slot.style import with_api
+from internutopia.per_slot.task import SlotTask, task_in_slot, task_maker
+
+#: The per-slot API (InternUtopia's methods and attributes) of each base class's per-slot objects.
+PER_SLOT_APIS: dict[type, type] = {BaseRobot: SlotRobot, BaseController: SlotController, BaseSensor: SlotSensor,
+                                   BaseTask: SlotTask, BaseMetric: SlotMetric, BaseReward: SlotReward}
+
+_lock = threading.Lock()
+_installed = False
+
+
+def install() -> None:
+    """Have the registries run InternUtopia-style classes through the per-slot adapters (once per
+    process; classes registered before and after alike)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        BaseRobot.registry.adapt_with(robot_maker)
+        BaseController.registry.adapt_with(controller_maker(robot_in_slot))
+        BaseSensor.registry.adapt_with(sensor_maker(robot_in_slot))
+        BaseTask.registry.adapt_with(task_maker)
+        BaseMetric.registry.adapt_with(metric_maker)
+        BaseReward.registry.adapt_with(reward_maker(task_in_slot))
+        _installed = True
+
+
+def per_slot_face(cls: type) -> type | None:
+    """What a subclass of ``cls`` written InternUtopia's way has: ``cls`` with its family's per-slot
+    API in front; for the runner, the runner ``env.runner`` is (``None`` for other classes)."""
+    if issubclass(cls, Runner):
+        return UpstreamRunner
+    for base, api in PER_SLOT_APIS.items():
+        if issubclass(cls, base):
+            return with_api(api, cls)
+    return None
+
+
+__all__ = ['PER_SLOT_APIS', 'install', 'per_slot_face']

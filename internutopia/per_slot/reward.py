@@ -1,0 +1,116 @@
+"""Rewards one slot at a time: InternUtopia's reward API next to our vectorized rewards.
+
+An upstream-style reward class (``cls(task, settings)`` with ``calc()`` returning the step's
+reward of one episode) is run by a :class:`SlotRewardAdapter`: one instance per slot and
+episode, made with that slot's per-slot task object and the config's ``reward_settings``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.reward.base import BaseReward
+from internutopia.core.task.base import BaseTask
+from internutopia.core.view import EnvView
+from internutopia.per_slot.style import instance_class, is_per_slot
+
+#: How a per-slot reward class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
+REWARD_MARKS = (('init_setting', '_calc_next_state'), ('calc', 'reset'), ('settings', 'task'))
+
+#: ``task_in_slot(task, slot)``: the per-slot task object (given by the task module, which builds on this one).
+TaskInSlot = Callable[[BaseTask, int], Any]
+
+
+class SlotReward:
+    """InternUtopia's per-instance reward: one slot's episode, built as ``cls(task, settings)``."""
+
+    # Set by __init__, as InternUtopia's rewards have them.
+    task: Any
+    state: Any
+    settings: dict[str, Any]
+
+    def __init__(self, task: Any, settings: dict[str, Any]) -> None:
+        self.state: Any = None
+        self.task = task
+        self.settings = settings
+        self.init_setting()
+
+    def init_setting(self) -> None:
+        """Read ``self.settings`` (called by ``__init__``)."""
+
+    def reset(self) -> None:
+        """Start a new episode."""
+        self.state = None
+
+    def _calc_next_state(self) -> Any:
+        raise NotImplementedError(f'{type(self).__name__}._calc_next_state is not implemented')
+
+    def calc(self) -> Any:
+        """This step's reward (a float)."""
+        raise NotImplementedError(f'{type(self).__name__}.calc is not implemented')
+
+
+class SlotRewardAdapter(BaseReward):
+    """Runs the upstream-style reward class ``instance_class`` for every slot whose task config names it."""
+
+    def __init__(self, config: Any, view: EnvView, instance_class: type, task_in_slot: TaskInSlot) -> None:
+        super().__init__(config, view)
+        self.instance_class = instance_class
+        self._task_in_slot = task_in_slot
+        self.instances: dict[int, Any] = {}
+
+    def reset_slot(self, slot: int, task: Any) -> None:
+        task_object = self._task_in_slot(self.view.task(slot), slot)
+        made = self.instance_class(task_object, dict(self.settings))
+        made.reset()
+        self.instances[slot] = made
+        task_object.reward = made  # InternUtopia's task.reward: the same object
+
+    def calc(self, slots: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(slots))
+        for index, slot in enumerate(np.asarray(slots).tolist()):
+            value = self.instances[slot].calc()
+            out[index] = float(value) if value is not None else 0.0
+        return out
+
+
+def reward_class(cls: type) -> type:
+    """The class of the per-slot objects of the upstream-style reward class ``cls``."""
+    return instance_class(cls, SlotReward, BaseReward, REWARD_MARKS)
+
+
+def reward_maker(task_in_slot: TaskInSlot) -> Callable[[type], Any]:
+    """The registry adapter of rewards: what builds the reward of an upstream-style class."""
+
+    def maker(cls: type) -> Any:
+        if not is_per_slot(cls, BaseReward, *REWARD_MARKS):
+            return None
+        made = reward_class(cls)
+        return lambda config, view: SlotRewardAdapter(config, view, made, task_in_slot)
+
+    return maker
+
+
+def check_slot_reward(reward_config: Any) -> None:
+    """``ValueError`` unless the reward type of ``reward_config`` is written per slot (what a per-slot task needs)."""
+    if not is_per_slot(BaseReward.registry.get(reward_config.type), BaseReward, *REWARD_MARKS):
+        raise ValueError(f'reward {reward_config.type!r} serves every slot of its own task type at once; an '
+                         'upstream-style (per-slot) task needs a per-slot reward class (calc() returning a float)')
+
+
+def create_reward(reward_config: Any, task: Any) -> Any:
+    """A per-slot reward object (``cls(task, settings)``) for a per-slot task object ``task``
+    (InternUtopia's ``internutopia.core.task.reward.create_reward``).
+
+    Raises:
+        ValueError: the type is not registered, or its class serves every slot at once (a reward
+            of this package needs its own task type; give a per-slot task a per-slot reward).
+    """
+    check_slot_reward(reward_config)
+    return reward_class(BaseReward.registry.get(reward_config.type))(task, dict(reward_config.reward_settings or {}))
+
+
+__all__ = ['SlotReward', 'SlotRewardAdapter', 'check_slot_reward', 'create_reward', 'reward_maker']

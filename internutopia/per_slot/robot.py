@@ -1,0 +1,339 @@
+"""Robots one slot at a time: InternUtopia's robot API on top of our vectorized robot groups.
+
+Two kinds of per-slot robot object exist, both made for one slot and episode by
+:func:`robot_in_slot`:
+
+- an instance of an upstream-style robot class (``class MyH1(H1Robot)`` with
+  ``__init__(self, config, scene)``, ``apply_action(action)``, ``get_obs()``). Its robot group is a
+  :class:`SlotRobotGroup`: the nearest built-in class runs the physics (model, controllers and
+  sensors) for every slot, and each slot's instance decides what an action does and what the
+  robot observes;
+- a view of a built-in robot in one slot (what ``env.runner.current_tasks[...].robots[name]`` and
+  upstream-style tasks, controllers and sensors see).
+
+Either way the object is a :class:`SlotRobot`, with InternUtopia's attributes: ``name``,
+``config``, ``articulation`` (an :class:`~internutopia.per_slot.articulation.IArticulation`),
+``controllers`` and ``sensors`` (per slot, by name) and the methods below.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.config import RobotCfg, SimConfig
+from internutopia.core.robot.base import BaseRobot
+from internutopia.core.util.trees import row
+from internutopia.per_slot.articulation import IArticulation
+from internutopia.per_slot.building import BUILDING, SlotRobotContext
+from internutopia.per_slot.controller import controller_in_slot
+from internutopia.per_slot.instances import OrderedObsMixin
+from internutopia.per_slot.model import ModelRobot
+from internutopia.per_slot.rigid_body import IRigidBody
+from internutopia.per_slot.scene import SlotScene
+from internutopia.per_slot.sensor import sensor_in_slot
+from internutopia.per_slot.style import instance_class, is_per_slot, vectorized_base, with_api
+
+#: Methods only InternUtopia-style (per-slot) robot classes define.
+PER_SLOT_ROBOT_METHODS = ('apply_action', 'get_robot_base', 'get_robot_scale', 'set_up_to_scene', 'get_rigid_bodies')
+#: How a per-slot robot class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
+ROBOT_MARKS = (PER_SLOT_ROBOT_METHODS, ('get_obs',), ('scene',))
+
+
+class SlotRobot(OrderedObsMixin):
+    """InternUtopia's per-instance robot, for robot objects of one slot (see the module docstring).
+
+    Built by :func:`robot_in_slot` (``__init__(config, scene)`` runs with the slot's group and id set).
+    """
+
+    _slot_group: BaseRobot | None = None
+    _slot: int = -1
+    # Set by __init__, as InternUtopia's robots have them.
+    name: str
+    config: Any
+    articulation: IArticulation
+    controllers: OrderedDict
+    sensors: OrderedDict
+    obs_keys: list[str]
+
+    def __init__(self, config: Any, scene: Any) -> None:
+        group = self._slot_group
+        if group is None:
+            raise ValueError(f'{type(self).__name__}(config, scene) is built by the env, one per slot and episode, from '
+                             'the robot config of the episode (see docs/extensions.md); it cannot be made directly')
+        self.name = config.name
+        self.config = config
+        self._scene = scene
+        self.env_num = group.env_num
+        self.obs_keys: list[str] = []
+        self._rigid_body_map: dict[str, IRigidBody] = {}
+        self.articulation = IArticulation(group, self._slot, origin=scene.origin)
+        self.controllers = OrderedDict((name, controller_in_slot(c, self._slot, self, scene)) for name, c in group.controllers.items())
+        self.sensors = OrderedDict((name, sensor_in_slot(s, self._slot, self, scene)) for name, s in group.sensors.items())
+
+    # -- InternUtopia's API --------------------------------------------------------------------
+    def apply_action(self, action: dict[str, Any]) -> None:
+        """Send each ``{controller_name: args}`` entry to that controller (unknown names are skipped
+        with a warning, as in InternUtopia)."""
+        for controller_name, controller_action in action.items():
+            controller = self.controllers.get(controller_name)
+            if controller is None:
+                warnings.warn(f'robot {self.name!r} in env {self._slot}: unknown controller {controller_name!r} in the '
+                              f'action is ignored; controllers: {list(self.controllers)}', stacklevel=2)
+                continue
+            control = controller.action_to_control(controller_action)
+            if control is not None:
+                self.articulation.apply_action(control)
+
+    def get_obs(self) -> dict[str, Any]:
+        """This slot's row of the group's observation (position, orientation, joints, controllers,
+        sensors); upstream-style classes override it to decide what their robot observes."""
+        return slot_row(self._slot_group, self._slot)
+
+    def _get_controllers_and_sensors_obs(self) -> tuple[OrderedDict, OrderedDict]:
+        """``(controller observations, sensor data)`` of this slot, by name."""
+        controllers = OrderedDict((name, c.get_obs()) for name, c in self.controllers.items())
+        sensors = OrderedDict((name, s.get_data()) for name, s in self.sensors.items())
+        return controllers, sensors
+
+    def get_robot_base(self) -> IRigidBody:
+        """The robot's base body (its ``position``/``orientation``)."""
+        return self.articulation.base()
+
+    def get_robot_scale(self) -> np.ndarray:
+        """The robot's scale, ``(1, 1, 1)`` (robots are not scaled here; see ``RobotCfg.scale``)."""
+        return np.asarray(self.config.scale if self.config.scale is not None else (1.0, 1.0, 1.0), dtype=float)
+
+    def get_robot_articulation(self) -> IArticulation:
+        """The robot's :class:`IArticulation`."""
+        return self.articulation
+
+    def get_controllers(self) -> OrderedDict:
+        """The robot's controllers in this slot, by name."""
+        return self.controllers
+
+    def get_rigid_bodies(self) -> list[IRigidBody]:
+        """The robot's bodies (after :meth:`create_rigid_bodies`)."""
+        return list(self._rigid_body_map.values())
+
+    def create_rigid_bodies(self) -> None:
+        """Look up every body of the robot's model as an :class:`IRigidBody`."""
+        group = self._slot_group
+        model = group.world.model
+        prefix = f'{group.name}/'
+        for body in range(model.nbody):
+            name = model.body(body).name
+            if name.startswith(prefix):
+                local = name[len(prefix):]
+                self._rigid_body_map[name] = IRigidBody(group, self._slot, local, origin=self._scene.origin, name=name)
+
+    def clean_stale_rigid_bodies(self) -> None:
+        """Nothing is stale here: a slot's bodies live as long as its episode."""
+
+    def set_up_to_scene(self, scene: Any) -> None:
+        """Nothing to set up: the env placed the robot in its slot from the config."""
+        self._scene = scene
+
+    def save_robot_info(self) -> None:
+        """Nothing to save: resetting one slot leaves every other slot's state as it was."""
+
+    def restore_robot_info(self) -> None:
+        """Nothing to restore (see :meth:`save_robot_info`)."""
+
+    def post_reset(self) -> None:
+        """Called once the episode's start state is in place: the sensors' ``post_reset``."""
+        for sensor in self.sensors.values():
+            hook = getattr(sensor, 'post_reset', None)
+            if hook is not None:
+                hook()
+
+    def cleanup(self) -> None:
+        """Called when the slot's episode is replaced: the controllers' and sensors' ``cleanup``."""
+        for part in (*self.controllers.values(), *self.sensors.values()):
+            hook = getattr(part, 'cleanup', None)
+            if hook is not None:
+                hook()
+
+
+class SlotActionSink:
+    """Takes the action entries of a robot run by an upstream-style class and hands each slot's
+    ``{controller_name: args}`` to that slot's instance (``apply_action``), in the step's command phase."""
+
+    def __init__(self, group: SlotRobotGroup) -> None:
+        self.group = group
+        self.name = f'{group.name} (per-slot robot)'
+
+    def parse_action(self, action: Any) -> Any:
+        """InternUtopia's robots take ``{controller_name: args}``; anything else is a ``ValueError``."""
+        if not isinstance(action, dict):
+            raise ValueError(f'robot {self.group.name!r} takes a dict {{controller_name: args}}; got {type(action).__name__}')
+        return action
+
+    def batch(self, parsed: list[Any]) -> list[Any]:
+        return list(parsed)
+
+    def apply(self, slots: np.ndarray, actions: list[Any]) -> None:
+        for slot, action in zip(slots.tolist(), actions, strict=True):
+            # Each slot gets its own dict: scripts often send one object to every slot.
+            self.group.instance(slot).apply_action(dict(action))
+
+
+class SlotRobotGroup:
+    """Put in front of a built-in robot class, the group of an upstream-style robot class: the
+    built-in class runs the physics of every slot; the per-slot instances (of :attr:`instance_class`)
+    take the slots' actions and make their observations (lists of dicts, so the array API cannot
+    serve it)."""
+
+    array_api = False
+    #: The class of the per-slot instances (the upstream-style class, see :func:`robot_group_class`).
+    instance_class: type
+
+    def __init__(self, config: RobotCfg, env_num: int, sim: SimConfig) -> None:
+        super().__init__(config, env_num, sim)  # type: ignore[call-arg]  # the built-in robot class behind
+        self.instances: dict[int, Any] = {}
+        self.slot_configs: dict[int, RobotCfg] = {}
+        #: Each slot's row of the built-in observation, with the slot's sim time when it was read.
+        self._rows: dict[int, tuple[float, dict[str, Any]]] = {}
+        self._sink = SlotActionSink(self)
+
+    def commanded(self, controller_actions: Any) -> list[tuple[str | None, Any, Any]]:
+        """The whole ``{controller_name: args}`` goes to the slot's instance (its ``apply_action``)."""
+        return [(None, self._sink, controller_actions)]
+
+    def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg]) -> None:
+        super().reset_slots(slots, configs)  # type: ignore[misc]
+        for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
+            self.slot_configs[slot] = config
+            self._rows.pop(slot, None)
+            old = self.instances.pop(slot, None)
+            if old is not None:
+                old.cleanup()
+
+    def state_changed(self, slot: int) -> None:
+        super().state_changed(slot)  # type: ignore[misc]
+        self._rows.pop(slot, None)
+
+    def get_obs(self, slots: np.ndarray) -> list[Any]:
+        """One observation per slot of ``slots``: its instance's ``get_obs()``."""
+        slots = np.asarray(slots, dtype=np.intp)
+        tree = self.builtin_obs(slots)  # read once for all slots; the instances read their rows
+        times = self.world.data.time  # type: ignore[attr-defined]
+        for index, slot in enumerate(slots.tolist()):
+            self._rows[slot] = (float(times[slot]), row(tree, index))
+        return [self.instance(slot).get_obs() for slot in slots.tolist()]
+
+    def builtin_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        """The built-in class's observation arrays of ``slots``."""
+        return super().get_obs(slots)  # type: ignore[misc]
+
+    def row(self, slot: int) -> dict[str, Any]:
+        """``slot``'s row of :meth:`builtin_obs` now (the step's row when it is current)."""
+        held = self._rows.get(slot)
+        if held is not None and held[0] == float(self.world.data.time[slot]):  # type: ignore[attr-defined]
+            return dict(held[1])
+        return row(self.builtin_obs(np.array([slot], dtype=np.intp)), 0)
+
+    def instance(self, slot: int) -> Any:
+        """``slot``'s instance of the upstream-style class (made once per slot and episode)."""
+        made = self.instances.get(slot)
+        if made is None:
+            made = build_robot(self.instance_class, self, slot, self.slot_configs.get(slot, self.config), self.instances)  # type: ignore[arg-type, attr-defined]
+            made.post_reset()
+        return made
+
+
+@functools.cache
+def robot_group_class(cls: type) -> type:
+    """The group class of the upstream-style robot class ``cls``: :class:`SlotRobotGroup` in front
+    of the nearest built-in class (:class:`~internutopia.per_slot.model.ModelRobot` when ``cls``
+    subclasses ``BaseRobot`` directly: its model comes from ``usd_path``)."""
+    physics = vectorized_base(cls, BaseRobot, *ROBOT_MARKS)
+    if physics is BaseRobot:
+        physics = ModelRobot
+    return type(f'{cls.__name__}Group', (SlotRobotGroup, physics), {
+        '__module__': __name__, 'instance_class': instance_class(cls, SlotRobot, BaseRobot, ROBOT_MARKS)})
+
+
+def robot_maker(cls: type) -> Any:
+    """What builds the group of ``cls`` (registered as a robot), ``None`` for a vectorized class."""
+    return robot_group_class(cls) if is_per_slot(cls, BaseRobot, *ROBOT_MARKS) else None
+
+
+def build_robot(cls: type, group: BaseRobot, slot: int, config: Any, instances: dict[int, Any]) -> Any:
+    """A per-slot robot object of class ``cls`` for ``group`` in ``slot``, kept in ``instances``
+    before its ``__init__`` runs (its sensors and controllers ask for it while it builds); a
+    failing ``__init__`` leaves nothing behind."""
+    if group.env_view is None:
+        raise RuntimeError(f'robot {group.name!r} is not in an env yet; per-slot robots exist once an episode runs')
+    scene = SlotScene(group.env_view, slot)
+    made = cls.__new__(cls)
+    made._slot_group = group
+    made._slot = int(slot)
+    instances[slot] = made
+    token = BUILDING.set(SlotRobotContext(group, int(slot), scene.origin))
+    try:
+        cls.__init__(made, config, scene)
+    except BaseException:
+        instances.pop(slot, None)
+        raise
+    finally:
+        BUILDING.reset(token)
+    return made
+
+
+#: Per-slot views of built-in robot groups: ``{group: {slot: (episode index, view)}}``.
+_views: weakref.WeakKeyDictionary[BaseRobot, dict[int, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+
+
+def robot_in_slot(group: BaseRobot, slot: int) -> Any:
+    """Robot ``group`` in ``slot`` as InternUtopia's per-slot object (made once per slot and episode)."""
+    if isinstance(group, SlotRobotGroup):
+        return group.instance(slot)
+    views = _views.setdefault(group, {})
+    episode = group.env_view.episode_index(slot) if group.env_view is not None else None
+    held = views.get(slot)
+    if held is not None and held[0] == episode:
+        return held[1]
+    task = group.env_view.task_config(slot) if group.env_view is not None else None
+    config = next((r for r in task.robots if r.name == group.name), group.config) if task is not None else group.config
+    made = build_robot(with_api(SlotRobot, type(group)), group, slot, config, {})
+    views[slot] = (episode, made)
+    return made
+
+
+def slot_row(group: BaseRobot, slot: int) -> dict[str, Any]:
+    """``slot``'s row of the built-in observation of ``group``."""
+    if isinstance(group, SlotRobotGroup):
+        return group.row(slot)
+    return row(group.get_obs(np.array([slot], dtype=np.intp)), 0)
+
+
+def create_robots(task_config: Any, scene: Any) -> OrderedDict[str, Any]:
+    """The robots of ``task_config`` in the scene's slot, as per-slot robot objects, by name
+    (InternUtopia's ``internutopia.core.robot.robot.create_robots``).
+
+    Raises:
+        ValueError: a robot of the config is not in the slot (the slot runs another episode).
+    """
+    robots = scene.view.robots(scene.slot)
+    out: OrderedDict[str, Any] = OrderedDict()
+    for robot in task_config.robots:
+        group = robots.get(robot.name)
+        if group is None:
+            raise ValueError(f'env {scene.slot} has no robot {robot.name!r}; robots: {sorted(robots)}')
+        out[robot.name] = robot_in_slot(group, scene.slot)
+    return out
+
+
+def init_robots(task_config: Any, scene: Any) -> OrderedDict[str, Any]:
+    """The same as :func:`create_robots`."""
+    return create_robots(task_config, scene)
+
+
+__all__ = ['PER_SLOT_ROBOT_METHODS', 'SlotActionSink', 'SlotRobot', 'SlotRobotGroup', 'create_robots', 'init_robots',
+           'robot_group_class', 'robot_in_slot', 'robot_maker', 'slot_row']

@@ -1,0 +1,284 @@
+"""Tasks one slot at a time: InternUtopia's task API next to our vectorized tasks.
+
+- An upstream-style task class (``cls(config, scene)`` with ``is_done()``, ``get_observations()``,
+  ``calculate_metrics()``) is run by a :class:`SlotTaskAdapter`, a vectorized task holding one
+  instance per slot and episode: every step it asks each instance ``is_done()`` (``terminated``),
+  its reward's ``calc()`` (``reward``) and ``get_observations()`` (the slot's observation), and its
+  ``calculate_metrics()`` when the episode ends.
+- A built-in task seen from one slot (``env.runner.current_tasks[name]``) is a
+  :class:`SlotTaskView` with the same attributes.
+
+Both are :class:`SlotTask` objects: they have the slot's robots and objects by name
+(``self.robots[name]`` are per-slot robot objects, ``self.objects[name]`` bodies), its metrics
+(``self.metrics``), its reward (``self.reward``) and its step count (``self.steps``).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.task.base import BaseTask
+from internutopia.core.util.trees import row
+from internutopia.core.view import EnvView
+from internutopia.per_slot.metric import metric_in_slot
+from internutopia.per_slot.reward import check_slot_reward
+from internutopia.per_slot.rigid_body import IRigidBody
+from internutopia.per_slot.robot import robot_in_slot
+from internutopia.per_slot.scene import SlotScene, task_name
+from internutopia.per_slot.style import instance_class, is_per_slot, with_api
+
+#: Methods only InternUtopia-style (per-slot) task classes define.
+PER_SLOT_TASK_METHODS = ('is_done', 'calculate_metrics', 'set_up_scene', 'load', 'pre_step', 'post_reset', 'set_up_runtime')
+#: How a per-slot task class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
+TASK_MARKS = (PER_SLOT_TASK_METHODS, ('get_observations',), ('scene',))
+
+
+class SlotMetrics(Mapping):
+    """The metrics of one slot's episode by name, as per-slot objects (``calc()``), read live."""
+
+    def __init__(self, view: EnvView, slot: int) -> None:
+        self._view = view
+        self._slot = slot
+
+    def _objects(self) -> dict[str, Any]:
+        return {metric.name: metric_in_slot(metric, self._slot) for metric in self._view.metrics(self._slot)}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._objects()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._objects())
+
+    def __len__(self) -> int:
+        return len(self._view.metrics(self._slot))
+
+
+class SlotTask:
+    """InternUtopia's per-instance task: one slot's episode, built as ``cls(config, scene)``."""
+
+    name: Any
+    config: Any
+    env_id: int
+    env_offset: list[float]
+    root_path: str
+    scene_prim: Any
+    robots: OrderedDict
+    objects: OrderedDict
+    scene_rigid_bodies: dict[str, Any]
+    metrics: Mapping
+    reward: Any
+    steps: int
+    work: bool
+    loaded: bool
+
+    def __init__(self, config: Any, scene: Any) -> None:
+        view, slot = scene.view, scene.slot
+        self.name = None
+        self.env_id = slot
+        self.env_offset = list(scene.env_offset)
+        self.root_path = f'/World/env_{slot}'
+        self.scene_prim = None
+        self._scene = scene
+        self.config = config
+        self.robots = OrderedDict((name, robot_in_slot(group, slot)) for name, group in view.robots(slot).items())
+        self.objects = OrderedDict((name, IRigidBody(group, slot, None, origin=scene.origin, name=name))
+                                   for name, group in view.objects(slot).items())
+        self.scene_rigid_bodies: dict[str, Any] = {}
+        self.metrics = SlotMetrics(view, slot)
+        self.steps = 0
+        self.work = True
+        self.loaded = True
+        #: The episode's reward (a per-slot reward object): the env's reward adapter sets it when the
+        #: episode starts, after the task (see :class:`~internutopia.per_slot.reward.SlotRewardAdapter`).
+        self.reward = None
+        if config.reward is not None:
+            check_slot_reward(config.reward)
+
+    def set_up_runtime(self, task_name: Any, env_id: int, env_offset: list[float]) -> None:
+        """Name the episode and record its slot and the slot's origin."""
+        self.name = task_name
+        self.env_id = env_id
+        self.env_offset = list(env_offset)
+        self.root_path = f'/World/env_{env_id}'
+
+    def load(self) -> None:
+        """Nothing to load: the env placed the episode's scene, robots and objects in the slot."""
+        self.loaded = True
+
+    def set_up_scene(self, scene: Any) -> None:
+        """Keep the slot's scene (everything in it is placed already)."""
+        self._scene = scene
+        if not self.loaded:
+            self.load()
+
+    def is_done(self) -> bool:
+        """Whether the episode is over (upstream-style tasks define it)."""
+        raise NotImplementedError(f'{type(self).__name__}.is_done is not implemented')
+
+    def get_observations(self) -> dict[str, Any]:
+        """``{robot_name: robot.get_obs()}`` of the episode's robots (those that observe something)."""
+        obs = {}
+        for name, robot in self.robots.items():
+            robot_obs = robot.get_obs()
+            if robot_obs:
+                obs[name] = robot_obs
+        return obs
+
+    def calculate_metrics(self) -> dict[str, Any]:
+        """``{metric name: value}`` of the episode's metrics."""
+        return {name: metric.calc() for name, metric in self.metrics.items()}
+
+    def update_metrics(self) -> None:
+        """The env updates the metrics every step; nothing to do."""
+
+    def pre_step(self, time_step_index: int, simulation_time: float) -> None:
+        """Count a step (the env keeps ``steps`` itself for its tasks)."""
+        self.steps += 1
+
+    def post_reset(self) -> None:
+        """Called once the episode's start state is in place: the robots' ``post_reset``."""
+        self.steps = 0
+        for robot in self.robots.values():
+            robot.post_reset()
+
+    def cleanup(self) -> None:
+        """Called when the slot's episode is replaced: the robots' ``cleanup``."""
+        for robot in self.robots.values():
+            robot.cleanup()
+
+    def save_info(self) -> None:
+        """Nothing to save: resetting one slot leaves every other slot's state as it was."""
+
+    def restore_info(self) -> None:
+        """Nothing to restore (see :meth:`save_info`)."""
+
+    def save_robot_info(self) -> None:
+        """Nothing to save (see :meth:`save_info`)."""
+
+    def clear_rigid_bodies(self) -> None:
+        """Nothing to clear: a slot's bodies go with its episode."""
+
+
+class SlotTaskAdapter(BaseTask):
+    """Runs the upstream-style task class ``instance_class`` in every slot whose episode is of its type."""
+
+    #: Observations are per-slot dicts, not arrays.
+    array_api = False
+
+    def __init__(self, view: EnvView, instance_class: type) -> None:
+        super().__init__(view)
+        self.instance_class = instance_class
+        self.instances: dict[int, Any] = {}
+
+    def reset_slot(self, slot: int, config: Any) -> None:
+        super().reset_slot(slot, config)
+        old = self.instances.pop(slot, None)
+        if old is not None:
+            old.cleanup()
+        scene = SlotScene(self.view, slot)
+        instance = self.instance_class(config, scene)
+        instance.set_up_runtime(task_name(self.view, slot), slot, scene.env_offset)
+        instance.set_up_scene(scene)
+        instance.post_reset()
+        self.instances[slot] = instance
+
+    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        reward = np.zeros(len(slots))  # the reward of the episode's config is the runner's (a SlotRewardAdapter)
+        terminated = np.zeros(len(slots), dtype=bool)
+        steps = self.view.steps
+        for index, slot in enumerate(np.asarray(slots).tolist()):
+            instance = self.instances[slot]
+            instance.steps = int(steps[slot])
+            terminated[index] = bool(instance.is_done())
+        return reward, terminated, np.zeros(len(slots), dtype=bool)
+
+    def get_observations(self, slots: np.ndarray) -> Any:
+        return [self.instances[slot].get_observations() for slot in np.asarray(slots).tolist()]
+
+    def episode_metrics(self, slot: int, metrics: dict[str, Any]) -> Any:
+        """The metrics recorded for the episode ending in ``slot``: the instance's
+        ``calculate_metrics()`` when its class defines one, else ``metrics`` (the env's)."""
+        instance = self.instances.get(slot)
+        if instance is not None and type(instance).calculate_metrics is not SlotTask.calculate_metrics:
+            return instance.calculate_metrics()
+        return metrics
+
+
+class SlotTaskView(with_api(SlotTask, BaseTask)):  # type: ignore[misc]
+    """A built-in task's episode in one slot, with InternUtopia's task attributes and methods."""
+
+    def __init__(self, task: BaseTask, slot: int) -> None:  # noqa: D107
+        view = task.view
+        scene = SlotScene(view, slot)
+        SlotTask.__init__(self, view.task_config(slot), scene)
+        self.group = task
+        self.slot = int(slot)
+        self.set_up_runtime(task_name(view, slot), slot, scene.env_offset)
+
+    def is_done(self) -> bool:
+        """Whether the slot's episode has ended (the slot is no longer running it)."""
+        return int(self.slot) not in self.group.view.active_slots().tolist()
+
+    def get_observations(self) -> dict[str, Any]:
+        """The slot's observation, as a step returns it (robots, and the task's own entries)."""
+        out = self.group.view.slot(self.slot).robot_observations()
+        extra = self.group.get_observations(np.array([self.slot], dtype=np.intp))
+        if extra:
+            out.update(row(extra, 0))
+        return out
+
+    def __repr__(self) -> str:
+        return f'{type(self.group).__name__}({self.name!r}, env {self.slot})'
+
+
+#: Per-slot views of built-in tasks: ``{task: {slot: (episode index, view)}}``.
+_views: weakref.WeakKeyDictionary[BaseTask, dict[int, tuple[Any, SlotTaskView]]] = weakref.WeakKeyDictionary()
+
+
+def task_in_slot(task: BaseTask, slot: int) -> Any:
+    """``slot``'s episode of ``task`` as InternUtopia's per-slot task object (kept until the slot's next episode)."""
+    if isinstance(task, SlotTaskAdapter):
+        return task.instances[slot]
+    views = _views.setdefault(task, {})
+    episode = task.view.episode_index(slot)
+    held = views.get(slot)
+    if held is None or held[0] != episode:
+        held = views[slot] = (episode, SlotTaskView(task, slot))
+    return held[1]
+
+
+def task_maker(cls: type) -> Any:
+    """The registry adapter of tasks: what builds the task object of an upstream-style class."""
+    if not is_per_slot(cls, BaseTask, *TASK_MARKS):
+        return None
+    made = instance_class(cls, SlotTask, BaseTask, TASK_MARKS)
+    return lambda view: SlotTaskAdapter(view, made)
+
+
+def create_task(config: Any, scene: Any) -> Any:
+    """The per-slot task object of ``config`` in the scene's slot (InternUtopia's
+    ``internutopia.core.task.task.create_task``).
+
+    An upstream-style task class is instantiated (``cls(config, scene)``); for a task of this
+    package the slot's running episode of that type is returned.
+
+    Raises:
+        ValueError: the slot runs no episode of ``config.type`` and the class is not upstream-style.
+    """
+    cls = BaseTask.registry.get(config.type)
+    if is_per_slot(cls, BaseTask, *TASK_MARKS):
+        return instance_class(cls, SlotTask, BaseTask, TASK_MARKS)(config, scene)
+    task = scene.view.task(scene.slot)
+    if task is None or type(task) is not cls:
+        raise ValueError(f'env {scene.slot} runs no {config.type} episode: tasks of this package are created by the '
+                         'env from task_configs (reset), not by create_task')
+    return task_in_slot(task, scene.slot)
+
+
+__all__ = ['PER_SLOT_TASK_METHODS', 'SlotMetrics', 'SlotTask', 'SlotTaskAdapter', 'SlotTaskView', 'create_task',
+           'task_in_slot', 'task_maker']
