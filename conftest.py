@@ -10,13 +10,13 @@ import os
 os.environ.setdefault('MUJOCO_GL', 'egl')
 
 #: Not collected for doctests: data and example scripts run when imported.
-collect_ignore = ['tests/data', 'examples', 'benchmarks', 'docs']
+collect_ignore = ['tests/data', 'examples', 'docs']
 
 #: Modules whose doctests need an optional extra; skipped where the extra is not installed, so
 #: ``--doctest-modules`` works on a plain ``pip install -e '.[test]'``.
 _OPTIONAL = {
     'ray': ['internutopia/core/distribution/env.py', 'internutopia/core/distribution/actors.py',
-            'internutopia/core/distribution/benchmark.py', 'internutopia/core/distribution/extensions.py'],
+            'internutopia/bench/distributed.py', 'internutopia/core/distribution/extensions.py'],
     'stable_baselines3': ['internutopia/core/gym_vector/sb3.py', 'examples/train_ppo.py'],
     'imageio': ['internutopia/core/util/video.py'],
 }

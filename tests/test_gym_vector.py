@@ -129,11 +129,11 @@ def test_module_docstring_examples():
     import doctest
 
     import internutopia.cli
-    import internutopia.core.gym_env
     import internutopia.core.gym_vector
+    import internutopia.core.gym_vector.dict_env
     import internutopia.envs
 
-    for module in (internutopia.core.gym_vector, internutopia.core.gym_env, internutopia.envs, internutopia.cli):
+    for module in (internutopia.core.gym_vector, internutopia.core.gym_vector.dict_env, internutopia.envs, internutopia.cli):
         failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failures == 0, module.__name__
 

@@ -32,6 +32,12 @@ fresh process: timing, start-up, memory, resets), :mod:`~internutopia.bench.alte
 :mod:`~internutopia.bench.command` (the driver and ``main``), :mod:`~internutopia.bench.profile_step`
 (the Python of a step alone, physics off, with an optional profile).
 
+**Other measurements**, each its own command (``python -m internutopia.bench.NAME --help``):
+:mod:`~internutopia.bench.distributed` (Ray runners against one process),
+:mod:`~internutopia.bench.reset_cost` (resetting one slot: same structure against a rebuild),
+:mod:`~internutopia.bench.franka_ik` (the Franka's batched IK against ``mink``) and
+:mod:`~internutopia.bench.step_instructions` (instructions per step, counted by valgrind's callgrind).
+
 **Adding a case** (a robot, task or control): register it in ``internutopia/bench/cases.py``
 with ``register_case(robot_case(...))`` for a robot following a path, or ``register_case(Case(...))``
 with your own ``config(env_num, cameras)``, ``dict_actions(env_num)`` and ``array_action(env_num)``.

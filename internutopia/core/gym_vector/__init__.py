@@ -41,6 +41,14 @@ Box([-0.5 -3. ], [0.5 3. ], (2,), float32)
 :class:`FlatEnv` is the one-slot ``gymnasium.Env`` with the same flat spaces (what
 ``gymnasium.make('internutopia/JetbotPointNav-v0')`` returns), and :func:`sb3_vec_env` bridges a
 :class:`VectorEnv` to Stable-Baselines3's own ``VecEnv`` interface.
+
+This package is the home of the Gymnasium adapters, one module each: :mod:`.vector_env`
+(``VectorEnv``, ``SlotView``), :mod:`.flat_env` (``FlatEnv``), :mod:`.dict_env` (InternUtopia's
+``gym_env.Env``: one slot, dict spaces; imported as ``internutopia.core.gym_env.Env``),
+:mod:`.spaces` (action spaces), :mod:`.features` (observation layout), :mod:`.episodes` (episode
+sources) and :mod:`.sb3` (the Stable-Baselines3 bridge). The Gymnasium ids
+(``internutopia/JetbotPointNav-v0``, ...) are registered one layer up, by :mod:`internutopia.envs`,
+since they build the built-in robots' configs.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
-"""Scene objects (cubes, meshes, ...) placed per episode in env-local coordinates."""
+"""Scene objects (cubes, meshes, ...) placed per episode in env-local coordinates.
 
-from collections import OrderedDict
-from typing import Any
+:mod:`.base` holds ``BaseObject`` (the base class and registry of object types); :mod:`.object` is
+InternUtopia's module of it, with ``create_objects`` and ``init_objects``.
+"""
 
 from internutopia.core.object.base import BaseObject
-
-
-def init_objects(task_config: Any, scene: Any) -> OrderedDict:
-    """The objects of ``task_config`` in the scene's slot, by name (InternUtopia's name; see
-    :func:`internutopia.core.object.object.create_objects`)."""
-    from internutopia.core.object.object import create_objects
-
-    return create_objects(task_config, scene)
-
+from internutopia.core.object.object import init_objects
 
 __all__ = ['BaseObject', 'init_objects']

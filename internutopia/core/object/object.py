@@ -1,4 +1,4 @@
-"""InternUtopia's ``internutopia.core.object.object``: ``BaseObject`` and ``create_objects``.
+"""InternUtopia's ``internutopia.core.object.object``: ``BaseObject``, ``create_objects`` and ``init_objects``.
 
 ``BaseObject`` is this package's object base class (:mod:`internutopia.core.object.base`). The env
 places a slot's objects from its task config; ``create_objects`` gives them as bodies of the slot.
@@ -17,4 +17,10 @@ def create_objects(task_config: Any, scene: Any) -> OrderedDict[str, Any]:
     return OrderedDict((obj.name, scene.get(obj.name)) for obj in task_config.objects)
 
 
-__all__ = ['BaseObject', 'create_objects']
+def init_objects(task_config: Any, scene: Any) -> OrderedDict:
+    """The objects of ``task_config`` in the scene's slot, by name (InternUtopia's name; see
+    :func:`internutopia.core.object.object.create_objects`)."""
+    return create_objects(task_config, scene)
+
+
+__all__ = ['BaseObject', 'create_objects', 'init_objects']

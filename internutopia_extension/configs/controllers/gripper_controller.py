@@ -1,5 +1,14 @@
-"""InternUtopia's module path of ``GripperControllerCfg`` (defined in :mod:`internutopia_extension.configs.controllers`)."""
+"""``GripperControllerCfg``: open and close a parallel gripper (InternUtopia's module path)."""
 
-from internutopia_extension.configs.controllers import GripperControllerCfg
+from __future__ import annotations
+
+from internutopia.core.config import ControllerCfg
+
+
+class GripperControllerCfg(ControllerCfg):
+    """Opens and closes a parallel gripper: ``['open']`` or ``['close']``."""
+
+    type: str = 'GripperController'
+
 
 __all__ = ['GripperControllerCfg']

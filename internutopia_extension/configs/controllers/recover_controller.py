@@ -1,5 +1,19 @@
-"""InternUtopia's module path of ``RecoverControllerCfg`` (defined in :mod:`internutopia_extension.configs.controllers`)."""
+"""``RecoverControllerCfg``: put a robot back on its feet (InternUtopia's module path)."""
 
-from internutopia_extension.configs.controllers import RecoverControllerCfg
+from __future__ import annotations
+
+from internutopia.core.config import ControllerCfg
+
+
+class RecoverControllerCfg(ControllerCfg):
+    """Puts a robot back on its feet: upright, at ``recover_height`` (m), keeping its x, y and heading.
+
+    InternUtopia's recover controller drives H1's joints back to standing; here the base is set
+    upright directly (the action is ignored: send ``[]``).
+    """
+
+    type: str = 'RecoverController'
+    recover_height: float
+
 
 __all__ = ['RecoverControllerCfg']

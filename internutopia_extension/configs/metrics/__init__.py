@@ -1,126 +1,28 @@
-"""Config classes of the built-in metrics."""
+"""Config classes of the built-in metrics.
 
-from __future__ import annotations
+- :mod:`.traveled_distance_metric`: ``TraveledDistanceMetricCfg`` (InternUtopia's path);
+- :mod:`.recording_metric`: ``RecordingMetricCfg`` (InternUtopia's path);
+- :mod:`.navigation_metrics`: success, SPL, distance to goal, steps and collisions of point-goal navigation;
+- :mod:`.manipulation_metrics`: success, object distance to goal and dropped, of pick and place.
+"""
 
-from typing import Any
+from internutopia_extension.configs.metrics.manipulation_metrics import (
+    DroppedMetricCfg,
+    ObjectDistanceToGoalMetricCfg,
+    PickPlaceSuccessMetricCfg,
+)
+from internutopia_extension.configs.metrics.navigation_metrics import (
+    CollisionCountMetricCfg,
+    DistanceToGoalMetricCfg,
+    SPLMetricCfg,
+    StepsMetricCfg,
+    SuccessMetricCfg,
+)
+from internutopia_extension.configs.metrics.recording_metric import RecordingMetricCfg
+from internutopia_extension.configs.metrics.traveled_distance_metric import TraveledDistanceMetricCfg
 
-from pydantic import Field
-
-from internutopia.core.config import MetricCfg
-
-
-class TraveledDistanceMetricCfg(MetricCfg):
-    """Path length of a robot's base over the episode, in metres.
-
-    ``robot_name`` (InternUtopia's field, or ``metric_config={'robot_name': 'h1'}``) picks the
-    robot; default: the episode's first robot.
-    """
-
-    type: str = 'TraveledDistanceMetric'
-    name: str | None = 'traveled_distance_metric'
-    robot_name: str | None = None
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-__all__ = ['TraveledDistanceMetricCfg']
-
-
-# ------------------------------------------------------------------------------------------------
-# Point-goal navigation metrics. Each reads the episode's ``goal`` (and ``success_distance``,
-# ``shortest_path_length``) from its task config and follows ``metric_config['robot_name']``
-# (default: the task's ``robot_name``, else its first robot). Distances are xy, in metres.
-class SuccessMetricCfg(MetricCfg):
-    """``True`` when the episode ends with the robot closer than ``success_distance`` to the goal."""
-
-    type: str = 'SuccessMetric'
-    name: str | None = 'success'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class SPLMetricCfg(MetricCfg):
-    """Success weighted by path length: ``success * L / max(P, L)``.
-
-    ``L`` is the task's ``shortest_path_length`` (straight line start -> goal when ``None``), ``P``
-    the xy path length the robot's base travelled.
-    """
-
-    type: str = 'SPLMetric'
-    name: str | None = 'spl'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class DistanceToGoalMetricCfg(MetricCfg):
-    """xy distance (m) from the robot's base to the goal when the episode ends."""
-
-    type: str = 'DistanceToGoalMetric'
-    name: str | None = 'distance_to_goal'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class StepsMetricCfg(MetricCfg):
-    """Number of env steps the episode ran."""
-
-    type: str = 'StepsMetric'
-    name: str | None = 'steps'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class CollisionCountMetricCfg(MetricCfg):
-    """Number of collisions: onsets of contact between the robot and anything but the floor.
-
-    A collision starts on a step where some geom of the robot touches a non-floor geom (scene,
-    object, another robot) after a step where none did. Floor: planes, height fields, and contacts
-    with static geoms whose normal is within ~25 degrees of vertical (floors made of boxes/meshes).
-    A collision ends after ``metric_config['release_steps']`` (default 12) steps without contact,
-    so chattering against a wall counts once.
-    """
-
-    type: str = 'CollisionCountMetric'
-    name: str | None = 'collisions'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-__all__ += ['CollisionCountMetricCfg', 'DistanceToGoalMetricCfg', 'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg']
-
-
-# ------------------------------------------------------------------------------------------------
-# Manipulation metrics (read the ManipulationTask of the slot) and the recording metric.
-class PickPlaceSuccessMetricCfg(MetricCfg):
-    """``True`` when a pick-and-place episode ended with the object resting at its goal, let go."""
-
-    type: str = 'PickPlaceSuccessMetric'
-    name: str | None = 'success'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class ObjectDistanceToGoalMetricCfg(MetricCfg):
-    """Distance (m, 3-D) from the target object to ``goal_position`` when the episode ends."""
-
-    type: str = 'ObjectDistanceToGoalMetric'
-    name: str | None = 'distance_to_goal'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class DroppedMetricCfg(MetricCfg):
-    """``True`` if the target object fell out of the closed gripper after being lifted."""
-
-    type: str = 'DroppedMetric'
-    name: str | None = 'dropped'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
-
-
-class RecordingMetricCfg(MetricCfg):
-    """Records observations of robot ``robot_name`` every step (InternUtopia's ``RecordingMetric``).
-
-    ``fields`` lists keys of the robot's observation to keep (e.g. ``['joint_action']``,
-    ``['eef_position', 'controllers']``); ``None`` keeps the whole observation. The value is
-    ``{step: {robot_name: {field: value}}}`` with steps counted from 0 and arrays as lists.
-    """
-
-    type: str = 'RecordingMetric'
-    name: str | None = 'recording_metric'
-    robot_name: str
-    fields: list[str] | None = None
-
-
-__all__ += ['DroppedMetricCfg', 'ObjectDistanceToGoalMetricCfg', 'PickPlaceSuccessMetricCfg', 'RecordingMetricCfg']
+__all__ = [
+    'CollisionCountMetricCfg', 'DistanceToGoalMetricCfg', 'DroppedMetricCfg', 'ObjectDistanceToGoalMetricCfg',
+    'PickPlaceSuccessMetricCfg', 'RecordingMetricCfg', 'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg',
+    'TraveledDistanceMetricCfg',
+]

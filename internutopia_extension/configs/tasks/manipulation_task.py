@@ -1,5 +1,91 @@
-"""InternUtopia's module path of ``ManipulationTaskCfg`` (defined in :mod:`internutopia_extension.configs.tasks`)."""
+"""``ManipulationTaskCfg``: InternUtopia's manipulation episode, with pick-and-place goals (InternUtopia's module path)."""
 
-from internutopia_extension.configs.tasks import ManipulationTaskCfg
+from __future__ import annotations
 
-__all__ = ['ManipulationTaskCfg']
+from pydantic import field_validator, model_validator
+
+from internutopia.core.config import MetricCfg, TaskCfg
+
+#: Top-level observation keys a ManipulationTask adds next to the robots (so no robot may use them).
+MANIPULATION_RESERVED_NAMES = ('task', 'objects')
+
+
+def _default_manipulation_metrics() -> list[MetricCfg]:
+    from internutopia_extension.configs.metrics import (
+        DroppedMetricCfg,
+        ObjectDistanceToGoalMetricCfg,
+        PickPlaceSuccessMetricCfg,
+        StepsMetricCfg,
+    )
+
+    return [PickPlaceSuccessMetricCfg(), ObjectDistanceToGoalMetricCfg(), StepsMetricCfg(), DroppedMetricCfg()]
+
+
+class ManipulationTaskCfg(TaskCfg):
+    """A manipulation episode (InternUtopia's fields ``prompt``, ``target``, ``episode_idx``, ``max_steps``).
+
+    ``target`` is a free label (InternUtopia uses e.g. ``'franka_manipulation'``): such an episode
+    ends with ``truncated=True`` after ``max_steps`` env steps. For pick and place, let ``target``
+    name one of the episode's ``objects`` and set ``goal_position`` (env-local xyz of where that
+    object's origin, a cube's centre, should end up): the episode then also ends, with success
+    (``terminated``), on the first step the object has rested (slower than 5 cm/s) for 0.1 s within
+    ``success_distance`` metres of the goal and the gripper of ``robot_name`` (default: the first
+    robot) has let go of it. ``metrics`` then default to ``success``, ``distance_to_goal`` (of the
+    object, at the end), ``steps`` and ``dropped``. See ``docs/tasks.md``.
+    """
+
+    type: str = 'ManipulationTask'
+    max_steps: int
+    prompt: str | None = ''
+    target: str
+    episode_idx: int
+    goal_position: tuple[float, float, float] | None = None
+    success_distance: float = 0.03
+    robot_name: str | None = None
+
+    @field_validator('max_steps')
+    @classmethod
+    def _max_steps_positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f'max_steps must be >= 1; got {value}')
+        return value
+
+    @field_validator('success_distance')
+    @classmethod
+    def _success_distance_positive(cls, value: float) -> float:
+        if not value > 0:
+            raise ValueError(f'success_distance must be > 0 metres; got {value}')
+        return value
+
+    @model_validator(mode='after')
+    def _goal_names_an_object(self) -> ManipulationTaskCfg:
+        robots = [robot.name for robot in self.robots]
+        objects = [obj.name for obj in self.objects]
+        if self.robot_name is not None and self.robot_name not in robots:
+            raise ValueError(f'robot_name {self.robot_name!r} is not one of the robots {robots}')
+        if self.goal_position is not None:
+            if self.target not in objects:
+                raise ValueError(f'goal_position is set, so target must name one of the objects to place; '
+                                 f'target {self.target!r} is not among the objects {objects}')
+            if not robots:
+                raise ValueError('a pick-and-place ManipulationTask needs a robot: robots is empty')
+            if 'metrics' not in self.model_fields_set:
+                self.metrics = _default_manipulation_metrics()
+        reserved = sorted(set(robots) & set(MANIPULATION_RESERVED_NAMES))
+        if reserved:
+            raise ValueError(f'robot name(s) {reserved} are reserved: ManipulationTask observations use the keys '
+                             f'{list(MANIPULATION_RESERVED_NAMES)} next to the robots')
+        return self
+
+    def gripper_robot_name(self) -> str | None:
+        """The robot whose gripper must let go: ``robot_name``, else the first robot (``None`` if none)."""
+        if self.robot_name is not None:
+            return self.robot_name
+        return self.robots[0].name if self.robots else None
+
+    def place_goal(self) -> bool:
+        """Whether this is a pick-and-place episode (``target`` names an object and a goal is set)."""
+        return self.goal_position is not None
+
+
+__all__ = ['MANIPULATION_RESERVED_NAMES', 'ManipulationTaskCfg']

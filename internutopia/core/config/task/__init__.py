@@ -1,58 +1,7 @@
-"""Task (episode) configs (InternUtopia's ``internutopia.core.config.task``)."""
+"""Task (episode) configs (InternUtopia's ``internutopia.core.config.task``): :mod:`.task`
+(``TaskCfg``) and :mod:`.reward` (``RewardCfg``)."""
 
-from __future__ import annotations
-
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
-
-from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3, unique_names
-from internutopia.core.config.metric import MetricCfg
-from internutopia.core.config.object import ObjectCfg
-from internutopia.core.config.robot import RobotCfg
 from internutopia.core.config.task.reward import RewardCfg
-
-
-class TaskCfg(TypedCfg):
-    """One episode: scene, robots, objects, metrics and an optional ``reward``. Never mutated by the env."""
-
-    type: str
-    metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
-    reward: SerializeAsAny[RewardCfg] | None = None
-    metrics_save_path: str = 'console'
-    #: Where the scene, robots and objects live in a USD stage (InternUtopia's fields; kept for
-    #: configs written for it: a MuJoCo slot has no stage paths, so they change nothing here).
-    scene_root_path: str | None = '/scene'
-    robots_root_path: str | None = '/robots'
-    objects_root_path: str | None = '/objects'
-    scene_asset_path: str | None = None
-    scene_scale: Scale = (1.0, 1.0, 1.0)
-    scene_position: Vec3 = (0.0, 0.0, 0.0)
-    scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)
-    robots: list[SerializeAsAny[RobotCfg]] = Field(default_factory=list)
-    objects: list[SerializeAsAny[ObjectCfg]] = Field(default_factory=list)
-
-    @field_validator('robots')
-    @classmethod
-    def _unique_robot_names(cls, robots: list[RobotCfg]) -> list[RobotCfg]:
-        return unique_names(robots, 'robot')
-
-    @field_validator('objects')
-    @classmethod
-    def _unique_object_names(cls, objects: list[ObjectCfg]) -> list[ObjectCfg]:
-        return unique_names(objects, 'object')
-
-    @field_validator('metrics')
-    @classmethod
-    def _unique_metric_names(cls, metrics: list[MetricCfg]) -> list[MetricCfg]:
-        return unique_names(metrics, 'metric')
-
-    @model_validator(mode='after')
-    def _robots_and_objects_named_apart(self) -> TaskCfg:
-        # A slot's model names each robot's and object's bodies and joints after it, so a robot
-        # and an object of one name collide there.
-        shared = sorted({r.name for r in self.robots} & {o.name for o in self.objects}, key=str)
-        if shared:
-            raise ValueError(f'a robot and an object of a task must not share a name; shared: {shared}')
-        return self
-
+from internutopia.core.config.task.task import TaskCfg
 
 __all__ = ['RewardCfg', 'TaskCfg']

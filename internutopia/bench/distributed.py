@@ -1,6 +1,6 @@
 """Side-by-side throughput of one process against Ray runners (``docs/distributed.md``).
 
-    python -m internutopia.core.distribution.benchmark [--steps 2000] [--rounds 5] [--env-num 8] [--procs 1 2]
+    python -m internutopia.bench.distributed [--steps 2000] [--rounds 5] [--env-num 8] [--procs 1 2]
 
 Jetbot, ``FiniteStepTaskCfg`` episodes long enough never to end, every slot commanded with
 ``move_by_speed`` each step, or no command. With more than one runner, a commanded step costs two
@@ -21,7 +21,7 @@ from typing import Any
 
 
 def _tasks(count: int) -> list[Any]:
-    # The extension's configs, by type name (this module sits below the extension package).
+    # The extension's configs, by type name.
     from internutopia.core.config import RobotCfg, TaskCfg
     from internutopia.core.plugins import load_extensions
 

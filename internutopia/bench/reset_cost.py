@@ -7,7 +7,7 @@ recompiles the world, carrying the other slots' state); (c) all slots are reset 
 same-structure episodes. Medians, in milliseconds and in units of one env step (all slots active,
 every robot commanded), measured in the same run.
 
-    python benchmarks/reset_cost.py [--env-num 16 64] [--repeats 20]
+    python -m internutopia.bench.reset_cost [--env-num 16 64] [--repeats 20]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ target). Then the streaming case a policy sends every step: ``--slots`` arms eac
 moved 2 mm from its last one, timed per env step for all slots. ``mink`` is optional
 (``pip install mink``); without it only ours runs.
 
-    python benchmarks/franka_ik.py [--targets 200] [--slots 64]
+    python -m internutopia.bench.franka_ik [--targets 200] [--slots 64]
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ breakdown in ``docs/performance.md`` was measured. Instructions are not time: a 
 cold caches costs more than its count says, and the paired benchmark (``python -m
 internutopia.bench``) remains the measure of speed.
 
-    python benchmarks/step_instructions.py --robots h1 --env-nums 1,64 --api array,dict
-    python benchmarks/step_instructions.py --robots h1 --env-nums 1 --api array --phases step,parse,controllers,observe
-    python benchmarks/step_instructions.py --robots h1 --env-nums 64 --api dict --code "runner.observe(slots)"
+    python -m internutopia.bench.step_instructions --robots h1 --env-nums 1,64 --api array,dict
+    python -m internutopia.bench.step_instructions --robots h1 --env-nums 1 --api array --phases step,parse,controllers,observe
+    python -m internutopia.bench.step_instructions --robots h1 --env-nums 64 --api dict --code "runner.observe(slots)"
 
 ``--code`` counts any Python expression instead, evaluated with ``env``, ``runner``, ``np``,
 ``step``, ``parse``, ``actions`` (the step's actions), ``commands`` (parsed actions), ``slots``
@@ -124,8 +124,8 @@ def count(robot: str, env_num: int, api: str, phases: list[str], calls: int = 50
         library = _helper(directory)
         environment = dict(os.environ, PYTHONHASHSEED='0', MUJOCO_GL=os.environ.get('MUJOCO_GL', 'egl'))
         subprocess.run([valgrind, '--tool=callgrind', '--instr-atstart=no', '--collect-atstart=no',
-                        f'--callgrind-out-file={directory}/out.%p', sys.executable, __file__, '--child', library,
-                        robot, str(env_num), api, str(calls), *phases],
+                        f'--callgrind-out-file={directory}/out.%p', sys.executable, '-m', 'internutopia.bench.step_instructions',
+                        '--child', library, robot, str(env_num), api, str(calls), *phases],
                        cwd=directory, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         dumps = []  # (dump number, instructions): out.PID.N is the N-th dump, one per phase
         for name in os.listdir(directory):
@@ -140,7 +140,7 @@ def count(robot: str, env_num: int, api: str, phases: list[str], calls: int = 50
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python benchmarks/step_instructions.py``: see ``--help``."""
+    """``python -m internutopia.bench.step_instructions``: see ``--help``."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == '--child':
         library, robot, env_num, api, calls = argv[1:6]

@@ -1,0 +1,114 @@
+"""The command line itself: parse ``internutopia COMMAND ...`` and dispatch to ``run``, ``validate``
+or ``bench`` (see :mod:`internutopia.cli` for what each command does)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from internutopia.cli.config_file import ConfigError, load_config
+from internutopia.cli.run_command import _print_summary, run
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='internutopia', description='Run, validate and benchmark internutopia configs.',
+                                     epilog='Run "internutopia COMMAND --help" for the options of a command.')
+    from internutopia import __version__
+
+    parser.add_argument('--version', action='version', version=f'internutopia {__version__}')
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND')
+
+    run_parser = commands.add_parser(
+        'run', help='run a config headless with a progress bar; write episode results as JSON lines',
+        description="Run a YAML config headless. Each robot moves to the task's goal with move_to_point when the task "
+                    'has a goal and the robot has that controller; otherwise it gets no command. Prints a summary.')
+    run_parser.add_argument('config', help='YAML config file')
+    run_parser.add_argument('--steps', type=_positive_int, default=None,
+                            help='stop after N env steps (default: when every episode has finished)')
+    run_parser.add_argument('--env-num', type=_positive_int, default=None, help="env slots (default: the config's env_num)")
+    run_parser.add_argument('--results', default=None,
+                            help="JSON-lines file for episode results (default: the config's metrics_save_path when it "
+                                 'is a file, else results/<config name>.jsonl); overwritten')
+    run_parser.add_argument('--no-progress', action='store_true', help='no progress bar')
+    run_parser.add_argument('--json', action='store_true', help='print the summary as one JSON line')
+
+    validate_parser = commands.add_parser(
+        'validate', help='check config files; report problems with their line numbers',
+        description='Check YAML configs: syntax (with line and column), unknown fields (with their path and the valid '
+                    'fields), unknown types (with the registered types), missing files. Exit status 1 on any problem.')
+    validate_parser.add_argument('configs', nargs='+', metavar='CONFIG', help='YAML config file(s)')
+
+    commands.add_parser('bench', help='run the benchmark (internutopia.bench); "internutopia bench --help" for its options',
+                        add_help=False)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'expected a positive integer, got {text!r}') from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'expected a positive integer, got {value}')
+    return value
+
+
+def _bench(argv: list[str]) -> int:
+    try:
+        from internutopia.bench import main as bench_main
+    except ImportError as exc:
+        if getattr(exc, 'name', '') not in ('internutopia.bench',):
+            raise
+        print('internutopia bench: the benchmark (internutopia.bench) is not part of this installation', file=sys.stderr)
+        return EXIT_USAGE
+    result = bench_main(argv)
+    return int(result) if isinstance(result, int) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``internutopia`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == 'bench':
+        return _bench(argv[1:])
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if args.command == 'validate':
+        status = EXIT_OK
+        for path in args.configs:
+            try:
+                config = load_config(path)
+            except ConfigError as exc:
+                for problem in exc.problems:
+                    print(problem, file=sys.stderr)
+                status = EXIT_ERROR
+                continue
+            robots = sorted({r.type for t in config.task_configs for r in t.robots})
+            tasks = sorted({t.type for t in config.task_configs})
+            print(f'{path}: OK ({len(config.task_configs)} episode(s) of {", ".join(tasks)}; robots {", ".join(robots) or "none"}; '
+                  f'env_num {config.env_num})')
+        return status
+    if args.command == 'run':
+        try:
+            summary = run(args.config, steps=args.steps, env_num=args.env_num, results=args.results,
+                          progress=not args.no_progress)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            return EXIT_ERROR
+        if args.json:
+            print(json.dumps(summary))
+        else:
+            _print_summary(summary)
+        return 130 if summary['interrupted'] else EXIT_OK
+    parser.error(f'unknown command {args.command!r}')  # pragma: no cover - argparse rejects it first
+    return EXIT_USAGE
+
+
+__all__ = ['EXIT_ERROR', 'EXIT_OK', 'EXIT_USAGE', 'main']

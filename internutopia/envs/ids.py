@@ -1,0 +1,27 @@
+"""The Gymnasium ids and their registration (:func:`register_envs`; entry points by their
+``internutopia.envs`` names)."""
+
+from __future__ import annotations
+
+ENV_IDS = {
+    'internutopia/JetbotPointNav-v0': {'robot': 'jetbot'},
+    'internutopia/H1PointNav-v0': {'robot': 'h1'},
+    'internutopia/G1PointNav-v0': {'robot': 'g1'},
+}
+
+
+def register_envs() -> None:
+    """Register the ids with Gymnasium (idempotent)."""
+    import gymnasium
+
+    for env_id, kwargs in ENV_IDS.items():
+        if env_id in gymnasium.registry:
+            continue
+        gymnasium.register(id=env_id, entry_point='internutopia.envs:make_point_nav',
+                           vector_entry_point='internutopia.envs:make_point_nav_vec', kwargs=dict(kwargs))
+    if 'internutopia/Config-v0' not in gymnasium.registry:
+        gymnasium.register(id='internutopia/Config-v0', entry_point='internutopia.envs:make_config',
+                           vector_entry_point='internutopia.envs:make_config_vec')
+
+
+__all__ = ['ENV_IDS', 'register_envs']

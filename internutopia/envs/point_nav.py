@@ -1,0 +1,108 @@
+"""Point-goal navigation envs of the ``internutopia/<Robot>PointNav-v0`` ids: robot presets, an
+endless episode sampler, and the vector and one-env factories Gymnasium calls."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+#: Robot presets of the point-nav ids: physics step, physics steps per action, episode time limit.
+POINT_NAV_ROBOTS: dict[str, dict[str, Any]] = {
+    'jetbot': {'physics_dt': 1 / 60, 'action_repeat': 6, 'time_limit_s': 20.0, 'min_distance': 1.0, 'max_distance': 3.0},
+    'h1': {'physics_dt': 1 / 60, 'action_repeat': 6, 'time_limit_s': 20.0, 'min_distance': 1.0, 'max_distance': 4.0},
+    'g1': {'physics_dt': 1 / 200, 'action_repeat': 20, 'time_limit_s': 30.0, 'min_distance': 1.0, 'max_distance': 4.0},
+}
+
+
+def point_nav_robot_cfg(robot: str) -> Any:
+    """The robot config a point-nav id uses (with ``move_by_speed`` and the base-motion controllers)."""
+    if robot == 'jetbot':
+        from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+
+        return JetbotRobotCfg()
+    if robot == 'h1':
+        from internutopia_extension.configs.robots import h1
+        return h1.H1RobotCfg(controllers=[h1.move_by_speed_cfg, h1.move_to_point_cfg, h1.move_along_path_cfg, h1.rotate_cfg])
+    if robot == 'g1':
+        from internutopia_extension.configs.robots import g1
+        return g1.G1RobotCfg(controllers=[g1.move_by_speed_cfg, g1.move_to_point_cfg, g1.move_along_path_cfg, g1.rotate_cfg])
+    raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
+
+
+def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (None,), min_distance: float | None = None,
+                      max_distance: float | None = None, max_steps: int | None = None, success_distance: float = 0.3,
+                      physics_dt: float | None = None, batch: int = 16, robot_cfg: Any = None,
+                      metrics: list | None = None) -> Any:
+    """An endless episode sampler ``f(rng) -> list[PointNavTaskCfg]`` (``batch`` episodes per call).
+
+    Defaults come from :data:`POINT_NAV_ROBOTS`; ``max_steps`` (physics steps) defaults to the
+    preset's time limit. Metrics default to success, SPL and distance to goal.
+    """
+    from internutopia.core.episodes import generate_point_nav_episodes
+    from internutopia_extension.configs.metrics import DistanceToGoalMetricCfg, SPLMetricCfg, SuccessMetricCfg
+
+    preset = POINT_NAV_ROBOTS.get(robot)
+    if preset is None:
+        raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
+    dt = physics_dt if physics_dt is not None else preset['physics_dt']
+    kwargs = dict(
+        scenes=tuple(scenes), robot_cfg=robot_cfg if robot_cfg is not None else point_nav_robot_cfg(robot),
+        min_distance=preset['min_distance'] if min_distance is None else min_distance,
+        max_distance=preset['max_distance'] if max_distance is None else max_distance,
+        max_steps=max_steps if max_steps is not None else int(math.ceil(preset['time_limit_s'] / dt)),
+        success_distance=success_distance,
+        metrics=metrics if metrics is not None else [SuccessMetricCfg(), SPLMetricCfg(), DistanceToGoalMetricCfg()],
+    )
+    first = generate_point_nav_episodes(1, 0, **kwargs)  # fails early on bad arguments
+
+    def sample(rng: Any) -> list:
+        return generate_point_nav_episodes(batch, int(rng.integers(2 ** 31)), **kwargs)
+
+    sample.first = first[0]  # type: ignore[attr-defined]
+    return sample
+
+
+def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequence[str | None] = (None,),
+                       min_distance: float | None = None, max_distance: float | None = None,
+                       max_steps: int | None = None, success_distance: float = 0.3, physics_dt: float | None = None,
+                       action_repeat: int | None = None, env_offset_size: float = 10.0, metrics_save_path: str = 'none',
+                       **kwargs: Any) -> Any:
+    """A point-goal navigation :class:`~internutopia.core.gym_vector.VectorEnv` with sampled episodes.
+
+    Args:
+        num_envs: env slots (one world).
+        robot: ``'jetbot'``, ``'h1'`` or ``'g1'`` (presets in :data:`POINT_NAV_ROBOTS`).
+        scenes: scene files to sample episodes in; ``None`` is flat ground.
+        min_distance: shortest start-goal distance (m; default: the preset's).
+        max_distance: longest start-goal distance (m; default: the preset's).
+        max_steps: episode limit in physics steps (default: the preset's time limit).
+        success_distance: goal radius (m).
+        physics_dt: physics step (s; default: the preset's).
+        action_repeat: physics steps per action (default: the preset's).
+        env_offset_size: slot spacing (m).
+        metrics_save_path: where finished episodes are reported (``'none'``, ``'console'``, a file).
+        **kwargs: passed to :class:`~internutopia.core.gym_vector.VectorEnv` (``obs_keys``,
+            ``obs_mode``, ``autoreset_mode``, ``controller``, ``render_mode``, ...).
+    """
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.gym_vector import VectorEnv
+
+    preset = POINT_NAV_ROBOTS.get(robot)
+    if preset is None:
+        raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
+    dt = physics_dt if physics_dt is not None else preset['physics_dt']
+    sampler = point_nav_sampler(robot, scenes, min_distance, max_distance, max_steps, success_distance, dt)
+    config = Config(simulator=SimConfig(physics_dt=dt, rendering_dt=dt), env_num=num_envs, env_offset_size=env_offset_size,
+                    metrics_save_path=metrics_save_path, task_configs=[sampler.first])
+    return VectorEnv(config, episodes=sampler, action_repeat=action_repeat or preset['action_repeat'], **kwargs)
+
+
+def make_point_nav(render_mode: str | None = None, **kwargs: Any) -> Any:
+    """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_point_nav_vec`."""
+    from internutopia.core.gym_vector import FlatEnv
+
+    return FlatEnv(vector_env=make_point_nav_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+
+
+__all__ = ['POINT_NAV_ROBOTS', 'make_point_nav', 'make_point_nav_vec', 'point_nav_robot_cfg', 'point_nav_sampler']

@@ -1,0 +1,66 @@
+"""Config classes of the point-goal navigation metrics: success, SPL, distance to goal, steps, collisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from internutopia.core.config import MetricCfg
+
+
+# Point-goal navigation metrics. Each reads the episode's ``goal`` (and ``success_distance``,
+# ``shortest_path_length``) from its task config and follows ``metric_config['robot_name']``
+# (default: the task's ``robot_name``, else its first robot). Distances are xy, in metres.
+class SuccessMetricCfg(MetricCfg):
+    """``True`` when the episode ends with the robot closer than ``success_distance`` to the goal."""
+
+    type: str = 'SuccessMetric'
+    name: str | None = 'success'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class SPLMetricCfg(MetricCfg):
+    """Success weighted by path length: ``success * L / max(P, L)``.
+
+    ``L`` is the task's ``shortest_path_length`` (straight line start -> goal when ``None``), ``P``
+    the xy path length the robot's base travelled.
+    """
+
+    type: str = 'SPLMetric'
+    name: str | None = 'spl'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class DistanceToGoalMetricCfg(MetricCfg):
+    """xy distance (m) from the robot's base to the goal when the episode ends."""
+
+    type: str = 'DistanceToGoalMetric'
+    name: str | None = 'distance_to_goal'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class StepsMetricCfg(MetricCfg):
+    """Number of env steps the episode ran."""
+
+    type: str = 'StepsMetric'
+    name: str | None = 'steps'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+class CollisionCountMetricCfg(MetricCfg):
+    """Number of collisions: onsets of contact between the robot and anything but the floor.
+
+    A collision starts on a step where some geom of the robot touches a non-floor geom (scene,
+    object, another robot) after a step where none did. Floor: planes, height fields, and contacts
+    with static geoms whose normal is within ~25 degrees of vertical (floors made of boxes/meshes).
+    A collision ends after ``metric_config['release_steps']`` (default 12) steps without contact,
+    so chattering against a wall counts once.
+    """
+
+    type: str = 'CollisionCountMetric'
+    name: str | None = 'collisions'
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+
+
+__all__ = ['CollisionCountMetricCfg', 'DistanceToGoalMetricCfg', 'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg']

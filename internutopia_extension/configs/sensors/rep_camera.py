@@ -1,0 +1,86 @@
+"""``RepCameraCfg``: a camera mounted on a robot (InternUtopia's ``RepCamera``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import field_validator, model_validator
+
+from internutopia.core.config import SensorCfg
+
+
+class RepCameraCfg(SensorCfg):
+    """A camera on a robot (InternUtopia's ``RepCamera``; see ``docs/rendering.md``).
+
+    ``prim_path`` names the robot body it is mounted on and the camera, as ``'<body>/<camera>'``.
+    ``resolution`` is ``(width, height)``. ``rgba`` gives ``uint8 (H, W, 4)``, ``depth`` gives
+    ``float32 (H, W)`` in metres, ``camera_params`` adds intrinsics and the camera pose.
+    ``position``/``translation`` (the same thing; InternUtopia's name) and ``orientation`` (wxyz)
+    place the camera in the body's frame, looking along its -z axis with +y up (the USD and MuJoCo
+    camera convention); when left out, a default mount of the robot is used. ``multisamples`` is
+    the image's anti-aliasing in samples per pixel: 0 (the default) draws each pixel once, since
+    MuJoCo's own default of 4 makes a frame several times slower on a CPU. ``pointcloud`` adds the
+    env-local points the camera sees (``float32 (N, 3)``); ``report_rendered`` adds whether the image
+    was refreshed on this step. ``landmarks`` (InternUtopia's semantic boxes) needs semantic labels
+    MuJoCo rendering does not have: ``True`` is an error.
+    """
+
+    type: str = 'RepCamera'
+    resolution: tuple[int, int] = (640, 480)
+    rgba: bool = True
+    depth: bool = False
+    pointcloud: bool = False
+    camera_params: bool = False
+    landmarks: bool = False
+    report_rendered: bool = False
+    clipping_range_m: tuple[float, float] = (0.01, 1000.0)
+    fovy_deg: float = 60.0
+    position: tuple[float, float, float] | None = None
+    translation: tuple[float, float, float] | None = None
+    orientation: tuple[float, float, float, float] | None = None
+    multisamples: int = 0
+
+    @field_validator('resolution')
+    @classmethod
+    def _resolution_positive(cls, value: tuple[int, int]) -> tuple[int, int]:
+        if value[0] < 1 or value[1] < 1 or value[0] > 8192 or value[1] > 8192:
+            raise ValueError(f'resolution is (width, height) in pixels, each in 1..8192; got {value}')
+        return value
+
+    @field_validator('clipping_range_m')
+    @classmethod
+    def _clipping_ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if not 0 < value[0] < value[1]:
+            raise ValueError(f'clipping_range_m must be (near, far) metres with 0 < near < far; got {value}')
+        return value
+
+    @field_validator('fovy_deg')
+    @classmethod
+    def _fovy_range(cls, value: float) -> float:
+        if not 0 < value < 180:
+            raise ValueError(f'fovy_deg (vertical field of view) must be in (0, 180) degrees; got {value}')
+        return value
+
+    @field_validator('multisamples')
+    @classmethod
+    def _samples_range(cls, value: int) -> int:
+        if value not in (0, 2, 4, 8, 16):
+            raise ValueError(f'multisamples (anti-aliasing samples per pixel) must be one of 0, 2, 4, 8, 16; got {value}')
+        return value
+
+    @field_validator('orientation')
+    @classmethod
+    def _unit_quaternion(cls, value: tuple[float, float, float, float] | None) -> Any:
+        if value is not None and not 0.5 < sum(v * v for v in value) ** 0.5 < 2.0:
+            raise ValueError(f'orientation must be a wxyz unit quaternion; got {value}')
+        return value
+
+    @model_validator(mode='after')
+    def _one_position(self) -> RepCameraCfg:
+        if self.position is not None and self.translation is not None and tuple(self.position) != tuple(self.translation):
+            raise ValueError(f'position {self.position} and translation {self.translation} are the same setting '
+                             '(camera offset in the body frame); give one of them')
+        return self
+
+
+__all__ = ['RepCameraCfg']
