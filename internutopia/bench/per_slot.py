@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from internutopia.bench.cases import Case, endless_config, register_case, sensors_for
+from internutopia.bench.case import Case, endless_config, register_case, sensors_for
 from internutopia.core.config.robot import RobotCfg
 from internutopia.core.config.task import TaskCfg
 from internutopia.core.robot.robot import BaseRobot
