@@ -99,7 +99,8 @@ class MujocoLookup:
         known = sorted(n for n in self.names(kind) if n and n.startswith(prefix))
         where = f' under {prefix!r}' if prefix else ''
         listed = known[:_LISTED] + (['...'] if len(known) > _LISTED else [])
-        return UnknownName(f'the model has no {kind} {name!r}; {kind}s{where}: {listed}')
+        plural = 'bodies' if kind == 'body' else f'{kind}s'
+        return UnknownName(f'the model has no {kind} {name!r}; {plural}{where}: {listed}')
 
     # -- records ---------------------------------------------------------------------------------
     def body(self, name: str) -> BodyRecord:
@@ -181,9 +182,9 @@ class MujocoLookup:
                 raise ValueError(f'kinematic frame {frame!r} is not below body {base_body!r}')
             bodies.append(body)
             body = int(model.body_parentid[body])
-        bodies.reverse()
+        bodies = np.asarray(bodies[::-1], dtype=np.intp)
         body_joint, joints = [], []
-        for body in bodies:
+        for body in bodies.tolist():
             count = int(model.body_jntnum[body])
             if count > 1:
                 raise ValueError(f'body {self.names("body")[body]!r} of the chain to {frame!r} has {count} joints; one at most')
