@@ -64,7 +64,7 @@ def engine_uses(path: str) -> list[str]:
             owner_name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else None
             if owner_name in PACK_NAMES:
                 found.append(f'{node.lineno}: {owner_name}.{node.attr}')
-    return sorted(set(found), key=lambda text: int(text.split(':')[0]))
+    return sorted(set(found), key=lambda text: (int(text.split(':')[0]), text))
 
 
 @pytest.mark.parametrize('path', python_files(GUARDED), ids=lambda p: os.path.relpath(p, ROOT))
@@ -83,7 +83,7 @@ def test_the_check_finds_engine_uses(tmp_path):
                       '    return world.model, group.world.mjdata(0), world.data.qpos, world.lookup.timestep\n')
     source.write_text(source.read_text() + '    from internutopia.core.backend import mujoco as engine, interface\n')
     assert engine_uses(str(source)) == ['3: import mujoco.batch', '4: import internutopia.core.backend.mujoco.world',
-                                        '5: world.model', '5: world.mjdata', '6: import internutopia.core.backend.mujoco']
+                                        '5: world.mjdata', '5: world.model', '6: import internutopia.core.backend.mujoco']
 
 
 def core_modules_using_the_engine() -> dict[str, list[str]]:
