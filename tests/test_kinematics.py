@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from internutopia.core.backend.mujoco import MujocoLookup
 from internutopia_extension.controllers import kinematics
 from internutopia_extension.controllers.kinematics import SerialChain, fk, fk_frames, forward_kinematics, pack_base, quat_to_mat
 
@@ -61,7 +62,7 @@ def model():
 
 @pytest.fixture(scope='module')
 def chain(model):
-    return SerialChain.from_model(model, 'base', 'tip')
+    return SerialChain.from_model(MujocoLookup(model), 'base', 'tip')
 
 
 def numpy_only(monkeypatch):
@@ -152,7 +153,7 @@ def test_fk_kernel_as_plain_python_matches_the_reference(chain):
 
 
 def test_a_chain_with_no_joints_is_its_constant_transform(model):
-    chain = SerialChain.from_model(model, 'c', 'c')  # a body is its own end frame: no bodies between
+    chain = SerialChain.from_model(MujocoLookup(model), 'c', 'c')  # a body is its own end frame: no bodies between
     out = fk_frames(chain, np.zeros((2, 1)), np.zeros(0, dtype=np.intp), pack_base(np.ones((2, 3)), np.broadcast_to(np.eye(3), (2, 3, 3))),
                     np.arange(2, dtype=np.intp))
     np.testing.assert_allclose(out[:, :3], 1.0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from internutopia.core.controller.base import BaseController, BaseVelocityContro
 from internutopia.core.robot.base import rows_of, take_rows
 from internutopia.core.util.jit import Kernel
 from internutopia.core.util.math import quat_to_yaw, wrap_angle
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import Pack
 
 #: Heading error (rad) beyond which the base turns in place before driving forward.
 _TURN_IN_PLACE = np.pi / 4
@@ -175,7 +178,7 @@ class MoveToPointBySpeedController(BaseController):
         self.velocity_controller = self.sub_controller(BaseVelocityController)
         self.finished = np.zeros(self.env_num, dtype=bool)
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         rows, flags = np.zeros((0, 3)), np.zeros(0, dtype=bool)
         _steer_kernel.warm(rows, np.zeros((0, 4)), rows, 1.0, 1.0, 1.0, rows, flags)
@@ -260,7 +263,7 @@ class MoveAlongPathPointsController(BaseController):
             return paths
         return [self.parse_action(path) for path in actions]
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         #: The compiled step, when it runs here and can read the robot's pose in place (else numpy).
         self._follow_kernel = _follow_kernel.compiled_or(None) if self.robot.pose_views is not None else None

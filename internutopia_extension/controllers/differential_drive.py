@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import rows_of
 from internutopia.core.util.jit import Kernel
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import Pack
 
 
 @BaseController.register('DifferentialDriveController')
@@ -18,7 +21,7 @@ class DifferentialDriveController(BaseVelocityController):
     action_shape = (2,)
     action_text = 'move_by_speed expects [forward_speed, rotation_speed]; action'
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         self.world = world
         robot = self.robot

@@ -9,12 +9,15 @@ Observation: ``gripper_pos`` (2,), the two finger joint positions in metres (0 =
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController
 from internutopia.core.util.jit import Kernel
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import Pack
 
 _COMMANDS = {'open': 1.0, 'close': 0.0}
 _FLOAT64 = np.dtype(np.float64)
@@ -26,7 +29,7 @@ class GripperController(BaseController):
 
     _parse_kernel = None  # the compiled parse_batch (set by bind where numba is available)
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         self.world = world
         # The fingers' qpos columns as a slice when they are consecutive (they are in the Panda's

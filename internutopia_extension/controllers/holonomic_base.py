@@ -8,13 +8,16 @@ hold a standing pose. The weld is soft, so the robot still collides with the sce
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import rows_of
 from internutopia.core.util.jit import Kernel
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import Pack
 
 
 @BaseController.register('HolonomicBaseController')
@@ -24,10 +27,10 @@ class HolonomicBaseController(BaseVelocityController):
     action_shape = (3,)
     action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action'
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         self.world = world
-        self.dt = float(world.model.opt.timestep)  # (reading it through MjModel.opt costs a wrapper per call)
+        self.dt = world.lookup.timestep  # one physics step (read once: the kernels take a float)
         data = world.data
         _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt)
         self._carry = _carry_kernel.compiled_or(_carry_numpy)

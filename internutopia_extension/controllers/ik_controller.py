@@ -27,13 +27,16 @@ The robot provides the kinematics: ``chain(frame)``, ``joint_array(slots)``, ``b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
 from internutopia.core.util.jit import Kernel
 from internutopia_extension.controllers.kinematics import IKParams, quat_to_mat, solve_ik_restarts
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import Pack
 
 #: Column of a parsed action that says what it asks: hold, position only, or a full pose.
 _MODE = 7
@@ -67,7 +70,7 @@ class InverseKinematicsController(BaseController):
         # The compiled parse_batch and get_obs (set by bind where numba is available).
         self._parse_kernel = self._observe_kernel = None
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         robot = self.robot
         if not len(robot.slots):

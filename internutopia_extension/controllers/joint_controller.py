@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import Pack
 
 
 @BaseController.register('JointController')
 class JointController(BaseController):
     """``[q_1, ..., q_n]`` -> position targets of ``joint_names`` (actuators named after joints)."""
 
-    def bind(self, world: Any) -> None:
+    def bind(self, world: Pack) -> None:
         super().bind(world)
         self.world = world
         robot = self.robot

@@ -1,7 +1,8 @@
 """Batched kinematics of a serial chain: forward kinematics and damped-least-squares IK, all slots at once.
 
-A :class:`SerialChain` is read once from a compiled model (the bodies from a base body down to an
-end frame, each with at most one hinge or slide joint), frozen, and shared by every slot of a pack.
+A :class:`SerialChain` is read once from a pack's model lookup (``pack.lookup.chain(base, frame)``:
+the bodies from a base body down to an end frame, each with at most one hinge or slide joint),
+frozen, and shared by every slot of a pack.
 :func:`forward_kinematics` and :func:`solve_ik` then work on ``(k, n)`` joint arrays in the base
 body's frame. They follow MuJoCo's own kinematics (``mj_kinematics``: a hinge turns its body about
 the joint anchor by ``q - qpos0``; a slide moves it along the axis) and its Jacobians
@@ -19,12 +20,16 @@ otherwise the same math runs in numpy over the rows still iterating.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import mujoco
 import numpy as np
 
+from internutopia.core.backend.model import ChainRecord, JointType
 from internutopia_extension.controllers.kinematics_kernel import fk_kernel as _fk_kernel
 from internutopia_extension.controllers.kinematics_kernel import ik_kernel as _ik_kernel
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import ModelLookup
 
 HINGE, SLIDE = 0, 1
 #: Damping of the null-space projector: small, so the posture pull leaks next to nothing into the
@@ -85,62 +90,34 @@ class SerialChain:
         return len(self.joint_type)
 
     @classmethod
-    def from_model(cls, model: mujoco.MjModel, base_body: str, frame: str) -> SerialChain:
-        """The chain of ``model`` from body ``base_body`` to ``frame`` (a site name, else a body name).
+    def from_model(cls, lookup: ModelLookup, base_body: str, frame: str) -> SerialChain:
+        """The chain from body ``base_body`` to ``frame`` (a site name, else a body name) of the
+        model ``lookup`` answers for (a pack's ``lookup``).
 
         Raises ``ValueError`` naming the frame when it is not below the base, or when a body on the
         way has a joint that is neither a hinge nor a slide, or more than one.
         """
-        base = model.body(base_body).id
-        site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, frame)
-        if site >= 0:
-            end = int(model.site_bodyid[site])
-            frame_pos, frame_quat = model.site_pos[site].copy(), model.site_quat[site].copy()
-        else:
-            end = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, frame)
-            if end < 0:
-                raise ValueError(f'kinematic frame {frame!r} is neither a site nor a body of the model')
-            frame_pos, frame_quat = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-        bodies = []
-        body = end
-        while body != base:
-            if body == 0:
-                raise ValueError(f'kinematic frame {frame!r} is not below body {base_body!r}')
-            bodies.append(body)
-            body = int(model.body_parentid[body])
-        bodies.reverse()
-        body_joint, joints = [], []
-        for body in bodies:
-            count = int(model.body_jntnum[body])
-            if count > 1:
-                raise ValueError(f'body {model.body(body).name!r} of the chain to {frame!r} has {count} joints; one at most')
-            if count:
-                joint = int(model.body_jntadr[body])
-                if int(model.jnt_type[joint]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
-                    raise ValueError(f'joint {model.joint(joint).name!r} of the chain to {frame!r} is not a hinge or slide')
-                body_joint.append(len(joints))
-                joints.append(joint)
-            else:
-                body_joint.append(-1)
-        joints_arr = np.asarray(joints, dtype=np.intp)
-        qposadr = model.jnt_qposadr[joints_arr].astype(np.intp)
-        limited = model.jnt_limited[joints_arr].astype(bool)
-        ranges = model.jnt_range[joints_arr]
+        return cls.from_record(lookup.chain(base_body, frame))
+
+    @classmethod
+    def from_record(cls, record: ChainRecord) -> SerialChain:
+        """The chain of a backend's :class:`~internutopia.core.backend.model.ChainRecord` (its
+        arrays copied: the compiled kinematics take writable arrays)."""
         return cls(
-            body_pos=model.body_pos[bodies].copy(),
-            body_quat=model.body_quat[bodies].copy(),
-            body_rot=quat_to_mat(model.body_quat[bodies]),
-            body_joint=np.asarray(body_joint, dtype=np.intp),
-            joint_type=np.where(model.jnt_type[joints_arr] == int(mujoco.mjtJoint.mjJNT_SLIDE), SLIDE, HINGE).astype(np.intp),
-            joint_axis=model.jnt_axis[joints_arr].copy(),
-            joint_pos=model.jnt_pos[joints_arr].copy(),
-            joint_ref=model.qpos0[qposadr].copy(),
-            qposadr=qposadr,
-            lower=np.where(limited, ranges[:, 0], -np.inf),
-            upper=np.where(limited, ranges[:, 1], np.inf),
-            frame_pos=frame_pos,
-            frame_quat=frame_quat,
-            frame_rot=quat_to_mat(frame_quat),
+            body_pos=record.body_pos.copy(),
+            body_quat=record.body_quat.copy(),
+            body_rot=quat_to_mat(record.body_quat),
+            body_joint=record.body_joint.astype(np.intp),
+            joint_type=np.where(record.joint_type == JointType.SLIDE, SLIDE, HINGE).astype(np.intp),
+            joint_axis=record.joint_axis.copy(),
+            joint_pos=record.joint_pos.copy(),
+            joint_ref=record.joint_ref.copy(),
+            qposadr=record.qposadr.astype(np.intp),
+            lower=record.lower.copy(),
+            upper=record.upper.copy(),
+            frame_pos=record.frame_pos.copy(),
+            frame_quat=record.frame_quat.copy(),
+            frame_rot=quat_to_mat(record.frame_quat),
         )
 
 

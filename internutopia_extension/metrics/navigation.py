@@ -10,16 +10,20 @@ distances are in the xy plane, in metres.
 
 from __future__ import annotations
 
-import mujoco
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from internutopia.core.backend.mujoco.world import CONTACT_SLOTS
+from internutopia.core.backend.model import Contacts, GeomType
 from internutopia.core.metric.base import BaseMetric
 from internutopia_extension.tasks.point_nav import xy_distance
 
+if TYPE_CHECKING:
+    from internutopia.core.backend.interface import ModelLookup
+
 #: Contacts with static geoms whose normal is this close to vertical count as floor.
 _FLOOR_NORMAL_Z = float(np.cos(np.radians(25.0)))
-_FLOOR_TYPES = (int(mujoco.mjtGeom.mjGEOM_PLANE), int(mujoco.mjtGeom.mjGEOM_HFIELD))
+_FLOOR_TYPES = (int(GeomType.PLANE), int(GeomType.HFIELD))
 
 
 class _GoalMetric(BaseMetric):
@@ -102,10 +106,11 @@ class StepsMetric(BaseMetric):
 class CollisionCountMetric(_GoalMetric):
     """Onsets of contact between the robot and anything but the floor (see the config's docs).
 
-    Per step, the robot's two contact sensors (added by the world; see
-    :class:`~internutopia.core.backend.mujoco.world.SlotPart`) are read for all slots at once: a
-    slot whose robot touches only static world geoms with near-vertical normals touches nothing
-    but floor. Any other slot (rare: a robot against a wall or an object) is decided exactly from
+    Per step, the robot's contact summary (the pack's
+    :meth:`~internutopia.core.backend.interface.Pack.contact_readings`: the world keeps one for
+    each robot, see :class:`~internutopia.core.backend.parts.SlotPart`) is read for all slots at
+    once: a slot whose robot touches only static world geoms with near-vertical normals touches
+    nothing but floor. Any other slot (rare: a robot against a wall or an object) is decided exactly from
     its contact list at its current state. A collision ends after ``metric_config['release_steps']`` (default 12, i.e.
     0.05 s at 240 Hz) steps without such contact, so a robot chattering against a wall counts once,
     not once per bounce.
@@ -119,7 +124,7 @@ class CollisionCountMetric(_GoalMetric):
         self.release_steps = int(config.metric_config.get('release_steps', 12))
         if self.release_steps < 1:
             raise ValueError(f'{self.name}: metric_config release_steps must be >= 1; got {self.release_steps}')
-        self._tables: dict[tuple[int, str], tuple] = {}  # (id(model), robot) -> sensor and geom tables
+        self._tables: dict[tuple[int, str], tuple] = {}  # (id(lookup), robot) -> geom tables
 
     def reset_slot(self, slot: int, task) -> None:
         # Only the robot matters here; a goal is not needed (works with any task).
@@ -128,15 +133,15 @@ class CollisionCountMetric(_GoalMetric):
         self.in_collision[slot] = self._touching(np.array([slot]))[0]  # contact at the start is not a collision
         self.free_steps[slot] = 0
 
-    def _tables_of(self, model: mujoco.MjModel, robot: str) -> tuple:
-        """Sensor addresses and per-geom tables (robot's own, floor type, static) of ``robot`` in ``model``."""
-        key = (id(model), robot)
+    def _tables_of(self, lookup: ModelLookup, robot: str) -> tuple:
+        """Per-geom tables (robot's own, floor type, static) of ``robot`` in the model of ``lookup``."""
+        key = (id(lookup), robot)
         tables = self._tables.get(key)
-        if tables is None or tables[0] is not model:
-            own_body = np.array([model.body(b).name.startswith(f'{robot}/') for b in range(model.nbody)])
-            tables = (model, int(model.sensor(f'{robot}/contacts').adr[0]), int(model.sensor(f'{robot}/static_contacts').adr[0]),
-                      own_body[model.geom_bodyid], np.isin(model.geom_type, _FLOOR_TYPES),
-                      model.body_weldid[model.geom_bodyid] == 0)
+        if tables is None or tables[0] is not lookup:
+            prefix = f'{robot}/'
+            own_body = np.array([name.startswith(prefix) for name in lookup.names('body')])
+            geoms = lookup.geoms()
+            tables = (lookup, own_body[geoms.body], np.isin(geoms.type, _FLOOR_TYPES), geoms.static)
             if len(self._tables) > 64:  # forget models no longer in use
                 self._tables.clear()
             self._tables[key] = tables
@@ -147,28 +152,30 @@ class CollisionCountMetric(_GoalMetric):
         touching = np.zeros(len(slots), dtype=bool)
         for group, rows, members in self.robot.groups(slots):
             pack = group.world
-            _, any_adr, static_adr, own, floor_type, static = self._tables_of(pack.model, group.name)
-            readings = pack.data.sensordata[members]
-            contacts = readings[:, any_adr:any_adr + 4 * CONTACT_SLOTS].reshape(len(members), CONTACT_SLOTS, 4)
-            found, static_found = contacts[:, 0, 0], readings[:, static_adr]
-            listed = np.arange(CONTACT_SLOTS) < found[:, None]
-            steep = listed & (np.abs(contacts[:, :, 3]) <= _FLOOR_NORMAL_Z)
-            unsure = (found > static_found) | (found > CONTACT_SLOTS) | steep.any(axis=1)
+            readings = pack.contact_readings(f'{group.name}/', members)
+            found, static_found, normal = readings.count, readings.static_count, readings.normal
+            capacity = normal.shape[1]
+            listed = np.arange(capacity) < found[:, None]
+            steep = listed & (np.abs(normal[:, :, 2]) <= _FLOOR_NORMAL_Z)
+            unsure = (found > static_found) | (found > capacity) | steep.any(axis=1)
+            if not unsure.any():
+                continue
+            _, own, floor_type, static = self._tables_of(pack.lookup, group.name)
             for row, slot in zip(rows[unsure].tolist(), members[unsure].tolist(), strict=True):
-                touching[row] = self._touching_exactly(pack.mjdata(slot, contacts=True), own, floor_type, static)
+                touching[row] = self._touching_exactly(pack.contacts(slot), own, floor_type, static)
         return touching
 
     @staticmethod
-    def _touching_exactly(data: mujoco.MjData, own: np.ndarray, floor_type: np.ndarray, static: np.ndarray) -> bool:
-        n = data.ncon
+    def _touching_exactly(contacts: Contacts, own: np.ndarray, floor_type: np.ndarray, static: np.ndarray) -> bool:
+        n = len(contacts.geom)
         if not n:
             return False
-        geom = data.contact.geom[:n]
+        geom = contacts.geom
         tracked = own[geom]
         one_side = tracked[:, 0] != tracked[:, 1]  # contacts within the robot itself do not count
         rows = np.arange(n)
         other = geom[rows, np.where(tracked[:, 0], 1, 0)]
-        vertical = np.abs(data.contact.frame[:n, 2]) > _FLOOR_NORMAL_Z
+        vertical = np.abs(contacts.normal[:, 2]) > _FLOOR_NORMAL_Z
         return bool(np.any(one_side & ~(floor_type[other] | (static[other] & vertical))))
 
     def update(self, slots: np.ndarray) -> None:

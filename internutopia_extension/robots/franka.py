@@ -220,7 +220,7 @@ class FrankaRobot(BaseRobot):
         so every user of a frame shares :meth:`frame_pose`'s cache)."""
         found = self._chains.get(frame)
         if found is None:
-            chain = SerialChain.from_model(self.world.model, self.full_name(self.base_body), self.full_name(frame))
+            chain = SerialChain.from_model(self.world.lookup, self.full_name(self.base_body), self.full_name(frame))
             order = list(self.arm_qposadr) + list(self.finger_qposadr)
             found = self._chains[frame] = (chain, np.array([order.index(a) for a in chain.qposadr], dtype=np.intp))
         return found

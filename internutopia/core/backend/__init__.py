@@ -1,11 +1,15 @@
 """Physics backends, chosen by ``SimConfig.backend``: each builds one world out of per-slot parts and steps it.
 
 The runner and the env reach a backend only through :func:`get_backend`: a :class:`Backend`
-record whose ``create_world`` builds a :class:`World` (build from slot parts, step, read and write
-state by slot) and whose render functions draw it. The embedded MuJoCo backend is registered as
+record whose ``create_world`` builds a :class:`~internutopia.core.backend.interface.World` (build
+from slot parts, step, read and write state by slot) and whose render functions draw it. Robots,
+controllers, sensors, tasks, metrics and rewards see a world's packs only through
+:mod:`internutopia.core.backend.interface` (state arrays, model lookups, a few computations):
+nothing outside this package imports an engine. The embedded MuJoCo backend is registered as
 ``'mujoco'``; another engine registers its own record with :func:`register_backend` (from an
 extension's entry point, see :mod:`internutopia.core.plugins`) and is picked with
-``SimConfig(backend=name)``, without touching the env, tasks or extensions. See ``docs/api.md``.
+``SimConfig(backend=name)``, without touching the env, tasks or extensions. What a backend
+implements is in ``docs/backend.md``.
 
 >>> get_backend('mujoco').name
 'mujoco'
@@ -20,53 +24,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from internutopia.core.backend.interface import ModelLookup, Pack, World
+from internutopia.core.backend.state import StateArrays
 from internutopia.core.config import SimConfig, register_backend_name
 
-__all__ = ['Backend', 'World', 'backend_names', 'get_backend', 'register_backend']
-
-
-class World(Protocol):
-    """What the runner asks of a backend's world (the MuJoCo one: :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`)."""
-
-    env_num: int
-    #: Grid origin of each slot. Shape (env_num, 3).
-    origins: np.ndarray
-    #: Changes whenever :meth:`place` moved slots between packs.
-    version: int
-    #: Simulated seconds since the world was built.
-    time: float
-
-    @property
-    def built(self) -> bool:
-        """True once the slots were placed."""
-
-    def pack(self, slot: int) -> Any:
-        """The pack holding ``slot`` (``None`` for an empty slot): its model and ``(env_num, ...)`` state arrays."""
-
-    def prepare(self, key: str, parts: Callable[[], list[Any]]) -> None:
-        """Check that structure ``key`` can be placed (build what it needs ahead), changing no slot."""
-
-    def place(self, assignments: dict[int, str | None], parts_of: Callable[[int], list[Any]]) -> set[str]:
-        """Move each slot of ``assignments`` into the pack of its structure key; the keys of the packs changed."""
-
-    def reset_slot_state(self, slot: int) -> None:
-        """Put ``slot`` back to its model's rest state."""
-
-    def forward(self, slots: np.ndarray | None = None) -> None:
-        """Recompute derived quantities after state writes for ``slots`` (all when ``None``)."""
-
-    def step(self) -> None:
-        """Advance every slot by one physics step."""
-
-    def failed_slots(self) -> np.ndarray:
-        """Slots whose simulation failed (diverged) in the last :meth:`step`, each reported once, sorted."""
-
-    def close(self) -> None:
-        """Release everything the world holds."""
+__all__ = ['Backend', 'ModelLookup', 'Pack', 'StateArrays', 'World', 'backend_names', 'get_backend', 'register_backend']
 
 
 @dataclass(frozen=True)

@@ -66,3 +66,32 @@ def rotate_inverse(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     q = -quat[..., 1:]
     t = 2.0 * np.cross(q, vec)
     return vec + w * t + np.cross(q, t)
+
+
+def quat_conjugate(quat: np.ndarray) -> np.ndarray:
+    """Conjugates of ``(..., 4)`` wxyz quaternions: the inverse rotations of unit ones (MuJoCo's ``mju_negQuat``).
+
+    >>> quat_conjugate(np.array([0.5, 0.5, -0.5, 0.5])).tolist()
+    [0.5, -0.5, 0.5, -0.5]
+    """
+    out = np.array(quat, dtype=float)
+    out[..., 1:] *= -1.0
+    return out
+
+
+def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """Rotate ``(..., 3)`` vectors by ``(..., 4)`` unit wxyz quaternions (MuJoCo's ``mju_rotVecQuat``):
+    frame-local vectors to the frames' parent axes.
+
+    >>> quarter = np.array([np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)])  # a quarter turn about z
+    >>> rotate(quarter, np.array([1.0, 0.0, 0.0])).round(12).tolist()
+    [0.0, 1.0, 0.0]
+    >>> bool(np.allclose(rotate_inverse(quarter, rotate(quarter, np.array([0.3, -2.0, 1.0]))), [0.3, -2.0, 1.0]))
+    True
+    """
+    quat, vec = np.asarray(quat, dtype=float), np.asarray(vec, dtype=float)
+    w, x, y, z = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
+    a, b, c = vec[..., 0], vec[..., 1], vec[..., 2]
+    # MuJoCo's order of operations, so that the results are the same to the last bit.
+    t0, t1, t2 = w * a + y * c - z * b, w * b + z * a - x * c, w * c + x * b - y * a
+    return np.stack([a + 2 * (y * t2 - z * t1), b + 2 * (z * t0 - x * t2), c + 2 * (x * t1 - y * t0)], axis=-1)

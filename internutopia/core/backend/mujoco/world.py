@@ -27,25 +27,30 @@ import math
 import os
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import mujoco
 import mujoco.batch
 import numpy as np
 
+from internutopia.core.backend import state
+from internutopia.core.backend.model import ContactReadings, Contacts
+from internutopia.core.backend.mujoco.lookup import MujocoLookup
+from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
 from internutopia.core.util.memory import check_slots_fit
 
-#: Batch state fields bound on every pack (live views of each slot's state row).
-STATE_FIELDS = ('time', 'qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_applied', 'mocap_pos', 'mocap_quat',
-                'qacc_warmstart', 'userdata')
+__all__ = ['CONTACT_SLOTS', 'MujocoWorld', 'Pack', 'PackData', 'SlotPart']
+
+#: Batch state fields bound on every pack (live views of each slot's state row): the
+#: backend-neutral ones (:data:`internutopia.core.backend.state.STATE_FIELDS`) and two of MuJoCo's own.
+STATE_FIELDS = (*state.STATE_FIELDS, 'qacc_warmstart', 'userdata')
 #: ``userdata[_ALIVE]`` of every placed slot is 1; MuJoCo zeroes it when it resets a simulation
 #: that blew up (see :meth:`MujocoWorld.failed_slots`).
 _ALIVE = 0
 #: Derived fields bound on every pack (refreshed by the batch after each call); others are
 #: bound on first use (:meth:`Pack.field`), since each bound field is copied out on every step.
-OUTPUT_FIELDS = ('sensordata',)
+OUTPUT_FIELDS = state.OUTPUT_FIELDS
 #: Most compiled one-slot models kept for structures no slot holds any more.
 _MODEL_CACHE_SIZE = 16
 #: Bytes of batches kept for structures no slot holds any more (see :meth:`MujocoWorld.place`).
@@ -56,81 +61,37 @@ _NO_SLOTS.flags.writeable = False
 CONTACT_SLOTS = 8
 
 
-@dataclass
-class SlotPart:
-    """One piece of a slot's content: a standalone spec attached under the name prefix ``prefix``.
-
-    ``contact_root`` names a body of ``spec`` whose subtree's contacts the world reports through
-    two contact sensors, ``{prefix}contacts`` (every contact: count and normal) and
-    ``{prefix}static_contacts`` (count of contacts with the world body's geoms).
-    """
-
-    prefix: str
-    spec: mujoco.MjSpec
-    contact_root: str | None = None
-    #: Longest physics step this part stays accurate with (e.g. a robot whose servos were tuned
-    #: for 200 Hz); a slot holding it is stepped in equal substeps no longer than this.
-    max_dt: float | None = None
-
-
-class PackData:
-    """The ``(env_num, ...)`` arrays of a pack's batch: row ``i`` is slot ``i`` (rows of slots in
-    other packs are unused). Positions are env-local, quaternions wxyz.
-
-    State fields are live views (a write is that slot's state at the next step):
+class PackData(state.StateArrays):
+    """The :class:`~internutopia.core.backend.state.StateArrays` of a MuJoCo pack: every field
+    a live array of the pack's ``mujoco.batch.Batch`` (``Batch.bind``), plus two of MuJoCo's own
+    state fields the world keeps (not for code outside the backend).
 
     Attributes:
-        time: simulated time (s). Shape (env_num,).
-        qpos: joint positions (free joints: position then orientation). Shape (env_num, nq).
-        qvel: joint velocities. Shape (env_num, nv).
-        act: actuator activations. Shape (env_num, na).
-        ctrl: actuator controls. Shape (env_num, nu).
-        qfrc_applied: applied generalized forces. Shape (env_num, nv).
-        xfrc_applied: applied Cartesian force and torque per body. Shape (env_num, nbody, 6).
-        mocap_pos: mocap body positions. Shape (env_num, nmocap, 3).
-        mocap_quat: mocap body orientations. Shape (env_num, nmocap, 4).
         qacc_warmstart: the solver's warm start. Shape (env_num, nv).
-        sensordata: sensor readings, refreshed by each step and describing the state at its start
-            (as with ``mj_step``). Shape (env_num, nsensordata).
+        userdata: user data; column 0 is the world's divergence mark. Shape (env_num, nuserdata).
 
     Any other ``MjData`` field is bound on first use with :meth:`Pack.field` (each bound field is
     copied out on every step, so only what is read is bound), and then also read as an attribute.
     """
 
-    __slots__ = (*STATE_FIELDS, *OUTPUT_FIELDS, '_bound')
+    __slots__ = ('qacc_warmstart', 'userdata')
 
-    time: np.ndarray
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    ctrl: np.ndarray
-    qfrc_applied: np.ndarray
-    xfrc_applied: np.ndarray
-    mocap_pos: np.ndarray
-    mocap_quat: np.ndarray
     qacc_warmstart: np.ndarray
-    sensordata: np.ndarray
+    userdata: np.ndarray
 
     def __init__(self, batch: mujoco.batch.Batch) -> None:
+        super().__init__()
         for name in (*STATE_FIELDS, *OUTPUT_FIELDS):
             setattr(self, name, batch.bind(name))
-        self._bound: dict[str, np.ndarray] = {}
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        # Only reached for names that are not declared fields: fields bound with Pack.field.
-        if name.startswith('_'):  # not set yet (copying, unpickling)
-            raise AttributeError(name)
-        try:
-            return self._bound[name]
-        except KeyError:
-            raise AttributeError(f'PackData has no field {name!r} bound; bind it with pack.field({name!r})') from None
 
 
 class Pack:
-    """The slots that share one structure: a compiled one-slot model and their batch of states.
+    """The slots that share one structure: a compiled one-slot model and their batch of states
+    (the MuJoCo backend's :class:`~internutopia.core.backend.interface.Pack`).
 
-    ``data`` (a :class:`PackData`) holds ``(env_num, ...)`` arrays, one row per env slot (rows of other packs' slots are
-    unused): the state fields of :data:`STATE_FIELDS` are live views (a write is that slot's state
+    ``lookup`` (a :class:`~internutopia.core.backend.mujoco.lookup.MujocoLookup`) answers names,
+    ids and constants of the model; ``data`` (a :class:`PackData`) holds ``(env_num, ...)``
+    arrays, one row per env slot (rows of other packs' slots are unused): the state fields of :data:`STATE_FIELDS` are live views (a write is that slot's state
     at the next step), the fields of :data:`OUTPUT_FIELDS` are refreshed after each step; bind any
     other ``MjData`` field with :meth:`field`. ``slots`` are the slots holding this structure.
 
@@ -146,7 +107,9 @@ class Pack:
     def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
         check_slots_fit(env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
         self.key = key
+        #: The compiled one-slot model (the backend's own; code outside the backend uses :attr:`lookup`).
         self.model = model
+        self.lookup = MujocoLookup(model)
         # Not persistent: each thread loads a slot's state row into its one MjData, steps it and
         # saves it back, so the physics works in a cache-sized MjData per core (faster than one
         # MjData per slot, and far less memory). Derived fields are bound outputs or recomputed.
@@ -159,6 +122,8 @@ class Pack:
         self._alive_column = self.data.userdata[:, _ALIVE]
         self._all_alive = b''
         self._scratch: mujoco.MjData | None = None
+        #: Per part prefix, the ``sensordata`` columns of its two contact sensors.
+        self._contact_columns: dict[str, tuple[int, int]] = {}
         #: ``mj_step`` calls per env step (see :meth:`MujocoWorld.compile_slot`).
         self.substeps = max(1, int(model.opt.timestep and round(physics_dt_of(model) / model.opt.timestep)))
 
@@ -175,9 +140,10 @@ class Pack:
 
     def field(self, name: str) -> np.ndarray:
         """The ``(env_num, ...)`` array of any ``MjData`` field, bound on first use."""
-        array = getattr(self.data, name, None)
+        array = self.data.bound(name)
         if array is None:
-            array = self.data._bound[name] = self.batch.bind(name)
+            array = self.batch.bind(name)
+            self.data.bind(name, array)
             if len(self.slots):  # a derived field bound between calls is zero until the next call
                 self.batch.forward(self.slots, stage=mujoco.mjtStage.mjSTAGE_VEL)
         return array
@@ -206,6 +172,53 @@ class Pack:
         if contacts:
             mujoco.mj_collision(self.model, data)
         return data
+
+
+    # -- computations at one slot's current state (see interface.Pack) ------------------------------
+    def contacts(self, slot: int) -> Contacts:
+        """``slot``'s contact list at its current state (a collision pass on a scratch copy)."""
+        data = self.mjdata(slot, contacts=True)
+        n = data.ncon
+        contact = data.contact
+        return Contacts(geom=contact.geom[:n], normal=contact.frame[:n, :3], position=contact.pos[:n], distance=contact.dist[:n])
+
+    def contact_readings(self, prefix: str, slots: np.ndarray) -> ContactReadings:
+        """The contact summary of the part attached under ``prefix`` (its two contact sensors, see
+        :meth:`MujocoWorld._add_contact_sensors`) for ``slots``, as the last step found it."""
+        columns = self._contact_columns.get(prefix)
+        if columns is None:
+            columns = self._contact_columns[prefix] = (self.lookup.sensor(f'{prefix}contacts').adr,
+                                                       self.lookup.sensor(f'{prefix}static_contacts').adr)
+        every, static = columns
+        readings = self.data.sensordata[slots]
+        # Each of the CONTACT_SLOTS entries of the first sensor: the count found, then the normal.
+        contacts = readings[:, every:every + 4 * CONTACT_SLOTS].reshape(len(readings), CONTACT_SLOTS, 4)
+        return ContactReadings(count=contacts[:, 0, 0], static_count=readings[:, static], normal=contacts[:, :, 1:])
+
+    def body_poses(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every body's env-local position ``(nbody, 3)`` and wxyz orientation ``(nbody, 4)`` at
+        ``slot``'s current state (copies)."""
+        data = self.mjdata(slot)
+        return data.xpos.copy(), data.xquat.copy()
+
+    def body_velocity(self, slot: int, body: int) -> np.ndarray:
+        """Velocity of body ``body``'s frame in ``slot`` at its current state: angular then
+        linear, world axes (``mj_objectVelocity``). Shape (6,)."""
+        data = self.mjdata(slot)
+        mujoco.mj_comVel(self.model, data)
+        out = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
+        return out
+
+    def set_servo_gains(self, actuators: np.ndarray, kp: np.ndarray | None = None, kv: np.ndarray | None = None) -> None:
+        """Set position-servo stiffness ``kp`` and damping ``kv`` of ``actuators`` (ids), for every
+        slot of the pack (they share the model). ``None`` keeps that gain."""
+        actuators = np.asarray(actuators, dtype=np.intp)
+        if kp is not None:
+            self.model.actuator_gainprm[actuators, 0] = kp
+            self.model.actuator_biasprm[actuators, 1] = -np.asarray(kp, dtype=float)
+        if kv is not None:
+            self.model.actuator_biasprm[actuators, 2] = -np.asarray(kv, dtype=float)
 
 
 #: Name of the numeric field recording a compiled slot model's env step (``physics_dt``).
