@@ -8,7 +8,7 @@ episode uses it. Through the view it reads, and never changes:
 - each slot's robots and objects by name (:meth:`EnvView.robots`, :meth:`EnvView.objects`): entity
   *groups*, each one named robot or object in every slot of one structure (see
   :class:`~internutopia.core.robot.base.Entity`), read for many slots at once;
-- the world's arrays: a group's ``world`` is its :class:`~internutopia.core.backend.mujoco.world.Pack`
+- the world's arrays: a group's ``world`` is its :class:`~internutopia.core.backend.interface.Pack`
   (``pack.model``, ``pack.data``), also reachable per slot with :meth:`EnvView.pack`;
 - :attr:`EnvView.version`, which changes whenever slots change packs: caches of which slot is in
   which group compare it (:class:`EntityTracker` does);
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Pack
+    from internutopia.core.backend.interface import Pack
     from internutopia.core.config import SimConfig, TaskCfg
     from internutopia.core.object.base import BaseObject
     from internutopia.core.robot.base import BaseRobot, Entity
@@ -156,7 +156,7 @@ class EnvView:
         return episode.index if episode is not None else None
 
     def pack(self, slot: int) -> Pack | None:
-        """The :class:`~internutopia.core.backend.mujoco.world.Pack` holding ``slot`` (its model
+        """The :class:`~internutopia.core.backend.interface.Pack` holding ``slot`` (its model
         and ``(env_num, ...)`` arrays), ``None`` for an empty slot."""
         return self._world.pack(slot)
 

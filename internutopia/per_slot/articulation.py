@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import mujoco
 import numpy as np
 
+from internutopia.core.backend.model import ServoKind
 from internutopia.core.util.pose_mixin import PoseMixin
 from internutopia.per_slot.articulation_action import ArticulationAction
 from internutopia.per_slot.building import building_robot
@@ -66,9 +66,8 @@ class IArticulation(PoseMixin):
     @property
     def num_bodies(self) -> int:
         """Number of bodies of the robot's model."""
-        model = self.group.world.model
         prefix = f'{self.group.name}/'
-        return sum(1 for b in range(model.nbody) if model.body(b).name.startswith(prefix))
+        return sum(1 for name in self.group.world.lookup.names('body') if name.startswith(prefix))
 
     def get_dof_index(self, dof_name: str) -> int:
         """Index of joint ``dof_name``; ``ValueError`` listing the joints otherwise."""
@@ -127,18 +126,14 @@ class IArticulation(PoseMixin):
         version = id(self.group.world)
         if self._actuators is not None and self._actuators[0] == version:
             return self._actuators[1]
-        model = self.group.world.model
-        joints = [model.joint(self.group.full_name(n)).id for n in self.group.joint_names]
+        lookup = self.group.world.lookup
+        joints = lookup.ids('joint', [self.group.full_name(n) for n in self.group.joint_names]).tolist()
         out = {kind: np.full(len(joints), -1, dtype=np.intp) for kind in ('position', 'velocity', 'motor')}
-        for actuator in range(model.nu):
-            if int(model.actuator_trntype[actuator]) != int(mujoco.mjtTrn.mjTRN_JOINT):
-                continue
-            joint = int(model.actuator_trnid[actuator, 0])
-            if joint not in joints:
-                continue
-            bias = model.actuator_biasprm[actuator]
-            kind = 'position' if bias[1] != 0 else 'velocity' if bias[2] != 0 else 'motor'
-            out[kind][joints.index(joint)] = actuator
+        kinds = {ServoKind.POSITION: 'position', ServoKind.VELOCITY: 'velocity', ServoKind.MOTOR: 'motor'}
+        actuators = lookup.actuators()
+        for actuator, joint, kind in zip(actuators.ids.tolist(), actuators.joint.tolist(), actuators.kind.tolist(), strict=True):
+            if joint in joints:
+                out[kinds[ServoKind(kind)]][joints.index(joint)] = actuator
         self._actuators = (version, out)
         return out
 
@@ -178,20 +173,13 @@ class IArticulation(PoseMixin):
     def set_gains(self, kps: Any = None, kds: Any = None, joint_indices: Any = None) -> None:
         """Position-servo stiffness ``kps`` and damping ``kds`` (for every slot of this structure)."""
         indices = self._indices(joint_indices)
-        model = self.group.world.model
         servos = self._servos()['position'][indices]
+        has_servo = servos >= 0
+        gains = {}
         for values, gain in ((kps, 'kp'), (kds, 'kd')):
-            if values is None:
-                continue
-            values = _values(values, len(indices), gain + 's')
-            for actuator, value in zip(servos.tolist(), values.tolist(), strict=True):
-                if actuator < 0:
-                    continue
-                if gain == 'kp':
-                    model.actuator_gainprm[actuator, 0] = value
-                    model.actuator_biasprm[actuator, 1] = -value
-                else:
-                    model.actuator_biasprm[actuator, 2] = -value
+            if values is not None:
+                gains[gain] = _values(values, len(indices), gain + 's')[has_servo]
+        self.group.world.set_servo_gains(servos[has_servo], kp=gains.get('kp'), kv=gains.get('kd'))
 
     def set_enabled_self_collisions(self, flag: bool) -> None:
         """Accepted for InternUtopia's code; self-collision is part of the model here."""

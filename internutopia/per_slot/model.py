@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import mujoco
-
+from internutopia.core.backend.parts import ModelSpec, load_spec
 from internutopia.core.robot.base import BaseRobot
 
 _MODEL_SUFFIXES = ('.xml', '.urdf')
@@ -35,8 +34,8 @@ class ModelRobot(BaseRobot):
             raise ValueError(f'robot {config.name!r}: the model {path!r} has no body under its worldbody')
         self.base_body = roots[0].name or 'base'
 
-    def build_spec(self) -> mujoco.MjSpec:
-        spec = mujoco.MjSpec.from_file(str(self.config.usd_path))
+    def build_spec(self) -> ModelSpec:
+        spec = load_spec(str(self.config.usd_path))
         root = next(iter(spec.worldbody.bodies), None)
         if root is not None and not root.name:
             root.name = 'base'

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import mujoco
 import numpy as np
 
+from internutopia.core.backend.model import BodyRecord
+from internutopia.core.util.math import quat_conjugate, quat_multiply, rotate
 from internutopia.core.util.pose_mixin import PoseMixin
 from internutopia.per_slot.building import building_robot
 
@@ -50,26 +51,26 @@ class IRigidBody(PoseMixin):
         """Whether this is the entity's base body (the one its ``position`` is)."""
         return self.body == self.entity.base_body
 
-    def _body_id(self) -> int:
-        model = self.entity.world.model
+    def _record(self) -> BodyRecord:
+        lookup = self.entity.world.lookup
         try:
-            return model.body(self.entity.full_name(self.body)).id
+            return lookup.body(self.entity.full_name(self.body))
         except KeyError:
             prefix = f'{self.entity.name}/'
-            names = sorted(model.body(b).name[len(prefix):] for b in range(model.nbody) if model.body(b).name.startswith(prefix))
+            names = sorted(name[len(prefix):] for name in lookup.names('body') if name.startswith(prefix))
             raise ValueError(f'{self.entity.name!r} in env {self.slot} has no body {self.body!r}; bodies: {names}') from None
 
-    def _data(self) -> mujoco.MjData:
-        """A scratch copy of the slot's state with its kinematics computed (exact poses now)."""
-        return self.entity.world.mjdata(self.slot)
+    def _body_id(self) -> int:
+        return self._record().id
 
     # -- poses ---------------------------------------------------------------------------------
     def _env_pose(self) -> tuple[np.ndarray, np.ndarray]:
         if self.is_base:
             position, orientation = self.entity.poses(np.array([self.slot], dtype=np.intp))
             return position[0], orientation[0]
-        data, body = self._data(), self._body_id()
-        return data.xpos[body].copy(), data.xquat[body].copy()
+        positions, orientations = self.entity.world.body_poses(self.slot)
+        body = self._body_id()
+        return positions[body], orientations[body]
 
     def _set_env_pose(self, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
         if not self.is_base:
@@ -79,14 +80,11 @@ class IRigidBody(PoseMixin):
     def _local_pose(self) -> tuple[np.ndarray, np.ndarray]:
         if self.is_base:
             return self._env_pose()
-        model, data, body = self.entity.world.model, self._data(), self._body_id()
-        parent = model.body_parentid[body]
-        inverse = np.zeros(4)
-        mujoco.mju_negQuat(inverse, data.xquat[parent])
-        position, orientation = np.zeros(3), np.zeros(4)
-        mujoco.mju_rotVecQuat(position, data.xpos[body] - data.xpos[parent], inverse)
-        mujoco.mju_mulQuat(orientation, inverse, data.xquat[body])
-        return position, orientation
+        record = self._record()
+        positions, orientations = self.entity.world.body_poses(self.slot)
+        inverse = quat_conjugate(orientations[record.parent])
+        position = rotate(inverse, positions[record.id] - positions[record.parent])
+        return position, quat_multiply(inverse, orientations[record.id])
 
     # -- velocities and mass ---------------------------------------------------------------------
     def get_linear_velocity(self) -> np.ndarray:
@@ -98,11 +96,7 @@ class IRigidBody(PoseMixin):
         return self._velocity()[:3]
 
     def _velocity(self) -> np.ndarray:
-        model, data = self.entity.world.model, self._data()
-        mujoco.mj_comVel(model, data)
-        out = np.zeros(6)
-        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_BODY, self._body_id(), out, 0)
-        return out
+        return self.entity.world.body_velocity(self.slot, self._body_id())
 
     def set_linear_velocity(self, velocity: Sequence[float]) -> None:
         """Set the world-frame linear velocity of a free-floating base body."""
@@ -120,17 +114,13 @@ class IRigidBody(PoseMixin):
             raise ValueError(f'{what} velocity must be 3 finite numbers; got {velocity!r}')
         if part.start == 3:  # a free joint's angular velocity is in the body frame
             _, orientation = self._env_pose()
-            inverse = np.zeros(4)
-            mujoco.mju_negQuat(inverse, orientation)
-            local = np.zeros(3)
-            mujoco.mju_rotVecQuat(local, velocity, inverse)
-            velocity = local
+            velocity = rotate(quat_conjugate(np.asarray(orientation, dtype=float)), velocity)
         self.entity.world.data.qvel[self.slot, dof + part.start:dof + part.stop] = velocity
         self.entity.state_changed(self.slot)
 
     def get_mass(self) -> float:
         """The body's mass, kg."""
-        return float(self.entity.world.model.body_mass[self._body_id()])
+        return float(self._record().mass)
 
     def set_mass(self, mass: float) -> None:
         """Not supported: a mass is part of the compiled model every slot of the structure shares."""

@@ -124,10 +124,8 @@ class SlotRobot(OrderedObsMixin):
     def create_rigid_bodies(self) -> None:
         """Look up every body of the robot's model as an :class:`IRigidBody`."""
         group = self._slot_group
-        model = group.world.model
         prefix = f'{group.name}/'
-        for body in range(model.nbody):
-            name = model.body(body).name
+        for name in group.world.lookup.names('body'):
             if name.startswith(prefix):
                 local = name[len(prefix):]
                 self._rigid_body_map[name] = IRigidBody(group, self._slot, local, origin=self._scene.origin, name=name)

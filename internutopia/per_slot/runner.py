@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from internutopia.core.backend.mujoco.render import RenderClock
+from internutopia.core.backend.clock import RenderClock
 from internutopia.core.runner.runner import Runner
 from internutopia.core.runner.slots import SlotStatus
 from internutopia.per_slot.scene import SlotScene, task_name

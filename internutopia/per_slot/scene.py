@@ -117,8 +117,7 @@ class SlotScene(IScene):
         for entity_name, entity in entities.items():
             if owner and owner != entity_name:
                 continue
-            model = entity.world.model if entity.world is not None else None
-            if model is not None and _has_body(model, entity.full_name(body)):
+            if entity.world is not None and entity.world.lookup.find('body', entity.full_name(body)) >= 0:
                 return IRigidBody(entity, self.slot, body, origin=origin, name=name)
         raise ValueError(f'env {self.slot} has no {name!r}; robots and objects: {sorted(entities)} '
                          f'(or a body of theirs, e.g. {next(iter(sorted(entities)), "robot")}/<body>)')
@@ -134,14 +133,6 @@ class SlotScene(IScene):
 
     def __repr__(self) -> str:
         return f'SlotScene(env {self.slot})'
-
-
-def _has_body(model: Any, name: str) -> bool:
-    try:
-        model.body(name)
-    except KeyError:
-        return False
-    return True
 
 
 def task_name(view: EnvView, slot: int) -> str:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import mujoco
+    from mujoco import MjSpec as ModelSpec
+else:
+    #: The builder interface of a part's model: a MuJoCo ``MjSpec`` (robots, objects, sensors and
+    #: scenes describe themselves as one; MuJoCo-family backends compile it, another engine
+    #: converts it). Code outside the backend names the type as ``ModelSpec``, never ``mujoco``.
+    ModelSpec = Any
 
-__all__ = ['SlotPart']
+__all__ = ['ModelSpec', 'SlotPart', 'load_spec']
 
 
 @dataclass
@@ -25,8 +30,23 @@ class SlotPart:
     """
 
     prefix: str
-    spec: mujoco.MjSpec
+    spec: ModelSpec
     contact_root: str | None = None
     #: Longest physics step this part stays accurate with (e.g. a robot whose servos were tuned
     #: for 200 Hz); a slot holding it is stepped in equal substeps no longer than this.
     max_dt: float | None = None
+
+
+def load_spec(path: str) -> ModelSpec:
+    """The model file at ``path`` (MJCF ``.xml``, or URDF) as a :data:`ModelSpec` to build a part from.
+
+    Raises:
+        ValueError: MuJoCo cannot parse it (the message says why).
+    """
+    import mujoco  # the one place outside the MuJoCo backend's modules that parses a model file
+
+    try:
+        return mujoco.MjSpec.from_file(str(path))
+    except Exception as exc:  # mujoco raises ValueError, or a generic error for a bad include
+        raise ValueError(f'cannot load the model file {str(path)!r}: {exc}') from exc
+

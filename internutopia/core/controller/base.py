@@ -21,7 +21,7 @@ from internutopia.core.config import ControllerCfg
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Pack
+    from internutopia.core.backend.interface import Pack
 
 #: The robot group the object belongs to (a :class:`~internutopia.core.robot.base.BaseRobot`; not
 #: imported, since a robot is built from its controllers and sensors, a layer it sits on).

@@ -1,7 +1,7 @@
 """Robots and the vectorized "entity group" they are built on.
 
 An :class:`Entity` object stands for one named robot or object *in every slot that has it* (the
-same name and the same structure, so the slots of one :class:`~internutopia.core.backend.mujoco.world.Pack`).
+same name and the same structure, so the slots of one :class:`~internutopia.core.backend.interface.Pack`).
 Those slots share one model, so a model id (body, joint, actuator) is the same in every slot, and
 the pack's ``(env_num, ...)`` arrays are read as ``data.xpos[slots, body_id]``. State arrays are
 indexed by slot id, so a slot joining or leaving the pack only re-binds and leaves the others'
@@ -14,7 +14,7 @@ named :attr:`BaseRobot.base_body`) and registers itself::
     @BaseRobot.register('MyRobot')
     class MyRobot(BaseRobot):
         base_body = 'base'
-        def build_spec(self) -> mujoco.MjSpec: ...
+        def build_spec(self) -> ModelSpec: ...
 """
 
 from __future__ import annotations
@@ -22,18 +22,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import mujoco
 import numpy as np
 
+from internutopia.core.backend.model import NO_ID, JointType
+from internutopia.core.backend.parts import ModelSpec
 from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
 from internutopia.core.registry import Registry
+from internutopia.core.util.math import rotate
 
 if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Pack
+    from internutopia.core.backend.interface import Pack
     from internutopia.core.controller.base import BaseController
     from internutopia.core.sensor.base import BaseSensor
 
-NO_ID = -1
+__all__ = ['NO_ID', 'BaseRobot', 'Entity', 'rows_of', 'take_rows']
 
 
 def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
@@ -92,11 +94,11 @@ class Entity:
         self.pose_views: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- structure ---------------------------------------------------------------------------
-    def build_spec(self) -> mujoco.MjSpec:
+    def build_spec(self) -> ModelSpec:
         """A fresh standalone spec of this entity (its root body named :attr:`base_body`)."""
         raise NotImplementedError
 
-    def spec(self) -> mujoco.MjSpec:
+    def spec(self) -> ModelSpec:
         """The spec to attach into a slot: :meth:`build_spec` plus whatever sensors add."""
         return self.build_spec()
 
@@ -108,16 +110,12 @@ class Entity:
         """Look up this entity's model ids for the slots ``slots`` of ``world`` (after a change)."""
         self.world = world
         self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
-        model = world.model
-        body = model.body(self.full_name(self.base_body))
-        root_qposadr = root_dofadr = NO_ID
-        if model.body_jntnum[body.id] and int(model.jnt_type[model.body_jntadr[body.id]]) == int(mujoco.mjtJoint.mjJNT_FREE):
-            joint = model.body_jntadr[body.id]
-            root_qposadr, root_dofadr = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
+        body = world.lookup.body(self.full_name(self.base_body))
+        root_qposadr, root_dofadr = body.root_qposadr, body.root_dofadr
         for array, value in ((self.base_body_id, body.id), (self.root_qposadr, root_qposadr), (self.root_dofadr, root_dofadr)):
             array[:] = NO_ID
             array[self.slots] = value
-        self.root_mocapid = int(model.body_mocapid[body.id])
+        self.root_mocapid = int(body.mocap)
         self._root_qposadr = int(root_qposadr) if root_qposadr != NO_ID else None
         data = world.data
         # Made once per pack: poses() runs every step.
@@ -131,8 +129,7 @@ class Entity:
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
-        lookup: Callable[[str], Any] = getattr(self.world.model, kind)
-        ids = np.array([lookup(self.full_name(n)).id for n in names], dtype=np.intp)
+        ids = self.world.lookup.ids(kind, [self.full_name(n) for n in names]).astype(np.intp)
         return np.broadcast_to(ids, (len(slots), len(names))).copy()
 
     # -- state -------------------------------------------------------------------------------
@@ -151,8 +148,7 @@ class Entity:
         """Where the base body goes for a configured ``position`` and wxyz ``orientation`` (see :attr:`root_offset`)."""
         if not any(self.root_offset):
             return np.asarray(position, dtype=float)
-        rotated = np.zeros(3)
-        mujoco.mju_rotVecQuat(rotated, np.asarray(self.root_offset, dtype=float), np.asarray(orientation, dtype=float))
+        rotated = rotate(np.asarray(orientation, dtype=float), np.asarray(self.root_offset, dtype=float))
         return np.asarray(position, dtype=float) + rotated
 
     def poses(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -287,7 +283,7 @@ class BaseRobot(Entity):
             out.append((controller_name, controller, args))
         return out
 
-    def spec(self) -> mujoco.MjSpec:
+    def spec(self) -> ModelSpec:
         spec = self.build_spec()
         for sensor in self.sensors.values():
             sensor.add_to_spec(spec)
@@ -295,18 +291,17 @@ class BaseRobot(Entity):
 
     def bind(self, world: Pack, slots: np.ndarray) -> None:
         super().bind(world, slots)
-        model = world.model
-        names = self.joint_names or self._hinge_joint_names(model)
+        names = self.joint_names or self._hinge_joint_names(world)
         self.joint_names = names
         self.joint_qposadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self.joint_dofadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self._joint_ranges = None
         self._joint_views = None
         if len(self.slots):
-            joints = self.ids(self.slots, 'joint', names)
-            self.joint_qposadr[self.slots] = model.jnt_qposadr[joints]
-            self.joint_dofadr[self.slots] = model.jnt_dofadr[joints]
-            qpos, dof = model.jnt_qposadr[joints[0]], model.jnt_dofadr[joints[0]]
+            joints = world.lookup.joints([self.full_name(n) for n in names])
+            qpos, dof = joints.qposadr.astype(np.intp), joints.dofadr.astype(np.intp)
+            self.joint_qposadr[self.slots] = qpos
+            self.joint_dofadr[self.slots] = dof
             if len(names) and np.all(np.diff(qpos) == 1) and np.all(np.diff(dof) == 1):
                 # Joints in model order, one coordinate each: read as slices.
                 self._joint_ranges = ((int(qpos[0]), int(qpos[-1]) + 1), (int(dof[0]), int(dof[-1]) + 1))
@@ -315,13 +310,17 @@ class BaseRobot(Entity):
         for part in (*self.controllers.values(), *self.sensors.values()):
             part.bind(world)
 
-    def _hinge_joint_names(self, model: mujoco.MjModel) -> list[str]:
+    def _hinge_joint_names(self, world: Pack) -> list[str]:
+        """The robot's hinge and slide joints, in model order (without its name prefix)."""
         if not len(self.slots):
             return []
         prefix = f'{self.name}/'
-        return [model.joint(j).name[len(prefix):] for j in range(model.njnt)
-                if model.joint(j).name.startswith(prefix)
-                and int(model.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))]
+        mine = [name for name in world.lookup.names('joint') if name.startswith(prefix)]
+        if not mine:
+            return []
+        kinds = world.lookup.joints(mine).type
+        return [name[len(prefix):] for name, kind in zip(mine, kinds.tolist(), strict=True)
+                if kind in (JointType.HINGE, JointType.SLIDE)]
 
     def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg]) -> None:
         super().reset_slots(slots, configs)

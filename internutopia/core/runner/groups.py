@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.backend.mujoco.world import SlotPart
+from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig, TaskCfg
 from internutopia.core.object.base import BaseObject
 from internutopia.core.robot.base import BaseRobot, Entity

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.backend import get_backend
-from internutopia.core.backend.mujoco.world import SlotPart
+from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.results import ResultsWriter

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from internutopia.core.backend.parts import ModelSpec
 from internutopia.core.config import SensorCfg
 from internutopia.core.registry import Registry
 
 if TYPE_CHECKING:
-    import mujoco
-
-    from internutopia.core.backend.mujoco.world import Pack
+    from internutopia.core.backend.interface import Pack
 
 #: The robot group the object belongs to (a :class:`~internutopia.core.robot.base.BaseRobot`; not
 #: imported, since a robot is built from its controllers and sensors, a layer it sits on).
@@ -46,7 +45,7 @@ class BaseSensor:
         """The sensor of the type registered for ``config.type``, for every slot of ``robot``."""
         return cls.registry.maker(config.type, where)(config, robot)
 
-    def add_to_spec(self, spec: mujoco.MjSpec) -> None:
+    def add_to_spec(self, spec: ModelSpec) -> None:
         """Add this sensor's elements (cameras, sites, ...) to the robot's standalone spec."""
 
     def bind(self, world: Pack) -> None:

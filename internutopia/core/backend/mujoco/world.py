@@ -32,7 +32,7 @@ import mujoco
 import mujoco.batch
 import numpy as np
 
-from internutopia.core.backend import state
+import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
 from internutopia.core.backend.parts import SlotPart
