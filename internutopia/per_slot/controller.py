@@ -23,7 +23,7 @@ import numpy as np
 from internutopia.core.controller.base import BaseController
 from internutopia.core.util.trees import row
 from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
-from internutopia.per_slot.style import instance_class, is_per_slot, with_api
+from internutopia.per_slot.style import with_api
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -161,18 +161,6 @@ def controller_in_slot(controller: BaseController, slot: int, robot: Any, scene:
     return SlotControllerView(controller, slot, robot, scene)
 
 
-def controller_maker(robot_in_slot: RobotInSlot) -> Callable[[type], Any]:
-    """The registry adapter of controllers: what builds the controller of an upstream-style class."""
-
-    def maker(cls: type) -> Any:
-        if not is_per_slot(cls, BaseController, *CONTROLLER_MARKS):
-            return None
-        made = instance_class(cls, SlotController, BaseController, CONTROLLER_MARKS)
-        return lambda config, robot: SlotControllerAdapter(config, robot, made, robot_in_slot)
-
-    return maker
-
-
 def create_controllers(robot_cfg: Any, robot: Any, scene: Any) -> OrderedDict[str, Any]:
     """The controllers of ``robot_cfg`` of a per-slot robot object, by name, in the config's order
     (InternUtopia's ``internutopia.core.robot.controller.create_controllers``)."""
@@ -193,4 +181,4 @@ def inject_sub_controllers(parent: Any, configs: list[Any], robot: Any, scene: A
 
 
 __all__ = ['PER_SLOT_CONTROLLER_METHODS', 'SlotController', 'SlotControllerAdapter', 'SlotControllerView',
-           'controller_in_slot', 'controller_maker', 'create_controllers', 'inject_sub_controllers']
+           'controller_in_slot', 'create_controllers', 'inject_sub_controllers']

@@ -107,14 +107,6 @@ def metric_in_slot(metric: BaseMetric, slot: int) -> Any:
     return SlotMetricView(metric, slot)
 
 
-def metric_maker(cls: type) -> Any:
-    """The registry adapter of metrics: what builds the metric of an upstream-style class."""
-    if not is_per_slot(cls, BaseMetric, *METRIC_MARKS):
-        return None
-    made = instance_class(cls, SlotMetric, BaseMetric, METRIC_MARKS)
-    return lambda config, view: SlotMetricAdapter(config, view, made)
-
-
 def create_metric(config: Any, task_config: Any) -> Any:
     """A per-slot metric object of an upstream-style metric class (``cls(config, task_config)``;
     InternUtopia's ``internutopia.core.task.metric.create_metric``).
@@ -130,4 +122,4 @@ def create_metric(config: Any, task_config: Any) -> Any:
     return instance_class(metric_class, SlotMetric, BaseMetric, METRIC_MARKS)(config, task_config)
 
 
-__all__ = ['SlotMetric', 'SlotMetricAdapter', 'SlotMetricView', 'create_metric', 'metric_in_slot', 'metric_maker']
+__all__ = ['SlotMetric', 'SlotMetricAdapter', 'SlotMetricView', 'create_metric', 'metric_in_slot']

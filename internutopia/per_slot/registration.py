@@ -18,14 +18,14 @@ from internutopia.core.robot.base import BaseRobot
 from internutopia.core.runner.runner import Runner
 from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.task.base import BaseTask
-from internutopia.per_slot.controller import SlotController, controller_maker
-from internutopia.per_slot.metric import SlotMetric, metric_maker
-from internutopia.per_slot.reward import SlotReward, reward_maker
+from internutopia.per_slot.controller import CONTROLLER_MARKS, SlotController, SlotControllerAdapter
+from internutopia.per_slot.metric import METRIC_MARKS, SlotMetric, SlotMetricAdapter
+from internutopia.per_slot.reward import REWARD_MARKS, SlotReward, SlotRewardAdapter
 from internutopia.per_slot.robot import SlotRobot, robot_in_slot, robot_maker
 from internutopia.per_slot.runner import UpstreamRunner
-from internutopia.per_slot.sensor import SlotSensor, sensor_maker
-from internutopia.per_slot.style import with_api
-from internutopia.per_slot.task import SlotTask, task_in_slot, task_maker
+from internutopia.per_slot.sensor import SENSOR_MARKS, SlotSensor, SlotSensorAdapter
+from internutopia.per_slot.style import adapter_maker, with_api
+from internutopia.per_slot.task import TASK_MARKS, SlotTask, SlotTaskAdapter, task_in_slot
 
 #: The per-slot API (InternUtopia's methods and attributes) of each base class's per-slot objects.
 PER_SLOT_APIS: dict[type, type] = {BaseRobot: SlotRobot, BaseController: SlotController, BaseSensor: SlotSensor,
@@ -43,11 +43,13 @@ def install() -> None:
         if _installed:
             return
         BaseRobot.registry.adapt_with(robot_maker)
-        BaseController.registry.adapt_with(controller_maker(robot_in_slot))
-        BaseSensor.registry.adapt_with(sensor_maker(robot_in_slot))
-        BaseTask.registry.adapt_with(task_maker)
-        BaseMetric.registry.adapt_with(metric_maker)
-        BaseReward.registry.adapt_with(reward_maker(task_in_slot))
+        # Each adapter is built as adapter(<what the core passes>, instance class, <what it needs from above>).
+        BaseController.registry.adapt_with(
+            adapter_maker(BaseController, SlotController, CONTROLLER_MARKS, SlotControllerAdapter, robot_in_slot))
+        BaseSensor.registry.adapt_with(adapter_maker(BaseSensor, SlotSensor, SENSOR_MARKS, SlotSensorAdapter, robot_in_slot))
+        BaseTask.registry.adapt_with(adapter_maker(BaseTask, SlotTask, TASK_MARKS, SlotTaskAdapter))
+        BaseMetric.registry.adapt_with(adapter_maker(BaseMetric, SlotMetric, METRIC_MARKS, SlotMetricAdapter))
+        BaseReward.registry.adapt_with(adapter_maker(BaseReward, SlotReward, REWARD_MARKS, SlotRewardAdapter, task_in_slot))
         _installed = True
 
 

@@ -82,18 +82,6 @@ def reward_class(cls: type) -> type:
     return instance_class(cls, SlotReward, BaseReward, REWARD_MARKS)
 
 
-def reward_maker(task_in_slot: TaskInSlot) -> Callable[[type], Any]:
-    """The registry adapter of rewards: what builds the reward of an upstream-style class."""
-
-    def maker(cls: type) -> Any:
-        if not is_per_slot(cls, BaseReward, *REWARD_MARKS):
-            return None
-        made = reward_class(cls)
-        return lambda config, view: SlotRewardAdapter(config, view, made, task_in_slot)
-
-    return maker
-
-
 def check_slot_reward(reward_config: Any) -> None:
     """``ValueError`` unless the reward type of ``reward_config`` is written per slot (what a per-slot task needs)."""
     if not is_per_slot(BaseReward.registry.get(reward_config.type), BaseReward, *REWARD_MARKS):
@@ -113,4 +101,4 @@ def create_reward(reward_config: Any, task: Any) -> Any:
     return reward_class(BaseReward.registry.get(reward_config.type))(task, dict(reward_config.reward_settings or {}))
 
 
-__all__ = ['SlotReward', 'SlotRewardAdapter', 'check_slot_reward', 'create_reward', 'reward_maker']
+__all__ = ['SlotReward', 'SlotRewardAdapter', 'check_slot_reward', 'create_reward']

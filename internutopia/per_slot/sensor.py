@@ -22,7 +22,7 @@ from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.trees import row
 from internutopia.per_slot.camera import ICamera
 from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
-from internutopia.per_slot.style import instance_class, is_per_slot, with_api
+from internutopia.per_slot.style import with_api
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -124,18 +124,6 @@ def sensor_in_slot(sensor: BaseSensor, slot: int, robot: Any, scene: Any) -> Any
     return view_class(sensor, slot, robot, scene)
 
 
-def sensor_maker(robot_in_slot: RobotInSlot) -> Callable[[type], Any]:
-    """The registry adapter of sensors: what builds the sensor of an upstream-style class."""
-
-    def maker(cls: type) -> Any:
-        if not is_per_slot(cls, BaseSensor, *SENSOR_MARKS):
-            return None
-        made = instance_class(cls, SlotSensor, BaseSensor, SENSOR_MARKS)
-        return lambda config, robot: SlotSensorAdapter(config, robot, made, robot_in_slot)
-
-    return maker
-
-
 def create_sensors(robot_cfg: Any, robot: Any, scene: Any) -> OrderedDict[str, Any]:
     """The enabled sensors of ``robot_cfg`` of a per-slot robot object, by name, in the config's
     order (InternUtopia's ``internutopia.core.sensor.sensor.create_sensors``)."""
@@ -144,4 +132,4 @@ def create_sensors(robot_cfg: Any, robot: Any, scene: Any) -> OrderedDict[str, A
 
 
 __all__ = ['PER_SLOT_SENSOR_METHODS', 'SlotCameraView', 'SlotSensor', 'SlotSensorAdapter', 'SlotSensorView',
-           'create_sensors', 'sensor_in_slot', 'sensor_maker']
+           'create_sensors', 'sensor_in_slot']

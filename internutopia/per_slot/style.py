@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 #: Module prefixes of this package's own classes (all vectorized).
 OUR_MODULES = ('internutopia.', 'internutopia_extension.')
@@ -98,4 +99,19 @@ def instance_class(cls: type, api: type, family: type, marks: tuple[tuple[str, .
                                                 '__doc__': cls.__doc__})
 
 
-__all__ = ['OUR_MODULES', 'instance_class', 'is_ours', 'is_per_slot', 'vectorized_base', 'with_api']
+def adapter_maker(family: type, api: type, marks: tuple[tuple[str, ...], ...], adapter: Callable[..., Any],
+                  *extra: Any) -> Callable[[type], Callable[..., Any] | None]:
+    """The registry adapter of one family (see :meth:`internutopia.core.registry.Registry.adapt_with`):
+    for a per-slot class, a factory calling ``adapter(*core_args, instance_class, *extra)``; for a
+    vectorized class, ``None`` (the class builds its own objects)."""
+
+    def maker(cls: type) -> Callable[..., Any] | None:
+        if not is_per_slot(cls, family, *marks):
+            return None
+        made = instance_class(cls, api, family, marks)
+        return lambda *args: adapter(*args, made, *extra)
+
+    return maker
+
+
+__all__ = ['OUR_MODULES', 'adapter_maker', 'instance_class', 'is_ours', 'is_per_slot', 'vectorized_base', 'with_api']

@@ -252,14 +252,6 @@ def task_in_slot(task: BaseTask, slot: int) -> Any:
     return held[1]
 
 
-def task_maker(cls: type) -> Any:
-    """The registry adapter of tasks: what builds the task object of an upstream-style class."""
-    if not is_per_slot(cls, BaseTask, *TASK_MARKS):
-        return None
-    made = instance_class(cls, SlotTask, BaseTask, TASK_MARKS)
-    return lambda view: SlotTaskAdapter(view, made)
-
-
 def create_task(config: Any, scene: Any) -> Any:
     """The per-slot task object of ``config`` in the scene's slot (InternUtopia's
     ``internutopia.core.task.task.create_task``).
@@ -281,4 +273,4 @@ def create_task(config: Any, scene: Any) -> Any:
 
 
 __all__ = ['PER_SLOT_TASK_METHODS', 'SlotMetrics', 'SlotTask', 'SlotTaskAdapter', 'SlotTaskView', 'create_task',
-           'task_in_slot', 'task_maker']
+           'task_in_slot']
