@@ -32,51 +32,113 @@ def split_rows(tree: Any, count: int, wrap: str | None = None) -> list[Any]:
     >>> split_rows({'finished': np.array([True, False])}, 2, wrap='h1')
     [{'h1': {'finished': True}}, {'h1': {'finished': False}}]
     """
-    leaves: list[Any] = []
-    shape = _shape_of(tree, leaves)
-    if not leaves:
-        return [{wrap: {}} if wrap is not None else {} for _ in range(count)]
-    for leaf in leaves:
-        if len(leaf) != count:
-            raise ValueError(f'observation array of length {len(leaf)} where {count} rows were expected')
-    # Python scalars from one-dimensional arrays: one C call per leaf, no numpy scalar per row.
-    columns = [leaf.tolist() if getattr(leaf, 'ndim', 0) == 1 else leaf for leaf in leaves]
-    return _rows_builder(shape, wrap)(*columns)
+    return RowSplitter()(tree, count, wrap)
 
 
-def _shape_of(tree: Any, leaves: list[Any]) -> Any:
-    """The dict structure of ``tree`` with leaves replaced by their index in ``leaves``."""
+class RowSplitter:
+    """:func:`split_rows` for a caller that splits trees of one structure step after step.
+
+    It keeps the function generated for the last structure it saw. That function checks that
+    ``tree`` still has that structure (the same dict types and keys in the same order, the same
+    leaf types and one-dimensional leaves where they were) and builds the rows, so a step costs
+    neither a walk of the tree in Python nor a cache lookup; another structure is split the
+    general way (and its function kept instead).
+
+    >>> splitter = RowSplitter()
+    >>> splitter({'a': np.arange(2)}, 2, wrap='r'), splitter({'a': np.zeros((2, 1))}, 2)[0]
+    ([{'r': {'a': 0}}, {'r': {'a': 1}}], {'a': array([0.])})
+    """
+
+    def __init__(self) -> None:
+        self._split: Any = None  # the generated function of the last structure, or None
+
+    def __call__(self, tree: Any, count: int, wrap: str | None = None) -> list[Any]:
+        split = self._split
+        if split is not None:
+            rows = split(tree, count, wrap)
+            if rows is not _OTHER:
+                return rows
+        split = self._split = _splitter(_signature(tree), wrap)
+        return split(tree, count, wrap)
+
+
+_OTHER = object()  # a generated split's answer to a tree of another structure
+
+
+def _signature(tree: Any) -> Any:
+    """What the generated split of ``tree`` depends on: for a dict, its type and ``(key,
+    signature)`` pairs in order; for a leaf, its type and whether it is one-dimensional."""
     if isinstance(tree, dict):
-        return tuple((key, _shape_of(value, leaves)) for key, value in tree.items())
-    leaves.append(tree)
-    return len(leaves) - 1
+        return (type(tree), tuple((key, _signature(value)) for key, value in tree.items()))
+    return (type(tree), getattr(tree, 'ndim', 0) == 1)
 
 
 @functools.lru_cache(maxsize=256)
-def _rows_builder(shape: Any, wrap: str | None) -> Any:
-    """A compiled ``(*columns) -> [nested dict per row]`` function for one observation structure.
+def _splitter(signature: Any, wrap: str | None) -> Any:
+    """A generated ``(tree, count, wrap) -> rows`` for trees of ``signature``; it returns
+    :data:`_OTHER` for a tree of another structure (or another ``wrap``).
 
-    Observations have the same structure every step, so the list comprehension over the rows,
-    with the nested dict literal inside it, is generated once and then runs at the speed of
-    Python's own dict displays (the columns are unpacked into locals, no indexing per leaf).
+    Observations have the same structure every step, so the function is generated once: it
+    reads the leaves with plain subscripts, checking the structure as it goes, turns
+    one-dimensional leaves into lists of Python scalars (one C call each) and builds the rows in
+    one list comprehension with the nested dict display inside it, so that a row costs little
+    more than its own dicts and views.
     """
+    constants: dict[str, Any] = {'_OTHER': _OTHER, '_length_error': _length_error, '_wrap': wrap}
+    checks: list[str] = []
+    leaves: list[tuple[str, bool]] = []  # (local name, one-dimensional)
 
-    def literal(node: Any) -> str:
-        if isinstance(node, int):
-            return f'c{node}'
-        return '{' + ', '.join(f'{key!r}: {literal(value)}' for key, value in node) + '}'
+    def constant(value: Any) -> str:
+        name = f'k{len(constants)}'
+        constants[name] = value
+        return name
 
-    count = _count_leaves(shape)
-    names = ', '.join(f'c{i}' for i in range(count))
-    body = literal(shape) if wrap is None else f'{{{wrap!r}: {literal(shape)}}}'
-    source = f'lambda {names}: [{body} for {names}, in zip({names})]'
-    return eval(source)  # noqa: S307 - source built from dict keys (repr) and generated names only
+    def key_source(key: Any) -> str:
+        return repr(key) if type(key) in (str, int) else constant(key)
+
+    def walk(node: Any, name: str) -> str:
+        """Checks of ``name``, of signature ``node``, and its value in a row's display."""
+        kind, shape = node
+        if not isinstance(shape, tuple):  # a leaf
+            if kind is np.ndarray:
+                ndim = f'{name}.ndim ' + ('!= 1' if shape else '== 1')
+            else:
+                ndim = f"(getattr({name}, 'ndim', 0) == 1) is not {shape}"
+            checks.append(f'if type({name}) is not {constant(kind)} or {ndim}: return _OTHER')
+            leaves.append((name, shape))
+            return name
+        keys = tuple(key for key, _ in shape)
+        same_keys = f'tuple({name}) != {constant(keys)}' if keys else name
+        checks.append(f'if type({name}) is not {constant(kind)} or {same_keys}: return _OTHER')
+        parts = []
+        for key, child in shape:
+            child_name = f'{name}_{len(parts)}'
+            checks.append(f'{child_name} = {name}[{key_source(key)}]')
+            parts.append(f'{key_source(key)}: {walk(child, child_name)}')
+        return '{' + ', '.join(parts) + '}'
+
+    row = walk(signature, 't')
+    lines = ['def split(t, count, wrap):', '    if wrap != _wrap: return _OTHER']
+    lines += [f'    {check}' for check in checks]
+    if not leaves:  # nothing observed: an empty dict per row
+        lines.append(f'    return [{{{key_source(wrap)}: {{}}}} for _ in range(count)]' if wrap is not None
+                     else '    return [{} for _ in range(count)]')
+    else:
+        lines += [f'    if len({name}) != count: raise _length_error(len({name}), count)' for name, _ in leaves]
+        lines += [f'    {name} = {name}.tolist()' for name, flat in leaves if flat]  # Python scalars, one C call per leaf
+        # Lists first: zip stops at its first exhausted iterator, and an array's iterator ends
+        # by raising (and formatting) an IndexError.
+        names = ', '.join([name for name, flat in leaves if flat] + [name for name, flat in leaves if not flat])
+        if wrap is not None:
+            row = f'{{{key_source(wrap)}: {row}}}'
+        lines.append(f'    return [{row} for {names}, in zip({names})]')
+    namespace = dict(constants)
+    exec('\n'.join(lines), namespace)  # noqa: S102 - source of generated names, key reprs and constants' names only
+    return namespace['split']
 
 
-def _count_leaves(shape: Any) -> int:
-    if isinstance(shape, int):
-        return 1
-    return sum(_count_leaves(value) for _, value in shape)
+def _length_error(length: int, count: int) -> ValueError:
+    return ValueError(f'observation array of length {length} where {count} rows were expected')
 
 
 def scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_num: int, where: tuple[str, ...]) -> None:
@@ -121,25 +183,49 @@ def adopt(tree: dict[str, Any]) -> dict[str, Any]:
 _NDARRAY = np.ndarray
 
 
-def entity_observations(groups: Iterable[Entity], slots: np.ndarray, env_num: int) -> list[dict[str, Any]]:
+def entity_observations(groups: Iterable[Entity], slots: np.ndarray, env_num: int,
+                        splitters: dict[Any, RowSplitter] | None = None) -> list[dict[str, Any]]:
     """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups.
 
     Each group gathers its observations once, as arrays over its member slots; only the
-    per-slot dicts are built per slot.
+    per-slot dicts are built per slot. ``splitters`` keeps a :class:`RowSplitter` per group name
+    for a caller that observes step after step.
     """
     groups = list(groups)
-    if len(groups) == 1 and np.array_equal(groups[0].slots, slots):
+    splitters = {} if splitters is None else splitters
+    if len(groups) == 1 and _same_slots(groups[0].slots, slots, env_num):
         # One group over exactly these slots (one robot type everywhere): build the dicts directly.
-        return split_rows(groups[0].get_obs(slots), len(slots), wrap=groups[0].name)
+        group = groups[0]
+        return _splitter_of(splitters, group.name)(group.get_obs(slots), len(slots), group.name)
     out: list[dict[str, Any]] = [{} for _ in slots]
     row_of = np.full(env_num, -1, dtype=np.intp)
     row_of[slots] = np.arange(len(slots))
     for group in groups:
         members = group.slots[row_of[group.slots] >= 0]
         if len(members):
-            for slot, entity_obs in zip(members.tolist(), split_rows(group.get_obs(members), len(members)), strict=True):
-                out[row_of[slot]][group.name] = entity_obs
+            rows = _splitter_of(splitters, group.name)(group.get_obs(members), len(members))
+            for row, entity_obs in zip(row_of[members].tolist(), rows, strict=True):
+                out[row][group.name] = entity_obs
     return out
+
+
+def _same_slots(members: np.ndarray, slots: np.ndarray, env_num: int) -> bool:
+    """Whether a group's ``members`` are ``slots`` (both sorted and distinct): certain when both
+    are every slot, else compared (as bytes: ``np.array_equal`` costs ten times more)."""
+    if len(members) != len(slots):
+        return False
+    if members is slots or len(slots) == env_num:
+        return True
+    if members.dtype == slots.dtype:
+        return members.tobytes() == slots.tobytes()
+    return bool(np.array_equal(members, slots))
+
+
+def _splitter_of(splitters: dict[Any, RowSplitter], key: Any) -> RowSplitter:
+    splitter = splitters.get(key)
+    if splitter is None:
+        splitter = splitters[key] = RowSplitter()
+    return splitter
 
 
 class Observer:
@@ -149,22 +235,27 @@ class Observer:
         self.groups = groups
         self.terms = terms
         self.env_num = terms.env_num
+        #: A :class:`RowSplitter` per robot name, and per task type under ``('task', type)``.
+        self._splitters: dict[Any, RowSplitter] = {}
 
     def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
         """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
         if not len(slots):
             return []
-        out = entity_observations(self.groups.robots.values(), slots, self.env_num)
-        row_of = np.full(self.env_num, -1, dtype=np.intp)
-        row_of[slots] = np.arange(len(slots))
+        out = entity_observations(self.groups.robots.values(), slots, self.env_num, self._splitters)
+        row_of = None
         for task in self.terms.tasks.values():
             if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
                 continue  # none
             members = self.terms.members_of(task, slots)
             extra = task.get_observations(members) if len(members) else {}
             if extra:
-                for slot, task_obs in zip(members, split_rows(extra, len(members)), strict=True):
-                    out[row_of[slot]].update(task_obs)
+                if row_of is None:
+                    row_of = np.full(self.env_num, -1, dtype=np.intp)
+                    row_of[slots] = np.arange(len(slots))
+                rows = _splitter_of(self._splitters, ('task', type(task)))(extra, len(members))
+                for row, task_obs in zip(row_of[members].tolist(), rows, strict=True):
+                    out[row].update(task_obs)
         return out
 
     def entity_observations(self, groups: Iterable[Entity], slots: np.ndarray) -> list[dict[str, Any]]:
