@@ -27,6 +27,7 @@ changes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -116,8 +117,11 @@ class Env:
         if isinstance(self._runners, LocalRunners):
             self._runners.runner.simulation_app = self._app  # InternUtopia's env.runner.simulation_app
             self._runners.runner.task_config_manager = self.task_config_manager
-        # The step path calls the runners' own step: no call in between.
+        # The step path calls the runners' own step: no call in between. A local runner also
+        # gives InternUtopia's flags itself (from its arrays, not per slot).
         self._step = self._runners.step
+        self._step_internutopia = (functools.partial(self._runners.runner.step, flags='internutopia')
+                                   if isinstance(self._runners, LocalRunners) else None)
         if not config.simulator.headless and isinstance(self._runners, LocalRunners):
             from internutopia.core.util import has_display
 
@@ -305,13 +309,15 @@ class Env:
         if isinstance(action, dict) or not hasattr(action, '__len__') or len(action) != self.env_num:
             got = f'length {len(action)}' if hasattr(action, '__len__') and not isinstance(action, dict) else type(action).__name__
             raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
-        if flags not in ('internutopia', 'gymnasium'):
+        if flags == 'internutopia':
+            step = self._step_internutopia
+            result = step(list(action)) if step is not None else internutopia_flags(self._step(list(action)))
+        elif flags == 'gymnasium':
+            result = self._step(list(action))
+        else:
             raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
-        result = self._step(list(action))
         if self._viewer is not None:
             self._sync_viewer()
-        if flags == 'internutopia':
-            result = internutopia_flags(result)
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]]) -> ArrayStep:

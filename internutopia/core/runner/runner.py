@@ -186,12 +186,16 @@ class Runner:
 
     # ------------------------------------------------------------------------------------------
     # step
-    def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
-        """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots."""
+    def step(self, actions: list[Any], flags: str = 'gymnasium') -> tuple[list, list, list, list, list]:
+        """One env step from per-slot action dicts; per-slot results, ``None`` for inactive slots.
+
+        ``flags='internutopia'`` gives ``terminated`` as ``vec_env.Env.step`` reports it by default
+        (``True`` where an episode ended or none runs), from the arrays rather than per slot.
+        """
         commands = self.actions.parse(actions)
         done = self._advance(commands)
         obs = self.observer.observe(done.active)
-        return self._per_slot_lists(obs, done)
+        return self._per_slot_lists(obs, done, flags == 'internutopia')
 
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
@@ -241,22 +245,24 @@ class Runner:
         diverged = tuple(failed.tolist())
         return diverged, (np.setdiff1d(active, failed) if diverged else active)
 
-    def _per_slot_lists(self, obs: list[Any], done: Advance) -> tuple[list, list, list, list, list]:
-        """The contract's five lists of length ``env_num`` (``None`` where a slot was not active)."""
+    def _per_slot_lists(self, obs: list[Any], done: Advance, internutopia: bool = False) -> tuple[list, list, list, list, list]:
+        """The contract's five lists of length ``env_num`` (``None`` where a slot was not active);
+        with ``internutopia``, ``terminated`` is ``True`` where an episode ended or none runs."""
         active, n = done.active, self.env_num
         episodes = self.table.episodes
         steps = self.table.steps.tolist()
+        ended = done.terminated | done.truncated if internutopia else done.terminated
         if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
             infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(episodes, steps, strict=True)]
             for slot, values in done.metrics.items():
                 infos[slot]['metrics'] = values
             for slot in done.diverged:
                 infos[slot]['diverged'] = True
-            return obs, done.reward.tolist(), done.terminated.tolist(), done.truncated.tolist(), infos
-        reward, terminated, truncated = done.reward[active].tolist(), done.terminated[active].tolist(), done.truncated[active].tolist()
+            return obs, done.reward.tolist(), ended.tolist(), done.truncated.tolist(), infos
+        reward, terminated, truncated = done.reward[active].tolist(), ended[active].tolist(), done.truncated[active].tolist()
         obs_out: list = [None] * n
         reward_out: list = [None] * n
-        terminated_out: list = [None] * n
+        terminated_out: list = [True if internutopia else None] * n
         truncated_out: list = [None] * n
         info_out: list = [None] * n
         for row, slot in enumerate(active.tolist()):
