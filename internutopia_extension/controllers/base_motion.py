@@ -251,7 +251,8 @@ class MoveAlongPathPointsController(BaseController):
 
     def batch(self, parsed: list[np.ndarray]) -> list[np.ndarray] | np.ndarray:
         first = parsed[0]
-        if all(map(operator.is_, parsed, itertools.repeat(first))):  # one path for every slot: one array of them
+        # One path for every slot (``shared``: one action object sent to every slot): one array of them.
+        if getattr(parsed, 'shared', False) or all(map(operator.is_, parsed, itertools.repeat(first))):
             return first[None].repeat(len(parsed), axis=0)
         return parsed
 

@@ -8,8 +8,6 @@ Both return the step's commands: ``{id(controller): (controller, slots, argument
 
 from __future__ import annotations
 
-import itertools
-import operator
 from typing import Any
 
 import numpy as np
@@ -22,7 +20,13 @@ _ACTIVE = 1  # SlotStatus.ACTIVE as a plain int (enum lookups are slow per step)
 
 
 class Unbatched(list):
-    """Per-slot parsed arguments still to be stacked by their controller's ``batch``."""
+    """Per-slot parsed arguments still to be stacked by their controller's ``batch``.
+
+    ``shared`` is ``True`` when every entry is one and the same object (one action object sent
+    to every slot), so that a ``batch`` need not compare them.
+    """
+
+    shared = False
 
 
 class ActionParser:
@@ -43,13 +47,15 @@ class ActionParser:
         shared_slots = self._one_structure(active) if len(active) else None
         if shared_slots is not None:
             first = actions[active[0]]
-            if first is not None and all(map(operator.is_, actions, itertools.repeat(first))):
+            if first is not None and _all_are(actions, first):
                 # The usual script: one action object for every slot, and one structure. It is
                 # resolved once, and every controller it names gets the same parsed arguments
                 # for all active slots (what the general path below builds slot by slot).
                 count = len(active)
                 for controller, parsed in self._resolve_action(int(active[0]), first, {}):
-                    commands[id(controller)] = (controller, shared_slots, Unbatched([parsed] * count))
+                    batch = Unbatched([parsed] * count)
+                    batch.shared = True
+                    commands[id(controller)] = (controller, shared_slots, batch)
                 return commands
         # Scripts usually send one action object to every slot. Slots of one structure have the
         # same robots and controllers, so an action object is resolved and parsed once per
@@ -172,6 +178,15 @@ class ActionParser:
                                          f'{_non_finite_slots(rows, members)}') from None
                     commands[id(controller)] = (controller, members, batch)
         return commands
+
+
+def _all_are(items: list[Any], first: Any) -> bool:
+    """Whether every item of ``items`` is ``first`` itself (identity: an equal action may still be
+    invalid where ``first`` is not, ``True == 1``); a plain loop costs less than ``map(operator.is_)``."""
+    for item in items:
+        if item is not first:
+            return False
+    return True
 
 
 def _non_finite_slots(rows: Any, members: np.ndarray) -> str:
