@@ -176,6 +176,9 @@ def _non_number(value: Any) -> str | None:
         return None
     if kind is list or kind is tuple:
         for item in value:
+            item_kind = type(item)
+            if item_kind is float or item_kind is int:
+                continue  # (the usual item: no call for it)
             bad = _non_number(item)
             if bad is not None:
                 return bad
