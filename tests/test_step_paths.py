@@ -99,3 +99,106 @@ def test_g1_policy_reads_the_same_through_slices_and_gathers(make_config):
             positions.append(out.obs['g1']['joint_positions'])
     np.testing.assert_array_equal(positions[0], positions[1])
     assert np.abs(positions[0]).max() > 0.05  # it walked
+
+
+def _objects(tree, found):
+    """Every dict and array of an observation tree, by id."""
+    if isinstance(tree, dict):
+        found[id(tree)] = tree
+        for value in tree.values():
+            _objects(value, found)
+    elif isinstance(tree, np.ndarray):
+        found[id(tree)] = tree
+    return found
+
+
+def _snapshot(tree):
+    if isinstance(tree, dict):
+        return {key: _snapshot(value) for key, value in tree.items()}
+    return np.copy(tree) if isinstance(tree, np.ndarray) else tree
+
+
+def test_dict_observations_are_each_slots_own_and_the_callers_to_keep(make_config):
+    """The contract's per-slot observations share no dict or array with another slot or another
+    step: a caller that keeps a step's observations, mutates one slot's, and steps on sees no
+    change in the others nor in what it kept (whatever the fast paths build them from)."""
+    shared = {'jetbot': {'move_along_path': [PATH]}}
+    with Env(make_config([_task()] * 3, env_num=3)) as env:
+        env.reset()
+        first, _, _, _, first_info = env.step([shared] * 3)
+        kept = [_snapshot(slot_obs) for slot_obs in first]
+        kept_info = [dict(info) for info in first_info]
+        # nothing shared between slots: no dict or array object, no array memory
+        trees = [_objects(slot_obs, {}) for slot_obs in first]
+        for a in range(3):
+            for b in range(a + 1, 3):
+                assert not trees[a].keys() & trees[b].keys()
+                for x in trees[a].values():
+                    for y in trees[b].values():
+                        assert not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and np.shares_memory(x, y))
+        # the caller changes slot 0's observation every way it can
+        robot = first[0]['jetbot']
+        robot['position'] += 100.0
+        robot['joint_velocities'][:] = -7.0
+        robot['controllers']['move_along_path']['current_point'][0] = 42.0
+        robot['controllers']['move_along_path']['finished'] = 'mine'
+        robot['controllers']['move_by_speed']['extra'] = 1
+        robot['sensors']['mine'] = {}
+        del robot['orientation']
+        first_info[0]['steps'] = -1
+        for slot in (1, 2):
+            assert _same_tree(first[slot], kept[slot])
+        later = [env.step([shared] * 3) for _ in range(20)]
+        # what the caller kept (slots 1 and 2) did not change; slot 0 holds the caller's changes only
+        for slot in (1, 2):
+            assert _same_tree(first[slot], kept[slot])
+            assert first_info[slot] == kept_info[slot]
+        assert robot['position'][0] > 99.0 and robot['controllers']['move_along_path']['finished'] == 'mine'
+        obs, _, _, _, info = later[-1]
+        assert not np.array_equal(obs[1]['jetbot']['position'], kept[1]['jetbot']['position'])  # the robots moved
+        # later steps' observations are whole and fresh, untouched by the caller's changes
+        for slot_obs in obs:
+            assert slot_obs['jetbot'].keys() == kept[1]['jetbot'].keys()
+            assert slot_obs['jetbot']['controllers']['move_by_speed'] == {} and slot_obs['jetbot']['sensors'] == {}
+            assert type(slot_obs['jetbot']['controllers']['move_along_path']['finished']) is bool
+        assert [i['steps'] for i in info] == [21, 21, 21]
+        steps = [_objects(step[0][slot], {}) for step in ([first, None], *later) for slot in range(3)]
+        seen = {}
+        for tree in steps:
+            for key, value in tree.items():
+                assert seen.setdefault(key, value) is value  # no object handed out twice
+        ids = [set(tree) for tree in steps]
+        assert sum(len(i) for i in ids) == len(set().union(*ids))
+
+
+def test_row_splitter_follows_a_changed_structure():
+    """A RowSplitter's generated split checks the structure it was made for; any other structure
+    (keys in another order, a leaf that became one-dimensional, a dict subclass, a nested dict
+    more) is split the general way, with the same result as a fresh split."""
+    from collections import OrderedDict
+
+    from internutopia.core.runner.observations import RowSplitter, split_rows
+
+    splitter = RowSplitter()
+    trees = [
+        {'a': np.zeros((2, 3)), 'b': {'c': np.arange(2)}},
+        {'a': np.ones((2, 3)), 'b': {'c': np.arange(2) + 5}},
+        {'b': {'c': np.arange(2)}, 'a': np.zeros((2, 3))},
+        {'a': np.arange(2), 'b': {'c': np.arange(2)}},
+        {'a': np.zeros((2, 3)), 'b': OrderedDict(c=np.arange(2))},
+        {'a': np.zeros((2, 3)), 'b': {'c': np.arange(2), 'd': {}}},
+        {'a': [{'x': 1}, {'x': 2}], 'b': {'c': np.arange(2)}},
+        {},
+    ]
+    for tree in trees:
+        for wrap in (None, 'r'):
+            rows, expected = splitter(tree, 2, wrap), split_rows(tree, 2, wrap)
+            assert len(rows) == 2
+            for row, want in zip(rows, expected, strict=True):
+                assert list(row) == list(want) and _same_tree(row, want)
+    rows = splitter(trees[1], 2)
+    assert rows[1]['b']['c'] == 6 and type(rows[1]['b']['c']) is int and rows[0]['a'].base is trees[1]['a']
+    import pytest
+
+    with pytest.raises(ValueError, match='length 3 where 2 rows'):
+        splitter({'a': np.zeros((2, 3)), 'b': {'c': np.arange(3)}}, 2)
