@@ -62,6 +62,7 @@ class PhysicsLimit:
         for part in self._parts:
             state = part.pack.batch.state
             rows = state if len(part.pack.slots) == len(state) else state[part.pack.slots]
+            assert part.controls is not None, 'record before start_round'
             out, at = part.controls[step], 0
             for offset, size in part.columns:
                 out[:, at:at + size] = rows[:, offset:offset + size]
@@ -84,6 +85,7 @@ class PhysicsLimit:
         clean = np.ones(self.steps, dtype=bool)
         for part in self._parts:
             batch, controls = part.batch, part.controls
+            assert controls is not None, 'replay before start_round'
             columns = np.concatenate([np.arange(offset, offset + size) for offset, size in part.columns])
             state = batch.state
             state[:] = part.start
@@ -104,6 +106,7 @@ class PhysicsLimit:
         elapsed = 0.0
         for part in self._parts:
             batch, controls = part.batch, part.controls
+            assert controls is not None, 'replay before start_round'
             columns = np.concatenate([np.arange(offset, offset + size) for offset, size in part.columns])
             state = batch.state
             state[:] = part.start

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import mujoco
 import numpy as np
 
 from internutopia.core.object.base import BaseObject
 from internutopia_extension.objects.placed import GROUP_VISUAL, PlacedObject, rgba
+
+if TYPE_CHECKING:
+    from internutopia_extension.configs.objects.cube import DynamicCubeCfg, VisualCubeCfg
 
 
 @BaseObject.register('DynamicCube')
@@ -14,6 +19,7 @@ class DynamicCube(PlacedObject):
     """A box of full size ``scale`` (m) and ``mass`` (kg; density 1000 kg/m^3 when ``None``)."""
 
     dynamic = True
+    config: DynamicCubeCfg
 
     def build_spec(self) -> mujoco.MjSpec:
         spec, body = self.new_root('dynamic_cube')
@@ -33,6 +39,7 @@ class VisualCube(PlacedObject):
     """A box of full size ``scale`` (m) that is drawn but never collides (a static mocap body)."""
 
     dynamic = False
+    config: VisualCubeCfg
 
     def build_spec(self) -> mujoco.MjSpec:
         spec, body = self.new_root('visual_cube')

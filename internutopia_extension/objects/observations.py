@@ -8,13 +8,18 @@ Work is per object group (numpy over all its slots); only the per-slot dicts are
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from internutopia.core.view import EnvView
 
 
 class ObjectObservationsMixin:
     """For :class:`~internutopia.core.task.base.BaseTask` subclasses (uses ``self.view``, an :class:`~internutopia.core.view.EnvView`)."""
+
+    view: EnvView
 
     def object_observations(self, slots: np.ndarray) -> dict[str, list[dict[str, Any]]]:
         """``{'objects': [per-slot {name: obs}]}`` for ``slots``; every slot gets a dict (maybe empty).

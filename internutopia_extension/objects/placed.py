@@ -61,6 +61,7 @@ class PlacedObject(BaseObject):
         static = mocap != NO_ID
         if not np.any(static):
             return
+        assert self.world is not None, 'reset before bind'
         data = self.world.data
         positions = np.array([c.position for c, s in zip(configs, static, strict=True) if s], dtype=float)
         quats = np.array([c.orientation for c, s in zip(configs, static, strict=True) if s], dtype=float)

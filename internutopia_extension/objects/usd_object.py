@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import mujoco
 
 from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
 from internutopia.core.object.base import BaseObject
 from internutopia_extension.objects.placed import PlacedObject
+
+if TYPE_CHECKING:
+    from internutopia_extension.configs.objects.usd_object import UsdObjCfg
 
 
 @BaseObject.register('UsdObject')
@@ -16,6 +21,8 @@ class UsdObject(PlacedObject):
     Free bodies inside the file (USD rigid bodies, MJCF free joints) lose their free joints: the
     object moves as a whole. Ground planes inside the file are dropped.
     """
+
+    config: UsdObjCfg
 
     def __init__(self, config, env_num, sim) -> None:
         super().__init__(config, env_num, sim)

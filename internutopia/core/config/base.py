@@ -19,11 +19,12 @@ so YAML and JSON round-trip to the same classes:
 
 from __future__ import annotations
 
+import builtins
 import math
 import types
 import typing
 from contextvars import ContextVar
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar, Union, overload
 
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
@@ -41,7 +42,19 @@ def _positive_scale(value: tuple[float, ...] | None) -> tuple[float, ...] | None
     return value
 
 
-def unique_names(items: list[Any] | None, what: str) -> list[Any] | None:
+class _Named(Protocol):
+    @property
+    def name(self) -> str | None: ...
+
+
+_Item = TypeVar('_Item', bound=_Named)
+
+
+@overload
+def unique_names(items: list[_Item], what: str) -> list[_Item]: ...
+@overload
+def unique_names(items: None, what: str) -> None: ...
+def unique_names(items: list[_Item] | None, what: str) -> list[_Item] | None:
     """``items`` unchanged when their ``name``s are all different, else a ``ValueError`` listing the
     repeated names: two entries of one name would silently replace each other (a robot's
     controllers, sensors; a task's objects, metrics are looked up by name)."""
@@ -146,7 +159,8 @@ class TypedCfg(BaseCfg):
     """
 
     type: str
-    _family_table: ClassVar[dict[str, type[TypedCfg]]]
+    # (``builtins.type``: in the class body ``type`` is the field.)
+    _family_table: ClassVar[dict[str, builtins.type[TypedCfg]]]
     #: Another field that may carry the type instead of ``type`` (InternUtopia's ``reward_type``).
     _type_alias: ClassVar[str | None] = None
 
@@ -171,7 +185,7 @@ class TypedCfg(BaseCfg):
             cls._family_table[default] = cls
 
     @classmethod
-    def config_class_for(cls, type_name: str) -> type[TypedCfg] | None:
+    def config_class_for(cls, type_name: str) -> builtins.type[TypedCfg] | None:
         """The config class registered for ``type_name`` in this family, if any."""
         return cls._family_table.get(type_name)
 

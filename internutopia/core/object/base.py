@@ -12,12 +12,10 @@ from internutopia.core.registry import Registry
 from internutopia.core.robot.base import NO_ID, Entity
 
 
-class BaseObject(Entity):
+class BaseObject(Entity[ObjectCfg]):
     """An object type. ``build_spec`` returns a spec whose root body is :attr:`base_body`."""
 
     registry: Registry[type[BaseObject]] = Registry('object')
-    name: str
-    config: Any
     #: InternUtopia's name of the registry table.
     objs = registry.table
     base_body = 'body'
@@ -39,6 +37,7 @@ class BaseObject(Entity):
         obs = super().get_obs(slots)
         dof = self.root_dofadr[slots]
         if len(slots) and np.all(dof != NO_ID):
+            assert self.world is not None, 'get_obs before bind'
             qvel, rows = self.world.data.qvel, slots[:, None]
             obs['linear_velocity'] = qvel[rows, dof[:, None] + np.arange(3)]
             obs['angular_velocity'] = qvel[rows, dof[:, None] + np.arange(3, 6)]

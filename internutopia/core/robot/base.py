@@ -19,8 +19,8 @@ named :attr:`BaseRobot.base_body`) and registers itself::
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ['NO_ID', 'BaseRobot', 'Entity', 'rows_of', 'take_rows']
 
+#: The config type of an entity: a robot's or an object's.
+EntityCfgT = TypeVar('EntityCfgT', bound=RobotCfg | ObjectCfg)
+
 
 def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
     """An index for the rows of ``slots`` (sorted, distinct) in ``(env_num, ...)`` arrays: a slice
@@ -50,7 +53,7 @@ def take_rows(array: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return array.copy() if len(slots) == len(array) else array[slots]
 
 
-class Entity:
+class Entity(Generic[EntityCfgT]):
     """A named robot or object in the slots of one pack, bound to that pack's model ids.
 
     Id arrays (``base_body_id`` and the like) are indexed by slot and hold the same id in every
@@ -75,7 +78,7 @@ class Entity:
     _pose_views: tuple[np.ndarray, np.ndarray] | None = None
     _joint_views: tuple[np.ndarray, np.ndarray] | None = None
 
-    def __init__(self, config: RobotCfg | ObjectCfg, env_num: int, sim: SimConfig) -> None:
+    def __init__(self, config: EntityCfgT, env_num: int, sim: SimConfig) -> None:
         self.config = config
         self.name = config.name
         self.env_num = env_num
@@ -129,12 +132,14 @@ class Entity:
 
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
+        assert self.world is not None, 'ids before bind'
         ids = self.world.lookup.ids(kind, [self.full_name(n) for n in names]).astype(np.intp)
         return np.broadcast_to(ids, (len(slots), len(names))).copy()
 
     # -- state -------------------------------------------------------------------------------
-    def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg | ObjectCfg]) -> None:
+    def reset_slots(self, slots: np.ndarray, configs: Sequence[EntityCfgT]) -> None:
         """Put the entity of each slot at its episode's start pose, at rest."""
+        assert self.world is not None, 'reset before bind'
         qpos = self.world.data.qpos
         for slot, config in zip(slots, configs, strict=True):
             adr = self.root_qposadr[slot]
@@ -163,8 +168,10 @@ class Entity:
             if len(slots) == self.env_num:
                 return position.copy(), orientation.copy()
             return position[slots], orientation[slots]  # (a gather copies)
+        world = self.world
+        assert world is not None, 'poses before bind'
         bodies = self.base_body_id[slots]
-        return self.world.field('xpos')[slots, bodies], self.world.field('xquat')[slots, bodies]
+        return world.field('xpos')[slots, bodies], world.field('xquat')[slots, bodies]
 
     def teleport(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
         """Put the base body of ``slot`` at an env-local pose, at rest (``None`` keeps that part).
@@ -172,7 +179,9 @@ class Entity:
         Raises:
             ValueError: the base is fixed in the scene (neither free-floating nor mocap-driven).
         """
-        data = self.world.data
+        world = self.world
+        assert world is not None, 'teleport before bind'
+        data = world.data
         adr, dof = int(self.root_qposadr[slot]), int(self.root_dofadr[slot])
         if adr != NO_ID:
             if position is not None:
@@ -187,7 +196,7 @@ class Entity:
                 data.mocap_quat[slot, self.root_mocapid] = orientation
         else:
             raise ValueError(f'{self.name!r} in env {slot} is fixed in its scene: its base cannot be moved')
-        self.world.forward(np.array([slot]))
+        world.forward(np.array([slot]))
         self.state_changed(slot)
 
     def state_changed(self, slot: int) -> None:
@@ -207,7 +216,7 @@ class Entity:
         """Called once per env step, after controllers and before the physics step."""
 
 
-class BaseRobot(Entity):
+class BaseRobot(Entity[RobotCfg]):
     """A robot type: its model, its controllers and sensors, vectorized over slots.
 
     ``BaseRobot(config, env_num, sim)`` is one named robot in every slot of one structure (see
@@ -307,8 +316,10 @@ class BaseRobot(Entity):
                 self._joint_ranges = ((int(qpos[0]), int(qpos[-1]) + 1), (int(dof[0]), int(dof[-1]) + 1))
                 (qa, qb), (va, vb) = self._joint_ranges
                 self._joint_views = (world.data.qpos[:, qa:qb], world.data.qvel[:, va:vb])
-        for part in (*self.controllers.values(), *self.sensors.values()):
-            part.bind(world)
+        for controller in self.controllers.values():
+            controller.bind(world)
+        for sensor in self.sensors.values():
+            sensor.bind(world)
 
     def _hinge_joint_names(self, world: Pack) -> list[str]:
         """The robot's hinge and slide joints, in model order (without its name prefix)."""
@@ -322,10 +333,12 @@ class BaseRobot(Entity):
         return [name[len(prefix):] for name, kind in zip(mine, kinds.tolist(), strict=True)
                 if kind in (JointType.HINGE, JointType.SLIDE)]
 
-    def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg]) -> None:
+    def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
         super().reset_slots(slots, configs)
-        for part in (*self.controllers.values(), *self.sensors.values()):
-            part.reset(slots)
+        for controller in self.controllers.values():
+            controller.reset(slots)
+        for sensor in self.sensors.values():
+            sensor.reset(slots)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays of ``slots`` with a leading ``len(slots)`` axis: position, orientation,
@@ -338,6 +351,7 @@ class BaseRobot(Entity):
         elif joints is not None and len(slots):
             joint_positions, joint_velocities = joints[0][slots], joints[1][slots]  # (a gather copies)
         else:
+            assert self.world is not None, 'get_obs before bind'
             data, rows = self.world.data, slots[:, None]
             joint_positions, joint_velocities = data.qpos[rows, self.joint_qposadr[slots]], data.qvel[rows, self.joint_dofadr[slots]]
         return {'position': position, 'orientation': orientation,

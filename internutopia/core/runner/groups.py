@@ -9,17 +9,20 @@ state stays as it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from internutopia.core.backend.parts import SlotPart
-from internutopia.core.config import SimConfig, TaskCfg
+from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig, TaskCfg
 from internutopia.core.object.base import BaseObject
 from internutopia.core.robot.base import BaseRobot, Entity
 from internutopia.core.runner.slots import SlotTable
 from internutopia.core.scene import scene_spec
+
+_Cfg = TypeVar('_Cfg', RobotCfg, ObjectCfg)
+_Group = TypeVar('_Group', BaseRobot, BaseObject)
 
 
 class EntityGroups:
@@ -62,17 +65,8 @@ class EntityGroups:
         for slot, task in enumerate(configs):
             if task is None:
                 continue
-            for members, groups, slot_map, entities, factory in (
-                (robot_members, robots, slot_robots, task.robots, BaseRobot.create),
-                (object_members, objects, slot_objects, task.objects, BaseObject.create),
-            ):
-                for entity in entities:
-                    key = f'{structures[slot]}|{entity.name}'
-                    if key not in groups:
-                        groups[key] = factory(entity, self.env_num, self.sim, where=f'slot {slot}')
-                        groups[key].env_view = self.view
-                    members.setdefault(key, []).append(slot)
-                    slot_map[slot][entity.name] = groups[key]
+            self._join(slot, structures[slot], task.robots, BaseRobot.create, robot_members, robots, slot_robots[slot])
+            self._join(slot, structures[slot], task.objects, BaseObject.create, object_members, objects, slot_objects[slot])
 
         def parts_of(slot: int) -> list[SlotPart]:
             task = configs[slot]
@@ -88,6 +82,19 @@ class EntityGroups:
                     group.bind(pack, np.array(members[key]))
         table.slot_robots, table.slot_objects = slot_robots, slot_objects
         table.structures = structures
+
+    def _join(self, slot: int, structure: str | None, entities: Sequence[_Cfg],
+              factory: Callable[[_Cfg, int, SimConfig, str], _Group], members: dict[str, list[int]],
+              groups: dict[str, _Group], slot_map: dict[str, _Group]) -> None:
+        """Give ``slot`` (of ``structure``) the group of each of ``entities``, made by ``factory`` for
+        a key not in ``groups`` yet; the slot joins the key's ``members`` and its ``slot_map``."""
+        for entity in entities:
+            key = f'{structure}|{entity.name}'
+            if key not in groups:
+                groups[key] = factory(entity, self.env_num, self.sim, f'slot {slot}')
+                groups[key].env_view = self.view
+            members.setdefault(key, []).append(slot)
+            slot_map[entity.name] = groups[key]
 
     def step_hooks(self) -> tuple[list[Callable[[], None]], list[Callable[[], None]]]:
         """The ``begin_step`` and ``before_physics`` methods of the robot groups that define them

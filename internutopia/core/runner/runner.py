@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -181,8 +181,8 @@ class Runner:
         slot_array = np.array([slot])
         for entity in task.robots:
             table.slot_robots[slot][entity.name].reset_slots(slot_array, [entity])
-        for entity in task.objects:
-            table.slot_objects[slot][entity.name].reset_slots(slot_array, [entity])
+        for obj in task.objects:
+            table.slot_objects[slot][obj.name].reset_slots(slot_array, [obj])
 
     # ------------------------------------------------------------------------------------------
     # step
@@ -253,7 +253,8 @@ class Runner:
         steps = self.table.steps.tolist()
         ended = done.terminated | done.truncated if internutopia else done.terminated
         if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
-            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(episodes, steps, strict=True)]
+            running = cast('list[Episode]', episodes)  # an active slot holds an episode
+            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(running, steps, strict=True)]
             for slot, values in done.metrics.items():
                 infos[slot]['metrics'] = values
             for slot in done.diverged:

@@ -73,8 +73,8 @@ class PoseMixin:
 
     def set_world_pose(self, position: Sequence[float] | None = None, orientation: Sequence[float] | None = None) -> None:
         """Teleport to a pose in the world frame (``None`` keeps that part)."""
-        position = _vector(position, 3, 'position')
-        self._set_env_pose(None if position is None else position - self._origin(), _vector(orientation, 4, 'orientation'))
+        world_position = _vector(position, 3, 'position')
+        self._set_env_pose(None if world_position is None else world_position - self._origin(), _vector(orientation, 4, 'orientation'))
 
     def get_local_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """Position and orientation relative to the parent (the env frame for a root)."""
