@@ -226,6 +226,7 @@ def load_config(path: str, env_num: int | None = None) -> Any:
     if problems:
         problems.sort(key=lambda p: p[0] or 0)
         raise ConfigError(path, [f'{path}:{line}: {message}' if line else f'{path}: {message}' for line, message in problems])
+    assert config is not None  # validation failed: it left problems
     if env_num is not None:
         config = config.update(env_num=env_num)
     return config

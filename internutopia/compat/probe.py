@@ -29,7 +29,7 @@ from internutopia.per_slot.registration import per_slot_face
 UPSTREAM_NAMES_FILE = Path(__file__).with_name('upstream_names.txt')
 
 #: Upstream modules whose classes extensions subclass or scripts call: their public members count.
-_MEMBER_SOURCES = {
+_MEMBER_SOURCES: dict[str, tuple[str, ...]] = {
     'internutopia/core/vec_env.py': ('Env',),
     'internutopia/core/gym_env.py': ('Env',),
     'internutopia/core/runner.py': ('SimulatorRunner',),
@@ -245,7 +245,10 @@ class ProbeResult:
 def probe(names: list[UpstreamName] | None = None) -> ProbeResult:
     """Check every upstream name against this package (imports each module once)."""
     names = load_names() if names is None else names
-    present, absent, undocumented, stale = [], [], [], []
+    present: list[UpstreamName] = []
+    absent: list[UpstreamName] = []
+    undocumented: list[UpstreamName] = []
+    stale: list[UpstreamName] = []
     for name in names:
         exists = resolve(name.path) is not _MISSING
         status, _ = status_of(name.path)

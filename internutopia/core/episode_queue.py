@@ -15,8 +15,9 @@ user passed in and one ``TaskCfg`` object can be listed many times.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass
+from typing import Protocol
 
 from internutopia.core.config import TaskCfg
 
@@ -27,6 +28,17 @@ class Episode:
 
     index: int
     config: TaskCfg
+
+
+class EpisodeSource(Protocol):
+    """What a runner draws its episodes from: an :class:`EpisodeQueue`, or a proxy of one that
+    lives in another process (the Ray driver's, shared by many runners)."""
+
+    def next(self) -> Episode | None: ...
+
+    def put_back(self, episodes: Iterable[Episode]) -> None: ...
+
+    def __len__(self) -> int: ...
 
 
 class EpisodeQueue:
@@ -40,7 +52,7 @@ class EpisodeQueue:
         self._source: Iterator[TaskCfg] = iter(task_configs)
         self._returned: deque[Episode] = deque()
         self._next_index = 0
-        self._length_hint = len(task_configs) if hasattr(task_configs, '__len__') else None  # type: ignore[arg-type]
+        self._length_hint = len(task_configs) if isinstance(task_configs, Sized) else None
 
     def next(self) -> Episode | None:
         """The next episode, or ``None`` when the queue has run out."""

@@ -173,7 +173,8 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
     # The configs are the extension's, found by type name as a YAML file names them.
     PointNavTaskCfg = _config_class(TaskCfg, 'PointNavTask')  # noqa: N806
     VisualCubeCfg = _config_class(ObjectCfg, 'VisualCube')  # noqa: N806
-    JetbotRobotCfg = _config_class(RobotCfg, 'JetbotRobot') if robot_cfg is None else None  # noqa: N806
+    if robot_cfg is None:
+        robot_cfg = _config_class(RobotCfg, 'JetbotRobot')()
 
     if n < 0:
         raise ValueError(f'n must be >= 0; got {n}')
@@ -181,7 +182,6 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
         raise ValueError('scenes must list at least one scene (None for the flat ground)')
     if not 0 <= min_distance <= max_distance:
         raise ValueError(f'need 0 <= min_distance <= max_distance; got {min_distance}, {max_distance}')
-    robot_cfg = robot_cfg if robot_cfg is not None else JetbotRobotCfg()
     rng = np.random.default_rng(seed)
     spaces: dict[str | None, FreeSpace] = {}
     episodes: list[TaskCfg] = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -60,6 +60,14 @@ def _env_class_for(config: Any) -> type[Env] | None:
         if isinstance(config, config_type):
             return env_class
     return None
+
+
+class _Viewer(Protocol):
+    """A backend's window on the world (``Backend.passive_viewer``'s result)."""
+
+    def sync(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class SimulationApp:
@@ -110,7 +118,7 @@ class Env:
         check_task_list(episodes if episodes is not None else config.task_configs)
         self._config = config
         self._app = SimulationApp()
-        self._viewer = None
+        self._viewer: _Viewer | None = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
         self._env_num = self._runners.env_num
@@ -389,13 +397,15 @@ class Env:
             warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=2)
 
     def _sync_viewer(self) -> None:
+        viewer = self._viewer
+        assert viewer is not None  # callers check
         try:
-            self._viewer.sync()
+            viewer.sync()
         except Exception as exc:  # pragma: no cover - needs a display
             import warnings
 
             warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=2)
-            self._viewer.close()
+            viewer.close()
             self._viewer = None
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ id, ``Shape (len(slots), ...)`` when one row per slot of an argument ``slots``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -291,7 +291,7 @@ class EntityTracker:
         self.group_list: list[Entity] = []
         self._version = -1
 
-    def _table(self) -> list[dict[str, Entity]]:
+    def _table(self) -> Sequence[Mapping[str, Entity]]:
         source = self.view._slots
         return source.slot_robots if self.kind == 'robot' else source.slot_objects
 
@@ -312,7 +312,10 @@ class EntityTracker:
 
     def entity(self, slot: int) -> Entity:
         """The group of the entity followed in ``slot``."""
-        return self._table()[slot][self.names[slot]]
+        name = self.names[slot]
+        if name is None:
+            raise KeyError(f'slot {slot} follows no {self.kind}')
+        return self._table()[slot][name]
 
     def refresh(self) -> None:
         """Rebuild the slot -> group table if slots changed packs since the last call (cheap otherwise)."""

@@ -111,6 +111,8 @@ def _numeric_mismatch(annotation: Any, value: Any) -> str | None:
     return None
 
 
+_Cfg = TypeVar('_Cfg', bound='BaseCfg')
+
 _DIRECT_INIT: ContextVar[int | None] = ContextVar('_DIRECT_INIT', default=None)
 
 
@@ -133,7 +135,7 @@ class BaseCfg(BaseModel):
             raise ValueError(problem)
         return value
 
-    def update(self, **changes: Any) -> BaseCfg:
+    def update(self: _Cfg, **changes: Any) -> _Cfg:
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.
 
         Raises:

@@ -13,10 +13,13 @@ import re
 import socket
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner import SlotStatus
+
+if TYPE_CHECKING:
+    from internutopia.core.config import Config
 
 
 class QueueActor:
@@ -111,11 +114,11 @@ class RunnerActor:
         from internutopia.core.runner import Runner
 
         install(extensions)
-        config = unpack(config)
+        unpacked: Config = unpack(config)
         self.runner_id = runner_id
-        self.offset = runner_id * config.env_num
+        self.offset = runner_id * unpacked.env_num
         self.queue = QueueProxy(queue_handle)
-        self.runner = Runner(config, queue=self.queue)
+        self.runner = Runner(unpacked, queue=self.queue)
         self.runner.results.keep_records = True  # drained by every step() and sent to the driver
 
     def ready(self) -> dict[str, Any]:

@@ -131,7 +131,9 @@ class DistributedEnv(Env):
         """Episodes still in the queue (including requeued ones)."""
         return self._runners.queue_len()
 
-    def render(self, width: int = 640, height: int = 480, runner_id: int = 0) -> Any:
+    # (Not Env.render's third argument, the Gymnasium mode: as documented, a distributed env
+    # draws one runner's world, chosen by id.)
+    def render(self, width: int = 640, height: int = 480, runner_id: int = 0) -> Any:  # type: ignore[override]
         """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots)."""
         self._check_open()
         return self._runners.render(width, height, runner_id)

@@ -102,10 +102,10 @@ def _zip_source(module: ModuleType) -> bytes | None:
                     path = os.path.join(directory, name)
                     archive.write(path, os.path.relpath(path, base))
         else:
-            path = getattr(module, '__file__', None)
-            if not path or not path.endswith('.py'):
+            source = getattr(module, '__file__', None)
+            if not source or not source.endswith('.py'):
                 return None
-            archive.write(path, os.path.basename(path))
+            archive.write(source, os.path.basename(source))
     data = buffer.getvalue()
     if len(data) > _MAX_SOURCE_BYTES:
         raise ValueError(f'the extension package {module.__name__!r} is {len(data) >> 20} MiB zipped; install it on '

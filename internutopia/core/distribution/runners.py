@@ -164,9 +164,10 @@ class RayRunners(RunnerSet):
         lo, hi = runner_id * self._local_num, (runner_id + 1) * self._local_num
         requeued: list[Episode] = []
         for g in range(lo, hi):
-            if self._status[g] == SlotStatus.ACTIVE and self._episodes[g] is not None:
-                requeued.append(self._episodes[g])
-                self._failures[g] = {'runner_failed': True, 'requeued_episode': self._episodes[g].index,
+            episode = self._episodes[g]
+            if self._status[g] == SlotStatus.ACTIVE and episode is not None:
+                requeued.append(episode)
+                self._failures[g] = {'runner_failed': True, 'requeued_episode': episode.index,
                                      'runner_id': runner_id}
             self._status[g] = SlotStatus.EMPTY
             self._episodes[g] = None

@@ -8,6 +8,7 @@ Both return the step's commands: ``{id(controller): (controller, slots, argument
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,11 @@ class Unbatched(list):
     shared = False
 
 
+#: A step's commands, ``{id(controller): (controller, slots, arguments)}``: the slots an array, or
+#: a list (the dict API's general path); the arguments stacked rows, or :class:`Unbatched` ones.
+Commands = Mapping[int, tuple[Any, np.ndarray | list[int], Any]]
+
+
 class ActionParser:
     """Validates and groups the actions of the slots in ``table``, whose robots are ``groups``'."""
 
@@ -40,9 +46,8 @@ class ActionParser:
         self._one_structure_cache: tuple[Any, Any, Any] | None = None
         self._warned_robot_names: set[Any] = set()
 
-    def parse(self, actions: list[Any]) -> dict[int, tuple[Any, list[int], list[Any]]]:
+    def parse(self, actions: list[Any]) -> Commands:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
-        commands: dict[int, tuple[Any, list[int], list[Any]]] = {}
         active = self.table.active_slots()
         shared_slots = self._one_structure(active) if len(active) else None
         if shared_slots is not None:
@@ -52,14 +57,16 @@ class ActionParser:
                 # resolved once, and every controller it names gets the same parsed arguments
                 # for all active slots (what the general path below builds slot by slot).
                 count = len(active)
+                shared: dict[int, tuple[Any, np.ndarray, Unbatched]] = {}
                 for controller, parsed in self._resolve_action(int(active[0]), first, {}):
                     batch = Unbatched([parsed] * count)
                     batch.shared = True
-                    commands[id(controller)] = (controller, shared_slots, batch)
-                return commands
+                    shared[id(controller)] = (controller, shared_slots, batch)
+                return shared
         # Scripts usually send one action object to every slot. Slots of one structure have the
         # same robots and controllers, so an action object is resolved and parsed once per
         # structure per step, and each further slot only joins the commands.
+        commands: dict[int, tuple[Any, list[int], Unbatched]] = {}
         parsed_once: dict[tuple[int, int], Any] = {}
         resolved: dict[tuple[int, str | None], list[tuple[Any, Any]]] = {}
         structures = self.table.structures
@@ -153,7 +160,7 @@ class ActionParser:
                 if not group.array_api:
                     raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
                                      f'({type(group).__name__}); drive it with step(), one action dict per env')
-                members = group.slots if all_active else group.slots[active_mask[group.slots]]
+                members = group.slots if active_mask is None else group.slots[active_mask[group.slots]]
                 if not len(members):
                     continue
                 every_row = len(members) == self.env_num  # rows in slot order: the arrays as given

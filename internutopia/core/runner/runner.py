@@ -27,10 +27,10 @@ import numpy as np
 from internutopia.core.backend import get_backend
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import Config, TaskCfg
-from internutopia.core.episode_queue import Episode, EpisodeQueue
+from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
 from internutopia.core.robot.base import BaseRobot, Entity
-from internutopia.core.runner.actions import ActionParser, Unbatched
+from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
 from internutopia.core.runner.checks import check_episode
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.observations import Observer, entity_observations
@@ -80,12 +80,17 @@ _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum l
 class Runner:
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
-    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeQueue | None = None) -> None:
+    #: InternUtopia's ``env.runner.simulation_app`` and ``env.runner.task_config_manager``: set by
+    #: the env that owns the runner (a layer above this one, hence untyped); absent otherwise.
+    simulation_app: Any
+    task_config_manager: Any
+
+    def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeSource | None = None) -> None:
         check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping")
         self.config = config
         self.env_num = config.env_num
         self.sim = config.simulator
-        self.queue = queue if queue is not None else EpisodeQueue(episodes if episodes is not None else config.task_configs)
+        self.queue: EpisodeSource = queue if queue is not None else EpisodeQueue(episodes if episodes is not None else config.task_configs)
         #: The physics backend ``config.simulator.backend`` names, and the world it built.
         self.backend = get_backend(config.simulator.backend)
         self.world = self.backend.create_world(config.simulator, config.env_num, config.env_offset_size)
@@ -205,7 +210,7 @@ class Runner:
         return ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active), done.metrics,
                          done.diverged)
 
-    def _advance(self, commands: dict) -> Advance:
+    def _advance(self, commands: Commands) -> Advance:
         """Apply parsed commands, step physics once, run tasks, rewards and metrics, finish ended episodes."""
         begin_step, before_physics = self.groups.step_hooks()
         for hook in begin_step:
@@ -345,11 +350,11 @@ class Runner:
         """Ids of the slots running an episode (do not modify the returned array)."""
         return self.table.active_slots()
 
-    def parse_actions(self, actions: list[Any]) -> dict:
+    def parse_actions(self, actions: list[Any]) -> Commands:
         """Validate per-slot actions and group them by controller; changes nothing (see :class:`ActionParser`)."""
         return self.actions.parse(actions)
 
-    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> dict:
+    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> Commands:
         """Validate the array API's batched actions; changes nothing (see :class:`ActionParser`)."""
         return self.actions.parse_batched(actions)
 

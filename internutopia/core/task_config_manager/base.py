@@ -31,7 +31,8 @@ class BaseTaskConfigManager:
         self.env_num = config.env_num
         self.env_offset_size = config.env_offset_size
         self.len_tasks = self.validate_task_configs()
-        self._queue = EpisodeQueue(self.task_configs)
+        #: ``None`` for a distributed env's manager: its queue lives in a Ray actor.
+        self._queue: EpisodeQueue | None = EpisodeQueue(self.task_configs)
 
     @classmethod
     def register(cls, kind: str) -> Any:
@@ -57,8 +58,15 @@ class BaseTaskConfigManager:
 
     def _pop_next_episode(self) -> TaskCfg | None:
         """The next episode's ``TaskCfg`` (a copy), or ``None`` when none is left."""
-        episode = self._queue.next()
+        episode = self._local_queue().next()
         return episode.config if episode is not None else None
+
+    def _local_queue(self) -> EpisodeQueue:
+        """The queue this manager hands episodes out of (``NotImplementedError`` for a distributed env's)."""
+        if self._queue is None:
+            raise NotImplementedError('get_next() of a distributed env: its episode queue is a Ray actor that the env '
+                                      'itself draws from; reset slots with env.reset(env_ids=...)')
+        return self._queue
 
     def get_active_task_configs(self) -> dict[int, TaskCfg]:
         """``{env_id: TaskCfg}`` of the slots holding an episode."""

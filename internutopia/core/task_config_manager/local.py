@@ -52,15 +52,13 @@ class LocalTaskConfigManager(BaseTaskConfigManager):
         Raises:
             ValueError: ``env_id`` is ``None`` and every slot was handed an episode already.
         """
-        if self._queue is None:
-            raise NotImplementedError('get_next() of a distributed env: its episode queue is a Ray actor that the env '
-                                      'itself draws from; reset slots with env.reset(env_ids=...)')
+        queue = self._local_queue()
         if env_id is None:
             if self._next_env_id >= self.env_num:
                 raise ValueError(f'every one of the {self.env_num} env ids was handed an episode; pass the env_id to refill')
             env_id = self._next_env_id
             self._next_env_id += 1
-        episode = self._queue.next()
+        episode = queue.next()
         if episode is None:
             self.active_task_configs.pop(env_id, None)
             return '', env_id, None, None

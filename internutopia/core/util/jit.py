@@ -46,8 +46,9 @@ def _numba() -> Any:
         try:
             import numba
         except Exception:  # not installed, or built for another numpy: numpy serves instead
-            numba = None
-        _NUMBA = numba
+            _NUMBA = None
+        else:
+            _NUMBA = numba
     return _NUMBA
 
 
@@ -91,6 +92,7 @@ class Kernel:
         available, so the cost falls in start-up rather than in the first step. Pass empty
         arrays with the layouts the step will use."""
         if self.available:
+            assert self._compiled is not None  # available: compiled
             self._compiled(*args)
 
     def compiled_or(self, fallback: Callable[..., None] | None) -> Callable[..., None] | None:
@@ -100,7 +102,11 @@ class Kernel:
         return self._compiled if self.available else fallback
 
     def __call__(self, *args: Any) -> None:
-        if self._compiled is None and not self.available:
-            raise RuntimeError(f'kernel {self.function.__name__} needs numba, which is unavailable or turned off '
-                               f'({ENV_SWITCH}); check Kernel.available and use the numpy version')
-        return self._compiled(*args)
+        compiled = self._compiled
+        if compiled is None:
+            if not self.available:
+                raise RuntimeError(f'kernel {self.function.__name__} needs numba, which is unavailable or turned off '
+                                   f'({ENV_SWITCH}); check Kernel.available and use the numpy version')
+            compiled = self._compiled
+            assert compiled is not None  # available: compiled
+        compiled(*args)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def as_scale(scale: float | Sequence[float]) -> np.ndarray:
+def as_scale(scale: float | Sequence[float] | np.ndarray) -> np.ndarray:
     """``scale`` as three finite positive numbers; ``ValueError`` otherwise."""
     s = np.asarray(scale, dtype=float).reshape(-1)
     if s.size == 1:
@@ -23,7 +23,7 @@ def as_scale(scale: float | Sequence[float]) -> np.ndarray:
     return s
 
 
-def effective_scene_scale(scale: float | Sequence[float], meters_per_unit: float) -> np.ndarray:
+def effective_scene_scale(scale: float | Sequence[float] | np.ndarray, meters_per_unit: float) -> np.ndarray:
     """Per-axis factor from stage units to metres: ``scale`` unless it is (1, 1, 1), else ``meters_per_unit``."""
     s = as_scale(scale)
     if np.allclose(s, 1.0, rtol=0.0, atol=1e-12):

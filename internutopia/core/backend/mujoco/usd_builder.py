@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -197,8 +198,8 @@ class UsdSceneBuilder:
         return body, inv
 
     # -- appearance / physics properties ------------------------------------------------------
-    def _style(self, prim, collides: bool, hidden: bool) -> dict:
-        style = {'rgba': self._color(prim)}
+    def _style(self, prim, collides: bool, hidden: bool) -> dict[str, Any]:
+        style: dict[str, Any] = {'rgba': self._color(prim)}
         if not collides:
             style.update(contype=0, conaffinity=0, group=GROUP_VISUAL)
         else:

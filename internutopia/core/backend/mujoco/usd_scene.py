@@ -153,8 +153,8 @@ def scene_to_spec(path: str | os.PathLike | None,
     raise _bad_extension(path)
 
 
-def default_ground_spec(position: Sequence[float] = (0.0, 0.0, 0.0),
-                        orientation_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> mujoco.MjSpec:
+def default_ground_spec(position: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
+                        orientation_wxyz: Sequence[float] | np.ndarray = (1.0, 0.0, 0.0, 0.0)) -> mujoco.MjSpec:
     """An infinite flat ground plane (geom ``ground``) with a checker texture, normal +z at ``position``."""
     _, pos, quat = _check_transform(1.0, position, orientation_wxyz)
     spec = mujoco.MjSpec.from_string("""

@@ -13,6 +13,7 @@ their own), so scene building, vertex work and read-back of different frames ove
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import queue
@@ -166,8 +167,8 @@ class _Thread:
                 result.append(error)
             done.set()
 
-    def submit(self, function: Callable[[], Any]) -> tuple[threading.Event, list]:
-        done, result = threading.Event(), []
+    def submit(self, function: Callable[[], Any]) -> tuple[threading.Event, list[Any]]:
+        done, result = threading.Event(), list[Any]()
         self.tasks.put((function, done, result))
         return done, result
 
@@ -239,9 +240,10 @@ class CameraRenderer:
         frames = max(len(chunks[0]), math.ceil(len(self.pack.slots) / count))
         pending = []
         for index in range(1, count):
-            if self._threads[index] is None:
-                self._threads[index] = _Thread()
-            pending.append(self._threads[index].submit(lambda i=index, c=chunks[index]: self._work(i, c, frames)))
+            thread = self._threads[index]
+            if thread is None:
+                thread = self._threads[index] = _Thread()
+            pending.append(thread.submit(functools.partial(self._work, index, chunks[index], frames)))
         self._work(0, chunks[0], frames)
         for done, _ in pending:
             done.wait()

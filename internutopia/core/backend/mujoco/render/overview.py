@@ -145,6 +145,7 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
         if not merge:
             image[...] = layer
             continue
+        assert raw is not None and depth is not None and best is not None  # made when merging
         metric_depth(raw[::-1], near, far, out=depth)
         # Packs draw coplanar ground tiles: a later pack wins only where it is clearly nearer,
         # so coplanar floors (and their anti-aliased edges) never flicker between packs.
