@@ -86,12 +86,12 @@ class Env(gym.Env):
         self._robot_name: str | None = None
         self._running = False
         self._last: tuple[Any, bool] | None = None  # (obs, truncated) of the step that ended the episode
-        self._pending: tuple[Any, dict] | None = None
+        self._pending: tuple[Any, dict | None] | None = None
         try:
-            self._pending = self._start(seed=None)
-            if self._pending[0] is None:
+            self._pending = first = self._start(seed=None)
+            if first[0] is None:
                 raise ValueError('gym_env.Env: the episode source has no episodes')
-            self.observation_space = self._observation_space(self._pending[0])
+            self.observation_space = self._observation_space(first[0])
             self.action_space = self._action_space()
         except BaseException:
             self._vec_env.close()
@@ -152,7 +152,7 @@ class Env(gym.Env):
         """The one-slot vectorized env underneath."""
         return self._vec_env
 
-    def _observation_space(self, obs: Any) -> spaces.Dict:
+    def _observation_space(self, obs: Any) -> spaces.Space:
         from internutopia.core.gym_vector import space_from_value
 
         return space_from_value(obs)
@@ -163,7 +163,7 @@ class Env(gym.Env):
         if self._robot_name is None:
             return EmptyDict()
         robot = self._vec_env.runner.slot_robots[0][self._robot_name]
-        out = {}
+        out: dict[str, spaces.Space] = {}
         for name, controller in robot.controllers.items():
             try:
                 out[name] = controller_action_space(controller, self._vec_env)
@@ -171,7 +171,7 @@ class Env(gym.Env):
                 continue  # a controller without a known argument shape still accepts actions
         return spaces.Dict(out) if out else EmptyDict()
 
-    def _start(self, seed: int | None) -> tuple[Any, dict]:
+    def _start(self, seed: int | None) -> tuple[Any, dict | None]:
         if seed is not None and self._source.restartable:
             self._vec_env.runner.queue = EpisodeQueue(self._source.stream(np.random.default_rng(seed)))
         obs, info = self._vec_env.reset([0])
@@ -183,9 +183,12 @@ class Env(gym.Env):
         self._robot_name = task.robots[0].name if task.robots else None
         self._running = True
         robot_obs = obs[0][self._robot_name] if self._robot_name is not None else {}
-        return robot_obs, {self.RESET_INFO_TASK_CONFIG: task, 'episode_index': self._vec_env.runner.episodes[0].index}
+        episode = self._vec_env.runner.episodes[0]
+        assert episode is not None  # the slot got one: it has an observation
+        return robot_obs, {self.RESET_INFO_TASK_CONFIG: task, 'episode_index': episode.index}
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict | None]:
+    # (Gymnasium's info is always a dict; InternUtopia's is None with the observation when the queue is empty.)
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict | None]:  # type: ignore[override]
         """Start the next episode; ``(robot_obs, {'task_config': TaskCfg, ...})``, or ``(None, None)``
         when the queue has no episode left (InternUtopia's value).
 
@@ -215,6 +218,7 @@ class Env(gym.Env):
         if action is not None and not isinstance(action, dict):
             raise ValueError(f'action must be a dict {{controller_name: args}} or None; got {type(action).__name__}')
         if not self._running:
+            assert self._last is not None  # the episode ended: its last observation is kept
             final_obs, final_truncated = self._last
             return final_obs, 0.0, True, final_truncated, {}
         command = {self._robot_name: action} if action and self._robot_name is not None else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -173,7 +174,7 @@ class ObsLayout:
         return {k: np.stack([np.asarray(self._value(o, k), dtype=self.spaces[k].dtype) for o in slot_obs]).reshape(
             (len(slot_obs), *self.spaces[k].shape)) for k in self.keys}
 
-    def check(self, obs: dict, slot: int) -> None:
+    def check(self, obs: builtins.dict, slot: int) -> None:  # (``dict`` here is the method above)
         """Raise ``ValueError`` if a new episode's observation does not fit the spaces."""
         for key in self.keys:
             try:

@@ -35,15 +35,17 @@ def sb3_vec_env(env: gym.vector.VectorEnv) -> Any:
         raise TypeError(f'sb3_vec_env wraps an internutopia VectorEnv (possibly inside Gymnasium vector wrappers); got {env!r}')
     if env.metadata.get('autoreset_mode') != AutoresetMode.SAME_STEP:
         raise ValueError("sb3_vec_env needs VectorEnv(..., autoreset_mode='SameStep') (SB3 resets within the step)")
+    core: VectorEnv = env.unwrapped
 
     class InternUtopiaSB3VecEnv(SB3VecEnv):
         """SB3's ``VecEnv`` interface over a Gymnasium ``SAME_STEP`` vector env."""
 
-        def __init__(self, inner: gym.vector.VectorEnv) -> None:
+        def __init__(self, inner: gym.vector.VectorEnv, core: VectorEnv) -> None:
             self.inner = inner
+            self.core = core  # inner.unwrapped
             self._actions: Any = None
             super().__init__(inner.num_envs, inner.single_observation_space, inner.single_action_space)
-            self.render_mode = inner.unwrapped.render_mode
+            self.render_mode = core.render_mode
 
         def reset(self) -> Any:
             seed = self._seeds[0] if any(s is not None for s in self._seeds) else None
@@ -73,23 +75,23 @@ def sb3_vec_env(env: gym.vector.VectorEnv) -> Any:
             self.inner.close()
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            values = self.inner.unwrapped.get_attr(attr_name)
+            values = self.core.get_attr(attr_name)
             return [values[i] for i in self._get_indices(indices)]
 
         def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-            views = self.inner.unwrapped._views
+            views = self.core._views
             for i in self._get_indices(indices):
                 setattr(views[i], attr_name, value)
 
         def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
-            values = self.inner.unwrapped.call(method_name, *method_args, **method_kwargs)
+            values = self.core.call(method_name, *method_args, **method_kwargs)
             return [values[i] for i in self._get_indices(indices)]
 
         def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
             return [False for _ in self._get_indices(indices)]
 
         def get_images(self) -> Any:
-            image = self.inner.unwrapped.vec_env.render()
+            image = self.core.vec_env.render()
             return [image for _ in range(self.num_envs)]
 
-    return InternUtopiaSB3VecEnv(env)
+    return InternUtopiaSB3VecEnv(env, core)

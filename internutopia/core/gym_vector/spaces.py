@@ -50,6 +50,8 @@ class EmptyDict(spaces.Space):
 def _box_for(value: np.ndarray, key: str = '') -> spaces.Box:
     dtype = value.dtype
     shape = value.shape
+    low: float
+    high: float
     if dtype == np.bool_:
         low, high = 0, 1
     elif dtype == np.uint8:
@@ -101,7 +103,7 @@ def register_action_space(*type_names: str) -> Callable[[Callable[[Any, Any], sp
 
     return decorate
 
-def _box(low: Sequence[float], high: Sequence[float]) -> spaces.Box:
+def _box(low: Sequence[float] | np.ndarray, high: Sequence[float] | np.ndarray) -> spaces.Box:
     return spaces.Box(np.asarray(low, dtype=np.float32), np.asarray(high, dtype=np.float32), dtype=np.float32)
 
 @register_action_space('DifferentialDriveController')

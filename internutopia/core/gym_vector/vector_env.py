@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -13,7 +13,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from internutopia.core.config import Config, TaskCfg
-from internutopia.core.episode_queue import EpisodeQueue
+from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
 from internutopia.core.gym_vector.spaces import ACTION_SPACES, controller_action_space
@@ -29,6 +29,8 @@ class SlotView:
     """
 
     _READ_ONLY = ('slot', 'task_config', 'episode_index', 'steps', 'robot_name')
+    _env: VectorEnv
+    _slot: int
 
     def __init__(self, env: VectorEnv, slot: int) -> None:
         object.__setattr__(self, '_env', env)
@@ -111,6 +113,8 @@ class VectorEnv(gym.vector.VectorEnv):
     """
 
     metadata = {'render_modes': ['rgb_array'], 'autoreset_mode': AutoresetMode.NEXT_STEP}
+    #: The controller's arguments of one sub-environment (always a ``Box``).
+    single_action_space: spaces.Box
 
     def __init__(self, config: Config | str | os.PathLike[str], *, num_envs: int | None = None,
                  episodes: Any = None, robot: str | None = None, controller: str | None = None,
@@ -247,7 +251,9 @@ class VectorEnv(gym.vector.VectorEnv):
             self.layout.check(o, slot)
             self._slot_obs[slot] = o
             self._ended[slot] = False
-            out.append(self._reset_info(task, episodes[slot].index))
+            episode = episodes[slot]
+            assert episode is not None  # _check_reset: every slot got one
+            out.append(self._reset_info(task, episode.index))
         return out
 
     # -- Gymnasium API -------------------------------------------------------------------------
@@ -285,7 +291,7 @@ class VectorEnv(gym.vector.VectorEnv):
         slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
         if self._fresh is not None and seed is None and mask is None:
             # The construction-time reset already started these episodes: hand them out.
-            episodes = self._vec.runner.episodes
+            episodes = cast('list[Episode]', self._vec.runner.episodes)  # _check_reset: every slot got one
             infos = [self._reset_info(task, episodes[slot].index) for slot, task in enumerate(self._fresh)]
         else:
             infos = self._take(slots)
@@ -332,8 +338,8 @@ class VectorEnv(gym.vector.VectorEnv):
         actions = self._check_actions(actions)
         n = self.num_envs
         if self.autoreset_mode == AutoresetMode.DISABLED and self._ended.any():
-            ended = [int(i) for i in np.flatnonzero(self._ended)]
-            raise RuntimeError(f'env(s) {ended} ended their episodes; with autoreset_mode=DISABLED call '
+            ended_ids = [int(i) for i in np.flatnonzero(self._ended)]
+            raise RuntimeError(f'env(s) {ended_ids} ended their episodes; with autoreset_mode=DISABLED call '
                                "reset(options={'reset_mask': mask}) for them before the next step()")
         to_reset = np.flatnonzero(self._ended) if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
         live = ~self._ended.copy()
@@ -344,21 +350,22 @@ class VectorEnv(gym.vector.VectorEnv):
         commands = self._commands(actions, np.flatnonzero(live))
         for _repeat in range(self.action_repeat):
             obs, reward, term, trunc, info = self._vec.step(commands, flags='gymnasium')
-            for slot in np.flatnonzero(live):
-                self._slot_obs[slot] = obs[slot]
-                rewards[slot] += reward[slot]
-                step_info[slot] = info[slot]
-                if term[slot] or trunc[slot]:
-                    terminated[slot], truncated[slot] = term[slot], trunc[slot]
-                    live[slot] = False
-                    commands[slot] = None
+            for row in np.flatnonzero(live):
+                self._slot_obs[row] = obs[row]
+                rewards[row] += reward[row]
+                step_info[row] = info[row]
+                if term[row] or trunc[row]:
+                    terminated[row], truncated[row] = term[row], trunc[row]
+                    live[row] = False
+                    commands[row] = None
             if not live.any():
                 break
         ended = terminated | truncated
         infos: dict[str, Any] = {}
         for slot in range(n):
-            if step_info[slot] is not None and not (self.autoreset_mode == AutoresetMode.SAME_STEP and ended[slot]):
-                infos = self._add_info(infos, step_info[slot], slot)
+            slot_info = step_info[slot]
+            if slot_info is not None and not (self.autoreset_mode == AutoresetMode.SAME_STEP and ended[slot]):
+                infos = self._add_info(infos, slot_info, slot)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             slots = [int(i) for i in np.flatnonzero(ended)]
             for slot in slots:
@@ -374,7 +381,8 @@ class VectorEnv(gym.vector.VectorEnv):
         self._ended = ended
         return self._batch_obs(), rewards, terminated, truncated, infos
 
-    def render(self) -> np.ndarray | None:
+    # (Gymnasium types a vector env's render as a frame per sub-environment; this one draws them all in one image.)
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
         """With ``render_mode='rgb_array'``: one overview image ``(H, W, 3)`` of the whole grid (all envs)."""
         if self.render_mode == 'rgb_array':
             return self._vec.render()
