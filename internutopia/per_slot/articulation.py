@@ -67,7 +67,7 @@ class IArticulation(PoseMixin):
     def num_bodies(self) -> int:
         """Number of bodies of the robot's model."""
         prefix = f'{self.group.name}/'
-        return sum(1 for name in self.group.world.lookup.names('body') if name.startswith(prefix))
+        return sum(1 for name in self.group.bound_world.lookup.names('body') if name.startswith(prefix))
 
     def get_dof_index(self, dof_name: str) -> int:
         """Index of joint ``dof_name``; ``ValueError`` listing the joints otherwise."""
@@ -89,32 +89,32 @@ class IArticulation(PoseMixin):
     def get_joint_positions(self, joint_indices: Any = None) -> np.ndarray:
         """Joint positions (rad or m), for ``joint_indices`` (all when ``None``)."""
         adr = self.group.joint_qposadr[self.slot][self._indices(joint_indices)]
-        return self.group.world.data.qpos[self.slot, adr].copy()
+        return self.group.bound_world.data.qpos[self.slot, adr].copy()
 
     def get_joint_velocities(self, joint_indices: Any = None) -> np.ndarray:
         """Joint velocities (rad/s or m/s), for ``joint_indices`` (all when ``None``)."""
         adr = self.group.joint_dofadr[self.slot][self._indices(joint_indices)]
-        return self.group.world.data.qvel[self.slot, adr].copy()
+        return self.group.bound_world.data.qvel[self.slot, adr].copy()
 
     def set_joint_positions(self, positions: Sequence[float], joint_indices: Any = None) -> None:
         """Teleport joints to ``positions`` (the slot's derived state is recomputed)."""
         indices = self._indices(joint_indices)
         values = _values(positions, len(indices), 'positions')
-        self.group.world.data.qpos[self.slot, self.group.joint_qposadr[self.slot][indices]] = values
-        self.group.world.forward(np.array([self.slot]))
+        self.group.bound_world.data.qpos[self.slot, self.group.joint_qposadr[self.slot][indices]] = values
+        self.group.bound_world.forward(np.array([self.slot]))
         self.group.state_changed(self.slot)
 
     def set_joint_velocities(self, velocities: Sequence[float], joint_indices: Any = None) -> None:
         """Set joint velocities."""
         indices = self._indices(joint_indices)
         values = _values(velocities, len(indices), 'velocities')
-        self.group.world.data.qvel[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
+        self.group.bound_world.data.qvel[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
         self.group.state_changed(self.slot)
 
     def get_applied_action(self) -> ArticulationAction:
         """The servo targets in force (position and velocity servos) and applied joint torques."""
         servos = self._servos()
-        data = self.group.world.data
+        data = self.group.bound_world.data
         positions = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['position']]
         velocities = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['velocity']]
         efforts = data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot]].tolist()
@@ -126,7 +126,7 @@ class IArticulation(PoseMixin):
         version = id(self.group.world)
         if self._actuators is not None and self._actuators[0] == version:
             return self._actuators[1]
-        lookup = self.group.world.lookup
+        lookup = self.group.bound_world.lookup
         joints = lookup.ids('joint', [self.group.full_name(n) for n in self.group.joint_names]).tolist()
         out = {kind: np.full(len(joints), -1, dtype=np.intp) for kind in ('position', 'velocity', 'motor')}
         kinds = {ServoKind.POSITION: 'position', ServoKind.VELOCITY: 'velocity', ServoKind.MOTOR: 'motor'}
@@ -147,7 +147,7 @@ class IArticulation(PoseMixin):
             return
         indices = self._indices(action.joint_indices)
         servos = self._servos()
-        data = self.group.world.data
+        data = self.group.bound_world.data
         for kind, values in (('position', action.joint_positions), ('velocity', action.joint_velocities)):
             if values is None:
                 continue
@@ -179,7 +179,7 @@ class IArticulation(PoseMixin):
         for values, gain in ((kps, 'kp'), (kds, 'kd')):
             if values is not None:
                 gains[gain] = _values(values, len(indices), gain + 's')[has_servo]
-        self.group.world.set_servo_gains(servos[has_servo], kp=gains.get('kp'), kv=gains.get('kd'))
+        self.group.bound_world.set_servo_gains(servos[has_servo], kp=gains.get('kp'), kv=gains.get('kd'))
 
     def set_enabled_self_collisions(self, flag: bool) -> None:
         """Accepted for InternUtopia's code; self-collision is part of the model here."""

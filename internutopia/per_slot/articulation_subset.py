@@ -102,10 +102,12 @@ class ArticulationSubset:
     def get_applied_action(self) -> ArticulationAction:
         """The targets in force for the subset's joints."""
         applied = self.articulation.get_applied_action()
+        positions, velocities, efforts = applied.joint_positions, applied.joint_velocities, applied.joint_efforts
+        assert positions is not None and velocities is not None and efforts is not None  # all three reported
         pick = self.joint_indices.tolist()
-        return ArticulationAction(joint_positions=[applied.joint_positions[i] for i in pick],
-                                  joint_velocities=[applied.joint_velocities[i] for i in pick],
-                                  joint_efforts=[applied.joint_efforts[i] for i in pick], joint_indices=self.joint_indices)
+        return ArticulationAction(joint_positions=[positions[i] for i in pick],
+                                  joint_velocities=[velocities[i] for i in pick],
+                                  joint_efforts=[efforts[i] for i in pick], joint_indices=self.joint_indices)
 
 
 __all__ = ['ArticulationSubset', 'require_initialized']

@@ -10,6 +10,7 @@ that body from there, as a camera prim under an Isaac Sim link does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,9 @@ class ICamera(PoseMixin):
 
     _camera: Any = None
     slot: int = -1
+    # Provided by the sensor view it is mixed into (:class:`~internutopia.per_slot.sensor.SlotCameraView`).
+    name: str
+    get_data: Callable[[], dict[str, Any]]
 
     def _reading(self) -> dict[str, Any]:
         return self.get_data()

@@ -105,7 +105,7 @@ class SlotControllerView(with_api(SlotController, BaseController)):  # type: ign
 class SlotControllerAdapter(BaseController):
     """Runs an upstream-style controller class for every slot of a robot group, one instance per slot and episode."""
 
-    def __init__(self, config: Any, robot: BaseRobot, instance_class: type, robot_in_slot: RobotInSlot) -> None:
+    def __init__(self, config: Any, robot: BaseRobot, instance_class: type[SlotController], robot_in_slot: RobotInSlot) -> None:
         super().__init__(config, robot)
         self.instance_class = instance_class
         self._robot_in_slot = robot_in_slot

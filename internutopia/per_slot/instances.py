@@ -8,10 +8,12 @@ InternUtopia's robots, controllers and sensors are per-instance objects; the ada
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar('_T')
 
 
-def build_slot_instance(instances: dict[int, Any], slot: int, cls: type, *args: Any) -> Any:
+def build_slot_instance(instances: dict[int, Any], slot: int, cls: type[_T], *args: Any) -> _T:
     """``instances[slot]``, made as ``cls(*args)`` when there is none yet.
 
     The instance is registered before its ``__init__`` runs, so lookups made while it builds

@@ -119,7 +119,8 @@ def create_metric(config: Any, task_config: Any) -> Any:
     if not is_per_slot(metric_class, BaseMetric, *METRIC_MARKS):
         raise ValueError(f'metric {config.type!r} serves every slot at once: list it in the metrics of the task config '
                          'and the env creates it')
-    return instance_class(metric_class, SlotMetric, BaseMetric, METRIC_MARKS)(config, task_config)
+    # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
+    return instance_class(metric_class, SlotMetric, BaseMetric, METRIC_MARKS)(config, task_config)  # type: ignore[arg-type]
 
 
 __all__ = ['SlotMetric', 'SlotMetricAdapter', 'SlotMetricView', 'create_metric', 'metric_in_slot']

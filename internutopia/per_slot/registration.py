@@ -60,7 +60,8 @@ def per_slot_face(cls: type) -> type | None:
         return UpstreamRunner
     for base, api in PER_SLOT_APIS.items():
         if issubclass(cls, base):
-            return with_api(api, cls)
+            # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
+            return with_api(api, cls)  # type: ignore[arg-type]
     return None
 
 

@@ -52,7 +52,7 @@ class IRigidBody(PoseMixin):
         return self.body == self.entity.base_body
 
     def _record(self) -> BodyRecord:
-        lookup = self.entity.world.lookup
+        lookup = self.entity.bound_world.lookup
         try:
             return lookup.body(self.entity.full_name(self.body))
         except KeyError:
@@ -68,7 +68,7 @@ class IRigidBody(PoseMixin):
         if self.is_base:
             position, orientation = self.entity.poses(np.array([self.slot], dtype=np.intp))
             return position[0], orientation[0]
-        positions, orientations = self.entity.world.body_poses(self.slot)
+        positions, orientations = self.entity.bound_world.body_poses(self.slot)
         body = self._body_id()
         return positions[body], orientations[body]
 
@@ -81,7 +81,7 @@ class IRigidBody(PoseMixin):
         if self.is_base:
             return self._env_pose()
         record = self._record()
-        positions, orientations = self.entity.world.body_poses(self.slot)
+        positions, orientations = self.entity.bound_world.body_poses(self.slot)
         inverse = quat_conjugate(orientations[record.parent])
         position = rotate(inverse, positions[record.id] - positions[record.parent])
         return position, quat_multiply(inverse, orientations[record.id])
@@ -96,7 +96,7 @@ class IRigidBody(PoseMixin):
         return self._velocity()[:3]
 
     def _velocity(self) -> np.ndarray:
-        return self.entity.world.body_velocity(self.slot, self._body_id())
+        return self.entity.bound_world.body_velocity(self.slot, self._body_id())
 
     def set_linear_velocity(self, velocity: Sequence[float]) -> None:
         """Set the world-frame linear velocity of a free-floating base body."""
@@ -115,7 +115,7 @@ class IRigidBody(PoseMixin):
         if part.start == 3:  # a free joint's angular velocity is in the body frame
             _, orientation = self._env_pose()
             velocity = rotate(quat_conjugate(np.asarray(orientation, dtype=float)), velocity)
-        self.entity.world.data.qvel[self.slot, dof + part.start:dof + part.stop] = velocity
+        self.entity.bound_world.data.qvel[self.slot, dof + part.start:dof + part.stop] = velocity
         self.entity.state_changed(self.slot)
 
     def get_mass(self) -> float:
@@ -142,7 +142,7 @@ class IRigidBody(PoseMixin):
         ``prim_path``'s last part names the body (``'.../torso_link'``).
         """
         robot = building_robot('IRigidBody.create')
-        body = prim_path.rstrip('/').split('/')[-1]
+        body: str | None = prim_path.rstrip('/').split('/')[-1]
         if body in ('', robot.entity_name):
             body = None
         return cls(robot.group, robot.slot, body, origin=robot.origin, name=name)

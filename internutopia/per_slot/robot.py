@@ -22,7 +22,8 @@ import functools
 import warnings
 import weakref
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -93,7 +94,9 @@ class SlotRobot(OrderedObsMixin):
     def get_obs(self) -> dict[str, Any]:
         """This slot's row of the group's observation (position, orientation, joints, controllers,
         sensors); upstream-style classes override it to decide what their robot observes."""
-        return slot_row(self._slot_group, self._slot)
+        group = self._slot_group
+        assert group is not None  # __init__ checked
+        return slot_row(group, self._slot)
 
     def _get_controllers_and_sensors_obs(self) -> tuple[OrderedDict, OrderedDict]:
         """``(controller observations, sensor data)`` of this slot, by name."""
@@ -124,8 +127,9 @@ class SlotRobot(OrderedObsMixin):
     def create_rigid_bodies(self) -> None:
         """Look up every body of the robot's model as an :class:`IRigidBody`."""
         group = self._slot_group
+        assert group is not None  # __init__ checked
         prefix = f'{group.name}/'
-        for name in group.world.lookup.names('body'):
+        for name in group.bound_world.lookup.names('body'):
             if name.startswith(prefix):
                 local = name[len(prefix):]
                 self._rigid_body_map[name] = IRigidBody(group, self._slot, local, origin=self._scene.origin, name=name)
@@ -181,7 +185,14 @@ class SlotActionSink:
             self.group.instance(slot).apply_action(dict(action))
 
 
-class SlotRobotGroup:
+if TYPE_CHECKING:
+    # What SlotRobotGroup is put in front of (see robot_group_class): a built-in robot class.
+    _BuiltinRobot = BaseRobot
+else:
+    _BuiltinRobot = object
+
+
+class SlotRobotGroup(_BuiltinRobot):
     """Put in front of a built-in robot class, the group of an upstream-style robot class: the
     built-in class runs the physics of every slot; the per-slot instances (of :attr:`instance_class`)
     take the slots' actions and make their observations (lists of dicts, so the array API cannot
@@ -192,7 +203,7 @@ class SlotRobotGroup:
     instance_class: type
 
     def __init__(self, config: RobotCfg, env_num: int, sim: SimConfig) -> None:
-        super().__init__(config, env_num, sim)  # type: ignore[call-arg]  # the built-in robot class behind
+        super().__init__(config, env_num, sim)  # the built-in robot class behind
         self.instances: dict[int, Any] = {}
         self.slot_configs: dict[int, RobotCfg] = {}
         #: Each slot's row of the built-in observation, with the slot's sim time when it was read.
@@ -203,8 +214,8 @@ class SlotRobotGroup:
         """The whole ``{controller_name: args}`` goes to the slot's instance (its ``apply_action``)."""
         return [(None, self._sink, controller_actions)]
 
-    def reset_slots(self, slots: np.ndarray, configs: list[RobotCfg]) -> None:
-        super().reset_slots(slots, configs)  # type: ignore[misc]
+    def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
+        super().reset_slots(slots, configs)
         for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
             self.slot_configs[slot] = config
             self._rows.pop(slot, None)
@@ -213,26 +224,27 @@ class SlotRobotGroup:
                 old.cleanup()
 
     def state_changed(self, slot: int) -> None:
-        super().state_changed(slot)  # type: ignore[misc]
+        super().state_changed(slot)
         self._rows.pop(slot, None)
 
-    def get_obs(self, slots: np.ndarray) -> list[Any]:
+    # (A list, one observation per slot, where the built-in class has arrays: array_api is False.)
+    def get_obs(self, slots: np.ndarray) -> list[Any]:  # type: ignore[override]
         """One observation per slot of ``slots``: its instance's ``get_obs()``."""
         slots = np.asarray(slots, dtype=np.intp)
         tree = self.builtin_obs(slots)  # read once for all slots; the instances read their rows
-        times = self.world.data.time  # type: ignore[attr-defined]
+        times = self.bound_world.data.time
         for index, slot in enumerate(slots.tolist()):
             self._rows[slot] = (float(times[slot]), row(tree, index))
         return [self.instance(slot).get_obs() for slot in slots.tolist()]
 
     def builtin_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """The built-in class's observation arrays of ``slots``."""
-        return super().get_obs(slots)  # type: ignore[misc]
+        return super().get_obs(slots)
 
     def row(self, slot: int) -> dict[str, Any]:
         """``slot``'s row of :meth:`builtin_obs` now (the step's row when it is current)."""
         held = self._rows.get(slot)
-        if held is not None and held[0] == float(self.world.data.time[slot]):  # type: ignore[attr-defined]
+        if held is not None and held[0] == float(self.bound_world.data.time[slot]):
             return dict(held[1])
         return row(self.builtin_obs(np.array([slot], dtype=np.intp)), 0)
 
@@ -240,7 +252,7 @@ class SlotRobotGroup:
         """``slot``'s instance of the upstream-style class (made once per slot and episode)."""
         made = self.instances.get(slot)
         if made is None:
-            made = build_robot(self.instance_class, self, slot, self.slot_configs.get(slot, self.config), self.instances)  # type: ignore[arg-type, attr-defined]
+            made = build_robot(self.instance_class, self, slot, self.slot_configs.get(slot, self.config), self.instances)
             made.post_reset()
         return made
 
@@ -262,7 +274,7 @@ def robot_maker(cls: type) -> Any:
     return robot_group_class(cls) if is_per_slot(cls, BaseRobot, *ROBOT_MARKS) else None
 
 
-def build_robot(cls: type, group: BaseRobot, slot: int, config: Any, instances: dict[int, Any]) -> Any:
+def build_robot(cls: type[SlotRobot], group: BaseRobot, slot: int, config: Any, instances: dict[int, Any]) -> Any:
     """A per-slot robot object of class ``cls`` for ``group`` in ``slot``, kept in ``instances``
     before its ``__init__`` runs (its sensors and controllers ask for it while it builds); a
     failing ``__init__`` leaves nothing behind."""
@@ -299,7 +311,8 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
         return held[1]
     task = group.env_view.task_config(slot) if group.env_view is not None else None
     config = next((r for r in task.robots if r.name == group.name), group.config) if task is not None else group.config
-    made = build_robot(with_api(SlotRobot, type(group)), group, slot, config, {})
+    # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
+    made = build_robot(with_api(SlotRobot, type(group)), group, slot, config, {})  # type: ignore[arg-type]
     views[slot] = (episode, made)
     return made
 

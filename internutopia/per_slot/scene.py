@@ -27,6 +27,7 @@ from internutopia.core.config import Simulator, TaskCfg
 from internutopia.per_slot.rigid_body import IRigidBody
 
 if TYPE_CHECKING:
+    from internutopia.core.robot.base import Entity
     from internutopia.core.view import EnvSlot, EnvView
 
 
@@ -109,7 +110,7 @@ class SlotScene(IScene):
         name = str(target)
         if name in self._registry:
             return self._registry[name]
-        entities = {**self.view.objects(self.slot), **self.view.robots(self.slot)}
+        entities: dict[str, Entity] = {**self.view.objects(self.slot), **self.view.robots(self.slot)}
         origin = self.view.origin(self.slot)
         if name in entities:
             return IRigidBody(entities[name], self.slot, None, origin=origin, name=name)

@@ -92,7 +92,7 @@ class SlotCameraView(SlotSensorView, ICamera):
 class SlotSensorAdapter(BaseSensor):
     """Runs an upstream-style sensor class for every slot of a robot group, one instance per slot and episode."""
 
-    def __init__(self, config: Any, robot: BaseRobot, instance_class: type, robot_in_slot: RobotInSlot) -> None:
+    def __init__(self, config: Any, robot: BaseRobot, instance_class: type[SlotSensor], robot_in_slot: RobotInSlot) -> None:
         super().__init__(config, robot)
         self.instance_class = instance_class
         self._robot_in_slot = robot_in_slot

@@ -31,6 +31,8 @@ def is_ours(cls: type) -> bool:
 
 
 def _positional(function: object) -> list[str]:
+    if not callable(function):  # (what inspect.signature raises TypeError for)
+        return []
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):

@@ -264,7 +264,8 @@ def create_task(config: Any, scene: Any) -> Any:
     """
     cls = BaseTask.registry.get(config.type)
     if is_per_slot(cls, BaseTask, *TASK_MARKS):
-        return instance_class(cls, SlotTask, BaseTask, TASK_MARKS)(config, scene)
+        # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
+        return instance_class(cls, SlotTask, BaseTask, TASK_MARKS)(config, scene)  # type: ignore[arg-type]
     task = scene.view.task(scene.slot)
     if task is None or type(task) is not cls:
         raise ValueError(f'env {scene.slot} runs no {config.type} episode: tasks of this package are created by the '

@@ -16,6 +16,9 @@ class BaseObject(Entity[ObjectCfg]):
     """An object type. ``build_spec`` returns a spec whose root body is :attr:`base_body`."""
 
     registry: Registry[type[BaseObject]] = Registry('object')
+    # InternUtopia's object attributes (set by Entity.__init__).
+    name: str
+    config: ObjectCfg
     #: InternUtopia's name of the registry table.
     objs = registry.table
     base_body = 'body'

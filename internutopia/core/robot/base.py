@@ -109,6 +109,15 @@ class Entity(Generic[EntityCfgT]):
         """The compiled-model name of this entity's ``element`` (the same in every slot)."""
         return f'{self.name}/{element}'
 
+    @property
+    def bound_world(self) -> Pack:
+        """:attr:`world`, the pack the entity is bound to (an ``AttributeError`` before :meth:`bind`,
+        as reading a field of ``world`` then is)."""
+        world = self.world
+        if world is None:
+            raise AttributeError(f'{self.name!r} is not bound to a pack yet (it is, from its first reset on)')
+        return world
+
     def bind(self, world: Pack, slots: np.ndarray) -> None:
         """Look up this entity's model ids for the slots ``slots`` of ``world`` (after a change)."""
         self.world = world
