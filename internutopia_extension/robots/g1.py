@@ -10,11 +10,13 @@ ranges); a step without a command means "stand". See ``docs/robots.md`` for trac
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import mujoco
 import numpy as np
 
+from internutopia.core.config import RobotCfg
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
@@ -37,7 +39,7 @@ class G1Robot(BaseRobot):
 
     def __init__(self, config: Any, env_num: int, sim: Any) -> None:
         super().__init__(config, env_num, sim)
-        names = {getattr(c, 'policy', None) for c in self._all_controller_configs(config.controllers or [])} - {None}
+        names = {name for c in self._all_controller_configs(config.controllers or []) if (name := getattr(c, 'policy', None)) is not None}
         self.policy_name = names.pop() if len(names) == 1 else 'ppo'
         self.policy = G1LocomotionPolicy(capacity=env_num, name=self.policy_name)
         self.joint_names = list(self.policy.joint_names)
@@ -77,9 +79,9 @@ class G1Robot(BaseRobot):
                     self._compiled_act.warm(world.data.qpos, world.data.qvel, world.data.ctrl, self.command)
         self._next_tick = world.time
 
-    def reset_slots(self, slots: np.ndarray, configs: list) -> None:
+    def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
         super().reset_slots(slots, configs)
-        data, rows = self.world.data, slots[:, None]
+        data, rows = self.bound_world.data, slots[:, None]
         data.qpos[rows, self.joint_qposadr[slots]] = self.policy.default_joint_pos
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.default_joint_pos
         self.policy.reset(slots)
@@ -90,25 +92,30 @@ class G1Robot(BaseRobot):
 
     def before_physics(self) -> None:
         # One shared 50 Hz clock for all slots; the small epsilon absorbs float drift of the sum.
-        if not len(self.slots) or self.world.time + 1e-9 < self._next_tick:
+        slots, world = self.slots, self.world
+        if not len(slots):
+            return
+        assert world is not None  # bound: it has slots
+        if world.time + 1e-9 < self._next_tick:
             return
         self._next_tick += self.policy.control_dt
-        data, slots = self.world.data, self.slots
+        data = world.data
         if self._compiled_act is not None:
             self._compiled_act(slots, data.qpos, data.qvel, data.ctrl, self.command)
             return
         if self._policy_slices is not None:
             # Every address a slice of the state rows: views, no gathers.
             root, dof, columns = self._policy_slices
+            assert self._joint_ranges is not None  # (with the policy's slices)
             (qa, qb), (va, vb) = self._joint_ranges
             rows = rows_of(slots, self.env_num)
             data.ctrl[rows, columns] = self.policy.act(slots, data.qpos[rows, root + 3:root + 7], data.qvel[rows, dof + 3:dof + 6],
                                                        data.qpos[rows, qa:qb], data.qvel[rows, va:vb], self.command[rows])
             return
         rows = slots[:, None]
-        root, dof = self.root_qposadr[slots], self.root_dofadr[slots]
-        quat = data.qpos[rows, root[:, None] + np.arange(3, 7)]
-        ang_vel = data.qvel[rows, dof[:, None] + np.arange(3, 6)]
+        roots, dofs = self.root_qposadr[slots], self.root_dofadr[slots]
+        quat = data.qpos[rows, roots[:, None] + np.arange(3, 7)]
+        ang_vel = data.qvel[rows, dofs[:, None] + np.arange(3, 6)]
         q = data.qpos[rows, self.joint_qposadr[slots]]
         dq = data.qvel[rows, self.joint_dofadr[slots]]
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.act(slots, quat, ang_vel, q, dq, self.command[slots])

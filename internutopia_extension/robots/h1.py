@@ -65,15 +65,16 @@ class H1Robot(BaseRobot):
     def teleport(self, slot, position, orientation) -> None:
         # The pelvis is welded to the base target: the target goes along (upright, same heading).
         mocap = self.mocap_id[slot]
+        data = self.bound_world.data
         if position is not None:
-            self.world.data.mocap_pos[slot, mocap] = position
+            data.mocap_pos[slot, mocap] = position
         if orientation is not None:
-            self.world.data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
+            data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
         super().teleport(slot, position, orientation)
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
-        data = self.world.data
+        data = self.bound_world.data
         mocap = self.mocap_id[slots]
         data.mocap_pos[slots, mocap] = np.array([c.position for c in configs])
         # The target is upright (the base glides on the floor): keep only the heading of the start pose.

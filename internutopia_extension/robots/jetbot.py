@@ -59,7 +59,9 @@ class JetbotRobot(BaseRobot):
     def begin_step(self) -> None:
         if not len(self.slots):
             return
+        world = self.world
+        assert world is not None  # bound: it has slots
         if self._wheel_columns is not None:
-            self.world.data.ctrl[rows_of(self.slots, self.env_num), self._wheel_columns] = 0.0
+            world.data.ctrl[rows_of(self.slots, self.env_num), self._wheel_columns] = 0.0
         else:
-            self.world.data.ctrl[self.slots[:, None], self._wheel_ctrl] = 0.0
+            world.data.ctrl[self.slots[:, None], self._wheel_ctrl] = 0.0

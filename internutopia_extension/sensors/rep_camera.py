@@ -51,7 +51,8 @@ def forward_camera_quat(pitch_down_deg: float = 0.0) -> tuple[float, float, floa
     pitch = np.array([math.cos(half), 0.0, math.sin(half), 0.0])  # about body +y: +x tips toward -z
     out = np.empty(4)
     mujoco.mju_mulQuat(out, pitch, forward)
-    return tuple(float(v) for v in out)
+    w, x, y, z = (float(v) for v in out)
+    return w, x, y, z
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,8 @@ class RepCamera(BaseSensor):
 
     def pointcloud(self, slot: int) -> np.ndarray:
         """Env-local points ``float32 (N, 3)`` of ``slot``'s last depth image (pixels that hit something)."""
+        if self._depth is None:
+            raise ValueError(f'camera {self.name!r} has no depth image (depth and pointcloud are off, or it drew nothing yet)')
         depth = self._depth[slot]
         near, far = self.config.clipping_range_m
         rows, columns = np.nonzero((depth > near) & (depth < far * (1 - 1e-4)))
@@ -228,8 +231,10 @@ class RepCamera(BaseSensor):
             render_cameras(pack, [s for s in self.robot.sensors.values() if isinstance(s, RepCamera)], slots, time)
         out: dict[str, Any] = {}
         if self.config.rgba:
+            assert self._rgba is not None  # drawn above (stamps start as NaN: stale)
             out['rgba'] = self._rgba[slots]  # a copy: later frames never change what a caller holds
         if self.config.depth:
+            assert self._depth is not None
             out['depth'] = self._depth[slots]
         if self.config.pointcloud:
             out['pointcloud'] = [self.pointcloud(slot) for slot in slots.tolist()]
@@ -257,9 +262,11 @@ class RepCamera(BaseSensor):
         wants_depth = config.depth or config.pointcloud
         if wants_depth and self._depth is None:
             self._depth = np.zeros((env_num, self.height, self.width), dtype=np.float32)
+        rgba_images = self._rgba if config.rgba else None
+        depth_images = self._depth if wants_depth else None
         for slot in slots.tolist():
-            rgba = self._rgba[slot] if config.rgba else None
-            depth = self._depth[slot] if wants_depth else None
+            rgba = rgba_images[slot] if rgba_images is not None else None
+            depth = depth_images[slot] if depth_images is not None else None
             requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far, mount=self.moved.get(slot)))
         return requests
 

@@ -62,10 +62,6 @@ class Entity(Generic[EntityCfgT]):
 
     #: Name of the body whose pose is the entity's ``position``/``orientation``.
     base_body: str = ''
-    #: Where :attr:`base_body` sits, in the entity's own frame, relative to the configured
-    #: ``position``: InternUtopia places a robot by its asset's root frame (a Jetbot's is on the
-    #: ground, so ``position=(0, 0, 0)`` rests on the floor), which need not be the base body.
-    root_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     #: Longest physics step the entity stays accurate with (``None``: any). A slot holding it is
     #: stepped in equal substeps no longer than this, whatever ``SimConfig.physics_dt`` is.
     max_physics_dt: float | None = None
@@ -108,6 +104,14 @@ class Entity(Generic[EntityCfgT]):
     def full_name(self, element: str) -> str:
         """The compiled-model name of this entity's ``element`` (the same in every slot)."""
         return f'{self.name}/{element}'
+
+    @property
+    def root_offset(self) -> tuple[float, float, float]:
+        """Where :attr:`base_body` sits, in the entity's own frame, relative to the configured
+        ``position``: InternUtopia places a robot by its asset's root frame (a Jetbot's is on the
+        ground, so ``position=(0, 0, 0)`` rests on the floor), which need not be the base body.
+        The origin here; a subclass overrides it (with a property, or a class attribute)."""
+        return (0.0, 0.0, 0.0)
 
     @property
     def bound_world(self) -> Pack:

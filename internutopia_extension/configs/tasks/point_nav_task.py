@@ -92,7 +92,7 @@ class PointNavTaskCfg(TaskCfg):
         # A plain RewardCfg(type='PointNavProgressReward', ...) gets its type's own checks here.
         if value is not None:
             target = RewardCfg.config_class_for(value.type)
-            if target is not None and not isinstance(value, target):
+            if target is not None and issubclass(target, RewardCfg) and not isinstance(value, target):
                 return target.model_validate(value.model_dump())
         return value
 

@@ -118,8 +118,10 @@ class CompiledAct:
         self._act_constants = np.concatenate([[policy.action_scale], policy.default_joint_pos])
         self._ctrl_start = int(ctrl_start)
         self._obs = np.empty((policy.capacity, policy.obs_dim), dtype=np.float32)
-        self._observe = _observe_kernel.compiled_or(None)
-        self._act = _act_kernel.compiled_or(None)
+        observe, act = _observe_kernel.compiled_or(None), _act_kernel.compiled_or(None)
+        if observe is None or act is None:
+            raise RuntimeError('CompiledAct needs the compiled kernels: use compiled_act(), which is None without them')
+        self._observe, self._act = observe, act
 
     def __call__(self, slots: np.ndarray, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray,
                  command: np.ndarray) -> None:
