@@ -214,7 +214,7 @@ class _CameraEnv:
         inner = GymEnv(camera_config(robot, setting, 1, render_every_step=not plain))
         command = path_action(robot)[robot]
         width, height = RESOLUTION
-        spaces = {'rgb': gym.spaces.Box(0, 255, (height, width, 3 if plain else 4), np.uint8)}
+        spaces: dict[str, gym.Space] = {'rgb': gym.spaces.Box(0, 255, (height, width, 3 if plain else 4), np.uint8)}
         if chosen.depth:
             spaces['depth'] = gym.spaces.Box(0.0, np.inf, (height, width), np.float32)
         pack_of = lambda: inner._vec_env.runner.world.pack(0)  # noqa: E731 - the one slot's pack

@@ -27,6 +27,7 @@ def _tasks(count: int) -> list[Any]:
 
     load_extensions()
     task_cfg, robot_cfg = TaskCfg.config_class_for('FiniteStepTask'), RobotCfg.config_class_for('JetbotRobot')
+    assert task_cfg is not None and robot_cfg is not None  # the extension registers both
     return [task_cfg(max_steps=10**9, robots=[robot_cfg()]) for _ in range(count)]
 
 

@@ -34,20 +34,23 @@ class PerSlotTaskCfg(TaskCfg):
     type: str = 'BenchPerSlotTask'
 
 
+# Written as InternUtopia's users write them: against the per-slot API (SlotRobot, SlotTask) that
+# registration puts between these classes and their vectorized bases. The type checker sees the
+# bases as written, so the per-slot signatures are marked where they differ from the vectorized ones.
 @BaseRobot.register('BenchPerSlotJetbot')
 class PerSlotJetbot(JetbotRobot):
     """Counts its actions and passes them on; observes what a Jetbot observes, plus the count."""
 
     def __init__(self, config: Any, scene: Any) -> None:
-        super().__init__(config, scene)
+        super().__init__(config, scene)  # type: ignore[call-arg]  # SlotRobot.__init__(config, scene)
         self.actions = 0
 
     def apply_action(self, action: dict) -> None:
         self.actions += 1
-        super().apply_action(action)
+        super().apply_action(action)  # type: ignore[misc]  # SlotRobot.apply_action
 
-    def get_obs(self) -> Any:
-        obs = dict(super().get_obs())
+    def get_obs(self) -> Any:  # type: ignore[override]  # SlotRobot.get_obs()
+        obs = dict(super().get_obs())  # type: ignore[call-arg]
         obs['actions'] = self.actions
         return obs
 
@@ -56,8 +59,10 @@ class PerSlotJetbot(JetbotRobot):
 class PerSlotTask(BaseTask):
     """Never ends; adds its step count to the robot's observation."""
 
-    def get_observations(self) -> dict:
-        obs = super().get_observations()
+    steps: int  # SlotTask's
+
+    def get_observations(self) -> dict:  # type: ignore[override]  # SlotTask.get_observations()
+        obs = super().get_observations()  # type: ignore[call-arg]
         obs['jetbot']['task_steps'] = self.steps
         return obs
 

@@ -60,7 +60,7 @@ def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str]
 
     from internutopia.bench.cases import get_case
     from internutopia.bench.profile_step import switch_physics_off
-    from internutopia.core.runner.actions import Unbatched
+    from internutopia.core.runner.actions import Commands, Unbatched
     from internutopia.core.vec_env import Env
 
     counter = ctypes.CDLL(library)
@@ -68,13 +68,14 @@ def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str]
     env = Env(case.config(env_num, 'off'))
     env.reset()
     runner = env.runner
+    given: list | dict  # the actions as the API takes them
     if api == 'dict':
         actions = given = case.dict_actions(env_num)
 
         def step() -> None:
             env.step(actions)
 
-        def parse() -> dict:
+        def parse() -> Commands:
             return runner.parse_actions(actions)
     else:
         batched = given = case.array_action(env_num)
@@ -82,7 +83,7 @@ def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str]
         def step() -> None:
             env.step_arrays(batched)
 
-        def parse() -> dict:
+        def parse() -> Commands:
             return runner.parse_batched_actions(batched)
     for _ in range(20):
         step()
@@ -143,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m internutopia.bench.step_instructions``: see ``--help``."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == '--child':
-        library, robot, env_num, api, calls = argv[1:6]
-        _measure(library, robot, int(env_num), api, argv[6:], int(calls))
+        library, child_robot, child_env_num, child_api, calls = argv[1:6]
+        _measure(library, child_robot, int(child_env_num), child_api, argv[6:], int(calls))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', default='h1', help='comma-separated benchmark cases (internutopia.bench.cases)')

@@ -47,6 +47,11 @@ class ScriptedPickPlace:
         self.hover, self.carry_height, self.drop = hover, carry_height, drop
         self.grasp_s, self.release_s, self.settle_s = grasp_steps, release_steps, settle_s
         self.phase = np.zeros(0, dtype=np.intp)
+        # Per slot (rows grow with the slots seen): the goal, the current move (start, end, time
+        # into it, duration), the object's offset from the tool, the tool's orientation, the grip.
+        self.goal, self.start, self.end, self.offset = np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3))
+        self.quat = np.zeros((0, 4))
+        self.t, self.duration, self.grip = np.zeros(0), np.zeros(0), np.zeros(0)
         self._size = 0
 
     def _ensure(self, size: int) -> None:
@@ -54,12 +59,9 @@ class ScriptedPickPlace:
             return
         grow = size - self._size
         self.phase = np.concatenate([self.phase, np.full(grow, DONE, dtype=np.intp)])
-        for name, shape in (('goal', (3,)), ('start', (3,)), ('end', (3,)), ('offset', (3,)), ('quat', (4,))):
-            old = getattr(self, name, np.zeros((0,) + shape))
-            setattr(self, name, np.concatenate([old, np.zeros((grow,) + shape)]))
-        for name in ('t', 'duration', 'grip'):
-            old = getattr(self, name, np.zeros(0))
-            setattr(self, name, np.concatenate([old, np.zeros(grow)]))
+        for name in ('goal', 'start', 'end', 'offset', 'quat', 't', 'duration', 'grip'):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, np.zeros((grow, *old.shape[1:]))]))
         self._size = size
 
     def reset(self, slots: np.ndarray, goals: np.ndarray) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 #: ``INTERNUTOPIA_JIT=0`` (or ``false``/``off``) keeps every step on numpy.
 ENV_SWITCH = 'INTERNUTOPIA_JIT'
@@ -65,9 +65,9 @@ class Kernel:
     Functions without a source file (defined interactively) compile without the disk cache.
     """
 
-    def __init__(self, function: Callable[..., None]) -> None:
+    def __init__(self, function: Callable[..., Any]) -> None:
         self.function = function
-        self._compiled: Callable[..., None] | None = None
+        self._compiled: Callable[..., Any] | None = None
         self._available: bool | None = None
 
     @property
@@ -95,13 +95,17 @@ class Kernel:
             assert self._compiled is not None  # available: compiled
             self._compiled(*args)
 
-    def compiled_or(self, fallback: Callable[..., None] | None) -> Callable[..., None] | None:
+    @overload
+    def compiled_or(self, fallback: Callable[..., Any]) -> Callable[..., Any]: ...
+    @overload
+    def compiled_or(self, fallback: None) -> Callable[..., Any] | None: ...
+    def compiled_or(self, fallback: Callable[..., Any] | None) -> Callable[..., Any] | None:
         """The compiled function when :attr:`available`, else ``fallback``: callers on the step's hot
         path resolve it once (when they bind) and call it directly, without this object's call and
         check per step."""
         return self._compiled if self.available else fallback
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
         compiled = self._compiled
         if compiled is None:
             if not self.available:
@@ -109,4 +113,4 @@ class Kernel:
                                    f'({ENV_SWITCH}); check Kernel.available and use the numpy version')
             compiled = self._compiled
             assert compiled is not None  # available: compiled
-        compiled(*args)
+        return compiled(*args)

@@ -20,6 +20,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 
 def mp4_available() -> bool:
@@ -186,7 +187,8 @@ def _write_gif(path: str, frames: list[np.ndarray], fps: float) -> None:
             import imageio
         except ImportError as exc:
             raise ImportError('writing a video needs Pillow or imageio (pip install internutopia[video])') from exc
-        imageio.mimsave(path, frames, format='GIF', duration=duration_ms / 1000.0, loop=0)
+        ims: list[npt.ArrayLike] = list(frames)  # (imageio takes a list of array-likes)
+        imageio.mimsave(path, ims, format='GIF', duration=duration_ms / 1000.0, loop=0)
         return
     images = [Image.fromarray(frame) for frame in frames]
     images[0].save(path, save_all=True, append_images=images[1:], duration=duration_ms, loop=0, optimize=False)
