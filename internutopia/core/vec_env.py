@@ -386,7 +386,9 @@ class Env:
     def _open_viewer(self) -> None:
         """Prepare the backend's window (MuJoCo's passive viewer); it opens on the first step (the
         world is built by ``reset``), follows every step and reopens when a reset rebuilds the world."""
-        runner = self._runners.runner  # type: ignore[attr-defined]
+        runners = self._runners
+        assert isinstance(runners, LocalRunners)  # (the caller checks)
+        runner = runners.runner
         if runner.backend.passive_viewer is None:
             return
         try:

@@ -59,7 +59,7 @@ def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (Non
     def sample(rng: Any) -> list:
         return generate_point_nav_episodes(batch, int(rng.integers(2 ** 31)), **kwargs)
 
-    sample.first = first[0]  # type: ignore[attr-defined]
+    sample.first = first[0]  # type: ignore[attr-defined]  # a function attribute, read by make_point_nav_vec
     return sample
 
 

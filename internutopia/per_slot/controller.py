@@ -74,12 +74,14 @@ class SlotController(OrderedObsMixin):
 
     def get_joint_subset(self) -> ArticulationSubset | None:
         """The joints this controller drives: its ``joint_subset``, else its first sub-controller's."""
-        if getattr(self, 'joint_subset', None) is not None:
-            return self.joint_subset  # type: ignore[attr-defined]  # set by controllers that have one
+        subset = getattr(self, 'joint_subset', None)  # set by controllers that have one
+        if subset is not None:
+            return subset
         subs = getattr(self, 'sub_controllers', None)
         return subs[0].get_joint_subset() if subs else None
 
 
+# (A base made by a call, which mypy cannot follow: SlotController's API in front of BaseController.)
 class SlotControllerView(with_api(SlotController, BaseController)):  # type: ignore[misc]
     """A built-in (vectorized) controller ``group`` seen from ``slot``; see the module docstring."""
 

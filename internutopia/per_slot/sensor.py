@@ -67,6 +67,7 @@ class SlotSensor(OrderedObsMixin):
         """Called when the slot's episode is replaced."""
 
 
+# (A base made by a call, which mypy cannot follow: SlotSensor's API in front of BaseSensor.)
 class SlotSensorView(with_api(SlotSensor, BaseSensor)):  # type: ignore[misc]
     """A built-in (vectorized) sensor ``group`` seen from ``slot``."""
 

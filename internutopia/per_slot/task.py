@@ -209,6 +209,7 @@ class SlotTaskAdapter(BaseTask):
         return metrics
 
 
+# (A base made by a call, which mypy cannot follow: SlotTask's API in front of BaseTask.)
 class SlotTaskView(with_api(SlotTask, BaseTask)):  # type: ignore[misc]
     """A built-in task's episode in one slot, with InternUtopia's task attributes and methods."""
 

@@ -49,6 +49,7 @@ class DistributedEnv(Env):
     """
 
     _runners: RayRunners
+    _config: DistributedConfig
 
     def _make_runners(self, config: Config, episodes: Iterable[TaskCfg] | None) -> RayRunners:
         if not isinstance(config, DistributedConfig):
@@ -58,7 +59,7 @@ class DistributedEnv(Env):
     @property
     def config(self) -> DistributedConfig:
         """The config this env was built from (never changed by the env)."""
-        return self._config  # type: ignore[return-value]
+        return self._config
 
     @property
     def proc_num(self) -> int:

@@ -68,7 +68,8 @@ class EpisodeSource:
             return itertools.cycle(self._list) if self.endless else iter(self._list)
         if self._sampler is not None:
             return self._sample(self._sampler, rng)
-        return self._iterator  # type: ignore[return-value]
+        assert self._iterator is not None  # neither a list nor a sampler: an iterator
+        return self._iterator
 
     @staticmethod
     def _sample(sampler: EpisodeSampler, rng: np.random.Generator) -> Iterator[TaskCfg]:

@@ -88,7 +88,8 @@ class LocalRunners(RunnerSet):
     def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, runner_class: type[Runner] = Runner) -> None:
         self.runner = runner_class(config, episodes)
         self.env_num = config.env_num
-        # The step path goes straight to the runner: no call in between.
+        # The step path goes straight to the runner: no call in between (the runner's bound methods
+        # stand in for this class's, which have the same signatures).
         self.step = self.runner.step  # type: ignore[method-assign]
         self.step_arrays = self.runner.step_arrays  # type: ignore[method-assign]
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.render.lod import FACE_BUDGET, LodReport, apply_lod
+
+if TYPE_CHECKING:
+    from internutopia.core.backend.mujoco.world import Pack
 
 #: Geom group that camera renders use to hide geoms outside the view (hidden in every option here).
 HIDDEN_GROUP = 5
@@ -57,11 +60,11 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     return out.reshape(*lead, 4)
 
 
-def load_slot(pack: object, slot: int, data: mujoco.MjData) -> mujoco.MjData:
+def load_slot(pack: Pack, slot: int, data: mujoco.MjData) -> mujoco.MjData:
     """Fill ``data`` with ``slot``'s state of ``pack`` and the poses drawing needs (bodies, geoms,
     cameras, lights). Each render thread passes its own ``data``."""
-    model = pack.model  # type: ignore[attr-defined]
-    pack.batch.get_data(int(slot), data)  # type: ignore[attr-defined]
+    model = pack.model
+    pack.batch.get_data(int(slot), data)
     mujoco.mj_kinematics(model, data)
     mujoco.mj_comPos(model, data)
     mujoco.mj_camlight(model, data)
