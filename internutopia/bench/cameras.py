@@ -205,6 +205,7 @@ class _CameraEnv:
     def __call__(self) -> Any:
         import gymnasium as gym
 
+        from internutopia.core.backend.mujoco.world import Pack as MujocoPack
         from internutopia.core.gym_env import Env as GymEnv
         from internutopia_extension import import_extensions
 
@@ -223,6 +224,7 @@ class _CameraEnv:
         def observe(obs: dict) -> dict:
             if plain:
                 pack = pack_of()
+                assert isinstance(pack, MujocoPack)  # (the plain camera draws a MuJoCo model)
                 if not camera_holder:
                     camera_holder.append(PlainCamera(pack.model, 0, chosen.depth))
                 rgb, depth = camera_holder[0].frame(pack.mjdata(0))

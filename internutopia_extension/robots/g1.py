@@ -96,10 +96,10 @@ class G1Robot(BaseRobot):
         if not len(slots):
             return
         assert world is not None  # bound: it has slots
-        if world.time + 1e-9 < self._next_tick:
+        data = world.data
+        if data.time[slots[0]] + 1e-9 < self._next_tick:  # (every slot keeps the one world clock)
             return
         self._next_tick += self.policy.control_dt
-        data = world.data
         if self._compiled_act is not None:
             self._compiled_act(slots, data.qpos, data.qvel, data.ctrl, self.command)
             return
