@@ -110,7 +110,7 @@ def _splitter(signature: Any, wrap: str | None) -> Any:
         keys = tuple(key for key, _ in shape)
         same_keys = f'tuple({name}) != {constant(keys)}' if keys else name
         checks.append(f'if type({name}) is not {constant(kind)} or {same_keys}: return _OTHER')
-        parts = []
+        parts: list[str] = []
         for key, child in shape:
             child_name = f'{name}_{len(parts)}'
             checks.append(f'{child_name} = {name}[{key_source(key)}]')

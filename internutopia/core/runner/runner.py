@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -258,7 +258,7 @@ class Runner:
         steps = self.table.steps.tolist()
         ended = done.terminated | done.truncated if internutopia else done.terminated
         if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
-            running = cast('list[Episode]', episodes)  # an active slot holds an episode
+            running: list[Episode] = episodes  # type: ignore[assignment]  # every slot active: each holds one
             infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(running, steps, strict=True)]
             for slot, values in done.metrics.items():
                 infos[slot]['metrics'] = values
