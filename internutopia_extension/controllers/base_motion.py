@@ -19,6 +19,9 @@ from internutopia.core.controller.base import BaseController, BaseVelocityContro
 from internutopia.core.robot.base import rows_of, take_rows
 from internutopia.core.util.jit import Kernel
 from internutopia.core.util.math import quat_to_yaw, wrap_angle
+from internutopia_extension.configs.controllers.move_along_path_points_controller import MoveAlongPathPointsControllerCfg
+from internutopia_extension.configs.controllers.move_to_point_by_speed_controller import MoveToPointBySpeedControllerCfg
+from internutopia_extension.configs.controllers.rotate_controller import RotateControllerCfg
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
@@ -173,6 +176,8 @@ _follow_kernel = Kernel(_follow_rows)
 class MoveToPointBySpeedController(BaseController):
     """``[goal_xyz]`` -> velocity commands; observation ``finished``."""
 
+    config: MoveToPointBySpeedControllerCfg
+
     def __init__(self, config: Any, robot: Any) -> None:
         super().__init__(config, robot)
         self.velocity_controller = self.sub_controller(BaseVelocityController)
@@ -228,6 +233,8 @@ class MoveAlongPathPointsController(BaseController):
     different path restarts from its first point; sending the same path again continues.
     """
 
+    config: MoveAlongPathPointsControllerCfg
+
     def __init__(self, config: Any, robot: Any) -> None:
         super().__init__(config, robot)
         self.point_controller = self.sub_controller(MoveToPointBySpeedController)
@@ -256,7 +263,7 @@ class MoveAlongPathPointsController(BaseController):
             return first[None].repeat(len(parsed), axis=0)
         return parsed
 
-    def parse_batch(self, actions: Any) -> list[np.ndarray]:
+    def parse_batch(self, actions: Any) -> list[np.ndarray] | np.ndarray:
         if isinstance(actions, np.ndarray) and actions.ndim == 3 and actions.shape[1] > 0 and actions.shape[2] in (2, 3):
             paths = as_float_array(actions, None, 'move_along_path expects one [[p0, p1, ...]] per env; paths')
             if paths.shape[2] == 2:
@@ -380,6 +387,8 @@ class MoveAlongPathPointsController(BaseController):
 class RotateController(BaseController):
     """``[goal_quat_wxyz]`` -> turn in place to that heading; observation ``finished``."""
 
+    config: RotateControllerCfg
+
     def __init__(self, config: Any, robot: Any) -> None:
         super().__init__(config, robot)
         self.velocity_controller = self.sub_controller(BaseVelocityController)
@@ -397,8 +406,8 @@ class RotateController(BaseController):
         quats = as_float_array(actions, None, 'rotate expects one [goal_quat_wxyz] per env; goals')
         if quats.ndim == 3 and quats.shape[1] == 1:
             quats = quats[:, 0]
-        norms = np.linalg.norm(quats, axis=-1, keepdims=True) if quats.ndim == 2 else None
-        if quats.ndim != 2 or quats.shape[1] != 4 or not (norms > 0).all():
+        norms = np.linalg.norm(quats, axis=-1, keepdims=True) if quats.ndim == 2 and quats.shape[1] == 4 else np.zeros(1)
+        if not (norms > 0).all():
             raise ValueError(f'rotate expects non-zero goal quaternions of shape (envs, 4); got {quats.shape}')
         return quats / norms
 

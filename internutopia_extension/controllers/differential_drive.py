@@ -12,11 +12,14 @@ from internutopia.core.util.jit import Kernel
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
+from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
 
 
 @BaseController.register('DifferentialDriveController')
 class DifferentialDriveController(BaseVelocityController):
     """Writes the robot's two wheel velocity actuators (``robot.wheel_actuators``: left, right)."""
+
+    config: DifferentialDriveControllerCfg
 
     action_shape = (2,)
     action_text = 'move_by_speed expects [forward_speed, rotation_speed]; action'

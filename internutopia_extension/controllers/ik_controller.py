@@ -27,13 +27,15 @@ The robot provides the kinematics: ``chain(frame)``, ``joint_array(slots)``, ``b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
 from internutopia.core.util.jit import Kernel
-from internutopia_extension.controllers.kinematics import IKParams, quat_to_mat, solve_ik_restarts
+from internutopia_extension.configs.controllers.ik_controller import InverseKinematicsControllerCfg
+from internutopia_extension.controllers.kinematics import IKParams, SerialChain, quat_to_mat, solve_ik_restarts
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
@@ -50,6 +52,8 @@ _MIN_NORM = 1e-6
 class InverseKinematicsController(BaseController):
     """Batched differential IK; see the module docstring."""
 
+    config: InverseKinematicsControllerCfg
+
     params = IKParams()
 
     def __init__(self, config, robot) -> None:
@@ -65,10 +69,11 @@ class InverseKinematicsController(BaseController):
         self.has_target = np.zeros(n, dtype=bool)
         self.success = np.zeros(n, dtype=bool)
         self._last = np.full((n, 8), np.nan)  # the parsed command each slot's solution answers
-        self.chain = None
+        self.chain: SerialChain | None = None  # set by bind
         self.columns = np.zeros(0, dtype=np.intp)
         # The compiled parse_batch and get_obs (set by bind where numba is available).
-        self._parse_kernel = self._observe_kernel = None
+        self._parse_kernel: Callable[..., Any] | None = None
+        self._observe_kernel: Callable[..., Any] | None = None
 
     def bind(self, world: Pack) -> None:
         super().bind(world)
@@ -76,14 +81,15 @@ class InverseKinematicsController(BaseController):
         if not len(robot.slots):
             return
         try:
-            self.chain, self.columns = robot.chain(self.config.end_effector_frame_name)
+            chain, self.columns = robot.chain(self.config.end_effector_frame_name)
         except (KeyError, ValueError) as exc:
             raise ValueError(f'controller {self.name!r} of robot {robot.name!r}: end_effector_frame_name '
                              f'{self.config.end_effector_frame_name!r} is not usable: {exc}') from None
+        self.chain = chain
         self.actuators = robot.arm_actuators
-        if len(self.actuators) != self.chain.size:
+        if len(self.actuators) != chain.size:
             raise ValueError(f'controller {self.name!r}: the chain to {self.config.end_effector_frame_name!r} has '
-                             f'{self.chain.size} joints but robot {robot.name!r} actuates {len(self.actuators)}')
+                             f'{chain.size} joints but robot {robot.name!r} actuates {len(self.actuators)}')
         self.rest = np.asarray(robot.home, dtype=float)
         self._parse_kernel = _parse_kernel.compiled_or(None)
         self._observe_kernel = _observe_kernel.compiled_or(None)
@@ -166,6 +172,7 @@ class InverseKinematicsController(BaseController):
         weight = (batch[:, _MODE] == POSE).astype(float)
         start = ctrl[slots[:, None], self.actuators]
         rest = np.broadcast_to(self.rest, start.shape)
+        assert self.chain is not None  # (bound: its robot has slots)
         q, pos_err, rot_err = solve_ik_restarts(self.chain, start, position, rotation, weight, rest, self.params)
         ctrl[slots[:, None], self.actuators] = q
         self.target_world[slots] = world

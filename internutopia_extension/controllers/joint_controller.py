@@ -10,11 +10,14 @@ from internutopia.core.controller.base import BaseController, as_float_array
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
+from internutopia_extension.configs.controllers.joint_controller import JointControllerCfg
 
 
 @BaseController.register('JointController')
 class JointController(BaseController):
     """``[q_1, ..., q_n]`` -> position targets of ``joint_names`` (actuators named after joints)."""
+
+    config: JointControllerCfg
 
     def bind(self, world: Pack) -> None:
         super().bind(world)

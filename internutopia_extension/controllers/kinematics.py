@@ -377,6 +377,8 @@ def fk(chain: SerialChain, q: np.ndarray, base_pos: np.ndarray | None = None, ba
     if base_pos is None:
         base = np.zeros((k, 12))
         base[:, [0, 4, 8]] = 1.0
+    elif base_rot is None:
+        raise ValueError('fk: base_pos needs base_rot (the base rotation matrices, (k, 3, 3))')
     else:
         base = pack_base(base_pos, base_rot)
     out = fk_frames(chain, q, np.arange(chain.size, dtype=np.intp), base, np.arange(k, dtype=np.intp))

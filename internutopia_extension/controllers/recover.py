@@ -15,12 +15,15 @@ import numpy as np
 
 from internutopia.core.controller.base import BaseController
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
+from internutopia_extension.configs.controllers.recover_controller import RecoverControllerCfg
 from internutopia_extension.controllers.ik_controller import InverseKinematicsController
 
 
 @BaseController.register('RecoverController')
 class RecoverController(BaseController):
     """See the module docstring."""
+
+    config: RecoverControllerCfg
 
     def parse_action(self, action: Any) -> bool:
         return True  # InternUtopia's recover takes no arguments

@@ -22,7 +22,7 @@ The gripping robot provides ``tcp_position(slots)`` and ``gripper_opened(slots)`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -39,6 +39,14 @@ REST_TIME = 0.1
 HOLD_DISTANCE = 0.05
 #: Rise (m) above its start height that makes a held object lifted.
 LIFT_HEIGHT = 0.02
+
+
+class GripperRobot(Protocol):
+    """What the task reads of a robot with a gripper (the Franka group has these)."""
+
+    def tcp_position(self, slots: np.ndarray) -> np.ndarray: ...
+
+    def gripper_opened(self, slots: np.ndarray) -> np.ndarray: ...
 
 
 @BaseTask.register('ManipulationTask')
@@ -106,7 +114,7 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
             dof = group.root_dofadr[members]
             free = dof != NO_ID
             if np.any(free):
-                qvel = group.world.data.qvel
+                qvel = group.bound_world.data.qvel
                 lin = qvel[members[free, None], dof[free, None] + np.arange(3)]
                 ang = qvel[members[free, None], dof[free, None] + np.arange(3, 6)]
                 speed[rows[free]] = np.linalg.norm(lin, axis=1)
@@ -115,8 +123,9 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         opened = np.ones(len(slots), dtype=bool)
         for group, rows, members in self.robot.groups(slots):
             if hasattr(group, 'tcp_position'):
-                tcp[rows] = group.tcp_position(members)
-                opened[rows] = group.gripper_opened(members)
+                gripper = cast(GripperRobot, group)
+                tcp[rows] = gripper.tcp_position(members)
+                opened[rows] = gripper.gripper_opened(members)
             else:  # a robot without a gripper never holds anything
                 tcp[rows] = np.inf
         distance = np.linalg.norm(position - self.goal[slots], axis=1)
@@ -135,7 +144,7 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         return success
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
-        out = self.object_observations(slots)
+        out: dict[str, Any] = dict(self.object_observations(slots))
         if np.any(self.place[slots]):
             out['task'] = {'goal_position': self.goal[slots].copy(), 'distance_to_goal': self.distance[slots].copy()}
         return out

@@ -103,10 +103,14 @@ class Pack(Protocol):
 
     #: The structure key the pack was built for.
     key: str
-    #: The ``(env_num, ...)`` arrays, row ``i`` being slot ``i``.
-    data: StateArrays
-    #: Names, ids and constants of the pack's model.
-    lookup: ModelLookup
+    @property
+    def data(self) -> StateArrays:
+        """The ``(env_num, ...)`` arrays, row ``i`` being slot ``i`` (a backend may hand out a subclass)."""
+
+    @property
+    def lookup(self) -> ModelLookup:
+        """Names, ids and constants of the pack's model."""
+
     #: The slots holding this structure, sorted. Shape (k,), intp.
     slots: np.ndarray
     #: Physics steps per env step (each ``lookup.timestep`` long).

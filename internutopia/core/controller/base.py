@@ -13,7 +13,7 @@ are driven by their parent with arrays, bypassing parsing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 #: The robot group the object belongs to (a :class:`~internutopia.core.robot.base.BaseRobot`; not
 #: imported, since a robot is built from its controllers and sensors, a layer it sits on).
 RobotGroup = Any
+
+
+SubController = TypeVar('SubController', bound='BaseController')
 
 
 class BaseController:
@@ -58,7 +61,7 @@ class BaseController:
         """The controller of the type registered for ``config.type``, for every slot of ``robot``."""
         return cls.registry.maker(config.type, where)(config, robot)
 
-    def sub_controller(self, kind: type[BaseController]) -> BaseController:
+    def sub_controller(self, kind: type[SubController]) -> SubController:
         """The first sub-controller that is a ``kind``; ``ValueError`` if the config lacks one."""
         for sub in self.sub_controllers:
             if isinstance(sub, kind):

@@ -175,15 +175,16 @@ class MujocoLookup:
             if end < 0:
                 raise ValueError(f'kinematic frame {frame!r} is neither a site nor a body of the model')
             frame_pos, frame_quat = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-        bodies = []
+        path: list[int] = []
         body = end
         while body != base:
             if body == 0:
                 raise ValueError(f'kinematic frame {frame!r} is not below body {base_body!r}')
-            bodies.append(body)
+            path.append(body)
             body = int(model.body_parentid[body])
-        bodies = np.asarray(bodies[::-1], dtype=np.intp)
-        body_joint, joints = [], []
+        bodies = np.asarray(path[::-1], dtype=np.intp)
+        body_joint: list[int] = []
+        joints: list[int] = []
         for body in bodies.tolist():
             count = int(model.body_jntnum[body])
             if count > 1:

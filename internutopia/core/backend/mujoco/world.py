@@ -413,7 +413,7 @@ class MujocoWorld:
                 changed.update(k for k in (self.slot_keys[slot], key) if k is not None)
         self.slot_keys = new_keys
         for key in changed:
-            self.packs[key].set_slots([s for s, k in enumerate(new_keys) if k == key])
+            self.packs[key].set_slots(np.array([s for s, k in enumerate(new_keys) if k == key], dtype=np.intp))
         for key in [k for k, pack in self.packs.items() if not len(pack.slots)]:
             self._parked[key] = self.packs.pop(key)
         self._unpark_beyond(_PARKED_BYTES)
@@ -432,8 +432,10 @@ class MujocoWorld:
         pack.data.userdata[slot, _ALIVE] = 1.0
 
     def slot_state(self, slot: int) -> dict[str, np.ndarray]:
-        """A copy of every state array of ``slot`` (for checks and carry-over tests)."""
+        """A copy of every state array of ``slot`` (for checks and carry-over tests); ``ValueError`` for an empty slot."""
         pack = self.pack(slot)
+        if pack is None:
+            raise ValueError(f'env {slot} is empty: it has no state')
         return {name: getattr(pack.data, name)[slot].copy() for name in ('qpos', 'qvel', 'act', 'ctrl', 'mocap_pos', 'mocap_quat')}
 
     def step(self) -> None:
