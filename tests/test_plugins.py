@@ -114,7 +114,7 @@ def test_backend_is_chosen_by_name_and_unknown_names_are_rejected():
 
 
 def test_a_registered_backend_builds_the_world(make_config, monkeypatch):
-    import internutopia.core.backend as backends
+    import internutopia.core.backend.registry as backends
     import internutopia.core.config.simulator as simulator_config
 
     for module, name in ((backends, '_loaders'), (backends, '_backends'), (simulator_config, '_BACKEND_NAMES')):
