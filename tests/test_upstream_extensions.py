@@ -262,3 +262,31 @@ def test_camera_seen_from_a_slot_moves_and_gives_a_pointcloud():
         seen = obs[0]['jetbot']['sensors']['camera']['pointcloud']
         assert np.all(np.abs(seen[:, 2]) < 0.6)  # looking straight down from 3 m: floor and box top only
         assert obs[1]['jetbot']['sensors']['camera']['pointcloud'][:, 0].min() > 0.0  # slot 1 still looks ahead
+
+
+class CruiseCfg(ControllerCfg):
+    type: str = 'CruiseController'
+    speed: float = 0.3
+
+
+@BaseController.register('CruiseController')
+class CruiseController(BaseController):
+    """Upstream's composite pattern: drives its move-by-speed sub-controller with ``forward``."""
+
+    def action_to_control(self, action):
+        return self.sub_controllers[0].forward(forward_speed=self.config.speed * float(action[0]), rotation_speed=0.0)
+
+
+def test_a_composite_controller_drives_its_move_by_speed_sub_controller_with_forward():
+    cruise = CruiseCfg(name='cruise', sub_controllers=[WHEELS])
+    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.0), controllers=[cruise, WHEELS])
+    with Env(config([FiniteStepTaskCfg(max_steps=1000, robots=[robot])], env_num=1)) as env:
+        obs, _ = env.reset()
+        start = np.array(obs[0]['jetbot']['position'])
+        for _ in range(240):
+            obs, *_ = env.step([{'jetbot': {'cruise': [1.0]}}])
+        moved = np.array(obs[0]['jetbot']['position']) - start
+        assert moved[0] > 0.1 and abs(moved[1]) < 0.05  # straight ahead (+x), a second at 0.3 m/s
+        view = env.runner.current_tasks[next(iter(env.runner.current_tasks))].robots['jetbot'].controllers['cruise']
+        with pytest.raises(ValueError, match='finite'):
+            view.sub_controllers[0].forward(forward_speed=float('nan'))

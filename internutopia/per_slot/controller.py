@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from internutopia.core.controller.base import BaseController
+from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.util.trees import row
 from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
 from internutopia.per_slot.style import with_api
@@ -98,6 +98,29 @@ class SlotControllerView(with_api(SlotController, BaseController)):  # type: ign
         """Command this slot now (the controller's own argument check applies); no joint targets to return."""
         parsed = self.group.parse_action(action)
         self.group.apply(np.array([self.slot], dtype=np.intp), self.group.batch([parsed]))
+        return None
+
+    def forward(self, forward_speed: float = 0.0, rotation_speed: float = 0.0, lateral_speed: float = 0.0,
+                *args: Any, **kwargs: Any) -> None:
+        """InternUtopia's ``forward`` of a move-by-speed controller (the differential drive's, H1's,
+        G1's): drive this slot's base at ``forward_speed`` (m/s), ``rotation_speed`` (rad/s) and
+        ``lateral_speed`` (m/s; ignored by a robot that cannot move sideways) from now on. It
+        commands the slot right away and returns no joint targets (``None``), so a composite
+        controller's ``action_to_control`` may return what it returns. Further arguments of
+        upstream's signatures (a G1's ``height``, ...) are accepted and change nothing.
+
+        Raises:
+            AttributeError: the controller is not a move-by-speed controller (upstream's other
+                controllers' ``forward`` take poses and paths: use ``action_to_control(action)``).
+        """
+        group = self.group
+        if not isinstance(group, BaseVelocityController):
+            raise AttributeError(f'{type(group).__name__} {self.name!r} has no forward() here (only move-by-speed '
+                                 'controllers do); command it with action_to_control(action)')
+        speeds = np.array([[forward_speed, lateral_speed, rotation_speed]], dtype=float)
+        if not np.all(np.isfinite(speeds)):
+            raise ValueError(f'{self.name!r}.forward: speeds must be finite numbers; got {speeds[0].tolist()}')
+        group.apply_base_velocity(np.array([self.slot], dtype=np.intp), speeds)
         return None
 
     def __repr__(self) -> str:
