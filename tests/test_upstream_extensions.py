@@ -290,3 +290,38 @@ def test_a_composite_controller_drives_its_move_by_speed_sub_controller_with_for
         view = env.runner.current_tasks[next(iter(env.runner.current_tasks))].robots['jetbot'].controllers['cruise']
         with pytest.raises(ValueError, match='finite'):
             view.sub_controllers[0].forward(forward_speed=float('nan'))
+
+
+def test_an_h1_subclass_finds_its_links_by_prim_path_in_post_reset():
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
+    from internutopia_extension.robots.h1 import H1Robot
+
+    @BaseRobot.register('AnkleH1')
+    class AnkleH1(H1Robot):
+        """InternNav's pattern: links looked up by prim path when the episode starts."""
+
+        def __init__(self, config, scene):
+            super().__init__(config, scene)
+
+        def post_reset(self):
+            super().post_reset()
+            self.torso = self._rigid_body_map[self.config.prim_path + '/torso_link']
+            self.ankles = [self._rigid_body_map[self.config.prim_path + f'/{side}_ankle_link'] for side in ('left', 'right')]
+
+        def get_ankle_height(self):
+            return min(ankle.get_pose()[0][2] for ankle in self.ankles)
+
+        def get_obs(self):
+            obs = super().get_obs()
+            obs['ankle_height'] = self.get_ankle_height()
+            obs['torso_z'] = float(self.torso.get_pose()[0][2])
+            obs['base'] = self.get_pose()[0]
+            return obs
+
+    h1 = H1RobotCfg(type='AnkleH1', position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg])
+    with Env(config([FiniteStepTaskCfg(max_steps=100, robots=[h1])], env_num=1)) as env:
+        env.reset()
+        obs, *_ = env.step([{'h1': {'move_by_speed': [0.0, 0.0, 0.0]}}])
+        robot = obs[0]['h1']
+        assert 0.0 < robot['ankle_height'] < 0.2 < robot['torso_z']  # ankles near the floor, torso above them
+        np.testing.assert_allclose(robot['base'], robot['position'])

@@ -74,6 +74,7 @@ class SlotRobot(OrderedObsMixin):
         self.obs_keys: list[str] = []
         self._rigid_body_map: dict[str, IRigidBody] = {}
         self.articulation = IArticulation(group, self._slot, origin=scene.origin)
+        self.create_rigid_bodies()
         self.controllers = OrderedDict((name, controller_in_slot(c, self._slot, self, scene)) for name, c in group.controllers.items())
         self.sensors = OrderedDict((name, sensor_in_slot(s, self._slot, self, scene)) for name, s in group.sensors.items())
 
@@ -125,14 +126,22 @@ class SlotRobot(OrderedObsMixin):
         return list(self._rigid_body_map.values())
 
     def create_rigid_bodies(self) -> None:
-        """Look up every body of the robot's model as an :class:`IRigidBody`."""
+        """Look up every body of the robot's model as an :class:`IRigidBody`, keyed as InternUtopia
+        keys them: by prim path, the robot's ``prim_path`` (``config.prim_path``, or ``/<name>``)
+        and the body's name (``'/h1/torso_link'``). Done when the robot is built; again here."""
         group = self._slot_group
         assert group is not None  # __init__ checked
         prefix = f'{group.name}/'
+        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
         for name in group.bound_world.lookup.names('body'):
             if name.startswith(prefix):
                 local = name[len(prefix):]
-                self._rigid_body_map[name] = IRigidBody(group, self._slot, local, origin=self._scene.origin, name=name)
+                self._rigid_body_map[f'{root}/{local}'] = IRigidBody(group, self._slot, local, origin=self._scene.origin,
+                                                                     name=name)
+
+    def get_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """The robot base's env-local position ``(3,)`` and wxyz orientation ``(4,)`` (InternUtopia's robots' ``get_pose``)."""
+        return self.articulation.get_pose()
 
     def clean_stale_rigid_bodies(self) -> None:
         """Nothing is stale here: a slot's bodies live as long as its episode."""
