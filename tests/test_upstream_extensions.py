@@ -325,3 +325,35 @@ def test_an_h1_subclass_finds_its_links_by_prim_path_in_post_reset():
         robot = obs[0]['h1']
         assert 0.0 < robot['ankle_height'] < 0.2 < robot['torso_z']  # ankles near the floor, torso above them
         np.testing.assert_allclose(robot['base'], robot['position'])
+
+
+class ResetCounterCfg(SensorCfg):
+    type: str = 'ResetCounter'
+
+
+@BaseSensor.register('ResetCounter')
+class ResetCounter(BaseSensor):
+    """Counts its post_reset calls (InternUtopia calls it once when the episode starts)."""
+
+    def __init__(self, config, robot, scene):
+        super().__init__(config, robot, scene)
+        self.resets = 0
+
+    def post_reset(self):
+        self.resets += 1
+
+    def get_data(self):
+        return {'resets': self.resets}
+
+
+def test_a_custom_sensor_on_a_built_in_robot_gets_post_reset_once_per_episode():
+    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.0), controllers=[WHEELS], sensors=[ResetCounterCfg(name='counter')])
+    task = FiniteStepTaskCfg(max_steps=3, robots=[robot])
+    with Env(config([task, task], env_num=1)) as env:
+        obs, _ = env.reset()
+        assert obs[0]['jetbot']['sensors']['counter'] == {'resets': 1}
+        for _ in range(2):
+            obs, *_ = env.step([None])
+        assert obs[0]['jetbot']['sensors']['counter'] == {'resets': 1}  # once, not per step
+        obs, _ = env.reset()  # the next episode: a new sensor object, reset once
+        assert obs[0]['jetbot']['sensors']['counter'] == {'resets': 1}

@@ -323,6 +323,7 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
     # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
     made = build_robot(with_api(SlotRobot, type(group)), group, slot, config, {})  # type: ignore[arg-type]
     views[slot] = (episode, made)
+    made.post_reset()  # the episode's start: its per-slot sensors' post_reset, as InternUtopia calls it
     return made
 
 
