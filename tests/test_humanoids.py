@@ -157,3 +157,21 @@ def test_user_example_runs_unchanged():
     assert '"env_num": 2' in text and '========INIT OBS' in text, text[-3000:]
     after_init = text.split('=============', 1)[1].split()
     assert after_init[:3] == ['100', '200', '300'], text[-2000:]
+
+
+def test_h1_keeps_its_commanded_speed_when_its_slot_takes_substeps(make_config):
+    """H1 beside G1 at physics_dt 1/60: the slot runs substeps (G1 needs <= 1/200 s), and H1's
+    carried base still moves at the commanded speed per second of simulated time."""
+    h1_cfg = h1.H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[h1.move_by_speed_cfg])
+    g1_cfg = g1.G1RobotCfg(name='g1', position=(0.0, 3.0, 0.757), controllers=[g1.move_by_speed_cfg])
+    task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', scene_scale=(0.01, 0.01, 0.01),
+                                  robots=[h1_cfg, g1_cfg])
+    config = make_config([task], env_num=1, offset=10.0)
+    config = config.model_copy(update={'simulator': config.simulator.model_copy(update={'physics_dt': 1 / 60})})
+    with Env(config) as env:
+        env.reset()
+        assert env.runner.world.pack(0).substeps > 1
+        obs = None
+        for _ in range(120):  # two seconds
+            obs, *_ = env.step([{'h1': {'move_by_speed': [0.5, 0.0, 0.0]}}])
+        assert obs[0]['h1']['position'][0] == pytest.approx(1.0, rel=0.25)

@@ -30,7 +30,8 @@ class HolonomicBaseController(BaseVelocityController):
     def bind(self, world: Pack) -> None:
         super().bind(world)
         self.world = world
-        self.dt = world.lookup.timestep  # one physics step (read once: the kernels take a float)
+        # One env step (the target moves once per step, before the pack's substeps): read once, the kernels take a float.
+        self.dt = world.lookup.timestep * world.substeps
         data = world.data
         _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt)
         self._carry = _carry_kernel.compiled_or(_carry_numpy)
