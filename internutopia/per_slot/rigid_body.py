@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from internutopia.core.backend.model import BodyRecord
-from internutopia.core.util.math import quat_conjugate, quat_multiply, rotate
+from internutopia.core.util.math import quat_conjugate, quat_multiply, rotate_inverse
 from internutopia.core.util.pose_mixin import PoseMixin
 from internutopia.per_slot.building import building_robot
 
@@ -82,8 +82,9 @@ class IRigidBody(PoseMixin):
             return self._env_pose()
         record = self._record()
         positions, orientations = self.entity.bound_world.body_poses(self.slot)
-        inverse = quat_conjugate(orientations[record.parent])
-        position = rotate(inverse, positions[record.id] - positions[record.parent])
+        parent = orientations[record.parent]
+        position = rotate_inverse(parent, positions[record.id] - positions[record.parent])
+        inverse = quat_conjugate(parent)
         return position, quat_multiply(inverse, orientations[record.id])
 
     # -- velocities and mass ---------------------------------------------------------------------
@@ -114,7 +115,7 @@ class IRigidBody(PoseMixin):
             raise ValueError(f'{what} velocity must be 3 finite numbers; got {velocity!r}')
         if part.start == 3:  # a free joint's angular velocity is in the body frame
             _, orientation = self._env_pose()
-            velocity = rotate(quat_conjugate(np.asarray(orientation, dtype=float)), velocity)
+            velocity = rotate_inverse(np.asarray(orientation, dtype=float), velocity)
         self.entity.bound_world.data.qvel[self.slot, dof + part.start:dof + part.stop] = velocity
         self.entity.state_changed(self.slot)
 
