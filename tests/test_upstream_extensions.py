@@ -357,3 +357,19 @@ def test_a_custom_sensor_on_a_built_in_robot_gets_post_reset_once_per_episode():
         assert obs[0]['jetbot']['sensors']['counter'] == {'resets': 1}  # once, not per step
         obs, _ = env.reset()  # the next episode: a new sensor object, reset once
         assert obs[0]['jetbot']['sensors']['counter'] == {'resets': 1}
+
+
+def test_rigid_body_frames_of_a_turned_robot():
+    """A body's local pose is in its parent's frame, and a base's angular velocity is set in world axes."""
+    turned = JetbotRobotCfg(position=(0.0, 0.0, 0.0), orientation=(np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)),
+                            controllers=[WHEELS])
+    with Env(config([FiniteStepTaskCfg(max_steps=100, robots=[turned])], env_num=1)) as env:
+        env.reset()
+        robot = next(iter(env.runner.current_tasks.values())).robots['jetbot']
+        wheel = robot._rigid_body_map['/jetbot/left_wheel']
+        position, orientation = wheel.get_local_pose()
+        assert position[1] == pytest.approx(0.1125 / 2, abs=1e-6)  # left of the chassis, whatever its heading
+        np.testing.assert_allclose(orientation, [1.0, 0.0, 0.0, 0.0], atol=1e-6)
+        base = robot.get_robot_base()
+        base.set_angular_velocity([0.0, 0.0, 1.0])
+        np.testing.assert_allclose(base.get_angular_velocity(), [0.0, 0.0, 1.0], atol=1e-9)
