@@ -20,15 +20,6 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-#: Module prefixes of this package's own classes (all vectorized).
-OUR_MODULES = ('internutopia.', 'internutopia_extension.')
-
-
-def is_ours(cls: type) -> bool:
-    """Whether ``cls`` is defined in this package."""
-    module = getattr(cls, '__module__', '') or ''
-    return module.startswith(OUR_MODULES) or module in ('internutopia', 'internutopia_extension')
-
 
 def _positional(function: object) -> list[str]:
     if not callable(function):  # (what inspect.signature raises TypeError for)
@@ -116,4 +107,4 @@ def adapter_maker(family: type, api: type, marks: tuple[tuple[str, ...], ...], a
     return maker
 
 
-__all__ = ['OUR_MODULES', 'adapter_maker', 'instance_class', 'is_ours', 'is_per_slot', 'vectorized_base', 'with_api']
+__all__ = ['adapter_maker', 'instance_class', 'is_per_slot', 'vectorized_base', 'with_api']
