@@ -64,6 +64,35 @@ def strip_for_attach(spec: mujoco.MjSpec) -> mujoco.MjSpec:
     return spec
 
 
+def breadth_first_joints(spec: mujoco.MjSpec) -> list[str]:
+    """The hinge and slide joints of ``spec`` level by level down the body tree (children in file order).
+
+    This is the order Isaac Sim gives an articulation's degrees of freedom, so it is the joint
+    order InternUtopia's robot configs and policies use; MuJoCo's own order is depth first.
+    """
+    kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    names: list[str] = []
+    level = list(spec.worldbody.bodies)
+    while level:
+        names.extend(joint.name for body in level for joint in body.joints if joint.type in kinds)
+        level = [child for body in level for child in body.bodies]
+    return names
+
+
+def suffix_joint_names(spec: mujoco.MjSpec, suffix: str) -> None:
+    """Append ``suffix`` to every hinge and slide joint's name without it, and to the actuators
+    named after (and driving) those joints, so the names match the ones upstream's assets use."""
+    renamed = {}
+    for joint in spec.joints:
+        if joint.type in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE) and not joint.name.endswith(suffix):
+            renamed[joint.name] = joint.name = joint.name + suffix
+    for actuator in spec.actuators:
+        if actuator.target in renamed:
+            if actuator.name == actuator.target:
+                actuator.name = renamed[actuator.target]
+            actuator.target = renamed[actuator.target]
+
+
 def make_position_servos(spec: mujoco.MjSpec, gains: dict[str, tuple[float, float]], default: tuple[float, float]) -> None:
     """Turn every joint actuator into a position servo ``kp * (target - q) - kd * qdot``.
 

@@ -19,6 +19,7 @@ import numpy as np
 from internutopia.core.config import RobotCfg
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.robot.base import BaseRobot, rows_of
+from internutopia_extension.robots.assets import breadth_first_joints
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 from internutopia_extension.robots.g1_locomotion.policy_kernel import CompiledAct, compiled_act
 
@@ -42,8 +43,13 @@ class G1Robot(BaseRobot):
         names = {name for c in self._all_controller_configs(config.controllers or []) if (name := getattr(c, 'policy', None)) is not None}
         self.policy_name = names.pop() if len(names) == 1 else 'ppo'
         self.policy = G1LocomotionPolicy(capacity=env_num, name=self.policy_name)
-        self.joint_names = list(self.policy.joint_names)
+        #: The policy's joints, in its own order (the model's).
+        self.policy_joints = list(self.policy.joint_names)
+        #: Reported and commanded in InternUtopia's order (Isaac's breadth-first order).
+        self.joint_names = breadth_first_joints(_g1_spec(self.policy_name))
         self.actuated_joints = self.joint_names
+        #: Columns of ``joint_names``-ordered arrays that give the policy's order.
+        self._policy_columns = np.array([self.joint_names.index(n) for n in self.policy_joints], dtype=np.intp)
         self.command = np.zeros((env_num, 3))
         self._next_tick = 0.0
 
@@ -60,16 +66,18 @@ class G1Robot(BaseRobot):
 
     def bind(self, world: Any, slots: np.ndarray) -> None:
         super().bind(world, slots)
-        self.actuator_id = np.zeros((self.env_num, len(self.joint_names)), dtype=np.intp)
+        self.actuator_id = np.zeros((self.env_num, len(self.policy_joints)), dtype=np.intp)
         #: ``(root qpos address, root dof address, ctrl columns)`` when every address the policy
         #: reads and writes is a slice of the state rows (the usual case), else ``None``.
         self._policy_slices: tuple[int, int, slice] | None = None
         #: The policy step as two compiled passes over the state rows (with those slices; numba).
         self._compiled_act: CompiledAct | None = None
         if len(self.slots):
-            self.actuator_id[self.slots] = self.ids(self.slots, 'actuator', self.joint_names)
+            self.actuator_id[self.slots] = self.ids(self.slots, 'actuator', self.policy_joints)
             first = self.actuator_id[self.slots[0]]
-            if self._root_qposadr is not None and self._joint_ranges is not None and np.all(np.diff(first) == 1):
+            policy_qpos = self.joint_qposadr[self.slots[0]][self._policy_columns]
+            in_policy_order = bool(np.all(np.diff(first) == 1) and np.all(np.diff(policy_qpos) == 1))
+            if self._root_qposadr is not None and self._joint_ranges is not None and in_policy_order:
                 self._policy_slices = (self._root_qposadr, int(self.root_dofadr[self.slots[0]]),
                                        slice(int(first[0]), int(first[-1]) + 1))
                 (qa, _), (va, _) = self._joint_ranges
@@ -82,7 +90,7 @@ class G1Robot(BaseRobot):
     def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
         super().reset_slots(slots, configs)
         data, rows = self.bound_world.data, slots[:, None]
-        data.qpos[rows, self.joint_qposadr[slots]] = self.policy.default_joint_pos
+        data.qpos[rows, self.joint_qposadr[slots][:, self._policy_columns]] = self.policy.default_joint_pos
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.default_joint_pos
         self.policy.reset(slots)
         self.command[slots] = 0.0
@@ -116,8 +124,8 @@ class G1Robot(BaseRobot):
         roots, dofs = self.root_qposadr[slots], self.root_dofadr[slots]
         quat = data.qpos[rows, roots[:, None] + np.arange(3, 7)]
         ang_vel = data.qvel[rows, dofs[:, None] + np.arange(3, 6)]
-        q = data.qpos[rows, self.joint_qposadr[slots]]
-        dq = data.qvel[rows, self.joint_dofadr[slots]]
+        q = data.qpos[rows, self.joint_qposadr[slots][:, self._policy_columns]]
+        dq = data.qvel[rows, self.joint_dofadr[slots][:, self._policy_columns]]
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.act(slots, quat, ang_vel, q, dq, self.command[slots])
 
 

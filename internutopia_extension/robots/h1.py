@@ -13,7 +13,14 @@ import numpy as np
 
 from internutopia.core.robot.base import BaseRobot
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
-from internutopia_extension.robots.assets import load_spec, make_position_servos, menagerie_path, strip_for_attach
+from internutopia_extension.configs.robots.h1 import H1_JOINT_NAMES
+from internutopia_extension.robots.assets import (
+    load_spec,
+    make_position_servos,
+    menagerie_path,
+    strip_for_attach,
+    suffix_joint_names,
+)
 
 #: (kp, kd) of the standing-pose servos, by joint-name substring.
 _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 'torso': (300.0, 6.0),
@@ -29,9 +36,13 @@ class H1Robot(BaseRobot):
 
     base_body = 'pelvis'
     mocap_body = 'base_target'
+    #: InternUtopia's names and order (Isaac's breadth-first order, ``_joint`` suffix); Menagerie's
+    #: file names them without the suffix, depth first, so :meth:`build_spec` renames them.
+    joint_names = H1_JOINT_NAMES
 
     def build_spec(self) -> mujoco.MjSpec:
         spec = strip_for_attach(load_spec(menagerie_path('unitree_h1', 'h1.xml')))
+        suffix_joint_names(spec, '_joint')
         pelvis = spec.body('pelvis')
         for joint in pelvis.joints:
             if joint.type == mujoco.mjtJoint.mjJNT_FREE:
@@ -52,7 +63,7 @@ class H1Robot(BaseRobot):
 
     @property
     def actuated_joints(self) -> list[str]:
-        return self.joint_names
+        return list(self.joint_names)
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)

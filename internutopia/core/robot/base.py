@@ -260,6 +260,9 @@ class BaseRobot(Entity[RobotCfg]):
         #: Every slot's joint positions and velocities as views of the state, when the joints are
         #: contiguous (:attr:`_joint_ranges`): made once per pack, sliced every step.
         self._joint_views: tuple[np.ndarray, np.ndarray] | None = None
+        #: Columns of :attr:`_joint_views` in ``joint_names``' order, when that is not model order
+        #: (robots report joints in InternUtopia's order, which can differ from the asset's).
+        self._joint_columns: np.ndarray | None = None
 
     @classmethod
     def register(cls, name: str) -> Callable[[type[BaseRobot]], type[BaseRobot]]:
@@ -319,16 +322,22 @@ class BaseRobot(Entity[RobotCfg]):
         self.joint_dofadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self._joint_ranges = None
         self._joint_views = None
+        self._joint_columns = None
         if len(self.slots):
             joints = world.lookup.joints([self.full_name(n) for n in names])
             qpos, dof = joints.qposadr.astype(np.intp), joints.dofadr.astype(np.intp)
             self.joint_qposadr[self.slots] = qpos
             self.joint_dofadr[self.slots] = dof
-            if len(names) and np.all(np.diff(qpos) == 1) and np.all(np.diff(dof) == 1):
-                # Joints in model order, one coordinate each: read as slices.
-                self._joint_ranges = ((int(qpos[0]), int(qpos[-1]) + 1), (int(dof[0]), int(dof[-1]) + 1))
-                (qa, qb), (va, vb) = self._joint_ranges
-                self._joint_views = (world.data.qpos[:, qa:qb], world.data.qvel[:, va:vb])
+            in_model_order = np.sort(qpos), np.sort(dof)
+            if len(names) and all(np.all(np.diff(adr) == 1) for adr in in_model_order) \
+                    and np.array_equal(qpos - qpos.min(), dof - dof.min()):
+                # The joints fill one stretch of the state, one coordinate each: read it as slices
+                # (in model order), then put the columns in ``joint_names``' order if that differs.
+                qa, va = int(qpos.min()), int(dof.min())
+                self._joint_ranges = ((qa, qa + len(names)), (va, va + len(names)))
+                self._joint_views = (world.data.qpos[:, qa:qa + len(names)], world.data.qvel[:, va:va + len(names)])
+                columns = qpos - qa
+                self._joint_columns = None if np.array_equal(columns, np.arange(len(names))) else columns
         for controller in self.controllers.values():
             controller.bind(world)
         for sensor in self.sensors.values():
@@ -358,8 +367,11 @@ class BaseRobot(Entity[RobotCfg]):
         joints, and the controllers' and sensors' observations by name."""
         # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
         position, orientation = self.poses(slots)
-        joints = self._joint_views
-        if joints is not None and len(slots) == self.env_num:
+        joints, columns = self._joint_views, self._joint_columns
+        if joints is not None and columns is not None and len(slots):
+            rows = slice(None) if len(slots) == self.env_num else slots[:, None]
+            joint_positions, joint_velocities = joints[0][rows, columns], joints[1][rows, columns]
+        elif joints is not None and len(slots) == self.env_num:
             joint_positions, joint_velocities = joints[0].copy(), joints[1].copy()
         elif joints is not None and len(slots):
             joint_positions, joint_velocities = joints[0][slots], joints[1][slots]  # (a gather copies)

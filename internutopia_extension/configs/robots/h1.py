@@ -20,11 +20,14 @@ from internutopia_extension.configs.controllers import (
 )
 from internutopia_extension.configs.sensors import RepCameraCfg
 
+#: H1's joints as InternUtopia names and orders them (the order of a ``joint_controller`` vector
+#: and of ``joint_positions``): Isaac's breadth-first order down the body tree.
 H1_JOINT_NAMES = [
-    'left_hip_yaw', 'left_hip_roll', 'left_hip_pitch', 'left_knee', 'left_ankle',
-    'right_hip_yaw', 'right_hip_roll', 'right_hip_pitch', 'right_knee', 'right_ankle', 'torso',
-    'left_shoulder_pitch', 'left_shoulder_roll', 'left_shoulder_yaw', 'left_elbow',
-    'right_shoulder_pitch', 'right_shoulder_roll', 'right_shoulder_yaw', 'right_elbow',
+    'left_hip_yaw_joint', 'right_hip_yaw_joint', 'torso_joint',
+    'left_hip_roll_joint', 'right_hip_roll_joint', 'left_shoulder_pitch_joint', 'right_shoulder_pitch_joint',
+    'left_hip_pitch_joint', 'right_hip_pitch_joint', 'left_shoulder_roll_joint', 'right_shoulder_roll_joint',
+    'left_knee_joint', 'right_knee_joint', 'left_shoulder_yaw_joint', 'right_shoulder_yaw_joint',
+    'left_ankle_joint', 'right_ankle_joint', 'left_elbow_joint', 'right_elbow_joint',
 ]
 
 move_by_speed_cfg = H1MoveBySpeedControllerCfg(name='move_by_speed')
