@@ -373,3 +373,30 @@ def test_rigid_body_frames_of_a_turned_robot():
         base = robot.get_robot_base()
         base.set_angular_velocity([0.0, 0.0, 1.0])
         np.testing.assert_allclose(base.get_angular_velocity(), [0.0, 0.0, 1.0], atol=1e-9)
+
+
+class OffByDefaultCfg(SensorCfg):
+    """InternManip's sensor configs declare their own ``enable`` defaulting to off."""
+
+    type: str = 'OffByDefault'
+    enable: bool = False
+
+
+@BaseSensor.register('OffByDefault')
+class OffByDefault(BaseSensor):
+    def get_data(self):
+        return {'enabled': self.config.enable}
+
+
+def test_a_custom_sensor_is_built_whatever_its_enable_says_and_a_disabled_camera_is_not():
+    from internutopia_extension.configs.sensors import RepCameraCfg
+
+    off_camera = RepCameraCfg(name='camera', prim_path='chassis/Camera', resolution=(64, 48), enable=False)
+    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.0), controllers=[WHEELS],
+                           sensors=[OffByDefaultCfg(name='probe'), off_camera])
+    with Env(config([FiniteStepTaskCfg(max_steps=3, robots=[robot])], env_num=1)) as env:
+        obs, _ = env.reset()
+        obs, *_ = env.step([None])
+        sensors = obs[0]['jetbot']['sensors']
+        assert sensors == {'probe': {'enabled': False}}  # built (InternUtopia builds every sensor), camera gone
+        assert env.runner.world.pack(0).model.ncam == 0  # the disabled camera added nothing to the model

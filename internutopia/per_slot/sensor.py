@@ -93,6 +93,9 @@ class SlotCameraView(SlotSensorView, ICamera):
 class SlotSensorAdapter(BaseSensor):
     """Runs an upstream-style sensor class for every slot of a robot group, one instance per slot and episode."""
 
+    #: InternUtopia builds every configured sensor; a sensor class whose config has ``enable`` reads it itself.
+    dropped_when_disabled = False
+
     def __init__(self, config: Any, robot: BaseRobot, instance_class: type[SlotSensor], robot_in_slot: RobotInSlot) -> None:
         super().__init__(config, robot)
         self.instance_class = instance_class

@@ -6,7 +6,9 @@ from internutopia.core.config.base import BaseCfg, TypedCfg
 
 
 class SensorCfg(TypedCfg):
-    """A sensor mounted on a robot. ``enable=False`` removes it entirely (it costs nothing)."""
+    """A sensor mounted on a robot. ``enable=False`` removes a built-in sensor entirely (it costs
+    nothing); a sensor class written InternUtopia's way is built whatever ``enable`` says, as
+    InternUtopia builds every configured sensor, and reads ``enable`` itself."""
 
     name: str
     type: str

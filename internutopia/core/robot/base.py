@@ -251,9 +251,8 @@ class BaseRobot(Entity[RobotCfg]):
         self.controllers: dict[str, BaseController] = {
             c.name: BaseController.create(c, self, where=f'robot {self.name!r}') for c in config.controllers or []
         }
-        self.sensors: dict[str, BaseSensor] = {
-            s.name: BaseSensor.create(s, self, where=f'robot {self.name!r}') for s in config.sensors or [] if s.enable
-        }
+        made = ((s, BaseSensor.create(s, self, where=f'robot {self.name!r}')) for s in config.sensors or [])
+        self.sensors: dict[str, BaseSensor] = {s.name: sensor for s, sensor in made if s.enable or not sensor.dropped_when_disabled}
         self.joint_qposadr = np.zeros((env_num, 0), dtype=np.intp)
         self.joint_dofadr = np.zeros((env_num, 0), dtype=np.intp)
         self._joint_ranges: tuple[tuple[int, int], tuple[int, int]] | None = None

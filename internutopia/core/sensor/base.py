@@ -29,6 +29,9 @@ class BaseSensor:
     registry: Registry[type[BaseSensor]] = Registry('sensor')
     #: InternUtopia's name of the registry table.
     sensors = registry.table
+    #: Whether ``enable=False`` in the sensor's config removes it from the robot before anything is
+    #: built (so it costs nothing). Sensors that read ``enable`` themselves say ``False``.
+    dropped_when_disabled: bool = True
 
     def __init__(self, config: SensorCfg, robot: RobotGroup) -> None:
         self.config = config
