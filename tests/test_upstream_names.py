@@ -16,7 +16,7 @@ def test_every_upstream_name_exists_or_is_documented_as_absent():
     result = probe.probe()
     assert not result.absent_undocumented, [n.path for n in result.absent_undocumented]
     assert not result.documented_absent_but_present, [n.path for n in result.documented_absent_but_present]
-    assert len(result.present) >= 520  # of 639; the absent ones are Isaac-only, teleoperation or robots without a model
+    assert len(result.present) >= 581  # of 729; the absent ones are Isaac-only, teleoperation or robots without a model
 
 
 def test_the_names_the_issue_lists_exist():
@@ -81,3 +81,27 @@ def test_the_contract_table_is_the_probes():
     table = re.search(r'<!-- names-table:.*?-->\n(.*?)\n<!-- /names-table -->', text, flags=re.S)
     assert table, 'docs/contract.md lost its names table'
     assert table.group(1) == probe.markdown_table(), 'regenerate it: python -m internutopia.compat.probe --markdown'
+
+
+def test_every_upstream_module_of_a_built_in_class_imports_with_its_classes():
+    """InternNav and InternManip import built-in classes by upstream's module paths."""
+    import importlib
+
+    from internutopia.core.controller.base import BaseController
+    from internutopia_extension import import_extensions
+
+    import_extensions()
+    modules = [n for n in probe.load_names() if n.kind == 'module' and n.path.startswith('internutopia_extension.')
+               and n.path.split('.')[1] in ('controllers', 'tasks', 'metrics', 'robots', 'objects', 'sensors')]
+    assert len(modules) >= 40
+    for name in modules:
+        if status_of(name.path)[0] == ABSENT:
+            continue
+        importlib.import_module(name.path)
+    from internutopia_extension.controllers.dd_controller import DifferentialDriveController
+    from internutopia_extension.robots.franka import Franka, FrankaRobot
+    from internutopia_extension.tasks.manipulation_task import ManipulationTask  # noqa: F401
+
+    assert Franka is FrankaRobot and BaseController.registry.get('DifferentialDriveController') is DifferentialDriveController
+    for oracle in ('MoveToPointOracleController', 'RotateOracleController'):
+        assert oracle in BaseController.registry

@@ -30,7 +30,39 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.configs.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.GR1MoveBySpeedControllerCfg': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.AliengoMoveBySpeedControllerCfg': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
+    'internutopia_extension.robots.h1_with_hand': (ABSENT, 'H1 with Inspire hands: ' + _NO_MODEL),
+    'internutopia_extension.robots.gr1': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.robots.aliengo': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
+    'internutopia_extension.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
+    'internutopia_extension.controllers.h1_move_by_speed_controller.RLPolicy': (
+        ABSENT, "wraps rsl_rl's pickled torch walking policy, which is not on PyPI; H1 is driven as a holonomic base "
+                '(docs/robots.md)'),
+    'internutopia_extension.controllers.h1_move_by_speed_controller.H1MoveBySpeedController': (
+        IMPROVED, '`[forward, lateral, yaw_rate]` moves H1 as a holonomic base, every slot in one call (docs/robots.md)'),
+    'internutopia_extension.controllers.rmpflow_controller.RMPFlowController': (
+        IMPROVED, "Isaac's Lula RMPflow is not available: the damped least-squares IK controller under this name"),
+    'internutopia_extension.controllers.move_to_point_oracle_controller.MoveToPointOracleController': (
+        IMPROVED, 'moves any mobile robot\'s base kinematically (per step: up to forward_speed m towards the goal, '
+                  'facing it, height kept), not only a mocap camera'),
+    'internutopia_extension.controllers.rotate_oracle.RotateOracleController': (
+        IMPROVED, 'turns any mobile robot\'s base kinematically by up to rotation_speed rad per step'),
+    'internutopia_extension.robots.franka.Franka': (
+        IMPROVED, "upstream's Isaac articulation wrapper of the Panda; here the name of the robot class, FrankaRobot"),
+    'internutopia_extension.robots.jetbot.WheeledRobot': (
+        ABSENT, "Isaac Sim's wheeled-articulation wrapper that upstream's Jetbot is built on; JetbotRobot here is a "
+                'MuJoCo model with its own differential drive'),
+    'internutopia_extension.tasks.single_inference_task.SimpleInferenceTask': (
+        SAME, 'also importable as SingleInferenceTask, the name its config type uses'),
     # -- absent: teleoperation ---------------------------------------------------------------------
+    'internutopia_extension.controllers.franka_mocap_teleop_controller': (ABSENT, _TELEOP),
+    'internutopia_extension.controllers.gr1_teleop': (ABSENT, _TELEOP),
+    'internutopia_extension.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
+    'internutopia_extension.controllers.layout_edit_mocap_controller': (ABSENT, _TELEOP),
+    'internutopia_extension.controllers.pin_ik_solver': (ABSENT, 'Pinocchio IK for the GR1 teleoperation hands: ' + _TELEOP),
+    'internutopia_extension.robots.mocap_controlled_franka': (ABSENT, _TELEOP),
+    'internutopia_extension.sensors.mocap_controlled_camera': (ABSENT, _TELEOP),
+    'internutopia_extension.sensors.layout_edit_mocap_controlled_camera': (ABSENT, _TELEOP),
     'internutopia_extension.configs.robots.mocap_controlled_franka': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.franka_mocap_teleop_controller': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.FrankaMocapTeleopControllerCfg': (ABSENT, _TELEOP),

@@ -54,6 +54,9 @@ _PRIVATE_USED = {'_make_ordered'}
 _SCRIPT_DIRS = ('tests', 'internutopia/demo')
 _EXTENSION_DIR = 'internutopia_extension'
 _CONFIG_DIRS = ('internutopia/core/config', 'internutopia_extension/configs')
+#: Folders of upstream's built-in classes: every module in them and every public class it defines
+#: count (extensions import them by these paths, e.g. ``internutopia_extension.robots.franka.Franka``).
+_BUILT_IN_DIRS = tuple(f'internutopia_extension/{kind}' for kind in ('controllers', 'tasks', 'metrics', 'robots', 'objects', 'sensors'))
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -135,6 +138,14 @@ def extract(checkout: Path, member_sources: dict[str, tuple[str, ...]] | None = 
                     for target in node.targets:
                         if isinstance(target, ast.Name) and not target.id.startswith('_'):
                             found.add(UpstreamName(f'{module}.{target.id}', 'name'))
+
+    for folder in _BUILT_IN_DIRS:
+        for file in sorted((checkout / folder).glob('*.py')) if (checkout / folder).is_dir() else ():
+            module = _module_of(checkout, file)
+            found.add(UpstreamName(module, 'module'))
+            for node in ast.parse(file.read_text(encoding='utf-8')).body:
+                if isinstance(node, ast.ClassDef) and not node.name.startswith('_'):
+                    found.add(UpstreamName(f'{module}.{node.name}', 'name'))
 
     for rel, classes in member_sources.items():
         file = checkout / rel

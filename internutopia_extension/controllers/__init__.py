@@ -7,5 +7,6 @@ from internutopia_extension.controllers import (  # noqa: F401
     holonomic_base,
     ik_controller,
     joint_controller,
+    oracle,
     recover,
 )

@@ -465,3 +465,6 @@ def _finger_rows(tcp, joints, finger, out_pos, out_quat):  # pragma: no cover - 
 
 
 _finger_kernel = Kernel(_finger_rows)
+
+#: InternUtopia's name of its Isaac-side Franka articulation class, which extensions import from here.
+Franka = FrankaRobot
