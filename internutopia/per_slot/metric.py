@@ -2,13 +2,16 @@
 
 - An upstream-style metric class (``cls(config, task_config)`` with ``update(obs)`` every step and
   ``calc()`` when the episode ends) is run by a :class:`SlotMetricAdapter`: one instance per slot
-  and episode, given the slot's observation ``{robot_name: robot_obs}`` every step.
+  and episode, given what InternUtopia gives it: the slot's task observations (the task's
+  ``get_observations()``: ``{robot_name: robot_obs}`` plus what the task adds) after every step
+  on which the episode goes on (not on the step its task ends it).
 - A built-in metric seen from one slot (a per-slot task's ``metrics[name]``) is a
   :class:`SlotMetricView`: ``calc()`` is the metric's value for that slot's episode so far.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +23,10 @@ from internutopia.per_slot.style import instance_class, is_per_slot
 
 #: How a per-slot metric class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
 METRIC_MARKS = (('set_up_runtime',), ('calc',), ('task_config',))
+
+#: ``task_observations(view, slot)``: the slot's task observations after this step, or ``None``
+#: when its task ended the episode on this step (given by the task module, which builds on this one).
+TaskObservations = Callable[[EnvView, int], Any]
 
 
 class SlotMetric:
@@ -50,7 +57,8 @@ class SlotMetric:
         self.env_offset = env_offset
 
     def update(self, obs: Any) -> None:
-        """Accumulate after a step, given the slot's observation ``{robot_name: robot_obs}``."""
+        """Accumulate after a step, given the slot's task observations (``{robot_name: robot_obs}``
+        and the task's own entries)."""
 
     def calc(self) -> Any:
         """The metric's value for the episode (JSON-serializable)."""
@@ -81,10 +89,11 @@ class SlotMetricView:
 class SlotMetricAdapter(BaseMetric):
     """Runs the upstream-style metric class ``instance_class`` for every slot whose episode lists the config."""
 
-    def __init__(self, config: Any, view: EnvView, instance_class: type) -> None:
+    def __init__(self, config: Any, view: EnvView, instance_class: type, task_observations: TaskObservations) -> None:
         super().__init__(config, view)
         self.instance_class = instance_class
         self.instances: dict[int, Any] = {}
+        self._task_observations = task_observations
 
     def reset_slot(self, slot: int, task: Any) -> None:
         made = self.instance_class(self.config, task)
@@ -92,9 +101,10 @@ class SlotMetricAdapter(BaseMetric):
         self.instances[slot] = made
 
     def update(self, slots: np.ndarray) -> None:
-        slots = np.asarray(slots, dtype=np.intp)
-        for slot, obs in zip(slots.tolist(), self.view.robot_observations(slots), strict=True):
-            self.instances[slot].update(obs)
+        for slot in np.asarray(slots, dtype=np.intp).tolist():
+            obs = self._task_observations(self.view, slot)
+            if obs is not None:  # (InternUtopia stops updating a task's metrics once it is done)
+                self.instances[slot].update(obs)
 
     def calc(self, slot: int) -> Any:
         return self.instances[slot].calc()

@@ -25,7 +25,7 @@ from internutopia.per_slot.robot import SlotRobot, robot_in_slot, robot_maker
 from internutopia.per_slot.runner import UpstreamRunner
 from internutopia.per_slot.sensor import SENSOR_MARKS, SlotSensor, SlotSensorAdapter
 from internutopia.per_slot.style import adapter_maker, with_api
-from internutopia.per_slot.task import TASK_MARKS, SlotTask, SlotTaskAdapter, task_in_slot
+from internutopia.per_slot.task import TASK_MARKS, SlotTask, SlotTaskAdapter, task_in_slot, task_observations
 
 #: The per-slot API (InternUtopia's methods and attributes) of each base class's per-slot objects.
 PER_SLOT_APIS: dict[type, type] = {BaseRobot: SlotRobot, BaseController: SlotController, BaseSensor: SlotSensor,
@@ -48,7 +48,7 @@ def install() -> None:
             adapter_maker(BaseController, SlotController, CONTROLLER_MARKS, SlotControllerAdapter, robot_in_slot))
         BaseSensor.registry.adapt_with(adapter_maker(BaseSensor, SlotSensor, SENSOR_MARKS, SlotSensorAdapter, robot_in_slot))
         BaseTask.registry.adapt_with(adapter_maker(BaseTask, SlotTask, TASK_MARKS, SlotTaskAdapter))
-        BaseMetric.registry.adapt_with(adapter_maker(BaseMetric, SlotMetric, METRIC_MARKS, SlotMetricAdapter))
+        BaseMetric.registry.adapt_with(adapter_maker(BaseMetric, SlotMetric, METRIC_MARKS, SlotMetricAdapter, task_observations))
         BaseReward.registry.adapt_with(adapter_maker(BaseReward, SlotReward, REWARD_MARKS, SlotRewardAdapter, task_in_slot))
         _installed = True
 

@@ -174,6 +174,11 @@ class SlotTaskAdapter(BaseTask):
         super().__init__(view)
         self.instance_class = instance_class
         self.instances: dict[int, Any] = {}
+        #: ``{slot: (step, observations)}``: each instance's ``get_observations()`` runs once a step,
+        #: however many readers (the step's observations, the slot's metrics) ask for it.
+        self._observed: dict[int, tuple[int, Any]] = {}
+        #: Slots whose instance said ``is_done()`` on the latest step.
+        self.done = np.zeros(view.env_num, dtype=bool)
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
@@ -186,6 +191,8 @@ class SlotTaskAdapter(BaseTask):
         instance.set_up_scene(scene)
         instance.post_reset()
         self.instances[slot] = instance
+        self._observed.pop(slot, None)
+        self.done[slot] = False
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         reward = np.zeros(len(slots))  # the reward of the episode's config is the runner's (a SlotRewardAdapter)
@@ -195,10 +202,19 @@ class SlotTaskAdapter(BaseTask):
             instance = self.instances[slot]
             instance.steps = int(steps[slot])
             terminated[index] = bool(instance.is_done())
+        self.done[slots] = terminated
         return reward, terminated, np.zeros(len(slots), dtype=bool)
 
+    def observation(self, slot: int) -> Any:
+        """``slot``'s instance's ``get_observations()`` for the current step (computed once a step)."""
+        step = int(self.view.steps[slot])
+        held = self._observed.get(slot)
+        if held is None or held[0] != step:
+            held = self._observed[slot] = (step, self.instances[slot].get_observations())
+        return held[1]
+
     def get_observations(self, slots: np.ndarray) -> Any:
-        return [self.instances[slot].get_observations() for slot in np.asarray(slots).tolist()]
+        return [self.observation(slot) for slot in np.asarray(slots).tolist()]
 
     def episode_metrics(self, slot: int, metrics: dict[str, Any]) -> Any:
         """The metrics recorded for the episode ending in ``slot``: the instance's
@@ -253,6 +269,17 @@ def task_in_slot(task: BaseTask, slot: int) -> Any:
     return held[1]
 
 
+def task_observations(view: EnvView, slot: int) -> Any:
+    """What InternUtopia hands a metric's ``update`` after a step: the task's observations of
+    ``slot``, or ``None`` when an upstream-style task said ``is_done()`` on this step."""
+    task = view.task(slot)
+    if isinstance(task, SlotTaskAdapter):
+        return None if task.done[slot] else task.observation(slot)
+    if task is None:
+        return view.slot(slot).robot_observations()
+    return task_in_slot(task, slot).get_observations()
+
+
 def create_task(config: Any, scene: Any) -> Any:
     """The per-slot task object of ``config`` in the scene's slot (InternUtopia's
     ``internutopia.core.task.task.create_task``).
@@ -275,4 +302,4 @@ def create_task(config: Any, scene: Any) -> Any:
 
 
 __all__ = ['PER_SLOT_TASK_METHODS', 'SlotMetrics', 'SlotTask', 'SlotTaskAdapter', 'SlotTaskView', 'create_task',
-           'task_in_slot']
+           'task_in_slot', 'task_observations']

@@ -88,6 +88,19 @@ def is_third_person(camera_name: str) -> bool:
     return lowered.startswith('tp') or '_tp' in lowered or 'third' in lowered
 
 
+def camera_mounts(robot: Any) -> dict[str, CameraMount]:
+    """The camera mounts of ``robot``'s type, or of the nearest built-in robot class it derives from
+    (an extension's H1 subclass mounts ``logo_link/Camera`` where H1 does)."""
+    from internutopia.core.robot.base import BaseRobot
+
+    names = {cls: name for name, cls in BaseRobot.registry.table.items()}
+    for cls in type(robot).__mro__:
+        mounts = CAMERA_MOUNTS.get(names.get(cls, ''))
+        if mounts is not None:
+            return mounts
+    return CAMERA_MOUNTS.get(robot.config.type, {})
+
+
 @BaseSensor.register('RepCamera')
 class RepCamera(BaseSensor):
     """See the module docstring."""
@@ -127,7 +140,7 @@ class RepCamera(BaseSensor):
         leaf = parts[-1] if parts else config.name
         written = parts[:-1]
         bodies = [b.name for b in spec.bodies if b.name and b.name != 'world']
-        mounts = CAMERA_MOUNTS.get(self.robot.config.type, {})
+        mounts = camera_mounts(self.robot)
         mount = mounts.get('third' if is_third_person(leaf) else 'first')
         body: str | None = next((p for p in reversed(written) if p in bodies), None)
         if not written:
