@@ -284,3 +284,38 @@ def test_robots_reach_a_point_at_internutopias_default_step(robot):
             if obs[0][robot]['controllers']['move_to_point']['finished']:
                 break
         assert np.linalg.norm(obs[0][robot]['position'][:2] - [2.0, 1.0]) < 0.1
+
+
+@pytest.mark.parametrize('api', ['dict', 'array'])
+def test_move_along_path_steers_a_robot_pushed_off_its_last_point_back(vec, api):
+    """``finished`` says whether the robot is at the path's end now (InternUtopia's reading of its
+    move-to-point sub-controller), not whether it once was: a pushed robot is steered back."""
+    from internutopia_extension.configs.robots.jetbot import move_along_path_cfg, move_by_speed_cfg
+
+    env = vec([jetbot_task(max_steps=2000, controllers=[move_by_speed_cfg, move_along_path_cfg])], env_num=1)
+    env.reset()
+    path = [[(0.4, 0.0, 0.0), (0.8, 0.0, 0.0)]]
+
+    def step():
+        if api == 'dict':
+            obs, *_ = env.step([{'jetbot': {'move_along_path': path}}])
+            robot = obs[0]['jetbot']
+            return np.array(robot['position']), bool(robot['controllers']['move_along_path']['finished'])
+        out = env.step_arrays({'jetbot': {'move_along_path': np.array(path)}})
+        robot = out.obs['jetbot']
+        return robot['position'][0], bool(robot['controllers']['move_along_path']['finished'][0])
+
+    for _ in range(1500):
+        position, finished = step()
+        if finished:
+            break
+    assert finished and np.hypot(*(position[:2] - (0.8, 0.0))) < move_along_path_cfg.threshold + 0.02
+    group = next(iter(env.runner.robot_groups.values()))
+    group.teleport(0, np.array([0.44, 0.0, position[2]]), None)  # pushed 0.36 m back along the path
+    position, finished = step()
+    assert not finished
+    for _ in range(1500):
+        position, finished = step()
+        if finished:
+            break
+    assert finished and np.hypot(*(position[:2] - (0.8, 0.0))) < move_along_path_cfg.threshold + 0.02

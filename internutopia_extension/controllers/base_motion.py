@@ -144,8 +144,6 @@ def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total
         velocity[i, 0] = 0.0
         velocity[i, 1] = 0.0
         velocity[i, 2] = 0.0
-        if finished[slot]:
-            continue
         index = current_index[slot]
         for c in range(3):
             current_point[slot, c] = points[slot, index, c]
@@ -157,17 +155,16 @@ def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total
         distance = math.hypot(dx, dy)
         arrived = distance < threshold
         point_finished[slot] = arrived
+        last = index >= total_points[slot] - 1
+        finished[slot] = arrived and last  # (not latched: a robot pushed off its last point goes back)
         if not arrived:
             alignment = max(1.0 - abs(error) / _TURN_IN_PLACE, 0.0)
             slow_down = min(max(distance * inverse_slow_distance, 0.15), 1.0)
             velocity[i, 0] = forward_speed * alignment * slow_down
             velocity[i, 2] = min(max(_HEADING_GAIN * error, -rotation_speed), rotation_speed)
             continue
-        index += 1
-        if index >= total_points[slot]:
-            index = total_points[slot] - 1
-            finished[slot] = True
-        current_index[slot] = index
+        if not last:
+            current_index[slot] = index + 1
 
 
 _follow_kernel = Kernel(_follow_rows)
@@ -229,7 +226,8 @@ class MoveToPointBySpeedController(BaseController):
 class MoveAlongPathPointsController(BaseController):
     """``[[p0, p1, ...]]`` -> follow the waypoints in order.
 
-    Observations: ``current_index``, ``current_point``, ``total_points``, ``finished``. Sending a
+    Observations: ``current_index``, ``current_point``, ``total_points``, ``finished`` (at the last
+    point and within ``threshold`` of it now: a robot pushed away is steered back). Sending a
     different path restarts from its first point; sending the same path again continues.
     """
 
@@ -347,26 +345,18 @@ class MoveAlongPathPointsController(BaseController):
         self.point_controller.velocity_controller.apply_base_velocity(slots, velocity)
 
     def _apply_numpy(self, slots: np.ndarray, paths: list[np.ndarray] | np.ndarray) -> None:
-        """The reference: restart changed paths, stop finished slots, steer the others."""
+        """The reference: restart changed paths, steer every slot towards its current waypoint, move
+        on from a waypoint reached; at the last one, ``finished`` says whether the robot is there
+        now (as InternUtopia's does), so a robot pushed off its goal is steered back."""
         self._start_paths(slots, paths)
-        running = slots
-        finished = self.finished[rows_of(slots, self.env_num)]
-        if np.count_nonzero(finished):
-            self.point_controller.velocity_controller.apply_base_velocity(slots[finished], np.zeros((int(finished.sum()), 3)))
-            running = slots[~finished]
-            if not len(running):
-                return
-        rows = rows_of(running, self.env_num)
-        targets = self.points[running, self.current_index[rows]]
+        rows = rows_of(slots, self.env_num)
+        index = self.current_index[rows]
+        targets = self.points[slots, index]
         self.current_point[rows] = targets
-        arrived = self.point_controller.drive(running, targets)
-        if not np.count_nonzero(arrived):
-            return
-        advanced = running[arrived]
-        self.current_index[advanced] += 1
-        done = advanced[self.current_index[advanced] >= self.total_points[advanced]]
-        self.current_index[done] = self.total_points[done] - 1
-        self.finished[done] = True
+        arrived = self.point_controller.drive(slots, targets)
+        last = index >= self.total_points[rows] - 1
+        self.finished[rows] = arrived & last
+        self.current_index[slots[arrived & ~last]] += 1
 
     def reset(self, slots: np.ndarray) -> None:
         super().reset(slots)
