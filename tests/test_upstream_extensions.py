@@ -316,6 +316,8 @@ def test_an_h1_subclass_finds_its_links_by_prim_path_in_post_reset():
             obs['ankle_height'] = self.get_ankle_height()
             obs['torso_z'] = float(self.torso.get_pose()[0][2])
             obs['base'] = self.get_pose()[0]
+            obs['upstream_ankle_height'] = H1Robot.upstream_methods.get_ankle_height(self)  # H1's own, as InternUtopia's H1 has it
+            obs['upstream_base'] = self._robot_base.get_pose()[0]  # set by H1's post_reset
             return obs
 
     h1 = H1RobotCfg(type='AnkleH1', position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg])
@@ -325,6 +327,21 @@ def test_an_h1_subclass_finds_its_links_by_prim_path_in_post_reset():
         robot = obs[0]['h1']
         assert 0.0 < robot['ankle_height'] < 0.2 < robot['torso_z']  # ankles near the floor, torso above them
         np.testing.assert_allclose(robot['base'], robot['position'])
+        assert robot['upstream_ankle_height'] == pytest.approx(robot['ankle_height'])
+        np.testing.assert_allclose(robot['upstream_base'], robot['position'])
+
+
+def test_a_built_in_h1_seen_from_a_slot_has_internutopias_h1_methods():
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
+
+    h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg])
+    with Env(config([FiniteStepTaskCfg(max_steps=100, robots=[h1])], env_num=1)) as env:
+        env.reset()
+        obs, *_ = env.step([{'h1': {'move_by_speed': [0.0, 0.0, 0.0]}}])
+        robot = env.runner.current_tasks[next(iter(env.runner.current_tasks))].robots['h1']
+        assert 0.0 < robot.get_ankle_height() < 0.2
+        np.testing.assert_allclose(robot._robot_base.get_pose()[0], obs[0]['h1']['position'])
+        robot.set_gains()  # InternUtopia's H1 sets its gains in post_reset; here the model has them
 
 
 class ResetCounterCfg(SensorCfg):

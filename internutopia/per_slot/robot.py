@@ -267,6 +267,16 @@ class SlotRobotGroup(_BuiltinRobot):
 
 
 @functools.cache
+def robot_api(physics: type) -> type:
+    """InternUtopia's per-instance robot API for robots run by the built-in class ``physics``:
+    :class:`SlotRobot`, with the built-in's own upstream methods in front (``upstream_methods``)."""
+    extra = getattr(physics, 'upstream_methods', None)
+    if extra is None:
+        return SlotRobot
+    return type(f'{extra.__name__}Robot', (extra, SlotRobot), {'__module__': __name__})
+
+
+@functools.cache
 def robot_group_class(cls: type) -> type:
     """The group class of the upstream-style robot class ``cls``: :class:`SlotRobotGroup` in front
     of the nearest built-in class (:class:`~internutopia.per_slot.model.ModelRobot` when ``cls``
@@ -275,7 +285,7 @@ def robot_group_class(cls: type) -> type:
     if physics is BaseRobot:
         physics = ModelRobot
     return type(f'{cls.__name__}Group', (SlotRobotGroup, physics), {
-        '__module__': __name__, 'instance_class': instance_class(cls, SlotRobot, BaseRobot, ROBOT_MARKS)})
+        '__module__': __name__, 'instance_class': instance_class(cls, robot_api(physics), BaseRobot, ROBOT_MARKS)})
 
 
 def robot_maker(cls: type) -> Any:
@@ -321,7 +331,7 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
     task = group.env_view.task_config(slot) if group.env_view is not None else None
     config = next((r for r in task.robots if r.name == group.name), group.config) if task is not None else group.config
     # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
-    made = build_robot(with_api(SlotRobot, type(group)), group, slot, config, {})  # type: ignore[arg-type]
+    made = build_robot(with_api(robot_api(type(group)), type(group)), group, slot, config, {})  # type: ignore[arg-type]
     views[slot] = (episode, made)
     made.post_reset()  # the episode's start: its per-slot sensors' post_reset, as InternUtopia calls it
     return made

@@ -8,6 +8,8 @@ still collides with the scene. G1 (:mod:`internutopia_extension.robots.g1`) walk
 
 from __future__ import annotations
 
+from typing import Any
+
 import mujoco
 import numpy as np
 
@@ -30,6 +32,29 @@ _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 't
 _SOLE_FRICTION = 0.05
 
 
+class H1UpstreamMethods:
+    """InternUtopia's H1 methods of one slot's H1 (its ``post_reset`` looks up the base and ankles by
+    prim path, as InternUtopia's does, for subclasses that read them)."""
+
+    config: Any
+    name: str
+    _rigid_body_map: dict[str, Any]
+
+    def post_reset(self) -> None:
+        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
+        self._robot_base = self._rigid_body_map[f'{root}/pelvis']
+        self._robot_right_ankle = self._rigid_body_map[f'{root}/right_ankle_link']
+        self._robot_left_ankle = self._rigid_body_map[f'{root}/left_ankle_link']
+        super().post_reset()  # type: ignore[misc]
+
+    def get_ankle_height(self) -> float:
+        """The lower ankle's height above the floor (m), world z as InternUtopia reports it."""
+        return float(min(self._robot_right_ankle.get_pose()[0][2], self._robot_left_ankle.get_pose()[0][2]))
+
+    def set_gains(self) -> None:
+        """The servo gains are set when the model is built (``_H1_GAINS``); nothing to do."""
+
+
 @BaseRobot.register('H1Robot')
 class H1Robot(BaseRobot):
     """H1 carried by a mocap base target; see the module docstring."""
@@ -39,6 +64,7 @@ class H1Robot(BaseRobot):
     #: InternUtopia's names and order (Isaac's breadth-first order, ``_joint`` suffix); Menagerie's
     #: file names them without the suffix, depth first, so :meth:`build_spec` renames them.
     joint_names = H1_JOINT_NAMES
+    upstream_methods = H1UpstreamMethods
 
     def build_spec(self) -> mujoco.MjSpec:
         spec = strip_for_attach(load_spec(menagerie_path('unitree_h1', 'h1.xml')))

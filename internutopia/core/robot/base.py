@@ -242,6 +242,10 @@ class BaseRobot(Entity[RobotCfg]):
     robots = registry.table
     #: Names of the joints reported as ``joint_positions``/``joint_velocities`` (model order if empty).
     joint_names: list[str] = []
+    #: Methods InternUtopia's class of this robot offers beyond the common robot API (a mixin of
+    #: per-instance methods, e.g. H1's ``get_ankle_height``), which the robot's objects of one slot
+    #: (and those of subclasses written InternUtopia's way) have too; ``None`` when there are none.
+    upstream_methods: type | None = None
 
     def __init__(self, config: RobotCfg, env_num: int, sim: SimConfig) -> None:
         super().__init__(config, env_num, sim)
