@@ -39,7 +39,7 @@ def test_dict_api_env_passes_check_env():
     env = Env(config(FiniteStepTaskCfg(max_steps=50, robots=[JetbotRobotCfg()])), endless=True)
     assert isinstance(env.observation_space, gym.spaces.Dict)
     assert set(env.observation_space.spaces) == {'position', 'orientation', 'joint_positions', 'joint_velocities',
-                                                 'controllers', 'sensors'}
+                                                 'render', 'controllers', 'sensors'}
     assert set(env.action_space.spaces) == {'move_by_speed', 'move_to_point', 'move_along_path', 'rotate'}
     assert checked(env) == []
     env.close()

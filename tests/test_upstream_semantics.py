@@ -319,3 +319,26 @@ def test_move_along_path_steers_a_robot_pushed_off_its_last_point_back(vec, api)
         if finished:
             break
     assert finished and np.hypot(*(position[:2] - (0.8, 0.0))) < move_along_path_cfg.threshold + 0.02
+
+
+def test_robot_observations_say_whether_cameras_rendered_on_the_step():
+    """InternUtopia's ``render`` entry of a robot's observation: true on the steps cameras refresh."""
+    from internutopia_extension.configs.robots.jetbot import camera_cfg, move_by_speed_cfg
+
+    camera = camera_cfg.update(resolution=(32, 24))
+    task = jetbot_task(max_steps=100, controllers=[move_by_speed_cfg], sensors=[camera])
+    env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_interval=3), metrics_save_path='none', task_configs=[task]))
+    env.reset()
+    flags, changed, last = [], [], None
+    for _ in range(12):
+        obs, *_ = env.step([{'jetbot': {'move_by_speed': [0.5, 1.0]}}])
+        robot = obs[0]['jetbot']
+        image = np.array(robot['sensors'][camera.name]['rgba'])
+        flags.append(robot['render'])
+        changed.append(last is not None and not np.array_equal(image, last))
+        last = image
+    assert all(isinstance(flag, bool) for flag in flags)
+    assert flags == [step % 3 == 0 for step in range(1, 13)]
+    assert [c for c, f in zip(changed, flags, strict=True) if not f] == [False] * 8  # no new frame between render steps
+    assert all(changed[i] for i in range(3, 12) if flags[i])
+    env.close()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
+from internutopia.core.backend.clock import RenderClock
 from internutopia.core.backend.model import NO_ID, JointType
 from internutopia.core.backend.parts import ModelSpec
 from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
@@ -266,6 +267,7 @@ class BaseRobot(Entity[RobotCfg]):
         #: Columns of :attr:`_joint_views` in ``joint_names``' order, when that is not model order
         #: (robots report joints in InternUtopia's order, which can differ from the asset's).
         self._joint_columns: np.ndarray | None = None
+        self._render_clock: RenderClock | None = None
 
     @classmethod
     def register(cls, name: str) -> Callable[[type[BaseRobot]], type[BaseRobot]]:
@@ -365,9 +367,21 @@ class BaseRobot(Entity[RobotCfg]):
         for sensor in self.sensors.values():
             sensor.reset(slots)
 
+    def render_steps(self, slots: np.ndarray) -> np.ndarray:
+        """Whether the step that just ran was a camera render step (InternUtopia's ``render``
+        entry of a robot's observation), for ``slots``. Shape (len(slots),), bool."""
+        world = self.world
+        assert world is not None, 'render_steps before bind'
+        clock = self._render_clock
+        if clock is None:
+            clock = self._render_clock = RenderClock.of(self.sim)
+        # (in floats: a tiny physics_dt makes the period too large for an integer array)
+        return np.fmod(np.rint(world.data.time[slots] / clock.physics_dt), float(clock.period)) == 0
+
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays of ``slots`` with a leading ``len(slots)`` axis: position, orientation,
-        joints, and the controllers' and sensors' observations by name."""
+        joints, whether cameras rendered on this step (``render``), and the controllers' and
+        sensors' observations by name."""
         # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
         position, orientation = self.poses(slots)
         joints, columns = self._joint_views, self._joint_columns
@@ -384,5 +398,6 @@ class BaseRobot(Entity[RobotCfg]):
             joint_positions, joint_velocities = data.qpos[rows, self.joint_qposadr[slots]], data.qvel[rows, self.joint_dofadr[slots]]
         return {'position': position, 'orientation': orientation,
                 'joint_positions': joint_positions, 'joint_velocities': joint_velocities,
+                'render': self.render_steps(slots),
                 'controllers': {name: c.get_obs(slots) for name, c in self.controllers.items()},
                 'sensors': {name: s.get_obs(slots) for name, s in self.sensors.items()} if self.sensors else {}}
