@@ -38,6 +38,7 @@ LAYERS = {
     'internutopia.core.plugins': CONFIG,
     'internutopia.core.grid': CONFIG,
     'internutopia.core.util': CONFIG,
+    'internutopia.core.datahub': CONFIG,  # a process-local store with no dependencies
     'internutopia.core.backend': BACKEND,
     'internutopia.core.scene': BACKEND,
     'internutopia.core.robot': ENTITIES,

@@ -342,6 +342,9 @@ def test_a_built_in_h1_seen_from_a_slot_has_internutopias_h1_methods():
         assert 0.0 < robot.get_ankle_height() < 0.2
         np.testing.assert_allclose(robot._robot_base.get_pose()[0], obs[0]['h1']['position'])
         robot.set_gains()  # InternUtopia's H1 sets its gains in post_reset; here the model has them
+        # Unitree's imu_link (InternNav reads it): on the torso, 0.28 m above the torso link's origin.
+        imu, torso = robot._rigid_body_map['/h1/imu_link'], robot._rigid_body_map['/h1/torso_link']
+        assert 0.25 < imu.get_pose()[0][2] - torso.get_pose()[0][2] < 0.3
 
 
 class ResetCounterCfg(SensorCfg):
@@ -417,3 +420,28 @@ def test_a_custom_sensor_is_built_whatever_its_enable_says_and_a_disabled_camera
         sensors = obs[0]['jetbot']['sensors']
         assert sensors == {'probe': {'enabled': False}}  # built (InternUtopia builds every sensor), camera gone
         assert env.runner.world.pack(0).model.ncam == 0  # the disabled camera added nothing to the model
+
+
+def test_isaac_articulation_calls_extensions_reach_through_articulation():
+    """InternNav's flash controller resets the robot through ``articulation._articulation``."""
+    robot_cfg = JetbotRobotCfg(position=(0.0, 0.0, 0.0), controllers=[WHEELS])
+    task = FiniteStepTaskCfg(max_steps=100, robots=[robot_cfg])
+    with Env(config([task, task], env_num=2)) as env:
+        env.reset()
+        env.step([None, None])
+        robot = env.runner.current_tasks[env.runner.env_id_to_task_name_map[0]].robots['jetbot']
+        articulation = robot.articulation._articulation
+        assert articulation is robot.articulation
+        articulation.set_world_velocity(np.array([0.4, 0.0, 0.0, 0.0, 0.0, 1.5]))
+        np.testing.assert_allclose(articulation.get_linear_velocity(), [0.4, 0.0, 0.0], atol=1e-4)  # (at the base frame)
+        np.testing.assert_allclose(articulation.get_angular_velocity(), [0.0, 0.0, 1.5], atol=1e-9)
+        with pytest.raises(ValueError, match='6 finite numbers'):
+            articulation.set_world_velocity([0.0, float('nan'), 0.0, 0.0, 0.0, 0.0])
+        articulation.set_world_velocity(np.zeros(6))
+        articulation.set_joint_efforts(np.array([0.02, 0.02]))  # both wheels driven forward by a torque
+        for _ in range(30):
+            env.step([None, None])
+        wheels = articulation.get_joint_velocities()
+        assert np.all(wheels > 0.5)
+        other = env.runner.current_tasks[env.runner.env_id_to_task_name_map[1]].robots['jetbot']
+        assert np.all(np.abs(other.articulation.get_joint_velocities()) < 0.05)  # the other slot is untouched (settling only)

@@ -6,6 +6,8 @@ import os
 import re
 import textwrap
 
+import numpy as np
+
 from internutopia.compat import probe
 from internutopia.compat.notes import ABSENT, status_of
 
@@ -105,3 +107,36 @@ def test_every_upstream_module_of_a_built_in_class_imports_with_its_classes():
     assert Franka is FrankaRobot and BaseController.registry.get('DifferentialDriveController') is DifferentialDriveController
     for oracle in ('MoveToPointOracleController', 'RotateOracleController'):
         assert oracle in BaseController.registry
+
+
+def test_internutopias_rotation_helpers_and_data_hub():
+    """Extensions (InternNav's controllers, InternManip's tasks) import these from upstream's paths."""
+    import torch
+
+    from internutopia.core.datahub import DataHub
+    from internutopia.core.util.math import (
+        quat_rotate_inverse,
+        quaternion_conjugate,
+        quaternion_multiply,
+        quaternion_to_gravity_component,
+    )
+
+    yaw = 0.7
+    q = np.array([[np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]])
+    v = np.array([[1.0, 2.0, 0.5]])
+    expected = [[np.cos(yaw) * 1 + np.sin(yaw) * 2, -np.sin(yaw) * 1 + np.cos(yaw) * 2, 0.5]]
+    np.testing.assert_allclose(quat_rotate_inverse(q, v), expected, atol=1e-12)
+    # torch in, torch out in v's dtype (InternNav rotates a float32 gravity vector by a float64 pose)
+    out = quat_rotate_inverse(torch.tensor(q, dtype=torch.float64), torch.tensor(v, dtype=torch.float32))
+    assert out.dtype == torch.float32
+    np.testing.assert_allclose(out.numpy(), expected, atol=1e-6)
+    tilted = quaternion_multiply([np.cos(0.2), np.sin(0.2), 0.0, 0.0], quaternion_conjugate([1.0, 0.0, 0.0, 0.0]))
+    np.testing.assert_allclose(quaternion_to_gravity_component(tilted), [0.0, np.sin(0.4), -np.cos(0.4)], atol=1e-12)
+
+    DataHub.clear()
+    assert DataHub.get_episode_finished('episode_3') is False
+    DataHub.set_episode_finished('episode_3')
+    DataHub.send_chat_control('agent', 'picked the cube', task_name='episode_3')
+    assert DataHub.get_episode_finished('episode_3') and DataHub.get_chat_control('episode_3', 0)[0]['message'] == 'picked the cube'
+    DataHub.clear()
+    assert not DataHub.get_episode_finished('episode_3')

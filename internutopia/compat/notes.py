@@ -75,7 +75,8 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.interactions': (ABSENT, _TELEOP),
     'internutopia.core.util.interaction': (ABSENT, _TELEOP),
     # -- absent: Isaac Sim and InternUtopia's web UI --------------------------------------------------
-    'internutopia.core.datahub': (ABSENT, "InternUtopia's data hub for its web UI (chat, chain of thought); there is no web UI here"),
+    'internutopia.core.datahub': (IMPROVED, "kept in this process (episode-finished flags, observations, actions, chat and "
+                                            'log messages) with no web UI behind it; thread-safe'),
     'internutopia.core.robot.isaacsim': (ABSENT, "Isaac Sim's implementation of IArticulation; here IArticulation itself "
                                          'works on MuJoCo'),
     'internutopia.core.runner.SimulatorRunner.setup_isaacsim': (ABSENT, _ISAAC),

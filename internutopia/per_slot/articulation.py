@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from internutopia.core.backend.model import ServoKind
+from internutopia.core.backend.model import NO_ID, ServoKind
+from internutopia.core.util.math import rotate_inverse
 from internutopia.core.util.pose_mixin import PoseMixin
 from internutopia.per_slot.articulation_action import ArticulationAction
 from internutopia.per_slot.building import building_robot
@@ -110,6 +111,37 @@ class IArticulation(PoseMixin):
         values = _values(velocities, len(indices), 'velocities')
         self.group.bound_world.data.qvel[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
         self.group.state_changed(self.slot)
+
+    def set_joint_efforts(self, efforts: Sequence[float], joint_indices: Any = None) -> None:
+        """Apply joint torques (N m, or N for slide joints) from now on, on top of the actuators
+        (MuJoCo's ``qfrc_applied``; zeros remove them)."""
+        indices = self._indices(joint_indices)
+        values = _values(efforts, len(indices), 'efforts')
+        self.group.bound_world.data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
+
+    def set_world_velocity(self, velocity: Sequence[float]) -> None:
+        """Set the free-floating base's velocity ``[vx, vy, vz, wx, wy, wz]`` (world axes, m/s and
+        rad/s), as Isaac Sim's ``set_world_velocity``.
+
+        Raises:
+            ValueError: the base is not free-floating (fixed or mocap-driven), or not 6 finite numbers.
+        """
+        values = _values(velocity, 6, 'velocity')
+        dof = int(self.group.root_dofadr[self.slot])
+        if dof == NO_ID:
+            raise ValueError(f'{self.group.name!r} in env {self.slot} has no free-floating base: its velocity cannot be set')
+        _, orientation = self._env_pose()
+        data = self.group.bound_world.data
+        data.qvel[self.slot, dof:dof + 3] = values[:3]
+        # (MuJoCo's free joint takes angular velocity in the body frame)
+        data.qvel[self.slot, dof + 3:dof + 6] = rotate_inverse(orientation, values[3:])
+        self.group.state_changed(self.slot)
+
+    @property
+    def _articulation(self) -> IArticulation:
+        """This articulation (Isaac Sim's object behind InternUtopia's wrapper, which extensions
+        reach for ``set_world_pose``, ``set_world_velocity``, ``set_joint_efforts``)."""
+        return self
 
     def get_applied_action(self) -> ArticulationAction:
         """The servo targets in force (position and velocity servos) and applied joint torques."""

@@ -92,7 +92,9 @@ class SlotTask:
         self.metrics = SlotMetrics(view, slot)
         self.steps = 0
         self.work = True
-        self.loaded = True
+        #: False until :meth:`load` ran: :meth:`set_up_scene` calls it once, as InternUtopia's does,
+        #: so a task class's own ``load()`` (``super().load()`` then its set-up) runs.
+        self.loaded = False
         #: The episode's reward (a per-slot reward object): the env's reward adapter sets it when the
         #: episode starts, after the task (see :class:`~internutopia.per_slot.reward.SlotRewardAdapter`).
         self.reward = None
@@ -201,6 +203,9 @@ class SlotTaskAdapter(BaseTask):
         for index, slot in enumerate(np.asarray(slots).tolist()):
             instance = self.instances[slot]
             instance.steps = int(steps[slot])
+            # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
+            # get_observations); the observations are kept for the step's obs and metrics.
+            self.observation(slot)
             terminated[index] = bool(instance.is_done())
         self.done[slots] = terminated
         return reward, terminated, np.zeros(len(slots), dtype=bool)
@@ -210,8 +215,19 @@ class SlotTaskAdapter(BaseTask):
         step = int(self.view.steps[slot])
         held = self._observed.get(slot)
         if held is None or held[0] != step:
-            held = self._observed[slot] = (step, self.instances[slot].get_observations())
+            observed = self.instances[slot].get_observations()
+            self._mark_render(slot, observed)
+            held = self._observed[slot] = (step, observed)
         return held[1]
+
+    def _mark_render(self, slot: int, observed: Any) -> None:
+        """Give each robot entry InternUtopia's ``render`` flag (its runner adds it to whatever a task observes)."""
+        if not isinstance(observed, dict):
+            return
+        for name, group in self.view.robots(slot).items():
+            entry = observed.get(name)
+            if isinstance(entry, dict) and 'render' not in entry:
+                entry['render'] = bool(group.render_steps(np.array([slot], dtype=np.intp))[0])
 
     def get_observations(self, slots: np.ndarray) -> Any:
         return [self.observation(slot) for slot in np.asarray(slots).tolist()]
@@ -236,6 +252,7 @@ class SlotTaskView(with_api(SlotTask, BaseTask)):  # type: ignore[misc]
         self.group = task
         self.slot = int(slot)
         self.set_up_runtime(task_name(view, slot), slot, scene.env_offset)
+        self.loaded = True  # (a built-in task's episode is in place when the view is made)
 
     def is_done(self) -> bool:
         """Whether the slot's episode has ended (the slot is no longer running it)."""

@@ -69,6 +69,11 @@ class H1Robot(BaseRobot):
     def build_spec(self) -> mujoco.MjSpec:
         spec = strip_for_attach(load_spec(menagerie_path('unitree_h1', 'h1.xml')))
         suffix_joint_names(spec, '_joint')
+        # Unitree's H1 (and InternUtopia's) has an imu_link fixed to the torso where Menagerie has
+        # an 'imu' site: extensions look it up by prim path. A massless body with no joint changes
+        # nothing in the dynamics.
+        imu = spec.site('imu')
+        spec.body('torso_link').add_body(name='imu_link', pos=list(imu.pos))
         pelvis = spec.body('pelvis')
         for joint in pelvis.joints:
             if joint.type == mujoco.mjtJoint.mjJNT_FREE:

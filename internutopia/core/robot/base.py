@@ -266,7 +266,7 @@ class BaseRobot(Entity[RobotCfg]):
         self._joint_views: tuple[np.ndarray, np.ndarray] | None = None
         #: Columns of :attr:`_joint_views` in ``joint_names``' order, when that is not model order
         #: (robots report joints in InternUtopia's order, which can differ from the asset's).
-        self._joint_columns: np.ndarray | None = None
+        self._joint_order: np.ndarray | None = None
         self._render_clock: RenderClock | None = None
 
     @classmethod
@@ -327,7 +327,7 @@ class BaseRobot(Entity[RobotCfg]):
         self.joint_dofadr = np.zeros((self.env_num, len(names)), dtype=np.intp)
         self._joint_ranges = None
         self._joint_views = None
-        self._joint_columns = None
+        self._joint_order = None
         if len(self.slots):
             joints = world.lookup.joints([self.full_name(n) for n in names])
             qpos, dof = joints.qposadr.astype(np.intp), joints.dofadr.astype(np.intp)
@@ -342,7 +342,7 @@ class BaseRobot(Entity[RobotCfg]):
                 self._joint_ranges = ((qa, qa + len(names)), (va, va + len(names)))
                 self._joint_views = (world.data.qpos[:, qa:qa + len(names)], world.data.qvel[:, va:va + len(names)])
                 columns = qpos - qa
-                self._joint_columns = None if np.array_equal(columns, np.arange(len(names))) else columns
+                self._joint_order = None if np.array_equal(columns, np.arange(len(names))) else columns
         for controller in self.controllers.values():
             controller.bind(world)
         for sensor in self.sensors.values():
@@ -384,7 +384,7 @@ class BaseRobot(Entity[RobotCfg]):
         sensors' observations by name."""
         # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
         position, orientation = self.poses(slots)
-        joints, columns = self._joint_views, self._joint_columns
+        joints, columns = self._joint_views, self._joint_order
         if joints is not None and columns is not None and len(slots):
             rows = slice(None) if len(slots) == self.env_num else slots[:, None]
             joint_positions, joint_velocities = joints[0][rows, columns], joints[1][rows, columns]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -95,3 +97,43 @@ def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     # MuJoCo's order of operations, so that the results are the same to the last bit.
     t0, t1, t2 = w * a + y * c - z * b, w * b + z * a - x * c, w * c + x * b - y * a
     return np.stack([a + 2 * (y * t2 - z * t1), b + 2 * (z * t0 - x * t2), c + 2 * (x * t1 - y * t0)], axis=-1)
+
+
+# -- InternUtopia's names (``internutopia.core.util.math``), for extensions that import them -------
+def quat_rotate_inverse(q: Any, v: Any) -> Any:
+    """InternUtopia's ``quat_rotate_inverse``: rotate ``(N, 3)`` vectors ``v`` by the inverses of
+    ``(N, 4)`` wxyz quaternions ``q``. Takes numpy arrays or torch tensors (as InternUtopia's, which
+    is torch only) and returns the type, dtype and device of ``v``: mixed float32/float64 inputs
+    are fine.
+
+    >>> quarter = np.array([[np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)]])
+    >>> quat_rotate_inverse(quarter, np.array([[0.0, 1.0, 0.0]])).round(12).tolist()
+    [[1.0, 0.0, 0.0]]
+    """
+    def host(x: Any) -> np.ndarray:  # (a torch tensor, on any device, or anything numpy takes)
+        return np.asarray(x.detach().cpu().numpy() if hasattr(x, 'detach') else x, dtype=float)
+
+    out = rotate_inverse(host(q), host(v))
+    if hasattr(v, 'new_tensor'):
+        return v.new_tensor(out)  # v's dtype and device
+    return out.astype(np.asarray(v).dtype, copy=False)
+
+
+def quaternion_multiply(q1: Any, q2: Any) -> np.ndarray:
+    """InternUtopia's ``quaternion_multiply``: the Hamilton product of two wxyz quaternions ``(4,)``."""
+    return quat_multiply(np.asarray(q1, dtype=float), np.asarray(q2, dtype=float))
+
+
+def quaternion_conjugate(q: Any) -> np.ndarray:
+    """InternUtopia's ``quaternion_conjugate`` of a wxyz quaternion ``(4,)``."""
+    return quat_conjugate(q)
+
+
+def quaternion_to_gravity_component(quaternion: Any) -> np.ndarray:
+    """InternUtopia's ``quaternion_to_gravity_component``: ``q * (0, 0, 0, -1) * q^-1``'s vector
+    part, i.e. the unit down vector rotated by ``quaternion`` (wxyz, ``(4,)``).
+
+    >>> quaternion_to_gravity_component(np.array([1.0, 0.0, 0.0, 0.0])).tolist()
+    [0.0, 0.0, -1.0]
+    """
+    return rotate(np.asarray(quaternion, dtype=float), np.array([0.0, 0.0, -1.0]))
