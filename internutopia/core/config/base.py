@@ -195,8 +195,11 @@ class TypedCfg(BaseCfg):
             type.__setattr__(cls, '_family_table', {})
             return
         default = cls.model_fields['type'].default
-        if isinstance(default, str):
-            # The most derived class declaring a type wins, so user subclasses can refine ours.
+        # The most derived class declaring a type wins, so user subclasses can refine ours. Only a
+        # class that declares ``type`` itself registers: a class rebuilt by unpickling (cloudpickle
+        # sends a script's classes by value, first as an empty shell of its bases) must not take
+        # over its parent's type.
+        if isinstance(default, str) and 'type' in cls.__dict__.get('__annotations__', {}):
             cls._family_table[default] = cls
 
     @classmethod
