@@ -201,13 +201,35 @@ def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:
         if not task.scene_asset_path or key in seen:
             continue
         seen.add(key)
+        loc = ('task_configs', t, 'scene_asset_path')
         try:
-            scene_spec(task).compile()
+            model = scene_spec(task).compile()
         except Exception as exc:  # noqa: BLE001 - MuJoCo and the USD reader raise several types
-            loc = ('task_configs', t, 'scene_asset_path')
             reason = ' '.join(str(exc).split())
             problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: cannot load scene {task.scene_asset_path!r}: {reason}'))
+            continue
+        for reason in _out_of_range(model):
+            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {reason}'))
     return problems
+
+
+def _out_of_range(model: Any) -> list[str]:
+    """What in a compiled scene lies outside finite, sane sizes and places (a cube of infinite size,
+    a body 1e100 m away): such a scene loads, then blinds every camera or breaks the physics."""
+    import numpy as np
+
+    from internutopia.core.config.values import MAX_COORDINATE_M
+
+    out = []
+    for what, values in (('geom size', model.geom_size), ('geom position', model.geom_pos), ('body position', model.body_pos)):
+        values = np.asarray(values)
+        bad = ~np.isfinite(values).all(axis=1) | (np.abs(values) > MAX_COORDINATE_M).any(axis=1)
+        for index in np.flatnonzero(bad)[:5]:
+            kind = 'geom' if what.startswith('geom') else 'body'
+            name = model.geom(index).name if kind == 'geom' else model.body(index).name
+            out.append(f'{kind} {name or index!r} has {what} {values[index].tolist()}; every size and coordinate must be '
+                       f'finite and within +-{MAX_COORDINATE_M:g} m')
+    return out
 
 
 # ==================================================================================================

@@ -127,7 +127,7 @@ def error_message(owner: str, key: Any, known: Iterable[str]) -> str:
 
 def warning_message(owner: str, key: Any, known: Iterable[str], kept: bool) -> str:
     """The warning for an unknown ``key`` of ``owner`` that was kept (or ignored)."""
-    near = nearest_keys(str(key), known)
+    near = nearest_keys(str(key), known)[:1]
     what = ('kept as an attribute, as InternUtopia keeps unknown keys of this class' if kept
             else 'ignored, as InternUtopia ignores it')
     return (f'unknown key {key!r} of {owner}: {what}; nearest known key: {_quoted(near) or "none"} '
