@@ -91,13 +91,13 @@ _NAN, _INF = float('nan'), float('inf')
     (lambda: SimConfig(physics_dt=True), 'physics_dt', 'fraction like'),
     (lambda: SimConfig(rendering_dt=_NAN), 'rendering_dt', 'finite'),
     (lambda: SimConfig(rendering_interval=True), 'rendering_interval', 'integer; got the bool'),
-    (lambda: SimConfig(rendering_interval=-1), 'rendering_interval', '>= 0'),
+    (lambda: SimConfig(rendering_interval=-1), 'rendering_interval', '0..1_000_000_000'),
     # Counts: integers, not bools or text that pydantic would coerce.
     (lambda: Config(env_num=True, task_configs=[SingleInferenceTaskCfg()]), 'env_num', 'integer; got the bool'),
     (lambda: Config(env_num='8', task_configs=[SingleInferenceTaskCfg()]), 'env_num', "integer; got the text '8'"),
     (lambda: Config(env_offset_size=_INF, task_configs=[SingleInferenceTaskCfg()]), 'env_offset_size', 'finite'),
-    (lambda: FiniteStepTaskCfg(max_steps=0), 'max_steps', '>= 1'),
-    (lambda: FiniteStepTaskCfg(max_steps=-5), 'max_steps', '>= 1'),
+    (lambda: FiniteStepTaskCfg(max_steps=0), 'max_steps', '1..1_000_000_000'),
+    (lambda: FiniteStepTaskCfg(max_steps=-5), 'max_steps', '1..1_000_000_000'),
     (lambda: FiniteStepTaskCfg(max_steps=2.5), 'max_steps', 'integer'),
     # Poses and scales: finite; quaternions not all zeros; scales > 0.
     (lambda: JetbotRobotCfg(position=(_NAN, 0.0, 0.0)), 'position', 'finite'),

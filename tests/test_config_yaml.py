@@ -157,3 +157,18 @@ def test_files_that_are_no_config(tmp_path, text, problem):
     with pytest.raises(ConfigFileError) as error:
         Config.from_yaml(path)
     assert error.value.problems[0].startswith(f'{path}:{problem}')
+
+
+def test_the_validate_example_in_the_docs_is_what_validate_prints(tmp_path, capsys, monkeypatch):
+    import os
+    import re
+
+    docs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'configs.md')
+    with open(docs, encoding='utf-8') as stream:
+        section = re.search(r'<!-- validate-example -->\n(.*?)<!-- /validate-example -->', stream.read(), flags=re.S)
+    assert section, 'docs/configs.md lost its validate example'
+    config, output = re.findall(r'```\w+\n(.*?)```', section.group(1), flags=re.S)
+    (tmp_path / 'bad.yaml').write_text(config)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(['validate', 'bad.yaml']) == cli.EXIT_ERROR
+    assert '$ internutopia validate bad.yaml\n' + capsys.readouterr().err == output

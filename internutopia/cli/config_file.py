@@ -129,6 +129,7 @@ def load_config(path: str, env_num: int | None = None) -> Any:
     Raises:
         ConfigError: every problem found, each with its line and path in the file.
     """
+    from internutopia.core.config import Config
     from internutopia_extension import import_extensions
 
     import_extensions()
@@ -142,7 +143,7 @@ def load_config(path: str, env_num: int | None = None) -> Any:
             problems.append((_line(_node_at(root, loc + ('type',))),
                              f'{_path_text(loc + ("type",))}: unknown {kind} type {type_name!r}; '
                              f'registered {kind} types: {registry.names()}'))
-    config, invalid, _ = validate_data(data, root, strict=True)
+    config, invalid, _ = validate_data(data, root, strict=True, model=Config)
     problems += invalid
     config_dir = os.path.dirname(os.path.abspath(path))
     for loc, file_path in _raw_file_fields(data):

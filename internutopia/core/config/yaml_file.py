@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from internutopia.core.config.base import TypedCfg, known_keys
 from internutopia.core.config.unknown_keys import (
     UnknownConfigKeyWarning,
     current_mode,
@@ -215,8 +216,6 @@ def _owner_of(data: Any, loc: Sequence[Any], top: type) -> Any:
     """The config class that validates the mapping at ``loc`` of raw ``data`` (``type`` fields resolved)."""
     from pydantic import BaseModel
 
-    from internutopia.core.config.base import TypedCfg
-
     def model_in(annotation: Any) -> Any:
         import typing
 
@@ -265,12 +264,13 @@ def validation_problems(errors: list[dict[str, Any]], root: Any) -> list[Problem
         elif error['type'] == 'missing':
             problems.append((line_of(node_at(root, loc[:-1])), f'{path_text(loc)}: missing required field {loc[-1]!r}'))
         else:
-            problems.append((line_of(node_at(root, loc)), f'{path_text(loc)}: {message} (got {error.get("input")!r})'))
+            got = '' if 'got ' in message else f' (got {error.get("input")!r})'
+            problems.append((line_of(node_at(root, loc)), f'{path_text(loc)}: {message}{got}'))
     return problems
 
 
-def validate_data(data: Any, root: Any, strict: bool, model: type | None = None) -> tuple[Any, list[Problem], list[Problem]]:
-    """Validate raw config ``data``: ``(config or None, problems, unknown keys)``.
+def validate_data(data: Any, root: Any, strict: bool, model: type) -> tuple[Any, list[Problem], list[Problem]]:
+    """Validate raw config ``data`` as ``model`` (e.g. ``Config``): ``(config or None, problems, unknown keys)``.
 
     Every error of the file is found at once. Unknown keys are problems when ``strict``; otherwise
     they are returned apart (``(line, warning text)``) and the config is built as the Python
@@ -278,10 +278,6 @@ def validate_data(data: Any, root: Any, strict: bool, model: type | None = None)
     """
     from pydantic import ValidationError
 
-    from internutopia.core.config.base import known_keys
-    from internutopia.core.config.config import Config
-
-    model = model or Config
     try:
         with unknown_keys_mode('error'):
             return model.model_validate(data), [], []
@@ -303,8 +299,8 @@ def validate_data(data: Any, root: Any, strict: bool, model: type | None = None)
         return model.model_validate(data), [], notes
 
 
-def load_yaml_config(path: str | os.PathLike[str], strict: bool | None = None, model: type | None = None) -> Any:
-    """The config in a YAML file, validated (``model``: :class:`Config` by default).
+def load_yaml_config(path: str | os.PathLike[str], model: type, strict: bool | None = None) -> Any:
+    """The config in a YAML file, validated as ``model`` (e.g. :class:`~internutopia.core.config.Config`).
 
     Unknown keys follow the current mode (:mod:`~internutopia.core.config.unknown_keys`) unless
     ``strict`` says: errors, or :class:`UnknownConfigKeyWarning`\\ s that carry ``file:line``.
