@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from internutopia.core.config.base import TypedCfg, known_keys
 from internutopia.core.config.unknown_keys import (
@@ -214,8 +215,6 @@ def read_yaml(path: str | os.PathLike[str]) -> tuple[Any, Any, list[Problem]]:
 # Validating
 def _owner_of(data: Any, loc: Sequence[Any], top: type) -> Any:
     """The config class that validates the mapping at ``loc`` of raw ``data`` (``type`` fields resolved)."""
-    from pydantic import BaseModel
-
     def model_in(annotation: Any) -> Any:
         import typing
 
@@ -253,7 +252,7 @@ def _owner_of(data: Any, loc: Sequence[Any], top: type) -> Any:
     return cls
 
 
-def validation_problems(errors: list[dict[str, Any]], root: Any) -> list[Problem]:
+def validation_problems(errors: Sequence[Mapping[str, Any]], root: Any) -> list[Problem]:
     """``(line, message)`` of each pydantic error of a file (from ``ValidationError.errors()``)."""
     problems: list[Problem] = []
     for error in errors:
@@ -269,7 +268,7 @@ def validation_problems(errors: list[dict[str, Any]], root: Any) -> list[Problem
     return problems
 
 
-def validate_data(data: Any, root: Any, strict: bool, model: type) -> tuple[Any, list[Problem], list[Problem]]:
+def validate_data(data: Any, root: Any, strict: bool, model: type[BaseModel]) -> tuple[Any, list[Problem], list[Problem]]:
     """Validate raw config ``data`` as ``model`` (e.g. ``Config``): ``(config or None, problems, unknown keys)``.
 
     Every error of the file is found at once. Unknown keys are problems when ``strict``; otherwise
@@ -299,7 +298,7 @@ def validate_data(data: Any, root: Any, strict: bool, model: type) -> tuple[Any,
         return model.model_validate(data), [], notes
 
 
-def load_yaml_config(path: str | os.PathLike[str], model: type, strict: bool | None = None) -> Any:
+def load_yaml_config(path: str | os.PathLike[str], model: type[BaseModel], strict: bool | None = None) -> Any:
     """The config in a YAML file, validated as ``model`` (e.g. :class:`~internutopia.core.config.Config`).
 
     Unknown keys follow the current mode (:mod:`~internutopia.core.config.unknown_keys`) unless
