@@ -90,6 +90,8 @@ def test_every_integer_field_fits_64_bits():
     (lambda: VisualCubeCfg(name='c', scale=(1e5, 1.0, 1.0)), 'scale'),
     (lambda: DynamicCubeCfg(name='c', scale=(1e-4, 1e-4, 1e-4)), 'at least 1 mm'),
     (lambda: DynamicCubeCfg(name='c', mass=1e-9), '1 mg'),
+    (lambda: DynamicCubeCfg(name='c', density=1e-300), '1 mg'),
+    (lambda: JetbotRobotCfg(scale=(0.005, 0.005, 0.005)), 'scaled below 0.01'),
     (lambda: RepCameraCfg(name='c', clipping_range_m=(1e-300, 10.0)), 'clipping_range_m'),
 ])
 def test_values_that_would_break_a_reset_or_a_render_are_rejected(build, field):
