@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from internutopia.core.config.unknown_keys import current_mode, error_message, unknown_keys_mode, warn_unknown
-from internutopia.core.config.values import Quat, Scale, Vec3, numeric_mismatch
+from internutopia.core.config.values import Quat, Scale, Vec3, numeric_mismatch, wants_numbers
 
 
 class _Named(Protocol):
@@ -61,14 +61,23 @@ _Cfg = TypeVar('_Cfg', bound='BaseCfg')
 _DIRECT_INIT_KEY = 'internutopia_direct_init'
 
 
-def known_keys(cls: builtins.type[BaseModel]) -> set[str]:
+#: ``class -> (its fields dict, its keys)``: computed once per class (again if its fields change).
+_KNOWN_KEYS: dict[builtins.type[BaseModel], tuple[dict, frozenset[str]]] = {}
+
+
+def known_keys(cls: builtins.type[BaseModel]) -> frozenset[str]:
     """The keys a config class declares: its field names and their aliases."""
-    keys = set(cls.model_fields)
-    for field in cls.model_fields.values():
+    fields = cls.model_fields
+    cached = _KNOWN_KEYS.get(cls)
+    if cached is not None and cached[0] is fields:
+        return cached[1]
+    keys = set(fields)
+    for field in fields.values():
         for alias in (field.alias, field.validation_alias):
             if isinstance(alias, str):
                 keys.add(alias)
-    return keys
+    _KNOWN_KEYS[cls] = (fields, frozenset(keys))
+    return _KNOWN_KEYS[cls][1]
 
 
 def _errors_of(exc: ValidationError) -> list[InitErrorDetails]:
@@ -81,7 +90,7 @@ def _errors_of(exc: ValidationError) -> list[InitErrorDetails]:
     return out
 
 
-def _unknown_key_errors(owner: str, unknown: dict[str, Any], known: set[str]) -> list[InitErrorDetails]:
+def _unknown_key_errors(owner: str, unknown: dict[str, Any], known: frozenset[str]) -> list[InitErrorDetails]:
     """One ``extra_forbidden`` error per unknown key, naming the nearest declared keys."""
     return [InitErrorDetails(type=PydanticCustomError('extra_forbidden', '{message}',
                                                       {'message': error_message(owner, key, known)}),
@@ -101,7 +110,7 @@ class BaseCfg(BaseModel):
     @classmethod
     def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         field = cls.model_fields.get(info.field_name or '')
-        if field is None or (info.field_name in cls._text_numbers and isinstance(value, str)):
+        if field is None or not wants_numbers(field.annotation) or (info.field_name in cls._text_numbers and isinstance(value, str)):
             return value
         problem = numeric_mismatch(field.annotation, value)
         if problem is not None:

@@ -16,6 +16,7 @@ position
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 import typing
@@ -84,6 +85,27 @@ def _not_a_number_kind(value: Any) -> str | None:
     if isinstance(value, np.ndarray) and value.dtype.kind not in 'iuf':
         return f'an array of {value.dtype} ({value!r})'
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _wants_numbers(annotation: Any) -> bool:
+    """Whether ``annotation`` holds an ``int`` or ``float`` anywhere (cached: checked on every field)."""
+    if annotation is int or annotation is float:
+        return True
+    return any(_wants_numbers(arg) for arg in typing.get_args(annotation) if _hashable(arg))
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def wants_numbers(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` takes numbers somewhere (so :func:`numeric_mismatch` applies)."""
+    return _wants_numbers(annotation) if _hashable(annotation) else True
 
 
 def numeric_mismatch(annotation: Any, value: Any) -> str | None:
