@@ -179,3 +179,11 @@ def test_validate_reports_unknown_keys_as_errors_while_from_yaml_warns_with_the_
     assert config.task_configs[0].proc_num == 2
     assert [str(w.message).split(' unknown')[0] for w in caught] == [f'{path}:2: rank:', f'{path}:5: task_configs[0].proc_num:']
     assert caught[0].filename == __file__
+
+
+def test_update_reports_unknown_keys_of_the_mappings_it_is_given():
+    task = FiniteStepTaskCfg()
+    with pytest.warns(UnknownConfigKeyWarning, match="'positon' of JetbotRobotCfg"):
+        task.update(robots=[{'type': 'JetbotRobot', 'name': 'j', 'positon': [1, 0, 0]}])
+    with strict_config(), pytest.raises(ValidationError, match=r"robots\.0\.positon"):
+        task.update(robots=[{'type': 'JetbotRobot', 'name': 'j', 'positon': [1, 0, 0]}])

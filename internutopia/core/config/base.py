@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from internutopia.core.config.unknown_keys import current_mode, error_message, unknown_keys_mode, warn_unknown
+from internutopia.core.config.unknown_keys import current_mode, error_message, warn_unknown
 from internutopia.core.config.values import Quat, Scale, Vec3, numeric_mismatch, wants_numbers
 
 
@@ -151,30 +151,25 @@ class BaseCfg(BaseModel):
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.
 
         A key this class does not declare is handled as in the constructor (ignored or kept, with a
-        warning; an error in strict mode). Keys the config already kept are not reported again.
+        warning; an error in strict mode). Keys the config already kept travel with the copy (and
+        may be changed) without being reported again.
 
         Raises:
             pydantic.ValidationError: a value fails validation (or, in strict mode, a key is unknown;
                 the message names the nearest valid fields).
         """
-        known = known_keys(type(self))
-        kept = set(self.model_extra or {})
-        new_unknown = [key for key in changes if key not in known and key not in kept]
-        if new_unknown and current_mode() == 'error':
-            raise ValidationError.from_exception_data(
-                type(self).__name__, _unknown_key_errors(type(self).__name__, {k: changes[k] for k in new_unknown}, known))
-        if new_unknown and current_mode() == 'warn':
-            warn_unknown(type(self).__name__, new_unknown, known, kept=type(self).model_config.get('extra') == 'allow')
-        values = self._set_values()
-        values.update(changes)
-        with unknown_keys_mode('quiet'):
-            return type(self)(**values)
-
-    def _set_values(self) -> dict[str, Any]:
-        """The explicitly set fields (and kept extra keys) with their current values."""
-        values = {name: getattr(self, name) for name in self.model_fields_set if name in type(self).model_fields}
-        values.update(self.model_extra or {})
-        return values
+        fields = type(self).model_fields
+        kept = dict(self.model_extra or {})
+        values = {name: getattr(self, name) for name in self.model_fields_set if name in fields}
+        for key, value in changes.items():
+            if key in kept:
+                kept[key] = value
+            else:
+                values[key] = value
+        copy = type(self)(**values)
+        if kept and copy.__pydantic_extra__ is not None:
+            copy.__pydantic_extra__.update(kept)
+        return copy
 
 
 class TypedCfg(BaseCfg):
