@@ -22,6 +22,7 @@ so YAML and JSON round-trip to the same classes:
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any, ClassVar, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
@@ -203,7 +204,7 @@ class TypedCfg(BaseCfg):
         # class that declares ``type`` itself registers: a class rebuilt by unpickling (cloudpickle
         # sends a script's classes by value, first as an empty shell of its bases) must not take
         # over its parent's type.
-        if isinstance(default, str) and 'type' in cls.__dict__.get('__annotations__', {}):
+        if isinstance(default, str) and 'type' in inspect.get_annotations(cls):
             cls._family_table[default] = cls
 
     @classmethod
