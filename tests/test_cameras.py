@@ -16,7 +16,7 @@ from internutopia.core.backend.mujoco.render import (  # noqa: E402
     overview_camera,
     pack_render,
 )
-from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.config import Config, SimConfig, strict_config  # noqa: E402
 from internutopia.core.util.video import VideoRecorder, mp4_available  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, h1_tp_camera_cfg, move_by_speed_cfg  # noqa: E402
@@ -246,7 +246,7 @@ def test_cameras_and_overview_across_packs(wall_scene):
 def test_camera_config_errors(wall_scene):
     for bad in ({'resolution': (0, 10)}, {'clipping_range_m': (1.0, 0.5)}, {'fovy_deg': 180.0},
                 {'position': (0.0, 0.0, 0.1), 'translation': (0.1, 0.0, 0.0)}, {'rgba_': True}):
-        with pytest.raises(ValueError):
+        with strict_config(), pytest.raises(ValueError):  # strict: the unknown key 'rgba_' is an error too
             RepCameraCfg(name='camera', prim_path='chassis/Camera', **bad)
     env = make_env([jetbot_task([RepCameraCfg(name='camera', prim_path='no_such_link/Camera')], wall_scene)], env_num=1)
     with pytest.raises(ValueError, match='chassis'):

@@ -1,11 +1,21 @@
-"""Config: strict fields, validated update, YAML round-trip, registries."""
+"""Config: checked fields, unknown keys reported, validated update, YAML round-trip, registries."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from internutopia.core.config import Config, ControllerCfg, RobotCfg, SensorCfg, SimConfig, TaskCfg
+from internutopia.core.config import (
+    Config,
+    ConfigFileError,
+    ControllerCfg,
+    RobotCfg,
+    SensorCfg,
+    SimConfig,
+    TaskCfg,
+    UnknownConfigKeyWarning,
+    strict_config,
+)
 from internutopia.core.robot.base import BaseRobot
 from internutopia_extension.configs.robots.h1 import (
     H1RobotCfg,
@@ -36,16 +46,21 @@ def test_defaults_follow_internutopia():
     (TaskCfg, {'type': 'X', 'scene_path': 'a'}, 'scene_path'),
     (RobotCfg, {'name': 'r', 'type': 'X', 'pos': (0, 0, 0)}, 'pos'),
 ])
-def test_unknown_fields_are_errors(cls, kwargs, field):
-    with pytest.raises(ValidationError, match=field):
+def test_unknown_fields_are_errors_in_strict_mode(cls, kwargs, field):
+    with strict_config(), pytest.raises(ValidationError, match=rf"unknown field '{field}' of {cls.__name__}; did you mean"):
+        cls(**kwargs)
+    with pytest.warns(UnknownConfigKeyWarning, match=rf"unknown key '{field}' of {cls.__name__}"):
         cls(**kwargs)
 
 
-def test_update_returns_validated_copy_and_rejects_unknown_keys():
+def test_update_returns_validated_copy_and_reports_unknown_keys():
     camera = h1_camera_cfg.update(name='camera', resolution=(320, 240), enable=False)
     assert camera.enable is False and camera.resolution == (320, 240)
     assert h1_camera_cfg.enable is True and h1_camera_cfg.resolution == (640, 480)
-    with pytest.raises(ValueError, match=r"unknown field\(s\) \['enabel'\].*valid fields"):
+    with pytest.warns(UnknownConfigKeyWarning, match=r"unknown key 'enabel' of RepCameraCfg: ignored.*nearest known key: 'enable'"):
+        ignored = h1_camera_cfg.update(enabel=False)
+    assert ignored.enable is True and not hasattr(ignored, 'enabel')
+    with strict_config(), pytest.raises(ValidationError, match=r"unknown field 'enabel' of RepCameraCfg; did you mean 'enable'"):
         h1_camera_cfg.update(enabel=False)
     with pytest.raises(ValidationError):
         h1_camera_cfg.update(resolution='big')
@@ -76,13 +91,13 @@ _NAN, _INF = float('nan'), float('inf')
     (lambda: SimConfig(physics_dt=True), 'physics_dt', 'fraction like'),
     (lambda: SimConfig(rendering_dt=_NAN), 'rendering_dt', 'finite'),
     (lambda: SimConfig(rendering_interval=True), 'rendering_interval', 'integer; got the bool'),
-    (lambda: SimConfig(rendering_interval=-1), 'rendering_interval', '>= 0'),
+    (lambda: SimConfig(rendering_interval=-1), 'rendering_interval', '0..1_000_000_000'),
     # Counts: integers, not bools or text that pydantic would coerce.
     (lambda: Config(env_num=True, task_configs=[SingleInferenceTaskCfg()]), 'env_num', 'integer; got the bool'),
     (lambda: Config(env_num='8', task_configs=[SingleInferenceTaskCfg()]), 'env_num', "integer; got the text '8'"),
     (lambda: Config(env_offset_size=_INF, task_configs=[SingleInferenceTaskCfg()]), 'env_offset_size', 'finite'),
-    (lambda: FiniteStepTaskCfg(max_steps=0), 'max_steps', '>= 1'),
-    (lambda: FiniteStepTaskCfg(max_steps=-5), 'max_steps', '>= 1'),
+    (lambda: FiniteStepTaskCfg(max_steps=0), 'max_steps', '1..1_000_000_000'),
+    (lambda: FiniteStepTaskCfg(max_steps=-5), 'max_steps', '1..1_000_000_000'),
     (lambda: FiniteStepTaskCfg(max_steps=2.5), 'max_steps', 'integer'),
     # Poses and scales: finite; quaternions not all zeros; scales > 0.
     (lambda: JetbotRobotCfg(position=(_NAN, 0.0, 0.0)), 'position', 'finite'),
@@ -178,8 +193,13 @@ def test_from_yaml_rejects_bad_files(tmp_path):
     with pytest.raises(ValueError, match='mapping'):
         Config.from_yaml(path)
     path.write_text('env_num: 2\ntask_configs:\n  - type: FiniteStepTask\n    max_step: 3\n')
-    with pytest.raises(ValidationError, match='max_step'):
+    with strict_config(), pytest.raises(ConfigFileError, match=rf"{path}:4: task_configs\[0\].max_step: unknown field 'max_step' "
+                                                              r"of FiniteStepTaskCfg; did you mean 'max_steps'"):
         Config.from_yaml(path)
+    with pytest.warns(UnknownConfigKeyWarning, match=rf"{path}:4: task_configs\[0\].max_step: unknown key 'max_step' of "
+                                                      r"FiniteStepTaskCfg: kept as an attribute.*nearest known key: 'max_steps'"):
+        kept = Config.from_yaml(path)
+    assert kept.task_configs[0].max_step == 3 and kept.task_configs[0].max_steps == 500
 
 
 def test_registry_errors_list_registered_types():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import internutopia
-from internutopia.core.config import Config, TaskCfg
+from internutopia.core.config import Config, TaskCfg, strict_config
 from internutopia.core.distribution import DistributedConfig, RayDistributionCfg
 from internutopia.core.task.base import BaseTask
 from internutopia.core.vec_env import Env
@@ -131,7 +131,7 @@ def test_distribution_config_is_strict_and_keeps_the_users_objects():
     assert cfg.distribute({'proc_num': 4}).distribution_config.proc_num == 4
     for bad in ({'proc_num': 0}, {'proc_num': '2'}, {'proc_num': True}, {'gpu_num_per_proc': -1},
                 {'proc_nums': 2}, {'working_dir': '/no/such/dir'}, {'head_address': ''}):
-        with pytest.raises(ValueError, match=next(iter(bad))):
+        with strict_config(), pytest.raises(ValueError, match=next(iter(bad))):  # strict: unknown keys are errors
             RayDistributionCfg(**bad)
     with pytest.raises(ValueError, match='distribution_config'):
         DistributedConfig(env_num=1, task_configs=[task])

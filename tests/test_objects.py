@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from internutopia.core.config import strict_config
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.objects import DynamicCubeCfg, UsdObjCfg, VisualCubeCfg
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
@@ -145,7 +146,7 @@ def test_object_config_errors():
         DynamicCubeCfg(name='c', mass=0.0)
     with pytest.raises(ValidationError, match='usd_path'):
         UsdObjCfg(name='u', usd_path='thing.obj')
-    with pytest.raises(ValidationError, match='colr'):
+    with strict_config(), pytest.raises(ValidationError, match="'colr' of DynamicCubeCfg; did you mean 'color'"):
         DynamicCubeCfg(name='c', colr=(1.0, 0.0, 0.0))
 
 

@@ -200,8 +200,8 @@ def test_shipped_config_is_the_generator_output(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     shipped = Config.from_yaml(ROOT / 'configs' / 'jetbot_point_nav.yaml')
     assert len(shipped.task_configs) == 32 and shipped.env_num == 8 and shipped.metrics_save_path != 'none'
-    assert {t.scene_asset_path for t in shipped.task_configs} == {None, 'internutopia/assets/scenes/two_rooms.usda',
-                                                                  'internutopia/assets/scenes/office.xml'}
+    assert {t.model_dump(mode='json')['scene_asset_path'] for t in shipped.task_configs} == {
+        None, 'package://internutopia/assets/scenes/two_rooms.usda', 'package://internutopia/assets/scenes/office.xml'}
     regenerated = episodes_main(['--n', '32', '--seed', '0', '--out', str(tmp_path / 'jetbot_point_nav.yaml')])
     assert regenerated == shipped
     assert Config.from_yaml(tmp_path / 'jetbot_point_nav.yaml') == shipped

@@ -246,8 +246,10 @@ def test_reset_lists_of_anything_but_int_ids_are_value_errors(make_config, reset
 
 
 def test_a_slot_that_diverges_on_its_very_first_step_is_caught(make_config):
-    # A start pose far out of range blows the simulation up at once, before its clock moved.
-    with Env(make_config([jetbot_task(position=(1e12, 0.0, 0.035)), jetbot_task()], env_num=2)) as env:
+    # A start pose far out of range blows the simulation up at once, before its clock moved. Configs
+    # reject such a pose, so it is put in past validation (model_copy does not validate).
+    far = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg().model_copy(update={'position': (1e12, 0.0, 0.035)})])
+    with Env(make_config([far, jetbot_task()], env_num=2)) as env:
         env.reset()
         obs, reward, terminated, truncated, info = env.step([None, None])
         assert info[0]['diverged'] is True and terminated[0] is True and reward[0] == 0.0

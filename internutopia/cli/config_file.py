@@ -8,57 +8,28 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
+from internutopia.core.config.files import PACKAGE_SCHEME, resolve_file, resolve_package_path, with_resolved_files
+from internutopia.core.config.yaml_file import (
+    ConfigFileError,
+    format_problems,
+    key_node_at,
+    line_of,
+    node_at,
+    path_text,
+    read_yaml,
+    validate_data,
+)
 
-
-class ConfigError(Exception):
-    """A config file that cannot be used; ``problems`` lists ``'file:line: message'`` strings."""
-
-    def __init__(self, path: str, problems: list[str]) -> None:
-        self.path = path
-        self.problems = problems
-        super().__init__(f'{path}: {len(problems)} problem(s)\n' + '\n'.join(f'  {p}' for p in problems))
-
+#: A config file that cannot be used; ``problems`` lists ``'file:line: message'`` strings (the same
+#: class as :class:`internutopia.core.config.ConfigFileError`, which ``Config.from_yaml`` raises).
+ConfigError = ConfigFileError
 
 # ==================================================================================================
 # Loading and validating
-def _node_at(root: Any, loc: Sequence[Any]) -> Any:
-    """The YAML node at ``loc`` (keys and indices), or the deepest one found on the way."""
-    node = root
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if key.value == str(part):
-                    node = key if part == loc[-1] and value is None else value
-                    break
-            else:
-                return node
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            return node
-    return node
-
-
-def _key_node_at(root: Any, loc: Sequence[Any]) -> Any:
-    """The mapping *key* node of ``loc[-1]`` under ``loc[:-1]`` (for unknown fields)."""
-    parent = _node_at(root, loc[:-1])
-    if isinstance(parent, yaml.MappingNode):
-        for key, _ in parent.value:
-            if key.value == str(loc[-1]):
-                return key
-    return parent
-
-
-def _line(node: Any) -> int | None:
-    return node.start_mark.line + 1 if node is not None and hasattr(node, 'start_mark') else None
-
-
-def _path_text(loc: Sequence[Any]) -> str:
-    out = ''
-    for part in loc:
-        out += f'[{part}]' if isinstance(part, int) else (f'.{part}' if out else str(part))
-    return out or '(top level)'
+_node_at = node_at
+_key_node_at = key_node_at
+_line = line_of
+_path_text = path_text
 
 
 def _model_in(annotation: Any) -> Any:
@@ -149,44 +120,20 @@ def _typed_entries(data: Any) -> list[tuple[tuple, str, Any]]:
 def load_config(path: str, env_num: int | None = None) -> Any:
     """Load and check a YAML config; return the :class:`~internutopia.core.config.Config`.
 
-    Relative file paths are resolved (see the module doc) in the returned config; the file is not
+    Every problem of the file is reported at once: YAML errors, duplicate keys, unknown keys (always
+    errors here, whatever the strict setting: a file is checked strictly), bad values, unknown
+    ``type`` names, missing files and scenes that do not load. Relative and ``package://`` file paths
+    are resolved (see :mod:`internutopia.core.config.files`) in the returned config; the file is not
     changed. ``env_num`` overrides the file's.
 
     Raises:
         ConfigError: every problem found, each with its line and path in the file.
     """
-    from pydantic import ValidationError
-
     from internutopia.core.config import Config
     from internutopia_extension import import_extensions
 
     import_extensions()
-    try:
-        with open(path, encoding='utf-8') as stream:
-            text = stream.read()
-    except OSError as exc:
-        raise ConfigError(path, [f'{path}: cannot read: {exc.strerror or exc}']) from None
-    except UnicodeDecodeError as exc:
-        with open(path, 'rb') as stream:
-            line = stream.read(exc.start).count(b'\n') + 1
-        raise ConfigError(path, [f'{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); '
-                                 'a config is a UTF-8 YAML file']) from None
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, 'problem_mark', None)
-        where = f'{path}:{mark.line + 1}:{mark.column + 1}' if mark is not None else path
-        problem = ': '.join(str(p) for p in (getattr(exc, 'context', None), getattr(exc, 'problem', None)) if p) or str(exc)
-        context = getattr(exc, 'context_mark', None)
-        if context is not None and mark is not None and context.line != mark.line:
-            problem += f' (the construct started at line {context.line + 1}, column {context.column + 1})'
-        raise ConfigError(path, [f'{where}: YAML syntax error: {problem}']) from None
-    if not isinstance(data, dict):
-        raise ConfigError(path, [f'{path}:1: expected a mapping of Config fields at the top level '
-                                 f'(simulator, env_num, env_offset_size, metrics_save_path, task_configs); '
-                                 f'got {type(data).__name__}'])
-    problems: list[tuple[int | None, str]] = []
+    data, root, problems = read_yaml(path)
     for loc, kind, entry in _typed_entries(data):
         if not isinstance(entry, dict):
             continue
@@ -196,40 +143,51 @@ def load_config(path: str, env_num: int | None = None) -> Any:
             problems.append((_line(_node_at(root, loc + ('type',))),
                              f'{_path_text(loc + ("type",))}: unknown {kind} type {type_name!r}; '
                              f'registered {kind} types: {registry.names()}'))
-    try:
-        config = Config.model_validate(data)
-    except ValidationError as exc:
-        config = None
-        for error in exc.errors():
-            loc = tuple(error['loc'])
-            if error['type'] == 'extra_forbidden':
-                model = _model_at(data, loc[:-1])
-                valid = sorted(model.model_fields) if model is not None else []
-                owner = f' of {model.__name__}' if model is not None else ''
-                problems.append((_line(_key_node_at(root, loc)),
-                                 f'{_path_text(loc)}: unknown field {loc[-1]!r}{owner}; valid fields: {valid}'))
-            elif error['type'] == 'missing':
-                problems.append((_line(_node_at(root, loc[:-1])), f'{_path_text(loc)}: missing required field {loc[-1]!r}'))
-            else:
-                message = error['msg'].removeprefix('Value error, ')
-                problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: {message} (got {error.get("input")!r})'))
-    if config is not None:
-        from internutopia.core.config.files import with_resolved_files
-
-        config_dir = os.path.dirname(os.path.abspath(path))
-        config, missing = with_resolved_files(config, config_dir)
-        for loc, file_path in missing:
+    config, invalid, _ = validate_data(data, root, strict=True, model=Config)
+    problems += invalid
+    config_dir = os.path.dirname(os.path.abspath(path))
+    for loc, file_path in _raw_file_fields(data):
+        if resolve_file(file_path, config_dir) is None:
             problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: file not found: {file_path!r} '
-                             f'(looked in {os.getcwd()}, {config_dir} and {os.path.dirname(config_dir)})'))
-        if not problems:
-            problems.extend(_scene_problems(config, root))
+                             f'({_where_looked(file_path, config_dir)})'))
+    if config is not None and not problems:
+        config, _ = with_resolved_files(config, config_dir)
+        problems.extend(_scene_problems(config, root))
     if problems:
-        problems.sort(key=lambda p: p[0] or 0)
-        raise ConfigError(path, [f'{path}:{line}: {message}' if line else f'{path}: {message}' for line, message in problems])
+        raise ConfigError(path, format_problems(path, problems))
     assert config is not None  # validation failed: it left problems
     if env_num is not None:
         config = config.update(env_num=env_num)
     return config
+
+
+def _where_looked(file_path: str, config_dir: str) -> str:
+    if file_path.startswith(PACKAGE_SCHEME):
+        try:
+            return f'resolved to {resolve_package_path(file_path)}'
+        except ValueError as exc:
+            return str(exc)
+    if os.path.isabs(file_path):
+        return 'an absolute path'
+    return f'looked in {os.getcwd()}, {config_dir} and {os.path.dirname(config_dir)}'
+
+
+def _raw_file_fields(data: Any) -> list[tuple[tuple, str]]:
+    """``(loc, path)`` of every file path written in raw config ``data`` (so missing files are
+    reported even when other parts of the file do not validate)."""
+    out: list[tuple[tuple, str]] = []
+    tasks = data.get('task_configs') if isinstance(data, dict) else None
+    for t, task in enumerate(tasks if isinstance(tasks, list) else []):
+        if not isinstance(task, dict):
+            continue
+        if isinstance(task.get('scene_asset_path'), str):
+            out.append((('task_configs', t, 'scene_asset_path'), task['scene_asset_path']))
+        for key in ('robots', 'objects'):
+            items = task.get(key)
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                if isinstance(item, dict) and isinstance(item.get('usd_path'), str) and item['usd_path']:
+                    out.append((('task_configs', t, key, i, 'usd_path'), item['usd_path']))
+    return out
 
 
 def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:
@@ -244,13 +202,35 @@ def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:
         if not task.scene_asset_path or key in seen:
             continue
         seen.add(key)
+        loc = ('task_configs', t, 'scene_asset_path')
         try:
-            scene_spec(task).compile()
+            model = scene_spec(task).compile()
         except Exception as exc:  # noqa: BLE001 - MuJoCo and the USD reader raise several types
-            loc = ('task_configs', t, 'scene_asset_path')
             reason = ' '.join(str(exc).split())
             problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: cannot load scene {task.scene_asset_path!r}: {reason}'))
+            continue
+        for reason in _out_of_range(model):
+            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {reason}'))
     return problems
+
+
+def _out_of_range(model: Any) -> list[str]:
+    """What in a compiled scene lies outside finite, sane sizes and places (a cube of infinite size,
+    a body 1e100 m away): such a scene loads, then blinds every camera or breaks the physics."""
+    import numpy as np
+
+    from internutopia.core.config.values import MAX_COORDINATE_M
+
+    out = []
+    for what, values in (('geom size', model.geom_size), ('geom position', model.geom_pos), ('body position', model.body_pos)):
+        values = np.asarray(values)
+        bad = ~np.isfinite(values).all(axis=1) | (np.abs(values) > MAX_COORDINATE_M).any(axis=1)
+        for index in np.flatnonzero(bad)[:5]:
+            kind = 'geom' if what.startswith('geom') else 'body'
+            name = model.geom(index).name if kind == 'geom' else model.body(index).name
+            out.append(f'{kind} {name or index!r} has {what} {values[index].tolist()}; every size and coordinate must be '
+                       f'finite and within +-{MAX_COORDINATE_M:g} m')
+    return out
 
 
 # ==================================================================================================

@@ -19,6 +19,10 @@ _ISAAC = 'sets up Isaac Sim (app, stage, streaming, USD colliders); the MuJoCo b
 _PER_SLOT = ('same API, and vectorized classes too: a subclass written InternUtopia\'s way (one object per slot) runs '
              'through a per-slot adapter (docs/extensions.md)')
 _ACCEPTED = 'accepted for configs written for InternUtopia; it means nothing to MuJoCo'
+_KEPT_KEYS = ('unknown keys are kept as attributes, as upstream, each with a warning naming the nearest field '
+              '(errors in strict mode and in `internutopia validate`; docs/configs.md)')
+_IGNORED_KEYS = ('unknown keys are ignored, as upstream, each with a warning naming the nearest field (errors in strict '
+                 'mode and in `internutopia validate`; docs/configs.md)')
 
 #: ``dotted prefix -> (status, how or why)``; the longest prefix wins.
 NOTES: dict[str, tuple[str, str]] = {
@@ -113,14 +117,23 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.gym_env.Env.warm_up': (IMPROVED, 'physics steps outside the episode; render-only does nothing'),
     'internutopia.core.gym_env.Env.get_observations': (IMPROVED, '`{}` only without an episode or robot'),
     # -- improved: configs ----------------------------------------------------------------------------
-    'internutopia.core.config.SimConfig': (IMPROVED, 'strict fields; robots that need finer physics than `physics_dt` '
-                                           'run each step in substeps (G1: <= 1/200 s)'),
+    'internutopia.core.config.SimConfig': (IMPROVED, 'checked fields (unknown keys as in `Config`); robots that need finer '
+                                           'physics than `physics_dt` run each step in substeps (G1: <= 1/200 s)'),
     'internutopia.core.config.SimConfig.use_fabric': (SAME, _ACCEPTED),
     'internutopia.core.config.SimConfig.native': (SAME, _ACCEPTED + ' (no streaming; the window is MuJoCo\'s viewer)'),
     'internutopia.core.config.SimConfig.webrtc': (SAME, _ACCEPTED + ' (no streaming)'),
-    'internutopia.core.config.Config': (IMPROVED, 'strict: unknown fields are errors; the env never changes it'),
-    'internutopia.core.config.robot.BaseCfg': (IMPROVED, '`update()` validates its changes and rejects unknown fields'),
-    'internutopia.core.config.sensor.BaseCfg': (IMPROVED, '`update()` validates its changes and rejects unknown fields'),
+    'internutopia.core.config.Config': (IMPROVED, _IGNORED_KEYS + '; values checked (finite, in range); the env never '
+                                        'changes it'),
+    'internutopia.core.config.robot.BaseCfg': (IMPROVED, '`update()` validates its changes and returns a copy; unknown '
+                                                         'keys as in the constructor'),
+    'internutopia.core.config.sensor.BaseCfg': (IMPROVED, '`update()` validates its changes and returns a copy; unknown '
+                                                          'keys as in the constructor'),
+    'internutopia.core.config.TaskCfg': (SAME, _KEPT_KEYS),
+    'internutopia.core.config.task.TaskCfg': (SAME, _KEPT_KEYS),
+    'internutopia.core.config.robot.ControllerCfg': (SAME, _KEPT_KEYS),
+    'internutopia.core.config.task.reward.RewardCfg': (SAME, _KEPT_KEYS),
+    'internutopia.core.config.distribution.DistributionCfg': (SAME, _KEPT_KEYS),
+    'internutopia.core.config.distribution.RayDistributionCfg': (SAME, _KEPT_KEYS),
     'internutopia.core.config.robot.RobotCfg.scale': (IMPROVED, 'applied where the model allows it (the Jetbot, '
                                                       'uniformly); elsewhere an error naming the robot, never ignored'),
     'internutopia.core.config.robot.RobotCfg.position': (IMPROVED, 'env-local; the robot\'s root frame as upstream '
@@ -135,7 +148,7 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.config.distribution.DistributionCfg.gpu_num_per_proc': (
         IMPROVED, 'default 0: MuJoCo runs on CPU; a request a machine cannot meet is dropped with a warning'),
     'internutopia.core.config.Simulator': (IMPROVED, "adds MUJOCO ('mujoco'), the backend here; ISAACSIM names Isaac Sim"),
-    'internutopia.core.config.DistributedConfig': (IMPROVED, 'strict; `distribution_config` is required'),
+    'internutopia.core.config.DistributedConfig': (IMPROVED, 'checked as `Config`; `distribution_config` is required'),
     'internutopia_extension.configs.sensors.RepCameraCfg.landmarks': (IMPROVED, 'True is an error: MuJoCo rendering has '
                                                                       'no semantic labels to box'),
     'internutopia_extension.configs.sensors.RepCameraCfg.pointcloud': (SAME, 'env-local points, one per pixel that hit something'),
@@ -218,6 +231,12 @@ EXACT = frozenset({
     'internutopia.core.runner.SimulatorRunner',
     'internutopia.core.task_config_manager',
     'internutopia.core.config.Simulator',
+    'internutopia.core.config.TaskCfg',
+    'internutopia.core.config.task.TaskCfg',
+    'internutopia.core.config.robot.ControllerCfg',
+    'internutopia.core.config.task.reward.RewardCfg',
+    'internutopia.core.config.distribution.DistributionCfg',
+    'internutopia.core.config.distribution.RayDistributionCfg',
 })
 
 

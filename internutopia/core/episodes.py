@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.config import Config, ObjectCfg, RobotCfg, SimConfig, TaskCfg, TypedCfg
+from internutopia.core.config.files import as_package_path
 from internutopia.core.plugins import load_extensions
 from internutopia.macros import gm
 
@@ -236,9 +237,14 @@ def _scene_arg(value: str) -> str | None:
 
 
 def _portable(path: str | None) -> str | None:
+    """A scene path as the YAML should name it: the package's own files absolute (``to_yaml`` writes
+    them as ``package://`` paths, which work wherever the config is copied), else relative to the
+    current folder when below it."""
     if path is None:
         return None
     absolute = os.path.abspath(path)
+    if as_package_path(absolute) != absolute:
+        return absolute
     relative = os.path.relpath(absolute)
     return relative if not relative.startswith('..') else absolute
 

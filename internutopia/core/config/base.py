@@ -1,8 +1,10 @@
-"""Base class of every config: strict fields, validated ``update``, and ``type``-based subclassing.
+"""Base class of every config: checked values, validated ``update``, unknown keys reported, and
+``type``-based subclassing.
 
-Every config in internutopia rejects unknown fields, in the constructor and in :meth:`BaseCfg.update`,
-so a misspelt ``physics_dt`` or an ``enable=False`` on a config without that field fails loudly
-instead of being ignored.
+Unknown keys follow InternUtopia, never silently (see :mod:`internutopia.core.config.unknown_keys`):
+most classes ignore them, ``ControllerCfg``, ``TaskCfg``, ``RewardCfg`` and ``DistributionCfg``
+keep them as attributes, each with a warning that names the key and the nearest declared one;
+strict mode (and ``internutopia validate``) makes them errors.
 
 Config families that carry a ``type`` (robots, controllers, sensors, tasks, metrics, objects,
 rewards) resolve a plain mapping to the config subclass that declares that ``type`` as its default,
@@ -20,26 +22,14 @@ so YAML and JSON round-trip to the same classes:
 from __future__ import annotations
 
 import builtins
-import math
-import types
-import typing
-from contextvars import ContextVar
-from typing import Annotated, Any, ClassVar, Protocol, TypeVar, Union, overload
+import inspect
+from typing import Any, ClassVar, Protocol, TypeVar, overload
 
-import numpy as np
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-
-def _nonzero_quaternion(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
-    if value is not None and math.fsum(c * c for c in value) < 1e-12:
-        raise ValueError(f'a wxyz quaternion must not be all zeros (it has no rotation to normalize); got {value}')
-    return value
-
-
-def _positive_scale(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
-    if value is not None and not all(c > 0 for c in value):
-        raise ValueError(f'every scale component must be > 0; got {value}')
-    return value
+from internutopia.core.config.unknown_keys import current_mode, error_message, warn_unknown
+from internutopia.core.config.values import Quat, Scale, Vec3, numeric_mismatch, wants_numbers
 
 
 class _Named(Protocol):
@@ -66,61 +56,54 @@ def unique_names(items: list[_Item] | None, what: str) -> list[_Item] | None:
     return items
 
 
-#: An xyz position (finite, like every float of a config).
-Vec3 = tuple[float, float, float]
-#: A wxyz quaternion; all zeros is rejected (MuJoCo would silently replace it).
-Quat = Annotated[tuple[float, float, float, float], AfterValidator(_nonzero_quaternion)]
-#: An xyz scale; every component > 0.
-Scale = Annotated[tuple[float, float, float], AfterValidator(_positive_scale)]
-
-
-def _numeric_mismatch(annotation: Any, value: Any) -> str | None:
-    """Why ``value`` cannot stand where ``annotation`` wants a number (``None`` when it can).
-
-    Pydantic's lax mode turns ``True`` into ``1`` and ``'8'`` into ``8``; a config must not: a
-    bool or a string where a number belongs is a mistake (a misplaced flag, an unparsed value).
-    Containers (tuples, lists, dicts, optionals, unions) are checked item by item.
-    """
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is Annotated:
-        return _numeric_mismatch(args[0], value)
-    if origin is Union or origin is types.UnionType:
-        if value is None:
-            return None
-        problems = [_numeric_mismatch(arm, value) for arm in args if arm is not type(None)]
-        return None if any(p is None for p in problems) else problems[0]
-    if annotation is int or annotation is float:
-        kind = 'an integer' if annotation is int else 'a number'
-        if isinstance(value, (bool, np.bool_)):
-            return f'must be {kind}; got the bool {value!r}'
-        if isinstance(value, (str, bytes)):
-            return f'must be {kind}; got the text {value!r}'
-        return None
-    if origin in (tuple, list) and isinstance(value, (tuple, list)) and args:
-        items = [args[0]] * len(value) if origin is list or args[-1] is Ellipsis else list(args)
-        for k, (item, entry) in enumerate(zip(items, value, strict=False)):  # lengths: pydantic's check
-            problem = _numeric_mismatch(item, entry)
-            if problem is not None:
-                return f'item {k} {problem}'
-        return None
-    if origin is dict and isinstance(value, dict) and len(args) == 2:
-        for key, entry in value.items():
-            problem = _numeric_mismatch(args[1], entry)
-            if problem is not None:
-                return f'[{key!r}] {problem}'
-    return None
-
-
 _Cfg = TypeVar('_Cfg', bound='BaseCfg')
 
-_DIRECT_INIT: ContextVar[int | None] = ContextVar('_DIRECT_INIT', default=None)
+#: Key of the validation context that marks the mapping a class was constructed from by name.
+_DIRECT_INIT_KEY = 'internutopia_direct_init'
+
+
+#: ``class -> (its fields dict, its keys)``: computed once per class (again if its fields change).
+_KNOWN_KEYS: dict[builtins.type[BaseModel], tuple[dict, frozenset[str]]] = {}
+
+
+def known_keys(cls: builtins.type[BaseModel]) -> frozenset[str]:
+    """The keys a config class declares: its field names and their aliases."""
+    fields = cls.model_fields
+    cached = _KNOWN_KEYS.get(cls)
+    if cached is not None and cached[0] is fields:
+        return cached[1]
+    keys = set(fields)
+    for field in fields.values():
+        for alias in (field.alias, field.validation_alias):
+            if isinstance(alias, str):
+                keys.add(alias)
+    _KNOWN_KEYS[cls] = (fields, frozenset(keys))
+    return _KNOWN_KEYS[cls][1]
+
+
+def _errors_of(exc: ValidationError) -> list[InitErrorDetails]:
+    """``exc``'s errors, re-raisable in another ``ValidationError`` (type and message kept)."""
+    out: list[InitErrorDetails] = []
+    for error in exc.errors():
+        message = error['msg'].removeprefix('Value error, ')
+        out.append(InitErrorDetails(type=PydanticCustomError(error['type'], '{message}', {'message': message}),
+                                    loc=error['loc'], input=error.get('input')))
+    return out
+
+
+def _unknown_key_errors(owner: str, unknown: dict[str, Any], known: frozenset[str]) -> list[InitErrorDetails]:
+    """One ``extra_forbidden`` error per unknown key, naming the nearest declared keys."""
+    return [InitErrorDetails(type=PydanticCustomError('extra_forbidden', '{message}',
+                                                      {'message': error_message(owner, key, known)}),
+                             loc=(key,), input=value) for key, value in unknown.items()]
 
 
 class BaseCfg(BaseModel):
-    """Strict pydantic model: unknown fields are errors, assignments are validated, every float is
-    finite, and a number field takes no bool or string (see :func:`_numeric_mismatch`)."""
+    """A config model: assignments are validated, every float is finite, a number field takes no
+    bool, text or time (see :func:`~internutopia.core.config.values.numeric_mismatch`), and an
+    unknown key is ignored with a warning (an error in strict mode)."""
 
-    model_config = ConfigDict(extra='forbid', validate_assignment=True, protected_namespaces=(), allow_inf_nan=False)
+    model_config = ConfigDict(extra='ignore', validate_assignment=True, protected_namespaces=(), allow_inf_nan=False)
     #: Number fields that also take text (parsed by their own validators, e.g. ``'1/240'`` seconds).
     _text_numbers: ClassVar[tuple[str, ...]] = ()
 
@@ -128,29 +111,66 @@ class BaseCfg(BaseModel):
     @classmethod
     def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         field = cls.model_fields.get(info.field_name or '')
-        if field is None or (info.field_name in cls._text_numbers and isinstance(value, str)):
+        if field is None or not wants_numbers(field.annotation) or (info.field_name in cls._text_numbers and isinstance(value, str)):
             return value
-        problem = _numeric_mismatch(field.annotation, value)
+        problem = numeric_mismatch(field.annotation, value)
         if problem is not None:
             raise ValueError(problem)
         return value
 
+    @classmethod
+    def _dispatch_target(cls, data: dict, info: ValidationInfo) -> builtins.type[BaseCfg] | None:
+        """The class that validates ``data`` instead of ``cls`` (``None``: ``cls`` itself)."""
+        return None
+
+    @model_validator(mode='wrap')
+    @classmethod
+    def _validate_mapping(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict):
+            return handler(data)
+        target = cls._dispatch_target(data, info)
+        if target is not None:
+            return target.model_validate(data)
+        known = known_keys(cls)
+        unknown = [key for key in data if key not in known]
+        if not unknown:
+            return handler(data)
+        mode = 'error' if cls.model_config.get('extra') == 'forbid' else current_mode()
+        if mode == 'error':
+            # Every problem of this mapping at once: its unknown keys and its other fields' errors.
+            errors = _unknown_key_errors(cls.__name__, {key: data[key] for key in unknown}, known)
+            try:
+                handler({key: value for key, value in data.items() if key in known})
+            except ValidationError as exc:
+                errors += _errors_of(exc)
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        if mode == 'warn':
+            warn_unknown(cls.__name__, unknown, known, kept=cls.model_config.get('extra') == 'allow')
+        return handler(data)
+
     def update(self: _Cfg, **changes: Any) -> _Cfg:
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.
 
+        A key this class does not declare is handled as in the constructor (ignored or kept, with a
+        warning; an error in strict mode). Keys the config already kept travel with the copy (and
+        may be changed) without being reported again.
+
         Raises:
-            ValueError: a key is not a field of this config (the message lists the valid fields),
-                or a value fails validation.
+            pydantic.ValidationError: a value fails validation (or, in strict mode, a key is unknown;
+                the message names the nearest valid fields).
         """
         fields = type(self).model_fields
-        unknown = sorted(set(changes) - set(fields))
-        if unknown:
-            raise ValueError(
-                f'{type(self).__name__}.update(): unknown field(s) {unknown}; valid fields: {sorted(fields)}'
-            )
-        values = {name: getattr(self, name) for name in self.model_fields_set}
-        values.update(changes)
-        return type(self)(**values)
+        kept = dict(self.model_extra or {})
+        values = {name: getattr(self, name) for name in self.model_fields_set if name in fields}
+        for key, value in changes.items():
+            if key in kept:
+                kept[key] = value
+            else:
+                values[key] = value
+        copy = type(self)(**values)
+        if kept and copy.__pydantic_extra__ is not None:
+            copy.__pydantic_extra__.update(kept)
+        return copy
 
 
 class TypedCfg(BaseCfg):
@@ -168,12 +188,10 @@ class TypedCfg(BaseCfg):
 
     def __init__(self, **data: Any) -> None:
         # A class constructed by name stays that class; only mappings validated into a field
-        # (YAML, JSON, nested dicts) are dispatched on their ``type``.
-        token = _DIRECT_INIT.set(id(data))
-        try:
-            self.__pydantic_validator__.validate_python(data, self_instance=self)
-        finally:
-            _DIRECT_INIT.reset(token)
+        # (YAML, JSON, nested dicts) are dispatched on their ``type``. The mark travels in the
+        # validation context (not in module state), so a subclass defined in a script pickles by
+        # value (Ray ships such classes with cloudpickle).
+        self.__pydantic_validator__.validate_python(data, self_instance=self, context={_DIRECT_INIT_KEY: id(data)})
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -182,8 +200,11 @@ class TypedCfg(BaseCfg):
             type.__setattr__(cls, '_family_table', {})
             return
         default = cls.model_fields['type'].default
-        if isinstance(default, str):
-            # The most derived class declaring a type wins, so user subclasses can refine ours.
+        # The most derived class declaring a type wins, so user subclasses can refine ours. Only a
+        # class that declares ``type`` itself registers: a class rebuilt by unpickling (cloudpickle
+        # sends a script's classes by value, first as an empty shell of its bases) must not take
+        # over its parent's type.
+        if isinstance(default, str) and 'type' in inspect.get_annotations(cls):
             cls._family_table[default] = cls
 
     @classmethod
@@ -191,14 +212,19 @@ class TypedCfg(BaseCfg):
         """The config class registered for ``type_name`` in this family, if any."""
         return cls._family_table.get(type_name)
 
-    @model_validator(mode='wrap')
     @classmethod
-    def _dispatch_on_type(cls, data: Any, handler: Any) -> Any:
-        type_name = data.get('type') if isinstance(data, dict) else None
-        if type_name is None and isinstance(data, dict) and cls._type_alias:
+    def _dispatch_target(cls, data: dict, info: ValidationInfo) -> builtins.type[BaseCfg] | None:
+        context = info.context
+        if isinstance(context, dict) and context.get(_DIRECT_INIT_KEY) == id(data):
+            return None
+        type_name = data.get('type')
+        if type_name is None and cls._type_alias:
             type_name = data.get(cls._type_alias)
-        if isinstance(type_name, str) and _DIRECT_INIT.get() != id(data):
-            target = cls._family_table.get(type_name) if hasattr(cls, '_family_table') else None
+        if isinstance(type_name, str) and hasattr(cls, '_family_table'):
+            target = cls._family_table.get(type_name)
             if target is not None and target is not cls and issubclass(target, cls):
-                return target.model_validate(data)
-        return handler(data)
+                return target
+        return None
+
+
+__all__ = ['BaseCfg', 'Quat', 'Scale', 'TypedCfg', 'Vec3', 'known_keys', 'unique_names']

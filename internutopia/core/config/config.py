@@ -12,6 +12,7 @@ from internutopia.core.config.base import BaseCfg
 from internutopia.core.config.distribution import RayDistributionCfg
 from internutopia.core.config.simulator import SimConfig
 from internutopia.core.config.task import TaskCfg
+from internutopia.core.config.values import MAX_OFFSET_M
 from internutopia.core.plugins import load_extensions
 
 
@@ -34,8 +35,9 @@ class Config(BaseCfg):
     @field_validator('env_offset_size')
     @classmethod
     def _offset_positive(cls, value: float) -> float:
-        if not value > 0:
-            raise ValueError(f'env_offset_size must be > 0 metres; got {value}')
+        if not 0 < value <= MAX_OFFSET_M:
+            raise ValueError(f'env_offset_size must be > 0 and at most {MAX_OFFSET_M:g} metres (the spacing of the '
+                             f'slots on the grid); got {value}')
         return value
 
     @field_validator('task_configs')
@@ -55,18 +57,25 @@ class Config(BaseCfg):
         """Read a config written by :meth:`to_yaml` (or by hand); ``type`` fields pick the classes.
 
         Installed extensions are loaded first (:func:`internutopia.core.plugins.load_extensions`),
-        so the types they register resolve. Relative file paths (scenes, USD files) are found as
-        :mod:`internutopia.core.config.files` says: from the current directory, else from the YAML
-        file's folder or its parent, as ``internutopia run`` does.
+        so the types they register resolve. File paths are found as
+        :mod:`internutopia.core.config.files` says (``package://`` paths; relative ones from the
+        current directory, else from the YAML file's folder or its parent), as ``internutopia run`` does.
+
+        Unknown keys are handled as in the Python constructors (kept or ignored, each with an
+        :class:`~internutopia.core.config.unknown_keys.UnknownConfigKeyWarning` that carries its
+        ``file:line``; errors in strict mode).
+
+        Raises:
+            ConfigFileError: (a ``ValueError``) every problem of the file at once, each as
+                ``'file:line: path: message'`` (duplicate keys, bad values, unknown keys in strict
+                mode, YAML errors, aliases that expand too far; see
+                :mod:`internutopia.core.config.yaml_file`).
         """
         load_extensions()
-        with open(path, encoding='utf-8') as stream:
-            data = yaml.safe_load(stream)
-        if not isinstance(data, dict):
-            raise ValueError(f'{path}: expected a mapping of Config fields at the top level, got {type(data).__name__}')
         from internutopia.core.config.files import with_resolved_files
+        from internutopia.core.config.yaml_file import load_yaml_config
 
-        config, _ = with_resolved_files(cls.model_validate(data), os.path.dirname(os.path.abspath(path)))
+        config, _ = with_resolved_files(load_yaml_config(path, model=cls), os.path.dirname(os.path.abspath(path)))
         return config
 
     def distribute(self, distribution_config: RayDistributionCfg) -> DistributedConfig:

@@ -29,7 +29,8 @@ class DistributionCfg(BaseCfg):
     """Base of the distribution configs (InternUtopia's ``DistributionCfg``): a ``type`` and how
     many runner processes; :class:`RayDistributionCfg` (``type='ray'``) is the one that runs."""
 
-    model_config = ConfigDict(extra='forbid', strict=True, validate_assignment=True, protected_namespaces=())
+    # As InternUtopia's, unknown keys are kept (with a warning); values are strict.
+    model_config = ConfigDict(extra='allow', strict=True, validate_assignment=True, protected_namespaces=())
 
     type: str
     proc_num: int = Field(1, ge=1)
@@ -39,7 +40,8 @@ class DistributionCfg(BaseCfg):
 class RayDistributionCfg(DistributionCfg):
     """How to spread a run over Ray workers (InternUtopia's ``RayDistributionCfg``, same fields).
 
-    Strict: unknown fields, strings for numbers and bools for ints are errors.
+    Strict values: strings for numbers and bools for ints are errors. Unknown keys are kept with
+    a warning, as InternUtopia keeps them (an error in strict mode).
 
     Args:
         proc_num: number of runner actors (worker processes); each owns one physics world of

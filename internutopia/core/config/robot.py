@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic import SerializeAsAny, field_validator
+from pydantic import ConfigDict, SerializeAsAny, field_validator
 
 from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3, unique_names
+from internutopia.core.config.files import AssetPath
 from internutopia.core.config.sensor import SensorCfg
 
 
 class ControllerCfg(TypedCfg):
-    """A controller of a robot; ``sub_controllers`` are the lower-level controllers it drives."""
+    """A controller of a robot; ``sub_controllers`` are the lower-level controllers it drives.
+
+    Keys it does not declare are kept as attributes (as InternUtopia keeps them), with a warning;
+    a controller's own parameters belong in declared fields of its config subclass.
+    """
+
+    model_config = ConfigDict(extra='allow')
 
     name: str
     type: str
@@ -22,7 +29,7 @@ class RobotCfg(TypedCfg):
     name: str
     type: str
     prim_path: str | None = None
-    usd_path: str | None = None
+    usd_path: AssetPath | None = None
     position: Vec3 = (0.0, 0.0, 0.0)
     orientation: Quat | None = None
     scale: Scale | None = None

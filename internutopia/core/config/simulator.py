@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import field_validator
 
 from internutopia.core.config.base import BaseCfg
+from internutopia.core.config.values import MAX_STEPS
 from internutopia.core.plugins import load_extensions
 
 #: Names ``SimConfig.backend`` accepts; :func:`internutopia.core.backend.register_backend` adds to it.
@@ -31,7 +32,8 @@ def _positive_seconds(value: Any, field: str) -> float:
             seconds = float(numerator) / float(denominator) if slash else float(numerator)
         except (ValueError, ZeroDivisionError):
             raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}') from None
-    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+    elif (isinstance(value, (bool, np.bool_, np.timedelta64, np.datetime64))
+          or not isinstance(value, (int, float, np.integer, np.floating))):
         raise ValueError(f'{field} must be a number of seconds or a fraction like "1/240"; got {value!r}')
     else:
         seconds = float(value)
@@ -91,9 +93,9 @@ class SimConfig(BaseCfg):
     @field_validator('rendering_interval')
     @classmethod
     def _interval_positive(cls, value: int | None) -> int | None:
-        if value is not None and value < 0:
-            raise ValueError(f'rendering_interval must be >= 0 (render every N physics steps; 0, as in InternUtopia, '
-                             f'every step) or None; got {value}')
+        if value is not None and not 0 <= value <= MAX_STEPS:
+            raise ValueError(f'rendering_interval must be 0..{MAX_STEPS:_} (render every N physics steps; 0, as in '
+                             f'InternUtopia, every step) or None; got {value}')
         return value
 
     @field_validator('rendering_threads')

@@ -10,12 +10,9 @@ A worker process starts with empty registries. The driver describes what it has 
   ``ray.init`` time, while an env may join a Ray someone else started); the actor unpacks it,
   puts it first on ``sys.path`` and imports the module, so its ``register`` decorators and config
   classes run exactly as on the driver;
-- user classes defined in the driver script (``__main__``): pickled by value with
-  ``ray.cloudpickle`` and registered under the same names. Plain classes (robots, controllers,
-  tasks, metrics) work this way; pydantic config classes cannot be pickled by value, so a config
-  class defined in ``__main__`` (or inside a function) is left out with a warning naming it, and
-  an episode that uses it fails to reach the workers with an error naming it: define such
-  classes in a module.
+- user classes defined in the driver script (``__main__``) or inside a function: pickled by
+  value with ``ray.cloudpickle`` and registered under the same names, config classes included
+  (as InternUtopia ships them).
 """
 
 from __future__ import annotations
@@ -116,9 +113,9 @@ def _zip_source(module: ModuleType) -> bytes | None:
 def collect() -> Extensions:
     """Describe the user's registered classes for :func:`install` (run on the driver).
 
-    A class that cannot be shipped (a pydantic config class defined in ``__main__`` or inside a
-    function) is left out with a warning: it stays unknown in the workers, which only matters
-    if an episode uses it (pickling that episode then fails with a message naming it).
+    A class that cannot be pickled is left out with a warning: it stays unknown in the workers,
+    which only matters if an episode uses it (pickling that episode then fails with a message
+    naming it).
     """
     import ray.cloudpickle as cloudpickle
 
@@ -130,12 +127,6 @@ def collect() -> Extensions:
     extensions = Extensions()
     for table, key, name, cls in found:
         module_name = cls.__module__
-        if hasattr(cls, 'model_fields') and (module_name == '__main__' or '<locals>' in cls.__qualname__):
-            where = 'the driver script (__main__)' if module_name == '__main__' else f'a function in {module_name}'
-            extensions.skipped.append(f'{key} {name!r}: config class {cls.__qualname__} is defined in {where}; pydantic '
-                                      'classes cannot be pickled by value: define it at module level in an importable '
-                                      'module (e.g. my_extension.py next to the script)')
-            continue
         try:
             blob = cloudpickle.dumps(cls)
         except Exception as exc:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator
+import math
+
+from pydantic import field_validator, model_validator
 
 from internutopia.core.config import ObjectCfg
+from internutopia.core.config.values import SCALE_RANGE
 
 
 def _check_color(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
@@ -16,8 +19,10 @@ def _check_color(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
 
 
 def _check_scale(value: tuple[float, float, float]) -> tuple[float, float, float]:
-    if any(not s > 0 for s in value):
-        raise ValueError(f'scale must be three positive numbers (metres for cubes); got {tuple(value)}')
+    low, high = SCALE_RANGE
+    if any(not s > 0 for s in value) or any(not low <= s <= high for s in value):
+        raise ValueError(f'scale must be three positive numbers (metres for cubes) within [{low:g}, {high:g}]; '
+                         f'got {tuple(value)}')
     return value
 
 
@@ -67,6 +72,15 @@ class DynamicCubeCfg(_BoxCfg):
         if value is not None and not value > 0:
             raise ValueError(f'density must be > 0 kg/m^3 or None (1000); got {value}')
         return value
+
+    @model_validator(mode='after')
+    def _simulable(self) -> DynamicCubeCfg:
+        # MuJoCo refuses a moving body whose mass or inertia is below its mjMINVAL (1e-15).
+        mass = self.mass if self.mass is not None else (self.density or 1000.0) * math.prod(self.scale)
+        if min(self.scale) < 1e-3 or mass < 1e-6:
+            raise ValueError(f'a DynamicCube must be at least 1 mm on every side and 1 mg in mass to be simulated; '
+                             f'got scale {tuple(self.scale)}, mass {mass:g} kg')
+        return self
 
 
 class VisualCubeCfg(_BoxCfg):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from internutopia.core.config import ObjectCfg
+from internutopia.core.config.files import AssetPath
 
 
 class UsdObjCfg(ObjectCfg):
@@ -18,7 +19,7 @@ class UsdObjCfg(ObjectCfg):
     """
 
     type: str = 'UsdObject'
-    usd_path: str
+    usd_path: AssetPath
     collider: bool = True
     dynamic: bool = False
     mass: float | None = None

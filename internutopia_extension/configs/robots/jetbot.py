@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SerializeAsAny
+from pydantic import Field, SerializeAsAny, field_validator
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
 from internutopia_extension.configs.controllers import (
@@ -46,3 +46,11 @@ class JetbotRobotCfg(RobotCfg):
     controllers: list[SerializeAsAny[ControllerCfg]] | None = Field(
         default_factory=lambda: [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg, rotate_cfg])
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+
+    @field_validator('scale')
+    @classmethod
+    def _simulable_scale(cls, value: tuple[float, float, float] | None) -> tuple[float, float, float] | None:
+        # Below 1/100 the scaled chassis' inertia is too small for MuJoCo to compile the model.
+        if value is not None and min(value) < 0.01:
+            raise ValueError(f'a Jetbot scaled below 0.01 cannot be simulated; got scale {tuple(value)}')
+        return value

@@ -50,8 +50,8 @@ class RepCameraCfg(SensorCfg):
     @field_validator('clipping_range_m')
     @classmethod
     def _clipping_ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
-        if not 0 < value[0] < value[1]:
-            raise ValueError(f'clipping_range_m must be (near, far) metres with 0 < near < far; got {value}')
+        if not 1e-6 <= value[0] < value[1] <= 1e6:  # a nearer near plane stops MuJoCo's renderer
+            raise ValueError(f'clipping_range_m must be (near, far) metres with 1e-6 <= near < far <= 1e6; got {value}')
         return value
 
     @field_validator('fovy_deg')

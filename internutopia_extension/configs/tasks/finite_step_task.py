@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from internutopia.core.config import TaskCfg
+from internutopia.core.config.values import check_steps
 
 
 class FiniteStepTaskCfg(TaskCfg):
@@ -16,9 +17,7 @@ class FiniteStepTaskCfg(TaskCfg):
     @field_validator('max_steps')
     @classmethod
     def _max_steps_positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f'max_steps must be >= 1; got {value}')
-        return value
+        return check_steps(value)  # >= 1, and far from where the step counters overflow
 
 
 __all__ = ['FiniteStepTaskCfg']

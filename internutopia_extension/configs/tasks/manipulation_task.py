@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, TaskCfg
+from internutopia.core.config.values import check_steps
 
 #: Top-level observation keys a ManipulationTask adds next to the robots (so no robot may use them).
 MANIPULATION_RESERVED_NAMES = ('task', 'objects')
@@ -46,9 +47,7 @@ class ManipulationTaskCfg(TaskCfg):
     @field_validator('max_steps')
     @classmethod
     def _max_steps_positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f'max_steps must be >= 1; got {value}')
-        return value
+        return check_steps(value)  # >= 1, and far from where the step counters overflow
 
     @field_validator('success_distance')
     @classmethod

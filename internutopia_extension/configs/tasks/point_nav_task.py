@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, RewardCfg, TaskCfg
+from internutopia.core.config.values import check_steps
 
 #: Keys of ``PointNavProgressRewardCfg.reward_settings`` and their defaults.
 POINT_NAV_REWARD_DEFAULTS: dict[str, float] = {'scale': 1.0, 'success_bonus': 1.0, 'step_penalty': 0.0}
@@ -82,9 +83,7 @@ class PointNavTaskCfg(TaskCfg):
     @field_validator('max_steps')
     @classmethod
     def _max_steps_positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f'max_steps must be >= 1; got {value}')
-        return value
+        return check_steps(value)  # >= 1, and far from where the step counters overflow
 
     @field_validator('reward')
     @classmethod

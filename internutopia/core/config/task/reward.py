@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import model_validator
+from pydantic import ConfigDict, model_validator
 
 from internutopia.core.config.base import TypedCfg
 
@@ -18,6 +18,7 @@ class RewardCfg(TypedCfg):
     ('Progress', 'Progress')
     """
 
+    model_config = ConfigDict(extra='allow')  # as InternUtopia's: unknown keys are kept (with a warning)
     _type_alias: ClassVar[str | None] = 'reward_type'
 
     type: str

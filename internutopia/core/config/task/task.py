@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
+from pydantic import ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3, unique_names
+from internutopia.core.config.files import AssetPath
 from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import RobotCfg
@@ -12,7 +13,12 @@ from internutopia.core.config.task.reward import RewardCfg
 
 
 class TaskCfg(TypedCfg):
-    """One episode: scene, robots, objects, metrics and an optional ``reward``. Never mutated by the env."""
+    """One episode: scene, robots, objects, metrics and an optional ``reward``. Never mutated by the env.
+
+    Keys it does not declare are kept as attributes (as InternUtopia keeps them), with a warning.
+    """
+
+    model_config = ConfigDict(extra='allow')
 
     type: str
     metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
@@ -23,7 +29,8 @@ class TaskCfg(TypedCfg):
     scene_root_path: str | None = '/scene'
     robots_root_path: str | None = '/robots'
     objects_root_path: str | None = '/objects'
-    scene_asset_path: str | None = None
+    #: The scene file (MJCF, USD); a ``package://`` path names a file of an installed package.
+    scene_asset_path: AssetPath | None = None
     scene_scale: Scale = (1.0, 1.0, 1.0)
     scene_position: Vec3 = (0.0, 0.0, 0.0)
     scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)

@@ -1,0 +1,163 @@
+"""What a config value may be: numbers that are numbers, and positions, scales and counts in ranges
+that the simulation can represent.
+
+A config value that passes here is one a reset can use: a value that would only fail later (an
+``OverflowError`` deep in a reset, a scene placed at 1e100 m where no camera sees anything) is
+rejected when the config is built, with a message that names the field.
+
+>>> from internutopia.core.config import RobotCfg
+>>> RobotCfg(name='r', type='X', position=(1e100, 0, 0))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for RobotCfg
+position
+  Value error, every coordinate must be within +-100000 m (env-local metres); got (1e+100, 0.0, 0.0) ...
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import types
+import typing
+from typing import Annotated, Any, Union
+
+import numpy as np
+from pydantic import AfterValidator
+
+#: Largest env-local coordinate in metres (positions of robots, objects and scenes).
+MAX_COORDINATE_M = 1e5
+#: Largest ``env_offset_size`` in metres: slot origins further apart than this lose the precision
+#: (single-precision floats) cameras and the overview render with.
+MAX_OFFSET_M = 1e4
+#: Range of every scale component (a scene or object scaled outside it is a mistake of units).
+SCALE_RANGE = (1e-6, 1e4)
+#: Largest step count (``max_steps`` and the like): a billion env steps, far below where the
+#: step counters (64-bit integers) could overflow.
+MAX_STEPS = 10**9
+#: Every ``int`` field of every config fits a 64-bit integer (numpy arrays of counts and ids).
+INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _nonzero_quaternion(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    if value is not None and math.fsum(c * c for c in value) < 1e-12:
+        raise ValueError(f'a wxyz quaternion must not be all zeros (it has no rotation to normalize); got {value}')
+    return value
+
+
+def _scale_in_range(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    low, high = SCALE_RANGE
+    if value is not None and not all(low <= c <= high for c in value):
+        raise ValueError(f'every scale component must be > 0 and within [{low:g}, {high:g}]; got {value}')
+    return value
+
+
+def check_position(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    """``value`` if every coordinate is within :data:`MAX_COORDINATE_M`, else a ``ValueError``."""
+    if value is not None and not all(abs(c) <= MAX_COORDINATE_M for c in value):
+        raise ValueError(f'every coordinate must be within +-{MAX_COORDINATE_M:g} m (env-local metres); got {value}')
+    return value
+
+
+def check_steps(value: int, field: str = 'max_steps') -> int:
+    """``value`` if it is a step count in ``1..MAX_STEPS``, else a ``ValueError`` naming ``field``."""
+    if not 1 <= value <= MAX_STEPS:
+        raise ValueError(f'{field} must be a number of env steps in 1..{MAX_STEPS:_}; got {value}')
+    return value
+
+
+#: An xyz position in env-local metres (finite, within :data:`MAX_COORDINATE_M`).
+Vec3 = Annotated[tuple[float, float, float], AfterValidator(check_position)]
+#: A wxyz quaternion; all zeros is rejected (MuJoCo would silently replace it).
+Quat = Annotated[tuple[float, float, float, float], AfterValidator(_nonzero_quaternion)]
+#: An xyz scale; every component within :data:`SCALE_RANGE`.
+Scale = Annotated[tuple[float, float, float], AfterValidator(_scale_in_range)]
+
+
+def _not_a_number_kind(value: Any) -> str | None:
+    """Why ``value`` is no number at all (``None`` when it is one, or is something else pydantic judges)."""
+    if isinstance(value, (bool, np.bool_)):
+        return f'the bool {value!r}'
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return f'the text {value!r}'
+    if isinstance(value, (np.timedelta64, np.datetime64)):
+        return f'the {type(value).__name__} {value!r} (a time, not a number)'
+    if isinstance(value, np.ndarray) and value.dtype.kind not in 'iuf':
+        return f'an array of {value.dtype} ({value!r})'
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _wants_numbers(annotation: Any) -> bool:
+    """Whether ``annotation`` holds an ``int`` or ``float`` anywhere (cached: checked on every field)."""
+    if annotation is int or annotation is float:
+        return True
+    return any(_wants_numbers(arg) for arg in typing.get_args(annotation) if _hashable(arg))
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def wants_numbers(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` takes numbers somewhere (so :func:`numeric_mismatch` applies)."""
+    return _wants_numbers(annotation) if _hashable(annotation) else True
+
+
+def numeric_mismatch(annotation: Any, value: Any) -> str | None:
+    """Why ``value`` cannot stand where ``annotation`` wants a number (``None`` when it can).
+
+    Pydantic's lax mode turns ``True`` into ``1``, ``'8'`` and ``b'8'`` into ``8``; a config must
+    not: a bool, text or a time where a number belongs is a mistake (a misplaced flag, an unparsed
+    value). An ``int`` must also fit 64 bits (it ends up in numpy arrays). Containers (tuples,
+    lists, dicts, optionals, unions) are checked item by item.
+    """
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return numeric_mismatch(args[0], value)
+    if origin is Union or origin is types.UnionType:
+        if value is None:
+            return None
+        problems = [numeric_mismatch(arm, value) for arm in args if arm is not type(None)]
+        return None if any(p is None for p in problems) else problems[0]
+    if annotation is int or annotation is float:
+        kind = 'an integer' if annotation is int else 'a number'
+        wrong = _not_a_number_kind(value)
+        if wrong is not None:
+            return f'must be {kind}; got {wrong}'
+        if annotation is int and isinstance(value, (int, np.integer)) and not INT64_RANGE[0] <= int(value) <= INT64_RANGE[1]:
+            return f'must be an integer that fits 64 bits (|value| < 2**63); got {value}'
+        return None
+    if origin in (tuple, list) and isinstance(value, (tuple, list, np.ndarray)) and args:
+        if isinstance(value, np.ndarray):
+            wrong = _not_a_number_kind(value) if value.dtype.kind != 'O' else None
+            if wrong is not None and any(a in (int, float) for a in args):
+                return f'must hold numbers; got {wrong}'
+            if value.ndim != 1:
+                return None
+            value = list(value)
+        items = [args[0]] * len(value) if origin is list or args[-1] is Ellipsis else list(args)
+        for k, (item, entry) in enumerate(zip(items, value, strict=False)):  # lengths: pydantic's check
+            problem = numeric_mismatch(item, entry)
+            if problem is not None:
+                return f'item {k} {problem}'
+        return None
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        for key, entry in value.items():
+            problem = numeric_mismatch(args[1], entry)
+            if problem is not None:
+                return f'[{key!r}] {problem}'
+    return None
+
+
+def not_a_number(value: Any) -> str | None:
+    """Why ``value`` (given for a number) is none, e.g. ``'the timedelta64 ...'``; ``None`` if it is one."""
+    return _not_a_number_kind(value)
+
+
+__all__ = ['INT64_RANGE', 'MAX_COORDINATE_M', 'MAX_OFFSET_M', 'MAX_STEPS', 'SCALE_RANGE', 'Quat', 'Scale', 'Vec3',
+           'check_position', 'check_steps', 'not_a_number', 'numeric_mismatch']
