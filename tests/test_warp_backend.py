@@ -1,0 +1,204 @@
+"""The Warp backend (``SimConfig(backend='warp')``) keeps the env's contract, on Warp's CPU device.
+
+The same promises as on the MuJoCo backend: resets of any subset of slots, ``None`` for slots
+without an episode, one record per episode, a diverged slot ending only its own episode; plus
+the Warp backend's own: state arrays of the documented shapes on the host, buffer overflows
+reported, features MuJoCo Warp lacks refused when a slot is placed. Agreement of trajectories
+with the MuJoCo backend is in ``tests/test_warp_agreement.py``.
+
+The models are kept to two structures (a Jetbot with a cube, an H1) so Warp compiles its kernels
+for few models: about a minute each the first time on a CPU, seconds once Warp's kernel cache
+holds them (CI keeps the cache, see ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip('mujoco_warp', reason="the warp extra is not installed (pip install 'internutopia[warp]'; Python >= 3.11)")
+
+from internutopia.core.backend import interface  # noqa: E402
+from internutopia.core.backend.state import OUTPUT_FIELDS, STATE_FIELDS  # noqa: E402
+from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia_extension.configs.objects import DynamicCubeCfg  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+
+pytestmark = pytest.mark.slow
+DRIVE = {'jetbot': {'move_by_speed': [0.4, 0.8]}}
+
+
+def jetbot_cube_task(max_steps: int = 1000, x: float = 0.0) -> FiniteStepTaskCfg:
+    """The one structure of these tests: a Jetbot and a cube ahead of it."""
+    return FiniteStepTaskCfg(max_steps=max_steps, robots=[JetbotRobotCfg(position=(x, 0.0, 0.0))],
+                             objects=[DynamicCubeCfg(name='cube', position=(x + 0.3, 0.0, 0.05), scale=(0.1, 0.1, 0.1))])
+
+
+def warp_config(tasks, env_num: int = 3, backend: str = 'warp', **kw) -> Config:
+    kw.setdefault('metrics_save_path', 'none')
+    return Config(simulator=SimConfig(physics_dt=1 / 240, backend=backend, device='cpu'), env_num=env_num,
+                  env_offset_size=5.0, task_configs=list(tasks), **kw)
+
+
+@pytest.fixture(scope='module')
+def env():
+    with Env(warp_config([jetbot_cube_task(x=0.05 * k) for k in range(3)], env_num=3)) as env:
+        env.reset()
+        for _ in range(5):
+            env.step([DRIVE] * 3)
+        yield env
+
+
+def test_the_world_is_a_warp_world_with_every_member_of_the_interface(env):
+    world = env.runner.world
+    pack = world.pack(0)
+    assert type(world).__name__ == 'WarpWorld' and world.device == 'cpu'
+    assert pack.wdata.nworld == 3 and pack is world.pack(2)  # one Warp model and data for the structure's slots
+    members = [m for m in dir(interface.Pack) if not m.startswith('_')] + list(interface.Pack.__annotations__)
+    assert [m for m in members if not hasattr(pack, m)] == []
+    assert [m for m in dir(interface.World) if not m.startswith('_') and not hasattr(world, m)] == []
+
+
+def test_state_arrays_are_float64_host_arrays_of_the_documented_shapes(env):
+    pack = env.runner.world.pack(0)
+    data, lookup = pack.data, pack.lookup
+    shapes = {'time': (3,), 'qpos': (3, lookup.nq), 'qvel': (3, lookup.nv), 'act': (3, lookup.na), 'ctrl': (3, lookup.nu),
+              'qfrc_applied': (3, lookup.nv), 'xfrc_applied': (3, lookup.nbody, 6), 'mocap_pos': (3, lookup.nmocap, 3),
+              'mocap_quat': (3, lookup.nmocap, 4), 'sensordata': (3, lookup.nsensordata)}
+    assert set(shapes) == {*STATE_FIELDS, *OUTPUT_FIELDS}
+    assert {name: getattr(data, name).shape for name in shapes} == shapes
+    assert all(getattr(data, name).dtype == np.float64 for name in shapes)
+    assert pack.field('xmat').shape == (3, lookup.nbody, 9) and pack.field('cvel').shape == (3, lookup.nbody, 6)
+    # The bound field is the poses at the slot's current state after a forward pass: the rotations are rotations.
+    rotations = pack.data.xmat[0].reshape(-1, 3, 3)
+    np.testing.assert_allclose(rotations @ rotations.transpose(0, 2, 1), np.broadcast_to(np.eye(3), rotations.shape), atol=1e-5)
+
+
+def test_the_robots_move_and_the_simulated_time_advances(env):
+    pack = env.runner.world.pack(0)
+    before, time = pack.data.qpos.copy(), pack.data.time.copy()
+    obs, *_ = env.step([DRIVE, None, DRIVE])
+    assert np.all(pack.data.time == time + 1 / 240)
+    moved = np.abs(pack.data.qpos - before).max(axis=1)
+    assert np.all(moved > 0) and np.all(np.isfinite(pack.data.qpos))
+    assert obs[0]['jetbot']['position'][0] > 0.0  # driven forward from x = 0
+
+
+def test_a_reset_of_some_slots_leaves_the_others_untouched_on_the_device(make_config):
+    # Two identical runs; the second resets slots 2 and 0 halfway: slot 1 goes on bit-identical,
+    # and the reset slots start over exactly as a fresh episode does.
+    tasks = [jetbot_cube_task() for _ in range(5)]
+    with Env(warp_config(tasks)) as plain, Env(warp_config(tasks)) as reset:
+        plain.reset()
+        first = reset.reset()[0]
+        for _ in range(6):
+            expected = plain.step([DRIVE] * 3)[0]
+            got = reset.step([DRIVE] * 3)[0]
+        state_before = reset.runner.world.slot_state(1)
+        obs, info = reset.reset([2, 0])
+        assert len(obs) == len(info) == 2 and obs[1] is not None
+        np.testing.assert_array_equal(obs[0]['jetbot']['position'], first[2]['jetbot']['position'])
+        for name, value in reset.runner.world.slot_state(1).items():
+            np.testing.assert_array_equal(value, state_before[name], err_msg=name)
+        for _ in range(4):
+            expected = plain.step([DRIVE] * 3)[0]
+            got = reset.step([DRIVE] * 3)[0]
+        np.testing.assert_array_equal(got[1]['jetbot']['position'], expected[1]['jetbot']['position'])
+        # The reset slots drove 4 steps from the start: as slot 1 of the first run did after its first 4.
+        assert got[0]['jetbot']['position'][0] < expected[1]['jetbot']['position'][0]
+
+
+def test_slots_without_an_episode_are_none_and_every_episode_has_one_record(tmp_path):
+    path = tmp_path / 'results.jsonl'
+    with Env(warp_config([jetbot_cube_task(max_steps=3) for _ in range(2)], metrics_save_path=str(path))) as env:
+        obs, info = env.reset()
+        assert obs[2] is None and info[2] is None and obs[0] is not None
+        for _ in range(3):
+            obs, reward, terminated, truncated, info = env.step([DRIVE] * 3)
+        assert terminated == [True, True, True] and truncated[:2] == [True, True]
+        assert obs[2] is None and reward[2] is None and obs[0] is not None
+        obs, *_ = env.step([DRIVE] * 3)
+        assert obs == [None, None, None]
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert sorted(r['slot'] for r in records) == [0, 1] and all(r['steps'] == 3 for r in records)
+
+
+def test_a_diverged_slot_ends_its_own_episode_found_on_the_device(tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [jetbot_cube_task(max_steps=50) for _ in range(3)]
+    with Env(warp_config(tasks, metrics_save_path=str(path))) as env, Env(warp_config(tasks)) as clean:
+        env.reset()
+        clean.reset()
+        env.step([DRIVE] * 3)
+        clean.step([DRIVE] * 3)
+        env.runner.world.pack(1).data.qvel[1, :] = 1e30  # a blow-up
+        obs, reward, terminated, truncated, info = env.step([DRIVE] * 3)
+        expected = clean.step([DRIVE] * 3)[0]
+        assert terminated[1] is True and info[1]['diverged'] is True and reward[1] == 0.0
+        assert 'diverged' not in info[0] and 'diverged' not in info[2]
+        for slot in (0, 2):
+            np.testing.assert_array_equal(obs[slot]['jetbot']['position'], expected[slot]['jetbot']['position'])
+        assert np.all(np.isfinite(env.runner.world.pack(1).data.qpos[1]))  # put back to rest, not left at NaN
+        obs, *_ = env.step([DRIVE] * 3)
+        assert obs[1] is None and obs[0] is not None
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r.get('outcome') for r in records if r['slot'] == 1] == ['diverged']
+
+
+def test_a_buffer_overflow_is_reported_ends_the_slots_it_hit_and_grows_the_buffers(monkeypatch):
+    from internutopia.core.backend.warp import pack as warp_pack
+    from internutopia.core.backend.warp.buffers import Buffers
+
+    # Room for 2 contacts per world: the Jetbot's wheels and caster on the floor need more.
+    monkeypatch.setattr(warp_pack, 'size_buffers', lambda model: Buffers(nconmax=2, njmax=64))
+    with Env(warp_config([jetbot_cube_task() for _ in range(2)], env_num=2)) as env:
+        env.reset()
+        with pytest.warns(RuntimeWarning, match=r'env\(s\) \[0, 1\] overflowed .*\(nconmax\).*nconmax=2, njmax=64 per world.*doubled'):
+            for _ in range(3):
+                obs, reward, terminated, truncated, info = env.step([DRIVE] * 2)
+                if any(terminated):
+                    break
+        assert terminated == [True, True] and info[0]['diverged'] is True
+        assert env.runner.world.pack(0).buffers.nconmax >= 4
+
+
+def test_a_feature_warp_lacks_fails_at_build_naming_it_and_the_slot():
+    import mujoco
+
+    from internutopia.core.backend.parts import SlotPart
+    from internutopia.core.backend.warp.pack import UnsupportedFeature
+    from internutopia.core.backend.warp.world import WarpWorld
+
+    def parts(slot: int) -> list[SlotPart]:
+        # An actuator computed by a plugin (MuJoCo's PID controller): MuJoCo Warp runs no plugins.
+        spec = mujoco.MjSpec.from_string(
+            '<mujoco><extension><plugin plugin="mujoco.pid"><instance name="pid"><config key="kp" value="10"/></instance>'
+            '</plugin></extension><worldbody><body name="arm"><joint name="hinge"/><geom size=".1"/></body></worldbody>'
+            '<actuator><plugin joint="hinge" plugin="mujoco.pid" instance="pid"/></actuator></mujoco>')
+        return [SlotPart(prefix='arm/', spec=spec)]
+
+    world = WarpWorld(SimConfig(backend='warp', device='cpu'), env_num=2, env_offset_size=1.0)
+    with pytest.raises(UnsupportedFeature, match=r"env 1 cannot run on the warp backend: .* MuJoCo Warp lacks "
+                                                 r"\(Actuator plugins not supported\); run it with SimConfig\(backend='mujoco'\)"):
+        world.place({1: 'pid'}, parts)
+    assert world.pack(0) is None and world.pack(1) is None and not world.packs
+
+
+@pytest.mark.parametrize('device', ['gpu', 'cuda:x', 'CPU'])
+def test_a_bad_device_name_is_refused_naming_the_valid_ones(device):
+    with pytest.raises(ValueError, match=r"device must be 'cpu', 'cuda' or 'cuda:N'"):
+        SimConfig(backend='warp', device=device)
+
+
+def test_a_gpu_this_machine_lacks_is_refused_naming_the_devices_it_has():
+    import warp
+
+    if warp.get_cuda_device_count() >= 8:
+        pytest.skip('this machine has 8 GPUs')
+    with pytest.raises(ValueError, match=r"device='cuda:7': this machine has no such device; Warp sees \['cpu'"):
+        Env(Config(simulator=SimConfig(backend='warp', device='cuda:7'), env_num=1, task_configs=[jetbot_cube_task()],
+                   metrics_save_path='none'))
