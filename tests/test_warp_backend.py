@@ -4,7 +4,7 @@ The same promises as on the MuJoCo backend: resets of any subset of slots, ``Non
 without an episode, one record per episode, a diverged slot ending only its own episode; plus
 the Warp backend's own: state arrays of the documented shapes on the host, buffer overflows
 reported, features MuJoCo Warp lacks refused when a slot is placed. Agreement of trajectories
-with the MuJoCo backend is in ``tests/test_warp_agreement.py``.
+with the MuJoCo backend is in ``tests/test_warp_backend_agreement.py``.
 
 The models are kept to two structures (a Jetbot with a cube, an H1) so Warp compiles its kernels
 for few models: about a minute each the first time on a CPU, seconds once Warp's kernel cache
