@@ -104,7 +104,8 @@ class WarpPack(MujocoPack):
     def _device(self, array: Any) -> np.ndarray:
         """A device array as a host array of the pack's per-slot shape (rotations flattened to 9)."""
         host = array.numpy()
-        return host.reshape(*host.shape[:-2], 9) if host.ndim > 2 and host.shape[-2:] == (3, 3) else host
+        is_matrix = getattr(array.dtype, '_shape_', None) == (3, 3)  # a mat33 per element, not rows of 3-vectors
+        return host.reshape(*host.shape[:-2], 9) if is_matrix else host
 
     def set_slots(self, slots: np.ndarray) -> None:
         self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
