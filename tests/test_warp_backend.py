@@ -237,3 +237,53 @@ def test_cameras_draw_the_same_pixels_as_on_the_mujoco_backend():
         assert abs(float(np.median(warp_frame['depth'][28:32, 38:42])) - expected) < 0.02 * expected + 0.01
         red, green, blue = warp_frame['rgba'][30, 40, :3].astype(int)
         assert red > green + 40 and red > blue + 40
+
+
+def test_the_array_api_steps_the_warp_world(env):
+    pack = env.runner.world.pack(0)
+    before = pack.data.qpos[:, :3].copy()
+    out = env.step_arrays({'jetbot': {'move_by_speed': np.tile([0.4, 0.8], (3, 1))}})
+    assert out.diverged == () and out.active.all()
+    positions = out.obs['jetbot']['position']
+    assert positions.shape == (3, 3) and np.all(np.linalg.norm(positions - before, axis=1) > 0)
+
+
+def test_a_slot_changing_structure_moves_between_warp_packs_and_back():
+    # The H1 and Jetbot-with-cube structures of tests/test_warp_backend_agreement.py: no new compile.
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
+
+    h1 = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(controllers=[move_by_speed_cfg])])
+    tasks = [jetbot_cube_task(), jetbot_cube_task(), h1, jetbot_cube_task()]
+    with Env(warp_config(tasks, env_num=2)) as env:
+        env.reset()
+        jetbots = env.runner.world.pack(0)
+        for _ in range(3):
+            env.step([DRIVE] * 2)
+        slot1 = env.runner.world.slot_state(1)
+        obs, _ = env.reset([0])  # slot 0 takes the H1 episode: a second pack
+        assert 'h1' in obs[0] and env.runner.world.pack(0) is not jetbots and env.runner.world.pack(1) is jetbots
+        for name, value in env.runner.world.slot_state(1).items():
+            np.testing.assert_array_equal(value, slot1[name], err_msg=name)
+        obs, *_ = env.step([{'h1': {'move_by_speed': [0.5, 0.0, 0.0]}}, DRIVE])
+        assert obs[0]['h1']['position'][0] > 0.0 and np.all(np.isfinite(obs[1]['jetbot']['position']))
+        obs, _ = env.reset([0])  # back to a Jetbot: the parked pack is taken up again, from rest
+        assert env.runner.world.pack(0) is jetbots and 'jetbot' in obs[0]
+        np.testing.assert_allclose(obs[0]['jetbot']['position'], [0.0, 0.0, 0.0], atol=0.05)
+
+
+def test_ray_runners_step_warp_worlds():
+    pytest.importorskip('ray')
+    from internutopia.core.config.distribution import RayDistributionCfg
+
+    tasks = [jetbot_cube_task(max_steps=2) for _ in range(4)]
+    # One Ray runner: a second would compile the same kernels at the same time on a cold kernel cache.
+    with Env(warp_config(tasks, env_num=2).distribute(RayDistributionCfg(proc_num=1))) as env:
+        obs, _ = env.reset()
+        finished = 0
+        while not env.finished:
+            obs, _, terminated, _, info = env.step([DRIVE] * env.env_num)
+            finished += sum(1 for slot, done in enumerate(terminated) if done and obs[slot] is not None)
+            ended = [slot for slot, done in enumerate(terminated) if done]
+            if ended:
+                env.reset(ended)
+        assert finished == 4
