@@ -14,6 +14,7 @@ holds them (CI keeps the cache, see ``.ci/run``).
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -147,6 +148,24 @@ def test_a_diverged_slot_ends_its_own_episode_found_on_the_device(tmp_path):
         assert obs[1] is None and obs[0] is not None
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r.get('outcome') for r in records if r['slot'] == 1] == ['diverged']
+
+
+def test_buffers_are_sized_from_the_scene_and_hold_its_contacts(env):
+    import mujoco
+
+    pack = env.runner.world.pack(0)
+    model = pack.model
+    moving_colliders = sum(1 for g in range(model.ngeom) if model.body_weldid[model.geom_bodyid[g]] != 0
+                           and (model.geom_contype[g] or model.geom_conaffinity[g]))
+    assert moving_colliders >= 4 and pack.buffers.nconmax >= 6 * moving_colliders
+    assert pack.wdata.naconmax == pack.buffers.nconmax * 3 and pack.wdata.njmax == pack.buffers.njmax
+    rest = mujoco.MjData(model)
+    mujoco.mj_forward(model, rest)
+    assert pack.buffers.njmax >= 2 * rest.nefc
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)  # an overflow would be reported as one
+        env.step([DRIVE] * 3)
+    assert pack.wdata.nacon.numpy()[0] > 0 and not pack.wdata.overflow.numpy().any()  # contacts, and all fit
 
 
 def test_a_buffer_overflow_is_reported_ends_the_slots_it_hit_and_grows_the_buffers(monkeypatch):

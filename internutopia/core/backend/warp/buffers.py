@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-__all__ = ['BUFFER_OVERFLOWS', 'Buffers', 'overflow_names', 'size_buffers']
+__all__ = ['BUFFER_OVERFLOWS', 'Buffers', 'buffer_overflow_mask', 'overflow_names', 'size_buffers']
 
 #: Overflow bits of MuJoCo Warp's ``OverflowType`` that mean a buffer was too small (the
 #: solver's iteration limits, bits 9 and 10, are not overflows of a buffer), with the buffer each names.
