@@ -306,3 +306,13 @@ def test_ray_runners_step_warp_worlds():
             if ended:
                 env.reset(ended)
         assert finished == 4
+
+
+def test_without_the_extra_the_error_names_what_to_install(monkeypatch):
+    import sys
+
+    from internutopia.core.backend.warp.engine import load_engine
+
+    monkeypatch.setitem(sys.modules, 'mujoco_warp', None)  # as if it were not installed
+    with pytest.raises(RuntimeError, match=r"backend='warp'\) needs MuJoCo Warp.*pip install 'internutopia\[warp\]'"):
+        load_engine()
