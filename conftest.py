@@ -19,6 +19,7 @@ _OPTIONAL = {
             'internutopia/bench/distributed.py', 'internutopia/core/distribution/extensions.py'],
     'stable_baselines3': ['internutopia/core/gym_vector/sb3.py', 'examples/train_ppo.py'],
     'imageio': ['internutopia/core/util/video.py'],
+    'mujoco_warp': ['internutopia/core/backend/warp'],
 }
 for _module, _paths in _OPTIONAL.items():
     if importlib.util.find_spec(_module) is None:

@@ -1,6 +1,7 @@
 """The user's vec-env example (two H1s following a path), bounded, checking that both arrive.
 
-Run: ``MUJOCO_GL=egl python examples/h1_vec_env.py`` (add ``--robot g1`` for the walking G1).
+Run: ``MUJOCO_GL=egl python examples/h1_vec_env.py`` (add ``--robot g1`` for the walking G1,
+``--backend warp`` for MuJoCo Warp on a GPU or, with ``--device cpu``, on Warp's CPU device).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from internutopia_extension import import_extensions
 GOAL = np.array([3.0, 4.0])
 
 
-def build_config(robot: str, env_num: int) -> Config:
+def build_config(robot: str, env_num: int, backend: str = 'mujoco', device: str | None = None) -> Config:
     """The user's scenario: ``env_num`` slots, each an empty scene with one humanoid."""
     if robot == 'g1':
         from internutopia_extension.configs.robots.g1 import G1RobotCfg as RobotCfg
@@ -34,7 +35,8 @@ def build_config(robot: str, env_num: int) -> Config:
     robot_cfg = RobotCfg(position=position, controllers=[move_by_speed_cfg, move_along_path_cfg, rotate_cfg])
     task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', scene_scale=(0.01, 0.01, 0.01),
                                   robots=[robot_cfg])
-    return Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, use_fabric=False, headless=not has_display()),
+    return Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, use_fabric=False, headless=not has_display(),
+                                      backend=backend, device=device),
                   env_num=env_num, env_offset_size=10, task_configs=[task] * env_num)
 
 
@@ -43,12 +45,14 @@ def main() -> None:
     parser.add_argument('--robot', choices=['h1', 'g1'], default='h1')
     parser.add_argument('--env-num', type=int, default=2)
     parser.add_argument('--max-steps', type=int, default=8000)
+    parser.add_argument('--backend', choices=['mujoco', 'warp'], default='mujoco', help='physics backend (warp: the warp extra)')
+    parser.add_argument('--device', default=None, help='device of the warp backend: cpu or cuda:N (default: a GPU if any)')
     args = parser.parse_args()
     tolerance = 0.2 if args.robot == 'h1' else 0.3
 
     import_extensions()
     started = time.perf_counter()
-    env = Env(build_config(args.robot, args.env_num))
+    env = Env(build_config(args.robot, args.env_num, args.backend, args.device))
     obs, _ = env.reset()
     print(f'first observation after {time.perf_counter() - started:.2f} s')
     name = args.robot

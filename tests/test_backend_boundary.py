@@ -30,7 +30,7 @@ REPORTED = ['internutopia_extension/robots', 'internutopia_extension/objects', '
 ENGINES = {'mujoco', 'mujoco_warp', 'warp'}
 #: Modules of one backend in particular (backend-neutral code imports ``internutopia.core.backend`` and
 #: its ``interface``, ``model``, ``state`` and ``parts`` modules only).
-BACKEND_PRIVATE = ('internutopia.core.backend.mujoco',)
+BACKEND_PRIVATE = ('internutopia.core.backend.mujoco', 'internutopia.core.backend.warp')
 #: Attributes of a pack that are its engine's own objects.
 ENGINE_OBJECTS = {'model', 'mjdata', 'batch'}
 #: Names a pack goes by in this code (``world`` in ``bind``, ``group.world``, ``pack``).

@@ -107,10 +107,10 @@ def test_a_failing_extension_names_itself(tmp_path):
 
 def test_backend_is_chosen_by_name_and_unknown_names_are_rejected():
     assert 'mujoco' in backend_names() and SimConfig().backend == 'mujoco'
-    with pytest.raises(ValueError, match=r"unknown physics backend 'warp'; registered backends: \['mujoco'"):
-        SimConfig(backend='warp')
-    with pytest.raises(ValueError, match=r"unknown physics backend 'warp'; registered backends"):
-        get_backend('warp')
+    with pytest.raises(ValueError, match=r"unknown physics backend 'bullet'; registered backends: \['mujoco', 'warp'"):
+        SimConfig(backend='bullet')
+    with pytest.raises(ValueError, match=r"unknown physics backend 'bullet'; registered backends"):
+        get_backend('bullet')
 
 
 def test_a_registered_backend_builds_the_world(make_config, monkeypatch):

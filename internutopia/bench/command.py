@@ -23,7 +23,7 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         user_config: str | None = None, log: Callable[[str], Any] = print, repeat: int = 1, chunk: int = 20,
         camera_steps: int | None = None, render_robots: list[str] | None = None,
         render_cameras: list[str] | None = None, render_steps: int = 24,
-        render_threads: int | None = None) -> dict[str, Any]:
+        render_threads: int | None = None, backend: str | None = None, device: str | None = None) -> dict[str, Any]:
     """Measure every case; return the figures (what ``--json`` prints).
 
     Args:
@@ -43,6 +43,7 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         render_cameras: camera settings of the camera rows (keys of ``cameras.SETTINGS``).
         render_steps: timed steps per camera case (fewer when many slots render).
         render_threads: ours' ``rendering_threads`` in the camera rows (``None``: the default).
+        backend, device: the physics backend and device of ours' rows (``None``: the cases' own, MuJoCo).
     """
     rows, resets = [], []
     names = ['config'] if user_config else robots
@@ -75,7 +76,8 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
                     # Rows with cameras are bound by rendering (ours/limit near 0): one run says it.
                     case_repeat = repeat if camera == 'off' else 1
                     for index in range(case_repeat):
-                        result = measure_ours(robot, env_num, camera, api, case_steps, chunk, user_config, with_resets)
+                        result = measure_ours(robot, env_num, camera, api, case_steps, chunk, user_config, with_resets,
+                                              backend, device)
                         runs.append(result)
                         if case_repeat > 1:
                             log(f'{label} {api} run {index + 1}/{case_repeat}: ours/limit {result["ratio"]:.3f} '
@@ -143,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="ours' SimConfig.rendering_threads in the camera rows (default: one per core)")
     parser.add_argument('--no-render', action='store_true', help='skip the camera rows')
     parser.add_argument('--config', help='benchmark this YAML config instead of the built-in cases (no actions)')
+    parser.add_argument('--backend', choices=['mujoco', 'warp'], default=None,
+                        help="physics backend of ours' rows (default: mujoco); warp rows are timed against raw mujoco_warp stepping")
+    parser.add_argument('--device', default=None, help="device of --backend warp: cpu or cuda:N (default: the first GPU, else cpu)")
     parser.add_argument('--markdown', action='store_true', help="print the rows as docs/performance.md's table")
     parser.add_argument('--json', action='store_true', help='print all figures as one JSON object on the last line')
     return parser
@@ -177,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     figures = run(args.robots, args.env_nums, args.cameras, args.api, args.steps, not args.no_async, args.config,
                   log=lambda text: print(text, flush=True), repeat=args.repeat, chunk=args.chunk,
                   camera_steps=args.camera_steps, render_robots=[] if args.no_render or args.config else args.render_robots,
-                  render_cameras=args.render_cameras, render_steps=args.render_steps, render_threads=args.render_threads)
+                  render_cameras=args.render_cameras, render_steps=args.render_steps, render_threads=args.render_threads,
+                  backend=args.backend, device=args.device)
     print(f'machine: {figures["machine"]}, load at end {figures["load_at_end"]}')
     if args.markdown:
         if figures['rows']:

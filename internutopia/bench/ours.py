@@ -27,7 +27,7 @@ WARM_PAIRS = 2
 
 
 def _measure(case_name: str, env_num: int, cameras: str, api: str, steps: int, chunk: int,
-             user_config: str | None, with_resets: bool) -> dict[str, Any]:
+             user_config: str | None, with_resets: bool, backend: str | None = None, device: str | None = None) -> dict[str, Any]:
     from internutopia.core.vec_env import Env
     from internutopia.limit import PhysicsLimit
     from internutopia_extension import import_extensions
@@ -36,6 +36,8 @@ def _measure(case_name: str, env_num: int, cameras: str, api: str, steps: int, c
     started = time.perf_counter()
     import_extensions()
     config = case.config(env_num, cameras)
+    if backend is not None:  # --backend: the case's own config, on another physics backend
+        config.simulator = config.simulator.model_copy(update={'backend': backend, 'device': device})
     import_s = time.perf_counter() - started
     started = time.perf_counter()
     env = Env(config)
@@ -54,7 +56,12 @@ def _measure(case_name: str, env_num: int, cameras: str, api: str, steps: int, c
     for _ in range(max(10, steps // 10)):
         step()
     memory_mb = peak_memory_mb()  # before the limit's batches exist in this process
-    limit = PhysicsLimit(env.runner.world)
+    if backend == 'warp':  # its limit: raw mujoco_warp stepping of the same models
+        from internutopia.core.backend.warp.limit import WarpLimit
+
+        limit: Any = WarpLimit(env.runner.world)
+    else:
+        limit = PhysicsLimit(env.runner.world)
     chunk = max(1, min(chunk, steps))
     time_pairs(step, limit, WARM_PAIRS, chunk)
     ours, theirs, clean = time_pairs(step, limit, max(1, steps // chunk), chunk)
@@ -119,7 +126,8 @@ def peak_memory_mb() -> float:
 
 
 def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, chunk: int,
-                 user_config: str | None = None, with_resets: bool = False) -> dict[str, Any]:
+                 user_config: str | None = None, with_resets: bool = False, backend: str | None = None,
+                 device: str | None = None) -> dict[str, Any]:
     """Measure one run of a case in a fresh process.
 
     Args:
@@ -131,11 +139,12 @@ def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, ch
         chunk: steps per timed chunk.
         user_config: a YAML config to run instead of a registered case.
         with_resets: also measure the cost of resetting one slot.
+        backend, device: run the case on this physics backend and device (``None``: the case's own).
 
     Returns:
         the figures of :func:`~internutopia.bench.paired.summarize` (median pair ratio, its
         quartiles, each side's median seconds per step), the pair ratios, ``startup_s``,
         ``peak_memory_mb`` and, with ``with_resets``, the reset costs.
     """
-    return run_in_fresh_process(_measure, case, env_num, cameras, api, steps, chunk, user_config, with_resets,
+    return run_in_fresh_process(_measure, case, env_num, cameras, api, steps, chunk, user_config, with_resets, backend, device,
                                 what=f'benchmark case {case} x{env_num} cameras {cameras} {api}')

@@ -6,7 +6,7 @@ from slot parts, step, read and write state by slot) and whose render functions 
 controllers, sensors, tasks, metrics and rewards see a world's packs only through
 :mod:`internutopia.core.backend.interface` (state arrays, model lookups, a few computations):
 nothing outside this package imports an engine. The embedded MuJoCo backend is registered as
-``'mujoco'``; another engine registers its own record with :func:`register_backend` (from an
+``'mujoco'``, MuJoCo Warp (GPU, or Warp's CPU device; the ``warp`` extra) as ``'warp'``; another engine registers its own record with :func:`register_backend` (from an
 extension's entry point, see :mod:`internutopia.core.plugins`) and is picked with
 ``SimConfig(backend=name)``, without touching the env, tasks or extensions. What a backend
 implements is in ``docs/backend.md``.
@@ -16,7 +16,7 @@ implements is in ``docs/backend.md``.
 >>> get_backend('bullet')
 Traceback (most recent call last):
 ...
-ValueError: unknown physics backend 'bullet'; registered backends: ['mujoco']
+ValueError: unknown physics backend 'bullet'; registered backends: ['mujoco', 'warp']
 """
 
 from internutopia.core.backend.interface import ModelLookup, Pack, World

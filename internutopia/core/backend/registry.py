@@ -81,7 +81,20 @@ def _mujoco() -> Backend:
     return Backend('mujoco', MujocoWorld, render.render_overview, render.release, passive_viewer)
 
 
+def _warp() -> Backend:
+    # MuJoCo Warp (the ``warp`` extra) is imported when the first world is built: the name is
+    # known everywhere, and a machine without the extra gets an error naming it then.
+    from internutopia.core.backend.warp.engine import load_engine
+
+    load_engine()  # a clear error naming the extra where it is missing
+    from internutopia.core.backend.mujoco import render
+    from internutopia.core.backend.warp.world import WarpWorld
+
+    return Backend('warp', WarpWorld, render.render_overview, render.release, None)
+
+
 register_backend('mujoco', _mujoco)
+register_backend('warp', _warp)
 
 
 __all__ = ['Backend', 'backend_names', 'get_backend', 'register_backend']

@@ -4,6 +4,7 @@ InternUtopia's :class:`Simulator` enum."""
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -62,6 +63,10 @@ class SimConfig(BaseCfg):
     ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
     physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
     number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
+
+    ``device`` is where a device backend steps (``backend='warp'``): ``'cpu'``, ``'cuda'`` or
+    ``'cuda:N'``; ``None`` picks the first GPU, else the CPU. The MuJoCo backend runs on the CPU
+    and ignores it.
     """
 
     physics_dt: float = 1 / 60
@@ -72,6 +77,7 @@ class SimConfig(BaseCfg):
     native: bool = False
     webrtc: bool = False
     backend: str = 'mujoco'
+    device: str | None = None
     rendering_lod: bool = True
     rendering_threads: int | None = None
     _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
@@ -88,6 +94,13 @@ class SimConfig(BaseCfg):
             load_extensions()  # an extension may register it
         if value not in _BACKEND_NAMES:
             raise ValueError(f'unknown physics backend {value!r}; registered backends: {sorted(_BACKEND_NAMES)}')
+        return value
+
+    @field_validator('device')
+    @classmethod
+    def _device_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r'cpu|cuda(:\d+)?', value):
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N' (a GPU's index), or None; got {value!r}")
         return value
 
     @field_validator('rendering_interval')

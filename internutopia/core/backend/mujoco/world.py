@@ -347,6 +347,11 @@ class MujocoWorld:
         spec.add_sensor(name=f'{prefix}static_contacts', reftype=mujoco.mjtObj.mjOBJ_BODY, refname='world',
                         intprm=[data_found, 0, CONTACT_SLOTS], **common)
 
+    def _new_pack(self, key: str, model: mujoco.MjModel, slot: int) -> Pack:
+        """A pack for structure ``key`` compiled as ``model`` (``slot``: the first slot to hold it,
+        for error messages; a backend built on this world makes its own kind of pack here)."""
+        return Pack(key, model, self.env_num, self.threads)
+
     def _unpark_beyond(self, budget: float) -> None:
         """Free the batches of the least recently parked packs until the rest fit ``budget`` bytes;
         their compiled models stay cached for the next episode of their structure."""
@@ -402,10 +407,10 @@ class MujocoWorld:
                 self.packs[key] = parked
                 continue
             model = self._models.pop(key, None)
+            slot = next(s for s, k in enumerate(new_keys) if k == key)
             if model is None:
-                slot = next(s for s, k in enumerate(new_keys) if k == key)
                 model = self.compile_slot(parts_of(slot))
-            self.packs[key] = Pack(key, model, self.env_num, self.threads)
+            self.packs[key] = self._new_pack(key, model, slot)
         if self.compile_count != compiled:
             _return_freed_memory()  # the specs and compile buffers are gone by now
         for slot, key in assignments.items():

