@@ -445,3 +445,30 @@ def test_isaac_articulation_calls_extensions_reach_through_articulation():
         assert np.all(wheels > 0.5)
         other = env.runner.current_tasks[env.runner.env_id_to_task_name_map[1]].robots['jetbot']
         assert np.all(np.abs(other.articulation.get_joint_velocities()) < 0.05)  # the other slot is untouched (settling only)
+
+
+class SelfCountingTaskCfg(TaskCfg):
+    type: str = 'SelfCountingTask'
+    length: int = 6
+
+
+@BaseTask.register('SelfCountingTask')
+class SelfCountingTask(BaseTask):
+    """Counts steps in is_done on top of pre_step's count, as InternManip's manipulation task does."""
+
+    def is_done(self):
+        self.steps = self.steps + 1
+        return self.steps > self.config.length
+
+
+def test_a_task_that_counts_steps_itself_counts_on_top_of_pre_step():
+    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.0), controllers=[WHEELS])
+    with Env(config([SelfCountingTaskCfg(robots=[robot])], env_num=1)) as env:
+        env.reset()
+        ended = None
+        for step in range(1, 10):
+            _, _, terminated, _, _ = env.step([None])
+            if terminated[0]:
+                ended = step
+                break
+    assert ended == 4  # InternUtopia counts one a step in pre_step, the task one more: 2 * 4 > 6

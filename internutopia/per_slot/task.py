@@ -139,7 +139,8 @@ class SlotTask:
         """The env updates the metrics every step; nothing to do."""
 
     def pre_step(self, time_step_index: int, simulation_time: float) -> None:
-        """Count a step (the env keeps ``steps`` itself for its tasks)."""
+        """Called once every env step, after the physics step and before the step's observations
+        and ``is_done()``: counts ``steps`` (the episode's steps so far, as InternUtopia counts them)."""
         self.steps += 1
 
     def post_reset(self) -> None:
@@ -202,7 +203,9 @@ class SlotTaskAdapter(BaseTask):
         steps = self.view.steps
         for index, slot in enumerate(np.asarray(slots).tolist()):
             instance = self.instances[slot]
-            instance.steps = int(steps[slot])
+            # InternUtopia's world calls each task's pre_step once a step (it counts ``steps``; a
+            # task may count more itself, as InternManip's does in is_done).
+            instance.pre_step(int(steps[slot]), float(steps[slot]) * self.view.physics_dt)
             # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
             # get_observations); the observations are kept for the step's obs and metrics.
             self.observation(slot)
