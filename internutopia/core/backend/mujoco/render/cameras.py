@@ -26,7 +26,13 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, warm_kernels
+from internutopia.core.backend.mujoco.render.context import (
+    RenderContext,
+    depth_from_buffer,
+    opaque_copy,
+    scene_index_image,
+    warm_kernels,
+)
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
 from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
 
@@ -55,6 +61,10 @@ class FrameRequest:
     (a frame with no ``rgb`` is drawn without colour work). ``near``/``far`` clip the view (m).
     ``mount``, when given, is ``(position (3,), wxyz quaternion (4,))`` of the camera relative to
     its body, replacing the model's for this frame (a camera moved in one slot).
+    ``segmentation`` (``(H, W)`` int32) receives the model geom id drawn at each pixel (-1: none):
+    an id-coloured pass of the frame's scene (with no ``rgb``, that pass gives the depth too, so
+    such a frame is drawn once). With ``project_geoms``, ``geom_boxes`` is set to every geom's
+    projected bounding box (see :func:`project_geom_boxes`).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
     """
 
@@ -67,6 +77,35 @@ class FrameRequest:
     position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     xmat: np.ndarray = field(default_factory=lambda: np.zeros(9))
     mount: tuple[np.ndarray, np.ndarray] | None = None
+    segmentation: np.ndarray | None = None
+    project_geoms: bool = False
+    geom_boxes: np.ndarray | None = None
+
+
+def project_geom_boxes(model: mujoco.MjModel, data: mujoco.MjData, position: np.ndarray, xmat: np.ndarray,
+                       fovy_deg: float, width: int, height: int, near: float) -> np.ndarray:
+    """Each geom's image-space bounding box ``(ngeom, 5)``: ``u_min, v_min, u_max, v_max`` (pixel
+    units, ``u`` right and ``v`` down from the top-left corner; pixel ``(i, j)`` covers
+    ``[i, i + 1) x [j, j + 1)``) of the 8 corners of its oriented bounding box (``geom_aabb``)
+    in ``data``'s pose, seen by a pinhole camera at ``position``/``xmat`` (looking along -z, +y up)
+    with vertical field of view ``fovy_deg``; column 4 is 1 where a corner lies behind ``near``
+    (the box is then not a projection). Vectorized over geoms."""
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+    aabb = model.geom_aabb.reshape(-1, 6)
+    local = aabb[:, None, :3] + signs[None] * aabb[:, None, 3:]  # (ngeom, 8, 3) in each geom's frame
+    rotations = data.geom_xmat.reshape(-1, 3, 3)
+    world = np.einsum('gij,gkj->gki', rotations, local) + data.geom_xpos[:, None, :]
+    camera = (world - position) @ xmat.reshape(3, 3)  # camera frame: x right, y up, -z ahead
+    ahead = -camera[..., 2]
+    focal = (height / 2) / math.tan(math.radians(fovy_deg) / 2)
+    safe = np.maximum(ahead, 1e-9)
+    u = width / 2 + focal * camera[..., 0] / safe
+    v = height / 2 - focal * camera[..., 1] / safe
+    out = np.empty((model.ngeom, 5))
+    out[:, 0], out[:, 1] = u.min(axis=1), v.min(axis=1)
+    out[:, 2], out[:, 3] = u.max(axis=1), v.max(axis=1)
+    out[:, 4] = (ahead < near).any(axis=1)
+    return out
 
 
 def batch_capacity(frames: int, width: int, height: int) -> int:
@@ -84,6 +123,8 @@ class _Worker:
         width, height = owner.frame_size
         self.context = RenderContext(owner.render_model, width, height, owner.samples)
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
+        #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
+        self.id_buffers: FrameBuffers | None = None
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -91,11 +132,20 @@ class _Worker:
         self.depth = np.empty((height, width), dtype=np.float32)
         self.rect = mujoco.MjrRect(0, 0, width, height)
 
+    def _shared_ids(self, request: FrameRequest) -> bool:
+        """Whether ``request``'s ids come from its one pass (no colour wanted, and single-sample
+        buffers: resolving multisampled ids would blend them)."""
+        return request.rgb is None and self.buffers.samples == 0
+
     def render(self, requests: list[FrameRequest]) -> None:
         width, height = self.owner.frame_size
         capacity = batch_capacity(len(requests), width, height)
         self.context.make_current()
         self.buffers.grow(capacity)
+        if any(r.segmentation is not None and not self._shared_ids(r) for r in requests):
+            if self.id_buffers is None:
+                self.id_buffers = FrameBuffers(self.context.mjr, width, height, capacity, samples=0)
+            self.id_buffers.grow(capacity)
         try:
             for start in range(0, len(requests), capacity):
                 self._round(requests[start:start + capacity])
@@ -108,6 +158,7 @@ class _Worker:
         aspect = width / height
         culling = owner.culling
         pack = owner.pack
+        scene_geoms: list[np.ndarray | None] = []
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
@@ -119,20 +170,44 @@ class _Worker:
             groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
             context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
             context.set_clip(request.near, request.far)
+            ids = request.segmentation is not None
+            shared = ids and self._shared_ids(request)
             buffers.bind(index)
-            context.draw(self.rect, single_pass=True, flat=request.rgb is None)
+            # A frame with no colour and ids: the id-coloured pass gives the depth as well.
+            context.draw(self.rect, single_pass=True, flat=request.rgb is None, ids=shared)
+            if ids and not shared:
+                assert self.id_buffers is not None
+                self.id_buffers.bind(index)  # the same scene again, for the ids
+                context.draw(self.rect, ids=True)
+            scene_geoms.append(context.scene_geoms() if ids else None)
+            if request.project_geoms:
+                request.geom_boxes = project_geom_boxes(pack.model, data, request.position, request.xmat,
+                                                        float(pack.model.cam_fovy[cam]), width, height, request.near)
             if index % FLUSH_EVERY == FLUSH_EVERY - 1:
                 buffers.flush()
         for index, request in enumerate(requests):
-            buffers.read(index, self.rgba if request.rgb is not None else None, self.depth if request.depth is not None else None)
-            if request.rgb is not None:
+            ids = request.segmentation is not None
+            shared = ids and self._shared_ids(request)
+            colour = request.rgb is not None
+            buffers.read(index, self.rgba if colour or shared else None, self.depth if request.depth is not None else None)
+            if colour:
                 opaque_copy(self.rgba[::-1], request.rgb)
+            if ids:
+                if not shared:
+                    assert self.id_buffers is not None
+                    self.id_buffers.read(index, self.rgba, None)
+                geoms = scene_geoms[index]
+                assert geoms is not None and request.segmentation is not None
+                # Scene index -> model geom id; index -1 (nothing drawn) -> the appended -1.
+                np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
 
     def free(self) -> None:
         self.context.make_current()
         self.buffers.free()
+        if self.id_buffers is not None:
+            self.id_buffers.free()
         self.context.free()
 
 
@@ -268,4 +343,4 @@ class CameraRenderer:
                 thread.stop()
 
 
-__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']
+__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads', 'project_geom_boxes']

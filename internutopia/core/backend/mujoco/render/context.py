@@ -17,6 +17,8 @@ from internutopia.core.util.jit import Kernel
 _FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
 _FLAG_SHADOW = int(mujoco.mjtRndFlag.mjRND_SHADOW)
 _FLAG_SEGMENT = int(mujoco.mjtRndFlag.mjRND_SEGMENT)
+_FLAG_IDCOLOR = int(mujoco.mjtRndFlag.mjRND_IDCOLOR)
+_FLAG_SKYBOX = int(mujoco.mjtRndFlag.mjRND_SKYBOX)
 _GL_RGBA = 0x1908
 #: A uint32 pixel with only the alpha byte set (whatever the byte order).
 ALPHA_MASK = np.frombuffer(bytes([0, 0, 0, 255]), dtype=np.uint32)[0]
@@ -119,24 +121,34 @@ class RenderContext:
             glcam.frustum_near = near
             glcam.frustum_far = far
 
-    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False) -> None:
+    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False, ids: bool = False) -> None:
         """Rasterize the scene into ``rect`` of the buffer.
 
         ``single_pass`` skips MuJoCo's extra passes (mirror reflections and shadow maps), so the
         scene is rasterized once; ``flat`` draws constant colours with no lighting or textures
-        (for frames whose colour nobody reads).
+        (for frames whose colour nobody reads); ``ids`` draws each geom in a colour that encodes
+        its index in the scene plus one, and nothing (0) where no geom is (see :func:`scene_index_image`).
         """
         flags = self.scene.flags
-        saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT])
-        if single_pass or flat:
+        saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR], flags[_FLAG_SKYBOX])
+        if single_pass or flat or ids:
             flags[_FLAG_REFLECTION] = flags[_FLAG_SHADOW] = 0
-        if flat:
+        if flat or ids:
             flags[_FLAG_SEGMENT] = 1
+        if ids:
+            flags[_FLAG_IDCOLOR] = 1
+            flags[_FLAG_SKYBOX] = 0
         try:
             mujoco.mjr_render(rect, self.scene, self.mjr)
         finally:
-            flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT] = saved
+            (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR],
+             flags[_FLAG_SKYBOX]) = saved
         self.passes += 1
+
+    def scene_geoms(self) -> np.ndarray:
+        """Model geom id of each geom in the scene now (``int32 (ngeom,)``; -1 for decor that is not a model geom)."""
+        geom = int(mujoco.mjtObj.mjOBJ_GEOM)
+        return np.array([g.objid if g.objtype == geom else -1 for g in self.scene.geoms[:self.scene.ngeom]], dtype=np.int32)
 
     def read(self, rect: mujoco.MjrRect, rgba: np.ndarray | None, depth: np.ndarray | None) -> None:
         """Read ``rect`` of the buffer, bottom row first as OpenGL stores it: RGBA into ``rgba``
@@ -225,6 +237,13 @@ def depth_from_buffer(raw: np.ndarray, near: float, far: float, out: np.ndarray)
         metric_depth(raw[::-1], near, far, out=out)
 
 
+def scene_index_image(rgba: np.ndarray) -> np.ndarray:
+    """Scene geom index ``int32 (H, W)`` of each pixel of an id-coloured frame (``draw(ids=True)``;
+    ``rgba`` is ``(H, W, 4)`` uint8, C-contiguous), ``-1`` where nothing was drawn."""
+    pixels = rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF)  # bytes r, g, b, a: r is the low byte
+    return pixels.astype(np.int32) - 1
+
+
 def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
     """Copy an RGBA image ``source`` (rows in any order, e.g. a flipped view) into ``target``
     (``(H, W, 4)`` uint8, alpha set to 255, or ``(H, W, 3)``, alpha dropped)."""
@@ -239,4 +258,4 @@ def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
         target[..., 3] = 255
 
 
-__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'warm_kernels']
+__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'scene_index_image', 'warm_kernels']

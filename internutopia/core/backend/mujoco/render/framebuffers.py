@@ -39,10 +39,11 @@ class FrameBuffers:
     """``count`` framebuffers of ``width`` x ``height`` pixels for the ``MjrContext`` ``mjr``,
     whose GL context must be current on the calling thread for every method."""
 
-    def __init__(self, mjr: mujoco.MjrContext, width: int, height: int, count: int) -> None:
+    def __init__(self, mjr: mujoco.MjrContext, width: int, height: int, count: int, samples: int | None = None) -> None:
         self.mjr = mjr
         self.size = (int(width), int(height))
-        self.samples = int(mjr.offSamples)
+        #: Multisampling of the frames: the context's unless given (id-coloured frames take none).
+        self.samples = int(mjr.offSamples if samples is None else samples)
         self.color_format = _renderbuffer_format(mjr.offColor)
         self.depth_format = _renderbuffer_format(mjr.offDepthStencil)
         self._framebuffers: list[int] = []

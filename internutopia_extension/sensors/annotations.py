@@ -1,0 +1,167 @@
+"""A camera's annotations, batched over slots: segmentation images, tight 2D boxes, landmarks,
+and the Isaac Sim ``camera_params`` keys.
+
+Everything here works on whole images of all the slots read at once (numpy, no per-pixel
+Python). Layouts follow Isaac Sim's Replicator annotators, which InternUtopia's ``RepCamera``
+returns: ``bounding_box_2d_tight`` is ``{'data': structured array, 'info': {'idToLabels',
+'bboxIds', 'primPaths'}}`` with one row per visible labelled instance (fields of
+:data:`BOX_DTYPE`), and ``landmarks`` the labels in view. See ``docs/perception.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.backend.mujoco.render.semantics import SemanticTable
+
+#: One row of ``bounding_box_2d_tight``: semantic id, inclusive pixel bounds, occlusion ratio (Isaac's layout).
+BOX_DTYPE = np.dtype([('semanticId', '<u4'), ('x_min', '<i4'), ('y_min', '<i4'), ('x_max', '<i4'), ('y_max', '<i4'),
+                      ('occlusionRatio', '<f4')])
+#: Horizontal aperture (mm) the Isaac ``camera_params`` report (Isaac Sim's default camera's).
+HORIZONTAL_APERTURE_MM = 20.955
+#: OpenGL camera (x right, y up, looking along -z) to the ROS/OpenCV camera (x right, y down, along +z).
+GL_TO_CV = np.diag([1.0, -1.0, -1.0, 1.0])
+
+
+def visible_boxes(instances: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tight boxes of the instances in a stack of instance images.
+
+    ``instances`` is ``int (N, H, W)`` (0: no instance), ``count`` is one more than the largest
+    instance id. Returns ``(frame_and_instance (M, 2), bounds (M, 4) [x_min, y_min, x_max, y_max]
+    inclusive, pixels (M,))`` for each (frame, instance) that has at least one pixel, sorted by
+    frame then instance. One sort of the labelled pixels, then ``reduceat`` per run.
+    """
+    frames, height, width = instances.shape
+    flat = instances.reshape(-1)
+    where = np.flatnonzero(flat)
+    if not len(where):
+        return np.zeros((0, 2), np.int64), np.zeros((0, 4), np.int64), np.zeros(0, np.int64)
+    keys = (where // (height * width)) * count + flat[where]
+    order = np.argsort(keys, kind='stable')
+    keys, where = keys[order], where[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    within = where % (height * width)
+    rows, cols = within // width, within % width
+    bounds = np.stack([np.minimum.reduceat(cols, starts), np.minimum.reduceat(rows, starts),
+                       np.maximum.reduceat(cols, starts), np.maximum.reduceat(rows, starts)], axis=1)
+    pixels = np.diff(np.r_[starts, len(keys)])
+    owners = np.stack([keys[starts] // count, keys[starts] % count], axis=1)
+    return owners, bounds, pixels
+
+
+def projected_bounds(table: SemanticTable, geom_boxes: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance of ``table``: the pixel bounds ``(K, 4)`` (inclusive, clipped to the image) of
+    its geoms' projected bounding boxes (``geom_boxes`` from
+    :func:`~internutopia.core.backend.mujoco.render.cameras.project_geom_boxes`: pixels whose centres
+    they cover), and whether any of its geoms reaches behind the camera ``(K,)``."""
+    count = len(table.instance_names)
+    owner = table.geom_instance[1:]
+    lows = np.full((count, 2), np.inf)
+    highs = np.full((count, 2), -np.inf)
+    behind = np.zeros(count, dtype=bool)
+    np.minimum.at(lows, owner, geom_boxes[:, 0:2])
+    np.maximum.at(highs, owner, geom_boxes[:, 2:4])
+    np.logical_or.at(behind, owner, geom_boxes[:, 4] > 0)
+    low = np.ceil(lows - 0.5)  # first pixel whose centre is inside
+    high = np.floor(highs - 0.5)
+    limits = np.array([width - 1, height - 1], dtype=float)
+    bounds = np.concatenate([np.clip(low, 0, limits), np.clip(high, 0, limits)], axis=1)
+    return bounds, behind
+
+
+def tight_boxes(instances: np.ndarray, tables: list[SemanticTable], geom_boxes: list[np.ndarray | None]
+                ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
+    """``bounding_box_2d_tight`` data and info of each frame of ``instances`` (``int (N, H, W)``),
+    frame ``i`` labelled by ``tables[i]``.
+
+    A box bounds the visible pixels of one labelled instance; an instance with no visible pixel
+    has no box; a thing cut by the image edge is boxed within the image. ``occlusionRatio`` is
+    ``1 - visible box area / projected box area``: the projected box bounds the instance's geoms'
+    bounding boxes projected into the image and clipped to it (so the image edge does not count
+    as occlusion), 0 for an instance reaching behind the camera (no projection) or without
+    ``geom_boxes``.
+    """
+    frames, height, width = instances.shape
+    count = max(len(t.instance_names) for t in tables)
+    owners, bounds, _ = visible_boxes(instances, count)
+    data, info = [], []
+    for frame in range(frames):
+        table = tables[frame]
+        mine = owners[:, 0] == frame
+        ids, box = owners[mine, 1], bounds[mine]
+        rows = np.zeros(len(ids), dtype=BOX_DTYPE)
+        rows['semanticId'] = table.instance_semantic[ids]
+        rows['x_min'], rows['y_min'], rows['x_max'], rows['y_max'] = box.T
+        projected = geom_boxes[frame]
+        if projected is not None and len(ids):
+            full, behind = projected_bounds(table, projected, width, height)
+            area = np.prod(box[:, 2:] - box[:, :2] + 1, axis=1)
+            whole = np.prod(np.maximum(full[ids, 2:] - full[ids, :2] + 1, 1), axis=1)
+            ratio = np.clip(1.0 - area / np.maximum(whole, area), 0.0, 1.0)
+            rows['occlusionRatio'] = np.where(behind[ids], 0.0, ratio)
+        data.append(rows)
+        info.append({'idToLabels': table.id_to_labels(), 'bboxIds': ids.astype(np.int32),
+                     'primPaths': [table.instance_names[i] for i in ids.tolist()]})
+    return data, info
+
+
+def landmarks(boxes: np.ndarray, id_to_labels: dict[str, dict[str, str]]) -> list[str]:
+    """The labels in view (one per semantic id with a box, in id order): InternUtopia's ``landmarks``."""
+    return [id_to_labels[str(i)]['class'] for i in np.unique(boxes['semanticId']).tolist()]
+
+
+def isaac_camera_params(width: int, height: int, fovy_deg: float, near: float, far: float,
+                        positions: np.ndarray, rotations: np.ndarray) -> dict[str, Any]:
+    """The keys of Isaac Sim's ``camera_params`` annotator for ``N`` frames of one camera.
+
+    ``positions`` ``(N, 3)`` and ``rotations`` ``(N, 3, 3)`` are the camera poses (env-local; the
+    camera looks along its -z with +y up). Matrices are flattened row-major in USD's row-vector
+    convention, as Isaac gives them: ``cameraViewTransform.reshape(4, 4).T`` maps env-local points
+    to the camera frame; the focal length and aperture are in millimetres (Isaac's default
+    horizontal aperture), so that ``width * cameraFocalLength / cameraAperture[0]`` is the focal
+    length in pixels. Values are ``(N, ...)`` arrays (strings: lists).
+    """
+    frames = len(positions)
+    tan_y = math.tan(math.radians(fovy_deg) / 2)
+    aperture = np.array([HORIZONTAL_APERTURE_MM, HORIZONTAL_APERTURE_MM * height / width])
+    focal_mm = (aperture[1] / 2) / tan_y
+    view = np.zeros((frames, 4, 4))
+    view[:, :3, :3] = np.transpose(rotations, (0, 2, 1))
+    view[:, :3, 3] = -np.einsum('nji,nj->ni', rotations, positions)
+    view[:, 3, 3] = 1.0
+    aspect = width / height
+    projection = np.zeros((4, 4))  # OpenGL's perspective of this camera
+    projection[0, 0], projection[1, 1] = 1 / (tan_y * aspect), 1 / tan_y
+    projection[2, 2], projection[2, 3] = -(far + near) / (far - near), -2 * far * near / (far - near)
+    projection[3, 2] = -1.0
+
+    def rows(value: Any) -> np.ndarray:
+        return np.broadcast_to(np.asarray(value), (frames, *np.shape(value))).copy()
+
+    return {
+        'cameraAperture': rows(aperture),
+        'cameraApertureOffset': rows(np.zeros(2)),
+        'cameraFisheyeLensP': rows(np.zeros(2)),
+        'cameraFisheyeLensS': rows(np.zeros(4)),
+        'cameraFisheyeMaxFOV': rows(0.0),
+        'cameraFisheyeNominalHeight': rows(np.int32(0)),
+        'cameraFisheyeNominalWidth': rows(np.int32(0)),
+        'cameraFisheyeOpticalCentre': rows(np.zeros(2)),
+        'cameraFisheyePolynomial': rows(np.zeros(5)),
+        'cameraFocalLength': rows(focal_mm),
+        'cameraFocusDistance': rows(0.0),
+        'cameraFStop': rows(0.0),
+        'cameraModel': ['pinhole'] * frames,
+        'cameraNearFar': rows(np.array([near, far])),
+        'cameraProjection': rows(projection.T.reshape(16)),
+        'cameraViewTransform': np.transpose(view, (0, 2, 1)).reshape(frames, 16),
+        'metersPerSceneUnit': rows(1.0),
+        'renderProductResolution': rows(np.array([width, height], dtype=np.int32)),
+    }
+
+
+__all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'projected_bounds',
+           'tight_boxes', 'visible_boxes']
