@@ -12,6 +12,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.render.gl import new_gl_context
 from internutopia.core.backend.mujoco.render.scene import RenderModel
+from internutopia.core.backend.mujoco.render.sky import draw_sky, has_own_skybox
 from internutopia.core.util.jit import Kernel
 
 _FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
@@ -54,6 +55,8 @@ class RenderContext:
         self.mjr.readPixelFormat = _GL_RGBA
         self.scene = mujoco.MjvScene(model, maxgeom=max(maxgeom, 1000, 2 * model.ngeom + 100))
         self.perturb = mujoco.MjvPerturb()
+        #: Whether colour frames get the gradient sky (:mod:`.sky`); a model with its own skybox keeps it.
+        self.sky = not has_own_skybox(model)
         #: Number of ``mjr_render`` passes done (one per frame), for tests and benchmarks.
         self.passes = 0
 
@@ -128,6 +131,7 @@ class RenderContext:
         scene is rasterized once; ``flat`` draws constant colours with no lighting or textures
         (for frames whose colour nobody reads); ``ids`` draws each geom in a colour that encodes
         its index in the scene plus one, and nothing (0) where no geom is (see :func:`scene_index_image`).
+        Colour frames get the sky where nothing is drawn (:mod:`.sky`).
         """
         flags = self.scene.flags
         saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR], flags[_FLAG_SKYBOX])
@@ -139,7 +143,10 @@ class RenderContext:
             flags[_FLAG_IDCOLOR] = 1
             flags[_FLAG_SKYBOX] = 0
         try:
-            mujoco.mjr_render(rect, self.scene, self.mjr)
+            if self.sky and not (flat or ids):
+                draw_sky(self.scene, rect, lambda: mujoco.mjr_render(rect, self.scene, self.mjr))
+            else:
+                mujoco.mjr_render(rect, self.scene, self.mjr)
         finally:
             (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR],
              flags[_FLAG_SKYBOX]) = saved

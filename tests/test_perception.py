@@ -1,0 +1,242 @@
+"""Perception annotations: semantic labels, segmentation images, tight 2D boxes and landmarks,
+Isaac ``camera_params`` keys and the sky, checked against geometry (projected corners, depth)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from internutopia.core.backend.mujoco.render.semantics import SemanticTable  # noqa: E402
+from internutopia.core.backend.mujoco.usd_scene import scene_to_spec  # noqa: E402
+from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia_extension.configs.objects.cube import VisualCubeCfg  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
+from internutopia_extension.configs.sensors import RepCameraCfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+from internutopia_extension.sensors.annotations import GL_TO_CV  # noqa: E402
+from internutopia_extension.sensors.rep_camera import forward_camera_quat  # noqa: E402
+
+WIDTH, HEIGHT = 96, 72
+#: The crate: a 0.3 m cube floating at camera-ish height 1.5 m ahead (only sky behind it).
+CRATE = dict(scale=(0.3, 0.3, 0.3), label='crate', color=(0.9, 0.2, 0.1))
+CRATE_AHEAD = (1.5, 0.0, 0.6)
+
+
+def camera_cfg() -> RepCameraCfg:
+    return RepCameraCfg(name='cam', prim_path='chassis/cam', resolution=(WIDTH, HEIGHT), depth=True, camera_params=True,
+                        landmarks=True, semantic_segmentation=True, instance_segmentation=True,
+                        position=(0.0, 0.0, 0.3), orientation=forward_camera_quat(0.0))
+
+
+def task(*objects) -> FiniteStepTaskCfg:
+    return FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg(sensors=[camera_cfg()])], objects=list(objects))
+
+
+@pytest.fixture(scope='module')
+def readings():
+    """One env, four slots 1 m apart (their cells overlap in space; each slot is its own world):
+    0 the crate ahead; 1 the crate behind the camera; 2 the crate with a board in front of most
+    of it; 3 the crate cut by the left image edge."""
+    tasks = [
+        task(VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)),
+        task(VisualCubeCfg(name='crate', position=(-2.0, 0.0, 0.6), **CRATE)),
+        task(VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE),
+             VisualCubeCfg(name='board', position=(0.8, -0.12, 0.6), scale=(0.05, 0.3, 0.5), color=(0.2, 0.2, 0.9))),
+        task(VisualCubeCfg(name='crate', position=(1.5, 1.0, 0.6), **CRATE)),
+    ]
+    env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=4, env_offset_size=1.0,
+                     metrics_save_path='none', task_configs=tasks))
+    try:
+        env.reset()
+        obs, *_ = env.step([None] * 4)
+        yield [o['jetbot']['sensors']['cam'] for o in obs]
+    finally:
+        env.close()
+
+
+def crate_box(reading) -> np.void:
+    boxes = reading['bounding_box_2d_tight']
+    labels = boxes['info']['idToLabels']
+    rows = [row for row in boxes['data'] if labels[str(row['semanticId'])]['class'] == 'crate']
+    assert len(rows) == 1, f'expected one crate box, got {boxes}'
+    return rows[0]
+
+
+def project_upstream(params, points: np.ndarray) -> np.ndarray:
+    """Pixel coordinates ``(N, 2)`` of env-local ``points`` by InternUtopia's formulas on Isaac's
+    ``camera_params`` keys (its ``RepCamera.get_intrinsic_matrix`` and extrinsics)."""
+    width, height = params['renderProductResolution']
+    focal = params['cameraFocalLength'] / 10.0
+    horizontal, _ = params['cameraAperture'] / 10.0
+    vertical = horizontal * float(height) / width
+    intrinsics = np.array([[width * focal / horizontal, 0, width * 0.5], [0, height * focal / vertical, height * 0.5], [0, 0, 1]])
+    extrinsics = GL_TO_CV @ params['cameraViewTransform'].reshape(4, 4).T
+    camera = (extrinsics @ np.c_[points, np.ones(len(points))].T)[:3]
+    pixels = intrinsics @ (camera / camera[2])
+    return pixels[:2].T
+
+
+def cube_corners(centre, scale) -> np.ndarray:
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    return np.asarray(centre) + signs * np.asarray(scale) / 2
+
+
+def test_labels_ids_and_layouts(readings):
+    reading = readings[0]
+    semantic = reading['semantic_segmentation']
+    labels = {entry['class'] for entry in semantic['info']['idToLabels'].values()}
+    assert {'BACKGROUND', 'UNLABELLED', 'crate', 'floor', 'JetbotRobot'} <= labels
+    assert semantic['data'].dtype == np.int32 and semantic['data'].shape == (HEIGHT, WIDTH)
+    instance = reading['instance_segmentation']
+    assert instance['data'].dtype == np.int32 and instance['data'].shape == (HEIGHT, WIDTH)
+    assert instance['info']['idToLabels']['0'] == 'BACKGROUND'
+    assert 'crate' in instance['info']['idToLabels'].values()
+    boxes = reading['bounding_box_2d_tight']
+    assert boxes['data'].dtype.names == ('semanticId', 'x_min', 'y_min', 'x_max', 'y_max', 'occlusionRatio')
+    assert sorted(reading['landmarks']) == ['crate', 'floor']  # the things in view (upstream's landmarks)
+    # The semantic image is the instance image relabelled.
+    crate_instance = int(next(k for k, v in instance['info']['idToLabels'].items() if v == 'crate'))
+    crate_semantic = int(next(k for k, v in semantic['info']['idToLabels'].items() if v['class'] == 'crate'))
+    np.testing.assert_array_equal(instance['data'] == crate_instance, semantic['data'] == crate_semantic)
+
+
+def test_box_matches_the_projection_of_the_corners(readings):
+    reading = readings[0]
+    pixels = project_upstream(reading['camera_params'], cube_corners(CRATE_AHEAD, CRATE['scale']))
+    box = crate_box(reading)
+    # Pixel i covers [i, i + 1): the box's inclusive bounds are the floors of the projected extremes.
+    expected = np.r_[np.floor(pixels.min(axis=0)), np.floor(pixels.max(axis=0))]
+    np.testing.assert_allclose([box['x_min'], box['y_min'], box['x_max'], box['y_max']], expected, atol=1.0)
+    assert box['occlusionRatio'] < 0.1
+
+
+def test_camera_params_project_a_point_onto_its_pixel(readings):
+    """A point projected with upstream's formulas from the Isaac keys lands on the pixel that shows
+    it: the crate's front-face centre hits a crate pixel at the face's depth."""
+    reading = readings[0]
+    params = reading['camera_params']
+    front = np.array([CRATE_AHEAD[0] - 0.15, 0.0, CRATE_AHEAD[2]])
+    u, v = project_upstream(params, front[None])[0]
+    col, row = int(np.floor(u)), int(np.floor(v))
+    semantic = reading['semantic_segmentation']
+    assert semantic['info']['idToLabels'][str(semantic['data'][row, col])]['class'] == 'crate'
+    axis_depth = -(params['cameraViewTransform'].reshape(4, 4).T @ np.r_[front, 1.0])[2]
+    assert reading['depth'][row, col] == pytest.approx(axis_depth, abs=0.01)
+    np.testing.assert_allclose(params['intrinsics'][0, 0], WIDTH * params['cameraFocalLength'] / params['cameraAperture'][0])
+    assert tuple(params['renderProductResolution']) == (WIDTH, HEIGHT)
+
+
+def test_segmentation_agrees_with_depth(readings):
+    """Around the crate only sky is behind it: the pixels the segmentation gives the crate are
+    exactly those whose depth is the crate's."""
+    reading = readings[0]
+    box = crate_box(reading)
+    region = (slice(max(box['y_min'] - 3, 0), box['y_max'] + 4), slice(max(box['x_min'] - 3, 0), box['x_max'] + 4))
+    semantic = reading['semantic_segmentation']
+    crate_id = int(next(k for k, v in semantic['info']['idToLabels'].items() if v['class'] == 'crate'))
+    is_crate = semantic['data'][region] == crate_id
+    near = reading['depth'][region] < 2.0
+    assert is_crate.sum() > 50
+    np.testing.assert_array_equal(is_crate, near)
+
+
+def test_occluded_and_cut_crates(readings):
+    visible, occluded, cut = crate_box(readings[0]), crate_box(readings[2]), crate_box(readings[3])
+    assert occluded['occlusionRatio'] > visible['occlusionRatio'] + 0.3
+    assert occluded['x_max'] - occluded['x_min'] < visible['x_max'] - visible['x_min']
+    assert 'board' in readings[2]['landmarks']
+    # Cut by the left edge: the box is clipped to the image, and the edge is not occlusion.
+    assert cut['x_min'] == 0 and cut['x_max'] < WIDTH // 2
+    assert cut['occlusionRatio'] < 0.1
+
+
+def test_other_slots_things_never_appear(readings):
+    """Slot 1's crate is behind its camera; the crates and board of the other slots, 1 m away on the
+    grid and straight ahead, are not drawn in slot 1 (nor the board outside slot 2)."""
+    behind = readings[1]
+    assert 'crate' not in behind['landmarks']
+    labels = behind['semantic_segmentation']['info']['idToLabels']
+    drawn = {labels[str(i)]['class'] for i in np.unique(behind['semantic_segmentation']['data'])}
+    assert drawn <= {'BACKGROUND', 'floor'}
+    for slot in (0, 1, 3):
+        assert 'board' not in readings[slot]['landmarks']
+
+
+def test_sky_is_light_and_leaves_depth_and_ids_alone(readings):
+    reading = readings[1]
+    top = reading['rgba'][:5, :, :3].astype(int)
+    assert top.sum(axis=-1).min() > 450 and np.all(top[..., 2] > top[..., 0])  # light, blue over red
+    assert np.all(reading['depth'][:5] == pytest.approx(1000.0))
+    assert np.all(reading['semantic_segmentation']['data'][:5] == 0)
+
+
+def test_usd_semantics_are_kept_and_roles_label_the_rest(tmp_path):
+    """Both of Isaac's ways of labelling prims survive scene conversion; a labelled Xform labels
+    the geoms below it; unlabelled walls and floors get their role."""
+    path = tmp_path / 'labelled.usda'
+    path.write_text('''#usda 1.0
+(
+    metersPerUnit = 1
+    upAxis = "Z"
+)
+def Xform "World"
+{
+    def Plane "GroundPlane"
+    {
+        uniform token axis = "Z"
+        double length = 4
+        double width = 4
+    }
+    def Cube "WallNorth"
+    {
+        double size = 1
+        double3 xformOp:translate = (0, 2, 0.5)
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+    }
+    def Xform "Chair"
+    {
+        string semantic:Semantics:params:semanticData = "chair"
+        string semantic:Semantics:params:semanticType = "class"
+        def Cube "Seat"
+        {
+            double size = 0.5
+        }
+        def Cube "Back"
+        {
+            double size = 0.2
+        }
+    }
+    def Sphere "Lamp"
+    {
+        token[] semantics:labels:class = ["lamp"]
+        double radius = 0.1
+    }
+    def Sphere "Vase"
+    {
+        double radius = 0.1
+    }
+}
+''')
+    scene = scene_to_spec(str(path))
+    world = mujoco.MjSpec()
+    world.attach(scene, prefix='scene/', frame=world.worldbody.add_frame())
+    model = world.compile()
+    table = SemanticTable.build(model, {})
+    label_of = {}
+    for geom in range(model.ngeom):
+        instance = int(table.geom_instance[geom + 1])
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom)
+        label_of[name] = (table.labels[table.instance_semantic[instance]] if instance else None,
+                          table.instance_names[instance])
+    assert label_of['scene/World/Chair/Seat'] == ('chair', '/scene/World/Chair')
+    assert label_of['scene/World/Chair/Back'] == ('chair', '/scene/World/Chair')
+    assert label_of['scene/World/Lamp'] == ('lamp', '/scene/World/Lamp')
+    assert label_of['scene/World/GroundPlane'][0] == 'floor'
+    assert label_of['scene/World/WallNorth'][0] == 'wall'
+    assert label_of['scene/World/Vase'][0] is None
