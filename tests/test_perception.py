@@ -14,6 +14,9 @@ import pytest  # noqa: E402
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable  # noqa: E402
 from internutopia.core.backend.mujoco.usd_scene import scene_to_spec  # noqa: E402
 from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.config.sensor import SensorCfg  # noqa: E402
+from internutopia.core.sensor.camera import ICamera  # noqa: E402
+from internutopia.core.sensor.sensor import BaseSensor  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia_extension.configs.objects.cube import VisualCubeCfg  # noqa: E402
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
@@ -240,3 +243,49 @@ def Xform "World"
     assert label_of['scene/World/GroundPlane'][0] == 'floor'
     assert label_of['scene/World/WallNorth'][0] == 'wall'
     assert label_of['scene/World/Vase'][0] is None
+
+
+class MadeCameraCfg(SensorCfg):
+    type: str = 'MadeCamera'
+    resolution: tuple[int, int] = (WIDTH, HEIGHT)
+
+
+@BaseSensor.register('MadeCamera')
+class MadeCamera(BaseSensor):
+    """An upstream-style sensor that makes its camera with ``ICamera.create`` in ``post_reset``, as
+    InternUtopia's ``RepCamera`` and downstream sensors do."""
+
+    def __init__(self, config, robot, scene=None):
+        super().__init__(config, robot, scene)
+        self._camera = None
+
+    def post_reset(self):
+        self._camera = ICamera.create(name=self.name, prim_path=self._robot.config.prim_path + '/' + self.config.prim_path,
+                                      rgba=True, distance_to_image_plane=True, bounding_box_2d_tight=True, camera_params=True,
+                                      resolution=self.config.resolution, translation=(0.0, 0.0, 0.3),
+                                      orientation=forward_camera_quat(0.0))
+
+    def get_data(self):
+        return {'rgba': self._camera.get_rgba(), 'depth': self._camera.get_distance_to_image_plane(),
+                'boxes': self._camera.get_bounding_box_2d_tight(), 'params': self._camera.get_camera_params()}
+
+
+def test_icamera_create_makes_a_camera_on_a_link_as_upstream_sensors_do():
+    """A camera made by ``ICamera.create`` in a sensor's ``post_reset`` sees what a configured
+    camera at the same mount sees, and boxes the same things."""
+    robot = JetbotRobotCfg(sensors=[camera_cfg(), MadeCameraCfg(name='made', prim_path='chassis/made')])
+    tasks = [FiniteStepTaskCfg(max_steps=10, robots=[robot], objects=[VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)])]
+    with Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=1, metrics_save_path='none',
+                    task_configs=tasks)) as env:
+        env.reset()
+        obs, *_ = env.step([None])
+        sensors = obs[0]['jetbot']['sensors']
+        made, configured = sensors['made'], sensors['cam']
+        assert made['rgba'].shape == (HEIGHT, WIDTH, 4)
+        assert np.abs(made['rgba'].astype(int) - configured['rgba'].astype(int)).max() <= 2
+        np.testing.assert_allclose(made['depth'], configured['depth'], rtol=1e-4)
+        np.testing.assert_allclose(made['params']['cameraViewTransform'], configured['camera_params']['cameraViewTransform'],
+                                   atol=1e-6)
+        assert made['boxes']['data'].tolist() == configured['bounding_box_2d_tight']['data'].tolist()
+    with pytest.raises(ValueError, match='post_reset'):
+        ICamera.create(name='loose', prim_path='/jetbot/chassis/cam')

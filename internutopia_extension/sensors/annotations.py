@@ -26,6 +26,20 @@ HORIZONTAL_APERTURE_MM = 20.955
 GL_TO_CV = np.diag([1.0, -1.0, -1.0, 1.0])
 
 
+def slot_part_labels(robot: Any, slot: int) -> dict[str, str | None]:
+    """Semantic labels of the robots (by type) and objects (their config's ``label``, else their
+    name) of ``slot``'s episode, by name, as seen from ``robot`` (a robot group)."""
+    view = robot.env_view
+    task = view.task_config(slot) if view is not None else None
+    if task is None:
+        return {robot.name: robot.config.type}
+    labels: dict[str, str | None] = {config.name: config.type for config in task.robots}
+    for obj in task.objects or []:
+        label = getattr(obj, 'label', None)
+        labels[obj.name] = obj.name if label is None else label
+    return labels
+
+
 def visible_boxes(instances: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tight boxes of the instances in a stack of instance images.
 
@@ -163,5 +177,5 @@ def isaac_camera_params(width: int, height: int, fovy_deg: float, near: float, f
     }
 
 
-__all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'projected_bounds',
+__all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'projected_bounds', 'slot_part_labels',
            'tight_boxes', 'visible_boxes']

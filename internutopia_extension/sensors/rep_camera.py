@@ -47,7 +47,7 @@ from internutopia.core.backend.mujoco.render.cameras import default_render_threa
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
 from internutopia_extension.configs.sensors import RepCameraCfg
-from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, tight_boxes
+from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, slot_part_labels, tight_boxes
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -237,15 +237,7 @@ class RepCamera(BaseSensor):
     def part_labels(self, slot: int) -> dict[str, str | None]:
         """Semantic labels of the robots (their type) and objects (their ``label``, else their
         name) of ``slot``'s episode, by name."""
-        view = self.robot.env_view
-        task = view.task_config(slot) if view is not None else None
-        if task is None:
-            return {self.robot.name: self.robot.config.type}
-        labels: dict[str, str | None] = {robot.name: robot.type for robot in task.robots}
-        for obj in task.objects or []:
-            label = getattr(obj, 'label', None)
-            labels[obj.name] = obj.name if label is None else label
-        return labels
+        return slot_part_labels(self.robot, slot)
 
     def semantic_table(self, slot: int) -> SemanticTable:
         """The semantic labels of ``slot``'s geoms now (made once per model and labels)."""

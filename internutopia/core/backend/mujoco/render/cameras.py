@@ -65,6 +65,8 @@ class FrameRequest:
     an id-coloured pass of the frame's scene (with no ``rgb``, that pass gives the depth too, so
     such a frame is drawn once). With ``project_geoms``, ``geom_boxes`` is set to every geom's
     projected bounding box (see :func:`project_geom_boxes`).
+    ``view``, when given, is ``(position (3,), xmat (9,), fovy_deg)``: a pinhole view in the slot
+    frame (looking along its -z, +y up) drawn instead of camera ``cam`` (a camera made at run time).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
     """
 
@@ -80,6 +82,7 @@ class FrameRequest:
     segmentation: np.ndarray | None = None
     project_geoms: bool = False
     geom_boxes: np.ndarray | None = None
+    view: tuple[np.ndarray, np.ndarray, float] | None = None
 
 
 def project_geom_boxes(model: mujoco.MjModel, data: mujoco.MjData, position: np.ndarray, xmat: np.ndarray,
@@ -128,6 +131,7 @@ class _Worker:
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self.free_camera = mujoco.MjvCamera()  # for frames with a view of their own (set_view overrides it)
         self.rgba = np.empty((height, width, 4), dtype=np.uint8)
         self.depth = np.empty((height, width), dtype=np.float32)
         self.rect = mujoco.MjrRect(0, 0, width, height)
@@ -162,14 +166,23 @@ class _Worker:
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
-            if request.mount is not None:
-                place_camera(pack.model, data, cam, *request.mount)
-            request.position[:] = data.cam_xpos[cam]
-            request.xmat[:] = data.cam_xmat[cam]
-            camera.fixedcamid = cam
-            groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
-            context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
-            context.set_clip(request.near, request.far)
+            if request.view is not None:
+                position, xmat, fovy = request.view
+                request.position[:] = position
+                request.xmat[:] = xmat
+                groups = culling.view_groups(data, request.position, request.xmat, fovy, aspect, request.near, request.far)
+                context.update_scene(data, self.free_camera, groups=groups, eye=request.position)
+                context.set_view(request.position, request.xmat, fovy, request.near, request.far)
+            else:
+                if request.mount is not None:
+                    place_camera(pack.model, data, cam, *request.mount)
+                request.position[:] = data.cam_xpos[cam]
+                request.xmat[:] = data.cam_xmat[cam]
+                camera.fixedcamid = cam
+                fovy = float(pack.model.cam_fovy[cam])
+                groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
+                context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
+                context.set_clip(request.near, request.far)
             ids = request.segmentation is not None
             shared = ids and self._shared_ids(request)
             buffers.bind(index)
@@ -181,8 +194,8 @@ class _Worker:
                 context.draw(self.rect, ids=True)
             scene_geoms.append(context.scene_geoms() if ids else None)
             if request.project_geoms:
-                request.geom_boxes = project_geom_boxes(pack.model, data, request.position, request.xmat,
-                                                        float(pack.model.cam_fovy[cam]), width, height, request.near)
+                request.geom_boxes = project_geom_boxes(pack.model, data, request.position, request.xmat, fovy, width, height,
+                                                        request.near)
             if index % FLUSH_EVERY == FLUSH_EVERY - 1:
                 buffers.flush()
         for index, request in enumerate(requests):

@@ -7,6 +7,8 @@ of their own next to it (see :mod:`.cameras`); the overview uses the buffer itse
 
 from __future__ import annotations
 
+import math
+
 import mujoco
 import numpy as np
 
@@ -123,6 +125,26 @@ class RenderContext:
             glcam.frustum_width *= scale
             glcam.frustum_near = near
             glcam.frustum_far = far
+
+    def set_view(self, position: np.ndarray, xmat: np.ndarray, fovy_deg: float, near: float, far: float) -> None:
+        """Look from ``position`` (m) with orientation ``xmat`` (``(9,)``; along its -z, +y up) and a
+        vertical field of view of ``fovy_deg``, clipped at ``near``/``far`` (the width follows the
+        buffer's aspect), whatever camera the scene was updated with."""
+        rotation = np.asarray(xmat, dtype=float).reshape(3, 3)
+        top = near * math.tan(math.radians(fovy_deg) / 2)
+        for glcam in self.scene.camera:
+            glcam.pos[:] = position
+            glcam.forward[:] = -rotation[:, 2]
+            glcam.up[:] = rotation[:, 1]
+            glcam.frustum_near, glcam.frustum_far = near, far
+            glcam.frustum_top, glcam.frustum_bottom = top, -top
+            glcam.frustum_center = glcam.frustum_width = 0.0
+            glcam.orthographic = 0
+        for index in range(self.scene.nlight):  # the headlight goes with the camera
+            light = self.scene.lights[index]
+            if light.headlight:
+                light.pos[:] = position
+                light.dir[:] = -rotation[:, 2]
 
     def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False, ids: bool = False) -> None:
         """Rasterize the scene into ``rect`` of the buffer.
