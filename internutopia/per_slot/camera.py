@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.config import Simulator
+from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.pose_mixin import PoseMixin
 from internutopia.per_slot.building import BUILDING
 
@@ -94,22 +95,39 @@ class ICamera(PoseMixin):
             raise ValueError('ICamera.create makes a camera on a link of a per-slot robot: call it in the robot\'s '
                              "__init__ or in a sensor's post_reset (as InternUtopia's sensors do), or add a "
                              'RepCameraCfg to the robot config (see docs/perception.md)')
-        if _CAMERA_FACTORY is None:
-            raise ValueError('no camera implementation is registered: call internutopia_extension.import_extensions()')
-        return _CAMERA_FACTORY(context, name=name, prim_path=prim_path, rgba=bool(rgba),
-                               distance_to_image_plane=bool(distance_to_image_plane),
-                               bounding_box_2d_tight=bool(bounding_box_2d_tight), camera_params=bool(camera_params),
-                               resolution=resolution, position=position, translation=translation, orientation=orientation)
+        registry = BaseSensor.registry
+        maker = getattr(registry.get(CAMERA_SENSOR_TYPE), 'create_camera', None) if CAMERA_SENSOR_TYPE in registry else None
+        if maker is None:
+            raise ValueError(f'no {CAMERA_SENSOR_TYPE!r} sensor type that makes cameras is registered: call '
+                             'internutopia_extension.import_extensions()')
+        camera = maker(context.group, context.slot, name=name, prim_path=prim_path, rgba=bool(rgba),
+                       distance_to_image_plane=bool(distance_to_image_plane),
+                       bounding_box_2d_tight=bool(bounding_box_2d_tight), camera_params=bool(camera_params),
+                       resolution=resolution, position=position, translation=translation, orientation=orientation)
+        return CreatedCameraView(camera, context.slot, name)
 
 
-#: What ``ICamera.create`` builds (the built-in sensors register it; the core never imports them).
-_CAMERA_FACTORY: Callable[..., ICamera] | None = None
+#: The registered sensor type whose ``create_camera(group, slot, **arguments)`` makes the cameras of
+#: :meth:`ICamera.create` (the built-in ``RepCamera``; the core never imports it).
+CAMERA_SENSOR_TYPE = 'RepCamera'
 
 
-def register_camera_factory(factory: Callable[..., ICamera]) -> None:
-    """Make ``factory(context, **arguments)`` what :meth:`ICamera.create` returns (see ``CreatedCamera``)."""
-    global _CAMERA_FACTORY
-    _CAMERA_FACTORY = factory
+class CreatedCameraView(ICamera):
+    """The ``ICamera`` of a camera made by :meth:`ICamera.create` (``camera`` answers ``reading``,
+    ``camera_params``, ``camera_pose`` and ``set_camera_pose`` for its slot)."""
+
+    def __init__(self, camera: Any, slot: int, name: str) -> None:
+        super().__init__()
+        self._camera = camera
+        self.slot = int(slot)
+        self.name = name
+
+    def get_data(self) -> dict[str, Any]:
+        """This step's outputs of the camera, by InternUtopia's annotator names."""
+        return self._camera.reading(self.slot)
+
+    def __repr__(self) -> str:
+        return f'ICamera({self.name!r}, env {self.slot})'
 
 
-__all__ = ['ICamera', 'register_camera_factory']
+__all__ = ['CAMERA_SENSOR_TYPE', 'CreatedCameraView', 'ICamera']

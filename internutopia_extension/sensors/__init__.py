@@ -1,6 +1,5 @@
 """Built-in sensors (importing this package registers them): ``RepCamera``."""
 
-from internutopia_extension.sensors import created_camera  # noqa: F401 (ICamera.create's cameras)
 from internutopia_extension.sensors.rep_camera import RepCamera  # noqa: F401
 
 __all__ = ['RepCamera']

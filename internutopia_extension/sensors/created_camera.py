@@ -3,8 +3,9 @@
 InternUtopia's ``RepCamera`` and the cameras of downstream sensors call ``ICamera.create(name=...,
 prim_path='<robot prim>/<link>/<camera>', rgba=..., distance_to_image_plane=...,
 bounding_box_2d_tight=..., camera_params=..., resolution=..., translation=..., orientation=...)``
-in a sensor's ``post_reset``. Here that gives a :class:`CreatedCamera` of the robot and slot whose
-sensor is being reset: a pinhole camera fixed to the robot body named in ``prim_path`` (the deepest
+in a sensor's ``post_reset``. The per-slot layer answers with an ``ICamera`` over a
+:class:`CreatedCamera` (made by ``RepCamera.create_camera``, which it finds in the sensor registry)
+of the robot and slot whose sensor is being reset: a pinhole camera fixed to the robot body named in ``prim_path`` (the deepest
 path component that is a body of the robot), at ``translation`` (body frame) or ``position``
 (env-local, kept relative to the body from then on) with ``orientation`` (wxyz; identity looks
 along the body's -z with +y up, as a USD camera prim does). Its vertical field of view is
@@ -23,9 +24,8 @@ import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.render import FrameRequest, pack_render
+from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
-from internutopia.per_slot.building import SlotRobotContext
-from internutopia.per_slot.camera import ICamera, register_camera_factory
 from internutopia_extension.sensors.annotations import isaac_camera_params, slot_part_labels, tight_boxes
 
 #: Vertical field of view of a created camera (degrees): a RepCameraCfg's default.
@@ -36,18 +36,21 @@ CREATED_CLIPPING = (0.01, 1000.0)
 DEFAULT_RESOLUTION = (64, 64)
 
 
-class CreatedCamera(ICamera):
-    """A camera made by ``ICamera.create`` on a body of a robot in one slot (see the module docstring)."""
+class CreatedCamera:
+    """A camera made by ``ICamera.create`` on a body of robot group ``group`` in ``slot`` (see the
+    module docstring). It answers as a robot camera sensor does for its slot (``camera_pose``,
+    ``set_camera_pose``, ``camera_params``) plus :meth:`reading`; the per-slot layer's ``ICamera``
+    is the face users see."""
 
-    def __init__(self, context: SlotRobotContext, *, name: str, prim_path: str | None, rgba: bool,
+    def __init__(self, group: Any, slot: int, *, name: str, prim_path: str | None, rgba: bool,
                  distance_to_image_plane: bool, bounding_box_2d_tight: bool, camera_params: bool,
                  resolution: Sequence[int] | None, position: Sequence[float] | None,
                  translation: Sequence[float] | None, orientation: Sequence[float] | None) -> None:
-        super().__init__()
-        self.group, self.slot = context.group, int(context.slot)
+        self.group, self.slot = group, int(slot)
         self.name, self.prim_path = name, prim_path
-        self.rgba, self.distance_to_image_plane = bool(rgba), bool(distance_to_image_plane)
-        self.bounding_box_2d_tight, self.camera_params = bool(bounding_box_2d_tight), bool(camera_params)
+        #: Which outputs the camera was made with (InternUtopia's arguments).
+        self.with_rgba, self.with_depth = bool(rgba), bool(distance_to_image_plane)
+        self.with_boxes, self.with_params = bool(bounding_box_2d_tight), bool(camera_params)
         width, height = (int(v) for v in (resolution or DEFAULT_RESOLUTION))
         if width < 1 or height < 1:
             raise ValueError(f'camera {name!r}: resolution is (width, height) in pixels, each >= 1; got {resolution}')
@@ -61,9 +64,10 @@ class CreatedCamera(ICamera):
             if quat is not None:
                 self.local_quat = quat / np.linalg.norm(quat)
         elif position is not None or quat is not None:
-            self._set_env_pose(None if position is None else np.asarray(position, dtype=float), quat)
+            self.set_camera_pose(self.slot, None if position is None else np.asarray(position, dtype=float), quat)
         self._stamp = np.nan
         self._frame: dict[str, Any] = {}
+        self._table: tuple[tuple, SemanticTable] | None = None
 
     # -- where it is ---------------------------------------------------------------------------
     def _resolve_body(self, prim_path: str | None) -> int:
@@ -83,15 +87,17 @@ class CreatedCamera(ICamera):
         data = self.group.bound_world.mjdata(self.slot)
         return data.xpos[self.body].copy(), data.xquat[self.body].copy()
 
-    def _env_pose(self) -> tuple[np.ndarray, np.ndarray]:
+    def camera_pose(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """The camera's env-local position and wxyz orientation now (``slot`` is its own)."""
         body_pos, body_quat = self._body_pose()
         position, orientation = np.zeros(3), np.zeros(4)
         mujoco.mju_rotVecQuat(position, self.local_position, body_quat)
         mujoco.mju_mulQuat(orientation, body_quat, self.local_quat)
         return body_pos + position, orientation
 
-    def _set_env_pose(self, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
-        current_pos, current_quat = self._env_pose()
+    def set_camera_pose(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
+        """Move the camera to an env-local pose (``None`` keeps that part); it follows its body from there."""
+        current_pos, current_quat = self.camera_pose(slot)
         position = current_pos if position is None else np.asarray(position, dtype=float)
         orientation = current_quat if orientation is None else np.asarray(orientation, dtype=float)
         norm = float(np.linalg.norm(orientation))
@@ -105,7 +111,9 @@ class CreatedCamera(ICamera):
         self._stamp = np.nan  # the next reading shows the new view
 
     # -- frames ---------------------------------------------------------------------------------
-    def _reading(self) -> dict[str, Any]:
+    def reading(self, slot: int) -> dict[str, Any]:
+        """This step's frame (drawn on the first call of a step): the keys of the enabled outputs,
+        ``'rgba'``, ``'depth'``, ``'bounding_box_2d_tight'`` and ``'camera_params'``."""
         pack = self.group.bound_world
         time = float(pack.data.time[self.slot])
         if time != self._stamp:
@@ -116,52 +124,41 @@ class CreatedCamera(ICamera):
     def _draw(self, pack: Any) -> dict[str, Any]:
         width, height = self.resolution
         near, far = CREATED_CLIPPING
-        position, quat = self._env_pose()
+        position, quat = self.camera_pose(self.slot)
         xmat = np.zeros(9)
         mujoco.mju_quat2Mat(xmat, quat)
-        rgba = np.empty((height, width, 4), np.uint8) if self.rgba else None
-        depth = np.empty((height, width), np.float32) if self.distance_to_image_plane else None
-        ids = np.empty((height, width), np.int32) if self.bounding_box_2d_tight else None
+        rgba = np.empty((height, width, 4), np.uint8) if self.with_rgba else None
+        depth = np.empty((height, width), np.float32) if self.with_depth else None
+        ids = np.empty((height, width), np.int32) if self.with_boxes else None
         request = FrameRequest(self.slot, -1, rgba, depth, near, far, segmentation=ids,
-                               project_geoms=self.bounding_box_2d_tight, view=(position, xmat, CREATED_FOVY_DEG))
+                               project_geoms=self.with_boxes, view=(position, xmat, CREATED_FOVY_DEG))
         sim = self.group.sim
-        pack_render(pack).cameras(width, height, 0, lod=bool(getattr(sim, 'rendering_lod', True))).render([request])
-        frame: dict[str, Any] = {'rgba': rgba, 'depth': depth}
+        threads = getattr(sim, 'rendering_threads', None) or default_render_threads()  # (shares the robot cameras' renderer)
+        pack_render(pack).cameras(width, height, 0, lod=bool(getattr(sim, 'rendering_lod', True)), threads=threads).render([request])
+        frame: dict[str, Any] = {}
+        if rgba is not None:
+            frame['rgba'] = rgba
+        if depth is not None:
+            frame['depth'] = depth
         params = isaac_camera_params(width, height, CREATED_FOVY_DEG, near, far, request.position[None],
                                      request.xmat.reshape(1, 3, 3))
-        frame['camera_params'] = {key: value[0] for key, value in params.items()}
+        if self.with_params:
+            frame['camera_params'] = {key: value[0] for key, value in params.items()}
         if ids is not None:
-            table = SemanticTable.build(pack.model, slot_part_labels(self.group, self.slot))
+            labels = slot_part_labels(self.group, self.slot)
+            key = (id(pack.model), tuple(sorted(labels.items(), key=lambda item: item[0])))
+            if self._table is None or self._table[0] != key:
+                self._table = (key, SemanticTable.build(pack.model, labels))
+            table = self._table[1]
             data, info = tight_boxes(table.instance_image(ids)[None], [table], [request.geom_boxes])
             frame['bounding_box_2d_tight'] = {'data': data[0], 'info': info[0]}
         return frame
 
-    def _get(self, key: str, flag: str) -> Any:
-        if not getattr(self, flag):
-            raise ValueError(f'camera {self.name!r} was created with {flag}=False')
-        return self._reading()[key]
-
-    def get_rgba(self) -> np.ndarray:
-        """The colour image of this step, ``uint8 (H, W, 4)``."""
-        return self._get('rgba', 'rgba')
-
-    def get_distance_to_image_plane(self) -> np.ndarray:
-        """Depth of this step, metres along the optical axis, ``float32 (H, W)``."""
-        return self._get('depth', 'distance_to_image_plane')
-
-    def get_bounding_box_2d_tight(self) -> dict[str, Any]:
-        """Tight 2D boxes of this step's labelled things (``{'data', 'info'}``, Isaac's layout)."""
-        return self._get('bounding_box_2d_tight', 'bounding_box_2d_tight')
-
-    def get_camera_params(self) -> dict[str, Any]:
+    def camera_params(self, slot: int) -> dict[str, Any]:
         """Isaac's ``camera_params`` keys of this step's view (env-local)."""
-        return self._get('camera_params', 'camera_params')
+        if not self.with_params:
+            raise ValueError(f'camera {self.name!r} was created with camera_params=False')
+        return self.reading(slot)['camera_params']
 
-    def cleanup(self) -> None:
-        """Nothing to release: the frame's buffers belong to the pack's renderer."""
-        self._frame = {}
-
-
-register_camera_factory(CreatedCamera)
 
 __all__ = ['CREATED_CLIPPING', 'CREATED_FOVY_DEG', 'CreatedCamera']

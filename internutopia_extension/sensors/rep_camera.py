@@ -129,6 +129,15 @@ class RepCamera(BaseSensor):
         #: Semantic tables by (model, part labels) (see :meth:`semantic_table`).
         self._tables: dict[tuple, SemanticTable] = {}
 
+    @staticmethod
+    def create_camera(group: Any, slot: int, **arguments: Any) -> Any:
+        """A camera made at run time on a body of robot ``group`` in ``slot`` (what ``ICamera.create``
+        gives, through the per-slot layer; ``arguments`` are InternUtopia's, see
+        :class:`~internutopia_extension.sensors.created_camera.CreatedCamera`)."""
+        from internutopia_extension.sensors.created_camera import CreatedCamera
+
+        return CreatedCamera(group, slot, **arguments)
+
     @property
     def wants_ids(self) -> bool:
         """Whether this camera draws geom ids (segmentation or boxes)."""

@@ -23,7 +23,7 @@ import numpy as np
 SKY_HORIZON = np.array([0.86, 0.90, 0.95])
 SKY_ZENITH = np.array([0.45, 0.62, 0.86])
 #: Quads per side of the sky grid (the colour is interpolated linearly across each quad).
-SKY_QUADS = 8
+SKY_QUADS = 6
 
 
 def has_own_skybox(model: mujoco.MjModel) -> bool:
@@ -87,13 +87,13 @@ def draw_sky(scene: mujoco.MjvScene, rect: mujoco.MjrRect, render: Callable[[], 
 
 
 def _push_state(GL: Any, rect: mujoco.MjrRect) -> None:  # noqa: N803 - the library's name
-    GL.glPushAttrib(GL.GL_ALL_ATTRIB_BITS)
+    # Only what is changed here is saved (saving every attribute, textures included, costs more
+    # than the sky); mjr_render sets its own matrices on every call, so they are not restored.
+    GL.glPushAttrib(GL.GL_ENABLE_BIT | GL.GL_DEPTH_BUFFER_BIT | GL.GL_VIEWPORT_BIT | GL.GL_LIGHTING_BIT)
     GL.glViewport(rect.left, rect.bottom, rect.width, rect.height)
     GL.glMatrixMode(GL.GL_PROJECTION)
-    GL.glPushMatrix()
     GL.glLoadIdentity()
     GL.glMatrixMode(GL.GL_MODELVIEW)
-    GL.glPushMatrix()
     GL.glLoadIdentity()
     for capability in (GL.GL_LIGHTING, GL.GL_TEXTURE_2D, GL.GL_BLEND, GL.GL_CULL_FACE, GL.GL_FOG):
         GL.glDisable(capability)
@@ -107,11 +107,6 @@ def _push_state(GL: Any, rect: mujoco.MjrRect) -> None:  # noqa: N803 - the libr
 
 
 def _pop_state(GL: Any) -> None:  # noqa: N803 - the library's name
-    GL.glMatrixMode(GL.GL_MODELVIEW)
-    GL.glPopMatrix()
-    GL.glMatrixMode(GL.GL_PROJECTION)
-    GL.glPopMatrix()
-    GL.glMatrixMode(GL.GL_MODELVIEW)
     GL.glPopAttrib()
 
 
