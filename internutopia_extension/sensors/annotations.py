@@ -66,56 +66,32 @@ def visible_boxes(instances: np.ndarray, count: int) -> tuple[np.ndarray, np.nda
     return owners, bounds, pixels
 
 
-def projected_bounds(table: SemanticTable, geom_boxes: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per instance of ``table``: the pixel bounds ``(K, 4)`` (inclusive, clipped to the image) of
-    its geoms' projected bounding boxes (``geom_boxes`` from
-    :func:`~internutopia.core.backend.mujoco.render.cameras.project_geom_boxes`: pixels whose centres
-    they cover), and whether any of its geoms reaches behind the camera ``(K,)``."""
-    count = len(table.instance_names)
-    owner = table.geom_instance[1:]
-    lows = np.full((count, 2), np.inf)
-    highs = np.full((count, 2), -np.inf)
-    behind = np.zeros(count, dtype=bool)
-    np.minimum.at(lows, owner, geom_boxes[:, 0:2])
-    np.maximum.at(highs, owner, geom_boxes[:, 2:4])
-    np.logical_or.at(behind, owner, geom_boxes[:, 4] > 0)
-    low = np.ceil(lows - 0.5)  # first pixel whose centre is inside
-    high = np.floor(highs - 0.5)
-    limits = np.array([width - 1, height - 1], dtype=float)
-    bounds = np.concatenate([np.clip(low, 0, limits), np.clip(high, 0, limits)], axis=1)
-    return bounds, behind
-
-
-def tight_boxes(instances: np.ndarray, tables: list[SemanticTable], geom_boxes: list[np.ndarray | None]
+def tight_boxes(instances: np.ndarray, tables: list[SemanticTable], alone_pixels: list[np.ndarray | None]
                 ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
     """``bounding_box_2d_tight`` data and info of each frame of ``instances`` (``int (N, H, W)``),
     frame ``i`` labelled by ``tables[i]``.
 
     A box bounds the visible pixels of one labelled instance; an instance with no visible pixel
     has no box; a thing cut by the image edge is boxed within the image. ``occlusionRatio`` is
-    ``1 - visible box area / projected box area``: the projected box bounds the instance's geoms'
-    bounding boxes projected into the image and clipped to it (so the image edge does not count
-    as occlusion), 0 for an instance reaching behind the camera (no projection) or without
-    ``geom_boxes``.
+    ``1 - visible pixels / pixels it covers drawn alone`` (``alone_pixels[i]``, by instance id, from
+    the renderer: within the image, so the edge is not occlusion, and its own parts hiding each
+    other are not either); 0 without ``alone_pixels``.
     """
-    frames, height, width = instances.shape
+    frames = instances.shape[0]
     count = max(len(t.instance_names) for t in tables)
-    owners, bounds, _ = visible_boxes(instances, count)
+    owners, bounds, pixels = visible_boxes(instances, count)
     data, info = [], []
     for frame in range(frames):
         table = tables[frame]
         mine = owners[:, 0] == frame
-        ids, box = owners[mine, 1], bounds[mine]
+        ids, box, seen = owners[mine, 1], bounds[mine], pixels[mine]
         rows = np.zeros(len(ids), dtype=BOX_DTYPE)
         rows['semanticId'] = table.instance_semantic[ids]
         rows['x_min'], rows['y_min'], rows['x_max'], rows['y_max'] = box.T
-        projected = geom_boxes[frame]
-        if projected is not None and len(ids):
-            full, behind = projected_bounds(table, projected, width, height)
-            area = np.prod(box[:, 2:] - box[:, :2] + 1, axis=1)
-            whole = np.prod(np.maximum(full[ids, 2:] - full[ids, :2] + 1, 1), axis=1)
-            ratio = np.clip(1.0 - area / np.maximum(whole, area), 0.0, 1.0)
-            rows['occlusionRatio'] = np.where(behind[ids], 0.0, ratio)
+        alone = alone_pixels[frame]
+        if alone is not None and len(ids):
+            whole = np.where(ids < len(alone), alone[np.minimum(ids, len(alone) - 1)], 0)
+            rows['occlusionRatio'] = np.clip(1.0 - seen / np.maximum(whole, seen), 0.0, 1.0)
         data.append(rows)
         info.append({'idToLabels': table.id_to_labels(), 'bboxIds': ids.astype(np.int32),
                      'primPaths': [table.instance_names[i] for i in ids.tolist()]})
@@ -177,5 +153,5 @@ def isaac_camera_params(width: int, height: int, fovy_deg: float, near: float, f
     }
 
 
-__all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'projected_bounds', 'slot_part_labels',
+__all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'slot_part_labels',
            'tight_boxes', 'visible_boxes']

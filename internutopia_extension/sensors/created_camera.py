@@ -130,8 +130,9 @@ class CreatedCamera:
         rgba = np.empty((height, width, 4), np.uint8) if self.with_rgba else None
         depth = np.empty((height, width), np.float32) if self.with_depth else None
         ids = np.empty((height, width), np.int32) if self.with_boxes else None
-        request = FrameRequest(self.slot, -1, rgba, depth, near, far, segmentation=ids,
-                               project_geoms=self.with_boxes, view=(position, xmat, CREATED_FOVY_DEG))
+        table = self._semantic_table(pack) if self.with_boxes else None
+        request = FrameRequest(self.slot, -1, rgba, depth, near, far, segmentation=ids, view=(position, xmat, CREATED_FOVY_DEG),
+                               geom_instances=None if table is None else table.geom_instance[1:])
         sim = self.group.sim
         threads = getattr(sim, 'rendering_threads', None) or default_render_threads()  # (shares the robot cameras' renderer)
         pack_render(pack).cameras(width, height, 0, lod=bool(getattr(sim, 'rendering_lod', True)), threads=threads).render([request])
@@ -144,15 +145,17 @@ class CreatedCamera:
                                      request.xmat.reshape(1, 3, 3))
         if self.with_params:
             frame['camera_params'] = {key: value[0] for key, value in params.items()}
-        if ids is not None:
-            labels = slot_part_labels(self.group, self.slot)
-            key = (id(pack.model), tuple(sorted(labels.items(), key=lambda item: item[0])))
-            if self._table is None or self._table[0] != key:
-                self._table = (key, SemanticTable.build(pack.model, labels))
-            table = self._table[1]
-            data, info = tight_boxes(table.instance_image(ids)[None], [table], [request.geom_boxes])
+        if ids is not None and table is not None:
+            data, info = tight_boxes(table.instance_image(ids)[None], [table], [request.alone_pixels])
             frame['bounding_box_2d_tight'] = {'data': data[0], 'info': info[0]}
         return frame
+
+    def _semantic_table(self, pack: Any) -> SemanticTable:
+        labels = slot_part_labels(self.group, self.slot)
+        key = (id(pack.model), tuple(sorted(labels.items(), key=lambda item: item[0])))
+        if self._table is None or self._table[0] != key:
+            self._table = (key, SemanticTable.build(pack.model, labels))
+        return self._table[1]
 
     def camera_params(self, slot: int) -> dict[str, Any]:
         """Isaac's ``camera_params`` keys of this step's view (env-local)."""

@@ -119,7 +119,7 @@ class RepCamera(BaseSensor):
         self._rgba: np.ndarray | None = None
         self._depth: np.ndarray | None = None
         self._geoms: np.ndarray | None = None  # (env_num, H, W) int32 model geom ids, for the annotations
-        self._geom_boxes: dict[int, np.ndarray | None] = {}  # per slot: its geoms' projected boxes
+        self._alone: dict[int, np.ndarray | None] = {}  # per slot: pixels of each instance drawn alone
         fy = (self.height / 2) / math.tan(math.radians(config.fovy_deg) / 2)
         self.intrinsics = np.array([[fy, 0.0, self.width / 2], [0.0, fy, self.height / 2], [0.0, 0.0, 1.0]])
         self.mount_body = ''
@@ -281,7 +281,7 @@ class RepCamera(BaseSensor):
         if semantics is not None:
             out['semantic_segmentation'] = {'data': semantics, 'info': [{'idToLabels': t.id_to_labels()} for t in tables]}
         if config.landmarks:
-            data, info = tight_boxes(instances, tables, [self._geom_boxes.get(slot) for slot in slots.tolist()])
+            data, info = tight_boxes(instances, tables, [self._alone.get(slot) for slot in slots.tolist()])
             out['bounding_box_2d_tight'] = {'data': data, 'info': info}
             out['landmarks'] = [landmarks(boxes, meta['idToLabels']) for boxes, meta in zip(data, info, strict=True)]
 
@@ -348,7 +348,8 @@ class RepCamera(BaseSensor):
             depth = depth_images[slot] if depth_images is not None else None
             geoms = geom_images[slot] if geom_images is not None else None
             requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far, mount=self.moved.get(slot),
-                                         segmentation=geoms, project_geoms=bool(config.landmarks)))
+                                         segmentation=geoms,
+                                         geom_instances=self.semantic_table(slot).geom_instance[1:] if config.landmarks else None))
         return requests
 
     def _took(self, requests: list[FrameRequest], slots: np.ndarray, time: float) -> None:
@@ -356,7 +357,7 @@ class RepCamera(BaseSensor):
         for request in requests:
             self.position[request.slot] = request.position
             self.orientation[request.slot] = mat_to_quat(request.xmat)
-            self._geom_boxes[request.slot] = request.geom_boxes
+            self._alone[request.slot] = request.alone_pixels
         self.stamp[slots] = time
         self.fresh[slots] = False
 

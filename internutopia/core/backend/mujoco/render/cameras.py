@@ -34,7 +34,7 @@ from internutopia.core.backend.mujoco.render.context import (
     warm_kernels,
 )
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
-from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
+from internutopia.core.backend.mujoco.render.scene import HIDDEN_GROUP, FrustumCulling, RenderModel, load_slot
 
 
 def default_render_threads() -> int:
@@ -63,8 +63,10 @@ class FrameRequest:
     its body, replacing the model's for this frame (a camera moved in one slot).
     ``segmentation`` (``(H, W)`` int32) receives the model geom id drawn at each pixel (-1: none):
     an id-coloured pass of the frame's scene (with no ``rgb``, that pass gives the depth too, so
-    such a frame is drawn once). With ``project_geoms``, ``geom_boxes`` is set to every geom's
-    projected bounding box (see :func:`project_geom_boxes`).
+    such a frame is drawn once). With ``geom_instances`` (``(ngeom,)`` int, the thing each geom
+    belongs to, 0 for none), ``alone_pixels`` is set to the pixels each such thing that is in
+    view covers when drawn alone (``(things + 1,)`` int64; an id-coloured pass per thing in view,
+    for occlusion ratios).
     ``view``, when given, is ``(position (3,), xmat (9,), fovy_deg)``: a pinhole view in the slot
     frame (looking along its -z, +y up) drawn instead of camera ``cam`` (a camera made at run time).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
@@ -80,35 +82,9 @@ class FrameRequest:
     xmat: np.ndarray = field(default_factory=lambda: np.zeros(9))
     mount: tuple[np.ndarray, np.ndarray] | None = None
     segmentation: np.ndarray | None = None
-    project_geoms: bool = False
-    geom_boxes: np.ndarray | None = None
+    geom_instances: np.ndarray | None = None
+    alone_pixels: np.ndarray | None = None
     view: tuple[np.ndarray, np.ndarray, float] | None = None
-
-
-def project_geom_boxes(model: mujoco.MjModel, data: mujoco.MjData, position: np.ndarray, xmat: np.ndarray,
-                       fovy_deg: float, width: int, height: int, near: float) -> np.ndarray:
-    """Each geom's image-space bounding box ``(ngeom, 5)``: ``u_min, v_min, u_max, v_max`` (pixel
-    units, ``u`` right and ``v`` down from the top-left corner; pixel ``(i, j)`` covers
-    ``[i, i + 1) x [j, j + 1)``) of the 8 corners of its oriented bounding box (``geom_aabb``)
-    in ``data``'s pose, seen by a pinhole camera at ``position``/``xmat`` (looking along -z, +y up)
-    with vertical field of view ``fovy_deg``; column 4 is 1 where a corner lies behind ``near``
-    (the box is then not a projection). Vectorized over geoms."""
-    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
-    aabb = model.geom_aabb.reshape(-1, 6)
-    local = aabb[:, None, :3] + signs[None] * aabb[:, None, 3:]  # (ngeom, 8, 3) in each geom's frame
-    rotations = data.geom_xmat.reshape(-1, 3, 3)
-    world = np.einsum('gij,gkj->gki', rotations, local) + data.geom_xpos[:, None, :]
-    camera = (world - position) @ xmat.reshape(3, 3)  # camera frame: x right, y up, -z ahead
-    ahead = -camera[..., 2]
-    focal = (height / 2) / math.tan(math.radians(fovy_deg) / 2)
-    safe = np.maximum(ahead, 1e-9)
-    u = width / 2 + focal * camera[..., 0] / safe
-    v = height / 2 - focal * camera[..., 1] / safe
-    out = np.empty((model.ngeom, 5))
-    out[:, 0], out[:, 1] = u.min(axis=1), v.min(axis=1)
-    out[:, 2], out[:, 3] = u.max(axis=1), v.max(axis=1)
-    out[:, 4] = (ahead < near).any(axis=1)
-    return out
 
 
 def batch_capacity(frames: int, width: int, height: int) -> int:
@@ -128,6 +104,8 @@ class _Worker:
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
         #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
         self.id_buffers: FrameBuffers | None = None
+        #: Single-sample framebuffers for the passes of things drawn alone (made on first use, grown as needed).
+        self.alone_buffers: FrameBuffers | None = None
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -163,6 +141,7 @@ class _Worker:
         culling = owner.culling
         pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
+        alone: list[tuple[int, int, int]] = []  # (request index, thing, alone buffer) of the round
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
@@ -193,9 +172,8 @@ class _Worker:
                 self.id_buffers.bind(index)  # the same scene again, for the ids
                 context.draw(self.rect, ids=True)
             scene_geoms.append(context.scene_geoms() if ids else None)
-            if request.project_geoms:
-                request.geom_boxes = project_geom_boxes(pack.model, data, request.position, request.xmat, fovy, width, height,
-                                                        request.near)
+            if request.geom_instances is not None:
+                self._draw_alone(index, request, groups, fovy, alone)
             if index % FLUSH_EVERY == FLUSH_EVERY - 1:
                 buffers.flush()
         for index, request in enumerate(requests):
@@ -215,10 +193,46 @@ class _Worker:
                 np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
+        for index, thing, buffer in alone:
+            assert self.alone_buffers is not None
+            self.alone_buffers.read(buffer, self.rgba, None)
+            pixels = requests[index].alone_pixels
+            assert pixels is not None
+            pixels[thing] = np.count_nonzero(self.rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF))
+
+    def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
+                    alone: list[tuple[int, int, int]]) -> None:
+        """Draw each thing of ``request.geom_instances`` that has a geom in view (``groups``: the
+        frame's culled geom groups) alone, id-coloured, into a buffer of its own, and note it in
+        ``alone`` (read with the round's frames)."""
+        owners = np.asarray(request.geom_instances)
+        shown = owners[(groups != HIDDEN_GROUP) & (owners > 0)]
+        request.alone_pixels = np.zeros(int(owners.max(initial=0)) + 1, dtype=np.int64)
+        things = np.unique(shown).tolist()
+        if not things:
+            return
+        width, height = self.owner.frame_size
+        if self.alone_buffers is None:
+            self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0)
+        self.alone_buffers.grow(len(alone) + len(things))
+        context, data = self.context, self.data
+        for thing in things:
+            only = np.where(owners == thing, groups, HIDDEN_GROUP)
+            camera = self.free_camera if request.view is not None else self.camera
+            context.update_scene(data, camera, groups=only, eye=request.position)
+            if request.view is not None:
+                context.set_view(request.position, request.xmat, fovy, request.near, request.far)
+            else:
+                context.set_clip(request.near, request.far)
+            self.alone_buffers.bind(len(alone))
+            context.draw(self.rect, ids=True)
+            alone.append((index, int(thing), len(alone)))
 
     def free(self) -> None:
         self.context.make_current()
         self.buffers.free()
+        if self.alone_buffers is not None:
+            self.alone_buffers.free()
         if self.id_buffers is not None:
             self.id_buffers.free()
         self.context.free()
@@ -356,4 +370,4 @@ class CameraRenderer:
                 thread.stop()
 
 
-__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads', 'project_geom_boxes']
+__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']
