@@ -289,3 +289,27 @@ def test_icamera_create_makes_a_camera_on_a_link_as_upstream_sensors_do():
         assert made['boxes']['data'].tolist() == configured['bounding_box_2d_tight']['data'].tolist()
     with pytest.raises(ValueError, match='post_reset'):
         ICamera.create(name='loose', prim_path='/jetbot/chassis/cam')
+
+
+def test_sky_composite_compiled_matches_numpy(monkeypatch):
+    """The sky goes behind drawn pixels by their coverage (alpha): opaque pixels are kept, empty
+    ones get the sky, partly covered ones blend; the compiled pass equals the numpy one."""
+    from internutopia.core.backend.mujoco.render import sky
+
+    rng = np.random.default_rng(3)
+    source = rng.integers(0, 256, size=(30, 40, 4), dtype=np.uint8)
+    source[..., 3] = rng.choice([0, 255, 100], size=(30, 40))
+    source[source[..., 3] == 0, :3] = 0  # nothing drawn: MuJoCo's black
+    pitched = np.array([[1.0, 0.0, 0.0], [0.0, 0.8, -0.6], [0.0, 0.6, 0.8]])  # looking up a bit
+    compiled = np.empty_like(source)
+    sky.sky_composite(source, compiled, pitched, 60.0)
+    monkeypatch.setattr(sky, '_sky_kernel', type('Off', (), {'available': False})())
+    reference = np.empty_like(source)
+    sky.sky_composite(source, reference, pitched, 60.0)
+    np.testing.assert_array_equal(compiled, reference)
+    flipped = source[::-1]
+    opaque = flipped[..., 3] == 255
+    np.testing.assert_array_equal(reference[opaque][:, :3], flipped[opaque][:, :3])
+    assert np.all(reference[..., 3] == 255)
+    empty = reference[flipped[..., 3] == 0][:, :3].astype(int)
+    assert empty.sum(axis=1).min() > 450 and np.all(empty[:, 2] > empty[:, 0])

@@ -29,7 +29,6 @@ import numpy as np
 from internutopia.core.backend.mujoco.render.context import (
     RenderContext,
     depth_from_buffer,
-    opaque_copy,
     scene_index_image,
     warm_kernels,
 )
@@ -141,6 +140,7 @@ class _Worker:
         culling = owner.culling
         pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
+        fields: list[float] = []  # each frame's vertical field of view (for its sky)
         alone: list[tuple[int, int, int]] = []  # (request index, thing, alone buffer) of the round
         for index, request in enumerate(requests):
             cam = request.cam
@@ -172,6 +172,7 @@ class _Worker:
                 self.id_buffers.bind(index)  # the same scene again, for the ids
                 context.draw(self.rect, ids=True)
             scene_geoms.append(context.scene_geoms() if ids else None)
+            fields.append(fovy)
             if request.geom_instances is not None:
                 self._draw_alone(index, request, groups, fovy, alone)
             if index % FLUSH_EVERY == FLUSH_EVERY - 1:
@@ -182,7 +183,7 @@ class _Worker:
             colour = request.rgb is not None
             buffers.read(index, self.rgba if colour or shared else None, self.depth if request.depth is not None else None)
             if colour:
-                opaque_copy(self.rgba[::-1], request.rgb)
+                context.copy_colour(self.rgba, request.rgb, request.xmat, fields[index])
             if ids:
                 if not shared:
                     assert self.id_buffers is not None

@@ -14,7 +14,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.render.gl import new_gl_context
 from internutopia.core.backend.mujoco.render.scene import RenderModel
-from internutopia.core.backend.mujoco.render.sky import draw_sky, has_own_skybox
+from internutopia.core.backend.mujoco.render.sky import has_own_skybox, sky_composite, warm_sky_kernel
 from internutopia.core.util.jit import Kernel
 
 _FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
@@ -153,7 +153,7 @@ class RenderContext:
         scene is rasterized once; ``flat`` draws constant colours with no lighting or textures
         (for frames whose colour nobody reads); ``ids`` draws each geom in a colour that encodes
         its index in the scene plus one, and nothing (0) where no geom is (see :func:`scene_index_image`).
-        Colour frames get the sky where nothing is drawn (:mod:`.sky`).
+        The sky is put in when a colour frame is copied out (:meth:`copy_colour`).
         """
         flags = self.scene.flags
         saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR], flags[_FLAG_SKYBOX])
@@ -165,14 +165,20 @@ class RenderContext:
             flags[_FLAG_IDCOLOR] = 1
             flags[_FLAG_SKYBOX] = 0
         try:
-            if self.sky and not (flat or ids):
-                draw_sky(self.scene, rect, lambda: mujoco.mjr_render(rect, self.scene, self.mjr))
-            else:
-                mujoco.mjr_render(rect, self.scene, self.mjr)
+            mujoco.mjr_render(rect, self.scene, self.mjr)
         finally:
             (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR],
              flags[_FLAG_SKYBOX]) = saved
         self.passes += 1
+
+    def copy_colour(self, source: np.ndarray, target: np.ndarray, rotation: np.ndarray, fovy_deg: float) -> None:
+        """Copy a colour frame read from the buffer (``source``, bottom row first) into ``target``
+        (top row first, opaque), with the sky behind what was drawn unless the model has its own
+        (:mod:`.sky`; the camera's orientation ``rotation`` and field of view place the horizon)."""
+        if self.sky:
+            sky_composite(source, target, rotation, fovy_deg)
+        else:
+            opaque_copy(source[::-1], target)
 
     def scene_geoms(self) -> np.ndarray:
         """Model geom id of each geom in the scene now (``int32 (ngeom,)``; -1 for decor that is not a model geom)."""
@@ -224,6 +230,7 @@ _depth_kernel = Kernel(_depth_rows)
 
 def warm_kernels() -> None:
     """Compile (or load from numba's cache) the depth kernel now, when numba is there."""
+    warm_sky_kernel()
     if _depth_kernel.available:
         _depth_kernel.warm(np.zeros((1, 1), np.float32), np.float32(0), np.float32(1), np.float32(1),
                            np.zeros((1, 1), np.float32))

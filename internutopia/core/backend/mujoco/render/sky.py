@@ -2,28 +2,31 @@
 
 MuJoCo's own skybox is geometry: it writes the depth buffer, so a depth image would read the
 skybox's distance (hundreds of metres, varying over the image) where nothing is, instead of the
-far clip. The sky here is drawn after the scene, into the pixels the scene left empty (their
-depth is still the cleared value), and writes no depth: depth images, segmentation and the
-"nothing drawn" test of the depth conversion are untouched.
+far clip. The sky here is put in when a colour frame is copied out of its buffer: MuJoCo clears
+the buffer to black with alpha 0 and draws opaque geometry with alpha 1, so a pixel's alpha says
+how much of it is covered, and the copy composites ``colour + (1 - alpha) * sky`` (anti-aliased
+edges blend into the sky, as they would have into a drawn one). Depth images, segmentation and
+the "nothing drawn" test of the depth conversion are untouched, and no GL work is added: it is
+one compiled pass over the pixels, fused with the copy the frame needs anyway (numpy when numba
+is not there).
 
-It is a grid of quads over the viewport, coloured per vertex by the elevation of the ray through
-that vertex (so the horizon tilts and moves with the camera); a model that brings its own
-skybox texture keeps it (MuJoCo draws that one, and the gradient is not drawn).
+The sky's colour at a pixel depends on the elevation of the ray through it (so the horizon tilts
+and moves with the camera). A model that brings its own skybox texture keeps it (MuJoCo draws
+that one, and no gradient is added).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import math
 
 import mujoco
 import numpy as np
 
-#: Colour at the horizon and below it, and at the zenith (linear mix by the sine of the elevation).
-SKY_HORIZON = np.array([0.86, 0.90, 0.95])
-SKY_ZENITH = np.array([0.45, 0.62, 0.86])
-#: Quads per side of the sky grid (the colour is interpolated linearly across each quad).
-SKY_QUADS = 6
+from internutopia.core.util.jit import Kernel
+
+#: Colour (0-255) at the horizon and below it, and at the zenith (mixed linearly by the sine of the elevation).
+SKY_HORIZON = np.array([219.0, 230.0, 242.0])
+SKY_ZENITH = np.array([115.0, 158.0, 219.0])
 
 
 def has_own_skybox(model: mujoco.MjModel) -> bool:
@@ -31,83 +34,96 @@ def has_own_skybox(model: mujoco.MjModel) -> bool:
     return bool(np.any(model.tex_type == mujoco.mjtTexture.mjTEXTURE_SKYBOX))
 
 
-def sky_colours(scene: mujoco.MjvScene, aspect: float, quads: int = SKY_QUADS) -> np.ndarray:
-    """RGB ``(quads + 1, quads + 1, 3)`` of the sky at the grid's vertices (rows bottom to top)
-    for the scene's (first) GL camera and a viewport of ``aspect`` (width / height)."""
-    camera = scene.camera[0]
-    forward = np.asarray(camera.forward, dtype=float)
-    up = np.asarray(camera.up, dtype=float)
-    right = np.cross(forward, up)
-    near = max(float(camera.frustum_near), 1e-9)
-    top, bottom = float(camera.frustum_top), float(camera.frustum_bottom)
-    # A frustum width of 0 means the viewport's aspect decides (as mjr_render does).
-    half_width = float(camera.frustum_width) or (top - bottom) / 2 * aspect
-    steps = np.linspace(0.0, 1.0, quads + 1)
-    xs = float(camera.frustum_center) - half_width + 2 * half_width * steps
-    ys = bottom + (top - bottom) * steps
-    rays = (forward * near)[None, None] + ys[:, None, None] * up + xs[None, :, None] * right
-    elevation = rays[..., 2] / np.linalg.norm(rays, axis=-1)
-    mix = np.clip(elevation, 0.0, 1.0)[..., None]
-    return SKY_HORIZON * (1 - mix) + SKY_ZENITH * mix
+#: Sky colours by elevation (row ``k``: sine of the elevation ``k / 255``), RGB uint8.
+SKY_TABLE = np.round(SKY_HORIZON + (SKY_ZENITH - SKY_HORIZON) * np.linspace(0.0, 1.0, 256)[:, None]).astype(np.uint8)
 
 
-def _grid_quads(quads: int) -> np.ndarray:
-    """Vertex indices ``(quads * quads * 4,)`` of the grid's quads, into a row-major vertex grid."""
-    rows, cols = np.meshgrid(np.arange(quads), np.arange(quads), indexing='ij')
-    corner = rows * (quads + 1) + cols
-    return np.stack([corner, corner + 1, corner + quads + 2, corner + quads + 1], axis=-1).reshape(-1)
+def _sky_rows(source: np.ndarray, xs: np.ndarray, ys: np.ndarray, inverse_norm: np.ndarray, r0: float, r1: float, r2: float,
+              table: np.ndarray, out: np.ndarray) -> None:
+    """Compiled twin of :func:`sky_composite` (``source`` bottom row first, as OpenGL stores it)."""
+    height, width = out.shape[0], out.shape[1]
+    opaque = out.shape[2] == 4
+    for row in range(height):
+        src = height - 1 - row
+        y = r1 * ys[row] - r2
+        for col in range(width):
+            alpha = source[src, col, 3]
+            if alpha == 255:
+                out[row, col, 0] = source[src, col, 0]
+                out[row, col, 1] = source[src, col, 1]
+                out[row, col, 2] = source[src, col, 2]
+            else:
+                level = int((r0 * xs[col] + y) * inverse_norm[row, col] * 255.0 + 0.5)
+                level = min(max(level, 0), 255)
+                if alpha == 0:
+                    out[row, col, 0] = table[level, 0]
+                    out[row, col, 1] = table[level, 1]
+                    out[row, col, 2] = table[level, 2]
+                else:
+                    cover = 255 - alpha
+                    for c in range(3):
+                        value = source[src, col, c] + (cover * table[level, c] + 127) // 255
+                        out[row, col, c] = min(value, 255)
+            if opaque:
+                out[row, col, 3] = 255
 
 
-_QUAD_INDEX = _grid_quads(SKY_QUADS)
-_GRID = np.stack(np.meshgrid(np.linspace(-1.0, 1.0, SKY_QUADS + 1), np.linspace(-1.0, 1.0, SKY_QUADS + 1),
-                             indexing='xy'), axis=-1).reshape(-1, 2)[_QUAD_INDEX].astype(np.float32)
+_sky_kernel = Kernel(_sky_rows)
+_RAYS: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
-def draw_sky(scene: mujoco.MjvScene, rect: mujoco.MjrRect, render: Callable[[], None]) -> None:
-    """Call ``render`` (an ``mjr_render`` of ``scene`` into ``rect``), then fill the pixels it left
-    empty with the sky, in the framebuffer that was bound before (``mjr_render`` binds MuJoCo's own
-    offscreen buffer when it is done). A handful of GL calls: the grid goes over as one vertex array."""
-    from OpenGL import GL  # imported once a GL context exists (see framebuffers._gl)
-
-    framebuffer = int(np.asarray(GL.glGetIntegerv(GL.GL_DRAW_FRAMEBUFFER_BINDING)).item())
-    render()
-    GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, framebuffer)
-    colours = sky_colours(scene, rect.width / max(rect.height, 1)).reshape(-1, 3)[_QUAD_INDEX].astype(np.float32)
-    _push_state(GL, rect)
-    try:
-        GL.glEnableClientState(GL.GL_VERTEX_ARRAY)
-        GL.glEnableClientState(GL.GL_COLOR_ARRAY)
-        GL.glVertexPointer(2, GL.GL_FLOAT, 0, _GRID)
-        GL.glColorPointer(3, GL.GL_FLOAT, 0, colours)
-        GL.glDrawArrays(GL.GL_QUADS, 0, len(_GRID))
-        GL.glDisableClientState(GL.GL_COLOR_ARRAY)
-        GL.glDisableClientState(GL.GL_VERTEX_ARRAY)
-    finally:
-        _pop_state(GL)
+def _rays(width: int, height: int, focal: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pixel-centre ray slopes ``xs (W,)``, ``ys (H,)`` (camera frame, +y up) and ``1 / |ray|``
+    ``(H, W)`` of a camera, computed once per image size and focal length."""
+    key = (int(width), int(height), round(float(focal), 6))
+    found = _RAYS.get(key)
+    if found is None:
+        xs = ((np.arange(width) + 0.5 - width / 2) / focal).astype(np.float32)
+        ys = (-(np.arange(height) + 0.5 - height / 2) / focal).astype(np.float32)
+        inverse = (1.0 / np.sqrt(xs[None, :] ** 2 + ys[:, None] ** 2 + 1.0)).astype(np.float32)
+        if len(_RAYS) > 64:
+            _RAYS.clear()
+        found = _RAYS[key] = (xs, ys, inverse)
+    return found
 
 
-def _push_state(GL: Any, rect: mujoco.MjrRect) -> None:  # noqa: N803 - the library's name
-    # Only what is changed here is saved (saving every attribute, textures included, costs more
-    # than the sky); mjr_render sets its own matrices on every call, so they are not restored.
-    GL.glPushAttrib(GL.GL_ENABLE_BIT | GL.GL_DEPTH_BUFFER_BIT | GL.GL_VIEWPORT_BIT | GL.GL_LIGHTING_BIT)
-    GL.glViewport(rect.left, rect.bottom, rect.width, rect.height)
-    GL.glMatrixMode(GL.GL_PROJECTION)
-    GL.glLoadIdentity()
-    GL.glMatrixMode(GL.GL_MODELVIEW)
-    GL.glLoadIdentity()
-    for capability in (GL.GL_LIGHTING, GL.GL_TEXTURE_2D, GL.GL_BLEND, GL.GL_CULL_FACE, GL.GL_FOG):
-        GL.glDisable(capability)
-    GL.glEnable(GL.GL_DEPTH_TEST)
-    # Every fragment of the sky has depth 0 (the cleared value of MuJoCo's reversed-Z buffer):
-    # it passes only where nothing was drawn, and writes nothing.
-    GL.glDepthRange(0.0, 0.0)
-    GL.glDepthFunc(GL.GL_EQUAL)
-    GL.glDepthMask(GL.GL_FALSE)
-    GL.glShadeModel(GL.GL_SMOOTH)
+def sky_colour(rotation: np.ndarray, focal: float, width: int, height: int) -> np.ndarray:
+    """The sky seen by a pinhole camera with orientation ``rotation`` (``(3, 3)``: camera axes in
+    the world's, looking along -z with +y up) and focal length ``focal`` (pixels): RGB uint8
+    ``(height, width, 3)``."""
+    xs, ys, inverse = _rays(width, height, focal)
+    r = np.asarray(rotation, dtype=np.float32).reshape(3, 3)[2]
+    up = (r[0] * xs[None, :] + r[1] * ys[:, None] - r[2]) * inverse
+    return SKY_TABLE[np.clip(np.round(up * 255.0), 0, 255).astype(np.intp)]
 
 
-def _pop_state(GL: Any) -> None:  # noqa: N803 - the library's name
-    GL.glPopAttrib()
+def sky_composite(source: np.ndarray, target: np.ndarray, rotation: np.ndarray, fovy_deg: float) -> None:
+    """Copy an RGBA frame read bottom row first (``source``, ``(H, W, 4)`` uint8) into ``target``
+    (``(H, W, 4)`` with alpha set to 255, or ``(H, W, 3)``) top row first, with the sky behind it
+    (see the module docstring) for a camera of orientation ``rotation`` and vertical field of view
+    ``fovy_deg``."""
+    height, width = target.shape[:2]
+    focal = (height / 2) / math.tan(math.radians(fovy_deg) / 2)
+    if _sky_kernel.available:
+        xs, ys, inverse = _rays(width, height, focal)
+        r = np.asarray(rotation, dtype=float).reshape(3, 3)[2]
+        _sky_kernel(source, xs, ys, inverse, float(r[0]), float(r[1]), float(r[2]), SKY_TABLE, target)
+        return
+    flipped = source[::-1]
+    cover = 255 - flipped[..., 3:4].astype(np.int32)
+    blended = flipped[..., :3] + (cover * sky_colour(rotation, focal, width, height) + 127) // 255
+    target[..., :3] = np.minimum(blended, 255)
+    if target.shape[-1] == 4:
+        target[..., 3] = 255
 
 
-__all__ = ['SKY_HORIZON', 'SKY_QUADS', 'SKY_ZENITH', 'draw_sky', 'has_own_skybox', 'sky_colours']
+def warm_sky_kernel() -> None:
+    """Compile (or load from numba's cache) the sky kernel now, when numba is there."""
+    if _sky_kernel.available:
+        one = np.ones(1, np.float32)
+        for channels in (4, 3):
+            _sky_kernel.warm(np.zeros((1, 1, 4), np.uint8), one, one, np.ones((1, 1), np.float32), 0.0, 0.0, 1.0,
+                             SKY_TABLE, np.zeros((1, 1, channels), np.uint8))
+
+
+__all__ = ['SKY_HORIZON', 'SKY_TABLE', 'SKY_ZENITH', 'has_own_skybox', 'sky_colour', 'sky_composite', 'warm_sky_kernel']
