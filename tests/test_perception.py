@@ -313,3 +313,17 @@ def test_sky_composite_compiled_matches_numpy(monkeypatch):
     assert np.all(reference[..., 3] == 255)
     empty = reference[flipped[..., 3] == 0][:, :3].astype(int)
     assert empty.sum(axis=1).min() > 450 and np.all(empty[:, 2] > empty[:, 0])
+
+
+def test_the_perception_page_example_runs(tmp_path, monkeypatch, capsys):
+    """docs/perception.md's Python example runs as written and prints what the page says."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / 'docs' / 'perception.md').read_text(encoding='utf-8')
+    (block,) = re.findall(r'^```python\n(.*?)^```', page, flags=re.S | re.M)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, 'docs/perception.md', 'exec'), {'__name__': 'docs_perception'})  # noqa: S102 - the page's own example
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "['crate', 'floor']"
+    assert any(line.startswith('crate ') for line in printed[1:])
