@@ -245,7 +245,7 @@ class _CameraEnv:
                 if not camera_holder:
                     camera_holder.append(PlainCamera(pack.model, 0, chosen.depth, chosen.annotations))
                 rgb, depth = camera_holder[0].frame(pack.mjdata(0))
-                out = {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
+                out: dict[str, np.ndarray | None] = {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
                 if chosen.annotations:
                     out['ids'] = camera_holder[0].ids
                 return out

@@ -182,7 +182,7 @@ class _Worker:
             shared = ids and self._shared_ids(request)
             colour = request.rgb is not None
             buffers.read(index, self.rgba if colour or shared else None, self.depth if request.depth is not None else None)
-            if colour:
+            if request.rgb is not None:
                 context.copy_colour(self.rgba, request.rgb, request.xmat, fields[index])
             if ids:
                 if not shared:

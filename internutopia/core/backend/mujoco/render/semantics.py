@@ -151,8 +151,8 @@ class SemanticTable:
                 role = _role(name, int(model.geom_type[geom]))
                 key = (role, '/' + name) if role else None
             elif key is None and part:
-                label = part_labels.get(part)
-                key = (label, part) if label else None
+                given = part_labels.get(part)
+                key = (given, part) if given else None
             geom_key.append(key)
         labels = (BACKGROUND, UNLABELLED, *sorted({k[0] for k in geom_key if k is not None}))
         instances = ('', *sorted({k[1] for k in geom_key if k is not None}))
@@ -160,10 +160,11 @@ class SemanticTable:
         instance_id = {name: i for i, name in enumerate(instances)}
         geom_instance = np.zeros(model.ngeom + 1, dtype=np.int32)
         instance_semantic = np.zeros(len(instances), dtype=np.int32)
-        for geom, key in enumerate(geom_key):
-            if key is not None:
-                geom_instance[geom + 1] = instance = instance_id[key[1]]
-                instance_semantic[instance] = label_id[key[0]]
+        for geom, found in enumerate(geom_key):
+            if found is not None:
+                thing = instance_id[found[1]]
+                geom_instance[geom + 1] = thing
+                instance_semantic[thing] = label_id[found[0]]
         return cls(geom_instance, instance_semantic, instances, labels)
 
     def instance_image(self, geom_image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
