@@ -72,7 +72,7 @@ def _breakdown(robot: str, setting: str, env_num: int, rounds: int) -> dict[str,
     finally:
         variant('full')
         env.close()
-    out = {f'{name}_ms': round(float(np.median(values)), 2) for name, values in times.items()}
+    out: dict[str, Any] = {f'{name}_ms': round(float(np.median(values)), 2) for name, values in times.items()}
     out.update({'robot': robot, 'cameras': setting, 'env_num': env_num, 'rounds': rounds,
                 'faces_drawn': int(renderer.render_model.model.mesh_facenum.sum())})
     return out
