@@ -50,16 +50,16 @@ def _breakdown(robot: str, setting: str, env_num: int, rounds: int) -> dict[str,
     def variant(name: str) -> None:
         renderer.culling.base_groups[:] = base
         framebuffers.FrameBuffers.read = original_read  # type: ignore[method-assign]
-        if name == 'robot hidden':
+        if name == 'robot_hidden':
             renderer.culling.base_groups[robot_geoms] = HIDDEN_GROUP
-        elif name == 'scene hidden':
+        elif name == 'scene_hidden':
             renderer.culling.base_groups[scene_geoms] = HIDDEN_GROUP
-        elif name == 'nothing drawn':
+        elif name == 'nothing_drawn':
             renderer.culling.base_groups[:] = HIDDEN_GROUP
-        elif name == 'no read-back':
+        elif name == 'no_readback':
             framebuffers.FrameBuffers.read = finish_only  # type: ignore[method-assign]
 
-    names = ['full', 'robot hidden', 'scene hidden', 'nothing drawn', 'no read-back']
+    names = ['full', 'robot_hidden', 'scene_hidden', 'nothing_drawn', 'no_readback']
     times: dict[str, list[float]] = {name: [] for name in names}
     try:
         for _ in range(rounds):  # variants interleaved, so a busy machine slows them alike
