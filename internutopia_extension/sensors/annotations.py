@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
+from internutopia.core.util.jit import Kernel
 
 #: One row of ``bounding_box_2d_tight``: semantic id, inclusive pixel bounds, occlusion ratio (Isaac's layout).
 BOX_DTYPE = np.dtype([('semanticId', '<u4'), ('x_min', '<i4'), ('y_min', '<i4'), ('x_max', '<i4'), ('y_max', '<i4'),
@@ -40,30 +41,67 @@ def slot_part_labels(robot: Any, slot: int) -> dict[str, str | None]:
     return labels
 
 
+def _box_pass(instances: np.ndarray, count: int, bounds: np.ndarray, pixels: np.ndarray) -> None:
+    """Compiled twin of :func:`visible_boxes_numpy`: one pass over the pixels, per (frame, instance)
+    its pixel count and ``[x_min, y_min, x_max, y_max]`` (``bounds`` starts as ``[W, H, -1, -1]``)."""
+    frames, height, width = instances.shape
+    for frame in range(frames):
+        base = frame * count
+        for row in range(height):
+            for col in range(width):
+                thing = instances[frame, row, col]
+                if thing == 0:
+                    continue
+                key = base + thing
+                pixels[key] += 1
+                if col < bounds[key, 0]:
+                    bounds[key, 0] = col
+                if row < bounds[key, 1]:
+                    bounds[key, 1] = row
+                if col > bounds[key, 2]:
+                    bounds[key, 2] = col
+                if row > bounds[key, 3]:
+                    bounds[key, 3] = row
+
+
+_box_kernel = Kernel(_box_pass)
+
+
 def visible_boxes(instances: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`visible_boxes_numpy`, in one compiled pass when numba is there."""
+    if not _box_kernel.available:
+        return visible_boxes_numpy(instances, count)
+    frames, height, width = instances.shape
+    bins = frames * count
+    bounds = np.empty((bins, 4), dtype=np.int64)
+    bounds[:] = (width, height, -1, -1)
+    pixels = np.zeros(bins, dtype=np.int64)
+    _box_kernel(np.ascontiguousarray(instances), int(count), bounds, pixels)
+    present = np.flatnonzero(pixels)
+    return np.stack([present // count, present % count], axis=1), bounds[present], pixels[present]
+
+
+def visible_boxes_numpy(instances: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tight boxes of the instances in a stack of instance images.
 
     ``instances`` is ``int (N, H, W)`` (0: no instance), ``count`` is one more than the largest
     instance id. Returns ``(frame_and_instance (M, 2), bounds (M, 4) [x_min, y_min, x_max, y_max]
     inclusive, pixels (M,))`` for each (frame, instance) that has at least one pixel, sorted by
-    frame then instance. One sort of the labelled pixels, then ``reduceat`` per run.
+    frame then instance. Three ``bincount`` passes over the pixels (counts, and which columns and
+    rows each (frame, instance) has pixels in), no sort.
     """
     frames, height, width = instances.shape
-    flat = instances.reshape(-1)
-    where = np.flatnonzero(flat)
-    if not len(where):
-        return np.zeros((0, 2), np.int64), np.zeros((0, 4), np.int64), np.zeros(0, np.int64)
-    keys = (where // (height * width)) * count + flat[where]
-    order = np.argsort(keys, kind='stable')
-    keys, where = keys[order], where[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    within = where % (height * width)
-    rows, cols = within // width, within % width
-    bounds = np.stack([np.minimum.reduceat(cols, starts), np.minimum.reduceat(rows, starts),
-                       np.maximum.reduceat(cols, starts), np.maximum.reduceat(rows, starts)], axis=1)
-    pixels = np.diff(np.r_[starts, len(keys)])
-    owners = np.stack([keys[starts] // count, keys[starts] % count], axis=1)
-    return owners, bounds, pixels
+    keys = (np.arange(frames, dtype=np.int64)[:, None, None] * count + instances).reshape(frames, height, width)
+    bins = frames * count
+    pixels = np.bincount(keys.reshape(-1), minlength=bins)
+    columns = np.bincount((keys * width + np.arange(width)).reshape(-1), minlength=bins * width).reshape(bins, width) > 0
+    rows = np.bincount((keys * height + np.arange(height)[:, None]).reshape(-1), minlength=bins * height).reshape(bins, height) > 0
+    present = np.flatnonzero((pixels > 0) & (np.arange(bins) % count != 0))
+    columns, rows = columns[present], rows[present]
+    bounds = np.stack([columns.argmax(axis=1), rows.argmax(axis=1),
+                       width - 1 - columns[:, ::-1].argmax(axis=1), height - 1 - rows[:, ::-1].argmax(axis=1)], axis=1)
+    owners = np.stack([present // count, present % count], axis=1)
+    return owners, bounds, pixels[present]
 
 
 def tight_boxes(instances: np.ndarray, tables: list[SemanticTable], alone_pixels: list[np.ndarray | None]
@@ -154,4 +192,4 @@ def isaac_camera_params(width: int, height: int, fovy_deg: float, near: float, f
 
 
 __all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'slot_part_labels',
-           'tight_boxes', 'visible_boxes']
+           'tight_boxes', 'visible_boxes', 'visible_boxes_numpy']

@@ -111,6 +111,7 @@ class _Worker:
         self.free_camera = mujoco.MjvCamera()  # for frames with a view of their own (set_view overrides it)
         self.rgba = np.empty((height, width, 4), dtype=np.uint8)
         self.depth = np.empty((height, width), dtype=np.float32)
+        self.red = np.empty((height, width), dtype=np.uint8)
         self.rect = mujoco.MjrRect(0, 0, width, height)
 
     def _shared_ids(self, request: FrameRequest) -> bool:
@@ -141,7 +142,7 @@ class _Worker:
         pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
         fields: list[float] = []  # each frame's vertical field of view (for its sky)
-        alone: list[tuple[int, int, int]] = []  # (request index, thing, alone buffer) of the round
+        alone: list[tuple[int, int, int, bool]] = []  # (request index, thing, alone buffer, red enough) of the round
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
@@ -194,15 +195,19 @@ class _Worker:
                 np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
-        for index, thing, buffer in alone:
+        for index, thing, buffer, red_enough in alone:
             assert self.alone_buffers is not None
-            self.alone_buffers.read(buffer, self.rgba, None)
             pixels = requests[index].alone_pixels
             assert pixels is not None
-            pixels[thing] = np.count_nonzero(self.rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF))
+            if red_enough:  # fewer than 255 geoms drawn: every drawn pixel's red byte (index + 1) is non-zero
+                self.alone_buffers.read_red(buffer, self.red)
+                pixels[thing] = np.count_nonzero(self.red)
+            else:
+                self.alone_buffers.read(buffer, self.rgba, None)
+                pixels[thing] = np.count_nonzero(self.rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF))
 
     def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
-                    alone: list[tuple[int, int, int]]) -> None:
+                    alone: list[tuple[int, int, int, bool]]) -> None:
         """Draw each thing of ``request.geom_instances`` that has a geom in view (``groups``: the
         frame's culled geom groups) alone, id-coloured, into a buffer of its own, and note it in
         ``alone`` (read with the round's frames)."""
@@ -227,7 +232,7 @@ class _Worker:
                 context.set_clip(request.near, request.far)
             self.alone_buffers.bind(len(alone))
             context.draw(self.rect, ids=True)
-            alone.append((index, int(thing), len(alone)))
+            alone.append((index, int(thing), len(alone), context.scene.ngeom < 255))
 
     def free(self) -> None:
         self.context.make_current()

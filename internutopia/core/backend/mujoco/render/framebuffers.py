@@ -103,6 +103,16 @@ class FrameBuffers:
         if depth is not None:
             GL.glReadPixels(0, 0, width, height, GL.GL_DEPTH_COMPONENT, GL.GL_FLOAT, depth)
 
+    def read_red(self, index: int, red: np.ndarray) -> None:
+        """Read the red channel of frame ``index`` into ``red`` (``(H, W)`` uint8, bottom row first):
+        a quarter of the bytes of an RGBA read, for frames whose red channel says enough."""
+        GL = _gl()  # noqa: N806 - the library's name
+        width, height = self.size
+        GL.glBindFramebuffer(GL.GL_READ_FRAMEBUFFER, self._framebuffers[index])
+        GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 1)
+        GL.glReadPixels(0, 0, width, height, GL.GL_RED, GL.GL_UNSIGNED_BYTE, red)
+        GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 4)
+
     def flush(self) -> None:
         """Hand what was drawn so far to the rasterizer, without waiting for it."""
         _gl().glFlush()

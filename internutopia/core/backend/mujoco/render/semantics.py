@@ -25,6 +25,7 @@ labels from 2, in sorted order, so a table is the same for the same model and la
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -171,11 +172,17 @@ class SemanticTable:
         """Instance ids ``int32 (..., H, W)`` of a geom-id image (``-1``: nothing drawn)."""
         return np.take(self.geom_instance, geom_image + 1, out=out)
 
-    def semantic_image(self, geom_image: np.ndarray) -> np.ndarray:
-        """Semantic ids ``int32 (..., H, W)`` of a geom-id image (0 background, 1 unlabelled)."""
-        semantic = self.instance_semantic[self.geom_instance[geom_image + 1]]
-        semantic[(semantic == 0) & (geom_image >= 0)] = 1
+    @functools.cached_property
+    def geom_semantic(self) -> np.ndarray:
+        """Semantic id of each geom, ``int32 (ngeom + 1,)`` indexed by geom id + 1: 0 for "no
+        geom", 1 for an unlabelled geom."""
+        semantic = self.instance_semantic[self.geom_instance]
+        semantic[1:][semantic[1:] == 0] = 1
         return semantic
+
+    def semantic_image(self, geom_image: np.ndarray) -> np.ndarray:
+        """Semantic ids ``int32 (..., H, W)`` of a geom-id image (0 background, 1 unlabelled): one lookup."""
+        return np.take(self.geom_semantic, geom_image + 1)
 
     def id_to_labels(self) -> dict[str, dict[str, str]]:
         """Semantic ids to labels, as Isaac's annotators give them: ``{'2': {'class': 'wall'}, ...}``."""
