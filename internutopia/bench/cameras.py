@@ -1,11 +1,13 @@
 """Camera rows: robots rendering a camera every step, against what users would run without us.
 
 For each camera setting of :data:`SETTINGS` (the H1's head or third-person camera at 320x240, RGB
-or RGB-D, rendered on every physics step) and each ``env_num``, one row compares:
+or RGB-D, or RGB-D with the perception annotations: semantic and instance segmentation and tight
+2D boxes; rendered on every physics step) and each ``env_num``, one row compares:
 
 - **ours**: ``vec_env.Env.step`` with one such camera per robot (env-steps/s, which is frames/s);
 - **render limit**: a plain ``mujoco.Renderer`` loop (MuJoCo's defaults: 4x multisampling, mirror
-  reflections, full-detail meshes; RGB-D renders twice) drawing the same camera of the same model
+  reflections, full-detail meshes; RGB-D renders twice, and with annotations a third time, in
+  MuJoCo's segmentation mode) drawing the same camera of the same model
   at the slots' current states, in the same process, in pairs with ours
   (:func:`internutopia.bench.paired.time_pairs`): ``ours / render limit`` is what our pipeline
   (level of detail, no hidden multisampling, one pass per frame, batched frames) adds;
@@ -46,17 +48,20 @@ WARM_PAIRS = 1
 
 @dataclass(frozen=True)
 class CameraSetting:
-    """A camera row's camera: ``view`` ``'head'`` or ``'tp'`` (third person), with ``depth`` or not."""
+    """A camera row's camera: ``view`` ``'head'`` or ``'tp'`` (third person), with ``depth`` or not,
+    and with ``annotations`` (semantic and instance segmentation and 2D boxes) or not."""
 
     name: str
     view: str
     depth: bool
+    annotations: bool = False
 
 
 #: Camera settings of the camera rows, by name (``--render-cameras``).
 SETTINGS: dict[str, CameraSetting] = {s.name: s for s in (
     CameraSetting('head_rgb', 'head', False), CameraSetting('head_rgbd', 'head', True),
-    CameraSetting('tp_rgb', 'tp', False), CameraSetting('tp_rgbd', 'tp', True))}
+    CameraSetting('head_rgbd_seg', 'head', True, True),
+    CameraSetting('tp_rgb', 'tp', False), CameraSetting('tp_rgbd', 'tp', True), CameraSetting('tp_rgbd_seg', 'tp', True, True))}
 #: Robots that have camera rows: the configs module and the names of their head and third-person cameras.
 ROBOTS = {'h1': ('internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg', 'h1_tp_camera_cfg',
                  [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)])}
@@ -76,7 +81,9 @@ def camera_config(robot: str, setting: str, env_num: int, render_every_step: boo
     chosen = SETTINGS[setting]
     configs = importlib.import_module(module)
     camera = getattr(configs, head if chosen.view == 'head' else third)
-    camera = camera.update(resolution=RESOLUTION, depth=chosen.depth, rgba=True, enable=True)
+    camera = camera.update(resolution=RESOLUTION, depth=chosen.depth, rgba=True, enable=True,
+                           semantic_segmentation=chosen.annotations, instance_segmentation=chosen.annotations,
+                           landmarks=chosen.annotations)
     cfg = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg], sensors=[camera])
     sim = SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, rendering_interval=None if render_every_step else 10 ** 9,
                     rendering_threads=threads)
@@ -91,14 +98,18 @@ def path_action(robot: str) -> dict:
 
 class PlainCamera:
     """What a user writes without us: ``mujoco.Renderer`` at MuJoCo's defaults on camera ``cam``,
-    ``render()`` for RGB and, with ``depth``, a second ``render()`` with depth rendering on."""
+    ``render()`` for RGB, with ``depth`` a second ``render()`` with depth rendering on, and with
+    ``segmentation`` a third with segmentation rendering on (geom ids per pixel; no boxes)."""
 
-    def __init__(self, model: Any, cam: int, depth: bool) -> None:
+    def __init__(self, model: Any, cam: int, depth: bool, segmentation: bool = False) -> None:
         import mujoco
 
         self.renderer = mujoco.Renderer(model, RESOLUTION[1], RESOLUTION[0])
         self.cam = int(cam)
         self.depth = depth
+        self.segmentation = segmentation
+        #: The last segmentation frame (``(H, W, 2)`` int32: object id and type), when made.
+        self.ids: np.ndarray | None = None
 
     def frame(self, data: Any) -> tuple[np.ndarray, np.ndarray | None]:
         renderer = self.renderer
@@ -109,6 +120,10 @@ class PlainCamera:
             renderer.enable_depth_rendering()
             depth = renderer.render()
             renderer.disable_depth_rendering()
+        if self.segmentation:
+            renderer.enable_segmentation_rendering()
+            self.ids = renderer.render()
+            renderer.disable_segmentation_rendering()
         return rgb, depth
 
     def close(self) -> None:
@@ -125,7 +140,7 @@ class RenderLimit:
         world = env.runner.world
         self.pack = world.pack(0)
         self.slots = [int(s) for s in self.pack.slots]
-        self.camera = PlainCamera(self.pack.model, 0, setting.depth)
+        self.camera = PlainCamera(self.pack.model, 0, setting.depth, setting.annotations)
         self.frames = max(1, int(frames))
         self.next = 0
 
@@ -218,6 +233,8 @@ class _CameraEnv:
         spaces: dict[str, gym.Space] = {'rgb': gym.spaces.Box(0, 255, (height, width, 3 if plain else 4), np.uint8)}
         if chosen.depth:
             spaces['depth'] = gym.spaces.Box(0.0, np.inf, (height, width), np.float32)
+        if chosen.annotations:
+            spaces['ids'] = gym.spaces.Box(-1, 2 ** 31 - 1, (height, width, 2) if plain else (height, width), np.int32)
         pack_of = lambda: inner._vec_env.runner.world.pack(0)  # noqa: E731 - the one slot's pack
         camera_holder: list[PlainCamera] = []
 
@@ -226,11 +243,17 @@ class _CameraEnv:
                 pack = pack_of()
                 assert isinstance(pack, MujocoPack)  # (the plain camera draws a MuJoCo model)
                 if not camera_holder:
-                    camera_holder.append(PlainCamera(pack.model, 0, chosen.depth))
+                    camera_holder.append(PlainCamera(pack.model, 0, chosen.depth, chosen.annotations))
                 rgb, depth = camera_holder[0].frame(pack.mjdata(0))
-                return {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
+                out: dict[str, np.ndarray | None] = {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
+                if chosen.annotations:
+                    out['ids'] = camera_holder[0].ids
+                return out
             reading = next(iter(obs['sensors'].values()))
-            return {'rgb': reading['rgba'], 'depth': reading['depth']} if chosen.depth else {'rgb': reading['rgba']}
+            out = {'rgb': reading['rgba'], 'depth': reading['depth']} if chosen.depth else {'rgb': reading['rgba']}
+            if chosen.annotations:
+                out['ids'] = reading['semantic_segmentation']['data']
+            return out
 
         class CameraEnv(gym.Env):
             observation_space = gym.spaces.Dict(spaces)
@@ -345,7 +368,7 @@ def estimate_seconds(env_nums: list[int], settings: list[str], steps: int, with_
             setting = SETTINGS[name]
             frames = env_num * _steps_for(env_num, steps) * 2  # two halves of every pair
             ours = 6.0 + frames / (600.0 if setting.view == 'head' else 350.0) / 2
-            plain = (15.0 if setting.view == 'head' else 8.0) / (1.5 if setting.depth else 1.0)
+            plain = (15.0 if setting.view == 'head' else 8.0) / (1.5 if setting.depth else 1.0) / (1.4 if setting.annotations else 1.0)
             limit = (_steps_for(env_num, steps) // 4 + WARM_PAIRS) * 4 / plain
             total += ours + limit
             if with_async and env_num < 64:  # 64 single-env processes do not fit in 24 GB: skipped
@@ -421,6 +444,7 @@ def camera_row(robot: str, setting: str, env_num: int, result: dict[str, Any], a
     chosen = SETTINGS[setting]
     return {
         'robot': robot, 'env_num': env_num, 'cameras': setting, 'view': chosen.view, 'depth': chosen.depth,
+        'annotations': chosen.annotations,
         'resolution': list(RESOLUTION),
         'env_steps_per_s': round(ours, 1), 'frames_per_s': round(ours, 1),
         'render_limit_frames_per_s': round(limit, 1),

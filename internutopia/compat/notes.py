@@ -149,8 +149,8 @@ NOTES: dict[str, tuple[str, str]] = {
         IMPROVED, 'default 0: MuJoCo runs on CPU; a request a machine cannot meet is dropped with a warning'),
     'internutopia.core.config.Simulator': (IMPROVED, "adds MUJOCO ('mujoco'), the backend here; ISAACSIM names Isaac Sim"),
     'internutopia.core.config.DistributedConfig': (IMPROVED, 'checked as `Config`; `distribution_config` is required'),
-    'internutopia_extension.configs.sensors.RepCameraCfg.landmarks': (IMPROVED, 'True is an error: MuJoCo rendering has '
-                                                                      'no semantic labels to box'),
+    'internutopia_extension.configs.sensors.RepCameraCfg.landmarks': (SAME, 'tight 2D boxes and landmarks of labelled '
+                                                                      'things, Isaac layout (docs/perception.md)'),
     'internutopia_extension.configs.sensors.RepCameraCfg.pointcloud': (SAME, 'env-local points, one per pixel that hit something'),
     'internutopia_extension.configs.controllers.h1_move_by_speed_controller.H1MoveBySpeedControllerCfg.policy_weights_path': (
         SAME, 'accepted and unused: no H1 walking policy is on PyPI, so H1 is driven as a holonomic base (docs/robots.md)'),
@@ -189,9 +189,10 @@ NOTES: dict[str, tuple[str, str]] = {
                                                                'the same structure shares'),
     'internutopia.core.sensor.camera.ICamera': (IMPROVED, 'a camera sensor of one slot: images, params, poses (moving it '
                                                 'keeps it on its body)'),
-    'internutopia.core.sensor.camera.ICamera.get_bounding_box_2d_tight': (IMPROVED, 'an error: MuJoCo rendering has no '
-                                                                          'semantic labels'),
-    'internutopia.core.sensor.camera.ICamera.create': (IMPROVED, 'an error: cameras are robot sensors (RepCameraCfg)'),
+    'internutopia.core.sensor.camera.ICamera.get_bounding_box_2d_tight': (SAME, 'Isaac layout; occlusion ratio from '
+                                                                          'pixels drawn alone (docs/perception.md)'),
+    'internutopia.core.sensor.camera.ICamera.create': (SAME, "a camera on a robot link, in a robot's __init__ or a "
+                                                       "sensor's post_reset (docs/perception.md)"),
     'internutopia.core.scene.scene.IScene': (IMPROVED, "one slot's scene: a registry and a lookup of its robots, objects "
                                              'and bodies (the env places everything from the config)'),
     'internutopia.core.scene.scene.IScene.create': (IMPROVED, 'an error: scenes belong to slots, given to per-slot '

@@ -5,7 +5,9 @@ A per-slot robot's ``sensors[name]`` is an ``ICamera`` when that sensor is a cam
 (``float32 (H, W)``, metres), ``get_camera_params()`` and the poses of
 :class:`~internutopia.core.util.pose_mixin.PoseMixin`. ``set_world_pose`` moves the camera: the
 new pose is kept relative to the body the camera is mounted on, so the camera goes on following
-that body from there, as a camera prim under an Isaac Sim link does.
+that body from there, as a camera prim under an Isaac Sim link does. ``ICamera.create(...)``
+(InternUtopia's factory, called in a per-slot robot's ``__init__`` or a sensor's ``post_reset``)
+makes a camera on a link of that robot in its slot.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.config import Simulator
+from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.pose_mixin import PoseMixin
+from internutopia.per_slot.building import BUILDING
 
 
 class ICamera(PoseMixin):
@@ -45,12 +50,15 @@ class ICamera(PoseMixin):
         return reading['depth']
 
     def get_camera_params(self) -> dict[str, Any]:
-        """Intrinsics ``(3, 3)`` and the camera's env-local pose of the last image."""
+        """Isaac's ``camera_params`` keys, intrinsics ``(3, 3)`` and the env-local pose of the last image."""
         return self._camera.camera_params(self.slot)
 
-    def get_bounding_box_2d_tight(self) -> np.ndarray:
-        """Not available: MuJoCo's renderer has no semantic labels to box."""
-        raise ValueError(f'camera {self.name!r}: 2D bounding boxes need semantic labels, which MuJoCo rendering does not have')
+    def get_bounding_box_2d_tight(self) -> dict[str, Any]:
+        """Tight 2D boxes of the labelled things in the last image (``{'data', 'info'}``, Isaac's layout)."""
+        reading = self._reading()
+        if 'bounding_box_2d_tight' not in reading:
+            raise ValueError(f'camera {self.name!r} computes no boxes (landmarks=False in its config)')
+        return reading['bounding_box_2d_tight']
 
     def _env_pose(self) -> tuple[np.ndarray, np.ndarray]:
         return self._camera.camera_pose(self.slot)
@@ -62,10 +70,64 @@ class ICamera(PoseMixin):
         """Called when the slot's episode is replaced."""
 
     @classmethod
-    def create(cls, *args: Any, **kwargs: Any) -> ICamera:
-        """Cameras are sensors here: configure a ``RepCameraCfg`` on the robot; its per-slot view is an ``ICamera``."""
-        raise ValueError('cameras are robot sensors here: add a RepCameraCfg to the robot config; '
-                         "robot.sensors[name] of a per-slot robot is then its ICamera")
+    def create(cls, simulator_type: str = Simulator.ISAACSIM.value, name: str = 'camera', prim_path: str | None = None,
+               rgba: bool | None = True, distance_to_image_plane: bool | None = False,
+               bounding_box_2d_tight: bool | None = False, camera_params: bool | None = False,
+               resolution: tuple[int, int] | None = None, position: tuple[float, float, float] | None = None,
+               translation: tuple[float, float, float] | None = None,
+               orientation: tuple[float, float, float, float] | None = None) -> ICamera:
+        """A camera on a link of the per-slot robot whose sensors are being built or reset
+        (InternUtopia's factory, same arguments; see ``internutopia_extension/sensors/created_camera.py``).
+
+        ``prim_path`` is ``'<robot prim>/<link>/<camera>'``; ``translation`` (link frame) or
+        ``position`` (env-local) and ``orientation`` (wxyz) place it; ``resolution`` is
+        ``(width, height)``. Any simulator type names this package's renderer.
+
+        Raises:
+            ValueError: called outside a per-slot robot's ``__init__`` or its sensors'
+                ``post_reset``, an unknown ``simulator_type``, or a ``prim_path`` naming no link.
+        """
+        valid = [s.value for s in Simulator]
+        if simulator_type not in valid:
+            raise ValueError(f'Invalid simulator_type: {simulator_type!r}; valid: {valid}')
+        context = BUILDING.get()
+        if context is None:
+            raise ValueError('ICamera.create makes a camera on a link of a per-slot robot: call it in the robot\'s '
+                             "__init__ or in a sensor's post_reset (as InternUtopia's sensors do), or add a "
+                             'RepCameraCfg to the robot config (see docs/perception.md)')
+        registry = BaseSensor.registry
+        maker = getattr(registry.get(CAMERA_SENSOR_TYPE), 'create_camera', None) if CAMERA_SENSOR_TYPE in registry else None
+        if maker is None:
+            raise ValueError(f'no {CAMERA_SENSOR_TYPE!r} sensor type that makes cameras is registered: call '
+                             'internutopia_extension.import_extensions()')
+        camera = maker(context.group, context.slot, name=name, prim_path=prim_path, rgba=bool(rgba),
+                       distance_to_image_plane=bool(distance_to_image_plane),
+                       bounding_box_2d_tight=bool(bounding_box_2d_tight), camera_params=bool(camera_params),
+                       resolution=resolution, position=position, translation=translation, orientation=orientation)
+        return CreatedCameraView(camera, context.slot, name)
 
 
-__all__ = ['ICamera']
+#: The registered sensor type whose ``create_camera(group, slot, **arguments)`` makes the cameras of
+#: :meth:`ICamera.create` (the built-in ``RepCamera``; the core never imports it).
+CAMERA_SENSOR_TYPE = 'RepCamera'
+
+
+class CreatedCameraView(ICamera):
+    """The ``ICamera`` of a camera made by :meth:`ICamera.create` (``camera`` answers ``reading``,
+    ``camera_params``, ``camera_pose`` and ``set_camera_pose`` for its slot)."""
+
+    def __init__(self, camera: Any, slot: int, name: str) -> None:
+        super().__init__()
+        self._camera = camera
+        self.slot = int(slot)
+        self.name = name
+
+    def get_data(self) -> dict[str, Any]:
+        """This step's outputs of the camera, by InternUtopia's annotator names."""
+        return self._camera.reading(self.slot)
+
+    def __repr__(self) -> str:
+        return f'ICamera({self.name!r}, env {self.slot})'
+
+
+__all__ = ['CAMERA_SENSOR_TYPE', 'CreatedCameraView', 'ICamera']

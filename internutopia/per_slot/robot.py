@@ -157,11 +157,18 @@ class SlotRobot(OrderedObsMixin):
         """Nothing to restore (see :meth:`save_robot_info`)."""
 
     def post_reset(self) -> None:
-        """Called once the episode's start state is in place: the sensors' ``post_reset``."""
-        for sensor in self.sensors.values():
-            hook = getattr(sensor, 'post_reset', None)
-            if hook is not None:
-                hook()
+        """Called once the episode's start state is in place: the sensors' ``post_reset`` (in which
+        ``ICamera.create`` makes cameras on this robot in this slot, as InternUtopia's sensors do)."""
+        group = self._slot_group
+        token = BUILDING.set(SlotRobotContext(group, self._slot, self._scene.origin)) if group is not None else None
+        try:
+            for sensor in self.sensors.values():
+                hook = getattr(sensor, 'post_reset', None)
+                if hook is not None:
+                    hook()
+        finally:
+            if token is not None:
+                BUILDING.reset(token)
 
     def cleanup(self) -> None:
         """Called when the slot's episode is replaced: the controllers' and sensors' ``cleanup``."""

@@ -4,9 +4,16 @@ Observation ``obs[i][robot]['sensors'][name]``:
 
 * ``'rgba'``: ``uint8 (H, W, 4)`` (when ``rgba=True``);
 * ``'depth'``: ``float32 (H, W)``, distance to the image plane in metres (when ``depth=True``);
-* ``'camera_params'``: ``{'intrinsics': (3, 3), 'pose': {'position': (3,), 'orientation': (4,)}}``
-  (when ``camera_params=True``): pinhole intrinsics in pixels, and the camera pose of that image,
-  env-local position and wxyz orientation of a frame looking along -z with +y up;
+* ``'camera_params'`` (when ``camera_params=True``): ``'intrinsics'`` ``(3, 3)`` (pinhole, in pixels)
+  and ``'pose'`` (``'position'`` ``(3,)``, ``'orientation'`` ``(4,)`` wxyz: the env-local pose of
+  that image's camera, looking along its -z with +y up), beside the keys of Isaac Sim's
+  ``camera_params`` annotator (``cameraViewTransform``, ``cameraFocalLength``, ``cameraAperture``,
+  ``renderProductResolution``, ...; see :func:`~internutopia_extension.sensors.annotations.isaac_camera_params`);
+* ``'semantic_segmentation'`` / ``'instance_segmentation'`` (when enabled): ``{'data': int32 (H, W),
+  'info': {'idToLabels': ...}}`` (see :mod:`internutopia.core.backend.mujoco.render.semantics`);
+* ``'bounding_box_2d_tight'`` and ``'landmarks'`` (when ``landmarks=True``): tight 2D boxes of the
+  labelled things in view in Isaac's layout, and their labels (see
+  :mod:`internutopia_extension.sensors.annotations`);
 * ``'pointcloud'``: ``float32 (N, 3)``, env-local points seen by the camera, one per pixel that
   hit something (from the depth image and the pose of that image; when ``pointcloud=True``);
 * ``'rendered'`` (when ``report_rendered=True``): ``True`` when the image was refreshed on this
@@ -37,8 +44,10 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.render import FrameRequest, RenderClock, mat_to_quat, pack_render
 from internutopia.core.backend.mujoco.render.cameras import default_render_threads
+from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
 from internutopia_extension.configs.sensors import RepCameraCfg
+from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, slot_part_labels, tight_boxes
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -122,15 +131,31 @@ class RepCamera(BaseSensor):
         # Each slot's last image, made on first use: (env_num, H, W, 4) and (env_num, H, W).
         self._rgba: np.ndarray | None = None
         self._depth: np.ndarray | None = None
+        self._geoms: np.ndarray | None = None  # (env_num, H, W) int32 model geom ids, for the annotations
+        self._alone: dict[int, np.ndarray | None] = {}  # per slot: pixels of each instance drawn alone
         fy = (self.height / 2) / math.tan(math.radians(config.fovy_deg) / 2)
         self.intrinsics = np.array([[fy, 0.0, self.width / 2], [0.0, fy, self.height / 2], [0.0, 0.0, 1.0]])
         self.mount_body = ''
         self.clock = RenderClock.of(robot.sim)
         #: Per-slot camera poses relative to the mount body, set by set_camera_pose.
         self.moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        if config.landmarks:
-            raise ValueError(f'camera {config.name!r}: landmarks (semantic bounding boxes) need semantic labels, which '
-                             'MuJoCo rendering does not have; set landmarks=False')
+        #: Semantic tables by (model, part labels) (see :meth:`semantic_table`).
+        self._tables: dict[tuple, SemanticTable] = {}
+
+    @staticmethod
+    def create_camera(group: Any, slot: int, **arguments: Any) -> Any:
+        """A camera made at run time on a body of robot ``group`` in ``slot`` (what ``ICamera.create``
+        gives, through the per-slot layer; ``arguments`` are InternUtopia's, see
+        :class:`~internutopia_extension.sensors.created_camera.CreatedCamera`)."""
+        from internutopia_extension.sensors.created_camera import CreatedCamera
+
+        return CreatedCamera(group, slot, **arguments)
+
+    @property
+    def wants_ids(self) -> bool:
+        """Whether this camera draws geom ids (segmentation or boxes)."""
+        config = self.config
+        return bool(config.landmarks or config.semantic_segmentation or config.instance_segmentation)
 
     # -- structure ---------------------------------------------------------------------------
     def resolve_mount(self, spec: mujoco.MjSpec) -> tuple[str, tuple[float, ...], tuple[float, ...]]:
@@ -217,9 +242,61 @@ class RepCamera(BaseSensor):
         self.fresh[slot] = True  # the next observation shows the new view
 
     def camera_params(self, slot: int) -> dict[str, Any]:
-        """``{'intrinsics': (3, 3), 'pose': {'position', 'orientation'}}`` of ``slot``'s last image."""
-        return {'intrinsics': self.intrinsics.copy(),
-                'pose': {'position': self.position[slot].copy(), 'orientation': self.orientation[slot].copy()}}
+        """``slot``'s ``camera_params`` of its last image (see the module docstring)."""
+        return {key: value[0] for key, value in self._camera_params(np.array([slot], dtype=np.intp)).items()}
+
+    def _camera_params(self, slots: np.ndarray) -> dict[str, Any]:
+        rotations = np.zeros((len(slots), 9))
+        for row_index, quat in enumerate(self.orientation[slots]):
+            mujoco.mju_quat2Mat(rotations[row_index], quat)
+        near, far = self.config.clipping_range_m
+        out = isaac_camera_params(self.width, self.height, self.config.fovy_deg, near, far, self.position[slots],
+                                  rotations.reshape(-1, 3, 3))
+        out['intrinsics'] = np.broadcast_to(self.intrinsics, (len(slots), 3, 3)).copy()
+        out['pose'] = {'position': self.position[slots].copy(), 'orientation': self.orientation[slots].copy()}
+        return out
+
+    def part_labels(self, slot: int) -> dict[str, str | None]:
+        """Semantic labels of the robots (their type) and objects (their ``label``, else their
+        name) of ``slot``'s episode, by name."""
+        return slot_part_labels(self.robot, slot)
+
+    def semantic_table(self, slot: int) -> SemanticTable:
+        """The semantic labels of ``slot``'s geoms now (made once per model and labels)."""
+        model = self.robot.world.model
+        labels = self.part_labels(slot)
+        key = (id(model), tuple(sorted(labels.items(), key=lambda item: item[0])))
+        table = self._tables.get(key)
+        if table is None or len(table.geom_instance) != model.ngeom + 1:
+            table = self._tables[key] = SemanticTable.build(model, labels)
+        return table
+
+    def _annotations(self, slots: np.ndarray, out: dict[str, Any]) -> None:
+        """Segmentation images, boxes and landmarks of ``slots``' last frames into ``out``."""
+        config = self.config
+        assert self._geoms is not None  # drawn (stamps start as NaN: stale)
+        geoms = self._geoms[slots]
+        tables = [self.semantic_table(slot) for slot in slots.tolist()]
+        instances = np.empty_like(geoms)
+        semantics = np.empty_like(geoms) if config.semantic_segmentation else None
+        # Slots with the same table are mapped together (one take per table).
+        by_table: dict[int, list[int]] = {}
+        for index, table in enumerate(tables):
+            by_table.setdefault(id(table), []).append(index)
+        for rows in by_table.values():
+            table = tables[rows[0]]
+            instances[rows] = table.instance_image(geoms[rows])
+            if semantics is not None:
+                semantics[rows] = table.semantic_image(geoms[rows])
+        if config.instance_segmentation:
+            out['instance_segmentation'] = {'data': instances, 'info': [
+                {'idToLabels': t.instance_id_to_labels(), 'idToSemantics': t.instance_id_to_semantics()} for t in tables]}
+        if semantics is not None:
+            out['semantic_segmentation'] = {'data': semantics, 'info': [{'idToLabels': t.id_to_labels()} for t in tables]}
+        if config.landmarks:
+            data, info = tight_boxes(instances, tables, [self._alone.get(slot) for slot in slots.tolist()])
+            out['bounding_box_2d_tight'] = {'data': data, 'info': info}
+            out['landmarks'] = [landmarks(boxes, meta['idToLabels']) for boxes, meta in zip(data, info, strict=True)]
 
     def pointcloud(self, slot: int) -> np.ndarray:
         """Env-local points ``float32 (N, 3)`` of ``slot``'s last depth image (pixels that hit something)."""
@@ -252,10 +329,9 @@ class RepCamera(BaseSensor):
         if self.config.pointcloud:
             out['pointcloud'] = [self.pointcloud(slot) for slot in slots.tolist()]
         if self.config.camera_params:
-            out['camera_params'] = {
-                'intrinsics': np.broadcast_to(self.intrinsics, (len(slots), 3, 3)).copy(),
-                'pose': {'position': self.position[slots].copy(), 'orientation': self.orientation[slots].copy()},
-            }
+            out['camera_params'] = self._camera_params(slots)
+        if self.wants_ids:
+            self._annotations(slots, out)
         if self.config.report_rendered:
             out['rendered'] = [bool(v) for v in self.stamp[slots] == time]
         return out
@@ -275,12 +351,18 @@ class RepCamera(BaseSensor):
         wants_depth = config.depth or config.pointcloud
         if wants_depth and self._depth is None:
             self._depth = np.zeros((env_num, self.height, self.width), dtype=np.float32)
+        if self.wants_ids and self._geoms is None:
+            self._geoms = np.full((env_num, self.height, self.width), -1, dtype=np.int32)
         rgba_images = self._rgba if config.rgba else None
         depth_images = self._depth if wants_depth else None
+        geom_images = self._geoms if self.wants_ids else None
         for slot in slots.tolist():
             rgba = rgba_images[slot] if rgba_images is not None else None
             depth = depth_images[slot] if depth_images is not None else None
-            requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far, mount=self.moved.get(slot)))
+            geoms = geom_images[slot] if geom_images is not None else None
+            requests.append(FrameRequest(slot, int(self.cam_id[slot]), rgba, depth, near, far, mount=self.moved.get(slot),
+                                         segmentation=geoms,
+                                         geom_instances=self.semantic_table(slot).geom_instance[1:] if config.landmarks else None))
         return requests
 
     def _took(self, requests: list[FrameRequest], slots: np.ndarray, time: float) -> None:
@@ -288,6 +370,7 @@ class RepCamera(BaseSensor):
         for request in requests:
             self.position[request.slot] = request.position
             self.orientation[request.slot] = mat_to_quat(request.xmat)
+            self._alone[request.slot] = request.alone_pixels
         self.stamp[slots] = time
         self.fresh[slots] = False
 
@@ -300,7 +383,7 @@ def render_cameras(pack: Any, cameras: list[RepCamera], slots: np.ndarray, time:
     for camera in cameras:
         stale = slots[camera._stale(slots, time)]
         if len(stale):
-            drawn = camera.config.rgba or camera.config.depth
+            drawn = camera.config.rgba or camera.config.depth or camera.config.pointcloud or camera.wants_ids
             jobs.append((camera, stale, camera._requests(stale) if drawn else []))
     batches: dict[tuple[int, int, int], list[FrameRequest]] = {}
     for camera, _, requests in jobs:

@@ -6,7 +6,11 @@ from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
 
 
 class ObjectCfg(TypedCfg):
-    """A scene object of an episode, placed in env-local coordinates."""
+    """A scene object of an episode, placed in env-local coordinates.
+
+    ``label`` is the object's semantic class in camera annotations (segmentation, 2D boxes,
+    landmarks); ``None`` (the default) labels it by its ``name`` (see ``docs/perception.md``).
+    """
 
     name: str
     type: str
@@ -14,6 +18,7 @@ class ObjectCfg(TypedCfg):
     position: Vec3 = (0.0, 0.0, 0.0)
     orientation: Quat = (1.0, 0.0, 0.0, 0.0)
     scale: Scale = (1.0, 1.0, 1.0)
+    label: str | None = None
 
 
 __all__ = ['ObjectCfg']

@@ -21,8 +21,10 @@ class RepCameraCfg(SensorCfg):
     the image's anti-aliasing in samples per pixel: 0 (the default) draws each pixel once, since
     MuJoCo's own default of 4 makes a frame several times slower on a CPU. ``pointcloud`` adds the
     env-local points the camera sees (``float32 (N, 3)``); ``report_rendered`` adds whether the image
-    was refreshed on this step. ``landmarks`` (InternUtopia's semantic boxes) needs semantic labels
-    MuJoCo rendering does not have: ``True`` is an error.
+    was refreshed on this step. ``landmarks`` adds InternUtopia's ``bounding_box_2d_tight`` (tight
+    2D boxes of the labelled things in view) and ``landmarks`` (their labels);
+    ``semantic_segmentation`` and ``instance_segmentation`` add ``int32 (H, W)`` id images with their
+    id-to-label tables (see ``docs/perception.md``).
     """
 
     type: str = 'RepCamera'
@@ -32,6 +34,8 @@ class RepCameraCfg(SensorCfg):
     pointcloud: bool = False
     camera_params: bool = False
     landmarks: bool = False
+    semantic_segmentation: bool = False
+    instance_segmentation: bool = False
     report_rendered: bool = False
     clipping_range_m: tuple[float, float] = (0.01, 1000.0)
     fovy_deg: float = 60.0

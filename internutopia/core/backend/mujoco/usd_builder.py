@@ -25,6 +25,7 @@ from internutopia.core.backend.mujoco.mesh_geometry import (
     quat_to_mat,
     triangulate,
 )
+from internutopia.core.backend.mujoco.render.semantics import add_semantics_text, usd_prim_label
 from internutopia.core.backend.mujoco.scene_scale import effective_scene_scale
 
 __all__ = ['GROUP_COLLIDER', 'GROUP_HIDDEN_COLLIDER', 'GROUP_VISUAL', 'UsdSceneBuilder']
@@ -73,6 +74,9 @@ class UsdSceneBuilder:
             for p in Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)))
         self.body_geoms: dict[str, list] = {}  # body name -> [(geom, volume)]
         self.body_mass: dict[str, tuple[str, float]] = {}  # body name -> ('mass' | 'density', value)
+        #: Semantic label and labelled prim of each geom under a prim with USD semantics (kept in the spec).
+        self.geom_labels: dict[str, tuple[str, str]] = {}
+        self._prim_labels: dict[str, tuple[str, str] | None] = {}
 
     # -- names --------------------------------------------------------------------------------
     def _name(self, base: str, kind: str = 'geom') -> str:
@@ -113,6 +117,7 @@ class UsdSceneBuilder:
             elif kind == 'density':
                 for geom, _ in geoms:
                     geom.density = value
+        add_semantics_text(self.spec, self.geom_labels)
         for message in self.messages:  # reported at the caller of usd_scene_to_spec
             warnings.warn(f'{self.path}: {message}', stacklevel=3)
         return self.spec
@@ -277,12 +282,29 @@ class UsdSceneBuilder:
 
     def _add_geom(self, parent, prim, style: dict, suffix: str = '', volume: float | None = None, **kwargs):
         geom = parent.add_geom(name=self._name(str(prim.GetPath()) + suffix), **style, **kwargs)
+        labelled = self._semantics(prim)
+        if labelled is not None:
+            self.geom_labels[geom.name] = labelled
         if parent.name != 'world':  # a free body: remember its geoms for its mass
             size = np.asarray(kwargs.get('size', [0, 0, 0]), dtype=float)
             if volume is None:
                 volume = primitive_volume(kwargs['type'], size)
             self.body_geoms.setdefault(parent.name, []).append((geom, volume))
         return geom
+
+    def _semantics(self, prim) -> tuple[str, str] | None:
+        """``(label, prim path)`` of the nearest prim at or above ``prim`` with USD semantics."""
+        path = str(prim.GetPath())
+        if path not in self._prim_labels:
+            label = usd_prim_label(prim)
+            parent = prim.GetParent()
+            if label is not None:
+                self._prim_labels[path] = (label, path.lstrip('/'))
+            elif parent and not parent.IsPseudoRoot():
+                self._prim_labels[path] = self._semantics(parent)
+            else:
+                self._prim_labels[path] = None
+        return self._prim_labels[path]
 
     def _place(self, rel: np.ndarray, local_rot: np.ndarray | None = None) -> tuple[list, list, np.ndarray]:
         rot, s = self._rotation_scale(rel[:3, :3])

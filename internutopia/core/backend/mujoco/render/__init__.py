@@ -8,7 +8,10 @@ The parts, each a module of this package:
   and planes drawn to the horizon for robot cameras, or cut to the slot's cell for the overview),
   frustum culling, slot poses.
 - :mod:`.context`: a GL context with its ``MjrContext`` and offscreen buffer; depth to metres.
-- :mod:`.cameras`: robot camera frames of a step, all drawn before any is read back.
+- :mod:`.cameras`: robot camera frames of a step, all drawn before any is read back (with their
+  id-coloured segmentation passes when asked for).
+- :mod:`.semantics`: semantic labels and instances of a slot model's geoms (segmentation ids).
+- :mod:`.sky`: the sky composited behind a colour frame where nothing was drawn.
 - :mod:`.framebuffers`: a framebuffer per frame of such a batch.
 - :mod:`.pack`: the rendering state of each pack, and the render clock.
 - :mod:`.overview`: ``env.render()``, the whole grid in one image.

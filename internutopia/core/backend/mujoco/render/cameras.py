@@ -26,9 +26,14 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.backend.mujoco.render.context import RenderContext, depth_from_buffer, opaque_copy, warm_kernels
+from internutopia.core.backend.mujoco.render.context import (
+    RenderContext,
+    depth_from_buffer,
+    scene_index_image,
+    warm_kernels,
+)
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
-from internutopia.core.backend.mujoco.render.scene import FrustumCulling, RenderModel, load_slot
+from internutopia.core.backend.mujoco.render.scene import HIDDEN_GROUP, FrustumCulling, RenderModel, load_slot
 
 
 def default_render_threads() -> int:
@@ -55,6 +60,14 @@ class FrameRequest:
     (a frame with no ``rgb`` is drawn without colour work). ``near``/``far`` clip the view (m).
     ``mount``, when given, is ``(position (3,), wxyz quaternion (4,))`` of the camera relative to
     its body, replacing the model's for this frame (a camera moved in one slot).
+    ``segmentation`` (``(H, W)`` int32) receives the model geom id drawn at each pixel (-1: none):
+    an id-coloured pass of the frame's scene (with no ``rgb``, that pass gives the depth too, so
+    such a frame is drawn once). With ``geom_instances`` (``(ngeom,)`` int, the thing each geom
+    belongs to, 0 for none), ``alone_pixels`` is set to the pixels each such thing that is in
+    view covers when drawn alone (``(things + 1,)`` int64; an id-coloured pass per thing in view,
+    for occlusion ratios).
+    ``view``, when given, is ``(position (3,), xmat (9,), fovy_deg)``: a pinhole view in the slot
+    frame (looking along its -z, +y up) drawn instead of camera ``cam`` (a camera made at run time).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
     """
 
@@ -67,6 +80,10 @@ class FrameRequest:
     position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     xmat: np.ndarray = field(default_factory=lambda: np.zeros(9))
     mount: tuple[np.ndarray, np.ndarray] | None = None
+    segmentation: np.ndarray | None = None
+    geom_instances: np.ndarray | None = None
+    alone_pixels: np.ndarray | None = None
+    view: tuple[np.ndarray, np.ndarray, float] | None = None
 
 
 def batch_capacity(frames: int, width: int, height: int) -> int:
@@ -84,18 +101,33 @@ class _Worker:
         width, height = owner.frame_size
         self.context = RenderContext(owner.render_model, width, height, owner.samples)
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
+        #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
+        self.id_buffers: FrameBuffers | None = None
+        #: Single-sample framebuffers for the passes of things drawn alone (made on first use, grown as needed).
+        self.alone_buffers: FrameBuffers | None = None
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self.free_camera = mujoco.MjvCamera()  # for frames with a view of their own (set_view overrides it)
         self.rgba = np.empty((height, width, 4), dtype=np.uint8)
         self.depth = np.empty((height, width), dtype=np.float32)
+        self.red = np.empty((height, width), dtype=np.uint8)
         self.rect = mujoco.MjrRect(0, 0, width, height)
+
+    def _shared_ids(self, request: FrameRequest) -> bool:
+        """Whether ``request``'s ids come from its one pass (no colour wanted, and single-sample
+        buffers: resolving multisampled ids would blend them)."""
+        return request.rgb is None and self.buffers.samples == 0
 
     def render(self, requests: list[FrameRequest]) -> None:
         width, height = self.owner.frame_size
         capacity = batch_capacity(len(requests), width, height)
         self.context.make_current()
         self.buffers.grow(capacity)
+        if any(r.segmentation is not None and not self._shared_ids(r) for r in requests):
+            if self.id_buffers is None:
+                self.id_buffers = FrameBuffers(self.context.mjr, width, height, capacity, samples=0)
+            self.id_buffers.grow(capacity)
         try:
             for start in range(0, len(requests), capacity):
                 self._round(requests[start:start + capacity])
@@ -108,31 +140,107 @@ class _Worker:
         aspect = width / height
         culling = owner.culling
         pack = owner.pack
+        scene_geoms: list[np.ndarray | None] = []
+        fields: list[float] = []  # each frame's vertical field of view (for its sky)
+        alone: list[tuple[int, int, int, bool]] = []  # (request index, thing, alone buffer, red enough) of the round
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
-            if request.mount is not None:
-                place_camera(pack.model, data, cam, *request.mount)
-            request.position[:] = data.cam_xpos[cam]
-            request.xmat[:] = data.cam_xmat[cam]
-            camera.fixedcamid = cam
-            groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
-            context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
-            context.set_clip(request.near, request.far)
+            if request.view is not None:
+                position, xmat, fovy = request.view
+                request.position[:] = position
+                request.xmat[:] = xmat
+                groups = culling.view_groups(data, request.position, request.xmat, fovy, aspect, request.near, request.far)
+                context.update_scene(data, self.free_camera, groups=groups, eye=request.position)
+                context.set_view(request.position, request.xmat, fovy, request.near, request.far)
+            else:
+                if request.mount is not None:
+                    place_camera(pack.model, data, cam, *request.mount)
+                request.position[:] = data.cam_xpos[cam]
+                request.xmat[:] = data.cam_xmat[cam]
+                camera.fixedcamid = cam
+                fovy = float(pack.model.cam_fovy[cam])
+                groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
+                context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
+                context.set_clip(request.near, request.far)
+            ids = request.segmentation is not None
+            shared = ids and self._shared_ids(request)
             buffers.bind(index)
-            context.draw(self.rect, single_pass=True, flat=request.rgb is None)
+            # A frame with no colour and ids: the id-coloured pass gives the depth as well.
+            context.draw(self.rect, single_pass=True, flat=request.rgb is None, ids=shared)
+            if ids and not shared:
+                assert self.id_buffers is not None
+                self.id_buffers.bind(index)  # the same scene again, for the ids
+                context.draw(self.rect, ids=True)
+            scene_geoms.append(context.scene_geoms() if ids else None)
+            fields.append(fovy)
+            if request.geom_instances is not None:
+                self._draw_alone(index, request, groups, fovy, alone)
             if index % FLUSH_EVERY == FLUSH_EVERY - 1:
                 buffers.flush()
         for index, request in enumerate(requests):
-            buffers.read(index, self.rgba if request.rgb is not None else None, self.depth if request.depth is not None else None)
+            ids = request.segmentation is not None
+            shared = ids and self._shared_ids(request)
+            colour = request.rgb is not None
+            buffers.read(index, self.rgba if colour or shared else None, self.depth if request.depth is not None else None)
             if request.rgb is not None:
-                opaque_copy(self.rgba[::-1], request.rgb)
+                context.copy_colour(self.rgba, request.rgb, request.xmat, fields[index])
+            if ids:
+                if not shared:
+                    assert self.id_buffers is not None
+                    self.id_buffers.read(index, self.rgba, None)
+                geoms = scene_geoms[index]
+                assert geoms is not None and request.segmentation is not None
+                # Scene index -> model geom id; index -1 (nothing drawn) -> the appended -1.
+                np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
+        for index, thing, buffer, red_enough in alone:
+            assert self.alone_buffers is not None
+            pixels = requests[index].alone_pixels
+            assert pixels is not None
+            if red_enough:  # fewer than 255 geoms drawn: every drawn pixel's red byte (index + 1) is non-zero
+                self.alone_buffers.read_red(buffer, self.red)
+                pixels[thing] = np.count_nonzero(self.red)
+            else:
+                self.alone_buffers.read(buffer, self.rgba, None)
+                pixels[thing] = np.count_nonzero(self.rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF))
+
+    def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
+                    alone: list[tuple[int, int, int, bool]]) -> None:
+        """Draw each thing of ``request.geom_instances`` that has a geom in view (``groups``: the
+        frame's culled geom groups) alone, id-coloured, into a buffer of its own, and note it in
+        ``alone`` (read with the round's frames)."""
+        owners = np.asarray(request.geom_instances)
+        shown = owners[(groups != HIDDEN_GROUP) & (owners > 0)]
+        request.alone_pixels = np.zeros(int(owners.max(initial=0)) + 1, dtype=np.int64)
+        things = np.unique(shown).tolist()
+        if not things:
+            return
+        width, height = self.owner.frame_size
+        if self.alone_buffers is None:
+            self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0)
+        self.alone_buffers.grow(len(alone) + len(things))
+        context, data = self.context, self.data
+        for thing in things:
+            only = np.where(owners == thing, groups, HIDDEN_GROUP)
+            camera = self.free_camera if request.view is not None else self.camera
+            context.update_scene(data, camera, groups=only, eye=request.position)
+            if request.view is not None:
+                context.set_view(request.position, request.xmat, fovy, request.near, request.far)
+            else:
+                context.set_clip(request.near, request.far)
+            self.alone_buffers.bind(len(alone))
+            context.draw(self.rect, ids=True)
+            alone.append((index, int(thing), len(alone), context.scene.ngeom < 255))
 
     def free(self) -> None:
         self.context.make_current()
         self.buffers.free()
+        if self.alone_buffers is not None:
+            self.alone_buffers.free()
+        if self.id_buffers is not None:
+            self.id_buffers.free()
         self.context.free()
 
 

@@ -7,16 +7,21 @@ of their own next to it (see :mod:`.cameras`); the overview uses the buffer itse
 
 from __future__ import annotations
 
+import math
+
 import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.render.gl import new_gl_context
 from internutopia.core.backend.mujoco.render.scene import RenderModel
+from internutopia.core.backend.mujoco.render.sky import has_own_skybox, sky_composite, warm_sky_kernel
 from internutopia.core.util.jit import Kernel
 
 _FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
 _FLAG_SHADOW = int(mujoco.mjtRndFlag.mjRND_SHADOW)
 _FLAG_SEGMENT = int(mujoco.mjtRndFlag.mjRND_SEGMENT)
+_FLAG_IDCOLOR = int(mujoco.mjtRndFlag.mjRND_IDCOLOR)
+_FLAG_SKYBOX = int(mujoco.mjtRndFlag.mjRND_SKYBOX)
 _GL_RGBA = 0x1908
 #: A uint32 pixel with only the alpha byte set (whatever the byte order).
 ALPHA_MASK = np.frombuffer(bytes([0, 0, 0, 255]), dtype=np.uint32)[0]
@@ -52,6 +57,8 @@ class RenderContext:
         self.mjr.readPixelFormat = _GL_RGBA
         self.scene = mujoco.MjvScene(model, maxgeom=max(maxgeom, 1000, 2 * model.ngeom + 100))
         self.perturb = mujoco.MjvPerturb()
+        #: Whether colour frames get the gradient sky (:mod:`.sky`); a model with its own skybox keeps it.
+        self.sky = not has_own_skybox(model)
         #: Number of ``mjr_render`` passes done (one per frame), for tests and benchmarks.
         self.passes = 0
 
@@ -119,24 +126,64 @@ class RenderContext:
             glcam.frustum_near = near
             glcam.frustum_far = far
 
-    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False) -> None:
+    def set_view(self, position: np.ndarray, xmat: np.ndarray, fovy_deg: float, near: float, far: float) -> None:
+        """Look from ``position`` (m) with orientation ``xmat`` (``(9,)``; along its -z, +y up) and a
+        vertical field of view of ``fovy_deg``, clipped at ``near``/``far`` (the width follows the
+        buffer's aspect), whatever camera the scene was updated with."""
+        rotation = np.asarray(xmat, dtype=float).reshape(3, 3)
+        top = near * math.tan(math.radians(fovy_deg) / 2)
+        for glcam in self.scene.camera:
+            glcam.pos[:] = position
+            glcam.forward[:] = -rotation[:, 2]
+            glcam.up[:] = rotation[:, 1]
+            glcam.frustum_near, glcam.frustum_far = near, far
+            glcam.frustum_top, glcam.frustum_bottom = top, -top
+            glcam.frustum_center = glcam.frustum_width = 0.0
+            glcam.orthographic = 0
+        for index in range(self.scene.nlight):  # the headlight goes with the camera
+            light = self.scene.lights[index]
+            if light.headlight:
+                light.pos[:] = position
+                light.dir[:] = -rotation[:, 2]
+
+    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False, ids: bool = False) -> None:
         """Rasterize the scene into ``rect`` of the buffer.
 
         ``single_pass`` skips MuJoCo's extra passes (mirror reflections and shadow maps), so the
         scene is rasterized once; ``flat`` draws constant colours with no lighting or textures
-        (for frames whose colour nobody reads).
+        (for frames whose colour nobody reads); ``ids`` draws each geom in a colour that encodes
+        its index in the scene plus one, and nothing (0) where no geom is (see :func:`scene_index_image`).
+        The sky is put in when a colour frame is copied out (:meth:`copy_colour`).
         """
         flags = self.scene.flags
-        saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT])
-        if single_pass or flat:
+        saved = (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR], flags[_FLAG_SKYBOX])
+        if single_pass or flat or ids:
             flags[_FLAG_REFLECTION] = flags[_FLAG_SHADOW] = 0
-        if flat:
+        if flat or ids:
             flags[_FLAG_SEGMENT] = 1
+        if ids:
+            flags[_FLAG_IDCOLOR] = 1
+            flags[_FLAG_SKYBOX] = 0
         try:
             mujoco.mjr_render(rect, self.scene, self.mjr)
         finally:
-            flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT] = saved
+            (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR],
+             flags[_FLAG_SKYBOX]) = saved
         self.passes += 1
+
+    def copy_colour(self, source: np.ndarray, target: np.ndarray, rotation: np.ndarray, fovy_deg: float) -> None:
+        """Copy a colour frame read from the buffer (``source``, bottom row first) into ``target``
+        (top row first, opaque), with the sky behind what was drawn unless the model has its own
+        (:mod:`.sky`; the camera's orientation ``rotation`` and field of view place the horizon)."""
+        if self.sky:
+            sky_composite(source, target, rotation, fovy_deg)
+        else:
+            opaque_copy(source[::-1], target)
+
+    def scene_geoms(self) -> np.ndarray:
+        """Model geom id of each geom in the scene now (``int32 (ngeom,)``; -1 for decor that is not a model geom)."""
+        geom = int(mujoco.mjtObj.mjOBJ_GEOM)
+        return np.array([g.objid if g.objtype == geom else -1 for g in self.scene.geoms[:self.scene.ngeom]], dtype=np.int32)
 
     def read(self, rect: mujoco.MjrRect, rgba: np.ndarray | None, depth: np.ndarray | None) -> None:
         """Read ``rect`` of the buffer, bottom row first as OpenGL stores it: RGBA into ``rgba``
@@ -183,6 +230,7 @@ _depth_kernel = Kernel(_depth_rows)
 
 def warm_kernels() -> None:
     """Compile (or load from numba's cache) the depth kernel now, when numba is there."""
+    warm_sky_kernel()
     if _depth_kernel.available:
         _depth_kernel.warm(np.zeros((1, 1), np.float32), np.float32(0), np.float32(1), np.float32(1),
                            np.zeros((1, 1), np.float32))
@@ -225,6 +273,13 @@ def depth_from_buffer(raw: np.ndarray, near: float, far: float, out: np.ndarray)
         metric_depth(raw[::-1], near, far, out=out)
 
 
+def scene_index_image(rgba: np.ndarray) -> np.ndarray:
+    """Scene geom index ``int32 (H, W)`` of each pixel of an id-coloured frame (``draw(ids=True)``;
+    ``rgba`` is ``(H, W, 4)`` uint8, C-contiguous), ``-1`` where nothing was drawn."""
+    pixels = rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF)  # bytes r, g, b, a: r is the low byte
+    return pixels.astype(np.int32) - 1
+
+
 def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
     """Copy an RGBA image ``source`` (rows in any order, e.g. a flipped view) into ``target``
     (``(H, W, 4)`` uint8, alpha set to 255, or ``(H, W, 3)``, alpha dropped)."""
@@ -239,4 +294,4 @@ def opaque_copy(source: np.ndarray, target: np.ndarray) -> None:
         target[..., 3] = 255
 
 
-__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'warm_kernels']
+__all__ = ['ALPHA_MASK', 'RenderContext', 'depth_from_buffer', 'metric_depth', 'opaque_copy', 'scene_index_image', 'warm_kernels']

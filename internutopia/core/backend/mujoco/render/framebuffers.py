@@ -39,10 +39,11 @@ class FrameBuffers:
     """``count`` framebuffers of ``width`` x ``height`` pixels for the ``MjrContext`` ``mjr``,
     whose GL context must be current on the calling thread for every method."""
 
-    def __init__(self, mjr: mujoco.MjrContext, width: int, height: int, count: int) -> None:
+    def __init__(self, mjr: mujoco.MjrContext, width: int, height: int, count: int, samples: int | None = None) -> None:
         self.mjr = mjr
         self.size = (int(width), int(height))
-        self.samples = int(mjr.offSamples)
+        #: Multisampling of the frames: the context's unless given (id-coloured frames take none).
+        self.samples = int(mjr.offSamples if samples is None else samples)
         self.color_format = _renderbuffer_format(mjr.offColor)
         self.depth_format = _renderbuffer_format(mjr.offDepthStencil)
         self._framebuffers: list[int] = []
@@ -101,6 +102,16 @@ class FrameBuffers:
             GL.glReadPixels(0, 0, width, height, GL.GL_RGBA, GL.GL_UNSIGNED_BYTE, rgba)
         if depth is not None:
             GL.glReadPixels(0, 0, width, height, GL.GL_DEPTH_COMPONENT, GL.GL_FLOAT, depth)
+
+    def read_red(self, index: int, red: np.ndarray) -> None:
+        """Read the red channel of frame ``index`` into ``red`` (``(H, W)`` uint8, bottom row first):
+        a quarter of the bytes of an RGBA read, for frames whose red channel says enough."""
+        GL = _gl()  # noqa: N806 - the library's name
+        width, height = self.size
+        GL.glBindFramebuffer(GL.GL_READ_FRAMEBUFFER, self._framebuffers[index])
+        GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 1)
+        GL.glReadPixels(0, 0, width, height, GL.GL_RED, GL.GL_UNSIGNED_BYTE, red)
+        GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 4)
 
     def flush(self) -> None:
         """Hand what was drawn so far to the rasterizer, without waiting for it."""

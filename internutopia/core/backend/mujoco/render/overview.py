@@ -17,6 +17,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.render.context import metric_depth
 from internutopia.core.backend.mujoco.render.pack import pack_render, world_packs
+from internutopia.core.backend.mujoco.render.sky import sky_colour
 
 if TYPE_CHECKING:
     from internutopia.core.backend.mujoco.world import MujocoWorld
@@ -141,10 +142,13 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
         context.set_clip(near, far)
         context.draw(rect, single_pass=merge)
         context.read(rect, rgba, raw)
-        layer = rgba[::-1, :, :3]
+        glcam = context.scene.camera[0]
+        forward, up = np.asarray(glcam.forward, dtype=float), np.asarray(glcam.up, dtype=float)
+        rotation = np.stack([np.cross(forward, up), up, -forward], axis=1)  # camera axes in the world's
         if not merge:
-            image[...] = layer
+            context.copy_colour(rgba, image, rotation, camera.fovy)  # with the sky behind
             continue
+        layer = rgba[::-1, :, :3]
         assert raw is not None and depth is not None and best is not None  # made when merging
         metric_depth(raw[::-1], near, far, out=depth)
         # Packs draw coplanar ground tiles: a later pack wins only where it is clearly nearer,
@@ -152,6 +156,11 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
         nearer = depth < best * (1 - 1e-3)
         image[nearer] = layer[nearer]
         best[nearer] = depth[nearer]
+    if merge and context.sky:  # where no pack drew anything: the sky
+        assert best is not None
+        empty = ~np.isfinite(best) | (best >= far * (1 - 1e-4))
+        image[empty] = sky_colour(rotation, (height / 2) / math.tan(math.radians(camera.fovy) / 2), width,
+                                  height)[empty].astype(np.uint8)
     return image
 
 

@@ -165,14 +165,22 @@ class FrustumCulling:
 
     def camera_groups(self, cam: int, data: mujoco.MjData, aspect: float, near: float, far: float) -> np.ndarray:
         """``geom_group`` for fixed camera ``cam`` with the geoms outside its frustum hidden."""
+        model = self.model
+        if model.cam_projection[cam] != 0 or model.cam_sensorsize[cam].any():
+            return self.base_groups.copy()
+        return self.view_groups(data, data.cam_xpos[cam], data.cam_xmat[cam], float(model.cam_fovy[cam]), aspect, near, far)
+
+    def view_groups(self, data: mujoco.MjData, position: np.ndarray, xmat: np.ndarray, fovy_deg: float, aspect: float,
+                    near: float, far: float) -> np.ndarray:
+        """``geom_group`` for a pinhole view from ``position`` with orientation ``xmat`` (``(9,)``,
+        looking along its -z) and vertical field of view ``fovy_deg``, geoms outside it hidden."""
         groups = self.base_groups.copy()
         idx = self.cullable
-        model = self.model
-        if len(idx) and model.cam_projection[cam] == 0 and not model.cam_sensorsize[cam].any():
-            rel = (data.geom_xpos[idx] - data.cam_xpos[cam]) @ data.cam_xmat[cam].reshape(3, 3)
+        if len(idx):
+            rel = (data.geom_xpos[idx] - position) @ np.asarray(xmat).reshape(3, 3)
             radius = self._radius
             ahead = -rel[:, 2]
-            tan_v = math.tan(math.radians(model.cam_fovy[cam]) / 2)
+            tan_v = math.tan(math.radians(fovy_deg) / 2)
             tan_h = tan_v * aspect
             outside = ((ahead + radius < near) | (ahead - radius > far)
                        | (np.abs(rel[:, 1]) - ahead * tan_v > radius * math.sqrt(1 + tan_v * tan_v))

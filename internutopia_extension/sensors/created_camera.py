@@ -1,0 +1,167 @@
+"""Cameras made at run time by ``ICamera.create(...)`` (InternUtopia's factory), as its sensors do.
+
+InternUtopia's ``RepCamera`` and the cameras of downstream sensors call ``ICamera.create(name=...,
+prim_path='<robot prim>/<link>/<camera>', rgba=..., distance_to_image_plane=...,
+bounding_box_2d_tight=..., camera_params=..., resolution=..., translation=..., orientation=...)``
+in a sensor's ``post_reset``. The per-slot layer answers with an ``ICamera`` over a
+:class:`CreatedCamera` (made by ``RepCamera.create_camera``, which it finds in the sensor registry)
+of the robot and slot whose sensor is being reset: a pinhole camera fixed to the robot body named in ``prim_path`` (the deepest
+path component that is a body of the robot), at ``translation`` (body frame) or ``position``
+(env-local, kept relative to the body from then on) with ``orientation`` (wxyz; identity looks
+along the body's -z with +y up, as a USD camera prim does). Its vertical field of view is
+:data:`CREATED_FOVY_DEG` and it clips at :data:`CREATED_CLIPPING` metres.
+
+A frame is drawn on the first ``get_*`` call of a step (one frame per camera and step, shared by
+the calls of that step), with the slot's own scene only, like every camera here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from internutopia.core.backend.mujoco.render import FrameRequest, pack_render
+from internutopia.core.backend.mujoco.render.cameras import default_render_threads
+from internutopia.core.backend.mujoco.render.semantics import SemanticTable
+from internutopia_extension.sensors.annotations import isaac_camera_params, slot_part_labels, tight_boxes
+
+#: Vertical field of view of a created camera (degrees): a RepCameraCfg's default.
+CREATED_FOVY_DEG = 60.0
+#: Near and far clipping of a created camera (m).
+CREATED_CLIPPING = (0.01, 1000.0)
+#: InternUtopia's default resolution of a camera made without one.
+DEFAULT_RESOLUTION = (64, 64)
+
+
+class CreatedCamera:
+    """A camera made by ``ICamera.create`` on a body of robot group ``group`` in ``slot`` (see the
+    module docstring). It answers as a robot camera sensor does for its slot (``camera_pose``,
+    ``set_camera_pose``, ``camera_params``) plus :meth:`reading`; the per-slot layer's ``ICamera``
+    is the face users see."""
+
+    def __init__(self, group: Any, slot: int, *, name: str, prim_path: str | None, rgba: bool,
+                 distance_to_image_plane: bool, bounding_box_2d_tight: bool, camera_params: bool,
+                 resolution: Sequence[int] | None, position: Sequence[float] | None,
+                 translation: Sequence[float] | None, orientation: Sequence[float] | None) -> None:
+        self.group, self.slot = group, int(slot)
+        self.name, self.prim_path = name, prim_path
+        #: Which outputs the camera was made with (InternUtopia's arguments).
+        self.with_rgba, self.with_depth = bool(rgba), bool(distance_to_image_plane)
+        self.with_boxes, self.with_params = bool(bounding_box_2d_tight), bool(camera_params)
+        width, height = (int(v) for v in (resolution or DEFAULT_RESOLUTION))
+        if width < 1 or height < 1:
+            raise ValueError(f'camera {name!r}: resolution is (width, height) in pixels, each >= 1; got {resolution}')
+        self.resolution = (width, height)
+        self.body = self._resolve_body(prim_path)
+        self.local_position = np.zeros(3)
+        self.local_quat = np.array([1.0, 0.0, 0.0, 0.0])
+        quat = None if orientation is None else np.asarray(orientation, dtype=float)
+        if translation is not None:
+            self.local_position = np.asarray(translation, dtype=float)
+            if quat is not None:
+                self.local_quat = quat / np.linalg.norm(quat)
+        elif position is not None or quat is not None:
+            self.set_camera_pose(self.slot, None if position is None else np.asarray(position, dtype=float), quat)
+        self._stamp = np.nan
+        self._frame: dict[str, Any] = {}
+        self._table: tuple[tuple, SemanticTable] | None = None
+
+    # -- where it is ---------------------------------------------------------------------------
+    def _resolve_body(self, prim_path: str | None) -> int:
+        group = self.group
+        prefix = f'{group.name}/'
+        bodies = {name[len(prefix):]: i for i, name in enumerate(group.bound_world.lookup.names('body'))
+                  if name.startswith(prefix)}
+        parts = [p for p in (prim_path or '').split('/') if p]
+        for part in reversed(parts[:-1]):
+            if part in bodies:
+                return bodies[part]
+        raise ValueError(f'camera {self.name!r}: prim_path {prim_path!r} names no body of robot {group.name!r} before '
+                         f"the camera's own name (a camera goes on a link: '<robot prim>/<link>/<camera>'); "
+                         f'bodies: {sorted(bodies)}')
+
+    def _body_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        data = self.group.bound_world.mjdata(self.slot)
+        return data.xpos[self.body].copy(), data.xquat[self.body].copy()
+
+    def camera_pose(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """The camera's env-local position and wxyz orientation now (``slot`` is its own)."""
+        body_pos, body_quat = self._body_pose()
+        position, orientation = np.zeros(3), np.zeros(4)
+        mujoco.mju_rotVecQuat(position, self.local_position, body_quat)
+        mujoco.mju_mulQuat(orientation, body_quat, self.local_quat)
+        return body_pos + position, orientation
+
+    def set_camera_pose(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
+        """Move the camera to an env-local pose (``None`` keeps that part); it follows its body from there."""
+        current_pos, current_quat = self.camera_pose(slot)
+        position = current_pos if position is None else np.asarray(position, dtype=float)
+        orientation = current_quat if orientation is None else np.asarray(orientation, dtype=float)
+        norm = float(np.linalg.norm(orientation))
+        if not norm > 0:
+            raise ValueError(f'camera {self.name!r}: orientation must be a non-zero wxyz quaternion; got {orientation}')
+        body_pos, body_quat = self._body_pose()
+        inverse = np.zeros(4)
+        mujoco.mju_negQuat(inverse, body_quat)
+        mujoco.mju_rotVecQuat(self.local_position, position - body_pos, inverse)
+        mujoco.mju_mulQuat(self.local_quat, inverse, orientation / norm)
+        self._stamp = np.nan  # the next reading shows the new view
+
+    # -- frames ---------------------------------------------------------------------------------
+    def reading(self, slot: int) -> dict[str, Any]:
+        """This step's frame (drawn on the first call of a step): the keys of the enabled outputs,
+        ``'rgba'``, ``'depth'``, ``'bounding_box_2d_tight'`` and ``'camera_params'``."""
+        pack = self.group.bound_world
+        time = float(pack.data.time[self.slot])
+        if time != self._stamp:
+            self._frame = self._draw(pack)
+            self._stamp = time
+        return self._frame
+
+    def _draw(self, pack: Any) -> dict[str, Any]:
+        width, height = self.resolution
+        near, far = CREATED_CLIPPING
+        position, quat = self.camera_pose(self.slot)
+        xmat = np.zeros(9)
+        mujoco.mju_quat2Mat(xmat, quat)
+        rgba = np.empty((height, width, 4), np.uint8) if self.with_rgba else None
+        depth = np.empty((height, width), np.float32) if self.with_depth else None
+        ids = np.empty((height, width), np.int32) if self.with_boxes else None
+        table = self._semantic_table(pack) if self.with_boxes else None
+        request = FrameRequest(self.slot, -1, rgba, depth, near, far, segmentation=ids, view=(position, xmat, CREATED_FOVY_DEG),
+                               geom_instances=None if table is None else table.geom_instance[1:])
+        sim = self.group.sim
+        threads = getattr(sim, 'rendering_threads', None) or default_render_threads()  # (shares the robot cameras' renderer)
+        pack_render(pack).cameras(width, height, 0, lod=bool(getattr(sim, 'rendering_lod', True)), threads=threads).render([request])
+        frame: dict[str, Any] = {}
+        if rgba is not None:
+            frame['rgba'] = rgba
+        if depth is not None:
+            frame['depth'] = depth
+        params = isaac_camera_params(width, height, CREATED_FOVY_DEG, near, far, request.position[None],
+                                     request.xmat.reshape(1, 3, 3))
+        if self.with_params:
+            frame['camera_params'] = {key: value[0] for key, value in params.items()}
+        if ids is not None and table is not None:
+            data, info = tight_boxes(table.instance_image(ids)[None], [table], [request.alone_pixels])
+            frame['bounding_box_2d_tight'] = {'data': data[0], 'info': info[0]}
+        return frame
+
+    def _semantic_table(self, pack: Any) -> SemanticTable:
+        labels = slot_part_labels(self.group, self.slot)
+        key = (id(pack.model), tuple(sorted(labels.items(), key=lambda item: item[0])))
+        if self._table is None or self._table[0] != key:
+            self._table = (key, SemanticTable.build(pack.model, labels))
+        return self._table[1]
+
+    def camera_params(self, slot: int) -> dict[str, Any]:
+        """Isaac's ``camera_params`` keys of this step's view (env-local)."""
+        if not self.with_params:
+            raise ValueError(f'camera {self.name!r} was created with camera_params=False')
+        return self.reading(slot)['camera_params']
+
+
+__all__ = ['CREATED_CLIPPING', 'CREATED_FOVY_DEG', 'CreatedCamera']
