@@ -266,8 +266,12 @@ def _open_for_run(path: str, truncate: bool = True) -> tuple[int, bool]:
                          "'console' or 'none'")
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        # not O_TRUNC: emptied only once it is ours
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, 'O_CLOEXEC', 0), 0o666)
+        # not O_TRUNC: emptied only once it is ours; readable, so a deleted file can be read back
+        flags = os.O_CREAT | os.O_APPEND | getattr(os, 'O_CLOEXEC', 0)
+        try:
+            fd = os.open(path, os.O_RDWR | flags, 0o666)
+        except PermissionError:  # a file we may write but not read: no read-back after a deletion
+            fd = os.open(path, os.O_WRONLY | flags, 0o666)
     except OSError as exc:
         raise ValueError(f"{where} cannot be written: {exc.strerror or exc}; give a writable file path, 'console' or 'none'") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
