@@ -4,7 +4,9 @@ after the env is built, and the memory check's view of the machine."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from internutopia.core.util import memory
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
@@ -38,3 +40,38 @@ def test_an_episode_list_is_taken_as_it_was_when_the_env_was_built(make_config):
             if terminated[0]:
                 env.reset()
         assert seen == [1, 1]  # two episodes of one step: neither the appended ones nor the edit
+
+
+@pytest.mark.parametrize('version', ['v2', 'v1'])
+def test_the_memory_check_uses_the_cgroup_limit(make_config, tmp_path, monkeypatch, version):
+    # A container limited to 512 MiB on a machine with far more: 2 million slots used to be accepted.
+    mib = 2 ** 20
+    if version == 'v2':
+        (tmp_path / 'proc_cgroup').write_text('0::/job/worker\n')
+        group = tmp_path / 'job' / 'worker'
+        group.mkdir(parents=True)
+        (tmp_path / 'cgroup.controllers').write_text('memory\n')
+        (tmp_path / 'job' / 'memory.max').write_text(f'{512 * mib}\n')  # the parent's limit binds
+        (tmp_path / 'job' / 'memory.current').write_text(f'{100 * mib}\n')
+        (group / 'memory.max').write_text('max\n')
+        (group / 'memory.current').write_text(f'{100 * mib}\n')
+    else:
+        (tmp_path / 'proc_cgroup').write_text('4:memory:/job\n3:cpu:/\n')
+        group = tmp_path / 'memory' / 'job'
+        group.mkdir(parents=True)
+        (group / 'memory.limit_in_bytes').write_text(f'{512 * mib}\n')
+        (group / 'memory.usage_in_bytes').write_text(f'{100 * mib}\n')
+        (tmp_path / 'memory' / 'memory.limit_in_bytes').write_text('9223372036854771712\n')  # no limit
+    monkeypatch.setattr(memory, 'CGROUP_ROOT', str(tmp_path))
+    monkeypatch.setattr(memory, 'PROC_CGROUP', str(tmp_path / 'proc_cgroup'))
+    assert memory.cgroup_room() == 412 * mib and memory.available_bytes() <= 412 * mib
+    task = FiniteStepTaskCfg(robots=[JetbotRobotCfg()])
+    with pytest.raises(ValueError, match=r'env_num=2000000 needs about 1\.\d GiB .* 0\.4 GiB available \(under its cgroup memory limit\)'):
+        Env(make_config([task], env_num=2_000_000))
+    if version == 'v2':
+        (tmp_path / 'job' / 'memory.current').write_text(f'{448 * mib}\n')  # 64 MiB left
+        with Env(make_config([task], env_num=20_000)) as env:  # what fits is still accepted
+            env.reset([0])
+        with Env(make_config([task], env_num=80_000)) as env:  # the bookkeeping fits, the physics state not
+            with pytest.raises(ValueError, match='env_num=80000 needs about .* physics state'):
+                env.reset([0])
