@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
 from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
 
-
 #: Largest wheel velocity target (rad/s): far beyond what the force-limited wheel motors reach,
 #: so clamping changes no reachable motion.
 MAX_WHEEL_SPEED = 1000.0

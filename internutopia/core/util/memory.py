@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 
-
 #: Where the cgroup file systems are mounted, and the file naming this process's cgroups
 #: (module attributes so that tests can point them at a made-up tree).
 CGROUP_ROOT = '/sys/fs/cgroup'
