@@ -17,10 +17,13 @@ Per call (arguments already checked by ``vec_env.Env``, the same code as on one 
   valid are the runners stepped, all concurrently; so a bad name raises ``ValueError`` before any
   world moves. Runners with no active slot are not called.
 
-Faults: a runner that dies (``ray.exceptions.RayActorError``) is replaced by a new actor; the
-episodes it was running go back to the front of the queue, and the step reports, for each hit
-slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed': True,
-'requeued_episode': index, 'runner_id': r}``; those slots are empty until reset. Other runners'
+Faults: a runner that dies (``ray.exceptions.RayActorError``), or hangs (takes longer than
+``step_timeout_s`` over a step or ``reset_timeout_s`` over a reset), is killed and replaced by a
+new actor; the episodes it was running go back to the front of the queue (each at most
+``Config.episode_attempts`` times in all, then it is recorded as failed), and the step reports,
+for each hit slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed':
+True, 'requeued_episode': index, 'runner_id': r}`` (``'failed_episode'`` for one out of tries);
+those slots are empty until reset. Other runners'
 results are returned normally. The driver tracks which episode each slot holds, so no episode is
 lost, and one counts as finished (its metrics record written, ``terminated``/``truncated``
 reported) only when the driver has received that step.
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,6 +46,8 @@ from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
+from internutopia.core.runner.failures import EPISODE_ATTRIBUTE, Attempts, failed_record
+from internutopia.core.runner.guard import CallGuard
 
 __all__ = ['RayRunners']
 
@@ -53,6 +59,10 @@ def _import_ray() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("a DistributedConfig needs Ray: pip install 'internutopia[ray]' (ray>=2.9)") from exc
     return ray
+
+
+class RunnerHung(RuntimeError):
+    """A runner took longer than its call's timeout (``step_timeout_s``, ``reset_timeout_s``)."""
 
 
 def _no_command(entry: Any) -> bool:
@@ -84,11 +94,18 @@ class RayRunners(RunnerSet):
         self._episodes: list[Episode | None] = [None] * total
         self._failures: dict[int, dict[str, Any]] = {}
         self.runner_restarts = [0] * self._proc_num
+        #: Tries of the episodes that failed to load or were on a runner that died or hung.
+        self._attempts = Attempts(config.episode_attempts)
+        self._guard = CallGuard('this Env')
+        self._closed = False
+        self._queue_len_at_close = 0
         self._extensions: Extensions = collect()
         source = episodes if episodes is not None else config.task_configs
         try:
             packed_source = pack(source)
-            self._runner_config = pack(config.base_config(metrics_save_path='none', task_configs=config.task_configs[:1]))
+            # (The runners record failures; the driver raises them when episode_errors says so.)
+            self._runner_config = pack(config.base_config(metrics_save_path='none', task_configs=config.task_configs[:1],
+                                                          episode_errors='record'))
         except Exception as exc:
             hint = ''.join(f'\n  {line}' for line in self._extensions.skipped)
             raise TypeError(f'the episodes cannot be pickled for the Ray actors: {exc}. The source must be a list or '
@@ -101,7 +118,7 @@ class RayRunners(RunnerSet):
         self._queue: Any = None
         self._actors: list[Any] = []
         self._ready: list[Any] = []
-        self._results = ResultsWriter(config.metrics_save_path)
+        self._results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
         try:
             self._start_ray(ray)
             self._queue_cls = ray.remote(QueueActor).options(num_cpus=0, max_restarts=0)
@@ -157,26 +174,38 @@ class RayRunners(RunnerSet):
         self._ready[runner_id] = self._actors[runner_id].ready.remote()
         self.runner_restarts[runner_id] += 1
 
-    def _runner_failed(self, runner_id: int, in_flight: Iterable[Episode | None] = ()) -> list[Episode]:
-        """Requeue what runner ``runner_id`` was running (and ``in_flight``), note it, restart the runner."""
+    def _runner_failed(self, runner_id: int, in_flight: Iterable[Episode | None] = (),
+                       reason: BaseException | None = None) -> list[Episode]:
+        """Requeue what runner ``runner_id`` was running (and ``in_flight``), note it, restart the
+        runner. An episode out of tries (``Config.episode_attempts``) is recorded as failed instead."""
         import ray
 
+        what = reason if reason is not None else RuntimeError(f'runner {runner_id} died')
         lo, hi = runner_id * self._local_num, (runner_id + 1) * self._local_num
-        requeued: list[Episode] = []
+        hit: list[tuple[int | None, Episode]] = []
         for g in range(lo, hi):
             episode = self._episodes[g]
             if self._status[g] == SlotStatus.ACTIVE and episode is not None:
-                requeued.append(episode)
-                self._failures[g] = {'runner_failed': True, 'requeued_episode': episode.index,
-                                     'runner_id': runner_id}
+                hit.append((g, episode))
             self._status[g] = SlotStatus.EMPTY
             self._episodes[g] = None
-        requeued.extend(e for e in in_flight if e is not None)
+        hit.extend((None, e) for e in in_flight if e is not None)
+        requeued: list[Episode] = []
+        for g, episode in hit:
+            tries, again = self._attempts.fail(episode.index)
+            if again:
+                requeued.append(episode)
+            else:
+                self._results.write(failed_record(episode.index, g, episode.config.type, episode.config.scene_asset_path,
+                                                  what, attempts=tries, steps=0, stage='runner'))
+            if g is not None:
+                self._failures[g] = {'runner_failed': True, 'runner_id': runner_id,
+                                     ('requeued_episode' if again else 'failed_episode'): episode.index}
         requeued.sort(key=lambda e: e.index)
         if requeued:
             ray.get(self._queue.put_back.remote(requeued))
-        logger.warning('runner %d died; requeued episodes %s; starting a new runner',
-                       runner_id, [e.index for e in requeued])
+        logger.warning('runner %d failed (%s); requeued episodes %s; starting a new runner',
+                       runner_id, what, [e.index for e in requeued])
         self._restart_runner(runner_id)
         return requeued
 
@@ -215,8 +244,14 @@ class RayRunners(RunnerSet):
         return self._queue
 
     def runner_info(self) -> list[dict[str, Any]]:
-        """``{'runner_id', 'pid', 'host'}`` of each runner."""
+        """``{'runner_id', 'pid', 'host'}`` of each runner.
+
+        Raises:
+            RuntimeError: the env is closed (asking would start Ray again).
+        """
         import ray
+
+        self._check_open()
 
         for r in range(self._proc_num):
             self._wait_ready(r)
@@ -233,7 +268,13 @@ class RayRunners(RunnerSet):
     def queue_len(self) -> int:
         import ray
 
+        if self._closed:
+            return self._queue_len_at_close  # (asking the gone queue actor would start Ray again)
         return ray.get(self._queue.size.remote())
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError('this Env is closed')
 
     def active_task_configs(self) -> dict[int, TaskCfg]:
         return {g: e.config for g, (e, s) in enumerate(zip(self._episodes, self._status, strict=True))
@@ -259,70 +300,123 @@ class RayRunners(RunnerSet):
         share, all concurrently.
 
         Raises:
-            ValueError: an episode of an unregistered type; nothing changes.
+            ValueError: an episode of an unregistered type, or whose scene does not load; nothing
+                changes (after ``Config.episode_attempts`` such tries the episode is recorded as
+                failed instead of going back to the queue).
         """
+        with self._guard.enter('reset'):
+            return self._reset(slots)
+
+    def _reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
         import ray
 
+        lost = (ray.exceptions.RayActorError, RunnerHung)
+        deadline = time.monotonic() + self._dist.reset_timeout_s
         episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._queue.take.remote(len(slots))))
         try:
             for episode in episodes:
                 if episode is not None:
-                    check_episode(episode)
-        except Exception:
-            ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
+                    try:
+                        check_episode(episode)
+                    except Exception as exc:
+                        setattr(exc, EPISODE_ATTRIBUTE, episode.index)
+                        raise
+        except Exception as exc:
+            self._give_back(episodes, exc)
             raise
         groups = self._slices(slots)
-        self._prepare(slots, episodes, groups)
+        self._prepare(slots, episodes, groups, deadline)
         obs: list[Any] = [None] * len(slots)
+        held: list[Episode | None] = list(episodes)
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
             refs[r] = self._actors[r].reset.remote([slots[k] % self._local_num for k in positions],
                                                    [episodes[k] for k in positions])
         error: BaseException | None = None
+        failed_now: list[dict[str, Any]] = []
         for r, positions in groups.items():
             local = [slots[k] % self._local_num for k in positions]
             mine = [episodes[k] for k in positions]
             try:
-                result = self._get_runner(refs[r])
-            except ray.exceptions.RayActorError:
-                # The runner died: requeue what it ran (not the episodes the caller is replacing
-                # anyway), restart it, and run this reset on the new one.
+                result = self._get_runner(refs[r], deadline, r)
+            except lost as exc:
+                # The runner died or hung: requeue what it ran (not the episodes the caller is
+                # replacing anyway), restart it, and run this reset on the new one.
                 for k in positions:
                     self._status[slots[k]] = SlotStatus.EMPTY
                     self._episodes[slots[k]] = None
-                self._runner_failed(r)
+                self._runner_failed(r, reason=exc)
                 try:
                     self._wait_ready(r)
-                    self._get_runner(self._actors[r].prepare.remote(mine))  # a new world: build what it lacks
-                    result = self._get_runner(self._actors[r].reset.remote(local, mine))
-                except ray.exceptions.RayActorError as exc:
-                    self._runner_failed(r, mine)
-                    error = error or RuntimeError(f'runner {r} died twice while resetting slots '
-                                                  f'{[slots[k] for k in positions]}: {exc}')
+                    again = time.monotonic() + self._dist.reset_timeout_s
+                    self._get_runner(self._actors[r].prepare.remote(mine), again, r)  # a new world: build what it lacks
+                    result = self._get_runner(self._actors[r].reset.remote(local, mine), again, r)
+                except lost as exc2:
+                    self._runner_failed(r, mine, reason=exc2)
+                    error = error or RuntimeError(f'runner {r} failed twice while resetting slots '
+                                                  f'{[slots[k] for k in positions]}: {exc2}')
                     continue
-                except Exception as exc:  # the runner put its episodes back itself
-                    error = error or exc
+                except Exception as exc2:  # the runner put its episodes back itself
+                    error = error or exc2
                     continue
             except Exception as exc:  # the runner put its episodes back itself
                 error = error or exc
                 continue
-            observations, abandoned = result
-            for record in abandoned:
-                record['slot'] = r * self._local_num + record['slot']
-                self._results.write(record)
-            for k, observation in zip(positions, observations, strict=True):
-                g, episode = slots[k], episodes[k]
+            observations, records, now_held = result
+            for record in records:
+                record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
+                self._write(record)
+                if record.get('outcome') == 'failed':
+                    failed_now.append(record)
+            for k, observation, episode in zip(positions, observations, now_held, strict=True):
+                g = slots[k]
+                held[k] = episode
                 self._episodes[g] = episode
                 self._status[g] = SlotStatus.ACTIVE if episode is not None else SlotStatus.EMPTY
                 self._failures.pop(g, None)
                 obs[k] = observation
         if error is not None:
             raise error
-        info = [e.config if e is not None else None for e in episodes]
+        self._raise_failed(failed_now)
+        info = [e.config if e is not None else None for e in held]
         return obs, info
 
-    def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]]) -> None:
+    def _write(self, record: dict[str, Any]) -> None:
+        """Write a runner's record; its episode has ended, so its tries need no more counting
+        (an episode counts the runners that died or hung under it until it ends)."""
+        self._attempts.forget(record['episode_index'])
+        self._results.write(record)
+
+    def _give_back(self, episodes: list[Episode | None], exc: BaseException) -> None:
+        """A reset failed before any slot changed: its episodes go back to the queue, except the
+        one that failed if it is out of tries (recorded as failed; the error says so)."""
+        import ray
+
+        index = getattr(exc, EPISODE_ATTRIBUTE, None)
+        back = [e for e in episodes if e is not None]
+        culprit = next((e for e in back if e.index == index), None)
+        if culprit is not None and isinstance(exc, Exception):
+            tries, again = self._attempts.fail(culprit.index)
+            if not again:
+                back.remove(culprit)
+                self._results.write(failed_record(culprit.index, None, culprit.config.type,
+                                                  culprit.config.scene_asset_path, exc, attempts=tries, steps=0))
+                if exc.args and isinstance(exc.args[0], str):
+                    exc.args = (exc.args[0] + f'; episode {culprit.index} failed to load {tries} time(s) and is recorded '
+                                'as failed (Config.episode_attempts); the next reset goes on with the next episode',
+                                *exc.args[1:])
+        ray.get(self._queue.put_back.remote(back))
+
+    def _raise_failed(self, records: list[dict[str, Any]]) -> None:
+        """With ``episode_errors='raise'``: raise for the first episode a call recorded as failed."""
+        if records and self._config.episode_errors == 'raise':
+            first = records[0]
+            raise RuntimeError(f"episode {first['episode_index']} failed in slot {first['slot']}: "
+                               f"{first['error_type']}: {first['error']} (recorded as failed)")
+
+    def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
+                 deadline: float | None = None) -> None:
         """Every runner in ``groups`` prepares its share of ``episodes``, concurrently; on any error the
         episodes go back to the queue and the error is raised, with no slot changed anywhere."""
         import ray
@@ -336,24 +430,28 @@ class RayRunners(RunnerSet):
         error: BaseException | None = None
         for r, ref in refs.items():
             try:
-                self._get_runner(ref)
-            except ray.exceptions.RayActorError:
-                # The runner died: it is replaced (its running episodes requeued) and the reset
-                # prepares on the new one when it gets there.
-                self._runner_failed(r)
+                self._get_runner(ref, deadline, r)
+            except (ray.exceptions.RayActorError, RunnerHung) as exc:
+                # The runner died or hung: it is replaced (its running episodes requeued) and the
+                # reset prepares on the new one when it gets there.
+                self._runner_failed(r, reason=exc)
             except Exception as exc:
                 error = error or exc
         if error is not None:
-            ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
+            self._give_back(episodes, error)
             raise error
 
-    def _get_runner(self, ref: Any) -> Any:
-        """``ray.get`` one runner call; an error raised by our code comes out as its own exception."""
+    def _get_runner(self, ref: Any, deadline: float | None = None, runner_id: int | None = None) -> Any:
+        """``ray.get`` one runner call; an error raised by our code comes out as its own exception,
+        a call still running at ``deadline`` (``time.monotonic()``) as :class:`RunnerHung`."""
         import ray
 
+        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            result = ray.get(ref)
+            result = ray.get(ref, timeout=timeout)
             return pickle.loads(result) if isinstance(result, bytes) else result
+        except ray.exceptions.GetTimeoutError:
+            raise RunnerHung(f'runner {runner_id} did not answer within {timeout and round(timeout, 1)} s') from None
         except ray.exceptions.RayActorError:
             raise
         except ray.exceptions.RayTaskError as exc:
@@ -377,18 +475,24 @@ class RayRunners(RunnerSet):
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """Advance every runner with an active slot by one step, concurrently.
 
-        A slot whose runner died reports ``None`` everywhere but ``info[g] = {'runner_failed': True,
-        'requeued_episode': index, 'runner_id': r}``, once.
+        A slot whose runner died or hung reports ``None`` everywhere but ``info[g] =
+        {'runner_failed': True, 'requeued_episode': index, 'runner_id': r}``, once.
 
         Raises:
             ValueError: an unknown robot/controller name or bad arguments for an active slot
                 (message with global ids); raised before any runner is stepped.
         """
+        with self._guard.enter('step'):
+            return self._step(actions)
+
+    def _step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         import ray
 
+        lost = (ray.exceptions.RayActorError, RunnerHung)
         n = self._local_num
         chunks = [actions[r * n:(r + 1) * n] for r in range(self._proc_num)]
         active = self._status == SlotStatus.ACTIVE
+        deadline = time.monotonic() + self._dist.step_timeout_s
 
         # 1. every runner with a command for an active slot validates its slice; nothing moves yet.
         # (When only one runner has active slots, its step validates before moving: no extra call.)
@@ -400,16 +504,16 @@ class RayRunners(RunnerSet):
                     self._wait_ready(r)
                     checks[r] = self._actors[r].check.remote(chunks[r])
             invalid: BaseException | None = None
-            dead = []
+            dead: dict[int, BaseException] = {}
             for r, ref in checks.items():
                 try:
-                    self._get_runner(ref)
-                except ray.exceptions.RayActorError:
-                    dead.append(r)
+                    self._get_runner(ref, deadline, r)
+                except lost as exc:
+                    dead[r] = exc
                 except ValueError as exc:
                     invalid = invalid or exc
-            for r in dead:
-                self._runner_failed(r)
+            for r, exc in dead.items():
+                self._runner_failed(r, reason=exc)
             if invalid is not None:
                 raise invalid
             if not dead:
@@ -429,11 +533,12 @@ class RayRunners(RunnerSet):
                 self._wait_ready(r)
                 refs[r] = self._actors[r].step.remote(chunks[r])
         error: BaseException | None = None
+        failed_now: list[dict[str, Any]] = []
         for r, ref in refs.items():
             try:
-                result = self._get_runner(ref)
-            except ray.exceptions.RayActorError:
-                self._runner_failed(r)
+                result = self._get_runner(ref, deadline, r)
+            except lost as exc:
+                self._runner_failed(r, reason=exc)
                 continue
             except ValueError as exc:  # only when this was the one runner stepped: nothing moved
                 if len(refs) == 1:
@@ -450,13 +555,16 @@ class RayRunners(RunnerSet):
                 if terminated[lo + i] or truncated[lo + i]:
                     self._status[lo + i] = SlotStatus.DONE
             for record in result[5]:
-                record['slot'] = lo + record['slot']
-                self._results.write(record)
+                record['slot'] = lo + record['slot'] if record.get('slot') is not None else None
+                self._write(record)
+                if record.get('outcome') == 'failed':
+                    failed_now.append(record)
         for g, note in self._failures.items():
             info[g] = dict(note)
         self._failures.clear()
         if error is not None:
             raise error
+        self._raise_failed(failed_now)
         return obs, reward, terminated, truncated, info
 
     def observe(self, slots: list[int]) -> list[Any]:
@@ -480,4 +588,11 @@ class RayRunners(RunnerSet):
 
     def close(self) -> None:
         """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""
+        if self._closed:
+            return
+        try:
+            self._queue_len_at_close = self.queue_len() if self._queue is not None else 0
+        except Exception:  # the queue actor is gone already: nothing more will be handed out
+            self._queue_len_at_close = 0
+        self._closed = True
         self._teardown()

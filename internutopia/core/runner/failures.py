@@ -57,8 +57,8 @@ class Attempts:
         self._failed[index] = tries
         return tries, True
 
-    def started(self, index: int) -> None:
-        """Episode ``index`` started: forget its failures."""
+    def forget(self, index: int) -> None:
+        """Episode ``index`` needs no more counting (it started, or its record is written)."""
         if self._failed:
             self._failed.pop(index, None)
 

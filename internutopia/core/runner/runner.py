@@ -284,7 +284,7 @@ class Runner:
                 continue
             table.set_status(slot, SlotStatus.ACTIVE)
             table.started_at[slot] = time.perf_counter()
-            self.attempts.started(episode.index)
+            self.attempts.forget(episode.index)
         for slot, exc in failed:
             episode = taken[slots.index(slot)]
             assert episode is not None  # (only slots given an episode fail)
