@@ -23,9 +23,9 @@ import pytest
 from internutopia.core.config import Config, SimConfig
 from internutopia.core.vec_env import Env
 from internutopia.macros import gm
+from internutopia_extension.configs.metrics import StepsMetricCfg, SuccessMetricCfg
 from internutopia_extension.configs.objects import DynamicCubeCfg, VisualCubeCfg
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
-from internutopia_extension.configs.metrics import StepsMetricCfg, SuccessMetricCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
 from internutopia_extension.configs.tasks.point_nav_task import PointNavProgressRewardCfg, PointNavTaskCfg
 
