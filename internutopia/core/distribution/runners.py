@@ -32,7 +32,6 @@ reported) only when the driver has received that step.
 from __future__ import annotations
 
 import logging
-import pickle
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -41,6 +40,7 @@ import numpy as np
 
 from internutopia.core.config import DistributedConfig, TaskCfg
 from internutopia.core.distribution.actors import QueueActor, RunnerActor
+from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
 from internutopia.core.distribution.connect import connect
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.episode_queue import Episode
@@ -59,10 +59,6 @@ def _import_ray() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("a DistributedConfig needs Ray: pip install 'internutopia[ray]' (ray>=2.9)") from exc
     return ray
-
-
-class RunnerHung(RuntimeError):
-    """A runner took longer than its call's timeout (``step_timeout_s``, ``reset_timeout_s``)."""
 
 
 def _no_command(entry: Any) -> bool:
@@ -442,35 +438,10 @@ class RayRunners(RunnerSet):
             raise error
 
     def _get_runner(self, ref: Any, deadline: float | None = None, runner_id: int | None = None) -> Any:
-        """``ray.get`` one runner call; an error raised by our code comes out as its own exception,
-        a call still running at ``deadline`` (``time.monotonic()``) as :class:`RunnerHung`."""
-        import ray
-
-        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-        try:
-            result = ray.get(ref, timeout=timeout)
-            return pickle.loads(result) if isinstance(result, bytes) else result
-        except ray.exceptions.GetTimeoutError:
-            raise RunnerHung(f'runner {runner_id} did not answer within {timeout and round(timeout, 1)} s') from None
-        except ray.exceptions.RayActorError:
-            raise
-        except ray.exceptions.RayTaskError as exc:
-            cause = exc.cause
-            if isinstance(cause, ray.exceptions.RayActorError):
-                raise cause from None
-            if isinstance(cause, BaseException):
-                raise cause from None
-            raise
+        return get_result(ref, deadline, runner_id)
 
     def _unwrap(self, call: Any) -> Any:
-        import ray
-
-        try:
-            return call()
-        except ray.exceptions.RayTaskError as exc:
-            if isinstance(exc.cause, BaseException):
-                raise exc.cause from None
-            raise
+        return unwrap(call)
 
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """Advance every runner with an active slot by one step, concurrently.

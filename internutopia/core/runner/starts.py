@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -29,9 +29,6 @@ from internutopia.core.runner.failures import failed_record, tag_episode
 from internutopia.core.runner.slots import SlotStatus
 from internutopia.core.scene import structure_key
 
-if TYPE_CHECKING:
-    from internutopia.core.runner.runner import Runner
-
 __all__ = ['EpisodeStarts']
 
 _ACTIVE = int(SlotStatus.ACTIVE)
@@ -41,10 +38,11 @@ class EpisodeStarts:
     """Starts the episodes of a runner's resets (see the module docstring).
 
     Args:
-        runner: the runner whose slots, queue, world and records it works on.
+        runner: the :class:`~internutopia.core.runner.Runner` whose slots, queue, world and records
+            it works on (untyped here: the runner module imports this one).
     """
 
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: Any) -> None:
         self.runner = runner
 
     def prepare(self, episodes: list[Episode | None]) -> None:
