@@ -187,16 +187,16 @@ class RayRunners(RunnerSet):
             self._episodes[g] = None
         hit.extend((None, e) for e in in_flight if e is not None)
         requeued: list[Episode] = []
-        for g, episode in hit:
+        for slot, episode in hit:
             tries, again = self._attempts.fail(episode.index)
             if again:
                 requeued.append(episode)
             else:
-                self._results.write(failed_record(episode.index, g, episode.config.type, episode.config.scene_asset_path,
+                self._results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path,
                                                   what, attempts=tries, steps=0, stage='runner'))
-            if g is not None:
-                self._failures[g] = {'runner_failed': True, 'runner_id': runner_id,
-                                     ('requeued_episode' if again else 'failed_episode'): episode.index}
+            if slot is not None:
+                self._failures[slot] = {'runner_failed': True, 'runner_id': runner_id,
+                                        ('requeued_episode' if again else 'failed_episode'): episode.index}
         requeued.sort(key=lambda e: e.index)
         if requeued:
             ray.get(self._queue.put_back.remote(requeued))
@@ -483,8 +483,8 @@ class RayRunners(RunnerSet):
                     dead[r] = exc
                 except ValueError as exc:
                     invalid = invalid or exc
-            for r, exc in dead.items():
-                self._runner_failed(r, reason=exc)
+            for r, why in dead.items():
+                self._runner_failed(r, reason=why)
             if invalid is not None:
                 raise invalid
             if not dead:

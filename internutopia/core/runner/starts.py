@@ -199,11 +199,11 @@ class EpisodeStarts:
             table.set_status(slot, SlotStatus.ACTIVE)
             table.started_at[slot] = time.perf_counter()
             self.runner.attempts.forget(episode.index)
-        for slot, exc in failed:
+        for slot, error in failed:
             episode = taken[slots.index(slot)]
             assert episode is not None  # (only slots given an episode fail)
             self._empty(slot)
-            self._episode_failed(episode, slot, exc)
+            self._episode_failed(episode, slot, error)
         if interrupted is not None:
             raise interrupted
         return failed

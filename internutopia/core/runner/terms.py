@@ -123,7 +123,10 @@ class Terms:
                 try:
                     reward[served] += reward_object.calc(served)
                 except Exception:
-                    for slot, error in slots_that_fail(lambda one, r=reward_object: _add(reward, one, r.calc(one)), served).items():
+                    def add_alone(one: np.ndarray, owner: BaseReward = reward_object) -> None:
+                        reward[one] += owner.calc(one)
+
+                    for slot, error in slots_that_fail(add_alone, served).items():
                         failed.setdefault(slot, error)
         for metric in self.metrics.values():
             served = self.members_of(metric, slots)
@@ -170,10 +173,6 @@ class Terms:
             if mask is None or not mask.any():
                 del objects[key]
                 self.members.pop(id(owner), None)
-
-
-def _add(total: np.ndarray, slots: np.ndarray, values: Any) -> None:
-    total[slots] += values
 
 
 __all__ = ['Terms']
