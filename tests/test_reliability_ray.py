@@ -136,7 +136,7 @@ class TestFailuresOnRay:
         env = distributed(tasks, path, step_timeout_s=3.0, episode_attempts=2)
         started = time.monotonic()
         infos = drive(env)
-        assert time.monotonic() - started < 60  # no hang: each hung step waited out its timeout only
+        assert time.monotonic() - started < 300  # no hang (a hung step sleeps 600 s): each waited out its timeout only
         assert any(i.get('requeued_episode') == 1 for i in infos) and any(i.get('failed_episode') == 3 for i in infos)
         assert sum(env.runner_restarts) == 3  # once for episode 1, twice for episode 3
         env.close()
