@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 
 __all__ = ['CallGuard']
@@ -59,6 +57,9 @@ _DEFERRAL = _Deferral()
 class CallGuard:
     """Makes the calls of one env exclusive and whole (see the module docstring).
 
+    ``with guard.enter('step'): ...`` runs one call; a plain object with ``__enter__`` and
+    ``__exit__`` (not a generator), since it wraps every step.
+
     Args:
         owner: how errors name the object (``'this Env'``).
     """
@@ -66,33 +67,40 @@ class CallGuard:
     def __init__(self, owner: str = 'this Env') -> None:
         self.owner = owner
         self._lock = threading.Lock()
+        self._what = ''
         self._running: str | None = None
         self._thread: str | None = None
+        self._main = False
         _DEFERRAL.install()
 
-    @contextmanager
-    def enter(self, what: str) -> Iterator[None]:
-        """Run one ``what`` call (``'step'``, ``'reset'``) of the owner: alone, and uninterrupted by Ctrl-C.
+    def enter(self, what: str) -> CallGuard:
+        """The guard, for a ``with`` block running one ``what`` call (``'step'``, ``'reset'``) of
+        the owner: alone, and uninterrupted by Ctrl-C.
 
-        Raises:
+        Raises (on entering the block):
             RuntimeError: another thread is inside a call of the same owner.
         """
+        self._what = what
+        return self
+
+    def __enter__(self) -> None:
         if not self._lock.acquire(blocking=False):
-            raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread!r}; {what}() from thread '
-                               f'{threading.current_thread().name!r} cannot run beside it. An env is not thread-safe: '
-                               'call it from one thread, or give each thread its own env')
-        self._running, self._thread = what, threading.current_thread().name
-        main = threading.current_thread() is threading.main_thread()
-        deferral = _DEFERRAL
+            raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread!r}; {self._what}() from '
+                               f'thread {threading.current_thread().name!r} cannot run beside it. An env is not '
+                               'thread-safe: call it from one thread, or give each thread its own env')
+        current = threading.current_thread()
+        self._running, self._thread = self._what, current.name
+        self._main = current is threading.main_thread()
+        if self._main:
+            _DEFERRAL.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        main = self._main
+        self._running = self._thread = None
+        self._lock.release()
         if main:
-            deferral.depth += 1
-        try:
-            yield
-        finally:
-            self._running = self._thread = None
-            self._lock.release()
-            if main:
-                deferral.depth -= 1
-                if deferral.pending and not deferral.depth:
-                    deferral.pending = False
-                    raise KeyboardInterrupt
+            deferral = _DEFERRAL
+            deferral.depth -= 1
+            if deferral.pending and not deferral.depth:
+                deferral.pending = False
+                raise KeyboardInterrupt
