@@ -4,7 +4,7 @@ Structures change on almost every reset (slots move between packs all the time),
 writes a record, slots are reset in random subsets, and one episode in six is a point-nav episode
 whose reward and metric settings no other episode shares (a sweep over settings). The process's resident memory, read after a
 garbage collection, may not grow by more than a few MB between the end of a 10,000-episode
-warm-up and the end of the run. About 40 s on two cores. The test runs it in a fresh interpreter;
+warm-up and the end of the run. About 60 s on two cores. The test runs it in a fresh interpreter;
 ``python tests/test_soak.py`` runs it alone and prints its figures.
 """
 
