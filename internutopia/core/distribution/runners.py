@@ -43,10 +43,11 @@ from internutopia.core.distribution.actors import QueueActor, RunnerActor
 from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
 from internutopia.core.distribution.connect import connect
 from internutopia.core.distribution.extensions import Extensions, collect, pack
+from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
-from internutopia.core.runner.failures import EPISODE_ATTRIBUTE, Attempts, failed_record
+from internutopia.core.runner.failures import EPISODE_ATTRIBUTE
 from internutopia.core.runner.guard import CallGuard
 
 __all__ = ['RayRunners']
@@ -90,8 +91,6 @@ class RayRunners(RunnerSet):
         self._episodes: list[Episode | None] = [None] * total
         self._failures: dict[int, dict[str, Any]] = {}
         self.runner_restarts = [0] * self._proc_num
-        #: Tries of the episodes that failed to load or were on a runner that died or hung.
-        self._attempts = Attempts(config.episode_attempts)
         self._guard = CallGuard('this Env')
         self._closed = False
         self._queue_len_at_close = 0
@@ -115,6 +114,8 @@ class RayRunners(RunnerSet):
         self._actors: list[Any] = []
         self._ready: list[Any] = []
         self._results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
+        #: Tries and records of the episodes that failed to load or were on a runner that died or hung.
+        self._ledger = FailureLedger(config.episode_attempts, self._results, config.episode_errors == 'raise')
         try:
             self._start_ray(ray)
             self._queue_cls = ray.remote(QueueActor).options(num_cpus=0, max_restarts=0)
@@ -186,18 +187,9 @@ class RayRunners(RunnerSet):
             self._status[g] = SlotStatus.EMPTY
             self._episodes[g] = None
         hit.extend((None, e) for e in in_flight if e is not None)
-        requeued: list[Episode] = []
-        for slot, episode in hit:
-            tries, again = self._attempts.fail(episode.index)
-            if again:
-                requeued.append(episode)
-            else:
-                self._results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path,
-                                                  what, attempts=tries, steps=0, stage='runner'))
-            if slot is not None:
-                self._failures[slot] = {'runner_failed': True, 'runner_id': runner_id,
-                                        ('requeued_episode' if again else 'failed_episode'): episode.index}
-        requeued.sort(key=lambda e: e.index)
+        requeued, notes = self._ledger.lost(hit, what)
+        for slot, note in notes.items():
+            self._failures[slot] = {'runner_failed': True, 'runner_id': runner_id, **note}
         if requeued:
             ray.get(self._queue.put_back.remote(requeued))
         logger.warning('runner %d failed (%s); requeued episodes %s; starting a new runner',
@@ -362,7 +354,7 @@ class RayRunners(RunnerSet):
             observations, records, now_held = result
             for record in records:
                 record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
-                self._write(record)
+                self._ledger.write(record)
                 if record.get('outcome') == 'failed':
                     failed_now.append(record)
             for k, observation, episode in zip(positions, observations, now_held, strict=True):
@@ -374,42 +366,16 @@ class RayRunners(RunnerSet):
                 obs[k] = observation
         if error is not None:
             raise error
-        self._raise_failed(failed_now)
+        self._ledger.check(failed_now)
         info = [e.config if e is not None else None for e in held]
         return obs, info
 
-    def _write(self, record: dict[str, Any]) -> None:
-        """Write a runner's record; its episode has ended, so its tries need no more counting
-        (an episode counts the runners that died or hung under it until it ends)."""
-        self._attempts.forget(record['episode_index'])
-        self._results.write(record)
-
     def _give_back(self, episodes: list[Episode | None], exc: BaseException) -> None:
-        """A reset failed before any slot changed: its episodes go back to the queue, except the
-        one that failed if it is out of tries (recorded as failed; the error says so)."""
+        """A reset failed before any slot changed: its episodes go back to the queue (but one out
+        of tries, see :meth:`FailureLedger.not_loaded`)."""
         import ray
 
-        index = getattr(exc, EPISODE_ATTRIBUTE, None)
-        back = [e for e in episodes if e is not None]
-        culprit = next((e for e in back if e.index == index), None)
-        if culprit is not None and isinstance(exc, Exception):
-            tries, again = self._attempts.fail(culprit.index)
-            if not again:
-                back.remove(culprit)
-                self._results.write(failed_record(culprit.index, None, culprit.config.type,
-                                                  culprit.config.scene_asset_path, exc, attempts=tries, steps=0))
-                if exc.args and isinstance(exc.args[0], str):
-                    exc.args = (exc.args[0] + f'; episode {culprit.index} failed to load {tries} time(s) and is recorded '
-                                'as failed (Config.episode_attempts); the next reset goes on with the next episode',
-                                *exc.args[1:])
-        ray.get(self._queue.put_back.remote(back))
-
-    def _raise_failed(self, records: list[dict[str, Any]]) -> None:
-        """With ``episode_errors='raise'``: raise for the first episode a call recorded as failed."""
-        if records and self._config.episode_errors == 'raise':
-            first = records[0]
-            raise RuntimeError(f"episode {first['episode_index']} failed in slot {first['slot']}: "
-                               f"{first['error_type']}: {first['error']} (recorded as failed)")
+        ray.get(self._queue.put_back.remote(self._ledger.not_loaded(episodes, exc)))
 
     def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
                  deadline: float | None = None) -> None:
@@ -527,7 +493,7 @@ class RayRunners(RunnerSet):
                     self._status[lo + i] = SlotStatus.DONE
             for record in result[5]:
                 record['slot'] = lo + record['slot'] if record.get('slot') is not None else None
-                self._write(record)
+                self._ledger.write(record)
                 if record.get('outcome') == 'failed':
                     failed_now.append(record)
         for g, note in self._failures.items():
@@ -535,7 +501,7 @@ class RayRunners(RunnerSet):
         self._failures.clear()
         if error is not None:
             raise error
-        self._raise_failed(failed_now)
+        self._ledger.check(failed_now)
         return obs, reward, terminated, truncated, info
 
     def observe(self, slots: list[int]) -> list[Any]:
