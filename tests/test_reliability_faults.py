@@ -38,6 +38,11 @@ class _SignalWhenSerialised:
         return 1
 
 
+class _InterruptWhenSerialised:
+    def tolist(self) -> int:
+        raise KeyboardInterrupt  # raised by the metric's own code, not by a signal
+
+
 @pytest.fixture(autouse=True)
 def _fresh_counters():
     STARTS.clear()
@@ -73,8 +78,8 @@ class FaultTask(FiniteStepTask):
 
     def episode_metrics(self, slot: int, metrics: dict):
         if SIGNAL_WHEN_WRITTEN:  # Ctrl-C while the episode's record is being written
-            SIGNAL_WHEN_WRITTEN.pop()
-            return {**metrics, 'mark': _SignalWhenSerialised()}
+            kind = SIGNAL_WHEN_WRITTEN.pop()
+            return {**metrics, 'mark': _SignalWhenSerialised() if kind == 1 else _InterruptWhenSerialised()}
         return metrics
 
     def step(self, slots: np.ndarray):
@@ -249,8 +254,8 @@ def test_ctrl_c_during_a_step_loses_and_doubles_nothing(make_config, tmp_path):
             steps += 1
             if steps % 3 == 0:  # Ctrl-C arrives while the tasks run
                 IN_STEP[steps % 2] = lambda: (IN_STEP.clear(), signal.raise_signal(signal.SIGINT))
-            if steps % 4 == 0:  # or while an ended episode's record is written
-                SIGNAL_WHEN_WRITTEN.append(1)
+            if steps % 4 == 0:  # or while an ended episode's record is written (a signal, or the metric's code)
+                SIGNAL_WHEN_WRITTEN.append(1 if steps % 8 else 2)
             try:
                 _, _, terminated, _, _ = env.step([None] * 3)
             except KeyboardInterrupt:

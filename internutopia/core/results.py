@@ -95,24 +95,26 @@ class ResultsWriter:
         return self._pending.count(b'\n')
 
     def write(self, record: dict[str, Any]) -> None:
-        """Report one episode: aggregate it, then print or append it (see the module doc on failures)."""
+        """Report one episode: aggregate it, then print or append it (see the module doc on failures).
+
+        The line is made first: a metric whose conversion is interrupted (Ctrl-C inside its
+        ``tolist()``) leaves the writer as it was, so the record can be written again."""
+        line = None
+        payload = self._payload(record) if self.target != 'none' else None
+        if payload is not None:
+            indent = 4 if self.target == 'console' and self.record_format == 'upstream' else None
+            line = json.dumps(payload, indent=indent, default=_jsonable)
         self._aggregate(record)
         if self.keep_records:
             self.records.append(record)
         self.last_write_at = time.perf_counter()
-        if self.target == 'none':
-            return
-        payload = self._payload(record)
-        if payload is None:
+        if line is None:
             return
         if self.target == 'console':
-            if self.record_format == 'upstream':
-                print(json.dumps(payload, indent=4, default=_jsonable), flush=True)
-            else:
-                print(f'[internutopia] episode finished: {json.dumps(payload, default=_jsonable)}', flush=True)
+            print(line if self.record_format == 'upstream' else f'[internutopia] episode finished: {line}', flush=True)
             self.lines_written += 1
             return
-        self._pending += (json.dumps(payload, default=_jsonable) + '\n').encode('utf-8')
+        self._pending += (line + '\n').encode('utf-8')
         self._flush()
 
     def _payload(self, record: dict[str, Any]) -> Any:
@@ -310,5 +312,8 @@ def _lock(fd: int) -> bool:
 
 def _jsonable(value: Any) -> Any:
     if hasattr(value, 'tolist'):
-        return value.tolist()
+        try:
+            return value.tolist()
+        except Exception:  # a metric's own conversion failed: its text stands in for it
+            return repr(value)
     return repr(value)  # a metric of an unknown type still leaves a readable trace in the record

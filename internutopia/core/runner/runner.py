@@ -374,7 +374,12 @@ class Runner:
                               truncated=truncated, wall_time_s=round(time.perf_counter() - table.started_at[slot], 6))
         if outcome is not None:
             record['outcome'] = outcome
-        self.results.write(record)
+        try:
+            self.results.write(record)
+        except BaseException:  # Ctrl-C inside a metric's conversion: nothing was written
+            if outcome is None:  # so the episode ends (once) on a later step, as its task says again
+                table.set_status(slot, SlotStatus.ACTIVE)
+            raise
         return metrics
 
     def _restore_start_state(self, slot: int) -> None:
