@@ -91,7 +91,9 @@ class Env:
     Args:
         config: the run's :class:`~internutopia.core.config.Config`; it is never modified.
         episodes: optional replacement for ``config.task_configs``: any iterable of ``TaskCfg``,
-            e.g. ``itertools.cycle(tasks)`` for an endless queue.
+            e.g. ``itertools.cycle(tasks)`` for an endless queue. A list or tuple is copied
+            (episodes and all) when the env is built, as ``config`` is; an iterator is drawn
+            from when a reset needs its next episode.
     """
 
     def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> Env:
@@ -114,6 +116,11 @@ class Env:
         # The env's own copy: later edits of the user's objects (env_num, the task list, a robot's
         # position) change nothing here.
         config = config.model_copy(deep=True)
+        # An episode list is taken as it is now, too (each episode its own copy): appending to it
+        # or editing one of its TaskCfgs later changes nothing. An iterator is drawn from lazily
+        # (it may be endless), so what it yields is taken when a reset reaches it.
+        if isinstance(episodes, (list, tuple)):
+            episodes = [task.model_copy(deep=True) if isinstance(task, TaskCfg) else task for task in episodes]
         # A list's misspelt types fail here, not at the reset that reaches them.
         check_task_list(episodes if episodes is not None else config.task_configs)
         self._config = config

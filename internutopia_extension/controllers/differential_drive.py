@@ -1,4 +1,10 @@
-"""Two-wheel differential drive: ``[forward_speed, rotation_speed]`` -> wheel velocity targets."""
+"""Two-wheel differential drive: ``[forward_speed, rotation_speed]`` -> wheel velocity targets.
+
+Wheel targets are clamped to +-:data:`MAX_WHEEL_SPEED` rad/s. The wheel motors are force-limited
+far below that speed, so a command beyond the robot's top speed drives it at full torque, as a
+real motor would; without the clamp a command over MuJoCo's limit on controls (1e10) is set to
+zero by MuJoCo, with only a console warning: ``move_by_speed`` at 1e9 m/s stood still.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,10 @@ from internutopia.core.util.jit import Kernel
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
 from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
+
+#: Largest wheel velocity target (rad/s): far beyond what the force-limited wheel motors reach,
+#: so clamping changes no reachable motion.
+MAX_WHEEL_SPEED = 1000.0
 
 
 @BaseController.register('DifferentialDriveController')
@@ -34,12 +44,13 @@ class DifferentialDriveController(BaseVelocityController):
         if len(robot.slots):
             self.actuators[robot.slots] = robot.ids(robot.slots, 'actuator', list(robot.wheel_actuators))
             self.columns = (int(self.actuators[robot.slots[0], 0]), int(self.actuators[robot.slots[0], 1]))
-        _wheels_kernel.warm(world.data.ctrl, np.zeros(0, dtype=np.intp), 0, 1, np.zeros((0, 3)), 2, 0.1, 0.1)
+        _wheels_kernel.warm(world.data.ctrl, np.zeros(0, dtype=np.intp), 0, 1, np.zeros((0, 3)), 2, 0.1, 0.1, MAX_WHEEL_SPEED)
 
     def wheel_speeds(self, forward: np.ndarray, rotation: np.ndarray) -> np.ndarray:
         """Left/right wheel angular speeds ``(k, 2)`` in rad/s."""
         half_base = self.config.wheel_base / 2
-        return np.stack([forward - rotation * half_base, forward + rotation * half_base], axis=-1) / self.config.wheel_radius
+        speeds = np.stack([forward - rotation * half_base, forward + rotation * half_base], axis=-1) / self.config.wheel_radius
+        return np.clip(speeds, -MAX_WHEEL_SPEED, MAX_WHEEL_SPEED)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self._write(slots, batch, 1)
@@ -53,7 +64,7 @@ class DifferentialDriveController(BaseVelocityController):
         left, right = self.columns
         if _wheels_kernel.available:
             _wheels_kernel(ctrl, slots, left, right, commands, rotation_column, float(self.config.wheel_base) / 2,
-                           float(self.config.wheel_radius))
+                           float(self.config.wheel_radius), MAX_WHEEL_SPEED)
             return
         speeds = self.wheel_speeds(commands[:, 0], commands[:, rotation_column])
         rows = rows_of(slots, self.env_num)
@@ -62,13 +73,13 @@ class DifferentialDriveController(BaseVelocityController):
 
 
 def _wheels_rows(ctrl: np.ndarray, slots: np.ndarray, left: int, right: int, commands: np.ndarray, rotation_column: int,
-                 half_base: float, radius: float) -> None:
+                 half_base: float, radius: float, limit: float) -> None:
     """:meth:`DifferentialDriveController.wheel_speeds` written into ``ctrl``, one slot per
     iteration (compiled by numba)."""
     for i in range(slots.shape[0]):
         forward, turn = commands[i, 0], commands[i, rotation_column] * half_base
-        ctrl[slots[i], left] = (forward - turn) / radius
-        ctrl[slots[i], right] = (forward + turn) / radius
+        ctrl[slots[i], left] = min(max((forward - turn) / radius, -limit), limit)
+        ctrl[slots[i], right] = min(max((forward + turn) / radius, -limit), limit)
 
 
 _wheels_kernel = Kernel(_wheels_rows)

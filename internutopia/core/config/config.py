@@ -4,6 +4,7 @@ and out) and :class:`DistributedConfig` (a ``Config`` run on several Ray workers
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 import yaml
 from pydantic import Field, SerializeAsAny, field_validator
@@ -23,6 +24,15 @@ class Config(BaseCfg):
     env_num: int = 1
     env_offset_size: float = 5.0
     metrics_save_path: str = 'console'
+    #: How a results line is written: ``'records'`` (one record per episode, whatever its outcome)
+    #: or ``'upstream'`` (InternUtopia's: the finished episode's metric dict); docs/reliability.md.
+    metrics_save_format: Literal['records', 'upstream'] = 'records'
+    #: Tries an episode gets to load and start before it is recorded as failed.
+    episode_attempts: int = Field(3, ge=1, le=1000)
+    #: An episode that fails (its task, metrics, reward, controllers or observations raise):
+    #: ``'record'`` writes its failure record and goes on; ``'raise'`` also raises the error once the
+    #: call is complete and consistent.
+    episode_errors: Literal['record', 'raise'] = 'record'
     task_configs: list[SerializeAsAny[TaskCfg]]
 
     @field_validator('env_num')

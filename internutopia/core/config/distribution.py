@@ -57,6 +57,9 @@ class RayDistributionCfg(DistributionCfg):
             (code, assets and data the workers need on other machines).
         cpu_num_per_proc: CPUs Ray reserves for each runner (default 1: one physics loop).
         startup_timeout_s: how long to wait for a runner actor to come up before failing.
+        step_timeout_s: how long a runner may take over one step (default 60 s); one that takes
+            longer is taken as hung: it is restarted and its running episodes requeued.
+        reset_timeout_s: the same for a reset, which may load scenes and compile models (default 600 s).
         type: always ``'ray'`` (InternUtopia's field; the only distribution here).
     """
 
@@ -65,6 +68,8 @@ class RayDistributionCfg(DistributionCfg):
     working_dir: str | None = None
     cpu_num_per_proc: float = Field(1.0, gt=0)
     startup_timeout_s: float = Field(120.0, gt=0)
+    step_timeout_s: float = Field(60.0, gt=0)
+    reset_timeout_s: float = Field(600.0, gt=0)
 
     @field_validator('working_dir')
     @classmethod

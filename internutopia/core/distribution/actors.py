@@ -143,7 +143,8 @@ class RunnerActor:
 
     def reset(self, slots: list[int], episodes: list[Episode | None]) -> bytes:
         """Start ``episodes`` (taken by the driver) in local ``slots``; their observations, aligned,
-        and the records of the episodes the reset abandoned (packed)."""
+        the records the reset wrote (episodes it abandoned, episodes that failed to start) and the
+        episode each slot holds now (one whose episode failed to start took the next), packed."""
         import numpy as np
 
         self.queue.preload(episodes)
@@ -155,7 +156,7 @@ class RunnerActor:
         observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
         records = self.runner.results.records
         self.runner.results.records = []
-        return _packed(([observed.get(slot) for slot in slots], records))
+        return _packed(([observed.get(slot) for slot in slots], records, taken))
 
     def observe(self, slots: list[int]) -> bytes:
         """Current observations of local ``slots`` (``None`` for slots not running an episode), packed."""

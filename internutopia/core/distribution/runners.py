@@ -17,10 +17,13 @@ Per call (arguments already checked by ``vec_env.Env``, the same code as on one 
   valid are the runners stepped, all concurrently; so a bad name raises ``ValueError`` before any
   world moves. Runners with no active slot are not called.
 
-Faults: a runner that dies (``ray.exceptions.RayActorError``) is replaced by a new actor; the
-episodes it was running go back to the front of the queue, and the step reports, for each hit
-slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed': True,
-'requeued_episode': index, 'runner_id': r}``; those slots are empty until reset. Other runners'
+Faults: a runner that dies (``ray.exceptions.RayActorError``), or hangs (takes longer than
+``step_timeout_s`` over a step or ``reset_timeout_s`` over a reset), is killed and replaced by a
+new actor; the episodes it was running go back to the front of the queue (each at most
+``Config.episode_attempts`` times in all, then it is recorded as failed), and the step reports,
+for each hit slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed':
+True, 'requeued_episode': index, 'runner_id': r}`` (``'failed_episode'`` for one out of tries);
+those slots are empty until reset. Other runners'
 results are returned normally. The driver tracks which episode each slot holds, so no episode is
 lost, and one counts as finished (its metrics record written, ``terminated``/``truncated``
 reported) only when the driver has received that step.
@@ -29,7 +32,7 @@ reported) only when the driver has received that step.
 from __future__ import annotations
 
 import logging
-import pickle
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,11 +40,15 @@ import numpy as np
 
 from internutopia.core.config import DistributedConfig, TaskCfg
 from internutopia.core.distribution.actors import QueueActor, RunnerActor
+from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
 from internutopia.core.distribution.connect import connect
 from internutopia.core.distribution.extensions import Extensions, collect, pack
+from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
+from internutopia.core.runner.failures import EPISODE_ATTRIBUTE
+from internutopia.core.runner.guard import CallGuard
 
 __all__ = ['RayRunners']
 
@@ -84,11 +91,16 @@ class RayRunners(RunnerSet):
         self._episodes: list[Episode | None] = [None] * total
         self._failures: dict[int, dict[str, Any]] = {}
         self.runner_restarts = [0] * self._proc_num
+        self._guard = CallGuard('this Env')
+        self._closed = False
+        self._queue_len_at_close = 0
         self._extensions: Extensions = collect()
         source = episodes if episodes is not None else config.task_configs
         try:
             packed_source = pack(source)
-            self._runner_config = pack(config.base_config(metrics_save_path='none', task_configs=config.task_configs[:1]))
+            # (The runners record failures; the driver raises them when episode_errors says so.)
+            self._runner_config = pack(config.base_config(metrics_save_path='none', task_configs=config.task_configs[:1],
+                                                          episode_errors='record'))
         except Exception as exc:
             hint = ''.join(f'\n  {line}' for line in self._extensions.skipped)
             raise TypeError(f'the episodes cannot be pickled for the Ray actors: {exc}. The source must be a list or '
@@ -101,7 +113,9 @@ class RayRunners(RunnerSet):
         self._queue: Any = None
         self._actors: list[Any] = []
         self._ready: list[Any] = []
-        self._results = ResultsWriter(config.metrics_save_path)
+        self._results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
+        #: Tries and records of the episodes that failed to load or were on a runner that died or hung.
+        self._ledger = FailureLedger(config.episode_attempts, self._results, config.episode_errors == 'raise')
         try:
             self._start_ray(ray)
             self._queue_cls = ray.remote(QueueActor).options(num_cpus=0, max_restarts=0)
@@ -157,26 +171,29 @@ class RayRunners(RunnerSet):
         self._ready[runner_id] = self._actors[runner_id].ready.remote()
         self.runner_restarts[runner_id] += 1
 
-    def _runner_failed(self, runner_id: int, in_flight: Iterable[Episode | None] = ()) -> list[Episode]:
-        """Requeue what runner ``runner_id`` was running (and ``in_flight``), note it, restart the runner."""
+    def _runner_failed(self, runner_id: int, in_flight: Iterable[Episode | None] = (),
+                       reason: BaseException | None = None) -> list[Episode]:
+        """Requeue what runner ``runner_id`` was running (and ``in_flight``), note it, restart the
+        runner. An episode out of tries (``Config.episode_attempts``) is recorded as failed instead."""
         import ray
 
+        what = reason if reason is not None else RuntimeError(f'runner {runner_id} died')
         lo, hi = runner_id * self._local_num, (runner_id + 1) * self._local_num
-        requeued: list[Episode] = []
+        hit: list[tuple[int | None, Episode]] = []
         for g in range(lo, hi):
             episode = self._episodes[g]
             if self._status[g] == SlotStatus.ACTIVE and episode is not None:
-                requeued.append(episode)
-                self._failures[g] = {'runner_failed': True, 'requeued_episode': episode.index,
-                                     'runner_id': runner_id}
+                hit.append((g, episode))
             self._status[g] = SlotStatus.EMPTY
             self._episodes[g] = None
-        requeued.extend(e for e in in_flight if e is not None)
-        requeued.sort(key=lambda e: e.index)
+        hit.extend((None, e) for e in in_flight if e is not None)
+        requeued, notes = self._ledger.lost(hit, what)
+        for slot, note in notes.items():
+            self._failures[slot] = {'runner_failed': True, 'runner_id': runner_id, **note}
         if requeued:
             ray.get(self._queue.put_back.remote(requeued))
-        logger.warning('runner %d died; requeued episodes %s; starting a new runner',
-                       runner_id, [e.index for e in requeued])
+        logger.warning('runner %d failed (%s); requeued episodes %s; starting a new runner',
+                       runner_id, what, [e.index for e in requeued])
         self._restart_runner(runner_id)
         return requeued
 
@@ -215,8 +232,14 @@ class RayRunners(RunnerSet):
         return self._queue
 
     def runner_info(self) -> list[dict[str, Any]]:
-        """``{'runner_id', 'pid', 'host'}`` of each runner."""
+        """``{'runner_id', 'pid', 'host'}`` of each runner.
+
+        Raises:
+            RuntimeError: the env is closed (asking would start Ray again).
+        """
         import ray
+
+        self._check_open()
 
         for r in range(self._proc_num):
             self._wait_ready(r)
@@ -233,7 +256,13 @@ class RayRunners(RunnerSet):
     def queue_len(self) -> int:
         import ray
 
+        if self._closed:
+            return self._queue_len_at_close  # (asking the gone queue actor would start Ray again)
         return ray.get(self._queue.size.remote())
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError('this Env is closed')
 
     def active_task_configs(self) -> dict[int, TaskCfg]:
         return {g: e.config for g, (e, s) in enumerate(zip(self._episodes, self._status, strict=True))
@@ -259,70 +288,97 @@ class RayRunners(RunnerSet):
         share, all concurrently.
 
         Raises:
-            ValueError: an episode of an unregistered type; nothing changes.
+            ValueError: an episode of an unregistered type, or whose scene does not load; nothing
+                changes (after ``Config.episode_attempts`` such tries the episode is recorded as
+                failed instead of going back to the queue).
         """
+        with self._guard.enter('reset'):
+            return self._reset(slots)
+
+    def _reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
         import ray
 
+        lost = (ray.exceptions.RayActorError, RunnerHung)
+        deadline = time.monotonic() + self._dist.reset_timeout_s
         episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._queue.take.remote(len(slots))))
         try:
             for episode in episodes:
                 if episode is not None:
-                    check_episode(episode)
-        except Exception:
-            ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
+                    try:
+                        check_episode(episode)
+                    except Exception as exc:
+                        setattr(exc, EPISODE_ATTRIBUTE, episode.index)
+                        raise
+        except Exception as exc:
+            self._give_back(episodes, exc)
             raise
         groups = self._slices(slots)
-        self._prepare(slots, episodes, groups)
+        self._prepare(slots, episodes, groups, deadline)
         obs: list[Any] = [None] * len(slots)
+        held: list[Episode | None] = list(episodes)
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
             refs[r] = self._actors[r].reset.remote([slots[k] % self._local_num for k in positions],
                                                    [episodes[k] for k in positions])
         error: BaseException | None = None
+        failed_now: list[dict[str, Any]] = []
         for r, positions in groups.items():
             local = [slots[k] % self._local_num for k in positions]
             mine = [episodes[k] for k in positions]
             try:
-                result = self._get_runner(refs[r])
-            except ray.exceptions.RayActorError:
-                # The runner died: requeue what it ran (not the episodes the caller is replacing
-                # anyway), restart it, and run this reset on the new one.
+                result = self._get_runner(refs[r], deadline, r)
+            except lost as exc:
+                # The runner died or hung: requeue what it ran (not the episodes the caller is
+                # replacing anyway), restart it, and run this reset on the new one.
                 for k in positions:
                     self._status[slots[k]] = SlotStatus.EMPTY
                     self._episodes[slots[k]] = None
-                self._runner_failed(r)
+                self._runner_failed(r, reason=exc)
                 try:
                     self._wait_ready(r)
-                    self._get_runner(self._actors[r].prepare.remote(mine))  # a new world: build what it lacks
-                    result = self._get_runner(self._actors[r].reset.remote(local, mine))
-                except ray.exceptions.RayActorError as exc:
-                    self._runner_failed(r, mine)
-                    error = error or RuntimeError(f'runner {r} died twice while resetting slots '
-                                                  f'{[slots[k] for k in positions]}: {exc}')
+                    again = time.monotonic() + self._dist.reset_timeout_s
+                    self._get_runner(self._actors[r].prepare.remote(mine), again, r)  # a new world: build what it lacks
+                    result = self._get_runner(self._actors[r].reset.remote(local, mine), again, r)
+                except lost as exc2:
+                    self._runner_failed(r, mine, reason=exc2)
+                    error = error or RuntimeError(f'runner {r} failed twice while resetting slots '
+                                                  f'{[slots[k] for k in positions]}: {exc2}')
                     continue
-                except Exception as exc:  # the runner put its episodes back itself
-                    error = error or exc
+                except Exception as exc2:  # the runner put its episodes back itself
+                    error = error or exc2
                     continue
             except Exception as exc:  # the runner put its episodes back itself
                 error = error or exc
                 continue
-            observations, abandoned = result
-            for record in abandoned:
-                record['slot'] = r * self._local_num + record['slot']
-                self._results.write(record)
-            for k, observation in zip(positions, observations, strict=True):
-                g, episode = slots[k], episodes[k]
+            observations, records, now_held = result
+            for record in records:
+                record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
+                self._ledger.write(record)
+                if record.get('outcome') == 'failed':
+                    failed_now.append(record)
+            for k, observation, episode in zip(positions, observations, now_held, strict=True):
+                g = slots[k]
+                held[k] = episode
                 self._episodes[g] = episode
                 self._status[g] = SlotStatus.ACTIVE if episode is not None else SlotStatus.EMPTY
                 self._failures.pop(g, None)
                 obs[k] = observation
         if error is not None:
             raise error
-        info = [e.config if e is not None else None for e in episodes]
+        self._ledger.check(failed_now)
+        info = [e.config if e is not None else None for e in held]
         return obs, info
 
-    def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]]) -> None:
+    def _give_back(self, episodes: list[Episode | None], exc: BaseException) -> None:
+        """A reset failed before any slot changed: its episodes go back to the queue (but one out
+        of tries, see :meth:`FailureLedger.not_loaded`)."""
+        import ray
+
+        ray.get(self._queue.put_back.remote(self._ledger.not_loaded(episodes, exc)))
+
+    def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
+                 deadline: float | None = None) -> None:
         """Every runner in ``groups`` prepares its share of ``episodes``, concurrently; on any error the
         episodes go back to the queue and the error is raised, with no slot changed anywhere."""
         import ray
@@ -336,59 +392,44 @@ class RayRunners(RunnerSet):
         error: BaseException | None = None
         for r, ref in refs.items():
             try:
-                self._get_runner(ref)
-            except ray.exceptions.RayActorError:
-                # The runner died: it is replaced (its running episodes requeued) and the reset
-                # prepares on the new one when it gets there.
-                self._runner_failed(r)
+                self._get_runner(ref, deadline, r)
+            except (ray.exceptions.RayActorError, RunnerHung) as exc:
+                # The runner died or hung: it is replaced (its running episodes requeued) and the
+                # reset prepares on the new one when it gets there.
+                self._runner_failed(r, reason=exc)
             except Exception as exc:
                 error = error or exc
         if error is not None:
-            ray.get(self._queue.put_back.remote([e for e in episodes if e is not None]))
+            self._give_back(episodes, error)
             raise error
 
-    def _get_runner(self, ref: Any) -> Any:
-        """``ray.get`` one runner call; an error raised by our code comes out as its own exception."""
-        import ray
-
-        try:
-            result = ray.get(ref)
-            return pickle.loads(result) if isinstance(result, bytes) else result
-        except ray.exceptions.RayActorError:
-            raise
-        except ray.exceptions.RayTaskError as exc:
-            cause = exc.cause
-            if isinstance(cause, ray.exceptions.RayActorError):
-                raise cause from None
-            if isinstance(cause, BaseException):
-                raise cause from None
-            raise
+    def _get_runner(self, ref: Any, deadline: float | None = None, runner_id: int | None = None) -> Any:
+        return get_result(ref, deadline, runner_id)
 
     def _unwrap(self, call: Any) -> Any:
-        import ray
-
-        try:
-            return call()
-        except ray.exceptions.RayTaskError as exc:
-            if isinstance(exc.cause, BaseException):
-                raise exc.cause from None
-            raise
+        return unwrap(call)
 
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """Advance every runner with an active slot by one step, concurrently.
 
-        A slot whose runner died reports ``None`` everywhere but ``info[g] = {'runner_failed': True,
-        'requeued_episode': index, 'runner_id': r}``, once.
+        A slot whose runner died or hung reports ``None`` everywhere but ``info[g] =
+        {'runner_failed': True, 'requeued_episode': index, 'runner_id': r}``, once.
 
         Raises:
             ValueError: an unknown robot/controller name or bad arguments for an active slot
                 (message with global ids); raised before any runner is stepped.
         """
+        with self._guard.enter('step'):
+            return self._step(actions)
+
+    def _step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         import ray
 
+        lost = (ray.exceptions.RayActorError, RunnerHung)
         n = self._local_num
         chunks = [actions[r * n:(r + 1) * n] for r in range(self._proc_num)]
         active = self._status == SlotStatus.ACTIVE
+        deadline = time.monotonic() + self._dist.step_timeout_s
 
         # 1. every runner with a command for an active slot validates its slice; nothing moves yet.
         # (When only one runner has active slots, its step validates before moving: no extra call.)
@@ -400,16 +441,16 @@ class RayRunners(RunnerSet):
                     self._wait_ready(r)
                     checks[r] = self._actors[r].check.remote(chunks[r])
             invalid: BaseException | None = None
-            dead = []
+            dead: dict[int, BaseException] = {}
             for r, ref in checks.items():
                 try:
-                    self._get_runner(ref)
-                except ray.exceptions.RayActorError:
-                    dead.append(r)
+                    self._get_runner(ref, deadline, r)
+                except lost as exc:
+                    dead[r] = exc
                 except ValueError as exc:
                     invalid = invalid or exc
-            for r in dead:
-                self._runner_failed(r)
+            for r, why in dead.items():
+                self._runner_failed(r, reason=why)
             if invalid is not None:
                 raise invalid
             if not dead:
@@ -429,11 +470,12 @@ class RayRunners(RunnerSet):
                 self._wait_ready(r)
                 refs[r] = self._actors[r].step.remote(chunks[r])
         error: BaseException | None = None
+        failed_now: list[dict[str, Any]] = []
         for r, ref in refs.items():
             try:
-                result = self._get_runner(ref)
-            except ray.exceptions.RayActorError:
-                self._runner_failed(r)
+                result = self._get_runner(ref, deadline, r)
+            except lost as exc:
+                self._runner_failed(r, reason=exc)
                 continue
             except ValueError as exc:  # only when this was the one runner stepped: nothing moved
                 if len(refs) == 1:
@@ -450,13 +492,16 @@ class RayRunners(RunnerSet):
                 if terminated[lo + i] or truncated[lo + i]:
                     self._status[lo + i] = SlotStatus.DONE
             for record in result[5]:
-                record['slot'] = lo + record['slot']
-                self._results.write(record)
+                record['slot'] = lo + record['slot'] if record.get('slot') is not None else None
+                self._ledger.write(record)
+                if record.get('outcome') == 'failed':
+                    failed_now.append(record)
         for g, note in self._failures.items():
             info[g] = dict(note)
         self._failures.clear()
         if error is not None:
             raise error
+        self._ledger.check(failed_now)
         return obs, reward, terminated, truncated, info
 
     def observe(self, slots: list[int]) -> list[Any]:
@@ -480,4 +525,11 @@ class RayRunners(RunnerSet):
 
     def close(self) -> None:
         """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""
+        if self._closed:
+            return
+        try:
+            self._queue_len_at_close = self.queue_len() if self._queue is not None else 0
+        except Exception:  # the queue actor is gone already: nothing more will be handed out
+            self._queue_len_at_close = 0
+        self._closed = True
         self._teardown()

@@ -4,6 +4,9 @@
 is the slot table (what each slot holds); ``groups.py`` the robot and object groups and the
 world's packs; ``terms.py`` the task, reward and metric objects and the slots each serves;
 ``checks.py`` checks an episode's types and files before a reset changes anything;
+``starts.py`` takes, loads, places and starts a reset's episodes, each slot's failure its own;
+``failures.py`` counts an episode's tries and writes its failure record; ``guard.py`` lets one
+call in at a time and holds Ctrl-C until the call is done;
 ``actions.py`` parses actions before anything moves; ``observations.py`` assembles per-slot dicts
 and slot-indexed arrays; ``runners.py`` is what ``vec_env.Env`` talks to: one local runner here,
 Ray actors in the adapter.

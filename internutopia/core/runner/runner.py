@@ -19,24 +19,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from internutopia.core.backend import get_backend
-from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
 from internutopia.core.robot.base import BaseRobot, Entity
 from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
-from internutopia.core.runner.checks import check_episode
+from internutopia.core.runner.failures import Attempts, failed_record, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
+from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import Observer, entity_observations
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
+from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
-from internutopia.core.scene import structure_key
 from internutopia.core.util.memory import check_slots_fit
 from internutopia.core.view import EnvView
 
@@ -72,6 +72,7 @@ class Advance:
     truncated: np.ndarray
     metrics: dict[int, dict[str, Any]]
     diverged: tuple[int, ...]
+    failed: dict[int, str] = field(default_factory=dict)
 
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
@@ -94,7 +95,7 @@ class Runner:
         #: The physics backend ``config.simulator.backend`` names, and the world it built.
         self.backend = get_backend(config.simulator.backend)
         self.world = self.backend.create_world(config.simulator, config.env_num, config.env_offset_size)
-        self.results = ResultsWriter(config.metrics_save_path)
+        self.results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
         self.world_steps = 0
         self.table = SlotTable(self.env_num)
         self.groups = EntityGroups(self.env_num, self.sim, self.world, view=None)
@@ -106,71 +107,40 @@ class Runner:
         self.actions = ActionParser(self.table, self.groups)
         self.observer = Observer(self.groups, self.terms)
         self._active_mask_cache: tuple[np.ndarray, np.ndarray] | None = None
+        #: Failed tries of the episodes that failed to load or start and may be tried again.
+        self.attempts = Attempts(config.episode_attempts)
+        self._failed_errors: list[BaseException] = []  # of episodes recorded as failed in this call
+        #: One call at a time, Ctrl-C between calls (see :mod:`~internutopia.core.runner.guard`).
+        self.guard = CallGuard('this Env')
+        #: Takes, loads, places and starts the episodes of a reset, each slot's failure its own.
+        self.starts = EpisodeStarts(self)
 
     # ------------------------------------------------------------------------------------------
     # reset
     def prepare(self, episodes: list[Episode | None]) -> None:
-        """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
-
-        Every type is resolved, and every structure the world does not hold yet has its scene
-        loaded and its model compiled (kept by the world for the reset) and its memory checked.
-        A reset with these episodes right after compiles nothing. Used where a reset spans
-        several runners (Ray): each prepares its share first, so one that fails leaves every
-        runner as it was.
+        """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on (see
+        :meth:`EpisodeStarts.prepare <internutopia.core.runner.starts.EpisodeStarts.prepare>`).
 
         Raises:
             ValueError: an unknown type, a scene or model that does not load, not enough memory.
         """
-        for episode in episodes:
-            if episode is None:
-                continue
-            check_episode(episode)
-            task, where = episode.config, f'task_configs[{episode.index}]'
-
-            def parts(task: TaskCfg = task, where: str = where) -> list[SlotPart]:
-                return self.groups.parts_for(task, where)
-
-            self.world.prepare(structure_key(task), parts)
+        self.starts.prepare(episodes)
 
     def reset(self, slots: list[int]) -> list[Episode | None]:
-        """Give each of ``slots`` (validated, distinct) the next episode, in order."""
-        table = self.table
-        taken: list[Episode | None] = []
-        try:
-            for _ in slots:
-                episode = self.queue.next()
-                taken.append(episode)
-                if episode is not None:
-                    check_episode(episode)
-        except Exception:
-            self.queue.put_back([e for e in taken if e is not None])
-            raise
-        structures = list(table.structures)
-        configs: list[TaskCfg | None] = [e.config if e is not None else None for e in table.episodes]
-        for slot, episode in zip(slots, taken, strict=True):
-            structures[slot] = structure_key(episode.config) if episode is not None else None
-            configs[slot] = episode.config if episode is not None else None
-        try:
-            if structures != table.structures or not self.world.built:
-                self.groups.place(table, slots, configs, structures)
-        except Exception:
-            self.queue.put_back([e for e in taken if e is not None])
-            raise
-        # Nothing can fail from here on: the episodes these slots were running are abandoned.
-        for slot in slots:
-            if table.status[slot] == _ACTIVE:
-                self._finish(slot, False, False, outcome='abandoned')
-        # Write every reset slot's state first, then one forward pass for the whole world, then
-        # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
-        for slot, episode in zip(slots, taken, strict=True):
-            self._place_episode(slot, episode)
-        self.world.forward(np.asarray(slots))
-        for slot, episode in zip(slots, taken, strict=True):
-            if episode is not None:
-                self.terms.start(slot, episode.config)
-                table.set_status(slot, SlotStatus.ACTIVE)
-                table.started_at[slot] = time.perf_counter()
-        return taken
+        """Give each of ``slots`` (validated, distinct) the next episode, in order; the episodes
+        the slots hold afterwards (``None`` where the queue ran out).
+
+        An episode that cannot be loaded (an unknown type, a missing or broken scene, not enough
+        memory) makes the reset raise before any slot changes, its episodes back in the queue;
+        after ``Config.episode_attempts`` such tries it is recorded as failed instead of going
+        back. An episode whose start raises is that slot's failure alone (see
+        :mod:`~internutopia.core.runner.starts`); with ``Config.episode_errors='raise'`` the first
+        such error is raised once the reset is complete.
+        """
+        with self.guard.enter('reset'):
+            taken = self.starts.reset(slots)
+            self._raise_recorded()
+            return taken
 
     def _place_episode(self, slot: int, episode: Episode | None) -> None:
         """Hand ``slot`` its episode and write its start state (no forward pass)."""
@@ -197,28 +167,64 @@ class Runner:
         ``flags='internutopia'`` gives ``terminated`` as ``vec_env.Env.step`` reports it by default
         (``True`` where an episode ended or none runs), from the arrays rather than per slot.
         """
-        commands = self.actions.parse(actions)
-        done = self._advance(commands)
-        obs = self.observer.observe(done.active)
-        return self._per_slot_lists(obs, done, flags == 'internutopia')
+        with self.guard.enter('step'):
+            commands = self.actions.parse(actions)
+            done = self._advance(commands)
+            obs = self._observe_isolated(done)
+            result = self._per_slot_lists(obs, done, flags == 'internutopia')
+            self._raise_recorded()
+            return result
 
     def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
-        commands = self.actions.parse_batched(actions)
-        done = self._advance(commands)
-        obs = self.observer.observe_arrays(done.active)
-        return ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active), done.metrics,
-                         done.diverged)
+        with self.guard.enter('step'):
+            commands = self.actions.parse_batched(actions)
+            done = self._advance(commands)
+            try:
+                obs = self.observer.observe_arrays(done.active)
+            except Exception:
+                failed = slots_that_fail(self.observer.observe_arrays, done.active)
+                self._fail_running(done, failed)
+                obs = self.observer.observe_arrays(np.setdiff1d(done.active, list(failed)))
+            result = ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active),
+                               done.metrics, done.diverged)
+            self._raise_recorded()
+            return result
+
+    def _raise_recorded(self) -> None:
+        """With ``episode_errors='raise'``: raise the first error of an episode recorded as failed."""
+        if self._failed_errors:
+            error, self._failed_errors = self._failed_errors[0], []
+            if self.config.episode_errors == 'raise':
+                raise error
+
+    def _observe_isolated(self, done: Advance) -> list[Any]:
+        """Per-slot observations of the active slots; a slot whose observation raises ends its
+        episode as failed (its row is ``None``), every other slot is observed as usual."""
+        try:
+            return self.observer.observe(done.active)
+        except Exception:
+            failed = slots_that_fail(self.observer.observe, done.active)
+            if not failed:
+                raise  # (it fails for the slots together only: not one slot's fault)
+            self._fail_running(done, failed)
+            kept = np.setdiff1d(done.active, list(failed))
+            rows = iter(self.observer.observe(kept))
+            return [None if slot in failed else next(rows) for slot in done.active.tolist()]
 
     def _advance(self, commands: Commands) -> Advance:
         """Apply parsed commands, step physics once, run tasks, rewards and metrics, finish ended episodes."""
         begin_step, before_physics = self.groups.step_hooks()
         for hook in begin_step:
             hook()
+        failed: dict[int, Exception] = {}
         for controller, slots, batch in commands.values():
             if type(slots) is not np.ndarray:  # the dict API's per-slot lists
                 slots = np.asarray(slots, dtype=np.intp)
-            controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
+            try:
+                controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
+            except Exception:
+                failed.update(self._apply_alone(controller, slots, batch))
         for hook in before_physics:
             hook()
         self.world.step()
@@ -229,7 +235,10 @@ class Runner:
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
         # metrics do not see that state, and its episode ends below. Other slots never notice.
         diverged, stepped = self._diverged(active)
-        reward, terminated, truncated, tasks_stepped = self.terms.step(stepped)
+        if failed:
+            stepped = np.setdiff1d(stepped, list(failed))
+        reward, terminated, truncated, tasks_stepped, term_failed = self.terms.step(stepped)
+        failed.update(term_failed)
         ended = terminated | truncated if tasks_stepped else None  # (diverged slots were not stepped: never here)
         metrics = {}
         for slot in diverged:
@@ -238,8 +247,46 @@ class Runner:
             self._restore_start_state(slot)
         if ended is not None and np.count_nonzero(ended):
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
-                            for slot in np.nonzero(ended)[0].tolist()})
-        return Advance(active, reward, terminated, truncated, metrics, diverged)
+                            for slot in np.nonzero(ended)[0].tolist() if slot not in failed})
+        done = Advance(active, reward, terminated, truncated, metrics, diverged)
+        if failed:
+            self._fail_running(done, failed)
+        return done
+
+    def _apply_alone(self, controller: Any, slots: np.ndarray, batch: Any) -> dict[int, Exception]:
+        """``controller.apply`` raised for ``slots``: apply each slot's command alone; the slots it
+        fails for, with their errors."""
+        failed: dict[int, Exception] = {}
+        for row, slot in enumerate(slots.tolist()):
+            try:
+                one = _row_of(batch, row)
+                controller.apply(np.array([slot], dtype=np.intp), one if not isinstance(one, Unbatched) else controller.batch(one))
+            except Exception as exc:  # an extension's error: it ends this slot's episode only
+                failed[slot] = exc
+        return failed
+
+    def _fail_running(self, done: Advance, failed: dict[int, Exception]) -> None:
+        """End the running episodes of ``failed`` slots as failed (one record each, the slot is
+        done: ``terminated`` on this step, ``info`` says why); no other slot is touched."""
+        table = self.table
+        for slot, exc in failed.items():
+            if table.status[slot] != _ACTIVE:
+                continue
+            try:
+                metrics = self.terms.episode_metrics(slot)
+            except Exception:
+                metrics = None  # the metric may be what failed
+            table.set_status(slot, SlotStatus.DONE)
+            episode = table.episodes[slot]
+            assert episode is not None  # (an active slot)
+            self.results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path,
+                                             exc, attempts=1, steps=int(table.steps[slot]), stage='step', metrics=metrics))
+            self._failed_errors.append(exc)
+            done.terminated[slot] = True
+            done.truncated[slot] = False
+            done.reward[slot] = 0.0
+            done.metrics[slot] = metrics if metrics is not None else {}
+            done.failed[slot] = f'{type(exc).__name__}: {exc}'
 
     def _diverged(self, active: np.ndarray) -> tuple[tuple[int, ...], np.ndarray]:
         """The active slots whose simulation diverged this step, and the active slots that did not."""
@@ -264,6 +311,8 @@ class Runner:
                 infos[slot]['metrics'] = values
             for slot in done.diverged:
                 infos[slot]['diverged'] = True
+            for slot, error in done.failed.items():
+                infos[slot]['failed'] = error
             return obs, done.reward.tolist(), ended.tolist(), done.truncated.tolist(), infos
         reward, terminated, truncated = done.reward[active].tolist(), ended[active].tolist(), done.truncated[active].tolist()
         obs_out: list = [None] * n
@@ -282,6 +331,8 @@ class Runner:
             info_out[slot] = info
         for slot in done.diverged:
             info_out[slot]['diverged'] = True
+        for slot, error in done.failed.items():
+            info_out[slot]['failed'] = error
         return obs_out, reward_out, terminated_out, truncated_out, info_out
 
     def _active_mask(self, active: np.ndarray) -> np.ndarray:
@@ -300,14 +351,15 @@ class Runner:
         ``physics=False`` (InternUtopia's render-only warm-up) does nothing: MuJoCo needs no warm-up frames."""
         if not physics:
             return
-        begin_step, before_physics = self.groups.step_hooks()
-        for _ in range(steps):
-            for hook in begin_step:
-                hook()
-            for hook in before_physics:
-                hook()
-            self.world.step()
-            self.world_steps += 1
+        with self.guard.enter('warm_up'):
+            begin_step, before_physics = self.groups.step_hooks()
+            for _ in range(steps):
+                for hook in begin_step:
+                    hook()
+                for hook in before_physics:
+                    hook()
+                self.world.step()
+                self.world_steps += 1
 
     # ------------------------------------------------------------------------------------------
     # an episode's end
@@ -322,7 +374,12 @@ class Runner:
                               truncated=truncated, wall_time_s=round(time.perf_counter() - table.started_at[slot], 6))
         if outcome is not None:
             record['outcome'] = outcome
-        self.results.write(record)
+        try:
+            self.results.write(record)
+        except BaseException:  # Ctrl-C inside a metric's conversion: nothing was written
+            if outcome is None:  # so the episode ends (once) on a later step, as its task says again
+                table.set_status(slot, SlotStatus.ACTIVE)
+            raise
         return metrics
 
     def _restore_start_state(self, slot: int) -> None:
@@ -424,6 +481,21 @@ class Runner:
     def members(self) -> dict[int, np.ndarray]:
         """Which slots each task, reward and metric object serves (the terms')."""
         return self.terms.members
+
+
+def _row_of(batch: Any, row: int) -> Any:
+    """Row ``row`` of a controller's batch (stacked arrays, per-slot entries, or dicts and tuples
+    of them), as a batch of one."""
+    if isinstance(batch, Unbatched):
+        one = Unbatched([batch[row]])
+        return one
+    if isinstance(batch, np.ndarray):
+        return batch[row:row + 1]
+    if isinstance(batch, dict):
+        return {key: _row_of(value, row) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_row_of(value, row) for value in batch)
+    return batch
 
 
 __all__ = ['Advance', 'ArrayStep', 'Runner', 'SlotStatus']

@@ -16,11 +16,12 @@ import numpy as np
 from internutopia.core.config import TaskCfg
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.reward.base import BaseReward
+from internutopia.core.runner.failures import slots_that_fail
 from internutopia.core.runner.slots import SlotTable
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 
-#: Metric objects kept while serving no slot (for the next episode with the same metric config).
+#: Metric (and reward) objects kept while serving no slot (for the next episode with the same config).
 _IDLE_METRICS_KEPT = 64
 
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
@@ -75,7 +76,9 @@ class Terms:
             reward.reset_slot(slot, task)
             self._mask(reward)[slot] = True
         if len(self.metrics) > _IDLE_METRICS_KEPT:
-            self._drop_idle_metrics()
+            self._drop_idle(self.metrics)
+        if len(self.rewards) > _IDLE_METRICS_KEPT:
+            self._drop_idle(self.rewards)
 
     def leave(self, slot: int) -> None:
         """``slot`` is served by none of them any more."""
@@ -92,29 +95,60 @@ class Terms:
         return task.episode_metrics(slot, metrics) if task is not None else metrics
 
     # -- a step ------------------------------------------------------------------------------------
-    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, dict[int, Exception]]:
         """Reward, terminated and truncated, shape (env_num,), after a physics step of ``slots``
-        (zero/False elsewhere), and whether any task that can end an episode ran."""
+        (zero/False elsewhere), whether any task that can end an episode ran, and the slots whose
+        task, reward or metric raised, with the error (those slots' episodes fail; see
+        :func:`~internutopia.core.runner.failures.slots_that_fail`)."""
         reward = np.zeros(self.env_num)
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
+        failed: dict[int, Exception] = {}
         tasks_stepped = False  # else no episode can end but by divergence
         for task in self.tasks.values():
             if type(task).step is _BASE_TASK_STEP:
                 continue  # reward 0, never ends: what the arrays already hold
             served = self.members_of(task, slots)
             if len(served):
-                reward[served], terminated[served], truncated[served] = task.step(served)
                 tasks_stepped = True
+                try:
+                    reward[served], terminated[served], truncated[served] = task.step(served)
+                except Exception:
+                    self._step_alone(task, served, reward, terminated, truncated, failed)
+        if failed:
+            slots = np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed)))
         for reward_object in self.rewards.values():
             served = self.members_of(reward_object, slots)
             if len(served):
-                reward[served] += reward_object.calc(served)
+                try:
+                    reward[served] += reward_object.calc(served)
+                except Exception:
+                    def add_alone(one: np.ndarray, owner: BaseReward = reward_object) -> None:
+                        reward[one] += owner.calc(one)
+
+                    for slot, error in slots_that_fail(add_alone, served).items():
+                        failed.setdefault(slot, error)
         for metric in self.metrics.values():
             served = self.members_of(metric, slots)
             if len(served):
-                metric.update(served)
-        return reward, terminated, truncated, tasks_stepped
+                try:
+                    metric.update(served)
+                except Exception:
+                    for slot, error in slots_that_fail(metric.update, served).items():
+                        failed.setdefault(slot, error)
+        return reward, terminated, truncated, tasks_stepped, failed
+
+    @staticmethod
+    def _step_alone(task: BaseTask, served: np.ndarray, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                    failed: dict[int, Exception]) -> None:
+        """``task.step(served)`` raised: step each slot alone, keeping the results of those that work."""
+        for slot in served.tolist():
+            one = np.array([slot], dtype=served.dtype)
+            try:
+                reward[one], terminated[one], truncated[one] = task.step(one)
+            except Exception as exc:  # an extension's error: it ends this slot's episode only
+                failed[slot] = exc
+                reward[slot], terminated[slot], truncated[slot] = 0.0, False, False
 
     def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
         """Those of ``slots`` that ``owner`` (a task, reward or metric object) serves."""
@@ -130,14 +164,15 @@ class Terms:
             mask = self.members[id(owner)] = np.zeros(self.env_num, dtype=bool)
         return mask
 
-    def _drop_idle_metrics(self) -> None:
-        """Forget metric objects that serve no slot: episodes whose metric configs all differ would
-        otherwise leave one object (and its per-slot arrays) behind each."""
-        for key, metric in list(self.metrics.items()):
-            mask = self.members.get(id(metric))
+    def _drop_idle(self, objects: dict[str, Any]) -> None:
+        """Forget metric or reward objects that serve no slot: episodes whose metric or reward
+        configs all differ (a sweep over reward settings) would otherwise leave one object (and
+        its per-slot arrays) behind each."""
+        for key, owner in list(objects.items()):
+            mask = self.members.get(id(owner))
             if mask is None or not mask.any():
-                del self.metrics[key]
-                self.members.pop(id(metric), None)
+                del objects[key]
+                self.members.pop(id(owner), None)
 
 
 __all__ = ['Terms']

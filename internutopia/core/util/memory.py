@@ -10,15 +10,36 @@ error naming ``env_num`` and the memory it needs.
 Traceback (most recent call last):
 ...
 ValueError: env_num=1000000000000000 needs about ... GiB for a test (1000 bytes per slot) ...
+
+The memory available is the system's, or less where a cgroup (a container's memory limit) leaves
+less: :func:`available_bytes`.
 """
 
 from __future__ import annotations
 
 import os
 
+#: Where the cgroup file systems are mounted, and the file naming this process's cgroups
+#: (module attributes so that tests can point them at a made-up tree).
+CGROUP_ROOT = '/sys/fs/cgroup'
+PROC_CGROUP = '/proc/self/cgroup'
+
+#: A cgroup "limit" at or above this is no limit (cgroup v1 writes 2**63 rounded to a page).
+_NO_LIMIT = 2 ** 60
+
 
 def available_bytes() -> int | None:
-    """Memory the system can give this process now (``MemAvailable``), or ``None`` if unknown."""
+    """Memory this process can still get: the system's ``MemAvailable``, or less where the
+    process's cgroup (a container's memory limit, v2 ``memory.max`` or v1 ``limit_in_bytes``,
+    of its own group or any group above it) leaves less; ``None`` if neither is known."""
+    system = _system_available()
+    room = cgroup_room()
+    if room is None:
+        return system
+    return room if system is None else min(system, room)
+
+
+def _system_available() -> int | None:
     try:
         with open('/proc/meminfo', encoding='ascii') as stream:
             for line in stream:
@@ -29,6 +50,64 @@ def available_bytes() -> int | None:
     try:
         return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
     except (ValueError, OSError, AttributeError):  # not a POSIX system
+        return None
+
+
+def cgroup_room() -> int | None:
+    """Bytes left under the tightest memory limit of this process's cgroups (limit minus usage,
+    at least 0), or ``None`` when no cgroup limits its memory."""
+    rooms = []
+    for folder, limit_name, usage_name in _cgroup_folders():
+        limit = _read_int(os.path.join(folder, limit_name))
+        if limit is None or limit >= _NO_LIMIT:
+            continue
+        usage = _read_int(os.path.join(folder, usage_name)) or 0
+        rooms.append(max(limit - usage, 0))
+    return min(rooms) if rooms else None
+
+
+def _cgroup_folders() -> list[tuple[str, str, str]]:
+    """``(folder, limit file, usage file)`` of this process's memory cgroup and every group above
+    it (v2: the unified hierarchy; v1: the ``memory`` controller's)."""
+    try:
+        with open(PROC_CGROUP, encoding='utf-8') as stream:
+            lines = stream.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        parts = line.split(':', 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == '':
+            base, limit_name, usage_name = CGROUP_ROOT, 'memory.max', 'memory.current'
+            if not os.path.exists(os.path.join(base, 'cgroup.controllers')):
+                base = os.path.join(CGROUP_ROOT, 'unified')  # a hybrid layout
+        elif 'memory' in controllers.split(','):
+            base, limit_name, usage_name = os.path.join(CGROUP_ROOT, 'memory'), 'memory.limit_in_bytes', 'memory.usage_in_bytes'
+        else:
+            continue
+        folder = os.path.normpath(os.path.join(base, path.lstrip('/')))
+        while True:  # this group and its ancestors: a parent's limit binds its children too
+            found.append((folder, limit_name, usage_name))
+            if folder == os.path.normpath(base) or not folder.startswith(os.path.normpath(base)):
+                break
+            folder = os.path.dirname(folder)
+    return found
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding='ascii') as stream:
+            text = stream.read().strip()
+    except OSError:
+        return None
+    if text == 'max':
+        return None
+    try:
+        return int(text)
+    except ValueError:
         return None
 
 
@@ -47,8 +126,12 @@ def check_slots_fit(env_num: int, bytes_per_slot: float, what: str) -> None:
     gib = 2 ** 30
     fits = int(available // bytes_per_slot)
     raise ValueError(f'env_num={env_num} needs about {needed / gib:.1f} GiB for {what} ({bytes_per_slot:.0f} bytes per slot) '
-                     f'but this machine has {available / gib:.1f} GiB available: lower env_num (at most about {fits} here) '
+                     f'but this process has {available / gib:.1f} GiB available{_where()}: lower env_num (at most about {fits} here) '
                      'or spread the slots over several workers (Config.distribute)')
 
 
-__all__ = ['available_bytes', 'check_slots_fit']
+def _where() -> str:
+    return ' (under its cgroup memory limit)' if cgroup_room() is not None else ''
+
+
+__all__ = ['available_bytes', 'cgroup_room', 'check_slots_fit']

@@ -1,0 +1,106 @@
+"""One call at a time, and Ctrl-C only between calls: what keeps an env's books straight.
+
+A step or a reset changes many things that must change together (a slot's status and its
+episode's record, the queue and the slots that took its episodes). :class:`CallGuard` makes
+each such call whole:
+
+- **one thread at a time**: a second thread entering ``step`` or ``reset`` of the same env while
+  a call runs gets a ``RuntimeError`` at once (instead of two steps interleaving their records);
+- **Ctrl-C between calls**: a SIGINT that arrives during a call is held until the call returns,
+  then raised as ``KeyboardInterrupt``; the call's work is complete and recorded, so the caller
+  can go on stepping with nothing lost or doubled. Outside calls Ctrl-C acts at once, as always.
+
+The SIGINT handler is installed once, by the first guard made in the main thread while Python's
+own handler is in place; it hands every signal that arrives outside a guarded call to that
+handler. A handler the user installs later replaces it (and then Ctrl-C is theirs to handle).
+
+>>> guard = CallGuard('env')
+>>> with guard.enter('step'):
+...     pass
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType
+
+__all__ = ['CallGuard']
+
+
+class _Deferral:
+    """The process's SIGINT handler while any guard exists: held during guarded calls."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # guarded calls running in the main thread
+        self.pending = False
+        self.installed = False
+
+    def install(self) -> None:
+        if self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return  # the user's own handler (or none): leave Ctrl-C to it
+        signal.signal(signal.SIGINT, self.handle)
+        self.installed = True
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.depth:
+            self.pending = True  # raised when the guarded call returns
+            return
+        signal.default_int_handler(signum, frame)
+
+
+_DEFERRAL = _Deferral()
+
+
+class CallGuard:
+    """Makes the calls of one env exclusive and whole (see the module docstring).
+
+    ``with guard.enter('step'): ...`` runs one call; a plain object with ``__enter__`` and
+    ``__exit__`` (not a generator), since it wraps every step.
+
+    Args:
+        owner: how errors name the object (``'this Env'``).
+    """
+
+    def __init__(self, owner: str = 'this Env') -> None:
+        self.owner = owner
+        self._lock = threading.Lock()
+        self._what = ''
+        self._running: str | None = None
+        self._thread: str | None = None
+        self._main = False
+        _DEFERRAL.install()
+
+    def enter(self, what: str) -> CallGuard:
+        """The guard, for a ``with`` block running one ``what`` call (``'step'``, ``'reset'``) of
+        the owner: alone, and uninterrupted by Ctrl-C.
+
+        Raises (on entering the block):
+            RuntimeError: another thread is inside a call of the same owner.
+        """
+        self._what = what
+        return self
+
+    def __enter__(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread!r}; {self._what}() from '
+                               f'thread {threading.current_thread().name!r} cannot run beside it. An env is not '
+                               'thread-safe: call it from one thread, or give each thread its own env')
+        current = threading.current_thread()
+        self._running, self._thread = self._what, current.name
+        self._main = current is threading.main_thread()
+        if self._main:
+            _DEFERRAL.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        main = self._main
+        self._running = self._thread = None
+        self._lock.release()
+        if main:
+            deferral = _DEFERRAL
+            deferral.depth -= 1
+            if deferral.pending and not deferral.depth:
+                deferral.pending = False
+                raise KeyboardInterrupt

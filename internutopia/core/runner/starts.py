@@ -1,0 +1,222 @@
+"""A reset's episodes: taken from the queue, loaded, placed and started, each slot's failure its own.
+
+:class:`EpisodeStarts` is the runner's collaborator for :meth:`Runner.reset
+<internutopia.core.runner.Runner.reset>`:
+
+- every episode is checked and its structure prepared (types, files, scene, model, memory) before
+  any slot changes; one that fails raises, its episodes back in the queue, and counts a try of
+  that episode (after ``Config.episode_attempts`` tries it is recorded as failed instead);
+- then the slots are placed; the episodes they were running are abandoned (recorded);
+- then each episode starts (task, metrics, reward). One whose start raises fails alone: it goes
+  back to the front of the queue while it has tries left, else it is recorded as failed, and
+  its slot takes the next episode; every other slot is untouched;
+- a ``KeyboardInterrupt`` from extension code leaves the episodes not yet started at the front of
+  the queue, their slots empty.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.backend.parts import SlotPart
+from internutopia.core.config import TaskCfg
+from internutopia.core.episode_queue import Episode
+from internutopia.core.runner.checks import check_episode
+from internutopia.core.runner.failures import failed_record, tag_episode
+from internutopia.core.runner.slots import SlotStatus
+from internutopia.core.scene import structure_key
+
+__all__ = ['EpisodeStarts']
+
+_ACTIVE = int(SlotStatus.ACTIVE)
+
+
+class EpisodeStarts:
+    """Starts the episodes of a runner's resets (see the module docstring).
+
+    Args:
+        runner: the :class:`~internutopia.core.runner.Runner` whose slots, queue, world and records
+            it works on (untyped here: the runner module imports this one).
+    """
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+
+    def prepare(self, episodes: list[Episode | None]) -> None:
+        """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
+
+        Every type is resolved, and every structure the world does not hold yet has its scene
+        loaded and its model compiled (kept by the world for the reset) and its memory checked.
+        A reset with these episodes right after compiles nothing. Used where a reset spans
+        several runners (Ray): each prepares its share first, so one that fails leaves every
+        runner as it was. The error raised carries the failing episode's queue index
+        (:func:`~internutopia.core.runner.failures.tag_episode`).
+
+        Raises:
+            ValueError: an unknown type, a scene or model that does not load, not enough memory.
+        """
+        for episode in episodes:
+            if episode is not None:
+                self._prepare_one(episode)
+
+    def _prepare_one(self, episode: Episode) -> None:
+        task, where = episode.config, f'task_configs[{episode.index}]'
+
+        def parts(task: TaskCfg = task, where: str = where) -> list[SlotPart]:
+            return self.runner.groups.parts_for(task, where)
+
+        try:
+            check_episode(episode)
+            self.runner.world.prepare(structure_key(task), parts)
+        except Exception as exc:
+            tag_episode(exc, episode.index)
+            raise
+
+    def reset(self, slots: list[int]) -> list[Episode | None]:
+        """Give each of ``slots`` (validated, distinct) the next episode, in order; the episodes
+        the slots hold afterwards (``None`` where the queue ran out). See the module docstring."""
+        taken = self._take(slots)
+        errors = self._reset_taken(slots, taken)
+        while errors:  # refill the slots whose episode failed to start, each with the next episode
+            again = [slot for slot, _ in errors]
+            refill = [self._next_loadable() for _ in again]
+            for slot, episode in zip(again, refill, strict=True):
+                taken[slots.index(slot)] = episode
+            errors = self._reset_taken(again, refill)
+        return taken
+
+    def _take(self, slots: list[int]) -> list[Episode | None]:
+        """The next episode for each of ``slots``, each checked and prepared (changes no slot).
+
+        On a failure every episode taken goes back to the queue and the error is raised, except
+        an episode out of tries: that one is recorded as failed (and the error says so)."""
+        taken: list[Episode | None] = []
+        episode: Episode | None = None
+        try:
+            for _ in slots:
+                episode = None
+                episode = self.runner.queue.next()
+                if episode is not None:
+                    self._prepare_one(episode)
+                taken.append(episode)
+        except BaseException as exc:  # (KeyboardInterrupt too: no episode taken is lost)
+            back = [e for e in taken if e is not None]
+            if episode is not None and isinstance(exc, Exception):
+                tries, again = self.runner.attempts.fail(episode.index)
+                if again:
+                    back.append(episode)
+                else:
+                    self._record_failed(episode, None, exc, tries)
+                    _note(exc, f'; episode {episode.index} failed to load {tries} time(s) and is recorded as failed '
+                               '(Config.episode_attempts); the next reset goes on with the next episode')
+            elif episode is not None:
+                back.append(episode)
+            self.runner.queue.put_back(back)
+            raise
+        return taken
+
+    def _next_loadable(self) -> Episode | None:
+        """The next episode that loads, for a slot whose episode failed to start (never raises:
+        one that does not load is tried again or recorded as failed, as its tries allow)."""
+        while True:
+            episode = self.runner.queue.next()
+            if episode is None:
+                return None
+            try:
+                self._prepare_one(episode)
+                return episode
+            except Exception as exc:
+                self._episode_failed(episode, None, exc)
+            except BaseException:  # Ctrl-C: the episode goes back first
+                self.runner.queue.put_back([episode])
+                raise
+
+    def _episode_failed(self, episode: Episode, slot: int | None, exc: Exception) -> None:
+        """``episode`` failed to load or start: back to the front of the queue if it has tries left,
+        else recorded as failed."""
+        tries, again = self.runner.attempts.fail(episode.index)
+        if again:
+            self.runner.queue.put_back([episode])
+        else:
+            self._record_failed(episode, slot, exc, tries)
+            self.runner._failed_errors.append(exc)
+
+    def _record_failed(self, episode: Episode, slot: int | None, exc: BaseException, tries: int) -> None:
+        self.runner.results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path, exc,
+                                         attempts=tries, steps=0))
+
+    def _reset_taken(self, slots: list[int], taken: list[Episode | None]) -> list[tuple[int, Exception]]:
+        """Place and start ``taken`` (loaded) in ``slots``; the slots whose episode failed to
+        start, with the error (each such episode already requeued or recorded; the slot is empty)."""
+        table = self.runner.table
+        structures = list(table.structures)
+        configs: list[TaskCfg | None] = [e.config if e is not None else None for e in table.episodes]
+        for slot, episode in zip(slots, taken, strict=True):
+            structures[slot] = structure_key(episode.config) if episode is not None else None
+            configs[slot] = episode.config if episode is not None else None
+        try:
+            if structures != table.structures or not self.runner.world.built:
+                self.runner.groups.place(table, slots, configs, structures)
+        except BaseException:
+            self.runner.queue.put_back([e for e in taken if e is not None])
+            raise
+        # Nothing can fail for more than its own slot from here on: the episodes these slots
+        # were running are abandoned, and each new episode starts or fails alone.
+        for slot in slots:
+            if table.status[slot] == _ACTIVE:
+                self.runner._finish(slot, False, False, outcome='abandoned')
+        # Write every reset slot's state first, then one forward pass for the whole world, then
+        # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
+        failed: list[tuple[int, Exception]] = []
+        interrupted: BaseException | None = None
+        placed: list[tuple[int, Episode]] = []
+        for slot, episode in zip(slots, taken, strict=True):
+            try:
+                self.runner._place_episode(slot, episode)
+                if episode is not None:
+                    placed.append((slot, episode))
+            except Exception as exc:
+                failed.append((slot, exc))
+        self.runner.world.forward(np.asarray(slots))
+        for slot, episode in placed:
+            if interrupted is not None:
+                self.runner.queue.put_back([episode])  # not started: it goes first when the run goes on
+                self._empty(slot)
+                continue
+            try:
+                self.runner.terms.start(slot, episode.config)
+            except Exception as exc:
+                failed.append((slot, exc))
+                continue
+            except BaseException as exc:  # Ctrl-C inside an extension: this episode has not started
+                interrupted = exc
+                self.runner.queue.put_back([episode])
+                self._empty(slot)
+                continue
+            table.set_status(slot, SlotStatus.ACTIVE)
+            table.started_at[slot] = time.perf_counter()
+            self.runner.attempts.forget(episode.index)
+        for slot, error in failed:
+            episode = taken[slots.index(slot)]
+            assert episode is not None  # (only slots given an episode fail)
+            self._empty(slot)
+            self._episode_failed(episode, slot, error)
+        if interrupted is not None:
+            raise interrupted
+        return failed
+
+    def _empty(self, slot: int) -> None:
+        """``slot`` holds no episode (its episode failed to start or was handed back)."""
+        self.runner.terms.leave(slot)
+        self.runner.table.episodes[slot] = None
+        self.runner.table.set_status(slot, SlotStatus.EMPTY)
+
+
+
+def _note(exc: BaseException, text: str) -> None:
+    """Append ``text`` to ``exc``'s message (its first argument, when that is text)."""
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (exc.args[0] + text, *exc.args[1:])

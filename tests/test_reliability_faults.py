@@ -1,0 +1,280 @@
+"""Faults injected into a run on one process: every episode ends with exactly one record, a
+failing slot fails alone, nothing hangs or is lost to a second thread or to Ctrl-C.
+
+Each test injects one fault (a task that raises on its n-th load or at a step, a scene that does
+not load, a Ctrl-C inside a step, a second thread) and checks what a user sees: the results file,
+the per-slot lists, the summary. docs/reliability.md says what each promises.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+from internutopia.core.task.base import BaseTask
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+from internutopia_extension.tasks.finite_step import FiniteStepTask
+
+#: How many times each tagged episode's task was started (per test: cleared by the fixture).
+STARTS: collections.Counter = collections.Counter()
+#: Hooks a test sets to act inside a step (a Ctrl-C, a wait for another thread).
+IN_STEP: dict[int, object] = {}
+
+
+#: One entry per record that gets a Ctrl-C while it is turned into its line.
+SIGNAL_WHEN_WRITTEN: list[int] = []
+
+
+class _SignalWhenSerialised:
+    def tolist(self) -> int:
+        signal.raise_signal(signal.SIGINT)
+        return 1
+
+
+class _InterruptWhenSerialised:
+    def tolist(self) -> int:
+        raise KeyboardInterrupt  # raised by the metric's own code, not by a signal
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counters():
+    STARTS.clear()
+    IN_STEP.clear()
+    SIGNAL_WHEN_WRITTEN.clear()
+    yield
+    IN_STEP.clear()
+    SIGNAL_WHEN_WRITTEN.clear()
+
+
+class FaultTaskCfg(FiniteStepTaskCfg):
+    """A finite-step task that fails as told: its first ``start_failures`` starts raise, its step
+    ``step_failure_at`` raises, ``interrupt_start`` starts raise ``KeyboardInterrupt``."""
+
+    type: str = 'ReliabilityFaultTask'
+    tag: int = 0
+    start_failures: int = 0
+    step_failure_at: int = 0
+    interrupt_start: int = 0
+
+
+@BaseTask.register('ReliabilityFaultTask')
+class FaultTask(FiniteStepTask):
+    def reset_slot(self, slot: int, config) -> None:
+        STARTS[config.tag] += 1
+        if STARTS[config.tag] <= config.interrupt_start:
+            raise KeyboardInterrupt
+        if STARTS[config.tag] <= config.start_failures + config.interrupt_start:
+            raise RuntimeError(f'task {config.tag} failed to load')
+        super().reset_slot(slot, config)
+        self.step_failure_at = getattr(self, 'step_failure_at', np.zeros(self.env_num, dtype=np.int64))
+        self.step_failure_at[slot] = config.step_failure_at
+
+    def episode_metrics(self, slot: int, metrics: dict):
+        if SIGNAL_WHEN_WRITTEN:  # Ctrl-C while the episode's record is being written
+            kind = SIGNAL_WHEN_WRITTEN.pop()
+            return {**metrics, 'mark': _SignalWhenSerialised() if kind == 1 else _InterruptWhenSerialised()}
+        return metrics
+
+    def step(self, slots: np.ndarray):
+        steps = self.view.steps[slots]
+        bad = slots[(self.step_failure_at[slots] > 0) & (steps == self.step_failure_at[slots])]
+        if len(bad):
+            raise ValueError(f'task broke in slot {int(bad[0])}')
+        for slot, hook in list(IN_STEP.items()):
+            if slot in slots:
+                hook()
+        return super().step(slots)
+
+
+def task(tag: int, max_steps: int = 4, **kw) -> FaultTaskCfg:
+    return FaultTaskCfg(tag=tag, max_steps=max_steps, robots=[JetbotRobotCfg()], **kw)
+
+
+def records(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def run_to_the_end(env: Env, limit: int = 500) -> None:
+    """InternUtopia's loop: step, reset the slots whose episode ended, until the queue is done."""
+    env.reset()
+    for _ in range(limit):
+        if env.finished:
+            return
+        _, _, terminated, _, _ = env.step([None] * env.env_num)
+        ended = [i for i, t in enumerate(terminated) if t]
+        if ended:
+            env.reset(ended)
+    raise AssertionError(f'not finished after {limit} steps')
+
+
+# ------------------------------------------------------------------------------------------------
+# a task that fails to start: tried again a bounded number of times, then recorded; its slot takes
+# the next episode; every other slot's episode runs on untouched
+def test_a_task_that_fails_to_start_is_retried_then_recorded_and_its_slot_takes_the_next(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0), task(1, start_failures=1), task(2, start_failures=99), task(3), task(4)]
+    with Env(make_config(tasks, env_num=3, metrics_save_path=str(path))) as env:
+        run_to_the_end(env)
+        summary = env.runner.results.summary()
+    by_index = collections.defaultdict(list)
+    for record in records(path):
+        by_index[record['episode_index']].append(record)
+    assert sorted(by_index) == [0, 1, 2, 3, 4] and all(len(r) == 1 for r in by_index.values())
+    failed = by_index[2][0]
+    assert failed['outcome'] == 'failed' and failed['error_type'] == 'RuntimeError'
+    assert failed['error'] == 'task 2 failed to load' and failed['attempts'] == 3 and STARTS[2] == 3
+    for index in (0, 1, 3, 4):  # the others ran in full (episode 1 on its second try)
+        assert by_index[index][0]['steps'] == 4 and 'outcome' not in by_index[index][0]
+    assert summary['records'] == 5 and summary['episodes'] == 4 and summary['outcomes'] == {'failed': 1}
+
+
+def test_a_failing_start_leaves_the_other_slots_running(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=10), task(1, max_steps=2), task(2, start_failures=99), task(3, max_steps=3)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset()
+        for _ in range(2):
+            _, _, terminated, _, _ = env.step([None, None])
+        assert terminated == [False, True]
+        before = env.runner.world.slot_state(0)
+        obs, info = env.reset([1])  # episode 2 fails three times: the slot takes episode 3
+        assert info[0].tag == 3 and obs[0] is not None
+        for key, value in env.runner.world.slot_state(0).items():
+            np.testing.assert_array_equal(value, before[key])
+        _, _, _, _, info = env.step([None, None])
+        assert info[0] == {'episode_index': 0, 'steps': 3} and info[1] == {'episode_index': 3, 'steps': 1}
+    assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed')]
+
+
+# ------------------------------------------------------------------------------------------------
+# a step that raises for one slot ends that slot's episode only
+def test_a_step_that_raises_for_one_slot_ends_only_that_episode(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=6, step_failure_at=3), task(1, max_steps=6), task(2, max_steps=2)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset()
+        env.step([None, None])
+        env.step([None, None])
+        obs, reward, terminated, truncated, info = env.step([None, None])
+        assert terminated == [True, False] and truncated == [False, False] and reward[0] == 0.0
+        assert info[0]['failed'] == 'ValueError: task broke in slot 0' and info[0]['episode_index'] == 0
+        assert info[1] == {'episode_index': 1, 'steps': 3} and obs[1] is not None
+        assert env.reset([0])[1][0].tag == 2  # the slot takes the next episode
+        for _ in range(3):
+            env.step([None, None])
+        assert env.finished
+    got = {r['episode_index']: r for r in records(path)}
+    assert sorted(got) == [0, 1, 2]
+    assert got[0]['outcome'] == 'failed' and got[0]['stage'] == 'step' and got[0]['steps'] == 3
+    assert got[1]['steps'] == 6 and got[2]['steps'] == 2
+
+
+def test_episode_errors_raise_reraises_after_recording(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=6, step_failure_at=2), task(1, max_steps=6)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path), episode_errors='raise')) as env:
+        env.reset()
+        env.step([None, None])
+        with pytest.raises(ValueError, match='task broke in slot 0'):
+            env.step([None, None])
+        assert env.active_slots == [1] and records(path)[0]['outcome'] == 'failed'
+        _, _, _, _, info = env.step([None, None])  # the env goes on
+        assert info[1] == {'episode_index': 1, 'steps': 3}
+
+
+# ------------------------------------------------------------------------------------------------
+# a scene that does not load: the reset raises, a bounded number of times, then the episode is
+# recorded as failed and the run goes on (it used to come back at the front of the queue forever)
+def test_a_scene_that_fails_to_load_is_not_requeued_forever(make_config, tmp_path):
+    broken = tmp_path / 'broken.xml'
+    broken.write_text('<mujoco><worldbody><geom type="nonsense"/></worldbody></mujoco>')
+    path = tmp_path / 'results.jsonl'
+    tasks = [FaultTaskCfg(tag=0, max_steps=2, scene_asset_path=str(broken), robots=[JetbotRobotCfg()]), task(1, max_steps=2)]
+    with Env(make_config(tasks, env_num=1, metrics_save_path=str(path))) as env:
+        errors = []
+        for _ in range(10):
+            try:
+                env.reset()
+                break
+            except ValueError as exc:
+                errors.append(str(exc))
+        assert len(errors) == 3 and 'recorded as failed' in errors[-1] and 'recorded' not in errors[0]
+        assert env.runner.episodes[0].index == 1
+        env.step([None])
+        env.step([None])
+        assert env.finished
+    got = records(path)
+    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(0, 'failed'), (1, None)]
+    assert got[0]['error_type'] == 'ValueError' and got[0]['attempts'] == 3
+
+
+# ------------------------------------------------------------------------------------------------
+# one thread at a time
+def test_a_second_thread_entering_step_gets_a_clear_error(make_config):
+    with Env(make_config([task(0, max_steps=50)], env_num=1)) as env:
+        env.reset()
+        inside, release = threading.Event(), threading.Event()
+
+        def wait() -> None:
+            inside.set()
+            release.wait(10)
+
+        IN_STEP[0] = wait
+        first = threading.Thread(target=env.step, args=([None],), name='stepper')
+        first.start()
+        assert inside.wait(10)
+        try:
+            with pytest.raises(RuntimeError, match=r"in step\(\) in thread 'stepper'.*not thread-safe"):
+                env.step([None])
+            with pytest.raises(RuntimeError, match=r'reset\(\) from thread'):
+                env.reset([0])
+        finally:
+            release.set()
+            first.join(10)
+        del IN_STEP[0]
+        assert env.step([None])[4][0]['steps'] == 2  # one step each, no step lost or doubled
+
+
+# ------------------------------------------------------------------------------------------------
+# Ctrl-C: the call it interrupts completes; stepping goes on with nothing lost or doubled
+def test_ctrl_c_during_a_step_loses_and_doubles_nothing(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(i, max_steps=1 + i % 3) for i in range(12)]
+    with Env(make_config(tasks, env_num=3, metrics_save_path=str(path))) as env:
+        env.reset()
+        interrupts, steps = 0, 0
+        while not env.finished and steps < 200:
+            steps += 1
+            if steps % 3 == 0:  # Ctrl-C arrives while the tasks run
+                IN_STEP[steps % 2] = lambda: (IN_STEP.clear(), signal.raise_signal(signal.SIGINT))
+            if steps % 4 == 0:  # or while an ended episode's record is written (a signal, or the metric's code)
+                SIGNAL_WHEN_WRITTEN.append(1 if steps % 8 else 2)
+            try:
+                _, _, terminated, _, _ = env.step([None] * 3)
+            except KeyboardInterrupt:
+                interrupts += 1
+                terminated = [env.runner.status[i] != 1 for i in range(3)]  # what the lost result said
+            ended = [i for i, t in enumerate(terminated) if t]
+            if ended:
+                env.reset(ended)
+        assert env.finished and interrupts > 2
+        summary = env.runner.results.summary()
+    assert sorted(r['episode_index'] for r in records(path)) == list(range(12))
+    assert summary['episodes'] == summary['records'] == 12
+
+
+def test_ctrl_c_inside_a_reset_loses_no_episode(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=2), task(1, max_steps=2, interrupt_start=1), task(2, max_steps=2), task(3, max_steps=2)]
+    with Env(make_config(tasks, env_num=3, metrics_save_path=str(path))) as env:
+        with pytest.raises(KeyboardInterrupt):
+            env.reset()
+        run_to_the_end(env)
+    assert sorted(r['episode_index'] for r in records(path)) == [0, 1, 2, 3]

@@ -1,0 +1,123 @@
+"""Hostile input at run time: commands beyond a robot's physical range, episode lists changed
+after the env is built, and the memory check's view of the machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from internutopia.core.util import memory
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_a_wheel_command_beyond_the_robots_range_drives_at_top_speed_not_zero(make_config):
+    # MuJoCo sets a control over 1e10 to zero (a console warning only): 1e9 m/s used to stand still.
+    task = FiniteStepTaskCfg(max_steps=1000, robots=[JetbotRobotCfg()])
+    with Env(make_config([task] * 3, env_num=3)) as env:
+        env.reset()
+        for _ in range(120):
+            obs, _, _, _, info = env.step([{'jetbot': {'move_by_speed': [v, 0.0]}} for v in (1e9, 50.0, -1e9)])
+        x = [o['jetbot']['position'][0] for o in obs]
+        assert x[0] > 0.1 and x[2] < -0.1  # it moved, each way
+        np.testing.assert_allclose(x[0], x[1], rtol=1e-6)  # as fast as any command beyond top speed
+        assert not any('diverged' in i for i in info)
+
+
+def test_an_episode_list_is_taken_as_it_was_when_the_env_was_built(make_config):
+    task = FiniteStepTaskCfg(max_steps=1, robots=[JetbotRobotCfg()])
+    episodes = [task, task]
+    with Env(make_config([task], env_num=1), episodes=episodes) as env:
+        episodes.append(FiniteStepTaskCfg(max_steps=1, robots=[JetbotRobotCfg()]))
+        episodes.append('not a task')
+        task.max_steps = 7
+        seen = []
+        env.reset()
+        while not env.finished:
+            _, _, terminated, _, info = env.step([None])
+            seen.append(info[0]['steps'])
+            if terminated[0]:
+                env.reset()
+        assert seen == [1, 1]  # two episodes of one step: neither the appended ones nor the edit
+
+
+@pytest.mark.parametrize('version', ['v2', 'v1'])
+def test_the_memory_check_uses_the_cgroup_limit(make_config, tmp_path, monkeypatch, version):
+    # A container limited to 512 MiB on a machine with far more: 2 million slots used to be accepted.
+    mib = 2 ** 20
+    if version == 'v2':
+        (tmp_path / 'proc_cgroup').write_text('0::/job/worker\n')
+        group = tmp_path / 'job' / 'worker'
+        group.mkdir(parents=True)
+        (tmp_path / 'cgroup.controllers').write_text('memory\n')
+        (tmp_path / 'job' / 'memory.max').write_text(f'{512 * mib}\n')  # the parent's limit binds
+        (tmp_path / 'job' / 'memory.current').write_text(f'{100 * mib}\n')
+        (group / 'memory.max').write_text('max\n')
+        (group / 'memory.current').write_text(f'{100 * mib}\n')
+    else:
+        (tmp_path / 'proc_cgroup').write_text('4:memory:/job\n3:cpu:/\n')
+        group = tmp_path / 'memory' / 'job'
+        group.mkdir(parents=True)
+        (group / 'memory.limit_in_bytes').write_text(f'{512 * mib}\n')
+        (group / 'memory.usage_in_bytes').write_text(f'{100 * mib}\n')
+        (tmp_path / 'memory' / 'memory.limit_in_bytes').write_text('9223372036854771712\n')  # no limit
+    monkeypatch.setattr(memory, 'CGROUP_ROOT', str(tmp_path))
+    monkeypatch.setattr(memory, 'PROC_CGROUP', str(tmp_path / 'proc_cgroup'))
+    assert memory.cgroup_room() == 412 * mib and memory.available_bytes() <= 412 * mib
+    task = FiniteStepTaskCfg(robots=[JetbotRobotCfg()])
+    with pytest.raises(ValueError, match=r'env_num=2000000 needs about 1\.\d GiB .* 0\.4 GiB available \(under its cgroup memory limit\)'):
+        Env(make_config([task], env_num=2_000_000))
+    if version == 'v2':
+        (tmp_path / 'job' / 'memory.current').write_text(f'{448 * mib}\n')  # 64 MiB left
+        with Env(make_config([task], env_num=20_000)) as env:  # what fits is still accepted
+            env.reset([0])
+        with Env(make_config([task], env_num=80_000)) as env:  # the bookkeeping fits, the physics state not
+            with pytest.raises(ValueError, match='env_num=80000 needs about .* physics state'):
+                env.reset([0])
+
+
+_MEASURE = '''
+import json, sys
+from internutopia.core.backend.mujoco import world as mujoco_world
+from internutopia.core.config import Config
+from internutopia.core.runner.slots import BYTES_PER_SLOT
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+def held():
+    with open('/proc/self/status') as stream:
+        return next(int(line.split()[1]) * 1024 for line in stream if line.startswith('VmRSS:'))
+
+n = int(sys.argv[1])
+task = FiniteStepTaskCfg(max_steps=10, robots=[JetbotRobotCfg()])
+with Env(Config(env_num=1, metrics_save_path='none', task_configs=[task])) as env:  # libraries and compile warm
+    env.reset(); env.step([None])
+per_pack = []
+estimate_pack = mujoco_world._pack_bytes_per_slot
+mujoco_world._pack_bytes_per_slot = lambda model: per_pack.append(estimate_pack(model)) or per_pack[-1]
+before = held()
+env = Env(Config(env_num=n, metrics_save_path='none', task_configs=[task]))
+env.reset()
+env.step([None] * n)
+print(json.dumps({'measured': held() - before, 'estimate': n * (BYTES_PER_SLOT + per_pack[-1])}))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists('/proc/self/status'), reason='reads resident memory from /proc')
+def test_the_memory_estimate_is_within_a_fifth_of_what_the_slots_take():
+    # In a fresh interpreter, so that other tests' memory is not in the figure.
+    run = subprocess.run([sys.executable, '-c', _MEASURE, '60000'], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [ROOT, os.environ.get('PYTHONPATH')]))})
+    assert run.returncode == 0, run.stderr[-2000:]
+    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    assert 0.8 <= figures['measured'] / figures['estimate'] <= 1.2, figures
