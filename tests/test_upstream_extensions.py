@@ -472,3 +472,41 @@ def test_a_task_that_counts_steps_itself_counts_on_top_of_pre_step():
                 ended = step
                 break
     assert ended == 4  # InternUtopia counts one a step in pre_step, the task one more: 2 * 4 > 6
+
+
+class NeedsUpdatesCfg(MetricCfg):
+    type: str = 'NeedsUpdates'
+    name: str = 'needs_updates'
+
+
+@BaseMetric.register('NeedsUpdates')
+class NeedsUpdates(BaseMetric):
+    """Like InternNav's metrics: ``calc`` assumes ``update`` ran (InternUtopia asks it at the end only)."""
+
+    def __init__(self, config, task_config):
+        super().__init__(config, task_config)
+        self.best = None
+
+    def update(self, obs):
+        self.best = 1.0
+
+    def calc(self):
+        return {'close': self.best < 2.0}
+
+
+def test_resetting_a_slot_before_its_episode_stepped_does_not_ask_metrics_that_cannot_answer(tmp_path):
+    import json
+
+    task = FiniteStepTaskCfg(max_steps=3, robots=[JetbotRobotCfg(controllers=[WHEELS])], metrics=[NeedsUpdatesCfg()])
+    path = tmp_path / 'results.jsonl'
+    cfg = Config(simulator=SimConfig(physics_dt=1 / 240), env_num=1, metrics_save_path=str(path), task_configs=[task] * 2)
+    with Env(cfg) as env:
+        env.reset()
+        env.reset()  # episode 0 is abandoned before its first step
+        for _ in range(3):
+            env.step([None])
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r['episode_index'] for r in records] == [0, 1]
+    assert records[0]['outcome'] == 'abandoned' and records[0]['metrics'] is None
+    assert records[0]['metrics_error'].startswith('TypeError')
+    assert records[1]['metrics'] == {'needs_updates': {'close': True}}

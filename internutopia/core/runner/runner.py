@@ -367,13 +367,23 @@ class Runner:
         """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
         its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
         table = self.table
-        metrics = self.terms.episode_metrics(slot)
+        metrics_error: Exception | None = None
+        try:
+            metrics = self.terms.episode_metrics(slot)
+        except Exception as exc:
+            if outcome != 'abandoned':
+                raise
+            # An episode reset before it ended: metrics written for finished episodes may not
+            # compute on it (InternUtopia never asks them then); the reset goes on regardless.
+            metrics, metrics_error = None, exc
         # The slot is done before its record goes out: a failing write never leaves it running.
         table.set_status(slot, SlotStatus.DONE)
         record = table.record(slot, metrics=metrics, steps=int(table.steps[slot]), terminated=terminated,
                               truncated=truncated, wall_time_s=round(time.perf_counter() - table.started_at[slot], 6))
         if outcome is not None:
             record['outcome'] = outcome
+        if metrics_error is not None:
+            record['metrics_error'] = f'{type(metrics_error).__name__}: {metrics_error}'
         try:
             self.results.write(record)
         except BaseException:  # Ctrl-C inside a metric's conversion: nothing was written
