@@ -146,11 +146,12 @@ def _typed_entries(data: Any) -> list[tuple[tuple, str, Any]]:
     return out
 
 
-def load_config(path: str, env_num: int | None = None) -> Any:
+def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] = ()) -> Any:
     """Load and check a YAML config; return the :class:`~internutopia.core.config.Config`.
 
     Relative file paths are resolved (see the module doc) in the returned config; the file is not
-    changed. ``env_num`` overrides the file's.
+    changed. ``env_num`` overrides the file's; ``overrides`` (``'key.path=value'``, the command
+    line's ``--set``) change the loaded data before it is checked (:mod:`internutopia.cli.overrides`).
 
     Raises:
         ConfigError: every problem found, each with its line and path in the file.
@@ -186,6 +187,13 @@ def load_config(path: str, env_num: int | None = None) -> Any:
         raise ConfigError(path, [f'{path}:1: expected a mapping of Config fields at the top level '
                                  f'(simulator, env_num, env_offset_size, metrics_save_path, task_configs); '
                                  f'got {type(data).__name__}'])
+    if overrides:
+        from internutopia.cli.overrides import apply_overrides
+
+        try:
+            data = apply_overrides(data, overrides)
+        except ValueError as exc:
+            raise ConfigError(path, [f'{path}: {exc}']) from None
     problems: list[tuple[int | None, str]] = []
     for loc, kind, entry in _typed_entries(data):
         if not isinstance(entry, dict):
