@@ -120,6 +120,31 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
             'peak_memory_mb': {f'{r["robot"]}x{r["env_num"]}': r['peak_memory_mb'] for r in plain}}
 
 
+def _checked_config(path: str, overrides: list[str]) -> str | None:
+    """``path`` checked as ``internutopia validate`` checks it (problems printed: ``None``); with
+    ``overrides``, a copy with them applied and its files resolved, in a temporary folder under
+    the same file name (removed at exit)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from internutopia.cli.config_file import ConfigError, load_config
+
+    try:
+        config = load_config(path, overrides=overrides)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return None
+    if not overrides:
+        return path
+    folder = tempfile.mkdtemp(prefix='internutopia-bench-')
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    copy = os.path.join(folder, os.path.basename(path))
+    config.to_yaml(copy)
+    return copy
+
+
 def _csv(kind: Any) -> Any:
     return lambda text: [kind(part) for part in text.split(',') if part]
 
@@ -177,6 +202,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="ours' SimConfig.rendering_threads in the camera rows (default: one per core)")
     parser.add_argument('--no-render', action='store_true', help='skip the camera rows')
     parser.add_argument('--config', help='benchmark this YAML config instead of the built-in cases (no actions)')
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', dest='overrides',
+                        help='with --config: change a value of the config (a dotted path into the YAML, the value read as '
+                             'YAML), as "internutopia run --set" does; repeat for several')
     parser.add_argument('--markdown', action='store_true', help="print the rows as docs/performance.md's table")
     parser.add_argument('--json', action='store_true', help='print all figures as one JSON object on the last line')
     return parser
@@ -218,7 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     for option in ('steps', 'chunk', 'camera_steps', 'repeat', 'render_steps'):
         if getattr(args, option) < 1:
             parser.error(f'--{option.replace("_", "-")} must be at least 1')
+    if args.overrides and not args.config:
+        parser.error('--set changes a config file: it needs --config CONFIG')
     os.environ.setdefault('MUJOCO_GL', 'egl')
+    if args.config:
+        checked = _checked_config(args.config, args.overrides)
+        if checked is None:
+            return 1
+        args.config = checked
     # Camera rows are robots rendering cameras: none when the camera settings asked for are only 'off'.
     with_camera_rows = camera_rows_wanted(args.cameras, args.no_render, args.config)
     processes.install_cleanup()

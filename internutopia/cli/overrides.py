@@ -47,7 +47,8 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     try:
         value = yaml.safe_load(raw) if raw.strip() else ''
     except yaml.YAMLError as exc:
-        raise ValueError(f'--set {text}: the value {raw!r} is not valid YAML ({exc})') from None
+        problem = ' '.join(str(getattr(exc, 'problem', None) or exc).split())
+        raise ValueError(f'--set {text}: the value {raw!r} is not valid YAML ({problem})') from None
     return [int(part) if part.lstrip('-').isdigit() else part for part in parts], value
 
 
