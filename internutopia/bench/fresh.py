@@ -62,6 +62,7 @@ def run_in_fresh_process(function: Callable[..., dict[str, Any]], *args: Any, wh
     process = context.Process(target=_worker, args=(queue, function, args))
     processes.install_cleanup()
     process.start()
+    assert process.pid is not None  # started
     processes.track_group(process.pid)  # the child makes itself the leader of this group
     processes.track_pid(process.pid)  # (and until it has, its group does not exist yet)
     began = time.monotonic()

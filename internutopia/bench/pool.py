@@ -45,6 +45,7 @@ def async_vector_env(env_fns: Sequence[Callable[[], Any]], **kwargs: Any) -> Any
     kwargs.setdefault('context', 'forkserver' if sys.platform.startswith('linux') else 'spawn')
     vector = GuardedAsyncVectorEnv(list(env_fns), worker=guarded_worker, **kwargs)
     for process in vector.processes:
+        assert process.pid is not None  # started
         processes.track_pid(process.pid)
     return vector
 

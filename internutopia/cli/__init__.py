@@ -4,6 +4,7 @@
 
     internutopia run CONFIG.yaml [--steps N] [--env-num N] [--results PATH] [--set KEY=VALUE ...]
     internutopia validate CONFIG.yaml [CONFIG.yaml ...] [--set KEY=VALUE ...]
+    internutopia view CONFIG.yaml [--port N] [--set KEY=VALUE ...]   (a live web viewer: internutopia.viewer)
     internutopia bench [ARGS ...]          (the benchmark: internutopia.bench)
 
 ``run`` runs a config headless with a progress bar (episodes done / total and env-steps per

@@ -18,7 +18,7 @@ EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='internutopia', description='Run, validate and benchmark internutopia configs.',
+    parser = argparse.ArgumentParser(prog='internutopia', description='Run, validate, view and benchmark internutopia configs.',
                                      epilog='Run "internutopia COMMAND --help" for the options of a command.')
     from internutopia import __version__
 
@@ -48,6 +48,21 @@ def _parser() -> argparse.ArgumentParser:
                     'fields), unknown types (with the registered types), missing files. Exit status 1 on any problem.')
     validate_parser.add_argument('configs', nargs='+', metavar='CONFIG', help='YAML config file(s)')
     _add_set(validate_parser)
+
+    view_parser = commands.add_parser(
+        'view', help='run a config and watch it live in a web browser (needs the viewer extra)',
+        description='Run a YAML config in real time, each slot driven as "run" drives it, and serve a live 3D view at '
+                    'http://HOST:PORT for any browser (a headless server included: forward the port). The page shows '
+                    'every slot on its grid cell, can follow one slot, and shows the camera images of its robots. '
+                    'Needs the viewer extra: pip install "internutopia[viewer]".')
+    view_parser.add_argument('config', help='YAML config file')
+    view_parser.add_argument('--port', type=_positive_int, default=8080, help='port of the page (default 8080; the next '
+                                                                             'free one when taken)')
+    view_parser.add_argument('--host', default='0.0.0.0', help='address to listen on (default 0.0.0.0: every interface)')
+    view_parser.add_argument('--speed', type=float, default=1.0, help='simulated seconds per wall-clock second (default 1: '
+                                                                      'real time; 0: as fast as it runs)')
+    view_parser.add_argument('--steps', type=_positive_int, default=None, help='stop after N env steps (default: Ctrl-C)')
+    _add_set(view_parser)
 
     commands.add_parser('bench', help='run the benchmark (internutopia.bench); "internutopia bench --help" for its options',
                         add_help=False)
@@ -135,6 +150,20 @@ def _main(argv: list[str]) -> int:
         else:
             _print_summary(summary)
         return EXIT_INTERRUPTED if summary['interrupted'] else EXIT_OK
+    if args.command == 'view':
+        try:
+            from internutopia.viewer.command import view
+        except ImportError as exc:
+            print(f'internutopia view: {exc}', file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            view(args.config, port=args.port, host=args.host, overrides=args.overrides, speed=args.speed, steps=args.steps,
+                 log=lambda text: print(text, file=sys.stderr, flush=True))
+        except ConfigError as exc:
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            return EXIT_ERROR
+        return EXIT_OK
     parser.error(f'unknown command {args.command!r}')  # pragma: no cover - argparse rejects it first
     return EXIT_USAGE
 

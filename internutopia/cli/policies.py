@@ -62,7 +62,7 @@ def pick_place_slot(task: Any) -> PickPlaceSlot | None:
             continue
         by_type = {controller.type: controller.name for controller in robot.controllers or []}
         if IK_TYPE in by_type and GRIPPER_TYPE in by_type:
-            return PickPlaceSlot(robot.name, by_type[IK_TYPE], by_type[GRIPPER_TYPE], target, tuple(goal))
+            return PickPlaceSlot(robot.name, by_type[IK_TYPE], by_type[GRIPPER_TYPE], str(target), tuple(goal))
     return None
 
 
