@@ -131,3 +131,14 @@ def test_a_browser_draws_the_robots(h1_env):
     centre = (HEIGHT / 2 - 160, WIDTH / 2)  # the followed robot is where the camera looks
     assert abs(rows.mean() - centre[0]) < 150 and abs(cols.mean() - centre[1]) < 150, (rows.mean(), cols.mean())
     assert shown[view].std() > 10  # a drawn scene, not a blank canvas
+
+
+def test_view_command_serves_a_config_and_steps_it(capsys):
+    from internutopia import cli
+
+    config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'configs', 'h1_example.yaml')
+    assert cli.main(['view', config, '--port', str(free_port()), '--speed', '0', '--steps', '20', '--set', 'env_num=1']) == 0
+    err = capsys.readouterr().err
+    assert '[internutopia] viewing ' in err and 'http://localhost:' in err
+    assert cli.main(['view', config, '--set', 'env_nm=1']) == cli.EXIT_ERROR
+    assert "unknown key 'env_nm'" in capsys.readouterr().err
