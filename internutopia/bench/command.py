@@ -22,10 +22,10 @@ __all__ = ['main', 'run']
 
 APIS = ('dict', 'array')
 #: What a run without options measures: short enough for a first try (about 3 minutes on 2 cores).
-QUICK: dict[str, Any] = {'robots': ['h1'], 'env_nums': [1, 16, 64], 'cameras': ['off']}
+QUICK: dict[str, Any] = {'robots': ['h1'], 'env_nums': [1, 16, 64], 'cameras': ['off'], 'async_max_workers': 16}
 #: ``--full``: the complete table of ``docs/performance.md``, then the camera rows.
 FULL: dict[str, Any] = {'robots': lambda: [n for n, c in CASES.items() if c.default], 'env_nums': [1, 4, 16, 64],
-                        'cameras': ['off', 'on']}
+                        'cameras': ['off', 'on'], 'async_max_workers': None}
 
 
 def camera_rows_wanted(cameras: list[str], no_render: bool, user_config: str | None) -> bool:
@@ -155,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     cases = '\n'.join(f'  {name:<8} {case.description}' for name, case in CASES.items())
     camera_minutes = camera_rows.estimate_seconds(FULL['env_nums'], list(camera_rows.SETTINGS), 24, True) / 60
     length = ('run length (2-core machine, otherwise idle): the default run (H1 at 1, 16 and 64 slots, cameras off, both '
-              'APIs, its process pools as memory allows) about 3 minutes; --full (every default case at 1, 4, 16 and 64 '
+              'APIs, process pools of up to 16 workers as memory allows) about 3 minutes; --full (every default case at 1, 4, 16 and 64 '
               f'slots, cameras off and on, then the camera rows) about {9 + camera_minutes:.0f} minutes '
               '(--no-render skips the camera rows, --no-async the process pools; docs/performance.md).')
     parser = argparse.ArgumentParser(prog='internutopia bench', description=bench.__doc__.split('\n\n')[0],
@@ -188,7 +188,9 @@ def _parser() -> argparse.ArgumentParser:
                              'pool may take; a pool that needs more runs fewer workers (at least one per core) or is '
                              f'skipped, and the row says so (default {DEFAULT_SHARE})')
     parser.add_argument('--async-max-workers', type=int, default=None,
-                        help='at most this many AsyncVectorEnv workers per pool (default: as many as env_num and memory allow)')
+                        help=f'at most this many AsyncVectorEnv workers per pool (default {QUICK["async_max_workers"]}: more '
+                             'workers than that on a few cores add start-up time and memory, not throughput; with --full, '
+                             'as many as env_num and memory allow)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S,
                         help=f'time limit of one measurement in seconds; past it its processes are killed and the row '
                              f'is left out (default {DEFAULT_TIMEOUT_S:.0f})')
@@ -215,10 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     preset = FULL if args.full else QUICK
-    for option in ('robots', 'env_nums', 'cameras'):
+    for option in ('robots', 'env_nums', 'cameras', 'async_max_workers'):
         if getattr(args, option) is None:
             value = preset[option]
-            setattr(args, option, list(value() if callable(value) else value))
+            value = value() if callable(value) else value
+            setattr(args, option, list(value) if isinstance(value, list) else value)
     for robot in args.robots:
         if robot not in CASES:
             parser.error(f'unknown robot {robot!r}; choose from {", ".join(CASES)}')
