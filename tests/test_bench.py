@@ -294,3 +294,22 @@ def test_no_process_outlives_a_killed_benchmark(sig):
     finally:
         if bench.poll() is None:
             os.killpg(bench.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_measurement_past_its_time_limit_is_killed_and_the_run_goes_on():
+    from internutopia.bench.processes import children_of
+
+    bench = subprocess.Popen([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '1',
+                              '--cameras', 'off', '--api', 'array', '--steps', '100000000', '--no-async', '--timeout', '15',
+                              '--json'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    while bench.poll() is None:
+        seen.update(children_of(bench.pid))
+        time.sleep(0.5)
+    out = bench.stdout.read()
+    assert bench.returncode == 0, bench.stderr.read()[-3000:]
+    assert 'ran past its time limit of 15 s; its processes were killed' in out and 'row left out' in out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert figures['rows'] == [] and figures['failures'][0]['api'] == 'array'
+    assert seen and all(_dead(pid) for pid in seen)
