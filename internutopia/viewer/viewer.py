@@ -32,6 +32,9 @@ from internutopia.viewer.geometry import body_meshes
 __all__ = ['DEFAULT_PORT', 'Viewer', 'attach_viewer']
 
 DEFAULT_PORT = 8080
+#: Least wall time between two camera images sent to the page (s): the browser re-lays the panel
+#: out for each, and faster updates keep it from ever drawing.
+IMAGE_PERIOD_S = 0.5
 #: The camera's offset from a followed slot's robot (m).
 FOLLOW_OFFSET = np.array([-2.5, -2.5, 2.0])
 
@@ -66,7 +69,7 @@ class Viewer:
         self._last = -np.inf
         self._packs: dict[str, _PackNodes] = {}
         self._obs: list | None = None
-        self._image_key: tuple | None = None
+        self._last_image = -np.inf
         env_num = env.env_num
         spacing = env.config.env_offset_size
         self.origins = slot_origins(env_num, spacing)
@@ -176,7 +179,9 @@ class Viewer:
             if self.camera.value == 'none' and len(options) > 1:
                 self.camera.value = options[1]  # type: ignore[misc]  # (viser types the setter on the subclass only)
         image = cameras.get(self.camera.value)
-        if image is not None:
+        now = time.perf_counter()
+        if image is not None and now - self._last_image >= IMAGE_PERIOD_S:
+            self._last_image = now
             self.image.image = np.ascontiguousarray(image[..., :3])
             self.image.visible = True
 
