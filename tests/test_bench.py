@@ -6,8 +6,11 @@ Values and format only: speed itself is never asserted in a test.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -184,3 +187,129 @@ def test_physics_off_keeps_every_slot_running(make_config):
         for _ in range(5):
             out = env.step_arrays(case.array_action(3))
         assert out.active.all() and not out.diverged and env.runner.world.packs is before
+
+
+# ------------------------------------------------------------------------------------------------
+# a benchmark that is safe to run: memory planned before a pool starts, no process outlives it
+def test_a_pool_runs_whole_scaled_down_or_skipped_by_its_memory():
+    from internutopia.bench.memory import MemoryBudget, plan_pool
+
+    budget = MemoryBudget(available_mb=10_000.0, cgroup_free_mb=None, total_mb=16_000.0, share=0.5)  # 5,000 usable
+    whole = plan_pool(8, per_worker_mb=400.0, base_mb=200.0, budget=budget, cores=2)
+    assert (whole.workers, whole.scaled, whole.skipped, whole.note) == (8, False, False, None)
+    scaled = plan_pool(64, per_worker_mb=400.0, base_mb=200.0, budget=budget, cores=2)
+    assert scaled.workers == 12 and scaled.scaled and scaled.needed_mb == 200 + 64 * 400
+    assert 'scaled down to 12 of 64 workers' in scaled.note and '25,800 MB' in scaled.note
+    skipped = plan_pool(64, per_worker_mb=400.0, base_mb=200.0, budget=budget, cores=16)
+    assert skipped.skipped and skipped.workers == 0 and 'skipped: 64 workers need about 25,800 MB' in skipped.note
+    capped = plan_pool(64, per_worker_mb=1.0, base_mb=0.0, budget=budget, cores=2, max_workers=4)
+    assert capped.workers == 4 and '--async-max-workers 4' in capped.note
+    # a cgroup limit tighter than the machine's free memory is what counts
+    tight = MemoryBudget(available_mb=10_000.0, cgroup_free_mb=1_000.0, total_mb=16_000.0, share=0.5)
+    assert tight.usable_mb == 500.0 and plan_pool(4, 400.0, 0.0, tight, cores=1).workers == 1
+
+
+def test_a_pool_that_does_not_fit_is_skipped_with_a_line_and_starts_nothing():
+    from internutopia.bench.baseline import AsyncBaseline
+    from internutopia.bench.processes import children_of
+
+    lines: list[str] = []
+    baseline = AsyncBaseline(log=lines.append)
+    baseline.footprints[('jetbot', 'off')] = (10.0 ** 9, 100.0)  # a worker 'measured' at a petabyte
+    before = set(children_of(os.getpid()))
+    fields = baseline.measure('jetbot', 64, 'off', steps=20)
+    assert set(children_of(os.getpid())) == before
+    assert fields['async_env_steps_per_s'] is None and fields['async_workers'] == 0
+    assert fields['async_note'].startswith('skipped: 64 workers need about') and fields['async_memory_needed_mb'] > 10 ** 10
+    assert len(lines) == 1 and 'AsyncVectorEnv skipped' in lines[0] and 'budget' in lines[0] and 'no ratio' in lines[0]
+
+
+def test_only_off_means_no_camera_rows():
+    from internutopia.bench.command import camera_rows_wanted
+
+    assert not camera_rows_wanted(['off'], no_render=False, user_config=None)
+    assert camera_rows_wanted(['off', 'on'], no_render=False, user_config=None)
+    assert not camera_rows_wanted(['on'], no_render=True, user_config=None)
+    assert not camera_rows_wanted(['on'], no_render=False, user_config='x.yaml')
+
+
+@pytest.mark.slow
+def test_rows_report_the_memory_of_ours_and_of_each_pool_and_a_scaled_pool_says_so():
+    result = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '1,3',
+                             '--cameras', 'off', '--api', 'array', '--steps', '20', '--chunk', '10',
+                             '--async-max-workers', '2', '--json'],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert figures['camera_rows'] == [] and not any('camera case' in line for line in lines)
+    one, three = sorted(figures['rows'], key=lambda row: row['env_num'])
+    assert (one['async_workers'], one['async_scaled'], one['async_note']) == (1, False, None)
+    assert (three['async_workers'], three['async_scaled']) == (2, True)
+    assert three['async_note'].startswith('scaled down to 2 of 3 workers: --async-max-workers 2')
+    assert any('scaled down to 2 of 3 workers' in line for line in lines)
+    for row in (one, three):
+        # ours is one process; a pool's tree is its driver, fork server and workers, each a whole process
+        assert 10 < row['peak_memory_mb'] < row['async_peak_memory_mb']
+        assert row['async_worker_peak_mb'] * row['async_workers'] < row['async_peak_memory_mb']
+        assert row['async_memory_needed_mb'] > row['async_peak_memory_mb'] or row is one
+        assert 'peak memory: ours' in ' '.join(lines) and row['ratio_vs_async'] > 0
+
+
+def _dead(pid: int) -> bool:
+    try:
+        with open(f'/proc/{pid}/stat', encoding='utf-8') as stream:
+            return stream.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')  # a zombie has ended
+    except OSError:
+        return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='reads the process tree from /proc')
+@pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGTERM])
+def test_no_process_outlives_a_killed_benchmark(sig):
+    """Kill the benchmark while its pool's workers step: every process it started ends with it."""
+    from internutopia.bench.processes import children_of
+
+    bench = subprocess.Popen([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '2',
+                              '--cameras', 'off', '--api', 'array', '--steps', '100000000'],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        workers: list[int] = []
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and time.monotonic() < deadline:  # the pool of 2 (after its one-worker probe)
+            time.sleep(0.5)
+            tree = children_of(bench.pid)
+            servers = [pid for pid in tree if 'forkserver' in open(f'/proc/{pid}/cmdline', encoding='utf-8').read()]
+            workers = [pid for pid in tree if any(pid in children_of(server) for server in servers)]
+        assert len(workers) >= 2, 'the pool never started'
+        time.sleep(1.0)  # the workers are building or stepping their envs
+        tree = children_of(bench.pid)
+        os.kill(bench.pid, sig)
+        assert bench.wait(30) == -sig
+        deadline = time.monotonic() + 15
+        while not all(_dead(pid) for pid in tree) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [pid for pid in tree if not _dead(pid)] == [], 'processes outlived the benchmark'
+    finally:
+        if bench.poll() is None:
+            os.killpg(bench.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_measurement_past_its_time_limit_is_killed_and_the_run_goes_on():
+    from internutopia.bench.processes import children_of
+
+    bench = subprocess.Popen([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '1',
+                              '--cameras', 'off', '--api', 'array', '--steps', '100000000', '--no-async', '--timeout', '15',
+                              '--json'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    while bench.poll() is None:
+        seen.update(children_of(bench.pid))
+        time.sleep(0.5)
+    out = bench.stdout.read()
+    assert bench.returncode == 0, bench.stderr.read()[-3000:]
+    assert 'ran past its time limit of 15 s; its processes were killed' in out and 'row left out' in out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert figures['rows'] == [] and figures['failures'][0]['api'] == 'array'
+    assert seen and all(_dead(pid) for pid in seen)

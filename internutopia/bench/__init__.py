@@ -12,7 +12,12 @@ For each case (H1 following a path, G1 walking with its policy, the jetbot, ...)
 
 and prints ``ours / limit`` and ``ours / async``, the cost of resetting one slot (same structure,
 and a new structure) in units of one step, the start-up time to the first observation, and the
-peak memory of the process running ours.
+peak memory of the process running ours and of the pool's whole process tree.
+
+**Safe to run.** A pool is planned from its measured per-worker footprint and the memory free
+(cgroup-aware) before it starts, and runs whole, scaled down or not at all, as the output and
+the JSON say (:mod:`~internutopia.bench.memory`, :mod:`~internutopia.bench.baseline`). No process
+it starts outlives it, whatever ends it (:mod:`~internutopia.bench.processes`).
 
 **The method** (:mod:`internutopia.bench.paired`). Each run is a fresh process. After a warm-up,
 its timed steps are cut into chunks of ``--chunk`` steps (20). Each chunk makes one pair: ours
@@ -28,7 +33,9 @@ was during the run (a wide IQR, or a median that moves between runs, means a bus
 **Layout.** :mod:`~internutopia.bench.cases` (the registry of cases and camera settings),
 :mod:`~internutopia.bench.paired` (the paired timing), :mod:`~internutopia.bench.ours` (one run in a
 fresh process: timing, start-up, memory, resets), :mod:`~internutopia.bench.alternative`
-(AsyncVectorEnv), :mod:`~internutopia.bench.report` (rows, text and Markdown),
+(AsyncVectorEnv), :mod:`~internutopia.bench.pool` (its workers, which die with the benchmark),
+:mod:`~internutopia.bench.report` (rows, text and Markdown), :mod:`~internutopia.bench.plots`
+(plots from a run's JSON),
 :mod:`~internutopia.bench.command` (the driver and ``main``), :mod:`~internutopia.bench.profile_step`
 (the Python of a step alone, physics off, with an optional profile).
 

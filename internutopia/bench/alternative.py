@@ -1,18 +1,22 @@
 """The common alternative ours is compared with: ``gymnasium.vector.AsyncVectorEnv``.
 
 ``env_num`` single-robot ``gym_env.Env`` processes doing the same control as ours, which is what a
-Python loop over envs (InternUtopia's vec env) or a process pool amounts to.
+Python loop over envs (InternUtopia's vec env) or a process pool amounts to. The pool runs in a
+process of its own, so its whole process tree (driver, fork server, workers) is measured, and
+killed with one signal (:mod:`internutopia.bench.processes`). How many workers it gets is
+decided beforehand from its memory (:mod:`internutopia.bench.baseline`).
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 import numpy as np
 
 from internutopia.bench.cases import get_case
+from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
+from internutopia.bench.pool import async_vector_env, pool_memory
 
 __all__ = ['measure_async']
 
@@ -52,22 +56,29 @@ class _SingleRobotEnv:
         return Wrapped()
 
 
-def measure_async(case: str, env_num: int, cameras: str, steps: int, user_config: str | None = None) -> float:
-    """Env-steps/s of ``AsyncVectorEnv`` over ``env_num`` single-robot envs doing the same control."""
-    import gymnasium as gym
-
-    # A fork server starts each env from a clean process (no GL state inherited from this one).
-    context = 'forkserver' if sys.platform.startswith('linux') else 'spawn'
-    vector = gym.vector.AsyncVectorEnv([_SingleRobotEnv(case, cameras, user_config)] * env_num, context=context)
+def _measure_async(case: str, workers: int, cameras: str, steps: int, user_config: str | None) -> dict[str, Any]:
+    vector = async_vector_env([_SingleRobotEnv(case, cameras, user_config)] * workers)
     try:
         vector.reset()
-        actions = np.zeros(env_num, dtype=np.int64)
+        actions = np.zeros(workers, dtype=np.int64)
         for _ in range(max(5, steps // 20)):
             vector.step(actions)
         count = max(20, steps // 4)
         began = time.perf_counter()
         for _ in range(count):
             vector.step(actions)
-        return env_num * count / (time.perf_counter() - began)
+        rate = workers * count / (time.perf_counter() - began)
+        return {'env_steps_per_s': rate, 'workers': workers} | pool_memory(vector)
     finally:
         vector.close()
+
+
+def measure_async(case: str, workers: int, cameras: str, steps: int, user_config: str | None = None,
+                  timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """``AsyncVectorEnv`` over ``workers`` single-robot envs doing the same control, in a fresh
+    process (its driver) that leads a process group: ``env_steps_per_s``, ``workers``, and the
+    peak memory of its largest worker (``worker_peak_mb``) and of its whole process tree
+    (``tree_peak_mb``: driver, fork server and workers; ``processes``)."""
+    return run_in_fresh_process(_measure_async, case, workers, cameras, steps, user_config,
+                                what=f'AsyncVectorEnv of {case} with {workers} workers, cameras {cameras}',
+                                timeout_s=timeout_s)

@@ -25,7 +25,6 @@ would need them). An async case whose processes would not fit in the memory free
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from internutopia.bench.fresh import run_in_fresh_process
-from internutopia.bench.ours import available_memory_mb, peak_memory_mb
+from internutopia.bench.memory import memory_budget
+from internutopia.bench.ours import peak_memory_mb
+from internutopia.bench.pool import async_vector_env, pool_memory
 
 __all__ = ['SETTINGS', 'CameraSetting', 'PlainCamera', 'RenderLimit', 'camera_config', 'camera_markdown_table',
            'estimate_seconds', 'format_camera_row', 'measure_async_cameras', 'measure_camera_ours', 'measure_lod_quality',
@@ -273,12 +274,11 @@ class _CameraEnv:
         return CameraEnv()
 
 
-def measure_async_cameras(robot: str, setting: str, env_num: int, steps: int, plain: bool) -> tuple[float, float]:
-    """``(env-steps/s, peak MB of one env process)`` of ``AsyncVectorEnv`` over ``env_num`` camera envs."""
-    import gymnasium as gym
-
-    context = 'forkserver' if sys.platform.startswith('linux') else 'spawn'
-    vector = gym.vector.AsyncVectorEnv([_CameraEnv(robot, setting, plain)] * env_num, context=context)
+def measure_async_cameras(robot: str, setting: str, env_num: int, steps: int, plain: bool) -> tuple[float, float, float]:
+    """``(env-steps/s, peak MB of one env process, peak MB of the pool's process tree)`` of
+    ``AsyncVectorEnv`` over ``env_num`` camera envs (workers that die with the benchmark:
+    :mod:`internutopia.bench.pool`)."""
+    vector = async_vector_env([_CameraEnv(robot, setting, plain)] * env_num)
     try:
         vector.reset()
         actions = np.zeros(env_num, dtype=np.int64)
@@ -288,7 +288,7 @@ def measure_async_cameras(robot: str, setting: str, env_num: int, steps: int, pl
         for _ in range(steps):
             vector.step(actions)
         rate = env_num * steps / (time.perf_counter() - began)
-        return rate, float(max(vector.call('peak_mb')))
+        return rate, float(max(vector.call('peak_mb'))), pool_memory(vector)['tree_peak_mb']
     finally:
         vector.close()
 
@@ -410,17 +410,18 @@ def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], ste
         case_steps = _steps_for(env_num, steps)
         rates: dict[str, float | None] = {'async': None, 'async_ours': None}
         skipped: dict[str, str] = {}
+        tree_mb: dict[str, float] = {}
         if with_async:
             for key, plain in (('async', True), ('async_ours', False)):
                 needed = env_num * one_env_mb.get((robot, setting, plain), 0.0)
-                if needed > 1.2 * available_memory_mb():
-                    skipped[key] = (f'{env_num} processes need about {needed:,.0f} MB, more than the '
-                                    f'{available_memory_mb():,.0f} MB free')
+                budget = memory_budget()
+                if needed > budget.usable_mb:
+                    skipped[key] = f'{env_num} processes need about {needed:,.0f} MB, more than the budget of {budget.describe()}'
                     log(f'  {robot} x{env_num} {setting}: AsyncVectorEnv ({"plain renderer" if plain else "our gym_env"}) '
                         f'skipped: {skipped[key]}')
                     continue
                 try:
-                    rate, process_mb = measure_async_cameras(robot, setting, env_num, max(4, case_steps // 2), plain)
+                    rate, process_mb, tree_mb[key] = measure_async_cameras(robot, setting, env_num, max(4, case_steps // 2), plain)
                 except Exception as exc:  # e.g. processes that do not fit after all
                     skipped[key] = f'failed ({type(exc).__name__}: {exc})'
                     log(f'  {robot} x{env_num} {setting}: AsyncVectorEnv {skipped[key]}; no ratio')
@@ -431,6 +432,7 @@ def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], ste
                                      limit_frames=4, threads=threads)
         row = camera_row(robot, setting, env_num, result, rates['async'], rates['async_ours'], skipped)
         row['render_threads'] = threads
+        row['async_peak_memory_mb'] = {k: round(v, 1) for k, v in tree_mb.items()}  # each pool's whole process tree
         rows.append(row)
         log(format_camera_row(row))
     return rows

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from internutopia.bench.cases import get_case
-from internutopia.bench.fresh import run_in_fresh_process
+from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
+from internutopia.bench.memory import memory_budget
 from internutopia.bench.paired import summarize, time_pairs
 
 __all__ = ['available_memory_mb', 'measure_ours', 'peak_memory_mb']
@@ -101,15 +102,10 @@ def _measure_resets(env: Any, env_num: int, step_s: float) -> dict[str, float]:
 
 
 def available_memory_mb() -> float:
-    """Memory the kernel says is available for new processes, in MB."""
-    try:
-        with open('/proc/meminfo', encoding='utf-8') as stream:
-            for line in stream:
-                if line.startswith('MemAvailable:'):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float('inf')
+    """Memory available for new processes, in MB: the kernel's ``MemAvailable``, or what is left
+    under the cgroup's limit when that is less (:mod:`internutopia.bench.memory`)."""
+    budget = memory_budget(share=1.0)
+    return budget.usable_mb
 
 
 def peak_memory_mb() -> float:
@@ -127,7 +123,7 @@ def peak_memory_mb() -> float:
 
 def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, chunk: int,
                  user_config: str | None = None, with_resets: bool = False, backend: str | None = None,
-                 device: str | None = None) -> dict[str, Any]:
+                 device: str | None = None, timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """Measure one run of a case in a fresh process.
 
     Args:
@@ -140,6 +136,7 @@ def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, ch
         user_config: a YAML config to run instead of a registered case.
         with_resets: also measure the cost of resetting one slot.
         backend, device: run the case on this physics backend and device (``None``: the case's own).
+        timeout_s: time limit; past it the process is killed and ``MeasurementTimeout`` raised.
 
     Returns:
         the figures of :func:`~internutopia.bench.paired.summarize` (median pair ratio, its
@@ -147,4 +144,4 @@ def measure_ours(case: str, env_num: int, cameras: str, api: str, steps: int, ch
         ``peak_memory_mb`` and, with ``with_resets``, the reset costs.
     """
     return run_in_fresh_process(_measure, case, env_num, cameras, api, steps, chunk, user_config, with_resets, backend, device,
-                                what=f'benchmark case {case} x{env_num} cameras {cameras} {api}')
+                                what=f'benchmark case {case} x{env_num} cameras {cameras} {api}', timeout_s=timeout_s)

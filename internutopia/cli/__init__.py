@@ -2,16 +2,24 @@
 
 ::
 
-    internutopia run CONFIG.yaml [--steps N] [--env-num N] [--results PATH]
-    internutopia validate CONFIG.yaml [CONFIG.yaml ...]
+    internutopia run CONFIG.yaml [--steps N] [--env-num N] [--results PATH] [--set KEY=VALUE ...]
+    internutopia validate CONFIG.yaml [CONFIG.yaml ...] [--set KEY=VALUE ...]
+    internutopia view CONFIG.yaml [--port N] [--set KEY=VALUE ...]   (a live web viewer: internutopia.viewer)
     internutopia bench [ARGS ...]          (the benchmark: internutopia.bench)
 
 ``run`` runs a config headless with a progress bar (episodes done / total and env-steps per
-second; ``tqdm`` when it is installed, plain text on stderr otherwise). Each robot gets a default
-action every step: ``move_to_point`` to the task's ``goal`` when the task has a goal and the robot
-has that controller (for a point-nav task, only its navigating robot), otherwise no command
-(robots stand or stop). Episode results go to a JSON-lines file, one record per finished episode,
-and a summary (episodes, metric means, env-steps/s) is printed at the end.
+second; ``tqdm`` when it is installed, plain text on stderr otherwise). Each slot gets a scripted
+policy chosen by its episode's task (:mod:`~internutopia.cli.policies`): ``move_to_point`` to the
+task's ``goal`` when the task has a goal and the robot has that controller (for a point-nav task,
+only its navigating robot); pick and place for a task with a ``target`` object and a
+``goal_position`` and an arm with IK and gripper controllers; otherwise no command (robots stand
+or stop). Episode results go to a JSON-lines file, one record per finished episode, and a summary
+(episodes, metric means, env-steps/s) is printed at the end. Ctrl-C ends the run after the
+current step, with the summary; a second Ctrl-C ends it at once. Both exit with status 130.
+
+``--set KEY=VALUE`` (``run``, ``validate``, and ``bench`` with ``--config``) changes a value of the
+config before it is checked: ``--set env_num=4 --set task_configs.0.max_steps=100``
+(:mod:`~internutopia.cli.overrides`).
 
 ``validate`` loads a config the way ``run`` does and reports every problem with its place: a file
 that is not UTF-8 text, YAML syntax errors with line and column, unknown fields with their path
@@ -22,8 +30,9 @@ Relative file paths in a config (``scene_asset_path``, ``usd_path``) are looked 
 directory, then from the config file's folder and that folder's parent, so the configs in
 ``configs/`` run from anywhere in a checkout.
 
-The package's modules: ``config_file`` (loading and validating a config file), ``run_command`` (the
-``run`` command), ``command_line`` (the command line itself: parsing and dispatch, ``main``).
+The package's modules: ``config_file`` (loading and validating a config file), ``overrides``
+(``--set``), ``policies`` (what ``run`` sends each slot), ``run_command`` (the ``run`` command),
+``command_line`` (the command line itself: parsing and dispatch, ``main``).
 """
 
 from internutopia.cli.command_line import EXIT_ERROR, EXIT_OK, EXIT_USAGE, main

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -12,10 +13,12 @@ from internutopia.cli.config_file import ConfigError, load_config
 from internutopia.cli.run_command import _print_summary, run
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='internutopia', description='Run, validate and benchmark internutopia configs.',
+    parser = argparse.ArgumentParser(prog='internutopia', description='Run, validate, view and benchmark internutopia configs.',
                                      epilog='Run "internutopia COMMAND --help" for the options of a command.')
     from internutopia import __version__
 
@@ -24,8 +27,10 @@ def _parser() -> argparse.ArgumentParser:
 
     run_parser = commands.add_parser(
         'run', help='run a config headless with a progress bar; write episode results as JSON lines',
-        description="Run a YAML config headless. Each robot moves to the task's goal with move_to_point when the task "
-                    'has a goal and the robot has that controller; otherwise it gets no command. Prints a summary.')
+        description="Run a YAML config headless with a scripted policy per task: robots drive to the task's goal with "
+                    'move_to_point when it has one; an arm with IK and gripper controllers picks the task\'s target object '
+                    'and places it at its goal_position; other robots get no command. Prints a summary. Ctrl-C ends the '
+                    'run after the current step (the summary is still printed); a second Ctrl-C stops at once.')
     run_parser.add_argument('config', help='YAML config file')
     run_parser.add_argument('--steps', type=_positive_int, default=None,
                             help='stop after N env steps (default: when every episode has finished)')
@@ -33,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     run_parser.add_argument('--results', default=None,
                             help="JSON-lines file for episode results (default: the config's metrics_save_path when it "
                                  'is a file, else results/<config name>.jsonl); overwritten')
+    _add_set(run_parser)
     run_parser.add_argument('--no-progress', action='store_true', help='no progress bar')
     run_parser.add_argument('--json', action='store_true', help='print the summary as one JSON line')
 
@@ -41,10 +47,33 @@ def _parser() -> argparse.ArgumentParser:
         description='Check YAML configs: syntax (with line and column), unknown fields (with their path and the valid '
                     'fields), unknown types (with the registered types), missing files. Exit status 1 on any problem.')
     validate_parser.add_argument('configs', nargs='+', metavar='CONFIG', help='YAML config file(s)')
+    _add_set(validate_parser)
+
+    view_parser = commands.add_parser(
+        'view', help='run a config and watch it live in a web browser (needs the viewer extra)',
+        description='Run a YAML config in real time, each slot driven as "run" drives it, and serve a live 3D view at '
+                    'http://HOST:PORT for any browser (a headless server included: forward the port). The page shows '
+                    'every slot on its grid cell, can follow one slot, and shows the camera images of its robots. '
+                    'Needs the viewer extra: pip install "internutopia[viewer]".')
+    view_parser.add_argument('config', help='YAML config file')
+    view_parser.add_argument('--port', type=_positive_int, default=8080, help='port of the page (default 8080; the next '
+                                                                             'free one when taken)')
+    view_parser.add_argument('--host', default='0.0.0.0', help='address to listen on (default 0.0.0.0: every interface)')
+    view_parser.add_argument('--speed', type=float, default=1.0, help='simulated seconds per wall-clock second (default 1: '
+                                                                      'real time; 0: as fast as it runs)')
+    view_parser.add_argument('--steps', type=_positive_int, default=None, help='stop after N env steps (default: Ctrl-C)')
+    _add_set(view_parser)
 
     commands.add_parser('bench', help='run the benchmark (internutopia.bench); "internutopia bench --help" for its options',
                         add_help=False)
     return parser
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', dest='overrides',
+                        help='change a value of the config before it is checked: KEY is a dotted path into the YAML '
+                             '(list entries by index), VALUE is read as YAML; repeat for several, e.g. --set env_num=4 '
+                             '--set task_configs.0.max_steps=100')
 
 
 def _positive_int(text: str) -> int:
@@ -70,8 +99,22 @@ def _bench(argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``internutopia`` console script; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The ``internutopia`` console script; returns the exit status (130 after Ctrl-C)."""
+    try:
+        status = _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print('\ninternutopia: interrupted (Ctrl-C)', file=sys.stderr)
+        status = EXIT_INTERRUPTED
+    if status == EXIT_INTERRUPTED and argv is None:
+        # The console script after Ctrl-C: everything is closed and written, so end here rather
+        # than in the interpreter's shutdown, where a second Ctrl-C would land on default handlers.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == 'bench':
         return _bench(argv[1:])
     parser = _parser()
@@ -83,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = EXIT_OK
         for path in args.configs:
             try:
-                config = load_config(path)
+                config = load_config(path, overrides=args.overrides)
             except ConfigError as exc:
                 for problem in exc.problems:
                     print(problem, file=sys.stderr)
@@ -97,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == 'run':
         try:
             summary = run(args.config, steps=args.steps, env_num=args.env_num, results=args.results,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, overrides=args.overrides)
         except ConfigError as exc:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
@@ -106,9 +149,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(summary))
         else:
             _print_summary(summary)
-        return 130 if summary['interrupted'] else EXIT_OK
+        return EXIT_INTERRUPTED if summary['interrupted'] else EXIT_OK
+    if args.command == 'view':
+        try:
+            from internutopia.viewer.command import view
+        except ImportError as exc:
+            print(f'internutopia view: {exc}', file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            view(args.config, port=args.port, host=args.host, overrides=args.overrides, speed=args.speed, steps=args.steps,
+                 log=lambda text: print(text, file=sys.stderr, flush=True))
+        except ConfigError as exc:
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            return EXIT_ERROR
+        return EXIT_OK
     parser.error(f'unknown command {args.command!r}')  # pragma: no cover - argparse rejects it first
     return EXIT_USAGE
 
 
-__all__ = ['EXIT_ERROR', 'EXIT_OK', 'EXIT_USAGE', 'main']
+__all__ = ['EXIT_ERROR', 'EXIT_INTERRUPTED', 'EXIT_OK', 'EXIT_USAGE', 'main']

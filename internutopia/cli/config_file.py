@@ -117,14 +117,15 @@ def _typed_entries(data: Any) -> list[tuple[tuple, str, Any]]:
     return out
 
 
-def load_config(path: str, env_num: int | None = None) -> Any:
+def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] = ()) -> Any:
     """Load and check a YAML config; return the :class:`~internutopia.core.config.Config`.
 
     Every problem of the file is reported at once: YAML errors, duplicate keys, unknown keys (always
     errors here, whatever the strict setting: a file is checked strictly), bad values, unknown
     ``type`` names, missing files and scenes that do not load. Relative and ``package://`` file paths
     are resolved (see :mod:`internutopia.core.config.files`) in the returned config; the file is not
-    changed. ``env_num`` overrides the file's.
+    changed. ``env_num`` overrides the file's; ``overrides`` (``'key.path=value'``, the command
+    line's ``--set``) change the loaded data before it is checked (:mod:`internutopia.cli.overrides`).
 
     Raises:
         ConfigError: every problem found, each with its line and path in the file.
@@ -134,6 +135,13 @@ def load_config(path: str, env_num: int | None = None) -> Any:
 
     import_extensions()
     data, root, problems = read_yaml(path)
+    if overrides and isinstance(data, dict):
+        from internutopia.cli.overrides import apply_overrides
+
+        try:
+            data = apply_overrides(data, overrides)
+        except ValueError as exc:
+            raise ConfigError(path, [f'{path}: {exc}']) from None
     for loc, kind, entry in _typed_entries(data):
         if not isinstance(entry, dict):
             continue

@@ -1,34 +1,32 @@
-"""``internutopia run``: a config run headless with default actions, a progress bar and a summary."""
+"""``internutopia run``: a config run headless with scripted actions (:mod:`internutopia.cli.policies`),
+a progress bar and a summary.
+
+Ctrl-C stops the run after the current step: the env is closed (every finished episode is in the
+results file) and the summary printed. From then on a second Ctrl-C ends the process at once, with
+a one-line message, no summary and exit status 130 (:func:`stop_at_once`).
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from internutopia.cli.config_file import ConfigError, load_config
+from internutopia.cli.policies import ScriptedPolicy, navigation_action
 
 
 def default_actions(env: Any) -> list[dict | None]:
-    """Per slot, the default action of ``internutopia run`` (``move_to_point`` to the goal, or ``None``)."""
+    """Per slot, the navigation action of ``internutopia run`` (``move_to_point`` to the goal, or
+    ``None``); :class:`~internutopia.cli.policies.ScriptedPolicy` adds pick and place."""
     out: list[dict | None] = []
     for slot, episode in enumerate(env.runner.episodes):
-        out.append(_default_action(env, slot, episode.config) if episode is not None else None)
+        out.append(navigation_action(episode.config, env.runner.slot_robots[slot]) if episode is not None else None)
     return out
-
-
-def _default_action(env: Any, slot: int, task: Any) -> dict | None:
-    goal = getattr(task, 'goal', None)
-    if goal is None:
-        return None
-    names = [task.nav_robot_name()] if hasattr(task, 'nav_robot_name') else [r.name for r in task.robots]
-    action = {}
-    for name in names:
-        robot = env.runner.slot_robots[slot].get(name)
-        if robot is not None and 'move_to_point' in robot.controllers:
-            action[name] = {'move_to_point': [list(goal)]}
-    return action or None
 
 
 class _Progress:
@@ -69,12 +67,32 @@ class _Progress:
             self.bar.close()
 
 
+def stop_at_once(results: str) -> None:
+    """Make the next Ctrl-C end the process at once (exit status 130): after a first Ctrl-C the
+    user wants out, and a traceback from wherever the second one lands (closing the env, writing
+    the summary, the interpreter's shutdown) would only hide what happened."""
+
+    def handler(signum: int, frame: Any) -> None:
+        print(f'\ninternutopia: stopped by a second Ctrl-C; episodes finished before it are in {results}',
+              file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(130)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
+
+
 def run(path: str, steps: int | None = None, env_num: int | None = None, results: str | None = None,
-        progress: bool = True) -> dict[str, Any]:
-    """Run ``path`` headless (see the module doc); return the summary."""
+        progress: bool = True, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Run ``path`` headless (see the module doc); return the summary. ``overrides``: ``--set``
+    values (:mod:`internutopia.cli.overrides`).
+
+    Raises:
+        ConfigError: the config has problems.
+    """
     from internutopia.core.vec_env import Env
 
-    config = load_config(path, env_num)
+    config = load_config(path, env_num, overrides)
     if results is None:
         target = config.metrics_save_path
         if target in ('console', 'none'):
@@ -100,26 +118,30 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     started = time.perf_counter()
     interrupted = False
     try:
-        env.reset()
-        actions = default_actions(env)
+        obs, _ = env.reset()
+        policy = ScriptedPolicy(env)
+        policy.start(list(range(env.env_num)))
         started = time.perf_counter()  # env-steps/s counts stepping, not building the world
         while not env.finished and (steps is None or taken < steps):
             active = len(env.active_slots)
-            _, _, terminated, truncated, info = env.step(actions)
+            obs, _, terminated, truncated, info = env.step(policy.actions(obs))
             taken += 1
             env_steps += active
             # Episodes that ended on this step (slots without a running episode report terminated too).
             ended = [slot for slot in range(env.env_num) if terminated[slot] and info[slot] is not None]
             finished += len(ended)
             if ended:
-                env.reset(ended)
-                for slot in ended:
-                    episode = env.runner.episodes[slot]
-                    actions[slot] = _default_action(env, slot, episode.config) if episode is not None else None
+                new_obs, _ = env.reset(ended)
+                for slot, slot_obs in zip(ended, new_obs, strict=True):
+                    obs[slot] = slot_obs
+                policy.start(ended)
             rate = env_steps / max(time.perf_counter() - started, 1e-9)
             bar.update(finished, len(ended), rate, taken)
     except KeyboardInterrupt:
         interrupted = True
+        stop_at_once(results)
+        print(f'\n[internutopia] interrupted: closing the env and writing the summary (results in {results}); '
+              'press Ctrl-C again to stop at once', file=sys.stderr, flush=True)
     finally:
         wall = time.perf_counter() - started
         bar.update(finished, 0, env_steps / max(wall, 1e-9), taken, force=True)
