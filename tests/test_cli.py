@@ -344,8 +344,8 @@ def test_set_changes_values_before_they_are_checked(tmp_path):
 
 
 @pytest.mark.parametrize('override, message', [
-    ('env_nm=2', "unknown key 'env_nm' at the top level; valid keys: env_num, env_offset_size, metrics_save_path, simulator, "
-                 'task_configs'),
+    ('env_nm=2', "unknown key 'env_nm' at the top level; valid keys: env_num, env_offset_size, episode_attempts, "
+                 'episode_errors, metrics_save_format, metrics_save_path, simulator, task_configs'),
     ('task_configs.0.robots.0.nam=x', "unknown key 'nam' at task_configs.0.robots.0; valid keys: controllers, name,"),
     ('task_configs.5.max_steps=1', 'task_configs is a list of 2 entries; use an index 0..1, got 5'),
     ('env_num.x=1', 'env_num is a value (1), not a mapping or a list'),
