@@ -568,27 +568,38 @@ def test_wrist_camera_sees_the_cube_below(make_config):
         env.close()
 
 
-def test_servo_kernel_matches_numpy():
-    """The compiled servo pass (every slot, state column views) equals servo_targets on numpy."""
+@pytest.mark.parametrize('slots', [np.arange(64), np.array([5, 1, 40, 17]), np.zeros(0, dtype=np.intp)],
+                         ids=['every slot', 'some slots, shuffled', 'no slot'])
+def test_servo_kernel_matches_numpy(slots):
+    """The compiled servo pass (state rows gathered in place) equals servo_targets on numpy, for
+    every slot, some in any order, and none; other rows are left as they were."""
     from internutopia_extension.robots import franka
 
     # Without numba (INTERNUTOPIA_JIT=0) the same loop runs as plain Python: the math is checked either way.
     kernel = franka._servo_kernel if franka._servo_kernel.available else franka._servo_rows
     rng = np.random.default_rng(7)
     k, n = 64, 7
-    state = rng.normal(size=(k, 3 * (n + 1)))  # a wider array: the kernel gets strided column views
-    ctrl, qpos, qvel = state[:, :n], state[:, n + 1:2 * n + 1], state[:, 2 * n + 2:3 * n + 2]
-    target = rng.normal(size=(k, n))
+    state = rng.normal(size=(k, 3 * (n + 1)))  # one wide array: the kernel gets strided views, as the world's
+    ctrl, qpos, qvel = state[:, :n + 1], state[:, n + 1:2 * n + 2], state[:, 2 * n + 2:3 * n + 3]
+    columns = np.stack([np.arange(1, n + 1), np.arange(n), np.arange(1, n + 1)]).astype(np.intp)  # some offsets
+    goal, target = np.zeros((k, n)), rng.normal(size=(k, n))
     max_move, kv_over_kp = np.full(n, 0.05), rng.uniform(0.01, 0.1, n)
     torque_over_kp = np.where(np.arange(n) % 3 == 0, np.inf, rng.uniform(0.05, 0.5, n))  # some unlimited
-    goal_ref, target_ref = ctrl.copy(), target.copy()
-    franka.servo_targets(goal_ref, target_ref, max_move, qpos.copy(), qvel.copy(), kv_over_kp, torque_over_kp)
-    goal = np.zeros((k, n))
-    kernel(ctrl, goal, target, max_move, qpos, qvel, kv_over_kp, torque_over_kp)
-    np.testing.assert_array_equal(goal, goal_ref)
-    np.testing.assert_allclose(target, target_ref, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(ctrl, target_ref, rtol=0, atol=1e-12)
-    assert np.any(target_ref != goal_ref)  # the speed and torque limits did bind somewhere
+    goal_ref, target_ref = ctrl[slots][:, 1:].copy(), target[slots].copy()
+    franka.servo_targets(goal_ref, target_ref, max_move, qpos[slots][:, :n], qvel[slots][:, 1:], kv_over_kp, torque_over_kp)
+    before_state, before_target = state.copy(), target.copy()
+    kernel(ctrl, qpos, qvel, np.ascontiguousarray(slots, dtype=np.intp), columns, goal, target,
+           np.stack([max_move, kv_over_kp, torque_over_kp]))
+    np.testing.assert_array_equal(goal[slots], goal_ref)
+    np.testing.assert_allclose(target[slots], target_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ctrl[slots][:, 1:], target_ref, rtol=0, atol=1e-12)
+    others = np.setdiff1d(np.arange(k), slots)
+    np.testing.assert_array_equal(target[others], before_target[others])
+    np.testing.assert_array_equal(ctrl[others], before_state[others][:, :n + 1])
+    np.testing.assert_array_equal(ctrl[:, 0], before_state[:, 0])  # a column the arm does not own
+    np.testing.assert_array_equal(qpos, before_state[:, n + 1:2 * n + 2])
+    if len(slots):
+        assert np.any(target_ref != goal_ref)  # the speed and torque limits did bind somewhere
 
 
 def test_finger_kernel_matches_numpy():

@@ -140,6 +140,8 @@ class FrankaRobot(BaseRobot):
         self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
         self._joint_columns: Any = self._joint_qposadr
         self._servo_kernel: Any = None
+        self._servo_columns = np.zeros((3, len(ARM_JOINTS)), dtype=np.intp)
+        self._servo_params = np.zeros((3, len(ARM_JOINTS)))
 
     def build_spec(self) -> mujoco.MjSpec:
         spec = _panda_spec().copy()
@@ -184,13 +186,13 @@ class FrankaRobot(BaseRobot):
             self._arm_dof_columns = _as_slice(self.arm_dofadr)
             self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
             self._joint_columns = _as_slice(self._joint_qposadr)
-            columns = (self._arm_actuator_columns, self._arm_qpos_columns, self._arm_dof_columns)
-            self._servo_kernel = None
-            if all(isinstance(c, slice) for c in columns) and _servo_kernel.available:
-                self._servo_kernel = _servo_kernel.compiled_or(None)
-                view = np.zeros((1, len(ARM_JOINTS) + 1))[:, :len(ARM_JOINTS)]  # the layout of the state's column views
-                rows = np.zeros((1, len(ARM_JOINTS)))
-                _servo_kernel.warm(view, rows, rows.copy(), self._max_move, view, view, self._kv_over_kp, self._torque_over_kp)
+            # The compiled servo pass gathers its slots' rows itself: any subset of slots, in any order.
+            self._servo_columns = np.stack([self.arm_actuators, self.arm_qposadr, self.arm_dofadr])
+            self._servo_params = np.stack([self._max_move, self._kv_over_kp, self._torque_over_kp])
+            self._servo_kernel = _servo_kernel.compiled_or(None)
+            data = world.data
+            _servo_kernel.warm(data.ctrl, data.qpos, data.qvel, np.zeros(0, dtype=np.intp), self._servo_columns,
+                               self.arm_goal, self.arm_target, self._servo_params)
         self._chains.clear()
         self._poses.clear()
         super().bind(world, slots)
@@ -212,6 +214,9 @@ class FrankaRobot(BaseRobot):
             self._finger_packed = np.concatenate([[self._finger_column, self._finger['ref']], offset, axis, quat_matrix.ravel()])
             # Compile (or load) the step's kernels now rather than in the first step.
             poses = fk_frames(self.tcp_chain, np.zeros((1, 9)), self.tcp_columns, self._base, np.zeros(1, dtype=np.intp))
+            frozen = np.zeros(1, dtype=np.intp)
+            frozen.flags.writeable = False  # the runner's slot arrays are read-only: another version
+            fk_frames(self.tcp_chain, np.zeros((1, 9)), self.tcp_columns, self._base, frozen)
             _finger_kernel.warm(poses, np.zeros((1, 9)), self._finger_packed, np.zeros((1, 3)), np.zeros((1, 4)))
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
@@ -274,12 +279,12 @@ class FrankaRobot(BaseRobot):
         assert world is not None  # bound: it has slots
         data = world.data
         ctrl = data.ctrl
-        rows, own, actuators, qpos, dofs = self._index(slots)
-        if self._servo_kernel is not None and own == slice(None):
-            # Every slot, consecutive columns: views of the state, one compiled pass.
-            self._servo_kernel(ctrl[:, actuators], self.arm_goal, self.arm_target, self._max_move, data.qpos[:, qpos],
-                               data.qvel[:, dofs], self._kv_over_kp, self._torque_over_kp)
+        if self._servo_kernel is not None:
+            # One compiled pass over the state in place, whichever slots the group holds.
+            self._servo_kernel(ctrl, data.qpos, data.qvel, slots, self._servo_columns, self.arm_goal, self.arm_target,
+                               self._servo_params)
             return
+        rows, own, actuators, qpos, dofs = self._index(slots)
         goal = ctrl[rows, actuators]
         self.arm_goal[own] = goal
         target = self.arm_target[own]
@@ -400,27 +405,31 @@ def servo_targets(goal: np.ndarray, target: np.ndarray, max_move: np.ndarray, qp
     np.clip(target, centre - torque_over_kp, centre + torque_over_kp, out=target)
 
 
-def _servo_rows(ctrl, goal, target, max_move, qpos, qvel, kv_over_kp, torque_over_kp):  # pragma: no cover - compiled
-    """Compiled twin of :func:`servo_targets` for every slot: reads the goals from ``ctrl``, keeps
-    them in ``goal``, and writes the new targets to ``target`` and ``ctrl``."""
-    for i in range(ctrl.shape[0]):
-        for j in range(ctrl.shape[1]):
-            wanted = ctrl[i, j]
-            goal[i, j] = wanted
-            move = wanted - target[i, j]
-            if move > max_move[j]:
-                move = max_move[j]
-            elif move < -max_move[j]:
-                move = -max_move[j]
-            value = target[i, j] + move
-            centre = qpos[i, j] + kv_over_kp[j] * qvel[i, j]
-            low, high = centre - torque_over_kp[j], centre + torque_over_kp[j]
+def _servo_rows(ctrl, qpos, qvel, slots, columns, goal, target, params):  # pragma: no cover - compiled
+    """Compiled twin of :func:`servo_targets` for the rows ``slots`` of the state arrays ``ctrl``,
+    ``qpos``, ``qvel`` (``(env_num, ...)``, in place): ``columns`` ``(3, n)`` holds the arm's
+    actuator, qpos and dof addresses, ``params`` ``(3, n)`` the largest move per step,
+    ``kv / kp`` and ``torque / kp`` per joint. Reads the goals from ``ctrl``, keeps them in
+    ``goal`` (``(env_num, n)``), and writes the new targets to ``target`` and ``ctrl``."""
+    for i in range(slots.shape[0]):
+        s = slots[i]
+        for j in range(columns.shape[1]):
+            wanted = ctrl[s, columns[0, j]]
+            goal[s, j] = wanted
+            move = wanted - target[s, j]
+            if move > params[0, j]:
+                move = params[0, j]
+            elif move < -params[0, j]:
+                move = -params[0, j]
+            value = target[s, j] + move
+            centre = qpos[s, columns[1, j]] + params[1, j] * qvel[s, columns[2, j]]
+            low, high = centre - params[2, j], centre + params[2, j]
             if value < low:
                 value = low
             if value > high:
                 value = high
-            target[i, j] = value
-            ctrl[i, j] = value
+            target[s, j] = value
+            ctrl[s, columns[0, j]] = value
 
 
 _servo_kernel = Kernel(_servo_rows)
