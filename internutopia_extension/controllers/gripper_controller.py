@@ -25,7 +25,8 @@ _FLOAT64 = np.dtype(np.float64)
 
 @BaseController.register('GripperController')
 class GripperController(BaseController):
-    """Drives the robot's ``gripper_actuator`` (ctrl 0 closed .. ``gripper_ctrl_open`` open)."""
+    """Drives the robot's ``gripper_actuator`` (ctrl ``gripper_ctrl_closed`` (default 0) closed,
+    ``gripper_ctrl_open`` open)."""
 
     _parse_kernel = None  # the compiled parse_batch (set by bind where numba is available)
 
@@ -64,7 +65,8 @@ class GripperController(BaseController):
         robot = self.robot
         # Slots are sorted ids: as many as there are envs are every slot, a column view's rows.
         rows = slice(None) if len(slots) == self.env_num else slots
-        self.world.data.ctrl[rows, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
+        closed = getattr(robot, 'gripper_ctrl_closed', 0.0)
+        self.world.data.ctrl[rows, robot.gripper_actuator] = closed + batch * (robot.gripper_ctrl_open - closed)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         qpos = self.world.data.qpos

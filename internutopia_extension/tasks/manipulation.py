@@ -121,18 +121,21 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
                 spin[rows[free]] = np.linalg.norm(ang, axis=1)
         tcp = np.zeros((len(slots), 3))
         opened = np.ones(len(slots), dtype=bool)
+        opening = np.ones(len(slots), dtype=bool)  # commanded open (the fingers may still be moving)
         for group, rows, members in self.robot.groups(slots):
             if hasattr(group, 'tcp_position'):
                 gripper = cast(GripperRobot, group)
                 tcp[rows] = gripper.tcp_position(members)
                 opened[rows] = gripper.gripper_opened(members)
+                commanded = getattr(group, 'gripper_commanded_open', None)
+                opening[rows] = commanded(members) if commanded is not None else opened[rows]
             else:  # a robot without a gripper never holds anything
                 tcp[rows] = np.inf
         distance = np.linalg.norm(position - self.goal[slots], axis=1)
         held = ~opened & (np.linalg.norm(tcp - position, axis=1) < HOLD_DISTANCE)
         lifted = self.lifted[slots] | (held & (position[:, 2] > self.start_height[slots] + LIFT_HEIGHT))
         # Dropped: it was held up high and left the gripper while the gripper stayed closed.
-        self.dropped[slots] |= self.held[slots] & lifted & ~held & ~opened
+        self.dropped[slots] |= self.held[slots] & lifted & ~held & ~opening
         self.held[slots] = held
         self.lifted[slots] = lifted & held  # a new lift is needed after a release
         self.distance[slots] = distance

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from pydantic import SerializeAsAny
+from pydantic import SerializeAsAny, field_validator
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
 from internutopia.macros import gm
@@ -48,6 +48,10 @@ class FrankaRobotCfg(RobotCfg):
 
     See :mod:`internutopia_extension.robots.franka`; ``usd_path`` is accepted and unused (the model
     comes from the ``franka`` extra's assets package).
+
+    ``grip_force``: newtons each finger presses a held object with (the Franka Hand: 70 N
+    continuous, the default, and up to 140 N peak); ``finger_speed``: metres per second each finger
+    moves at (the hand's largest, 0.05, the default).
     """
 
     name: str = 'franka'
@@ -56,6 +60,23 @@ class FrankaRobotCfg(RobotCfg):
     usd_path: str | None = None
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+    grip_force: float = 70.0
+    finger_speed: float = 0.05
+
+    @field_validator('grip_force')
+    @classmethod
+    def _grip_force_in_range(cls, value: float) -> float:
+        if not 0.0 < value <= 140.0:
+            raise ValueError(f'grip_force must be in (0, 140] N (the Franka Hand: 70 N continuous, 140 N peak); got {value}')
+        return value
+
+    @field_validator('finger_speed')
+    @classmethod
+    def _finger_speed_in_range(cls, value: float) -> float:
+        if not 0.0 < value <= 0.05:
+            raise ValueError(f'finger_speed must be in (0, 0.05] m/s (the Franka Hand moves each finger at up to '
+                             f'0.05 m/s); got {value}')
+        return value
 
 
 __all__ = ['FRANKA_ARM_JOINTS', 'FrankaRobotCfg', 'arm_ik_cfg', 'gripper_cfg', 'joint_controller_cfg', 'wrist_camera_cfg']
