@@ -469,11 +469,14 @@ def test_free_label_episode_ends_at_max_steps_and_records(make_config):
         env.reset()
         for _ in range(5):
             obs, reward, terminated, truncated, info = env.step([{}])
+            assert not terminated[0]
+        # As InternUtopia's manipulation task: it ends once its step count exceeds max_steps.
+        obs, reward, terminated, truncated, info = env.step([{}])
         assert truncated[0] and reward[0] == 0.0 and 'metrics' in info[0]  # ended by the step limit
         record = info[0]['metrics']['recording_metric']
-        assert sorted(record) == [0, 1, 2, 3, 4]
-        assert sorted(record[4]['franka']) == ['eef_position', 'joint_action']
-        assert len(record[4]['franka']['joint_action']) == 9 and isinstance(record[4]['franka']['joint_action'], list)
+        assert sorted(record) == [0, 1, 2, 3, 4, 5]
+        assert sorted(record[5]['franka']) == ['eef_position', 'joint_action']
+        assert len(record[5]['franka']['joint_action']) == 9 and isinstance(record[5]['franka']['joint_action'], list)
         assert obs[0]['objects'] == {} and 'task' not in obs[0]
     finally:
         env.close()

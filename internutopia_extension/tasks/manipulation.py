@@ -1,6 +1,8 @@
 """ManipulationTask: InternUtopia's manipulation episodes, plus a pick-and-place goal; vectorized over slots.
 
-Every episode ends at ``max_steps`` (``truncated``). A pick-and-place episode (``target`` names an
+Every episode ends on the step after its ``max_steps``-th (``truncated``), as InternUtopia's
+manipulation task does (its step counter must *exceed* ``max_steps``: ``max_steps=5`` ends on
+step 6). A pick-and-place episode (``target`` names an
 object, ``goal_position`` set; see :class:`~internutopia_extension.configs.tasks.ManipulationTaskCfg`)
 also ends with success (``terminated``) on the first step that the object is within
 ``success_distance`` of the goal, has been at rest for :data:`REST_TIME` (so the bottom of an
@@ -101,7 +103,8 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         if np.any(place):
             rows = np.flatnonzero(place)
             success[rows] = self._place_step(slots[rows])
-        truncated = ~success & (self.view.steps[slots] >= self.max_steps[slots])
+        # InternUtopia's manipulation task ends once its step count exceeds max_steps.
+        truncated = ~success & (self.view.steps[slots] > self.max_steps[slots])
         return np.zeros(len(slots)), success, truncated
 
     def _place_step(self, slots: np.ndarray) -> np.ndarray:

@@ -25,7 +25,8 @@ class ManipulationTaskCfg(TaskCfg):
     """A manipulation episode (InternUtopia's fields ``prompt``, ``target``, ``episode_idx``, ``max_steps``).
 
     ``target`` is a free label (InternUtopia uses e.g. ``'franka_manipulation'``): such an episode
-    ends with ``truncated=True`` after ``max_steps`` env steps. For pick and place, let ``target``
+    ends with ``truncated=True`` on env step ``max_steps + 1`` (InternUtopia's manipulation task
+    ends once its step count exceeds ``max_steps``). For pick and place, let ``target``
     name one of the episode's ``objects`` and set ``goal_position`` (env-local xyz of where that
     object's origin, a cube's centre, should end up): the episode then also ends, with success
     (``terminated``), on the first step the object has rested (slower than 5 cm/s) for 0.1 s within
