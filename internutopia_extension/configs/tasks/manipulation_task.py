@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, TaskCfg
 
 #: Top-level observation keys a ManipulationTask adds next to the robots (so no robot may use them).
 MANIPULATION_RESERVED_NAMES = ('task', 'objects')
+#: The shaped reward's terms (``reward_scales`` keys), each in [0, 1] per step: ``reach`` the tool
+#: frame near the target object (``1 - tanh(5 d)``), ``grasp`` the object held, ``lift`` held and
+#: raised (up to 10 cm), ``place`` the object near the goal while held or resting there
+#: (``1 - tanh(5 d)``), ``success`` the episode's success.
+REWARD_TERMS = ('reach', 'grasp', 'lift', 'place', 'success')
 
 
 def _default_manipulation_metrics() -> list[MetricCfg]:
@@ -43,12 +50,26 @@ class ManipulationTaskCfg(TaskCfg):
     goal_position: tuple[float, float, float] | None = None
     success_distance: float = 0.03
     robot_name: str | None = None
+    #: What counts as success when ``goal_position`` is set: ``'place'`` the object rests at the
+    #: goal, let go; ``'pick'`` the object is held 10 cm above where it started; ``'reach'`` the
+    #: tool frame is within ``success_distance`` of the target object (e.g. a visual marker).
+    goal: Literal['reach', 'pick', 'place'] = 'place'
+    #: Scales of the shaped reward's named terms (:data:`REWARD_TERMS`); ``None``: reward 0.
+    reward_scales: dict[str, float] | None = None
 
     @field_validator('max_steps')
     @classmethod
     def _max_steps_positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError(f'max_steps must be >= 1; got {value}')
+        return value
+
+    @field_validator('reward_scales')
+    @classmethod
+    def _known_reward_terms(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        unknown = sorted(set(value or {}) - set(REWARD_TERMS))
+        if unknown:
+            raise ValueError(f'reward_scales: unknown term(s) {unknown}; terms: {list(REWARD_TERMS)}')
         return value
 
     @field_validator('success_distance')
@@ -89,4 +110,4 @@ class ManipulationTaskCfg(TaskCfg):
         return self.goal_position is not None
 
 
-__all__ = ['MANIPULATION_RESERVED_NAMES', 'ManipulationTaskCfg']
+__all__ = ['MANIPULATION_RESERVED_NAMES', 'REWARD_TERMS', 'ManipulationTaskCfg']
