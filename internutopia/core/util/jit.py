@@ -107,7 +107,8 @@ class Kernel:
     @property
     def signatures(self) -> list:
         """The argument types compiled (or loaded from the cache) so far in this process."""
-        return list(self._compiled.signatures) if self._compiled is not None else []
+        compiled: Any = self._compiled  # a numba dispatcher
+        return list(compiled.signatures) if compiled is not None else []
 
     @property
     def available(self) -> bool:
