@@ -49,3 +49,16 @@ def test_three_cameras_see_the_arm_and_the_cube_with_depth():
         grey = rgba[..., :3].astype(int)
         floor = ~red & (grey.max(axis=2) - grey.min(axis=2) < 12) & (grey.min(axis=2) > 60) & (grey.max(axis=2) < 200)
         assert floor.sum() > 5000, f'{name}: the floor fills the rest'
+
+
+def test_franka_cameras_bench_case_is_registered_with_three_cameras():
+    from internutopia.bench.cases import get_case
+
+    case = get_case('franka_cameras')
+    assert case.default is False and case.robot == 'franka'
+    config = case.config(16, 'on')
+    assert config.env_num == 16 and len(config.task_configs) >= 16
+    sensors = config.task_configs[0].robots[0].sensors
+    assert [s.name for s in sensors] == ['front_camera', 'side_camera', 'wrist_camera']
+    assert all(s.resolution == (256, 256) and s.depth for s in sensors)
+    assert len(case.dict_actions(16)) == 16
