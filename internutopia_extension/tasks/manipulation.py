@@ -81,6 +81,7 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.rest_steps = np.zeros(n, dtype=np.int64)  # consecutive steps the object has been at rest
         self.rest_needed = np.ones(n, dtype=np.int64)
         self.goal_kind = np.zeros(n, dtype=np.int64)  # see _GOALS
+        self.end_on_success = np.ones(n, dtype=bool)
         #: Per slot, the scale of each reward term (columns in REWARD_TERMS order), and the terms of
         #: the last step (``reward_terms[name]``, ``(env_num,)``), for logging.
         self.reward_scales = np.zeros((n, len(REWARD_TERMS)))
@@ -100,6 +101,7 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
             return
         self.goal[slot] = config.goal_position
         self.goal_kind[slot] = _GOALS[getattr(config, 'goal', 'place')]
+        self.end_on_success[slot] = bool(getattr(config, 'end_on_success', True))
         scales = getattr(config, 'reward_scales', None) or {}
         self.reward_scales[slot] = [float(scales.get(name, 0.0)) for name in REWARD_TERMS]
         self.success_distance[slot] = config.success_distance
@@ -119,8 +121,9 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
             rows = np.flatnonzero(place)
             success[rows], reward[rows] = self._place_step(slots[rows])
         # InternUtopia's manipulation task ends once its step count exceeds max_steps.
-        truncated = ~success & (self.view.steps[slots] > self.max_steps[slots])
-        return reward, success, truncated
+        terminated = success & self.end_on_success[slots]
+        truncated = ~terminated & (self.view.steps[slots] > self.max_steps[slots])
+        return reward, terminated, truncated
 
     def _place_step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Update the pick-and-place state of ``slots``; success and the shaped reward per slot."""

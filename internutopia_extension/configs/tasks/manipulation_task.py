@@ -54,6 +54,10 @@ class ManipulationTaskCfg(TaskCfg):
     #: goal, let go; ``'pick'`` the object is held 10 cm above where it started; ``'reach'`` the
     #: tool frame is within ``success_distance`` of the target object (e.g. a visual marker).
     goal: Literal['reach', 'pick', 'place'] = 'place'
+    #: Whether success ends the episode (``terminated``); ``False`` runs it to the step limit and
+    #: the ``success`` metric is the last step's (a reach that must be held, as a learning task
+    #: wants: ending on success would cut off the reward for staying there).
+    end_on_success: bool = True
     #: Scales of the shaped reward's named terms (:data:`REWARD_TERMS`); ``None``: reward 0.
     reward_scales: dict[str, float] | None = None
 
