@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.bench.case import Case, endless_config, register_case
+from internutopia.bench.case import CASES, Case, endless_config, register_case
 
 #: The IK target every step: above the cube, the tool pointing down.
 TARGET = (0.5, 0.0, 0.2, 0.0, 1.0, 0.0, 0.0)
@@ -156,8 +156,9 @@ def run(env_num: int = 16, steps: int = 30) -> dict[str, Any]:
             'process_pool_env_steps_per_s': round(pool, 2), 'ratio': round(ours / pool, 2)}
 
 
-register_case(Case('franka_cameras', 'Franka Panda holding an IK pose with three 256x256 RGB-D cameras (InternManip-style)',
-                   franka_cameras_config, _dict_actions, _array_action, robot='franka', default=False))
+if 'franka_cameras' not in CASES:  # (run as a script, the module is imported twice: by the registry, then as __main__)
+    register_case(Case('franka_cameras', 'Franka Panda holding an IK pose with three 256x256 RGB-D cameras (InternManip-style)',
+                       franka_cameras_config, _dict_actions, _array_action, robot='franka', default=False))
 
 
 def main(argv: list[str] | None = None) -> None:

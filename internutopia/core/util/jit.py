@@ -90,6 +90,12 @@ def numpy_only() -> Iterator[None]:
         _NUMPY_ONLY = before
 
 
+def _cache_misses(dispatcher: Any) -> int:
+    """How many versions ``dispatcher`` compiled rather than loaded (numba's compile statistics)."""
+    stats = getattr(dispatcher, 'stats', None)
+    return int(sum(stats.cache_misses.values())) if stats is not None else 0
+
+
 class Kernel:
     """A scalar-loop function, compiled with numba on first use (``cache=True``).
 
@@ -142,16 +148,18 @@ class Kernel:
         name = self.function.__name__
         started = time.perf_counter()
         notice = threading.Timer(SLOW_COMPILE_S, log.warning, (
-            'compiling kernel %s (first run only: the machine code is cached for later runs) ...', name))
+            'preparing kernel %s (compiled on a first run, then loaded from the cache) ...', name))
         notice.daemon = True
         notice.start()
+        misses = _cache_misses(compiled)
         try:
             compiled(*args)
         finally:
             notice.cancel()
         elapsed = time.perf_counter() - started
-        if elapsed > SLOW_COMPILE_S:
-            log.warning('compiled kernel %s in %.1f s', name, elapsed)
+        if elapsed > SLOW_COMPILE_S or _cache_misses(compiled) > misses:
+            compiled_now = _cache_misses(compiled) > misses
+            log.warning('%s kernel %s in %.1f s', 'compiled (and cached for later runs)' if compiled_now else 'loaded', name, elapsed)
 
     @overload
     def compiled_or(self, fallback: Callable[..., Any]) -> Callable[..., Any]: ...
