@@ -86,6 +86,7 @@ class _PlainFrankaEnv:
         import gymnasium as gym
         import mujoco
 
+        from internutopia.core.backend.mujoco.world import Pack as MujocoPack
         from internutopia.core.gym_env import Env as GymEnv
         from internutopia_extension import import_extensions
 
@@ -99,6 +100,7 @@ class _PlainFrankaEnv:
 
         def observe() -> dict:
             pack = inner._vec_env.runner.world.pack(0)
+            assert isinstance(pack, MujocoPack)  # (the plain renderer draws a MuJoCo model)
             if not holder:
                 model = pack.model
                 cams = [i for i in range(model.ncam) if any(model.camera(i).name.endswith(n) for n in names)]
