@@ -1,18 +1,21 @@
-"""Pick and place with Franka arms: 4 slots, each its own cube and goal, a scripted policy.
+"""Pick and place with Franka arms: every slot its own cube and goal, a scripted policy.
 
 Each episode (a ``ManipulationTaskCfg`` whose ``target`` names the cube and whose
 ``goal_position`` says where the cube must end up) starts a Panda at home with a 5 cm cube on the
-floor in front of it and a translucent marker at the goal. The scripted policy
-(:class:`internutopia_extension.policies.ScriptedPickPlace`) approaches, grasps, lifts, carries,
-lowers and releases through the ``arm_ik_controller`` (IK targets, env-local) and the
-``gripper_controller`` (``['open']``/``['close']``). An episode ends with success once the cube
-rests within ``success_distance`` of its goal and the gripper has let go; the example checks that
-every slot succeeded and prints each episode's metrics.
+floor in front of it, at a random position and yaw, and a translucent marker at a random goal.
+The scripted policy (:class:`internutopia_extension.policies.ScriptedPickPlace`) approaches,
+grasps, lifts, carries, lowers and releases through the ``arm_ik_controller`` (IK targets,
+env-local) and the ``gripper_controller`` (``['open']``/``['close']``). By default it sends each
+waypoint at once, as InternUtopia's scripts and InternManip's policies do (the arm moves at its
+joint speed and acceleration limits, the hand holds the cube with the Franka Hand's 70 N);
+``--stream`` streams a smooth path instead. An episode ends with success once the cube rests
+within ``success_distance`` of its goal and the gripper has let go; the example checks that every
+episode succeeded, prints each one's metrics, and writes them to the results file.
 
-Run headless from the repository root (needs the ``franka`` extra); ``--config`` runs the same
-episodes from ``configs/franka_pick_place.yaml`` instead of the configs built here::
+Run headless from the repository root (needs the ``franka`` extra); ``--config`` runs the
+episodes of a YAML config (``configs/franka_pick_place.yaml``: 4 fixed ones) instead::
 
-    python examples/franka_pick_place.py [--config configs/franka_pick_place.yaml]
+    python examples/franka_pick_place.py [--episodes 16] [--slots 16] [--stream] [--config configs/franka_pick_place.yaml]
 """
 
 from __future__ import annotations
@@ -30,43 +33,60 @@ from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_
 from internutopia_extension.configs.tasks import ManipulationTaskCfg
 from internutopia_extension.policies import ScriptedPickPlace
 
-#: (cube position, goal position) per slot, env-local metres; the cube's centre sits 2.5 cm up.
-EPISODES = [
-    ((0.50, 0.10, 0.025), (0.30, -0.40, 0.025)),
-    ((0.45, -0.25, 0.025), (0.55, 0.30, 0.025)),
-    ((0.60, 0.00, 0.025), (0.35, 0.35, 0.025)),
-    ((0.35, 0.30, 0.025), (0.60, -0.15, 0.025)),
-]
+PHYSICS_DT = 1 / 240
+#: Shortest distance (m) from a random cube to its goal.
+MIN_CARRY = 0.15
 
 
-def episode(index: int, cube: tuple, goal: tuple) -> ManipulationTaskCfg:
+def episode(index: int, cube: tuple, goal: tuple, yaw: float = 0.0) -> ManipulationTaskCfg:
+    """A pick-and-place episode: a 5 cm cube at ``cube`` (turned by ``yaw``) to bring to ``goal``."""
+    turn = (float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2)))
     return ManipulationTaskCfg(
         scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
         robots=[FrankaRobotCfg(position=(0.0, 0.0, 0.0), controllers=[arm_ik_cfg, gripper_cfg])],
         objects=[
-            DynamicCubeCfg(name='cube', position=cube, scale=(0.05, 0.05, 0.05), color=(0.9, 0.2, 0.1)),
+            DynamicCubeCfg(name='cube', position=cube, orientation=turn, scale=(0.05, 0.05, 0.05), color=(0.9, 0.2, 0.1)),
             VisualCubeCfg(name='goal_marker', position=goal, scale=(0.05, 0.05, 0.05), color=(0.1, 0.8, 0.2, 0.3)),
         ],
         prompt='put the red cube on the green marker', target='cube', goal_position=goal,
-        success_distance=0.03, episode_idx=index, max_steps=2400,
+        success_distance=0.03, episode_idx=index, max_steps=3000,
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--config', default=None, help='a YAML config to run instead of the built-in episodes')
-    args = parser.parse_args()
+def random_episodes(count: int, seed: int = 0) -> list[ManipulationTaskCfg]:
+    """``count`` episodes with cubes and goals drawn in front of the arm (0.35 to 0.65 m away, within
+    40 degrees either side, goals at least :data:`MIN_CARRY` from their cubes) and random cube yaws."""
+    rng = np.random.default_rng(seed)
+
+    def spot() -> tuple[float, float, float]:
+        reach, bearing = rng.uniform(0.35, 0.65), rng.uniform(-0.7, 0.7)
+        return (float(reach * np.cos(bearing)), float(reach * np.sin(bearing)), 0.025)
+
+    episodes = []
+    for index in range(count):
+        cube, goal = spot(), spot()
+        while np.hypot(goal[0] - cube[0], goal[1] - cube[1]) < MIN_CARRY:  # a real carry, not a cube already there
+            goal = spot()
+        episodes.append(episode(index, cube, goal, float(rng.uniform(-np.pi, np.pi))))
+    return episodes
+
+
+def run_episodes(episodes: list, env_num: int, jump: bool = True, results: str = 'none') -> dict[int, dict]:
+    """Run ``episodes`` on ``env_num`` slots with the scripted policy; each episode's metrics by index."""
     import_extensions()
-    if args.config is not None:
-        config = Config.from_yaml(args.config)
-    else:
-        config = Config(simulator=SimConfig(physics_dt=1 / 240, headless=True), env_num=4, env_offset_size=3.0,
-                        metrics_save_path='none', task_configs=[episode(i, *e) for i, e in enumerate(EPISODES)])
+    config = Config(simulator=SimConfig(physics_dt=PHYSICS_DT, headless=True), env_num=env_num, env_offset_size=3.0,
+                    metrics_save_path=results, task_configs=episodes)
+    return run(config, jump)
+
+
+def run(config: Config, jump: bool) -> dict[int, dict]:
+    """Run every episode of ``config``; each one's metrics by episode index."""
     env = Env(config)
-    policy = ScriptedPickPlace(physics_dt=config.simulator.physics_dt)
+    policy = ScriptedPickPlace(physics_dt=config.simulator.physics_dt, jump=jump)
     obs, infos = env.reset()
     slots = np.arange(env.env_num)
-    policy.reset(slots, np.array([info.goal_position for info in infos]))
+    started = [slot for slot in slots if infos[slot] is not None]
+    policy.reset(np.array(started), np.array([infos[slot].goal_position for slot in started]))
     results: dict[int, dict] = {}
     while len(results) < len(config.task_configs):
         active = [i for i in slots if obs[i] is not None]
@@ -74,7 +94,7 @@ def main() -> None:
         quat = np.array([obs[i]['objects']['cube']['orientation'] for i in active])
         tcp = np.array([obs[i]['franka']['controllers']['arm_ik_controller']['eef_position'] for i in active])
         targets, grip = policy.act(np.array(active), cube, quat, tcp)
-        actions = [None] * env.env_num
+        actions: list = [None] * env.env_num
         for row, slot in enumerate(active):
             actions[slot] = {'franka': {'arm_ik_controller': [targets[row, :3], targets[row, 3:]],
                                         'gripper_controller': ['open' if grip[row] > 0.5 else 'close']}}
@@ -85,17 +105,35 @@ def main() -> None:
         if ended:  # next episodes from the queue, if any are left (a reset costs about a step)
             new_obs, new_infos = env.reset(ended)
             for slot, slot_obs, slot_info in zip(ended, new_obs, new_infos, strict=True):
-                obs[slot] = slot_obs
+                obs[slot] = slot_obs  # None once the queue is out: the slot stays empty
                 if slot_info is not None:
                     policy.reset(np.array([slot]), np.array([slot_info.goal_position]))
     env.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--config', default=None, help='a YAML config to run instead of random episodes')
+    parser.add_argument('--episodes', type=int, default=16, help='random episodes to run (default 16)')
+    parser.add_argument('--slots', type=int, default=16, help='env slots (default 16)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the random episodes')
+    parser.add_argument('--stream', action='store_true', help='stream a smooth path instead of jumping to each waypoint')
+    parser.add_argument('--results', default='results/franka_pick_place.jsonl', help="results file ('none': none)")
+    args = parser.parse_args()
+    import_extensions()
+    if args.config is not None:
+        results = run(Config.from_yaml(args.config), jump=not args.stream)
+    else:
+        results = run_episodes(random_episodes(args.episodes, args.seed), args.slots, jump=not args.stream,
+                               results=args.results)
     for index in sorted(results):
         metrics = results[index]
         print(f"episode {index}: success={metrics['success']} distance={metrics['distance_to_goal']:.4f} m "
               f"steps={metrics['steps']} dropped={metrics['dropped']}")
     failed = [index for index, metrics in results.items() if not metrics['success']]
     assert not failed, f'episodes {failed} did not place their cube'
-    print('all cubes placed')
+    print(f'all {len(results)} cubes placed' + ('' if args.config else f' (results: {args.results})'))
 
 
 if __name__ == '__main__':

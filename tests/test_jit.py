@@ -282,3 +282,144 @@ def test_g1_walks_the_same_with_and_without_the_compiled_policy_step():
     off, on = np.array(results['0']['position']), np.array(results['1']['position'])
     assert off[:, 0].min() > 0.3 and off[:, 2].min() > 0.6  # walked forward, still standing
     np.testing.assert_allclose(on, off, atol=1e-3)
+
+
+def _robot_episode(kind: str):
+    """An episode with one robot of ``kind`` and the controllers its compiled kernels serve."""
+    from internutopia_extension.configs.robots import franka, g1, h1, jetbot
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    robots = {
+        'franka': lambda: franka.FrankaRobotCfg(controllers=[franka.arm_ik_cfg, franka.gripper_cfg]),
+        'h1': lambda: h1.H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[h1.move_by_speed_cfg, h1.move_along_path_cfg]),
+        'g1': lambda: g1.G1RobotCfg(controllers=[g1.move_by_speed_cfg]),
+        'jetbot': lambda: jetbot.JetbotRobotCfg(controllers=[jetbot.move_by_speed_cfg, jetbot.move_along_path_cfg]),
+    }
+    return SingleInferenceTaskCfg(robots=[robots[kind]()])
+
+
+def _robot_action(kind: str, slot: int, step: int) -> dict:
+    """A command that differs per slot and changes over time (so a row mixed up between slots shows)."""
+    turn = 0.2 * (slot - 2)
+    if kind == 'franka':
+        target = [0.45 + 0.02 * slot, 0.1 * np.sin(0.1 * step + slot), 0.3 - 0.01 * slot]
+        return {'arm_ik_controller': [target, [0.0, 1.0, 0.0, 0.0]],
+                'gripper_controller': ['close' if (step // 15 + slot) % 2 else 'open']}
+    if kind == 'jetbot':
+        if step >= 10:
+            return {'move_along_path': [[0.3 * slot, 0.5, 0.0], [0.5, -0.3 * slot, 0.0]]}
+        return {'move_by_speed': [0.4, turn]}
+    return {'move_by_speed': [0.4, 0.0, turn]}
+
+
+def _run_mixed(kind: str, other: str, steps: int = 30) -> list[dict]:
+    """Slots of ``kind`` beside ``other`` robots and an empty slot, filled in a shuffled order and
+    changed mid-run; each step's positions (and joint positions) per slot, ``None`` where empty."""
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.vec_env import Env
+
+    queue = [_robot_episode(k) for k in (kind, other, kind, kind, other, kind)]
+    config = Config(simulator=SimConfig(physics_dt=1 / 240), env_num=5, env_offset_size=5.0,
+                    metrics_save_path='none', task_configs=queue)
+    trace = []
+    with Env(config) as env:
+        env.reset([4, 2, 0])  # kind in slots 4 and 0, other in 2; slots 1 and 3 empty
+        for step in range(steps):
+            if step == 10:
+                env.reset([3, 1])  # kind joins in slots 3 and 1 (every slot but 2 now)
+            if step == 20:
+                env.reset([4])  # slot 4 changes to an `other` episode: kind in 0, 1, 3
+            actions = []
+            for slot in range(5):
+                episode = env.runner.episodes[slot]
+                robot = episode.config.robots[0] if episode is not None else None
+                name = {'FrankaRobot': 'franka', 'H1Robot': 'h1', 'G1Robot': 'g1', 'JetbotRobot': 'jetbot'}.get(robot.type) if robot else None
+                actions.append({robot.name: _robot_action(name, slot, step)} if robot else None)
+            obs = env.step(actions)[0]
+            trace.append([None if o is None else {name: {key: np.asarray(value, dtype=float).copy() for key, value in robot_obs.items()
+                                                          if key in ('position', 'joint_positions', 'eef_position')}
+                                                   for name, robot_obs in o.items() if isinstance(robot_obs, dict) and 'position' in robot_obs}
+                          for o in obs])
+    return trace
+
+
+@pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
+@pytest.mark.parametrize('kind, other', [('franka', 'jetbot'), ('franka', 'h1'), ('h1', 'franka'), ('g1', 'jetbot'),
+                                         ('jetbot', 'h1')])
+def test_every_robot_kernels_agree_with_numpy_in_partial_shuffled_and_empty_slots(kind, other):
+    """A robot's compiled step (controllers, policy, servos, observations) and its numpy twin
+    (``jit.numpy_only``) move every slot the same, with the robot in some slots only, filled in a
+    shuffled order, beside another robot type and an empty slot, through resets that change which
+    slots it holds."""
+    compiled = _run_mixed(kind, other)
+    with jit.numpy_only():
+        reference = _run_mixed(kind, other)
+    for step, (got, expected) in enumerate(zip(compiled, reference, strict=True)):
+        for slot, (slot_got, slot_expected) in enumerate(zip(got, expected, strict=True)):
+            assert (slot_got is None) == (slot_expected is None), (step, slot)
+            if slot_got is None:
+                continue
+            for name, values in slot_expected.items():
+                for key, value in values.items():
+                    np.testing.assert_allclose(slot_got[name][key], value, rtol=0, atol=2e-4,
+                                               err_msg=f'{kind}: step {step} slot {slot} {name}.{key}')
+    first, last = compiled[0][0][kind], compiled[-1][0][kind]
+    moved = max(np.abs(last[key] - first[key]).max() for key in first)
+    assert moved > 0.005  # the robot in slot 0 (there from start to end) did move
+    assert compiled[-1][2] is not None and compiled[-1][4] is not None  # the other robots ran beside it
+
+
+def test_a_slow_first_compile_logs_while_it_runs(tmp_path, monkeypatch, caplog):
+    """``Kernel.warm`` says so in the log when a first call takes long (a compile), and names the kernel."""
+    import importlib.util
+    import logging
+
+    source = tmp_path / 'slow_kernel_module.py'
+    source.write_text('def doubled(values, out):\n    for i in range(len(values)):\n        out[i] = 2.0 * values[i]\n')
+    spec = importlib.util.spec_from_file_location('slow_kernel_module', source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(jit, 'SLOW_COMPILE_S', 0.0)  # any first call counts as slow here
+    kernel = jit.Kernel(module.doubled)
+    with caplog.at_level(logging.WARNING, logger='internutopia'):
+        kernel.warm(np.zeros(2), np.zeros(2))
+    if NUMBA_EXPECTED:
+        messages = [record.getMessage() for record in caplog.records]
+        assert any(m.startswith('preparing kernel doubled') for m in messages), messages
+        assert any(m.startswith('compiled (and cached for later runs) kernel doubled in') for m in messages), messages
+        assert len(kernel.signatures) == 1
+    else:
+        assert not caplog.records and kernel.signatures == []
+
+
+def test_franka_steps_compile_nothing_after_reset():
+    """Every kernel a Franka episode uses (IK, FK, servos, finger, parsers) is compiled or loaded
+    when the env resets, not in its first steps (a fresh process: nothing compiled before)."""
+    script = textwrap.dedent('''
+        import json
+        from internutopia.core.config import Config, SimConfig
+        from internutopia.core.util import jit
+        from internutopia.core.vec_env import Env
+        from internutopia_extension import import_extensions
+        from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
+        from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+        import_extensions()
+        task = SingleInferenceTaskCfg(robots=[FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg])])
+        env = Env(Config(simulator=SimConfig(physics_dt=1 / 240), env_num=3, metrics_save_path='none', task_configs=[task] * 2))
+        env.reset()
+        before = {k.function.__name__: len(k.signatures) for k in jit.KERNELS}
+        action = {'franka': {'arm_ik_controller': [[0.5, 0.1, 0.3], [0, 1, 0, 0]], 'gripper_controller': ['close']}}
+        for _ in range(3):
+            env.step([action, action, None])
+        after = {k.function.__name__: len(k.signatures) for k in jit.KERNELS}
+        print(json.dumps({'before': before, 'after': after}))
+        env.close()
+    ''')
+    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result['after'] == result['before']
+    if NUMBA_EXPECTED:
+        for name in ('_ik_rows', '_fk_rows', '_servo_rows', '_finger_rows', '_parse_rows', '_open_rows'):
+            assert result['before'][name] >= 1, name

@@ -133,6 +133,7 @@ except ImportError:  # pragma: no cover - depends on the optional package
     pass
 else:
     register_case(_franka_case())
+    importlib.import_module('internutopia.bench.franka_cameras')  # registers 'franka_cameras'
 
 
 # The per-slot case (robot and task written InternUtopia's way): registered by importing it.

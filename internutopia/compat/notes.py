@@ -52,7 +52,8 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.controllers.rotate_oracle.RotateOracleController': (
         IMPROVED, 'turns any mobile robot\'s base kinematically by up to rotation_speed rad per step'),
     'internutopia_extension.robots.franka.Franka': (
-        IMPROVED, "upstream's Isaac articulation wrapper of the Panda; here the name of the robot class, FrankaRobot"),
+        IMPROVED, "importable; upstream's Isaac articulation of a Panda USD cannot be built on MuJoCo: constructing it "
+                  'raises an error naming FrankaRobot, whose per-slot objects have the articulation and its gripper'),
     'internutopia_extension.robots.jetbot.WheeledRobot': (
         ABSENT, "Isaac Sim's wheeled-articulation wrapper that upstream's Jetbot is built on; JetbotRobot here is a "
                 'MuJoCo model with its own differential drive'),

@@ -6,6 +6,9 @@ id                                 what
 ``internutopia/JetbotPointNav-v0``  jetbot drives to a point goal on flat ground (``move_by_speed``, 10 Hz)
 ``internutopia/H1PointNav-v0``      Unitree H1 (holonomic base) goes to a point goal (``move_by_speed``, 10 Hz)
 ``internutopia/G1PointNav-v0``      Unitree G1 walks to a point goal with its trained ONNX policy (10 Hz)
+``internutopia/FrankaReach-v0``     Franka Panda brings its tool frame to a marker (arm + gripper action, 10 Hz)
+``internutopia/FrankaPick-v0``      Franka picks a cube up 10 cm
+``internutopia/FrankaPickPlace-v0`` Franka puts a cube on a goal
 ``internutopia/Config-v0``          any YAML config or ``Config``: ``config='configs/h1_example.yaml'``
 =================================  ======================================================================
 

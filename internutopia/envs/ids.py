@@ -8,6 +8,12 @@ ENV_IDS = {
     'internutopia/H1PointNav-v0': {'robot': 'h1'},
     'internutopia/G1PointNav-v0': {'robot': 'g1'},
 }
+#: The Franka manipulation ids and their goals (``internutopia.envs.manipulation``).
+MANIPULATION_IDS = {
+    'internutopia/FrankaReach-v0': {'goal': 'reach'},
+    'internutopia/FrankaPick-v0': {'goal': 'pick'},
+    'internutopia/FrankaPickPlace-v0': {'goal': 'place'},
+}
 
 
 def register_envs() -> None:
@@ -19,9 +25,13 @@ def register_envs() -> None:
             continue
         gymnasium.register(id=env_id, entry_point='internutopia.envs:make_point_nav',
                            vector_entry_point='internutopia.envs:make_point_nav_vec', kwargs=dict(kwargs))
+    for env_id, kwargs in MANIPULATION_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point='internutopia.envs.manipulation:make_manipulation',
+                               vector_entry_point='internutopia.envs.manipulation:make_manipulation_vec', kwargs=dict(kwargs))
     if 'internutopia/Config-v0' not in gymnasium.registry:
         gymnasium.register(id='internutopia/Config-v0', entry_point='internutopia.envs:make_config',
                            vector_entry_point='internutopia.envs:make_config_vec')
 
 
-__all__ = ['ENV_IDS', 'register_envs']
+__all__ = ['ENV_IDS', 'MANIPULATION_IDS', 'register_envs']

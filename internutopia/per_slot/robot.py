@@ -74,6 +74,8 @@ class SlotRobot(OrderedObsMixin):
         self.obs_keys: list[str] = []
         self._rigid_body_map: dict[str, IRigidBody] = {}
         self.articulation = IArticulation(group, self._slot, origin=scene.origin)
+        for part_name, part in self.articulation_parts().items():  # e.g. the Franka's ``articulation.gripper``
+            setattr(self.articulation, part_name, part)
         self.create_rigid_bodies()
         self.controllers = OrderedDict((name, controller_in_slot(c, self._slot, self, scene)) for name, c in group.controllers.items())
         self.sensors = OrderedDict((name, sensor_in_slot(s, self._slot, self, scene)) for name, s in group.sensors.items())
@@ -104,6 +106,12 @@ class SlotRobot(OrderedObsMixin):
         controllers = OrderedDict((name, c.get_obs()) for name, c in self.controllers.items())
         sensors = OrderedDict((name, s.get_data()) for name, s in self.sensors.items())
         return controllers, sensors
+
+    def articulation_parts(self) -> dict[str, Any]:
+        """Parts InternUtopia's articulation of this robot has beyond joints (a Franka's ``gripper``),
+        by attribute name; the robot's ``upstream_methods`` provide them. Set before the
+        controllers are built, which look them up."""
+        return {}
 
     def get_robot_base(self) -> IRigidBody:
         """The robot's base body (its ``position``/``orientation``)."""

@@ -1,6 +1,7 @@
 """``GripperController``: open or close a parallel gripper, for all slots at once.
 
-Action (one slot): ``['open']`` or ``['close']`` (InternUtopia's format; a bare string works too).
+Action (one slot): ``['open']`` or ``['close']`` (InternUtopia's format; a bare string works too),
+or a number (``>= 0.5`` opens: a Gymnasium action's gripper part).
 The array API takes one number per slot: ``>= 0.5`` opens, below closes (or the strings).
 The command stays in force until the next one; a closed gripper keeps squeezing what it holds.
 
@@ -25,7 +26,8 @@ _FLOAT64 = np.dtype(np.float64)
 
 @BaseController.register('GripperController')
 class GripperController(BaseController):
-    """Drives the robot's ``gripper_actuator`` (ctrl 0 closed .. ``gripper_ctrl_open`` open)."""
+    """Drives the robot's ``gripper_actuator`` (ctrl ``gripper_ctrl_closed`` (default 0) closed,
+    ``gripper_ctrl_open`` open)."""
 
     _parse_kernel = None  # the compiled parse_batch (set by bind where numba is available)
 
@@ -44,7 +46,11 @@ class GripperController(BaseController):
         command = action[0] if isinstance(action, (list, tuple)) and len(action) == 1 else action
         if isinstance(command, str) and command in _COMMANDS:
             return _COMMANDS[command]
-        raise ValueError(f"gripper action must be ['open'] or ['close']; got {action!r}")
+        if isinstance(command, np.ndarray) and command.shape == (1,):
+            command = command[0]  # a Gymnasium action's one number
+        if isinstance(command, (int, float, np.integer, np.floating)) and not isinstance(command, bool) and np.isfinite(command):
+            return 1.0 if command >= 0.5 else 0.0  # as the array API: >= 0.5 opens
+        raise ValueError(f"gripper action must be ['open'], ['close'] or a number (>= 0.5 opens); got {action!r}")
 
     def batch(self, parsed: list[float]) -> np.ndarray:
         return np.asarray(parsed, dtype=float)
@@ -64,7 +70,8 @@ class GripperController(BaseController):
         robot = self.robot
         # Slots are sorted ids: as many as there are envs are every slot, a column view's rows.
         rows = slice(None) if len(slots) == self.env_num else slots
-        self.world.data.ctrl[rows, robot.gripper_actuator] = batch * robot.gripper_ctrl_open
+        closed = getattr(robot, 'gripper_ctrl_closed', 0.0)
+        self.world.data.ctrl[rows, robot.gripper_actuator] = closed + batch * (robot.gripper_ctrl_open - closed)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         qpos = self.world.data.qpos

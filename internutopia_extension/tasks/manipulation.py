@@ -1,6 +1,8 @@
 """ManipulationTask: InternUtopia's manipulation episodes, plus a pick-and-place goal; vectorized over slots.
 
-Every episode ends at ``max_steps`` (``truncated``). A pick-and-place episode (``target`` names an
+Every episode ends on the step after its ``max_steps``-th (``truncated``), as InternUtopia's
+manipulation task does (its step counter must *exceed* ``max_steps``: ``max_steps=5`` ends on
+step 6). A pick-and-place episode (``target`` names an
 object, ``goal_position`` set; see :class:`~internutopia_extension.configs.tasks.ManipulationTaskCfg`)
 also ends with success (``terminated``) on the first step that the object is within
 ``success_distance`` of the goal, has been at rest for :data:`REST_TIME` (so the bottom of an
@@ -29,6 +31,7 @@ import numpy as np
 from internutopia.core.robot.base import NO_ID
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
+from internutopia_extension.configs.tasks.manipulation_task import REWARD_TERMS
 from internutopia_extension.objects.observations import ObjectObservationsMixin
 
 #: The object is at rest below these speeds (m/s, rad/s) ...
@@ -39,6 +42,11 @@ REST_TIME = 0.1
 HOLD_DISTANCE = 0.05
 #: Rise (m) above its start height that makes a held object lifted.
 LIFT_HEIGHT = 0.02
+#: Rise (m) of a held object that is a ``'pick'`` episode's success (and the ``lift`` term's full value).
+PICK_HEIGHT = 0.1
+#: Distance scale (1/m) of the ``reach`` and ``place`` terms: ``1 - tanh(TANH_SCALE d)``.
+TANH_SCALE = 5.0
+_GOALS = {'place': 0, 'pick': 1, 'reach': 2}
 
 
 class GripperRobot(Protocol):
@@ -72,6 +80,12 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.dropped = np.zeros(n, dtype=bool)
         self.rest_steps = np.zeros(n, dtype=np.int64)  # consecutive steps the object has been at rest
         self.rest_needed = np.ones(n, dtype=np.int64)
+        self.goal_kind = np.zeros(n, dtype=np.int64)  # see _GOALS
+        self.end_on_success = np.ones(n, dtype=bool)
+        #: Per slot, the scale of each reward term (columns in REWARD_TERMS order), and the terms of
+        #: the last step (``reward_terms[name]``, ``(env_num,)``), for logging.
+        self.reward_scales = np.zeros((n, len(REWARD_TERMS)))
+        self.reward_terms = {name: np.zeros(n) for name in REWARD_TERMS}
         self.object = view.tracker('object')  # the object to place, per pick-and-place slot
         self.robot = view.tracker('robot')  # the robot whose gripper must let go
 
@@ -86,6 +100,10 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         if not self.place[slot]:
             return
         self.goal[slot] = config.goal_position
+        self.goal_kind[slot] = _GOALS[getattr(config, 'goal', 'place')]
+        self.end_on_success[slot] = bool(getattr(config, 'end_on_success', True))
+        scales = getattr(config, 'reward_scales', None) or {}
+        self.reward_scales[slot] = [float(scales.get(name, 0.0)) for name in REWARD_TERMS]
         self.success_distance[slot] = config.success_distance
         self.object.track(slot, config.target)
         physics_dt = float(self.object.entity(slot).sim.physics_dt)
@@ -97,15 +115,18 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         success = np.zeros(len(slots), dtype=bool)
+        reward = np.zeros(len(slots))
         place = self.place[slots]
         if np.any(place):
             rows = np.flatnonzero(place)
-            success[rows] = self._place_step(slots[rows])
-        truncated = ~success & (self.view.steps[slots] >= self.max_steps[slots])
-        return np.zeros(len(slots)), success, truncated
+            success[rows], reward[rows] = self._place_step(slots[rows])
+        # InternUtopia's manipulation task ends once its step count exceeds max_steps.
+        terminated = success & self.end_on_success[slots]
+        truncated = ~terminated & (self.view.steps[slots] > self.max_steps[slots])
+        return reward, terminated, truncated
 
-    def _place_step(self, slots: np.ndarray) -> np.ndarray:
-        """Update the pick-and-place state of ``slots``; success per slot."""
+    def _place_step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Update the pick-and-place state of ``slots``; success and the shaped reward per slot."""
         position = np.zeros((len(slots), 3))
         speed = np.zeros(len(slots))
         spin = np.zeros(len(slots))
@@ -121,27 +142,43 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
                 spin[rows[free]] = np.linalg.norm(ang, axis=1)
         tcp = np.zeros((len(slots), 3))
         opened = np.ones(len(slots), dtype=bool)
+        opening = np.ones(len(slots), dtype=bool)  # commanded open (the fingers may still be moving)
         for group, rows, members in self.robot.groups(slots):
             if hasattr(group, 'tcp_position'):
                 gripper = cast(GripperRobot, group)
                 tcp[rows] = gripper.tcp_position(members)
                 opened[rows] = gripper.gripper_opened(members)
+                commanded = getattr(group, 'gripper_commanded_open', None)
+                opening[rows] = commanded(members) if commanded is not None else opened[rows]
             else:  # a robot without a gripper never holds anything
                 tcp[rows] = np.inf
         distance = np.linalg.norm(position - self.goal[slots], axis=1)
         held = ~opened & (np.linalg.norm(tcp - position, axis=1) < HOLD_DISTANCE)
         lifted = self.lifted[slots] | (held & (position[:, 2] > self.start_height[slots] + LIFT_HEIGHT))
         # Dropped: it was held up high and left the gripper while the gripper stayed closed.
-        self.dropped[slots] |= self.held[slots] & lifted & ~held & ~opened
+        self.dropped[slots] |= self.held[slots] & lifted & ~held & ~opening
         self.held[slots] = held
         self.lifted[slots] = lifted & held  # a new lift is needed after a release
         self.distance[slots] = distance
         still = (speed < REST_SPEED) & (spin < REST_SPIN)
         self.rest_steps[slots] = np.where(still, self.rest_steps[slots] + 1, 0)
         resting = self.rest_steps[slots] >= self.rest_needed[slots]
-        success = (distance < self.success_distance[slots]) & resting & opened & ~held
+        placed = (distance < self.success_distance[slots]) & resting & opened & ~held
+        rise = position[:, 2] - self.start_height[slots]
+        reach = np.linalg.norm(tcp - position, axis=1)
+        kind = self.goal_kind[slots]
+        success = np.where(kind == _GOALS['place'], placed,
+                           np.where(kind == _GOALS['pick'], held & (rise >= PICK_HEIGHT), reach < self.success_distance[slots]))
         self.success[slots] = success
-        return success
+        # The shaped reward: named terms in [0, 1], each scaled (MuJoCo Playground's style).
+        terms = (1.0 - np.tanh(TANH_SCALE * np.where(np.isfinite(reach), reach, 1e3)), held.astype(float),
+                 held * np.clip(rise / PICK_HEIGHT, 0.0, 1.0),
+                 (held | resting) * (1.0 - np.tanh(TANH_SCALE * distance)), success.astype(float))
+        reward = np.zeros(len(slots))
+        for column, (name, term) in enumerate(zip(REWARD_TERMS, terms, strict=True)):
+            self.reward_terms[name][slots] = term
+            reward += self.reward_scales[slots, column] * term
+        return success, reward
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.object_observations(slots))

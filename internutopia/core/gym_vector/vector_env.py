@@ -99,7 +99,9 @@ class VectorEnv(gym.vector.VectorEnv):
             same controllers and observation layout.
         robot: the robot the spaces are built for (default: the episode's only robot).
         controller: the controller the action drives (default ``move_by_speed`` when the robot has
-            it, else its first controller with a known action space).
+            it, else its first controller with a known action space), or a list of controllers
+            whose actions are concatenated into one ``Box`` in that order (e.g.
+            ``['arm_ik_controller', 'gripper_controller']``: an arm pose and a gripper command).
         obs_mode: ``'flat'`` (one ``float32`` ``Box``) or ``'dict'`` (a ``Dict`` keyed by ``obs_keys``).
         obs_keys: which observations (see :class:`ObsLayout`); default :meth:`ObsLayout.default_keys`.
         action_repeat: physics steps per ``step()`` with the same action (rewards are summed; an
@@ -117,7 +119,7 @@ class VectorEnv(gym.vector.VectorEnv):
     single_action_space: spaces.Box
 
     def __init__(self, config: Config | str | os.PathLike[str], *, num_envs: int | None = None,
-                 episodes: Any = None, robot: str | None = None, controller: str | None = None,
+                 episodes: Any = None, robot: str | None = None, controller: str | Sequence[str] | None = None,
                  obs_mode: str = 'flat', obs_keys: Sequence[str] | None = None, action_repeat: int = 1,
                  action_space: spaces.Box | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
@@ -146,9 +148,26 @@ class VectorEnv(gym.vector.VectorEnv):
             for slot, task in enumerate(info):
                 self._check_robot(slot, task)
             robot_group = self._vec.runner.slot_robots[0][self.robot_name]
-            self.controller_name = self._pick_controller(robot_group, controller)
+            if controller is None or isinstance(controller, str):
+                names = [self._pick_controller(robot_group, controller)]
+            else:
+                names = [self._pick_controller(robot_group, name) for name in controller]
+                if not names or len(set(names)) != len(names):
+                    raise ValueError(f'controller: a list of distinct controller names of robot {self.robot_name!r}; got {controller!r}')
+            #: The controllers the action drives, and each one's slice of the action.
+            self.controller_names = tuple(names)
+            self.controller_name = names[0] if len(names) == 1 else '+'.join(names)
+            parts = [controller_action_space(robot_group.controllers[name], self._vec) for name in names]
+            self._action_slices: list[tuple[str, slice, tuple[int, ...]]] = []
+            start = 0
+            for name, part in zip(names, parts, strict=True):
+                size = int(np.prod(part.shape))
+                self._action_slices.append((name, slice(start, start + size), part.shape))
+                start += size
             if action_space is None:
-                action_space = controller_action_space(robot_group.controllers[self.controller_name], self._vec)
+                action_space = parts[0] if len(parts) == 1 else spaces.Box(
+                    np.concatenate([p.low.ravel() for p in parts]), np.concatenate([p.high.ravel() for p in parts]),
+                    dtype=np.float32)
             elif not isinstance(action_space, spaces.Box):
                 raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
             self.layout = ObsLayout(obs[0], self.robot_name, obs_keys)
@@ -308,9 +327,14 @@ class VectorEnv(gym.vector.VectorEnv):
     def _commands(self, actions: Any, slots: np.ndarray) -> list[Any]:
         commands: list[Any] = [None] * self.num_envs
         space = self.single_action_space
+        single = len(self._action_slices) == 1
         for slot in slots:
             args = np.clip(actions[slot], space.low, space.high)
-            commands[slot] = {self.robot_name: {self.controller_name: args}}
+            if single:
+                commands[slot] = {self.robot_name: {self.controller_name: args}}
+            else:  # a combined action: each controller its own part
+                flat = args.ravel()
+                commands[slot] = {self.robot_name: {name: flat[part].reshape(shape) for name, part, shape in self._action_slices}}
         return commands
 
     def _check_actions(self, actions: Any) -> np.ndarray:

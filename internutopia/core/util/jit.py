@@ -6,10 +6,13 @@ in one call. So the hot per-step helpers (base steering, the holonomic base) hav
 twin. It is used when numba imports, and the numpy version otherwise.
 
 - **Same results.** ``tests/test_jit.py`` checks that both agree to rounding.
-- **Turning it off.** Set ``INTERNUTOPIA_JIT=0`` before the first step to use numpy only.
-- **First-ever use.** Compiling costs about a second per kernel. The machine code is cached
-  next to the source, or in numba's user cache when that folder is read-only, so later
-  processes load it in milliseconds.
+- **Turning it off.** Set ``INTERNUTOPIA_JIT=0`` before the first step to use numpy only; within
+  one process, :func:`numpy_only` does the same for the envs made inside it (tests compare both).
+- **First-ever use.** Compiling costs about a second per kernel (the IK's about ten). Kernels are
+  compiled when a robot or controller binds (:meth:`Kernel.warm`), ahead of the first step, and a
+  compile that takes longer than :data:`SLOW_COMPILE_S` logs a line (``internutopia`` logger,
+  warning level) saying so while it runs. The machine code is cached next to the source, or in
+  numba's user cache when that folder is read-only, so later processes load it in milliseconds.
 
 >>> import numpy as np
 >>> def twice(values, out):
@@ -24,20 +27,33 @@ twin. It is used when numba imports, and the numpy version otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, overload
+
+from internutopia.core.util.log import log
 
 #: ``INTERNUTOPIA_JIT=0`` (or ``false``/``off``) keeps every step on numpy.
 ENV_SWITCH = 'INTERNUTOPIA_JIT'
 
 
+#: Seconds a kernel's first call (a compile, or a load from the cache) may take before a log line says so.
+SLOW_COMPILE_S = 1.0
+
+
 def enabled() -> bool:
-    """Whether compiled kernels may be used (``INTERNUTOPIA_JIT`` is not off, numba imports)."""
-    if os.environ.get(ENV_SWITCH, '1').strip().lower() in ('0', 'false', 'off', 'no'):
+    """Whether compiled kernels may be used (``INTERNUTOPIA_JIT`` is not off, no :func:`numpy_only`
+    block is open, numba imports)."""
+    if _NUMPY_ONLY or not _switched_on():
         return False
     return _numba() is not None
+
+
+def _switched_on() -> bool:
+    return os.environ.get(ENV_SWITCH, '1').strip().lower() not in ('0', 'false', 'off', 'no')
 
 
 def _numba() -> Any:
@@ -55,6 +71,29 @@ def _numba() -> Any:
 _UNSET = object()
 _COMPILE_LOCK = threading.Lock()
 _NUMBA: Any = _UNSET
+_NUMPY_ONLY = False
+#: Every kernel defined so far (tests check that a step compiles nothing new).
+KERNELS: list[Kernel] = []
+
+
+@contextlib.contextmanager
+def numpy_only() -> Iterator[None]:
+    """Within the block every :class:`Kernel` reports itself unavailable, so envs built (and
+    stepped) inside it take the numpy path, as ``INTERNUTOPIA_JIT=0`` does for a whole process.
+    Objects bound before the block keep the kernels they resolved then."""
+    global _NUMPY_ONLY
+    before = _NUMPY_ONLY
+    _NUMPY_ONLY = True
+    try:
+        yield
+    finally:
+        _NUMPY_ONLY = before
+
+
+def _cache_misses(dispatcher: Any) -> int:
+    """How many versions ``dispatcher`` compiled rather than loaded (numba's compile statistics)."""
+    stats = getattr(dispatcher, 'stats', None)
+    return int(sum(stats.cache_misses.values())) if stats is not None else 0
 
 
 class Kernel:
@@ -69,16 +108,25 @@ class Kernel:
         self.function = function
         self._compiled: Callable[..., Any] | None = None
         self._available: bool | None = None
+        KERNELS.append(self)
+
+    @property
+    def signatures(self) -> list:
+        """The argument types compiled (or loaded from the cache) so far in this process."""
+        compiled: Any = self._compiled  # a numba dispatcher
+        return list(compiled.signatures) if compiled is not None else []
 
     @property
     def available(self) -> bool:
         """True when the compiled kernel can run here (decided once per process, thread-safe:
-        render threads may ask at the same time)."""
+        render threads may ask at the same time; false inside :func:`numpy_only`)."""
+        if _NUMPY_ONLY:
+            return False
         if self._available is None:
             with _COMPILE_LOCK:
                 if self._available is None:
                     compiled = None
-                    if enabled():
+                    if _switched_on() and _numba() is not None:
                         try:
                             compiled = _numba().njit(cache=True, nogil=True)(self.function)
                         except RuntimeError:  # no cache location for this source (e.g. defined interactively)
@@ -91,9 +139,27 @@ class Kernel:
         """Compile (or load from the cache) the version for these argument types now, if numba is
         available, so the cost falls in start-up rather than in the first step. Pass empty
         arrays with the layouts the step will use."""
-        if self.available:
-            assert self._compiled is not None  # available: compiled
-            self._compiled(*args)
+        if not self.available:
+            return
+        compiled = self._compiled
+        assert compiled is not None  # available: compiled
+        # A first call per argument types compiles (seconds) or loads the cache (milliseconds): a
+        # compile says so while it runs, so a first start never pauses silently.
+        name = self.function.__name__
+        started = time.perf_counter()
+        notice = threading.Timer(SLOW_COMPILE_S, log.warning, (
+            'preparing kernel %s (compiled on a first run, then loaded from the cache) ...', name))
+        notice.daemon = True
+        notice.start()
+        misses = _cache_misses(compiled)
+        try:
+            compiled(*args)
+        finally:
+            notice.cancel()
+        elapsed = time.perf_counter() - started
+        if elapsed > SLOW_COMPILE_S or _cache_misses(compiled) > misses:
+            compiled_now = _cache_misses(compiled) > misses
+            log.warning('%s kernel %s in %.1f s', 'compiled (and cached for later runs)' if compiled_now else 'loaded', name, elapsed)
 
     @overload
     def compiled_or(self, fallback: Callable[..., Any]) -> Callable[..., Any]: ...

@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from pydantic import SerializeAsAny
+import numpy as np
+from pydantic import SerializeAsAny, field_validator
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
 from internutopia.macros import gm
@@ -43,11 +44,46 @@ wrist_camera_cfg = RepCameraCfg(name='wrist_camera', prim_path='panda_hand/wrist
                                 position=(0.06, 0.0, 0.02), orientation=(0.0, 1.0, 0.0, 0.0), fovy_deg=70.0)
 
 
+def look_at(position: tuple[float, float, float], target: tuple[float, float, float]) -> tuple[float, float, float, float]:
+    """The wxyz orientation of a camera at ``position`` looking at ``target`` (in its parent's
+    frame, z up), image up towards +z: a camera looks along its own -z axis, its image up is +y."""
+    forward = np.asarray(target, dtype=float) - np.asarray(position, dtype=float)
+    forward /= np.linalg.norm(forward)
+    right = np.cross(forward, (0.0, 0.0, 1.0))
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    m = np.column_stack([right, up, -forward])  # the camera's axes in the parent frame
+    w = np.sqrt(max(0.0, 1.0 + m[0, 0] + m[1, 1] + m[2, 2])) / 2
+    x = np.copysign(np.sqrt(max(0.0, 1.0 + m[0, 0] - m[1, 1] - m[2, 2])) / 2, m[2, 1] - m[1, 2])
+    y = np.copysign(np.sqrt(max(0.0, 1.0 - m[0, 0] + m[1, 1] - m[2, 2])) / 2, m[0, 2] - m[2, 0])
+    z = np.copysign(np.sqrt(max(0.0, 1.0 - m[0, 0] - m[1, 1] + m[2, 2])) / 2, m[1, 0] - m[0, 1])
+    return (float(w), float(x), float(y), float(z))
+
+
+#: InternManip-style cameras (256x256 RGB-D, as its benchmark's three views): one in front of the
+#: arm and one to its side, both on the fixed base (so fixed in the slot) looking at the workspace,
+#: and one on the hand.
+_WORKSPACE_CENTRE = (0.5, 0.0, 0.1)
+front_camera_256_cfg = RepCameraCfg(name='front_camera', prim_path='panda_link0/front_camera', resolution=(256, 256),
+                                    depth=True, position=(1.3, 0.0, 0.7), orientation=look_at((1.3, 0.0, 0.7), _WORKSPACE_CENTRE),
+                                    fovy_deg=60.0)
+side_camera_256_cfg = RepCameraCfg(name='side_camera', prim_path='panda_link0/side_camera', resolution=(256, 256),
+                                   depth=True, position=(0.5, -0.9, 0.6), orientation=look_at((0.5, -0.9, 0.6), _WORKSPACE_CENTRE),
+                                   fovy_deg=60.0)
+wrist_camera_256_cfg = wrist_camera_cfg.update(resolution=(256, 256), depth=True)
+#: The three cameras of an InternManip-style episode.
+internmanip_cameras = [front_camera_256_cfg, side_camera_256_cfg, wrist_camera_256_cfg]
+
+
 class FrankaRobotCfg(RobotCfg):
     """Franka Emika Panda on a fixed base at ``position``/``orientation`` (env-local).
 
     See :mod:`internutopia_extension.robots.franka`; ``usd_path`` is accepted and unused (the model
     comes from the ``franka`` extra's assets package).
+
+    ``grip_force``: newtons each finger presses a held object with (the Franka Hand: 70 N
+    continuous, the default, and up to 140 N peak); ``finger_speed``: metres per second each finger
+    moves at (the hand's largest, 0.05, the default).
     """
 
     name: str = 'franka'
@@ -56,6 +92,24 @@ class FrankaRobotCfg(RobotCfg):
     usd_path: str | None = None
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+    grip_force: float = 70.0
+    finger_speed: float = 0.05
+
+    @field_validator('grip_force')
+    @classmethod
+    def _grip_force_in_range(cls, value: float) -> float:
+        if not 0.0 < value <= 140.0:
+            raise ValueError(f'grip_force must be in (0, 140] N (the Franka Hand: 70 N continuous, 140 N peak); got {value}')
+        return value
+
+    @field_validator('finger_speed')
+    @classmethod
+    def _finger_speed_in_range(cls, value: float) -> float:
+        if not 0.0 < value <= 0.05:
+            raise ValueError(f'finger_speed must be in (0, 0.05] m/s (the Franka Hand moves each finger at up to '
+                             f'0.05 m/s); got {value}')
+        return value
 
 
-__all__ = ['FRANKA_ARM_JOINTS', 'FrankaRobotCfg', 'arm_ik_cfg', 'gripper_cfg', 'joint_controller_cfg', 'wrist_camera_cfg']
+__all__ = ['FRANKA_ARM_JOINTS', 'FrankaRobotCfg', 'arm_ik_cfg', 'front_camera_256_cfg', 'gripper_cfg', 'internmanip_cameras',
+           'joint_controller_cfg', 'look_at', 'side_camera_256_cfg', 'wrist_camera_256_cfg', 'wrist_camera_cfg']

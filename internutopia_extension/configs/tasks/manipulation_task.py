@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, TaskCfg
@@ -9,6 +11,11 @@ from internutopia.core.config.values import check_steps
 
 #: Top-level observation keys a ManipulationTask adds next to the robots (so no robot may use them).
 MANIPULATION_RESERVED_NAMES = ('task', 'objects')
+#: The shaped reward's terms (``reward_scales`` keys), each in [0, 1] per step: ``reach`` the tool
+#: frame near the target object (``1 - tanh(5 d)``), ``grasp`` the object held, ``lift`` held and
+#: raised (up to 10 cm), ``place`` the object near the goal while held or resting there
+#: (``1 - tanh(5 d)``), ``success`` the episode's success.
+REWARD_TERMS = ('reach', 'grasp', 'lift', 'place', 'success')
 
 
 def _default_manipulation_metrics() -> list[MetricCfg]:
@@ -26,7 +33,8 @@ class ManipulationTaskCfg(TaskCfg):
     """A manipulation episode (InternUtopia's fields ``prompt``, ``target``, ``episode_idx``, ``max_steps``).
 
     ``target`` is a free label (InternUtopia uses e.g. ``'franka_manipulation'``): such an episode
-    ends with ``truncated=True`` after ``max_steps`` env steps. For pick and place, let ``target``
+    ends with ``truncated=True`` on env step ``max_steps + 1`` (InternUtopia's manipulation task
+    ends once its step count exceeds ``max_steps``). For pick and place, let ``target``
     name one of the episode's ``objects`` and set ``goal_position`` (env-local xyz of where that
     object's origin, a cube's centre, should end up): the episode then also ends, with success
     (``terminated``), on the first step the object has rested (slower than 5 cm/s) for 0.1 s within
@@ -43,11 +51,29 @@ class ManipulationTaskCfg(TaskCfg):
     goal_position: tuple[float, float, float] | None = None
     success_distance: float = 0.03
     robot_name: str | None = None
+    #: What counts as success when ``goal_position`` is set: ``'place'`` the object rests at the
+    #: goal, let go; ``'pick'`` the object is held 10 cm above where it started; ``'reach'`` the
+    #: tool frame is within ``success_distance`` of the target object (e.g. a visual marker).
+    goal: Literal['reach', 'pick', 'place'] = 'place'
+    #: Whether success ends the episode (``terminated``); ``False`` runs it to the step limit and
+    #: the ``success`` metric is the last step's (a reach that must be held, as a learning task
+    #: wants: ending on success would cut off the reward for staying there).
+    end_on_success: bool = True
+    #: Scales of the shaped reward's named terms (:data:`REWARD_TERMS`); ``None``: reward 0.
+    reward_scales: dict[str, float] | None = None
 
     @field_validator('max_steps')
     @classmethod
     def _max_steps_positive(cls, value: int) -> int:
         return check_steps(value)  # >= 1, and far from where the step counters overflow
+
+    @field_validator('reward_scales')
+    @classmethod
+    def _known_reward_terms(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        unknown = sorted(set(value or {}) - set(REWARD_TERMS))
+        if unknown:
+            raise ValueError(f'reward_scales: unknown term(s) {unknown}; terms: {list(REWARD_TERMS)}')
+        return value
 
     @field_validator('success_distance')
     @classmethod
@@ -87,4 +113,4 @@ class ManipulationTaskCfg(TaskCfg):
         return self.goal_position is not None
 
 
-__all__ = ['MANIPULATION_RESERVED_NAMES', 'ManipulationTaskCfg']
+__all__ = ['MANIPULATION_RESERVED_NAMES', 'REWARD_TERMS', 'ManipulationTaskCfg']

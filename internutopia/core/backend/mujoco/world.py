@@ -321,6 +321,9 @@ class MujocoWorld:
         ``max_dt`` (so ``SimConfig(physics_dt=1/60)`` runs a G1 at 1/240 inside each env step).
         """
         spec = self._world_spec()
+        # A part's own options are dropped by attach; its noslip iterations (a gripper that must
+        # not let a held object creep) carry over: the most any part asks for.
+        spec.option.noslip_iterations = max([spec.option.noslip_iterations, *(p.spec.option.noslip_iterations for p in parts)])
         limits = [part.max_dt for part in parts if part.max_dt is not None]
         substeps = max(1, math.ceil(self.sim.physics_dt / min(limits) - 1e-9)) if limits else 1
         spec.option.timestep = self.sim.physics_dt / substeps
