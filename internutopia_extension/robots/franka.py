@@ -66,7 +66,6 @@ __all__ = ['ARM_JOINTS', 'ARM_MAX_SPEED', 'FINGER_CLOSED', 'FINGER_JOINTS', 'FIN
 _SERVOS = len(ARM_JOINTS) + 1
 
 
-@BaseRobot.register('FrankaRobot')
 class FrankaGripperInSlot:
     """InternUtopia's ``articulation.gripper`` of one slot's Franka (Isaac's parallel gripper):
     ``forward('open' | 'close')`` commands the hand right away, as the built-in gripper controller
@@ -98,6 +97,7 @@ class FrankaUpstreamMethods:
         return {'gripper': FrankaGripperInSlot(self._slot_group, self._slot)}
 
 
+@BaseRobot.register('FrankaRobot')
 class FrankaRobot(BaseRobot):
     """A fixed-base Panda; see the module docstring. Observations (per slot)::
 
