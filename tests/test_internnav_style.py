@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import tests.internnav_style  # noqa: F401  (registers the package's classes)
 from internutopia.core.config import Config, SimConfig
@@ -61,3 +62,67 @@ def test_internnav_style_package_on_h1_with_a_camera(tmp_path):
     # one step short of the arrival radius.
     assert arrived['updates'] == ended[0] - 1
     assert turned['updates'] == 119 and turned['path_length'] < 0.1
+
+
+RAY_DRIVER = '''
+import json, sys
+import numpy as np
+import pytest
+import tests.internnav_style  # registers the package's classes (the workers import it too)
+from internutopia.core.config import Config, SimConfig
+from internutopia.core.distribution import RayDistributionCfg
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.h1 import move_by_speed_cfg
+from internutopia_extension.configs.sensors import RepCameraCfg
+from tests.internnav_style.configs import DiscreteMoveCfg, NavH1Cfg, NavTaskCfg, PathMetricCfg
+
+
+class EvalTaskCfg(NavTaskCfg):
+    """Defined in the driver script, as InternNav's evaluation configs are: reaches the workers by value."""
+    split: str = 'val_seen'
+
+
+camera = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(32, 24), depth=True)
+h1 = NavH1Cfg(position=(0.0, 0.0, 1.05), sensors=[camera],
+              controllers=[move_by_speed_cfg, DiscreteMoveCfg(name='discrete', sub_controllers=[move_by_speed_cfg])])
+# InternNav passes its run settings as task config keys (kept as extras, as upstream keeps them).
+tasks = [EvalTaskCfg(goal=(0.5, 0.0), max_steps=80, robots=[h1], metrics=[PathMetricCfg()], env_num=1, offset_size=10,
+                     proc_num=2) for _ in range(2)]
+config = Config(simulator=SimConfig(physics_dt=1 / 60), env_num=1, metrics_save_path=sys.argv[1], task_configs=tasks)
+env = Env(config.distribute(RayDistributionCfg(proc_num=2)))
+try:
+    images = []
+    obs, info = env.reset()
+    for _ in range(200):
+        obs, reward, terminated, truncated, info = env.step([{'h1': {'discrete': [1]}}] * env.env_num)
+        images += [float(np.asarray(o['h1']['sensors']['camera']['rgba'])[..., :3].std()) for o in obs if o is not None]
+        if all(terminated):
+            done = [i for i, t in enumerate(terminated) if t]
+            if all(o is None for o in obs):
+                break
+            env.reset(done)
+    print(json.dumps({'min_image_std': min(images)}))
+finally:
+    env.close()
+'''
+
+
+@pytest.mark.slow
+def test_the_package_with_a_driver_defined_task_config_runs_on_ray(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / 'driver.py'
+    script.write_text(RAY_DRIVER)
+    results = tmp_path / 'results.jsonl'
+    run = subprocess.run([sys.executable, str(script), str(results)], capture_output=True, text=True, timeout=400,
+                         cwd=tmp_path, env={**os.environ, 'PYTHONPATH': root})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1])['min_image_std'] > 5  # the head cameras saw a scene
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(records) == 2
+    for record in records:
+        metric = record['metrics']['path_metric']
+        assert metric['final_distance'] < 0.27 and metric['path_length'] > 0.2  # each walked to its goal on a worker

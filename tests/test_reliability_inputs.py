@@ -32,6 +32,22 @@ def test_a_wheel_command_beyond_the_robots_range_drives_at_top_speed_not_zero(ma
         assert not any('diverged' in i for i in info)
 
 
+def test_an_h1_base_command_beyond_its_range_is_clamped_to_top_speed(make_config):
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
+
+    task = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg])])
+    with Env(make_config([task] * 3, env_num=3)) as env:
+        env.reset()
+        for _ in range(60):  # a quarter second at 1/240 s
+            obs, _, _, _, info = env.step([{'h1': {'move_by_speed': [v, 0.0, w]}} for v, w in
+                                           ((1e9, 0.0), (3.3, 0.0), (0.0, -1e9))])
+        x = [o['h1']['position'][0] for o in obs]
+        assert not any('diverged' in i for i in info)
+        assert 0.5 < x[0] and abs(x[0] - x[1]) < 0.05  # as fast as the top speed, 3.3 m/s
+        yaw = 2 * np.arctan2(obs[2]['h1']['orientation'][3], obs[2]['h1']['orientation'][0])
+        assert -np.pi * 0.25 - 0.1 < yaw < -0.5  # turned at the yaw limit (pi rad/s for 0.25 s)
+
+
 def test_an_episode_list_is_taken_as_it_was_when_the_env_was_built(make_config):
     task = FiniteStepTaskCfg(max_steps=1, robots=[JetbotRobotCfg()])
     episodes = [task, task]

@@ -40,6 +40,17 @@ class HolonomicBaseController(BaseVelocityController):
         self.apply_base_velocity(slots, batch)
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
+        # Beyond the robot's range a command is clamped (a target flung kilometres away per step
+        # would tear the robot off its weld): the direction is kept, the speed capped.
+        config = self.config
+        limit = float(getattr(config, 'max_linear_speed', np.inf))
+        speed = np.hypot(velocity[:, 0], velocity[:, 1])
+        turn = float(getattr(config, 'max_yaw_rate', np.inf))
+        if np.any(speed > limit) or np.any(np.abs(velocity[:, 2]) > turn):
+            velocity = np.array(velocity, dtype=float)
+            scale = np.minimum(1.0, limit / np.maximum(speed, 1e-300))
+            velocity[:, :2] *= scale[:, None]
+            np.clip(velocity[:, 2], -turn, turn, out=velocity[:, 2])
         data = self.world.data
         self._carry(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
 

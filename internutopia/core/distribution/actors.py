@@ -94,8 +94,15 @@ class QueueProxy:
 def _packed(result: Any) -> bytes:
     """Results travel as one in-band pickle: the driver's arrays are then its own, writable copies
     (as from ``vec_env.Env``), not read-only views into Ray's object buffer. Protocol 4: for the
-    many small arrays of per-slot observations it (de)serializes faster than protocol 5."""
-    return pickle.dumps(result, protocol=4)
+    many small arrays of per-slot observations it (de)serializes faster than protocol 5. A result
+    holding an instance of a class the driver script defined (an episode's config, on a reset)
+    goes by cloudpickle, which ships such classes by value; ``pickle.loads`` reads both."""
+    try:
+        return pickle.dumps(result, protocol=4)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        import ray.cloudpickle as cloudpickle
+
+        return cloudpickle.dumps(result, protocol=4)
 
 
 _ACTION_PREFIX = re.compile(r'^action\[(\d+)\]')

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+from pydantic import Field
+
 from internutopia.core.config import ControllerCfg
 
 
@@ -13,6 +17,9 @@ class HolonomicBaseControllerCfg(ControllerCfg):
     """
 
     type: str = 'HolonomicBaseController'
+    #: Commands beyond these are clamped (never zeroed): 3.3 m/s is Unitree's top speed for H1.
+    max_linear_speed: float = Field(3.3, gt=0.0, allow_inf_nan=False)
+    max_yaw_rate: float = Field(math.pi, gt=0.0, allow_inf_nan=False)
 
 
 __all__ = ['HolonomicBaseControllerCfg']
