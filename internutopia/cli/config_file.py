@@ -4,7 +4,6 @@ and every problem reported with its line and field path (:class:`ConfigError`)."
 from __future__ import annotations
 
 import os
-import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,45 +29,6 @@ _node_at = node_at
 _key_node_at = key_node_at
 _line = line_of
 _path_text = path_text
-
-
-def _model_in(annotation: Any) -> Any:
-    """The first pydantic model class inside a type annotation (``list[X]``, ``Optional[X]``, ...)."""
-    from pydantic import BaseModel
-
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _model_at(data: Any, loc: Sequence[Any]) -> Any:
-    """The config class that validates the mapping at ``loc`` (resolving ``type`` fields)."""
-    from internutopia.core.config import Config, TypedCfg
-
-    def refine(cls: Any, node: Any) -> Any:
-        if cls is not None and issubclass(cls, TypedCfg) and isinstance(node, dict) and isinstance(node.get('type'), str):
-            return cls.config_class_for(node['type']) or cls
-        return cls
-
-    cls: Any = Config
-    node = data
-    for part in loc:
-        if cls is None:
-            return None
-        if isinstance(part, int):
-            node = node[part] if isinstance(node, list) and part < len(node) else None
-        else:
-            field = cls.model_fields.get(part)
-            if field is None:
-                return None
-            cls = _model_in(field.annotation)
-            node = node.get(part) if isinstance(node, dict) else None
-        cls = refine(cls, node)
-    return cls
 
 
 #: Where typed entries live in a config, and the registry that knows their types.

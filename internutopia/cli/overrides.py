@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from internutopia.cli.config_models import model_at  # the config class at a place in the data
+
 __all__ = ['apply_overrides', 'parse_override']
 
 
@@ -56,9 +58,8 @@ def _valid_keys(data: Any, node: dict, loc: list[str | int]) -> list[str]:
     """Keys a mapping at ``loc`` may take: those it has, and the fields of its config class."""
     keys = set(node)
     try:
-        from internutopia.cli.config_file import _model_at  # the config class at a place in the data
 
-        model = _model_at(data, loc)
+        model = model_at(data, loc)
     except Exception:  # noqa: BLE001 - an unknown type name: only the keys present are known
         model = None
     if model is not None:
