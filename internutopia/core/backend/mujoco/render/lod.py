@@ -99,7 +99,8 @@ def available() -> bool:
             _AVAILABLE = True
         except Exception as error:  # noqa: BLE001 - any failure: render at full detail
             warnings.warn(f'meshoptimizer does not import ({type(error).__name__}: {error}); cameras draw meshes at full '
-                          "detail (slower). Install it with 'pip install meshoptimizer'.", RuntimeWarning, stacklevel=3)
+                          "detail (slower). Install it with \"pip install 'internutopia[lod]'\" (it builds from source: needs a C++ "
+                          'compiler).', RuntimeWarning, stacklevel=3)
             _AVAILABLE = False
     return _AVAILABLE
 
