@@ -163,10 +163,12 @@ def test_a_diverging_slot_ends_its_own_episode_and_nothing_else(make_config, tmp
 
 
 def test_a_runaway_command_ends_its_slot_with_the_divergence_flagged(make_config):
-    # The case: a huge move_by_speed on an H1 blows its simulation up after a few steps.
+    # The case: a huge move_by_speed on an H1 blows its simulation up after a few steps
+    # (with the controller's speed limit lifted: by default such a command is clamped to top speed).
     from internutopia_extension.configs.robots.h1 import move_by_speed_cfg
 
-    task = FiniteStepTaskCfg(max_steps=60, robots=[H1RobotCfg(controllers=[move_by_speed_cfg])])
+    unlimited = move_by_speed_cfg.update(max_linear_speed=1e9)
+    task = FiniteStepTaskCfg(max_steps=60, robots=[H1RobotCfg(controllers=[unlimited])])
     runaway = {'h1': {'move_by_speed': [1e6, 0.0, 0.0]}}
     with Env(make_config([task] * 2, env_num=2)) as env, Env(make_config([task], env_num=1)) as alone:
         env.reset()
