@@ -28,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from internutopia.cli.config_models import model_at  # the config class at a place in the data
+from internutopia.core.config import Config
+from internutopia.core.config.yaml_file import owner_of
 
 __all__ = ['apply_overrides', 'parse_override']
 
@@ -58,8 +59,7 @@ def _valid_keys(data: Any, node: dict, loc: list[str | int]) -> list[str]:
     """Keys a mapping at ``loc`` may take: those it has, and the fields of its config class."""
     keys = set(node)
     try:
-
-        model = model_at(data, loc)
+        model = owner_of(data, loc, Config)  # the config class at a place in the data
     except Exception:  # noqa: BLE001 - an unknown type name: only the keys present are known
         model = None
     if model is not None:

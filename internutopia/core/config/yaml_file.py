@@ -213,7 +213,7 @@ def read_yaml(path: str | os.PathLike[str]) -> tuple[Any, Any, list[Problem]]:
 
 # ==================================================================================================
 # Validating
-def _owner_of(data: Any, loc: Sequence[Any], top: type) -> Any:
+def owner_of(data: Any, loc: Sequence[Any], top: type) -> Any:
     """The config class that validates the mapping at ``loc`` of raw ``data`` (``type`` fields resolved)."""
     def model_in(annotation: Any) -> Any:
         import typing
@@ -289,7 +289,7 @@ def validate_data(data: Any, root: Any, strict: bool, model: type[BaseModel]) ->
     notes: list[Problem] = []
     for error in unknown:
         loc = tuple(error['loc'])
-        owner = _owner_of(data, loc[:-1], model)
+        owner = owner_of(data, loc[:-1], model)
         keys = known_keys(owner) if owner is not None else set()
         kept = owner is not None and owner.model_config.get('extra') == 'allow'
         name = owner.__name__ if owner is not None else 'this config'
@@ -323,4 +323,4 @@ def load_yaml_config(path: str | os.PathLike[str], model: type[BaseModel], stric
 
 
 __all__ = ['MAX_ALIAS_NODES', 'ConfigFileError', 'Problem', 'format_problems', 'key_node_at', 'line_of',
-           'load_yaml_config', 'node_at', 'path_text', 'read_yaml', 'validate_data', 'validation_problems']
+           'load_yaml_config', 'node_at', 'owner_of', 'path_text', 'read_yaml', 'validate_data', 'validation_problems']
