@@ -43,15 +43,33 @@ def _subtitle(figures: dict[str, Any]) -> str:
     return f'{machine["cores"]} cores ({machine["cpu"]}), MuJoCo {machine["mujoco"]}, load at start {machine["load"]}'
 
 
-def plot_speed(figures: dict[str, Any], robot: str, path: str) -> None:
-    """Env-steps/s against env_num of ours (per API), the limit and the pool, into ``path``."""
+def _figure() -> Any:
+    """A figure and its axes, drawn off screen (matplotlib, the docs extra, imported on use)."""
     import matplotlib
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
+    return plt.subplots(figsize=(6.4, 4.2), dpi=110)
+
+
+def _save(fig: Any, ax: Any, path: str, ylabel: str, title: str) -> None:
+    """Log-log axes against env_num, labelled, legend, written to ``path`` and closed."""
+    import matplotlib.pyplot as plt
+
+    ax.set(xscale='log', yscale='log', xlabel='env_num (slots)', ylabel=ylabel, title=title)
+    ax.title.set_fontsize(9)
+    ax.grid(True, which='both', alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def plot_speed(figures: dict[str, Any], robot: str, path: str) -> None:
+    """Env-steps/s against env_num of ours (per API), the limit and the pool, into ``path``."""
     rows = _rows(figures, robot)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    fig, ax = _figure()
     for api, style, colour in (('array', 'o', 'tab:blue'), ('dict', 's', 'tab:orange')):
         chosen = [r for r in rows if r['api'] == api]
         if chosen:
@@ -69,26 +87,14 @@ def plot_speed(figures: dict[str, Any], robot: str, path: str) -> None:
         if scaled:
             ax.plot([r['env_num'] for r in scaled], [r['async_env_steps_per_s'] for r in scaled], 'v', color='white',
                     markeredgecolor='tab:red', label='pool scaled down (fewer workers)')
-    ax.set(xscale='log', yscale='log', xlabel='env_num (slots)', ylabel='env-steps per second',
-           title=f'{robot}: env-steps per second\n{_subtitle(figures)}')
-    ax.title.set_fontsize(9)
-    ax.grid(True, which='both', alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, ax, path, 'env-steps per second', f'{robot}: env-steps per second\n{_subtitle(figures)}')
 
 
 def plot_memory(figures: dict[str, Any], robot: str, path: str) -> None:
     """Peak memory against env_num of ours and of the pool's process tree, into ``path``."""
-    import matplotlib
-
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-
     rows = _rows(figures, robot)
     first = [r for r in rows if r['api'] == rows[0]['api']] if rows else []
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    fig, ax = _figure()
     ax.plot([r['env_num'] for r in first], [r['peak_memory_mb'] for r in first], 'o-', label='ours (one process)')
     measured = [r for r in first if r.get('async_peak_memory_mb')]
     if measured:
@@ -98,14 +104,7 @@ def plot_memory(figures: dict[str, Any], robot: str, path: str) -> None:
     if estimated:
         ax.plot([r['env_num'] for r in estimated], [r['async_memory_needed_mb'] for r in estimated], 'v', color='white',
                 markeredgecolor='tab:red', label='process pool of env_num workers, estimated')
-    ax.set(xscale='log', yscale='log', xlabel='env_num (slots)', ylabel='peak resident memory (MB)',
-           title=f'{robot}: peak memory of the whole process tree\n{_subtitle(figures)}')
-    ax.title.set_fontsize(9)
-    ax.grid(True, which='both', alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, ax, path, 'peak resident memory (MB)', f'{robot}: peak memory of the whole process tree\n{_subtitle(figures)}')
 
 
 def main(argv: list[str] | None = None) -> list[str]:
