@@ -35,7 +35,7 @@ import numpy as np
 from internutopia.bench.fresh import run_in_fresh_process
 from internutopia.bench.memory import memory_budget
 from internutopia.bench.ours import peak_memory_mb
-from internutopia.bench.pool import async_vector_env, pool_memory
+from internutopia.bench.pool import async_vector_env, pool_memory, time_steps
 
 __all__ = ['SETTINGS', 'CameraSetting', 'PlainCamera', 'RenderLimit', 'camera_config', 'camera_markdown_table',
            'estimate_seconds', 'format_camera_row', 'measure_async_cameras', 'measure_camera_ours', 'measure_lod_quality',
@@ -280,14 +280,7 @@ def measure_async_cameras(robot: str, setting: str, env_num: int, steps: int, pl
     :mod:`internutopia.bench.pool`)."""
     vector = async_vector_env([_CameraEnv(robot, setting, plain)] * env_num)
     try:
-        vector.reset()
-        actions = np.zeros(env_num, dtype=np.int64)
-        for _ in range(2):
-            vector.step(actions)
-        began = time.perf_counter()
-        for _ in range(steps):
-            vector.step(actions)
-        rate = env_num * steps / (time.perf_counter() - began)
+        rate = time_steps(vector, steps)
         return rate, float(max(vector.call('peak_mb'))), pool_memory(vector)['tree_peak_mb']
     finally:
         vector.close()

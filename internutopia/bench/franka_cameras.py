@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import Any
 
 import numpy as np
 
 from internutopia.bench.case import CASES, Case, endless_config, register_case
+from internutopia.bench.pool import async_vector_env, time_steps
 
 #: The IK target every step: above the cube, the tool pointing down.
 TARGET = (0.5, 0.0, 0.2, 0.0, 1.0, 0.0, 0.0)
@@ -132,20 +132,11 @@ class _PlainFrankaEnv:
 
 
 def measure_process_pool(env_num: int, steps: int) -> float:
-    """Env-steps per second of ``AsyncVectorEnv`` over ``env_num`` plain-renderer envs."""
-    import gymnasium as gym
-
-    context = 'forkserver' if sys.platform.startswith('linux') else 'spawn'
-    vector = gym.vector.AsyncVectorEnv([_PlainFrankaEnv()] * env_num, context=context)
+    """Env-steps per second of ``AsyncVectorEnv`` over ``env_num`` plain-renderer envs (workers
+    that die with the benchmark: :mod:`internutopia.bench.pool`)."""
+    vector = async_vector_env([_PlainFrankaEnv()] * env_num)
     try:
-        vector.reset()
-        actions = np.zeros(env_num, dtype=np.int64)
-        for _ in range(2):
-            vector.step(actions)
-        began = time.perf_counter()
-        for _ in range(steps):
-            vector.step(actions)
-        return env_num * steps / (time.perf_counter() - began)
+        return time_steps(vector, steps)
     finally:
         vector.close()
 

@@ -11,12 +11,13 @@ the workers with it.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from internutopia.bench import processes
 
-__all__ = ['async_vector_env', 'guarded_worker', 'pool_memory']
+__all__ = ['async_vector_env', 'guarded_worker', 'pool_memory', 'time_steps']
 
 
 def guarded_worker(*args: Any) -> None:
@@ -58,3 +59,18 @@ def pool_memory(vector: Any) -> dict[str, Any]:
     tree = processes.own_tree_peak_mb()
     return {'worker_peak_mb': max(worker_peaks, default=0.0), 'workers_mb': float(sum(worker_peaks)),
             'tree_peak_mb': tree['tree_peak_mb'], 'processes': tree['processes']}
+
+
+def time_steps(vector: Any, steps: int, warm: int = 2) -> float:
+    """Env-steps per second of ``vector`` (reset, ``warm`` untimed steps, then ``steps`` timed),
+    with one zero action per env (the camera cases' envs ignore their actions)."""
+    import numpy as np
+
+    actions = np.zeros(vector.num_envs, dtype=np.int64)
+    vector.reset()
+    for _ in range(warm):
+        vector.step(actions)
+    began = time.perf_counter()
+    for _ in range(steps):
+        vector.step(actions)
+    return vector.num_envs * steps / (time.perf_counter() - began)
