@@ -44,9 +44,10 @@ class HolonomicBaseController(BaseVelocityController):
         # would tear the robot off its weld): the direction is kept, the speed capped.
         config = self.config
         limit = float(getattr(config, 'max_linear_speed', np.inf))
-        speed = np.hypot(velocity[:, 0], velocity[:, 1])
         turn = float(getattr(config, 'max_yaw_rate', np.inf))
-        if np.any(speed > limit) or np.any(np.abs(velocity[:, 2]) > turn):
+        # (runs every step: one call decides that nothing needs clamping, the usual case)
+        if velocity.size and np.abs(velocity).max() > min(limit / math.sqrt(2.0), turn):
+            speed = np.hypot(velocity[:, 0], velocity[:, 1])
             velocity = np.array(velocity, dtype=float)
             scale = np.minimum(1.0, limit / np.maximum(speed, 1e-300))
             velocity[:, :2] *= scale[:, None]

@@ -11,13 +11,6 @@ An unknown key is handled as InternUtopia handles it (ignored, or kept by ``Cont
 ...              task_configs=[TaskCfg(type='SingleInferenceTask')])
 >>> cfg.env_num, cfg.simulator.backend
 (4, 'mujoco')
->>> with strict_config():
-...     SimConfig(physcs_dt=0.01)  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-pydantic_core._pydantic_core.ValidationError: 1 validation error for SimConfig
-physcs_dt
-  unknown field 'physcs_dt' of SimConfig; did you mean 'physics_dt'? valid fields: [...] [type=extra_forbidden, ...]
 
 One module per part: :mod:`.config` (``Config``, ``DistributedConfig``), :mod:`.simulator`
 (``SimConfig``, ``Simulator``), :mod:`.task` (``TaskCfg``, ``RewardCfg``), :mod:`.robot`

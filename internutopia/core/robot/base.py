@@ -375,8 +375,10 @@ class BaseRobot(Entity[RobotCfg]):
         clock = self._render_clock
         if clock is None:
             clock = self._render_clock = RenderClock.of(self.sim)
-        # (in floats: a tiny physics_dt makes the period too large for an integer array)
-        return np.fmod(np.rint(world.data.time[slots] / clock.physics_dt), float(clock.period)) == 0
+        # Every slot keeps the world's one clock (cameras of all slots refresh on the same steps):
+        # one decision, from the first slot's time.
+        due = bool(len(slots)) and clock.due(float(world.data.time[slots[0]]))
+        return np.full(len(slots), due)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays of ``slots`` with a leading ``len(slots)`` axis: position, orientation,
