@@ -27,12 +27,14 @@ changes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
+from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, convert_tree, pack_states
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
@@ -83,6 +85,10 @@ class SimulationApp:
     def close(self) -> None:
         """Mark the app as stopped."""
         self._running = False
+
+
+#: The ``(env_num,)`` arrays of an :class:`ArrayStep` besides its observations.
+_STEP_ARRAYS = ('reward', 'terminated', 'truncated', 'active')
 
 
 class Env:
@@ -335,7 +341,7 @@ class Env:
             self._sync_viewer()
         return result
 
-    def step_arrays(self, action: dict[str, dict[str, Any]]) -> ArrayStep:
+    def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy') -> ArrayStep:
         """Advance every slot by one physics step, with batched actions and array results.
 
         The fast path for training loops: no per-env dicts in or out.
@@ -345,6 +351,11 @@ class Env:
                 slot (an array of shape ``(env_num, ...)``, or a list of ``env_num`` entries);
                 rows of slots that are not active are ignored. Controllers not named get no
                 command this step.
+            array_backend: ``'numpy'``, ``'torch'`` or ``'warp'``: the library of the result's
+                arrays, on the backend's device (``SimConfig.device`` on ``warp``, else the CPU).
+                On the CPU they share the numpy results' memory; on a GPU each is copied there
+                once (see ``docs/backend.md``). :meth:`state_arrays` gives the physics state
+                itself without a copy.
 
         Returns:
             an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's
@@ -370,10 +381,45 @@ class Env:
         self._check_open()
         if self._first_reset:
             raise RuntimeError('call reset() before step_arrays()')
+        if array_backend != 'numpy':
+            check_array_backend(array_backend)
         result = self._runners.step_arrays(action)
         if self._viewer is not None:
             self._sync_viewer()
+        if array_backend != 'numpy':
+            device = self.array_device
+            result = dataclasses.replace(result, obs=convert_tree(result.obs, array_backend, device),
+                                         **convert_tree({name: getattr(result, name) for name in _STEP_ARRAYS}, array_backend, device))
         return result
+
+    @property
+    def array_device(self) -> str:
+        """The device the backend's arrays live on: ``'cpu'``, or ``'cuda:N'`` on the ``warp`` backend on a GPU."""
+        world = self._runners.runner.world if isinstance(self._runners, LocalRunners) else None
+        return array_device(self._config.simulator, world)
+
+    def state_arrays(self, fields: Sequence[str] = ('qpos', 'qvel'), *, array_backend: str = 'torch') -> list[PackArrays]:
+        """The physics state where it lives, without a copy: per pack (the slots of one structure)
+        its ``fields`` as ``(env_num, ...)`` arrays, row ``i`` env slot ``i``.
+
+        On the ``warp`` backend, torch tensors are ``warp.to_torch`` views of the device's float32
+        data and Warp arrays are that data; on ``mujoco``, views of the float64 host arrays.
+        ``'numpy'`` gives the host arrays on both. They hold the state the next step starts from;
+        read them (on ``warp`` the next step starts from the host copy, so writes there are lost).
+
+        Raises:
+            ValueError: an unknown field or array library (the message names the valid ones).
+            RuntimeError: before the first reset, or on a Ray-distributed env (its worlds live in
+                its runners' processes).
+        """
+        self._check_open()
+        if self._first_reset:
+            raise RuntimeError('call reset() before state_arrays()')
+        check_array_backend(array_backend)
+        if not isinstance(self._runners, LocalRunners):
+            raise RuntimeError("state_arrays() views the world in this process; a Ray-distributed env's worlds live "
+                               'in its runners (use step_arrays(array_backend=...) for its results)')
+        return pack_states(self._runners.runner.world, self.env_num, list(fields), array_backend)
 
     def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:
         """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.

@@ -36,11 +36,16 @@ class FlatEnv(gym.Env):
             for key in ('num_envs', 'autoreset_mode'):
                 if key in kwargs:
                     raise TypeError(f'FlatEnv runs one slot without autoreset; {key}= is not an argument')
+            if kwargs.get('array_backend', 'numpy') != 'numpy':
+                raise ValueError(f"FlatEnv returns numpy arrays (single-env libraries expect them); got "
+                                 f"array_backend={kwargs['array_backend']!r}: use VectorEnv(array_backend=...) for torch or Warp arrays")
             self._reopen = lambda: VectorEnv(config, num_envs=1, autoreset_mode=AutoresetMode.DISABLED,
                                              render_mode=render_mode, **kwargs)
             vector_env = self._reopen()
         elif config is not None or kwargs:
             raise TypeError('pass either a config (and VectorEnv arguments) or vector_env=, not both')
+        elif vector_env.array_backend != 'numpy':
+            raise ValueError(f'FlatEnv(vector_env=...) needs a VectorEnv returning numpy arrays; got array_backend={vector_env.array_backend!r}')
         elif vector_env.num_envs != 1 or vector_env.autoreset_mode != AutoresetMode.DISABLED:
             raise ValueError('FlatEnv(vector_env=...) needs a VectorEnv with num_envs=1 and autoreset_mode=DISABLED; '
                              f'got num_envs={vector_env.num_envs}, autoreset_mode={vector_env.autoreset_mode.value}')

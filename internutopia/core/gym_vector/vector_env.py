@@ -12,6 +12,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from internutopia.core.backend.arrays import check_array_backend, convert_tree
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator
@@ -110,6 +111,11 @@ class VectorEnv(gym.vector.VectorEnv):
         autoreset_mode: Gymnasium's ``AutoresetMode`` (or its value): ``NEXT_STEP`` (default),
             ``SAME_STEP`` or ``DISABLED``.
         render_mode: ``None`` or ``'rgb_array'`` (an overview image of the whole grid).
+        array_backend: ``'numpy'`` (default), ``'torch'`` or ``'warp'``: the library of the
+            observations, rewards, terminations and truncations ``reset``/``step`` return, on the
+            backend's device (:attr:`array_device`); sharing the numpy arrays' memory on the CPU,
+            copied there once on a GPU. Actions may be numpy, torch or Warp arrays either way;
+            infos stay numpy.
 
     Actions outside the action space are clipped to it.
     """
@@ -123,8 +129,9 @@ class VectorEnv(gym.vector.VectorEnv):
                  obs_mode: str = 'flat', obs_keys: Sequence[str] | None = None, action_repeat: int = 1,
                  action_space: spaces.Box | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, array_backend: str = 'numpy') -> None:
         config = _resolve_config(config, num_envs)
+        self.array_backend = check_array_backend(array_backend)
         if obs_mode not in ('flat', 'dict'):
             raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
         if isinstance(action_repeat, bool) or not isinstance(action_repeat, (int, np.integer)) or action_repeat < 1:
@@ -184,6 +191,8 @@ class VectorEnv(gym.vector.VectorEnv):
         self._ended = np.zeros(self.num_envs, dtype=bool)
         self._fresh: list | None = list(info)  # the episodes of the construction-time reset
         self._views = [SlotView(self, i) for i in range(self.num_envs)]
+        #: Where the returned arrays live (``'cpu'``, or ``'cuda:N'`` on the ``warp`` backend on a GPU).
+        self.array_device = self._vec.array_device
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -318,7 +327,7 @@ class VectorEnv(gym.vector.VectorEnv):
         info: dict[str, Any] = {}
         for slot, slot_info in zip(slots, infos, strict=True):
             info = self._add_info(info, slot_info, slot)
-        return self._batch_obs(), info
+        return convert_tree(self._batch_obs(), self.array_backend, self.array_device), info
 
     def _restart_source(self, rng: np.random.Generator) -> None:
         if self._source.restartable:
@@ -339,6 +348,8 @@ class VectorEnv(gym.vector.VectorEnv):
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, *self.single_action_space.shape)
+        if not isinstance(actions, np.ndarray) and hasattr(actions, 'numpy'):  # a torch tensor or a Warp array
+            actions = actions.detach().cpu().numpy() if hasattr(actions, 'detach') else actions.numpy()
         try:
             array = np.asarray(actions, dtype=np.float64)
         except (TypeError, ValueError):
@@ -403,7 +414,9 @@ class VectorEnv(gym.vector.VectorEnv):
             for slot, reset_info in zip(slots, self._take(slots), strict=True):
                 infos = self._add_info(infos, reset_info, slot)
         self._ended = ended
-        return self._batch_obs(), rewards, terminated, truncated, infos
+        obs, rewards, terminated, truncated = convert_tree((self._batch_obs(), rewards, terminated, truncated),
+                                                           self.array_backend, self.array_device)
+        return obs, rewards, terminated, truncated, infos
 
     # (Gymnasium types a vector env's render as a frame per sub-environment; this one draws them all in one image.)
     def render(self) -> np.ndarray | None:  # type: ignore[override]

@@ -181,6 +181,16 @@ class WarpPack(MujocoPack):
             self._mjw.forward(self.wmodel, self.wdata)
         self._download(self._bound, rows=slots)
 
+    def device_arrays(self, names: tuple[str, ...] | list[str]) -> dict[str, Any]:
+        """The device arrays of the state fields ``names`` (float32, a world per env slot): the
+        data the next step starts from, no copy made. A reset not yet applied on the device is
+        applied first, so every row holds what the host copy holds. Writes to them are lost: each
+        step starts from the host copy (``pack.data``)."""
+        if self._pending_reset.any():
+            with self._wp.ScopedDevice(self.device):
+                self._upload()
+        return {name: getattr(self.wdata, name) for name in names}
+
     def failed_rows(self) -> tuple[np.ndarray, dict[int, list[str]]]:
         """After a step: the pack's slots whose state diverged, and the slots whose step overflowed
         a buffer with the buffers' names. Clears the device's overflow flags."""
