@@ -182,13 +182,10 @@ class WarpPack(MujocoPack):
         self._download(self._bound, rows=slots)
 
     def device_arrays(self, names: tuple[str, ...] | list[str]) -> dict[str, Any]:
-        """The device arrays of the state fields ``names`` (float32, a world per env slot): the
-        data the next step starts from, no copy made. A reset not yet applied on the device is
-        applied first, so every row holds what the host copy holds. Writes to them are lost: each
-        step starts from the host copy (``pack.data``)."""
-        if self._pending_reset.any():
-            with self._wp.ScopedDevice(self.device):
-                self._upload()
+        """The device arrays of the state fields ``names`` (float32, a world per env slot), no copy
+        made: the state as of the last step or forward pass (the env runs one after every reset,
+        a slot's start after a divergence included). Writes to them are lost: each step starts
+        from the host copy (``pack.data``)."""
         return {name: getattr(self.wdata, name) for name in names}
 
     def failed_rows(self) -> tuple[np.ndarray, dict[int, list[str]]]:
