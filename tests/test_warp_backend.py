@@ -207,6 +207,24 @@ def test_a_feature_warp_lacks_fails_at_build_naming_it_and_the_slot():
     assert world.pack(0) is None and world.pack(1) is None and not world.packs
 
 
+def test_a_user_scene_using_a_feature_warp_lacks_fails_at_reset_naming_the_feature_the_part_and_the_episode(tmp_path):
+    from internutopia.core.runner.failures import EPISODE_ATTRIBUTE
+
+    # A swing door driven by MuJoCo's PID actuator plugin: fine on CPU MuJoCo, MuJoCo Warp runs no plugins.
+    (tmp_path / 'door.xml').write_text(
+        '<mujoco><extension><plugin plugin="mujoco.pid"><instance name="pid"><config key="kp" value="10"/></instance>'
+        '</plugin></extension><worldbody><geom type="plane" size="5 5 .1"/><body name="door" pos="2 0 .5">'
+        '<joint name="hinge"/><geom type="box" size=".05 .5 .5"/></body></worldbody>'
+        '<actuator><plugin joint="hinge" plugin="mujoco.pid" instance="pid"/></actuator></mujoco>')
+    door = FiniteStepTaskCfg(max_steps=10, scene_asset_path=str(tmp_path / 'door.xml'), robots=[JetbotRobotCfg()])
+    with Env(warp_config([jetbot_cube_task(), door], env_num=2)) as env:
+        with pytest.raises(ValueError, match=r"cannot run on the warp backend: its part\(s\) 'scene/' use a MuJoCo feature "
+                                             r"MuJoCo Warp lacks \(Actuator plugins not supported\); run it with "
+                                             r"SimConfig\(backend='mujoco'\)") as raised:
+            env.reset()
+        assert getattr(raised.value, EPISODE_ATTRIBUTE) == 1  # the episode it came from: task_configs[1]
+
+
 @pytest.mark.parametrize('device', ['gpu', 'cuda:x', 'CPU'])
 def test_a_bad_device_name_is_refused_naming_the_valid_ones(device):
     with pytest.raises(ValueError, match=r"device must be 'cpu', 'cuda' or 'cuda:N'"):

@@ -13,6 +13,9 @@ in detail, so trajectories drift apart slowly; measured on Warp's CPU device (th
   within 3e-7 after 60 steps at 1/60 s. Tolerance: 1e-4.
 - Franka reaching an IK target with its gripper commanded, in the converted ``empty.usd`` scene:
   every joint position within 2.3e-7 after 240 steps at 1/240 s. Tolerance: 1e-4.
+- Jetbot driving into the crate of the converted ``two_rooms.usda`` scene and stalling against it
+  (contacts with a scene's free body): crate and Jetbot base within 0.23 mm after 360 steps at
+  1/240 s (the wheels slip differently while stalled; their angles are not compared). Tolerance: 2 mm.
 """
 
 from __future__ import annotations
@@ -99,3 +102,21 @@ def test_franka_ik_and_gripper_in_a_converted_usd_scene_agree_with_the_mujoco_ba
     controllers = obs[0]['franka']['controllers']
     np.testing.assert_allclose(controllers['arm_ik_controller']['eef_position'], target, atol=5e-3)
     np.testing.assert_allclose(controllers['gripper_controller']['gripper_pos'], [0.04, 0.04], atol=2e-3)
+
+
+def test_a_jetbot_driving_into_the_crate_of_a_converted_usd_scene_is_stopped_by_it_on_both_backends():
+    # two_rooms.usda, converted from USD: walls, a floor and a 2 kg crate (a free body of the scene)
+    # 0.4 m ahead of the Jetbot. The Jetbot is too light to shove it: it drives up and stalls there.
+    from internutopia.macros import gm
+
+    task = FiniteStepTaskCfg(max_steps=1000, scene_asset_path=gm.ASSET_PATH + '/scenes/two_rooms.usda',
+                             robots=[JetbotRobotCfg(position=(2.4, 0.8, 0.0))])
+    actions = [{'jetbot': {'move_by_speed': [0.5, 0.0]}}]
+    expected_obs, expected = run('mujoco', [task], actions, 360)
+    obs, got = run('warp', [task], actions, 360)
+    crate, jetbot = slice(0, 3), slice(7, 10)  # the scene's free joint comes first, then the Jetbot's
+    np.testing.assert_allclose(got[0][crate], expected[0][crate], atol=2e-3, err_msg='crate position')
+    np.testing.assert_allclose(got[0][jetbot], expected[0][jetbot], atol=2e-3, err_msg='Jetbot base position')
+    position = obs[0]['jetbot']['position']
+    assert 2.5 < position[0] < 2.56  # drove up to the crate's face (x = 2.6) and was held there
+    assert abs(got[0][0] - 2.8) < 0.01  # the crate stayed where the scene put it

@@ -233,9 +233,11 @@ class HostStates:
             getattr(data, name)[...] = getattr(host, name)[slot]
 
 
-def unsupported_message(who: str, error: Exception) -> str:
-    """The error for a model MuJoCo Warp refuses (``put_model``'s ``NotImplementedError`` names the feature)."""
-    return (f"{who} cannot run on the warp backend: its scene, robots or objects use a MuJoCo feature MuJoCo Warp "
+def unsupported_message(who: str, error: Exception, parts: list[str] | tuple[str, ...] = ()) -> str:
+    """The error for a model MuJoCo Warp refuses (``put_model``'s ``NotImplementedError`` names the
+    feature), naming the ``parts`` (prefixes) found to use it where they are known."""
+    users = f"its part(s) {', '.join(repr(p) for p in parts)}" if parts else 'its scene, robots or objects'
+    return (f"{who} cannot run on the warp backend: {users} use a MuJoCo feature MuJoCo Warp "
             f"lacks ({str(error).rstrip('.')}); run it with SimConfig(backend='mujoco')")
 
 

@@ -56,7 +56,23 @@ class WarpWorld(MujocoWorld):
                 with self._wp.ScopedDevice(self.device):
                     self._mjw.put_model(model)
             except NotImplementedError as exc:
-                raise UnsupportedFeature(unsupported_message('this episode', exc)) from exc
+                raise UnsupportedFeature(unsupported_message('this episode', exc, self._parts_lacking(parts))) from exc
+
+    def _parts_lacking(self, parts: Callable[[], list[SlotPart]]) -> list[str]:
+        """The prefixes of the parts (scene, robots, objects) whose own model MuJoCo Warp refuses
+        (only called once the whole model was refused, to say where the feature is)."""
+        lacking = []
+        for part in parts():
+            try:
+                model = part.spec.compile()
+            except Exception:  # noqa: BLE001 - a part that needs the others to compile: not named
+                continue
+            try:
+                with self._wp.ScopedDevice(self.device):
+                    self._mjw.put_model(model)
+            except NotImplementedError:
+                lacking.append(part.prefix)
+        return lacking
 
     def reset_slot_state(self, slot: int) -> None:
         """Put ``slot`` back to its model's rest state at the world time (its device world is
