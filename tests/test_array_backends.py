@@ -111,3 +111,17 @@ def test_the_vector_env_returns_torch_tensors_and_takes_them_as_actions():
         VectorEnv(config(), array_backend='cupy')
     with pytest.raises(ValueError, match=r"FlatEnv returns numpy arrays .* use VectorEnv\(array_backend=...\)"):
         FlatEnv(config(1), array_backend='torch')
+
+
+def test_the_example_in_docs_backend_md_runs_and_prints_what_the_page_says(capsys):
+    import os
+    import re
+
+    page = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'backend.md')
+    with open(page, encoding='utf-8') as stream:
+        text = stream.read()
+    section = text[text.index('## Arrays on the device'):]
+    block = re.search(r'^```python\n(.*?)^```', section, flags=re.S | re.M).group(1)
+    exec(compile(block, 'docs/backend.md (arrays example)', 'exec'), {'__name__': 'docs_backend_arrays'})  # noqa: S102
+    printed = re.search(r'^prints `(.*)`\.$', section, flags=re.M).group(1)
+    assert capsys.readouterr().out.strip() == printed
