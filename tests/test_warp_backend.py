@@ -317,6 +317,10 @@ def test_ray_runners_step_warp_worlds():
     with Env(warp_config(tasks, env_num=2).distribute(RayDistributionCfg(proc_num=1))) as env:
         obs, _ = env.reset()
         finished = 0
+        # The state lives in the runner's process: no view of it here.
+        assert env.array_device == 'cpu'
+        with pytest.raises(RuntimeError, match=r"state_arrays\(\) views the world in this process; a Ray-distributed"):
+            env.state_arrays()
         while not env.finished:
             obs, _, terminated, _, info = env.step([DRIVE] * env.env_num)
             finished += sum(1 for slot, done in enumerate(terminated) if done and obs[slot] is not None)
