@@ -44,22 +44,21 @@ def steps(array_backend: str, count: int = 3):
         return out
 
 
-def test_torch_and_warp_results_equal_the_numpy_ones_on_the_cpu():
-    import warp
-
-    expected = steps('numpy')
-    for array_backend, kind in (('torch', torch.Tensor), ('warp', warp.array)):
-        out = steps(array_backend)
-        for path, value in leaves(expected.obs['jetbot']):
-            got = dict(leaves(out.obs['jetbot']))[path]
-            assert isinstance(got, kind) and str(got.device) == 'cpu', (array_backend, path)
-            np.testing.assert_array_equal(got.numpy(), value, err_msg=f'{array_backend} {path}')
-        for name in ('reward', 'terminated', 'truncated', 'active'):
-            got = getattr(out, name)
-            assert isinstance(got, kind)
-            np.testing.assert_array_equal(got.numpy(), getattr(expected, name), err_msg=name)
-        assert out.metrics == expected.metrics and out.diverged == expected.diverged
-    assert steps('torch').terminated.dtype == torch.bool and steps('torch').obs['jetbot']['position'].dtype == torch.float64
+@pytest.mark.parametrize('array_backend', ['torch', 'warp'])
+def test_torch_and_warp_results_equal_the_numpy_ones_on_the_cpu(array_backend):
+    library = torch if array_backend == 'torch' else pytest.importorskip('warp', reason="Warp comes with the 'warp' extra")
+    kind = torch.Tensor if array_backend == 'torch' else library.array
+    expected, out = steps('numpy'), steps(array_backend)
+    for path, value in leaves(expected.obs['jetbot']):
+        got = dict(leaves(out.obs['jetbot']))[path]
+        assert isinstance(got, kind) and str(got.device) == 'cpu', path
+        np.testing.assert_array_equal(got.numpy(), value, err_msg=path)
+    for name in ('reward', 'terminated', 'truncated', 'active'):
+        got = getattr(out, name)
+        assert isinstance(got, kind)
+        np.testing.assert_array_equal(got.numpy(), getattr(expected, name), err_msg=name)
+    assert out.metrics == expected.metrics and out.diverged == expected.diverged
+    assert out.terminated.dtype == library.bool and out.obs['jetbot']['position'].dtype == library.float64
 
 
 def test_a_bad_array_backend_is_refused_naming_the_valid_ones_before_anything_moves():
@@ -88,8 +87,17 @@ def test_state_arrays_view_the_host_state_of_the_mujoco_backend_without_a_copy()
         env.step_arrays({'jetbot': {'move_by_speed': SPEEDS}})
         np.testing.assert_array_equal(qpos.numpy(), pack.data.qpos)  # a live view: it follows the steps
         assert not np.allclose(qpos.numpy()[:, :3], 0.0)
-        (warp_block,) = env.state_arrays(('qvel',), array_backend='warp')
-        assert warp_block.arrays['qvel'].ptr == pack.data.qvel.ctypes.data
+
+
+
+def test_warp_state_arrays_on_the_mujoco_backend_view_the_host_state():
+    pytest.importorskip('warp', reason="Warp comes with the 'warp' extra")
+    with Env(config()) as env:
+        env.reset()
+        (block,) = env.state_arrays(('qvel', 'ctrl'), array_backend='warp')
+        data = env.runner.world.pack(0).data
+        assert block.arrays['qvel'].ptr == data.qvel.ctypes.data and block.arrays['ctrl'].ptr == data.ctrl.ctypes.data
+        np.testing.assert_array_equal(block.arrays['qvel'].numpy(), data.qvel)
 
 
 def test_the_vector_env_returns_torch_tensors_and_takes_them_as_actions():
@@ -125,3 +133,13 @@ def test_the_example_in_docs_backend_md_runs_and_prints_what_the_page_says(capsy
     exec(compile(block, 'docs/backend.md (arrays example)', 'exec'), {'__name__': 'docs_backend_arrays'})  # noqa: S102
     printed = re.search(r'^prints `(.*)`\.$', section, flags=re.M).group(1)
     assert capsys.readouterr().out.strip() == printed
+
+
+def test_without_the_library_the_error_names_what_to_install(monkeypatch):
+    import sys
+
+    from internutopia.core.backend.arrays import check_array_backend
+
+    monkeypatch.setitem(sys.modules, 'warp', None)  # as if it were not installed
+    with pytest.raises(RuntimeError, match=r"array_backend='warp' needs warp, which is not installed .*pip install 'internutopia\[warp\]'"):
+        check_array_backend('warp')
