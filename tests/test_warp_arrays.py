@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip('mujoco_warp', reason="the warp extra is not installed (pip install 'internutopia[warp]'; Python >= 3.11)")
 torch = pytest.importorskip('torch', reason="torch comes with the 'train' extra")
 
+from internutopia.core.backend.arrays import DEVICE_STATE_FIELDS  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from tests.test_warp_backend import jetbot_cube_task, warp_config  # noqa: E402
 
@@ -38,6 +39,11 @@ def test_state_arrays_are_views_of_the_device_data_not_copies():
         # The same tensor now holds the state after the steps: it is the device data, which the host copy follows.
         np.testing.assert_allclose(qpos.numpy(), pack.data.qpos, rtol=1e-6, atol=1e-7)
         assert np.abs(qpos.numpy() - before).max(axis=1).min() > 1e-4
+        # Every served field, with the host copy's shape (empty ones too: this scene has no mocap bodies).
+        (every,) = env.state_arrays(DEVICE_STATE_FIELDS)
+        assert {name: tuple(array.shape) for name, array in every.arrays.items()} == {
+            name: getattr(pack.data, name).shape for name in DEVICE_STATE_FIELDS}
+        assert all(array.data_ptr() == getattr(pack.wdata, name).ptr for name, array in every.arrays.items() if array.numel())
         (warp_block,) = env.state_arrays(('qvel',), array_backend='warp')
         assert warp_block.arrays['qvel'] is pack.wdata.qvel and isinstance(warp_block.arrays['qvel'], warp.array)
         (host_block,) = env.state_arrays(('qpos',), array_backend='numpy')
