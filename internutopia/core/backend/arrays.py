@@ -153,5 +153,7 @@ def _to_torch(array: np.ndarray, torch: Any, device: str) -> Any:
 def _to_warp(array: np.ndarray, warp: Any, device: str) -> Any:
     if array.dtype.kind not in 'biuf':
         raise TypeError(f'a {array.dtype} array has no Warp counterpart (array_backend="warp" takes numbers and flags)')
-    # Warp takes the numpy strides as they are (the MuJoCo pack's state arrays are strided views).
-    return warp.array(array, dtype=warp.dtype_from_numpy(array.dtype), device=device, copy=device != 'cpu')
+    dtype = warp.dtype_from_numpy(array.dtype)
+    if device == 'cpu':  # a view, with the numpy strides as they are (the MuJoCo pack's state arrays are strided)
+        return warp.array(array, dtype=dtype, device=device, copy=False)
+    return warp.array(np.ascontiguousarray(array), dtype=dtype, device=device)
