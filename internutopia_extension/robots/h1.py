@@ -96,7 +96,7 @@ class H1Robot(BaseRobot):
             self.max_physics_dt = gait.PHYSICS_DT
             choice = getattr(config, 'walking_policy', 'default')
             policy = None if choice == 'controller' else OnnxPolicy(POLICY_PATH if choice == 'default' else choice)
-            self.walker = H1Walker(env_num, policy, hold_command=policy is None)
+            self.walker = H1Walker(env_num, policy)
 
     def build_spec(self) -> mujoco.MjSpec:
         return walking_spec() if self.walker is not None else _carried_spec(self.mocap_body)

@@ -69,7 +69,7 @@ class LocomotionTask(BaseTask):
         for slot in slots[steps[slots] >= self.next_change[slots]]:
             schedule, index = self.schedules[slot], int(self.next_command[slot])
             walker = self.robot.entity(slot).walker  # type: ignore[attr-defined]
-            walker.set_command(np.array([slot]), np.array([schedule[index][1:]]))
+            walker.set_command(np.array([slot]), np.array([schedule[index][1:]]), hold=True)
             self.next_command[slot] = index + 1
             self.next_change[slot] = (int(round(schedule[index + 1][0] / self.step_dt[slot])) if index + 1 < len(schedule)
                                       else np.iinfo(np.int64).max)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from internutopia_extension.robots.h1_locomotion import gait
+from internutopia_extension.robots.h1_locomotion.model import FEET
 
 #: Where the policy this project trained lives (next to the script that trained it).
 POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'h1_walk.onnx'
@@ -68,14 +69,16 @@ class H1Walker:
         env_num: rows of the per-slot arrays.
         policy: an :class:`OnnxPolicy`, or ``None``: the actions are :attr:`pending_action`
             (what a training loop sets through the ``leg_action`` controller).
-        hold_command: keep a command until another replaces it (a training task's commands);
-            otherwise a step without a command means "stand".
+
+    A command given with ``hold=True`` (a task's schedule) stays until another replaces it; one
+    given for a step (``move_by_speed``) lasts that step, after which the held command (zero
+    unless a task set one: "stand") comes back.
     """
 
-    def __init__(self, env_num: int, policy: OnnxPolicy | None, hold_command: bool = False) -> None:
+    def __init__(self, env_num: int, policy: OnnxPolicy | None) -> None:
         self.policy = policy
-        self.hold_command = hold_command
         self.command = np.zeros((env_num, 3))
+        self.held_command = np.zeros((env_num, 3))
         self.phase = np.zeros(env_num)
         self.action = np.zeros((env_num, gait.ACTION_SIZE))
         self.last_action = np.zeros((env_num, gait.ACTION_SIZE))
@@ -96,27 +99,30 @@ class H1Walker:
         if not np.array_equal(actuators, np.arange(actuators[0], actuators[0] + len(actuators))):
             raise ValueError(f'the leg actuators of {prefix!r} are not one run; the walking model changed')
         self._root_q, self._root_v = root_qposadr, root_dofadr
-        sensor = {name: lookup.sensor(prefix + name) for foot in gait_feet() for name in
+        sensor = {name: lookup.sensor(prefix + name) for foot in FEET for name in
                   (f'{foot}_sole_touch', f'{foot}_sole_pos', f'{foot}_sole_vel')}
-        self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in gait_feet()], dtype=np.intp)
-        self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in gait_feet()], dtype=np.intp)
-        self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in gait_feet()], dtype=np.intp)
+        self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in FEET], dtype=np.intp)
+        self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in FEET], dtype=np.intp)
+        self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in FEET], dtype=np.intp)
         self._next_tick = time
 
     def reset(self, slots: np.ndarray) -> None:
         """Slots taking a new episode: standing, clocks at 0, no command."""
-        self.command[slots] = 0.0
+        self.command[slots] = self.held_command[slots] = 0.0
         self.phase[slots] = 0.0
         self.action[slots] = self.last_action[slots] = self.pending_action[slots] = 0.0
         self.data.ctrl[slots[:, None], np.arange(self._legs_ctrl.start, self._legs_ctrl.stop)] = gait.LEG_STANDING
 
-    def set_command(self, slots: np.ndarray, command: np.ndarray) -> None:
-        """Velocity commands ``(k, 3)`` for ``slots``, clipped to the trained range."""
+    def set_command(self, slots: np.ndarray, command: np.ndarray, hold: bool = False) -> None:
+        """Velocity commands ``(k, 3)`` for ``slots``, clipped to the trained range: for this step,
+        or (``hold``) until replaced."""
         self.command[slots] = np.clip(command, gait.COMMAND_LOW, gait.COMMAND_HIGH)
+        if hold:
+            self.held_command[slots] = self.command[slots]
 
     def begin_step(self, slots: np.ndarray) -> None:
-        if not self.hold_command:
-            self.command[slots] = 0.0
+        """A new env step: each slot's command is its held one until a controller gives another."""
+        self.command[slots] = self.held_command[slots]
 
     def observe(self, slots: np.ndarray) -> np.ndarray:
         """The policy's observation of ``slots`` now (what the next tick feeds the policy)."""
@@ -172,7 +178,3 @@ class H1Walker:
             touch=sensordata[rows, self._touch[None, :]], foot_height=foot_pos,
             foot_speed=np.hypot(foot_vel_x, foot_vel_y))
 
-
-def gait_feet() -> tuple[str, str]:
-    """The feet, in the order of every ``(k, 2)`` array: left, right."""
-    return ('left', 'right')
