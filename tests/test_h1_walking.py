@@ -22,11 +22,12 @@ H1_MASS = 51.4
 GRAVITY = 9.81
 
 
-def walking_env(env_num=2, max_steps=400, commands=((0.0, 0.0, 0.0, 0.0),), **robot):
+def walking_env(env_num=2, max_steps=400, commands=((0.0, 0.0, 0.0, 0.0),), task_fields=None, **robot):
     robot.setdefault('walking_policy', 'controller')
     robot.setdefault('controllers', [H1LegActionControllerCfg()])
     cfg = H1RobotCfg(locomotion='walking', position=(0.0, 0.0, 1.0), **robot)
-    task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[cfg], max_steps=max_steps, commands=list(commands))
+    task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[cfg], max_steps=max_steps, commands=list(commands),
+                             **(task_fields or {}))
     config = Config(simulator=SimConfig(physics_dt=0.005, rendering_dt=0.005), env_num=env_num, env_offset_size=3.0,
                     metrics_save_path='none', task_configs=[task] * env_num)
     env = Env(config)
@@ -128,6 +129,26 @@ def test_command_schedule_reaches_the_walker():
     env.close()
 
 
+def test_pushes_come_at_their_interval_and_only_to_their_slot():
+    env = walking_env(env_num=2, task_fields={'push_interval': (0.1, 0.1), 'push_speed': 2.0})
+    group = h1_group(env)
+    data = group.bound_world.data
+    dof = int(group.root_dofadr[0])
+    step(env, np.zeros(10), 19)
+    before = data.qvel[:, dof:dof + 2].copy()
+    step(env, np.zeros(10), 2)  # the push lands at 0.1 s (step 20)
+    jump = np.linalg.norm(data.qvel[:, dof:dof + 2] - before, axis=1)
+    assert np.all(jump > 0.05), jump  # both slots pushed (each its own push)
+    assert not np.allclose(data.qvel[0, dof:dof + 2], data.qvel[1, dof:dof + 2])
+    env.close()
+    # Without push_interval, nothing pushes.
+    quiet = walking_env(env_num=1)
+    group = h1_group(quiet)
+    step(quiet, np.zeros(10), 40)
+    assert float(np.abs(group.bound_world.data.qvel[0, int(group.root_dofadr[0]):][:2]).max()) < 0.2
+    quiet.close()
+
+
 def test_leg_action_needs_a_walking_h1_trained_from_outside():
     task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(controllers=[H1LegActionControllerCfg()])])
     with pytest.raises(ValueError, match="walking_policy is 'controller'.*locomotion='carried'"):
@@ -139,6 +160,9 @@ def test_leg_action_needs_a_walking_h1_trained_from_outside():
     ('commands', [(1.0, 0.5, 0.0, 0.0)], 'start times must begin at 0'),
     ('commands', [(0.0, float('nan'), 0.0, 0.0)], 'finite'),
     ('reward_scales', {'trackk': 1.0}, "unknown reward terms \\['trackk'\\]; valid terms"),
+    ('push_interval', (2.0, 1.0), 'push_interval must be'),
+    ('push_speed', float('inf'), 'push_speed'),
+    ('push_speed', 9.0, 'push_speed must be a speed in \[0, 5\]'),
 ])
 def test_locomotion_task_config_errors(field, value, message):
     with pytest.raises(ValueError, match=message):

@@ -43,6 +43,10 @@ class LocomotionTask(BaseTask):
         self.yaw_rate_error = np.zeros(n)
         self.reward_terms = {name: np.zeros(n) for name in _TERM_NAMES}
         self.robot = view.tracker('robot')
+        self.push_interval = np.zeros((n, 2))  # s; zeros: no pushes
+        self.push_speed = np.zeros(n)
+        self.next_push = np.full(n, np.iinfo(np.int64).max)  # step count of the slot's next push
+        self.rng = np.random.default_rng(0)
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
@@ -62,6 +66,28 @@ class LocomotionTask(BaseTask):
         self.next_command[slot] = 0
         self.next_change[slot] = 0
         self._advance_commands(np.array([slot]))
+        self.push_interval[slot] = config.push_interval or (0.0, 0.0)
+        self.push_speed[slot] = config.push_speed
+        self.next_push[slot] = np.iinfo(np.int64).max
+        if config.push_interval is not None:
+            # Seeded by slot and episode: the same episode in the same slot gets the same pushes.
+            self.rng = np.random.default_rng([slot, int(self.view.episode_index(slot) or 0)])
+            self.next_push[slot] = self._push_delay(slot)
+
+    def _push_delay(self, slot: int) -> int:
+        low, high = self.push_interval[slot]
+        return int(self.view.steps[slot]) + int(round(self.rng.uniform(low, high) / self.step_dt[slot]))
+
+    def _push(self, slots: np.ndarray) -> None:
+        """Push the robots of ``slots`` whose push is due: a random horizontal pelvis velocity."""
+        due = slots[self.view.steps[slots] >= self.next_push[slots]]
+        for slot in due:
+            robot = self.robot.entity(slot)
+            angle = self.rng.uniform(-np.pi, np.pi)
+            speed = self.rng.uniform(0.5, 1.0) * self.push_speed[slot]
+            dof = int(robot.root_dofadr[slot])
+            robot.bound_world.data.qvel[slot, dof:dof + 2] += speed * np.array([np.cos(angle), np.sin(angle)])
+            self.next_push[slot] = self._push_delay(slot)
 
     def _advance_commands(self, slots: np.ndarray) -> None:
         """Give each slot of ``slots`` whose next command is due that command."""
@@ -94,6 +120,7 @@ class LocomotionTask(BaseTask):
         terminated = fell & self.end_on_fall[slots]
         truncated = ~terminated & (self.view.steps[slots] >= self.max_steps[slots])
         self._advance_commands(slots)
+        self._push(slots)
         return reward, terminated, truncated
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:

@@ -18,7 +18,10 @@ class LocomotionTaskCfg(TaskCfg):
     increasing start time (the first at 0); each holds until the next. The episode ends when the
     robot falls (``terminated``; with ``end_on_fall``) or after ``max_steps`` env steps
     (``truncated``). ``reward_scales`` overrides scales of the walking rewards by term name
-    (:data:`internutopia_extension.robots.h1_locomotion.rewards.REWARD_SCALES`).
+    (:data:`internutopia_extension.robots.h1_locomotion.rewards.REWARD_SCALES`). With
+    ``push_interval`` (seconds, ``(min, max)``) the robot is pushed at random intervals in that
+    range: its pelvis gains a horizontal velocity of half to all of ``push_speed`` m/s in a random direction
+    (how a walking policy learns to recover).
     """
 
     type: str = 'LocomotionTask'
@@ -27,6 +30,8 @@ class LocomotionTaskCfg(TaskCfg):
     commands: list[tuple[float, float, float, float]] = [(0.0, 0.0, 0.0, 0.0)]
     end_on_fall: bool = True
     reward_scales: dict[str, float] | None = None
+    push_interval: tuple[float, float] | None = None
+    push_speed: float = 0.5
 
     @field_validator('max_steps')
     @classmethod
@@ -43,6 +48,20 @@ class LocomotionTaskCfg(TaskCfg):
         times = [entry[0] for entry in value]
         if times[0] != 0.0 or any(b <= a for a, b in zip(times, times[1:], strict=False)):
             raise ValueError(f'command start times must begin at 0 and increase; got {times}')
+        return value
+
+    @field_validator('push_interval')
+    @classmethod
+    def _push_interval(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not (math.isfinite(value[0]) and math.isfinite(value[1]) and 0 < value[0] <= value[1]):
+            raise ValueError(f'push_interval must be (min_s, max_s) with 0 < min_s <= max_s; got {value!r}')
+        return value
+
+    @field_validator('push_speed')
+    @classmethod
+    def _push_speed(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0.0 <= value <= 5.0):
+            raise ValueError(f'push_speed must be a speed in [0, 5] m/s; got {value!r}')
         return value
 
     @field_validator('reward_scales')

@@ -50,7 +50,7 @@ def export_onnx(model: Any, path: str | Path) -> None:
     size = int(policy.observation_space.shape[0])
     temporary = Path(str(path) + '.tmp')
     with torch.no_grad():
-        torch.onnx.export(mean, (torch.zeros(1, size),), str(temporary), input_names=['obs'], output_names=['action'],
+        torch.onnx.export(mean, (torch.zeros(1, size, device=policy.device),), str(temporary), input_names=['obs'], output_names=['action'],
                           dynamic_axes={'obs': {0: 'batch'}, 'action': {0: 'batch'}}, dynamo=False)
     os.replace(temporary, path)
 
@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the physics uses the rest)')
     parser.add_argument('--learning-rate', type=float, default=3e-4)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--backend', default='mujoco', help="physics backend: 'mujoco' (CPU, every core) or 'warp'")
+    parser.add_argument('--device', default=None, help="the warp backend's device (cpu or cuda:N)")
+    parser.add_argument('--torch-device', default='cpu', help='where PPO updates run (cpu or cuda)')
+    parser.add_argument('--no-pushes', action='store_true', help='episodes without random pushes')
     parser.add_argument('--plot', action='store_true', help='only draw OUT/progress.csv as OUT/training.png')
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -106,16 +110,17 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     out.mkdir(parents=True, exist_ok=True)
-    envs = VecMonitor(sb3_vec_env(make_walk_vec(args.num_envs, autoreset_mode='SameStep')))
+    envs = VecMonitor(sb3_vec_env(make_walk_vec(args.num_envs, autoreset_mode='SameStep', backend=args.backend,
+                                                device=args.device, pushes=not args.no_pushes)))
     envs.seed(args.seed)
     checkpoint = out / 'checkpoint.zip'
     if args.resume and checkpoint.is_file():
-        model = PPO.load(checkpoint, env=envs, device='cpu')
+        model = PPO.load(checkpoint, env=envs, device=args.torch_device)
         print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
     else:
         model = PPO('MlpPolicy', envs, n_steps=64, batch_size=1024, n_epochs=5, learning_rate=args.learning_rate,
                     gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.003, vf_coef=1.0, max_grad_norm=1.0,
-                    target_kl=0.03, seed=args.seed, device='cpu', verbose=0,
+                    target_kl=0.03, seed=args.seed, device=args.torch_device, verbose=0,
                     policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},
                                    'activation_fn': torch.nn.ELU, 'log_std_init': -0.7})
     progress = out / 'progress.csv'
