@@ -67,6 +67,7 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
     controllers = [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg]
     tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, controllers)])
              for _ in range(num_envs)]
+    actions: list[dict[str, Any]]
     if goal_kind == 'path':
         goals = np.tile(np.array(SEED_PATH[-1][:2]), (num_envs, 1))
         actions = [{'h1': {'move_along_path': [SEED_PATH]}}] * num_envs
