@@ -69,6 +69,13 @@ LAYERS = {
     'internutopia.envs': APPS,
 }
 EXTENSION = 'internutopia_extension'
+#: Applications inside the extension: the scripts that trained (and measure) a policy shipped beside
+#: them (the project's rule: a policy lives next to the script that made it). They run envs, so they
+#: sit at the applications layer; nothing in the packages may import them.
+EXTENSION_APPLICATIONS = (
+    'internutopia_extension.robots.h1_locomotion.policy.train',
+    'internutopia_extension.robots.h1_locomotion.policy.evaluate',
+)
 #: The highest layer of ``internutopia`` an extension may import: the extension API.
 EXTENSION_SEES = TASKS
 
@@ -141,7 +148,12 @@ def violations() -> list[str]:
         for imp in imports_of(module, path):
             target_is_extension = imp.target.split('.')[0] == EXTENSION
             where = f'{os.path.relpath(path, ROOT)}:{imp.line} imports {imp.target}'
+            if imp.target in EXTENSION_APPLICATIONS:
+                found.append(f'{where}: an application (a policy\'s training script) is imported')
+                continue
             if module.startswith(EXTENSION):
+                if module in EXTENSION_APPLICATIONS:
+                    continue
                 if not target_is_extension:
                     layer = layer_of(imp.target)
                     if layer is not None and layer > EXTENSION_SEES:

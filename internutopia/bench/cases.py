@@ -19,6 +19,7 @@ sensor configs to attach, added with :func:`register_camera`; ``--cameras NAME``
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ def get_case(name: str, user_config: str | None = None) -> Case:
 
 
 def robot_case(name: str, module: str, cfg_class: str, camera: str, path: list[tuple[float, float, float]],
-               description: str, default: bool = True) -> Case:
+               description: str, default: bool = True, robot_fields: Any = None) -> Case:
     """A case of one robot following ``path`` with ``move_along_path``.
 
     Args:
@@ -49,6 +50,8 @@ def robot_case(name: str, module: str, cfg_class: str, camera: str, path: list[t
         path: the waypoints (env-local).
         description: one line for the docs.
         default: whether the default run includes it.
+        robot_fields: a function returning more fields of the robot config (called when the
+            config is built, so it can read the environment).
     """
 
     def config(env_num: int, cameras: str) -> Any:
@@ -56,7 +59,8 @@ def robot_case(name: str, module: str, cfg_class: str, camera: str, path: list[t
 
         configs = importlib.import_module(module)
         robot = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg],
-                                            sensors=sensors_for(cameras, getattr(configs, camera)))
+                                            sensors=sensors_for(cameras, getattr(configs, camera)),
+                                            **(robot_fields() if robot_fields is not None else {}))
         return endless_config(SingleInferenceTaskCfg(robots=[robot]), env_num)
 
     def dict_actions(env_num: int) -> list:
@@ -90,6 +94,11 @@ register_camera('on', lambda camera: [camera.update(resolution=(320, 240), enabl
 _HUMANOID_PATH = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
 register_case(robot_case('h1', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg',
                          _HUMANOID_PATH, 'H1 following the example path (holonomic base, compiled steering)'))
+register_case(robot_case('h1_walking', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg',
+                         _HUMANOID_PATH, 'H1 walking the example path on its own legs (its ONNX walking policy, 50 Hz)',
+                         default=False, robot_fields=lambda: {
+                             'name': 'h1_walking', 'locomotion': 'walking',
+                             'walking_policy': os.environ.get('INTERNUTOPIA_BENCH_H1_POLICY', 'default')}))
 register_case(robot_case('g1', 'internutopia_extension.configs.robots.g1', 'G1RobotCfg', 'g1_camera_cfg',
                          _HUMANOID_PATH, 'G1 walking the example path with its ONNX locomotion policy (50 Hz)'))
 register_case(robot_case('jetbot', 'internutopia_extension.configs.robots.jetbot', 'JetbotRobotCfg', 'jetbot_camera_cfg',

@@ -4,6 +4,8 @@ from internutopia_extension.controllers import (  # noqa: F401
     base_motion,
     differential_drive,
     gripper_controller,
+    h1_leg_action,
+    h1_move_by_speed_controller,
     holonomic_base,
     ik_controller,
     joint_controller,

@@ -102,5 +102,3 @@ def _carry_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray
 
 _carry_kernel = Kernel(_carry_rows)
 
-
-BaseController.register('H1MoveBySpeedController')(HolonomicBaseController)

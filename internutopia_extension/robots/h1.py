@@ -1,9 +1,15 @@
 """Unitree H1 humanoid (Unitree's MJCF from MuJoCo Menagerie, via a PyPI assets package).
 
-No trained H1 walking policy is published on PyPI, so H1 does not walk: its pelvis is welded
-(softly) to a mocap target that ``move_by_speed`` moves like a holonomic base, gravity is
-compensated on its links, and every joint holds a standing pose under a position servo. The robot
-still collides with the scene. G1 (:mod:`internutopia_extension.robots.g1`) walks for real.
+H1 moves in one of two ways, chosen by ``H1RobotCfg.locomotion``:
+
+- ``'walking'``: H1 walks on its own legs. Nothing holds the pelvis; a walking policy this
+  project trained (:mod:`internutopia_extension.robots.h1_locomotion`) sets the leg servo targets
+  50 times a second from the pelvis's motion, the joints and the velocity command that
+  ``move_by_speed`` gives; the servos' forces are limited to the motors' torque limits.
+- ``'carried'``: the pelvis is welded (softly) to a mocap target that ``move_by_speed`` moves like a
+  holonomic base, gravity is compensated on its links, and every joint holds a standing pose under
+  a position servo. Cheaper to step and exact in where it goes; the robot still collides with the
+  scene.
 """
 
 from __future__ import annotations
@@ -16,19 +22,16 @@ import numpy as np
 from internutopia.core.robot.base import BaseRobot
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 from internutopia_extension.configs.robots.h1 import H1_JOINT_NAMES
-from internutopia_extension.robots.assets import (
-    load_spec,
-    make_position_servos,
-    menagerie_path,
-    strip_for_attach,
-    suffix_joint_names,
-)
+from internutopia_extension.robots.assets import make_position_servos
+from internutopia_extension.robots.h1_locomotion import gait
+from internutopia_extension.robots.h1_locomotion.model import h1_base_spec, walking_spec
+from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker, OnnxPolicy
 
-#: (kp, kd) of the standing-pose servos, by joint-name substring.
+#: (kp, kd) of the carried H1's standing-pose servos, by joint-name substring.
 _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 'torso': (300.0, 6.0),
              'shoulder': (40.0, 2.0), 'elbow': (40.0, 2.0)}
 
-#: Sliding friction of H1's soles.
+#: Sliding friction of the carried H1's soles.
 _SOLE_FRICTION = 0.05
 
 
@@ -52,45 +55,51 @@ class H1UpstreamMethods:
         return float(min(self._robot_right_ankle.get_pose()[0][2], self._robot_left_ankle.get_pose()[0][2]))
 
     def set_gains(self) -> None:
-        """The servo gains are set when the model is built (``_H1_GAINS``); nothing to do."""
+        """The servo gains are set when the model is built; nothing to do."""
+
+
+def _carried_spec(mocap_body: str) -> mujoco.MjSpec:
+    spec = h1_base_spec()
+    pelvis = spec.body('pelvis')
+    for body in spec.bodies:
+        if body.name != 'world':
+            body.gravcomp = 1.0
+    make_position_servos(spec, _H1_GAINS, default=(100.0, 4.0))
+    for geom in spec.geoms:
+        if geom.classname.name in ('foot', 'foot1', 'foot2', 'foot3'):
+            # The base glides rather than steps: slippery soles keep the feet from dragging the legs.
+            geom.friction = [_SOLE_FRICTION, 0.005, 0.0001]
+    target = spec.worldbody.add_body(name=mocap_body, mocap=True, pos=list(pelvis.pos))
+    target.add_site(name='base_target', size=[0.02, 0, 0], rgba=[1, 0.5, 0, 0.0])
+    spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1='pelvis',
+                      name2=mocap_body, solref=[0.02, 1.0], data=[0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])
+    return spec
 
 
 @BaseRobot.register('H1Robot')
 class H1Robot(BaseRobot):
-    """H1 carried by a mocap base target; see the module docstring."""
+    """A walking or a carried H1; see the module docstring."""
 
     base_body = 'pelvis'
     mocap_body = 'base_target'
     #: InternUtopia's names and order (Isaac's breadth-first order, ``_joint`` suffix); Menagerie's
-    #: file names them without the suffix, depth first, so :meth:`build_spec` renames them.
+    #: file names them without the suffix, depth first, so the model is renamed.
     joint_names = H1_JOINT_NAMES
     upstream_methods = H1UpstreamMethods
 
+    def __init__(self, config: Any, env_num: int, sim: Any) -> None:
+        super().__init__(config, env_num, sim)
+        #: The walking controller's runtime (``None`` for a carried H1).
+        self.walker: H1Walker | None = None
+        if getattr(config, 'locomotion', 'carried') == 'walking':
+            # The policy was trained with 200 Hz physics: longer physics steps run in substeps.
+            self.max_physics_dt = gait.PHYSICS_DT
+            choice = getattr(config, 'walking_policy', 'default')
+            policy = None if choice == 'controller' else OnnxPolicy(POLICY_PATH if choice == 'default' else choice)
+            self.walker = H1Walker(env_num, policy)
+
     def build_spec(self) -> mujoco.MjSpec:
-        spec = strip_for_attach(load_spec(menagerie_path('unitree_h1', 'h1.xml')))
-        suffix_joint_names(spec, '_joint')
-        # Unitree's H1 (and InternUtopia's) has an imu_link fixed to the torso where Menagerie has
-        # an 'imu' site: extensions look it up by prim path. A massless body with no joint changes
-        # nothing in the dynamics.
-        imu = spec.site('imu')
-        spec.body('torso_link').add_body(name='imu_link', pos=list(imu.pos))
-        pelvis = spec.body('pelvis')
-        for joint in pelvis.joints:
-            if joint.type == mujoco.mjtJoint.mjJNT_FREE:
-                joint.name = 'root'
-        for body in spec.bodies:
-            if body.name != 'world':
-                body.gravcomp = 1.0
-        make_position_servos(spec, _H1_GAINS, default=(100.0, 4.0))
-        for geom in spec.geoms:
-            if geom.classname.name in ('foot', 'foot1', 'foot2', 'foot3'):
-                # The base glides rather than steps: slippery soles keep the feet from dragging the legs.
-                geom.friction = [_SOLE_FRICTION, 0.005, 0.0001]
-        target = spec.worldbody.add_body(name=self.mocap_body, mocap=True, pos=list(pelvis.pos))
-        target.add_site(name='base_target', size=[0.02, 0, 0], rgba=[1, 0.5, 0, 0.0])
-        spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1='pelvis',
-                          name2=self.mocap_body, solref=[0.02, 1.0], data=[0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])
-        return spec
+        return walking_spec() if self.walker is not None else _carried_spec(self.mocap_body)
 
     @property
     def actuated_joints(self) -> list[str]:
@@ -99,26 +108,64 @@ class H1Robot(BaseRobot):
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
         model = world.model
+        self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
+        if self.walker is not None:
+            if len(self.slots):
+                assert self._root_qposadr is not None  # (a free pelvis)
+                self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
+                                 int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+            return
         #: Mocap index of the base target (the same in every slot of the pack).
         self.mocap_index = int(model.body_mocapid[model.body(self.full_name(self.mocap_body)).id])
-        self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
         self.mocap_id[self.slots] = self.mocap_index
 
     def teleport(self, slot, position, orientation) -> None:
-        # The pelvis is welded to the base target: the target goes along (upright, same heading).
-        mocap = self.mocap_id[slot]
-        data = self.bound_world.data
-        if position is not None:
-            data.mocap_pos[slot, mocap] = position
-        if orientation is not None:
-            data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
+        if self.walker is None:
+            # The pelvis is welded to the base target: the target goes along (upright, same heading).
+            mocap = self.mocap_id[slot]
+            data = self.bound_world.data
+            if position is not None:
+                data.mocap_pos[slot, mocap] = position
+            if orientation is not None:
+                data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
         super().teleport(slot, position, orientation)
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
         data = self.bound_world.data
+        if self.walker is not None:
+            rows = slots[:, None]
+            standing = np.array([gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])
+            data.qpos[rows, self.joint_qposadr[slots]] = standing
+            data.qvel[rows, self.joint_dofadr[slots]] = 0.0
+            data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
+            data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = standing
+            self.walker.reset(slots)
+            return
         mocap = self.mocap_id[slots]
         data.mocap_pos[slots, mocap] = np.array([c.position for c in configs])
         # The target is upright (the base glides on the floor): keep only the heading of the start pose.
         orientations = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
         data.mocap_quat[slots, mocap] = yaw_to_quat(quat_to_yaw(orientations))
+
+    def begin_step(self) -> None:
+        if self.walker is not None and len(self.slots):
+            self.walker.begin_step(self.slots)
+
+    def before_physics(self) -> None:
+        walker, slots = self.walker, self.slots
+        if walker is None or not len(slots):
+            return
+        # One 50 Hz clock for the world (every slot keeps the one world clock).
+        if walker.tick_due(float(self.bound_world.data.time[slots[0]])):
+            walker.tick(slots)
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        obs = super().get_obs(slots)
+        if self.walker is not None and self.walker.policy is None and len(slots):
+            # Trained from outside: what the policy will see at the next tick.
+            obs['policy_obs'] = self.walker.observe(slots)
+        return obs
+
+
+__all__ = ['H1Robot', 'H1UpstreamMethods']

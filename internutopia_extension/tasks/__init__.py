@@ -1,3 +1,3 @@
 """Built-in tasks; importing this package registers them."""
 
-from internutopia_extension.tasks import finite_step, manipulation, point_nav, single_inference  # noqa: F401
+from internutopia_extension.tasks import finite_step, locomotion, manipulation, point_nav, single_inference  # noqa: F401

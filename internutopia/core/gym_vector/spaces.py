@@ -116,6 +116,12 @@ def _holonomic(controller: Any, env: Any) -> spaces.Box:
     # [forward m/s, lateral m/s, yaw rate rad/s]
     return _box([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0])
 
+@register_action_space('H1LegActionController')
+def _leg_actions(controller: Any, env: Any) -> spaces.Box:
+    # A walking H1's leg actions (its walking policy's outputs), each in [-1, 1].
+    shape = tuple(getattr(controller, 'action_shape', (10,)))
+    return spaces.Box(-1.0, 1.0, shape, np.float32)
+
 @register_action_space('G1MoveBySpeedController')
 def _g1_velocity(controller: Any, env: Any) -> spaces.Box:
     policy = getattr(controller.robot, 'policy', None)

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
@@ -53,7 +55,14 @@ h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera
 
 
 class H1RobotCfg(RobotCfg):
-    """Unitree H1 (see :mod:`internutopia_extension.robots.h1` for how it moves)."""
+    """Unitree H1 (see :mod:`internutopia_extension.robots.h1` for how it moves).
+
+    ``locomotion`` chooses how the base moves: ``'carried'`` (the pelvis follows a target that
+    ``move_by_speed`` moves, the legs hold a standing pose) or ``'walking'`` (only the joint
+    servos move it, driven by a walking policy). ``walking_policy`` (walking only) is
+    ``'default'`` (the policy shipped with the package), the path of an exported ONNX policy, or
+    ``'controller'``: the ``leg_action`` controller gives the actions (for training a policy).
+    """
 
     name: str = 'h1'
     type: str = 'H1Robot'
@@ -61,3 +70,5 @@ class H1RobotCfg(RobotCfg):
     position: tuple[float, float, float] = (0.0, 0.0, 1.05)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+    locomotion: Literal['carried', 'walking'] = 'carried'
+    walking_policy: str = 'default'

@@ -1,0 +1,78 @@
+"""``LocomotionTaskCfg``: a legged robot follows a schedule of velocity commands (for training and
+measuring a walking controller)."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import field_validator
+
+from internutopia.core.config import TaskCfg
+from internutopia.core.config.values import check_steps
+
+
+class LocomotionTaskCfg(TaskCfg):
+    """An episode in which robot ``robot`` (a walking H1) is given velocity commands.
+
+    ``commands`` is the schedule: ``(start_time_s, forward, lateral, yaw_rate)`` entries in
+    increasing start time (the first at 0); each holds until the next. The episode ends when the
+    robot falls (``terminated``; with ``end_on_fall``) or after ``max_steps`` env steps
+    (``truncated``). ``reward_scales`` overrides scales of the walking rewards by term name
+    (:data:`internutopia_extension.robots.h1_locomotion.rewards.REWARD_SCALES`). With
+    ``push_interval`` (seconds, ``(min, max)``) the robot is pushed at random intervals in that
+    range: its pelvis gains a horizontal velocity of half to all of ``push_speed`` m/s in a random direction
+    (how a walking policy learns to recover).
+    """
+
+    type: str = 'LocomotionTask'
+    max_steps: int = 4000
+    robot: str = 'h1'
+    commands: list[tuple[float, float, float, float]] = [(0.0, 0.0, 0.0, 0.0)]
+    end_on_fall: bool = True
+    reward_scales: dict[str, float] | None = None
+    push_interval: tuple[float, float] | None = None
+    push_speed: float = 0.5
+
+    @field_validator('max_steps')
+    @classmethod
+    def _max_steps_positive(cls, value: int) -> int:
+        return check_steps(value)
+
+    @field_validator('commands')
+    @classmethod
+    def _schedule(cls, value: list[tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+        if not value:
+            raise ValueError('commands must have at least one (start_time_s, forward, lateral, yaw_rate) entry')
+        if not all(math.isfinite(x) for entry in value for x in entry):
+            raise ValueError(f'commands must be finite numbers; got {value!r}')
+        times = [entry[0] for entry in value]
+        if times[0] != 0.0 or any(b <= a for a, b in zip(times, times[1:], strict=False)):
+            raise ValueError(f'command start times must begin at 0 and increase; got {times}')
+        return value
+
+    @field_validator('push_interval')
+    @classmethod
+    def _push_interval(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not (math.isfinite(value[0]) and math.isfinite(value[1]) and 0 < value[0] <= value[1]):
+            raise ValueError(f'push_interval must be (min_s, max_s) with 0 < min_s <= max_s; got {value!r}')
+        return value
+
+    @field_validator('push_speed')
+    @classmethod
+    def _push_speed(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0.0 <= value <= 5.0):
+            raise ValueError(f'push_speed must be a speed in [0, 5] m/s; got {value!r}')
+        return value
+
+    @field_validator('reward_scales')
+    @classmethod
+    def _known_terms(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES
+
+        unknown = sorted(set(value or {}) - set(REWARD_SCALES))
+        if unknown:
+            raise ValueError(f'unknown reward terms {unknown}; valid terms: {sorted(REWARD_SCALES)}')
+        return value
+
+
+__all__ = ['LocomotionTaskCfg']

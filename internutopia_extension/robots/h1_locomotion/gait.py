@@ -1,0 +1,100 @@
+"""What H1's walking controller sees and commands: one definition for training and deployment.
+
+The controller runs at 50 Hz. Each tick it reads the observation of :func:`observe` (41 numbers
+per robot) and outputs 10 numbers in [-1, 1], one per leg joint (:data:`LEG_JOINTS`, the model's
+order); joint ``j``'s servo target is ``STANDING_POSE[j] + ACTION_SCALE[j] * action[j]``. The
+torso and arms hold :data:`STANDING_POSE`.
+
+A gait clock gives the legs their rhythm: while the robot is told to move, the phase runs at
+one stride per :data:`GAIT_PERIOD` seconds (the left leg swings in the second half of its phase,
+the right leg half a period later); at a zero command it stops at 0 and the robot stands on both
+feet. The clock is an input of the policy, not something it controls.
+
+>>> import numpy as np
+>>> obs = observe(np.array([[1.0, 0, 0, 0]]), np.zeros((1, 3)), np.zeros((1, 10)), np.zeros((1, 10)),
+...               np.zeros((1, 10)), np.array([[0.5, 0.0, 0.0]]), np.zeros(1))
+>>> obs.shape, (obs[0, 3:6] + 0.0).tolist()  # projected gravity of an upright pelvis
+((1, 41), [0.0, 0.0, -1.0])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Policy period (s).
+CONTROL_DT = 0.02
+#: Longest physics step the servos and the policy were trained with (s).
+PHYSICS_DT = 0.005
+#: One stride (both legs swing once), s.
+GAIT_PERIOD = 0.8
+#: Fraction of its phase a leg is in stance (the rest it swings).
+STANCE_FRACTION = 0.55
+#: Below this command norm (m/s and rad/s together) the robot stands: the gait clock stops.
+STAND_COMMAND = 0.1
+
+#: The joints the policy drives, in the model's order (a contiguous run of the state).
+LEG_JOINTS = tuple(f'{side}_{joint}_joint' for side in ('left', 'right')
+                   for joint in ('hip_yaw', 'hip_roll', 'hip_pitch', 'knee', 'ankle'))
+#: Standing pose (rad), every actuated joint; knees slightly bent, as Unitree's examples stand H1.
+STANDING_POSE: dict[str, float] = {
+    **{f'{side}_hip_pitch_joint': -0.1 for side in ('left', 'right')},
+    **{f'{side}_knee_joint': 0.3 for side in ('left', 'right')},
+    **{f'{side}_ankle_joint': -0.2 for side in ('left', 'right')},
+}
+LEG_STANDING = np.array([STANDING_POSE.get(name, 0.0) for name in LEG_JOINTS])
+#: Servo target range per unit of action (rad): hips' yaw and roll a little, pitch and knee a lot.
+_SCALE_BY_JOINT = {'hip_yaw': 0.3, 'hip_roll': 0.3, 'hip_pitch': 0.8, 'knee': 1.0, 'ankle': 0.5}
+ACTION_SCALE = np.array([_SCALE_BY_JOINT[name.split('_', 1)[1].rsplit('_', 1)[0]] for name in LEG_JOINTS])
+
+#: Command limits: forward, lateral (m/s), yaw rate (rad/s); commands are clipped to them.
+COMMAND_LOW = np.array([-0.5, -0.5, -1.0])
+COMMAND_HIGH = np.array([1.0, 0.5, 1.0])
+
+#: Observation scales (the inputs of the network are kept near unit size).
+ANG_VEL_SCALE = 0.25
+COMMAND_SCALE = np.array([2.0, 2.0, 0.25])
+JOINT_VEL_SCALE = 0.05
+OBS_SIZE = 3 + 3 + 3 + 10 + 10 + 10 + 2
+ACTION_SIZE = len(LEG_JOINTS)
+
+
+def projected_gravity(quat: np.ndarray) -> np.ndarray:
+    """Gravity's direction in the body frame, ``R^T (0, 0, -1)``, for wxyz quaternions ``(k, 4)``."""
+    w, x, y, z = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
+    return np.stack([2.0 * (w * y - x * z), -2.0 * (y * z + w * x), -(1.0 - 2.0 * (x * x + y * y))], axis=1)
+
+
+def phase_signal(phase: np.ndarray) -> np.ndarray:
+    """``(sin, cos)`` of the gait phase (in strides), ``(k, 2)``; (0, 1) while standing."""
+    angle = 2.0 * np.pi * phase
+    return np.stack([np.sin(angle), np.cos(angle)], axis=1)
+
+
+def expected_stance(phase: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """Which feet should be on the ground, ``(k, 2)`` bool (left, right): both while standing."""
+    legs = np.stack([phase % 1.0, (phase + 0.5) % 1.0], axis=1)
+    return (legs < STANCE_FRACTION) | ~moving[:, None]
+
+
+def observe(quat: np.ndarray, ang_vel: np.ndarray, leg_q: np.ndarray, leg_dq: np.ndarray, last_action: np.ndarray,
+            command: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """The policy's observation ``(k, OBS_SIZE)`` float32.
+
+    Args:
+        quat: pelvis orientation, wxyz ``(k, 4)``.
+        ang_vel: pelvis angular velocity in the pelvis frame ``(k, 3)`` (a free joint's ``qvel[3:6]``).
+        leg_q, leg_dq: leg joint positions and velocities in :data:`LEG_JOINTS` order ``(k, 10)``.
+        last_action: the previous tick's action ``(k, 10)``.
+        command: ``[forward, lateral, yaw_rate]`` in the pelvis heading frame ``(k, 3)``.
+        phase: gait phase in strides ``(k,)`` (0 while standing).
+    """
+    moving = np.linalg.norm(command, axis=1) >= STAND_COMMAND
+    signal = phase_signal(phase)
+    signal[~moving] = (0.0, 1.0)
+    return np.concatenate([ang_vel * ANG_VEL_SCALE, projected_gravity(quat), command * COMMAND_SCALE,
+                           leg_q - LEG_STANDING, leg_dq * JOINT_VEL_SCALE, last_action, signal], axis=1).astype(np.float32)
+
+
+def leg_targets(action: np.ndarray) -> np.ndarray:
+    """Servo targets ``(k, 10)`` of the leg joints for actions ``(k, 10)`` (clipped to [-1, 1])."""
+    return LEG_STANDING + ACTION_SCALE * np.clip(action, -1.0, 1.0)

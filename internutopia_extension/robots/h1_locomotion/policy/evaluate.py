@@ -1,0 +1,147 @@
+"""Measure a walking H1 policy the way a navigation user would use it, over many slots at once.
+
+Four measurements, each over ``--num-envs`` slots of one world:
+
+1. **paths**: the user's example's path ``(1, 0) -> (1, 1) -> (3, 4)`` with ``move_along_path``
+   (InternUtopia's H1 config, tolerance 0.1 m), from a random heading, within ``--seconds``;
+2. **point goals**: a goal 1-4 m away in a random direction with ``move_to_point``
+   (tolerance 0.05 m as configured, success counted within the path tolerance, 0.1 m);
+3. **falls**: random velocity commands (the training distribution) for ``--seconds`` each;
+4. **weight on the feet**: the soles' normal force over the falls run, as a share of H1's weight.
+
+A slot has fallen when its pelvis drops below 0.6 m or tilts past about 50 degrees. The result
+is printed and, with ``--json``, written as JSON. Run::
+
+    python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --policy runs/h1_walk/h1_walk.onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+#: The user's example's path (``vec_env_example.py``).
+SEED_PATH = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
+#: Success tolerance (m): ``move_along_path``'s threshold in InternUtopia's H1 config.
+TOLERANCE = 0.1
+H1_WEIGHT = 51.4 * 9.81
+
+
+def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.vec_env import Env
+
+    config = Config(simulator=SimConfig(physics_dt=physics_dt, rendering_dt=physics_dt), env_num=num_envs,
+                    env_offset_size=12.0, metrics_save_path='none', task_configs=tasks)
+    env = Env(config)
+    env.reset()
+    return env
+
+
+def _robot(policy: str, rng: np.random.Generator, controllers: list) -> Any:
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg
+
+    yaw = float(rng.uniform(-np.pi, np.pi))
+    return H1RobotCfg(locomotion='walking', walking_policy=policy, position=(0.0, 0.0, 1.0),
+                      orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))), controllers=controllers)
+
+
+def _fallen(env: Any) -> np.ndarray:
+    from internutopia_extension.robots.h1_locomotion.rewards import fallen
+
+    group = env.runner.slot_robots[0]['h1']
+    return fallen(group.walker.state(np.arange(env.env_num)))
+
+
+def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int) -> dict[str, Any]:
+    """Path or point-goal success and falls (see the module docstring)."""
+    from internutopia.macros import gm
+    from internutopia_extension.configs.robots.h1 import move_along_path_cfg, move_by_speed_cfg, move_to_point_cfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    rng = np.random.default_rng(seed)
+    controllers = [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg]
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, controllers)])
+             for _ in range(num_envs)]
+    actions: list[dict[str, Any]]
+    if goal_kind == 'path':
+        goals = np.tile(np.array(SEED_PATH[-1][:2]), (num_envs, 1))
+        actions = [{'h1': {'move_along_path': [SEED_PATH]}}] * num_envs
+    else:
+        angle, distance = rng.uniform(-np.pi, np.pi, num_envs), rng.uniform(1.0, 4.0, num_envs)
+        goals = np.stack([distance * np.cos(angle), distance * np.sin(angle)], axis=1)
+        actions = [{'h1': {'move_to_point': [[float(g[0]), float(g[1]), 0.0]]}} for g in goals]
+    env = _env(tasks, num_envs, physics_dt)
+    fell = np.zeros(num_envs, dtype=bool)
+    reached = np.zeros(num_envs, dtype=bool)
+    steps = int(round(seconds / physics_dt))
+    for i in range(steps):
+        obs, *_ = env.step(actions)
+        if i % 20 == 0 or i == steps - 1:
+            fell |= _fallen(env)
+            position = np.array([o['h1']['position'][:2] for o in obs])
+            reached |= (np.linalg.norm(position - goals, axis=1) < TOLERANCE) & ~fell
+    env.close()
+    return {'success': float(np.mean(reached)), 'fall_rate': float(np.mean(fell)), 'episodes': num_envs}
+
+
+def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int) -> dict[str, Any]:
+    """Falls under random commands, and the soles' share of the weight while walking."""
+    from internutopia.envs.locomotion import PHYSICS_DT, walk_sampler
+    from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
+
+    sampler = walk_sampler(batch=num_envs, seconds=seconds)
+    tasks = sampler(np.random.default_rng(seed))
+    for task in tasks:
+        robot = task.robots[0]
+        robot.walking_policy = policy
+        robot.controllers = [c for c in robot.controllers if not isinstance(c, H1LegActionControllerCfg)]
+    env = _env(tasks, num_envs, PHYSICS_DT)
+    group = env.runner.slot_robots[0]['h1']
+    slots = np.arange(num_envs)
+    fell = np.zeros(num_envs, dtype=bool)
+    weight_share: list[float] = []
+    velocity_error: list[float] = []
+    started = time.perf_counter()
+    for i in range(int(round(seconds / PHYSICS_DT))):
+        env.step_arrays({})
+        if i % 20 == 0:
+            state = group.walker.state(slots)
+            fell |= _fallen(env)
+            upright = ~fell
+            if upright.any():
+                weight_share.append(float(np.mean(state.touch[upright].sum(axis=1)) / H1_WEIGHT))
+                velocity_error.append(float(np.mean(np.linalg.norm(state.command[upright, :2] - state.lin_vel[upright, :2], axis=1))))
+    env.close()
+    return {'fall_rate': float(np.mean(fell)), 'weight_on_soles': float(np.mean(weight_share)) if weight_share else 0.0,
+            'velocity_error': float(np.mean(velocity_error)) if velocity_error else float('nan'),
+            'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--policy', default='default', help="'default' (the shipped policy) or the path of an ONNX policy")
+    parser.add_argument('--num-envs', type=int, default=64)
+    parser.add_argument('--seconds', type=float, default=60.0)
+    parser.add_argument('--physics-dt', type=float, default=1 / 240, help="the navigation runs' physics step (the user's example's)")
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--json', help='write the results here')
+    args = parser.parse_args(argv)
+    result = {
+        'paths': navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed),
+        'point_goals': navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1),
+        'random_commands': falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2),
+    }
+    print(json.dumps(result, indent=2))
+    if args.json:
+        with open(args.json, 'w', encoding='utf-8') as stream:
+            json.dump(result, stream, indent=2)
+    return result
+
+
+if __name__ == '__main__':
+    main()

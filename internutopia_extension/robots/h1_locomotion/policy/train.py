@@ -1,0 +1,183 @@
+"""Train H1's walking policy with PPO (Stable-Baselines3) on ``internutopia/H1Walk-v0``.
+
+The env is this project's own vectorized env: ``--num-envs`` H1s in one MuJoCo world, each
+following random velocity commands (:mod:`internutopia.envs.locomotion`). Every
+``--checkpoint-every`` env steps the run saves, under ``--out``, a checkpoint (``checkpoint.zip``,
+the PPO model and optimizer), the policy as ONNX (``h1_walk.onnx``, what the walking H1 runs), and
+a row of ``progress.csv``: episodes ended, share that fell, mean episode length, velocity
+tracking error and reward. ``--resume`` continues from the checkpoint (the step count carries on),
+so a long training can run in pieces. ``--plot`` draws ``progress.csv`` as ``training.png``.
+
+Install the ``train`` extra; run, e.g. in the background on a 2-core machine::
+
+    nohup python -m internutopia_extension.robots.h1_locomotion.policy.train --out runs/h1_walk --resume &
+
+To ship a policy, copy ``h1_walk.onnx``, ``progress.csv`` and ``training.png`` next to this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Columns of ``progress.csv``.
+PROGRESS_COLUMNS = ('steps', 'minutes', 'episodes', 'fall_rate', 'mean_seconds', 'velocity_error', 'yaw_rate_error',
+                    'episode_reward')
+
+
+def export_onnx(model: Any, path: str | Path) -> None:
+    """The policy's deterministic action (the Gaussian's mean) as an ONNX graph ``obs -> action``."""
+    import torch
+
+    policy = model.policy
+
+    class Mean(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = policy.mlp_extractor.policy_net
+            self.head = policy.action_net
+
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            return torch.clamp(self.head(self.body(obs)), -1.0, 1.0)
+
+    mean = Mean().eval()
+    size = int(policy.observation_space.shape[0])
+    temporary = Path(str(path) + '.tmp')
+    with torch.no_grad():
+        torch.onnx.export(mean, (torch.zeros(1, size, device=policy.device),), str(temporary), input_names=['obs'], output_names=['action'],
+                          dynamic_axes={'obs': {0: 'batch'}, 'action': {0: 'batch'}}, dynamo=False)
+    os.replace(temporary, path)
+
+
+def plot(progress: str | Path, out: str | Path) -> None:
+    """Fall rate, velocity error and episode length against env steps, from ``progress.csv``."""
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    with open(progress, encoding='utf-8') as stream:
+        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(stream)]
+    steps = [r['steps'] / 1e6 for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), dpi=110)
+    for ax, key, label in zip(axes, ('fall_rate', 'velocity_error', 'mean_seconds'),
+                              ('share of episodes that fell', 'velocity tracking error (m/s)', 'mean episode length (s)'),
+                              strict=True):
+        ax.plot(steps, [r[key] for r in rows], color='tab:blue')
+        ax.set_xlabel('env steps (millions, 50 Hz)')
+        ax.set_title(label, fontsize=9)
+        ax.grid(alpha=0.3)
+    fig.suptitle('H1 walking policy, PPO on CPU', fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--steps', type=int, default=200_000_000, help='total env steps (50 Hz ticks of one H1)')
+    parser.add_argument('--num-envs', type=int, default=64)
+    parser.add_argument('--out', default='runs/h1_walk')
+    parser.add_argument('--resume', action='store_true', help='continue from OUT/checkpoint.zip when it exists')
+    parser.add_argument('--checkpoint-every', type=int, default=500_000)
+    parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the physics uses the rest)')
+    parser.add_argument('--learning-rate', type=float, default=3e-4)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--backend', default='mujoco', help="physics backend: 'mujoco' (CPU, every core) or 'warp'")
+    parser.add_argument('--device', default=None, help="the warp backend's device (cpu or cuda:N)")
+    parser.add_argument('--torch-device', default='cpu', help='where PPO updates run (cpu or cuda)')
+    parser.add_argument('--no-pushes', action='store_true', help='episodes without random pushes')
+    parser.add_argument('--plot', action='store_true', help='only draw OUT/progress.csv as OUT/training.png')
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    if args.plot:
+        plot(out / 'progress.csv', out / 'training.png')
+        return
+
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from internutopia.core.gym_vector import sb3_vec_env
+    from internutopia.envs.locomotion import make_walk_vec
+
+    torch.set_num_threads(args.threads)
+    out.mkdir(parents=True, exist_ok=True)
+    envs = VecMonitor(sb3_vec_env(make_walk_vec(args.num_envs, autoreset_mode='SameStep', backend=args.backend,
+                                                device=args.device, pushes=not args.no_pushes)))
+    envs.seed(args.seed)
+    checkpoint = out / 'checkpoint.zip'
+    if args.resume and checkpoint.is_file():
+        model = PPO.load(checkpoint, env=envs, device=args.torch_device)
+        print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
+    else:
+        model = PPO('MlpPolicy', envs, n_steps=64, batch_size=1024, n_epochs=5, learning_rate=args.learning_rate,
+                    gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.003, vf_coef=1.0, max_grad_norm=1.0,
+                    target_kl=0.03, seed=args.seed, device=args.torch_device, verbose=0,
+                    policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},
+                                   'activation_fn': torch.nn.ELU, 'log_std_init': -0.7})
+    progress = out / 'progress.csv'
+    if not progress.is_file():
+        with open(progress, 'w', encoding='utf-8', newline='') as stream:
+            csv.writer(stream).writerow(PROGRESS_COLUMNS)
+    started = time.perf_counter()
+    minutes_before = 0.0
+    with open(progress, encoding='utf-8') as stream:
+        rows = list(csv.DictReader(stream))
+        if rows:
+            minutes_before = float(rows[-1]['minutes'])
+
+    class Checkpoints(BaseCallback):
+        """Episode records in, a progress row and a checkpoint out every ``--checkpoint-every`` steps."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.records: list[dict[str, Any]] = []
+            self.rewards: list[float] = []
+            self.next_save = (model.num_timesteps // args.checkpoint_every + 1) * args.checkpoint_every
+
+        def _on_step(self) -> bool:
+            for done, info in zip(self.locals['dones'], self.locals['infos'], strict=True):
+                if done and isinstance(info.get('metrics'), dict):
+                    self.records.append(info['metrics'])
+                    if 'episode' in info:
+                        self.rewards.append(float(info['episode']['r']))
+            return True
+
+        def _on_rollout_end(self) -> None:
+            if self.num_timesteps < self.next_save:
+                return
+            self.next_save += args.checkpoint_every
+            records = self.records or [{}]
+            row = {'steps': self.num_timesteps,
+                   'minutes': round(minutes_before + (time.perf_counter() - started) / 60, 2),
+                   'episodes': len(self.records),
+                   'fall_rate': float(np.mean([bool(r.get('fell', False)) for r in records])),
+                   'mean_seconds': float(np.mean([r.get('seconds', 0.0) for r in records])),
+                   'velocity_error': float(np.mean([r.get('mean_velocity_error', np.nan) for r in records])),
+                   'yaw_rate_error': float(np.mean([r.get('mean_yaw_rate_error', np.nan) for r in records])),
+                   'episode_reward': float(np.mean(self.rewards)) if self.rewards else float('nan')}
+            self.records, self.rewards = [], []
+            with open(progress, 'a', encoding='utf-8', newline='') as stream:
+                csv.writer(stream).writerow([row[c] for c in PROGRESS_COLUMNS])
+            temporary = out / 'checkpoint.tmp.zip'
+            model.save(temporary)
+            os.replace(temporary, checkpoint)
+            export_onnx(model, out / 'h1_walk.onnx')
+            print('  '.join(f'{k} {v:.3g}' if isinstance(v, float) else f'{k} {v:,}' for k, v in row.items()), flush=True)
+
+    try:
+        model.learn(total_timesteps=max(args.steps - model.num_timesteps, 1), callback=Checkpoints(), reset_num_timesteps=False)
+    finally:
+        envs.close()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,65 @@
+"""The reward terms H1's walking policy is trained with, and the fall check.
+
+Each term is a function of a :class:`~.walker.WalkState` giving one value per robot; the reward
+of a tick is ``sum(scale * term) * CONTROL_DT`` over :data:`REWARD_SCALES` (the style of
+legged_gym and MuJoCo Playground: tracking terms are kernels in [0, 1], the rest are penalties
+with negative scales). The scales are data: a training run may override them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from internutopia_extension.robots.h1_locomotion.walker import WalkState
+
+#: Pelvis height the policy is asked to keep (m; standing on the slightly bent knees of the standing pose).
+BASE_HEIGHT = 0.98
+#: Height a swinging sole should reach (m).
+SWING_HEIGHT = 0.08
+#: Normal force above which a sole counts as on the ground (N).
+CONTACT_FORCE = 5.0
+#: A robot has fallen when its pelvis is below this (m) or tilted so far that gravity's
+#: body-frame z component is above :data:`FALL_GRAVITY_Z` (about 50 degrees).
+FALL_HEIGHT = 0.6
+FALL_GRAVITY_Z = -0.65
+
+
+def _track(error_sq: np.ndarray, sigma: float = 0.25) -> np.ndarray:
+    return np.exp(-error_sq / sigma)
+
+
+TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
+    'track_lin_vel': lambda s: _track(np.sum((s.command[:, :2] - s.lin_vel[:, :2]) ** 2, axis=1)),
+    'track_ang_vel': lambda s: _track((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
+    'lin_vel_z': lambda s: s.lin_vel[:, 2] ** 2,
+    'ang_vel_xy': lambda s: np.sum(s.ang_vel[:, :2] ** 2, axis=1),
+    'orientation': lambda s: np.sum(s.gravity[:, :2] ** 2, axis=1),
+    'base_height': lambda s: (s.height - BASE_HEIGHT) ** 2,
+    'action_rate': lambda s: np.sum((s.action - s.last_action) ** 2, axis=1),
+    'joint_vel': lambda s: np.sum(s.leg_dq ** 2, axis=1),
+    # Hip yaw and roll (columns 0, 1 of each leg) away from straight.
+    'hip_pos': lambda s: np.sum(s.leg_q[:, [0, 1, 5, 6]] ** 2, axis=1),
+    'contact': lambda s: np.sum((s.touch > CONTACT_FORCE) == s.stance, axis=1).astype(float),
+    'swing_height': lambda s: np.sum((s.foot_height - SWING_HEIGHT) ** 2 * ~s.stance, axis=1),
+    'foot_slip': lambda s: np.sum(s.foot_speed ** 2 * (s.touch > CONTACT_FORCE), axis=1),
+    'alive': lambda s: np.ones(len(s.height)),
+}
+
+#: Scale of each term (Unitree's RL examples for H1 use similar ones).
+REWARD_SCALES: dict[str, float] = {
+    'track_lin_vel': 1.0, 'track_ang_vel': 0.5, 'lin_vel_z': -2.0, 'ang_vel_xy': -0.05, 'orientation': -1.0,
+    'base_height': -10.0, 'action_rate': -0.01, 'joint_vel': -1e-3, 'hip_pos': -1.0, 'contact': 0.18,
+    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15,
+}
+
+
+def fallen(state: WalkState) -> np.ndarray:
+    """Robots that have fallen (k,) bool."""
+    return (state.height < FALL_HEIGHT) | (state.gravity[:, 2] > FALL_GRAVITY_Z)
+
+
+def reward_terms(state: WalkState) -> dict[str, np.ndarray]:
+    """Every term of :data:`TERMS` for ``state``, by name."""
+    return {name: term(state) for name, term in TERMS.items()}

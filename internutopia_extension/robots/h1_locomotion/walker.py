@@ -1,0 +1,180 @@
+"""The walking controller's runtime for all H1s of a pack: gait clocks, commands, the policy tick.
+
+One :class:`H1Walker` serves every slot of a robot group. Every :data:`~.gait.CONTROL_DT` of
+simulated time (one clock for the whole world) it builds the observation of every robot
+(:func:`~.gait.observe`), gets the actions (one batched onnxruntime call of the policy, or the
+actions a training loop left in :attr:`H1Walker.pending_action`), and writes the leg servo targets.
+:meth:`H1Walker.state` gathers what a reward or a fall check reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from internutopia_extension.robots.h1_locomotion import gait
+from internutopia_extension.robots.h1_locomotion.model import FEET
+
+#: Where the policy this project trained lives (next to the script that trained it).
+POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'h1_walk.onnx'
+
+
+class OnnxPolicy:
+    """An exported walking policy: ``(k, OBS_SIZE)`` observations -> ``(k, ACTION_SIZE)`` actions."""
+
+    def __init__(self, path: str | Path) -> None:
+        import onnxruntime
+
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f'H1 walking policy {path} does not exist; train one with '
+                                    'python -m internutopia_extension.robots.h1_locomotion.policy.train')
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+        self.input_name = self.session.get_inputs()[0].name
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return np.asarray(self.session.run(None, {self.input_name: obs})[0], dtype=float)
+
+
+@dataclass
+class WalkState:
+    """What a reward or a fall check reads of ``k`` walking H1s (pelvis frame unless said)."""
+
+    height: np.ndarray  #: pelvis height above the slot's floor (k,)
+    gravity: np.ndarray  #: projected gravity (k, 3)
+    lin_vel: np.ndarray  #: pelvis linear velocity in its heading frame (k, 3)
+    ang_vel: np.ndarray  #: pelvis angular velocity, pelvis frame (k, 3)
+    leg_q: np.ndarray  #: (k, 10)
+    leg_dq: np.ndarray  #: (k, 10)
+    action: np.ndarray  #: this tick's action (k, 10)
+    last_action: np.ndarray  #: the tick before's (k, 10)
+    command: np.ndarray  #: (k, 3)
+    stance: np.ndarray  #: feet that should be down (k, 2) bool
+    moving: np.ndarray  #: the gait clock runs (k,) bool
+    touch: np.ndarray  #: sole normal force, N (k, 2)
+    foot_height: np.ndarray  #: sole heights (k, 2)
+    foot_speed: np.ndarray  #: sole horizontal speeds (k, 2)
+
+
+class H1Walker:
+    """Gait clocks, commands and the 50 Hz policy tick of one H1 group (``env_num`` rows).
+
+    Args:
+        env_num: rows of the per-slot arrays.
+        policy: an :class:`OnnxPolicy`, or ``None``: the actions are :attr:`pending_action`
+            (what a training loop sets through the ``leg_action`` controller).
+
+    A command given with ``hold=True`` (a task's schedule) stays until another replaces it; one
+    given for a step (``move_by_speed``) lasts that step, after which the held command (zero
+    unless a task set one: "stand") comes back.
+    """
+
+    def __init__(self, env_num: int, policy: OnnxPolicy | None) -> None:
+        self.policy = policy
+        self.command = np.zeros((env_num, 3))
+        self.held_command = np.zeros((env_num, 3))
+        self.phase = np.zeros(env_num)
+        self.action = np.zeros((env_num, gait.ACTION_SIZE))
+        self.last_action = np.zeros((env_num, gait.ACTION_SIZE))
+        self.pending_action = np.zeros((env_num, gait.ACTION_SIZE))
+        self._next_tick = 0.0
+
+    def bind(self, data: Any, lookup: Any, prefix: str, root_qposadr: int, root_dofadr: int, time: float) -> None:
+        """Look up the state columns the walker reads (``prefix``: the robot's name prefix)."""
+        self.data = data
+        legs = lookup.joints([prefix + name for name in gait.LEG_JOINTS])
+        qpos, dof = legs.qposadr.astype(np.intp), legs.dofadr.astype(np.intp)
+        if not (np.all(np.diff(qpos) == 1) and np.all(np.diff(dof) == 1)):
+            raise ValueError(f'the leg joints of {prefix!r} are not one run of the state; the walking model changed')
+        self._legs_q = slice(int(qpos[0]), int(qpos[0]) + len(qpos))
+        self._legs_v = slice(int(dof[0]), int(dof[0]) + len(dof))
+        actuators = lookup.ids('actuator', [prefix + name for name in gait.LEG_JOINTS]).astype(np.intp)
+        self._legs_ctrl = slice(int(actuators[0]), int(actuators[0]) + len(actuators))
+        if not np.array_equal(actuators, np.arange(actuators[0], actuators[0] + len(actuators))):
+            raise ValueError(f'the leg actuators of {prefix!r} are not one run; the walking model changed')
+        self._root_q, self._root_v = root_qposadr, root_dofadr
+        sensor = {name: lookup.sensor(prefix + name) for foot in FEET for name in
+                  (f'{foot}_sole_touch', f'{foot}_sole_pos', f'{foot}_sole_vel')}
+        self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in FEET], dtype=np.intp)
+        self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in FEET], dtype=np.intp)
+        self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in FEET], dtype=np.intp)
+        self._next_tick = time
+
+    def reset(self, slots: np.ndarray) -> None:
+        """Slots taking a new episode: standing, clocks at 0, no command."""
+        self.command[slots] = self.held_command[slots] = 0.0
+        self.phase[slots] = 0.0
+        self.action[slots] = self.last_action[slots] = self.pending_action[slots] = 0.0
+        self.data.ctrl[slots[:, None], np.arange(self._legs_ctrl.start, self._legs_ctrl.stop)] = gait.LEG_STANDING
+
+    def set_command(self, slots: np.ndarray, command: np.ndarray, hold: bool = False) -> None:
+        """Velocity commands ``(k, 3)`` for ``slots``, clipped to the trained range: for this step,
+        or (``hold``) until replaced."""
+        self.command[slots] = np.clip(command, gait.COMMAND_LOW, gait.COMMAND_HIGH)
+        if hold:
+            self.held_command[slots] = self.command[slots]
+
+    def begin_step(self, slots: np.ndarray) -> None:
+        """A new env step: each slot's command is its held one until a controller gives another."""
+        self.command[slots] = self.held_command[slots]
+
+    def observe(self, slots: np.ndarray) -> np.ndarray:
+        """The policy's observation of ``slots`` now (what the next tick feeds the policy)."""
+        data, rows = self.data, slots[:, None]
+        q0, v0 = self._root_q, self._root_v
+        quat = data.qpos[rows, np.arange(q0 + 3, q0 + 7)]
+        ang_vel = data.qvel[rows, np.arange(v0 + 3, v0 + 6)]
+        leg_q = data.qpos[slots, self._legs_q]
+        leg_dq = data.qvel[slots, self._legs_v]
+        return gait.observe(quat, ang_vel, leg_q, leg_dq, self.action[slots], self.command[slots], self.phase[slots])
+
+    def tick_due(self, time: float) -> bool:
+        """Whether the 50 Hz tick falls on the step starting at ``time`` (then it is taken)."""
+        if time + 1e-9 < self._next_tick:
+            return False
+        self._next_tick += gait.CONTROL_DT
+        return True
+
+    def tick(self, slots: np.ndarray) -> None:
+        """One policy tick for ``slots``: observe, act, set the leg servo targets, advance the clocks."""
+        if self.policy is not None:
+            action = self.policy(self.observe(slots))
+        else:
+            action = self.pending_action[slots]
+        action = np.clip(action, -1.0, 1.0)
+        self.last_action[slots] = self.action[slots]
+        self.action[slots] = action
+        self.data.ctrl[slots, self._legs_ctrl] = gait.leg_targets(action)
+        moving = np.linalg.norm(self.command[slots], axis=1) >= gait.STAND_COMMAND
+        self.phase[slots] = np.where(moving, (self.phase[slots] + gait.CONTROL_DT / gait.GAIT_PERIOD) % 1.0, 0.0)
+
+    def state(self, slots: np.ndarray) -> WalkState:
+        """What rewards and fall checks read of ``slots`` (see :class:`WalkState`)."""
+        data, rows = self.data, slots[:, None]
+        q0, v0 = self._root_q, self._root_v
+        quat = data.qpos[rows, np.arange(q0 + 3, q0 + 7)]
+        world_vel = data.qvel[rows, np.arange(v0, v0 + 3)]
+        heading = 2.0 * np.arctan2(quat[:, 3], quat[:, 0])  # yaw of the pelvis (exact for an upright one)
+        cos, sin = np.cos(heading), np.sin(heading)
+        lin_vel = np.stack([cos * world_vel[:, 0] + sin * world_vel[:, 1], -sin * world_vel[:, 0] + cos * world_vel[:, 1],
+                            world_vel[:, 2]], axis=1)
+        command = self.command[slots]
+        moving = np.linalg.norm(command, axis=1) >= gait.STAND_COMMAND
+        sensordata = data.sensordata
+        foot_pos = sensordata[rows, self._foot_pos[None, :] + 2]
+        foot_vel_x = sensordata[rows, self._foot_vel[None, :]]
+        foot_vel_y = sensordata[rows, self._foot_vel[None, :] + 1]
+        return WalkState(
+            height=data.qpos[slots, q0 + 2], gravity=gait.projected_gravity(quat), lin_vel=lin_vel,
+            ang_vel=data.qvel[rows, np.arange(v0 + 3, v0 + 6)], leg_q=data.qpos[slots, self._legs_q],
+            leg_dq=data.qvel[slots, self._legs_v], action=self.action[slots], last_action=self.last_action[slots],
+            command=command, stance=gait.expected_stance(self.phase[slots], moving), moving=moving,
+            touch=sensordata[rows, self._touch[None, :]], foot_height=foot_pos,
+            foot_speed=np.hypot(foot_vel_x, foot_vel_y))
+

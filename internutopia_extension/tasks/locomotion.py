@@ -1,0 +1,134 @@
+"""LocomotionTask: a walking robot follows a schedule of velocity commands; rewards for learning it.
+
+Every physics step the task reads the walker's state (:meth:`H1Walker.state`), adds the walking
+reward (:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, at least 0, scaled by the
+physics step so that a 50 Hz tick's four steps sum to one tick's reward), ends the episode of a robot that
+fell, and moves each slot to its next command when that command's start time comes. Its episode
+record says whether the robot fell, how long it walked and how well it tracked its commands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.task.base import BaseTask
+from internutopia.core.view import EnvView
+from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES, TERMS, fallen, reward_terms
+
+_TERM_NAMES = list(TERMS)
+
+
+@BaseTask.register('LocomotionTask')
+class LocomotionTask(BaseTask):
+    """All slots running ``LocomotionTaskCfg`` episodes; see the module docstring.
+
+    Per-slot arrays: ``fell``, ``tracking_error`` (sum of the planar velocity error, m/s, per
+    step), ``yaw_rate_error`` (likewise, rad/s), ``reward_terms[name]`` (the last step's terms).
+    """
+
+    def __init__(self, view: EnvView) -> None:
+        super().__init__(view)
+        n = self.env_num
+        self.max_steps = np.zeros(n, dtype=np.int64)
+        self.end_on_fall = np.ones(n, dtype=bool)
+        self.scales = np.zeros((n, len(_TERM_NAMES)))
+        self.schedules: list[list[tuple[float, float, float, float]]] = [[] for _ in range(n)]
+        self.next_command = np.zeros(n, dtype=np.int64)  # index into the slot's schedule
+        self.next_change = np.full(n, np.iinfo(np.int64).max)  # step count at which it starts
+        self.step_dt = np.zeros(n)
+        self.fell = np.zeros(n, dtype=bool)
+        self.tracking_error = np.zeros(n)
+        self.yaw_rate_error = np.zeros(n)
+        self.reward_terms = {name: np.zeros(n) for name in _TERM_NAMES}
+        self.robot = view.tracker('robot')
+        self.push_interval = np.zeros((n, 2))  # s; zeros: no pushes
+        self.push_speed = np.zeros(n)
+        self.next_push = np.full(n, np.iinfo(np.int64).max)  # step count of the slot's next push
+        self.rng = np.random.default_rng(0)
+
+    def reset_slot(self, slot: int, config: Any) -> None:
+        super().reset_slot(slot, config)
+        self.max_steps[slot] = config.max_steps
+        self.end_on_fall[slot] = config.end_on_fall
+        scales = {**REWARD_SCALES, **(config.reward_scales or {})}
+        self.scales[slot] = [scales[name] for name in _TERM_NAMES]
+        self.robot.track(slot, config.robot)
+        robot = self.robot.entity(slot)
+        if getattr(robot, 'walker', None) is None:
+            raise ValueError(f"LocomotionTask needs a walking robot; {config.robot!r} in env {slot} is not "
+                             "(an H1 with locomotion='walking')")
+        self.step_dt[slot] = float(robot.sim.physics_dt)
+        self.schedules[slot] = list(config.commands)
+        self.fell[slot] = False
+        self.tracking_error[slot] = self.yaw_rate_error[slot] = 0.0
+        self.next_command[slot] = 0
+        self.next_change[slot] = 0
+        self._advance_commands(np.array([slot]))
+        self.push_interval[slot] = config.push_interval or (0.0, 0.0)
+        self.push_speed[slot] = config.push_speed
+        self.next_push[slot] = np.iinfo(np.int64).max
+        if config.push_interval is not None:
+            # Seeded by slot and episode: the same episode in the same slot gets the same pushes.
+            self.rng = np.random.default_rng([slot, int(self.view.episode_index(slot) or 0)])
+            self.next_push[slot] = self._push_delay(slot)
+
+    def _push_delay(self, slot: int) -> int:
+        low, high = self.push_interval[slot]
+        return int(self.view.steps[slot]) + int(round(self.rng.uniform(low, high) / self.step_dt[slot]))
+
+    def _push(self, slots: np.ndarray) -> None:
+        """Push the robots of ``slots`` whose push is due: a random horizontal pelvis velocity."""
+        due = slots[self.view.steps[slots] >= self.next_push[slots]]
+        for slot in due:
+            robot = self.robot.entity(slot)
+            angle = self.rng.uniform(-np.pi, np.pi)
+            speed = self.rng.uniform(0.5, 1.0) * self.push_speed[slot]
+            dof = int(robot.root_dofadr[slot])
+            robot.bound_world.data.qvel[slot, dof:dof + 2] += speed * np.array([np.cos(angle), np.sin(angle)])
+            self.next_push[slot] = self._push_delay(slot)
+
+    def _advance_commands(self, slots: np.ndarray) -> None:
+        """Give each slot of ``slots`` whose next command is due that command."""
+        steps = self.view.steps
+        for slot in slots[steps[slots] >= self.next_change[slots]]:
+            schedule, index = self.schedules[slot], int(self.next_command[slot])
+            walker = self.robot.entity(slot).walker  # type: ignore[attr-defined]
+            walker.set_command(np.array([slot]), np.array([schedule[index][1:]]), hold=True)
+            self.next_command[slot] = index + 1
+            self.next_change[slot] = (int(round(schedule[index + 1][0] / self.step_dt[slot])) if index + 1 < len(schedule)
+                                      else np.iinfo(np.int64).max)
+
+    def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        reward = np.zeros(len(slots))
+        fell = np.zeros(len(slots), dtype=bool)
+        for group, rows, members in self.robot.groups(slots):
+            state = group.walker.state(members)  # type: ignore[attr-defined]
+            terms = reward_terms(state)
+            scales = self.scales[members]
+            for column, name in enumerate(_TERM_NAMES):
+                self.reward_terms[name][members] = terms[name]
+                reward[rows] += scales[:, column] * terms[name]
+            fell[rows] = fallen(state)
+            self.tracking_error[members] += np.linalg.norm(state.command[:, :2] - state.lin_vel[:, :2], axis=1)
+            self.yaw_rate_error[members] += np.abs(state.command[:, 2] - state.ang_vel[:, 2])
+        # Never below zero (legged_gym's "only positive rewards"): otherwise early in training the
+        # penalties outweigh staying alive, and ending the episode by falling pays.
+        reward = np.maximum(reward, 0.0) * self.step_dt[slots]
+        self.fell[slots] |= fell
+        terminated = fell & self.end_on_fall[slots]
+        truncated = ~terminated & (self.view.steps[slots] >= self.max_steps[slots])
+        self._advance_commands(slots)
+        self._push(slots)
+        return reward, terminated, truncated
+
+    def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
+        return {'fell': self.fell[slots].copy()}
+
+    def episode_metrics(self, slot: int, metrics: dict[str, Any]) -> Any:
+        steps = max(int(self.view.steps[slot]), 1)
+        return {**metrics, 'fell': bool(self.fell[slot]), 'steps': steps,
+                'seconds': steps * float(self.step_dt[slot]),
+                'mean_velocity_error': float(self.tracking_error[slot] / steps),
+                'mean_yaw_rate_error': float(self.yaw_rate_error[slot] / steps)}
