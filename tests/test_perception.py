@@ -45,12 +45,12 @@ def task(*objects) -> FiniteStepTaskCfg:
 def readings():
     """One env, four slots 1 m apart (their cells overlap in space; each slot is its own world):
     0 the crate ahead; 1 the crate behind the camera; 2 the crate with a board in front of most
-    of it; 3 the crate cut by the left image edge."""
+    of it (the board listed, so drawn, first); 3 the crate cut by the left image edge."""
     tasks = [
         task(VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)),
         task(VisualCubeCfg(name='crate', position=(-2.0, 0.0, 0.6), **CRATE)),
-        task(VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE),
-             VisualCubeCfg(name='board', position=(0.8, -0.12, 0.6), scale=(0.05, 0.3, 0.5), color=(0.2, 0.2, 0.9))),
+        task(VisualCubeCfg(name='board', position=(0.8, -0.12, 0.6), scale=(0.05, 0.3, 0.5), color=(0.2, 0.2, 0.9)),
+             VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)),
         task(VisualCubeCfg(name='crate', position=(1.5, 1.0, 0.6), **CRATE)),
     ]
     env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=4, env_offset_size=1.0,
@@ -157,6 +157,22 @@ def test_occluded_and_cut_crates(readings):
     # Cut by the left edge: the box is clipped to the image, and the edge is not occlusion.
     assert cut['x_min'] == 0 and cut['x_max'] < WIDTH // 2
     assert cut['occlusionRatio'] < 0.1
+
+
+def test_occlusion_ratio_is_the_hidden_share_of_the_thing_drawn_alone(readings):
+    """Slot 2's crate has the pose of slot 0's, which nothing hides: its occlusion ratio is one minus
+    its visible pixels over slot 0's (the board in front is drawn before it, so a pass that kept
+    depth would lose the crate's hidden pixels)."""
+
+    def crate_pixels(reading) -> int:
+        instances = reading['instance_segmentation']
+        ids = [int(i) for i, name in instances['info']['idToLabels'].items() if name == 'crate']
+        return int(np.isin(instances['data'], ids).sum())
+
+    whole, seen = crate_pixels(readings[0]), crate_pixels(readings[2])
+    assert 0 < seen < whole / 2
+    assert crate_box(readings[0])['occlusionRatio'] == 0.0
+    np.testing.assert_allclose(crate_box(readings[2])['occlusionRatio'], 1 - seen / whole, atol=1e-6)
 
 
 def test_other_slots_things_never_appear(readings):

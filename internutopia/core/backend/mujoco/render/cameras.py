@@ -46,6 +46,12 @@ def default_render_threads() -> int:
 #: Frames drawn between two flushes: a flush hands the frames drawn so far to Mesa's rasterizer
 #: threads, which then work while this thread builds the next frames' scenes.
 FLUSH_EVERY = 4
+#: Things whose coverage one pass measures: each is drawn in a colour of one bit (of the red,
+#: green and blue bytes) and the pass ORs the colours of every fragment, with no depth test.
+COVERAGE_BITS = 24
+#: ``BIT_TABLE[v, b]``: whether bit ``b`` of byte value ``v`` is set (per-bit pixel counts from a byte histogram).
+BIT_TABLE = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
+_GEOM = int(mujoco.mjtObj.mjOBJ_GEOM)
 #: Most pixels of one worker's framebuffers together (colour and depth take 8 bytes a pixel,
 #: more with multisampling); a larger batch is drawn in rounds.
 MAX_BUFFER_PIXELS = 1 << 22
@@ -65,7 +71,7 @@ class FrameRequest:
     such a frame is drawn once). With ``geom_instances`` (``(ngeom,)`` int, the thing each geom
     belongs to, 0 for none), ``alone_pixels`` is set to the pixels each such thing that is in
     view covers when drawn alone (``(things + 1,)`` int64; an id-coloured pass per thing in view,
-    for occlusion ratios).
+    for occlusion ratios: one coverage pass draws up to :data:`COVERAGE_BITS` of them at once).
     ``view``, when given, is ``(position (3,), xmat (9,), fovy_deg)``: a pinhole view in the slot
     frame (looking along its -z, +y up) drawn instead of camera ``cam`` (a camera made at run time).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
@@ -103,7 +109,7 @@ class _Worker:
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
         #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
         self.id_buffers: FrameBuffers | None = None
-        #: Single-sample framebuffers for the passes of things drawn alone (made on first use, grown as needed).
+        #: Single-sample colour-only framebuffers for the coverage passes of things drawn alone (made on first use, grown as needed).
         self.alone_buffers: FrameBuffers | None = None
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
@@ -142,7 +148,7 @@ class _Worker:
         pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
         fields: list[float] = []  # each frame's vertical field of view (for its sky)
-        alone: list[tuple[int, int, int, bool]] = []  # (request index, thing, alone buffer, red enough) of the round
+        alone: list[tuple[int, np.ndarray, int]] = []  # (request index, things, coverage buffer) of the round
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
@@ -195,44 +201,65 @@ class _Worker:
                 np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
-        for index, thing, buffer, red_enough in alone:
+        for index, things, buffer in alone:
             assert self.alone_buffers is not None
             pixels = requests[index].alone_pixels
             assert pixels is not None
-            if red_enough:  # fewer than 255 geoms drawn: every drawn pixel's red byte (index + 1) is non-zero
-                self.alone_buffers.read_red(buffer, self.red)
-                pixels[thing] = np.count_nonzero(self.red)
-            else:
-                self.alone_buffers.read(buffer, self.rgba, None)
-                pixels[thing] = np.count_nonzero(self.rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF))
+            pixels[things] = self._coverage(buffer, len(things))
+
+    def _coverage(self, buffer: int, things: int) -> np.ndarray:
+        """Pixels of each of the ``things`` of coverage buffer ``buffer`` (thing ``k`` is bit ``k``):
+        a histogram of each byte that holds bits, then its per-bit sums."""
+        assert self.alone_buffers is not None
+        if things <= 8:  # the red byte holds them all: read a quarter of the bytes
+            self.alone_buffers.read_red(buffer, self.red)
+            channels = [self.red]
+        else:
+            self.alone_buffers.read(buffer, self.rgba, None)
+            channels = [self.rgba[..., channel] for channel in range((things + 7) // 8)]
+        counts = [np.bincount(channel.reshape(-1), minlength=256) @ BIT_TABLE for channel in channels]
+        return np.concatenate(counts)[:things]
 
     def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
-                    alone: list[tuple[int, int, int, bool]]) -> None:
-        """Draw each thing of ``request.geom_instances`` that has a geom in view (``groups``: the
-        frame's culled geom groups) alone, id-coloured, into a buffer of its own, and note it in
-        ``alone`` (read with the round's frames)."""
+                    alone: list[tuple[int, np.ndarray, int]]) -> None:
+        """Measure what each thing of ``request.geom_instances`` that has a geom in view (``groups``:
+        the frame's culled geom groups) covers when drawn alone, and note the passes in ``alone``
+        (read with the round's frames).
+
+        Up to :data:`COVERAGE_BITS` things share one pass: the frame's scene with only their geoms,
+        each drawn in the colour of its thing's bit (MuJoCo's id colour is a geom's ``segid`` + 1),
+        into a buffer with no depth buffer (so no fragment is hidden) with the colours ORed: a
+        pixel then has the bit of every thing that covers it, whatever is in front.
+        """
         owners = np.asarray(request.geom_instances)
         shown = owners[(groups != HIDDEN_GROUP) & (owners > 0)]
         request.alone_pixels = np.zeros(int(owners.max(initial=0)) + 1, dtype=np.int64)
-        things = np.unique(shown).tolist()
-        if not things:
+        things = np.unique(shown)
+        if not len(things):
             return
         width, height = self.owner.frame_size
         if self.alone_buffers is None:
-            self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0)
-        self.alone_buffers.grow(len(alone) + len(things))
+            self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0, depth=False)
+        chunks = [things[start:start + COVERAGE_BITS] for start in range(0, len(things), COVERAGE_BITS)]
+        self.alone_buffers.grow(len(alone) + len(chunks))
         context, data = self.context, self.data
-        for thing in things:
-            only = np.where(owners == thing, groups, HIDDEN_GROUP)
-            camera = self.free_camera if request.view is not None else self.camera
-            context.update_scene(data, camera, groups=only, eye=request.position)
+        camera = self.free_camera if request.view is not None else self.camera
+        bit_of = np.zeros(len(request.alone_pixels), dtype=np.int64)
+        for chunk in chunks:
+            bit_of[chunk] = np.arange(len(chunk))
+            context.update_scene(data, camera, groups=np.where(np.isin(owners, chunk), groups, HIDDEN_GROUP),
+                                 eye=request.position)
             if request.view is not None:
                 context.set_view(request.position, request.xmat, fovy, request.near, request.far)
             else:
                 context.set_clip(request.near, request.far)
+            scene = context.scene
+            for geom in scene.geoms[:scene.ngeom]:
+                # Decor that is no model geom gets colour 0, which adds nothing to the OR.
+                geom.segid = (1 << int(bit_of[owners[geom.objid]])) - 1 if geom.objtype == _GEOM else -1
             self.alone_buffers.bind(len(alone))
-            context.draw(self.rect, ids=True)
-            alone.append((index, int(thing), len(alone), context.scene.ngeom < 255))
+            context.draw(self.rect, ids=True, merge=True)
+            alone.append((index, chunk, len(alone)))
 
     def free(self) -> None:
         self.context.make_current()
@@ -376,4 +403,4 @@ class CameraRenderer:
                 thread.stop()
 
 
-__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']
+__all__ = ['COVERAGE_BITS', 'MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']

@@ -12,6 +12,7 @@ import math
 import mujoco
 import numpy as np
 
+from internutopia.core.backend.mujoco.render.framebuffers import _gl
 from internutopia.core.backend.mujoco.render.gl import new_gl_context
 from internutopia.core.backend.mujoco.render.scene import RenderModel
 from internutopia.core.backend.mujoco.render.sky import has_own_skybox, sky_composite, warm_sky_kernel
@@ -146,13 +147,16 @@ class RenderContext:
                 light.pos[:] = position
                 light.dir[:] = -rotation[:, 2]
 
-    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False, ids: bool = False) -> None:
+    def draw(self, rect: mujoco.MjrRect, *, single_pass: bool = False, flat: bool = False, ids: bool = False,
+             merge: bool = False) -> None:
         """Rasterize the scene into ``rect`` of the buffer.
 
         ``single_pass`` skips MuJoCo's extra passes (mirror reflections and shadow maps), so the
         scene is rasterized once; ``flat`` draws constant colours with no lighting or textures
         (for frames whose colour nobody reads); ``ids`` draws each geom in a colour that encodes
         its index in the scene plus one, and nothing (0) where no geom is (see :func:`scene_index_image`).
+        ``merge`` ORs each fragment's colour into the pixel instead of replacing it (GL's colour
+        logic op; the coverage passes of :mod:`.cameras`).
         The sky is put in when a colour frame is copied out (:meth:`copy_colour`).
         """
         flags = self.scene.flags
@@ -164,9 +168,15 @@ class RenderContext:
         if ids:
             flags[_FLAG_IDCOLOR] = 1
             flags[_FLAG_SKYBOX] = 0
+        if merge:
+            GL = _gl()  # noqa: N806 - the library's name
+            GL.glEnable(GL.GL_COLOR_LOGIC_OP)
+            GL.glLogicOp(GL.GL_OR)
         try:
             mujoco.mjr_render(rect, self.scene, self.mjr)
         finally:
+            if merge:
+                GL.glDisable(GL.GL_COLOR_LOGIC_OP)
             (flags[_FLAG_REFLECTION], flags[_FLAG_SHADOW], flags[_FLAG_SEGMENT], flags[_FLAG_IDCOLOR],
              flags[_FLAG_SKYBOX]) = saved
         self.passes += 1
