@@ -359,3 +359,30 @@ def test_box_pass_compiled_matches_numpy():
     owners, bounds, pixels = visible_boxes_numpy(images, 4)
     assert owners[:2].tolist() == [[0, 1], [0, 2]] and bounds[1].tolist() == [10, 5, 29, 19] and pixels[1] == 300
     assert not np.any(owners[:, 0] == 1)  # an empty frame has no boxes
+
+
+def test_occludable_geoms_are_those_another_thing_may_hide():
+    """Only geoms that another thing's geom may hide are drawn again for occlusion ratios: a
+    sphere behind another (seen from the eye) may be hidden, the one in front may not; one resting
+    in the floor may be hidden by it, one above it not; the floor by anything above it."""
+    import mujoco
+
+    from internutopia.core.backend.mujoco.render.scene import occludable_geoms
+
+    model = mujoco.MjModel.from_xml_string("""<mujoco><worldbody>
+      <geom name="floor" type="plane" size="0 0 1"/>
+      <geom name="front" type="sphere" size="0.2" pos="2 0 1"/>
+      <geom name="back" type="sphere" size="0.2" pos="4 0.1 1"/>
+      <geom name="resting" type="sphere" size="0.2" pos="3 -2 0.1"/>
+      <geom name="aside" type="sphere" size="0.2" pos="3 2 1"/>
+      <geom name="back_part" type="sphere" size="0.1" pos="4 0.1 1.25"/>
+    </worldbody></mujoco>""")
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    geoms = np.arange(model.ngeom)
+    owners = np.array([1, 2, 3, 4, 5, 3])  # back_part belongs to back: it never hides it
+    hidden = dict(zip(['floor', 'front', 'back', 'resting', 'aside', 'back_part'],
+                      occludable_geoms(model, data, np.array([0.0, 0.0, 1.0]), geoms, owners).tolist(), strict=True))
+    assert hidden == {'floor': True, 'front': False, 'back': True, 'resting': True, 'aside': False, 'back_part': True}
+    owners[1] = 3  # front is now part of back's thing: its own part does not hide it
+    assert not occludable_geoms(model, data, np.array([0.0, 0.0, 1.0]), geoms[1:3], owners[1:3]).any()

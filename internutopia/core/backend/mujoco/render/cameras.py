@@ -33,7 +33,13 @@ from internutopia.core.backend.mujoco.render.context import (
     warm_kernels,
 )
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
-from internutopia.core.backend.mujoco.render.scene import HIDDEN_GROUP, FrustumCulling, RenderModel, load_slot
+from internutopia.core.backend.mujoco.render.scene import (
+    HIDDEN_GROUP,
+    FrustumCulling,
+    RenderModel,
+    load_slot,
+    occludable_geoms,
+)
 
 
 def default_render_threads() -> int:
@@ -106,11 +112,13 @@ class _Worker:
         self.owner = owner
         width, height = owner.frame_size
         self.context = RenderContext(owner.render_model, width, height, owner.samples)
+        self.context.sample_nearest_mipmap()
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
         #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
         self.id_buffers: FrameBuffers | None = None
         #: Single-sample colour-only framebuffers for the coverage passes of things drawn alone (made on first use, grown as needed).
         self.alone_buffers: FrameBuffers | None = None
+        self._alone_used = 0  # coverage buffers used in the current round
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -148,7 +156,8 @@ class _Worker:
         pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
         fields: list[float] = []  # each frame's vertical field of view (for its sky)
-        alone: list[tuple[int, np.ndarray, int]] = []  # (request index, things, coverage buffer) of the round
+        alone: list[tuple[int, list[tuple[np.ndarray, int]]]] = []  # (request index, its coverage passes) of the round
+        self._alone_used = 0
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
@@ -201,54 +210,74 @@ class _Worker:
                 np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
-        for index, things, buffer in alone:
-            assert self.alone_buffers is not None
-            pixels = requests[index].alone_pixels
-            assert pixels is not None
-            pixels[things] = self._coverage(buffer, len(things))
+        for index, passes in alone:
+            self._count_alone(requests[index], passes)
 
-    def _coverage(self, buffer: int, things: int) -> np.ndarray:
-        """Pixels of each of the ``things`` of coverage buffer ``buffer`` (thing ``k`` is bit ``k``):
-        a histogram of each byte that holds bits, then its per-bit sums."""
+    def _count_alone(self, request: FrameRequest, passes: list[tuple[np.ndarray, int]]) -> None:
+        """``request.alone_pixels``: the pixels each thing shows in the frame (its segmentation)
+        plus those of its coverage passes (``(things, buffer)``; thing ``k`` of a pass is bit ``k``)
+        where it is hidden, i.e. where another thing shows."""
+        pixels, owners, segmentation = request.alone_pixels, request.geom_instances, request.segmentation
+        assert pixels is not None and owners is not None and segmentation is not None
+        # Thing shown at each pixel, bottom row first as the coverage buffers are read (geom -1: none -> 0).
+        shown = np.take(np.append(owners, 0), segmentation[::-1], mode='wrap')
+        pixels[:] = np.bincount(shown.reshape(-1), minlength=len(pixels))[:len(pixels)]
+        pixels[0] = 0
         assert self.alone_buffers is not None
-        if things <= 8:  # the red byte holds them all: read a quarter of the bytes
-            self.alone_buffers.read_red(buffer, self.red)
-            channels = [self.red]
-        else:
-            self.alone_buffers.read(buffer, self.rgba, None)
-            channels = [self.rgba[..., channel] for channel in range((things + 7) // 8)]
-        counts = [np.bincount(channel.reshape(-1), minlength=256) @ BIT_TABLE for channel in channels]
-        return np.concatenate(counts)[:things]
+        for things, buffer in passes:
+            own_bit = np.zeros(len(pixels), dtype=np.uint32)
+            own_bit[things] = np.left_shift(np.uint32(1), np.arange(len(things), dtype=np.uint32))
+            if len(things) <= 8:  # the red byte holds every bit: read a quarter of the bytes
+                self.alone_buffers.read_red(buffer, self.red)
+                hidden = self.red & ~np.take(own_bit, shown).astype(np.uint8)
+                channels = [hidden]
+            else:
+                self.alone_buffers.read(buffer, self.rgba, None)
+                codes = self.rgba.view('<u4')[..., 0] & ~np.take(own_bit, shown)
+                channels = [((codes >> (8 * byte)) & 0xFF).astype(np.uint8) for byte in range((len(things) + 7) // 8)]
+            counts = np.concatenate([np.bincount(c.reshape(-1), minlength=256) @ BIT_TABLE for c in channels])
+            pixels[things] += counts[:len(things)]
 
     def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
-                    alone: list[tuple[int, np.ndarray, int]]) -> None:
-        """Measure what each thing of ``request.geom_instances`` that has a geom in view (``groups``:
-        the frame's culled geom groups) covers when drawn alone, and note the passes in ``alone``
-        (read with the round's frames).
+                    alone: list[tuple[int, list[tuple[np.ndarray, int]]]]) -> None:
+        """Draw what the things of ``request.geom_instances`` in view (``groups``: the frame's
+        culled geom groups) may have hidden, for the pixels each covers drawn alone, and note the
+        passes in ``alone`` (counted with the round's frames, :meth:`_count_alone`).
 
-        Up to :data:`COVERAGE_BITS` things share one pass: the frame's scene with only their geoms,
-        each drawn in the colour of its thing's bit (MuJoCo's id colour is a geom's ``segid`` + 1),
-        into a buffer with no depth buffer (so no fragment is hidden) with the colours ORed: a
-        pixel then has the bit of every thing that covers it, whatever is in front.
+        A thing covers, drawn alone, the pixels it shows plus those where it is hidden, and it can
+        only be hidden where one of its geoms that another thing's geom may hide is
+        (:func:`~.scene.occludable_geoms`): only those geoms are drawn. Up to
+        :data:`COVERAGE_BITS` things share one pass: each geom in the colour of its thing's bit
+        (MuJoCo's id colour is a geom's ``segid`` + 1), into a buffer with no depth buffer (so no
+        fragment is hidden) with the colours ORed: a pixel has the bit of every thing that covers it.
         """
         owners = np.asarray(request.geom_instances)
-        shown = owners[(groups != HIDDEN_GROUP) & (owners > 0)]
         request.alone_pixels = np.zeros(int(owners.max(initial=0)) + 1, dtype=np.int64)
-        things = np.unique(shown)
+        drawable = np.asarray(self.owner.render_model.option.geomgroup, dtype=bool)
+        in_view = np.flatnonzero(drawable[np.clip(groups, 0, len(drawable) - 1)] & (groups != HIDDEN_GROUP))
+        if request.segmentation is None or not (owners[in_view] > 0).any():
+            return
+        context, data = self.context, self.data
+        may_hide = occludable_geoms(context.model, data, request.position, in_view, owners[in_view])
+        drawn = in_view[may_hide & (owners[in_view] > 0)]
+        things = np.unique(owners[drawn])
+        passes: list[tuple[np.ndarray, int]] = []
+        alone.append((index, passes))
         if not len(things):
             return
         width, height = self.owner.frame_size
         if self.alone_buffers is None:
             self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0, depth=False)
         chunks = [things[start:start + COVERAGE_BITS] for start in range(0, len(things), COVERAGE_BITS)]
-        self.alone_buffers.grow(len(alone) + len(chunks))
-        context, data = self.context, self.data
         camera = self.free_camera if request.view is not None else self.camera
         bit_of = np.zeros(len(request.alone_pixels), dtype=np.int64)
+        only = np.full_like(groups, HIDDEN_GROUP)
         for chunk in chunks:
             bit_of[chunk] = np.arange(len(chunk))
-            context.update_scene(data, camera, groups=np.where(np.isin(owners, chunk), groups, HIDDEN_GROUP),
-                                 eye=request.position)
+            mine = drawn[np.isin(owners[drawn], chunk)]
+            only[:] = HIDDEN_GROUP
+            only[mine] = groups[mine]
+            context.update_scene(data, camera, groups=only, eye=request.position)
             if request.view is not None:
                 context.set_view(request.position, request.xmat, fovy, request.near, request.far)
             else:
@@ -257,9 +286,16 @@ class _Worker:
             for geom in scene.geoms[:scene.ngeom]:
                 # Decor that is no model geom gets colour 0, which adds nothing to the OR.
                 geom.segid = (1 << int(bit_of[owners[geom.objid]])) - 1 if geom.objtype == _GEOM else -1
-            self.alone_buffers.bind(len(alone))
+            buffer = self._next_alone_buffer()
+            self.alone_buffers.bind(buffer)
             context.draw(self.rect, ids=True, merge=True)
-            alone.append((index, chunk, len(alone)))
+            passes.append((chunk, buffer))
+
+    def _next_alone_buffer(self) -> int:
+        assert self.alone_buffers is not None
+        self._alone_used += 1
+        self.alone_buffers.grow(self._alone_used)
+        return self._alone_used - 1
 
     def free(self) -> None:
         self.context.make_current()
