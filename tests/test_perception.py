@@ -3,6 +3,7 @@ Isaac ``camera_params`` keys and the sky, checked against geometry (projected co
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
@@ -386,3 +387,34 @@ def test_occludable_geoms_are_those_another_thing_may_hide():
     assert hidden == {'floor': True, 'front': False, 'back': True, 'resting': True, 'aside': False, 'back_part': True}
     owners[1] = 3  # front is now part of back's thing: its own part does not hide it
     assert not occludable_geoms(model, data, np.array([0.0, 0.0, 1.0]), geoms[1:3], owners[1:3]).any()
+
+
+def test_coverage_counts_compiled_match_numpy_and_by_hand():
+    """Pixels each thing shows, and where a coverage pass says it is hidden: compiled and numpy
+    agree, and match a small case counted by hand."""
+    from internutopia.core.backend.mujoco.render.coverage import hidden_pixels, shown_pixels
+    from internutopia.core.util.jit import numpy_only
+
+    segmentation = np.array([[-1, 0, 0], [1, 1, 2]], dtype=np.int32)  # geom ids, top row first
+    owners = np.array([1, 2, 0], dtype=np.int32)  # geom 2 is unlabelled
+    # Coverage colours, bottom row first: thing 1 is bit 0, thing 2 bit 1.
+    codes = np.array([[0b11, 0b01, 0b01], [0b01, 0b01, 0b10]], dtype=np.uint32) | np.uint32(0xFF000000)
+    rng = np.random.default_rng(3)
+    big_segmentation = rng.integers(-1, 40, size=(30, 41)).astype(np.int32)
+    big_owners = rng.integers(0, 30, size=40).astype(np.int64)
+    big_codes = rng.integers(0, 1 << 24, size=(30, 41)).astype(np.uint32)
+    things = np.arange(1, 25)
+    results = []
+    for numpy in (False, True):
+        with numpy_only() if numpy else contextlib.nullcontext():
+            results.append((shown_pixels(segmentation, owners, 3), hidden_pixels(segmentation, owners, codes, np.array([1, 2]), 3),
+                            shown_pixels(big_segmentation, big_owners, 30),
+                            hidden_pixels(big_segmentation, big_owners, big_codes, things, 30)))
+    for compiled, reference in zip(*results, strict=True):
+        np.testing.assert_array_equal(compiled, reference)
+    shown, hidden = results[0][:2]
+    assert shown.tolist() == [0, 2, 2]
+    # Top row (the codes' second row): bit 0 where nothing shows (thing 1 hidden), bit 0 where thing 1
+    # shows (its own), bit 1 where thing 1 shows (thing 2 hidden). Bottom row: both bits where thing 2
+    # shows (thing 1 hidden), bit 0 where thing 2 shows and where the unlabelled geom shows (thing 1 hidden).
+    assert hidden.tolist() == [0, 4, 1]

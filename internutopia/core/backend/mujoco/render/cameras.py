@@ -32,6 +32,7 @@ from internutopia.core.backend.mujoco.render.context import (
     scene_index_image,
     warm_kernels,
 )
+from internutopia.core.backend.mujoco.render.coverage import COVERAGE_BITS, hidden_pixels, shown_pixels, warm_coverage_kernels
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
 from internutopia.core.backend.mujoco.render.scene import (
     HIDDEN_GROUP,
@@ -52,11 +53,6 @@ def default_render_threads() -> int:
 #: Frames drawn between two flushes: a flush hands the frames drawn so far to Mesa's rasterizer
 #: threads, which then work while this thread builds the next frames' scenes.
 FLUSH_EVERY = 4
-#: Things whose coverage one pass measures: each is drawn in a colour of one bit (of the red,
-#: green and blue bytes) and the pass ORs the colours of every fragment, with no depth test.
-COVERAGE_BITS = 24
-#: ``BIT_TABLE[v, b]``: whether bit ``b`` of byte value ``v`` is set (per-bit pixel counts from a byte histogram).
-BIT_TABLE = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
 _GEOM = int(mujoco.mjtObj.mjOBJ_GEOM)
 #: Most pixels of one worker's framebuffers together (colour and depth take 8 bytes a pixel,
 #: more with multisampling); a larger batch is drawn in rounds.
@@ -215,28 +211,16 @@ class _Worker:
 
     def _count_alone(self, request: FrameRequest, passes: list[tuple[np.ndarray, int]]) -> None:
         """``request.alone_pixels``: the pixels each thing shows in the frame (its segmentation)
-        plus those of its coverage passes (``(things, buffer)``; thing ``k`` of a pass is bit ``k``)
-        where it is hidden, i.e. where another thing shows."""
+        plus, from its coverage passes (``(things, buffer)``), those where it is hidden."""
         pixels, owners, segmentation = request.alone_pixels, request.geom_instances, request.segmentation
         assert pixels is not None and owners is not None and segmentation is not None
-        # Thing shown at each pixel, bottom row first as the coverage buffers are read (geom -1: none -> 0).
-        shown = np.take(np.append(owners, 0), segmentation[::-1], mode='wrap')
-        pixels[:] = np.bincount(shown.reshape(-1), minlength=len(pixels))[:len(pixels)]
-        pixels[0] = 0
-        assert self.alone_buffers is not None
+        owners = np.asarray(owners)
+        pixels[:] = shown_pixels(segmentation, owners, len(pixels))
+        width, height = self.owner.frame_size
         for things, buffer in passes:
-            own_bit = np.zeros(len(pixels), dtype=np.uint32)
-            own_bit[things] = np.left_shift(np.uint32(1), np.arange(len(things), dtype=np.uint32))
-            if len(things) <= 8:  # the red byte holds every bit: read a quarter of the bytes
-                self.alone_buffers.read_red(buffer, self.red)
-                hidden = self.red & ~np.take(own_bit, shown).astype(np.uint8)
-                channels = [hidden]
-            else:
-                self.alone_buffers.read(buffer, self.rgba, None)
-                codes = self.rgba.view('<u4')[..., 0] & ~np.take(own_bit, shown)
-                channels = [((codes >> (8 * byte)) & 0xFF).astype(np.uint8) for byte in range((len(things) + 7) // 8)]
-            counts = np.concatenate([np.bincount(c.reshape(-1), minlength=256) @ BIT_TABLE for c in channels])
-            pixels[things] += counts[:len(things)]
+            assert self.alone_buffers is not None
+            self.alone_buffers.read(buffer, self.rgba, None)
+            pixels += hidden_pixels(segmentation, owners, self.rgba.view('<u4').reshape(height, width), things, len(pixels))
 
     def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
                     alone: list[tuple[int, list[tuple[np.ndarray, int]]]]) -> None:
@@ -376,6 +360,7 @@ class CameraRenderer:
         self.threads = int(threads)
         self.culling = FrustumCulling(render_model.model, render_model.option)
         warm_kernels()  # compile (or load) once, here, rather than in several render threads at once
+        warm_coverage_kernels()
         self._workers: list[_Worker | None] = [None] * self.threads
         self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).
@@ -439,4 +424,4 @@ class CameraRenderer:
                 thread.stop()
 
 
-__all__ = ['COVERAGE_BITS', 'MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']
+__all__ = ['MAX_BUFFER_PIXELS', 'CameraRenderer', 'FrameRequest', 'batch_capacity', 'default_render_threads']
