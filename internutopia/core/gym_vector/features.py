@@ -132,7 +132,9 @@ class ObsLayout:
                 raw, parent = _lookup(sample, key, self.robot), _lookup(sample, key.rpartition('.')[0], self.robot)
                 if raw is not value or (key.endswith('.data') and is_annotation(parent)):
                     # A segmentation's image keeps the annotation's space (ids from 0).
-                    space = space_from_value(raw if raw is not value else parent, key)['data']
+                    annotation = space_from_value(raw if raw is not value else parent, key)
+                    assert isinstance(annotation, spaces.Dict)
+                    space = annotation['data']
                 if is_annotation(value) or not any(isinstance(leaf, spaces.Box) for leaf in _leaves(space)):
                     raise ValueError(f'observation key {key!r} is a table of labels or rows whose size '
                                      'changes from frame to frame, which no Box can hold; it is not part of a vector '
