@@ -3,6 +3,7 @@ Isaac ``camera_params`` keys and the sky, checked against geometry (projected co
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
@@ -45,12 +46,12 @@ def task(*objects) -> FiniteStepTaskCfg:
 def readings():
     """One env, four slots 1 m apart (their cells overlap in space; each slot is its own world):
     0 the crate ahead; 1 the crate behind the camera; 2 the crate with a board in front of most
-    of it; 3 the crate cut by the left image edge."""
+    of it (the board listed, so drawn, first); 3 the crate cut by the left image edge."""
     tasks = [
         task(VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)),
         task(VisualCubeCfg(name='crate', position=(-2.0, 0.0, 0.6), **CRATE)),
-        task(VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE),
-             VisualCubeCfg(name='board', position=(0.8, -0.12, 0.6), scale=(0.05, 0.3, 0.5), color=(0.2, 0.2, 0.9))),
+        task(VisualCubeCfg(name='board', position=(0.8, -0.12, 0.6), scale=(0.05, 0.3, 0.5), color=(0.2, 0.2, 0.9)),
+             VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)),
         task(VisualCubeCfg(name='crate', position=(1.5, 1.0, 0.6), **CRATE)),
     ]
     env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=4, env_offset_size=1.0,
@@ -157,6 +158,22 @@ def test_occluded_and_cut_crates(readings):
     # Cut by the left edge: the box is clipped to the image, and the edge is not occlusion.
     assert cut['x_min'] == 0 and cut['x_max'] < WIDTH // 2
     assert cut['occlusionRatio'] < 0.1
+
+
+def test_occlusion_ratio_is_the_hidden_share_of_the_thing_drawn_alone(readings):
+    """Slot 2's crate has the pose of slot 0's, which nothing hides: its occlusion ratio is one minus
+    its visible pixels over slot 0's (the board in front is drawn before it, so a pass that kept
+    depth would lose the crate's hidden pixels)."""
+
+    def crate_pixels(reading) -> int:
+        instances = reading['instance_segmentation']
+        ids = [int(i) for i, name in instances['info']['idToLabels'].items() if name == 'crate']
+        return int(np.isin(instances['data'], ids).sum())
+
+    whole, seen = crate_pixels(readings[0]), crate_pixels(readings[2])
+    assert 0 < seen < whole / 2
+    assert crate_box(readings[0])['occlusionRatio'] == 0.0
+    np.testing.assert_allclose(crate_box(readings[2])['occlusionRatio'], 1 - seen / whole, atol=1e-6)
 
 
 def test_other_slots_things_never_appear(readings):
@@ -343,3 +360,61 @@ def test_box_pass_compiled_matches_numpy():
     owners, bounds, pixels = visible_boxes_numpy(images, 4)
     assert owners[:2].tolist() == [[0, 1], [0, 2]] and bounds[1].tolist() == [10, 5, 29, 19] and pixels[1] == 300
     assert not np.any(owners[:, 0] == 1)  # an empty frame has no boxes
+
+
+def test_occludable_geoms_are_those_another_thing_may_hide():
+    """Only geoms that another thing's geom may hide are drawn again for occlusion ratios: a
+    sphere behind another (seen from the eye) may be hidden, the one in front may not; one resting
+    in the floor may be hidden by it, one above it not; the floor by anything above it."""
+    import mujoco
+
+    from internutopia.core.backend.mujoco.render.scene import occludable_geoms
+
+    model = mujoco.MjModel.from_xml_string("""<mujoco><worldbody>
+      <geom name="floor" type="plane" size="0 0 1"/>
+      <geom name="front" type="sphere" size="0.2" pos="2 0 1"/>
+      <geom name="back" type="sphere" size="0.2" pos="4 0.1 1"/>
+      <geom name="resting" type="sphere" size="0.2" pos="3 -2 0.1"/>
+      <geom name="aside" type="sphere" size="0.2" pos="3 2 1"/>
+      <geom name="back_part" type="sphere" size="0.1" pos="4 0.1 1.25"/>
+    </worldbody></mujoco>""")
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    geoms = np.arange(model.ngeom)
+    owners = np.array([1, 2, 3, 4, 5, 3])  # back_part belongs to back: it never hides it
+    hidden = dict(zip(['floor', 'front', 'back', 'resting', 'aside', 'back_part'],
+                      occludable_geoms(model, data, np.array([0.0, 0.0, 1.0]), geoms, owners).tolist(), strict=True))
+    assert hidden == {'floor': True, 'front': False, 'back': True, 'resting': True, 'aside': False, 'back_part': True}
+    owners[1] = 3  # front is now part of back's thing: its own part does not hide it
+    assert not occludable_geoms(model, data, np.array([0.0, 0.0, 1.0]), geoms[1:3], owners[1:3]).any()
+
+
+def test_coverage_counts_compiled_match_numpy_and_by_hand():
+    """Pixels each thing shows, and where a coverage pass says it is hidden: compiled and numpy
+    agree, and match a small case counted by hand."""
+    from internutopia.core.backend.mujoco.render.coverage import hidden_pixels, shown_pixels
+    from internutopia.core.util.jit import numpy_only
+
+    segmentation = np.array([[-1, 0, 0], [1, 1, 2]], dtype=np.int32)  # geom ids, top row first
+    owners = np.array([1, 2, 0], dtype=np.int32)  # geom 2 is unlabelled
+    # Coverage colours, bottom row first: thing 1 is bit 0, thing 2 bit 1.
+    codes = np.array([[0b11, 0b01, 0b01], [0b01, 0b01, 0b10]], dtype=np.uint32) | np.uint32(0xFF000000)
+    rng = np.random.default_rng(3)
+    big_segmentation = rng.integers(-1, 40, size=(30, 41)).astype(np.int32)
+    big_owners = rng.integers(0, 30, size=40).astype(np.int64)
+    big_codes = rng.integers(0, 1 << 24, size=(30, 41)).astype(np.uint32)
+    things = np.arange(1, 25)
+    results = []
+    for numpy in (False, True):
+        with numpy_only() if numpy else contextlib.nullcontext():
+            results.append((shown_pixels(segmentation, owners, 3), hidden_pixels(segmentation, owners, codes, np.array([1, 2]), 3),
+                            shown_pixels(big_segmentation, big_owners, 30),
+                            hidden_pixels(big_segmentation, big_owners, big_codes, things, 30)))
+    for compiled, reference in zip(*results, strict=True):
+        np.testing.assert_array_equal(compiled, reference)
+    shown, hidden = results[0][:2]
+    assert shown.tolist() == [0, 2, 2]
+    # Top row (the codes' second row): bit 0 where nothing shows (thing 1 hidden), bit 0 where thing 1
+    # shows (its own), bit 1 where thing 1 shows (thing 2 hidden). Bottom row: both bits where thing 2
+    # shows (thing 1 hidden), bit 0 where thing 2 shows and where the unlabelled geom shows (thing 1 hidden).
+    assert hidden.tolist() == [0, 4, 1]

@@ -61,18 +61,21 @@ def _breakdown(robot: str, setting: str, env_num: int, rounds: int) -> dict[str,
 
     names = ['full', 'robot_hidden', 'scene_hidden', 'nothing_drawn', 'no_readback']
     times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}  # process CPU time, every thread (steadier on a shared machine)
     try:
         for _ in range(rounds):  # variants interleaved, so a busy machine slows them alike
             for name in names:
                 variant(name)
                 renderer.render(frames())
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.process_time()
                 renderer.render(frames())
                 times[name].append((time.perf_counter() - began) / len(pack.slots) * 1000)
+                cpu[name].append((time.process_time() - began_cpu) / len(pack.slots) * 1000)
     finally:
         variant('full')
         env.close()
     out: dict[str, Any] = {f'{name}_ms': round(float(np.median(values)), 2) for name, values in times.items()}
+    out.update({f'{name}_cpu_ms': round(float(np.median(values)), 2) for name, values in cpu.items()})
     out.update({'robot': robot, 'cameras': setting, 'env_num': env_num, 'rounds': rounds,
                 'faces_drawn': int(renderer.render_model.model.mesh_facenum.sum())})
     return out
@@ -82,7 +85,9 @@ def frame_breakdown(robot: str = 'h1', setting: str = 'tp_rgb', env_num: int = 1
     """Where one frame's time goes, in a fresh process: median milliseconds per frame of a batch of
     ``env_num`` frames on one render thread, in full and with the robot's geoms hidden, the scene's
     hidden, nothing drawn (clear and per-frame overhead only), and with no read-back (the GPU work
-    waited for, nothing copied out); the variants are interleaved over ``rounds`` rounds."""
+    waited for, nothing copied out); the variants are interleaved over ``rounds`` rounds. ``*_cpu_ms``
+    are the same in CPU time of the whole process (every thread, Mesa's included), which a busy
+    machine disturbs less than the wall clock."""
     return run_in_fresh_process(_breakdown, robot, setting, env_num, rounds, what=f'frame breakdown {robot} {setting}')
 
 

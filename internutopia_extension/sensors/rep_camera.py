@@ -275,16 +275,22 @@ class RepCamera(BaseSensor):
         """Segmentation images, boxes and landmarks of ``slots``' last frames into ``out``."""
         config = self.config
         assert self._geoms is not None  # drawn (stamps start as NaN: stale)
-        geoms = self._geoms[slots]
+        every = len(slots) == len(self._geoms) and bool((slots == np.arange(len(slots))).all())
+        geoms = self._geoms if every else self._geoms[slots]  # (no copy of the images when all slots are read)
         tables = [self.semantic_table(slot) for slot in slots.tolist()]
         instances = np.empty_like(geoms)
         semantics = np.empty_like(geoms) if config.semantic_segmentation else None
-        # Slots with the same table are mapped together (one take per table).
+        # Slots with the same table are mapped together (one take per table, straight into the output).
         by_table: dict[int, list[int]] = {}
         for index, table in enumerate(tables):
             by_table.setdefault(id(table), []).append(index)
         for rows in by_table.values():
             table = tables[rows[0]]
+            if len(rows) == len(tables):
+                table.instance_image(geoms, out=instances)
+                if semantics is not None:
+                    table.semantic_image(geoms, out=semantics)
+                continue
             instances[rows] = table.instance_image(geoms[rows])
             if semantics is not None:
                 semantics[rows] = table.semantic_image(geoms[rows])

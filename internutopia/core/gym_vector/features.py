@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from internutopia.core.gym_vector.spaces import space_from_value
+from internutopia.core.gym_vector.spaces import is_annotation, space_from_value
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,19 @@ def _lookup(obs: dict, key: str, robot: str) -> Any:
         node = node[part]
     return node
 
+def _annotation_image(value: Any) -> Any:
+    """A camera annotation whose data is an image (a segmentation) stands for that image."""
+    if is_annotation(value):
+        data = np.asarray(value['data'])
+        if data.dtype.names is None and data.dtype != object:
+            return data
+    return value
+
+def _leaves(space: spaces.Space) -> list[spaces.Space]:
+    if isinstance(space, spaces.Dict):
+        return [leaf for sub in space.spaces.values() for leaf in _leaves(sub)]
+    return [space]
+
 def _numeric_leaves(node: Any, prefix: str) -> list[str]:
     if isinstance(node, dict):
         return [key for k, v in node.items() for key in _numeric_leaves(v, f'{prefix}.{k}')]
@@ -87,6 +100,11 @@ class ObsLayout:
     ``robot.sensors.camera.rgba``), other first parts are the task's own top-level entries
     (``task.goal``, ``task.distance_to_goal``, ``objects.box.position``), and plain names are
     derived :data:`FEATURES` (``goal_vector``, ``heading``).
+
+    A key naming a segmentation (``robot.sensors.camera.semantic_segmentation`` or
+    ``instance_segmentation``) stands for its ``int32 (H, W)`` id image; its id-to-label table, the
+    boxes of ``bounding_box_2d_tight`` and ``landmarks`` are not arrays of a fixed shape and are
+    refused with the reason (see ``docs/perception.md``).
 
     Default keys: ``robot.position``, ``robot.orientation``, ``robot.joint_positions``,
     ``robot.joint_velocities``, every numeric scalar or vector the task reports under ``task``,
@@ -111,6 +129,18 @@ class ObsLayout:
                 self.spaces[key] = spaces.Box(feature.low, feature.high, array.shape, np.float64)
             else:
                 space = space_from_value(value, key)
+                raw, parent = _lookup(sample, key, self.robot), _lookup(sample, key.rpartition('.')[0], self.robot)
+                if raw is not value or (key.endswith('.data') and is_annotation(parent)):
+                    # A segmentation's image keeps the annotation's space (ids from 0).
+                    annotation = space_from_value(raw if raw is not value else parent, key)
+                    assert isinstance(annotation, spaces.Dict)
+                    space = annotation['data']
+                if is_annotation(value) or not any(isinstance(leaf, spaces.Box) for leaf in _leaves(space)):
+                    raise ValueError(f'observation key {key!r} is a table of labels or rows whose size '
+                                     'changes from frame to frame, which no Box can hold; it is not part of a vector '
+                                     "env's observation (the dict observation of gym_env.Env keeps it, and "
+                                     "VectorEnv.vec_env.get_observations() gives it). Camera images and "
+                                     "segmentation images ('...semantic_segmentation') can be used")
                 if not isinstance(space, spaces.Box):
                     raise ValueError(f'observation key {key!r} names a dict, not a value; '
                                      f'pick one of its entries: {sorted(f"{key}.{k}" for k in value)}')
@@ -139,7 +169,7 @@ class ObsLayout:
     def _value(self, obs: dict, key: str) -> Any:
         if key in FEATURES:
             return FEATURES[key].fn(obs, self.robot)
-        value = _lookup(obs, key, self.robot)
+        value = _annotation_image(_lookup(obs, key, self.robot))
         if value is _NOT_FOUND:
             raise ValueError(f'observation key {key!r} is not in the observation of robot {self.robot!r}; '
                              f'valid keys: {self.valid_keys(obs)}')

@@ -47,6 +47,104 @@ class EmptyDict(spaces.Space):
     def __repr__(self) -> str:
         return 'EmptyDict()'
 
+class LabelTable(spaces.Space):
+    """The space of a camera annotation's side table: labels and ids whose keys and lengths change
+    from frame to frame (``info`` of a segmentation or of ``bounding_box_2d_tight``, with
+    ``idToLabels``, ``bboxIds``, ``primPaths``; the ``landmarks`` list; ``camera_params``'
+    ``cameraModel`` string).
+
+    No ``Box`` can hold such a value: its size is not fixed and it holds strings. It stays in the
+    dict observation (``gym_env.Env``) as it is, under this space, which accepts any value of the
+    same kind (``dict``, ``list`` or ``str``) made of strings, numbers and numeric arrays; it is not
+    flattenable, so the vector adapters' ``Box`` observations leave it out (see ``ObsLayout``).
+    """
+
+    def __init__(self, kind: type = dict, seed: Any = None) -> None:
+        if kind not in (dict, list, str):
+            raise ValueError(f'a label table is a dict, a list or a str; got {kind!r}')
+        self.kind = kind
+        super().__init__(None, None, seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        return self.kind()
+
+    def contains(self, x: Any) -> bool:
+        kind = list if isinstance(x, tuple) else type(x)
+        return kind is self.kind and _is_table_entry(x)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, LabelTable) and other.kind is self.kind
+
+    def __repr__(self) -> str:
+        return f'LabelTable({self.kind.__name__})'
+
+
+def _is_table_entry(x: Any) -> bool:
+    if isinstance(x, dict):
+        return all(isinstance(k, str) and _is_table_entry(v) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return all(_is_table_entry(v) for v in x)
+    if isinstance(x, np.ndarray):
+        return x.dtype != object and x.dtype.names is None
+    return isinstance(x, (str, bool, int, float, np.generic))
+
+
+class TableRows(spaces.Space):
+    """The space of a table of rows with a fixed record ``dtype`` and any number of rows (a
+    structured array of shape ``(n,)``): ``bounding_box_2d_tight['data']``, one row per labelled
+    thing in view. Not flattenable (the number of rows changes from frame to frame)."""
+
+    def __init__(self, dtype: np.dtype, seed: Any = None) -> None:
+        dtype = np.dtype(dtype)
+        if dtype.names is None:
+            raise ValueError(f'table rows need a record dtype (with named fields); got {dtype}')
+        super().__init__(None, dtype, seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        return np.zeros(0, dtype=self.dtype)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, np.ndarray) and x.dtype == self.dtype and x.ndim == 1
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, TableRows) and other.dtype == self.dtype
+
+    def __repr__(self) -> str:
+        return f'TableRows({self.dtype})'
+
+
+def is_annotation(value: Any) -> bool:
+    """Whether ``value`` is a camera annotation in Isaac's layout: ``{'data': ..., 'info': {...}}``
+    (a segmentation image or ``bounding_box_2d_tight`` with its label table)."""
+    return isinstance(value, dict) and set(value) == {'data', 'info'} and isinstance(value['info'], dict)
+
+
+def is_label_table(value: Any) -> bool:
+    """Whether ``value`` is text (a string, or a list of strings) rather than numbers."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _annotation_space(value: dict, key: str) -> spaces.Dict:
+    data = np.asarray(value['data'])
+    if data.dtype.names is not None:
+        data_space: spaces.Space = TableRows(data.dtype)
+    elif np.issubdtype(data.dtype, np.integer):  # a segmentation image: ids are never negative
+        data_space = spaces.Box(0, np.iinfo(data.dtype).max, data.shape, data.dtype)
+    else:
+        data_space = space_from_value(data, f'{key}.data')
+    return spaces.Dict({'data': data_space, 'info': LabelTable(dict)})
+
+
 def _box_for(value: np.ndarray, key: str = '') -> spaces.Box:
     dtype = value.dtype
     shape = value.shape
@@ -71,14 +169,25 @@ def space_from_value(value: Any, key: str = '') -> spaces.Space:
 
     Floats are unbounded (``orientation`` quaternions in ``[-1, 1]``), ``uint8`` images in
     ``[0, 255]``, booleans ``Box(False, True)``, integers their dtype's range.
+
+    Camera annotations (``{'data', 'info'}``, see ``docs/perception.md``) get ``Dict(data=...,
+    info=LabelTable)``: a segmentation image is a ``Box`` of its ids (``int32``, from 0), the rows
+    of ``bounding_box_2d_tight`` are :class:`TableRows`; text (``landmarks``, ``cameraModel``) and
+    the label tables are :class:`LabelTable`, which no ``Box`` can hold.
     """
     if isinstance(value, dict):
         if not value:
             return EmptyDict()
+        if is_annotation(value):
+            return _annotation_space(value, key)
         return spaces.Dict({k: space_from_value(v, f'{key}.{k}' if key else str(k)) for k, v in value.items()})
     if isinstance(value, (bool, np.bool_)):
         return _box_for(np.asarray(value, dtype=np.bool_), key)
+    if is_label_table(value) or (isinstance(value, list) and not value):
+        return LabelTable(str if isinstance(value, str) else list)
     array = np.asarray(value)
+    if array.dtype.names is not None:
+        return TableRows(array.dtype)
     if array.dtype == object:
         raise TypeError(f'observation {key!r} is not numeric ({type(value).__name__}); no space can describe it')
     return _box_for(array, key)

@@ -32,8 +32,15 @@ from internutopia.core.backend.mujoco.render.context import (
     scene_index_image,
     warm_kernels,
 )
+from internutopia.core.backend.mujoco.render.coverage import COVERAGE_BITS, hidden_pixels, shown_pixels, warm_coverage_kernels
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
-from internutopia.core.backend.mujoco.render.scene import HIDDEN_GROUP, FrustumCulling, RenderModel, load_slot
+from internutopia.core.backend.mujoco.render.scene import (
+    HIDDEN_GROUP,
+    FrustumCulling,
+    RenderModel,
+    load_slot,
+    occludable_geoms,
+)
 
 
 def default_render_threads() -> int:
@@ -46,6 +53,7 @@ def default_render_threads() -> int:
 #: Frames drawn between two flushes: a flush hands the frames drawn so far to Mesa's rasterizer
 #: threads, which then work while this thread builds the next frames' scenes.
 FLUSH_EVERY = 4
+_GEOM = int(mujoco.mjtObj.mjOBJ_GEOM)
 #: Most pixels of one worker's framebuffers together (colour and depth take 8 bytes a pixel,
 #: more with multisampling); a larger batch is drawn in rounds.
 MAX_BUFFER_PIXELS = 1 << 22
@@ -65,7 +73,7 @@ class FrameRequest:
     such a frame is drawn once). With ``geom_instances`` (``(ngeom,)`` int, the thing each geom
     belongs to, 0 for none), ``alone_pixels`` is set to the pixels each such thing that is in
     view covers when drawn alone (``(things + 1,)`` int64; an id-coloured pass per thing in view,
-    for occlusion ratios).
+    for occlusion ratios: one coverage pass draws up to :data:`COVERAGE_BITS` of them at once).
     ``view``, when given, is ``(position (3,), xmat (9,), fovy_deg)``: a pinhole view in the slot
     frame (looking along its -z, +y up) drawn instead of camera ``cam`` (a camera made at run time).
     After rendering, ``position`` and ``xmat`` hold the camera's pose in the slot frame.
@@ -100,11 +108,13 @@ class _Worker:
         self.owner = owner
         width, height = owner.frame_size
         self.context = RenderContext(owner.render_model, width, height, owner.samples)
+        self.context.sample_nearest_mipmap()
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
         #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
         self.id_buffers: FrameBuffers | None = None
-        #: Single-sample framebuffers for the passes of things drawn alone (made on first use, grown as needed).
+        #: Single-sample colour-only framebuffers for the coverage passes of things drawn alone (made on first use, grown as needed).
         self.alone_buffers: FrameBuffers | None = None
+        self._alone_used = 0  # coverage buffers used in the current round
         self.data = mujoco.MjData(owner.pack.model)
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -142,7 +152,8 @@ class _Worker:
         pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
         fields: list[float] = []  # each frame's vertical field of view (for its sky)
-        alone: list[tuple[int, int, int, bool]] = []  # (request index, thing, alone buffer, red enough) of the round
+        alone: list[tuple[int, list[tuple[np.ndarray, int]]]] = []  # (request index, its coverage passes) of the round
+        self._alone_used = 0
         for index, request in enumerate(requests):
             cam = request.cam
             load_slot(pack, request.slot, data)
@@ -195,44 +206,80 @@ class _Worker:
                 np.take(np.append(geoms, -1), scene_index_image(self.rgba[::-1]), out=request.segmentation, mode='wrap')
             if request.depth is not None:
                 depth_from_buffer(self.depth, request.near, request.far, request.depth)
-        for index, thing, buffer, red_enough in alone:
+        for index, passes in alone:
+            self._count_alone(requests[index], passes)
+
+    def _count_alone(self, request: FrameRequest, passes: list[tuple[np.ndarray, int]]) -> None:
+        """``request.alone_pixels``: the pixels each thing shows in the frame (its segmentation)
+        plus, from its coverage passes (``(things, buffer)``), those where it is hidden."""
+        pixels, owners, segmentation = request.alone_pixels, request.geom_instances, request.segmentation
+        assert pixels is not None and owners is not None and segmentation is not None
+        owners = np.asarray(owners)
+        pixels[:] = shown_pixels(segmentation, owners, len(pixels))
+        width, height = self.owner.frame_size
+        for things, buffer in passes:
             assert self.alone_buffers is not None
-            pixels = requests[index].alone_pixels
-            assert pixels is not None
-            if red_enough:  # fewer than 255 geoms drawn: every drawn pixel's red byte (index + 1) is non-zero
-                self.alone_buffers.read_red(buffer, self.red)
-                pixels[thing] = np.count_nonzero(self.red)
-            else:
-                self.alone_buffers.read(buffer, self.rgba, None)
-                pixels[thing] = np.count_nonzero(self.rgba.view('<u4')[..., 0] & np.uint32(0xFFFFFF))
+            self.alone_buffers.read(buffer, self.rgba, None)
+            pixels += hidden_pixels(segmentation, owners, self.rgba.view('<u4').reshape(height, width), things, len(pixels))
 
     def _draw_alone(self, index: int, request: FrameRequest, groups: np.ndarray, fovy: float,
-                    alone: list[tuple[int, int, int, bool]]) -> None:
-        """Draw each thing of ``request.geom_instances`` that has a geom in view (``groups``: the
-        frame's culled geom groups) alone, id-coloured, into a buffer of its own, and note it in
-        ``alone`` (read with the round's frames)."""
+                    alone: list[tuple[int, list[tuple[np.ndarray, int]]]]) -> None:
+        """Draw what the things of ``request.geom_instances`` in view (``groups``: the frame's
+        culled geom groups) may have hidden, for the pixels each covers drawn alone, and note the
+        passes in ``alone`` (counted with the round's frames, :meth:`_count_alone`).
+
+        A thing covers, drawn alone, the pixels it shows plus those where it is hidden, and it can
+        only be hidden where one of its geoms that another thing's geom may hide is
+        (:func:`~.scene.occludable_geoms`): only those geoms are drawn. Up to
+        :data:`COVERAGE_BITS` things share one pass: each geom in the colour of its thing's bit
+        (MuJoCo's id colour is a geom's ``segid`` + 1), into a buffer with no depth buffer (so no
+        fragment is hidden) with the colours ORed: a pixel has the bit of every thing that covers it.
+        """
         owners = np.asarray(request.geom_instances)
-        shown = owners[(groups != HIDDEN_GROUP) & (owners > 0)]
         request.alone_pixels = np.zeros(int(owners.max(initial=0)) + 1, dtype=np.int64)
-        things = np.unique(shown).tolist()
-        if not things:
+        drawable = np.asarray(self.owner.render_model.option.geomgroup, dtype=bool)
+        in_view = np.flatnonzero(drawable[np.clip(groups, 0, len(drawable) - 1)] & (groups != HIDDEN_GROUP))
+        if request.segmentation is None or not (owners[in_view] > 0).any():
+            return
+        context, data = self.context, self.data
+        may_hide = occludable_geoms(context.model, data, request.position, in_view, owners[in_view])
+        drawn = in_view[may_hide & (owners[in_view] > 0)]
+        things = np.unique(owners[drawn])
+        passes: list[tuple[np.ndarray, int]] = []
+        alone.append((index, passes))
+        if not len(things):
             return
         width, height = self.owner.frame_size
         if self.alone_buffers is None:
-            self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0)
-        self.alone_buffers.grow(len(alone) + len(things))
-        context, data = self.context, self.data
-        for thing in things:
-            only = np.where(owners == thing, groups, HIDDEN_GROUP)
-            camera = self.free_camera if request.view is not None else self.camera
+            self.alone_buffers = FrameBuffers(self.context.mjr, width, height, 0, samples=0, depth=False)
+        chunks = [things[start:start + COVERAGE_BITS] for start in range(0, len(things), COVERAGE_BITS)]
+        camera = self.free_camera if request.view is not None else self.camera
+        bit_of = np.zeros(len(request.alone_pixels), dtype=np.int64)
+        only = np.full_like(groups, HIDDEN_GROUP)
+        for chunk in chunks:
+            bit_of[chunk] = np.arange(len(chunk))
+            mine = drawn[np.isin(owners[drawn], chunk)]
+            only[:] = HIDDEN_GROUP
+            only[mine] = groups[mine]
             context.update_scene(data, camera, groups=only, eye=request.position)
             if request.view is not None:
                 context.set_view(request.position, request.xmat, fovy, request.near, request.far)
             else:
                 context.set_clip(request.near, request.far)
-            self.alone_buffers.bind(len(alone))
-            context.draw(self.rect, ids=True)
-            alone.append((index, int(thing), len(alone), context.scene.ngeom < 255))
+            scene = context.scene
+            for geom in scene.geoms[:scene.ngeom]:
+                # Decor that is no model geom gets colour 0, which adds nothing to the OR.
+                geom.segid = (1 << int(bit_of[owners[geom.objid]])) - 1 if geom.objtype == _GEOM else -1
+            buffer = self._next_alone_buffer()
+            self.alone_buffers.bind(buffer)
+            context.draw(self.rect, ids=True, merge=True)
+            passes.append((chunk, buffer))
+
+    def _next_alone_buffer(self) -> int:
+        assert self.alone_buffers is not None
+        self._alone_used += 1
+        self.alone_buffers.grow(self._alone_used)
+        return self._alone_used - 1
 
     def free(self) -> None:
         self.context.make_current()
@@ -313,6 +360,7 @@ class CameraRenderer:
         self.threads = int(threads)
         self.culling = FrustumCulling(render_model.model, render_model.option)
         warm_kernels()  # compile (or load) once, here, rather than in several render threads at once
+        warm_coverage_kernels()
         self._workers: list[_Worker | None] = [None] * self.threads
         self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).

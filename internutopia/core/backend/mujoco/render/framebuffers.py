@@ -39,11 +39,16 @@ class FrameBuffers:
     """``count`` framebuffers of ``width`` x ``height`` pixels for the ``MjrContext`` ``mjr``,
     whose GL context must be current on the calling thread for every method."""
 
-    def __init__(self, mjr: mujoco.MjrContext, width: int, height: int, count: int, samples: int | None = None) -> None:
+    def __init__(self, mjr: mujoco.MjrContext, width: int, height: int, count: int, samples: int | None = None,
+                 depth: bool = True) -> None:
         self.mjr = mjr
         self.size = (int(width), int(height))
         #: Multisampling of the frames: the context's unless given (id-coloured frames take none).
         self.samples = int(mjr.offSamples if samples is None else samples)
+        #: Whether the frames have a depth buffer. Without one, GL's depth test passes every
+        #: fragment whatever ``mjr_render`` enables: every geom drawn reaches the colour buffer
+        #: (the coverage passes of :mod:`.cameras`).
+        self.depth = bool(depth)
         self.color_format = _renderbuffer_format(mjr.offColor)
         self.depth_format = _renderbuffer_format(mjr.offDepthStencil)
         self._framebuffers: list[int] = []
@@ -59,8 +64,10 @@ class FrameBuffers:
         width, height = self.size
         framebuffer = int(GL.glGenFramebuffers(1))
         GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, framebuffer)
-        for internal_format, attachment in ((self.color_format, GL.GL_COLOR_ATTACHMENT0),
-                                            (self.depth_format, GL.GL_DEPTH_STENCIL_ATTACHMENT)):
+        attachments = [(self.color_format, GL.GL_COLOR_ATTACHMENT0)]
+        if self.depth:
+            attachments.append((self.depth_format, GL.GL_DEPTH_STENCIL_ATTACHMENT))
+        for internal_format, attachment in attachments:
             renderbuffer = int(GL.glGenRenderbuffers(1))
             self._renderbuffers.append(renderbuffer)
             GL.glBindRenderbuffer(GL.GL_RENDERBUFFER, renderbuffer)

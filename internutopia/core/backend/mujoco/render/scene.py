@@ -189,5 +189,40 @@ class FrustumCulling:
         return groups
 
 
-__all__ = ['HIDDEN_GROUP', 'HORIZON_M', 'PLANE_QUADS', 'FrustumCulling', 'RenderModel', 'load_slot', 'mat_to_quat',
+def occludable_geoms(model: mujoco.MjModel, data: mujoco.MjData, eye: np.ndarray, geoms: np.ndarray,
+                     owners: np.ndarray) -> np.ndarray:
+    """Which of ``geoms`` (model geom ids drawn in one frame seen from ``eye``) a geom of another
+    owner among them could hide at some pixel (``bool`` per geom; ``owners``: the thing each of
+    ``geoms`` belongs to).
+
+    Conservative, from bounding spheres: a geom hides another only if, seen from the eye, their
+    spheres' angular discs overlap and its nearest point is nearer than the other's farthest. A
+    plane hides a geom whose sphere is not wholly on the eye's side of it; a plane, or a geom with
+    no bounding sphere, may be hidden by anything. A geom of the same owner never counts.
+    """
+    count = len(geoms)
+    if count < 2:
+        return np.zeros(count, dtype=bool)
+    offset = data.geom_xpos[geoms] - eye
+    distance = np.linalg.norm(offset, axis=1)
+    radius = model.geom_rbound[geoms].astype(float)
+    plane = model.geom_type[geoms] == mujoco.mjtGeom.mjGEOM_PLANE
+    unbounded = plane | (radius <= 0) | (distance <= radius)  # (the eye inside a sphere: it covers everything)
+    direction = offset / np.maximum(distance, 1e-12)[:, None]
+    half_angle = np.arcsin(np.clip(radius / np.maximum(distance, 1e-12), 0.0, 1.0))
+    apart = np.arccos(np.clip(direction @ direction.T, -1.0, 1.0))
+    hides = (apart <= half_angle[:, None] + half_angle[None, :] + 1e-6) \
+        & ((distance - radius)[None, :] < (distance + radius)[:, None])  # [g, o]: o may hide g
+    for column in np.flatnonzero(plane):
+        normal = data.geom_xmat[geoms[column]].reshape(3, 3)[:, 2]
+        origin = data.geom_xpos[geoms[column]]
+        side = 1.0 if float(np.dot(eye - origin, normal)) >= 0 else -1.0
+        hides[:, column] = side * ((data.geom_xpos[geoms] - origin) @ normal) < radius + 1e-6
+    hides[unbounded, :] = True
+    hides[:, unbounded & ~plane] = True
+    hides &= owners[:, None] != owners[None, :]
+    return hides.any(axis=1)
+
+
+__all__ = ['HIDDEN_GROUP', 'HORIZON_M', 'PLANE_QUADS', 'FrustumCulling', 'RenderModel', 'load_slot', 'mat_to_quat', 'occludable_geoms',
            'visual_option']

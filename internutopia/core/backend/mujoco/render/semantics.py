@@ -169,8 +169,14 @@ class SemanticTable:
         return cls(geom_instance, instance_semantic, instances, labels)
 
     def instance_image(self, geom_image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Instance ids ``int32 (..., H, W)`` of a geom-id image (``-1``: nothing drawn)."""
-        return np.take(self.geom_instance, geom_image + 1, out=out)
+        """Instance ids ``int32 (..., H, W)`` of a geom-id image (``-1``: nothing drawn): one lookup."""
+        return np.take(self._by_geom_id(self.geom_instance), geom_image, out=out, mode='wrap')
+
+    @staticmethod
+    def _by_geom_id(table: np.ndarray) -> np.ndarray:
+        # A table indexed by geom id + 1, rolled so that it is indexed by the geom id itself, with
+        # -1 (nothing drawn) wrapping around to the last entry: no "+ 1" pass over the image.
+        return np.roll(table, -1)
 
     @functools.cached_property
     def geom_semantic(self) -> np.ndarray:
@@ -180,9 +186,9 @@ class SemanticTable:
         semantic[1:][semantic[1:] == 0] = 1
         return semantic
 
-    def semantic_image(self, geom_image: np.ndarray) -> np.ndarray:
+    def semantic_image(self, geom_image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Semantic ids ``int32 (..., H, W)`` of a geom-id image (0 background, 1 unlabelled): one lookup."""
-        return np.take(self.geom_semantic, geom_image + 1)
+        return np.take(self._by_geom_id(self.geom_semantic), geom_image, out=out, mode='wrap')
 
     def id_to_labels(self) -> dict[str, dict[str, str]]:
         """Semantic ids to labels, as Isaac's annotators give them: ``{'2': {'class': 'wall'}, ...}``."""
