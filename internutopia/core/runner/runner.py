@@ -37,7 +37,7 @@ from internutopia.core.runner.observations import Observer, entity_observations
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
-from internutopia.core.util.memory import check_slots_fit
+from internutopia.core.util.memory import check_slots_fit, jit_runtime_bytes
 from internutopia.core.view import EnvView
 
 
@@ -87,7 +87,9 @@ class Runner:
     task_config_manager: Any
 
     def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeSource | None = None) -> None:
-        check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping")
+        # The compiled kernels' runtime, if this process has not loaded it yet, comes once per process.
+        self._runtime_bytes = jit_runtime_bytes()
+        check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping", self._runtime_bytes)
         self.config = config
         self.env_num = config.env_num
         self.sim = config.simulator
@@ -436,6 +438,13 @@ class Runner:
     def entities_of(self, slot: int) -> dict[str, Entity]:
         """Robots and objects present in ``slot``, by name."""
         return self.table.entities_of(slot)
+
+    @property
+    def memory_estimate_bytes(self) -> float:
+        """Estimated peak bytes this env adds to its process so far: the compiled kernels' runtime
+        (when this env was the first to load it), the slots' bookkeeping, and the most the world's
+        structures took at once (compiles' peaks, models, physics state)."""
+        return self._runtime_bytes + self.env_num * BYTES_PER_SLOT + float(getattr(self.world, 'estimated_peak_bytes', 0.0))
 
     @property
     def status(self) -> np.ndarray:
