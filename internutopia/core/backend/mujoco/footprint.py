@@ -9,7 +9,9 @@ A structure costs memory three ways, each estimated from its built ``MjModel``:
   which meshes are new;
 - **its model**, held while the structure is in use or cached: ``nbuffer``, once more for the
   copy its pack's batch holds;
-- **its slots' physics state**: :func:`pack_bytes_per_slot` per slot.
+- **its slots' physics state**: :func:`pack_bytes_per_slot` per slot;
+- **a renderer**, for the first structure with cameras in the process: the offscreen GL context
+  and the libraries behind it (:func:`renderer_bytes`).
 
 The factors were measured on Linux x86-64 with MuJoCo 4.0 (resident memory, ``VmRSS``, before and
 after each stage; docs/reliability.md has the figures and the command).
@@ -33,6 +35,12 @@ FIRST_PARSE_PER_MODEL_BYTE = 1.25
 #: Resident bytes of the per-thread ``MjData`` a pack's batch steps in (its arena is touched only
 #: as far as a step needs: about 0.4 MB for a Jetbot slot).
 THREAD_DATA_BYTES = 0.4e6
+
+
+#: Resident bytes the first offscreen GL context adds to a process, with what it loads (measured
+#: with EGL on Mesa's software renderer: 111 MB for a Jetbot camera at 128x128 or 256x256, one
+#: slot or 16; a GPU driver's figure differs).
+RENDER_CONTEXT_BYTES = 111e6
 
 
 def pack_bytes_per_slot(model: mujoco.MjModel) -> float:
@@ -75,6 +83,21 @@ class MeshesSeen:
         return new / max(sum(sizes), 1)
 
 
+class RendererSeen:
+    """Whether a structure with cameras was estimated in this process (its GL context is made once)."""
+
+    counted = False
+
+
+def renderer_bytes(model: mujoco.MjModel) -> float:
+    """What drawing ``model``'s cameras adds: the GL context, the first time a model with cameras
+    is estimated in this process; nothing after, or for a model without cameras."""
+    if model.ncam == 0 or RendererSeen.counted:
+        return 0.0
+    RendererSeen.counted = True
+    return RENDER_CONTEXT_BYTES
+
+
 def compile_peak_bytes(model: mujoco.MjModel) -> float:
     """Estimated peak bytes the compile that made ``model`` added (the model included); the
     first call for a model whose meshes are new counts their first parse too."""
@@ -82,5 +105,5 @@ def compile_peak_bytes(model: mujoco.MjModel) -> float:
     return factor * float(model.nbuffer)
 
 
-__all__ = ['COMPILE_PEAK_PER_MODEL_BYTE', 'FIRST_PARSE_PER_MODEL_BYTE', 'THREAD_DATA_BYTES', 'MeshesSeen', 'compile_peak_bytes',
-           'pack_bytes', 'pack_bytes_per_slot', 'pack_fixed_bytes']
+__all__ = ['COMPILE_PEAK_PER_MODEL_BYTE', 'FIRST_PARSE_PER_MODEL_BYTE', 'RENDER_CONTEXT_BYTES', 'THREAD_DATA_BYTES', 'MeshesSeen',
+           'RendererSeen', 'compile_peak_bytes', 'pack_bytes', 'pack_bytes_per_slot', 'pack_fixed_bytes', 'renderer_bytes']

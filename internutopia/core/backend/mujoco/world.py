@@ -34,7 +34,7 @@ import numpy as np
 
 import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
-from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes
+from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes, renderer_bytes
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
@@ -277,13 +277,14 @@ class MujocoWorld:
         #: The most memory (bytes) the world's structures were estimated to take at once so far:
         #: compiled models, compiles' peaks, packs (see :mod:`~internutopia.core.backend.mujoco.footprint`).
         self.estimated_peak_bytes = 0.0
+        self._renderer_bytes = 0.0
 
     def held_bytes_estimate(self) -> float:
         """Estimated bytes the world's structures hold now: the compiled models it keeps and the
         packs, in use or parked."""
         packs = [*self.packs.values(), *self._parked.values()]
         models = sum(float(model.nbuffer) for model in self._models.values()) + sum(float(pack.model.nbuffer) for pack in packs)
-        return models + sum(pack_bytes(pack.model, self.env_num, self.threads) for pack in packs)
+        return self._renderer_bytes + models + sum(pack_bytes(pack.model, self.env_num, self.threads) for pack in packs)
 
     @property
     def built(self) -> bool:
@@ -340,6 +341,7 @@ class MujocoWorld:
         held = self.held_bytes_estimate()
         model = spec.compile()
         self.estimated_peak_bytes = max(self.estimated_peak_bytes, held + compile_peak_bytes(model))
+        self._renderer_bytes += renderer_bytes(model)
         return model
 
     @staticmethod
