@@ -189,6 +189,16 @@ def test_physics_off_keeps_every_slot_running(make_config):
         assert out.active.all() and not out.diverged and env.runner.world.packs is before
 
 
+def test_reset_cost_compiles_once_per_new_structure_and_never_for_the_same():
+    """The reset-cost benchmark's own checks hold: a structural reset compiles (a new cube each time,
+    since the world keeps structures it has seen), a same-structure reset never does."""
+    from internutopia.bench.reset_cost import measure
+
+    figures = measure(4, repeats=2, steps=3)
+    assert figures['packs'] == 2  # the plain structure and the last new one
+    assert figures['same_ms'] > 0 and figures['change_ms'] > 0 and figures['all_ms'] > 0
+
+
 # ------------------------------------------------------------------------------------------------
 # a benchmark that is safe to run: memory planned before a pool starts, no process outlives it
 def test_a_pool_runs_whole_scaled_down_or_skipped_by_its_memory():

@@ -27,6 +27,9 @@ those slots are empty until reset. Other runners'
 results are returned normally. The driver tracks which episode each slot holds, so no episode is
 lost, and one counts as finished (its metrics record written, ``terminated``/``truncated``
 reported) only when the driver has received that step.
+
+The actors themselves (starting Ray, placing, awaiting, replacing and killing them) are the
+:class:`~internutopia.core.distribution.pool.ActorPool`'s.
 """
 
 from __future__ import annotations
@@ -39,11 +42,10 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.config import DistributedConfig, TaskCfg
-from internutopia.core.distribution.actors import QueueActor, RunnerActor
 from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
-from internutopia.core.distribution.connect import connect
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.distribution.ledger import FailureLedger
+from internutopia.core.distribution.pool import ActorPool, import_ray
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
@@ -53,13 +55,6 @@ from internutopia.core.runner.guard import CallGuard
 __all__ = ['RayRunners']
 
 logger = logging.getLogger(__name__)
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("a DistributedConfig needs Ray: pip install 'internutopia[ray]' (ray>=2.9)") from exc
-    return ray
 
 
 def _no_command(entry: Any) -> bool:
@@ -81,7 +76,7 @@ class RayRunners(RunnerSet):
     def __init__(self, config: DistributedConfig, episodes: Iterable[TaskCfg] | None = None) -> None:
         if not isinstance(config, DistributedConfig):
             raise TypeError(f'DistributedEnv expects a DistributedConfig, got {type(config).__name__}')
-        ray = _import_ray()
+        import_ray()
         self._config = config
         self._dist = config.distribution_config
         self._local_num = config.env_num
@@ -90,7 +85,6 @@ class RayRunners(RunnerSet):
         self._status = np.full(total, SlotStatus.EMPTY, dtype=np.int8)
         self._episodes: list[Episode | None] = [None] * total
         self._failures: dict[int, dict[str, Any]] = {}
-        self.runner_restarts = [0] * self._proc_num
         self._guard = CallGuard('this Env')
         self._closed = False
         self._queue_len_at_close = 0
@@ -106,70 +100,19 @@ class RayRunners(RunnerSet):
             raise TypeError(f'the episodes cannot be pickled for the Ray actors: {exc}. The source must be a list or '
                             f'another picklable iterable (itertools.cycle, not a generator) of TaskCfg whose classes '
                             f'are defined in importable modules' + (f'; not shippable:{hint}' if hint else '')) from exc
-        self._owns_ray = False
-        #: GPUs reserved per runner: the config's, or none when the machine has fewer and the
-        #: physics runs on CPU (MuJoCo needs none; InternUtopia scripts ask for some for Isaac Sim).
-        self._gpus_per_proc = self._dist.gpu_num_per_proc
-        self._queue: Any = None
-        self._actors: list[Any] = []
-        self._ready: list[Any] = []
         self._results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
         #: Tries and records of the episodes that failed to load or were on a runner that died or hung.
         self._ledger = FailureLedger(config.episode_attempts, self._results, config.episode_errors == 'raise')
         try:
-            self._start_ray(ray)
-            self._queue_cls = ray.remote(QueueActor).options(num_cpus=0, max_restarts=0)
-            self._runner_cls = ray.remote(RunnerActor).options(
-                num_cpus=self._dist.cpu_num_per_proc, num_gpus=self._gpus_per_proc, max_restarts=0)
-            self._queue = self._queue_cls.remote(self._extensions, packed_source)
-            self._ray_get(self._queue.size.remote(), 'the episode queue actor', startup=True)
-            self._actors = [self._new_runner(r) for r in range(self._proc_num)]
-            self._ready = [actor.ready.remote() for actor in self._actors]
-            for r in range(self._proc_num):
-                self._wait_ready(r)
+            self._pool = ActorPool(config, self._extensions, self._runner_config, packed_source)
         except BaseException:
-            self._teardown()
+            self._results.close()
             raise
 
     # ------------------------------------------------------------------------------------------
-    # Ray plumbing
-    def _start_ray(self, ray: Any) -> None:
-        self._owns_ray, self._gpus_per_proc = connect(ray, self._config)
-
-    def _ray_get(self, ref: Any, what: str, startup: bool = False) -> Any:
-        import ray
-
-        try:
-            return ray.get(ref, timeout=self._dist.startup_timeout_s if startup else None)
-        except ray.exceptions.GetTimeoutError:
-            raise RuntimeError(
-                f'{what} did not start within startup_timeout_s={self._dist.startup_timeout_s}s: the cluster cannot '
-                f'place it (each runner asks for num_cpus={self._dist.cpu_num_per_proc}, '
-                f'num_gpus={self._dist.gpu_num_per_proc}; available: {ray.available_resources()})') from None
-        except ray.exceptions.RayActorError as exc:
-            if startup:
-                raise RuntimeError(f'{what} failed to start: {exc}') from None
-            raise
-
-    def _new_runner(self, runner_id: int) -> Any:
-        return self._runner_cls.remote(self._extensions, self._runner_config, self._queue, runner_id)
-
+    # runners that die or hang
     def _wait_ready(self, runner_id: int) -> None:
-        ref = self._ready[runner_id]
-        if ref is not None:
-            self._ray_get(ref, f'runner {runner_id}', startup=True)
-            self._ready[runner_id] = None
-
-    def _restart_runner(self, runner_id: int) -> None:
-        import ray
-
-        try:
-            ray.kill(self._actors[runner_id], no_restart=True)
-        except Exception:  # already gone
-            pass
-        self._actors[runner_id] = self._new_runner(runner_id)
-        self._ready[runner_id] = self._actors[runner_id].ready.remote()
-        self.runner_restarts[runner_id] += 1
+        self._pool.wait_ready(runner_id)
 
     def _runner_failed(self, runner_id: int, in_flight: Iterable[Episode | None] = (),
                        reason: BaseException | None = None) -> list[Episode]:
@@ -191,28 +134,14 @@ class RayRunners(RunnerSet):
         for slot, note in notes.items():
             self._failures[slot] = {'runner_failed': True, 'runner_id': runner_id, **note}
         if requeued:
-            ray.get(self._queue.put_back.remote(requeued))
+            ray.get(self._pool.queue.put_back.remote(requeued))
         logger.warning('runner %d failed (%s); requeued episodes %s; starting a new runner',
                        runner_id, what, [e.index for e in requeued])
-        self._restart_runner(runner_id)
+        self._pool.restart(runner_id)
         return requeued
 
     def _teardown(self) -> None:
-        try:
-            import ray
-        except ImportError:  # pragma: no cover
-            return
-        if ray.is_initialized():
-            for actor in [*self._actors, self._queue]:
-                if actor is not None:
-                    try:
-                        ray.kill(actor, no_restart=True)
-                    except Exception:
-                        pass
-            if self._owns_ray:
-                ray.shutdown()
-        self._actors, self._queue = [], None
-        self._owns_ray = False
+        self._pool.teardown()
         self._results.close()
 
     # ------------------------------------------------------------------------------------------
@@ -224,12 +153,17 @@ class RayRunners(RunnerSet):
     @property
     def actors(self) -> list[Any]:
         """The Ray actor handles of the runners, by runner id (replaced when one is restarted)."""
-        return list(self._actors)
+        return list(self._pool.actors)
 
     @property
     def queue_actor(self) -> Any:
         """The Ray actor handle of the episode queue."""
-        return self._queue
+        return self._pool.queue
+
+    @property
+    def runner_restarts(self) -> list[int]:
+        """How many times each runner was replaced (it died or hung), by runner id."""
+        return self._pool.restarts
 
     def runner_info(self) -> list[dict[str, Any]]:
         """``{'runner_id', 'pid', 'host'}`` of each runner.
@@ -237,13 +171,8 @@ class RayRunners(RunnerSet):
         Raises:
             RuntimeError: the env is closed (asking would start Ray again).
         """
-        import ray
-
         self._check_open()
-
-        for r in range(self._proc_num):
-            self._wait_ready(r)
-        return ray.get([actor.ready.remote() for actor in self._actors])
+        return self._pool.info()
 
     def active_slots(self) -> list[int]:
         return [int(s) for s in np.flatnonzero(self._status == SlotStatus.ACTIVE)]
@@ -258,7 +187,7 @@ class RayRunners(RunnerSet):
 
         if self._closed:
             return self._queue_len_at_close  # (asking the gone queue actor would start Ray again)
-        return ray.get(self._queue.size.remote())
+        return ray.get(self._pool.queue.size.remote())
 
     def _check_open(self) -> None:
         if self._closed:
@@ -271,7 +200,7 @@ class RayRunners(RunnerSet):
     def warm_up(self, steps: int) -> None:
         for r in range(self._proc_num):
             self._wait_ready(r)
-        refs = [actor.warm_up.remote(steps) for actor in self._actors]
+        refs = [actor.warm_up.remote(steps) for actor in self._pool.actors]
         for ref in refs:
             self._get_runner(ref)
 
@@ -300,7 +229,7 @@ class RayRunners(RunnerSet):
 
         lost = (ray.exceptions.RayActorError, RunnerHung)
         deadline = time.monotonic() + self._dist.reset_timeout_s
-        episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._queue.take.remote(len(slots))))
+        episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
         try:
             for episode in episodes:
                 if episode is not None:
@@ -319,7 +248,7 @@ class RayRunners(RunnerSet):
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
-            refs[r] = self._actors[r].reset.remote([slots[k] % self._local_num for k in positions],
+            refs[r] = self._pool.actors[r].reset.remote([slots[k] % self._local_num for k in positions],
                                                    [episodes[k] for k in positions])
         error: BaseException | None = None
         failed_now: list[dict[str, Any]] = []
@@ -338,8 +267,8 @@ class RayRunners(RunnerSet):
                 try:
                     self._wait_ready(r)
                     again = time.monotonic() + self._dist.reset_timeout_s
-                    self._get_runner(self._actors[r].prepare.remote(mine), again, r)  # a new world: build what it lacks
-                    result = self._get_runner(self._actors[r].reset.remote(local, mine), again, r)
+                    self._get_runner(self._pool.actors[r].prepare.remote(mine), again, r)  # a new world: build what it lacks
+                    result = self._get_runner(self._pool.actors[r].reset.remote(local, mine), again, r)
                 except lost as exc2:
                     self._runner_failed(r, mine, reason=exc2)
                     error = error or RuntimeError(f'runner {r} failed twice while resetting slots '
@@ -375,7 +304,7 @@ class RayRunners(RunnerSet):
         of tries, see :meth:`FailureLedger.not_loaded`)."""
         import ray
 
-        ray.get(self._queue.put_back.remote(self._ledger.not_loaded(episodes, exc)))
+        ray.get(self._pool.queue.put_back.remote(self._ledger.not_loaded(episodes, exc)))
 
     def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
                  deadline: float | None = None) -> None:
@@ -388,7 +317,7 @@ class RayRunners(RunnerSet):
             mine = [episodes[k] for k in positions]
             if any(e is not None for e in mine):
                 self._wait_ready(r)
-                refs[r] = self._actors[r].prepare.remote(mine)
+                refs[r] = self._pool.actors[r].prepare.remote(mine)
         error: BaseException | None = None
         for r, ref in refs.items():
             try:
@@ -439,7 +368,7 @@ class RayRunners(RunnerSet):
             for r in busy if len(busy) > 1 else ():
                 if any(active[r * n + i] and not _no_command(chunks[r][i]) for i in range(n)):
                     self._wait_ready(r)
-                    checks[r] = self._actors[r].check.remote(chunks[r])
+                    checks[r] = self._pool.actors[r].check.remote(chunks[r])
             invalid: BaseException | None = None
             dead: dict[int, BaseException] = {}
             for r, ref in checks.items():
@@ -468,7 +397,7 @@ class RayRunners(RunnerSet):
         for r in range(self._proc_num):
             if active[r * n:(r + 1) * n].any():
                 self._wait_ready(r)
-                refs[r] = self._actors[r].step.remote(chunks[r])
+                refs[r] = self._pool.actors[r].step.remote(chunks[r])
         error: BaseException | None = None
         failed_now: list[dict[str, Any]] = []
         for r, ref in refs.items():
@@ -509,7 +438,7 @@ class RayRunners(RunnerSet):
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
-            refs[r] = self._actors[r].observe.remote([slots[k] % self._local_num for k in positions])
+            refs[r] = self._pool.actors[r].observe.remote([slots[k] % self._local_num for k in positions])
         out: list[Any] = [None] * len(slots)
         for r, positions in groups.items():
             for k, observation in zip(positions, self._get_runner(refs[r]), strict=True):
@@ -521,14 +450,14 @@ class RayRunners(RunnerSet):
         if not 0 <= runner_id < self._proc_num:
             raise ValueError(f'runner_id {runner_id} is out of range; valid runner ids: 0..{self._proc_num - 1}')
         self._wait_ready(runner_id)
-        return self._get_runner(self._actors[runner_id].render.remote(width, height))
+        return self._get_runner(self._pool.actors[runner_id].render.remote(width, height))
 
     def close(self) -> None:
         """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""
         if self._closed:
             return
         try:
-            self._queue_len_at_close = self.queue_len() if self._queue is not None else 0
+            self._queue_len_at_close = self.queue_len() if self._pool.queue is not None else 0
         except Exception:  # the queue actor is gone already: nothing more will be handed out
             self._queue_len_at_close = 0
         self._closed = True

@@ -8,7 +8,8 @@ world's packs; ``terms.py`` the task, reward and metric objects and the slots ea
 ``failures.py`` counts an episode's tries and writes its failure record; ``guard.py`` lets one
 call in at a time and holds Ctrl-C until the call is done;
 ``actions.py`` parses actions before anything moves; ``observations.py`` assembles per-slot dicts
-and slot-indexed arrays; ``runners.py`` is what ``vec_env.Env`` talks to: one local runner here,
+and slot-indexed arrays; ``outcomes.py`` holds what a step produced and turns it into the contract's
+per-slot lists; ``runners.py`` is what ``vec_env.Env`` talks to: one local runner here,
 Ray actors in the adapter.
 """
 

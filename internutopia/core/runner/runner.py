@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,46 +33,12 @@ from internutopia.core.runner.failures import Attempts, failed_record, slots_tha
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import Observer, entity_observations
+from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists, row_of
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
-from internutopia.core.util.memory import check_slots_fit
+from internutopia.core.util.memory import check_slots_fit, jit_runtime_bytes
 from internutopia.core.view import EnvView
-
-
-@dataclass
-class ArrayStep:
-    """Result of :meth:`Runner.step_arrays` / ``vec_env.Env.step_arrays``: arrays over all slots.
-
-    ``obs`` is ``{robot_name: {...}}`` with every leaf an array whose first axis is the slot id
-    (rows of inactive slots are zeros); ``active`` marks the slots that ran an episode this step;
-    ``metrics`` maps the slots whose episode ended on this step to that episode's metrics;
-    ``diverged`` lists the slots whose episode ended because their simulation diverged.
-    """
-
-    obs: dict[str, Any]
-    reward: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    active: np.ndarray
-    metrics: dict[int, dict[str, Any]]
-    diverged: tuple[int, ...] = ()
-
-
-@dataclass
-class Advance:
-    """What one physics step did to the episodes: the slots that were active, reward, terminated
-    and truncated as ``(env_num,)`` arrays (zero/False outside the active slots), the metrics of the
-    episodes that ended, by slot, and the slots whose episode ended because their simulation diverged."""
-
-    active: np.ndarray
-    reward: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    metrics: dict[int, dict[str, Any]]
-    diverged: tuple[int, ...]
-    failed: dict[int, str] = field(default_factory=dict)
-
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 
@@ -87,7 +52,9 @@ class Runner:
     task_config_manager: Any
 
     def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeSource | None = None) -> None:
-        check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping")
+        # The compiled kernels' runtime, if this process has not loaded it yet, comes once per process.
+        self._runtime_bytes = jit_runtime_bytes()
+        check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping", self._runtime_bytes)
         self.config = config
         self.env_num = config.env_num
         self.sim = config.simulator
@@ -171,7 +138,7 @@ class Runner:
             commands = self.actions.parse(actions)
             done = self._advance(commands)
             obs = self._observe_isolated(done)
-            result = self._per_slot_lists(obs, done, flags == 'internutopia')
+            result = per_slot_lists(obs, done, self.table, flags == 'internutopia')
             self._raise_recorded()
             return result
 
@@ -259,7 +226,7 @@ class Runner:
         failed: dict[int, Exception] = {}
         for row, slot in enumerate(slots.tolist()):
             try:
-                one = _row_of(batch, row)
+                one = row_of(batch, row)
                 controller.apply(np.array([slot], dtype=np.intp), one if not isinstance(one, Unbatched) else controller.batch(one))
             except Exception as exc:  # an extension's error: it ends this slot's episode only
                 failed[slot] = exc
@@ -296,44 +263,6 @@ class Runner:
         failed = failed[self.table.status[failed] == _ACTIVE]
         diverged = tuple(failed.tolist())
         return diverged, (np.setdiff1d(active, failed) if diverged else active)
-
-    def _per_slot_lists(self, obs: list[Any], done: Advance, internutopia: bool = False) -> tuple[list, list, list, list, list]:
-        """The contract's five lists of length ``env_num`` (``None`` where a slot was not active);
-        with ``internutopia``, ``terminated`` is ``True`` where an episode ended or none runs."""
-        active, n = done.active, self.env_num
-        episodes = self.table.episodes
-        steps = self.table.steps.tolist()
-        ended = done.terminated | done.truncated if internutopia else done.terminated
-        if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
-            running: list[Episode] = episodes  # type: ignore[assignment]  # every slot active: each holds one
-            infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(running, steps, strict=True)]
-            for slot, values in done.metrics.items():
-                infos[slot]['metrics'] = values
-            for slot in done.diverged:
-                infos[slot]['diverged'] = True
-            for slot, error in done.failed.items():
-                infos[slot]['failed'] = error
-            return obs, done.reward.tolist(), ended.tolist(), done.truncated.tolist(), infos
-        reward, terminated, truncated = done.reward[active].tolist(), ended[active].tolist(), done.truncated[active].tolist()
-        obs_out: list = [None] * n
-        reward_out: list = [None] * n
-        terminated_out: list = [True if internutopia else None] * n
-        truncated_out: list = [None] * n
-        info_out: list = [None] * n
-        for row, slot in enumerate(active.tolist()):
-            obs_out[slot] = obs[row]
-            reward_out[slot] = reward[row]
-            terminated_out[slot] = terminated[row]
-            truncated_out[slot] = truncated[row]
-            info = {'episode_index': episodes[slot].index, 'steps': steps[slot]}
-            if slot in done.metrics:
-                info['metrics'] = done.metrics[slot]
-            info_out[slot] = info
-        for slot in done.diverged:
-            info_out[slot]['diverged'] = True
-        for slot, error in done.failed.items():
-            info_out[slot]['failed'] = error
-        return obs_out, reward_out, terminated_out, truncated_out, info_out
 
     def _active_mask(self, active: np.ndarray) -> np.ndarray:
         """A new ``(env_num,)`` bool array, true at ``active`` (an :meth:`active_slots` array):
@@ -438,6 +367,13 @@ class Runner:
         return self.table.entities_of(slot)
 
     @property
+    def memory_estimate_bytes(self) -> float:
+        """Estimated peak bytes this env adds to its process so far: the compiled kernels' runtime
+        (when this env was the first to load it), the slots' bookkeeping, and the most the world's
+        structures took at once (compiles' peaks, models, physics state)."""
+        return self._runtime_bytes + self.env_num * BYTES_PER_SLOT + float(getattr(self.world, 'estimated_peak_bytes', 0.0))
+
+    @property
     def status(self) -> np.ndarray:
         """Each slot's :class:`SlotStatus` (the slot table's)."""
         return self.table.status
@@ -491,21 +427,6 @@ class Runner:
     def members(self) -> dict[int, np.ndarray]:
         """Which slots each task, reward and metric object serves (the terms')."""
         return self.terms.members
-
-
-def _row_of(batch: Any, row: int) -> Any:
-    """Row ``row`` of a controller's batch (stacked arrays, per-slot entries, or dicts and tuples
-    of them), as a batch of one."""
-    if isinstance(batch, Unbatched):
-        one = Unbatched([batch[row]])
-        return one
-    if isinstance(batch, np.ndarray):
-        return batch[row:row + 1]
-    if isinstance(batch, dict):
-        return {key: _row_of(value, row) for key, value in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_row_of(value, row) for value in batch)
-    return batch
 
 
 __all__ = ['Advance', 'ArrayStep', 'Runner', 'SlotStatus']

@@ -13,11 +13,19 @@ ValueError: env_num=1000000000000000 needs about ... GiB for a test (1000 bytes 
 
 The memory available is the system's, or less where a cgroup (a container's memory limit) leaves
 less: :func:`available_bytes`.
+
+What an env is estimated to take at its peak is the sum of three parts, each estimated where it is
+known: the compiled kernels' runtime (:func:`jit_runtime_bytes`, once per process), the slots'
+bookkeeping, and what the world's structures take (their compiled models, the compile's peak and
+every slot's physics state; the backend's world estimates these from the built models).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+
+from internutopia.core.util import jit
 
 #: Where the cgroup file systems are mounted, and the file naming this process's cgroups
 #: (module attributes so that tests can point them at a made-up tree).
@@ -111,20 +119,39 @@ def _read_int(path: str) -> int | None:
         return None
 
 
-def check_slots_fit(env_num: int, bytes_per_slot: float, what: str) -> None:
-    """Raise ``ValueError`` when ``env_num * bytes_per_slot`` exceeds the memory available now.
+#: Resident bytes that importing numba adds to a process, and that loading the first compiled
+#: kernel adds on top (LLVM's engine and the kernels' code). Measured on Linux x86-64 with numba
+#: 0.68: 54 MB and 55 MB (docs/reliability.md).
+NUMBA_IMPORT_BYTES = 54e6
+JIT_ENGINE_BYTES = 55e6
+
+
+def jit_runtime_bytes() -> float:
+    """Bytes the compiled kernels' runtime will still add to this process: nothing once a kernel
+    was loaded, or where kernels are switched off (``INTERNUTOPIA_JIT=0``, ``numpy_only``)."""
+    imported = 'numba' in sys.modules  # asked before enabled(), which imports it
+    if not jit.enabled():
+        return 0.0
+    if any(kernel.signatures for kernel in jit.KERNELS):
+        return 0.0
+    return JIT_ENGINE_BYTES + (0.0 if imported else NUMBA_IMPORT_BYTES)
+
+
+def check_slots_fit(env_num: int, bytes_per_slot: float, what: str, fixed_bytes: float = 0.0) -> None:
+    """Raise ``ValueError`` when ``fixed_bytes + env_num * bytes_per_slot`` exceeds the memory available now.
 
     Args:
         env_num: the slot count (named in the error, since that is what the user sets).
         bytes_per_slot: an estimate of the bytes one slot takes for ``what``.
         what: what is being allocated, for the message (``"the slots' bookkeeping"``).
+        fixed_bytes: bytes ``what`` takes whatever the slot count (a copy of a compiled model).
     """
-    needed = env_num * bytes_per_slot
+    needed = fixed_bytes + env_num * bytes_per_slot
     available = available_bytes()
     if available is None or needed <= available:
         return
     gib = 2 ** 30
-    fits = int(available // bytes_per_slot)
+    fits = max(int((available - fixed_bytes) // bytes_per_slot), 0)
     raise ValueError(f'env_num={env_num} needs about {needed / gib:.1f} GiB for {what} ({bytes_per_slot:.0f} bytes per slot) '
                      f'but this process has {available / gib:.1f} GiB available{_where()}: lower env_num (at most about {fits} here) '
                      'or spread the slots over several workers (Config.distribute)')
@@ -134,4 +161,4 @@ def _where() -> str:
     return ' (under its cgroup memory limit)' if cgroup_room() is not None else ''
 
 
-__all__ = ['available_bytes', 'cgroup_room', 'check_slots_fit']
+__all__ = ['JIT_ENGINE_BYTES', 'NUMBA_IMPORT_BYTES', 'available_bytes', 'cgroup_room', 'check_slots_fit', 'jit_runtime_bytes']

@@ -34,6 +34,7 @@ import numpy as np
 
 import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
+from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes, renderer_bytes
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
@@ -105,7 +106,7 @@ class Pack:
     """
 
     def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
-        check_slots_fit(env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
+        check_slots_fit(env_num, pack_bytes_per_slot(model), 'the physics state of one structure', pack_fixed_bytes(model, threads))
         self.key = key
         #: The compiled one-slot model (the backend's own; code outside the backend uses :attr:`lookup`).
         self.model = model
@@ -233,16 +234,6 @@ def physics_dt_of(model: mujoco.MjModel) -> float:
         return float(model.opt.timestep)
 
 
-def _pack_bytes_per_slot(model: mujoco.MjModel) -> float:
-    """Estimated bytes a pack's batch holds per slot: the bound rows plus the full physics state
-    (measured: about 1.1 times this for an H1 or a G1)."""
-    sizes = {'time': 1, 'qpos': model.nq, 'qvel': model.nv, 'act': model.na, 'ctrl': model.nu,
-             'qfrc_applied': model.nv, 'xfrc_applied': 6 * model.nbody, 'mocap_pos': 3 * model.nmocap,
-             'mocap_quat': 4 * model.nmocap, 'qacc_warmstart': model.nv, 'sensordata': model.nsensordata}
-    full = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-    return 1.25 * 8 * (sum(sizes.get(name, 0) for name in (*STATE_FIELDS, *OUTPUT_FIELDS)) + full)
-
-
 def _return_freed_memory() -> None:
     """Give the memory a compile freed back to the OS (glibc keeps it otherwise: about 120 MB for
     an H1, which matters when many single-slot processes run side by side)."""
@@ -283,6 +274,17 @@ class MujocoWorld:
         #: Packs no slot holds, kept (most recent last) so a structure that comes back reuses its
         #: batch: mixed structures would otherwise allocate and free batches all the time.
         self._parked: OrderedDict[str, Pack] = OrderedDict()
+        #: The most memory (bytes) the world's structures were estimated to take at once so far:
+        #: compiled models, compiles' peaks, packs (see :mod:`~internutopia.core.backend.mujoco.footprint`).
+        self.estimated_peak_bytes = 0.0
+        self._renderer_bytes = 0.0
+
+    def held_bytes_estimate(self) -> float:
+        """Estimated bytes the world's structures hold now: the compiled models it keeps and the
+        packs, in use or parked."""
+        packs = [*self.packs.values(), *self._parked.values()]
+        models = sum(float(model.nbuffer) for model in self._models.values()) + sum(float(pack.model.nbuffer) for pack in packs)
+        return self._renderer_bytes + models + sum(pack_bytes(pack.model, self.env_num, self.threads) for pack in packs)
 
     @property
     def built(self) -> bool:
@@ -336,7 +338,11 @@ class MujocoWorld:
                 self._add_contact_sensors(spec, part.prefix, part.contact_root)
         spec.dedup_assets()
         self.compile_count += 1
-        return spec.compile()
+        held = self.held_bytes_estimate()
+        model = spec.compile()
+        self.estimated_peak_bytes = max(self.estimated_peak_bytes, held + compile_peak_bytes(model))
+        self._renderer_bytes += renderer_bytes(model)
+        return model
 
     @staticmethod
     def _add_contact_sensors(spec: mujoco.MjSpec, prefix: str, root: str) -> None:
@@ -358,7 +364,7 @@ class MujocoWorld:
     def _unpark_beyond(self, budget: float) -> None:
         """Free the batches of the least recently parked packs until the rest fit ``budget`` bytes;
         their compiled models stay cached for the next episode of their structure."""
-        sizes = {key: self.env_num * _pack_bytes_per_slot(pack.model) for key, pack in self._parked.items()}
+        sizes = {key: self.env_num * pack_bytes_per_slot(pack.model) for key, pack in self._parked.items()}
         total = sum(sizes.values())
         freed = False
         while self._parked and total > budget:
@@ -390,7 +396,8 @@ class MujocoWorld:
                 self._models.popitem(last=False)
         else:
             self._models.move_to_end(key)
-        check_slots_fit(self.env_num, _pack_bytes_per_slot(model), 'the physics state of one structure')
+        check_slots_fit(self.env_num, pack_bytes_per_slot(model), 'the physics state of one structure',
+                        pack_fixed_bytes(model, self.threads))
 
     def place(self, assignments: dict[int, str | None], parts_of: Callable[[int], list[SlotPart]]) -> set[str]:
         """Move each slot of ``assignments`` into the pack of its structure key (``None``: empty).
@@ -414,6 +421,7 @@ class MujocoWorld:
             if model is None:
                 model = self.compile_slot(parts_of(slot))
             self.packs[key] = self._new_pack(key, model, slot)
+            self.estimated_peak_bytes = max(self.estimated_peak_bytes, self.held_bytes_estimate())
         if self.compile_count != compiled:
             _return_freed_memory()  # the specs and compile buffers are gone by now
         for slot, key in assignments.items():
