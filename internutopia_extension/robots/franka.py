@@ -57,6 +57,7 @@ from internutopia_extension.robots.franka_model import (
     HOME,
     TCP_OFFSET,
     TCP_SITE,
+    max_physics_dt,
     panda_spec,
 )
 
@@ -161,6 +162,10 @@ class FrankaRobot(BaseRobot):
         self._servo_params[ACCELERATION] = [*ARM_MAX_ACCELERATION, FINGER_ACCELERATION]
         self._servo_params[FORCE_OVER_KP] = np.inf
         self._servo_params[STEP] = float(sim.physics_dt)
+        self._physics_dt = float(sim.physics_dt)
+        # The grip holds through fast moves only with short substeps (franka_model: the pads'
+        # friction time constant); set per instance, from the env step.
+        self.max_physics_dt = max_physics_dt(self._physics_dt)
         self._servo_params[RESTART, -1] = 1.0  # the gripper (see franka_kernels.RESTART)
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         #: Actuator, qpos and dof addresses of the servos (the gripper's: its tendon's first finger).
@@ -172,7 +177,7 @@ class FrankaRobot(BaseRobot):
         self._servo_kernel: Any = None
 
     def build_spec(self) -> mujoco.MjSpec:
-        return panda_spec(self.base_body)
+        return panda_spec(self.base_body, self._physics_dt)
 
     def bind(self, world, slots) -> None:
         # The arm's addresses first: binding the controllers (in super().bind) reads them.

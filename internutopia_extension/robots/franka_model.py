@@ -18,18 +18,32 @@ copied; :func:`panda_spec` returns an ``MjSpec`` with the changes below, made in
 - **Finger contacts** (:data:`FINGER_CONTACT`): the finger geoms get priority over whatever they
   touch, so their contact parameters hold for every object: ``condim`` 4 (sliding and torsional
   friction: a cube held off its centre does not turn between the pads), sliding friction 1.0
-  (rubber-like pads), torsional 0.02 m, ``solref`` (0.01 s, 1): a contact stiff enough that 70 N
-  presses a pad in by about a tenth of a millimetre, and still twice the 1/240 s physics step, as
-  MuJoCo's stability rule asks (harder contacts, ``solimp`` near 1, made held cubes jump out).
-- **No creep**: MuJoCo's friction is soft, so a held object creeps along the pads while the arm
-  accelerates; a slot holding the Panda runs :data:`NOSLIP_ITERATIONS` of MuJoCo's noslip solver,
-  which removes that slip (the world takes a part's ``noslip_iterations``).
+  (rubber-like pads), torsional 0.02 m, and ``solref`` (:func:`pad_timeconst`, twice the
+  physics substep, ``dampratio`` 1).
+- **Why the pads' time constant, and the substep, decide the hold**: MuJoCo's friction acts on
+  accelerations (``J qacc = aref``, leaving out the contact points' velocity-product term) and
+  pulls a slip velocity back to zero only at the rate ``b = 2 / (dmax * timeconst)`` of the
+  contact's ``solref``. While the hand turns and accelerates, a held object therefore slips at
+  about (that term) / ``b`` however high the friction coefficient or the grip force, and MuJoCo's
+  noslip pass, which keeps the same ``aref``, does not remove it: with ``solref`` 0.01 s at
+  1/240 s a 1 kg cube walked 7 mm along the pads per far jump of the arm and fell out after
+  four. The slip shrinks with the time constant, which may be no shorter than about twice the
+  step (``b * dt`` near 1; beyond that the velocity correction overshoots). So, for a
+  ``physics_dt`` of at most :data:`SUBSTEPPED_UP_TO` (1/200 s), a slot holding the Panda is
+  stepped in substeps of at most :data:`MAX_PHYSICS_DT` (1 ms) and the pads' time constant is
+  twice the substep: the same cube then moves about half a millimetre per jump. Longer env
+  steps keep one physics step and :data:`PAD_TIMECONST` (the arm's servo targets are set once
+  per env step, and held over many substeps they let the arm crawl), with the weaker hold.
+- **No creep**: MuJoCo's friction is soft, so a held object also creeps along the pads under a
+  steady load; a slot holding the Panda runs :data:`NOSLIP_ITERATIONS` of MuJoCo's noslip
+  solver, which removes that creep (the world takes a part's ``noslip_iterations``).
 - A site ``right_gripper`` (InternUtopia's IK frame) :data:`TCP_OFFSET` beyond the hand flange.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import mujoco
@@ -58,8 +72,16 @@ FINGER_SPEED = 0.05
 #: once the fingers stop on an object the squeeze builds to the grip force within about 0.15 s
 #: (the target runs on at the finger speed until the force band holds it).
 GRIPPER_KP, GRIPPER_KV = 20000.0, 150.0
-#: Contact parameters of every finger geom (see the module docstring).
-FINGER_CONTACT = {'condim': 4, 'friction': (1.0, 0.02, 0.0001), 'solref': (0.01, 1.0), 'priority': 1}
+#: Contact parameters of every finger geom (see the module docstring); ``solref``'s time
+#: constant is set per world from its substep (:func:`pad_timeconst`).
+FINGER_CONTACT = {'condim': 4, 'friction': (1.0, 0.02, 0.0001), 'dampratio': 1.0, 'priority': 1}
+#: Longest physics substep (s) of a slot holding the Panda: the grip's hold depends on it (see
+#: the module docstring). ``SimConfig.physics_dt`` is run in equal substeps no longer than this.
+MAX_PHYSICS_DT = 0.001
+#: The longest ``physics_dt`` (s) that is run in substeps of :data:`MAX_PHYSICS_DT`.
+SUBSTEPPED_UP_TO = 1 / 200
+#: The pads' ``solref`` time constant (s) when ``physics_dt`` is longer than SUBSTEPPED_UP_TO.
+PAD_TIMECONST = 0.01
 #: Iterations of MuJoCo's noslip solver in a slot holding the Panda (see panda_spec).
 NOSLIP_ITERATIONS = 4
 #: Joint speed limits of the Panda's arm (rad/s, Franka's datasheet).
@@ -91,8 +113,28 @@ def _menagerie_spec() -> mujoco.MjSpec:
     return spec
 
 
-def panda_spec(base_body: str = 'panda_link0') -> mujoco.MjSpec:
-    """A fresh spec of the Panda with this module's changes (see the module docstring)."""
+def max_physics_dt(physics_dt: float) -> float | None:
+    """The longest substep (s) a slot holding the Panda may take for ``physics_dt``: :data:`MAX_PHYSICS_DT`
+    up to :data:`SUBSTEPPED_UP_TO`, else ``None`` (one physics step per env step)."""
+    return MAX_PHYSICS_DT if physics_dt <= SUBSTEPPED_UP_TO + 1e-12 else None
+
+
+def substep(physics_dt: float) -> float:
+    """The physics substep (s) a slot holding the Panda runs ``physics_dt`` in (the world's rule:
+    equal substeps no longer than :func:`max_physics_dt`)."""
+    longest = max_physics_dt(physics_dt)
+    return physics_dt if longest is None else physics_dt / max(1, math.ceil(physics_dt / longest - 1e-9))
+
+
+def pad_timeconst(physics_dt: float) -> float:
+    """``solref`` time constant (s) of the finger pads: twice the substep (MuJoCo's stability
+    rule) where the Panda is substepped, else :data:`PAD_TIMECONST`."""
+    return PAD_TIMECONST if max_physics_dt(physics_dt) is None else 2.0 * substep(physics_dt)
+
+
+def panda_spec(base_body: str = 'panda_link0', physics_dt: float = 1 / 240) -> mujoco.MjSpec:
+    """A fresh spec of the Panda with this module's changes (see the module docstring), for a
+    world stepping ``physics_dt`` (the pads' contact time constant follows its substep)."""
     spec = _menagerie_spec().copy()
     for light in list(spec.lights):
         spec.delete(light)
@@ -115,7 +157,7 @@ def panda_spec(base_body: str = 'panda_link0') -> mujoco.MjSpec:
             if geom.contype or geom.conaffinity:
                 geom.condim = FINGER_CONTACT['condim']
                 geom.friction = FINGER_CONTACT['friction']
-                geom.solref = FINGER_CONTACT['solref']
+                geom.solref = (pad_timeconst(physics_dt), FINGER_CONTACT['dampratio'])
                 geom.priority = FINGER_CONTACT['priority']
     # MuJoCo's soft friction lets a held object creep along the pads while the arm accelerates
     # (centimetres per second, at any grip force): the noslip pass removes that slip.
@@ -126,4 +168,5 @@ def panda_spec(base_body: str = 'panda_link0') -> mujoco.MjSpec:
 
 
 __all__ = ['ARM_JOINTS', 'ARM_MAX_ACCELERATION', 'ARM_MAX_SPEED', 'FINGER_ACCELERATION', 'FINGER_CONTACT', 'FINGER_JOINTS', 'FINGER_OPEN', 'FINGER_SPEED',
-           'GRIP_FORCE_CONTINUOUS', 'GRIP_FORCE_PEAK', 'HOME', 'TCP_OFFSET', 'TCP_SITE', 'panda_spec']
+           'GRIP_FORCE_CONTINUOUS', 'GRIP_FORCE_PEAK', 'HOME', 'MAX_PHYSICS_DT', 'PAD_TIMECONST', 'SUBSTEPPED_UP_TO', 'TCP_OFFSET', 'TCP_SITE',
+           'max_physics_dt', 'pad_timeconst', 'panda_spec', 'substep']
