@@ -55,10 +55,11 @@ from internutopia_extension.robots.franka_model import (
     FINGER_SPEED,
     GRIP_FORCE_CONTINUOUS,
     HOME,
+    MAX_PHYSICS_DT,
     TCP_OFFSET,
     TCP_SITE,
-    max_physics_dt,
     panda_spec,
+    substep,
 )
 
 __all__ = ['ARM_JOINTS', 'ARM_MAX_SPEED', 'FINGER_CLOSED', 'FINGER_JOINTS', 'FINGER_OPEN', 'FINGER_SPEED', 'HOME',
@@ -114,6 +115,9 @@ class FrankaRobot(BaseRobot):
     joint_names = ARM_JOINTS + FINGER_JOINTS
     upstream_methods = FrankaUpstreamMethods
     actuated_joints = ARM_JOINTS
+    #: The grip holds through fast moves only with short substeps (franka_model: the pads'
+    #: friction time constant).
+    max_physics_dt = MAX_PHYSICS_DT
     #: Arm joint posture of a new episode; the IK's null space leans towards it.
     home = HOME
     #: Gripper actuator controls (metres of one finger's opening) of an open and a closed gripper.
@@ -163,9 +167,6 @@ class FrankaRobot(BaseRobot):
         self._servo_params[FORCE_OVER_KP] = np.inf
         self._servo_params[STEP] = float(sim.physics_dt)
         self._physics_dt = float(sim.physics_dt)
-        # The grip holds through fast moves only with short substeps (franka_model: the pads'
-        # friction time constant); set per instance, from the env step.
-        self.max_physics_dt = max_physics_dt(self._physics_dt)
         self._servo_params[RESTART, -1] = 1.0  # the gripper (see franka_kernels.RESTART)
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         #: Actuator, qpos and dof addresses of the servos (the gripper's: its tendon's first finger).
@@ -196,7 +197,12 @@ class FrankaRobot(BaseRobot):
             # The arm's torque limits (Menagerie's force ranges); the gripper's tendon pulls both
             # fingers, each with half its force: twice the grip force.
             force = np.append(model.actuator_forcerange[self.arm_actuators, 1], 2.0 * self.grip_force)
-            self._servo_params[KV_OVER_KP], self._servo_params[FORCE_OVER_KP] = kv / kp, force / kp
+            # The band's centre: where the servo pushes with no force, q + (kv / kp) qdot, and, when an
+            # env step runs in substeps, the joint's travel over the step (qdot (physics_dt - substep)):
+            # a target held for many substeps is caught up with inside the step, and a band around
+            # the state at its start then lets the joint crawl (about 0.3 rad/s at 1/60 s).
+            lead = self._physics_dt - substep(self._physics_dt)
+            self._servo_params[KV_OVER_KP], self._servo_params[FORCE_OVER_KP] = kv / kp + lead, force / kp
             self._servo_columns = np.stack([servos, np.append(self.arm_qposadr, self.finger_qposadr[0]),
                                             np.append(self.arm_dofadr, dof_adr(FINGER_JOINTS[:1]))])
             self._servo_slices = (_as_slice(self._servo_columns[0]), _as_slice(self._servo_columns[1]),

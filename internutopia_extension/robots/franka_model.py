@@ -28,12 +28,11 @@ copied; :func:`panda_spec` returns an ``MjSpec`` with the changes below, made in
   noslip pass, which keeps the same ``aref``, does not remove it: with ``solref`` 0.01 s at
   1/240 s a 1 kg cube walked 7 mm along the pads per far jump of the arm and fell out after
   four. The slip shrinks with the time constant, which may be no shorter than about twice the
-  step (``b * dt`` near 1; beyond that the velocity correction overshoots). So, for a
-  ``physics_dt`` of at most :data:`SUBSTEPPED_UP_TO` (1/200 s), a slot holding the Panda is
-  stepped in substeps of at most :data:`MAX_PHYSICS_DT` (1 ms) and the pads' time constant is
-  twice the substep: the same cube then moves about half a millimetre per jump. Longer env
-  steps keep one physics step and :data:`PAD_TIMECONST` (the arm's servo targets are set once
-  per env step, and held over many substeps they let the arm crawl), with the weaker hold.
+  step (``b * dt`` near 1; beyond that the velocity correction overshoots). So a slot holding the
+  Panda is stepped in substeps of at most :data:`MAX_PHYSICS_DT` (1 ms) whatever the env step,
+  and the pads' time constant is twice the substep: the same cube then moves about half a
+  millimetre per jump. (The servo targets are set once per env step and held over its
+  substeps; see ``franka.py`` for how their band allows for that.)
 - **No creep**: MuJoCo's friction is soft, so a held object also creeps along the pads under a
   steady load; a slot holding the Panda runs :data:`NOSLIP_ITERATIONS` of MuJoCo's noslip
   solver, which removes that creep (the world takes a part's ``noslip_iterations``).
@@ -78,10 +77,6 @@ FINGER_CONTACT = {'condim': 4, 'friction': (1.0, 0.02, 0.0001), 'dampratio': 1.0
 #: Longest physics substep (s) of a slot holding the Panda: the grip's hold depends on it (see
 #: the module docstring). ``SimConfig.physics_dt`` is run in equal substeps no longer than this.
 MAX_PHYSICS_DT = 0.001
-#: The longest ``physics_dt`` (s) that is run in substeps of :data:`MAX_PHYSICS_DT`.
-SUBSTEPPED_UP_TO = 1 / 200
-#: The pads' ``solref`` time constant (s) when ``physics_dt`` is longer than SUBSTEPPED_UP_TO.
-PAD_TIMECONST = 0.01
 #: Iterations of MuJoCo's noslip solver in a slot holding the Panda (see panda_spec).
 NOSLIP_ITERATIONS = 4
 #: Joint speed limits of the Panda's arm (rad/s, Franka's datasheet).
@@ -113,23 +108,15 @@ def _menagerie_spec() -> mujoco.MjSpec:
     return spec
 
 
-def max_physics_dt(physics_dt: float) -> float | None:
-    """The longest substep (s) a slot holding the Panda may take for ``physics_dt``: :data:`MAX_PHYSICS_DT`
-    up to :data:`SUBSTEPPED_UP_TO`, else ``None`` (one physics step per env step)."""
-    return MAX_PHYSICS_DT if physics_dt <= SUBSTEPPED_UP_TO + 1e-12 else None
-
-
 def substep(physics_dt: float) -> float:
     """The physics substep (s) a slot holding the Panda runs ``physics_dt`` in (the world's rule:
-    equal substeps no longer than :func:`max_physics_dt`)."""
-    longest = max_physics_dt(physics_dt)
-    return physics_dt if longest is None else physics_dt / max(1, math.ceil(physics_dt / longest - 1e-9))
+    equal substeps no longer than :data:`MAX_PHYSICS_DT`)."""
+    return physics_dt / max(1, math.ceil(physics_dt / MAX_PHYSICS_DT - 1e-9))
 
 
 def pad_timeconst(physics_dt: float) -> float:
-    """``solref`` time constant (s) of the finger pads: twice the substep (MuJoCo's stability
-    rule) where the Panda is substepped, else :data:`PAD_TIMECONST`."""
-    return PAD_TIMECONST if max_physics_dt(physics_dt) is None else 2.0 * substep(physics_dt)
+    """``solref`` time constant (s) of the finger pads: twice the substep (MuJoCo's stability rule)."""
+    return 2.0 * substep(physics_dt)
 
 
 def panda_spec(base_body: str = 'panda_link0', physics_dt: float = 1 / 240) -> mujoco.MjSpec:
@@ -168,5 +155,5 @@ def panda_spec(base_body: str = 'panda_link0', physics_dt: float = 1 / 240) -> m
 
 
 __all__ = ['ARM_JOINTS', 'ARM_MAX_ACCELERATION', 'ARM_MAX_SPEED', 'FINGER_ACCELERATION', 'FINGER_CONTACT', 'FINGER_JOINTS', 'FINGER_OPEN', 'FINGER_SPEED',
-           'GRIP_FORCE_CONTINUOUS', 'GRIP_FORCE_PEAK', 'HOME', 'MAX_PHYSICS_DT', 'PAD_TIMECONST', 'SUBSTEPPED_UP_TO', 'TCP_OFFSET', 'TCP_SITE',
-           'max_physics_dt', 'pad_timeconst', 'panda_spec', 'substep']
+           'GRIP_FORCE_CONTINUOUS', 'GRIP_FORCE_PEAK', 'HOME', 'MAX_PHYSICS_DT', 'TCP_OFFSET', 'TCP_SITE', 'pad_timeconst',
+           'panda_spec', 'substep']
