@@ -136,3 +136,28 @@ def test_one_kilogram_cube_keeps_its_place_in_the_hand_through_many_far_jumps():
             np.testing.assert_allclose(obs['franka']['controllers']['gripper_controller']['gripper_pos'], 0.025, atol=1e-3)
             shift = np.linalg.norm(_cube_in_hand(obs) - start)
             assert shift < 0.005, (waypoint, shift)
+
+
+@pytest.mark.parametrize('physics_dt, physics_substep, substeps', [(1 / 240, 0.001, 5), (1 / 30, 0.001, 34),
+                                                                  (1 / 240, None, 1)])
+def test_panda_slots_run_in_substeps_with_pads_of_two_substeps(physics_dt, physics_substep, substeps):
+    """A slot holding the Panda runs each env step in substeps no longer than ``physics_substep``
+    (``None``: one), and its finger pads' contact time constant is two substeps, whatever touches them."""
+    task = ManipulationTaskCfg(
+        scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', episode_idx=0, max_steps=100,
+        robots=[FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg], physics_substep=physics_substep)],
+        objects=[DynamicCubeCfg(name='cube', position=CUBE, scale=(0.05, 0.05, 0.05))], target='cube')
+    with Env(Config(simulator=SimConfig(physics_dt=physics_dt), env_num=1, metrics_save_path='none', task_configs=[task])) as env:
+        env.reset()
+        pack = env.runner.world.pack(0)
+        model = pack.model
+        assert pack.substeps == substeps
+        assert model.opt.timestep == pytest.approx(physics_dt / substeps)
+        pads = [g for g in range(model.ngeom) if model.geom_priority[g] > 0]
+        assert len(pads) == 6  # per finger: its hull, the large pad and the fingertip pad
+        np.testing.assert_allclose(model.geom_solref[pads, 0], 2 * physics_dt / substeps)
+
+
+def test_physics_substep_out_of_range_is_refused_naming_the_field():
+    with pytest.raises(ValueError, match='physics_substep'):
+        FrankaRobotCfg(physics_substep=0.5)

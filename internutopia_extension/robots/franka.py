@@ -11,7 +11,10 @@ links, and a gripper that squeezes with the Franka Hand's grip force. This modul
   (:data:`ARM_MAX_SPEED`), or the hand's finger speed (:data:`FINGER_SPEED`), per second, and is
   kept within the band its force limit allows at the joint's state: the arm's torque limits
   (87 N m, 12 N m for joints 5-7) and, for the gripper, twice the grip force on the finger tendon
-  (which pulls both fingers, each with half). Why not MuJoCo's force clamp: it leaves out the
+  (which pulls both fingers, each with half). The band is centred on where the joint will be at
+  the end of the env step (its velocity times the step, less one substep), since the target is
+  held over the step's physics substeps (franka_model: 1 ms), which catch up with it inside the
+  step. Why not MuJoCo's force clamp: it leaves out the
   implicit part of a clamped servo's damping; with target jumps and ``physics_dt = 1/240`` the
   Panda's stiff servos (``kp`` up to 4500 N m/rad) then chattered between their force limits for
   good, and a held object was shaken loose.
@@ -115,9 +118,6 @@ class FrankaRobot(BaseRobot):
     joint_names = ARM_JOINTS + FINGER_JOINTS
     upstream_methods = FrankaUpstreamMethods
     actuated_joints = ARM_JOINTS
-    #: The grip holds through fast moves only with short substeps (franka_model: the pads'
-    #: friction time constant).
-    max_physics_dt = MAX_PHYSICS_DT
     #: Arm joint posture of a new episode; the IK's null space leans towards it.
     home = HOME
     #: Gripper actuator controls (metres of one finger's opening) of an open and a closed gripper.
@@ -167,6 +167,9 @@ class FrankaRobot(BaseRobot):
         self._servo_params[FORCE_OVER_KP] = np.inf
         self._servo_params[STEP] = float(sim.physics_dt)
         self._physics_dt = float(sim.physics_dt)
+        # The grip holds through fast moves only with short substeps (franka_model: the pads'
+        # friction time constant): the config's physics_substep, 1 ms by default.
+        self.max_physics_dt = getattr(config, 'physics_substep', MAX_PHYSICS_DT)
         self._servo_params[RESTART, -1] = 1.0  # the gripper (see franka_kernels.RESTART)
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         #: Actuator, qpos and dof addresses of the servos (the gripper's: its tendon's first finger).
@@ -178,7 +181,7 @@ class FrankaRobot(BaseRobot):
         self._servo_kernel: Any = None
 
     def build_spec(self) -> mujoco.MjSpec:
-        return panda_spec(self.base_body, self._physics_dt)
+        return panda_spec(self.base_body, self._physics_dt, self.max_physics_dt)
 
     def bind(self, world, slots) -> None:
         # The arm's addresses first: binding the controllers (in super().bind) reads them.
@@ -201,7 +204,7 @@ class FrankaRobot(BaseRobot):
             # env step runs in substeps, the joint's travel over the step (qdot (physics_dt - substep)):
             # a target held for many substeps is caught up with inside the step, and a band around
             # the state at its start then lets the joint crawl (about 0.3 rad/s at 1/60 s).
-            lead = self._physics_dt - substep(self._physics_dt)
+            lead = self._physics_dt - substep(self._physics_dt, self.max_physics_dt)
             self._servo_params[KV_OVER_KP], self._servo_params[FORCE_OVER_KP] = kv / kp + lead, force / kp
             self._servo_columns = np.stack([servos, np.append(self.arm_qposadr, self.finger_qposadr[0]),
                                             np.append(self.arm_dofadr, dof_adr(FINGER_JOINTS[:1]))])
