@@ -19,7 +19,8 @@ copied; :func:`panda_spec` returns an ``MjSpec`` with the changes below, made in
   touch, so their contact parameters hold for every object: ``condim`` 4 (sliding and torsional
   friction: a cube held off its centre does not turn between the pads), sliding friction 1.0
   (rubber-like pads), torsional 0.02 m, and ``solref`` (:func:`pad_timeconst`, twice the
-  physics substep, ``dampratio`` 1).
+  physics substep, ``dampratio`` 1). Each fingertip's four small pads become one box spanning
+  them (:data:`FINGERTIP_PAD`, the same gripping face): 4 contacts per finger instead of 16.
 - **Why the pads' time constant, and the substep, decide the hold**: MuJoCo's friction acts on
   accelerations (``J qacc = aref``, leaving out the contact points' velocity-product term) and
   pulls a slip velocity back to zero only at the rate ``b = 2 / (dmax * timeconst)`` of the
