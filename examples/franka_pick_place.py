@@ -20,6 +20,7 @@ episodes of a YAML config (``configs/franka_pick_place.yaml``: 4 fixed ones) ins
 
     python examples/franka_pick_place.py [--episodes 16] [--slots 16] [--stream] [--physics-dt 0.0333] [--table]
     python examples/franka_pick_place.py --config configs/franka_pick_place.yaml
+    python examples/franka_pick_place.py --config configs/franka_internmanip.yaml   # tables, cameras, 1/30 s
 """
 
 from __future__ import annotations
@@ -97,11 +98,13 @@ def run(config: Config, jump: bool) -> dict[int, dict]:
     slots = np.arange(env.env_num)
     started = [slot for slot in slots if infos[slot] is not None]
     policy.reset(np.array(started), np.array([infos[slot].goal_position for slot in started]))
+    # The object each slot's episode moves (its task's target; configs may name it anything).
+    target = {slot: infos[slot].target for slot in started}
     results: dict[int, dict] = {}
     while len(results) < len(config.task_configs):
         active = [i for i in slots if obs[i] is not None]
-        cube = np.array([obs[i]['objects']['cube']['position'] for i in active])
-        quat = np.array([obs[i]['objects']['cube']['orientation'] for i in active])
+        cube = np.array([obs[i]['objects'][target[i]]['position'] for i in active])
+        quat = np.array([obs[i]['objects'][target[i]]['orientation'] for i in active])
         tcp = np.array([obs[i]['franka']['controllers']['arm_ik_controller']['eef_position'] for i in active])
         targets, grip = policy.act(np.array(active), cube, quat, tcp)
         actions: list = [None] * env.env_num
@@ -117,6 +120,7 @@ def run(config: Config, jump: bool) -> dict[int, dict]:
             for slot, slot_obs, slot_info in zip(ended, new_obs, new_infos, strict=True):
                 obs[slot] = slot_obs  # None once the queue is out: the slot stays empty
                 if slot_info is not None:
+                    target[slot] = slot_info.target
                     policy.reset(np.array([slot]), np.array([slot_info.goal_position]))
     env.close()
     return results
