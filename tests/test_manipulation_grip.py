@@ -161,3 +161,23 @@ def test_panda_slots_run_in_substeps_with_pads_of_two_substeps(physics_dt, physi
 def test_physics_substep_out_of_range_is_refused_naming_the_field():
     with pytest.raises(ValueError, match='physics_substep'):
         FrankaRobotCfg(physics_substep=0.5)
+
+
+@pytest.mark.parametrize('physics_dt', [1 / 30, 1 / 60])
+def test_far_target_is_reached_in_time_at_internmanip_step_sizes(physics_dt):
+    """At InternManip's env steps (1/30 s, 1/60 s: 34 and 17 substeps), a far target sent once is
+    reached within 2.5 s (1 s at 1/240 s). (With the servos' force band centred on the joint's state
+    at the start of the step, the wrist joints crawled at about 0.3 rad/s: after 2 s the tool
+    frame was still about 10 cm short after 2 s.)"""
+    task = ManipulationTaskCfg(
+        scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', episode_idx=0, max_steps=1000,
+        robots=[FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg])],
+        objects=[DynamicCubeCfg(name='cube', position=(0.3, 0.4, 0.025), scale=(0.05, 0.05, 0.05))], target='cube')
+    target = np.array([0.5, 0.0, 0.15])
+    action = {'franka': {'arm_ik_controller': [target, DOWN], 'gripper_controller': ['open']}}
+    with Env(Config(simulator=SimConfig(physics_dt=physics_dt), env_num=1, metrics_save_path='none', task_configs=[task])) as env:
+        env.reset()
+        for _ in range(int(round(2.5 / physics_dt))):
+            obs = env.step([action])[0][0]
+    tcp = obs['franka']['controllers']['arm_ik_controller']['eef_position']
+    assert np.linalg.norm(tcp - target) < 0.01, tcp

@@ -32,8 +32,8 @@ copied; :func:`panda_spec` returns an ``MjSpec`` with the changes below, made in
   step (``b * dt`` near 1; beyond that the velocity correction overshoots). So a slot holding the
   Panda is stepped in substeps of at most :data:`MAX_PHYSICS_DT` (1 ms; the config's
   ``physics_substep``) whatever the env step, and the pads' time constant is twice the substep:
-  the same cube then moves about half a millimetre per jump. (The servo targets are set once per env step and held over its
-  substeps; see ``franka.py`` for how their band allows for that.)
+  the same cube then moves about half a millimetre per jump. (The servo targets are set once
+  per env step and held over its substeps; see ``franka.py`` for how their band allows for it.)
 - **No creep**: MuJoCo's friction is soft, so a held object also creeps along the pads under a
   steady load; a slot holding the Panda runs :data:`NOSLIP_ITERATIONS` of MuJoCo's noslip
   solver, which removes that creep (the world takes a part's ``noslip_iterations``).
