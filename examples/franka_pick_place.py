@@ -12,10 +12,15 @@ joint speed and acceleration limits, the hand holds the cube with the Franka Han
 within ``success_distance`` of its goal and the gripper has let go; the example checks that every
 episode succeeded, prints each one's metrics, and writes them to the results file.
 
+``--physics-dt`` sets the env step (default 1/240 s; InternManip's GenManip benchmark steps at 1/30
+or 1/60 s); ``--table`` stands the arm and the cubes on a 0.75 m lab table instead of the floor.
+
 Run headless from the repository root (needs the ``franka`` extra); ``--config`` runs the
 episodes of a YAML config (``configs/franka_pick_place.yaml``: 4 fixed ones) instead::
 
-    python examples/franka_pick_place.py [--episodes 16] [--slots 16] [--stream] [--config configs/franka_pick_place.yaml]
+    python examples/franka_pick_place.py [--episodes 16] [--slots 16] [--stream] [--physics-dt 0.0333] [--table]
+    python examples/franka_pick_place.py --config configs/franka_pick_place.yaml
+    python examples/franka_pick_place.py --config configs/franka_internmanip.yaml   # tables, cameras, 1/30 s
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from internutopia.core.config import Config, SimConfig
 from internutopia.core.vec_env import Env
 from internutopia.macros import gm
 from internutopia_extension import import_extensions
-from internutopia_extension.configs.objects import DynamicCubeCfg, VisualCubeCfg
+from internutopia_extension.configs.objects import DynamicCubeCfg, TableCfg, VisualCubeCfg
 from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
 from internutopia_extension.configs.tasks import ManipulationTaskCfg
 from internutopia_extension.policies import ScriptedPickPlace
@@ -38,13 +43,18 @@ PHYSICS_DT = 1 / 240
 MIN_CARRY = 0.15
 
 
-def episode(index: int, cube: tuple, goal: tuple, yaw: float = 0.0) -> ManipulationTaskCfg:
-    """A pick-and-place episode: a 5 cm cube at ``cube`` (turned by ``yaw``) to bring to ``goal``."""
+def episode(index: int, cube: tuple, goal: tuple, yaw: float = 0.0, table: bool = False) -> ManipulationTaskCfg:
+    """A pick-and-place episode: a 5 cm cube at ``cube`` (turned by ``yaw``) to bring to ``goal``
+    (both relative to the arm's base); with ``table`` the arm and the cube stand on a lab table."""
     turn = (float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2)))
+    tables = [TableCfg(name='table', position=(0.4, 0.0, 0.0))] if table else []
+    lift = np.array([0.0, 0.0, tables[0].top_height if tables else 0.0])
+    cube, goal = tuple(float(v) for v in np.add(cube, lift)), tuple(float(v) for v in np.add(goal, lift))
     return ManipulationTaskCfg(
         scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
-        robots=[FrankaRobotCfg(position=(0.0, 0.0, 0.0), controllers=[arm_ik_cfg, gripper_cfg])],
+        robots=[FrankaRobotCfg(position=tuple(lift), controllers=[arm_ik_cfg, gripper_cfg])],
         objects=[
+            *tables,
             DynamicCubeCfg(name='cube', position=cube, orientation=turn, scale=(0.05, 0.05, 0.05), color=(0.9, 0.2, 0.1)),
             VisualCubeCfg(name='goal_marker', position=goal, scale=(0.05, 0.05, 0.05), color=(0.1, 0.8, 0.2, 0.3)),
         ],
@@ -53,7 +63,7 @@ def episode(index: int, cube: tuple, goal: tuple, yaw: float = 0.0) -> Manipulat
     )
 
 
-def random_episodes(count: int, seed: int = 0) -> list[ManipulationTaskCfg]:
+def random_episodes(count: int, seed: int = 0, table: bool = False) -> list[ManipulationTaskCfg]:
     """``count`` episodes with cubes and goals drawn in front of the arm (0.35 to 0.65 m away, within
     40 degrees either side, goals at least :data:`MIN_CARRY` from their cubes) and random cube yaws."""
     rng = np.random.default_rng(seed)
@@ -67,14 +77,15 @@ def random_episodes(count: int, seed: int = 0) -> list[ManipulationTaskCfg]:
         cube, goal = spot(), spot()
         while np.hypot(goal[0] - cube[0], goal[1] - cube[1]) < MIN_CARRY:  # a real carry, not a cube already there
             goal = spot()
-        episodes.append(episode(index, cube, goal, float(rng.uniform(-np.pi, np.pi))))
+        episodes.append(episode(index, cube, goal, float(rng.uniform(-np.pi, np.pi)), table))
     return episodes
 
 
-def run_episodes(episodes: list, env_num: int, jump: bool = True, results: str = 'none') -> dict[int, dict]:
+def run_episodes(episodes: list, env_num: int, jump: bool = True, results: str = 'none',
+                 physics_dt: float = PHYSICS_DT) -> dict[int, dict]:
     """Run ``episodes`` on ``env_num`` slots with the scripted policy; each episode's metrics by index."""
     import_extensions()
-    config = Config(simulator=SimConfig(physics_dt=PHYSICS_DT, headless=True), env_num=env_num, env_offset_size=3.0,
+    config = Config(simulator=SimConfig(physics_dt=physics_dt, rendering_dt=physics_dt, headless=True), env_num=env_num, env_offset_size=3.0,
                     metrics_save_path=results, task_configs=episodes)
     return run(config, jump)
 
@@ -87,11 +98,13 @@ def run(config: Config, jump: bool) -> dict[int, dict]:
     slots = np.arange(env.env_num)
     started = [slot for slot in slots if infos[slot] is not None]
     policy.reset(np.array(started), np.array([infos[slot].goal_position for slot in started]))
+    # The object each slot's episode moves (its task's target; configs may name it anything).
+    target = {slot: infos[slot].target for slot in started}
     results: dict[int, dict] = {}
     while len(results) < len(config.task_configs):
         active = [i for i in slots if obs[i] is not None]
-        cube = np.array([obs[i]['objects']['cube']['position'] for i in active])
-        quat = np.array([obs[i]['objects']['cube']['orientation'] for i in active])
+        cube = np.array([obs[i]['objects'][target[i]]['position'] for i in active])
+        quat = np.array([obs[i]['objects'][target[i]]['orientation'] for i in active])
         tcp = np.array([obs[i]['franka']['controllers']['arm_ik_controller']['eef_position'] for i in active])
         targets, grip = policy.act(np.array(active), cube, quat, tcp)
         actions: list = [None] * env.env_num
@@ -107,6 +120,7 @@ def run(config: Config, jump: bool) -> dict[int, dict]:
             for slot, slot_obs, slot_info in zip(ended, new_obs, new_infos, strict=True):
                 obs[slot] = slot_obs  # None once the queue is out: the slot stays empty
                 if slot_info is not None:
+                    target[slot] = slot_info.target
                     policy.reset(np.array([slot]), np.array([slot_info.goal_position]))
     env.close()
     return results
@@ -119,14 +133,16 @@ def main() -> None:
     parser.add_argument('--slots', type=int, default=16, help='env slots (default 16)')
     parser.add_argument('--seed', type=int, default=0, help='seed of the random episodes')
     parser.add_argument('--stream', action='store_true', help='stream a smooth path instead of jumping to each waypoint')
+    parser.add_argument('--physics-dt', type=float, default=PHYSICS_DT, help='seconds per env step (default 1/240)')
+    parser.add_argument('--table', action='store_true', help='stand the arm and the cubes on a lab table')
     parser.add_argument('--results', default='results/franka_pick_place.jsonl', help="results file ('none': none)")
     args = parser.parse_args()
     import_extensions()
     if args.config is not None:
         results = run(Config.from_yaml(args.config), jump=not args.stream)
     else:
-        results = run_episodes(random_episodes(args.episodes, args.seed), args.slots, jump=not args.stream,
-                               results=args.results)
+        results = run_episodes(random_episodes(args.episodes, args.seed, args.table), args.slots, jump=not args.stream,
+                               results=args.results, physics_dt=args.physics_dt)
     for index in sorted(results):
         metrics = results[index]
         print(f"episode {index}: success={metrics['success']} distance={metrics['distance_to_goal']:.4f} m "

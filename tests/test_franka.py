@@ -594,7 +594,8 @@ def test_servo_kernel_matches_numpy(slots):
     columns = np.stack([np.arange(1, n + 1), np.arange(n), np.arange(1, n + 1)]).astype(np.intp)  # some offsets
     params = np.stack([np.full(n, 2.0), np.append(rng.uniform(5.0, 20.0, n - 1), 1e6), rng.uniform(0.01, 0.1, n),
                        np.where(np.arange(n) % 3 == 0, np.inf, rng.uniform(0.05, 0.5, n)), np.full(n, 1 / 240),
-                       (np.arange(n) % 2).astype(float)])  # every other column restarts from its joint
+                       (np.arange(n) % 2).astype(float),  # every other column restarts from its joint
+                       np.where(np.arange(n) % 4 < 2, 0.0, 1 / 60)])  # half lead (held over substeps)
     goal, motion = np.zeros((k, n)), np.stack([rng.normal(size=(k, n)), rng.normal(size=(k, n))], axis=1)
     before_state, before_motion = state.copy(), motion.copy()
     reference = motion[slots].copy()

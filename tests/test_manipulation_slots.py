@@ -51,3 +51,21 @@ def test_franka_beside_h1_and_empty_slots_reaches_its_targets():
                 del targets[0]
                 targets[3] = [0.45, -0.1, 0.2]
         assert obs[0] is None and obs[1]['h1']['position'][0] > 0.3
+
+
+@pytest.mark.slow
+def test_cli_runs_franka_beside_jetbot_and_h1_episodes(tmp_path):
+    """One YAML config whose queue mixes the shipped Franka, Jetbot and H1 episodes, run by the
+    CLI on 7 slots (one left empty): every episode gets a slot and steps in every step."""
+    from internutopia.core.config import Config as ConfigClass
+
+    franka = ConfigClass.from_yaml('configs/franka_pick_place.yaml')
+    jetbot = ConfigClass.from_yaml('configs/jetbot_point_nav.yaml')
+    h1 = ConfigClass.from_yaml('configs/h1_example.yaml')
+    tasks = [franka.task_configs[0], jetbot.task_configs[0], h1.task_configs[0], franka.task_configs[1],
+             jetbot.task_configs[1], franka.task_configs[2]]
+    mixed = franka.model_copy(update={'task_configs': tasks, 'env_num': 7})
+    path = tmp_path / 'mixed.yaml'
+    mixed.to_yaml(path)
+    summary = run(str(path), steps=30, env_num=7, results=str(tmp_path / 'results.jsonl'), progress=False)
+    assert summary['steps'] == 30 and summary['env_steps'] == 30 * len(tasks)

@@ -1,4 +1,4 @@
-"""Built-in objects (``DynamicCube``, ``VisualCube``, ``UsdObject``); importing registers them."""
+"""Built-in objects (``DynamicCube``, ``VisualCube``, ``Table``, ``UsdObject``); importing registers them."""
 
 from internutopia_extension.configs import objects as _configs  # noqa: F401  (registers the config types)
-from internutopia_extension.objects import cube, observations, usd_object  # noqa: F401
+from internutopia_extension.objects import cube, observations, table, usd_object  # noqa: F401

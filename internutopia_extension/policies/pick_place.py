@@ -25,10 +25,13 @@ import numpy as np
 
 from internutopia.core.util.math import quat_multiply, quat_to_yaw, yaw_to_quat
 
-APPROACH, DESCEND, GRASP, LIFT, CARRY, LOWER, RELEASE, RETREAT, DONE, PREGRASP = range(10)
-PHASE_NAMES = ('approach', 'descend', 'grasp', 'lift', 'carry', 'lower', 'release', 'retreat', 'done', 'pregrasp')
-#: Height (m) above the object of the jump mode's stop on the way down: a joint-space move of a
-#: whole hover height bows sideways by a centimetre or two, enough to land a finger on a cube.
+APPROACH, DESCEND, GRASP, LIFT, CARRY, LOWER, RELEASE, RETREAT, DONE, PREGRASP, PREPLACE = range(11)
+PHASE_NAMES = ('approach', 'descend', 'grasp', 'lift', 'carry', 'lower', 'release', 'retreat', 'done', 'pregrasp',
+               'preplace')
+#: Height (m) above the object, and above the place, of the jump mode's stops on the way down: a
+#: joint-space move of a whole hover or carry height bows sideways by a centimetre or several
+#: (more with long env steps, whose trajectory is coarser), enough to land a finger on a cube or
+#: the held object on the table beside its goal.
 PREGRASP_HEIGHT = 0.03
 #: The tool pointing straight down (rotation by pi about x): fingers close along the world's y axis.
 DOWN = np.array([0.0, 1.0, 0.0, 0.0])
@@ -148,7 +151,10 @@ class ScriptedPickPlace:
             self.offset[rows] = object_pos - tcp  # where the object hangs in the gripper
             above = self.goal[rows] - self.offset[rows] + up * self.hover
             self._begin(rows, CARRY, here, np.column_stack([above[:, :2], here[:, 2]]), self.speed)
-        elif phase == CARRY:
+        elif phase == CARRY and self.jump:
+            self.offset[rows] = object_pos - tcp
+            self._begin(rows, PREPLACE, here, self.goal[rows] - self.offset[rows] + up * PREGRASP_HEIGHT, self.slow_speed)
+        elif phase in (CARRY, PREPLACE):
             self.offset[rows] = object_pos - tcp
             self._begin(rows, LOWER, here, self.goal[rows] - self.offset[rows] + up * self.drop, self.slow_speed)
         elif phase == LOWER:

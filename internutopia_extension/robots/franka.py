@@ -11,7 +11,10 @@ links, and a gripper that squeezes with the Franka Hand's grip force. This modul
   (:data:`ARM_MAX_SPEED`), or the hand's finger speed (:data:`FINGER_SPEED`), per second, and is
   kept within the band its force limit allows at the joint's state: the arm's torque limits
   (87 N m, 12 N m for joints 5-7) and, for the gripper, twice the grip force on the finger tendon
-  (which pulls both fingers, each with half). Why not MuJoCo's force clamp: it leaves out the
+  (which pulls both fingers, each with half). The band also reaches ahead, in the direction the
+  joint moves, by its travel over the env step (less one substep), since the target is held over
+  the step's physics substeps (franka_model: 1 ms), which catch up with it inside the step. Why
+  not MuJoCo's force clamp: it leaves out the
   implicit part of a clamped servo's damping; with target jumps and ``physics_dt = 1/240`` the
   Panda's stiff servos (``kp`` up to 4500 N m/rad) then chattered between their force limits for
   good, and a held object was shaken loose.
@@ -36,6 +39,7 @@ from internutopia_extension.robots.franka_kernels import (
     ACCELERATION,
     FORCE_OVER_KP,
     KV_OVER_KP,
+    LEAD,
     RESTART,
     SPEED,
     STEP,
@@ -55,9 +59,11 @@ from internutopia_extension.robots.franka_model import (
     FINGER_SPEED,
     GRIP_FORCE_CONTINUOUS,
     HOME,
+    MAX_PHYSICS_DT,
     TCP_OFFSET,
     TCP_SITE,
     panda_spec,
+    substep,
 )
 
 __all__ = ['ARM_JOINTS', 'ARM_MAX_SPEED', 'FINGER_CLOSED', 'FINGER_JOINTS', 'FINGER_OPEN', 'FINGER_SPEED', 'HOME',
@@ -156,11 +162,15 @@ class FrankaRobot(BaseRobot):
         self.finger_speed = float(getattr(config, 'finger_speed', FINGER_SPEED))
         #: Per servo column (see franka_kernels.SPEED and the rows after it); the gains' rows are
         #: set by bind, from the servos' gains and force limits.
-        self._servo_params = np.zeros((6, _SERVOS))
+        self._servo_params = np.zeros((7, _SERVOS))
         self._servo_params[SPEED] = [*ARM_MAX_SPEED, self.finger_speed]
         self._servo_params[ACCELERATION] = [*ARM_MAX_ACCELERATION, FINGER_ACCELERATION]
         self._servo_params[FORCE_OVER_KP] = np.inf
         self._servo_params[STEP] = float(sim.physics_dt)
+        self._physics_dt = float(sim.physics_dt)
+        # The grip holds through fast moves only with short substeps (franka_model: the pads'
+        # friction time constant): the config's physics_substep, 1 ms by default.
+        self.max_physics_dt = getattr(config, 'physics_substep', MAX_PHYSICS_DT)
         self._servo_params[RESTART, -1] = 1.0  # the gripper (see franka_kernels.RESTART)
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         #: Actuator, qpos and dof addresses of the servos (the gripper's: its tendon's first finger).
@@ -172,7 +182,7 @@ class FrankaRobot(BaseRobot):
         self._servo_kernel: Any = None
 
     def build_spec(self) -> mujoco.MjSpec:
-        return panda_spec(self.base_body)
+        return panda_spec(self.base_body, self._physics_dt, self.max_physics_dt)
 
     def bind(self, world, slots) -> None:
         # The arm's addresses first: binding the controllers (in super().bind) reads them.
@@ -192,6 +202,11 @@ class FrankaRobot(BaseRobot):
             # fingers, each with half its force: twice the grip force.
             force = np.append(model.actuator_forcerange[self.arm_actuators, 1], 2.0 * self.grip_force)
             self._servo_params[KV_OVER_KP], self._servo_params[FORCE_OVER_KP] = kv / kp, force / kp
+            # When an env step runs in substeps, the band also reaches ahead by the joint's travel
+            # over the step (less a substep): a target held for many substeps is caught up with
+            # inside the step, and a band around the state at its start let the joint crawl
+            # (about 0.3 rad/s at 1/60 s).
+            self._servo_params[LEAD] = self._physics_dt - substep(self._physics_dt, self.max_physics_dt)
             self._servo_columns = np.stack([servos, np.append(self.arm_qposadr, self.finger_qposadr[0]),
                                             np.append(self.arm_dofadr, dof_adr(FINGER_JOINTS[:1]))])
             self._servo_slices = (_as_slice(self._servo_columns[0]), _as_slice(self._servo_columns[1]),

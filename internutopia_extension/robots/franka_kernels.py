@@ -14,11 +14,13 @@ import numpy as np
 
 from internutopia.core.util.jit import Kernel
 
-#: Rows of the servo parameters ``(6, n)``: per column the largest speed, the largest
-#: acceleration, ``kv / kp``, ``force limit / kp``, the physics step, and whether a target left
+#: Rows of the servo parameters ``(7, n)``: per column the largest speed, the largest
+#: acceleration, ``kv / kp``, ``force limit / kp``, the physics step, whether a target left
 #: behind the joint restarts from it when the goal lies beyond the joint (1.0: a gripper, whose
-#: target runs ahead of fingers stopped by what they hold; opening must not wait for it to come back).
-SPEED, ACCELERATION, KV_OVER_KP, FORCE_OVER_KP, STEP, RESTART = range(6)
+#: target runs ahead of fingers stopped by what they hold; opening must not wait for it to come
+#: back), and the *lead*: the seconds of the joint's own motion by which the band may reach ahead
+#: (the env step less one physics substep, when the target is held over several substeps).
+SPEED, ACCELERATION, KV_OVER_KP, FORCE_OVER_KP, STEP, RESTART, LEAD = range(7)
 
 
 def servo_targets(goal: np.ndarray, motion: np.ndarray, params: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
@@ -29,7 +31,10 @@ def servo_targets(goal: np.ndarray, motion: np.ndarray, params: np.ndarray, qpos
     into the band the force limits allow at the joints' state ``qpos``/``qvel``: a servo pushes
     ``kp (target - q) - kv qdot``, so targets within ``(kv qdot +- force) / kp`` of ``q`` keep it
     within +-force (MuJoCo's own clamp would also switch off the servo's implicit damping, the
-    cause of the chatter it had). ``params`` ``(6, n)``: see :data:`SPEED` and the rows after it."""
+    cause of the chatter it had). When a target is held over many physics substeps the joint
+    catches up with it inside the step, so the band also reaches ahead, in the direction the
+    joint moves, by its travel over ``LEAD`` seconds (never behind: a braking joint is not pushed
+    past its goal). ``params`` ``(7, n)``: see :data:`SPEED` and the rows after it."""
     target, speed = motion[:, 0], motion[:, 1]
     dt = params[STEP]
     behind = (params[RESTART] > 0.0) & ((goal - qpos) * (target - qpos) < 0.0)
@@ -42,7 +47,9 @@ def servo_targets(goal: np.ndarray, motion: np.ndarray, params: np.ndarray, qpos
     step_change = params[ACCELERATION] * dt
     new_speed = np.clip(wanted, speed - step_change, speed + step_change)
     centre = qpos + params[KV_OVER_KP] * qvel
-    value = np.clip(target + new_speed * dt, centre - params[FORCE_OVER_KP], centre + params[FORCE_OVER_KP])
+    ahead = params[LEAD] * qvel
+    value = np.clip(target + new_speed * dt, centre + np.minimum(ahead, 0.0) - params[FORCE_OVER_KP],
+                    centre + np.maximum(ahead, 0.0) + params[FORCE_OVER_KP])
     # The speed the target really moved at (the band may have moved it), within the speed limit.
     speed[:] = np.clip((value - target) / dt, -params[SPEED], params[SPEED])
     target[:] = value
@@ -72,8 +79,14 @@ def _servo_rows(ctrl, qpos, qvel, slots, columns, goal, motion, params):  # prag
             elif new_speed < speed - change:
                 new_speed = speed - change
             value = target + new_speed * dt
-            centre = q + params[2, j] * qvel[s, columns[2, j]]
+            velocity = qvel[s, columns[2, j]]
+            centre = q + params[2, j] * velocity
+            ahead = params[6, j] * velocity
             low, high = centre - params[3, j], centre + params[3, j]
+            if ahead < 0.0:
+                low += ahead
+            else:
+                high += ahead
             if value < low:
                 value = low
             if value > high:

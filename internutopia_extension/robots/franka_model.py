@@ -18,18 +18,32 @@ copied; :func:`panda_spec` returns an ``MjSpec`` with the changes below, made in
 - **Finger contacts** (:data:`FINGER_CONTACT`): the finger geoms get priority over whatever they
   touch, so their contact parameters hold for every object: ``condim`` 4 (sliding and torsional
   friction: a cube held off its centre does not turn between the pads), sliding friction 1.0
-  (rubber-like pads), torsional 0.02 m, ``solref`` (0.01 s, 1): a contact stiff enough that 70 N
-  presses a pad in by about a tenth of a millimetre, and still twice the 1/240 s physics step, as
-  MuJoCo's stability rule asks (harder contacts, ``solimp`` near 1, made held cubes jump out).
-- **No creep**: MuJoCo's friction is soft, so a held object creeps along the pads while the arm
-  accelerates; a slot holding the Panda runs :data:`NOSLIP_ITERATIONS` of MuJoCo's noslip solver,
-  which removes that slip (the world takes a part's ``noslip_iterations``).
+  (rubber-like pads), torsional 0.02 m, and ``solref`` (:func:`pad_timeconst`, twice the
+  physics substep, ``dampratio`` 1). Each fingertip's four small pads become one box spanning
+  them (:data:`FINGERTIP_PAD`, the same gripping face): 4 contacts per finger instead of 16.
+- **Why the pads' time constant, and the substep, decide the hold**: MuJoCo's friction acts on
+  accelerations (``J qacc = aref``, leaving out the contact points' velocity-product term) and
+  pulls a slip velocity back to zero only at the rate ``b = 2 / (dmax * timeconst)`` of the
+  contact's ``solref``. While the hand turns and accelerates, a held object therefore slips at
+  about (that term) / ``b`` however high the friction coefficient or the grip force, and MuJoCo's
+  noslip pass, which keeps the same ``aref``, does not remove it: with ``solref`` 0.01 s at
+  1/240 s a 1 kg cube walked 7 mm along the pads per far jump of the arm and fell out after
+  four. The slip shrinks with the time constant, which may be no shorter than about twice the
+  step (``b * dt`` near 1; beyond that the velocity correction overshoots). So a slot holding the
+  Panda is stepped in substeps of at most :data:`MAX_PHYSICS_DT` (1 ms; the config's
+  ``physics_substep``) whatever the env step, and the pads' time constant is twice the substep:
+  the same cube then moves about half a millimetre per jump. (The servo targets are set once
+  per env step and held over its substeps; see ``franka.py`` for how their band allows for it.)
+- **No creep**: MuJoCo's friction is soft, so a held object also creeps along the pads under a
+  steady load; a slot holding the Panda runs :data:`NOSLIP_ITERATIONS` of MuJoCo's noslip
+  solver, which removes that creep (the world takes a part's ``noslip_iterations``).
 - A site ``right_gripper`` (InternUtopia's IK frame) :data:`TCP_OFFSET` beyond the hand flange.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import mujoco
@@ -58,13 +72,22 @@ FINGER_SPEED = 0.05
 #: once the fingers stop on an object the squeeze builds to the grip force within about 0.15 s
 #: (the target runs on at the finger speed until the force band holds it).
 GRIPPER_KP, GRIPPER_KV = 20000.0, 150.0
-#: Contact parameters of every finger geom (see the module docstring).
-FINGER_CONTACT = {'condim': 4, 'friction': (1.0, 0.02, 0.0001), 'solref': (0.01, 1.0), 'priority': 1}
+#: Contact parameters of every finger geom (see the module docstring); ``solref``'s time
+#: constant is set per world from its substep (:func:`pad_timeconst`).
+FINGER_CONTACT = {'condim': 4, 'friction': (1.0, 0.02, 0.0001), 'dampratio': 1.0, 'priority': 1}
+#: Longest physics substep (s) of a slot holding the Panda: the grip's hold depends on it (see
+#: the module docstring). ``SimConfig.physics_dt`` is run in equal substeps no longer than this.
+MAX_PHYSICS_DT = 0.001
+#: Half sizes and position (m, finger frame) of the one fingertip pad that replaces Menagerie's
+#: four: x -8.5 .. 8.5 mm, z 36 .. 53 mm (their extent), gripping face at y = 0 (theirs).
+FINGERTIP_PAD = ((0.0085, 0.002, 0.0085), (0.0, 0.002, 0.0445))
+_SMALL_PADS = tuple(f'fingertip_pad_collision_{i}' for i in range(2, 6))
 #: Iterations of MuJoCo's noslip solver in a slot holding the Panda (see panda_spec).
 NOSLIP_ITERATIONS = 4
-#: Joint speed limits of the Panda's arm (rad/s, Franka's datasheet).
+#: Joint speed limits of the Panda's arm (rad/s; Franka's FCI documentation, limits for Panda).
 ARM_MAX_SPEED = (2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61)
-#: Joint acceleration limits of the Panda's arm (rad/s^2, Franka's datasheet).
+#: Joint acceleration limits of the Panda's arm (rad/s^2; the same table, and libfranka's
+#: ``kMaxJointAcceleration``).
 ARM_MAX_ACCELERATION = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 #: The fingers' acceleration (m/s^2): high enough to count as none (the hand's is not published).
 FINGER_ACCELERATION = 1e6
@@ -91,8 +114,40 @@ def _menagerie_spec() -> mujoco.MjSpec:
     return spec
 
 
-def panda_spec(base_body: str = 'panda_link0') -> mujoco.MjSpec:
-    """A fresh spec of the Panda with this module's changes (see the module docstring)."""
+def substep(physics_dt: float, longest: float | None = MAX_PHYSICS_DT) -> float:
+    """The physics substep (s) a slot holding the Panda runs ``physics_dt`` in: the world's rule,
+    equal substeps no longer than ``longest`` (``None``: one step)."""
+    if longest is None:
+        return physics_dt
+    return physics_dt / max(1, math.ceil(physics_dt / longest - 1e-9))
+
+
+def pad_timeconst(physics_dt: float, longest: float | None = MAX_PHYSICS_DT) -> float:
+    """``solref`` time constant (s) of the finger pads: twice the substep (MuJoCo's stability rule)."""
+    return 2.0 * substep(physics_dt, longest)
+
+
+def _merge_fingertip_pads(spec: mujoco.MjSpec, finger: mujoco.MjsBody) -> None:
+    """Replace Menagerie's four small fingertip pads (a 2 x 2 grid of 6 mm boxes, 17 mm square in
+    all) by one box spanning them, with the same gripping face: a held object touches it at the
+    corners of the same square, with four contacts instead of sixteen (the noslip pass, whose cost
+    grows with the contacts, then takes a fraction of the time; see :data:`FINGERTIP_PAD`)."""
+    pads = [g for g in finger.geoms if g.classname.name in _SMALL_PADS]
+    if len(pads) != len(_SMALL_PADS):
+        raise RuntimeError(f'the Panda model changed: expected the fingertip pads {_SMALL_PADS} on {finger.name!r}')
+    template = pads[0]
+    group, contype, conaffinity = template.group, template.contype, template.conaffinity
+    for geom in pads:
+        spec.delete(geom)
+    finger.add_geom(name='', type=mujoco.mjtGeom.mjGEOM_BOX, size=list(FINGERTIP_PAD[0]), pos=list(FINGERTIP_PAD[1]),
+                    group=group, contype=contype, conaffinity=conaffinity)
+
+
+def panda_spec(base_body: str = 'panda_link0', physics_dt: float = 1 / 240,
+               longest_substep: float | None = MAX_PHYSICS_DT) -> mujoco.MjSpec:
+    """A fresh spec of the Panda with this module's changes (see the module docstring), for a
+    world stepping ``physics_dt`` in substeps no longer than ``longest_substep`` (the pads'
+    contact time constant follows the substep)."""
     spec = _menagerie_spec().copy()
     for light in list(spec.lights):
         spec.delete(light)
@@ -111,11 +166,12 @@ def panda_spec(base_body: str = 'panda_link0') -> mujoco.MjSpec:
     gripper.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE  # the grip force is kept by its band
     gripper.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
     for name in FINGER_BODIES:
+        _merge_fingertip_pads(spec, spec.body(name))
         for geom in spec.body(name).geoms:
             if geom.contype or geom.conaffinity:
                 geom.condim = FINGER_CONTACT['condim']
                 geom.friction = FINGER_CONTACT['friction']
-                geom.solref = FINGER_CONTACT['solref']
+                geom.solref = (pad_timeconst(physics_dt, longest_substep), FINGER_CONTACT['dampratio'])
                 geom.priority = FINGER_CONTACT['priority']
     # MuJoCo's soft friction lets a held object creep along the pads while the arm accelerates
     # (centimetres per second, at any grip force): the noslip pass removes that slip.
@@ -126,4 +182,5 @@ def panda_spec(base_body: str = 'panda_link0') -> mujoco.MjSpec:
 
 
 __all__ = ['ARM_JOINTS', 'ARM_MAX_ACCELERATION', 'ARM_MAX_SPEED', 'FINGER_ACCELERATION', 'FINGER_CONTACT', 'FINGER_JOINTS', 'FINGER_OPEN', 'FINGER_SPEED',
-           'GRIP_FORCE_CONTINUOUS', 'GRIP_FORCE_PEAK', 'HOME', 'TCP_OFFSET', 'TCP_SITE', 'panda_spec']
+           'GRIP_FORCE_CONTINUOUS', 'GRIP_FORCE_PEAK', 'HOME', 'MAX_PHYSICS_DT', 'TCP_OFFSET', 'TCP_SITE', 'pad_timeconst',
+           'panda_spec', 'substep']

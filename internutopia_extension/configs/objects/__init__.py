@@ -8,10 +8,12 @@ name, size, colour, mass, file and flags are structure; its ``position``/``orien
 >>> DynamicCubeCfg(name='cube', position=(1.0, 0.0, 0.5), scale=(0.1, 0.1, 0.1), color=(1.0, 0.0, 0.0)).type
 'DynamicCube'
 
-The classes live in :mod:`.cube` (``DynamicCubeCfg``, ``VisualCubeCfg``) and :mod:`.usd_object` (``UsdObjCfg``).
+The classes live in :mod:`.cube` (``DynamicCubeCfg``, ``VisualCubeCfg``), :mod:`.table` (``TableCfg``)
+and :mod:`.usd_object` (``UsdObjCfg``).
 """
 
 from internutopia_extension.configs.objects.cube import DynamicCubeCfg, VisualCubeCfg
+from internutopia_extension.configs.objects.table import TableCfg
 from internutopia_extension.configs.objects.usd_object import UsdObjCfg
 
-__all__ = ['DynamicCubeCfg', 'UsdObjCfg', 'VisualCubeCfg']
+__all__ = ['DynamicCubeCfg', 'TableCfg', 'UsdObjCfg', 'VisualCubeCfg']
