@@ -162,7 +162,7 @@ def test_leg_action_needs_a_walking_h1_trained_from_outside():
     ('reward_scales', {'trackk': 1.0}, "unknown reward terms \\['trackk'\\]; valid terms"),
     ('push_interval', (2.0, 1.0), 'push_interval must be'),
     ('push_speed', float('inf'), 'push_speed'),
-    ('push_speed', 9.0, 'push_speed must be a speed in \[0, 5\]'),
+    ('push_speed', 9.0, r'push_speed must be a speed in \[0, 5\]'),
 ])
 def test_locomotion_task_config_errors(field, value, message):
     with pytest.raises(ValueError, match=message):

@@ -191,7 +191,9 @@ class InverseKinematicsController(BaseController):
             poses = self.robot.frame_poses(self.chain, self.columns, slots)
             k = len(slots)
             position, orientation, finished = np.empty((k, 3)), np.empty((k, 4)), np.empty(k, dtype=bool)
-            kernel(poses, np.ascontiguousarray(slots, dtype=np.intp), self.target_world, self.has_target, self.threshold,
+            # A fresh (writable) index array: the runner's slot arrays are read-only, and numba would
+            # compile a second signature for one.
+            kernel(poses, np.array(slots, dtype=np.intp), self.target_world, self.has_target, self.threshold,
                    position, orientation, finished)
             success = self.success.copy() if k == self.env_num else self.success[slots]
             return {'eef_position': position, 'eef_orientation': orientation, 'success': success, 'finished': finished}
