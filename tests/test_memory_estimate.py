@@ -15,15 +15,18 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _MEASURE = '''
-import gc, json, resource, sys
+import gc, json, sys
 from internutopia.core.config import Config, SimConfig
 from internutopia.core.vec_env import Env
 from internutopia_extension import import_extensions
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
 
-def held():
+def status(field):
     with open('/proc/self/status') as stream:
-        return next(int(line.split()[1]) * 1024 for line in stream if line.startswith('VmRSS:'))
+        return next(int(line.split()[1]) * 1024 for line in stream if line.startswith(field + ':'))
+
+def held():
+    return status('VmRSS')
 
 robot, env_num, warm = sys.argv[1], int(sys.argv[2]), sys.argv[3] == 'warm'
 import_extensions()
@@ -46,7 +49,9 @@ env = Env(config)
 env.reset()
 for _ in range(3):
     env.step([action] * env_num)
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, held())
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's size at the fork (a long pytest
+# process's gigabytes); the high-water mark belongs to this program's own address space.
+peak = max(status('VmHWM'), held())
 print(json.dumps({'measured': (held() if warm else peak) - before, 'estimate': env.runner.memory_estimate_bytes}))
 '''
 
