@@ -9,6 +9,7 @@ id                                 what
 ``internutopia/FrankaReach-v0``     Franka Panda brings its tool frame to a marker (arm + gripper action, 10 Hz)
 ``internutopia/FrankaPick-v0``      Franka picks a cube up 10 cm
 ``internutopia/FrankaPickPlace-v0`` Franka puts a cube on a goal
+``internutopia/H1Walk-v0``          a walking H1 follows random velocity commands (leg actions, 50 Hz)
 ``internutopia/Config-v0``          any YAML config or ``Config``: ``config='configs/h1_example.yaml'``
 =================================  ======================================================================
 

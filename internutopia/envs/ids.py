@@ -15,6 +15,9 @@ MANIPULATION_IDS = {
     'internutopia/FrankaPickPlace-v0': {'goal': 'place'},
 }
 
+#: The H1 walking id (``internutopia.envs.locomotion``).
+WALK_ID = 'internutopia/H1Walk-v0'
+
 
 def register_envs() -> None:
     """Register the ids with Gymnasium (idempotent)."""
@@ -29,9 +32,12 @@ def register_envs() -> None:
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point='internutopia.envs.manipulation:make_manipulation',
                                vector_entry_point='internutopia.envs.manipulation:make_manipulation_vec', kwargs=dict(kwargs))
+    if WALK_ID not in gymnasium.registry:
+        gymnasium.register(id=WALK_ID, entry_point='internutopia.envs.locomotion:make_walk',
+                           vector_entry_point='internutopia.envs.locomotion:make_walk_vec')
     if 'internutopia/Config-v0' not in gymnasium.registry:
         gymnasium.register(id='internutopia/Config-v0', entry_point='internutopia.envs:make_config',
                            vector_entry_point='internutopia.envs:make_config_vec')
 
 
-__all__ = ['ENV_IDS', 'MANIPULATION_IDS', 'register_envs']
+__all__ = ['ENV_IDS', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs']

@@ -91,8 +91,8 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
 
 def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int) -> dict[str, Any]:
     """Falls under random commands, and the soles' share of the weight while walking."""
-    from internutopia.envs.locomotion import PHYSICS_DT, walk_sampler
     from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
+    from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT, walk_sampler
 
     sampler = walk_sampler(batch=num_envs, seconds=seconds)
     tasks = sampler(np.random.default_rng(seed))

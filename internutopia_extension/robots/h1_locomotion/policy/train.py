@@ -100,25 +100,27 @@ def main(argv: list[str] | None = None) -> None:
         plot(out / 'progress.csv', out / 'training.png')
         return
 
+    import gymnasium
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecMonitor
 
     from internutopia.core.gym_vector import sb3_vec_env
-    from internutopia.envs.locomotion import make_walk_vec
 
     torch.set_num_threads(args.threads)
     out.mkdir(parents=True, exist_ok=True)
-    envs = VecMonitor(sb3_vec_env(make_walk_vec(args.num_envs, autoreset_mode='SameStep', backend=args.backend,
-                                                device=args.device, pushes=not args.no_pushes)))
+    # By its id (the 'module:' prefix imports what registers it): the env is an application's.
+    walk = gymnasium.make_vec('internutopia:internutopia/H1Walk-v0', num_envs=args.num_envs, autoreset_mode='SameStep',
+                              backend=args.backend, device=args.device, pushes=not args.no_pushes)
+    envs = VecMonitor(sb3_vec_env(walk))
     envs.seed(args.seed)
     checkpoint = out / 'checkpoint.zip'
     if args.resume and checkpoint.is_file():
         model = PPO.load(checkpoint, env=envs, device=args.torch_device)
         print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
     else:
-        model = PPO('MlpPolicy', envs, n_steps=64, batch_size=1024, n_epochs=5, learning_rate=args.learning_rate,
+        model = PPO('MlpPolicy', envs, n_steps=64, batch_size=min(1024, 64 * args.num_envs), n_epochs=5, learning_rate=args.learning_rate,
                     gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.003, vf_coef=1.0, max_grad_norm=1.0,
                     target_kl=0.03, seed=args.seed, device=args.torch_device, verbose=0,
                     policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},

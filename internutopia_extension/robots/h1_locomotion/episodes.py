@@ -1,0 +1,75 @@
+"""Episodes H1's walking policy trains in: random velocity commands, pushes, falls end them.
+
+An H1 stands at the slot origin with a random heading and gets a new random command every 4-8 s
+(forward -0.3 to 1 m/s, lateral up to +-0.4 m/s, yaw rate up to +-1 rad/s, sometimes zero:
+stand still), for 20 s or until it falls; every 5-10 s it is pushed (0.25-0.5 m/s of pelvis
+velocity). :func:`walk_sampler` draws them endlessly from a seeded generator; the Gymnasium id
+``internutopia/H1Walk-v0`` (:mod:`internutopia.envs.locomotion`) runs them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: Physics steps per action (a 50 Hz policy over 200 Hz physics).
+ACTION_REPEAT = 4
+PHYSICS_DT = 0.005
+EPISODE_SECONDS = 20.0
+#: Seconds a command holds before the next (drawn uniformly).
+COMMAND_HOLD = (4.0, 8.0)
+#: Command ranges of training episodes: forward, lateral (m/s), yaw rate (rad/s).
+FORWARD_RANGE = (-0.3, 1.0)
+LATERAL_RANGE = (-0.4, 0.4)
+YAW_RATE_RANGE = (-1.0, 1.0)
+#: Share of commands that are zero (stand), and of those with a lateral or a yaw part.
+STAND_SHARE = 0.15
+LATERAL_SHARE = 0.4
+YAW_SHARE = 0.5
+#: Pelvis height a walking H1 starts at (standing pose, soles 1 cm above the floor).
+START_HEIGHT = 1.0
+#: Pushes of training episodes: every 5-10 s, up to 0.5 m/s of pelvis velocity.
+PUSH_INTERVAL = (5.0, 10.0)
+PUSH_SPEED = 0.5
+
+
+def random_command(rng: np.random.Generator) -> tuple[float, float, float]:
+    """One training command ``(forward, lateral, yaw_rate)``."""
+    if rng.random() < STAND_SHARE:
+        return (0.0, 0.0, 0.0)
+    forward = float(rng.uniform(*FORWARD_RANGE))
+    lateral = float(rng.uniform(*LATERAL_RANGE)) if rng.random() < LATERAL_SHARE else 0.0
+    yaw_rate = float(rng.uniform(*YAW_RATE_RANGE)) if rng.random() < YAW_SHARE else 0.0
+    return (forward, lateral, yaw_rate)
+
+
+def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True) -> Any:
+    """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]``, ``batch`` episodes a call
+    (with random pushes unless ``pushes`` is false)."""
+    from internutopia.macros import gm
+    from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
+    from internutopia_extension.configs.robots.h1 import H1RobotCfg
+    from internutopia_extension.configs.tasks import LocomotionTaskCfg
+
+    def episode(rng: np.random.Generator, index: int) -> Any:
+        yaw = float(rng.uniform(-np.pi, np.pi))
+        robot = H1RobotCfg(locomotion='walking', walking_policy='controller', position=(0.0, 0.0, START_HEIGHT),
+                           orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))),
+                           controllers=[H1LegActionControllerCfg()])
+        commands, start = [], 0.0
+        while start < seconds:
+            commands.append((start, *random_command(rng)))
+            start += float(rng.uniform(*COMMAND_HOLD))
+        return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot],
+                                 max_steps=int(round(seconds / PHYSICS_DT)), commands=commands,
+                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=PUSH_SPEED)
+
+    def sample(rng: np.random.Generator) -> list:
+        return [episode(rng, i) for i in range(batch)]
+
+    sample.first = episode(np.random.default_rng(0), 0)  # type: ignore[attr-defined]
+    return sample
+
+
+__all__ = ['ACTION_REPEAT', 'PHYSICS_DT', 'random_command', 'walk_sampler']
