@@ -21,13 +21,14 @@ def _check_color(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
 def _check_scale(value: tuple[float, float, float]) -> tuple[float, float, float]:
     low, high = SCALE_RANGE
     if any(not s > 0 for s in value) or any(not low <= s <= high for s in value):
-        raise ValueError(f'scale must be three positive numbers (metres for cubes) within [{low:g}, {high:g}]; '
+        raise ValueError(f'scale must be three positive numbers (metres) within [{low:g}, {high:g}]; '
                          f'got {tuple(value)}')
     return value
 
 
 class _BoxCfg(ObjectCfg):
-    """Fields shared by the cube objects: full ``scale`` in metres and an optional rgb(a) ``color``.
+    """Fields shared by the box-sized objects (cubes, the table): full ``scale`` in metres and an
+    optional rgb(a) ``color``, both checked.
 
     It declares no ``type``, so it is not an object type of its own.
     """

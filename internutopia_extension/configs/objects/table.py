@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator, model_validator
+from pydantic import model_validator
 
-from internutopia.core.config import ObjectCfg
-from internutopia_extension.configs.objects.cube import _check_color, _check_scale
+from internutopia_extension.configs.objects.cube import _BoxCfg
 
 #: Default full size (m): 1.2 m long (x), 0.8 m deep (y), top 0.75 m above its feet, a common
 #: laboratory bench height.
@@ -14,7 +13,7 @@ TABLE_SIZE = (1.2, 0.8, 0.75)
 TABLE_COLOR = (0.76, 0.6, 0.42)
 
 
-class TableCfg(ObjectCfg):
+class TableCfg(_BoxCfg):
     """A static table: a top ``top_thickness`` thick on four legs, never moving, colliding.
 
     ``position`` is the point on the floor under the centre of the top (the table's feet stand at
@@ -29,16 +28,6 @@ class TableCfg(ObjectCfg):
     color: tuple[float, ...] | None = TABLE_COLOR
     top_thickness: float = 0.04
     leg_width: float = 0.05
-
-    @field_validator('color')
-    @classmethod
-    def _color_rgba(cls, value: tuple[float, ...] | None) -> tuple[float, ...] | None:
-        return _check_color(value)
-
-    @field_validator('scale')
-    @classmethod
-    def _scale_positive(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
-        return _check_scale(value)
 
     @model_validator(mode='after')
     def _parts_fit(self) -> TableCfg:
