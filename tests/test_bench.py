@@ -165,6 +165,20 @@ def test_bench_rejects_bad_arguments():
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
 
 
+def test_versus_steps_two_cases_in_alternating_chunks_and_reports_the_cost(capsys):
+    from internutopia.bench import versus
+
+    rows = versus.main(['h1', 'h1_walking', '--env-nums', '1', '--pairs', '3', '--chunk', '5', '--json'])
+    assert len(rows) == 1 and rows[0]['env_num'] == 1 and rows[0]['pairs'] == 3
+    row = rows[0]
+    assert row['first_us'] > 0 and row['second_us'] > 0 and np.isfinite(row['cost']) and row['cost_q1'] <= row['cost_q3']
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith('h1_walking vs h1 x1: a step costs ') and json.loads(printed[-1]) == rows
+    for argv, message in ((['h1', 'walle'], 'unknown robot'), (['h1', 'h1_walking', '--env-nums', '0'], 'at least 1'),
+                          (['h1', 'h1_walking', '--env-nums', 'x'], 'comma-separated integers')):
+        result = subprocess.run([sys.executable, '-m', 'internutopia.bench.versus', *argv], capture_output=True, text=True)
+        assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
+
 
 def test_profile_step_times_the_python_alone():
     from internutopia.bench.profile_step import python_step_us
@@ -311,7 +325,7 @@ def test_a_measurement_past_its_time_limit_is_killed_and_the_run_goes_on():
     from internutopia.bench.processes import children_of
 
     bench = subprocess.Popen([sys.executable, '-m', 'internutopia.bench', '--robots', 'jetbot', '--env-nums', '1',
-                              '--cameras', 'off', '--api', 'array', '--steps', '100000000', '--no-async', '--timeout', '15',
+                              '--cameras', 'off', '--api', 'array', '--steps', '100000000', '--no-async', '--timeout', '6',
                               '--json'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: set[int] = set()
     while bench.poll() is None:
@@ -319,7 +333,7 @@ def test_a_measurement_past_its_time_limit_is_killed_and_the_run_goes_on():
         time.sleep(0.5)
     out = bench.stdout.read()
     assert bench.returncode == 0, bench.stderr.read()[-3000:]
-    assert 'ran past its time limit of 15 s; its processes were killed' in out and 'row left out' in out
+    assert 'ran past its time limit of 6 s; its processes were killed' in out and 'row left out' in out
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures['rows'] == [] and figures['failures'][0]['api'] == 'array'
     assert seen and all(_dead(pid) for pid in seen)

@@ -373,6 +373,21 @@ def test_h1_and_g1_ids_are_registered_and_step():
         envs.close()
 
 
+def test_h1_point_nav_walks_by_default_and_takes_a_carried_robot_config():
+    """The H1 id's robot walks on its own legs (the default H1); ``robot_cfg`` swaps in a carried
+    one, copied: the user's config object is left as it was."""
+    walking = gym.make_vec('internutopia/H1PointNav-v0', num_envs=1)
+    assert walking.unwrapped.vec_env.runner.slot_robots[0]['h1'].config.locomotion == 'walking'
+    walking.close()
+    carried_cfg = h1.H1RobotCfg(locomotion='carried', controllers=[h1.move_by_speed_cfg, h1.move_to_point_cfg])
+    before = carried_cfg.model_dump()
+    carried = gym.make_vec('internutopia/H1PointNav-v0', num_envs=1, robot_cfg=carried_cfg)
+    carried.reset(seed=0)
+    assert carried.unwrapped.vec_env.runner.slot_robots[0]['h1'].config.locomotion == 'carried'
+    carried.close()
+    assert carried_cfg.model_dump() == before
+
+
 def test_config_id_takes_a_yaml_path(tmp_path):
     path = tmp_path / 'c.yaml'
     config([jetbot_task()], env_num=2).to_yaml(path)

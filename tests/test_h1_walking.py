@@ -89,7 +89,7 @@ def test_leg_actions_become_servo_targets_at_the_50_hz_tick():
     np.testing.assert_allclose(group.walker.action[1], np.clip(action, -1, 1))
     # The observation the policy gets reports that action as the last one.
     obs = group.walker.observe(np.array([0]))
-    np.testing.assert_allclose(obs[0, 29:39], np.clip(action, -1, 1), atol=1e-6)
+    np.testing.assert_allclose(obs[0, 32:42], np.clip(action, -1, 1), atol=1e-6)
     env.close()
 
 
@@ -129,6 +129,23 @@ def test_command_schedule_reaches_the_walker():
     env.close()
 
 
+
+def test_the_legs_follow_a_ramped_command():
+    """A command that jumps (0 -> 0.6 m/s and a full yaw rate) reaches the policy as a ramp of
+    ``COMMAND_RATE`` per second, one tick at a time; the requested command is kept as given."""
+    env = walking_env(env_num=1, max_steps=1000, commands=[(0.0, 0.6, 0.0, -1.0)])
+    walker = h1_group(env).walker
+    step(env, np.zeros(10), 4 * 10)  # ten 50 Hz ticks = 0.2 s
+    np.testing.assert_allclose(walker.command[0], [0.6, 0.0, -1.0])
+    np.testing.assert_allclose(walker.followed[0], [0.2, 0.0, -0.4], atol=1e-9)
+    state = walker.state(np.arange(1))
+    np.testing.assert_allclose(state.command[0], walker.followed[0])  # rewards track what the legs follow
+    obs = walker.observe(np.arange(1))
+    np.testing.assert_allclose(obs[0, 9:12], walker.followed[0] * gait.COMMAND_SCALE)
+    step(env, np.zeros(10), 4 * 30)  # another 0.6 s: the walking part has arrived, the yaw rate too
+    np.testing.assert_allclose(walker.followed[0], [0.6, 0.0, -1.0], atol=1e-9)
+    env.close()
+
 def test_pushes_come_at_their_interval_and_only_to_their_slot():
     env = walking_env(env_num=2, task_fields={'push_interval': (0.1, 0.1), 'push_speed': 2.0})
     group = h1_group(env)
@@ -151,7 +168,7 @@ def test_pushes_come_at_their_interval_and_only_to_their_slot():
 
 def test_leg_action_needs_a_walking_h1_trained_from_outside():
     task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(controllers=[H1LegActionControllerCfg()])])
-    with pytest.raises(ValueError, match="walking_policy is 'controller'.*locomotion='carried'"):
+    with pytest.raises(ValueError, match="walking_policy is 'controller'.*locomotion='walking', walking_policy='default'"):
         with Env(Config(env_num=1, metrics_save_path='none', task_configs=[task])) as env:
             env.reset()
 
@@ -163,10 +180,76 @@ def test_leg_action_needs_a_walking_h1_trained_from_outside():
     ('push_interval', (2.0, 1.0), 'push_interval must be'),
     ('push_speed', float('inf'), 'push_speed'),
     ('push_speed', 9.0, r'push_speed must be a speed in \[0, 5\]'),
+    ('goals', [], 'goals must be a non-empty list'),
+    ('goals', [(1.0, float('nan'))], 'finite'),
+    ('goal_speed', 0.0, 'goal_speed must be a positive number'),
+    ('goal_tolerance', -1.0, 'goal_tolerance must be a positive number'),
 ])
 def test_locomotion_task_config_errors(field, value, message):
     with pytest.raises(ValueError, match=message):
         LocomotionTaskCfg(**{field: value})
+
+
+def test_goals_and_a_command_schedule_are_exclusive():
+    with pytest.raises(ValueError, match='goals or a commands schedule, not both'):
+        LocomotionTaskCfg(goals=[(1.0, 0.0)], commands=[(0.0, 0.5, 0.0, 0.0)])
+
+
+def test_goal_episodes_steer_towards_each_goal_then_stand():
+    """Goal points become ``move_to_point``-style commands; a goal counts once the pelvis is
+    within tolerance; after the last goal it is held there (zero inside the tolerance). The robot is carried here by
+    writing its pose: only the steering is under test."""
+    env = walking_env(env_num=2, max_steps=1000, commands=[(0.0, 0.0, 0.0, 0.0)])
+    task_cfg = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(locomotion='walking', walking_policy='controller',
+                                 position=(0.0, 0.0, 1.0), controllers=[H1LegActionControllerCfg()])], max_steps=1000,
+                                 goals=[(2.0, 0.0), (2.0, 2.0)], goal_speed=0.6)
+    env.close()
+    config = Config(simulator=SimConfig(physics_dt=0.005, rendering_dt=0.005), env_num=2, env_offset_size=3.0,
+                    metrics_save_path='none', task_configs=[task_cfg, task_cfg.model_copy(update={'goals': [(0.0, -3.0)]})])
+    with Env(config) as env:
+        env.reset()
+        group, walker = h1_group(env), h1_group(env).walker
+        qpos = group.bound_world.data.qpos
+        root = int(group.root_qposadr[0])
+        step(env, np.zeros(10), 1)
+        # Slot 0 faces its goal straight ahead: full speed, no turn; slot 1's goal is behind its right: turn in place.
+        np.testing.assert_allclose(walker.command[0], [0.6, 0.0, 0.0], atol=0.02)
+        assert walker.command[1, 0] == 0.0 and walker.command[1, 2] < -0.9
+        qpos[0, root:root + 2] = (1.95, 0.0)  # within 0.1 m of the first goal
+        step(env, np.zeros(10), 1)
+        assert env.runner.tasks['LocomotionTask'].goal_index[0] == 1
+        assert walker.command[0, 2] > 0.9  # the second goal is to its left
+        qpos[0, root:root + 2] = (2.0, 1.97)
+        out = step(env, np.zeros(10), 1)
+        np.testing.assert_allclose(walker.command[0], 0.0)  # both reached: stand
+        qpos[0, root:root + 2] = (2.0, 2.3)  # drifted out: stepped back to the last goal
+        step(env, np.zeros(10), 1)
+        assert walker.command[0, 2] < -0.9 and env.runner.tasks['LocomotionTask'].goal_index[0] == 2
+        qpos[0, root:root + 2] = (2.0, 2.0)
+        for _ in range(999):
+            out = env.step_arrays({'h1': {'leg_action': np.zeros((2, 10))}})
+            if out.truncated[0] or out.terminated[0]:
+                break
+        assert out.metrics[0]['goals_reached'] == 2
+    env.close()
+
+
+def test_widened_policy_acts_as_the_old_one():
+    """``--init-from`` adds inputs with zero weights: whatever they read, the policy is unchanged."""
+    import torch
+
+    from internutopia_extension.robots.h1_locomotion.policy.train import widen_inputs
+
+    torch.manual_seed(0)
+    old = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ELU(), torch.nn.Linear(8, 2))
+    new = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ELU(), torch.nn.Linear(8, 2))
+    state = {f'mlp_extractor.{net}.{k}': v for net in ('policy_net', 'value_net') for k, v in old.state_dict().items()}
+    widened = widen_inputs(state, [0, 1, 2])
+    new.load_state_dict({k.split('.', 2)[2]: v for k, v in widened.items() if k.startswith('mlp_extractor.policy_net')})
+    x = torch.randn(4, 5)
+    with torch.no_grad():
+        np.testing.assert_allclose(new(torch.cat([torch.randn(4, 3) * 10, x], 1)).numpy(), old(x).numpy(), atol=1e-6)
+    assert widened['mlp_extractor.value_net.0.weight'].shape == (8, 8)
 
 
 def test_locomotion_must_be_a_known_mode():
@@ -214,3 +297,82 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
         legs = group.ids(np.array([0]), 'actuator', list(gait.LEG_JOINTS))[0]
         np.testing.assert_allclose(data.ctrl[0, legs], expected[0], atol=1e-5)
         np.testing.assert_allclose(walker.command[0], [0.5, 0.0, 0.2])
+
+    # The evaluation script measures that policy and writes its figures.
+    from internutopia_extension.robots.h1_locomotion.policy import evaluate
+
+    result = evaluate.main(['--policy', str(policy_path), '--num-envs', '2', '--seconds', '0.5', '--json', str(tmp_path / 'eval.json')])
+    assert set(result) == {'paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking'}
+    assert len(result['tracking']) == 10 and all(len(row['reached']) == 3 for row in result['tracking'])
+    runs = [result[name] for name in ('paths', 'point_goals', 'random_commands', 'random_commands_pushed')]
+    assert all(run['episodes'] == 2 and 0.0 <= run['fall_rate'] <= 1.0 for run in runs)
+    # The falls under random commands are split between episodes with and without fast lateral commands.
+    split = result['random_commands']
+    assert split['fast_lateral']['episodes'] + split['no_fast_lateral']['episodes'] == 2
+    assert result['paths']['success'] == 0.0  # (3, 4) is 5 m away: not reached in 0.5 s
+    # Dropped 1 cm onto its soles, it stands on them: they carry its weight, not its pelvis or knees.
+    assert result['random_commands']['weight_on_soles'] > 0.5  # (the landing's impact in these 0.5 s adds to it)
+    assert (tmp_path / 'eval.json').stat().st_size > 100
+
+
+def shipped_policy_env(goals, physics_dt=1 / 240):
+    from internutopia_extension.configs.robots.h1 import move_to_point_cfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(
+        locomotion='walking', walking_policy='default', position=(0.0, 0.0, 1.0), controllers=[move_by_speed_cfg, move_to_point_cfg])])
+        for _ in goals]
+    config = Config(simulator=SimConfig(physics_dt=physics_dt, rendering_dt=physics_dt), env_num=len(goals), env_offset_size=10.0,
+                    metrics_save_path='none', task_configs=tasks)
+    env = Env(config)
+    env.reset()
+    return env
+
+
+def test_the_shipped_policy_walks_to_point_goals_in_every_direction():
+    """The shipped ONNX policy (``walking_policy='default'``) takes H1 on its own legs to goals
+    2 m ahead, to the left, behind and diagonally (the user example's 1/240 s step), carrying its
+    weight on its soles, without falling."""
+    from internutopia_extension.robots.h1_locomotion.rewards import fallen
+
+    goals = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [1.5, -1.5]])
+    env = shipped_policy_env(goals)
+    group = h1_group(env)
+    slots = np.arange(len(goals))
+    actions = [{'h1': {'move_to_point': [[*goal, 0.0]]}} for goal in goals]
+    reached = np.zeros(len(goals), dtype=bool)
+    fell = np.zeros(len(goals), dtype=bool)
+    weights = []  # the soles' share of the weight, sampled over the last 2 s (held at the goal)
+    steps = 12 * 240
+    for i in range(steps):
+        obs, *_ = env.step(actions)
+        if i % 24 == 0:
+            state = group.walker.state(slots)
+            fell |= fallen(state)
+            position = np.array([o['h1']['position'][:2] for o in obs])
+            reached |= np.linalg.norm(position - goals, axis=1) < 0.1
+            if i >= steps - 2 * 240:
+                weights.append(state.touch.sum(axis=1) / (H1_MASS * GRAVITY))
+    env.close()
+    assert not fell.any(), f'fell: slots {np.flatnonzero(fell)}'
+    assert reached.all(), f'not reached: slots {np.flatnonzero(~reached)}, at {position}'
+    # Standing (stepping in place) at its goal, its soles carry its weight: an instant's force swings
+    # with the steps, the mean over 2 s does not.
+    weight = np.mean(weights, axis=0)
+    assert np.all((weight > 0.85) & (weight < 1.15)), weight
+
+
+def test_the_shipped_policy_stands_still_at_a_zero_command():
+    from internutopia_extension.robots.h1_locomotion.rewards import fallen
+
+    env = shipped_policy_env(np.zeros((2, 2)))
+    group = h1_group(env)
+    start = None
+    for i in range(int(10 * 240)):
+        obs, *_ = env.step([{'h1': {'move_by_speed': [0.0, 0.0, 0.0]}}] * 2)
+        if i == 240:  # (after settling from the 1 cm drop)
+            start = np.array([o['h1']['position'][:2] for o in obs])
+    drift = np.linalg.norm(np.array([o['h1']['position'][:2] for o in obs]) - start, axis=1)
+    assert not fallen(group.walker.state(np.arange(2))).any()
+    env.close()
+    assert drift.max() < 0.05, drift

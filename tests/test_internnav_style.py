@@ -27,7 +27,7 @@ def nav_config(tmp_path, max_steps=200):
 
 
 def test_internnav_style_package_on_h1_with_a_camera(tmp_path):
-    with Env(nav_config(tmp_path, max_steps=120)) as env:
+    with Env(nav_config(tmp_path, max_steps=240)) as env:
         obs, _ = env.reset()
         first_image = np.array(obs[0]['h1']['sensors']['camera']['rgba'])
         steps = 0
@@ -49,8 +49,8 @@ def test_internnav_style_package_on_h1_with_a_camera(tmp_path):
                 assert np.abs(image.astype(int) - first_image.astype(int)).mean() > 0.5  # and it moved
                 turned = obs[1]['h1']
                 assert np.linalg.norm(turned['globalgps']) < 0.05  # turning in place
-            assert steps < 200
-        assert ended[0] < ended[1] == 120  # slot 0 arrived, slot 1 ran out of steps
+            assert steps < 300
+        assert ended[0] < ended[1] == 240  # slot 0 arrived (H1 walks it in about 2.5 s), slot 1 ran out of steps
     records = [json.loads(line) for line in (tmp_path / 'results.jsonl').read_text().splitlines()]
     assert len(records) == 2
     by_slot = sorted(records, key=lambda r: json.dumps(r, sort_keys=True))
@@ -61,7 +61,8 @@ def test_internnav_style_package_on_h1_with_a_camera(tmp_path):
     # Fed every step but the one its task ended on (as InternUtopia does): the last distance it saw is
     # one step short of the arrival radius.
     assert arrived['updates'] == ended[0] - 1
-    assert turned['updates'] == 119 and turned['path_length'] < 0.1
+    # (turning in place on its own legs, the pelvis sways a few centimetres with every step)
+    assert turned['updates'] == 239 and turned['path_length'] < 0.5
 
 
 RAY_DRIVER = '''
@@ -86,7 +87,7 @@ camera = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(3
 h1 = NavH1Cfg(position=(0.0, 0.0, 1.05), sensors=[camera],
               controllers=[move_by_speed_cfg, DiscreteMoveCfg(name='discrete', sub_controllers=[move_by_speed_cfg])])
 # InternNav passes its run settings as task config keys (kept as extras, as upstream keeps them).
-tasks = [EvalTaskCfg(goal=(0.5, 0.0), max_steps=80, robots=[h1], metrics=[PathMetricCfg()], env_num=1, offset_size=10,
+tasks = [EvalTaskCfg(goal=(0.5, 0.0), max_steps=180, robots=[h1], metrics=[PathMetricCfg()], env_num=1, offset_size=10,
                      proc_num=2) for _ in range(2)]
 config = Config(simulator=SimConfig(physics_dt=1 / 60), env_num=1, metrics_save_path=sys.argv[1], task_configs=tasks)
 env = Env(config.distribute(RayDistributionCfg(proc_num=2)))

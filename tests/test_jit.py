@@ -100,7 +100,8 @@ def test_switch_off_runs_numpy_with_the_same_motion():
         from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_along_path_cfg, move_by_speed_cfg
         from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
         import_extensions()
-        task = SingleInferenceTaskCfg(robots=[H1RobotCfg(controllers=[move_by_speed_cfg, move_along_path_cfg])])
+        # carried: the steering and the holonomic base are what the two paths compute
+        task = SingleInferenceTaskCfg(robots=[H1RobotCfg(locomotion='carried', controllers=[move_by_speed_cfg, move_along_path_cfg])])
         env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=2,
                          metrics_save_path='none', task_configs=[task] * 2))
         env.reset()

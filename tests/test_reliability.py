@@ -168,7 +168,8 @@ def test_a_runaway_command_ends_its_slot_with_the_divergence_flagged(make_config
     from internutopia_extension.configs.robots.h1 import move_by_speed_cfg
 
     unlimited = move_by_speed_cfg.update(max_linear_speed=1e9)
-    task = FiniteStepTaskCfg(max_steps=60, robots=[H1RobotCfg(controllers=[unlimited])])
+    # Carried: its base follows any speed (a walking H1's command is clipped to the trained range).
+    task = FiniteStepTaskCfg(max_steps=60, robots=[H1RobotCfg(locomotion='carried', controllers=[unlimited])])
     runaway = {'h1': {'move_by_speed': [1e6, 0.0, 0.0]}}
     with Env(make_config([task] * 2, env_num=2)) as env, Env(make_config([task], env_num=1)) as alone:
         env.reset()

@@ -26,9 +26,12 @@ def test_a_wheel_command_beyond_the_robots_range_drives_at_top_speed_not_zero(ma
 
 
 def test_an_h1_base_command_beyond_its_range_is_clamped_to_top_speed(make_config):
+    """A carried H1's base is clamped to the controller's top speed (a walking H1's command is clipped
+    to the trained range: ``test_h1_walking.py``)."""
     from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
 
-    task = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg])])
+    task = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(locomotion='carried', position=(0.0, 0.0, 1.05),
+                                                                controllers=[move_by_speed_cfg])])
     with Env(make_config([task] * 3, env_num=3)) as env:
         env.reset()
         for _ in range(60):  # a quarter second at 1/240 s

@@ -61,7 +61,8 @@ def test_h1_joint_names_and_order_are_internutopias():
 
 
 def test_an_h1_joint_vector_in_internutopias_order_moves_the_joint_it_names():
-    h1 = h1_configs.H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[h1_configs.joint_controller])
+    # Carried: its pelvis is held, so one bent knee does not topple it (a walking H1's policy owns its legs).
+    h1 = h1_configs.H1RobotCfg(locomotion='carried', position=(0.0, 0.0, 1.05), controllers=[h1_configs.joint_controller])
     knee = UPSTREAM_H1.index('left_knee_joint')
     assert knee == 11  # index 11 is the left knee in InternUtopia (it was the left shoulder in Menagerie's order)
     with Env(one_robot(h1)) as env:

@@ -287,7 +287,10 @@ def test_the_array_api_steps_the_warp_world(env):
 
 def test_a_slot_changing_structure_moves_between_warp_packs_and_back():
     # The H1 and Jetbot-with-cube structures of tests/test_warp_backend_agreement.py: no new compile.
-    from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
+    from internutopia_extension.configs.robots.h1 import H1_JOINT_NAMES, H1RobotCfg, move_by_speed_cfg
+    from internutopia_extension.robots.h1_locomotion.gait import STANDING_POSE
+
+    H1_STANDING = np.array([STANDING_POSE.get(name, 0.0) for name in H1_JOINT_NAMES])
 
     h1 = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(controllers=[move_by_speed_cfg])])
     tasks = [jetbot_cube_task(), jetbot_cube_task(), h1, jetbot_cube_task()]
@@ -301,8 +304,10 @@ def test_a_slot_changing_structure_moves_between_warp_packs_and_back():
         assert 'h1' in obs[0] and env.runner.world.pack(0) is not jetbots and env.runner.world.pack(1) is jetbots
         for name, value in env.runner.world.slot_state(1).items():
             np.testing.assert_array_equal(value, slot1[name], err_msg=name)
-        obs, *_ = env.step([{'h1': {'move_by_speed': [0.5, 0.0, 0.0]}}, DRIVE])
-        assert obs[0]['h1']['position'][0] > 0.0 and np.all(np.isfinite(obs[1]['jetbot']['position']))
+        for _ in range(60):  # a quarter of a second: the walking H1's legs start their first stride
+            obs, *_ = env.step([{'h1': {'move_by_speed': [0.5, 0.0, 0.0]}}, DRIVE])
+        assert np.abs(obs[0]['h1']['joint_positions'] - H1_STANDING).max() > 0.05
+        assert np.all(np.isfinite(obs[1]['jetbot']['position']))
         obs, _ = env.reset([0])  # back to a Jetbot: the parked pack is taken up again, from rest
         assert env.runner.world.pack(0) is jetbots and 'jetbot' in obs[0]
         np.testing.assert_allclose(obs[0]['jetbot']['position'], [0.0, 0.0, 0.0], atol=0.05)

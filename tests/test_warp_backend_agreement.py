@@ -30,15 +30,17 @@ pytest.importorskip('mujoco_warp', reason="the warp extra is not installed (pip 
 from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia_extension.configs.objects import DynamicCubeCfg  # noqa: E402
-from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg  # noqa: E402
+from internutopia_extension.configs.robots.h1 import H1_JOINT_NAMES, H1RobotCfg, move_by_speed_cfg  # noqa: E402
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+from internutopia_extension.robots.h1_locomotion.gait import STANDING_POSE  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 JETBOT = FiniteStepTaskCfg(max_steps=1000, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))],
                            objects=[DynamicCubeCfg(name='cube', position=(0.3, 0.0, 0.05), scale=(0.1, 0.1, 0.1))])
 H1 = FiniteStepTaskCfg(max_steps=1000, robots=[H1RobotCfg(controllers=[move_by_speed_cfg])])
+H1_STANDING = np.array([STANDING_POSE.get(name, 0.0) for name in H1_JOINT_NAMES])
 
 
 def run(backend: str, tasks: list, actions: list, steps: int, physics_dt: float = 1 / 240) -> tuple[list, list[np.ndarray]]:
@@ -62,7 +64,9 @@ def test_h1_and_a_jetbot_pushing_a_cube_side_by_side_agree_with_the_mujoco_backe
     obs, got = run('warp', tasks, actions, 60)
     for slot in (0, 2):
         np.testing.assert_allclose(got[slot], expected[slot], atol=1e-4, err_msg=f'H1 in env {slot}')
-        assert obs[slot]['h1']['position'][0] > 0.05  # it did move: the agreement is not two robots standing still
+        # It did move: the agreement is not two robots standing still (H1 walks: in a quarter of a second
+        # its legs have started the first stride; the command ramps up over half a second).
+        assert np.abs(obs[slot]['h1']['joint_positions'] - H1_STANDING).max() > 0.05
     jetbot, cube = got[1], expected[1]
     np.testing.assert_allclose(jetbot[:3], cube[:3], atol=5e-3, err_msg='Jetbot base position')
     np.testing.assert_allclose(jetbot[7:9], cube[7:9], atol=2e-2, err_msg='Jetbot wheel angles')
@@ -93,7 +97,8 @@ def test_franka_ik_and_gripper_in_a_converted_usd_scene_agree_with_the_mujoco_ba
 
     target = np.array([0.45, 0.1, 0.3])
     task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
-                                  robots=[FrankaRobotCfg(position=(0.0, 0.0, 0.0), controllers=[arm_ik_cfg, gripper_cfg])],
+                                  # (one physics step per env step: the agreement, not the grip, is under test)
+                                  robots=[FrankaRobotCfg(position=(0.0, 0.0, 0.0), physics_substep=None, controllers=[arm_ik_cfg, gripper_cfg])],
                                   objects=[DynamicCubeCfg(name='cube', position=(0.5, 0.1, 0.025), scale=(0.05, 0.05, 0.05))])
     actions = [{'franka': {'arm_ik_controller': [target, np.array([0.0, 1.0, 0.0, 0.0])], 'gripper_controller': ['open']}}]
     _, expected = run('mujoco', [task], actions, 240)

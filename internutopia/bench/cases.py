@@ -93,9 +93,10 @@ register_camera('on', lambda camera: [camera.update(resolution=(320, 240), enabl
 # built-in cases: the user's example path for the humanoids, a smaller one for the small jetbot
 _HUMANOID_PATH = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
 register_case(robot_case('h1', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg',
-                         _HUMANOID_PATH, 'H1 following the example path (holonomic base, compiled steering)'))
+                         _HUMANOID_PATH, "H1 following the example path, carried (locomotion='carried': holonomic base, compiled steering)",
+                         robot_fields=lambda: {'locomotion': 'carried'}))
 register_case(robot_case('h1_walking', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg',
-                         _HUMANOID_PATH, 'H1 walking the example path on its own legs (its ONNX walking policy, 50 Hz)',
+                         _HUMANOID_PATH, "H1 walking the example path on its own legs (the default locomotion='walking': its ONNX walking policy, 50 Hz)",
                          default=False, robot_fields=lambda: {
                              'name': 'h1_walking', 'locomotion': 'walking',
                              'walking_policy': os.environ.get('INTERNUTOPIA_BENCH_H1_POLICY', 'default')}))

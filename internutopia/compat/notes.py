@@ -40,10 +40,11 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.controllers.h1_move_by_speed_controller.RLPolicy': (
-        ABSENT, "wraps rsl_rl's pickled torch walking policy, which is not on PyPI; H1 is driven as a holonomic base "
-                '(docs/robots.md)'),
+        ABSENT, "wraps rsl_rl's pickled torch walking policy, which is not on PyPI; H1 walks with this project's ONNX "
+                'policy (docs/robots.md)'),
     'internutopia_extension.controllers.h1_move_by_speed_controller.H1MoveBySpeedController': (
-        IMPROVED, '`[forward, lateral, yaw_rate]` moves H1 as a holonomic base, every slot in one call (docs/robots.md)'),
+        IMPROVED, "`[forward, lateral, yaw_rate]` is the walking policy's velocity command (or, with "
+                  "`locomotion='carried'`, moves H1 as a holonomic base), every slot in one call (docs/robots.md)"),
     'internutopia_extension.controllers.rmpflow_controller.RMPFlowController': (
         IMPROVED, "Isaac's Lula RMPflow is not available: the damped least-squares IK controller under this name"),
     'internutopia_extension.controllers.move_to_point_oracle_controller.MoveToPointOracleController': (
@@ -93,7 +94,7 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.util.physics': (ABSENT, 'switches USD collider APIs of Isaac Sim prims; colliders come from the models here'),
     'internutopia.core.util.joint': (ABSENT, 'creates USD physics joints in an Isaac Sim stage; joints come from the models here'),
     'internutopia.core.util.rsl_rl': (ABSENT, "loads rsl_rl's pickled torch walking policies (H1, Aliengo), which are not on PyPI; "
-                                      "G1 walks with holosoma's ONNX policy, H1 is driven as a holonomic base"),
+                                      "G1 walks with holosoma's ONNX policy, H1 with the ONNX policy this project trained"),
     'internutopia.core.task_config_manager.base.setup_offset_for_assets': (
         ABSENT, "rewrites the user's TaskCfg in place (robot names, prim paths, positions shifted by the env's origin); "
                 'here configs are never changed and positions stay env-local'),
@@ -154,7 +155,8 @@ NOTES: dict[str, tuple[str, str]] = {
                                                                       'things, Isaac layout (docs/perception.md)'),
     'internutopia_extension.configs.sensors.RepCameraCfg.pointcloud': (SAME, 'env-local points, one per pixel that hit something'),
     'internutopia_extension.configs.controllers.h1_move_by_speed_controller.H1MoveBySpeedControllerCfg.policy_weights_path': (
-        SAME, 'accepted and unused: no H1 walking policy is on PyPI, so H1 is driven as a holonomic base (docs/robots.md)'),
+        SAME, 'accepted and unused: no H1 walking policy is on PyPI; H1 walks with the policy this project trained '
+              '(`H1RobotCfg.walking_policy` picks another; docs/robots.md)'),
     'internutopia_extension.configs.controllers.g1_move_by_speed_controller.G1MoveBySpeedControllerCfg.policy_weights_path': (
         SAME, "accepted and unused: G1 walks with holosoma's ONNX policy (docs/robots.md)"),
     'internutopia_extension.configs.controllers.ik_controller.InverseKinematicsControllerCfg.robot_description_path': (

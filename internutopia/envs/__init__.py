@@ -4,7 +4,7 @@
 id                                 what
 =================================  ======================================================================
 ``internutopia/JetbotPointNav-v0``  jetbot drives to a point goal on flat ground (``move_by_speed``, 10 Hz)
-``internutopia/H1PointNav-v0``      Unitree H1 (holonomic base) goes to a point goal (``move_by_speed``, 10 Hz)
+``internutopia/H1PointNav-v0``      Unitree H1 (walking on its own legs) goes to a point goal (``move_by_speed``, 10 Hz)
 ``internutopia/G1PointNav-v0``      Unitree G1 walks to a point goal with its trained ONNX policy (10 Hz)
 ``internutopia/FrankaReach-v0``     Franka Panda brings its tool frame to a marker (arm + gripper action, 10 Hz)
 ``internutopia/FrankaPick-v0``      Franka picks a cube up 10 cm

@@ -67,7 +67,7 @@ def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequen
                        min_distance: float | None = None, max_distance: float | None = None,
                        max_steps: int | None = None, success_distance: float = 0.3, physics_dt: float | None = None,
                        action_repeat: int | None = None, env_offset_size: float = 10.0, metrics_save_path: str = 'none',
-                       **kwargs: Any) -> Any:
+                       robot_cfg: Any = None, **kwargs: Any) -> Any:
     """A point-goal navigation :class:`~internutopia.core.gym_vector.VectorEnv` with sampled episodes.
 
     Args:
@@ -82,6 +82,8 @@ def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequen
         action_repeat: physics steps per action (default: the preset's).
         env_offset_size: slot spacing (m).
         metrics_save_path: where finished episodes are reported (``'none'``, ``'console'``, a file).
+        robot_cfg: the robot's config instead of the preset's (e.g. ``H1RobotCfg(locomotion='carried',
+            ...)``, with the controllers the preset's has); it is copied, never changed.
         **kwargs: passed to :class:`~internutopia.core.gym_vector.VectorEnv` (``obs_keys``,
             ``obs_mode``, ``autoreset_mode``, ``controller``, ``render_mode``, ...).
     """
@@ -92,7 +94,7 @@ def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequen
     if preset is None:
         raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
     dt = physics_dt if physics_dt is not None else preset['physics_dt']
-    sampler = point_nav_sampler(robot, scenes, min_distance, max_distance, max_steps, success_distance, dt)
+    sampler = point_nav_sampler(robot, scenes, min_distance, max_distance, max_steps, success_distance, dt, robot_cfg=robot_cfg)
     config = Config(simulator=SimConfig(physics_dt=dt, rendering_dt=dt), env_num=num_envs, env_offset_size=env_offset_size,
                     metrics_save_path=metrics_save_path, task_configs=[sampler.first])
     return VectorEnv(config, episodes=sampler, action_repeat=action_repeat or preset['action_repeat'], **kwargs)

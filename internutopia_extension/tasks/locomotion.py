@@ -3,8 +3,10 @@
 Every physics step the task reads the walker's state (:meth:`H1Walker.state`), adds the walking
 reward (:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, at least 0, scaled by the
 physics step so that a 50 Hz tick's four steps sum to one tick's reward), ends the episode of a robot that
-fell, and moves each slot to its next command when that command's start time comes. Its episode
-record says whether the robot fell, how long it walked and how well it tracked its commands.
+fell, and moves each slot to its next command when that command's start time comes (or, for an
+episode with goal points, steers it towards its current goal as ``move_to_point`` would). Its
+episode record says whether the robot fell, how long it walked, how well it tracked its commands
+and how many goals it reached.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
+from internutopia_extension.controllers.base_motion import steer_towards
 from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES, TERMS, fallen, reward_terms
 
 _TERM_NAMES = list(TERMS)
@@ -47,6 +50,12 @@ class LocomotionTask(BaseTask):
         self.push_speed = np.zeros(n)
         self.next_push = np.full(n, np.iinfo(np.int64).max)  # step count of the slot's next push
         self.rng = np.random.default_rng(0)
+        self.has_goals = np.zeros(n, dtype=bool)
+        self.goal_points = np.zeros((n, 1, 3))  # (slot, goal, xyz); grows to the longest list of goals
+        self.goal_count = np.zeros(n, dtype=np.int64)
+        self.goal_index = np.zeros(n, dtype=np.int64)
+        self.goal_speed = np.ones(n)
+        self.goal_tolerance = np.full(n, 0.1)
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
@@ -66,6 +75,16 @@ class LocomotionTask(BaseTask):
         self.next_command[slot] = 0
         self.next_change[slot] = 0
         self._advance_commands(np.array([slot]))
+        goals = config.goals or []
+        if len(goals) > self.goal_points.shape[1]:
+            grown = np.zeros((self.env_num, len(goals), 3))
+            grown[:, :self.goal_points.shape[1]] = self.goal_points
+            self.goal_points = grown
+        if goals:
+            self.goal_points[slot, :len(goals), :2] = goals
+        self.has_goals[slot], self.goal_count[slot] = config.goals is not None, len(goals)
+        self.goal_index[slot] = 0
+        self.goal_speed[slot], self.goal_tolerance[slot] = config.goal_speed, config.goal_tolerance
         self.push_interval[slot] = config.push_interval or (0.0, 0.0)
         self.push_speed[slot] = config.push_speed
         self.next_push[slot] = np.iinfo(np.int64).max
@@ -100,6 +119,33 @@ class LocomotionTask(BaseTask):
             self.next_change[slot] = (int(round(schedule[index + 1][0] / self.step_dt[slot])) if index + 1 < len(schedule)
                                       else np.iinfo(np.int64).max)
 
+    def _steer(self, slots: np.ndarray) -> None:
+        """Command the slots of ``slots`` that have goal points towards their current goals."""
+        steering = slots[self.has_goals[slots]]
+        if not len(steering):
+            return
+        last = self.goal_points.shape[1] - 1
+        for group, _, members in self.robot.groups(steering):
+            adr = group.root_qposadr[members][:, None]
+            qpos = group.bound_world.data.qpos
+            position, orientation = qpos[members[:, None], adr + np.arange(3)], qpos[members[:, None], adr + np.arange(3, 7)]
+            # A goal within tolerance is reached; the command then already heads for the next one.
+            goal = self.goal_points[members, np.minimum(self.goal_index[members], last)]
+            reached = ((self.goal_index[members] < self.goal_count[members])
+                       & (np.hypot(*(goal[:, :2] - position[:, :2]).T) < self.goal_tolerance[members]))
+            self.goal_index[members] += reached
+            index = self.goal_index[members]
+            # Past the last goal it is held on that goal, as a user calling move_to_point every step
+            # does: still within tolerance it stands, drifted out it steps back.
+            goal = self.goal_points[members, np.minimum(index, self.goal_count[members] - 1)]
+            velocity = np.zeros((len(members), 3))
+            tolerances = self.goal_tolerance[members]
+            for tolerance in np.unique(tolerances):  # (one value in practice)
+                rows = tolerances == tolerance
+                velocity[rows] = steer_towards(position[rows], orientation[rows], goal[rows], 1.0, 1.0, float(tolerance))[0]
+            velocity[:, 0] *= self.goal_speed[members]
+            group.walker.set_command(members, velocity, hold=True)  # type: ignore[attr-defined]
+
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         reward = np.zeros(len(slots))
         fell = np.zeros(len(slots), dtype=bool)
@@ -120,6 +166,7 @@ class LocomotionTask(BaseTask):
         terminated = fell & self.end_on_fall[slots]
         truncated = ~terminated & (self.view.steps[slots] >= self.max_steps[slots])
         self._advance_commands(slots)
+        self._steer(slots)
         self._push(slots)
         return reward, terminated, truncated
 
@@ -131,4 +178,5 @@ class LocomotionTask(BaseTask):
         return {**metrics, 'fell': bool(self.fell[slot]), 'steps': steps,
                 'seconds': steps * float(self.step_dt[slot]),
                 'mean_velocity_error': float(self.tracking_error[slot] / steps),
-                'mean_yaw_rate_error': float(self.yaw_rate_error[slot] / steps)}
+                'mean_yaw_rate_error': float(self.yaw_rate_error[slot] / steps),
+                'goals_reached': int(self.goal_index[slot])}

@@ -70,5 +70,5 @@ class H1RobotCfg(RobotCfg):
     position: tuple[float, float, float] = (0.0, 0.0, 1.05)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
-    locomotion: Literal['carried', 'walking'] = 'carried'
+    locomotion: Literal['walking', 'carried'] = 'walking'
     walking_policy: str = 'default'

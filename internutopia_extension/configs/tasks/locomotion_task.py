@@ -1,11 +1,12 @@
-"""``LocomotionTaskCfg``: a legged robot follows a schedule of velocity commands (for training and
-measuring a walking controller)."""
+"""``LocomotionTaskCfg``: a legged robot follows a schedule of velocity commands, or steers through
+goal points (for training and measuring a walking controller)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from pydantic import field_validator
+from pydantic import field_validator, model_validator
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.config.values import check_steps
@@ -22,6 +23,13 @@ class LocomotionTaskCfg(TaskCfg):
     ``push_interval`` (seconds, ``(min, max)``) the robot is pushed at random intervals in that
     range: its pelvis gains a horizontal velocity of half to all of ``push_speed`` m/s in a random direction
     (how a walking policy learns to recover).
+
+    With ``goals`` (points ``(x, y)`` in the slot's frame) the commands come from steering through
+    them in turn instead, the way ``move_to_point`` steers (forward up to ``goal_speed`` m/s, turning
+    in place when facing away, slowing near a goal); a goal within ``goal_tolerance`` m counts as
+    reached. After the last one the robot is held there as ``move_to_point`` called every step
+    holds it: a zero command within the tolerance, steering back when it drifts out. ``commands``
+    must then be left as it is.
     """
 
     type: str = 'LocomotionTask'
@@ -32,6 +40,9 @@ class LocomotionTaskCfg(TaskCfg):
     reward_scales: dict[str, float] | None = None
     push_interval: tuple[float, float] | None = None
     push_speed: float = 0.5
+    goals: list[tuple[float, float]] | None = None
+    goal_speed: float = 1.0
+    goal_tolerance: float = 0.1
 
     @field_validator('max_steps')
     @classmethod
@@ -63,6 +74,26 @@ class LocomotionTaskCfg(TaskCfg):
         if not (math.isfinite(value) and 0.0 <= value <= 5.0):
             raise ValueError(f'push_speed must be a speed in [0, 5] m/s; got {value!r}')
         return value
+
+    @field_validator('goals')
+    @classmethod
+    def _goals(cls, value: list[tuple[float, float]] | None) -> list[tuple[float, float]] | None:
+        if value is not None and (not value or not all(math.isfinite(x) for point in value for x in point)):
+            raise ValueError(f'goals must be a non-empty list of finite (x, y) points; got {value!r}')
+        return value
+
+    @field_validator('goal_speed', 'goal_tolerance')
+    @classmethod
+    def _positive(cls, value: float, info: Any) -> float:
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f'{info.field_name} must be a positive number; got {value!r}')
+        return value
+
+    @model_validator(mode='after')
+    def _goals_or_commands(self) -> LocomotionTaskCfg:
+        if self.goals is not None and self.commands != [(0.0, 0.0, 0.0, 0.0)]:
+            raise ValueError('give goals or a commands schedule, not both')
+        return self
 
     @field_validator('reward_scales')
     @classmethod

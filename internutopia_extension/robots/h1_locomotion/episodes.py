@@ -1,9 +1,11 @@
-"""Episodes H1's walking policy trains in: random velocity commands, pushes, falls end them.
+"""Episodes H1's walking policy trains in: random velocity commands or goal points, pushes, falls end them.
 
-An H1 stands at the slot origin with a random heading and gets a new random command every 4-8 s
-(forward -0.3 to 1 m/s, lateral up to +-0.4 m/s, yaw rate up to +-1 rad/s, sometimes zero:
-stand still), for 20 s or until it falls; every 5-10 s it is pushed (0.25-0.5 m/s of pelvis
-velocity). :func:`walk_sampler` draws them endlessly from a seeded generator; the Gymnasium id
+An H1 stands at the slot origin with a random heading. In half the episodes it gets a new random
+command every 4-8 s (forward -0.3 to 1 m/s, lateral up to +-0.5 m/s, yaw rate up to +-1 rad/s,
+sometimes zero: stand still); in the other half it steers through 2-4 random goal points the way
+``move_to_point`` does (turning in place, walking and turning at once, slowing down and stopping
+at each goal, then held on the last one: the commands a navigation user gives), at 0.4-1 m/s. An episode lasts 20 s or until
+the robot falls; every 5-10 s it is pushed (0.25-0.5 m/s of pelvis velocity). :func:`walk_sampler` draws them endlessly from a seeded generator; the Gymnasium id
 ``internutopia/H1Walk-v0`` (:mod:`internutopia.envs.locomotion`) runs them.
 """
 
@@ -21,12 +23,18 @@ EPISODE_SECONDS = 20.0
 COMMAND_HOLD = (4.0, 8.0)
 #: Command ranges of training episodes: forward, lateral (m/s), yaw rate (rad/s).
 FORWARD_RANGE = (-0.3, 1.0)
-LATERAL_RANGE = (-0.4, 0.4)
+LATERAL_RANGE = (-0.5, 0.5)
 YAW_RATE_RANGE = (-1.0, 1.0)
 #: Share of commands that are zero (stand), and of those with a lateral or a yaw part.
 STAND_SHARE = 0.15
 LATERAL_SHARE = 0.4
 YAW_SHARE = 0.5
+#: Share of episodes that steer through goal points, how many goals, how far apart (m), how fast (m/s).
+GOAL_SHARE = 0.5
+GOAL_COUNT = (2, 4)
+GOAL_DISTANCE = (1.0, 4.0)
+GOAL_SPEED = (0.4, 1.0)
+GOAL_TOLERANCES = (0.05, 0.1)
 #: Pelvis height a walking H1 starts at (standing pose, soles 1 cm above the floor).
 START_HEIGHT = 1.0
 #: Pushes of training episodes: every 5-10 s, up to 0.5 m/s of pelvis velocity.
@@ -57,12 +65,23 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
         robot = H1RobotCfg(locomotion='walking', walking_policy='controller', position=(0.0, 0.0, START_HEIGHT),
                            orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))),
                            controllers=[H1LegActionControllerCfg()])
-        commands, start = [], 0.0
-        while start < seconds:
-            commands.append((start, *random_command(rng)))
-            start += float(rng.uniform(*COMMAND_HOLD))
+        steering: dict[str, Any] = {}
+        if rng.random() < GOAL_SHARE:
+            goals, point = [], np.zeros(2)
+            for _ in range(int(rng.integers(GOAL_COUNT[0], GOAL_COUNT[1] + 1))):
+                angle, distance = rng.uniform(-np.pi, np.pi), rng.uniform(*GOAL_DISTANCE)
+                point = point + distance * np.array([np.cos(angle), np.sin(angle)])
+                goals.append((float(point[0]), float(point[1])))
+            # move_to_point's tolerance or move_along_path's (InternUtopia's H1 config)
+            steering = {'goals': goals, 'goal_speed': float(rng.uniform(*GOAL_SPEED)), 'goal_tolerance': float(rng.choice(GOAL_TOLERANCES))}
+        else:
+            commands, start = [], 0.0
+            while start < seconds:
+                commands.append((start, *random_command(rng)))
+                start += float(rng.uniform(*COMMAND_HOLD))
+            steering = {'commands': commands}
         return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot],
-                                 max_steps=int(round(seconds / PHYSICS_DT)), commands=commands,
+                                 max_steps=int(round(seconds / PHYSICS_DT)), **steering,
                                  push_interval=PUSH_INTERVAL if pushes else None, push_speed=PUSH_SPEED)
 
     def sample(rng: np.random.Generator) -> list:

@@ -1,20 +1,23 @@
 """What H1's walking controller sees and commands: one definition for training and deployment.
 
-The controller runs at 50 Hz. Each tick it reads the observation of :func:`observe` (41 numbers
+The controller runs at 50 Hz. Each tick it reads the observation of :func:`observe` (44 numbers
 per robot) and outputs 10 numbers in [-1, 1], one per leg joint (:data:`LEG_JOINTS`, the model's
 order); joint ``j``'s servo target is ``STANDING_POSE[j] + ACTION_SCALE[j] * action[j]``. The
 torso and arms hold :data:`STANDING_POSE`.
 
 A gait clock gives the legs their rhythm: while the robot is told to move, the phase runs at
 one stride per :data:`GAIT_PERIOD` seconds (the left leg swings in the second half of its phase,
-the right leg half a period later); at a zero command it stops at 0 and the robot stands on both
-feet. The clock is an input of the policy, not something it controls.
+the right leg half a period later). When the command drops to zero the clock runs on until both
+feet are down (a double-stance moment of the stride), then stops at 0 and the robot stands: a
+leg is never told to plant mid-swing. The clock is an input of the policy, not something it controls.
 
 >>> import numpy as np
->>> obs = observe(np.array([[1.0, 0, 0, 0]]), np.zeros((1, 3)), np.zeros((1, 10)), np.zeros((1, 10)),
+>>> obs = observe(np.array([[1.0, 0, 0, 0]]), np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 10)), np.zeros((1, 10)),
 ...               np.zeros((1, 10)), np.array([[0.5, 0.0, 0.0]]), np.zeros(1))
->>> obs.shape, (obs[0, 3:6] + 0.0).tolist()  # projected gravity of an upright pelvis
-((1, 41), [0.0, 0.0, -1.0])
+>>> obs.shape, (obs[0, 6:9] + 0.0).tolist()  # projected gravity of an upright pelvis
+((1, 44), [0.0, 0.0, -1.0])
+>>> advance_phase(np.array([0.3, 0.52, 0.3]), np.array([False, False, True])).round(3).tolist()  # swing ends first
+[0.325, 0.0, 0.325]
 """
 
 from __future__ import annotations
@@ -49,13 +52,28 @@ ACTION_SCALE = np.array([_SCALE_BY_JOINT[name.split('_', 1)[1].rsplit('_', 1)[0]
 #: Command limits: forward, lateral (m/s), yaw rate (rad/s); commands are clipped to them.
 COMMAND_LOW = np.array([-0.5, -0.5, -1.0])
 COMMAND_HIGH = np.array([1.0, 0.5, 1.0])
+#: How fast the command the legs follow may change: forward and lateral (m/s per s), yaw rate
+#: (rad/s per s). A navigation controller's command can jump (a waypoint reached, a new goal behind
+#: the robot); a jump from walking to turning in place tips a humanoid, a ramp of a few strides does not.
+COMMAND_RATE = np.array([1.0, 1.0, 2.0])
 
 #: Observation scales (the inputs of the network are kept near unit size).
+LIN_VEL_SCALE = 2.0
 ANG_VEL_SCALE = 0.25
 COMMAND_SCALE = np.array([2.0, 2.0, 0.25])
 JOINT_VEL_SCALE = 0.05
-OBS_SIZE = 3 + 3 + 3 + 10 + 10 + 10 + 2
+OBS_SIZE = 3 + 3 + 3 + 3 + 10 + 10 + 10 + 2
 ACTION_SIZE = len(LEG_JOINTS)
+
+
+def ramp_command(followed: np.ndarray, requested: np.ndarray) -> np.ndarray:
+    """One control tick of the command the legs follow towards the requested one (:data:`COMMAND_RATE`).
+
+    >>> ramp_command(np.zeros((1, 3)), np.array([[1.0, 0.0, -1.0]])).round(3).tolist()
+    [[0.02, 0.0, -0.04]]
+    """
+    step = COMMAND_RATE * CONTROL_DT
+    return followed + np.clip(requested - followed, -step, step)
 
 
 def projected_gravity(quat: np.ndarray) -> np.ndarray:
@@ -64,35 +82,61 @@ def projected_gravity(quat: np.ndarray) -> np.ndarray:
     return np.stack([2.0 * (w * y - x * z), -2.0 * (y * z + w * x), -(1.0 - 2.0 * (x * x + y * y))], axis=1)
 
 
+def to_body(quat: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """World-frame vectors ``(k, 3)`` in the body frame of wxyz quaternions ``(k, 4)``: ``R^T v``."""
+    w, u = quat[:, :1], quat[:, 1:]
+    # R^T v = v - 2w (u x v) + 2 u x (u x v), for the unit quaternion (w, u).
+    twice_cross = 2.0 * _cross(u, vector)
+    return vector - w * twice_cross + _cross(u, twice_cross)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of ``(k, 3)`` arrays (``np.cross`` costs about 40 us a call on a few rows)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
 def phase_signal(phase: np.ndarray) -> np.ndarray:
-    """``(sin, cos)`` of the gait phase (in strides), ``(k, 2)``; (0, 1) while standing."""
+    """``(sin, cos)`` of the gait phase (in strides), ``(k, 2)``; (0, 1) while standing (phase 0)."""
     angle = 2.0 * np.pi * phase
     return np.stack([np.sin(angle), np.cos(angle)], axis=1)
 
 
-def expected_stance(phase: np.ndarray, moving: np.ndarray) -> np.ndarray:
+def clock_running(phase: np.ndarray, command: np.ndarray) -> np.ndarray:
+    """Robots whose gait clock runs ``(k,)`` bool: told to move, or finishing a stride."""
+    return (np.linalg.norm(command, axis=1) >= STAND_COMMAND) | (phase > 0.0)
+
+
+def advance_phase(phase: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """The gait phase one tick later: on while ``moving``; otherwise on until both feet are down,
+    then 0 (stopped)."""
+    after = (phase + CONTROL_DT / GAIT_PERIOD) % 1.0
+    both_down = (phase % 0.5) < (STANCE_FRACTION - 0.5)
+    return np.where(moving | ((phase > 0.0) & ~both_down), after, 0.0)
+
+
+def expected_stance(phase: np.ndarray, running: np.ndarray) -> np.ndarray:
     """Which feet should be on the ground, ``(k, 2)`` bool (left, right): both while standing."""
     legs = np.stack([phase % 1.0, (phase + 0.5) % 1.0], axis=1)
-    return (legs < STANCE_FRACTION) | ~moving[:, None]
+    return (legs < STANCE_FRACTION) | ~running[:, None]
 
 
-def observe(quat: np.ndarray, ang_vel: np.ndarray, leg_q: np.ndarray, leg_dq: np.ndarray, last_action: np.ndarray,
-            command: np.ndarray, phase: np.ndarray) -> np.ndarray:
+def observe(quat: np.ndarray, lin_vel: np.ndarray, ang_vel: np.ndarray, leg_q: np.ndarray, leg_dq: np.ndarray,
+            last_action: np.ndarray, command: np.ndarray, phase: np.ndarray) -> np.ndarray:
     """The policy's observation ``(k, OBS_SIZE)`` float32.
 
     Args:
         quat: pelvis orientation, wxyz ``(k, 4)``.
+        lin_vel: pelvis linear velocity in the pelvis frame ``(k, 3)`` (a simulator knows it; a
+            real robot would estimate it).
         ang_vel: pelvis angular velocity in the pelvis frame ``(k, 3)`` (a free joint's ``qvel[3:6]``).
         leg_q, leg_dq: leg joint positions and velocities in :data:`LEG_JOINTS` order ``(k, 10)``.
         last_action: the previous tick's action ``(k, 10)``.
         command: ``[forward, lateral, yaw_rate]`` in the pelvis heading frame ``(k, 3)``.
         phase: gait phase in strides ``(k,)`` (0 while standing).
     """
-    moving = np.linalg.norm(command, axis=1) >= STAND_COMMAND
-    signal = phase_signal(phase)
-    signal[~moving] = (0.0, 1.0)
-    return np.concatenate([ang_vel * ANG_VEL_SCALE, projected_gravity(quat), command * COMMAND_SCALE,
-                           leg_q - LEG_STANDING, leg_dq * JOINT_VEL_SCALE, last_action, signal], axis=1).astype(np.float32)
+    return np.concatenate([lin_vel * LIN_VEL_SCALE, ang_vel * ANG_VEL_SCALE, projected_gravity(quat), command * COMMAND_SCALE,
+                           leg_q - LEG_STANDING, leg_dq * JOINT_VEL_SCALE, last_action, phase_signal(phase)], axis=1).astype(np.float32)
 
 
 def leg_targets(action: np.ndarray) -> np.ndarray:

@@ -45,13 +45,16 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'swing_height': lambda s: np.sum((s.foot_height - SWING_HEIGHT) ** 2 * ~s.stance, axis=1),
     'foot_slip': lambda s: np.sum(s.foot_speed ** 2 * (s.touch > CONTACT_FORCE), axis=1),
     'alive': lambda s: np.ones(len(s.height)),
+    # Told to stand (clock stopped): any planar speed or turning is drift. Linear in the speed, so a
+    # slow creep costs as much per metre as a fast one (a squared term barely sees 2 cm/s).
+    'stand_still': lambda s: (np.hypot(s.lin_vel[:, 0], s.lin_vel[:, 1]) + 0.5 * np.abs(s.ang_vel[:, 2])) * ~s.moving,
 }
 
 #: Scale of each term (Unitree's RL examples for H1 use similar ones).
 REWARD_SCALES: dict[str, float] = {
     'track_lin_vel': 1.0, 'track_ang_vel': 0.5, 'lin_vel_z': -2.0, 'ang_vel_xy': -0.05, 'orientation': -1.0,
     'base_height': -10.0, 'action_rate': -0.01, 'joint_vel': -1e-3, 'hip_pos': -1.0, 'contact': 0.18,
-    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15,
+    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -5.0,
 }
 
 

@@ -54,9 +54,9 @@ class WalkState:
     leg_dq: np.ndarray  #: (k, 10)
     action: np.ndarray  #: this tick's action (k, 10)
     last_action: np.ndarray  #: the tick before's (k, 10)
-    command: np.ndarray  #: (k, 3)
+    command: np.ndarray  #: the command the legs follow (ramped towards the requested one) (k, 3)
     stance: np.ndarray  #: feet that should be down (k, 2) bool
-    moving: np.ndarray  #: the gait clock runs (k,) bool
+    moving: np.ndarray  #: the gait clock runs (told to move, or finishing a stride) (k,) bool
     touch: np.ndarray  #: sole normal force, N (k, 2)
     foot_height: np.ndarray  #: sole heights (k, 2)
     foot_speed: np.ndarray  #: sole horizontal speeds (k, 2)
@@ -72,13 +72,15 @@ class H1Walker:
 
     A command given with ``hold=True`` (a task's schedule) stays until another replaces it; one
     given for a step (``move_by_speed``) lasts that step, after which the held command (zero
-    unless a task set one: "stand") comes back.
+    unless a task set one: "stand") comes back. The legs follow :attr:`followed`, which moves
+    towards the requested :attr:`command` at :data:`~.gait.COMMAND_RATE` each tick.
     """
 
     def __init__(self, env_num: int, policy: OnnxPolicy | None) -> None:
         self.policy = policy
         self.command = np.zeros((env_num, 3))
         self.held_command = np.zeros((env_num, 3))
+        self.followed = np.zeros((env_num, 3))
         self.phase = np.zeros(env_num)
         self.action = np.zeros((env_num, gait.ACTION_SIZE))
         self.last_action = np.zeros((env_num, gait.ACTION_SIZE))
@@ -108,7 +110,7 @@ class H1Walker:
 
     def reset(self, slots: np.ndarray) -> None:
         """Slots taking a new episode: standing, clocks at 0, no command."""
-        self.command[slots] = self.held_command[slots] = 0.0
+        self.command[slots] = self.held_command[slots] = self.followed[slots] = 0.0
         self.phase[slots] = 0.0
         self.action[slots] = self.last_action[slots] = self.pending_action[slots] = 0.0
         self.data.ctrl[slots[:, None], np.arange(self._legs_ctrl.start, self._legs_ctrl.stop)] = gait.LEG_STANDING
@@ -126,13 +128,14 @@ class H1Walker:
 
     def observe(self, slots: np.ndarray) -> np.ndarray:
         """The policy's observation of ``slots`` now (what the next tick feeds the policy)."""
-        data, rows = self.data, slots[:, None]
+        data = self.data
         q0, v0 = self._root_q, self._root_v
-        quat = data.qpos[rows, np.arange(q0 + 3, q0 + 7)]
-        ang_vel = data.qvel[rows, np.arange(v0 + 3, v0 + 6)]
+        quat = data.qpos[slots, q0 + 3:q0 + 7]
+        lin_vel = gait.to_body(quat, data.qvel[slots, v0:v0 + 3])
+        ang_vel = data.qvel[slots, v0 + 3:v0 + 6]
         leg_q = data.qpos[slots, self._legs_q]
         leg_dq = data.qvel[slots, self._legs_v]
-        return gait.observe(quat, ang_vel, leg_q, leg_dq, self.action[slots], self.command[slots], self.phase[slots])
+        return gait.observe(quat, lin_vel, ang_vel, leg_q, leg_dq, self.action[slots], self.followed[slots], self.phase[slots])
 
     def tick_due(self, time: float) -> bool:
         """Whether the 50 Hz tick falls on the step starting at ``time`` (then it is taken)."""
@@ -142,7 +145,9 @@ class H1Walker:
         return True
 
     def tick(self, slots: np.ndarray) -> None:
-        """One policy tick for ``slots``: observe, act, set the leg servo targets, advance the clocks."""
+        """One policy tick for ``slots``: observe, act, set the leg servo targets; then ramp the
+        followed commands and advance the clocks for the next tick (so :meth:`observe` between ticks
+        is what the next tick feeds the policy)."""
         if self.policy is not None:
             action = self.policy(self.observe(slots))
         else:
@@ -151,8 +156,9 @@ class H1Walker:
         self.last_action[slots] = self.action[slots]
         self.action[slots] = action
         self.data.ctrl[slots, self._legs_ctrl] = gait.leg_targets(action)
-        moving = np.linalg.norm(self.command[slots], axis=1) >= gait.STAND_COMMAND
-        self.phase[slots] = np.where(moving, (self.phase[slots] + gait.CONTROL_DT / gait.GAIT_PERIOD) % 1.0, 0.0)
+        self.followed[slots] = gait.ramp_command(self.followed[slots], self.command[slots])
+        moving = np.linalg.norm(self.followed[slots], axis=1) >= gait.STAND_COMMAND
+        self.phase[slots] = gait.advance_phase(self.phase[slots], moving)
 
     def state(self, slots: np.ndarray) -> WalkState:
         """What rewards and fall checks read of ``slots`` (see :class:`WalkState`)."""
@@ -164,8 +170,8 @@ class H1Walker:
         cos, sin = np.cos(heading), np.sin(heading)
         lin_vel = np.stack([cos * world_vel[:, 0] + sin * world_vel[:, 1], -sin * world_vel[:, 0] + cos * world_vel[:, 1],
                             world_vel[:, 2]], axis=1)
-        command = self.command[slots]
-        moving = np.linalg.norm(command, axis=1) >= gait.STAND_COMMAND
+        command = self.followed[slots]
+        running = gait.clock_running(self.phase[slots], command)
         sensordata = data.sensordata
         foot_pos = sensordata[rows, self._foot_pos[None, :] + 2]
         foot_vel_x = sensordata[rows, self._foot_vel[None, :]]
@@ -174,7 +180,7 @@ class H1Walker:
             height=data.qpos[slots, q0 + 2], gravity=gait.projected_gravity(quat), lin_vel=lin_vel,
             ang_vel=data.qvel[rows, np.arange(v0 + 3, v0 + 6)], leg_q=data.qpos[slots, self._legs_q],
             leg_dq=data.qvel[slots, self._legs_v], action=self.action[slots], last_action=self.last_action[slots],
-            command=command, stance=gait.expected_stance(self.phase[slots], moving), moving=moving,
+            command=command, stance=gait.expected_stance(self.phase[slots], running), moving=running,
             touch=sensordata[rows, self._touch[None, :]], foot_height=foot_pos,
             foot_speed=np.hypot(foot_vel_x, foot_vel_y))
 

@@ -6,8 +6,13 @@ Four measurements, each over ``--num-envs`` slots of one world:
    (InternUtopia's H1 config, tolerance 0.1 m), from a random heading, within ``--seconds``;
 2. **point goals**: a goal 1-4 m away in a random direction with ``move_to_point``
    (tolerance 0.05 m as configured, success counted within the path tolerance, 0.1 m);
-3. **falls**: random velocity commands (the training distribution) for ``--seconds`` each;
-4. **weight on the feet**: the soles' normal force over the falls run, as a share of H1's weight.
+3. **falls**: random velocity commands and goal points (the training distribution) for
+   ``--seconds`` each, on flat ground without pushes (the issue's measure), and again with the
+   training's random pushes (a robustness figure); the falls are also split between episodes
+   with a lateral command faster than :data:`FAST_LATERAL` and the others;
+4. **weight on the feet**: the soles' normal force over the falls run, as a share of H1's weight;
+5. **tracking**: one slot per command of :data:`TRACKED_COMMANDS` held for ``--seconds``; the
+   velocity reached (pelvis heading frame), averaged after the first third.
 
 A slot has fallen when its pelvis drops below 0.6 m or tilts past about 50 degrees. The result
 is printed and, with ``--json``, written as JSON. Run::
@@ -29,6 +34,11 @@ SEED_PATH = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
 #: Success tolerance (m): ``move_along_path``'s threshold in InternUtopia's H1 config.
 TOLERANCE = 0.1
 H1_WEIGHT = 51.4 * 9.81
+#: A lateral command faster than this (m/s) counts an episode as a lateral one in the falls' breakdown.
+FAST_LATERAL = 0.25
+#: The commands whose tracking is reported: (forward, lateral, yaw rate), the ranges' corners.
+TRACKED_COMMANDS = [(0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
+                    (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5)]
 
 
 def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
@@ -89,12 +99,13 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
     return {'success': float(np.mean(reached)), 'fall_rate': float(np.mean(fell)), 'episodes': num_envs}
 
 
-def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int) -> dict[str, Any]:
-    """Falls under random commands, and the soles' share of the weight while walking."""
+def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False) -> dict[str, Any]:
+    """Falls under random commands (with the training's pushes if ``pushes``), and the soles'
+    share of the weight while walking."""
     from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
     from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT, walk_sampler
 
-    sampler = walk_sampler(batch=num_envs, seconds=seconds)
+    sampler = walk_sampler(batch=num_envs, seconds=seconds, pushes=pushes)
     tasks = sampler(np.random.default_rng(seed))
     for task in tasks:
         robot = task.robots[0]
@@ -117,9 +128,41 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int) -> d
                 weight_share.append(float(np.mean(state.touch[upright].sum(axis=1)) / H1_WEIGHT))
                 velocity_error.append(float(np.mean(np.linalg.norm(state.command[upright, :2] - state.lin_vel[upright, :2], axis=1))))
     env.close()
-    return {'fall_rate': float(np.mean(fell)), 'weight_on_soles': float(np.mean(weight_share)) if weight_share else 0.0,
+    # Lateral stepping is the policy's weak point: report the falls of episodes with and without it.
+    lateral = np.array([any(abs(command[2]) > FAST_LATERAL for command in (task.commands or [])) for task in tasks])
+    by_lateral = {name: {'fall_rate': float(np.mean(fell[chosen])) if chosen.any() else float('nan'), 'episodes': int(chosen.sum())}
+                  for name, chosen in (('fast_lateral', lateral), ('no_fast_lateral', ~lateral))}
+    return {'fall_rate': float(np.mean(fell)), **by_lateral, 'weight_on_soles': float(np.mean(weight_share)) if weight_share else 0.0,
             'velocity_error': float(np.mean(velocity_error)) if velocity_error else float('nan'),
             'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
+
+
+def tracking(policy: str, seconds: float, seed: int) -> list[dict[str, Any]]:
+    """Each command of :data:`TRACKED_COMMANDS` held by one slot: the mean velocity reached."""
+    from internutopia.macros import gm
+    from internutopia_extension.configs.tasks import LocomotionTaskCfg
+    from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT
+
+    rng = np.random.default_rng(seed)
+    steps = int(round(seconds / PHYSICS_DT))
+    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, [])],
+                               commands=[(0.0, *command)], max_steps=steps + 1) for command in TRACKED_COMMANDS]
+    env = _env(tasks, len(tasks), PHYSICS_DT)
+    group = env.runner.slot_robots[0]['h1']
+    slots = np.arange(len(tasks))
+    velocity: list[np.ndarray] = []
+    fell = np.zeros(len(tasks), dtype=bool)
+    for i in range(steps):
+        env.step_arrays({})
+        if i % 20 == 0:
+            fell |= _fallen(env)
+            if i >= steps // 3:
+                state = group.walker.state(slots)
+                velocity.append(np.concatenate([state.lin_vel[:, :2], state.ang_vel[:, 2:]], axis=1))
+    env.close()
+    reached = np.mean(velocity, axis=0) if velocity else np.full((len(tasks), 3), np.nan)
+    return [{'command': list(command), 'reached': [round(float(v), 3) for v in row], 'fell': bool(f)}
+            for command, row, f in zip(TRACKED_COMMANDS, reached, fell, strict=True)]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -135,6 +178,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         'paths': navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed),
         'point_goals': navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1),
         'random_commands': falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2),
+        'random_commands_pushed': falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 3, pushes=True),
+        'tracking': tracking(args.policy, min(args.seconds, 15.0), args.seed + 4),
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -8,6 +8,12 @@ a row of ``progress.csv``: episodes ended, share that fell, mean episode length,
 tracking error and reward. ``--resume`` continues from the checkpoint (the step count carries on),
 so a long training can run in pieces. ``--plot`` draws ``progress.csv`` as ``training.png``.
 
+The learning rate adapts to the policy's change per update (legged_gym's rule): after each update
+whose mean KL divergence was above twice :data:`DESIRED_KL` it drops by 1.5x, below half it rises
+by 1.5x. ``--init-from`` starts a new run from another run's checkpoint whose observation had
+fewer inputs (an older observation layout): the inputs it lacked start with zero weights, so the
+started policy acts exactly as the old one did until it learns to use them.
+
 Install the ``train`` extra; run, e.g. in the background on a 2-core machine::
 
     nohup python -m internutopia_extension.robots.h1_locomotion.policy.train --out runs/h1_walk --resume &
@@ -26,9 +32,12 @@ from typing import Any
 
 import numpy as np
 
+#: Mean KL divergence per update the adaptive learning rate aims at, and the rate's bounds.
+DESIRED_KL = 0.01
+LEARNING_RATE_BOUNDS = (1e-5, 1e-2)
 #: Columns of ``progress.csv``.
 PROGRESS_COLUMNS = ('steps', 'minutes', 'episodes', 'fall_rate', 'mean_seconds', 'velocity_error', 'yaw_rate_error',
-                    'episode_reward')
+                    'episode_reward', 'learning_rate')
 
 
 def export_onnx(model: Any, path: str | Path) -> None:
@@ -55,21 +64,42 @@ def export_onnx(model: Any, path: str | Path) -> None:
     os.replace(temporary, path)
 
 
+def widen_inputs(state: dict[str, Any], new_columns: list[int]) -> dict[str, Any]:
+    """A policy's ``state_dict`` with zero-weight inputs inserted at ``new_columns`` (indices in the
+    new observation) of the first layer of the actor and the critic."""
+    import torch
+
+    widened = dict(state)
+    for key in ('mlp_extractor.policy_net.0.weight', 'mlp_extractor.value_net.0.weight'):
+        old = state[key]
+        size = old.shape[1] + len(new_columns)
+        kept = [c for c in range(size) if c not in set(new_columns)]
+        weight = torch.zeros(old.shape[0], size, dtype=old.dtype)
+        weight[:, kept] = old
+        widened[key] = weight
+    return widened
+
+
 def plot(progress: str | Path, out: str | Path) -> None:
-    """Fall rate, velocity error and episode length against env steps, from ``progress.csv``."""
+    """Fall rate, velocity error and episode length against env steps, from ``progress.csv`` (a
+    dashed line where a ``stage`` column, if any, changes: one run continued by another)."""
     import matplotlib
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
     with open(progress, encoding='utf-8') as stream:
-        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(stream)]
+        rows = [{k: float(v) if v else float('nan') for k, v in row.items()} for row in csv.DictReader(stream)]
     steps = [r['steps'] / 1e6 for r in rows]
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), dpi=110)
     for ax, key, label in zip(axes, ('fall_rate', 'velocity_error', 'mean_seconds'),
                               ('share of episodes that fell', 'velocity tracking error (m/s)', 'mean episode length (s)'),
                               strict=True):
         ax.plot(steps, [r[key] for r in rows], color='tab:blue')
+        # A progress file joined from runs ('stage' column): where each later run took over.
+        for before, after, step in zip(rows, rows[1:], steps[1:], strict=False):
+            if after.get('stage', 0) != before.get('stage', 0):
+                ax.axvline(step, color='gray', linestyle='--', linewidth=0.8)
         ax.set_xlabel('env steps (millions, 50 Hz)')
         ax.set_title(label, fontsize=9)
         ax.grid(alpha=0.3)
@@ -77,6 +107,27 @@ def plot(progress: str | Path, out: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)
+
+
+def start_from(model: Any, checkpoint: Path, max_std: float) -> None:
+    """Load ``checkpoint``'s policy into ``model``, widening its first layers to ``model``'s
+    observation (new inputs first, the old layout after them, as :mod:`..gait` grew) and capping
+    its action noise at ``max_std``."""
+    import io
+    import zipfile
+
+    import torch
+
+    with zipfile.ZipFile(checkpoint) as archive:
+        state = torch.load(io.BytesIO(archive.read('policy.pth')), map_location='cpu')
+    old_size = int(state['mlp_extractor.policy_net.0.weight'].shape[1])
+    new_size = int(model.policy.observation_space.shape[0])
+    if new_size < old_size:
+        raise ValueError(f'{checkpoint} observes {old_size} inputs, more than the current {new_size}')
+    state = widen_inputs(state, list(range(new_size - old_size)))
+    state['log_std'] = torch.clamp(state['log_std'], max=float(np.log(max_std)))
+    model.policy.load_state_dict(state)
+    print(f'started from {checkpoint} ({old_size} -> {new_size} inputs)', flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,7 +138,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--resume', action='store_true', help='continue from OUT/checkpoint.zip when it exists')
     parser.add_argument('--checkpoint-every', type=int, default=500_000)
     parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the physics uses the rest)')
-    parser.add_argument('--learning-rate', type=float, default=3e-4)
+    parser.add_argument('--learning-rate', type=float, default=3e-4, help='the starting rate (it adapts to the KL)')
+    parser.add_argument('--rollout', type=int, default=128, help='env steps per env between updates')
+    parser.add_argument('--init-from', help="another run's checkpoint.zip to start from (see the module docstring)")
+    parser.add_argument('--max-std', type=float, default=0.5, help='with --init-from: cap the action noise at this std')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--backend', default='mujoco', help="physics backend: 'mujoco' (CPU, every core) or 'warp'")
     parser.add_argument('--device', default=None, help="the warp backend's device (cpu or cuda:N)")
@@ -120,11 +174,14 @@ def main(argv: list[str] | None = None) -> None:
         model = PPO.load(checkpoint, env=envs, device=args.torch_device)
         print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
     else:
-        model = PPO('MlpPolicy', envs, n_steps=64, batch_size=min(1024, 64 * args.num_envs), n_epochs=5, learning_rate=args.learning_rate,
-                    gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.003, vf_coef=1.0, max_grad_norm=1.0,
-                    target_kl=0.03, seed=args.seed, device=args.torch_device, verbose=0,
+        model = PPO('MlpPolicy', envs, n_steps=args.rollout, batch_size=min(2048, args.rollout * args.num_envs), n_epochs=5,
+                    learning_rate=args.learning_rate, gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.001, vf_coef=1.0,
+                    max_grad_norm=1.0, seed=args.seed, device=args.torch_device, verbose=0,
                     policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},
                                    'activation_fn': torch.nn.ELU, 'log_std_init': -0.7})
+        if args.init_from:
+            start_from(model, Path(args.init_from), args.max_std)
+    progress = out / 'progress.csv'
     progress = out / 'progress.csv'
     if not progress.is_file():
         with open(progress, 'w', encoding='utf-8', newline='') as stream:
@@ -135,6 +192,9 @@ def main(argv: list[str] | None = None) -> None:
         rows = list(csv.DictReader(stream))
         if rows:
             minutes_before = float(rows[-1]['minutes'])
+            if model.num_timesteps and rows[-1].get('learning_rate'):  # resumed: at the adapted rate
+                resumed_rate = float(rows[-1]['learning_rate'])
+                model.lr_schedule = lambda _: resumed_rate
 
     class Checkpoints(BaseCallback):
         """Episode records in, a progress row and a checkpoint out every ``--checkpoint-every`` steps."""
@@ -144,6 +204,21 @@ def main(argv: list[str] | None = None) -> None:
             self.records: list[dict[str, Any]] = []
             self.rewards: list[float] = []
             self.next_save = (model.num_timesteps // args.checkpoint_every + 1) * args.checkpoint_every
+            self.rate = float(model.lr_schedule(1.0))
+
+        def _on_rollout_start(self) -> None:
+            # The last update's KL (logged by PPO.train, still held until the next dump).
+            kl = model.logger.name_to_value.get('train/approx_kl')
+            if kl is None:
+                return
+            rate = float(model.lr_schedule(1.0))
+            if kl > 2.0 * DESIRED_KL:
+                rate /= 1.5
+            elif kl < 0.5 * DESIRED_KL:
+                rate *= 1.5
+            rate = float(np.clip(rate, *LEARNING_RATE_BOUNDS))
+            model.lr_schedule = lambda _: rate
+            self.rate = rate
 
         def _on_step(self) -> bool:
             for done, info in zip(self.locals['dones'], self.locals['infos'], strict=True):
@@ -165,7 +240,8 @@ def main(argv: list[str] | None = None) -> None:
                    'mean_seconds': float(np.mean([r.get('seconds', 0.0) for r in records])),
                    'velocity_error': float(np.mean([r.get('mean_velocity_error', np.nan) for r in records])),
                    'yaw_rate_error': float(np.mean([r.get('mean_yaw_rate_error', np.nan) for r in records])),
-                   'episode_reward': float(np.mean(self.rewards)) if self.rewards else float('nan')}
+                   'episode_reward': float(np.mean(self.rewards)) if self.rewards else float('nan'),
+                   'learning_rate': self.rate}
             self.records, self.rewards = [], []
             with open(progress, 'a', encoding='utf-8', newline='') as stream:
                 csv.writer(stream).writerow([row[c] for c in PROGRESS_COLUMNS])
