@@ -2,7 +2,7 @@
 
 H1 moves in one of two ways, chosen by ``H1RobotCfg.locomotion``:
 
-- ``'walking'``: H1 walks on its own legs. Nothing holds the pelvis; a walking policy this
+- ``'walking'`` (the default): H1 walks on its own legs. Nothing holds the pelvis; a walking policy this
   project trained (:mod:`internutopia_extension.robots.h1_locomotion`) sets the leg servo targets
   50 times a second from the pelvis's motion, the joints and the velocity command that
   ``move_by_speed`` gives; the servos' forces are limited to the motors' torque limits.

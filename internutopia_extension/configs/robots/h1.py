@@ -57,9 +57,10 @@ h1_tp_camera_cfg = RepCameraCfg(name='tp_camera', prim_path='torso_link/TPCamera
 class H1RobotCfg(RobotCfg):
     """Unitree H1 (see :mod:`internutopia_extension.robots.h1` for how it moves).
 
-    ``locomotion`` chooses how the base moves: ``'carried'`` (the pelvis follows a target that
-    ``move_by_speed`` moves, the legs hold a standing pose) or ``'walking'`` (only the joint
-    servos move it, driven by a walking policy). ``walking_policy`` (walking only) is
+    ``locomotion`` chooses how the base moves: ``'walking'`` (the default: only the joint servos
+    move it, driven by a walking policy) or ``'carried'`` (the pelvis follows a target that
+    ``move_by_speed`` moves, the legs hold a standing pose; cheaper and exact, but a statue
+    gliding). ``walking_policy`` (walking only) is
     ``'default'`` (the policy shipped with the package), the path of an exported ONNX policy, or
     ``'controller'``: the ``leg_action`` controller gives the actions (for training a policy).
     """
