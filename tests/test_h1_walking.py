@@ -270,7 +270,9 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
 
     out = tmp_path / 'run'
     train.main(['--out', str(out), '--steps', '1024', '--num-envs', '2', '--checkpoint-every', '512'])
-    train.main(['--out', str(out), '--steps', '2048', '--num-envs', '2', '--checkpoint-every', '512', '--resume'])
+    # Resumed with another emphasis (every moving command side-steps; a lighter hip penalty).
+    train.main(['--out', str(out), '--steps', '2048', '--num-envs', '2', '--checkpoint-every', '512', '--resume',
+                '--lateral-share', '1.0', '--reward-scale', 'hip_pos=-0.3'])
     with open(out / 'progress.csv', encoding='utf-8') as stream:
         steps = [int(row['steps']) for row in csv.DictReader(stream)]
     assert steps == sorted(steps) and steps[-1] >= 2048 and len(steps) >= 3
@@ -313,6 +315,24 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
     # Dropped 1 cm onto its soles, it stands on them: they carry its weight, not its pelvis or knees.
     assert result['random_commands']['weight_on_soles'] > 0.5  # (the landing's impact in these 0.5 s adds to it)
     assert (tmp_path / 'eval.json').stat().st_size > 100
+
+
+def test_a_training_run_can_shift_its_emphasis_and_bad_settings_are_named(capsys):
+    from internutopia_extension.robots.h1_locomotion.episodes import walk_sampler
+    from internutopia_extension.robots.h1_locomotion.policy import train
+
+    tasks = walk_sampler(batch=32, lateral_share=1.0, reward_scales={'hip_pos': -0.3})(np.random.default_rng(0))
+    moving = [command for task in tasks if task.goals is None for command in task.commands if any(command[1:])]
+    assert moving and all(command[2] != 0.0 for command in moving)  # every moving command side-steps
+    assert all(task.reward_scales == {'hip_pos': -0.3} for task in tasks)
+    with pytest.raises(ValueError, match='lateral_share must be between 0 and 1'):
+        walk_sampler(lateral_share=1.5)
+    for argv, message in ((['--reward-scale', 'hips=-1'], "unknown term 'hips'; valid terms: ["),
+                          (['--reward-scale', 'hip_pos=x'], 'the scale must be a number'),
+                          (['--lateral-share', '2'], '--lateral-share must be between 0 and 1')):
+        with pytest.raises(SystemExit) as exit_info:
+            train.main(['--out', 'unused', *argv])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv
 
 
 def shipped_policy_env(goals, physics_dt=1 / 240):

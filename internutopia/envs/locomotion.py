@@ -3,7 +3,7 @@
 The episodes are :mod:`internutopia_extension.robots.h1_locomotion.episodes`' (random commands
 and pushes for 20 s, or until the robot falls). The action is the 10 leg actions of the walking
 controller (:mod:`internutopia_extension.robots.h1_locomotion.gait`), one every 0.02 s (four
-200 Hz physics steps); the observation is the controller's 41 numbers; the reward is the walking
+200 Hz physics steps); the observation is the controller's 44 numbers; the reward is the walking
 reward of :mod:`internutopia_extension.robots.h1_locomotion.rewards`. Episode records
 (``info['metrics']``) say whether the robot fell and how well it tracked its commands.
 """
@@ -16,18 +16,21 @@ import numpy as np
 
 
 def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
-                  backend: str = 'mujoco', device: str | None = None, pushes: bool = True, **kwargs: Any) -> Any:
+                  backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
+                  reward_scales: dict[str, float] | None = None, **kwargs: Any) -> Any:
     """The H1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (see the module docstring)
-    on physics ``backend`` (and ``device``, for ``'warp'``); ``kwargs`` go to ``VectorEnv``
+    on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share`` and ``reward_scales``
+    go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
     (``autoreset_mode``, ...)."""
     from gymnasium import spaces
 
     from internutopia.core.config import Config, SimConfig
     from internutopia.core.gym_vector import VectorEnv
-    from internutopia_extension.robots.h1_locomotion.episodes import ACTION_REPEAT, EPISODE_SECONDS, PHYSICS_DT, walk_sampler
+    from internutopia_extension.robots.h1_locomotion.episodes import ACTION_REPEAT, EPISODE_SECONDS, LATERAL_SHARE, PHYSICS_DT, walk_sampler
     from internutopia_extension.robots.h1_locomotion.gait import ACTION_SIZE
 
-    sampler = walk_sampler(seconds=EPISODE_SECONDS if seconds is None else seconds, pushes=pushes)
+    sampler = walk_sampler(seconds=EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
+                           lateral_share=LATERAL_SHARE if lateral_share is None else lateral_share, reward_scales=reward_scales)
     config = Config(simulator=SimConfig(physics_dt=PHYSICS_DT, rendering_dt=PHYSICS_DT, backend=backend, device=device), env_num=num_envs,
                     env_offset_size=3.0, metrics_save_path=metrics_save_path, task_configs=[sampler.first])
     kwargs.setdefault('action_space', spaces.Box(-1.0, 1.0, (ACTION_SIZE,), dtype=np.float32))

@@ -42,19 +42,25 @@ PUSH_INTERVAL = (5.0, 10.0)
 PUSH_SPEED = 0.5
 
 
-def random_command(rng: np.random.Generator) -> tuple[float, float, float]:
-    """One training command ``(forward, lateral, yaw_rate)``."""
+def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHARE) -> tuple[float, float, float]:
+    """One training command ``(forward, lateral, yaw_rate)``; ``lateral_share`` of the moving ones
+    have a lateral part."""
     if rng.random() < STAND_SHARE:
         return (0.0, 0.0, 0.0)
     forward = float(rng.uniform(*FORWARD_RANGE))
-    lateral = float(rng.uniform(*LATERAL_RANGE)) if rng.random() < LATERAL_SHARE else 0.0
+    lateral = float(rng.uniform(*LATERAL_RANGE)) if rng.random() < lateral_share else 0.0
     yaw_rate = float(rng.uniform(*YAW_RATE_RANGE)) if rng.random() < YAW_SHARE else 0.0
     return (forward, lateral, yaw_rate)
 
 
-def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True) -> Any:
+def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True,
+                 lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None) -> Any:
     """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]``, ``batch`` episodes a call
-    (with random pushes unless ``pushes`` is false)."""
+    (with random pushes unless ``pushes`` is false). ``lateral_share`` is the share of moving
+    commands with a lateral part; ``reward_scales`` overrides reward scales by term name (both are
+    how a training run shifts its emphasis, e.g. towards side-stepping)."""
+    if not 0.0 <= lateral_share <= 1.0:
+        raise ValueError(f'lateral_share must be between 0 and 1; got {lateral_share!r}')
     from internutopia.macros import gm
     from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
     from internutopia_extension.configs.robots.h1 import H1RobotCfg
@@ -77,12 +83,13 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
         else:
             commands, start = [], 0.0
             while start < seconds:
-                commands.append((start, *random_command(rng)))
+                commands.append((start, *random_command(rng, lateral_share)))
                 start += float(rng.uniform(*COMMAND_HOLD))
             steering = {'commands': commands}
         return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot],
                                  max_steps=int(round(seconds / PHYSICS_DT)), **steering,
-                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=PUSH_SPEED)
+                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=PUSH_SPEED,
+                                 reward_scales=dict(reward_scales) if reward_scales else None)
 
     def sample(rng: np.random.Generator) -> list:
         return [episode(rng, i) for i in range(batch)]

@@ -13,6 +13,8 @@ whose mean KL divergence was above twice :data:`DESIRED_KL` it drops by 1.5x, be
 by 1.5x. ``--init-from`` starts a new run from another run's checkpoint whose observation had
 fewer inputs (an older observation layout): the inputs it lacked start with zero weights, so the
 started policy acts exactly as the old one did until it learns to use them.
+``--lateral-share`` and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping
+commands, other reward scales) without changing the defaults the shipped policy was trained with.
 
 Install the ``train`` extra; run, e.g. in the background on a 2-core machine::
 
@@ -130,6 +132,22 @@ def start_from(model: Any, checkpoint: Path, max_std: float) -> None:
     print(f'started from {checkpoint} ({old_size} -> {new_size} inputs)', flush=True)
 
 
+def _reward_scales(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, float]:
+    """``--reward-scale TERM=SCALE`` items as a dict, or a parser error naming the bad one."""
+    from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES
+
+    scales = {}
+    for item in items:
+        name, _, value = item.partition('=')
+        if name not in REWARD_SCALES:
+            parser.error(f'--reward-scale {item!r}: unknown term {name!r}; valid terms: {sorted(REWARD_SCALES)}')
+        try:
+            scales[name] = float(value)
+        except ValueError:
+            parser.error(f'--reward-scale {item!r}: the scale must be a number (TERM=SCALE)')
+    return scales
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=int, default=200_000_000, help='total env steps (50 Hz ticks of one H1)')
@@ -147,8 +165,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--device', default=None, help="the warp backend's device (cpu or cuda:N)")
     parser.add_argument('--torch-device', default='cpu', help='where PPO updates run (cpu or cuda)')
     parser.add_argument('--no-pushes', action='store_true', help='episodes without random pushes')
+    parser.add_argument('--lateral-share', type=float, default=None,
+                        help='share of moving training commands with a lateral part (default: episodes.LATERAL_SHARE)')
+    parser.add_argument('--reward-scale', action='append', default=[], metavar='TERM=SCALE',
+                        help='override one reward scale (repeatable), e.g. --reward-scale hip_pos=-0.3')
     parser.add_argument('--plot', action='store_true', help='only draw OUT/progress.csv as OUT/training.png')
     args = parser.parse_args(argv)
+    reward_scales = _reward_scales(parser, args.reward_scale)
+    if args.lateral_share is not None and not 0.0 <= args.lateral_share <= 1.0:
+        parser.error(f'--lateral-share must be between 0 and 1; got {args.lateral_share}')
     out = Path(args.out)
     if args.plot:
         plot(out / 'progress.csv', out / 'training.png')
@@ -166,7 +191,10 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     # By its id (the 'module:' prefix imports what registers it): the env is an application's.
     walk = gymnasium.make_vec('internutopia:internutopia/H1Walk-v0', num_envs=args.num_envs, autoreset_mode='SameStep',
-                              backend=args.backend, device=args.device, pushes=not args.no_pushes)
+                              backend=args.backend, device=args.device, pushes=not args.no_pushes,
+                              lateral_share=args.lateral_share, reward_scales=reward_scales or None)
+    if args.lateral_share is not None or reward_scales:
+        print(f'training emphasis: lateral_share {args.lateral_share}, reward scales {reward_scales}', flush=True)
     envs = VecMonitor(sb3_vec_env(walk))
     envs.seed(args.seed)
     checkpoint = out / 'checkpoint.zip'
@@ -181,7 +209,6 @@ def main(argv: list[str] | None = None) -> None:
                                    'activation_fn': torch.nn.ELU, 'log_std_init': -0.7})
         if args.init_from:
             start_from(model, Path(args.init_from), args.max_std)
-    progress = out / 'progress.csv'
     progress = out / 'progress.csv'
     if not progress.is_file():
         with open(progress, 'w', encoding='utf-8', newline='') as stream:
