@@ -1,6 +1,6 @@
 """Measure a walking H1 policy the way a navigation user would use it, over many slots at once.
 
-Four measurements, each over ``--num-envs`` slots of one world:
+Five measurements, the first four over ``--num-envs`` slots of one world:
 
 1. **paths**: the user's example's path ``(1, 0) -> (1, 1) -> (3, 4)`` with ``move_along_path``
    (InternUtopia's H1 config, tolerance 0.1 m), from a random heading, within ``--seconds``;
