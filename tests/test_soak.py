@@ -2,7 +2,7 @@
 
 Two runs, each in a fresh interpreter:
 
-- **mixed**: 10,000 episodes in the suite (the docs record a 50,000-episode run) whose structures change on almost every reset (slots move between
+- **mixed**: 6,000 episodes in the suite (the docs record a 50,000-episode run) whose structures change on almost every reset (slots move between
   packs all the time), every episode writing a record, slots reset in random subsets, one episode
   in six a point-nav episode whose reward and metric settings no other episode shares;
 - **sweep**: point-nav episodes that differ only in their reward and metric settings (a sweep over
@@ -38,7 +38,7 @@ from internutopia_extension.configs.tasks import FiniteStepTaskCfg
 from internutopia_extension.configs.tasks.point_nav_task import PointNavProgressRewardCfg, PointNavTaskCfg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EPISODES = 10_000  # (40 batches: quarters of 10)
+EPISODES = 6_000  # (24 batches: quarters of 6)
 ENV_NUM = 16
 #: Episodes timed together: the run's pace is the time of each batch.
 BATCH = 250
