@@ -140,7 +140,7 @@ class LocomotionTask(BaseTask):
             goal = self.goal_points[members, np.minimum(index, self.goal_count[members] - 1)]
             velocity = np.zeros((len(members), 3))
             tolerances = self.goal_tolerance[members]
-            for tolerance in np.unique(tolerances):  # (one value in practice)
+            for tolerance in np.unique(tolerances):  # (steer_towards takes one threshold; training uses two)
                 rows = tolerances == tolerance
                 velocity[rows] = steer_towards(position[rows], orientation[rows], goal[rows], 1.0, 1.0, float(tolerance))[0]
             velocity[:, 0] *= self.goal_speed[members]
