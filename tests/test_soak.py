@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -149,18 +150,35 @@ def soak(tmp_dir: str, kind: str = 'mixed', episodes: int = EPISODES) -> dict:
             'paced': [round(p, 1) for p in paced]}
 
 
-def assert_kept_pace(figures: dict) -> None:
-    """The last quarter ran no slower than the first by both clocks: CPU seconds per batch, and
-    the same paced by the reference work. A loop that really slows down (a list growing per
-    episode, a cache never emptied) slows both; the machine's other jobs move one or the other
+#: Runs of a soak whose pace is taken before a slowdown counts: the first, and up to two more
+#: only when it slowed (each in a fresh interpreter).
+PACE_RUNS = 3
+
+
+def kept_pace(figures: dict) -> bool:
+    """Whether the last quarter ran no slower than the first by one of two clocks: CPU seconds per
+    batch, or the same paced by the reference work. A loop that really slows down (a list growing
+    per episode, a cache never emptied) slows both; the machine's other jobs move one or the other
     (contention stretches CPU time, a disturbed reference skews the paced figure), seldom both
     the same way at once."""
-    assert min(figures['cpu_slowdown'], figures['slowdown']) < MAX_SLOWDOWN, f'the last quarter ran slower than the first: {figures}'
+    return min(figures['cpu_slowdown'], figures['slowdown']) < MAX_SLOWDOWN
+
+
+def assert_kept_pace(figures: dict, run_again) -> None:
+    """The soak kept its pace in one of :data:`PACE_RUNS` runs. A slowdown the code causes comes
+    back in every run of the same episodes; one the machine causes (a CI run once measured a
+    sweep's last quarter at 1.33x while another job shared the cores) seldom comes back twice.
+    ``run_again()`` runs the same soak in a fresh interpreter."""
+    runs = [figures]
+    while not kept_pace(runs[-1]) and len(runs) < PACE_RUNS:
+        runs.append(run_again())
+    assert kept_pace(runs[-1]), f'the last quarter ran slower than the first in {len(runs)} runs: {runs}'
 
 
 def run_soak(tmp_path, kind: str, episodes: int) -> dict:
-    """:func:`soak` in a fresh interpreter (the memory of the tests run before is not in its figures)."""
-    run = subprocess.run([sys.executable, __file__, kind, str(episodes), str(tmp_path)], capture_output=True, text=True, timeout=900,
+    """:func:`soak` in a fresh interpreter (the memory of the tests run before is not in its figures),
+    writing its records in a folder of its own under ``tmp_path``."""
+    run = subprocess.run([sys.executable, __file__, kind, str(episodes), tempfile.mkdtemp(dir=tmp_path)], capture_output=True, text=True, timeout=900,
                          env={**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [ROOT, os.environ.get('PYTHONPATH')]))})
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -174,7 +192,7 @@ def test_mixed_episodes_hold_no_more_memory_and_keep_their_pace(tmp_path):
     assert figures['compiles'] == figures['structures']  # a structure seen before compiles nothing
     growth = figures['end_mb'] - figures['baseline_mb']
     assert growth < MAX_GROWTH_MB, f'resident memory grew {growth:.1f} MB over the run: {figures}'
-    assert_kept_pace(figures)
+    assert_kept_pace(figures, lambda: run_soak(tmp_path, 'mixed', EPISODES))
 
 
 @pytest.mark.slow
@@ -186,7 +204,16 @@ def test_a_sweep_over_reward_settings_holds_no_more_memory_and_keeps_its_pace(tm
     assert figures['compiles'] == 1  # settings are not structure
     growth = figures['end_mb'] - figures['baseline_mb']
     assert growth < MAX_GROWTH_MB, f'resident memory grew {growth:.1f} MB over the run: {figures}'
-    assert_kept_pace(figures)
+    assert_kept_pace(figures, lambda: run_soak(tmp_path, 'sweep', 6_000))
+
+
+def test_a_slowdown_fails_only_when_it_comes_back_in_every_run():
+    steady, slowed = {'cpu_slowdown': 1.0, 'slowdown': 1.0}, {'cpu_slowdown': 1.4, 'slowdown': 1.3}
+    assert_kept_pace(steady, run_again=lambda: pytest.fail('a run that kept its pace is not run again'))
+    again = iter([slowed, steady])
+    assert_kept_pace(slowed, run_again=lambda: next(again))  # the machine's: it did not come back
+    with pytest.raises(AssertionError, match='in 3 runs'):
+        assert_kept_pace(slowed, run_again=lambda: slowed)  # the code's: every run slowed
 
 
 def test_the_slowdown_is_a_ratio_of_quarter_medians_that_single_slow_batches_do_not_move():
@@ -215,8 +242,6 @@ def test_episodes_with_settings_of_their_own_leave_nothing_behind(make_config):
 
 
 if __name__ == '__main__':  # python tests/test_soak.py [mixed|sweep] [EPISODES] [DIR]: one soak alone, its figures as JSON
-    import tempfile
-
     arguments = sys.argv[1:]
     with tempfile.TemporaryDirectory() as scratch:
         print(json.dumps(soak(arguments[2] if len(arguments) > 2 else scratch, arguments[0] if arguments else 'mixed',
