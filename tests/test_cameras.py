@@ -164,6 +164,44 @@ def test_render_schedule_by_interval_and_by_dt():
     env.close()
 
 
+def test_images_a_caller_holds_never_change_and_no_two_observations_share_them():
+    # Observations of every slot hand out the camera's image array itself (no copy); later frames
+    # must go elsewhere, whether every slot is drawn again or only some.
+    camera = jetbot_camera_cfg.update(resolution=(32, 24), depth=True)
+    drive = {'jetbot': {'move_by_speed': [0.5, 2.0]}}
+    env = make_env([jetbot_task([camera])] * 4, env_num=2)
+
+    def images(obs, slot):
+        reading = obs[slot]['jetbot']['sensors']['camera']
+        return reading['rgba'], reading['depth']
+
+    obs, _ = env.reset()
+    held = [images(obs, slot) for slot in (0, 1)]
+    kept = [(rgba.copy(), depth.copy()) for rgba, depth in held]
+    for _ in range(20):
+        obs, *_ = env.step([drive, drive])
+    moved = images(obs, 0)
+    assert not np.array_equal(moved[1], kept[0][1])  # the robot drove: new frames...
+    for (rgba, depth), (rgba_then, depth_then) in zip(held, kept, strict=True):
+        assert np.array_equal(rgba, rgba_then) and np.array_equal(depth, depth_then)  # ...elsewhere
+    env.close()
+
+    # Drawn only when an episode starts: slot 1 alone starts a new one and is drawn alone, into a
+    # new array that carries slot 0's frame over; what was handed out before stays as it was.
+    env = make_env([jetbot_task([camera])] * 4, env_num=2, rendering_interval=10 ** 6)
+    obs, _ = env.reset()
+    held = [images(obs, slot) for slot in (0, 1)]
+    kept = [(rgba.copy(), depth.copy()) for rgba, depth in held]
+    env.step([drive, drive])
+    env.reset([1])
+    obs, *_ = env.step([drive, drive])
+    assert np.array_equal(images(obs, 0)[0], kept[0][0])  # slot 0 was not drawn again
+    assert not np.shares_memory(images(obs, 0)[0], held[0][0])
+    for (rgba, depth), (rgba_then, depth_then) in zip(held, kept, strict=True):
+        assert np.array_equal(rgba, rgba_then) and np.array_equal(depth, depth_then)
+    env.close()
+
+
 def test_overview_shows_every_slot():
     width, height, offset = 320, 240, 4.0
     h1 = H1RobotCfg(controllers=[move_by_speed_cfg])

@@ -394,3 +394,77 @@ def test_camera_textures_sample_the_nearest_mipmap_close_to_trilinear():
         assert 45.0 < psnr(nearest, trilinear) < math.inf
     finally:
         env.close()
+
+
+def test_camera_models_draw_the_reflective_floor_opaque_with_the_same_pixels():
+    """Camera frames have no mirror reflections, so the camera model drops the floor's reflectance
+    (MuJoCo would still blend the floor additively onto the cleared buffer): the H1 third-person
+    frames, colour and depth, are bit for bit those drawn with the reflectance kept."""
+    from internutopia.core.backend.mujoco.render.cameras import FrameRequest
+
+    width, height = 160, 120
+    env = make_env([FiniteStepTaskCfg(max_steps=10, robots=[H1RobotCfg(sensors=[h1_tp_camera_cfg.update(
+        resolution=(width, height), depth=True)])])] * 2, env_num=2)
+    try:
+        env.reset()
+        (renderer,) = camera_renderers(env.runner.world)
+        cam = renderer.pack.model.ncam - 1
+        camera_model, source = renderer.render_model.model, renderer.render_model.source
+        assert source.mat_reflectance.max() > 0 and not camera_model.mat_reflectance.any()
+
+        def frames() -> list[tuple[np.ndarray, np.ndarray]]:
+            requests = [FrameRequest(slot, cam, np.empty((height, width, 4), np.uint8), np.empty((height, width), np.float32))
+                        for slot in (0, 1)]
+            renderer.render(requests)
+            return [(r.rgb.copy(), r.depth.copy()) for r in requests if r.rgb is not None and r.depth is not None]
+
+        opaque = frames()
+        camera_model.mat_reflectance[:] = source.mat_reflectance
+        blended = frames()
+        assert len(opaque) == len(blended) == 2
+        for (rgb, depth), (rgb_blended, depth_blended) in zip(opaque, blended, strict=True):
+            assert np.array_equal(rgb, rgb_blended) and np.array_equal(depth, depth_blended)
+            assert rgb[..., :3].std() > 10  # a real frame: floor, sky and robot
+    finally:
+        env.close()
+
+
+def test_render_workers_spread_over_two_mesa_rasterizers_or_share_one(wall_scene, monkeypatch):
+    """With two render threads on Mesa's CPU rasterizer, the second worker draws through a display
+    of its own (Mesa's surfaceless platform: a rasterizer of its own); where that display cannot be
+    made, both share MuJoCo's. Either way its frames are those of one worker alone (the test above
+    compares the pixels)."""
+    from mujoco import egl as mujoco_egl
+
+    from internutopia.core.backend.mujoco.render import gl
+
+    def worker_contexts():
+        tasks = [FiniteStepTaskCfg(max_steps=5, scene_asset_path=wall_scene, robots=[
+            JetbotRobotCfg(sensors=[jetbot_camera_cfg.update(resolution=(32, 24))])])] * 2
+        env = make_env(tasks, env_num=2, rendering_threads=2)
+        try:
+            obs, _ = env.reset()
+            (renderer,) = camera_renderers(env.runner.world)
+            images = [o['jetbot']['sensors']['camera']['rgba'] for o in obs]
+            return [w.context.gl for w in renderer._workers], images
+        finally:
+            env.close()
+
+    contexts, images = worker_contexts()
+    assert all(image[..., :3].std() > 5 for image in images)
+    assert gl._default_renderer is not None
+    if gl._default_renderer.startswith('llvmpipe'):  # (this project's CI machine)
+        assert isinstance(contexts[1], gl.EglContext) and not isinstance(contexts[0], gl.EglContext)
+        assert contexts[1].display.address != mujoco_egl.EGL_DISPLAY.address  # another rasterizer
+    # No second display (a driver without Mesa's surfaceless platform): both on MuJoCo's display.
+    monkeypatch.setattr(gl._Screens, 'checked', False)
+    monkeypatch.setattr(gl._Screens, 'display', None)
+
+    def no_platform(*args):
+        raise RuntimeError('EGL_BAD_PARAMETER')
+
+    monkeypatch.setattr(mujoco_egl.egl_ext, 'eglGetPlatformDisplayEXT', no_platform)
+    fallback, same_images = worker_contexts()
+    assert not any(isinstance(context, gl.EglContext) for context in fallback)
+    for image, again in zip(images, same_images, strict=True):
+        np.testing.assert_array_equal(image, again)

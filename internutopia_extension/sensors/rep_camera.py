@@ -48,6 +48,7 @@ from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
 from internutopia_extension.configs.sensors import RepCameraCfg
 from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, slot_part_labels, tight_boxes
+from internutopia_extension.sensors.frame_images import FrameImages
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -129,8 +130,8 @@ class RepCamera(BaseSensor):
         self.position = np.zeros((robot.env_num, 3))
         self.orientation = np.tile([1.0, 0.0, 0.0, 0.0], (robot.env_num, 1))
         # Each slot's last image, made on first use: (env_num, H, W, 4) and (env_num, H, W).
-        self._rgba: np.ndarray | None = None
-        self._depth: np.ndarray | None = None
+        self._rgba: FrameImages | None = None
+        self._depth: FrameImages | None = None
         self._geoms: np.ndarray | None = None  # (env_num, H, W) int32 model geom ids, for the annotations
         self._alone: dict[int, np.ndarray | None] = {}  # per slot: pixels of each instance drawn alone
         fy = (self.height / 2) / math.tan(math.radians(config.fovy_deg) / 2)
@@ -308,7 +309,7 @@ class RepCamera(BaseSensor):
         """Env-local points ``float32 (N, 3)`` of ``slot``'s last depth image (pixels that hit something)."""
         if self._depth is None:
             raise ValueError(f'camera {self.name!r} has no depth image (depth and pointcloud are off, or it drew nothing yet)')
-        depth = self._depth[slot]
+        depth = self._depth.array[slot]
         near, far = self.config.clipping_range_m
         rows, columns = np.nonzero((depth > near) & (depth < far * (1 - 1e-4)))
         d = depth[rows, columns].astype(np.float64)
@@ -328,10 +329,10 @@ class RepCamera(BaseSensor):
         out: dict[str, Any] = {}
         if self.config.rgba:
             assert self._rgba is not None  # drawn above (stamps start as NaN: stale)
-            out['rgba'] = self._rgba[slots]  # a copy: later frames never change what a caller holds
+            out['rgba'] = self._rgba.read(slots)  # later frames never change what a caller holds
         if self.config.depth:
             assert self._depth is not None
-            out['depth'] = self._depth[slots]
+            out['depth'] = self._depth.read(slots)
         if self.config.pointcloud:
             out['pointcloud'] = [self.pointcloud(slot) for slot in slots.tolist()]
         if self.config.camera_params:
@@ -353,14 +354,14 @@ class RepCamera(BaseSensor):
         requests = []
         env_num = self.robot.env_num
         if config.rgba and self._rgba is None:
-            self._rgba = np.zeros((env_num, self.height, self.width, 4), dtype=np.uint8)  # pages come on first write
+            self._rgba = FrameImages(env_num, (self.height, self.width, 4), np.uint8)
         wants_depth = config.depth or config.pointcloud
         if wants_depth and self._depth is None:
-            self._depth = np.zeros((env_num, self.height, self.width), dtype=np.float32)
+            self._depth = FrameImages(env_num, (self.height, self.width), np.float32)
         if self.wants_ids and self._geoms is None:
             self._geoms = np.full((env_num, self.height, self.width), -1, dtype=np.int32)
-        rgba_images = self._rgba if config.rgba else None
-        depth_images = self._depth if wants_depth else None
+        rgba_images = self._rgba.for_drawing(slots) if config.rgba and self._rgba is not None else None
+        depth_images = self._depth.for_drawing(slots) if wants_depth and self._depth is not None else None
         geom_images = self._geoms if self.wants_ids else None
         for slot in slots.tolist():
             rgba = rgba_images[slot] if rgba_images is not None else None

@@ -104,10 +104,12 @@ class _Worker:
     """One render worker: a GL context with a framebuffer per frame of a round, a scratch
     ``MjData`` and read buffers."""
 
-    def __init__(self, owner: CameraRenderer, frames: int) -> None:
+    def __init__(self, owner: CameraRenderer, frames: int, index: int = 0) -> None:
         self.owner = owner
         width, height = owner.frame_size
-        self.context = RenderContext(owner.render_model, width, height, owner.samples)
+        # Worker ``index`` on screen ``index``: on Mesa's CPU rasterizer, every other worker draws
+        # through a rasterizer of its own (a second EGL display, see :mod:`.gl`).
+        self.context = RenderContext(owner.render_model, width, height, owner.samples, screen=index)
         self.context.sample_nearest_mipmap()
         self.buffers = FrameBuffers(self.context.mjr, width, height, batch_capacity(frames, width, height))
         #: Single-sample framebuffers for the id-coloured passes of frames that also draw colour (made on first use).
@@ -382,7 +384,7 @@ class CameraRenderer:
     def _work(self, index: int, requests: list[FrameRequest], frames: int) -> None:
         worker = self._workers[index]
         if worker is None:
-            worker = self._workers[index] = _Worker(self, frames)
+            worker = self._workers[index] = _Worker(self, frames, index)
         worker.render(requests)
 
     def render(self, requests: list[FrameRequest]) -> None:

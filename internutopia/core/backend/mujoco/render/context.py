@@ -13,7 +13,7 @@ import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.render.framebuffers import _gl
-from internutopia.core.backend.mujoco.render.gl import new_gl_context
+from internutopia.core.backend.mujoco.render.gl import new_gl_context, release_current
 from internutopia.core.backend.mujoco.render.scene import RenderModel
 from internutopia.core.backend.mujoco.render.sky import has_own_skybox, sky_composite, warm_sky_kernel
 from internutopia.core.util.jit import Kernel
@@ -33,10 +33,12 @@ class RenderContext:
     with ``samples``-fold multisampling (anti-aliasing; 0: none), for one render model.
 
     The GL context is current on the thread that made it; a context used from another thread must
-    be released there first (:meth:`release`). ``maxgeom`` is the scene's capacity.
+    be released there first (:meth:`release`). ``maxgeom`` is the scene's capacity. ``screen`` picks
+    the EGL display (:func:`~.gl.new_gl_context`: render workers spread over Mesa's rasterizers).
     """
 
-    def __init__(self, render_model: RenderModel, width: int, height: int, samples: int, maxgeom: int = 0) -> None:
+    def __init__(self, render_model: RenderModel, width: int, height: int, samples: int, maxgeom: int = 0,
+                 screen: int = 0) -> None:
         self.render_model = render_model
         self.size = (int(width), int(height))
         self.samples = int(samples)
@@ -45,7 +47,7 @@ class RenderContext:
             vis = model.vis
             vis.global_.offwidth, vis.global_.offheight = self.size
             vis.quality.offsamples = self.samples
-            self.gl = new_gl_context(*self.size)
+            self.gl = new_gl_context(*self.size, screen=screen)
             try:
                 self.mjr: mujoco.MjrContext | None = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
             except Exception:
@@ -75,14 +77,7 @@ class RenderContext:
 
     def release(self) -> None:
         """Make no context current on this thread (so another thread may take this one)."""
-        try:
-            from mujoco.egl import EGL_DISPLAY  # noqa: N812 - the library's name
-            from mujoco.egl import egl_ext as EGL
-
-            if EGL_DISPLAY is not None:
-                EGL.eglMakeCurrent(EGL_DISPLAY, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, EGL.EGL_NO_CONTEXT)
-        except ImportError:  # not EGL: the other backends allow a context on one thread at a time anyway
-            pass
+        release_current(self.gl)
 
     def ensure_capacity(self, maxgeom: int) -> None:
         """Grow the scene to hold ``maxgeom`` geoms (the overview draws every slot in one scene)."""

@@ -1,16 +1,33 @@
-"""The OpenGL side: which GL context class renders, and a default for headless Linux.
+"""The OpenGL side: which GL context class renders, a default for headless Linux, and a second
+EGL display for Mesa's CPU rasterizer.
 
 Headless Linux: with no ``DISPLAY``/``WAYLAND_DISPLAY``, ``MUJOCO_GL`` defaults to ``egl`` (Mesa's
 EGL runs on the CPU; packages ``libegl1 libgl1-mesa-dri libegl-mesa0``). The GL context class is
 picked from ``MUJOCO_GL`` *as it is when the first image is rendered*, so the default applies even
 when ``mujoco`` was imported before this module.
+
+**Screens.** Mesa's CPU rasterizer (llvmpipe) has one rasterizer per EGL display, and the GL
+contexts of one display queue their frames on it one scene at a time: two render threads, each
+with a context of its own on MuJoCo's display, kept about 1.6 of 2 cores busy and drew no more
+frames than one thread (``docs/rendering.md``). Render workers therefore ask for a *screen*
+(:func:`new_gl_context`): screen 0 is MuJoCo's display, screen 1 a display of Mesa's surfaceless
+platform, which has a rasterizer of its own. The second display is used only where it renders with
+the same renderer as MuJoCo's (Mesa on both: never a CPU display beside a GPU one); otherwise every
+screen is MuJoCo's display.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import os
 import sys
+import threading
 from typing import Any
+
+#: EGL platform of Mesa's surfaceless displays (``EGL_MESA_platform_surfaceless``).
+_PLATFORM_SURFACELESS = 0x31DD
+_GL_RENDERER = 0x1F01
 
 
 def _default_gl_backend() -> None:
@@ -36,11 +53,170 @@ def gl_context_class() -> type:
     return gl_context.GLContext
 
 
-def new_gl_context(width: int, height: int) -> Any:
-    """A new GL context, current on the calling thread."""
+def current_renderer() -> str:
+    """``GL_RENDERER`` of the context current on this thread (e.g. ``'llvmpipe (LLVM 15.0.6, 256 bits)'``)."""
+    from OpenGL import GL
+
+    name = GL.glGetString(_GL_RENDERER)
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+class EglContext:
+    """A GL context on the EGL display ``display`` (an initialized ``EGLDisplay``), with the
+    interface of MuJoCo's ``mujoco.egl.GLContext``."""
+
+    def __init__(self, display: Any) -> None:
+        from mujoco.egl import EGL_ATTRIBUTES
+        from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+        self.display = display
+        configs = (EGL.EGLConfig * 1)()
+        found = ctypes.c_long()
+        EGL.eglReleaseThread()
+        EGL.eglChooseConfig(display, EGL_ATTRIBUTES, configs, 1, found)
+        if found.value < 1:
+            raise RuntimeError('EGL found no framebuffer configuration on the second display')
+        EGL.eglBindAPI(EGL.EGL_OPENGL_API)
+        self._context = EGL.eglCreateContext(display, configs[0], EGL.EGL_NO_CONTEXT, None)
+        if not self._context:
+            raise RuntimeError('EGL could not make a context on the second display')
+
+    def make_current(self) -> None:
+        from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+        if not self._context or not _Screens.alive:
+            raise RuntimeError('this GL context was freed')
+        if not EGL.eglMakeCurrent(self.display, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, self._context):
+            raise RuntimeError('Failed to make the EGL context current.')
+
+    def release(self) -> None:
+        """Make no context current on this thread."""
+        from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+        if _Screens.alive:
+            EGL.eglMakeCurrent(self.display, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, EGL.EGL_NO_CONTEXT)
+
+    def free(self) -> None:
+        """Destroy the context (idempotent)."""
+        from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+        context, self._context = self._context, None
+        if not context or not _Screens.alive:
+            return
+        current = EGL.eglGetCurrentContext()
+        if current and current.address == context.address:
+            self.release()
+        EGL.eglDestroyContext(self.display, context)
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:  # noqa: BLE001 - at interpreter exit EGL may be gone already; nothing left to free
+            pass
+
+
+class _Screens:
+    """Mesa's surfaceless display, made and checked on first use (see the module docstring)."""
+
+    lock = threading.Lock()
+    checked = False
+    display: Any = None
+    #: False once the displays are terminated at exit (contexts then free nothing).
+    alive = True
+
+    @classmethod
+    def second_display(cls, default_renderer: str) -> Any:
+        """The second display, or ``None`` where there is none like MuJoCo's (``default_renderer``)."""
+        with cls.lock:
+            if not cls.checked:
+                cls.checked = True
+                cls.display = cls._make(default_renderer)
+            return cls.display
+
+    @staticmethod
+    def _make(default_renderer: str) -> Any:
+        if os.environ.get('MUJOCO_GL', '').lower().strip() != 'egl' or not sys.platform.startswith('linux'):
+            return None
+        try:
+            import mujoco.egl as mujoco_egl
+            from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+            if mujoco_egl.EGL_DISPLAY is None or b'Mesa' not in (EGL.eglQueryString(mujoco_egl.EGL_DISPLAY, EGL.EGL_VENDOR) or b''):
+                return None
+            display = EGL.eglGetPlatformDisplayEXT(_PLATFORM_SURFACELESS, None, None)
+            if not display or not EGL.eglInitialize(display, None, None):
+                return None
+            probe = EglContext(display)
+            try:
+                probe.make_current()
+                same = current_renderer() == default_renderer
+            finally:
+                probe.free()
+        except Exception:  # noqa: BLE001 - no second display: every screen is MuJoCo's
+            return None
+        if not same:
+            EGL.eglTerminate(display)
+            return None
+        atexit.register(_Screens.terminate)
+        return display
+
+    @classmethod
+    def terminate(cls) -> None:
+        from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+        with cls.lock:
+            if cls.display is not None and cls.alive:
+                cls.alive = False
+                EGL.eglTerminate(cls.display)
+
+
+#: GL_RENDERER of MuJoCo's display, read on first need.
+_default_renderer: str | None = None
+_default_lock = threading.Lock()
+
+
+def new_gl_context(width: int, height: int, screen: int = 0) -> Any:
+    """A new GL context, current on the calling thread, on ``screen`` (see the module docstring):
+    even screens are MuJoCo's display, odd ones the second display where there is one."""
+    if screen % 2 and os.environ.get('MUJOCO_GL', '').lower().strip() == 'egl':
+        display = _Screens.second_display(_renderer_of_default(width, height))
+        if display is not None:
+            context = EglContext(display)
+            context.make_current()
+            return context
     context = gl_context_class()(int(width), int(height))
     context.make_current()
     return context
 
 
-__all__ = ['gl_context_class', 'new_gl_context']
+def _renderer_of_default(width: int, height: int) -> str:
+    """GL_RENDERER of MuJoCo's display (read once, from a context made for it and freed)."""
+    global _default_renderer
+    with _default_lock:
+        if _default_renderer is None:
+            probe = gl_context_class()(int(width), int(height))
+            try:
+                probe.make_current()
+                _default_renderer = current_renderer()
+            finally:
+                probe.free()
+        return _default_renderer
+
+
+def release_current(context: Any) -> None:
+    """Make no context current on this thread, ``context`` being the one that is (so another
+    thread may take it)."""
+    if isinstance(context, EglContext):
+        context.release()
+        return
+    try:
+        from mujoco.egl import EGL_DISPLAY
+        from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
+
+        if EGL_DISPLAY is not None:
+            EGL.eglMakeCurrent(EGL_DISPLAY, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, EGL.EGL_NO_CONTEXT)
+    except ImportError:  # not EGL: the other backends allow a context on one thread at a time anyway
+        pass
+
+
+__all__ = ['EglContext', 'current_renderer', 'gl_context_class', 'new_gl_context', 'release_current']

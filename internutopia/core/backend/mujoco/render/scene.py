@@ -90,6 +90,12 @@ class RenderModel:
         self.report: LodReport | None = apply_lod(self.model, face_budget) if lod else None
         self.option = visual_option()
         m = self.model
+        if purpose == 'camera':
+            # Camera frames are drawn with no mirror reflections, and then MuJoCo still draws its
+            # one reflective geom (a plane or a box: convex) first with additive blending onto the
+            # cleared buffer: the same pixels as drawing it opaque, at the cost of reading every
+            # pixel it covers back. Without reflectance it is drawn opaque.
+            m.mat_reflectance[:] = 0
         self.planes = np.flatnonzero(m.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
         #: Per plane and in-plane axis: infinite in the source model.
         self.infinite = m.geom_size[self.planes, :2] <= 0
