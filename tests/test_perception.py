@@ -318,12 +318,20 @@ def test_sky_composite_compiled_matches_numpy(monkeypatch):
     source[..., 3] = rng.choice([0, 255, 100], size=(30, 40))
     source[source[..., 3] == 0, :3] = 0  # nothing drawn: MuJoCo's black
     pitched = np.array([[1.0, 0.0, 0.0], [0.0, 0.8, -0.6], [0.0, 0.6, 0.8]])  # looking up a bit
-    compiled = np.empty_like(source)
+    compiled = np.empty_like(source)  # RGBA: the kernel on whole pixels
     sky.sky_composite(source, compiled, pitched, 60.0)
+    rgb = np.empty((30, 40, 3), np.uint8)  # RGB: the kernel on channels
+    sky.sky_composite(source, rgb, pitched, 60.0)
+    with monkeypatch.context() as patch:
+        patch.setattr(sky, '_LITTLE_ENDIAN', False)  # (as on a big-endian machine: channels for RGBA too)
+        by_channels = np.empty_like(source)
+        sky.sky_composite(source, by_channels, pitched, 60.0)
     monkeypatch.setattr(sky, '_sky_kernel', type('Off', (), {'available': False})())
     reference = np.empty_like(source)
     sky.sky_composite(source, reference, pitched, 60.0)
     np.testing.assert_array_equal(compiled, reference)
+    np.testing.assert_array_equal(by_channels, reference)
+    np.testing.assert_array_equal(rgb, reference[..., :3])
     flipped = source[::-1]
     opaque = flipped[..., 3] == 255
     np.testing.assert_array_equal(reference[opaque][:, :3], flipped[opaque][:, :3])

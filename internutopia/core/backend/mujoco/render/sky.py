@@ -18,6 +18,7 @@ that one, and no gradient is added).
 from __future__ import annotations
 
 import math
+import sys
 
 import mujoco
 import numpy as np
@@ -68,7 +69,43 @@ def _sky_rows(source: np.ndarray, xs: np.ndarray, ys: np.ndarray, inverse_norm: 
                 out[row, col, 3] = 255
 
 
+def _sky_pixels(source: np.ndarray, xs: np.ndarray, ys: np.ndarray, inverse_norm: np.ndarray, r0: float, r1: float, r2: float,
+                table: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_sky_rows` for RGBA targets, on whole pixels: ``source`` and ``out`` are ``(H, W)``
+    uint32 views (bytes r, g, b, a: alpha is the top byte on a little-endian machine) and ``table``
+    holds ``(256,)`` opaque sky pixels. A covered pixel (most of a frame) is one load and one store
+    instead of four of each."""
+    height, width = out.shape[0], out.shape[1]
+    for row in range(height):
+        src = height - 1 - row
+        y = r1 * ys[row] - r2
+        for col in range(width):
+            pixel = source[src, col]
+            alpha = pixel >> 24
+            if alpha == 255:
+                out[row, col] = pixel
+                continue
+            level = int((r0 * xs[col] + y) * inverse_norm[row, col] * 255.0 + 0.5)
+            level = min(max(level, 0), 255)
+            sky = table[level]
+            if alpha == 0:
+                out[row, col] = sky
+                continue
+            cover = 255 - alpha
+            blended = np.uint32(0xFF000000)
+            for shift in (0, 8, 16):
+                value = ((pixel >> shift) & 0xFF) + (cover * ((sky >> shift) & 0xFF) + 127) // 255
+                blended |= np.uint32(min(value, 255)) << shift
+            out[row, col] = blended
+
+
 _sky_kernel = Kernel(_sky_rows)
+_sky_pixel_kernel = Kernel(_sky_pixels)
+#: :data:`SKY_TABLE` as opaque RGBA pixels (uint32, alpha in the top byte).
+SKY_PIXELS = (SKY_TABLE[:, 0].astype(np.uint32) | (SKY_TABLE[:, 1].astype(np.uint32) << 8)
+              | (SKY_TABLE[:, 2].astype(np.uint32) << 16) | np.uint32(0xFF000000))
+#: Whether packed pixels have alpha in the top byte (uint32 views of RGBA bytes on this machine).
+_LITTLE_ENDIAN = sys.byteorder == 'little'
 _RAYS: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
@@ -107,6 +144,11 @@ def sky_composite(source: np.ndarray, target: np.ndarray, rotation: np.ndarray, 
     if _sky_kernel.available:
         xs, ys, inverse = _rays(width, height, focal)
         r = np.asarray(rotation, dtype=float).reshape(3, 3)[2]
+        if (_LITTLE_ENDIAN and target.shape[-1] == 4 and target.flags.c_contiguous and source.flags.c_contiguous
+                and _sky_pixel_kernel.available):
+            _sky_pixel_kernel(source.view(np.uint32)[..., 0], xs, ys, inverse, float(r[0]), float(r[1]), float(r[2]),
+                              SKY_PIXELS, target.view(np.uint32)[..., 0])
+            return
         _sky_kernel(source, xs, ys, inverse, float(r[0]), float(r[1]), float(r[2]), SKY_TABLE, target)
         return
     flipped = source[::-1]
@@ -124,6 +166,8 @@ def warm_sky_kernel() -> None:
         for channels in (4, 3):
             _sky_kernel.warm(np.zeros((1, 1, 4), np.uint8), one, one, np.ones((1, 1), np.float32), 0.0, 0.0, 1.0,
                              SKY_TABLE, np.zeros((1, 1, channels), np.uint8))
+        pixels = np.zeros((1, 1, 4), np.uint8).view(np.uint32)[..., 0]
+        _sky_pixel_kernel.warm(pixels, one, one, np.ones((1, 1), np.float32), 0.0, 0.0, 1.0, SKY_PIXELS, pixels.copy())
 
 
 __all__ = ['SKY_HORIZON', 'SKY_TABLE', 'SKY_ZENITH', 'has_own_skybox', 'sky_colour', 'sky_composite', 'warm_sky_kernel']
