@@ -8,7 +8,7 @@ when ``mujoco`` was imported before this module.
 
 **Screens.** Mesa's CPU rasterizer (llvmpipe) has one rasterizer per EGL display, and the GL
 contexts of one display queue their frames on it one scene at a time: two render threads, each
-with a context of its own on MuJoCo's display, kept about 1.6 of 2 cores busy and drew no more
+with a context of its own on MuJoCo's display, kept about 1.7 of 2 cores busy and drew no more
 frames than one thread (``docs/rendering.md``). Render workers therefore ask for a *screen*
 (:func:`new_gl_context`): screen 0 is MuJoCo's display, screen 1 a display of Mesa's surfaceless
 platform, which has a rasterizer of its own. The second display is used only where it renders with
