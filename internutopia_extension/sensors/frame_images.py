@@ -39,7 +39,9 @@ class FrameImages:
     def for_drawing(self, slots: np.ndarray) -> np.ndarray:
         """The array to draw the new images of ``slots`` into (its rows; other rows keep their images)."""
         if self._handed_out:
-            fresh = np.empty_like(self._array)
+            # Zeros from calloc (pages mapped on first write, no fill): a frame a failed render
+            # left undrawn reads black, never another frame's memory.
+            fresh = np.zeros(self._array.shape, self._array.dtype)
             kept = np.ones(len(fresh), dtype=bool)
             kept[np.asarray(slots, dtype=np.intp)] = False
             if kept.any():
