@@ -452,8 +452,8 @@ def test_render_workers_spread_over_two_mesa_rasterizers_or_share_one(wall_scene
 
     contexts, images = worker_contexts()
     assert all(image[..., :3].std() > 5 for image in images)
-    assert gl._default_renderer is not None
-    if gl._default_renderer.startswith('llvmpipe'):  # (this project's CI machine)
+    assert gl._Screens.default_renderer is not None
+    if gl._Screens.default_renderer.startswith('llvmpipe'):  # (this project's CI machine)
         assert isinstance(contexts[1], gl.EglContext) and not isinstance(contexts[0], gl.EglContext)
         assert contexts[1].display.address != mujoco_egl.EGL_DISPLAY.address  # another rasterizer
     # No second display (a driver without Mesa's surfaceless platform): both on MuJoCo's display.

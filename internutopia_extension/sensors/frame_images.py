@@ -23,6 +23,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def every_slot_in_order(slots: np.ndarray, count: int) -> bool:
+    """Whether ``slots`` is ``0, 1, ..., count - 1``: a read of every slot, whose images are then
+    the whole array (no copy)."""
+    return len(slots) == count and bool((np.asarray(slots) == np.arange(count)).all())
+
+
 class FrameImages:
     """Latest images of ``env_num`` slots, each of ``shape`` and ``dtype`` (see the module docstring)."""
 
@@ -55,11 +61,10 @@ class FrameImages:
         """The images of ``slots``: the array itself when they are every slot in order and it was not
         handed out before (the caller's from then on), a copy otherwise (two reads never share data)."""
         slots = np.asarray(slots, dtype=np.intp)
-        every = len(slots) == len(self._array) and bool((slots == np.arange(len(slots))).all())
-        if every and not self._handed_out:
+        if every_slot_in_order(slots, len(self._array)) and not self._handed_out:
             self._handed_out = True
             return self._array
         return self._array[slots]
 
 
-__all__ = ['FrameImages']
+__all__ = ['FrameImages', 'every_slot_in_order']

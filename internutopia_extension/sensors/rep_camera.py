@@ -48,7 +48,7 @@ from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
 from internutopia_extension.configs.sensors import RepCameraCfg
 from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, slot_part_labels, tight_boxes
-from internutopia_extension.sensors.frame_images import FrameImages
+from internutopia_extension.sensors.frame_images import FrameImages, every_slot_in_order
 
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
@@ -276,8 +276,7 @@ class RepCamera(BaseSensor):
         """Segmentation images, boxes and landmarks of ``slots``' last frames into ``out``."""
         config = self.config
         assert self._geoms is not None  # drawn (stamps start as NaN: stale)
-        every = len(slots) == len(self._geoms) and bool((slots == np.arange(len(slots))).all())
-        geoms = self._geoms if every else self._geoms[slots]  # (no copy of the images when all slots are read)
+        geoms = self._geoms if every_slot_in_order(slots, len(self._geoms)) else self._geoms[slots]  # (no copy of the images when all slots are read)
         tables = [self.semantic_table(slot) for slot in slots.tolist()]
         instances = np.empty_like(geoms)
         semantics = np.empty_like(geoms) if config.semantic_segmentation else None

@@ -39,9 +39,14 @@ def _default_gl_backend() -> None:
 _default_gl_backend()
 
 
+def _backend() -> str:
+    """``MUJOCO_GL`` as currently set, normalized."""
+    return os.environ.get('MUJOCO_GL', '').lower().strip()
+
+
 def gl_context_class() -> type:
     """The GL context class for ``MUJOCO_GL`` as currently set (``egl``/``osmesa``/``glfw``)."""
-    backend = os.environ.get('MUJOCO_GL', '').lower().strip()
+    backend = _backend()
     if sys.platform.startswith('linux') and backend == 'egl':
         from mujoco.egl import GLContext
         return GLContext
@@ -121,37 +126,45 @@ class _Screens:
     lock = threading.Lock()
     checked = False
     display: Any = None
-    #: False once the displays are terminated at exit (contexts then free nothing).
+    #: GL_RENDERER of MuJoCo's display (read from a context made for it and freed, on first use).
+    default_renderer: str | None = None
+    #: False once the second display is terminated at exit (its contexts then free nothing).
     alive = True
 
     @classmethod
-    def second_display(cls, default_renderer: str) -> Any:
-        """The second display, or ``None`` where there is none like MuJoCo's (``default_renderer``)."""
+    def second_display(cls, width: int, height: int) -> Any:
+        """The second display, or ``None`` where there is none like MuJoCo's."""
         with cls.lock:
             if not cls.checked:
                 cls.checked = True
-                cls.display = cls._make(default_renderer)
+                cls.display = cls._make(width, height)
             return cls.display
 
-    @staticmethod
-    def _make(default_renderer: str) -> Any:
-        if os.environ.get('MUJOCO_GL', '').lower().strip() != 'egl' or not sys.platform.startswith('linux'):
+    @classmethod
+    def _make(cls, width: int, height: int) -> Any:
+        if _backend() != 'egl' or not sys.platform.startswith('linux'):
             return None
         try:
             import mujoco.egl as mujoco_egl
             from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
 
-            if mujoco_egl.EGL_DISPLAY is None or b'Mesa' not in (EGL.eglQueryString(mujoco_egl.EGL_DISPLAY, EGL.EGL_VENDOR) or b''):
+            probe = gl_context_class()(int(width), int(height))  # MuJoCo's display (initialized by its first context)
+            try:
+                probe.make_current()
+                cls.default_renderer = current_renderer()
+            finally:
+                probe.free()
+            if b'Mesa' not in (EGL.eglQueryString(mujoco_egl.EGL_DISPLAY, EGL.EGL_VENDOR) or b''):
                 return None
             display = EGL.eglGetPlatformDisplayEXT(_PLATFORM_SURFACELESS, None, None)
             if not display or not EGL.eglInitialize(display, None, None):
                 return None
-            probe = EglContext(display)
+            second = EglContext(display)
             try:
-                probe.make_current()
-                same = current_renderer() == default_renderer
+                second.make_current()
+                same = current_renderer() == cls.default_renderer
             finally:
-                probe.free()
+                second.free()
         except Exception:  # noqa: BLE001 - no second display: every screen is MuJoCo's
             return None
         if not same:
@@ -170,16 +183,11 @@ class _Screens:
                 EGL.eglTerminate(cls.display)
 
 
-#: GL_RENDERER of MuJoCo's display, read on first need.
-_default_renderer: str | None = None
-_default_lock = threading.Lock()
-
-
 def new_gl_context(width: int, height: int, screen: int = 0) -> Any:
     """A new GL context, current on the calling thread, on ``screen`` (see the module docstring):
     even screens are MuJoCo's display, odd ones the second display where there is one."""
-    if screen % 2 and os.environ.get('MUJOCO_GL', '').lower().strip() == 'egl':
-        display = _Screens.second_display(_renderer_of_default(width, height))
+    if screen % 2:
+        display = _Screens.second_display(width, height)
         if display is not None:
             context = EglContext(display)
             context.make_current()
@@ -187,20 +195,6 @@ def new_gl_context(width: int, height: int, screen: int = 0) -> Any:
     context = gl_context_class()(int(width), int(height))
     context.make_current()
     return context
-
-
-def _renderer_of_default(width: int, height: int) -> str:
-    """GL_RENDERER of MuJoCo's display (read once, from a context made for it and freed)."""
-    global _default_renderer
-    with _default_lock:
-        if _default_renderer is None:
-            probe = gl_context_class()(int(width), int(height))
-            try:
-                probe.make_current()
-                _default_renderer = current_renderer()
-            finally:
-                probe.free()
-        return _default_renderer
 
 
 def release_current(context: Any) -> None:
