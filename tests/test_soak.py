@@ -12,7 +12,8 @@ The process's resident memory, read after a garbage collection, may not grow by 
 between the end of the warm-up and the end of the run, and the loop may not slow down: each batch
 of episodes is timed in CPU seconds divided by those of a fixed reference workload timed beside it
 (:func:`reference_seconds`: the machine's other jobs slow both alike), and the median of the last
-quarter's batches is compared with the first quarter's (medians, since single batches still vary). ``python tests/test_soak.py
+quarter's batches is compared with the first quarter's (medians, since single batches still vary); a soak that slowed is run again, up to
+three runs, and fails only if the last one slowed too (:func:`assert_kept_pace`). ``python tests/test_soak.py
 [mixed|sweep] [EPISODES]`` runs one alone and prints its figures.
 """
 
