@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 
@@ -320,15 +321,47 @@ def test_camera_rows_of_the_benchmark():
     assert row['frames_per_s'] > 0 and row['render_limit_frames_per_s'] > 0 and row['pairs'] >= 1
     assert row['render_limit_ratio_q1'] <= row['ratio_vs_render_limit'] <= row['render_limit_ratio_q3']
     assert row['ratio_vs_async'] is None and row['ratio_vs_async_ours'] is None
+    # two render workers in a fresh process: on Mesa, displays without its rasterizer threads, and the line says
+    # that the render limit drew there too
+    assert isinstance(row['render_limit_inline'], bool)
+    assert ('(no Mesa rasterizer threads)' in rows_module.format_camera_row(row)) == row['render_limit_inline']
     assert logged[0].startswith('[camera case 1/1] h1 x2 head_rgbd: measuring') and 'min left' in logged[0]
     table = rows_module.camera_markdown_table(rows).splitlines()
-    assert len(table) == 3 and table[2].startswith('| h1 | head_rgbd | 2 |') and table[2].count('skipped') == 4
+    assert len(table) == 3 and table[2].startswith('| h1 | head_rgbd | 2 |') and table[2].count('skipped') == 5
     assert rows_module.estimate_seconds([1, 4, 16, 64], list(rows_module.SETTINGS), 24, True) > \
         rows_module.estimate_seconds([1], ['head_rgb'], 24, False) > 0
     quality = rows_module.measure_lod_quality('h1', steps=(0,))
     assert quality['faces_lod'] < quality['faces_full'] / 10
     assert quality['tp_psnr_db_min'] is not None and quality['tp_psnr_db_min'] > 30.0
     assert quality['head_identical_frames'] == 1 or quality['head_psnr_db_min'] > 30.0
+
+
+def test_ours_beside_a_pool_of_our_env_is_timed_in_pairs_and_leaves_no_process():
+    """The comparison with a process pool of our own env: ours and the pool alternate in chunks in
+    one fresh process; the row reports the pairs' median ratio with its spread and both speeds,
+    and no process of the pool outlives the measurement (speed itself is never asserted)."""
+    import os
+
+    from internutopia.bench import cameras as rows_module
+    from internutopia.bench.camera_pool import measure_beside_pool
+    from internutopia.bench.processes import children_of
+
+    before = set(children_of(os.getpid()))
+    beside = measure_beside_pool('h1', 'head_rgb', 2, steps=4, chunk=2)
+    assert set(children_of(os.getpid())) == before
+    assert beside['pairs'] == 2 and beside['chunk'] == 2 and len(beside['ratios']) >= 1
+    assert beside['ratio_q1'] <= beside['ratio'] <= beside['ratio_q3']
+    assert beside['ours_step_s'] > 0 and beside['limit_step_s'] > 0
+    # two workers of one robot each, and ours (which drove them) with two
+    assert 0 < beside['pool_worker_peak_mb'] <= beside['pool_workers_mb'] and beside['ours_peak_mb'] > 0
+    ours_alone = {'ours_step_s': 0.01, 'limit_step_s': 0.5, 'ratio': 50.0, 'ratio_q1': 45.0, 'ratio_q3': 55.0,
+                  'pairs': 2, 'chunk': 2, 'startup_s': 1.0, 'peak_memory_mb': 500.0}
+    row = rows_module.camera_row('h1', 'head_rgb', 2, ours_alone, None, beside)
+    assert row['ratio_vs_async_ours'] == round(beside['ratio'], 2) and row['async_ours_pairs'] == 2
+    assert row['async_ours_env_steps_per_s'] == round(2 / beside['limit_step_s'], 1)
+    assert row['ours_beside_pool_env_steps_per_s'] == round(2 / beside['ours_step_s'], 1)
+    assert f'ours/async(our env) {row["ratio_vs_async_ours"]:.2f} (IQR' in rows_module.format_camera_row(row)
+    assert rows_module.camera_markdown_table([row]).splitlines()[2].count('skipped') == 2  # the plain-renderer pool
 
 
 def test_a_dropped_pack_takes_its_rendering_state_along(wall_scene, monkeypatch):
@@ -427,6 +460,70 @@ def test_camera_models_draw_the_reflective_floor_opaque_with_the_same_pixels():
             assert rgb[..., :3].std() > 10  # a real frame: floor, sky and robot
     finally:
         env.close()
+
+
+#: Run in a fresh interpreter (a display's rasterizer threads are fixed when the display is made):
+#: ``env_num`` jetbots with 64x48 cameras on two render threads, three steps; prints whether each
+#: display rasterizes on its drawing threads, the process's Mesa rasterizer threads, and a digest
+#: of the frames.
+_SCREENS_SCRIPT = """
+import hashlib, json, os, sys
+from internutopia.core.backend.mujoco.render import gl
+from internutopia.core.config import Config, SimConfig
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, jetbot_camera_cfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+env_num = int(sys.argv[1])
+camera = jetbot_camera_cfg.update(resolution=(64, 48), depth=True)
+task = FiniteStepTaskCfg(max_steps=50, robots=[JetbotRobotCfg(sensors=[camera])])
+env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, rendering_threads=2), env_num=env_num,
+                 env_offset_size=5.0, metrics_save_path='none', task_configs=[task] * env_num))
+env.reset()
+digest = hashlib.sha256()
+for _ in range(3):
+    obs, *_ = env.step([{'jetbot': {'move_by_speed': (0.3, 0.5)}}] * env_num)
+for row in obs:
+    reading = row['jetbot']['sensors']['camera']
+    digest.update(reading['rgba'].tobytes())
+    digest.update(reading['depth'].tobytes())
+names = [open(f'/proc/self/task/{tid}/comm').read().strip() for tid in os.listdir('/proc/self/task')]
+print(json.dumps({'inline': gl._Screens.inline, 'second': gl._Screens.display is not None,
+                  'contrast': float(min(row['jetbot']['sensors']['camera']['rgba'][..., :3].std() for row in obs)),
+                  'rasterizer_threads': sum(name.startswith('llvmpipe') for name in names),
+                  'digest': digest.hexdigest()}))
+env.close()
+"""
+
+
+def _screens_run(env_num: int, **environment: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key != 'LP_NUM_THREADS'}
+    env.update(environment)
+    done = subprocess.run([sys.executable, '-c', _SCREENS_SCRIPT, str(env_num)], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Mesa EGL displays: Linux only')
+def test_two_workers_rasterize_on_their_own_threads_with_the_same_pixels():
+    """Two render workers, each on a display of its own: the displays are made with no rasterizer
+    threads of Mesa's (each frame is rasterized on the thread that drew it), and the frames are
+    those of Mesa's threaded rasterizer, pixel for pixel. A user's ``LP_NUM_THREADS`` is left as
+    set, and a process with one slot (one worker) keeps Mesa's threads."""
+    two = _screens_run(2)
+    if not two['second']:
+        pytest.skip('no second Mesa display on this machine (a GPU, or EGL without the surfaceless platform)')
+    assert two['inline'] == {'mujoco': True, 'second': True} and two['rasterizer_threads'] == 0
+    assert two['contrast'] > 5  # real frames: floor, sky, horizon
+    users = _screens_run(2, LP_NUM_THREADS='2')
+    assert users['inline'] == {'mujoco': False, 'second': False} and users['rasterizer_threads'] == 4  # two per display
+    assert users['digest'] == two['digest']
+    one = _screens_run(1)
+    assert one['inline'] == {'mujoco': False, 'second': False} and one['rasterizer_threads'] >= 1
 
 
 def test_render_workers_spread_over_two_mesa_rasterizers_or_share_one(wall_scene, monkeypatch):

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.bench.cameras import RESOLUTION, SETTINGS, camera_config, path_action
+from internutopia.bench.camera_setup import RESOLUTION, SETTINGS, camera_config, path_action
 from internutopia.bench.fresh import run_in_fresh_process
 
 

@@ -16,7 +16,10 @@ or RGB-D, or RGB-D with the perception annotations: semantic and instance segmen
   defaults: what a user writes without us;
 - **async, ours** (``ratio_vs_async_ours``): the same over ``env_num`` of our own ``gym_env.Env``
   with the camera on: our per-frame pipeline in a process pool, without batching; it separates
-  what level of detail and the defaults give from what batching gives.
+  what level of detail and the defaults give from what batching gives. Ours and this pool are
+  timed side by side, in alternating chunks in one fresh process
+  (:func:`internutopia.bench.camera_pool.measure_beside_pool`): the ratio is the median of the
+  pairs, and ``ours_beside_pool_env_steps_per_s`` is ours' speed in them.
 
 Both async forms return the images as their observations (through shared memory, as a policy
 would need them). An async case whose processes would not fit in the memory free at the time
@@ -27,111 +30,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from internutopia.bench.camera_pool import measure_async_cameras, measure_beside_pool
+from internutopia.bench.camera_setup import (
+    RESOLUTION,
+    ROBOTS,
+    SETTINGS,
+    CameraSetting,
+    PlainCamera,
+    camera_config,
+    path_action,
+)
 from internutopia.bench.fresh import run_in_fresh_process
 from internutopia.bench.memory import memory_budget
 from internutopia.bench.ours import peak_memory_mb
-from internutopia.bench.pool import async_vector_env, pool_memory, time_steps
+from internutopia.bench.paired import ChunkReplay, summarize, time_pairs
 
-__all__ = ['SETTINGS', 'CameraSetting', 'PlainCamera', 'RenderLimit', 'camera_config', 'camera_markdown_table',
-           'estimate_seconds', 'format_camera_row', 'measure_async_cameras', 'measure_camera_ours', 'measure_lod_quality',
-           'psnr', 'run_cameras']
+__all__ = ['RESOLUTION', 'ROBOTS', 'SETTINGS', 'CameraSetting', 'PlainCamera', 'RenderLimit', 'camera_config',
+           'camera_markdown_table', 'estimate_seconds', 'format_camera_row', 'measure_async_cameras',
+           'measure_beside_pool', 'measure_camera_ours', 'measure_lod_quality', 'path_action', 'psnr', 'run_cameras']
 
-#: Image size of every camera row.
-RESOLUTION = (320, 240)
 #: Pairs timed and thrown away first (warms caches and the render threads).
 WARM_PAIRS = 1
 
 
-@dataclass(frozen=True)
-class CameraSetting:
-    """A camera row's camera: ``view`` ``'head'`` or ``'tp'`` (third person), with ``depth`` or not,
-    and with ``annotations`` (semantic and instance segmentation and 2D boxes) or not."""
-
-    name: str
-    view: str
-    depth: bool
-    annotations: bool = False
-
-
-#: Camera settings of the camera rows, by name (``--render-cameras``).
-SETTINGS: dict[str, CameraSetting] = {s.name: s for s in (
-    CameraSetting('head_rgb', 'head', False), CameraSetting('head_rgbd', 'head', True),
-    CameraSetting('head_rgbd_seg', 'head', True, True),
-    CameraSetting('tp_rgb', 'tp', False), CameraSetting('tp_rgbd', 'tp', True), CameraSetting('tp_rgbd_seg', 'tp', True, True))}
-#: Robots that have camera rows: the configs module and the names of their head and third-person cameras.
-ROBOTS = {'h1': ('internutopia_extension.configs.robots.h1', 'H1RobotCfg', 'h1_camera_cfg', 'h1_tp_camera_cfg',
-                 [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)])}
-
-
-def camera_config(robot: str, setting: str, env_num: int, render_every_step: bool = True,
-                  threads: int | None = None) -> Any:
-    """A Config of ``env_num`` endless episodes of ``robot`` following its path with the camera of
-    ``setting``; with ``render_every_step=False`` our camera renders only at an episode's start
-    (the plain-renderer env draws the frames itself). ``threads`` sets ``rendering_threads``."""
-    import importlib
-
-    from internutopia.core.config import Config, SimConfig
-    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
-
-    module, cfg_class, head, third, _ = ROBOTS[robot]
-    chosen = SETTINGS[setting]
-    configs = importlib.import_module(module)
-    camera = getattr(configs, head if chosen.view == 'head' else third)
-    camera = camera.update(resolution=RESOLUTION, depth=chosen.depth, rgba=True, enable=True,
-                           semantic_segmentation=chosen.annotations, instance_segmentation=chosen.annotations,
-                           landmarks=chosen.annotations)
-    cfg = getattr(configs, cfg_class)(controllers=[configs.move_by_speed_cfg, configs.move_along_path_cfg], sensors=[camera])
-    sim = SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, rendering_interval=None if render_every_step else 10 ** 9,
-                    rendering_threads=threads)
-    return Config(simulator=sim, env_num=env_num, env_offset_size=10.0, metrics_save_path='none',
-                  task_configs=[SingleInferenceTaskCfg(robots=[cfg])] * env_num)
-
-
-def path_action(robot: str) -> dict:
-    """The per-slot action of the camera rows: follow the robot's path."""
-    return {robot: {'move_along_path': [ROBOTS[robot][4]]}}
-
-
-class PlainCamera:
-    """What a user writes without us: ``mujoco.Renderer`` at MuJoCo's defaults on camera ``cam``,
-    ``render()`` for RGB, with ``depth`` a second ``render()`` with depth rendering on, and with
-    ``segmentation`` a third with segmentation rendering on (geom ids per pixel; no boxes)."""
-
-    def __init__(self, model: Any, cam: int, depth: bool, segmentation: bool = False) -> None:
-        import mujoco
-
-        self.renderer = mujoco.Renderer(model, RESOLUTION[1], RESOLUTION[0])
-        self.cam = int(cam)
-        self.depth = depth
-        self.segmentation = segmentation
-        #: The last segmentation frame (``(H, W, 2)`` int32: object id and type), when made.
-        self.ids: np.ndarray | None = None
-
-    def frame(self, data: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        renderer = self.renderer
-        renderer.update_scene(data, camera=self.cam)
-        rgb = renderer.render()
-        depth = None
-        if self.depth:
-            renderer.enable_depth_rendering()
-            depth = renderer.render()
-            renderer.disable_depth_rendering()
-        if self.segmentation:
-            renderer.enable_segmentation_rendering()
-            self.ids = renderer.render()
-            renderer.disable_segmentation_rendering()
-        return rgb, depth
-
-    def close(self) -> None:
-        self.renderer.close()
-
-
-class RenderLimit:
+class RenderLimit(ChunkReplay):
     """The render limit for :func:`~internutopia.bench.paired.time_pairs`: after each chunk of our
     steps, a plain :class:`PlainCamera` loop draws ``frames`` frames (one slot after another, at
     their current states); its time per env-step is its time per frame times ``env_num`` (one
@@ -144,12 +70,6 @@ class RenderLimit:
         self.camera = PlainCamera(self.pack.model, 0, setting.depth, setting.annotations)
         self.frames = max(1, int(frames))
         self.next = 0
-
-    def start_round(self, steps: int) -> None:
-        pass
-
-    def record(self, step: int) -> None:
-        pass
 
     def replay(self) -> float:
         began = time.perf_counter()
@@ -167,7 +87,6 @@ class RenderLimit:
 # ours, in a fresh process
 def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, limit_frames: int,
              threads: int | None = None) -> dict[str, Any]:
-    from internutopia.bench.paired import summarize, time_pairs
     from internutopia.core.vec_env import Env
     from internutopia_extension import import_extensions
 
@@ -192,7 +111,12 @@ def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, lim
     limit.close()
     env.close()
     out: dict[str, Any] = summarize(ours, theirs, clean)
-    out.update({'chunk': chunk, 'startup_s': startup_s, 'peak_memory_mb': memory_mb})
+    from internutopia.core.backend.mujoco.render.gl import rasterizing_inline
+
+    # The plain renderer draws on MuJoCo's display, which ours may have made without Mesa's
+    # rasterizer threads (two render workers: see internutopia.core.backend.mujoco.render.gl).
+    limit_inline = rasterizing_inline()['mujoco']
+    out.update({'chunk': chunk, 'startup_s': startup_s, 'peak_memory_mb': memory_mb, 'limit_inline': limit_inline})
     return out
 
 
@@ -207,85 +131,6 @@ def measure_camera_ours(robot: str, setting: str, env_num: int, steps: int, chun
 
 # ------------------------------------------------------------------------------------------------
 # AsyncVectorEnv, in two forms
-class _CameraEnv:
-    """Picklable factory of one single-robot env with the camera (for AsyncVectorEnv).
-
-    ``plain``: our ``gym_env.Env`` steps the robot (its camera renders only at the episode's
-    start) and a :class:`PlainCamera` draws every frame; otherwise our camera renders every step.
-    The observation is the image (``rgb``) and, for RGB-D, the depth map.
-    """
-
-    def __init__(self, robot: str, setting: str, plain: bool) -> None:
-        self.args = (robot, setting, plain)
-
-    def __call__(self) -> Any:
-        import gymnasium as gym
-
-        from internutopia.core.backend.mujoco.world import Pack as MujocoPack
-        from internutopia.core.gym_env import Env as GymEnv
-        from internutopia_extension import import_extensions
-
-        robot, setting, plain = self.args
-        chosen = SETTINGS[setting]
-        import_extensions()
-        inner = GymEnv(camera_config(robot, setting, 1, render_every_step=not plain))
-        command = path_action(robot)[robot]
-        width, height = RESOLUTION
-        spaces: dict[str, gym.Space] = {'rgb': gym.spaces.Box(0, 255, (height, width, 3 if plain else 4), np.uint8)}
-        if chosen.depth:
-            spaces['depth'] = gym.spaces.Box(0.0, np.inf, (height, width), np.float32)
-        if chosen.annotations:
-            spaces['ids'] = gym.spaces.Box(-1, 2 ** 31 - 1, (height, width, 2) if plain else (height, width), np.int32)
-        pack_of = lambda: inner._vec_env.runner.world.pack(0)  # noqa: E731 - the one slot's pack
-        camera_holder: list[PlainCamera] = []
-
-        def observe(obs: dict) -> dict:
-            if plain:
-                pack = pack_of()
-                assert isinstance(pack, MujocoPack)  # (the plain camera draws a MuJoCo model)
-                if not camera_holder:
-                    camera_holder.append(PlainCamera(pack.model, 0, chosen.depth, chosen.annotations))
-                rgb, depth = camera_holder[0].frame(pack.mjdata(0))
-                out: dict[str, np.ndarray | None] = {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
-                if chosen.annotations:
-                    out['ids'] = camera_holder[0].ids
-                return out
-            reading = next(iter(obs['sensors'].values()))
-            out = {'rgb': reading['rgba'], 'depth': reading['depth']} if chosen.depth else {'rgb': reading['rgba']}
-            if chosen.annotations:
-                out['ids'] = reading['semantic_segmentation']['data']
-            return out
-
-        class CameraEnv(gym.Env):
-            observation_space = gym.spaces.Dict(spaces)
-            action_space = gym.spaces.Discrete(1)
-
-            def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple:
-                obs, _ = inner.reset()
-                return observe(obs), {}
-
-            def step(self, action: Any) -> tuple:
-                obs, reward, terminated, truncated, _ = inner.step(command)
-                return observe(obs), reward, terminated, truncated, {}
-
-            def peak_mb(self) -> float:
-                return peak_memory_mb()
-
-        return CameraEnv()
-
-
-def measure_async_cameras(robot: str, setting: str, env_num: int, steps: int, plain: bool) -> tuple[float, float, float]:
-    """``(env-steps/s, peak MB of one env process, peak MB of the pool's process tree)`` of
-    ``AsyncVectorEnv`` over ``env_num`` camera envs (workers that die with the benchmark:
-    :mod:`internutopia.bench.pool`)."""
-    vector = async_vector_env([_CameraEnv(robot, setting, plain)] * env_num)
-    try:
-        rate = time_steps(vector, steps)
-        return rate, float(max(vector.call('peak_mb'))), pool_memory(vector)['tree_peak_mb']
-    finally:
-        vector.close()
-
-
 # ------------------------------------------------------------------------------------------------
 # level of detail: how close its frames are to full detail
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
@@ -354,7 +199,7 @@ def estimate_seconds(env_nums: list[int], settings: list[str], steps: int, with_
     """A rough length of the camera rows on a 2-core machine (seconds), for ``--help`` and the log:
     process start-ups, and frames at the speeds measured there on 2026-11-22 (ours ~600/s head,
     ~350/s third person; plain renderer ~15/s head, ~8/s third person, in the limit and in a pool;
-    our env in a pool ~350/s)."""
+    our env in a pool ~350/s, ours beside it ~550/s)."""
     total = 0.0
     for env_num in env_nums:
         for name in settings:
@@ -367,7 +212,8 @@ def estimate_seconds(env_nums: list[int], settings: list[str], steps: int, with_
             if with_async and env_num < 64:  # 64 single-env processes do not fit in 24 GB: skipped
                 start = 4.0 + env_num * 1.0  # env processes starting on 2 cores
                 async_frames = env_num * (_steps_for(env_num, steps) + 3)
-                total += 2 * start + async_frames / plain + async_frames / 350.0
+                # the plain-renderer pool, then the pool of our env in pairs with ours
+                total += 2 * start + async_frames / plain + async_frames / 350.0 + async_frames / 550.0
     return total
 
 
@@ -401,9 +247,11 @@ def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], ste
         log(f'[camera case {index + 1}/{len(cases)}] {robot} x{env_num} {setting}: measuring '
             f'(elapsed {elapsed / 60:.1f} min, about {max(left - elapsed, 0) / 60:.0f} min left)')
         case_steps = _steps_for(env_num, steps)
-        rates: dict[str, float | None] = {'async': None, 'async_ours': None}
+        async_rate: float | None = None
+        beside: dict[str, Any] | None = None
         skipped: dict[str, str] = {}
-        tree_mb: dict[str, float] = {}
+        pool_mb: dict[str, float] = {}
+        ours_chunk = max(1, min(chunk, case_steps // 3))
         if with_async:
             for key, plain in (('async', True), ('async_ours', False)):
                 needed = env_num * one_env_mb.get((robot, setting, plain), 0.0)
@@ -414,30 +262,37 @@ def run_cameras(robots: list[str], env_nums: list[int], settings: list[str], ste
                         f'skipped: {skipped[key]}')
                     continue
                 try:
-                    rate, process_mb, tree_mb[key] = measure_async_cameras(robot, setting, env_num, max(4, case_steps // 2), plain)
+                    if plain:
+                        async_rate, process_mb, pool_mb[key] = measure_async_cameras(robot, setting, env_num,
+                                                                                     max(4, case_steps // 2), plain)
+                    else:
+                        beside = measure_beside_pool(robot, setting, env_num, case_steps, ours_chunk, threads)
+                        process_mb, pool_mb[key] = beside['pool_worker_peak_mb'], beside['pool_workers_mb']
                 except Exception as exc:  # e.g. processes that do not fit after all
                     skipped[key] = f'failed ({type(exc).__name__}: {exc})'
                     log(f'  {robot} x{env_num} {setting}: AsyncVectorEnv {skipped[key]}; no ratio')
                     continue
-                rates[key] = rate
                 one_env_mb.setdefault((robot, setting, plain), process_mb)
-        result = measure_camera_ours(robot, setting, env_num, case_steps, max(1, min(chunk, case_steps // 3)),
-                                     limit_frames=4, threads=threads)
-        row = camera_row(robot, setting, env_num, result, rates['async'], rates['async_ours'], skipped)
+        result = measure_camera_ours(robot, setting, env_num, case_steps, ours_chunk, limit_frames=4, threads=threads)
+        row = camera_row(robot, setting, env_num, result, async_rate, beside, skipped)
         row['render_threads'] = threads
-        row['async_peak_memory_mb'] = {k: round(v, 1) for k, v in tree_mb.items()}  # each pool's whole process tree
+        # The plain-renderer pool's whole process tree; the pool of our env's workers (ours drove it).
+        row['async_peak_memory_mb'] = {k: round(v, 1) for k, v in pool_mb.items()}
         rows.append(row)
         log(format_camera_row(row))
     return rows
 
 
 def camera_row(robot: str, setting: str, env_num: int, result: dict[str, Any], async_rate: float | None,
-               async_ours_rate: float | None, skipped: dict[str, str] | None = None) -> dict[str, Any]:
-    """One JSON row of the camera table from a :func:`measure_camera_ours` result and the async rates."""
+               beside: dict[str, Any] | None, skipped: dict[str, str] | None = None) -> dict[str, Any]:
+    """One JSON row of the camera table from a :func:`measure_camera_ours` result, the plain-renderer
+    pool's rate and a :func:`~internutopia.bench.camera_pool.measure_beside_pool` result (``None``
+    where skipped). ``ratio_vs_async_ours`` is the median of the side-by-side pairs of ours and the
+    pool of our env, and ``ours_beside_pool_env_steps_per_s`` ours' speed in those pairs."""
     ours = env_num / result['ours_step_s']
     limit = env_num / result['limit_step_s']
     chosen = SETTINGS[setting]
-    return {
+    row = {
         'robot': robot, 'env_num': env_num, 'cameras': setting, 'view': chosen.view, 'depth': chosen.depth,
         'annotations': chosen.annotations,
         'resolution': list(RESOLUTION),
@@ -447,30 +302,47 @@ def camera_row(robot: str, setting: str, env_num: int, result: dict[str, Any], a
         'ratio_vs_render_limit': round(result['ratio'], 2),
         'render_limit_ratio_q1': round(result['ratio_q1'], 2), 'render_limit_ratio_q3': round(result['ratio_q3'], 2),
         'pairs': result['pairs'], 'chunk': result['chunk'],
+        # True: the render limit drew on a display without Mesa's rasterizer threads (slower than a
+        # plain renderer alone in its process); the async columns are the comparison then.
+        'render_limit_inline': bool(result.get('limit_inline', False)),
         'async_env_steps_per_s': None if async_rate is None else round(async_rate, 1),
         'ratio_vs_async': None if async_rate is None else round(ours / async_rate, 2),
-        'async_ours_env_steps_per_s': None if async_ours_rate is None else round(async_ours_rate, 1),
-        'ratio_vs_async_ours': None if async_ours_rate is None else round(ours / async_ours_rate, 2),
+        'ours_beside_pool_env_steps_per_s': None, 'async_ours_env_steps_per_s': None, 'ratio_vs_async_ours': None,
+        'async_ours_ratio_q1': None, 'async_ours_ratio_q3': None, 'async_ours_pairs': None, 'async_ours_chunk': None,
         'async_skipped': dict(skipped or {}),
         'startup_s': round(result['startup_s'], 3), 'peak_memory_mb': round(result['peak_memory_mb'], 1),
     }
+    if beside is not None:
+        row.update({'ours_beside_pool_env_steps_per_s': round(env_num / beside['ours_step_s'], 1),
+                    'async_ours_env_steps_per_s': round(env_num / beside['limit_step_s'], 1),
+                    'ratio_vs_async_ours': round(beside['ratio'], 2),
+                    'async_ours_ratio_q1': round(beside['ratio_q1'], 2), 'async_ours_ratio_q3': round(beside['ratio_q3'], 2),
+                    'async_ours_pairs': beside['pairs'], 'async_ours_chunk': beside['chunk']})
+    return row
 
 
 def format_camera_row(row: dict[str, Any]) -> str:
     """The row as one line of text."""
     text = (f'{row["robot"]:>7} x{row["env_num"]:<3} camera {row["cameras"]:<9}: {row["frames_per_s"]:>8,.0f} frames/s  '
-            f'render limit {row["render_limit_frames_per_s"]:,.1f}  ours/render limit {row["ratio_vs_render_limit"]:.1f} '
+            f'render limit {row["render_limit_frames_per_s"]:,.1f}'
+            f'{" (no Mesa rasterizer threads)" if row.get("render_limit_inline") else ""}  ours/render limit {row["ratio_vs_render_limit"]:.1f} '
             f'(IQR {row["render_limit_ratio_q1"]:.1f}-{row["render_limit_ratio_q3"]:.1f})')
-    for key, label in (('ratio_vs_async', 'ours/async'), ('ratio_vs_async_ours', 'ours/async(our env)')):
-        text += f'  {label} ' + ('n/a' if row[key] is None else f'{row[key]:.2f}')
+    text += '  ours/async ' + ('n/a' if row['ratio_vs_async'] is None else f'{row["ratio_vs_async"]:.2f}')
+    if row['ratio_vs_async_ours'] is None:
+        text += '  ours/async(our env) n/a'
+    else:
+        text += (f'  ours/async(our env) {row["ratio_vs_async_ours"]:.2f} (IQR {row["async_ours_ratio_q1"]:.2f}-'
+                 f'{row["async_ours_ratio_q3"]:.2f}, side by side: ours {row["ours_beside_pool_env_steps_per_s"]:,.0f}, '
+                 f'pool {row["async_ours_env_steps_per_s"]:,.0f} frames/s)')
     return text + f'  start-up {row["startup_s"]:.2f} s  peak {row["peak_memory_mb"]:.0f} MB'
 
 
 def camera_markdown_table(rows: list[dict[str, Any]]) -> str:
     """The camera rows as the Markdown table of ``docs/rendering.md``."""
     lines = ['| robot | camera | env_num | ours (frames/s) | render limit (frames/s) | ours / render limit '
-             '| async, plain renderer (env-steps/s) | ours / async | async, our gym_env (env-steps/s) | ours / async (our env) |',
-             '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|']
+             '| async, plain renderer (env-steps/s) | ours / async | ours beside the pool of our env (frames/s) '
+             '| async, our gym_env (env-steps/s) | ours / async (our env) |',
+             '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
 
     def cell(value: float | None, digits: int) -> str:
         return 'skipped' if value is None else f'{value:,.{digits}f}'
@@ -479,5 +351,6 @@ def camera_markdown_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f'| {row["robot"]} | {row["cameras"]} | {row["env_num"]} | {row["frames_per_s"]:,.0f} '
                      f'| {row["render_limit_frames_per_s"]:,.1f} | {row["ratio_vs_render_limit"]:.1f} '
                      f'| {cell(row["async_env_steps_per_s"], 1)} | {cell(row["ratio_vs_async"], 2)} '
-                     f'| {cell(row["async_ours_env_steps_per_s"], 1)} | {cell(row["ratio_vs_async_ours"], 2)} |')
+                     f'| {cell(row["ours_beside_pool_env_steps_per_s"], 0)} | {cell(row["async_ours_env_steps_per_s"], 1)} '
+                     f'| {cell(row["ratio_vs_async_ours"], 2)} |')
     return '\n'.join(lines)

@@ -26,10 +26,24 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['involuntary_switches', 'summarize', 'time_pairs']
+__all__ = ['ChunkReplay', 'involuntary_switches', 'summarize', 'time_pairs']
 
 #: Fewest clean pairs a summary is taken from (see time_pairs); with fewer, every pair counts.
 MIN_CLEAN = 5
+
+
+class ChunkReplay:
+    """Base of a limit for :func:`time_pairs` that needs nothing of ours' chunk: it runs a chunk of
+    its own in :meth:`replay` (seconds per step); recording ours' controls is a no-op."""
+
+    def start_round(self, steps: int) -> None:
+        pass
+
+    def record(self, step: int) -> None:
+        pass
+
+    def replay(self) -> float:
+        raise NotImplementedError
 
 
 def involuntary_switches() -> int:

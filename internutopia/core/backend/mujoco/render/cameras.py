@@ -34,6 +34,7 @@ from internutopia.core.backend.mujoco.render.context import (
 )
 from internutopia.core.backend.mujoco.render.coverage import COVERAGE_BITS, hidden_pixels, shown_pixels, warm_coverage_kernels
 from internutopia.core.backend.mujoco.render.framebuffers import FrameBuffers
+from internutopia.core.backend.mujoco.render.gl import prepare_screens
 from internutopia.core.backend.mujoco.render.scene import (
     HIDDEN_GROUP,
     FrustumCulling,
@@ -396,6 +397,8 @@ class CameraRenderer:
         chunks = [requests[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         # Make framebuffers for each worker's share of the whole pack's frames at once, so later batches fit in one round.
         frames = max(len(chunks[0]), math.ceil(len(self.pack.slots) / count))
+        if count > 1 and self._threads[1] is None:  # the displays, before any worker draws on them
+            prepare_screens(*self.frame_size, count)
         pending = []
         for index in range(1, count):
             thread = self._threads[index]
