@@ -28,6 +28,7 @@ would need them). An async case whose processes would not fit in the memory free
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -111,11 +112,12 @@ def _measure(robot: str, setting: str, env_num: int, steps: int, chunk: int, lim
     limit.close()
     env.close()
     out: dict[str, Any] = summarize(ours, theirs, clean)
-    from internutopia.core.backend.mujoco.render.gl import rasterizing_inline
+    from internutopia.core.backend.mujoco.render.gl import RASTERIZER_THREADS_VARIABLE, rasterizing_inline
 
     # The plain renderer draws on MuJoCo's display, which ours may have made without Mesa's
-    # rasterizer threads (two render workers: see internutopia.core.backend.mujoco.render.gl).
-    limit_inline = rasterizing_inline()['mujoco']
+    # rasterizer threads (two render workers: see internutopia.core.backend.mujoco.render.gl), as
+    # does a user's LP_NUM_THREADS=0.
+    limit_inline = rasterizing_inline()['mujoco'] or os.environ.get(RASTERIZER_THREADS_VARIABLE, '').strip() == '0'
     out.update({'chunk': chunk, 'startup_s': startup_s, 'peak_memory_mb': memory_mb, 'limit_inline': limit_inline})
     return out
 
