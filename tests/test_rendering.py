@@ -523,7 +523,8 @@ def test_two_workers_rasterize_on_their_own_threads_with_the_same_pixels():
     assert users['inline'] == {'mujoco': False, 'second': False} and users['rasterizer_threads'] == 4  # two per display
     assert users['digest'] == two['digest']
     one = _screens_run(1)
-    assert one['inline'] == {'mujoco': False, 'second': False} and one['rasterizer_threads'] >= 1
+    assert one['inline'] == {'mujoco': False, 'second': False}
+    assert one['rasterizer_threads'] >= (1 if (os.cpu_count() or 1) > 1 else 0)  # Mesa's default: one per core
 
 
 def test_render_workers_spread_over_two_mesa_rasterizers_or_share_one(wall_scene, monkeypatch):
