@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -252,6 +253,104 @@ def test_widened_policy_acts_as_the_old_one():
     assert widened['mlp_extractor.value_net.0.weight'].shape == (8, 8)
 
 
+def test_a_run_starts_from_an_exported_policy_and_warms_its_critic_up_first(tmp_path, capsys):
+    """``--init-from h1_walk.onnx``: the shipped actor starts the run, and the critic's warm-up
+    updates leave it exactly as it was (its exported policy acts as the shipped one)."""
+    import io
+    import zipfile
+
+    import onnxruntime
+    import torch
+
+    from internutopia_extension.robots.h1_locomotion.policy import train
+    from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH as shipped
+
+    # Three rollouts of 2 x 16 steps, a save after each; every update trains the critic alone.
+    train.main(['--out', str(tmp_path), '--num-envs', '2', '--rollout', '16', '--steps', '96', '--checkpoint-every', '32',
+                '--init-from', str(shipped), '--max-std', '0.3', '--critic-warmup', '3', '--sidestep-share', '0.5'])
+    assert 'started the actor from' in capsys.readouterr().out
+    obs = np.random.default_rng(0).normal(size=(16, gait.OBS_SIZE)).astype(np.float32)
+    actions = [onnxruntime.InferenceSession(str(path)).run(None, {'obs': obs})[0] for path in (shipped, tmp_path / 'h1_walk.onnx')]
+    np.testing.assert_allclose(actions[1], actions[0], atol=1e-5)
+    with zipfile.ZipFile(tmp_path / 'checkpoint.zip') as archive:
+        state = torch.load(io.BytesIO(archive.read('policy.pth')), map_location='cpu')
+    np.testing.assert_allclose(state['log_std'].numpy(), np.log(0.3), atol=1e-6)
+    with pytest.raises(ValueError, match='is not one of an exported walking policy'):
+        train.actor_from_onnx(_foreign_onnx(tmp_path))
+
+
+def test_a_policy_carries_its_action_scale_and_a_start_from_other_scales_keeps_its_targets(tmp_path):
+    """An exported policy records the action scale it was trained with; the walker refuses one made
+    for other scales, and a run started from it rescales its action head to keep its servo targets."""
+    import onnx
+    import torch
+
+    from internutopia_extension.robots.h1_locomotion.policy import train
+    from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH
+
+    graph = onnx.load(str(POLICY_PATH))
+    other = gait.ACTION_SCALE.copy()
+    other[[1, 6]] = 0.45  # hip roll over the joint's whole range
+    onnx.helper.set_model_props(graph, {gait.ACTION_SCALE_METADATA: json.dumps(other.tolist())})
+    onnx.save(graph, str(tmp_path / 'other.onnx'))
+    with pytest.raises(ValueError, match=r'was trained with leg action scales \[0.3, 0.45, 0.8.*retrain it'):
+        OnnxPolicy(tmp_path / 'other.onnx')
+    OnnxPolicy(POLICY_PATH)  # the shipped policy records the walker's scales
+    # Started from it, the actor gives the servo targets the file gave, wherever neither is at its limit.
+    actor = train.actor_from_onnx(tmp_path / 'other.onnx')
+    head = torch.nn.Linear(64, 10)
+    head.load_state_dict({'weight': actor['action_net.weight'], 'bias': actor['action_net.bias']})
+    old_head = torch.nn.Linear(64, 10)
+    old_head.load_state_dict({'weight': torch.from_numpy(onnx.numpy_helper.to_array(
+        next(t for t in graph.graph.initializer if t.name == 'head.weight')).copy()), 'bias': torch.from_numpy(
+        onnx.numpy_helper.to_array(next(t for t in graph.graph.initializer if t.name == 'head.bias')).copy())})
+    features = torch.randn(256, 64) * 0.3
+    with torch.no_grad():
+        old_action, new_action = old_head(features).numpy(), head(features).numpy()
+    free = (np.abs(old_action) < 1.0) & (np.abs(new_action) < 1.0)
+    assert free.mean() > 0.5
+    np.testing.assert_allclose((other * old_action)[free], (gait.ACTION_SCALE * new_action)[free], atol=1e-5)
+    # A file without the record: the scale it was trained with is given (--init-action-scale).
+    del graph.metadata_props[:]
+    onnx.save(graph, str(tmp_path / 'bare.onnx'))
+    np.testing.assert_array_equal(train.actor_from_onnx(tmp_path / 'bare.onnx', other)['action_net.weight'].numpy(),
+                                  actor['action_net.weight'].numpy())
+
+
+def _foreign_onnx(tmp_path):
+    """An ONNX file that is not an exported walking policy (its weight has another name)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.ones((2, 2), dtype=np.float32), 'encoder.weight')
+    graph = helper.make_graph([helper.make_node('MatMul', ['x', 'encoder.weight'], ['y'])], 'foreign',
+                              [helper.make_tensor_value_info('x', onnx.TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor_value_info('y', onnx.TensorProto.FLOAT, [1, 2])], [weight])
+    path = tmp_path / 'foreign.onnx'
+    onnx.save(helper.make_model(graph), str(path))
+    return path
+
+
+def test_foot_placement_rewards_a_swinging_sole_where_a_side_step_lands():
+    """Told to side-step left at 0.5 m/s, a swinging left sole is rewarded 0.11 m outside its
+    standing offset (half a stance of travel), the right one 0.11 m inside; soles in stance and
+    robots standing get nothing."""
+    from internutopia_extension.robots.h1_locomotion import rewards
+    from internutopia_extension.robots.h1_locomotion.walker import WalkState
+
+    k = 3
+    zeros = np.zeros((k, 10))
+    state = WalkState(height=np.full(k, 1.0), gravity=np.tile([0.0, 0.0, -1.0], (k, 1)), lin_vel=np.zeros((k, 3)),
+                      ang_vel=np.zeros((k, 3)), leg_q=zeros, leg_dq=zeros, action=zeros, last_action=zeros,
+                      command=np.tile([0.0, 0.5, 0.0], (k, 1)), stance=np.array([[False, True], [True, False], [False, False]]),
+                      moving=np.array([True, True, False]), touch=np.zeros((k, 2)), foot_height=np.zeros((k, 2)),
+                      foot_speed=np.zeros((k, 2)), foot_lateral=np.tile([0.2 + 0.11, -0.2 + 0.11], (k, 1)))
+    np.testing.assert_allclose(rewards.TERMS['foot_placement'](state), [1.0, 1.0, 0.0])
+    state.foot_lateral = np.tile([0.2, -0.2], (k, 1))  # standing width: 0.11 m off, exp(-0.0121 / 0.01)
+    np.testing.assert_allclose(rewards.TERMS['foot_placement'](state), [np.exp(-1.21)] * 2 + [0.0])
+    assert rewards.REWARD_SCALES['foot_placement'] == 0.0  # a run turns it on (--reward-scale foot_placement=0.4)
+
+
 def test_locomotion_must_be_a_known_mode():
     with pytest.raises(ValueError, match='locomotion'):
         H1RobotCfg(locomotion='flying')
@@ -305,7 +404,7 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
 
     result = evaluate.main(['--policy', str(policy_path), '--num-envs', '2', '--seconds', '0.5', '--json', str(tmp_path / 'eval.json')])
     assert set(result) == {'paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking'}
-    assert len(result['tracking']) == 10 and all(len(row['reached']) == 3 for row in result['tracking'])
+    assert len(result['tracking']) == len(evaluate.TRACKED_COMMANDS) and all(len(row['reached']) == 3 for row in result['tracking'])
     runs = [result[name] for name in ('paths', 'point_goals', 'random_commands', 'random_commands_pushed')]
     assert all(run['episodes'] == 2 and 0.0 <= run['fall_rate'] <= 1.0 for run in runs)
     # The falls under random commands are split between episodes with and without fast lateral commands.
@@ -327,9 +426,20 @@ def test_a_training_run_can_shift_its_emphasis_and_bad_settings_are_named(capsys
     assert all(task.reward_scales == {'hip_pos': -0.3} for task in tasks)
     with pytest.raises(ValueError, match='lateral_share must be between 0 and 1'):
         walk_sampler(lateral_share=1.5)
+    # Pure side-steps: sideways at 0.2-0.5 m/s, hardly forward, not turning.
+    tasks = walk_sampler(batch=32, sidestep_share=1.0)(np.random.default_rng(1))
+    moving = [command[1:] for task in tasks if task.goals is None for command in task.commands if any(command[1:])]
+    assert moving and all(abs(f) <= 0.1 and 0.2 <= abs(lateral) <= 0.5 and yaw == 0.0 for f, lateral, yaw in moving)
+    assert {np.sign(lateral) for _, lateral, _ in moving} == {-1.0, 1.0}
+    with pytest.raises(ValueError, match='sidestep_share must be between 0 and 1'):
+        walk_sampler(sidestep_share=-0.1)
     for argv, message in ((['--reward-scale', 'hips=-1'], "unknown term 'hips'; valid terms: ["),
                           (['--reward-scale', 'hip_pos=x'], 'the scale must be a number'),
-                          (['--lateral-share', '2'], '--lateral-share must be between 0 and 1')):
+                          (['--lateral-share', '2'], '--lateral-share must be between 0 and 1'),
+                          (['--sidestep-share', '1.2'], '--sidestep-share must be between 0 and 1'),
+                          (['--critic-warmup', '5'], '--critic-warmup takes a count of updates >= 0 and needs --init-from'),
+                          (['--init-action-scale', 'hip=0.3'], "unknown joint kind 'hip'; valid kinds: ['ankle', 'hip_pitch'"),
+                          (['--init-action-scale', 'knee=-1'], 'the scale must be positive')):
         with pytest.raises(SystemExit) as exit_info:
             train.main(['--out', 'unused', *argv])
         assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv

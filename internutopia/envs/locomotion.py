@@ -17,25 +17,27 @@ import numpy as np
 
 def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
                   backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
-                  reward_scales: dict[str, float] | None = None, **kwargs: Any) -> Any:
+                  reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
     """The H1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (see the module docstring)
-    on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share`` and ``reward_scales``
-    go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
+    on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share``, ``sidestep_share`` and
+    ``reward_scales`` go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
     (``autoreset_mode``, ...)."""
     from gymnasium import spaces
 
     from internutopia.core.config import Config, SimConfig
     from internutopia.core.gym_vector import VectorEnv
-    from internutopia_extension.robots.h1_locomotion.episodes import ACTION_REPEAT, EPISODE_SECONDS, LATERAL_SHARE, PHYSICS_DT, walk_sampler
+    from internutopia_extension.robots.h1_locomotion import episodes
     from internutopia_extension.robots.h1_locomotion.gait import ACTION_SIZE
 
-    sampler = walk_sampler(seconds=EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
-                           lateral_share=LATERAL_SHARE if lateral_share is None else lateral_share, reward_scales=reward_scales)
-    config = Config(simulator=SimConfig(physics_dt=PHYSICS_DT, rendering_dt=PHYSICS_DT, backend=backend, device=device), env_num=num_envs,
+    sampler = episodes.walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
+                                    lateral_share=episodes.LATERAL_SHARE if lateral_share is None else lateral_share,
+                                    sidestep_share=episodes.SIDESTEP_SHARE if sidestep_share is None else sidestep_share,
+                                    reward_scales=reward_scales)
+    config = Config(simulator=SimConfig(physics_dt=episodes.PHYSICS_DT, rendering_dt=episodes.PHYSICS_DT, backend=backend, device=device), env_num=num_envs,
                     env_offset_size=3.0, metrics_save_path=metrics_save_path, task_configs=[sampler.first])
     kwargs.setdefault('action_space', spaces.Box(-1.0, 1.0, (ACTION_SIZE,), dtype=np.float32))
     kwargs.setdefault('obs_keys', ['robot.policy_obs'])
-    return VectorEnv(config, episodes=sampler, robot='h1', controller='leg_action', action_repeat=ACTION_REPEAT, **kwargs)
+    return VectorEnv(config, episodes=sampler, robot='h1', controller='leg_action', action_repeat=episodes.ACTION_REPEAT, **kwargs)
 
 
 def make_walk(render_mode: str | None = None, **kwargs: Any) -> Any:

@@ -29,6 +29,13 @@ YAW_RATE_RANGE = (-1.0, 1.0)
 STAND_SHARE = 0.15
 LATERAL_SHARE = 0.4
 YAW_SHARE = 0.5
+#: Share of moving commands that are pure side-steps (none by default): forward speed within
+#: :data:`SIDESTEP_FORWARD`, lateral speed of :data:`SIDESTEP_LATERAL` either way, no turning. Other
+#: commands always carry a forward part from :data:`FORWARD_RANGE`, so without these a policy
+#: rarely sees "sideways only" and learns to side-step while walking forward.
+SIDESTEP_SHARE = 0.0
+SIDESTEP_FORWARD = (-0.1, 0.1)
+SIDESTEP_LATERAL = (0.2, 0.5)
 #: Share of episodes that steer through goal points, how many goals, how far apart (m), how fast (m/s).
 GOAL_SHARE = 0.5
 GOAL_COUNT = (2, 4)
@@ -42,11 +49,22 @@ PUSH_INTERVAL = (5.0, 10.0)
 PUSH_SPEED = 0.5
 
 
-def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHARE) -> tuple[float, float, float]:
-    """One training command ``(forward, lateral, yaw_rate)``; ``lateral_share`` of the moving ones
-    have a lateral part."""
+def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHARE,
+                   sidestep_share: float = SIDESTEP_SHARE) -> tuple[float, float, float]:
+    """One training command ``(forward, lateral, yaw_rate)``; ``sidestep_share`` of the moving ones
+    are pure side-steps, and ``lateral_share`` of the others have a lateral part.
+
+    >>> rng = np.random.default_rng(3)
+    >>> steps = [random_command(rng, sidestep_share=1.0) for _ in range(200)]
+    >>> all(abs(f) <= 0.1 and 0.2 <= abs(lat) <= 0.5 and yaw == 0.0 for f, lat, yaw in steps if any((f, lat, yaw)))
+    True
+    """
     if rng.random() < STAND_SHARE:
         return (0.0, 0.0, 0.0)
+    # Drawn only when asked for, so that the default command stream stays the one earlier runs saw.
+    if sidestep_share > 0.0 and rng.random() < sidestep_share:
+        lateral = float(rng.uniform(*SIDESTEP_LATERAL)) * float(rng.choice((-1.0, 1.0)))
+        return (float(rng.uniform(*SIDESTEP_FORWARD)), lateral, 0.0)
     forward = float(rng.uniform(*FORWARD_RANGE))
     lateral = float(rng.uniform(*LATERAL_RANGE)) if rng.random() < lateral_share else 0.0
     yaw_rate = float(rng.uniform(*YAW_RATE_RANGE)) if rng.random() < YAW_SHARE else 0.0
@@ -54,13 +72,16 @@ def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHAR
 
 
 def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True,
-                 lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None) -> Any:
+                 lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None,
+                 sidestep_share: float = SIDESTEP_SHARE) -> Any:
     """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]``, ``batch`` episodes a call
     (with random pushes unless ``pushes`` is false). ``lateral_share`` is the share of moving
-    commands with a lateral part; ``reward_scales`` overrides reward scales by term name (both are
+    commands with a lateral part, ``sidestep_share`` the share of pure side-steps
+    (:func:`random_command`); ``reward_scales`` overrides reward scales by term name (these are
     how a training run shifts its emphasis, e.g. towards side-stepping)."""
-    if not 0.0 <= lateral_share <= 1.0:
-        raise ValueError(f'lateral_share must be between 0 and 1; got {lateral_share!r}')
+    for name, share in (('lateral_share', lateral_share), ('sidestep_share', sidestep_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f'{name} must be between 0 and 1; got {share!r}')
     from internutopia.macros import gm
     from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
     from internutopia_extension.configs.robots.h1 import H1RobotCfg
@@ -83,7 +104,7 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
         else:
             commands, start = [], 0.0
             while start < seconds:
-                commands.append((start, *random_command(rng, lateral_share)))
+                commands.append((start, *random_command(rng, lateral_share, sidestep_share)))
                 start += float(rng.uniform(*COMMAND_HOLD))
             steering = {'commands': commands}
         return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot],

@@ -45,9 +45,26 @@ STANDING_POSE: dict[str, float] = {
     **{f'{side}_ankle_joint': -0.2 for side in ('left', 'right')},
 }
 LEG_STANDING = np.array([STANDING_POSE.get(name, 0.0) for name in LEG_JOINTS])
-#: Servo target range per unit of action (rad): hips' yaw and roll a little, pitch and knee a lot.
-_SCALE_BY_JOINT = {'hip_yaw': 0.3, 'hip_roll': 0.3, 'hip_pitch': 0.8, 'knee': 1.0, 'ankle': 0.5}
-ACTION_SCALE = np.array([_SCALE_BY_JOINT[name.split('_', 1)[1].rsplit('_', 1)[0]] for name in LEG_JOINTS])
+#: Servo target range per unit of action (rad) by joint kind: hips' yaw and roll a little, pitch
+#: and knee a lot. The shipped policy was trained with these; an exported policy records them
+#: (:data:`ACTION_SCALE_METADATA`), and a run may change them and start from a policy trained
+#: with others (``train --init-from``, which rescales its action head).
+ACTION_SCALE_BY_KIND = {'hip_yaw': 0.3, 'hip_roll': 0.3, 'hip_pitch': 0.8, 'knee': 1.0, 'ankle': 0.5}
+#: Metadata key under which an exported policy records the action scale it was trained with.
+ACTION_SCALE_METADATA = 'action_scale'
+
+
+def joint_kind(name: str) -> str:
+    """A leg joint's kind, its name without side and suffix: ``'left_hip_roll_joint'`` -> ``'hip_roll'``."""
+    return name.split('_', 1)[1].rsplit('_', 1)[0]
+
+
+def action_scale(by_kind: dict[str, float]) -> np.ndarray:
+    """Per-joint scales ``(10,)`` in :data:`LEG_JOINTS` order from scales by joint kind."""
+    return np.array([by_kind[joint_kind(name)] for name in LEG_JOINTS])
+
+
+ACTION_SCALE = action_scale(ACTION_SCALE_BY_KIND)
 
 #: Command limits: forward, lateral (m/s), yaw rate (rad/s); commands are clipped to them.
 COMMAND_LOW = np.array([-0.5, -0.5, -1.0])

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from internutopia_extension.robots.h1_locomotion.gait import GAIT_PERIOD, STANCE_FRACTION
 from internutopia_extension.robots.h1_locomotion.walker import WalkState
 
 #: Pelvis height the policy is asked to keep (m; standing on the slightly bent knees of the standing pose).
@@ -23,6 +24,15 @@ CONTACT_FORCE = 5.0
 #: A robot has fallen when its pelvis is below this (m) or tilted so far that gravity's
 #: body-frame z component is above :data:`FALL_GRAVITY_Z` (about 50 degrees).
 FALL_HEIGHT = 0.6
+#: A sole's sideways offset from the pelvis in the standing pose (m; left +, right -).
+FOOT_OFFSET = 0.2
+#: Where a swinging sole is asked to land sideways for a lateral command ``v``: ``FOOT_OFFSET + v *
+#: LANDING_LEAD`` (s), half a stance ahead (Raibert's rule: the pelvis then passes over the foot
+#: during the stance and moves ``v`` times the stance time sideways). H1 has no ankle roll: it
+#: moves sideways only by where it puts its feet.
+LANDING_LEAD = 0.5 * STANCE_FRACTION * GAIT_PERIOD
+#: Width of the foot-placement kernel (m^2).
+FOOT_PLACEMENT_SIGMA = 0.01
 FALL_GRAVITY_Z = -0.65
 
 
@@ -45,6 +55,10 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'swing_height': lambda s: np.sum((s.foot_height - SWING_HEIGHT) ** 2 * ~s.stance, axis=1),
     'foot_slip': lambda s: np.sum(s.foot_speed ** 2 * (s.touch > CONTACT_FORCE), axis=1),
     'alive': lambda s: np.ones(len(s.height)),
+    # Swinging soles near where a side-step needs them to land (see LANDING_LEAD), while walking.
+    'foot_placement': lambda s: np.sum(_track((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
+                                               - LANDING_LEAD * s.command[:, 1:2]) ** 2, FOOT_PLACEMENT_SIGMA)
+                                       * ~s.stance, axis=1) * s.moving,
     # Told to stand (clock stopped): any planar speed or turning is drift. Linear in the speed, so a
     # slow creep costs as much per metre as a fast one (a squared term barely sees 2 cm/s).
     'stand_still': lambda s: (np.hypot(s.lin_vel[:, 0], s.lin_vel[:, 1]) + 0.5 * np.abs(s.ang_vel[:, 2])) * ~s.moving,
@@ -54,7 +68,7 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
 REWARD_SCALES: dict[str, float] = {
     'track_lin_vel': 1.0, 'track_ang_vel': 0.5, 'lin_vel_z': -2.0, 'ang_vel_xy': -0.05, 'orientation': -1.0,
     'base_height': -10.0, 'action_rate': -0.01, 'joint_vel': -1e-3, 'hip_pos': -1.0, 'contact': 0.18,
-    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -5.0,
+    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -5.0, 'foot_placement': 0.0,
 }
 
 

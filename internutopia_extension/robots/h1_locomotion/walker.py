@@ -9,6 +9,7 @@ actions a training loop left in :attr:`H1Walker.pending_action`), and writes the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,11 @@ class OnnxPolicy:
         options.inter_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
         self.input_name = self.session.get_inputs()[0].name
+        recorded = self.session.get_modelmeta().custom_metadata_map.get(gait.ACTION_SCALE_METADATA)
+        if recorded is not None and not np.allclose(json.loads(recorded), gait.ACTION_SCALE):
+            raise ValueError(f'H1 walking policy {path} was trained with leg action scales {json.loads(recorded)}; this walker '
+                             f'drives the joints with {gait.ACTION_SCALE.tolist()} (gait.ACTION_SCALE, {list(gait.LEG_JOINTS)}): '
+                             'retrain it, or start a new run from it with train --init-from')
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         return np.asarray(self.session.run(None, {self.input_name: obs})[0], dtype=float)
@@ -60,6 +66,7 @@ class WalkState:
     touch: np.ndarray  #: sole normal force, N (k, 2)
     foot_height: np.ndarray  #: sole heights (k, 2)
     foot_speed: np.ndarray  #: sole horizontal speeds (k, 2)
+    foot_lateral: np.ndarray  #: soles' sideways offsets from the pelvis in its heading frame, m, left + (k, 2)
 
 
 class H1Walker:
@@ -176,11 +183,13 @@ class H1Walker:
         foot_pos = sensordata[rows, self._foot_pos[None, :] + 2]
         foot_vel_x = sensordata[rows, self._foot_vel[None, :]]
         foot_vel_y = sensordata[rows, self._foot_vel[None, :] + 1]
+        foot_dx = sensordata[rows, self._foot_pos[None, :]] - data.qpos[rows, q0]
+        foot_dy = sensordata[rows, self._foot_pos[None, :] + 1] - data.qpos[rows, q0 + 1]
         return WalkState(
             height=data.qpos[slots, q0 + 2], gravity=gait.projected_gravity(quat), lin_vel=lin_vel,
             ang_vel=data.qvel[rows, np.arange(v0 + 3, v0 + 6)], leg_q=data.qpos[slots, self._legs_q],
             leg_dq=data.qvel[slots, self._legs_v], action=self.action[slots], last_action=self.last_action[slots],
             command=command, stance=gait.expected_stance(self.phase[slots], running), moving=running,
             touch=sensordata[rows, self._touch[None, :]], foot_height=foot_pos,
-            foot_speed=np.hypot(foot_vel_x, foot_vel_y))
+            foot_speed=np.hypot(foot_vel_x, foot_vel_y), foot_lateral=-sin[:, None] * foot_dx + cos[:, None] * foot_dy)
 

@@ -12,9 +12,13 @@ The learning rate adapts to the policy's change per update (legged_gym's rule): 
 whose mean KL divergence was above twice :data:`DESIRED_KL` it drops by 1.5x, below half it rises
 by 1.5x. ``--init-from`` starts a new run from another run's checkpoint whose observation had
 fewer inputs (an older observation layout): the inputs it lacked start with zero weights, so the
-started policy acts exactly as the old one did until it learns to use them.
-``--lateral-share`` and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping
-commands, other reward scales) without changing the defaults the shipped policy was trained with.
+started policy acts exactly as the old one did until it learns to use them. ``--init-from`` also
+takes an exported ``h1_walk.onnx`` (the shipped policy, say): its actor starts the run, the
+critic starts untrained, and ``--critic-warmup N`` keeps the actor still for the first ``N``
+updates while the critic learns the returns at :data:`CRITIC_WARMUP_RATE` (an untrained critic's
+advantages would otherwise pull a good policy apart). ``--lateral-share``, ``--sidestep-share``
+and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping commands, other
+reward scales) without changing the defaults the shipped policy was trained with.
 
 Install the ``train`` extra; run, e.g. in the background on a 2-core machine::
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import time
 from pathlib import Path
@@ -37,14 +42,20 @@ import numpy as np
 #: Mean KL divergence per update the adaptive learning rate aims at, and the rate's bounds.
 DESIRED_KL = 0.01
 LEARNING_RATE_BOUNDS = (1e-5, 1e-2)
+#: Learning rate of the critic's warm-up updates (``--critic-warmup``; the actor is frozen then).
+CRITIC_WARMUP_RATE = 1e-3
 #: Columns of ``progress.csv``.
 PROGRESS_COLUMNS = ('steps', 'minutes', 'episodes', 'fall_rate', 'mean_seconds', 'velocity_error', 'yaw_rate_error',
                     'episode_reward', 'learning_rate')
 
 
 def export_onnx(model: Any, path: str | Path) -> None:
-    """The policy's deterministic action (the Gaussian's mean) as an ONNX graph ``obs -> action``."""
+    """The policy's deterministic action (the Gaussian's mean) as an ONNX graph ``obs -> action``,
+    with :data:`~..gait.ACTION_SCALE` in its metadata."""
+    import onnx
     import torch
+
+    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SCALE, ACTION_SCALE_METADATA
 
     policy = model.policy
 
@@ -63,6 +74,11 @@ def export_onnx(model: Any, path: str | Path) -> None:
     with torch.no_grad():
         torch.onnx.export(mean, (torch.zeros(1, size, device=policy.device),), str(temporary), input_names=['obs'], output_names=['action'],
                           dynamic_axes={'obs': {0: 'batch'}, 'action': {0: 'batch'}}, dynamo=False)
+    # The action scale the policy was trained with travels in the file: the walker refuses a policy
+    # made for other scales instead of driving the joints wrong.
+    graph = onnx.load(str(temporary))
+    onnx.helper.set_model_props(graph, {ACTION_SCALE_METADATA: json.dumps([float(v) for v in ACTION_SCALE])})
+    onnx.save(graph, str(temporary))
     os.replace(temporary, path)
 
 
@@ -111,15 +127,60 @@ def plot(progress: str | Path, out: str | Path) -> None:
     plt.close(fig)
 
 
-def start_from(model: Any, checkpoint: Path, max_std: float) -> None:
+#: The exported graph's weights (:func:`export_onnx`'s names) and the PPO policy's they came from.
+ONNX_TO_POLICY = {'body.': 'mlp_extractor.policy_net.', 'head.': 'action_net.'}
+
+
+def actor_from_onnx(path: str | Path, action_scale: np.ndarray | None = None) -> dict[str, Any]:
+    """The actor's weights of an ONNX file :func:`export_onnx` wrote, as a PPO policy's
+    ``state_dict`` entries (no critic, no action noise: the file holds neither), for the current
+    :data:`~..gait.ACTION_SCALE`: where the file was trained with other scales (its metadata, or
+    ``action_scale`` for a file without), the action head is rescaled so that the servo targets stay
+    the same (except where an action sat at the old limit: the wider one lets it reach further)."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SCALE, ACTION_SCALE_METADATA
+
+    graph = onnx.load(str(path))
+    recorded = {prop.key: prop.value for prop in graph.metadata_props}.get(ACTION_SCALE_METADATA)
+    trained_scale = np.asarray(json.loads(recorded) if recorded else (ACTION_SCALE if action_scale is None else action_scale), dtype=float)
+    state = {}
+    for tensor in graph.graph.initializer:
+        prefix = next((p for p in ONNX_TO_POLICY if tensor.name.startswith(p)), None)
+        if prefix is None:
+            raise ValueError(f'{path}: weight {tensor.name!r} is not one of an exported walking policy '
+                             f'(names start with {sorted(ONNX_TO_POLICY)})')
+        state[ONNX_TO_POLICY[prefix] + tensor.name[len(prefix):]] = torch.from_numpy(numpy_helper.to_array(tensor).copy())
+    ratio = torch.as_tensor(trained_scale / ACTION_SCALE, dtype=torch.float32)
+    state['action_net.weight'] = state['action_net.weight'] * ratio[:, None]
+    state['action_net.bias'] = state['action_net.bias'] * ratio
+    return state
+
+
+def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.ndarray | None = None) -> None:
     """Load ``checkpoint``'s policy into ``model``, widening its first layers to ``model``'s
     observation (new inputs first, the old layout after them, as :mod:`..gait` grew) and capping
-    its action noise at ``max_std``."""
+    its action noise at ``max_std``. ``checkpoint`` is a run's ``checkpoint.zip`` or an exported
+    ``.onnx`` policy (then only the actor is loaded, rescaled by :func:`actor_from_onnx` to the
+    current action scale, ``action_scale`` being the file's where it does not record it; the critic
+    keeps its fresh weights)."""
     import io
     import zipfile
 
     import torch
 
+    if checkpoint.suffix == '.onnx':
+        actor = actor_from_onnx(checkpoint, action_scale)
+        state = {**model.policy.state_dict(), **actor}
+        if state['mlp_extractor.policy_net.0.weight'].shape[1] != int(model.policy.observation_space.shape[0]):
+            raise ValueError(f'{checkpoint} observes {state["mlp_extractor.policy_net.0.weight"].shape[1]} inputs; '
+                             f'the env gives {model.policy.observation_space.shape[0]}')
+        state['log_std'] = torch.full_like(state['log_std'], float(np.log(max_std)))
+        model.policy.load_state_dict(state)
+        print(f'started the actor from {checkpoint} (critic untrained, action noise {max_std})', flush=True)
+        return
     with zipfile.ZipFile(checkpoint) as archive:
         state = torch.load(io.BytesIO(archive.read('policy.pth')), map_location='cpu')
     old_size = int(state['mlp_extractor.policy_net.0.weight'].shape[1])
@@ -130,6 +191,13 @@ def start_from(model: Any, checkpoint: Path, max_std: float) -> None:
     state['log_std'] = torch.clamp(state['log_std'], max=float(np.log(max_std)))
     model.policy.load_state_dict(state)
     print(f'started from {checkpoint} ({old_size} -> {new_size} inputs)', flush=True)
+
+
+def freeze_actor(model: Any, frozen: bool) -> None:
+    """Keep the actor (its layers, head and action noise) out of the next updates, or let it back in."""
+    policy = model.policy
+    for parameter in (*policy.mlp_extractor.policy_net.parameters(), *policy.action_net.parameters(), policy.log_std):
+        parameter.requires_grad_(not frozen)
 
 
 def _reward_scales(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, float]:
@@ -148,6 +216,26 @@ def _reward_scales(parser: argparse.ArgumentParser, items: list[str]) -> dict[st
     return scales
 
 
+def _init_action_scale(parser: argparse.ArgumentParser, items: list[str]) -> np.ndarray | None:
+    """``--init-action-scale KIND=SCALE`` items over the current scales, or ``None`` without any."""
+    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SCALE_BY_KIND, action_scale
+
+    if not items:
+        return None
+    scales = dict(ACTION_SCALE_BY_KIND)
+    for item in items:
+        kind, _, value = item.partition('=')
+        if kind not in scales:
+            parser.error(f'--init-action-scale {item!r}: unknown joint kind {kind!r}; valid kinds: {sorted(scales)}')
+        try:
+            scales[kind] = float(value)
+        except ValueError:
+            parser.error(f'--init-action-scale {item!r}: the scale must be a number (KIND=SCALE)')
+        if not scales[kind] > 0:
+            parser.error(f'--init-action-scale {item!r}: the scale must be positive')
+    return action_scale(scales)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=int, default=200_000_000, help='total env steps (50 Hz ticks of one H1)')
@@ -158,8 +246,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the physics uses the rest)')
     parser.add_argument('--learning-rate', type=float, default=3e-4, help='the starting rate (it adapts to the KL)')
     parser.add_argument('--rollout', type=int, default=128, help='env steps per env between updates')
-    parser.add_argument('--init-from', help="another run's checkpoint.zip to start from (see the module docstring)")
-    parser.add_argument('--max-std', type=float, default=0.5, help='with --init-from: cap the action noise at this std')
+    parser.add_argument('--init-from', help="another run's checkpoint.zip, or an exported .onnx policy, to start from "
+                                            '(see the module docstring)')
+    parser.add_argument('--max-std', type=float, default=0.5,
+                        help='with --init-from: cap the action noise at this std (an .onnx start: set it to this)')
+    parser.add_argument('--init-action-scale', action='append', default=[], metavar='KIND=SCALE',
+                        help="with an .onnx --init-from that does not record its action scale: the scale it was trained "
+                             "with for a joint kind (repeatable), e.g. hip_roll=0.45; the others are gait.ACTION_SCALE_BY_KIND's")
+    parser.add_argument('--critic-warmup', type=int, default=0,
+                        help='with --init-from: updates at the start of the run that train only the critic')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--backend', default='mujoco', help="physics backend: 'mujoco' (CPU, every core) or 'warp'")
     parser.add_argument('--device', default=None, help="the warp backend's device (cpu or cuda:N)")
@@ -167,13 +262,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--no-pushes', action='store_true', help='episodes without random pushes')
     parser.add_argument('--lateral-share', type=float, default=None,
                         help='share of moving training commands with a lateral part (default: episodes.LATERAL_SHARE)')
+    parser.add_argument('--sidestep-share', type=float, default=None,
+                        help='share of moving training commands that are pure side-steps (default: episodes.SIDESTEP_SHARE)')
     parser.add_argument('--reward-scale', action='append', default=[], metavar='TERM=SCALE',
                         help='override one reward scale (repeatable), e.g. --reward-scale hip_pos=-0.3')
     parser.add_argument('--plot', action='store_true', help='only draw OUT/progress.csv as OUT/training.png')
     args = parser.parse_args(argv)
     reward_scales = _reward_scales(parser, args.reward_scale)
-    if args.lateral_share is not None and not 0.0 <= args.lateral_share <= 1.0:
-        parser.error(f'--lateral-share must be between 0 and 1; got {args.lateral_share}')
+    init_scale = _init_action_scale(parser, args.init_action_scale)
+    for flag, share in (('--lateral-share', args.lateral_share), ('--sidestep-share', args.sidestep_share)):
+        if share is not None and not 0.0 <= share <= 1.0:
+            parser.error(f'{flag} must be between 0 and 1; got {share}')
+    if args.critic_warmup < 0 or (args.critic_warmup and not args.init_from):
+        parser.error(f'--critic-warmup takes a count of updates >= 0 and needs --init-from; got {args.critic_warmup}')
     out = Path(args.out)
     if args.plot:
         plot(out / 'progress.csv', out / 'training.png')
@@ -192,12 +293,14 @@ def main(argv: list[str] | None = None) -> None:
     # By its id (the 'module:' prefix imports what registers it): the env is an application's.
     walk = gymnasium.make_vec('internutopia:internutopia/H1Walk-v0', num_envs=args.num_envs, autoreset_mode='SameStep',
                               backend=args.backend, device=args.device, pushes=not args.no_pushes,
-                              lateral_share=args.lateral_share, reward_scales=reward_scales or None)
-    if args.lateral_share is not None or reward_scales:
-        print(f'training emphasis: lateral_share {args.lateral_share}, reward scales {reward_scales}', flush=True)
+                              lateral_share=args.lateral_share, sidestep_share=args.sidestep_share, reward_scales=reward_scales or None)
+    if args.lateral_share is not None or args.sidestep_share is not None or reward_scales:
+        print(f'training emphasis: lateral_share {args.lateral_share}, sidestep_share {args.sidestep_share}, '
+              f'reward scales {reward_scales}', flush=True)
     envs = VecMonitor(sb3_vec_env(walk))
     envs.seed(args.seed)
     checkpoint = out / 'checkpoint.zip'
+    warmup = 0
     if args.resume and checkpoint.is_file():
         model = PPO.load(checkpoint, env=envs, device=args.torch_device)
         print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
@@ -208,7 +311,8 @@ def main(argv: list[str] | None = None) -> None:
                     policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},
                                    'activation_fn': torch.nn.ELU, 'log_std_init': -0.7})
         if args.init_from:
-            start_from(model, Path(args.init_from), args.max_std)
+            start_from(model, Path(args.init_from), args.max_std, init_scale)
+            warmup = args.critic_warmup
     progress = out / 'progress.csv'
     if not progress.is_file():
         with open(progress, 'w', encoding='utf-8', newline='') as stream:
@@ -232,11 +336,12 @@ def main(argv: list[str] | None = None) -> None:
             self.rewards: list[float] = []
             self.next_save = (model.num_timesteps // args.checkpoint_every + 1) * args.checkpoint_every
             self.rate = float(model.lr_schedule(1.0))
+            self.updates = 0
 
         def _on_rollout_start(self) -> None:
             # The last update's KL (logged by PPO.train, still held until the next dump).
             kl = model.logger.name_to_value.get('train/approx_kl')
-            if kl is None:
+            if kl is None or self.updates <= warmup:  # a frozen actor's KL says nothing of the rate
                 return
             rate = float(model.lr_schedule(1.0))
             if kl > 2.0 * DESIRED_KL:
@@ -256,6 +361,15 @@ def main(argv: list[str] | None = None) -> None:
             return True
 
         def _on_rollout_end(self) -> None:
+            # PPO updates right after this: the first `warmup` updates train the critic alone, at
+            # CRITIC_WARMUP_RATE (only the critic moves, and it starts far from the returns).
+            warming = self.updates < warmup
+            freeze_actor(model, warming)
+            rate = CRITIC_WARMUP_RATE if warming else self.rate
+            model.lr_schedule = lambda _: rate
+            if self.updates == warmup and warmup:
+                print(f'critic warmed up over {warmup} updates; the actor trains from here', flush=True)
+            self.updates += 1
             if self.num_timesteps < self.next_save:
                 return
             self.next_save += args.checkpoint_every
