@@ -24,6 +24,7 @@ CONTACT_FORCE = 5.0
 #: A robot has fallen when its pelvis is below this (m) or tilted so far that gravity's
 #: body-frame z component is above :data:`FALL_GRAVITY_Z` (about 50 degrees).
 FALL_HEIGHT = 0.6
+FALL_GRAVITY_Z = -0.65
 #: A sole's sideways offset from the pelvis in the standing pose (m; left +, right -).
 FOOT_OFFSET = 0.2
 #: Where a swinging sole is asked to land sideways for a lateral command ``v``: ``FOOT_OFFSET + v *
@@ -33,7 +34,6 @@ FOOT_OFFSET = 0.2
 LANDING_LEAD = 0.5 * STANCE_FRACTION * GAIT_PERIOD
 #: Width of the foot-placement kernel (m^2).
 FOOT_PLACEMENT_SIGMA = 0.01
-FALL_GRAVITY_Z = -0.65
 
 
 def _track(error_sq: np.ndarray, sigma: float = 0.25) -> np.ndarray:

@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--json', help='write the results here')
     parser.add_argument('--measures', default=','.join(MEASURES),
                         help=f'comma-separated measurements to take (default all: {",".join(MEASURES)}); e.g. '
-                             'tracking alone screens checkpoints in about a minute')
+                             'tracking alone screens a checkpoint in seconds')
     args = parser.parse_args(argv)
     chosen = [name.strip() for name in args.measures.split(',') if name.strip()]
     unknown = sorted(set(chosen) - set(MEASURES))

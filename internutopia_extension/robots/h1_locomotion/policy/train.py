@@ -200,20 +200,27 @@ def freeze_actor(model: Any, frozen: bool) -> None:
         parameter.requires_grad_(not frozen)
 
 
+def _named_numbers(parser: argparse.ArgumentParser, flag: str, items: list[str], valid: list[str], noun: str,
+                   plural: str) -> dict[str, float]:
+    """``NAME=SCALE`` items of ``flag`` as a dict, or a parser error naming the bad item and, for an
+    unknown name (a ``noun``), the ``valid`` ones (``plural``)."""
+    numbers = {}
+    for item in items:
+        name, _, value = item.partition('=')
+        if name not in valid:
+            parser.error(f'{flag} {item!r}: unknown {noun} {name!r}; valid {plural}: {sorted(valid)}')
+        try:
+            numbers[name] = float(value)
+        except ValueError:
+            parser.error(f'{flag} {item!r}: the scale must be a number ({plural[:-1].upper()}=SCALE)')
+    return numbers
+
+
 def _reward_scales(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, float]:
     """``--reward-scale TERM=SCALE`` items as a dict, or a parser error naming the bad one."""
     from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES
 
-    scales = {}
-    for item in items:
-        name, _, value = item.partition('=')
-        if name not in REWARD_SCALES:
-            parser.error(f'--reward-scale {item!r}: unknown term {name!r}; valid terms: {sorted(REWARD_SCALES)}')
-        try:
-            scales[name] = float(value)
-        except ValueError:
-            parser.error(f'--reward-scale {item!r}: the scale must be a number (TERM=SCALE)')
-    return scales
+    return _named_numbers(parser, '--reward-scale', items, list(REWARD_SCALES), 'term', 'terms')
 
 
 def _init_action_scale(parser: argparse.ArgumentParser, items: list[str]) -> np.ndarray | None:
@@ -222,18 +229,11 @@ def _init_action_scale(parser: argparse.ArgumentParser, items: list[str]) -> np.
 
     if not items:
         return None
-    scales = dict(ACTION_SCALE_BY_KIND)
-    for item in items:
-        kind, _, value = item.partition('=')
-        if kind not in scales:
-            parser.error(f'--init-action-scale {item!r}: unknown joint kind {kind!r}; valid kinds: {sorted(scales)}')
-        try:
-            scales[kind] = float(value)
-        except ValueError:
-            parser.error(f'--init-action-scale {item!r}: the scale must be a number (KIND=SCALE)')
-        if not scales[kind] > 0:
-            parser.error(f'--init-action-scale {item!r}: the scale must be positive')
-    return action_scale(scales)
+    given = _named_numbers(parser, '--init-action-scale', items, list(ACTION_SCALE_BY_KIND), 'joint kind', 'kinds')
+    for kind, scale in given.items():
+        if not scale > 0:
+            parser.error(f'--init-action-scale {kind}={scale:g}: the scale must be positive')
+    return action_scale({**ACTION_SCALE_BY_KIND, **given})
 
 
 def main(argv: list[str] | None = None) -> None:
