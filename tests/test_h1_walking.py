@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -331,6 +332,63 @@ def _foreign_onnx(tmp_path):
     return path
 
 
+def test_the_mirrored_observation_is_what_the_mirror_image_robot_observes():
+    """Reflecting a robot's state across its sagittal plane by hand and observing it gives
+    ``gait.mirror_observation`` of its observation (a standing clock stays a standing clock)."""
+    rng = np.random.default_rng(0)
+    quat = rng.normal(size=(6, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    lin_vel, ang_vel, command = rng.normal(size=(3, 6, 3))
+    leg_q = gait.LEG_STANDING + 0.2 * rng.normal(size=(6, 10))
+    leg_dq, last_action = rng.normal(size=(6, 10)), rng.uniform(-1, 1, (6, 10))
+    phase = rng.uniform(0.0, 1.0, 6)
+    phase[0] = 0.0  # standing
+
+    def legs(values):
+        return values[:, gait.LEG_MIRROR_INDEX] * gait.LEG_MIRROR_SIGN
+
+    obs = gait.observe(quat, lin_vel, ang_vel, leg_q, leg_dq, last_action, command, phase)
+    # The reflection S = diag(1, -1, 1): vectors flip y, rotations (axial vectors) flip x and z.
+    reflected = gait.observe(quat * [1, -1, 1, -1], lin_vel * [1, -1, 1], ang_vel * [-1, 1, -1],
+                             legs(leg_q - gait.LEG_STANDING) + gait.LEG_STANDING, legs(leg_dq), legs(last_action),
+                             command * [1, -1, -1], np.where(phase > 0.0, (phase + 0.5) % 1.0, 0.0))
+    np.testing.assert_allclose(gait.mirror_observation(obs), reflected, atol=1e-6)
+    np.testing.assert_allclose(gait.mirror_observation(gait.mirror_observation(obs)), obs, atol=1e-6)
+    np.testing.assert_allclose(gait.mirror_action(gait.mirror_action(last_action)), last_action)
+    # Left hip roll out (+) mirrors to right hip roll out (-).
+    assert gait.mirror_action(np.eye(10)[[1]])[0, 6] == -1.0
+
+
+def test_mirror_loss_is_the_gap_to_the_mirror_image_and_its_steps_make_a_policy_symmetric():
+    import gymnasium
+    import torch
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    from internutopia_extension.robots.h1_locomotion.policy.train import mirror_loss
+
+    torch.manual_seed(0)
+    unit = np.ones(gait.ACTION_SIZE, dtype=np.float32)
+    policy = ActorCriticPolicy(gymnasium.spaces.Box(-np.inf, np.inf, (gait.OBS_SIZE,), np.float32),
+                               gymnasium.spaces.Box(-unit, unit), lambda _: 1e-3)
+    obs = np.random.default_rng(1).normal(size=(256, gait.OBS_SIZE)).astype(np.float32)
+    obs[:32, 42:] = (0.0, 1.0)  # standing robots among them
+
+    def mean(x):
+        with torch.no_grad():
+            return policy.get_distribution(torch.as_tensor(x)).distribution.mean.numpy()
+
+    gap = np.mean((mean(obs) - gait.mirror_action(mean(gait.mirror_observation(obs)))) ** 2)
+    with torch.no_grad():
+        assert float(mirror_loss(policy, torch.as_tensor(obs))) == pytest.approx(gap, rel=1e-5)
+    for _ in range(300):
+        loss = mirror_loss(policy, torch.as_tensor(obs))
+        policy.optimizer.zero_grad()
+        loss.backward()
+        policy.optimizer.step()
+    with torch.no_grad():
+        assert float(mirror_loss(policy, torch.as_tensor(obs))) < 0.05 * gap
+
+
 def test_foot_placement_rewards_a_swinging_sole_where_a_side_step_lands():
     """Told to side-step left at 0.5 m/s, a swinging left sole is rewarded 0.11 m outside its
     standing offset (half a stance of travel), the right one 0.11 m inside; soles in stance and
@@ -362,16 +420,20 @@ def test_missing_policy_file_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.slow
-def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_path):
+def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_path, capsys):
     """A short PPO run saves a checkpoint, ONNX and progress; resuming carries the step count on;
     the exported ONNX drives a walking H1 through ``move_by_speed`` exactly as in training."""
     from internutopia_extension.robots.h1_locomotion.policy import train
 
     out = tmp_path / 'run'
     train.main(['--out', str(out), '--steps', '1024', '--num-envs', '2', '--checkpoint-every', '512'])
-    # Resumed with another emphasis (every moving command side-steps; a lighter hip penalty).
+    # Resumed with another emphasis (every moving command side-steps; a lighter hip penalty; the mirror loss).
+    capsys.readouterr()
     train.main(['--out', str(out), '--steps', '2048', '--num-envs', '2', '--checkpoint-every', '512', '--resume',
-                '--lateral-share', '1.0', '--reward-scale', 'hip_pos=-0.3'])
+                '--lateral-share', '1.0', '--reward-scale', 'hip_pos=-0.3', '--mirror-loss', '1.0'])
+    printed = capsys.readouterr().out
+    assert 'mirror loss at weight 1.0' in printed
+    assert [float(v) >= 0.0 for v in re.findall(r'mirror_loss ([0-9.e-]+)', printed)] == [True] * 2  # two saves, each after updates
     with open(out / 'progress.csv', encoding='utf-8') as stream:
         steps = [int(row['steps']) for row in csv.DictReader(stream)]
     assert steps == sorted(steps) and steps[-1] >= 2048 and len(steps) >= 3
@@ -437,6 +499,7 @@ def test_a_training_run_can_shift_its_emphasis_and_bad_settings_are_named(capsys
                           (['--reward-scale', 'hip_pos=x'], 'the scale must be a number'),
                           (['--lateral-share', '2'], '--lateral-share must be between 0 and 1'),
                           (['--sidestep-share', '1.2'], '--sidestep-share must be between 0 and 1'),
+                          (['--mirror-loss', '-1'], '--mirror-loss takes a weight >= 0; got -1.0'),
                           (['--critic-warmup', '5'], '--critic-warmup takes a count of updates >= 0 and needs --init-from'),
                           (['--init-action-scale', 'hip=0.3'], "unknown joint kind 'hip'; valid kinds: ['ankle', 'hip_pitch'"),
                           (['--init-action-scale', 'knee=-1'], 'the scale must be positive')):

@@ -19,6 +19,9 @@ updates while the critic learns the returns at :data:`CRITIC_WARMUP_RATE` (an un
 advantages would otherwise pull a good policy apart). ``--lateral-share``, ``--sidestep-share``
 and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping commands, other
 reward scales) without changing the defaults the shipped policy was trained with.
+``--mirror-loss W`` ends every update with gradient steps on the gap between the policy and its
+mirror image (:func:`mirror_loss`: what it does for the robot reflected left to right, reflected
+back), so the gait comes out the same on both legs.
 
 Install the ``train`` extra; run, e.g. in the background on a 2-core machine::
 
@@ -193,6 +196,72 @@ def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.nd
     print(f'started from {checkpoint} ({old_size} -> {new_size} inputs)', flush=True)
 
 
+def mirror_loss(policy: Any, obs: Any) -> Any:
+    """Mean squared gap, per action, between each observation's action (the Gaussian's mean) and
+    the mirror of what the policy does in the observation's mirror image (:mod:`..gait`'s mirror
+    tables): zero for a policy that walks the same on both legs. ``obs`` is a torch batch."""
+    import torch
+
+    from internutopia_extension.robots.h1_locomotion.gait import (
+        LEG_MIRROR_INDEX,
+        LEG_MIRROR_SIGN,
+        OBS_MIRROR_INDEX,
+        OBS_MIRROR_SIGN,
+    )
+
+    def table(values: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+        return torch.as_tensor(values, dtype=dtype, device=obs.device)
+
+    mirrored = obs[:, table(OBS_MIRROR_INDEX, torch.long)] * table(OBS_MIRROR_SIGN, obs.dtype)
+    # A standing robot's clock (sin, cos) = (0, 1) is its own mirror image (gait.mirror_observation).
+    standing = ((obs[:, 42] == 0.0) & (obs[:, 43] == 1.0))[:, None]
+    mirrored = torch.cat([mirrored[:, :42], torch.where(standing, obs[:, 42:], mirrored[:, 42:])], dim=1)
+    action = policy.get_distribution(obs).distribution.mean
+    mirror_action = policy.get_distribution(mirrored).distribution.mean
+    mirror_action = mirror_action[:, table(LEG_MIRROR_INDEX, torch.long)] * table(LEG_MIRROR_SIGN, obs.dtype)
+    return torch.mean((action - mirror_action) ** 2)
+
+
+def mirror_updates(model: Any, weight: float) -> float:
+    """One pass over the last rollout's observations in minibatches, each a gradient step on
+    ``weight`` times :func:`mirror_loss` (the run's optimizer, at its current rate); returns the
+    last loss. Nothing while the actor is frozen (``--critic-warmup``)."""
+    import torch
+
+    policy = model.policy
+    if not policy.log_std.requires_grad:
+        return float('nan')
+    size = int(policy.observation_space.shape[0])
+    obs = torch.as_tensor(model.rollout_buffer.observations.reshape(-1, size), device=policy.device)
+    order = torch.randperm(len(obs), device=policy.device)
+    loss = torch.zeros(())
+    for start in range(0, len(obs), model.batch_size):
+        loss = mirror_loss(policy, obs[order[start:start + model.batch_size]])
+        policy.optimizer.zero_grad()
+        (weight * loss).backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+        policy.optimizer.step()
+    return float(loss.detach())
+
+
+def mirrored_ppo() -> Any:
+    """Stable-Baselines3's PPO whose every update ends with :func:`mirror_updates` at the weight
+    ``mirror_weight`` (an attribute; 0 leaves PPO as it is). Its checkpoints are PPO's."""
+    from stable_baselines3 import PPO
+
+    class MirroredPPO(PPO):
+        mirror_weight = 0.0
+        last_mirror_loss = float('nan')
+
+        def train(self) -> None:
+            super().train()
+            if self.mirror_weight:
+                # After PPO's epochs: the rollout buffer still holds the observations they used.
+                self.last_mirror_loss = mirror_updates(self, self.mirror_weight)
+
+    return MirroredPPO
+
+
 def freeze_actor(model: Any, frozen: bool) -> None:
     """Keep the actor (its layers, head and action noise) out of the next updates, or let it back in."""
     policy = model.policy
@@ -264,6 +333,9 @@ def main(argv: list[str] | None = None) -> None:
                         help='share of moving training commands with a lateral part (default: episodes.LATERAL_SHARE)')
     parser.add_argument('--sidestep-share', type=float, default=None,
                         help='share of moving training commands that are pure side-steps (default: episodes.SIDESTEP_SHARE)')
+    parser.add_argument('--mirror-loss', type=float, default=0.0, metavar='WEIGHT',
+                        help='after each update, steps on the gap between the policy and its own mirror image '
+                             '(left and right legs swapped) at this weight: a gait the same on both legs (default 0: off)')
     parser.add_argument('--reward-scale', action='append', default=[], metavar='TERM=SCALE',
                         help='override one reward scale (repeatable), e.g. --reward-scale hip_pos=-0.3')
     parser.add_argument('--plot', action='store_true', help='only draw OUT/progress.csv as OUT/training.png')
@@ -273,6 +345,8 @@ def main(argv: list[str] | None = None) -> None:
     for flag, share in (('--lateral-share', args.lateral_share), ('--sidestep-share', args.sidestep_share)):
         if share is not None and not 0.0 <= share <= 1.0:
             parser.error(f'{flag} must be between 0 and 1; got {share}')
+    if not args.mirror_loss >= 0.0:
+        parser.error(f'--mirror-loss takes a weight >= 0; got {args.mirror_loss}')
     if args.critic_warmup < 0 or (args.critic_warmup and not args.init_from):
         parser.error(f'--critic-warmup takes a count of updates >= 0 and needs --init-from; got {args.critic_warmup}')
     out = Path(args.out)
@@ -282,7 +356,6 @@ def main(argv: list[str] | None = None) -> None:
 
     import gymnasium
     import torch
-    from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecMonitor
 
@@ -301,11 +374,12 @@ def main(argv: list[str] | None = None) -> None:
     envs.seed(args.seed)
     checkpoint = out / 'checkpoint.zip'
     warmup = 0
+    ppo_class = mirrored_ppo()
     if args.resume and checkpoint.is_file():
-        model = PPO.load(checkpoint, env=envs, device=args.torch_device)
+        model = ppo_class.load(checkpoint, env=envs, device=args.torch_device)
         print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
     else:
-        model = PPO('MlpPolicy', envs, n_steps=args.rollout, batch_size=min(2048, args.rollout * args.num_envs), n_epochs=5,
+        model = ppo_class('MlpPolicy', envs, n_steps=args.rollout, batch_size=min(2048, args.rollout * args.num_envs), n_epochs=5,
                     learning_rate=args.learning_rate, gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.001, vf_coef=1.0,
                     max_grad_norm=1.0, seed=args.seed, device=args.torch_device, verbose=0,
                     policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},
@@ -313,6 +387,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.init_from:
             start_from(model, Path(args.init_from), args.max_std, init_scale)
             warmup = args.critic_warmup
+    model.mirror_weight = args.mirror_loss
+    if args.mirror_loss:
+        print(f'mirror loss at weight {args.mirror_loss}', flush=True)
     progress = out / 'progress.csv'
     if not progress.is_file():
         with open(progress, 'w', encoding='utf-8', newline='') as stream:
@@ -383,6 +460,7 @@ def main(argv: list[str] | None = None) -> None:
                    'yaw_rate_error': float(np.mean([r.get('mean_yaw_rate_error', np.nan) for r in records])),
                    'episode_reward': float(np.mean(self.rewards)) if self.rewards else float('nan'),
                    'learning_rate': self.rate}
+            extra = f'  mirror_loss {model.last_mirror_loss:.3g}' if model.mirror_weight else ''
             self.records, self.rewards = [], []
             with open(progress, 'a', encoding='utf-8', newline='') as stream:
                 csv.writer(stream).writerow([row[c] for c in PROGRESS_COLUMNS])
@@ -390,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
             model.save(temporary)
             os.replace(temporary, checkpoint)
             export_onnx(model, out / 'h1_walk.onnx')
-            print('  '.join(f'{k} {v:.3g}' if isinstance(v, float) else f'{k} {v:,}' for k, v in row.items()), flush=True)
+            print('  '.join(f'{k} {v:.3g}' if isinstance(v, float) else f'{k} {v:,}' for k, v in row.items()) + extra, flush=True)
 
     try:
         model.learn(total_timesteps=max(args.steps - model.num_timesteps, 1), callback=Checkpoints(), reset_num_timesteps=False)
