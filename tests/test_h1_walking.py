@@ -371,7 +371,7 @@ def test_mirror_loss_is_the_gap_to_the_mirror_image_and_its_steps_make_a_policy_
     policy = ActorCriticPolicy(gymnasium.spaces.Box(-np.inf, np.inf, (gait.OBS_SIZE,), np.float32),
                                gymnasium.spaces.Box(-unit, unit), lambda _: 1e-3)
     obs = np.random.default_rng(1).normal(size=(256, gait.OBS_SIZE)).astype(np.float32)
-    obs[:32, 42:] = (0.0, 1.0)  # standing robots among them
+    obs[:32, gait.CLOCK_COLUMN:] = (0.0, 1.0)  # standing robots among them
 
     def mean(x):
         with torch.no_grad():

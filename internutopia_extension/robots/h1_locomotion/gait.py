@@ -81,6 +81,8 @@ COMMAND_SCALE = np.array([2.0, 2.0, 0.25])
 JOINT_VEL_SCALE = 0.05
 OBS_SIZE = 3 + 3 + 3 + 3 + 10 + 10 + 10 + 2
 ACTION_SIZE = len(LEG_JOINTS)
+#: First of the gait clock's two columns (sin, cos), the observation's last.
+CLOCK_COLUMN = OBS_SIZE - 2
 
 
 #: Mirroring a robot across its sagittal plane (left <-> right): each leg column of the mirrored
@@ -92,7 +94,7 @@ LEG_MIRROR_SIGN = np.array([-1.0, -1.0, 1.0, 1.0, 1.0] * 2)
 #: velocity its x (roll) and z (yaw), the command its lateral part and yaw rate; the legs as
 #: above; the gait clock moves half a stride on (the other leg's phase), i.e. (sin, cos) flips,
 #: except while standing (phase 0 on both feet), which mirrors to itself (:func:`mirror_observation`).
-OBS_MIRROR_INDEX = np.r_[0:12, 12 + LEG_MIRROR_INDEX, 22 + LEG_MIRROR_INDEX, 32 + LEG_MIRROR_INDEX, 42, 43]
+OBS_MIRROR_INDEX = np.r_[0:12, 12 + LEG_MIRROR_INDEX, 22 + LEG_MIRROR_INDEX, 32 + LEG_MIRROR_INDEX, CLOCK_COLUMN, CLOCK_COLUMN + 1]
 OBS_MIRROR_SIGN = np.r_[[1.0, -1.0, 1.0], [-1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [1.0, -1.0, -1.0],
                         LEG_MIRROR_SIGN, LEG_MIRROR_SIGN, LEG_MIRROR_SIGN, [-1.0, -1.0]]
 
@@ -100,14 +102,15 @@ OBS_MIRROR_SIGN = np.r_[[1.0, -1.0, 1.0], [-1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [
 def mirror_observation(obs: np.ndarray) -> np.ndarray:
     """What the mirror image of each robot observes ``(k, OBS_SIZE)``.
 
-    >>> obs = np.zeros((1, OBS_SIZE)); obs[0, 10] = 0.5; obs[0, 13] = 0.2; obs[0, 42:] = (0.0, 1.0)
+    >>> obs = np.zeros((1, OBS_SIZE)); obs[0, 10] = 0.5; obs[0, 13] = 0.2; obs[0, CLOCK_COLUMN:] = (0.0, 1.0)
     >>> mirrored = mirror_observation(obs)
-    >>> float(mirrored[0, 10]), float(mirrored[0, 18]), mirrored[0, 42:].tolist()  # lateral, right hip roll, standing clock
+    >>> float(mirrored[0, 10]), float(mirrored[0, 18]), mirrored[0, CLOCK_COLUMN:].tolist()  # lateral, right hip roll, standing clock
     (-0.5, -0.2, [0.0, 1.0])
     """
     mirrored = obs[:, OBS_MIRROR_INDEX] * OBS_MIRROR_SIGN
-    standing = (obs[:, 42] == 0.0) & (obs[:, 43] == 1.0)
-    mirrored[standing, 42:] = obs[standing, 42:]
+    clock = obs[:, CLOCK_COLUMN:]
+    standing = (clock[:, 0] == 0.0) & (clock[:, 1] == 1.0)
+    mirrored[standing, CLOCK_COLUMN:] = clock[standing]
     return mirrored.astype(obs.dtype, copy=False)
 
 

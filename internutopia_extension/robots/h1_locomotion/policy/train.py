@@ -203,6 +203,7 @@ def mirror_loss(policy: Any, obs: Any) -> Any:
     import torch
 
     from internutopia_extension.robots.h1_locomotion.gait import (
+        CLOCK_COLUMN,
         LEG_MIRROR_INDEX,
         LEG_MIRROR_SIGN,
         OBS_MIRROR_INDEX,
@@ -214,8 +215,9 @@ def mirror_loss(policy: Any, obs: Any) -> Any:
 
     mirrored = obs[:, table(OBS_MIRROR_INDEX, torch.long)] * table(OBS_MIRROR_SIGN, obs.dtype)
     # A standing robot's clock (sin, cos) = (0, 1) is its own mirror image (gait.mirror_observation).
-    standing = ((obs[:, 42] == 0.0) & (obs[:, 43] == 1.0))[:, None]
-    mirrored = torch.cat([mirrored[:, :42], torch.where(standing, obs[:, 42:], mirrored[:, 42:])], dim=1)
+    clock = obs[:, CLOCK_COLUMN:]
+    standing = ((clock[:, 0] == 0.0) & (clock[:, 1] == 1.0))[:, None]
+    mirrored = torch.cat([mirrored[:, :CLOCK_COLUMN], torch.where(standing, clock, mirrored[:, CLOCK_COLUMN:])], dim=1)
     action = policy.get_distribution(obs).distribution.mean
     mirror_action = policy.get_distribution(mirrored).distribution.mean
     mirror_action = mirror_action[:, table(LEG_MIRROR_INDEX, torch.long)] * table(LEG_MIRROR_SIGN, obs.dtype)
