@@ -379,14 +379,14 @@ def test_mirror_loss_is_the_gap_to_the_mirror_image_and_its_steps_make_a_policy_
 
     gap = np.mean((mean(obs) - gait.mirror_action(mean(gait.mirror_observation(obs)))) ** 2)
     with torch.no_grad():
-        assert float(mirror_loss(policy, torch.as_tensor(obs))) == pytest.approx(gap, rel=1e-5)
+        assert float(mirror_loss(policy, obs)) == pytest.approx(gap, rel=1e-5)
     for _ in range(300):
-        loss = mirror_loss(policy, torch.as_tensor(obs))
+        loss = mirror_loss(policy, obs)
         policy.optimizer.zero_grad()
         loss.backward()
         policy.optimizer.step()
     with torch.no_grad():
-        assert float(mirror_loss(policy, torch.as_tensor(obs))) < 0.05 * gap
+        assert float(mirror_loss(policy, obs)) < 0.05 * gap
 
 
 def test_foot_placement_rewards_a_swinging_sole_where_a_side_step_lands():

@@ -18,7 +18,8 @@ critic starts untrained, and ``--critic-warmup N`` keeps the actor still for the
 updates while the critic learns the returns at :data:`CRITIC_WARMUP_RATE` (an untrained critic's
 advantages would otherwise pull a good policy apart). ``--lateral-share``, ``--sidestep-share``
 and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping commands, other
-reward scales) without changing the defaults the shipped policy was trained with.
+reward scales) without changing the env's defaults (the shipped policy's flags are in
+docs/training.md).
 ``--mirror-loss W`` ends every update with gradient steps on the gap between the policy and its
 mirror image (:func:`mirror_loss`: what it does for the robot reflected left to right, reflected
 back), so the gait comes out the same on both legs.
@@ -196,32 +197,21 @@ def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.nd
     print(f'started from {checkpoint} ({old_size} -> {new_size} inputs)', flush=True)
 
 
-def mirror_loss(policy: Any, obs: Any) -> Any:
+def mirror_loss(policy: Any, obs: np.ndarray) -> Any:
     """Mean squared gap, per action, between each observation's action (the Gaussian's mean) and
-    the mirror of what the policy does in the observation's mirror image (:mod:`..gait`'s mirror
-    tables): zero for a policy that walks the same on both legs. ``obs`` is a torch batch."""
+    the mirror of what the policy does in the observation's mirror image (:func:`..gait.mirror_observation`,
+    :data:`..gait.LEG_MIRROR_INDEX`): zero for a policy that walks the same on both legs. ``obs`` is
+    a numpy batch ``(k, OBS_SIZE)``; the loss is a torch scalar with the actor's gradient."""
     import torch
 
-    from internutopia_extension.robots.h1_locomotion.gait import (
-        CLOCK_COLUMN,
-        LEG_MIRROR_INDEX,
-        LEG_MIRROR_SIGN,
-        OBS_MIRROR_INDEX,
-        OBS_MIRROR_SIGN,
-    )
+    from internutopia_extension.robots.h1_locomotion.gait import LEG_MIRROR_INDEX, LEG_MIRROR_SIGN, mirror_observation
 
-    def table(values: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-        return torch.as_tensor(values, dtype=dtype, device=obs.device)
+    def batch(values: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(values, dtype=torch.float32, device=policy.device)
 
-    mirrored = obs[:, table(OBS_MIRROR_INDEX, torch.long)] * table(OBS_MIRROR_SIGN, obs.dtype)
-    # A standing robot's clock (sin, cos) = (0, 1) is its own mirror image (gait.mirror_observation).
-    clock = obs[:, CLOCK_COLUMN:]
-    standing = ((clock[:, 0] == 0.0) & (clock[:, 1] == 1.0))[:, None]
-    mirrored = torch.cat([mirrored[:, :CLOCK_COLUMN], torch.where(standing, clock, mirrored[:, CLOCK_COLUMN:])], dim=1)
-    action = policy.get_distribution(obs).distribution.mean
-    mirror_action = policy.get_distribution(mirrored).distribution.mean
-    mirror_action = mirror_action[:, table(LEG_MIRROR_INDEX, torch.long)] * table(LEG_MIRROR_SIGN, obs.dtype)
-    return torch.mean((action - mirror_action) ** 2)
+    action = policy.get_distribution(batch(obs)).distribution.mean
+    mirror_action = policy.get_distribution(batch(mirror_observation(obs))).distribution.mean
+    return torch.mean((action - mirror_action[:, LEG_MIRROR_INDEX] * batch(LEG_MIRROR_SIGN)) ** 2)
 
 
 def mirror_updates(model: Any, weight: float) -> float:
@@ -233,9 +223,8 @@ def mirror_updates(model: Any, weight: float) -> float:
     policy = model.policy
     if not policy.log_std.requires_grad:
         return float('nan')
-    size = int(policy.observation_space.shape[0])
-    obs = torch.as_tensor(model.rollout_buffer.observations.reshape(-1, size), device=policy.device)
-    order = torch.randperm(len(obs), device=policy.device)
+    obs = model.rollout_buffer.observations.reshape(-1, int(policy.observation_space.shape[0]))
+    order = np.random.default_rng(model.num_timesteps).permutation(len(obs))
     loss = torch.zeros(())
     for start in range(0, len(obs), model.batch_size):
         loss = mirror_loss(policy, obs[order[start:start + model.batch_size]])
