@@ -472,6 +472,7 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
     # The falls under random commands are split between episodes with and without fast lateral commands.
     split = result['random_commands']
     assert split['fast_lateral']['episodes'] + split['no_fast_lateral']['episodes'] == 2
+    assert 0 <= split['goal_points']['episodes'] <= split['no_fast_lateral']['episodes']
     assert result['paths']['success'] == 0.0  # (3, 4) is 5 m away: not reached in 0.5 s
     # Dropped 1 cm onto its soles, it stands on them: they carry its weight, not its pelvis or knees.
     assert result['random_commands']['weight_on_soles'] > 0.5  # (the landing's impact in these 0.5 s adds to it)
@@ -569,3 +570,43 @@ def test_the_shipped_policy_stands_still_at_a_zero_command():
     assert not fallen(group.walker.state(np.arange(2))).any()
     env.close()
     assert drift.max() < 0.05, drift
+
+
+#: Held ``move_by_speed`` commands (forward, lateral m/s, yaw rate rad/s) the shipped policy must follow.
+HELD_COMMANDS = np.array([[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [-0.3, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, -0.5, 0.0],
+                          [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]])
+
+
+def test_the_shipped_policy_follows_held_speed_commands_in_every_direction():
+    """``move_by_speed`` held for 8 s: over the last 4 s each H1 moves the way it was told (forward,
+    backward, side-steps either way, turning either way) at a real share of the commanded speed,
+    without drifting off the commanded axis, measured from the positions and headings a user reads."""
+    env = shipped_policy_env(np.zeros((len(HELD_COMMANDS), 2)))
+    actions = [{'h1': {'move_by_speed': list(command)}} for command in HELD_COMMANDS]
+
+    def pose(obs):
+        position = np.array([o['h1']['position'][:2] for o in obs])
+        w, x, y, z = np.array([o['h1']['orientation'] for o in obs]).T
+        return position, np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+    positions, yaws = [], []
+    for i in range(8 * 240):
+        obs, *_ = env.step(actions)
+        if i >= 4 * 240 and i % 24 == 0:  # sampled at 10 Hz over the last 4 s
+            position, yaw = pose(obs)
+            positions.append(position)
+            yaws.append(yaw)
+    env.close()
+    yaw = np.unwrap(np.array(yaws), axis=0)
+    # Each 0.1 s of travel turned into the frame of the heading at its start, then averaged.
+    travel = np.diff(np.array(positions), axis=0)
+    cos, sin = np.cos(yaw[:-1]), np.sin(yaw[:-1])
+    seconds = 0.1 * len(travel)
+    reached = np.stack([np.sum(cos * travel[..., 0] + sin * travel[..., 1], axis=0) / seconds,
+                        np.sum(-sin * travel[..., 0] + cos * travel[..., 1], axis=0) / seconds,
+                        (yaw[-1] - yaw[0]) / seconds], axis=1)
+    commanded = HELD_COMMANDS != 0.0
+    share = np.where(commanded, reached / np.where(commanded, HELD_COMMANDS, 1.0), 0.0)
+    assert np.all(share[commanded] > 0.7), (HELD_COMMANDS, reached.round(2))
+    stray = np.abs(reached[:, :2]) * ~commanded[:, :2]
+    assert np.all(stray[:5] < 0.1) and np.all(stray[5:] < 0.15), (HELD_COMMANDS, reached.round(2))

@@ -9,7 +9,8 @@ Five measurements, the first four over ``--num-envs`` slots of one world:
 3. **falls**: random velocity commands and goal points (the training distribution) for
    ``--seconds`` each, on flat ground without pushes (the issue's measure), and again with the
    training's random pushes (a robustness figure); the falls are also split between episodes
-   with a lateral command faster than :data:`FAST_LATERAL` and the others;
+   with a lateral command faster than :data:`FAST_LATERAL` and the others, and given for the
+   episodes that steer through goal points (``goal_points``, a subset of the others);
 4. **weight on the feet**: the soles' normal force over the falls run, as a share of H1's weight;
 5. **tracking**: one slot per command of :data:`TRACKED_COMMANDS` held for ``--seconds``; the
    velocity reached (pelvis heading frame), averaged after the first third.
@@ -134,8 +135,11 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
     env.close()
     # Lateral stepping is the policy's weak point: report the falls of episodes with and without it.
     lateral = np.array([any(abs(command[2]) > FAST_LATERAL for command in (task.commands or [])) for task in tasks])
+    # Goal-point episodes are held at their last goal for the rest of the run: a policy that cannot
+    # turn in place without drifting circles there, and falls there, under commands it handles in training.
+    goal_points = np.array([bool(task.goals) for task in tasks])
     by_lateral = {name: {'fall_rate': float(np.mean(fell[chosen])) if chosen.any() else float('nan'), 'episodes': int(chosen.sum())}
-                  for name, chosen in (('fast_lateral', lateral), ('no_fast_lateral', ~lateral))}
+                  for name, chosen in (('fast_lateral', lateral), ('no_fast_lateral', ~lateral), ('goal_points', goal_points))}
     return {'fall_rate': float(np.mean(fell)), **by_lateral, 'weight_on_soles': float(np.mean(weight_share)) if weight_share else 0.0,
             'velocity_error': float(np.mean(velocity_error)) if velocity_error else float('nan'),
             'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
