@@ -409,6 +409,25 @@ def test_foot_placement_rewards_a_swinging_sole_where_a_side_step_lands():
     assert rewards.REWARD_SCALES['foot_placement'] == 0.0  # a run turns it on (--reward-scale foot_placement=0.4)
 
 
+def test_the_narrow_tracking_kernel_sees_a_side_step_twenty_percent_short():
+    """Side-stepping at 0.4 of a 0.5 m/s command: the wide kernel still pays 0.96 of a perfect
+    step, the narrow one 0.82; both pay 1 on the command and fall off with the error."""
+    from internutopia_extension.robots.h1_locomotion import rewards
+    from internutopia_extension.robots.h1_locomotion.walker import WalkState
+
+    k = 3
+    zeros = np.zeros((k, 10))
+    state = WalkState(height=np.full(k, 1.0), gravity=np.tile([0.0, 0.0, -1.0], (k, 1)),
+                      lin_vel=np.array([[0.0, 0.5, 0.0], [0.0, 0.4, 0.0], [0.0, 0.3, 0.0]]), ang_vel=np.zeros((k, 3)),
+                      leg_q=zeros, leg_dq=zeros, action=zeros, last_action=zeros, command=np.tile([0.0, 0.5, 0.0], (k, 1)),
+                      stance=np.ones((k, 2), bool), moving=np.ones(k, bool), touch=np.zeros((k, 2)),
+                      foot_height=np.zeros((k, 2)), foot_speed=np.zeros((k, 2)), foot_lateral=np.zeros((k, 2)))
+    np.testing.assert_allclose(rewards.TERMS['track_lin_vel'](state), np.exp(-np.array([0.0, 0.01, 0.04]) / 0.25))
+    np.testing.assert_allclose(rewards.TERMS['track_lin_vel_fine'](state), np.exp(-np.array([0.0, 0.01, 0.04]) / 0.05))
+    assert rewards.TERMS['track_lin_vel_fine'](state)[1] == pytest.approx(0.82, abs=0.01)
+    assert rewards.REWARD_SCALES['track_lin_vel_fine'] == 0.0  # a run turns it on (--reward-scale track_lin_vel_fine=2.0)
+
+
 def test_locomotion_must_be_a_known_mode():
     with pytest.raises(ValueError, match='locomotion'):
         H1RobotCfg(locomotion='flying')
