@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from internutopia.core.config import Config, SimConfig
+from internutopia.core.util.math import quat_to_yaw
 from internutopia.core.vec_env import Env
 from internutopia.macros import gm
 from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
 from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
 from internutopia_extension.configs.tasks import LocomotionTaskCfg
 from internutopia_extension.robots.h1_locomotion import gait
-from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
+from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy, WalkState
 
 SCENE = gm.ASSET_PATH + '/scenes/empty.usd'
 #: H1's mass as Menagerie models it (kg), and gravity.
@@ -389,20 +390,28 @@ def test_mirror_loss_is_the_gap_to_the_mirror_image_and_its_steps_make_a_policy_
         assert float(mirror_loss(policy, obs)) < 0.05 * gap
 
 
+def upright_walk_state(k: int, **fields):
+    """A :class:`WalkState` of ``k`` H1s upright at rest, feet in stance and the clock running,
+    with ``fields`` replaced (the reward terms' inputs, without a simulation)."""
+    zeros = np.zeros((k, 10))
+    state = {'height': np.full(k, 1.0), 'gravity': np.tile([0.0, 0.0, -1.0], (k, 1)), 'lin_vel': np.zeros((k, 3)),
+             'ang_vel': np.zeros((k, 3)), 'leg_q': zeros, 'leg_dq': zeros, 'action': zeros, 'last_action': zeros,
+             'command': np.zeros((k, 3)), 'stance': np.ones((k, 2), bool), 'moving': np.ones(k, bool),
+             'touch': np.zeros((k, 2)), 'foot_height': np.zeros((k, 2)), 'foot_speed': np.zeros((k, 2)),
+             'foot_lateral': np.zeros((k, 2))}
+    return WalkState(**{**state, **fields})
+
+
 def test_foot_placement_rewards_a_swinging_sole_where_a_side_step_lands():
     """Told to side-step left at 0.5 m/s, a swinging left sole is rewarded 0.11 m outside its
     standing offset (half a stance of travel), the right one 0.11 m inside; soles in stance and
     robots standing get nothing."""
     from internutopia_extension.robots.h1_locomotion import rewards
-    from internutopia_extension.robots.h1_locomotion.walker import WalkState
 
     k = 3
-    zeros = np.zeros((k, 10))
-    state = WalkState(height=np.full(k, 1.0), gravity=np.tile([0.0, 0.0, -1.0], (k, 1)), lin_vel=np.zeros((k, 3)),
-                      ang_vel=np.zeros((k, 3)), leg_q=zeros, leg_dq=zeros, action=zeros, last_action=zeros,
-                      command=np.tile([0.0, 0.5, 0.0], (k, 1)), stance=np.array([[False, True], [True, False], [False, False]]),
-                      moving=np.array([True, True, False]), touch=np.zeros((k, 2)), foot_height=np.zeros((k, 2)),
-                      foot_speed=np.zeros((k, 2)), foot_lateral=np.tile([0.2 + 0.11, -0.2 + 0.11], (k, 1)))
+    state = upright_walk_state(k, command=np.tile([0.0, 0.5, 0.0], (k, 1)),
+                               stance=np.array([[False, True], [True, False], [False, False]]),
+                               moving=np.array([True, True, False]), foot_lateral=np.tile([0.2 + 0.11, -0.2 + 0.11], (k, 1)))
     np.testing.assert_allclose(rewards.TERMS['foot_placement'](state), [1.0, 1.0, 0.0])
     state.foot_lateral = np.tile([0.2, -0.2], (k, 1))  # standing width: 0.11 m off, exp(-0.0121 / 0.01)
     np.testing.assert_allclose(rewards.TERMS['foot_placement'](state), [np.exp(-1.21)] * 2 + [0.0])
@@ -413,15 +422,9 @@ def test_the_narrow_tracking_kernel_sees_a_side_step_twenty_percent_short():
     """Side-stepping at 0.4 of a 0.5 m/s command: the wide kernel still pays 0.96 of a perfect
     step, the narrow one 0.82; both pay 1 on the command and fall off with the error."""
     from internutopia_extension.robots.h1_locomotion import rewards
-    from internutopia_extension.robots.h1_locomotion.walker import WalkState
 
-    k = 3
-    zeros = np.zeros((k, 10))
-    state = WalkState(height=np.full(k, 1.0), gravity=np.tile([0.0, 0.0, -1.0], (k, 1)),
-                      lin_vel=np.array([[0.0, 0.5, 0.0], [0.0, 0.4, 0.0], [0.0, 0.3, 0.0]]), ang_vel=np.zeros((k, 3)),
-                      leg_q=zeros, leg_dq=zeros, action=zeros, last_action=zeros, command=np.tile([0.0, 0.5, 0.0], (k, 1)),
-                      stance=np.ones((k, 2), bool), moving=np.ones(k, bool), touch=np.zeros((k, 2)),
-                      foot_height=np.zeros((k, 2)), foot_speed=np.zeros((k, 2)), foot_lateral=np.zeros((k, 2)))
+    state = upright_walk_state(3, command=np.tile([0.0, 0.5, 0.0], (3, 1)),
+                               lin_vel=np.array([[0.0, 0.5, 0.0], [0.0, 0.4, 0.0], [0.0, 0.3, 0.0]]))
     np.testing.assert_allclose(rewards.TERMS['track_lin_vel'](state), np.exp(-np.array([0.0, 0.01, 0.04]) / 0.25))
     np.testing.assert_allclose(rewards.TERMS['track_lin_vel_fine'](state), np.exp(-np.array([0.0, 0.01, 0.04]) / 0.05))
     assert rewards.TERMS['track_lin_vel_fine'](state)[1] == pytest.approx(0.82, abs=0.01)
@@ -604,9 +607,8 @@ def test_the_shipped_policy_follows_held_speed_commands_in_every_direction():
     actions = [{'h1': {'move_by_speed': list(command)}} for command in HELD_COMMANDS]
 
     def pose(obs):
-        position = np.array([o['h1']['position'][:2] for o in obs])
-        w, x, y, z = np.array([o['h1']['orientation'] for o in obs]).T
-        return position, np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        return (np.array([o['h1']['position'][:2] for o in obs]),
+                quat_to_yaw(np.array([o['h1']['orientation'] for o in obs])))
 
     positions, yaws = [], []
     for i in range(8 * 240):
@@ -628,4 +630,5 @@ def test_the_shipped_policy_follows_held_speed_commands_in_every_direction():
     share = np.where(commanded, reached / np.where(commanded, HELD_COMMANDS, 1.0), 0.0)
     assert np.all(share[commanded] > 0.7), (HELD_COMMANDS, reached.round(2))
     stray = np.abs(reached[:, :2]) * ~commanded[:, :2]
-    assert np.all(stray[:5] < 0.1) and np.all(stray[5:] < 0.15), (HELD_COMMANDS, reached.round(2))
+    allowed = np.where(commanded[:, 2:], 0.15, 0.1)  # turning in place drifts a little more
+    assert np.all(stray < allowed), (HELD_COMMANDS, reached.round(2))

@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from internutopia.core.gym_vector.spaces import is_annotation, space_from_value
+from internutopia.core.util.math import quat_to_yaw
 
 
 @dataclass(frozen=True)
@@ -27,19 +28,15 @@ class Feature:
     high: float = np.inf
     doc: str = ''
 
-def _yaw(quat: np.ndarray) -> float:
-    w, x, y, z = quat
-    return float(np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
-
 def _goal_vector(obs: dict, robot: str) -> np.ndarray:
     body = obs[robot]
     delta = np.asarray(obs['task']['goal'], dtype=float)[:2] - np.asarray(body['position'], dtype=float)[:2]
-    yaw = _yaw(np.asarray(body['orientation'], dtype=float))
+    yaw = float(quat_to_yaw(body['orientation']))
     c, s = np.cos(yaw), np.sin(yaw)
     return np.array([c * delta[0] + s * delta[1], -s * delta[0] + c * delta[1]])
 
 def _heading(obs: dict, robot: str) -> np.ndarray:
-    yaw = _yaw(np.asarray(obs[robot]['orientation'], dtype=float))
+    yaw = float(quat_to_yaw(obs[robot]['orientation']))
     return np.array([np.cos(yaw), np.sin(yaw)])
 
 def _has_goal(obs: dict, robot: str) -> bool:

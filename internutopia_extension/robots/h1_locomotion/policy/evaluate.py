@@ -138,9 +138,9 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
     # Goal-point episodes are held at their last goal for the rest of the run: a policy that cannot
     # turn in place without drifting circles there, and falls there, under commands it handles in training.
     goal_points = np.array([bool(task.goals) for task in tasks])
-    by_lateral = {name: {'fall_rate': float(np.mean(fell[chosen])) if chosen.any() else float('nan'), 'episodes': int(chosen.sum())}
+    splits = {name: {'fall_rate': float(np.mean(fell[chosen])) if chosen.any() else float('nan'), 'episodes': int(chosen.sum())}
                   for name, chosen in (('fast_lateral', lateral), ('no_fast_lateral', ~lateral), ('goal_points', goal_points))}
-    return {'fall_rate': float(np.mean(fell)), **by_lateral, 'weight_on_soles': float(np.mean(weight_share)) if weight_share else 0.0,
+    return {'fall_rate': float(np.mean(fell)), **splits, 'weight_on_soles': float(np.mean(weight_share)) if weight_share else 0.0,
             'velocity_error': float(np.mean(velocity_error)) if velocity_error else float('nan'),
             'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
 
