@@ -111,6 +111,25 @@ def test_falling_ends_the_episode_with_a_record():
     env.close()
 
 
+def test_a_fall_costs_the_termination_scale_once():
+    """Slot 0 throws its legs out and falls, slot 1 stands: only slot 0 pays ``termination``, on
+    the step it falls and never again though its episode goes on (``end_on_fall=False``)."""
+    env = walking_env(env_num=2, max_steps=2000, task_fields={'end_on_fall': False, 'reward_scales': {'termination': -7.0}})
+    actions = np.array([[1.0, 1.0, -1.0, -1.0, 1.0] * 2, [0.0] * 10])
+    rewards = []
+    for _ in range(300):  # 1.5 s
+        rewards.append(env.step_arrays({'h1': {'leg_action': actions}}).reward.copy())
+    env.close()
+    rewards = np.array(rewards)
+    charged = np.flatnonzero(rewards[:, 0] < 0)
+    assert len(charged) == 1, charged  # once, and the episode went on after it
+    fall_step = int(charged[0])
+    # The fall's penalty plus that step's (clipped, at least 0, at most a few hundredths) reward.
+    assert -7.0 <= rewards[fall_step, 0] < -7.0 + 0.05
+    assert fall_step < 200 and np.all(rewards[:fall_step, 0] >= 0) and np.all(rewards[fall_step + 1:, 0] >= 0)
+    assert np.all(rewards[:, 1] >= 0)  # the standing slot is never charged
+
+
 def test_standing_episode_is_truncated_not_fallen():
     env = walking_env(env_num=1, max_steps=100)
     out = None
@@ -558,17 +577,17 @@ def test_the_shipped_policy_walks_to_point_goals_in_every_direction():
     actions = [{'h1': {'move_to_point': [[*goal, 0.0]]}} for goal in goals]
     reached = np.zeros(len(goals), dtype=bool)
     fell = np.zeros(len(goals), dtype=bool)
-    weights = []  # the soles' share of the weight, sampled over the last 2 s (held at the goal)
+    weights = []  # the soles' share of the weight, every step of the last 2 s (held at the goal)
     steps = 12 * 240
     for i in range(steps):
         obs, *_ = env.step(actions)
+        if i >= steps - 2 * 240:
+            # Every step, not every tenth: samples 0.1 s apart alias with the gait's period.
+            weights.append(group.walker.state(slots).touch.sum(axis=1) / (H1_MASS * GRAVITY))
         if i % 24 == 0:
-            state = group.walker.state(slots)
-            fell |= fallen(state)
+            fell |= fallen(group.walker.state(slots))
             position = np.array([o['h1']['position'][:2] for o in obs])
             reached |= np.linalg.norm(position - goals, axis=1) < 0.1
-            if i >= steps - 2 * 240:
-                weights.append(state.touch.sum(axis=1) / (H1_MASS * GRAVITY))
     env.close()
     assert not fell.any(), f'fell: slots {np.flatnonzero(fell)}'
     assert reached.all(), f'not reached: slots {np.flatnonzero(~reached)}, at {position}'

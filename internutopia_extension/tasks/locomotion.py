@@ -2,8 +2,8 @@
 
 Every physics step the task reads the walker's state (:meth:`H1Walker.state`), adds the walking
 reward (:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, at least 0, scaled by the
-physics step so that a 50 Hz tick's four steps sum to one tick's reward), ends the episode of a robot that
-fell, and moves each slot to its next command when that command's start time comes (or, for an
+physics step so that a 50 Hz tick's four steps sum to one tick's reward; plus, on the step a robot
+falls, the once-per-fall terms such as ``termination``), ends the episode of a robot that fell, and moves each slot to its next command when that command's start time comes (or, for an
 episode with goal points, steers it towards its current goal as ``move_to_point`` would). Its
 episode record says whether the robot fell, how long it walked, how well it tracked its commands
 and how many goals it reached.
@@ -18,9 +18,11 @@ import numpy as np
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.controllers.base_motion import steer_towards
-from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES, TERMS, fallen, reward_terms
+from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, REWARD_SCALES, TERMS, fallen, reward_terms
 
 _TERM_NAMES = list(TERMS)
+#: Columns of ``scales`` paid once per fall (after the clip) instead of per second.
+_ONCE = np.isin(_TERM_NAMES, ONCE_TERMS)
 
 
 @BaseTask.register('LocomotionTask')
@@ -148,6 +150,7 @@ class LocomotionTask(BaseTask):
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         reward = np.zeros(len(slots))
+        once = np.zeros(len(slots))
         fell = np.zeros(len(slots), dtype=bool)
         for group, rows, members in self.robot.groups(slots):
             state = group.walker.state(members)  # type: ignore[attr-defined]
@@ -155,13 +158,16 @@ class LocomotionTask(BaseTask):
             scales = self.scales[members]
             for column, name in enumerate(_TERM_NAMES):
                 self.reward_terms[name][members] = terms[name]
-                reward[rows] += scales[:, column] * terms[name]
+                (once if _ONCE[column] else reward)[rows] += scales[:, column] * terms[name]
             fell[rows] = fallen(state)
             self.tracking_error[members] += np.linalg.norm(state.command[:, :2] - state.lin_vel[:, :2], axis=1)
             self.yaw_rate_error[members] += np.abs(state.command[:, 2] - state.ang_vel[:, 2])
         # Never below zero (legged_gym's "only positive rewards"): otherwise early in training the
         # penalties outweigh staying alive, and ending the episode by falling pays.
         reward = np.maximum(reward, 0.0) * self.step_dt[slots]
+        # The once-per-fall terms on the step a robot falls only (an episode that goes on after a
+        # fall, ``end_on_fall=False``, is not charged again every step it lies there).
+        reward += once * (fell & ~self.fell[slots])
         self.fell[slots] |= fell
         terminated = fell & self.end_on_fall[slots]
         truncated = ~terminated & (self.view.steps[slots] >= self.max_steps[slots])

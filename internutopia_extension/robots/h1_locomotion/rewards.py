@@ -3,7 +3,8 @@
 Each term is a function of a :class:`~.walker.WalkState` giving one value per robot; the reward
 of a tick is ``sum(scale * term) * CONTROL_DT`` over :data:`REWARD_SCALES` (the style of
 legged_gym and MuJoCo Playground: tracking terms are kernels in [0, 1], the rest are penalties
-with negative scales). The scales are data: a training run may override them.
+with negative scales). The terms of :data:`ONCE_TERMS` are the exception: paid once, on the step
+a robot falls, and not per second. The scales are data: a training run may override them.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def _planar_velocity_error_sq(s: WalkState) -> np.ndarray:
     return np.sum((s.command[:, :2] - s.lin_vel[:, :2]) ** 2, axis=1)
 
 
+def fallen(state: WalkState) -> np.ndarray:
+    """Robots that have fallen (k,) bool."""
+    return (state.height < FALL_HEIGHT) | (state.gravity[:, 2] > FALL_GRAVITY_Z)
+
+
 TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'track_lin_vel': lambda s: _track(_planar_velocity_error_sq(s)),
     'track_ang_vel': lambda s: _track((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
@@ -68,6 +74,9 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'foot_placement': lambda s: np.sum(_track((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
                                                - LANDING_LEAD * s.command[:, 1:2]) ** 2, FOOT_PLACEMENT_SIGMA)
                                        * ~s.stance, axis=1) * s.moving,
+    # A fall (paid once, see ONCE_TERMS): the end of the episode alone costs a fast side-step's
+    # fall no more than the few seconds of reward it forgoes, which the narrow kernel outbids.
+    'termination': lambda s: fallen(s).astype(float),
     # Told to stand (clock stopped): any planar speed or turning is drift. Linear in the speed, so a
     # slow creep costs as much per metre as a fast one (a squared term barely sees 2 cm/s).
     'stand_still': lambda s: (np.hypot(s.lin_vel[:, 0], s.lin_vel[:, 1]) + 0.5 * np.abs(s.ang_vel[:, 2])) * ~s.moving,
@@ -78,13 +87,12 @@ REWARD_SCALES: dict[str, float] = {
     'track_lin_vel': 1.0, 'track_ang_vel': 0.5, 'lin_vel_z': -2.0, 'ang_vel_xy': -0.05, 'orientation': -1.0,
     'base_height': -10.0, 'action_rate': -0.01, 'joint_vel': -1e-3, 'hip_pos': -1.0, 'contact': 0.18,
     'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -5.0, 'foot_placement': 0.0,
-    'track_lin_vel_fine': 0.0,
+    'track_lin_vel_fine': 0.0, 'termination': 0.0,
 }
 
-
-def fallen(state: WalkState) -> np.ndarray:
-    """Robots that have fallen (k,) bool."""
-    return (state.height < FALL_HEIGHT) | (state.gravity[:, 2] > FALL_GRAVITY_Z)
+#: Terms paid once, on the step a robot falls, instead of per second: the task adds ``scale * term``
+#: after the clip at zero (legged_gym's order; a penalty the clip swallowed would cost nothing).
+ONCE_TERMS = ('termination',)
 
 
 def reward_terms(state: WalkState) -> dict[str, np.ndarray]:
