@@ -3,8 +3,9 @@
 Every physics step the task reads the walker's state (:meth:`H1Walker.state`), adds the walking
 reward (:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, at least 0, scaled by the
 physics step so that a 50 Hz tick's four steps sum to one tick's reward; plus, on the step a robot
-falls, the once-per-fall terms such as ``termination``), ends the episode of a robot that fell, and moves each slot to its next command when that command's start time comes (or, for an
-episode with goal points, steers it towards its current goal as ``move_to_point`` would). Its
+falls, the once-per-fall terms such as ``termination``), ends the episode of a robot that fell, and
+moves each slot to its next command when that command's start time comes (or, for an episode with
+goal points, steers it towards its current goal as ``move_to_point`` would). Its
 episode record says whether the robot fell, how long it walked, how well it tracked its commands
 and how many goals it reached.
 """
