@@ -95,7 +95,8 @@ class H1Robot(BaseRobot):
             # The policy was trained with 200 Hz physics: longer physics steps run in substeps.
             self.max_physics_dt = gait.PHYSICS_DT
             choice = getattr(config, 'walking_policy', 'default')
-            policy = None if choice == 'controller' else OnnxPolicy(POLICY_PATH if choice == 'default' else choice)
+            policy = None if choice == 'controller' else OnnxPolicy(POLICY_PATH if choice == 'default' else choice,
+                                                                    symmetric=getattr(config, 'walking_policy_symmetric', True))
             self.walker = H1Walker(env_num, policy)
 
     def build_spec(self) -> mujoco.MjSpec:

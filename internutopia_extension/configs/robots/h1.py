@@ -63,6 +63,10 @@ class H1RobotCfg(RobotCfg):
     gliding). ``walking_policy`` (walking only) is
     ``'default'`` (the policy shipped with the package), the path of an exported ONNX policy, or
     ``'controller'``: the ``leg_action`` controller gives the actions (for training a policy).
+    ``walking_policy_symmetric`` (default true) runs an ONNX policy as the mean of itself and its
+    mirror image, so the gait is the same on both sides
+    (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`); set it false for a
+    policy of your own trained without the mirror loss.
     """
 
     name: str = 'h1'
@@ -73,3 +77,4 @@ class H1RobotCfg(RobotCfg):
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     locomotion: Literal['walking', 'carried'] = 'walking'
     walking_policy: str = 'default'
+    walking_policy_symmetric: bool = True

@@ -24,9 +24,22 @@ POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'h1_walk.onnx'
 
 
 class OnnxPolicy:
-    """An exported walking policy: ``(k, OBS_SIZE)`` observations -> ``(k, ACTION_SIZE)`` actions."""
+    """An exported walking policy: ``(k, OBS_SIZE)`` observations -> ``(k, ACTION_SIZE)`` actions.
 
-    def __init__(self, path: str | Path) -> None:
+    ``symmetric`` (the default) runs it as the mean of itself and its mirror image: each robot's
+    action is averaged with the mirror of the action the network gives the robot's mirror image
+    (:func:`~.gait.mirror_observation`, :func:`~.gait.mirror_action`), both rows in one batched
+    call. A network trained with ``--mirror-loss`` is nearly symmetric; the mean makes it exactly
+    so, which takes the leftover bias out of its gait (a side-step as fast to the left as to the
+    right, no drift sideways or turning while it walks straight). ``symmetric=False`` runs the
+    network as it is (for a policy trained without the mirror loss, whose two sides may differ)::
+
+        policy = OnnxPolicy(POLICY_PATH)
+        obs = np.zeros((1, gait.OBS_SIZE), dtype=np.float32)
+        mirrored = policy(gait.mirror_observation(obs))  # == gait.mirror_action(policy(obs))
+    """
+
+    def __init__(self, path: str | Path, symmetric: bool = True) -> None:
         import onnxruntime
 
         path = Path(path)
@@ -44,7 +57,15 @@ class OnnxPolicy:
                              f'drives the joints with {gait.ACTION_SCALE.tolist()} (gait.ACTION_SCALE, {list(gait.LEG_JOINTS)}): '
                              'retrain it, or start a new run from it with train --init-from')
 
+        self.symmetric = symmetric
+
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if not self.symmetric:
+            return self._run(obs)
+        both = self._run(np.concatenate([obs, gait.mirror_observation(obs)]))
+        return 0.5 * (both[:len(obs)] + gait.mirror_action(both[len(obs):]))
+
+    def _run(self, obs: np.ndarray) -> np.ndarray:
         return np.asarray(self.session.run(None, {self.input_name: obs})[0], dtype=float)
 
 

@@ -17,7 +17,9 @@ Five measurements, the first four over ``--num-envs`` slots of one world:
 
 A slot has fallen when its pelvis drops below 0.6 m or tilts past about 50 degrees. The result
 is printed and, with ``--json``, written as JSON. ``--measures`` picks some of them (``tracking``
-alone screens a training run's checkpoints in seconds). Run::
+alone screens a training run's checkpoints in seconds). The policy runs as the walker runs it,
+averaged with its mirror image (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`);
+``--network-only`` measures the network alone. Run::
 
     python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --policy runs/h1_walk/h1_walk.onnx
 """
@@ -57,11 +59,11 @@ def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
     return env
 
 
-def _robot(policy: str, rng: np.random.Generator, controllers: list) -> Any:
+def _robot(policy: str, rng: np.random.Generator, controllers: list, symmetric: bool) -> Any:
     from internutopia_extension.configs.robots.h1 import H1RobotCfg
 
     yaw = float(rng.uniform(-np.pi, np.pi))
-    return H1RobotCfg(locomotion='walking', walking_policy=policy, position=(0.0, 0.0, 1.0),
+    return H1RobotCfg(locomotion='walking', walking_policy=policy, walking_policy_symmetric=symmetric, position=(0.0, 0.0, 1.0),
                       orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))), controllers=controllers)
 
 
@@ -72,7 +74,8 @@ def _fallen(env: Any) -> np.ndarray:
     return fallen(group.walker.state(np.arange(env.env_num)))
 
 
-def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int) -> dict[str, Any]:
+def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int,
+             symmetric: bool = True) -> dict[str, Any]:
     """Path or point-goal success and falls (see the module docstring)."""
     from internutopia.macros import gm
     from internutopia_extension.configs.robots.h1 import move_along_path_cfg, move_by_speed_cfg, move_to_point_cfg
@@ -80,7 +83,7 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
 
     rng = np.random.default_rng(seed)
     controllers = [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg]
-    tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, controllers)])
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, controllers, symmetric)])
              for _ in range(num_envs)]
     actions: list[dict[str, Any]]
     if goal_kind == 'path':
@@ -104,7 +107,8 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
     return {'success': float(np.mean(reached)), 'fall_rate': float(np.mean(fell)), 'episodes': num_envs}
 
 
-def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False) -> dict[str, Any]:
+def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False,
+                     symmetric: bool = True) -> dict[str, Any]:
     """Falls under random commands (with the training's pushes if ``pushes``), and the soles'
     share of the weight while walking."""
     from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
@@ -114,7 +118,7 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
     tasks = sampler(np.random.default_rng(seed))
     for task in tasks:
         robot = task.robots[0]
-        robot.walking_policy = policy
+        robot.walking_policy, robot.walking_policy_symmetric = policy, symmetric
         robot.controllers = [c for c in robot.controllers if not isinstance(c, H1LegActionControllerCfg)]
     env = _env(tasks, num_envs, PHYSICS_DT)
     group = env.runner.slot_robots[0]['h1']
@@ -145,7 +149,7 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
             'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
 
 
-def tracking(policy: str, seconds: float, seed: int) -> list[dict[str, Any]]:
+def tracking(policy: str, seconds: float, seed: int, symmetric: bool = True) -> list[dict[str, Any]]:
     """Each command of :data:`TRACKED_COMMANDS` held by one slot: the mean velocity reached."""
     from internutopia.macros import gm
     from internutopia_extension.configs.tasks import LocomotionTaskCfg
@@ -153,7 +157,7 @@ def tracking(policy: str, seconds: float, seed: int) -> list[dict[str, Any]]:
 
     rng = np.random.default_rng(seed)
     steps = int(round(seconds / PHYSICS_DT))
-    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, [])],
+    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, [], symmetric)],
                                commands=[(0.0, *command)], max_steps=steps + 1) for command in TRACKED_COMMANDS]
     env = _env(tasks, len(tasks), PHYSICS_DT)
     group = env.runner.slot_robots[0]['h1']
@@ -181,6 +185,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--physics-dt', type=float, default=1 / 240, help="the navigation runs' physics step (the user's example's)")
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--json', help='write the results here')
+    parser.add_argument('--network-only', action='store_true',
+                        help='run the network as it is, not averaged with its mirror image (walking_policy_symmetric=False)')
     parser.add_argument('--measures', default=','.join(MEASURES),
                         help=f'comma-separated measurements to take (default all: {",".join(MEASURES)}); e.g. '
                              'tracking alone screens a checkpoint in seconds')
@@ -189,12 +195,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = sorted(set(chosen) - set(MEASURES))
     if unknown or not chosen:
         parser.error(f'--measures {args.measures!r}: unknown {unknown}; valid measurements: {", ".join(MEASURES)}')
+    symmetric = not args.network_only
     run = {
-        'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed),
-        'point_goals': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1),
-        'random_commands': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2),
-        'random_commands_pushed': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 3, pushes=True),
-        'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4),
+        'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed, symmetric),
+        'point_goals': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1, symmetric),
+        'random_commands': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2, symmetric=symmetric),
+        'random_commands_pushed': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 3, pushes=True,
+                                                           symmetric=symmetric),
+        'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4, symmetric),
     }
     result = {name: run[name]() for name in MEASURES if name in chosen}
     print(json.dumps(result, indent=2))
