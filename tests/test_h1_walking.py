@@ -468,7 +468,7 @@ def test_the_symmetric_policy_acts_for_a_mirrored_robot_as_the_mirror_of_its_act
     symmetric, raw = OnnxPolicy(POLICY_PATH), OnnxPolicy(POLICY_PATH, symmetric=False)
     np.testing.assert_allclose(symmetric(mirrored), gait.mirror_action(symmetric(obs)), atol=1e-6)
     assert np.abs(raw(mirrored) - gait.mirror_action(raw(obs))).max() > 1e-3  # the network alone is not
-    # The mean of the two: where the network is symmetric already, the symmetric policy is the network.
+    # It is the mean of the network's action and the mirror of the network's action for the mirrored robot.
     np.testing.assert_allclose(symmetric(obs), 0.5 * (raw(obs) + gait.mirror_action(raw(mirrored))), atol=1e-6)
     with walking_env(walking_policy='default', walking_policy_symmetric=False, controllers=[]) as env:
         assert h1_group(env).walker.policy.symmetric is False

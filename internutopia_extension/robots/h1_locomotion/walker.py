@@ -32,11 +32,13 @@ class OnnxPolicy:
     call. A network trained with ``--mirror-loss`` is nearly symmetric; the mean makes it exactly
     so, which takes the leftover bias out of its gait (a side-step as fast to the left as to the
     right, no drift sideways or turning while it walks straight). ``symmetric=False`` runs the
-    network as it is (for a policy trained without the mirror loss, whose two sides may differ)::
+    network as it is (for a policy trained without the mirror loss, whose two sides may differ).
 
-        policy = OnnxPolicy(POLICY_PATH)
-        obs = np.zeros((1, gait.OBS_SIZE), dtype=np.float32)
-        mirrored = policy(gait.mirror_observation(obs))  # == gait.mirror_action(policy(obs))
+    >>> policy = OnnxPolicy(POLICY_PATH)
+    >>> obs = np.zeros((1, gait.OBS_SIZE), dtype=np.float32)
+    >>> obs[0, 10], obs[0, gait.CLOCK_COLUMN:] = 0.5, (1.0, 0.0)  # a side-step command, mid-stride
+    >>> bool(np.allclose(policy(gait.mirror_observation(obs)), gait.mirror_action(policy(obs)), atol=1e-6))
+    True
     """
 
     def __init__(self, path: str | Path, symmetric: bool = True) -> None:
@@ -56,7 +58,6 @@ class OnnxPolicy:
             raise ValueError(f'H1 walking policy {path} was trained with leg action scales {json.loads(recorded)}; this walker '
                              f'drives the joints with {gait.ACTION_SCALE.tolist()} (gait.ACTION_SCALE, {list(gait.LEG_JOINTS)}): '
                              'retrain it, or start a new run from it with train --init-from')
-
         self.symmetric = symmetric
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
