@@ -5,6 +5,7 @@ The modules are InternUtopia's paths (``dd_controller``, ``h1_move_by_speed_cont
 """
 
 from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
+from internutopia_extension.configs.controllers.franka_mocap_teleop_controller import FrankaMocapTeleopControllerCfg
 from internutopia_extension.configs.controllers.g1_move_by_speed_controller import G1MoveBySpeedControllerCfg
 from internutopia_extension.configs.controllers.gripper_controller import GripperControllerCfg
 from internutopia_extension.configs.controllers.h1_move_by_speed_controller import H1MoveBySpeedControllerCfg
@@ -18,7 +19,7 @@ from internutopia_extension.configs.controllers.rmpflow_controller import RMPFlo
 from internutopia_extension.configs.controllers.rotate_controller import RotateControllerCfg
 
 __all__ = [
-    'IK_REFERENCES', 'DifferentialDriveControllerCfg', 'G1MoveBySpeedControllerCfg', 'GripperControllerCfg',
+    'IK_REFERENCES', 'DifferentialDriveControllerCfg', 'FrankaMocapTeleopControllerCfg', 'G1MoveBySpeedControllerCfg', 'GripperControllerCfg',
     'H1MoveBySpeedControllerCfg', 'HolonomicBaseControllerCfg', 'InverseKinematicsControllerCfg', 'JointControllerCfg',
     'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RMPFlowControllerCfg',
     'RecoverControllerCfg', 'RotateControllerCfg',

@@ -1,0 +1,19 @@
+"""``MocapControlledCameraCfg``: a camera the left hand moves during mocap teleoperation (InternUtopia's name)."""
+
+from __future__ import annotations
+
+from internutopia_extension.configs.sensors.rep_camera import RepCameraCfg
+
+
+class MocapControlledCameraCfg(RepCameraCfg):
+    """A :class:`RepCameraCfg` camera that a left-hand thumb-index pinch, held for 60 frames, moves
+    with the left wrist, keeping it aimed at the teleop controller's ``target_position`` (see
+    :mod:`internutopia_extension.sensors.mocap_controlled_camera`). Like InternUtopia's, it gives
+    ``rgba`` and ``bounding_box_2d_tight`` (``landmarks``) by default, at 320x240."""
+
+    type: str = 'MocapControlledCamera'
+    resolution: tuple[int, int] = (320, 240)
+    landmarks: bool = True
+
+
+__all__ = ['MocapControlledCameraCfg']
