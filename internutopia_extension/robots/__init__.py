@@ -1,6 +1,5 @@
 """Built-in robots; importing this package registers them."""
 
-from internutopia_extension.robots import extras  # noqa: F401  (first: what each robot type needs)
 from internutopia_extension.robots import franka, h1, jetbot, mocap_controlled_franka  # noqa: F401
 
 try:  # G1 needs holosoma-inference (pip install --no-deps holosoma-inference); registered when present.
