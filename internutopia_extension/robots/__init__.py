@@ -1,6 +1,10 @@
-"""Built-in robots; importing this package registers them."""
+"""Built-in robots; importing this package registers them.
 
-from internutopia_extension.robots import franka, h1, jetbot, mocap_controlled_franka  # noqa: F401
+``extras`` (imported with the others; it imports nothing optional) declares which optional
+package each robot type needs, so a missing one is named even when its module cannot be imported.
+"""
+
+from internutopia_extension.robots import extras, franka, h1, jetbot, mocap_controlled_franka  # noqa: F401
 
 try:  # G1 needs holosoma-inference (pip install --no-deps holosoma-inference); registered when present.
     from internutopia_extension.robots import g1  # noqa: F401

@@ -1,0 +1,102 @@
+"""Which optional extra a registered type needs, declared in one line, checked before anything runs.
+
+A robot (controller, sensor, ...) type whose model or policy comes from an optional package
+declares it once, next to the type, with :func:`needs_extra`; ``internutopia validate``, ``run``
+and ``Env`` then report a missing package as one error naming the type, the extra and the command
+that installs it, before anything is built (rather than a traceback from deep inside a build):
+
+>>> needs_extra('robot', 'DemoRobot', 'demo', 'a_package_that_is_not_installed')
+>>> print(missing_extra('robot', 'DemoRobot'))
+robot type 'DemoRobot' needs the 'demo' extra (a_package_that_is_not_installed is not installed): pip install 'internutopia[demo]'
+>>> missing_extra('robot', 'H1Robot') is None        # no declaration: nothing is needed
+True
+>>> needs_extra('robot', 'DemoRobot', None, 'json', install='pip install json')  # present here
+>>> missing_extra('robot', 'DemoRobot') is None
+True
+>>> forget_extra('robot', 'DemoRobot')
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+#: The kinds of typed config entries a declaration may name.
+KINDS = ('robot', 'controller', 'sensor', 'task', 'metric', 'object', 'reward')
+
+
+@dataclass(frozen=True)
+class Extra:
+    """What a type needs: the import names of its packages, the extra that installs them (``None``
+    when no extra does) and the command to run (default: ``pip install 'internutopia[<extra>]'``)."""
+
+    extra: str | None
+    modules: tuple[str, ...]
+    install: str
+
+    def missing_modules(self) -> list[str]:
+        """The import names of :attr:`modules` that cannot be found (nothing is imported)."""
+        missing = []
+        for module in self.modules:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):  # a parent package missing, or a broken install
+                found = False
+            if not found:
+                missing.append(module)
+        return missing
+
+
+class MissingExtraError(ImportError):
+    """A config uses a type whose optional package is not installed; the message is one line
+    naming the type, the extra and the install command."""
+
+
+_DECLARED: dict[tuple[str, str], Extra] = {}
+
+
+def needs_extra(kind: str, type_name: str, extra: str | None, *modules: str, install: str | None = None) -> None:
+    """Declare that ``kind`` type ``type_name`` needs the packages ``modules`` (import names),
+    installed by the extra ``extra`` (or by ``install``, a command, when no extra does)."""
+    if kind not in KINDS:
+        raise ValueError(f'kind must be one of {list(KINDS)}; got {kind!r}')
+    if not modules:
+        raise ValueError(f'needs_extra({kind!r}, {type_name!r}, ...) names no module to look for')
+    if install is None:
+        if extra is None:
+            raise ValueError(f'needs_extra({kind!r}, {type_name!r}, ...): give the extra or the install command')
+        install = f"pip install 'internutopia[{extra}]'"
+    _DECLARED[(kind, type_name)] = Extra(extra, tuple(modules), install)
+
+
+def forget_extra(kind: str, type_name: str) -> None:
+    """Remove a declaration (for tests)."""
+    _DECLARED.pop((kind, type_name), None)
+
+
+def declared_extra(kind: str, type_name: str) -> Extra | None:
+    """The declaration of ``kind`` type ``type_name``, if any."""
+    return _DECLARED.get((kind, type_name))
+
+
+def missing_extra(kind: str, type_name: str) -> str | None:
+    """The one-line error for ``kind`` type ``type_name`` when a package it needs is missing, else ``None``."""
+    declared = _DECLARED.get((kind, type_name))
+    if declared is None:
+        return None
+    missing = declared.missing_modules()
+    if not missing:
+        return None
+    what = f'the {declared.extra!r} extra' if declared.extra else ', '.join(missing)
+    return (f'{kind} type {type_name!r} needs {what} ({", ".join(missing)} '
+            f'{"is" if len(missing) == 1 else "are"} not installed): {declared.install}')
+
+
+def check_extra(kind: str, type_name: str) -> None:
+    """Raise :class:`MissingExtraError` when ``kind`` type ``type_name`` needs a package that is missing."""
+    message = missing_extra(kind, type_name)
+    if message is not None:
+        raise MissingExtraError(message)
+
+
+__all__ = ['KINDS', 'Extra', 'MissingExtraError', 'check_extra', 'declared_extra', 'forget_extra', 'missing_extra', 'needs_extra']
