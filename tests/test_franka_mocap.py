@@ -5,6 +5,13 @@ are refused naming the key, and change nothing."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -237,3 +244,143 @@ def test_a_held_left_pinch_moves_the_camera_with_the_left_wrist(env):
     assert np.allclose(sensor.camera_pose(1)[0], start)  # slot 1's camera never moved
     obs, *_ = env.step(action(right, right))
     assert np.abs(obs[0][ROBOT]['sensors']['lh_controlled_camera']['rgba'].astype(int) - first_image).max() > 40
+
+
+# ------------------------------------------------------------------------------------------------
+# the web viewer: a handle dragged in a real (headless) browser moves the arm
+class Browser:
+    """Headless Chromium on ``url``, driven over the DevTools protocol (real mouse events)."""
+
+    def __init__(self, url: str, folder: str, width: int = 1000, height: int = 700) -> None:
+        chromium = shutil.which('chromium') or shutil.which('chromium-browser')
+        command = [chromium, '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
+                   '--hide-scrollbars', f'--user-data-dir={folder}', '--remote-debugging-port=0',
+                   f'--window-size={width},{height}', url]
+        # Its own process group, so that it is killed with its GPU and renderer processes.
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.calls = 0
+        port_file = os.path.join(folder, 'DevToolsActivePort')
+        page = wait_for(lambda: self._page(port_file), 60, 'a Chromium page')
+        from websockets.sync.client import connect
+
+        self.socket = connect(page['webSocketDebuggerUrl'], max_size=None, open_timeout=30)
+
+    @staticmethod
+    def _page(port_file: str) -> dict | None:
+        try:
+            with open(port_file, encoding='utf-8') as stream:
+                port = stream.read().split()[0]
+            with urllib.request.urlopen(f'http://127.0.0.1:{port}/json/list', timeout=5) as reply:
+                return next((p for p in json.loads(reply.read()) if p['type'] == 'page'), None)
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def call(self, method: str, **params) -> dict:
+        self.calls += 1
+        self.socket.send(json.dumps({'id': self.calls, 'method': method, 'params': params}))
+        while True:  # (events may come in between)
+            message = json.loads(self.socket.recv(timeout=60))
+            if message.get('id') == self.calls:
+                assert 'error' not in message, message
+                return message['result']
+
+    def evaluate(self, expression: str):
+        return self.call('Runtime.evaluate', expression=expression, returnByValue=True)['result'].get('value')
+
+    def mouse(self, kind: str, xy, pressed: bool) -> None:
+        self.call('Input.dispatchMouseEvent', type=kind, x=float(xy[0]), y=float(xy[1]), button='left' if pressed or kind != 'mouseMoved' else 'none',
+                  buttons=1 if pressed else 0, clickCount=0 if kind == 'mouseMoved' else 1)
+
+    def drag(self, start, end, steps: int = 20) -> None:
+        """Press at ``start``, move to ``end`` in ``steps``, release: a user's drag."""
+        start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+        self.mouse('mouseMoved', start, False)
+        time.sleep(0.2)
+        self.mouse('mousePressed', start, True)
+        for k in range(1, steps + 1):
+            self.mouse('mouseMoved', start + (end - start) * k / steps, True)
+            time.sleep(0.03)
+        self.mouse('mouseReleased', end, False)
+
+    def close(self) -> None:
+        try:
+            self.socket.close()
+        finally:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def wait_for(probe, seconds: float, what: str):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise TimeoutError(f'waited {seconds} s for {what}')
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
+                    reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
+def test_a_handle_dragged_in_the_browser_moves_the_arm():
+    """The viewer's page in headless Chromium: a mouse drag on the handle's (local z) arrow slides
+    the handle; fed through HandleMocap, the arm's end effector follows it there."""
+    pytest.importorskip('viser', reason="the viewer comes with the 'viewer' extra")
+    from internutopia.viewer import PoseHandle, attach_viewer
+    from internutopia_extension.interactions.motion_capture import HandleMocap
+
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    franka = MocapControlledFrankaRobotCfg(position=tuple(BASE), controllers=[teleop_cfg])
+    env = Env(Config(simulator=SimConfig(physics_dt=1 / 240), env_num=1, metrics_save_path='none',
+                     task_configs=[SingleInferenceTaskCfg(robots=[franka])]))
+    viewer = attach_viewer(env, host='127.0.0.1', port=port)
+    env.reset()
+    scale = 0.3
+    handle = PoseHandle(viewer, position=ORIGIN, wxyz=(0.0, 1.0, 0.0, 0.0), scale=scale)  # the gripper pointing down
+    source = HandleMocap(handle, scale=teleop_cfg.scale)
+    for _ in range(240):  # the arm to the handle's start
+        obs, *_ = env.step([{ROBOT: {TELEOP: [source.step()]}}])
+    assert np.linalg.norm(teleop_obs(obs, 0)['eef_position'] - ORIGIN) < 0.01
+    # The page's camera: where a new page starts (set after the steps: each step re-aims it).
+    eye = ORIGIN + np.array([1.2, -1.2, 0.5])
+    camera = viewer.server.initial_camera
+    camera.position, camera.look_at, camera.fov = tuple(eye), tuple(ORIGIN), float(np.radians(50))
+    with tempfile.TemporaryDirectory() as folder:
+        browser = Browser(viewer.url, folder)
+        try:
+            client = wait_for(lambda: next(iter(viewer.server.get_clients().values()), None), 60, 'the page to connect')
+            wait_for(lambda: client.camera.update_timestamp > 0 and np.allclose(client.camera.position, eye, atol=1e-3),
+                     60, "the page's camera")
+            rect = wait_for(lambda: browser.evaluate("JSON.stringify(document.querySelector('canvas')?.getBoundingClientRect())"),
+                            60, "the page's canvas")
+            rect = json.loads(rect)
+            time.sleep(2.0)  # the scene drawn (software WebGL)
+            view = client.camera
+            rotation = quat_to_mat(np.asarray(view.wxyz))  # the camera's axes: x right, y down, z ahead
+
+            def pixel(point):
+                local = rotation.T @ (np.asarray(point) - view.position)
+                focal = (view.image_height / 2) / np.tan(view.fov / 2)
+                return np.array([rect['x'] + view.image_width / 2 + focal * local[0] / local[2],
+                                 rect['y'] + view.image_height / 2 + focal * local[1] / local[2]])
+
+            centre = handle.control.position
+            arrow = quat_to_mat(handle.wxyz) @ (0.0, 0.0, 1.0)  # the handle's z arrow (pointing down here)
+            grab = pixel(centre + 0.85 * scale * arrow)  # near the arrow's tip, clear of the rings and planes
+            along = grab - pixel(centre)
+            browser.drag(grab, grab + 30 * along / np.linalg.norm(along))
+            wait_for(lambda: handle.drags > 0 and np.linalg.norm(handle.position - ORIGIN) > 0.03, 30, 'the handle to move')
+            time.sleep(0.5)  # the drag's last update
+        finally:
+            browser.close()
+    moved = handle.position - ORIGIN
+    assert moved[2] < -0.03 and abs(moved[0]) < 1e-6 and abs(moved[1]) < 1e-6, moved  # slid down its z arrow
+    for _ in range(360):
+        obs, *_ = env.step([{ROBOT: {TELEOP: [source.step()]}}])
+    reading = teleop_obs(obs, 0)
+    assert np.allclose(reading['target_position'], handle.position, atol=1e-9)
+    assert np.linalg.norm(reading['eef_position'] - handle.position) < 0.01, (reading['eef_position'], handle.position)
+    env.close()
