@@ -72,6 +72,16 @@ class _Viewer(Protocol):
     def close(self) -> None: ...
 
 
+class StepObserver(Protocol):
+    """What :meth:`Env.add_observer` calls: the results the user saw, after each call returns them."""
+
+    def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None: ...
+
+    def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None: ...
+
+    def on_close(self) -> None: ...
+
+
 class SimulationApp:
     """Stand-in for Isaac Sim's app handle: scripts loop on ``is_running()`` until ``close()``."""
 
@@ -101,6 +111,9 @@ class Env:
             (episodes and all) when the env is built, as ``config`` is; an iterator is drawn
             from when a reset needs its next episode.
     """
+
+    #: Tools watching the run (:meth:`add_observer`); empty: the step path checks one tuple.
+    _observers: tuple[StepObserver, ...] = ()
 
     def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> Env:
         # A config an adapter claimed (Config.distribute's DistributedConfig: the Ray adapter)
@@ -284,6 +297,9 @@ class Env:
             slots = self._check_reset_list(reset_list, name)
         obs, info = self._runners.reset(slots)
         self._first_reset = False
+        if self._observers:
+            for observer in self._observers:
+                observer.on_reset(slots, obs, info)
         return obs, info
 
     def _check_reset_list(self, reset_list: Any, name: str = 'reset_list') -> list[int]:
@@ -339,6 +355,9 @@ class Env:
             raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
         if self._viewer is not None:
             self._sync_viewer()
+        if self._observers:
+            for observer in self._observers:
+                observer.on_step(action, result)
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy') -> ArrayStep:
@@ -421,6 +440,15 @@ class Env:
                                'in its runners (use step_arrays(array_backend=...) for its results)')
         return pack_states(self._runners.runner.world, self.env_num, list(fields), array_backend)
 
+    def add_observer(self, observer: StepObserver) -> None:
+        """Call ``observer`` with what every later :meth:`reset` and :meth:`step` return, and on
+        :meth:`close` (``on_reset(slots, obs, info)``, ``on_step(action, result)``, ``on_close()``).
+
+        The hook of tools that watch a run, such as ``internutopia.recording.Recorder``; nothing
+        runs for it while no observer is added. ``step_arrays`` is not observed.
+        """
+        self._observers = (*self._observers, observer)
+
     def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:
         """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.
 
@@ -467,6 +495,8 @@ class Env:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
         if not self._app.is_running():
             return
+        for observer in self._observers:
+            observer.on_close()
         if self._viewer is not None:
             self._viewer.close()
             self._viewer = None
