@@ -85,12 +85,52 @@ def test_the_memory_check_uses_the_cgroup_limit(make_config, tmp_path, monkeypat
     monkeypatch.setattr(memory, 'PROC_CGROUP', str(tmp_path / 'proc_cgroup'))
     assert memory.cgroup_room() == 412 * mib and memory.available_bytes() <= 412 * mib
     task = FiniteStepTaskCfg(robots=[JetbotRobotCfg()])
-    with pytest.raises(ValueError, match=r'env_num=2000000 needs about 1\.\d GiB .* 0\.4 GiB available \(under its cgroup memory limit\)'):
+    with pytest.raises(ValueError, match=r'env_num=2000000 needs about 1\.\d GiB .* 0\.4 GiB available under its cgroup memory limit'):
         Env(make_config([task], env_num=2_000_000))
     if version == 'v2':
         (tmp_path / 'job' / 'memory.current').write_text(f'{448 * mib}\n')  # 64 MiB left
+        # (the kernels' runtime, ~110 MB until a first kernel loads, is counted once per process:
+        # left out here so the test does not depend on which tests ran before it)
+        monkeypatch.setattr('internutopia.core.runner.runner.jit_runtime_bytes', lambda: 0.0)
         with Env(make_config([task], env_num=20_000)) as env:  # what fits is still accepted
             env.reset([0])
         with Env(make_config([task], env_num=80_000)) as env:  # the bookkeeping fits, the physics state not
             with pytest.raises(ValueError, match='env_num=80000 needs about .* physics state'):
                 env.reset([0])
+
+
+_UNDER_A_LIMIT = '''
+import resource, sys
+from internutopia.core.config import Config
+from internutopia.core.util import memory
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+name, env_num = sys.argv[1], int(sys.argv[2])
+used = memory._status_bytes('VmSize' if name == 'RLIMIT_AS' else 'VmData')
+limit = used + 2 ** 30  # 1 GiB more than this process holds now
+resource.setrlimit(getattr(resource, name), (limit, resource.getrlimit(getattr(resource, name))[1]))
+task = FiniteStepTaskCfg(robots=[JetbotRobotCfg()])
+try:
+    Env(Config(env_num=env_num, metrics_save_path='none', task_configs=[task]))
+except ValueError as exc:
+    print('REFUSED', exc)
+else:
+    print('ACCEPTED')
+'''
+
+
+@pytest.mark.parametrize('limit', ['RLIMIT_AS', 'RLIMIT_DATA'])
+def test_the_memory_check_honours_the_process_limits(limit):
+    """Under ``ulimit -v`` (or ``-d``) of 1 GiB more than the process holds, 4 million slots used to
+    pass the check and die later with a bare MemoryError; the check names the limit and env_num."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, '-c', _UNDER_A_LIMIT, limit, '4000000'], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith('REFUSED env_num=4000000 needs about'), done.stdout + done.stderr[-2000:]
+    assert f'under its {limit} limit (ulimit -{"v" if limit == "RLIMIT_AS" else "d"})' in done.stdout
+    small = subprocess.run([sys.executable, '-c', _UNDER_A_LIMIT, limit, '4'], capture_output=True, text=True, timeout=120)
+    assert small.stdout.strip() == 'ACCEPTED', small.stdout + small.stderr[-2000:]

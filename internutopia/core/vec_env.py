@@ -38,6 +38,7 @@ from internutopia.core.backend.arrays import PackArrays, array_device, check_arr
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
+from internutopia.core.runner.guard import held_interrupts
 from internutopia.per_slot import UpstreamRunner
 
 #: Env classes for kinds of config, most recently registered first (see :func:`register_env_class`).
@@ -295,8 +296,11 @@ class Env:
             slots = list(range(self.env_num))
         else:
             slots = self._check_reset_list(reset_list, name)
-        obs, info = self._runners.reset(slots)
-        self._first_reset = False
+        # Ctrl-C held for the whole reset and its bookkeeping (raised once both are done): a reset
+        # is never half-recorded here while its slots took their episodes.
+        with held_interrupts():
+            obs, info = self._runners.reset(slots)
+            self._first_reset = False
         if self._observers:
             for observer in self._observers:
                 observer.on_reset(slots, obs, info)
@@ -493,15 +497,18 @@ class Env:
 
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
-        if not self._app.is_running():
-            return
-        for observer in self._observers:
-            observer.on_close()
-        if self._viewer is not None:
-            self._viewer.close()
-            self._viewer = None
-        self._runners.close()
-        self._app.close()
+        with held_interrupts():  # a Ctrl-C during close is raised once everything is released
+            if not self._app.is_running():
+                return
+            for observer in self._observers:
+                observer.on_close()
+            try:
+                if self._viewer is not None:
+                    self._viewer.close()
+                    self._viewer = None
+                self._runners.close()
+            finally:  # (closed even when a release raises: a second close never releases twice)
+                self._app.close()
 
     def __enter__(self) -> Env:
         return self

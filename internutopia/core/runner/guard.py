@@ -10,9 +10,17 @@ each such call whole:
   then raised as ``KeyboardInterrupt``; the call's work is complete and recorded, so the caller
   can go on stepping with nothing lost or doubled. Outside calls Ctrl-C acts at once, as always.
 
-The SIGINT handler is installed once, by the first guard made in the main thread while Python's
-own handler is in place; it hands every signal that arrives outside a guarded call to that
-handler. A handler the user installs later replaces it (and then Ctrl-C is theirs to handle).
+The SIGINT handler is installed by the first guard made in the main thread while Python's own
+handler is in place, and again by a main-thread call that finds Python's own handler back (a
+notebook kernel or a library may put it back; checking costs a dict read, no system call); it
+hands every signal that arrives outside a guarded call to Python's handler. A handler of the
+user's own (anything but Python's) is left alone: Ctrl-C is then theirs to handle.
+
+Async safety: a call marks itself as holding Ctrl-C (``depth``) *before* it takes the lock and
+lets go of it only *after* the lock is released, so a KeyboardInterrupt can only land where
+nothing has changed yet (before the mark: the call never started) or where everything is done
+(after: the call completed). Between two bytecodes of the entry or exit the signal is held and
+raised once the exit has run; the lock and the running call's name are never left half-set.
 
 >>> guard = CallGuard('env')
 >>> with guard.enter('step'):
@@ -25,7 +33,7 @@ import signal
 import threading
 from types import FrameType
 
-__all__ = ['CallGuard']
+__all__ = ['CallGuard', 'held_interrupts']
 
 
 class _Deferral:
@@ -37,10 +45,11 @@ class _Deferral:
         self.installed = False
 
     def install(self) -> None:
-        if self.installed or threading.current_thread() is not threading.main_thread():
+        """Take over SIGINT from Python's own handler (main thread only; anyone else's is kept)."""
+        if threading.current_thread() is not threading.main_thread():
             return
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            return  # the user's own handler (or none): leave Ctrl-C to it
+            return  # ours already, or the user's own handler (or none): leave Ctrl-C to it
         signal.signal(signal.SIGINT, self.handle)
         self.installed = True
 
@@ -48,6 +57,7 @@ class _Deferral:
         if self.depth:
             self.pending = True  # raised when the guarded call returns
             return
+        self.pending = False  # (one held earlier is this one: raise it once)
         signal.default_int_handler(signum, frame)
 
 
@@ -84,23 +94,56 @@ class CallGuard:
         return self
 
     def __enter__(self) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        deferral = _DEFERRAL
+        if main:
+            # Hold Ctrl-C first: from the next bytecode on, a SIGINT waits for __exit__.
+            deferral.depth += 1
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                deferral.install()  # Python's handler came back: hold Ctrl-C again
         if not self._lock.acquire(blocking=False):
+            if main:
+                self._let_go()  # (a Ctrl-C held meanwhile is raised here, instead of the error below)
+            current = threading.current_thread().name
             raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread!r}; {self._what}() from '
-                               f'thread {threading.current_thread().name!r} cannot run beside it. An env is not '
+                               f'thread {current!r} cannot run beside it. An env is not '
                                'thread-safe: call it from one thread, or give each thread its own env')
-        current = threading.current_thread()
-        self._running, self._thread = self._what, current.name
-        self._main = current is threading.main_thread()
-        if self._main:
-            _DEFERRAL.depth += 1
+        self._running, self._thread, self._main = self._what, threading.current_thread().name, main
 
     def __exit__(self, *exc: object) -> None:
         main = self._main
         self._running = self._thread = None
         self._lock.release()
         if main:
-            deferral = _DEFERRAL
-            deferral.depth -= 1
-            if deferral.pending and not deferral.depth:
-                deferral.pending = False
-                raise KeyboardInterrupt
+            self._let_go()
+
+    @staticmethod
+    def _let_go() -> None:
+        """End one held stretch; raise the Ctrl-C that arrived during it once none is held."""
+        deferral = _DEFERRAL
+        deferral.depth -= 1
+        if deferral.pending and not deferral.depth:
+            deferral.pending = False
+            raise KeyboardInterrupt
+
+
+class held_interrupts:  # noqa: N801 - used as a function: ``with held_interrupts(): ...``
+    """Hold Ctrl-C for a block of the main thread (no lock): a SIGINT during it is raised when it
+    ends, so the block's changes happen together (``close`` uses it). Elsewhere it does nothing.
+
+    >>> with held_interrupts():
+    ...     pass
+    """
+
+    __slots__ = ('_main',)
+
+    def __enter__(self) -> None:
+        self._main = threading.current_thread() is threading.main_thread()
+        if self._main:
+            _DEFERRAL.depth += 1
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                _DEFERRAL.install()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._main:
+            CallGuard._let_go()

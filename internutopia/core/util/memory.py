@@ -11,8 +11,10 @@ Traceback (most recent call last):
 ...
 ValueError: env_num=1000000000000000 needs about ... GiB for a test (1000 bytes per slot) ...
 
-The memory available is the system's, or less where a cgroup (a container's memory limit) leaves
-less: :func:`available_bytes`.
+The memory available is the system's, or less where a limit of the process leaves less: its
+cgroup's (a container's memory limit), its address-space limit (``RLIMIT_AS``, ``ulimit -v``,
+common on shared clusters) or its data limit (``RLIMIT_DATA``, ``ulimit -d``); the error names the
+limit that binds (:func:`tightest_room`, :func:`available_bytes`).
 
 What an env is estimated to take at its peak is the sum of three parts, each estimated where it is
 known: the compiled kernels' runtime (:func:`jit_runtime_bytes`, once per process), the slots'
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 from internutopia.core.util import jit
 
@@ -36,15 +39,80 @@ PROC_CGROUP = '/proc/self/cgroup'
 _NO_LIMIT = 2 ** 60
 
 
-def available_bytes() -> int | None:
-    """Memory this process can still get: the system's ``MemAvailable``, or less where the
-    process's cgroup (a container's memory limit, v2 ``memory.max`` or v1 ``limit_in_bytes``,
-    of its own group or any group above it) leaves less; ``None`` if neither is known."""
+@dataclass(frozen=True)
+class MemoryRoom:
+    """Bytes this process can still get under one limit: ``room``; ``what`` names the limit (as
+    the error says it), ``limit`` its size in bytes (``None`` for the system's free memory)."""
+
+    what: str
+    room: int
+    limit: int | None = None
+
+
+def memory_rooms() -> list[MemoryRoom]:
+    """The room under every limit this process has: the system's available memory, its cgroup's
+    memory limit, ``RLIMIT_AS`` (against its address space in use) and ``RLIMIT_DATA`` (against
+    its data segment in use); limits that are not set are left out."""
+    rooms = []
     system = _system_available()
-    room = cgroup_room()
-    if room is None:
-        return system
-    return room if system is None else min(system, room)
+    if system is not None:
+        rooms.append(MemoryRoom('the system (MemAvailable)', system))
+    cgroup = cgroup_room()
+    if cgroup is not None:
+        rooms.append(MemoryRoom('its cgroup memory limit', cgroup))
+    for name, flag, in_use in (('RLIMIT_AS', '-v', 'VmSize'), ('RLIMIT_DATA', '-d', 'VmData')):
+        limit = _rlimit(name)
+        if limit is None:
+            continue
+        used = _status_bytes(in_use)
+        room = max(limit - (used or 0), 0)
+        rooms.append(MemoryRoom(f'its {name} limit (ulimit {flag}) of {limit / 2 ** 30:.2f} GiB, {(used or 0) / 2 ** 30:.2f} '
+                                f'GiB of it in use', room, limit))
+    return rooms
+
+
+def tightest_room() -> MemoryRoom | None:
+    """The limit that leaves this process the least room (``None`` when none is known).
+
+    >>> room = tightest_room()
+    >>> room is None or room.room >= 0
+    True
+    """
+    rooms = memory_rooms()
+    return min(rooms, key=lambda r: r.room) if rooms else None
+
+
+def available_bytes() -> int | None:
+    """Memory this process can still get: the least room under every limit it has (see
+    :func:`memory_rooms`); ``None`` if none is known."""
+    room = tightest_room()
+    return None if room is None else room.room
+
+
+def _rlimit(name: str) -> int | None:
+    """The soft limit ``resource.<name>`` in bytes, ``None`` when unlimited (or not on this system)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return None
+    which = getattr(resource, name, None)
+    if which is None:
+        return None
+    soft, _ = resource.getrlimit(which)
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def _status_bytes(field: str) -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmSize``: address space, ``VmData``: data
+    segment, as ``RLIMIT_AS`` and ``RLIMIT_DATA`` count them), in bytes."""
+    try:
+        with open('/proc/self/status', encoding='ascii') as stream:
+            for line in stream:
+                if line.startswith(field + ':'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _system_available() -> int | None:
@@ -150,15 +218,15 @@ def check_slots_fit(env_num: int, bytes_per_slot: float, what: str, fixed_bytes:
     available = available_bytes()
     if available is None or needed <= available:
         return
+    tightest = tightest_room()
+    where = f' under {tightest.what}' if tightest is not None and tightest.room <= available else ''
     gib = 2 ** 30
     fits = max(int((available - fixed_bytes) // bytes_per_slot), 0)
     raise ValueError(f'env_num={env_num} needs about {needed / gib:.1f} GiB for {what} ({bytes_per_slot:.0f} bytes per slot) '
-                     f'but this process has {available / gib:.1f} GiB available{_where()}: lower env_num (at most about {fits} here) '
-                     'or spread the slots over several workers (Config.distribute)')
+                     f'but this process has {available / gib:.1f} GiB available{where}: lower env_num '
+                     f'(at most about {fits} here), raise that limit, or spread the slots over several workers '
+                     '(Config.distribute)')
 
 
-def _where() -> str:
-    return ' (under its cgroup memory limit)' if cgroup_room() is not None else ''
-
-
-__all__ = ['JIT_ENGINE_BYTES', 'NUMBA_IMPORT_BYTES', 'available_bytes', 'cgroup_room', 'check_slots_fit', 'jit_runtime_bytes']
+__all__ = ['JIT_ENGINE_BYTES', 'NUMBA_IMPORT_BYTES', 'MemoryRoom', 'available_bytes', 'cgroup_room', 'check_slots_fit',
+           'jit_runtime_bytes', 'memory_rooms', 'tightest_room']
