@@ -384,3 +384,41 @@ def test_a_handle_dragged_in_the_browser_moves_the_arm():
     assert np.allclose(reading['target_position'], handle.position, atol=1e-9)
     assert np.linalg.norm(reading['eef_position'] - handle.position) < 0.01, (reading['eef_position'], handle.position)
     env.close()
+
+
+def test_the_demo_teleoperates_on_its_table_and_records_joint_actions(capsys):
+    """``python -m internutopia.demo.franka_manipulation_mocap_teleop``: InternUtopia's demo with the
+    scripted hand (half a circle, the gripper closing for the second half); headless and bounded."""
+    from internutopia.demo import franka_manipulation_mocap_teleop as demo
+
+    result = demo.main(['--steps', '480'])
+    assert result['steps'] == 480 and result['recorded_steps'] == 480
+    first, last = result['reports']
+    assert np.allclose(first['target'], ORIGIN + (-0.2, 0.0, 0.0), atol=2e-3)  # across the 10 cm circle
+    assert np.allclose(last['target'], ORIGIN, atol=2e-3)  # and back round to the start
+    for report in result['reports']:  # the end effector follows the moving target within a few centimetres
+        assert np.linalg.norm(np.subtract(report['eef_position'], report['target'])) < 0.05, report
+    assert not first['gripper_closed'] and last['gripper_closed']
+    assert 'RecordingMetric kept joint_action for 480 steps' in capsys.readouterr().out
+
+
+def test_a_recording_metric_naming_another_robot_records_the_one_robot_as_upstream(tmp_path):
+    """InternUtopia's mocap demo records ``robot_name='franka'`` of a robot named
+    ``'mocap_controlled_franka'``; its metric records the episode's one robot whatever the name."""
+    from internutopia_extension.configs.metrics import RecordingMetricCfg
+    from internutopia_extension.configs.tasks import ManipulationTaskCfg
+
+    out = tmp_path / 'records.jsonl'
+    task = ManipulationTaskCfg(metrics=[RecordingMetricCfg(robot_name='franka', fields=['joint_action'])],
+                               robots=[MocapControlledFrankaRobotCfg(position=tuple(BASE), controllers=[teleop_cfg])],
+                               prompt='Prompt test 1', target='franka_manipulation_mocap_teleop', episode_idx=0, max_steps=4)
+    env = Env(Config(simulator=SimConfig(physics_dt=1 / 240), env_num=1, metrics_save_path=str(out), task_configs=[task]))
+    with pytest.warns(UserWarning, match="robot_name 'franka' is not in the episode; recording its one robot 'mocap_controlled_franka'"):
+        env.reset()
+    for _ in range(5):
+        env.step(action(frame_for_target((0.0, 0.0, 0.0))))
+    env.close()
+    record = json.loads(out.read_text().splitlines()[-1])
+    steps = record['metrics']['recording_metric']
+    assert len(steps) == 5 and list(steps['0']) == ['mocap_controlled_franka']
+    assert len(steps['0']['mocap_controlled_franka']['joint_action']) == 9

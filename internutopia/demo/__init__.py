@@ -6,7 +6,7 @@ drives one robot and prints what it did (positions reached, metrics written). Ru
     MUJOCO_GL=egl python -m internutopia.demo.h1_locomotion
     python -m internutopia.demo.h1_locomotion --steps 200      # a shorter run
 
-Demos here (InternUtopia has the same names; its aliengo, gr1 and mocap-teleop demos come with those robots):
+Demos here (InternUtopia has the same names; its aliengo and gr1 demos come with those robots):
 
 - :mod:`.h1_locomotion`: an H1 walks a three-point path;
 - :mod:`.h1_traveled_distance`: an H1 with a head camera walks for one finite-step episode and
@@ -16,6 +16,8 @@ Demos here (InternUtopia has the same names; its aliengo, gr1 and mocap-teleop d
 - :mod:`.jetbot_locomotion`: a Jetbot at scale 5 follows a four-point path and settles at its end;
 - :mod:`.franka_manipulation`: a Franka moves its hand to two IK targets and opens and closes its
   gripper, recording its joint actions with ``RecordingMetric``.
+- :mod:`.franka_manipulation_mocap_teleop`: a Franka on a table follows a hand (motion-capture
+  frames from a scripted hand, a mocap server, or a handle dragged in the web viewer).
 
 The pattern every demo follows (copy it for a new robot's demo):
 

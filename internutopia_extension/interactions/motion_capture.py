@@ -133,9 +133,14 @@ class IteratorMocap:
 class PoseSource(Protocol):
     """What :class:`HandleMocap` reads: a pose (env-local position, wxyz) and a gripper command."""
 
-    position: Any
-    wxyz: Any
-    gripper_closed: bool
+    @property
+    def position(self) -> Any: ...
+
+    @property
+    def wxyz(self) -> Any: ...
+
+    @property
+    def gripper_closed(self) -> bool: ...
 
 
 class HandleMocap:

@@ -4,10 +4,15 @@ Each step, for all slots recording the same robot group at once, the group's obs
 gathered once and the listed ``fields`` are kept per slot (copies). When the episode ends the
 record is ``{step: {robot_name: {field: value}}}``, arrays turned into lists so it can be saved as
 JSON. Memory grows with the episode length: record the fields you need.
+
+InternUtopia's metric records the episode's one robot whatever ``robot_name`` says (its mocap demo
+names ``'franka'`` for a robot called ``'mocap_controlled_franka'``): where ``robot_name`` is not
+in a one-robot episode, this one records that robot too, under its own name, with a warning.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -26,16 +31,23 @@ class RecordingMetric(BaseMetric):
         self.fields = list(config.fields) if config.fields is not None else None
         self.robot = view.tracker()
         self.records: list[list[Any]] = [[] for _ in range(self.env_num)]
+        self.slot_robot = [self.robot_name] * self.env_num  # the robot each slot records
 
     def reset_slot(self, slot: int, task) -> None:
-        self.robot.track(slot, self.robot_name)
+        name, robots = self.robot_name, [robot.name for robot in task.robots]
+        if name not in robots and len(robots) == 1:
+            warnings.warn(f'{self.name}: robot_name {name!r} is not in the episode; recording its one robot {robots[0]!r}, '
+                          "as InternUtopia's RecordingMetric does", UserWarning, stacklevel=2)
+            name = robots[0]
+        self.slot_robot[slot] = name
+        self.robot.track(slot, name)
         self.records[slot] = []
         if self.fields is not None:
             # Checked here, at the reset, so that a bad field never fails a step half done.
             keys = self.robot.entity(slot).get_obs(np.array([slot], dtype=np.intp)).keys()
             missing = [field for field in self.fields if field not in keys]
             if missing:
-                raise ValueError(f'{self.name}: robot {self.robot_name!r} has no observation field(s) {missing}; '
+                raise ValueError(f'{self.name}: robot {name!r} has no observation field(s) {missing}; '
                                  f'its fields: {sorted(keys)}')
 
     def update(self, slots: np.ndarray) -> None:
@@ -47,7 +59,7 @@ class RecordingMetric(BaseMetric):
                 self.records[slot].append(_row(obs, row))
 
     def calc(self, slot: int) -> dict[int, dict[str, Any]]:
-        return {step: {self.robot_name: _jsonable(record)} for step, record in enumerate(self.records[slot])}
+        return {step: {self.slot_robot[slot]: _jsonable(record)} for step, record in enumerate(self.records[slot])}
 
 
 def _row(tree: Any, row: int) -> Any:
