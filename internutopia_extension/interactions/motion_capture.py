@@ -201,7 +201,8 @@ class MocapServer:
         self._latest: dict[str, Any] | None = None
         self._source = IteratorMocap(frames) if frames is not None else None
         self.running = False
-        self.frames_received = 0
+        self.frames_received = 0  # frames POST-ed
+        self.frames_served = 0  # answers to GET /results
         self._httpd = ThreadingHTTPServer((host, port), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name='mocap-server', daemon=True)
@@ -222,6 +223,7 @@ class MocapServer:
     def latest(self) -> dict[str, Any]:
         """What ``GET /results`` answers now."""
         with self._lock:
+            self.frames_served += 1
             if self._source is not None:
                 return self._source.step()
             return self._latest if self._latest is not None else dict(NO_RESULTS)
@@ -330,6 +332,7 @@ def _main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.close()
+    print(f'[internutopia] mocap server stopped: {server.frames_served} frames served, {server.frames_received} received', flush=True)
     return 0
 
 
