@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
                     'run after the current step (the summary is still printed); a second Ctrl-C stops at once.')
     run_parser.add_argument('config', help='YAML config file')
     run_parser.add_argument('--steps', type=_positive_int, default=None,
-                            help='stop after N env steps (default: when every episode has finished)')
+                            help='stop after N steps of the env, each stepping every slot once (so at most N x env_num '
+                                 'env-steps; default: when every episode has finished)')
     run_parser.add_argument('--env-num', type=_positive_int, default=None, help="env slots (default: the config's env_num)")
     run_parser.add_argument('--results', default=None,
                             help="JSON-lines file for episode results (default: the config's metrics_save_path when it "
@@ -61,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     view_parser.add_argument('--host', default='0.0.0.0', help='address to listen on (default 0.0.0.0: every interface)')
     view_parser.add_argument('--speed', type=float, default=1.0, help='simulated seconds per wall-clock second (default 1: '
                                                                       'real time; 0: as fast as it runs)')
-    view_parser.add_argument('--steps', type=_positive_int, default=None, help='stop after N env steps (default: Ctrl-C)')
+    view_parser.add_argument('--steps', type=_positive_int, default=None,
+                             help='stop after N steps of the env, each stepping every slot once (default: Ctrl-C)')
     _add_set(view_parser)
 
     commands.add_parser('bench', help='run the benchmark (internutopia.bench); "internutopia bench --help" for its options',

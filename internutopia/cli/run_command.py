@@ -105,7 +105,7 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     endless = [t.type for t in config.task_configs if t.type == 'SingleInferenceTask']
     if endless and steps is None:
         print(f'[internutopia] {len(endless)} episode(s) are {endless[0]}s, which never end by themselves: running until '
-              'interrupted (Ctrl-C); pass --steps N to stop after N steps', file=sys.stderr, flush=True)
+              'interrupted (Ctrl-C); pass --steps N to stop after N steps of the env (N x env_num env-steps)', file=sys.stderr, flush=True)
     try:
         env = Env(config)  # starts the results file empty: one run per file
     except ValueError as exc:  # e.g. a results path that cannot be written
