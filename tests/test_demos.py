@@ -31,7 +31,6 @@ def test_h1_traveled_distance_writes_its_metric(capsys):
     assert 'TraveledDistanceMetric' in capsys.readouterr().out
 
 
-@pytest.mark.xfail(strict=True, reason='the path controller circles its last waypoint (issue 50; being fixed)')
 def test_jetbot_settles_at_its_last_waypoint():
     """InternUtopia's jetbot demo: at scale 5, following four points, the Jetbot stops inside the
     path's 0.1 m threshold of the last one and stays there (it used to circle it 0.07-0.16 m away)."""

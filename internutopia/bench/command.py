@@ -121,10 +121,10 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
             'peak_memory_mb': {f'{r["robot"]}x{r["env_num"]}': r['peak_memory_mb'] for r in plain}}
 
 
-def _checked_config(path: str, overrides: list[str]) -> str | None:
-    """``path`` checked as ``internutopia validate`` checks it (problems printed: ``None``); with
-    ``overrides``, a copy with them applied and its files resolved, in a temporary folder under
-    the same file name (removed at exit)."""
+def _checked_config(path: str, overrides: list[str]) -> tuple[str, int] | None:
+    """``path`` checked as ``internutopia validate`` checks it (problems printed: ``None``), and its
+    ``env_num``; with ``overrides``, a copy with them applied and its files resolved, in a
+    temporary folder under the same file name (removed at exit)."""
     import atexit
     import shutil
     import tempfile
@@ -138,12 +138,12 @@ def _checked_config(path: str, overrides: list[str]) -> str | None:
             print(problem, file=sys.stderr)
         return None
     if not overrides:
-        return path
+        return path, config.env_num
     folder = tempfile.mkdtemp(prefix='internutopia-bench-')
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     copy = os.path.join(folder, os.path.basename(path))
     config.to_yaml(copy)
-    return copy
+    return copy, config.env_num
 
 
 def _csv(kind: Any) -> Any:
@@ -172,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
                              'all default cases)')
     parser.add_argument('--env-nums', type=_csv(int), default=None,
                         help=f'comma-separated slot counts (default {",".join(map(str, QUICK["env_nums"]))}; with --full '
-                             f'{",".join(map(str, FULL["env_nums"]))})')
+                             f'{",".join(map(str, FULL["env_nums"]))}; with --config, the config\'s env_num, after --set)')
     parser.add_argument('--cameras', type=_csv(str), default=None,
                         help=f'comma-separated camera settings: {",".join(CAMERAS)} (default off; with --full off,on). '
                              'With only off, no row renders: the camera rows are skipped too')
@@ -221,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     preset = FULL if args.full else QUICK
+    env_nums_given = args.env_nums is not None
     for option in ('robots', 'env_nums', 'cameras', 'async_max_workers'):
         if getattr(args, option) is None:
             value = preset[option]
@@ -260,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         checked = _checked_config(args.config, args.overrides)
         if checked is None:
             return 1
-        args.config = checked
+        args.config, config_env_num = checked
+        if not env_nums_given:  # a config's own env_num (or --set env_num=N) is the slot count to measure
+            args.env_nums = [config_env_num]
     # Camera rows are robots rendering cameras: none when the camera settings asked for are only 'off'.
     with_camera_rows = camera_rows_wanted(args.cameras, args.no_render, args.config)
     processes.install_cleanup()

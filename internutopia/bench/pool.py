@@ -10,6 +10,7 @@ the workers with it.
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -20,9 +21,18 @@ from internutopia.bench import processes
 __all__ = ['async_vector_env', 'guarded_worker', 'pool_memory', 'time_steps']
 
 
+class _NoKernelNotices(logging.Filter):
+    """Drops the compiled kernels' "compiled (and cached) / loaded kernel ..." notices: every worker
+    of a pool would print its own, between the benchmark's result rows."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return 'kernel' not in str(record.msg)
+
+
 def guarded_worker(*args: Any) -> None:
-    """Gymnasium's worker loop, in a process that dies with its parent."""
+    """Gymnasium's worker loop, in a process that dies with its parent (its kernel notices kept quiet)."""
     processes.die_with_parent()
+    logging.getLogger('internutopia').addFilter(_NoKernelNotices())
     from gymnasium.vector.async_vector_env import _async_worker
 
     _async_worker(*args)

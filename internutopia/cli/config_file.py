@@ -18,6 +18,7 @@ from internutopia.core.config.yaml_file import (
     read_yaml,
     validate_data,
 )
+from internutopia.core.extras import missing_extra
 
 #: A config file that cannot be used; ``problems`` lists ``'file:line: message'`` strings (the same
 #: class as :class:`internutopia.core.config.ConfigFileError`, which ``Config.from_yaml`` raises).
@@ -107,7 +108,10 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
             continue
         type_name = entry.get('type')
         registry = _registries()[kind]
-        if isinstance(type_name, str) and type_name not in registry:
+        needs = missing_extra(kind, type_name) if isinstance(type_name, str) else None
+        if needs is not None:  # (declared by the type: internutopia.core.extras)
+            problems.append((_line(_node_at(root, loc + ('type',))), f'{_path_text(loc + ("type",))}: {needs}'))
+        elif isinstance(type_name, str) and type_name not in registry:
             problems.append((_line(_node_at(root, loc + ('type',))),
                              f'{_path_text(loc + ("type",))}: unknown {kind} type {type_name!r}; '
                              f'registered {kind} types: {registry.names()}'))

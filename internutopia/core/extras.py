@@ -47,9 +47,10 @@ class Extra:
         return missing
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(ImportError, ValueError):
     """A config uses a type whose optional package is not installed; the message is one line
-    naming the type, the extra and the install command."""
+    naming the type, the extra and the install command. (A ``ValueError`` too: a config's bad
+    value, which ``reset`` and ``Env`` report as they report an unknown type.)"""
 
 
 _DECLARED: dict[tuple[str, str], Extra] = {}
@@ -92,11 +93,12 @@ def missing_extra(kind: str, type_name: str) -> str | None:
             f'{"is" if len(missing) == 1 else "are"} not installed): {declared.install}')
 
 
-def check_extra(kind: str, type_name: str) -> None:
-    """Raise :class:`MissingExtraError` when ``kind`` type ``type_name`` needs a package that is missing."""
+def check_extra(kind: str, type_name: str, where: str = '') -> None:
+    """Raise :class:`MissingExtraError` when ``kind`` type ``type_name`` needs a package that is
+    missing (the message starts with ``where``, the config field, when given)."""
     message = missing_extra(kind, type_name)
     if message is not None:
-        raise MissingExtraError(message)
+        raise MissingExtraError(f'{where}: {message}' if where else message)
 
 
 __all__ = ['KINDS', 'Extra', 'MissingExtraError', 'check_extra', 'declared_extra', 'forget_extra', 'missing_extra', 'needs_extra']

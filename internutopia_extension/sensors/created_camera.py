@@ -27,6 +27,7 @@ from internutopia.core.backend.mujoco.render import FrameRequest, pack_render
 from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia_extension.sensors.annotations import isaac_camera_params, slot_part_labels, tight_boxes
+from internutopia_extension.sensors.rep_camera import BODY_ALIASES, CameraMount, camera_mounts, is_third_person
 
 #: Vertical field of view of a created camera (degrees): a RepCameraCfg's default.
 CREATED_FOVY_DEG = 60.0
@@ -55,9 +56,13 @@ class CreatedCamera:
         if width < 1 or height < 1:
             raise ValueError(f'camera {name!r}: resolution is (width, height) in pixels, each >= 1; got {resolution}')
         self.resolution = (width, height)
-        self.body = self._resolve_body(prim_path)
+        self.body, mount = self._resolve_body(prim_path)
         self.local_position = np.zeros(3)
         self.local_quat = np.array([1.0, 0.0, 0.0, 0.0])
+        if mount is not None and translation is None and position is None and orientation is None:
+            # an upstream link folded into another body here: where the built-in camera goes on it
+            self.local_position = np.asarray(mount.position, dtype=float)
+            self.local_quat = np.asarray(mount.orientation, dtype=float)
         quat = None if orientation is None else np.asarray(orientation, dtype=float)
         if translation is not None:
             self.local_position = np.asarray(translation, dtype=float)
@@ -70,7 +75,11 @@ class CreatedCamera:
         self._table: tuple[tuple, SemanticTable] | None = None
 
     # -- where it is ---------------------------------------------------------------------------
-    def _resolve_body(self, prim_path: str | None) -> int:
+    def _resolve_body(self, prim_path: str | None) -> tuple[int, CameraMount | None]:
+        """The body the camera goes on, and the robot's camera mount when ``prim_path`` names a
+        link of InternUtopia's asset that this robot's model folds into another body
+        (``'/h1/logo_link/Camera'``: H1's head logo, part of its torso here), as a configured
+        camera with that ``prim_path`` is mounted (:meth:`RepCamera.resolve_mount`)."""
         group = self.group
         prefix = f'{group.name}/'
         bodies = {name[len(prefix):]: i for i, name in enumerate(group.bound_world.lookup.names('body'))
@@ -78,7 +87,11 @@ class CreatedCamera:
         parts = [p for p in (prim_path or '').split('/') if p]
         for part in reversed(parts[:-1]):
             if part in bodies:
-                return bodies[part]
+                return bodies[part], None
+        if any(part in BODY_ALIASES for part in parts[:-1]):
+            mount = camera_mounts(group).get('third' if is_third_person(parts[-1]) else 'first')
+            if mount is not None and mount.body in bodies:
+                return bodies[mount.body], mount
         raise ValueError(f'camera {self.name!r}: prim_path {prim_path!r} names no body of robot {group.name!r} before '
                          f"the camera's own name (a camera goes on a link: '<robot prim>/<link>/<camera>'); "
                          f'bodies: {sorted(bodies)}')

@@ -84,8 +84,8 @@ CAMERA_MOUNTS: dict[str, dict[str, CameraMount]] = {
                 'third': CameraMount('torso_link', (-2.0, 0.0, 1.2), 25.0)},
     'G1Robot': {'first': CameraMount('torso_link', (0.09, 0.0, 0.40), 10.0),
                 'third': CameraMount('torso_link', (-1.6, 0.0, 0.9), 25.0)},
-    'JetbotRobot': {'first': CameraMount('chassis', (0.065, 0.0, 0.05), 0.0),
-                    'third': CameraMount('chassis', (-0.6, 0.0, 0.4), 30.0)},
+    'JetbotRobot': {'first': CameraMount('chassis', (0.095, 0.0, 0.05), 0.0),  # (the chassis frame is between the wheels)
+                    'third': CameraMount('chassis', (-0.57, 0.0, 0.4), 30.0)},
 }
 #: Bodies of InternUtopia's USD robots that the MJCF models fold into another body: a camera on them
 #: goes on the robot's mount body ('logo_link' is the H1 head logo, part of 'torso_link' here).

@@ -10,6 +10,7 @@ from typing import Any
 from internutopia.core.config import RewardCfg, TaskCfg
 from internutopia.core.controller.base import BaseController
 from internutopia.core.episode_queue import Episode
+from internutopia.core.extras import check_extra
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.object.base import BaseObject
 from internutopia.core.registry import Registry
@@ -58,9 +59,12 @@ def check_types(task: TaskCfg, where: str) -> None:
     """Resolve every registered type ``task`` names (:func:`named_types`).
 
     Raises:
-        ValueError: naming the field (``where`` + its path) and the registered types.
+        ValueError: naming the field (``where`` + its path) and the registered types; a
+            :class:`~internutopia.core.extras.MissingExtraError` (also a ``ValueError``) naming the
+            extra to install when the type needs an optional package that is missing.
     """
     for registry, name, at in named_types(task, where):
+        check_extra(registry.kind, name, at)
         registry.get(name, at)
 
 

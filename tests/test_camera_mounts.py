@@ -1,0 +1,60 @@
+"""A camera made by ``ICamera.create`` on InternUtopia's H1 camera mount (``'/h1/logo_link/Camera'``,
+as InternNav's sensors write it) is accepted where the built-in camera accepts that mount, and sees
+what the built-in camera sees. (H1's head logo is part of its torso in the MJCF model.)"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from internutopia.core.config import Config, SimConfig
+from internutopia.core.config.sensor import SensorCfg
+from internutopia.core.sensor.camera import ICamera
+from internutopia.core.sensor.sensor import BaseSensor
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.h1 import H1RobotCfg
+from internutopia_extension.configs.sensors import RepCameraCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+WIDTH, HEIGHT = 40, 30
+
+
+class LogoCameraCfg(SensorCfg):
+    type: str = 'LogoLinkCamera'
+
+
+@BaseSensor.register('LogoLinkCamera')
+class LogoLinkCamera(BaseSensor):
+    """InternNav's way: the camera made in ``post_reset`` on the robot's ``logo_link``, no pose given."""
+
+    def __init__(self, config, robot, scene=None):
+        super().__init__(config, robot, scene)
+        self._camera = None
+
+    def post_reset(self):
+        self._camera = ICamera.create(name=self.name, prim_path=self._robot.config.prim_path + '/logo_link/Camera',
+                                      rgba=True, distance_to_image_plane=True, camera_params=True, resolution=(WIDTH, HEIGHT))
+
+    def get_data(self):
+        return {'rgba': self._camera.get_rgba(), 'depth': self._camera.get_distance_to_image_plane(),
+                'params': self._camera.get_camera_params()}
+
+
+def test_icamera_create_on_logo_link_is_mounted_as_the_built_in_camera():
+    built_in = RepCameraCfg(name='camera', prim_path='logo_link/Camera', resolution=(WIDTH, HEIGHT), depth=True,
+                            camera_params=True, fovy_deg=60.0)
+    h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), prim_path='/h1', sensors=[built_in, LogoCameraCfg(name='made')])
+    task = FiniteStepTaskCfg(max_steps=5, robots=[h1])
+    with Env(Config(simulator=SimConfig(physics_dt=1 / 240), env_num=1, metrics_save_path='none', task_configs=[task])) as env:
+        env.reset()
+        obs, *_ = env.step([None])
+    sensors = obs[0]['h1']['sensors']
+    made, configured = sensors['made'], sensors['camera']
+    assert made['rgba'].shape == (HEIGHT, WIDTH, 4)
+    # the same mount: the same pose, the same picture of the floor ahead (not the inside of the torso);
+    # (up to the torso's sway of a few hundredths of a degree: a made camera reads its body's pose
+    # when it draws, a configured one when the step renders)
+    np.testing.assert_allclose(made['params']['cameraViewTransform'], configured['camera_params']['cameraViewTransform'],
+                               atol=2e-3)
+    near = configured['depth'] < 20.0
+    assert near.mean() > 0.3 and made['depth'].min() > 0.2
+    np.testing.assert_allclose(made['depth'][near], configured['depth'][near], rtol=2e-2)
