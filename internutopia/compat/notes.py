@@ -15,6 +15,8 @@ ABSENT = 'absent'
 _NO_MODEL = 'no model of this robot is published on PyPI, and nothing is downloaded at run time (docs/robots.md)'
 _TELEOP = ('teleoperation with motion-capture gloves, Apple Vision Pro or Isaac Sim\'s keyboard UI; this package '
            'runs headless simulations only')
+_LAYOUT = ("scene layout editing with hand models (upstream's layout_edit_mocap_controller): the mocap-teleoperated "
+           'Franka is here, the layout editor is not')
 _ISAAC = 'sets up Isaac Sim (app, stage, streaming, USD colliders); the MuJoCo backend has none of these'
 _PER_SLOT = ('same API, and vectorized classes too: a subclass written InternUtopia\'s way (one object per slot) runs '
              'through a per-slot adapter (docs/extensions.md)')
@@ -61,24 +63,32 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.tasks.single_inference_task.SimpleInferenceTask': (
         SAME, 'also importable as SingleInferenceTask, the name its config type uses'),
     # -- absent: teleoperation ---------------------------------------------------------------------
-    'internutopia_extension.controllers.franka_mocap_teleop_controller': (ABSENT, _TELEOP),
     'internutopia_extension.controllers.gr1_teleop': (ABSENT, _TELEOP),
     'internutopia_extension.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
     'internutopia_extension.controllers.layout_edit_mocap_controller': (ABSENT, _TELEOP),
     'internutopia_extension.controllers.pin_ik_solver': (ABSENT, 'Pinocchio IK for the GR1 teleoperation hands: ' + _TELEOP),
-    'internutopia_extension.robots.mocap_controlled_franka': (ABSENT, _TELEOP),
-    'internutopia_extension.sensors.mocap_controlled_camera': (ABSENT, _TELEOP),
     'internutopia_extension.sensors.layout_edit_mocap_controlled_camera': (ABSENT, _TELEOP),
-    'internutopia_extension.configs.robots.mocap_controlled_franka': (ABSENT, _TELEOP),
-    'internutopia_extension.configs.controllers.franka_mocap_teleop_controller': (ABSENT, _TELEOP),
-    'internutopia_extension.configs.controllers.FrankaMocapTeleopControllerCfg': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.layout_edit_mocap_controller': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.LayoutEditMocapControllerCfg': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.GR1TeleOpControllerCfg': (ABSENT, _TELEOP),
-    'internutopia_extension.configs.sensors.MocapControlledCameraCfg': (ABSENT, _TELEOP),
     'internutopia_extension.configs.sensors.LayoutEditMocapControlledCameraCfg': (ABSENT, _TELEOP),
-    'internutopia_extension.interactions': (ABSENT, _TELEOP),
+    'internutopia_extension.interactions.keyboard': (ABSENT, _TELEOP),
+    'internutopia_extension.interactions.visionpro': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.robots.mocap_controlled_franka.layout_cfg': (ABSENT, _LAYOUT),
+    'internutopia_extension.configs.robots.mocap_controlled_franka.layout_controlled_camera_cfg': (ABSENT, _LAYOUT),
+    'internutopia_extension.sensors.mocap_controlled_camera.CameraMover': (
+        ABSENT, "the per-camera helper of upstream's MocapControlledCamera (Isaac Sim rotations); here the sensor moves "
+                'every slot\'s camera itself (MocapControlledCamera.follow_left_hand, docs/robots.md)'),
+    # -- the mocap-teleoperated Franka: here, headless --------------------------------------------
+    'internutopia_extension.controllers.franka_mocap_teleop_controller.FrankaMocapTeleopController': (
+        IMPROVED, 'the same hand frames and gestures, every slot in one call; the arm by the batched IK under '
+                  "RMPflow's name, a lost hand holds the target (docs/robots.md)"),
+    'internutopia_extension.interactions.motion_capture.MocapInteraction': (
+        IMPROVED, "the same client of a mocap server's HTTP API; beside it a server of that API (MocapServer), frames "
+                  'from an iterator (IteratorMocap) or from a handle dragged in the web viewer (HandleMocap)'),
+    'internutopia_extension.robots.mocap_controlled_franka.MocapControlledFrankaRobot': (
+        IMPROVED, "the Franka of FrankaRobot (Menagerie's Panda, its own servos and speed limits) under this type"),
     'internutopia.core.util.interaction': (ABSENT, _TELEOP),
     # -- absent: Isaac Sim and InternUtopia's web UI --------------------------------------------------
     'internutopia.core.datahub': (IMPROVED, "kept in this process (episode-finished flags, observations, actions, chat and "
