@@ -211,6 +211,9 @@ def test_frames_posted_to_the_http_endpoint_move_the_arm(env):
         assert _post(server.url, b'x' * (70 * 1024))[0] == 413
         assert server.frames_received == len(offsets)
         assert client.step()['rh_bones_kps_cam'][0] == pytest.approx(frame_for_target(offsets[-1], DOWN, scale=SCALE)['rh_bones_kps_cam'][0])
+        assert MocapInteraction(server.url).is_runing  # a second client: the stream already runs (400), fine
+        with pytest.raises(urllib.error.HTTPError, match='404'):
+            urllib.request.urlopen(server.url + '/nowhere', timeout=5)
         client.server_stop()
         assert not server.running
     with pytest.raises(ConnectionError, match='not reachable'):
@@ -424,3 +427,24 @@ def test_a_recording_metric_naming_another_robot_records_the_one_robot_as_upstre
     steps = record['metrics']['recording_metric']
     assert len(steps) == 5 and list(steps['0']) == ['mocap_controlled_franka']
     assert len(steps['0']['mocap_controlled_franka']['joint_action']) == 9
+
+
+def test_the_mocap_server_command_serves_a_scripted_hand(capsys):
+    """``python -m internutopia_extension.interactions.motion_capture``: a server on this machine
+    serving the scripted hand, stopped after ``--seconds``."""
+    import threading
+
+    from internutopia_extension.interactions import motion_capture
+
+    done = []
+    thread = threading.Thread(target=lambda: done.append(motion_capture._main(['--port', '0', '--seconds', '2'])))
+    thread.start()
+    url = wait_for(lambda: next((line.split(' at ')[1].split()[0] for line in capsys.readouterr().out.splitlines()
+                                 if 'mocap server at' in line), None), 10, 'the server')
+    client = MocapInteraction(url)
+    frames = [client.step() for _ in range(3)]
+    assert all('rh_bones_kps' in frame for frame in frames)
+    assert frames[0]['rh_bones_kps_cam'] != frames[2]['rh_bones_kps_cam']  # the hand moves
+    thread.join(timeout=10)
+    assert done == [0]
+    assert '3 frames served' in capsys.readouterr().out
