@@ -10,8 +10,8 @@ behind another); its camera gives RGB, depth, semantic segmentation and tight 2D
 
     python examples/segmentation.py --out segmentation.png
 
-Needs Pillow (for the PNG). Headless machines need Mesa's EGL (``MUJOCO_GL=egl``, set
-automatically when there is no display). See ``docs/perception.md``.
+Needs Pillow (for the PNG), which the ``video`` extra installs: ``pip install 'internutopia[video]'``.
+Headless machines need Mesa's EGL (``MUJOCO_GL=egl``, set automatically when there is no display). See ``docs/perception.md``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main() -> None:
     try:
         from PIL import Image, ImageDraw
     except ImportError:
-        sys.exit('this example writes a PNG with Pillow: pip install pillow')
+        sys.exit("this example writes a PNG with Pillow, which the 'video' extra installs: pip install 'internutopia[video]'")
     import_extensions()
     width, height = args.size
     with Env(build_config(width, height)) as env:
