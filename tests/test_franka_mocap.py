@@ -119,6 +119,25 @@ def test_the_hand_moves_the_target_by_its_motion_not_its_place(env):
     assert np.allclose(teleop_obs(obs, 0)['target_position'], ORIGIN + (0.05, 0.0, 0.0))  # a new reference
 
 
+def test_the_gripper_turns_as_the_hand_turns(env):
+    """The hand's orientation (mapped from the camera's axes) sets the gripper's: pointing down and
+    turned 45 degrees about the vertical, or tilted 30 degrees; the gripper gets there."""
+    fresh(env)
+    yaw, tilt = np.radians(45.0), np.radians(30.0)
+    turned = np.array([[np.cos(yaw), -np.sin(yaw), 0.0], [np.sin(yaw), np.cos(yaw), 0.0], [0.0, 0.0, 1.0]]) @ DOWN
+    tilted = np.array([[np.cos(tilt), 0.0, np.sin(tilt)], [0.0, 1.0, 0.0], [-np.sin(tilt), 0.0, np.cos(tilt)]]) @ DOWN
+    frames = [frame_for_target((0.0, 0.0, 0.0), turned, scale=SCALE), frame_for_target((0.0, 0.0, 0.0), tilted, scale=SCALE)]
+    for _ in range(240):
+        obs, *_ = env.step(action(*frames))
+    for slot, rotation in enumerate((turned, tilted)):
+        reading = teleop_obs(obs, slot)
+        assert np.allclose(quat_to_mat(reading['target_orientation']), rotation, atol=1e-9)
+        error = quat_to_mat(reading['eef_orientation']).T @ rotation
+        angle = np.degrees(np.arccos(np.clip((np.trace(error) - 1) / 2, -1.0, 1.0)))
+        assert angle < 2.0, f'slot {slot}: the gripper is {angle:.1f} degrees from the hand\'s orientation'
+        assert np.linalg.norm(reading['eef_position'] - ORIGIN) < 0.01  # (the first sight of the hand: no motion)
+
+
 def test_a_pinch_closes_the_gripper_and_parting_opens_it(env):
     obs = fresh(env)
     open_gap = finger_gap(obs, 0)
