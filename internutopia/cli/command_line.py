@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
                             help="JSON-lines file for episode results (default: the config's metrics_save_path when it "
                                  'is a file, else results/<config name>.jsonl); overwritten')
     _add_set(run_parser)
+    run_parser.add_argument('--record', default=None, metavar='DIR',
+                            help='record every finished episode into a LeRobot dataset at DIR (a new folder; '
+                                 "needs the 'dataset' extra; docs/datasets.md)")
     run_parser.add_argument('--no-progress', action='store_true', help='no progress bar')
     run_parser.add_argument('--json', action='store_true', help='print the summary as one JSON line')
 
@@ -142,7 +145,7 @@ def _main(argv: list[str]) -> int:
     if args.command == 'run':
         try:
             summary = run(args.config, steps=args.steps, env_num=args.env_num, results=args.results,
-                          progress=not args.no_progress, overrides=args.overrides)
+                          progress=not args.no_progress, overrides=args.overrides, record=args.record)
         except ConfigError as exc:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)

@@ -83,9 +83,10 @@ def stop_at_once(results: str) -> None:
 
 
 def run(path: str, steps: int | None = None, env_num: int | None = None, results: str | None = None,
-        progress: bool = True, overrides: Sequence[str] = ()) -> dict[str, Any]:
+        progress: bool = True, overrides: Sequence[str] = (), record: str | None = None) -> dict[str, Any]:
     """Run ``path`` headless (see the module doc); return the summary. ``overrides``: ``--set``
-    values (:mod:`internutopia.cli.overrides`).
+    values (:mod:`internutopia.cli.overrides`); ``record``: a folder to record the run into as a
+    LeRobot dataset (:class:`internutopia.recording.Recorder`).
 
     Raises:
         ConfigError: the config has problems.
@@ -106,11 +107,14 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     if endless and steps is None:
         print(f'[internutopia] {len(endless)} episode(s) are {endless[0]}s, which never end by themselves: running until '
               'interrupted (Ctrl-C); pass --steps N to stop after N steps of the env (N x env_num env-steps)', file=sys.stderr, flush=True)
+    recorder = _recorder(path, record) if record else None
     try:
         env = Env(config)  # starts the results file empty: one run per file
     except ValueError as exc:  # e.g. a results path that cannot be written
         raise ConfigError(path, [f'{path}: {exc}']) from None
     env.runner.results.summary_on_close = False  # this command prints its own summary
+    if recorder is not None:
+        recorder.attach(env)  # env.close() finishes its saves
     bar = _Progress(total, progress)
     finished = 0
     env_steps = 0
@@ -153,7 +157,19 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
         'env_steps': env_steps, 'wall_s': round(wall, 3), 'env_steps_per_s': round(env_steps / max(wall, 1e-9), 1),
         'metrics_mean': metrics_mean, 'results': results, 'interrupted': interrupted,
     }
+    if recorder is not None:
+        summary.update(dataset=record, dataset_episodes=recorder.episodes_saved)
     return summary
+
+
+def _recorder(path: str, root: str) -> Any:
+    """The ``--record`` recorder (made before the env: a bad folder fails before anything runs)."""
+    try:
+        from internutopia.recording import Recorder
+
+        return Recorder(root)
+    except (ImportError, FileExistsError) as exc:
+        raise ConfigError(path, [f'--record: {exc}']) from None
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -164,6 +180,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
     for name, value in summary['metrics_mean'].items():
         print(f'  {name}: {value:.4g} (mean over finished episodes)')
     print(f"results: {summary['results']} (one JSON line per episode)")
+    if 'dataset' in summary:
+        print(f"dataset: {summary['dataset']} ({summary['dataset_episodes']} episodes recorded)")
 
 
 # ==================================================================================================

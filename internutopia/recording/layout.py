@@ -10,8 +10,9 @@ turn one slot's observation and action into that table's row. It is derived from
 - ``observation.environment_state`` (float32, when the episode has objects or task readings): the
   numeric leaves of ``obs['objects']`` and ``obs['task']`` (object poses, the goal), same naming.
 - ``action`` (float32): per robot, per controller of its config in config order, the arguments as
-  the controller received them (its ``parse_action`` result, flattened: an IK target is
-  ``x, y, z, qw, qx, qy, qz``, the gripper ``1.0`` open / ``0.0`` closed); ``NaN`` where that
+  the controller received them (its ``parse_action`` result, flattened: the Franka's IK target is
+  ``x, y, z, qw, qx, qy, qz`` (a unit quaternion) and its mode (0 hold, 1 position, 2 pose), the
+  gripper ``1.0`` open / ``0.0`` closed); ``NaN`` where that
   controller got no command on the step. A controller whose parsed arguments are not a fixed-size
   number array (a path of waypoints) is left out, with a warning naming it.
 - ``observation.images.<camera>`` (video): each camera sensor's RGB image (``rgba`` without alpha),
@@ -167,12 +168,15 @@ class Layout:
             for controller, (parse, example) in actions.get(robot, {}).items():
                 size = _action_size(parse, example)
                 if size is None:
-                    warnings.warn(f'recording: the arguments of controller {controller!r} of robot {robot!r} are not a '
-                                  'fixed-size number array; they are left out of the recorded action', stacklevel=3)
+                    why = ('got no command before the layout was fixed' if example is None
+                           else 'takes arguments that are not a fixed-size number array')
+                    warnings.warn(f'recording: controller {controller!r} of robot {robot!r} {why}; its commands are '
+                                  'left out of the recorded action', stacklevel=3)
                     continue
                 blocks.append(ActionBlock(robot, controller, len(action_names), size, parse))
                 action_names.extend([f'{robot}.{controller}'] if size == 1 else [f'{robot}.{controller}.{i}' for i in range(size)])
-        features['action'] = {'dtype': 'float32', 'shape': (len(action_names),), 'names': action_names}
+        if action_names:  # (none when no controller's command could be laid out: no action column)
+            features['action'] = {'dtype': 'float32', 'shape': (len(action_names),), 'names': action_names}
         cameras: dict[str, tuple[str, str]] = {}
         for robot in robots:
             for sensor, reading in (obs[robot].get('sensors') or {}).items():
@@ -192,7 +196,7 @@ class Layout:
     @property
     def action_size(self) -> int:
         """Columns of the flat ``action`` row."""
-        return int(self.features['action']['shape'][0])
+        return int(self.features['action']['shape'][0]) if 'action' in self.features else 0
 
     def action(self, entry: Mapping[str, Any] | None) -> np.ndarray:
         """One slot's action entry (``{robot: {controller: args}}``) as the flat ``action`` row."""

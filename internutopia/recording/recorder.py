@@ -58,6 +58,7 @@ class _SlotEpisode:
         self.pending: Any = None  # the latest observation (not yet a frame)
         self.skipped = False
         self.opened = False
+        self.raw: list[tuple[Any, Any, Any, bool, bool]] = []  # steps before the layout was fixed
 
 
 class Recorder:
@@ -139,32 +140,45 @@ class Recorder:
         """A step's action list and its results (either flag convention)."""
         obs, reward, terminated, truncated, info = result
         if self._layout is None and self._slots:
+            # The action layout needs commands to size it: fixed at the first step that sends one
+            # (or ends an episode); steps before it are kept as they came and laid out then.
+            ending = any(obs[s] is None or terminated[s] or truncated[s] for s in self._slots)
+            if not ending and not any(action[s] for s in self._slots):
+                for slot, episode in self._slots.items():
+                    episode.raw.append((episode.pending[0], action[slot], reward[slot], False, bool(truncated[slot])))
+                    episode.pending = (copy.deepcopy(obs[slot]), None, None)
+                return
             self._make_layout(action)
         for slot, episode in list(self._slots.items()):
             if episode.pending is None:  # skipped (another layout)
                 if obs[slot] is None or terminated[slot] or truncated[slot]:
                     del self._slots[slot]
                 continue
-            state, environment, images = episode.pending
-            rows = episode.rows
-            rows['observation.state'].append(state)
-            rows['observation.environment_state'].append(environment)
-            rows['action'].append(self._layout.action(action[slot]) if self._layout else None)
-            rows['next.reward'].append(float(reward[slot] or 0.0))
             ended = obs[slot] is None or bool(terminated[slot]) or bool(truncated[slot])
-            rows['next.done'].append(ended)
-            rows['next.truncated'].append(bool(truncated[slot]))
-            assert self._writer is not None  # made with the layout
-            if not episode.opened:
-                self._writer.open_episode(episode.token)
-                episode.opened = True
-            if images:
-                self._writer.add_frames(episode.token, images)
+            self._add_row(episode, action[slot], reward[slot], ended, bool(truncated[slot]))
             if ended:
                 del self._slots[slot]
                 self._finish(episode, info[slot] or {})
             else:
                 self._observe(episode, obs[slot])
+
+    def _add_row(self, episode: _SlotEpisode, entry: Any, reward: Any, ended: bool, truncated: bool) -> None:
+        """One frame: the pending observation, the action sent from it, the step's reward and flags."""
+        layout, writer = self._layout, self._writer
+        assert layout is not None and writer is not None  # made together
+        state, environment, images = episode.pending
+        rows = episode.rows
+        rows['observation.state'].append(state)
+        rows['observation.environment_state'].append(environment)
+        rows['action'].append(layout.action(entry))
+        rows['next.reward'].append(float(reward or 0.0))
+        rows['next.done'].append(ended)
+        rows['next.truncated'].append(truncated)
+        if not episode.opened:
+            writer.open_episode(episode.token)
+            episode.opened = True
+        if images:
+            writer.add_frames(episode.token, images)
 
     def on_close(self) -> None:
         """The env is closing: save what finished, drop what did not. A failure to write is
@@ -209,10 +223,12 @@ class Recorder:
         actions: dict[str, dict[str, tuple[Any, Any]]] = {}
         for robot in episode.robots:
             group = runner.slot_robots[first][robot]
-            entry = (action[first] or {}).get(robot) or {}
             robot_actions = actions[robot] = {}
             for name, controller in group.controllers.items():
-                example = entry.get(name)
+                # the first command any slot (of the same robots) sent this controller
+                example = next((entry[robot][name] for slot, entry in enumerate(action)
+                                if slot in self._slots and self._slots[slot].robots == episode.robots
+                                and entry and robot in entry and name in (entry[robot] or {})), None)
                 if example is None and getattr(controller, 'action_shape', None):
                     example = np.zeros(controller.action_shape)
                 robot_actions[name] = (controller.parse_action, example)
@@ -220,8 +236,16 @@ class Recorder:
         robot_type = type(runner.slot_robots[first][episode.robots[0]]).__name__ if episode.robots else None
         self._writer = DatasetWriter(self.root, layout, self._fps, self.video, robot_type=robot_type,
                                      max_queue=max(64, 8 * self._env.env_num))
-        for other in self._slots.values():  # the observations seen before the layout existed
-            self._observe(other, other.pending[0])
+        for other in self._slots.values():  # the steps seen before the layout existed
+            current = other.pending[0]
+            for raw_obs, entry, reward, ended, truncated in other.raw:
+                self._observe(other, raw_obs)
+                if other.pending is None:
+                    break
+                self._add_row(other, entry, reward, ended, truncated)
+            other.raw.clear()
+            if not other.skipped:
+                self._observe(other, current)
 
     def _finish(self, episode: _SlotEpisode, info: dict[str, Any]) -> None:
         assert self._writer is not None
@@ -234,7 +258,7 @@ class Recorder:
             self.episodes_dropped += 1
             return
         rows = episode.rows
-        length = len(rows['action'])
+        length = len(rows['next.reward'])
         columns = {
             'observation.state': np.stack(rows['observation.state']),
             'action': np.stack(rows['action']),

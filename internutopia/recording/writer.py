@@ -208,7 +208,7 @@ class DatasetWriter:
 
         episode = self._open.pop(token)
         index = self.episodes_saved
-        length = len(columns['action'])
+        length = len(columns['next.reward'])
         chunk, file = divmod(index, CHUNKS_SIZE)
         where = {'chunk_index': chunk, 'file_index': file}
         if task not in self.tasks:

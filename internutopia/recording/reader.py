@@ -1,0 +1,64 @@
+"""Open a recording with LeRobot's own ``LeRobotDataset``, offline.
+
+``lerobot`` 0.4.4 (the last release for Python 3.11) is installed without its declared
+dependencies (they pin torch < 2.11 and pull a CUDA torch; ``docs/datasets.md`` lists what to
+install). Its dataset code imports ``torchvision``, and PyPI's torchvision wheel is a CUDA build:
+over our CPU torch its compiled operators do not load, and its import stops at the first fake
+kernel it registers for one of them (``operator torchvision::nms does not exist``). LeRobot's
+datasets use none of those operators, so :func:`import_torchvision` declares the two operator
+schemas torchvision's import refers to (without kernels: calling them still fails) and imports it.
+Videos are decoded by ``torchcodec``, which needs FFmpeg's shared libraries (Debian:
+``libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavdevice59 libavfilter8``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ['import_torchvision', 'open_lerobot_dataset']
+
+#: The operators torchvision's import registers fake kernels for before its own library loads.
+_TORCHVISION_SCHEMAS = ('nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor',
+                        'qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor')
+_declared: list[Any] = []  # the torch.library.Library holding the schemas (kept alive)
+
+INSTALL_HINT = ("pip install --no-deps lerobot==0.4.4 datasets==4.8.5 huggingface-hub==0.35.3 pandas accelerate "
+                "torchvision==0.28.0 torchcodec==0.13.0 dill multiprocess xxhash hf-xet safetensors httpx anyio h11 httpcore "
+                "(see docs/datasets.md)")
+
+
+def import_torchvision() -> Any:
+    """``torchvision``, imported even where its compiled operators cannot load (see the module doc)."""
+    try:
+        import torchvision
+    except RuntimeError as exc:
+        if 'torchvision::' not in str(exc):
+            raise
+        import torch
+
+        for name in [m for m in sys.modules if m == 'torchvision' or m.startswith('torchvision.')]:
+            del sys.modules[name]
+        library = torch.library.Library('torchvision', 'DEF')
+        for schema in _TORCHVISION_SCHEMAS:
+            library.define(schema)
+        _declared.append(library)
+        import torchvision
+    return torchvision
+
+
+def open_lerobot_dataset(root: str | os.PathLike, repo_id: str = 'local/recording', **kwargs: Any) -> Any:
+    """``lerobot.datasets.lerobot_dataset.LeRobotDataset(repo_id, root=root, **kwargs)``, offline.
+
+    Raises:
+        ImportError: ``lerobot`` (or what its dataset code imports) is not installed.
+    """
+    os.environ.setdefault('HF_HUB_OFFLINE', '1')  # a local folder: never ask the Hub
+    try:
+        import_torchvision()
+        from lerobot.datasets.lerobot_dataset import LeRobotDataset
+    except ImportError as exc:
+        raise ImportError(f"reading a recording with LeRobot needs lerobot and its dataset code's imports "
+                          f"({exc.name} is missing): {INSTALL_HINT}") from None
+    return LeRobotDataset(repo_id, root=os.fspath(root), **kwargs)
