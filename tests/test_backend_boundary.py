@@ -101,9 +101,12 @@ def reported_modules_using_the_engine() -> dict[str, list[str]]:
 
 
 def test_report_model_builders_using_the_engine(capsys):
-    # A report, not a check: building MuJoCo specs is these modules' job; what else they reach is listed.
+    # A report, not a check: building MuJoCo specs is these modules' job; what else they reach is
+    # listed with INTERNUTOPIA_BOUNDARY_REPORT=1 (not by default: it would sit among the progress dots).
     remaining = reported_modules_using_the_engine()
     assert all(path.startswith('internutopia_extension/') for path in remaining)
+    if not os.environ.get('INTERNUTOPIA_BOUNDARY_REPORT'):
+        return
     with capsys.disabled():
         print(f'\n[backend boundary] model builders and cameras reaching the engine directly: {len(remaining)}')
         for path, uses in remaining.items():

@@ -38,6 +38,7 @@ import csv
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,11 @@ def export_onnx(model: Any, path: str | Path) -> None:
     mean = Mean().eval()
     size = int(policy.observation_space.shape[0])
     temporary = Path(str(path) + '.tmp')
-    with torch.no_grad():
+    # The TorchScript exporter (dynamo=False) on purpose: torch.export's needs onnxscript, which is
+    # not installed, and writes another graph; its deprecation notices say nothing to act on here.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings('ignore', category=DeprecationWarning, module=r'torch\.onnx')
+        warnings.filterwarnings('ignore', category=DeprecationWarning, module=r'internutopia_extension\.robots\.h1_locomotion')
         torch.onnx.export(mean, (torch.zeros(1, size, device=policy.device),), str(temporary), input_names=['obs'], output_names=['action'],
                           dynamic_axes={'obs': {0: 'batch'}, 'action': {0: 'batch'}}, dynamo=False)
     # The action scale the policy was trained with travels in the file: the walker refuses a policy
