@@ -467,3 +467,21 @@ def test_the_mocap_server_command_serves_a_scripted_hand(capsys):
     thread.join(timeout=10)
     assert done == [0]
     assert '3 frames served' in capsys.readouterr().out
+
+
+def test_rotations_survive_half_turns():
+    """A gripper pointing down and tilted is a half turn: the quaternion of its matrix (the IK's
+    target) and a camera aimed along any direction (the left-hand camera's look_at) hold there."""
+    from internutopia_extension.configs.robots.franka import look_at
+    from internutopia_extension.controllers.kinematics import mat_to_quat
+
+    rng = np.random.default_rng(0)
+    quats = rng.normal(size=(500, 4))
+    quats[:250, 0] = 0.0  # half turns about random axes
+    quats /= np.linalg.norm(quats, axis=1, keepdims=True)
+    matrices = quat_to_mat(quats)
+    assert np.allclose(quat_to_mat(mat_to_quat(matrices)), matrices, atol=1e-12)
+    for eye in [(0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), *rng.normal(size=(50, 3)).tolist()]:
+        axes = quat_to_mat(np.array(look_at(tuple(eye), (0.0, 0.0, 0.0))))
+        ahead = -np.asarray(eye) / np.linalg.norm(eye)
+        assert np.dot(-axes[:, 2], ahead) > 1 - 1e-9 and axes[2, 1] >= 0.0, eye  # looks at it, image up is up

@@ -202,16 +202,29 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
 
     >>> mat_to_quat(np.diag([1.0, -1.0, -1.0])).round(6).tolist()
     [0.0, 1.0, 0.0, 0.0]
+    >>> half_turn = quat_to_mat(np.array([0.0, 0.9659258, 0.0, 0.2588190]))  # about a tilted axis
+    >>> np.allclose(quat_to_mat(mat_to_quat(half_turn)), half_turn)
+    True
     """
     m = np.asarray(mat, dtype=float)
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    # Magnitudes from the diagonal, signs from the antisymmetric part (relative to w >= 0).
-    out = np.stack([1.0 + m00 + m11 + m22, 1.0 + m00 - m11 - m22, 1.0 - m00 + m11 - m22, 1.0 - m00 - m11 + m22], axis=-1)
-    out = 0.5 * np.sqrt(np.maximum(out, 0.0))
-    out[..., 1] = np.copysign(out[..., 1], m[..., 2, 1] - m[..., 1, 2])
-    out[..., 2] = np.copysign(out[..., 2], m[..., 0, 2] - m[..., 2, 0])
-    out[..., 3] = np.copysign(out[..., 3], m[..., 1, 0] - m[..., 0, 1])
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    r00, r01, r02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    r10, r11, r12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    r20, r21, r22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    # Shepperd's method, as the compiled forward kinematics (kinematics_kernel): the largest of the
+    # four magnitudes from the diagonal, the other three from sums and differences divided by it.
+    # (Signs taken from the antisymmetric part alone are lost near half turns, where it vanishes:
+    # a gripper pointing down and tilted is such a rotation.)
+    trace = r00 + r11 + r22
+    case = np.where(trace > 0.0, 0, np.where((r00 > r11) & (r00 > r22), 1, np.where(r11 > r22, 2, 3)))
+    big = np.choose(case, [trace + 1.0, 1.0 + r00 - r11 - r22, 1.0 + r11 - r00 - r22, 1.0 + r22 - r00 - r11])
+    f = 2.0 * np.sqrt(np.maximum(big, 1e-300))
+    w = np.choose(case, [0.25 * f, (r21 - r12) / f, (r02 - r20) / f, (r10 - r01) / f])
+    x = np.choose(case, [(r21 - r12) / f, 0.25 * f, (r01 + r10) / f, (r02 + r20) / f])
+    y = np.choose(case, [(r02 - r20) / f, (r01 + r10) / f, 0.25 * f, (r12 + r21) / f])
+    z = np.choose(case, [(r10 - r01) / f, (r02 + r20) / f, (r12 + r21) / f, 0.25 * f])
+    out = np.stack([w, x, y, z], axis=-1)
+    norm = np.linalg.norm(out, axis=-1, keepdims=True) * np.where(out[..., :1] < 0.0, -1.0, 1.0)
+    return out / norm
 
 
 def _axis_angle_mat(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:

@@ -53,11 +53,23 @@ def look_at(position: tuple[float, float, float], target: tuple[float, float, fl
     right /= np.linalg.norm(right)
     up = np.cross(right, forward)
     m = np.column_stack([right, up, -forward])  # the camera's axes in the parent frame
-    w = np.sqrt(max(0.0, 1.0 + m[0, 0] + m[1, 1] + m[2, 2])) / 2
-    x = np.copysign(np.sqrt(max(0.0, 1.0 + m[0, 0] - m[1, 1] - m[2, 2])) / 2, m[2, 1] - m[1, 2])
-    y = np.copysign(np.sqrt(max(0.0, 1.0 - m[0, 0] + m[1, 1] - m[2, 2])) / 2, m[0, 2] - m[2, 0])
-    z = np.copysign(np.sqrt(max(0.0, 1.0 - m[0, 0] - m[1, 1] + m[2, 2])) / 2, m[1, 0] - m[0, 1])
-    return (float(w), float(x), float(y), float(z))
+    # Shepperd's method (signs from the antisymmetric part alone are lost near half turns: a camera
+    # looking along -y is one).
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    if trace > 0.0:
+        f = 2.0 * np.sqrt(trace + 1.0)
+        w, x, y, z = 0.25 * f, (m[2, 1] - m[1, 2]) / f, (m[0, 2] - m[2, 0]) / f, (m[1, 0] - m[0, 1]) / f
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        f = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        w, x, y, z = (m[2, 1] - m[1, 2]) / f, 0.25 * f, (m[0, 1] + m[1, 0]) / f, (m[0, 2] + m[2, 0]) / f
+    elif m[1, 1] > m[2, 2]:
+        f = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        w, x, y, z = (m[0, 2] - m[2, 0]) / f, (m[0, 1] + m[1, 0]) / f, 0.25 * f, (m[1, 2] + m[2, 1]) / f
+    else:
+        f = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        w, x, y, z = (m[1, 0] - m[0, 1]) / f, (m[0, 2] + m[2, 0]) / f, (m[1, 2] + m[2, 1]) / f, 0.25 * f
+    sign = -1.0 if w < 0.0 else 1.0
+    return (float(sign * w), float(sign * x), float(sign * y), float(sign * z))
 
 
 #: InternManip-style cameras (256x256 RGB-D, as its benchmark's three views): one in front of the
