@@ -1,0 +1,250 @@
+"""KeyboardInteraction: keys from a pipe, a pseudo-terminal and the web viewer's page become
+InternUtopia's (i, k, j, l, u, o) commands; with no terminal there are none; a robot moves on them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+
+from internutopia.core.util.interaction import BaseInteraction
+from internutopia_extension.interactions.keyboard import KEYS, KeyboardInteraction
+
+
+def one_hot(key: str) -> list[float]:
+    return [1.0 if k == key else 0.0 for k in KEYS]
+
+
+@pytest.fixture
+def pipe():
+    read_end, write_end = os.pipe()
+    yield read_end, write_end
+    for fd in (read_end, write_end):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def test_it_registers_under_upstreams_name(pipe):
+    assert BaseInteraction.interactions['Keyboard'] is KeyboardInteraction
+    assert KeyboardInteraction(stream=pipe[0]).type == 'Keyboard'
+
+
+@pytest.mark.parametrize('key', list(KEYS))
+def test_each_key_gives_its_command(pipe, key):
+    read_end, write_end = pipe
+    keyboard = KeyboardInteraction(stream=read_end)
+    os.write(write_end, key.encode())
+    assert keyboard.get_input().tolist() == one_hot(key)
+
+
+def test_the_last_key_wins_and_other_keys_are_ignored(pipe):
+    read_end, write_end = pipe
+    keyboard = KeyboardInteraction(stream=read_end)
+    os.write(write_end, b'ixZ\x1b')
+    assert keyboard.get_input().tolist() == one_hot('i')
+    os.write(write_end, b'iIo')  # capitals count; the last one is the command
+    assert keyboard.get_input().tolist() == one_hot('o')
+
+
+def test_a_key_is_held_while_it_repeats_and_released_after_hold(pipe):
+    read_end, write_end = pipe
+    keyboard = KeyboardInteraction(stream=read_end, hold=0.2)
+    os.write(write_end, b'k')
+    for _ in range(4):  # a held key repeats: the command stays
+        time.sleep(0.1)
+        os.write(write_end, b'k')
+        assert keyboard.get_input().tolist() == one_hot('k')
+    time.sleep(0.3)  # no repeat: released
+    assert keyboard.get_input().tolist() == [0.0] * 6
+
+
+def test_no_terminal_gives_zero_commands(monkeypatch):
+    monkeypatch.setattr(sys, 'stdin', io.StringIO('iiii'))  # not a terminal (a headless job's stdin)
+    keyboard = KeyboardInteraction()
+    assert keyboard.terminal.fd is None
+    assert keyboard.get_input().tolist() == [0.0] * 6
+
+
+def test_a_closed_stream_stops_giving_keys(pipe):
+    read_end, write_end = pipe
+    keyboard = KeyboardInteraction(stream=read_end, hold=0.05)
+    os.write(write_end, b'l')
+    os.close(write_end)
+    assert keyboard.get_input().tolist() == one_hot('l')
+    time.sleep(0.1)
+    assert keyboard.get_input().tolist() == [0.0] * 6
+    assert keyboard.terminal.fd is None
+
+
+def test_a_pseudo_terminal_is_read_key_by_key_and_given_back_its_settings():
+    controller, terminal = os.openpty()
+    try:
+        before = termios.tcgetattr(terminal)
+        keyboard = KeyboardInteraction(stream=terminal)
+        during = termios.tcgetattr(terminal)
+        assert not during[3] & termios.ICANON and not during[3] & termios.ECHO  # keys without Enter, not echoed
+        os.write(controller, b'u')  # no newline
+        assert keyboard.get_input().tolist() == one_hot('u')
+        keyboard.close()
+        assert termios.tcgetattr(terminal) == before
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+
+@pytest.mark.parametrize('hold', [0, -1.0])
+def test_bad_hold_is_refused(hold):
+    with pytest.raises(ValueError, match='hold must be > 0'):
+        KeyboardInteraction(hold=hold)
+
+
+def test_upstreams_demo_loop_drives_a_robot_from_keys(pipe):
+    """InternUtopia's g1_locomotion loop, on a Jetbot: 'i' held drives it forward, 'o' turns it."""
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.gym_env import Env
+    from internutopia_extension import import_extensions
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    import_extensions()
+    read_end, write_end = pipe
+    env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), metrics_save_path='none',
+                     task_configs=[SingleInferenceTaskCfg(robots=[JetbotRobotCfg(controllers=[move_by_speed_cfg])])]))
+    try:
+        obs, _ = env.reset()
+        start = np.asarray(obs['position']).copy()
+        keyboard = KeyboardInteraction(stream=read_end, hold=10.0)
+        os.write(write_end, b'i')
+        for _ in range(240):
+            command = keyboard.get_input()
+            x_speed = command[0] - command[1]
+            z_speed = command[4] - command[5]
+            obs, _, _, _, _ = env.step(action={move_by_speed_cfg.name: (0.3 * x_speed, z_speed)})
+        moved = np.asarray(obs['position']) - start
+        assert moved[0] > 0.15 and abs(moved[1]) < 0.05  # ~0.3 m/s for 1 s, straight ahead
+    finally:
+        env.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# the web viewer: keys pressed in a real (headless) browser's page
+class Browser:
+    """Headless Chromium on ``url``, driven over the DevTools protocol."""
+
+    def __init__(self, url: str, folder: str) -> None:
+        chromium = shutil.which('chromium') or shutil.which('chromium-browser')
+        command = [chromium, '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
+                   f'--user-data-dir={folder}', '--remote-debugging-port=0', '--window-size=1000,700', url]
+        # Its own process group, so that it is killed with its helper processes.
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.calls = 0
+        page = wait_for(lambda: self._page(os.path.join(folder, 'DevToolsActivePort')), 60, 'a Chromium page')
+        from websockets.sync.client import connect
+
+        self.socket = connect(page['webSocketDebuggerUrl'], max_size=None, open_timeout=30)
+
+    @staticmethod
+    def _page(port_file: str) -> dict | None:
+        try:
+            with open(port_file, encoding='utf-8') as stream:
+                port = stream.read().split()[0]
+            with urllib.request.urlopen(f'http://127.0.0.1:{port}/json/list', timeout=5) as reply:
+                return next((p for p in json.loads(reply.read()) if p['type'] == 'page'), None)
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def call(self, method: str, **params) -> dict:
+        self.calls += 1
+        self.socket.send(json.dumps({'id': self.calls, 'method': method, 'params': params}))
+        while True:  # (events may come in between)
+            message = json.loads(self.socket.recv(timeout=60))
+            if message.get('id') == self.calls:
+                assert 'error' not in message, message
+                return message['result']
+
+    def evaluate(self, expression: str):
+        return self.call('Runtime.evaluate', expression=expression, returnByValue=True)['result'].get('value')
+
+    def press(self, key: str) -> None:
+        self.call('Input.dispatchKeyEvent', type='keyDown', key=key, text=key)
+        self.call('Input.dispatchKeyEvent', type='keyUp', key=key)
+
+    def close(self) -> None:
+        try:
+            self.socket.close()
+        finally:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def wait_for(probe, seconds: float, what: str):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = probe()
+        if value is not None and value is not False:
+            return value
+        time.sleep(0.05)
+    raise TimeoutError(f'waited {seconds} s for {what}')
+
+
+#: The page's keys field: the one editable text input that starts empty.
+_KEYS_FIELD = "Array.from(document.querySelectorAll('input')).find(x => x.type == 'text' && x.value === '' && !x.readOnly)"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
+                    reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
+def test_keys_pressed_in_the_browser_become_commands():
+    pytest.importorskip('viser', reason="the viewer comes with the 'viewer' extra")
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.vec_env import Env
+    from internutopia.viewer import attach_viewer
+    from internutopia_extension import import_extensions
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    import_extensions()
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    env = Env(Config(simulator=SimConfig(), env_num=1, metrics_save_path='none',
+                     task_configs=[SingleInferenceTaskCfg(robots=[JetbotRobotCfg()])]))
+    folder = tempfile.mkdtemp()
+    browser = None
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        env.reset()
+        viewer = attach_viewer(env, host='127.0.0.1', port=port)
+        keyboard = KeyboardInteraction(viewer=viewer, stream=null, hold=5.0)
+        assert keyboard.get_input().tolist() == [0.0] * 6
+        browser = Browser(viewer.url, folder)
+        browser.call('Emulation.setFocusEmulationEnabled', enabled=True)
+        wait_for(lambda: browser.evaluate(f'!!({_KEYS_FIELD})'), 60, 'the keys field in the page')
+        assert browser.evaluate(f'(() => {{ const e = {_KEYS_FIELD}; e.focus(); return document.activeElement === e; }})()')
+        browser.press('j')
+        wait_for(lambda: keyboard.get_input()[2] == 1.0 or None, 20, "the browser's j")
+        assert keyboard.get_input().tolist() == one_hot('j')
+        browser.press('o')
+        wait_for(lambda: keyboard.get_input()[5] == 1.0 or None, 20, "the browser's o")
+        assert keyboard.get_input().tolist() == one_hot('o')
+        keyboard.close()
+    finally:
+        if browser is not None:
+            browser.close()
+        os.close(null)
+        env.close()
+        shutil.rmtree(folder, ignore_errors=True)
