@@ -223,6 +223,7 @@ def test_bad_folder_is_refused_before_anything_runs(tmp_path: object) -> None:
     assert os.listdir(taken) == ['x']
 
 
+@pytest.mark.slow
 def test_a_crash_mid_run_leaves_the_episodes_saved_before_it(tmp_path: object) -> None:
     root = os.path.join(str(tmp_path), 'crash')
     with pytest.raises(RuntimeError, match='injected fault'):

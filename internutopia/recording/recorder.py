@@ -11,7 +11,7 @@ dataset episode, in the order episodes finish::
 It sees what the user saw: the env calls it with each ``reset``'s and ``step``'s results (a
 narrow observer hook of ``vec_env.Env``; nothing below the env knows it exists). Each slot's
 episode is buffered on its own (its per-step rows; its camera frames go straight to a video encoder
-on the writer's thread) and saved when it ends:
+on the writer's process) and saved when it ends:
 
 - frame ``t`` of an episode holds the observation the action was chosen from, the action sent
   (as its controllers received it), and the reward and flags of the step it led to (``next.*``);
@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.recording.files import import_pyarrow
 from internutopia.recording.layout import Layout
 from internutopia.recording.video import VideoOptions
-from internutopia.recording.writer import DatasetWriter, import_pyarrow
+from internutopia.recording.writer import DatasetWriter
 
 __all__ = ['Recorder']
 
@@ -234,8 +235,8 @@ class Recorder:
                 robot_actions[name] = (controller.parse_action, example)
         layout = self._layout = Layout.from_observation(slot_obs, episode.robots, actions)
         robot_type = type(runner.slot_robots[first][episode.robots[0]]).__name__ if episode.robots else None
-        self._writer = DatasetWriter(self.root, layout, self._fps, self.video, robot_type=robot_type,
-                                     max_queue=max(64, 8 * self._env.env_num))
+        self._writer = DatasetWriter(self.root, layout.features, list(layout.cameras), self._fps, self.video,
+                                     robot_type=robot_type, max_queue=max(64, 8 * self._env.env_num))
         for other in self._slots.values():  # the steps seen before the layout existed
             current = other.pending[0]
             for raw_obs, entry, reward, ended, truncated in other.raw:

@@ -1,295 +1,133 @@
-"""Writes finished episodes into a LeRobot v3.0 dataset folder, on a worker thread.
+"""``DatasetWriter``: the dataset's files written by a worker process, off the env's step path.
 
-The folder, as LeRobot's ``LeRobotDataset(repo_id, root=...)`` reads it::
+Encoding two 256x256 camera frames per slot and step costs about as much CPU as simulating and
+rendering them, and PyAV holds Python's lock for much of it: on a thread it would stall the step
+loop. So a separate process (started with ``spawn``: nothing of the simulation is copied into it)
+owns a :class:`~internutopia.recording.files.DatasetFiles` and does every file operation; the
+recorder sends it jobs through a bounded queue (frames are pickled as raw bytes, a copy). Past
+``max_queue`` jobs a send waits, so memory stays bounded when encoding falls behind.
 
-    meta/info.json                               features, fps, totals, path templates
-    meta/stats.json                              feature statistics (:mod:`.stats`)
-    meta/tasks.parquet                           task text -> task_index
-    meta/episodes/chunk-000/file-000.parquet     one row per episode: length, frame range, files
-    data/chunk-000/file-000.parquet              one row per frame (every feature but the videos)
-    videos/<camera key>/chunk-000/file-000.mp4   the camera's frames
-
-Each saved episode gets its own data, video and episode-metadata files (file index = episode index
-modulo ``chunks_size``): nothing written before is ever rewritten, and ``meta/info.json`` (written
-last, atomically) counts only episodes whose files are complete. So a run stopped by Ctrl-C, an
-exception or a kill leaves a dataset that loads with every episode saved before it. Videos are
-encoded as frames arrive, into ``.staging/``, and moved into place when their episode is saved.
+The worker ignores Ctrl-C (the terminal sends it to the whole process group): the recorder's
+:meth:`DatasetWriter.close` lets it finish the saves already queued. If the recording process dies
+without closing, the worker still saves what was queued, then exits.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
+import multiprocessing
 import os
 import queue
-import shutil
-import threading
-from collections.abc import Callable
+import signal
 from typing import Any
 
 import numpy as np
 
-from internutopia.recording.layout import Layout
-from internutopia.recording.stats import episode_stats, pool_stats
-from internutopia.recording.video import VideoOptions, VideoStream
+from internutopia.recording.files import DatasetFiles, import_pyarrow
+from internutopia.recording.video import VideoOptions
 
-__all__ = ['DatasetWriter', 'import_pyarrow']
+__all__ = ['DatasetWriter']
 
-CODEBASE_VERSION = 'v3.0'
-CHUNKS_SIZE = 1000
-DATA_PATH = 'data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet'
-VIDEO_PATH = 'videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4'
-EPISODES_PATH = 'meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet'
-#: Every how many frames one is kept for a camera's statistics.
-STATS_FRAME_STRIDE = 10
+#: Seconds between the worker's checks that its parent is still alive.
+_PARENT_CHECK_S = 1.0
 
 
-def import_pyarrow() -> Any:
-    """``pyarrow`` and ``av``, or an ``ImportError`` naming the extra that installs them."""
+def _serve(jobs: Any, errors: Any, parent: int, args: tuple) -> None:
+    """The worker process: run jobs on a ``DatasetFiles`` until told to stop or orphaned."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    files: DatasetFiles | None = None
+    failed = False
     try:
-        import av  # noqa: F401
-        import pyarrow
-        import pyarrow.parquet  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(f"recording a dataset needs pyarrow and PyAV ({exc.name} is missing): "
-                          "pip install 'internutopia[dataset]'") from None
-    return pyarrow
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = path + '.tmp'
-    with open(tmp, 'wb') as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
-def _fps_value(fps: float) -> float | int:
-    """An fps as ``info.json`` gives it: an int when it is one (LeRobot's datasets have int fps)."""
-    return int(round(fps)) if abs(fps - round(fps)) < 1e-9 else fps
-
-
-def _hf_feature(spec: dict[str, Any]) -> dict[str, Any]:
-    """A feature as HuggingFace ``datasets`` describes it in a parquet file's metadata."""
-    value = {'dtype': spec['dtype'], '_type': 'Value'}
-    if tuple(spec['shape']) == (1,):
-        return value
-    return {'feature': value, 'length': int(spec['shape'][0]), '_type': 'List'}
-
-
-class _Episode:
-    """An episode being recorded on the worker: its open video files and sampled frames."""
-
-    def __init__(self, streams: list[VideoStream]) -> None:
-        self.streams = streams
-        self.samples: list[list[np.ndarray]] = [[] for _ in streams]
+        files = DatasetFiles(*args)
+    except BaseException as exc:  # noqa: BLE001 - reported to the recorder
+        errors.put(repr(exc))
+        failed = True
+    while True:
+        try:
+            job = jobs.get(timeout=_PARENT_CHECK_S)
+        except queue.Empty:
+            if os.getppid() != parent:  # the recording process is gone and queued nothing more
+                break
+            continue
+        try:
+            if job is None:
+                break
+            name, job_args = job
+            if not failed and files is not None:
+                getattr(files, name)(*job_args)
+        except BaseException as exc:  # noqa: BLE001 - reported to the recorder
+            errors.put(f'{name}: {exc!r}')
+            failed = True
+        finally:
+            jobs.task_done()
+    if files is not None:
+        files.close()
 
 
 class DatasetWriter:
-    """Saves episodes into ``root`` (see the module doc); all file work runs on one worker thread.
+    """Writes a recording's episodes into ``root`` on a worker process (see the module doc).
 
     The recorder calls :meth:`open_episode`, :meth:`add_frames` each step, then
-    :meth:`save_episode` or :meth:`drop_episode`; :meth:`close` waits for the queued work. Work
-    queues up to ``max_queue`` steps' frames; past that a call waits, so memory stays bounded when
-    encoding falls behind.
+    :meth:`save_episode` or :meth:`drop_episode`; :meth:`flush` waits for the queued work and
+    :meth:`close` stops the worker after it.
     """
 
-    def __init__(self, root: str, layout: Layout, fps: float, video: VideoOptions | None = None,
-                 robot_type: str | None = None, max_queue: int = 64) -> None:
-        pa = import_pyarrow()
-        self._pa = pa
+    def __init__(self, root: str, features: dict[str, dict[str, Any]], cameras: list[str], fps: float,
+                 video: VideoOptions | None = None, robot_type: str | None = None, max_queue: int = 64) -> None:
+        import_pyarrow()
         self.root = os.path.abspath(root)
-        self.layout = layout
-        self.fps = float(fps)
-        self.video = video or VideoOptions()
-        self.robot_type = robot_type
-        self.episodes_saved = 0
-        self.frames_saved = 0
-        self.tasks: dict[str, int] = {}
-        self._stats: list[dict[str, dict[str, Any]]] = []
-        self._open: dict[int, _Episode] = {}
-        self._error: BaseException | None = None
-        self._queue: queue.Queue[tuple[Callable[..., None], tuple] | None] = queue.Queue(max_queue)
-        os.makedirs(os.path.join(self.root, 'meta'), exist_ok=True)
-        self._staging = os.path.join(self.root, '.staging')
-        os.makedirs(self._staging, exist_ok=True)
-        self._write_meta()
-        self._thread = threading.Thread(target=self._work, name='internutopia-dataset-writer', daemon=True)
-        self._thread.start()
+        context = multiprocessing.get_context('spawn')
+        self._jobs = context.JoinableQueue(max_queue)
+        self._errors = context.Queue()
+        args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type)
+        self._process = context.Process(target=_serve, args=(self._jobs, self._errors, os.getpid(), args),
+                                        name='internutopia-dataset-writer', daemon=True)
+        self._process.start()
+        self._closed = False
         atexit.register(self.close)
 
-    # -- the recorder's side ---------------------------------------------------------------------
     def open_episode(self, token: int) -> None:
         """Start an episode's video files (``token``: the recorder's id of the episode)."""
-        self._put(self._open_episode, token)
+        self._put('open_episode', token)
 
     def add_frames(self, token: int, images: list[np.ndarray]) -> None:
-        """Queue one frame per camera (copies: the env may reuse its image buffers)."""
-        self._put(self._add_frames, token, [np.array(image, copy=True) for image in images])
+        """Send one frame per camera."""
+        self._put('add_frames', token, images)
 
     def save_episode(self, token: int, columns: dict[str, np.ndarray], task: str, extra: dict[str, Any]) -> None:
-        """Save an episode: ``columns`` its per-frame features (``(n, ...)`` arrays), ``task`` its
-        text, ``extra`` more columns for its row in ``meta/episodes``."""
-        self._put(self._save_episode, token, columns, task, extra)
+        """Save an episode (see :meth:`DatasetFiles.save_episode`)."""
+        self._put('save_episode', token, columns, task, extra)
 
     def drop_episode(self, token: int) -> None:
         """Forget an episode (abandoned or failed): its video files are deleted."""
-        self._put(self._drop_episode, token)
+        self._put('drop_episode', token)
 
     def flush(self) -> None:
         """Wait until the queued work is done; raise what the worker failed with, if anything."""
-        self._queue.join()
+        if not self._closed:
+            self._jobs.join()
         self._raise()
 
     def close(self) -> None:
-        """Finish the queued saves, drop unfinished episodes, stop the worker."""
+        """Finish the queued saves, drop unfinished episodes, stop the worker; raise its failure."""
+        if self._closed:
+            return
+        self._closed = True
         atexit.unregister(self.close)
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
-        for token in list(self._open):
-            self._drop_episode(token)
-        shutil.rmtree(self._staging, ignore_errors=True)
+        if self._process.is_alive():
+            self._jobs.put(None)
+            self._process.join()
         self._raise()
 
-    def _put(self, fn: Callable[..., None], *args: Any) -> None:
+    def _put(self, name: str, *args: Any) -> None:
         self._raise()
-        if not self._thread.is_alive():
+        if self._closed or not self._process.is_alive():
             raise RuntimeError(f'the dataset writer of {self.root} is closed')
-        self._queue.put((fn, args))
+        self._jobs.put((name, args))
 
     def _raise(self) -> None:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise RuntimeError(f'writing the dataset {self.root} failed: {error!r}') from error
-
-    # -- the worker's side -----------------------------------------------------------------------
-    def _work(self) -> None:
-        while True:
-            job = self._queue.get()
-            try:
-                if job is None:
-                    return
-                fn, args = job
-                if self._error is None:
-                    fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - handed to the recorder's thread
-                self._error = exc
-            finally:
-                self._queue.task_done()
-
-    def _open_episode(self, token: int) -> None:
-        streams = []
-        for index, key in enumerate(self.layout.cameras):
-            height, width = self.layout.features[key]['shape'][:2]
-            path = os.path.join(self._staging, f'{token}-{index}.mp4')
-            streams.append(VideoStream(path, width, height, self.fps, self.video))
-        self._open[token] = _Episode(streams)
-
-    def _add_frames(self, token: int, images: list[np.ndarray]) -> None:
-        episode = self._open[token]
-        for stream, samples, image in zip(episode.streams, episode.samples, images, strict=True):
-            if stream.frames % STATS_FRAME_STRIDE == 0:
-                samples.append(image[::4, ::4])
-            stream.write(image)
-
-    def _drop_episode(self, token: int) -> None:
-        episode = self._open.pop(token, None)
-        if episode is None:
+        try:
+            error = self._errors.get_nowait()
+        except queue.Empty:
             return
-        for stream in episode.streams:
-            try:
-                stream.close()
-            finally:
-                if os.path.exists(stream.path):
-                    os.remove(stream.path)
-
-    def _save_episode(self, token: int, columns: dict[str, np.ndarray], task: str, extra: dict[str, Any]) -> None:
-        pa = self._pa
-
-        episode = self._open.pop(token)
-        index = self.episodes_saved
-        length = len(columns['next.reward'])
-        chunk, file = divmod(index, CHUNKS_SIZE)
-        where = {'chunk_index': chunk, 'file_index': file}
-        if task not in self.tasks:
-            self.tasks[task] = len(self.tasks)
-        frames = np.arange(length)
-        columns = {**columns, 'timestamp': (frames / self.fps).astype(np.float32), 'frame_index': frames,
-                   'episode_index': np.full(length, index), 'index': self.frames_saved + frames,
-                   'task_index': np.full(length, self.tasks[task])}
-        # The videos first (closed, then moved into place), the frames, then the episode's row:
-        # nothing refers to a file before it is complete.
-        row: dict[str, Any] = {'episode_index': index, 'tasks': [task], 'length': length,
-                               'data/chunk_index': chunk, 'data/file_index': file,
-                               'dataset_from_index': self.frames_saved, 'dataset_to_index': self.frames_saved + length}
-        for key, stream in zip(self.layout.cameras, episode.streams, strict=True):
-            stream.close()
-            if stream.frames != length:
-                raise RuntimeError(f'episode {index}: {stream.frames} frames of {key} for {length} steps')
-            target = os.path.join(self.root, VIDEO_PATH.format(video_key=key, **where))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.replace(stream.path, target)
-            row.update({f'videos/{key}/chunk_index': chunk, f'videos/{key}/file_index': file,
-                        f'videos/{key}/from_timestamp': 0.0, f'videos/{key}/to_timestamp': length / self.fps})
-        features = {k: v for k, v in self.layout.features.items() if v['dtype'] != 'video'}
-        arrays, fields = [], []
-        for name, spec in features.items():
-            values = np.asarray(columns[name])
-            dtype = pa.from_numpy_dtype(np.dtype(spec['dtype']))
-            if tuple(spec['shape']) == (1,):
-                arrays.append(pa.array(values.reshape(length).astype(spec['dtype']), type=dtype))
-            else:
-                flat = pa.array(values.reshape(-1).astype(spec['dtype']), type=dtype)
-                arrays.append(pa.FixedSizeListArray.from_arrays(flat, int(spec['shape'][0])))
-            fields.append(name)
-        hf = {'info': {'features': {name: _hf_feature(spec) for name, spec in features.items()}}}
-        table = pa.Table.from_arrays(arrays, names=fields).replace_schema_metadata({'huggingface': json.dumps(hf)})
-        self._write_parquet(table, DATA_PATH.format(**where))
-        row.update(extra)
-        row.update({'meta/episodes/chunk_index': chunk, 'meta/episodes/file_index': file})
-        self._write_parquet(pa.Table.from_pylist([row]), EPISODES_PATH.format(**where))
-        stats_columns = {name: columns[name] for name in features}
-        images = {key: np.stack(samples) for key, samples in zip(self.layout.cameras, episode.samples, strict=True) if samples}
-        self._stats.append(episode_stats(stats_columns, images))
-        self.episodes_saved += 1
-        self.frames_saved += length
-        self._write_meta()
-
-    def _write_parquet(self, table: Any, relative: str) -> None:
-        import pyarrow.parquet as pq
-
-        path = os.path.join(self.root, relative)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        pq.write_table(table, path + '.tmp')
-        os.replace(path + '.tmp', path)
-
-    def _write_meta(self) -> None:
-        """tasks.parquet and stats.json, then info.json: the totals a reader trusts."""
-        pa = self._pa
-        names = list(self.tasks)
-        pandas_meta = {'index_columns': ['__index_level_0__'],
-                       'column_indexes': [{'name': None, 'field_name': None, 'pandas_type': 'unicode', 'numpy_type': 'object',
-                                           'metadata': {'encoding': 'UTF-8'}}],
-                       'columns': [{'name': 'task_index', 'field_name': 'task_index', 'pandas_type': 'int64',
-                                    'numpy_type': 'int64', 'metadata': None},
-                                   {'name': None, 'field_name': '__index_level_0__', 'pandas_type': 'unicode',
-                                    'numpy_type': 'object', 'metadata': None}]}
-        tasks = pa.table({'task_index': pa.array([self.tasks[n] for n in names], pa.int64()),
-                          '__index_level_0__': pa.array(names, pa.string())}).replace_schema_metadata({'pandas': json.dumps(pandas_meta)})
-        self._write_parquet(tasks, 'meta/tasks.parquet')
-        _atomic_write(os.path.join(self.root, 'meta', 'stats.json'), json.dumps(pool_stats(self._stats), indent=1).encode())
-        features = {}
-        for name, spec in self.layout.features.items():
-            entry = {'dtype': spec['dtype'], 'shape': list(spec['shape']), 'names': spec['names']}
-            if spec['dtype'] == 'video':
-                height, width = spec['shape'][:2]
-                entry['info'] = {'video.height': height, 'video.width': width, 'video.codec': self.video.codec_name,
-                                 'video.pix_fmt': 'yuv420p', 'video.is_depth_map': False, 'video.fps': self.fps,
-                                 'video.channels': 3, 'has_audio': False}
-            features[name] = entry
-        info = {'codebase_version': CODEBASE_VERSION, 'robot_type': self.robot_type,
-                'total_episodes': self.episodes_saved, 'total_frames': self.frames_saved, 'total_tasks': len(self.tasks),
-                'chunks_size': CHUNKS_SIZE, 'data_files_size_in_mb': 100, 'video_files_size_in_mb': 200,
-                'fps': _fps_value(self.fps), 'splits': {'train': f'0:{self.episodes_saved}'},
-                'data_path': DATA_PATH, 'video_path': VIDEO_PATH if self.layout.cameras else None, 'features': features}
-        _atomic_write(os.path.join(self.root, 'meta', 'info.json'), json.dumps(info, indent=4).encode())
+        raise RuntimeError(f'writing the dataset {self.root} failed: {error}')

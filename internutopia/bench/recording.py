@@ -1,0 +1,143 @@
+"""What recording a run as a LeRobot dataset costs: the same run with and without a ``Recorder``.
+
+The workload: ``configs/franka_pick_place.yaml``'s episodes (cycled to ``--episodes``) on
+``--env-num`` slots (16), each Panda with two 256x256 RGB cameras (front and wrist, rendered every
+step), driven to the end of every episode by ``internutopia run``'s scripted pick-and-place policy,
+at ``--physics-dt`` (1/30 s, InternManip's GenManip step, by default). Each run is a fresh process
+timed from the first reset to the end of ``env.close()`` (which, when recording, waits for the last
+episode's files), and reports its peak resident memory. Runs alternate, plain then recorded, for
+``--pairs`` pairs, so each pair sees nearly the same machine; ``ratio`` is the median of the pairs'
+recorded / plain wall times.
+
+Run: ``python -m internutopia.bench.recording [--env-num 16] [--episodes 16] [--pairs 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = ['bench_config', 'run', 'run_once']
+
+CONFIG = os.path.join(os.path.dirname(__file__), '..', '..', 'configs', 'franka_pick_place.yaml')
+SIZE = 256
+
+
+def bench_config(env_num: int, episodes: int, physics_dt: float) -> Any:
+    """The pick-and-place config with two 256x256 RGB cameras on every arm."""
+    from internutopia.core.config import Config
+    from internutopia_extension.configs.robots.franka import front_camera_256_cfg, wrist_camera_256_cfg
+
+    base = Config.from_yaml(os.path.abspath(CONFIG))
+    sensors = [front_camera_256_cfg.update(depth=False), wrist_camera_256_cfg.update(depth=False)]
+    tasks = []
+    for index in range(episodes):
+        task = base.task_configs[index % len(base.task_configs)]
+        tasks.append(task.update(episode_idx=index, robots=[task.robots[0].update(sensors=sensors)]))
+    simulator = base.simulator.update(physics_dt=physics_dt, rendering_dt=physics_dt, headless=True)
+    return base.update(simulator=simulator, env_num=env_num, metrics_save_path='none', task_configs=tasks)
+
+
+def run_once(env_num: int, episodes: int, physics_dt: float, record: str | None) -> dict[str, Any]:
+    """One run to the end of its episodes (recording into ``record`` unless ``None``)."""
+    from internutopia.cli.policies import ScriptedPolicy
+    from internutopia.core.vec_env import Env
+    from internutopia_extension import import_extensions
+
+    import_extensions()
+    env = Env(bench_config(env_num, episodes, physics_dt))
+    recorder = None
+    if record is not None:
+        from internutopia.recording import Recorder
+
+        recorder = Recorder(record).attach(env)
+    began = time.perf_counter()
+    obs, _ = env.reset()
+    policy = ScriptedPolicy(env)
+    policy.start(list(range(env.env_num)))
+    steps = env_steps = succeeded = 0
+    while not env.finished:
+        env_steps += len(env.active_slots)
+        obs, _, terminated, _, info = env.step(policy.actions(obs))
+        steps += 1
+        ended = [slot for slot in range(env.env_num) if terminated[slot] and info[slot] is not None]
+        succeeded += sum(bool(info[slot]['metrics'].get('success')) for slot in ended)
+        if ended:
+            new_obs, _ = env.reset(ended)
+            for slot, slot_obs in zip(ended, new_obs, strict=True):
+                obs[slot] = slot_obs
+            policy.start(ended)
+    stepped = time.perf_counter() - began
+    env.close()
+    wall = time.perf_counter() - began
+    out = {'record': record is not None, 'steps': steps, 'env_steps': env_steps, 'succeeded': succeeded,
+           'wall_s': round(wall, 3), 'step_loop_s': round(stepped, 3),
+           'peak_rss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    if recorder is not None and record is not None:
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(record) for f in files)
+        out.update(episodes_saved=recorder.episodes_saved, dataset_mb=round(size / 2 ** 20, 2))
+    return out
+
+
+def _child(env_num: int, episodes: int, physics_dt: float, record: str | None) -> dict[str, Any]:
+    command = [sys.executable, '-m', 'internutopia.bench.recording', '--child', '--env-num', str(env_num),
+               '--episodes', str(episodes), '--physics-dt', repr(physics_dt)] + (['--record', record] if record else [])
+    done = subprocess.run(command, capture_output=True, text=True, check=False,
+                          env={**os.environ, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
+    if done.returncode != 0:
+        raise RuntimeError(f'benchmark run failed:\n{done.stderr[-3000:]}')
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(env_num: int = 16, episodes: int = 16, pairs: int = 2, physics_dt: float = 1 / 30) -> dict[str, Any]:
+    """Alternating plain and recorded runs; their figures and the median recorded / plain ratio."""
+    folder = tempfile.mkdtemp(prefix='internutopia-recording-bench-')
+    try:
+        rows = []
+        for pair in range(pairs):
+            plain = _child(env_num, episodes, physics_dt, None)
+            recorded = _child(env_num, episodes, physics_dt, os.path.join(folder, f'pair{pair}'))
+            rows.append({'plain': plain, 'recorded': recorded, 'ratio': round(recorded['wall_s'] / plain['wall_s'], 3)})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {'case': 'recording', 'env_num': env_num, 'episodes': episodes, 'physics_dt': physics_dt,
+            'cameras': f'2 x {SIZE}x{SIZE} RGB', 'ratio': round(float(np.median([r['ratio'] for r in rows])), 3),
+            'pairs': rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--env-num', type=int, default=16)
+    parser.add_argument('--episodes', type=int, default=16)
+    parser.add_argument('--pairs', type=int, default=2)
+    parser.add_argument('--physics-dt', type=float, default=1 / 30)
+    parser.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--record', default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_once(args.env_num, args.episodes, args.physics_dt, args.record)))
+        return
+    result = run(args.env_num, args.episodes, args.pairs, args.physics_dt)
+    for index, pair in enumerate(result['pairs']):
+        for side in ('plain', 'recorded'):
+            row = pair[side]
+            extra = f"  saved {row['episodes_saved']} episodes, {row['dataset_mb']} MB" if side == 'recorded' else ''
+            print(f"pair {index} {side:8s}: {row['wall_s']:7.2f} s  {row['env_steps'] / row['wall_s']:7.1f} env-steps/s  "
+                  f"peak RSS {row['peak_rss_mb']:.0f} MB  ({row['succeeded']} of {result['episodes']} placed){extra}")
+        print(f"pair {index} ratio recorded/plain: {pair['ratio']:.3f}")
+    print(f"median ratio: {result['ratio']:.3f}")
+    print(json.dumps(result))
+
+
+if __name__ == '__main__':
+    main()
