@@ -49,7 +49,7 @@ HAND_OPEN = np.zeros(len(HAND_DRIVEN))
 HAND_CLOSED = np.array([1.2, 0.5, 1.5, 1.5, 1.5, 1.5])
 #: Finger servos: gain (N m/rad), damping (N m s/rad) and armature (kg m^2) of the finger joints,
 #: and the force limit (the URDF's effort limit, 1 N m). The links weigh grams: the armature keeps
-#: the servo stable at the walking model's 5 ms step, and closes a hand in about 0.3 s.
+#: the servo stable at the walking model's 5 ms step; a hand opens or closes in about 0.5 s.
 FINGER_KP, FINGER_DAMPING, FINGER_ARMATURE, FINGER_FORCE = 0.5, 0.05, 1e-3, 1.0
 #: Fingertip bodies of the URDF (sites for the observation), per hand.
 FINGERTIPS = ('thumb_tip', 'index_tip', 'middle_tip', 'ring_tip', 'pinky_tip')
@@ -119,11 +119,18 @@ def attach_hands(spec: mujoco.MjSpec) -> None:
         for name in HAND_JOINTS:
             joint = spec.joint(f'{prefix}_{name}')
             joint.armature, joint.damping = FINGER_ARMATURE, [FINGER_DAMPING, 0.0, 0.0]
-        for name in HAND_DRIVEN:
-            joint_name = f'{prefix}_{name}'
+        # A driven joint moves its coupled joints too (q_follower = ratio * q_driven): its servo
+        # moves their armature and damping as well, 1 + sum(ratio^2) times its own; the gain is
+        # scaled alike so that every finger closes in the same time.
+        load = {name: 1.0 for name in hand_joint_names(side, driven=True)}
+        for equality in spec.equalities:
+            if equality.type == mujoco.mjtEq.mjEQ_JOINT and equality.name2 in load:
+                load[equality.name2] += float(equality.data[1]) ** 2
+        for joint_name, factor in load.items():
+            kp = FINGER_KP * factor
             spec.add_actuator(name=joint_name, target=joint_name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
                               gaintype=mujoco.mjtGain.mjGAIN_FIXED, biastype=mujoco.mjtBias.mjBIAS_AFFINE,
-                              gainprm=[FINGER_KP] + [0.0] * 9, biasprm=[0.0, -FINGER_KP, 0.0] + [0.0] * 7,
+                              gainprm=[kp] + [0.0] * 9, biasprm=[0.0, -kp, 0.0] + [0.0] * 7,
                               forcelimited=True, forcerange=[-FINGER_FORCE, FINGER_FORCE])
 
 
