@@ -11,7 +11,8 @@ others by the URDF's ``mimic`` tags (MuJoCo joint equalities), and a position se
 6 driven joints (:data:`HAND_DRIVEN`). The package ships visual meshes only (no collision shapes),
 so the hands are drawn and weigh what the URDF says (0.19 kg each) but touch nothing.
 
->>> spec = h1_with_hand_spec()                                   # doctest: +SKIP
+>>> hand_joint_names('right', driven=True)[:3]
+['R_thumb_proximal_yaw_joint', 'R_thumb_proximal_pitch_joint', 'R_index_proximal_joint']
 """
 
 from __future__ import annotations
