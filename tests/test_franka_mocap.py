@@ -132,8 +132,7 @@ def test_the_gripper_turns_as_the_hand_turns(env):
     for slot, rotation in enumerate((turned, tilted)):
         reading = teleop_obs(obs, slot)
         assert np.allclose(quat_to_mat(reading['target_orientation']), rotation, atol=1e-9)
-        error = quat_to_mat(reading['eef_orientation']).T @ rotation
-        angle = np.degrees(np.arccos(np.clip((np.trace(error) - 1) / 2, -1.0, 1.0)))
+        angle = turned_degrees(quat_to_mat(reading['eef_orientation']), rotation)
         assert angle < 2.0, f'slot {slot}: the gripper is {angle:.1f} degrees from the hand\'s orientation'
         assert np.linalg.norm(reading['eef_position'] - ORIGIN) < 0.01  # (the first sight of the hand: no motion)
 
@@ -349,7 +348,8 @@ def wait_for(probe, seconds: float, what: str):
                     reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
 def test_a_handle_dragged_in_the_browser_moves_the_arm():
     """The viewer's page in headless Chromium: a mouse drag on the handle's (local z) arrow slides
-    the handle; fed through HandleMocap, the arm's end effector follows it there."""
+    the handle, one on its arc turns it, a click ticks the gripper box; fed through HandleMocap,
+    the arm's end effector follows it there, turned as it is, and the gripper closes."""
     pytest.importorskip('viser', reason="the viewer comes with the 'viewer' extra")
     from internutopia.viewer import PoseHandle, attach_viewer
     from internutopia_extension.interactions.motion_capture import HandleMocap
@@ -398,16 +398,47 @@ def test_a_handle_dragged_in_the_browser_moves_the_arm():
             browser.drag(grab, grab + 30 * along / np.linalg.norm(along))
             wait_for(lambda: handle.drags > 0 and np.linalg.norm(handle.position - ORIGIN) > 0.03, 30, 'the handle to move')
             time.sleep(0.5)  # the drag's last update
+            moved = handle.position.copy()
+            # Turn it: drag the arc about its z axis (between its x and y arrows, at 0.65 of the arrows' length).
+            start_turn = quat_to_mat(handle.wxyz)
+            centre, radius = handle.control.position, 0.65 * scale
+
+            def on_arc(angle):
+                return pixel(centre + radius * start_turn @ (np.cos(angle), np.sin(angle), 0.0))
+
+            grab = on_arc(np.pi / 4)
+            tangent = on_arc(np.pi / 4 + 0.1) - grab
+            browser.drag(grab, grab + 40 * tangent / np.linalg.norm(tangent))
+            wait_for(lambda: turned_degrees(quat_to_mat(handle.wxyz), start_turn) > 10.0, 30, 'the handle to turn')
+            time.sleep(0.5)
+            # Tick the panel's "gripper closed" box with a click.
+            box = json.loads(wait_for(lambda: browser.evaluate(  # (the page's one shown checkbox; its settings hold hidden ones)
+                "JSON.stringify([...document.querySelectorAll('input[type=checkbox]')].map(e => e.getBoundingClientRect())"
+                '.find(r => r.width > 0))'), 30, 'the checkbox'))
+            centre_px = (box['x'] + box['width'] / 2, box['y'] + box['height'] / 2)
+            browser.mouse('mouseMoved', centre_px, False)
+            browser.mouse('mousePressed', centre_px, True)
+            browser.mouse('mouseReleased', centre_px, False)
+            wait_for(lambda: handle.gripper_closed, 30, 'the gripper box to be ticked')
         finally:
             browser.close()
-    moved = handle.position - ORIGIN
+    moved = moved - ORIGIN
     assert moved[2] < -0.03 and abs(moved[0]) < 1e-6 and abs(moved[1]) < 1e-6, moved  # slid down its z arrow
+    assert np.allclose(handle.position - ORIGIN, moved)  # turning it left it there
+    open_gap = finger_gap(obs, 0)
     for _ in range(360):
         obs, *_ = env.step([{ROBOT: {TELEOP: [source.step()]}}])
     reading = teleop_obs(obs, 0)
     assert np.allclose(reading['target_position'], handle.position, atol=1e-9)
     assert np.linalg.norm(reading['eef_position'] - handle.position) < 0.01, (reading['eef_position'], handle.position)
+    assert turned_degrees(quat_to_mat(reading['eef_orientation']), quat_to_mat(handle.wxyz)) < 2.0  # the gripper turned with it
+    assert reading['gripper_closed'] and finger_gap(obs, 0) < 0.2 * open_gap  # and closed
     env.close()
+
+
+def turned_degrees(a: np.ndarray, b: np.ndarray) -> float:
+    """The angle (degrees) between two rotation matrices."""
+    return float(np.degrees(np.arccos(np.clip((np.trace(a.T @ b) - 1) / 2, -1.0, 1.0))))
 
 
 def test_the_demo_teleoperates_on_its_table_and_records_joint_actions(capsys):
