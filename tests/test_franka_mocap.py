@@ -238,6 +238,30 @@ def test_frames_posted_to_the_http_endpoint_move_the_arm(env):
         MocapInteraction(server.url, timeout=1)
 
 
+def test_a_server_that_does_not_answer_json_is_named():
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Plain(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'<html>not a mocap server</html>')
+
+        def log_message(self, *args):
+            pass
+
+    httpd = HTTPServer(('127.0.0.1', 0), Plain)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(RuntimeError, match=r"mocap server at http://127.0.0.1:\d+ answered .*/start with something that is not JSON"):
+            MocapInteraction(f'http://127.0.0.1:{httpd.server_address[1]}')
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def test_a_held_left_pinch_moves_the_camera_with_the_left_wrist(env):
     """The left thumb on the index tip, held 60 frames, then the left wrist moving: the camera moves
     with it (camera axes to the camera's own), still aimed at the controller's target_position;

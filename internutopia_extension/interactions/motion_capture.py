@@ -68,7 +68,12 @@ class MocapInteraction:
         url = f'{self.base_url}/{path}'
         try:
             with urllib.request.urlopen(url, timeout=self.timeout) as reply:  # noqa: S310 - the user's server
-                return reply.status, json.loads(reply.read() or b'null')
+                body = reply.read()
+            try:
+                return reply.status, json.loads(body or b'null')
+            except ValueError:
+                raise RuntimeError(f'mocap server at {self.base_url} answered {url} with something that is not JSON: '
+                                   f'{body[:200]!r}') from None
         except urllib.error.HTTPError as error:
             body = error.read()
             try:
