@@ -11,7 +11,6 @@ code) and none in the loop's ``except`` clause, which no library can protect.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 import time
@@ -23,6 +22,12 @@ from internutopia.core.config import Config
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+
+def ctrl_c() -> None:
+    """A real SIGINT, as a terminal's Ctrl-C sends, to this process's main thread (so that a main
+    thread asleep in a system call wakes at once, as in a terminal)."""
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 class Interrupter(threading.Thread):
@@ -47,7 +52,7 @@ class Interrupter(threading.Thread):
             if self.stop:
                 return
             self.sent += 1
-            os.kill(os.getpid(), signal.SIGINT)
+            ctrl_c()
 
 
 class Loop:
@@ -104,7 +109,11 @@ def _interrupted_run(env: Env, seed: int, signals: int) -> tuple[Loop, Interrupt
             loop.run()
         finally:
             sender.stop = True
-            sender.join(5)
+            while sender.is_alive():  # (its last signal may land while it is joined)
+                try:
+                    sender.join(5)
+                except KeyboardInterrupt:
+                    loop.caught += 1
         # the last signal may still be on its way: let it land, and catch it
         for _ in range(100):
             if loop.caught >= sender.sent:
@@ -165,10 +174,13 @@ def test_random_ctrl_c_during_close_closes_once(tmp_path):
             env.reset([slot for slot, flag in enumerate(terminated) if flag])
         rng = np.random.default_rng(run)
         with _interrupts_as_python_handles_them():
-            timer = threading.Timer(float(rng.uniform(0.0, 0.002)), os.kill, (os.getpid(), signal.SIGINT))
-            timer.start()
+            timer = threading.Timer(float(rng.uniform(0.0, 0.002)), ctrl_c)
+            started = False
             while True:
                 try:
+                    if not started:  # (the signal may come before start() returns)
+                        started = True
+                        timer.start()
                     env.close()  # (a no-op once closed)
                     timer.join()  # the signal is sent ...
                     time.sleep(0.01)  # ... and lands (here, when close was quicker)

@@ -35,6 +35,12 @@ from types import FrameType
 
 __all__ = ['CallGuard', 'held_interrupts']
 
+try:  # the C function: signal.getsignal wraps it in an enum conversion that costs ~7 us a call
+    from _signal import getsignal as _getsignal  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - another Python implementation
+    _getsignal = signal.getsignal
+_SIGINT = int(signal.SIGINT)
+
 
 class _Deferral:
     """The process's SIGINT handler while any guard exists: held during guarded calls."""
@@ -99,7 +105,7 @@ class CallGuard:
         if main:
             # Hold Ctrl-C first: from the next bytecode on, a SIGINT waits for __exit__.
             deferral.depth += 1
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            if _getsignal(_SIGINT) is signal.default_int_handler:
                 deferral.install()  # Python's handler came back: hold Ctrl-C again
         if not self._lock.acquire(blocking=False):
             if main:
@@ -141,7 +147,7 @@ class held_interrupts:  # noqa: N801 - used as a function: ``with held_interrupt
         self._main = threading.current_thread() is threading.main_thread()
         if self._main:
             _DEFERRAL.depth += 1
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            if _getsignal(_SIGINT) is signal.default_int_handler:
                 _DEFERRAL.install()
 
     def __exit__(self, *exc: object) -> None:
