@@ -55,3 +55,24 @@ def test_pool_workers_keep_kernel_notices_out_of_the_rows(monkeypatch):
         assert not logger.filter(notice) and logger.filter(other)
     finally:
         logger.filters[:] = before
+
+
+def test_measuring_processes_keep_kernel_notices_out_of_the_rows(monkeypatch):
+    import queue
+
+    from internutopia.bench import fresh
+
+    monkeypatch.setattr(fresh.processes, 'become_group_leader', lambda: None)
+    monkeypatch.setattr(fresh.processes, 'die_with_parent', lambda: None)
+    logger = logging.getLogger('internutopia')
+    before = list(logger.filters)
+    try:
+        answers: queue.Queue = queue.Queue()
+        fresh._worker(answers, lambda: {'done': True}, ())
+        assert answers.get_nowait() == {'done': True}
+        notice = logger.makeRecord('internutopia', logging.WARNING, __file__, 1,
+                                   'preparing kernel %s (compiled on a first run, then loaded from the cache) ...',
+                                   ('_carry_rows',), None)
+        assert not logger.filter(notice)
+    finally:
+        logger.filters[:] = before

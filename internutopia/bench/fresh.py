@@ -7,6 +7,7 @@ limit, or the benchmark itself ends (:mod:`internutopia.bench.processes`).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import queue as queue_module
@@ -29,6 +30,9 @@ class MeasurementTimeout(RuntimeError):
 def _worker(queue: Any, function: Callable[..., dict[str, Any]], args: tuple) -> None:
     processes.become_group_leader()
     processes.die_with_parent()
+    from internutopia.bench.pool import NoKernelNotices
+
+    logging.getLogger('internutopia').addFilter(NoKernelNotices())  # (kernel notices would split the rows)
     try:
         queue.put(function(*args))
     except BaseException as exc:  # report, don't hang the parent

@@ -18,12 +18,13 @@ from typing import Any
 
 from internutopia.bench import processes
 
-__all__ = ['async_vector_env', 'guarded_worker', 'pool_memory', 'time_steps']
+__all__ = ['NoKernelNotices', 'async_vector_env', 'guarded_worker', 'pool_memory', 'time_steps']
 
 
-class _NoKernelNotices(logging.Filter):
-    """Drops the compiled kernels' "compiled (and cached) / loaded kernel ..." notices: every worker
-    of a pool would print its own, between the benchmark's result rows."""
+class NoKernelNotices(logging.Filter):
+    """Drops the compiled kernels' "preparing / compiled (and cached) / loaded kernel ..." notices:
+    every measuring process and every worker of a pool would print its own, between the
+    benchmark's result rows."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return 'kernel' not in str(record.msg)
@@ -32,7 +33,7 @@ class _NoKernelNotices(logging.Filter):
 def guarded_worker(*args: Any) -> None:
     """Gymnasium's worker loop, in a process that dies with its parent (its kernel notices kept quiet)."""
     processes.die_with_parent()
-    logging.getLogger('internutopia').addFilter(_NoKernelNotices())
+    logging.getLogger('internutopia').addFilter(NoKernelNotices())
     from gymnasium.vector.async_vector_env import _async_worker
 
     _async_worker(*args)
