@@ -73,7 +73,6 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.configs.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.GR1TeleOpControllerCfg': (ABSENT, _TELEOP),
     'internutopia_extension.configs.sensors.LayoutEditMocapControlledCameraCfg': (ABSENT, _TELEOP),
-    'internutopia_extension.interactions.keyboard': (ABSENT, _TELEOP),
     'internutopia_extension.interactions.visionpro': (ABSENT, _TELEOP),
     'internutopia_extension.configs.robots.mocap_controlled_franka.layout_cfg': (ABSENT, _LAYOUT),
     'internutopia_extension.configs.robots.mocap_controlled_franka.layout_controlled_camera_cfg': (ABSENT, _LAYOUT),
@@ -89,7 +88,6 @@ NOTES: dict[str, tuple[str, str]] = {
                   'from an iterator (IteratorMocap) or from a handle dragged in the web viewer (HandleMocap)'),
     'internutopia_extension.robots.mocap_controlled_franka.MocapControlledFrankaRobot': (
         IMPROVED, "the Franka of FrankaRobot (Menagerie's Panda, its own servos and speed limits) under this type"),
-    'internutopia.core.util.interaction': (ABSENT, _TELEOP),
     # -- absent: Isaac Sim and InternUtopia's web UI --------------------------------------------------
     'internutopia.core.datahub': (IMPROVED, "kept in this process (episode-finished flags, observations, actions, chat and "
                                             'log messages) with no web UI behind it; thread-safe'),
