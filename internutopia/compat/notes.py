@@ -13,8 +13,8 @@ IMPROVED = 'improved'
 ABSENT = 'absent'
 
 _NO_MODEL = 'no model of this robot is published on PyPI, and nothing is downloaded at run time (docs/robots.md)'
-_TELEOP = ('teleoperation with motion-capture gloves, Apple Vision Pro or Isaac Sim\'s keyboard UI; this package '
-           'runs headless simulations only')
+_TELEOP = ("teleoperation through Apple Vision Pro, or with hand models in Isaac Sim's scene; the mocap-teleoperated "
+           'Franka and the keyboard interaction are here (docs/robots.md)')
 _LAYOUT = ("scene layout editing with hand models (upstream's layout_edit_mocap_controller): the mocap-teleoperated "
            'Franka is here, the layout editor is not')
 _ISAAC = 'sets up Isaac Sim (app, stage, streaming, USD colliders); the MuJoCo backend has none of these'
