@@ -230,6 +230,8 @@ def test_frames_posted_to_the_http_endpoint_move_the_arm(env):
         assert server.frames_received == len(offsets)
         assert client.step()['rh_bones_kps_cam'][0] == pytest.approx(frame_for_target(offsets[-1], DOWN, scale=SCALE)['rh_bones_kps_cam'][0])
         assert MocapInteraction(server.url).is_runing  # a second client: the stream already runs (400), fine
+        with pytest.raises(OSError, match=f'cannot listen on 127.0.0.1:{server.url.rsplit(":", 1)[1]}'):
+            MocapServer(port=int(server.url.rsplit(':', 1)[1]))  # the port is taken
         with pytest.raises(urllib.error.HTTPError, match='404'):
             urllib.request.urlopen(server.url + '/nowhere', timeout=5)
         client.server_stop()

@@ -208,7 +208,11 @@ class MocapServer:
         self.running = False
         self.frames_received = 0  # frames POST-ed
         self.frames_served = 0  # answers to GET /results
-        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
+        try:
+            self._httpd = ThreadingHTTPServer((host, port), _handler(self))
+        except OSError as error:
+            raise OSError(error.errno, f'mocap server: cannot listen on {host}:{port} ({error.strerror}); '
+                                       'another server there? (port=0 takes a free one)') from None
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name='mocap-server', daemon=True)
         self._thread.start()
