@@ -21,7 +21,8 @@ from internutopia.bench.report import combine_runs, format_row, machine, markdow
 __all__ = ['main', 'run']
 
 APIS = ('dict', 'array')
-#: What a run without options measures: short enough for a first try (about 3 minutes on 2 cores).
+#: What a run without options measures: short enough for a first try (3.5-4.5 minutes on a busy 2-core
+#: machine, less on a quiet one: docs/performance.md, "Running it").
 QUICK: dict[str, Any] = {'robots': ['h1'], 'env_nums': [1, 16, 64], 'cameras': ['off'], 'async_max_workers': 16}
 #: ``--full``: the complete table of ``docs/performance.md``, then the camera rows.
 FULL: dict[str, Any] = {'robots': lambda: [n for n, c in CASES.items() if c.default], 'env_nums': [1, 4, 16, 64],
@@ -155,8 +156,9 @@ def _parser() -> argparse.ArgumentParser:
 
     cases = '\n'.join(f'  {name:<8} {case.description}' for name, case in CASES.items())
     camera_minutes = camera_rows.estimate_seconds(FULL['env_nums'], list(camera_rows.SETTINGS), 24, True) / 60
-    length = ('run length (2-core machine, otherwise idle): the default run (H1 at 1, 16 and 64 slots, cameras off, both '
-              'APIs, process pools of up to 16 workers as memory allows) about 3 minutes; --full (every default case at 1, 4, 16 and 64 '
+    length = ('run length on 2 cores: the default run (H1 at 1, 16 and 64 slots, cameras off, both '
+              'APIs, process pools of up to 16 workers as memory allows) 3.5-4.5 minutes on a busy machine (205-268 s measured '
+              'at load 4-13), less on a quiet one; --full (every default case at 1, 4, 16 and 64 '
               f'slots, cameras off and on, then the camera rows) about {9 + camera_minutes:.0f} minutes '
               '(--no-render skips the camera rows, --no-async the process pools; docs/performance.md).')
     parser = argparse.ArgumentParser(prog='internutopia bench', description=bench.__doc__.split('\n\n')[0],
