@@ -29,14 +29,16 @@ _IGNORED_KEYS = ('unknown keys are ignored, as upstream, each with a warning nam
 #: ``dotted prefix -> (status, how or why)``; the longest prefix wins.
 NOTES: dict[str, tuple[str, str]] = {
     # -- absent: robots without a model on PyPI --------------------------------------------------
-    'internutopia_extension.configs.robots.h1_with_hand': (ABSENT, 'H1 with Inspire hands: ' + _NO_MODEL),
     'internutopia_extension.configs.robots.gr1': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.robots.aliengo': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.GR1MoveBySpeedControllerCfg': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.AliengoMoveBySpeedControllerCfg': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
-    'internutopia_extension.robots.h1_with_hand': (ABSENT, 'H1 with Inspire hands: ' + _NO_MODEL),
+    'internutopia_extension.robots.h1_with_hand.H1WithHandRobot': (
+        IMPROVED, "Menagerie's H1 walking with this project's policy, with the Inspire hand URDFs of fourier-robot-descriptions "
+                  '(pip install --no-deps fourier-robot-descriptions); a hand_controller opens and closes the hands, which do '
+                  'not collide (the URDFs have no collision shapes; docs/robots.md)'),
     'internutopia_extension.robots.gr1': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.robots.aliengo': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
