@@ -85,6 +85,9 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.controllers.franka_mocap_teleop_controller.FrankaMocapTeleopController': (
         IMPROVED, 'the same hand frames and gestures, every slot in one call; the arm by the batched IK under '
                   "RMPflow's name, a lost hand holds the target (docs/robots.md)"),
+    'internutopia_extension.interactions.keyboard.KeyboardInteraction': (
+        IMPROVED, "the same (i, k, j, l, u, o) command without Isaac Sim's window: keys from the script's terminal "
+                  '(none when headless) or from a keys field in the web viewer\'s page (docs/cli.md)'),
     'internutopia_extension.interactions.motion_capture.MocapInteraction': (
         IMPROVED, "the same client of a mocap server's HTTP API; beside it a server of that API (MocapServer), frames "
                   'from an iterator (IteratorMocap) or from a handle dragged in the web viewer (HandleMocap)'),
