@@ -300,7 +300,7 @@ def test_a_held_left_pinch_moves_the_camera_with_the_left_wrist(env):
 class Browser:
     """Headless Chromium on ``url``, driven over the DevTools protocol (real mouse events)."""
 
-    def __init__(self, url: str, folder: str, width: int = 1000, height: int = 700) -> None:
+    def __init__(self, url: str, folder: str, width: int = 640, height: int = 480) -> None:
         chromium = shutil.which('chromium') or shutil.which('chromium-browser')
         command = [chromium, '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
                    '--hide-scrollbars', f'--user-data-dir={folder}', '--remote-debugging-port=0',
@@ -340,7 +340,7 @@ class Browser:
         self.call('Input.dispatchMouseEvent', type=kind, x=float(xy[0]), y=float(xy[1]), button='left' if pressed or kind != 'mouseMoved' else 'none',
                   buttons=1 if pressed else 0, clickCount=0 if kind == 'mouseMoved' else 1)
 
-    def drag(self, start, end, steps: int = 20) -> None:
+    def drag(self, start, end, steps: int = 8) -> None:
         """Press at ``start``, move to ``end`` in ``steps``, release: a user's drag."""
         start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
         self.mouse('mouseMoved', start, False)
