@@ -112,15 +112,18 @@ def test_bad_hold_is_refused(hold):
         KeyboardInteraction(hold=hold)
 
 
-def test_upstreams_demo_loop_drives_a_robot_from_keys(pipe):
-    """InternUtopia's g1_locomotion loop, on a Jetbot: 'i' held drives it forward, 'o' turns it."""
+def test_upstreams_demo_loop_drives_a_robot_from_keys_and_ends_when_bounded(pipe, monkeypatch):
+    """InternUtopia's g1_locomotion loop (``while env.simulation_app.is_running()``), on a Jetbot:
+    'i' held drives it forward; INTERNUTOPIA_MAX_STEPS ends the loop, as a headless job needs."""
     from internutopia.core.config import Config, SimConfig
     from internutopia.core.gym_env import Env
+    from internutopia.core.vec_env import MAX_STEPS_ENV
     from internutopia_extension import import_extensions
     from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg
     from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
 
     import_extensions()
+    monkeypatch.setenv(MAX_STEPS_ENV, '240')
     read_end, write_end = pipe
     env = Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), metrics_save_path='none',
                      task_configs=[SingleInferenceTaskCfg(robots=[JetbotRobotCfg(controllers=[move_by_speed_cfg])])]))
@@ -129,15 +132,30 @@ def test_upstreams_demo_loop_drives_a_robot_from_keys(pipe):
         start = np.asarray(obs['position']).copy()
         keyboard = KeyboardInteraction(stream=read_end, hold=10.0)
         os.write(write_end, b'i')
-        for _ in range(240):
+        steps = 0
+        while env.simulation_app.is_running():
+            steps += 1
             command = keyboard.get_input()
             x_speed = command[0] - command[1]
             z_speed = command[4] - command[5]
             obs, _, _, _, _ = env.step(action={move_by_speed_cfg.name: (0.3 * x_speed, z_speed)})
+        assert steps == 240
         moved = np.asarray(obs['position']) - start
         assert moved[0] > 0.15 and abs(moved[1]) < 0.05  # ~0.3 m/s for 1 s, straight ahead
     finally:
         env.close()
+
+
+@pytest.mark.parametrize('value', ['0', '-3', 'ten'])
+def test_a_bad_step_bound_is_refused(monkeypatch, value):
+    from internutopia.core.config import Config
+    from internutopia.core.vec_env import MAX_STEPS_ENV, Env
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    monkeypatch.setenv(MAX_STEPS_ENV, value)
+    with pytest.raises(ValueError, match=f'{MAX_STEPS_ENV} must be a positive int'):
+        Env(Config(task_configs=[SingleInferenceTaskCfg(robots=[JetbotRobotCfg()])]))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -98,6 +99,42 @@ class SimulationApp:
         self._running = False
 
 
+#: Environment variable bounding scripts that loop on ``simulation_app.is_running()`` (InternUtopia's
+#: demos loop forever): after this many ``step`` calls of an env, its app reports it is not running.
+MAX_STEPS_ENV = 'INTERNUTOPIA_MAX_STEPS'
+
+
+class _StopAppAfter:
+    """A step observer that stops ``app`` after ``steps`` env steps (see :data:`MAX_STEPS_ENV`)."""
+
+    def __init__(self, app: SimulationApp, steps: int) -> None:
+        self.app, self.left = app, steps
+
+    def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None:
+        pass
+
+    def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self.app.close()
+
+    def on_close(self) -> None:
+        pass
+
+
+def _max_steps() -> int | None:
+    value = os.environ.get(MAX_STEPS_ENV)
+    if not value:
+        return None
+    try:
+        steps = int(value)
+    except ValueError:
+        raise ValueError(f'{MAX_STEPS_ENV} must be a positive int (env steps); got {value!r}') from None
+    if steps <= 0:
+        raise ValueError(f'{MAX_STEPS_ENV} must be a positive int (env steps); got {value!r}')
+    return steps
+
+
 #: The ``(env_num,)`` arrays of an :class:`ArrayStep` besides its observations.
 _STEP_ARRAYS = ('reward', 'terminated', 'truncated', 'active')
 
@@ -145,6 +182,9 @@ class Env:
         check_task_list(episodes if episodes is not None else config.task_configs)
         self._config = config
         self._app = SimulationApp()
+        max_steps = _max_steps()
+        if max_steps is not None:  # (InternUtopia's scripts loop on is_running(): a headless job bounds them)
+            self.add_observer(_StopAppAfter(self._app, max_steps))
         self._viewer: _Viewer | None = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
