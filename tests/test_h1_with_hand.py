@@ -141,9 +141,18 @@ def test_it_walks_forward_upright_with_its_hands(env):
 
 
 def test_a_missing_hand_package_is_named(monkeypatch):
-    from internutopia.core.extras import declared_extra
+    import importlib.util
+
+    from internutopia.core.extras import MissingExtraError, declared_extra
 
     assert declared_extra('robot', 'H1WithHandRobot').install == model.HAND_INSTALL
+    # Without the package, building an env for the robot stops at once, naming the command.
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, 'find_spec', lambda name, *args: None if name == model.HAND_PACKAGE else find_spec(name, *args))
+    config = Config(task_configs=[SingleInferenceTaskCfg(robots=[cfgs.H1WithHandRobotCfg()])], metrics_save_path='none')
+    with pytest.raises(MissingExtraError, match="H1WithHandRobot.*pip install --no-deps fourier-robot-descriptions"):
+        Env(config)
+    monkeypatch.setattr(importlib.util, 'find_spec', find_spec)
     monkeypatch.setattr(model, 'HAND_PACKAGE', 'no_such_package_for_hands')
     model._hand_spec.cache_clear()
     try:
