@@ -162,3 +162,16 @@ def test_a_missing_hand_package_is_named(monkeypatch):
         model._hand_spec.cache_clear()
     with pytest.raises(ValueError, match="side must be one of \\['left', 'right'\\]"):
         model.hand_spec('middle')
+
+
+def test_a_slots_robot_has_internutopias_h1_with_hand_methods():
+    robot_cfg = cfgs.H1WithHandRobotCfg(controllers=[cfgs.move_by_speed_cfg])
+    task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot_cfg])
+    with Env(Config(simulator=SimConfig(physics_dt=1 / 200), env_num=1, metrics_save_path='none', task_configs=[task])) as env:
+        env.reset()
+        obs, *_ = env.step([{NAME: {'move_by_speed': [0.0, 0.0, 0.0]}}])
+        robot = env.runner.current_tasks[next(iter(env.runner.current_tasks))].robots[NAME]
+        torso = robot._rigid_body_map['/h1_with_hand/torso_link'].get_pose()[0]
+        np.testing.assert_allclose(robot.get_robot_ik_base().get_pose()[0], torso)
+        assert 0.0 < robot.get_ankle_height() < 0.2 < torso[2]
+        np.testing.assert_allclose(robot._robot_base.get_pose()[0], obs[0][NAME]['position'])
