@@ -24,7 +24,7 @@ def env():
     from internutopia.core.config import Config, SimConfig
 
     task = FiniteStepTaskCfg(max_steps=10_000, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.0))],
-                             objects=[DynamicCubeCfg(name='cube', position=(0.15, 0.0, 0.05), scale=(0.1, 0.1, 0.1))])
+                             objects=[DynamicCubeCfg(name='cube', position=(0.18, 0.0, 0.05), scale=(0.1, 0.1, 0.1))])  # 0.09 m ahead of the chassis
     config = Config(simulator=SimConfig(physics_dt=1 / 240), env_num=2, env_offset_size=5.0, task_configs=[task] * 2,
                     metrics_save_path='none')
     with Env(config) as env:
