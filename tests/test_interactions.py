@@ -223,7 +223,6 @@ def wait_for(probe, seconds: float, what: str):
 _KEYS_FIELD = "Array.from(document.querySelectorAll('input')).find(x => x.type == 'text' && x.value === '' && !x.readOnly)"
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
                     reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
 def test_keys_pressed_in_the_browser_become_commands():
