@@ -75,6 +75,7 @@ EXTENSION = 'internutopia_extension'
 EXTENSION_APPLICATIONS = (
     'internutopia_extension.robots.h1_locomotion.policy.train',
     'internutopia_extension.robots.h1_locomotion.policy.evaluate',
+    'internutopia_extension.robots.h1_with_hand_measure',  # measures walking with and without hands
 )
 #: The highest layer of ``internutopia`` an extension may import: the extension API.
 EXTENSION_SEES = TASKS

@@ -28,6 +28,7 @@ import numpy as np
 
 from internutopia.core.grid import slot_origins
 from internutopia.viewer.geometry import body_meshes
+from internutopia.viewer.key_input import ViewerKeys
 
 __all__ = ['DEFAULT_PORT', 'Viewer', 'attach_viewer']
 
@@ -208,6 +209,12 @@ class Viewer:
             for client in self.server.get_clients().values():
                 client.camera.look_at = tuple(look_at)
                 client.camera.position = tuple(position)
+
+    def key_input(self, label: str = 'keys') -> Any:
+        """A **keys** field in this page's panel whose typed keys a script reads
+        (:class:`~internutopia.viewer.key_input.ViewerKeys`; what
+        ``KeyboardInteraction(viewer=...)`` uses)."""
+        return ViewerKeys(self, label=label)
 
     def close(self) -> None:
         """Stop the web server."""

@@ -130,9 +130,9 @@ class KeyboardInteraction(BaseInteraction):
         self.terminal = TerminalKeys(stream)
         self.viewer_keys = None
         if viewer is not None:
-            from internutopia.viewer.key_input import ViewerKeys
-
-            self.viewer_keys = ViewerKeys(viewer)
+            # The viewer makes its own key field: an extension never imports the viewer (an
+            # application layer above it), it only asks the object it was given.
+            self.viewer_keys = viewer.key_input()
         self.command = np.zeros(len(KEYS))
         self._key: str | None = None
         self._last = -np.inf
