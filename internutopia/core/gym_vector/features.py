@@ -20,6 +20,9 @@ class Feature:
 
     ``fn(slot_obs, robot_name) -> array``; ``applies(slot_obs, robot_name) -> bool`` says whether
     it can be computed for an episode (derived features are added by default only when they apply).
+    ``batch_fn(obs_arrays, robot_name) -> (env_num, ...) array``, when given, computes the same
+    numbers for every slot at once from the array observation tree (the vector env's fast path);
+    without it, a layout that uses the feature steps through per-slot dicts.
     """
 
     fn: Callable[[dict, str], np.ndarray]
@@ -27,6 +30,7 @@ class Feature:
     low: float = -np.inf
     high: float = np.inf
     doc: str = ''
+    batch_fn: Callable[[dict, str], np.ndarray] | None = None
 
 def _goal_vector(obs: dict, robot: str) -> np.ndarray:
     body = obs[robot]
@@ -39,23 +43,40 @@ def _heading(obs: dict, robot: str) -> np.ndarray:
     yaw = float(quat_to_yaw(obs[robot]['orientation']))
     return np.array([np.cos(yaw), np.sin(yaw)])
 
+def _goal_vector_rows(obs: dict, robot: str) -> np.ndarray:
+    """:func:`_goal_vector` of every row at once (the same float64 operations, elementwise)."""
+    body = obs[robot]
+    delta = np.asarray(obs['task']['goal'], dtype=float)[:, :2] - np.asarray(body['position'], dtype=float)[:, :2]
+    yaw = np.asarray(quat_to_yaw(body['orientation']), dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.stack([c * delta[:, 0] + s * delta[:, 1], -s * delta[:, 0] + c * delta[:, 1]], axis=1)
+
+def _heading_rows(obs: dict, robot: str) -> np.ndarray:
+    yaw = np.asarray(quat_to_yaw(obs[robot]['orientation']), dtype=float)
+    return np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
+
 def _has_goal(obs: dict, robot: str) -> bool:
     return isinstance(obs.get('task'), dict) and 'goal' in obs['task']
 
 #: Derived observations by name; usable in ``obs_keys``. Add yours with :func:`register_feature`.
 FEATURES: dict[str, Feature] = {
     'goal_vector': Feature(_goal_vector, _has_goal,
-                           doc="the task's goal relative to the robot's base, in the base's yaw frame (x ahead, y left), metres"),
-    'heading': Feature(_heading, lambda obs, robot: True, -1.0, 1.0, doc="``[cos(yaw), sin(yaw)]`` of the robot's base"),
+                           doc="the task's goal relative to the robot's base, in the base's yaw frame (x ahead, y left), metres",
+                           batch_fn=_goal_vector_rows),
+    'heading': Feature(_heading, lambda obs, robot: True, -1.0, 1.0, doc="``[cos(yaw), sin(yaw)]`` of the robot's base",
+                       batch_fn=_heading_rows),
 }
 
 def register_feature(name: str, fn: Callable[[dict, str], np.ndarray], applies: Callable[[dict, str], bool] | None = None,
-                     low: float = -np.inf, high: float = np.inf, doc: str = '') -> None:
+                     low: float = -np.inf, high: float = np.inf, doc: str = '',
+                     batch_fn: Callable[[dict, str], np.ndarray] | None = None) -> None:
     """Register a derived observation ``name`` computed by ``fn(slot_obs, robot_name)``.
 
-    With ``applies`` it is also added to the default observation of episodes it applies to.
+    With ``applies`` it is also added to the default observation of episodes it applies to; with
+    ``batch_fn(obs_arrays, robot_name)`` (the same numbers for all slots at once) vector envs
+    that use it keep their array fast path.
     """
-    FEATURES[name] = Feature(fn, applies or (lambda obs, robot: False), low, high, doc)
+    FEATURES[name] = Feature(fn, applies or (lambda obs, robot: False), low, high, doc, batch_fn)
 
 _NOT_FOUND = object()
 
@@ -75,6 +96,11 @@ def _annotation_image(value: Any) -> Any:
         if data.dtype.names is None and data.dtype != object:
             return data
     return value
+
+def key_is_annotation(sample: dict, key: str, robot: str) -> bool:
+    """Whether ``key`` names a camera annotation (or its ``data``) in ``sample``: per-slot dicts only."""
+    raw, parent = _lookup(sample, key, robot), _lookup(sample, key.rpartition('.')[0], robot)
+    return bool(is_annotation(raw) or (key.endswith('.data') and is_annotation(parent)))
 
 def _leaves(space: spaces.Space) -> list[spaces.Space]:
     if isinstance(space, spaces.Dict):
@@ -143,6 +169,11 @@ class ObsLayout:
                                      f'pick one of its entries: {sorted(f"{key}.{k}" for k in value)}')
                 self.spaces[key] = spaces.Box(space.low, space.high, space.shape, space.dtype)
         self.sizes = [int(np.prod(self.spaces[k].shape)) for k in self.keys]
+        #: Whether :meth:`flat_rows`/:meth:`dict_rows` can build the observation from the array
+        #: observation tree: every key a plain value (not a camera annotation) or a feature with a ``batch_fn``.
+        self.rows_ready = all(
+            FEATURES[k].batch_fn is not None if k in FEATURES
+            else not key_is_annotation(sample, k, robot) for k in self.keys)
 
     @classmethod
     def default_keys(cls, sample: dict, robot: str) -> list[str]:
@@ -200,6 +231,38 @@ class ObsLayout:
         """``{key: (len(slot_obs), *shape)}`` arrays in each key's dtype."""
         return {k: np.stack([np.asarray(self._value(o, k), dtype=self.spaces[k].dtype) for o in slot_obs]).reshape(
             (len(slot_obs), *self.spaces[k].shape)) for k in self.keys}
+
+    def _rows_value(self, tree: builtins.dict, key: str, rows: np.ndarray) -> np.ndarray:
+        if key in FEATURES:
+            batch_fn = FEATURES[key].batch_fn
+            assert batch_fn is not None  # rows_ready
+            return np.asarray(batch_fn(tree, self.robot))[rows]
+        parts = key.split('.')
+        node: Any = tree.get(self.robot if parts[0] == 'robot' else parts[0], _NOT_FOUND)
+        for depth, part in enumerate(parts[1:], start=1):
+            if isinstance(node, np.ndarray) and node.dtype == object:
+                # Per-slot dicts (the scene objects' observations): looked up row by row.
+                rest = '.'.join(['_', *parts[depth:]])
+                return np.stack([np.asarray(_lookup({'_': node[row]}, rest, self.robot)) for row in rows.tolist()])
+            if not isinstance(node, dict) or part not in node:
+                node = _NOT_FOUND
+                break
+            node = node[part]
+        if node is _NOT_FOUND:
+            raise ValueError(f'observation key {key!r} is not in the array observation of robot {self.robot!r}')
+        return np.asarray(node)[rows]
+
+    def flat_rows(self, tree: builtins.dict, rows: np.ndarray, out: np.ndarray) -> None:
+        """Write the flat rows of slots ``rows`` into ``out[rows]`` from the array observation tree
+        ``tree`` (``vec_env.Env.step_arrays``' ``obs`` with the task's entries): the numbers
+        :meth:`flat` gives from the same slots' dicts."""
+        for key, part in zip(self.keys, self.slices().values(), strict=True):
+            out[rows, part] = self._rows_value(tree, key, rows).reshape(len(rows), -1)
+
+    def dict_rows(self, tree: builtins.dict, rows: np.ndarray, out: builtins.dict[str, np.ndarray]) -> None:
+        """:meth:`flat_rows` for the dict observation (each key in its own dtype)."""
+        for key in self.keys:
+            out[key][rows] = self._rows_value(tree, key, rows).reshape((len(rows), *self.spaces[key].shape))
 
     def check(self, obs: builtins.dict, slot: int) -> None:  # (``dict`` here is the method above)
         """Raise ``ValueError`` if a new episode's observation does not fit the spaces."""

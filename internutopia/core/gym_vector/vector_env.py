@@ -187,7 +187,14 @@ class VectorEnv(gym.vector.VectorEnv):
         self.action_space = batch_space(action_space, self.num_envs)
         self.single_observation_space = self.layout.flat_space() if obs_mode == 'flat' else self.layout.dict_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._slot_obs: list[dict] = list(obs)
+        #: The observation rows of every env (flat ``(num_envs, D)`` or a dict of ``(num_envs, ...)``
+        #: arrays): what ``reset``/``step`` return a copy of.
+        self._obs_rows: Any = self._batch_from_dicts(list(obs))
+        self._episode_index = np.array([e.index if e is not None else -1 for e in self._vec.runner.episodes], dtype=int)
+        #: Step through ``vec_env.Env.step_arrays`` (batched arrays end to end) when the layout and
+        #: every robot and task allow it; else through per-slot dicts.
+        self.array_path = self.layout.rows_ready
+        self._ended_infos: dict[int, dict[str, Any]] = {}
         self._ended = np.zeros(self.num_envs, dtype=bool)
         self._fresh: list | None = list(info)  # the episodes of the construction-time reset
         self._views = [SlotView(self, i) for i in range(self.num_envs)]
@@ -254,15 +261,31 @@ class VectorEnv(gym.vector.VectorEnv):
         return names[0]
 
     # -- observations and infos ----------------------------------------------------------------
+    def _batch_from_dicts(self, slot_obs: list[dict]) -> Any:
+        if self.obs_mode == 'flat':
+            return self.layout.flat(slot_obs)
+        return self.layout.dict(slot_obs)
+
+    def _set_rows(self, slots: list[int], slot_obs: list[dict]) -> None:
+        """Replace the observation rows of ``slots`` with those of their per-slot dicts."""
+        if not slots:
+            return
+        rows = self._batch_from_dicts(slot_obs)
+        if self.obs_mode == 'flat':
+            self._obs_rows[slots] = rows
+        else:
+            for key, value in rows.items():
+                self._obs_rows[key][slots] = value
+
     def _batch_obs(self) -> Any:
         if self.obs_mode == 'flat':
-            return self.layout.flat(self._slot_obs)
-        return self.layout.dict(self._slot_obs)
+            return self._obs_rows.copy()
+        return {k: v.copy() for k, v in self._obs_rows.items()}
 
-    def _single_obs(self, slot_obs: dict) -> Any:
+    def _single_obs(self, slot: int) -> Any:
         if self.obs_mode == 'flat':
-            return self.layout.flat([slot_obs])[0]
-        return {k: np.array(v[0]) for k, v in self.layout.dict([slot_obs]).items()}
+            return self._obs_rows[slot].copy()
+        return {k: np.array(v[slot]) for k, v in self._obs_rows.items()}
 
     @staticmethod
     def _reset_info(task: TaskCfg, index: int) -> dict[str, Any]:
@@ -277,11 +300,12 @@ class VectorEnv(gym.vector.VectorEnv):
         for slot, o, task in zip(slots, obs, info, strict=True):
             self._check_robot(slot, task)
             self.layout.check(o, slot)
-            self._slot_obs[slot] = o
             self._ended[slot] = False
             episode = episodes[slot]
             assert episode is not None  # _check_reset: every slot got one
+            self._episode_index[slot] = episode.index
             out.append(self._reset_info(task, episode.index))
+        self._set_rows(slots, list(obs))
         return out
 
     # -- Gymnasium API -------------------------------------------------------------------------
@@ -371,41 +395,22 @@ class VectorEnv(gym.vector.VectorEnv):
         if self._fresh is not None:
             raise RuntimeError('call reset() before step()')
         actions = self._check_actions(actions)
-        n = self.num_envs
         if self.autoreset_mode == AutoresetMode.DISABLED and self._ended.any():
             ended_ids = [int(i) for i in np.flatnonzero(self._ended)]
             raise RuntimeError(f'env(s) {ended_ids} ended their episodes; with autoreset_mode=DISABLED call '
                                "reset(options={'reset_mask': mask}) for them before the next step()")
         to_reset = np.flatnonzero(self._ended) if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
-        live = ~self._ended.copy()
-        rewards = np.zeros(n, dtype=np.float64)
-        terminated = np.zeros(n, dtype=np.bool_)
-        truncated = np.zeros(n, dtype=np.bool_)
-        step_info: list[dict | None] = [None] * n
-        commands = self._commands(actions, np.flatnonzero(live))
-        for _repeat in range(self.action_repeat):
-            obs, reward, term, trunc, info = self._vec.step(commands, flags='gymnasium')
-            for row in np.flatnonzero(live):
-                self._slot_obs[row] = obs[row]
-                rewards[row] += reward[row]
-                step_info[row] = info[row]
-                if term[row] or trunc[row]:
-                    terminated[row], truncated[row] = term[row], trunc[row]
-                    live[row] = False
-                    commands[row] = None
-            if not live.any():
-                break
+        live = ~self._ended
+        if self.array_path and self._arrays_allowed():
+            rewards, terminated, truncated, infos = self._step_arrays(actions, live)
+        else:
+            rewards, terminated, truncated, infos = self._step_dicts(actions, live)
         ended = terminated | truncated
-        infos: dict[str, Any] = {}
-        for slot in range(n):
-            slot_info = step_info[slot]
-            if slot_info is not None and not (self.autoreset_mode == AutoresetMode.SAME_STEP and ended[slot]):
-                infos = self._add_info(infos, slot_info, slot)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             slots = [int(i) for i in np.flatnonzero(ended)]
             for slot in slots:
-                infos = self._add_info(infos, {'final_obs': self._single_obs(self._slot_obs[slot]),
-                                               'final_info': step_info[slot]}, slot)
+                infos = self._add_info(infos, {'final_obs': self._single_obs(slot),
+                                               'final_info': self._final_info(slot)}, slot)
             for slot, reset_info in zip(slots, self._take(slots), strict=True):
                 infos = self._add_info(infos, reset_info, slot)
             ended[:] = False
@@ -417,6 +422,116 @@ class VectorEnv(gym.vector.VectorEnv):
         obs, rewards, terminated, truncated = convert_tree((self._batch_obs(), rewards, terminated, truncated),
                                                            self.array_backend, self.array_device)
         return obs, rewards, terminated, truncated, infos
+
+    def _arrays_allowed(self) -> bool:
+        """Whether every robot and task of the running episodes has the array API (an upstream-style,
+        per-slot extension steps through per-slot dicts)."""
+        runner = getattr(self._vec, 'runner', None)
+        if runner is None:
+            return False
+        return (all(group.array_api for group in runner.groups.robots.values())
+                and all(task.array_api for task in runner.terms.tasks.values()))
+
+    def _step_dicts(self, actions: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """``action_repeat`` physics steps through ``vec_env.Env.step`` (per-slot dicts)."""
+        n = self.num_envs
+        live = live.copy()
+        rewards = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=np.bool_)
+        truncated = np.zeros(n, dtype=np.bool_)
+        step_info: list[dict | None] = [None] * n
+        slot_obs: dict[int, dict] = {}
+        commands = self._commands(actions, np.flatnonzero(live))
+        for _repeat in range(self.action_repeat):
+            obs, reward, term, trunc, info = self._vec.step(commands, flags='gymnasium')
+            for row in np.flatnonzero(live):
+                slot_obs[int(row)] = obs[row]
+                rewards[row] += reward[row]
+                step_info[row] = info[row]
+                if term[row] or trunc[row]:
+                    terminated[row], truncated[row] = term[row], trunc[row]
+                    live[row] = False
+                    commands[row] = None
+            if not live.any():
+                break
+        self._set_rows(list(slot_obs), list(slot_obs.values()))
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        ended = terminated | truncated
+        self._ended_infos = {slot: info for slot, info in enumerate(step_info) if info is not None and ended[slot]}
+        infos: dict[str, Any] = {}
+        for slot in range(n):
+            slot_info = step_info[slot]
+            if slot_info is not None and not (same_step and ended[slot]):
+                infos = self._add_info(infos, slot_info, slot)
+        return rewards, terminated, truncated, infos
+
+    def _array_commands(self, actions: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+        """The batched command of every env (rows of envs without a running episode are ignored)."""
+        space = self.single_action_space
+        clipped = np.clip(actions, space.low, space.high)
+        if len(self._action_slices) == 1:
+            return {self.robot_name: {self.controller_name: clipped}}
+        flat = clipped.reshape(self.num_envs, -1)
+        return {self.robot_name: {name: flat[:, part].reshape(self.num_envs, *shape)
+                                  for name, part, shape in self._action_slices}}
+
+    def _step_arrays(self, actions: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """``action_repeat`` physics steps through ``vec_env.Env.step_arrays``: the same results as
+        :meth:`_step_dicts` from batched arrays, with no per-env Python but for envs whose episode ended."""
+        n = self.num_envs
+        first_live = live
+        live = live.copy()
+        rewards = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=np.bool_)
+        truncated = np.zeros(n, dtype=np.bool_)
+        steps = np.zeros(n, dtype=int)
+        table_steps = self._vec.runner.steps
+        extras: dict[int, dict[str, Any]] = {}
+        commands = self._array_commands(actions)
+        rows = np.flatnonzero(live)
+        for _repeat in range(self.action_repeat):
+            out = self._vec.step_arrays(commands)
+            if not len(rows):  # every env had ended: one physics step, as the dict path takes
+                break
+            if self.obs_mode == 'flat':
+                self.layout.flat_rows(out.obs, rows, self._obs_rows)
+            else:
+                self.layout.dict_rows(out.obs, rows, self._obs_rows)
+            rewards[rows] += out.reward[rows]
+            steps[rows] = table_steps[rows]
+            ended_now = out.terminated[rows] | out.truncated[rows]
+            if ended_now.any():
+                for slot in rows[ended_now].tolist():
+                    terminated[slot], truncated[slot] = out.terminated[slot], out.truncated[slot]
+                    extra = extras[slot] = {}
+                    if slot in out.metrics:
+                        extra['metrics'] = out.metrics[slot]
+                    if slot in out.diverged:
+                        extra['diverged'] = True
+                    if slot in out.failed:
+                        extra['failed'] = out.failed[slot]
+                live[rows[ended_now]] = False
+                rows = np.flatnonzero(live)
+                if not len(rows):
+                    break
+        ended = terminated | truncated
+        with_info = first_live & ~ended if self.autoreset_mode == AutoresetMode.SAME_STEP else first_live
+        self._ended_infos = {slot: {'episode_index': int(self._episode_index[slot]), 'steps': int(steps[slot]), **extra}
+                             for slot, extra in extras.items()}
+        infos: dict[str, Any] = {}
+        if with_info.any():
+            for key, values in (('episode_index', self._episode_index), ('steps', steps)):
+                column = np.zeros(n, dtype=int)
+                column[with_info] = values[with_info]
+                infos[key], infos[f'_{key}'] = column, with_info.copy()
+            for slot, extra in sorted(extras.items()):
+                if with_info[slot] and extra:
+                    infos = self._add_info(infos, extra, slot)
+        return rewards, terminated, truncated, infos
+
+    def _final_info(self, slot: int) -> dict[str, Any]:
+        """The step info of ``slot`` whose episode ended on this step (``SAME_STEP``'s ``final_info``)."""
+        return self._ended_infos[slot]
 
     # (Gymnasium types a vector env's render as a frame per sub-environment; this one draws them all in one image.)
     def render(self) -> np.ndarray | None:  # type: ignore[override]

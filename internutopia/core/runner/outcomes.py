@@ -21,7 +21,8 @@ class ArrayStep:
     ``obs`` is ``{robot_name: {...}}`` with every leaf an array whose first axis is the slot id
     (rows of inactive slots are zeros); ``active`` marks the slots that ran an episode this step;
     ``metrics`` maps the slots whose episode ended on this step to that episode's metrics;
-    ``diverged`` lists the slots whose episode ended because their simulation diverged.
+    ``diverged`` lists the slots whose episode ended because their simulation diverged;
+    ``failed`` maps the slots whose episode failed on this step (an extension raised) to the error.
     """
 
     obs: dict[str, Any]
@@ -31,6 +32,7 @@ class ArrayStep:
     active: np.ndarray
     metrics: dict[int, dict[str, Any]]
     diverged: tuple[int, ...] = ()
+    failed: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass

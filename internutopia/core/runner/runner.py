@@ -154,7 +154,7 @@ class Runner:
                 self._fail_running(done, failed)
                 obs = self.observer.observe_arrays(np.setdiff1d(done.active, list(failed)))
             result = ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active),
-                               done.metrics, done.diverged)
+                               done.metrics, done.diverged, done.failed)
             self._raise_recorded()
             return result
 

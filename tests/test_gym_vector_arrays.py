@@ -1,0 +1,62 @@
+"""The vector envs' array path (``vec_env.Env.step_arrays``, batched end to end) gives bit for bit
+the observations, rewards, flags and infos of the per-slot dict path, in every autoreset mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import internutopia.envs  # noqa: F401  (registers the ids)
+
+CASES = [
+    ('internutopia/JetbotPointNav-v0', {'max_steps': 60}, 40),      # goal_vector (a derived feature), time limits
+    ('internutopia/H1Walk-v0', {'seconds': 0.2}, 16),              # the walking policy's observation, episode ends
+    ('internutopia/FrankaReach-v0', {}, 6),                        # two controllers in one action, scene objects
+]
+
+
+def _run(env_id: str, kwargs: dict, mode: str, array_path: bool, steps: int) -> list[Any]:
+    env = gym.make_vec(env_id, num_envs=3, autoreset_mode=mode, **kwargs)
+    inner = env.unwrapped
+    assert inner.array_path  # these ids take the array path by default
+    inner.array_path = array_path
+    out: list[Any] = [env.reset(seed=3)]
+    rng = np.random.default_rng(1)
+    for _ in range(steps):
+        if mode == 'Disabled' and inner._ended.any():
+            out.append(env.reset(options={'reset_mask': inner._ended.copy()}))
+        out.append(env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)))
+    env.close()
+    return out
+
+
+def _assert_same(a: Any, b: Any, path: str = '') -> None:
+    if isinstance(a, dict):
+        assert set(a) == set(b), (path, set(a) ^ set(b))
+        for key in a:
+            _assert_same(a[key], b[key], f'{path}.{key}')
+    elif isinstance(a, (tuple, list)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _assert_same(x, y, f'{path}[{i}]')
+    elif isinstance(a, np.ndarray):
+        assert (a.dtype, a.shape) == (b.dtype, b.shape), path
+        if a.dtype == object:
+            _assert_same(list(a), list(b), path)
+        else:
+            assert np.array_equal(a, b, equal_nan=True), path
+    else:
+        assert type(a) is type(b) and str(a) == str(b), (path, a, b)
+
+
+@pytest.mark.parametrize('mode', ['NextStep', 'SameStep', 'Disabled'])
+@pytest.mark.parametrize(('env_id', 'kwargs', 'steps'), CASES)
+def test_array_path_equals_the_dict_path(env_id: str, kwargs: dict, steps: int, mode: str) -> None:
+    dicts = _run(env_id, kwargs, mode, False, steps)
+    arrays = _run(env_id, kwargs, mode, True, steps)
+    _assert_same(dicts, arrays)
+    if env_id != 'internutopia/FrankaReach-v0':  # (its episodes outlast the few steps)
+        assert any(np.any(r[2] | r[3]) for r in dicts if len(r) == 5), 'no episode ended: autoreset untested'
