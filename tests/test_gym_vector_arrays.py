@@ -60,3 +60,33 @@ def test_array_path_equals_the_dict_path(env_id: str, kwargs: dict, steps: int, 
     _assert_same(dicts, arrays)
     if env_id != 'internutopia/FrankaReach-v0':  # (its episodes outlast the few steps)
         assert any(np.any(r[2] | r[3]) for r in dicts if len(r) == 5), 'no episode ended: autoreset untested'
+
+
+def test_step_arrays_without_observing_gives_only_the_final_observations(make_config) -> None:
+    """``observe=False`` (the vector envs' non-final action repeats) observes just the slots whose
+    episode ended; skipping the others changes nothing that a later observed step reports."""
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+    def make() -> Env:
+        tasks = [FiniteStepTaskCfg(max_steps=n, robots=[JetbotRobotCfg()]) for n in (3, 5)]
+        env = Env(make_config(tasks, env_num=2))
+        env.reset()
+        return env
+
+    speeds = {'jetbot': {'move_by_speed': np.array([[0.3, 0.2], [0.2, -0.4]])}}
+    seen, skipped = make(), make()
+    for step in range(1, 6):
+        full, part = seen.step_arrays(speeds), skipped.step_arrays(speeds, observe=step == 5)
+        assert part.reward.tolist() == full.reward.tolist() and part.truncated.tolist() == full.truncated.tolist()
+        if step in (1, 2, 4):
+            assert part.obs == {}  # nobody ended: nothing observed
+        elif step == 3:  # slot 0's episode ended: its final observation, slot 1's row is zeros
+            np.testing.assert_array_equal(part.obs['jetbot']['position'][0], full.obs['jetbot']['position'][0])
+            assert not part.obs['jetbot']['position'][1].any()
+        else:
+            np.testing.assert_array_equal(part.obs['jetbot']['position'][1], full.obs['jetbot']['position'][1])
+            assert part.obs['jetbot']['position'][1].any()
+    seen.close()
+    skipped.close()

@@ -404,7 +404,8 @@ class Env:
                 observer.on_step(action, result)
         return result
 
-    def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy') -> ArrayStep:
+    def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy',
+                    observe: bool = True) -> ArrayStep:
         """Advance every slot by one physics step, with batched actions and array results.
 
         The fast path for training loops: no per-env dicts in or out.
@@ -419,6 +420,9 @@ class Env:
                 On the CPU they share the numpy results' memory; on a GPU each is copied there
                 once (see ``docs/backend.md``). :meth:`state_arrays` gives the physics state
                 itself without a copy.
+            observe: ``False`` observes only the slots whose episode ended on this step (the
+                others' rows are zeros; ``obs`` is ``{}`` when none ended): for a loop that
+                repeats an action and reads the last step's observation only.
 
         Returns:
             an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's
@@ -446,7 +450,7 @@ class Env:
             raise RuntimeError('call reset() before step_arrays()')
         if array_backend != 'numpy':
             check_array_backend(array_backend)
-        result = self._runners.step_arrays(action)
+        result = self._runners.step_arrays(action) if observe else self._runners.step_arrays(action, observe=False)
         if self._viewer is not None:
             self._sync_viewer()
         if array_backend != 'numpy':

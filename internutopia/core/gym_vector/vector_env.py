@@ -489,17 +489,23 @@ class VectorEnv(gym.vector.VectorEnv):
         extras: dict[int, dict[str, Any]] = {}
         commands = self._array_commands(actions)
         rows = np.flatnonzero(live)
-        for _repeat in range(self.action_repeat):
-            out = self._vec.step_arrays(commands)
+        # Only the last repeat's observation is returned (and the final one of an episode that
+        # ends earlier): the others are not taken, unless a robot has sensors (cameras keep frames).
+        skip = self.action_repeat > 1 and not any(group.sensors for group in self._vec.runner.groups.robots.values())
+        for repeat in range(self.action_repeat):
+            observe = not skip or repeat == self.action_repeat - 1
+            out = self._vec.step_arrays(commands, observe=observe)
             if not len(rows):  # every env had ended: one physics step, as the dict path takes
                 break
-            if self.obs_mode == 'flat':
-                self.layout.flat_rows(out.obs, rows, self._obs_rows)
-            else:
-                self.layout.dict_rows(out.obs, rows, self._obs_rows)
+            ended_now = out.terminated[rows] | out.truncated[rows]
+            written = rows if observe else rows[ended_now]
+            if len(written):
+                if self.obs_mode == 'flat':
+                    self.layout.flat_rows(out.obs, written, self._obs_rows)
+                else:
+                    self.layout.dict_rows(out.obs, written, self._obs_rows)
             rewards[rows] += out.reward[rows]
             steps[rows] = table_steps[rows]
-            ended_now = out.terminated[rows] | out.truncated[rows]
             if ended_now.any():
                 for slot in rows[ended_now].tolist():
                     terminated[slot], truncated[slot] = out.terminated[slot], out.truncated[slot]

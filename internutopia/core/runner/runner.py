@@ -142,17 +142,26 @@ class Runner:
             self._raise_recorded()
             return result
 
-    def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
-        """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``)."""
+    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True) -> ArrayStep:
+        """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``).
+
+        ``observe=False`` observes only the slots whose episode ended on this step (their final
+        observation); the others' rows are zeros (``obs`` is ``{}`` when none ended). For a caller
+        that repeats an action and reads the observation of the last step only (observations are
+        read, never written, so skipping them changes nothing else).
+        """
         with self.guard.enter('step'):
             commands = self.actions.parse_batched(actions)
             done = self._advance(commands)
+            observed = done.active
+            if not observe:
+                observed = observed[(done.terminated | done.truncated)[observed]]
             try:
-                obs = self.observer.observe_arrays(done.active)
+                obs = self.observer.observe_arrays(observed) if len(observed) else {}
             except Exception:
-                failed = slots_that_fail(self.observer.observe_arrays, done.active)
+                failed = slots_that_fail(self.observer.observe_arrays, observed)
                 self._fail_running(done, failed)
-                obs = self.observer.observe_arrays(np.setdiff1d(done.active, list(failed)))
+                obs = self.observer.observe_arrays(np.setdiff1d(observed, list(failed)))
             result = ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active),
                                done.metrics, done.diverged, done.failed)
             self._raise_recorded()

@@ -43,7 +43,7 @@ class RunnerSet(ABC):
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One step from ``env_num`` per-slot action entries; the five per-slot result lists."""
 
-    def step_arrays(self, actions: dict[str, dict[str, Any]]) -> ArrayStep:
+    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True) -> ArrayStep:
         """One step from batched actions, results as arrays (see ``vec_env.Env.step_arrays``)."""
         raise NotImplementedError(f'{type(self).__name__} has no array API; use step()')
 
