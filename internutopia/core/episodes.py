@@ -20,7 +20,6 @@ repository root).
 from __future__ import annotations
 
 import argparse
-import heapq
 import math
 import os
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ import numpy as np
 
 from internutopia.core.config import Config, ObjectCfg, RobotCfg, SimConfig, TaskCfg, TypedCfg
 from internutopia.core.config.files import as_package_path
+from internutopia.core.grid_paths import dijkstra, grid_adjacency
 from internutopia.core.plugins import load_extensions
 from internutopia.macros import gm
 
@@ -41,8 +41,6 @@ DEFAULT_SCENES: tuple[str | None, ...] = (
 )
 #: Sampling region (xmin, ymin, xmax, ymax) of a scene without obstacles (e.g. the flat ground).
 DEFAULT_OPEN_BOUNDS = (-3.0, -3.0, 3.0, 3.0)
-
-_NEIGHBOURS = [(dx, dy, math.hypot(dx, dy)) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
 
 
 class FreeSpace:
@@ -67,27 +65,12 @@ class FreeSpace:
             raise ValueError(f'scene {scene!r} has no free space for a robot of radius {robot_radius} m in {tuple(bounds)}')
         self.cells = np.rint((self.points - self.lo) / self.resolution).astype(int)
         self.index = {tuple(c): k for k, c in enumerate(self.cells)}
+        self.adjacency = grid_adjacency(self.cells, self.resolution)  # the moves, listed once for every geodesic
 
     def geodesic(self, start: int) -> tuple[np.ndarray, np.ndarray]:
-        """Dijkstra over the 8-connected free grid (no corner cutting): distances (m) and parents."""
-        dist = np.full(len(self.cells), np.inf)
-        parent = np.full(len(self.cells), -1, dtype=np.intp)
-        dist[start] = 0.0
-        heap = [(0.0, start)]
-        while heap:
-            d, k = heapq.heappop(heap)
-            if d > dist[k]:
-                continue
-            x, y = self.cells[k]
-            for dx, dy, step in _NEIGHBOURS:
-                j = self.index.get((x + dx, y + dy))
-                if j is None or (dx and dy and ((x + dx, y) not in self.index or (x, y + dy) not in self.index)):
-                    continue
-                nd = d + step * self.resolution
-                if nd < dist[j] - 1e-12:
-                    dist[j], parent[j] = nd, k
-                    heapq.heappush(heap, (nd, j))
-        return dist, parent
+        """Dijkstra over the 8-connected free grid (no corner cutting): distances (m) and parents
+        (:func:`~internutopia.core.grid_paths.dijkstra`, compiled when numba is there)."""
+        return dijkstra(self.adjacency, start)
 
     def visible(self, a: np.ndarray, b: np.ndarray) -> bool:
         """Whether a disc of ``robot_radius`` can slide straight from ``a`` to ``b`` (xy)."""
