@@ -1,0 +1,340 @@
+"""The Gymnasium vector step against the physics limit: the path RL users take.
+
+``gymnasium.make_vec(ID, num_envs=N)`` steps with random actions (drawn before the timing), and
+each vector step is paired with the physics it ran (:mod:`internutopia.bench.paired`'s method:
+alternating chunks, one ratio per pair, the median over the pairs):
+
+- **ours**: one ``env.step(actions)`` of the vector env: ``action_repeat`` physics steps with the
+  controllers, tasks, rewards, observations, autoresets (the episodes that ended start anew) and
+  infos around them;
+- **limit**: the same physics steps replayed on raw ``mujoco.batch.Batch`` copies of the packs
+  (:class:`GymLimit`): per physics step the controls ours applied, written in one numpy
+  assignment, then ``Batch.step()``. What ours wrote to the state between two physics steps besides
+  the controls (an episode's start state after a reset, a push) is written to that slot's row too,
+  so both sides simulate the same motion;
+- **physics share**: the time ours spent inside the world's physics step over its vector step (what
+  the ratio would be if ours' physics ran as fast as the limit's: it leaves out the pool thread's
+  wake-up and the cold caches after our Python, see docs/performance.md).
+
+The per-step recording (a copy of the positions and velocities after each physics step, to find
+the rows written between steps) is timed and taken out of ours' time.
+
+    python -m internutopia.bench.gym_step                                  # the default ids at 64 envs
+    python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --num-envs 1,64 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
+from internutopia.bench.paired import involuntary_switches, summarize
+
+__all__ = ['DEFAULT_IDS', 'GymLimit', 'main', 'measure_gym', 'run_gym']
+
+#: The ids of the default run: the walking H1 (the training id) and the point-nav ids.
+DEFAULT_IDS = ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0', 'internutopia/H1PointNav-v0',
+               'internutopia/G1PointNav-v0')
+#: Vector steps timed and thrown away first (the limit's first replay starts its batch's threads).
+WARM_PAIRS = 2
+
+_CONTROL_BITS = (mujoco.mjtState.mjSTATE_CTRL, mujoco.mjtState.mjSTATE_MOCAP_POS, mujoco.mjtState.mjSTATE_MOCAP_QUAT)
+#: The state a slot's motion carries from one physics step to the next; a row of these that changed
+#: between two steps was written by ours (a reset, a push), and the limit writes that whole row.
+_MOTION_BITS = (mujoco.mjtState.mjSTATE_QPOS, mujoco.mjtState.mjSTATE_QVEL, mujoco.mjtState.mjSTATE_ACT)
+
+
+def _columns(model: mujoco.MjModel, bits: tuple) -> np.ndarray:
+    """The columns of the ``bits`` components in a batch's ``mjSTATE_INTEGRATION`` state row."""
+    row = int(mujoco.mjtState.mjSTATE_INTEGRATION)
+    parts = []
+    for bit in bits:
+        offset = mujoco.mj_stateSize(model, row & (int(bit) - 1))
+        parts.append(np.arange(offset, offset + mujoco.mj_stateSize(model, int(bit))))
+    return np.concatenate(parts)
+
+
+class _Part:
+    """One pack of the world and its limit batch, with what a round recorded of it."""
+
+    def __init__(self, pack: Any, threads: int) -> None:
+        self.pack = pack
+        self.slots = pack.slots.copy()
+        self.batch = mujoco.batch.Batch(pack.model, len(self.slots), nthread=threads, persistent=pack.batch.persistent)
+        self.controls = _columns(pack.model, _CONTROL_BITS)
+        self.motion = _columns(pack.model, _MOTION_BITS)
+        self.start: np.ndarray | None = None
+        self.after: np.ndarray | None = None  # motion columns after the last physics step
+        self.steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (controls, written rows, their state)
+
+    def before_step(self) -> None:
+        state = self.pack.batch.state[self.slots]
+        if self.after is None:
+            written = np.zeros(0, dtype=np.intp)
+        else:
+            written = np.flatnonzero((state[:, self.motion] != self.after).any(axis=1))
+        self.steps.append((state[:, self.controls], written, state[written]))
+
+    def after_step(self) -> None:
+        self.after = self.pack.batch.state[self.slots][:, self.motion]
+
+
+class GymLimit:
+    """Records every physics step of a vector env's world and replays them on raw batches.
+
+    It replaces the world's ``step`` with a wrapper that times the physics call (``physics_s``) and,
+    around it, records what the replay needs (``bookkeeping_s``: the time that took, for the caller
+    to leave out of ours). Vector steps are marked with :meth:`end_vector_step`.
+    """
+
+    def __init__(self, world: Any, threads: int | None = None) -> None:
+        import os
+
+        self.world = world
+        self.threads = threads or os.cpu_count() or 1
+        self.physics_s = 0.0
+        self.bookkeeping_s = 0.0
+        self.parts: list[_Part] = []
+        self.marks: list[int] = []  # physics steps recorded at the end of each vector step
+        self.recording = False
+        self._step = world.step
+        world.step = self._recorded_step
+
+    def close(self) -> None:
+        """Give the world its own step back."""
+        del self.world.step  # (the instance attribute that shadowed the class's method)
+
+    def _layout(self) -> list[tuple[str, tuple[int, ...]]]:
+        return [(key, tuple(pack.slots.tolist())) for key, pack in self.world.packs.items() if len(pack.slots)]
+
+    def start_round(self) -> None:
+        """Remember the state now; the next physics steps are recorded for :meth:`replay`."""
+        began = time.perf_counter()
+        layout = self._layout()
+        if [(p.pack.key, tuple(p.slots.tolist())) for p in self.parts] != layout:
+            self.parts = [_Part(self.world.packs[key], self.threads) for key, _ in layout]
+        for part in self.parts:
+            part.start = part.pack.batch.state[part.slots].copy()
+            part.after, part.steps = None, []
+        self.marks = []
+        self.recording = True
+        self.bookkeeping_s += time.perf_counter() - began
+
+    def _recorded_step(self) -> None:
+        if self.recording:
+            began = time.perf_counter()
+            for part in self.parts:
+                part.before_step()
+            self.bookkeeping_s += time.perf_counter() - began
+        began = time.perf_counter()
+        self._step()
+        ended = time.perf_counter()
+        self.physics_s += ended - began
+        if self.recording:
+            for part in self.parts:
+                part.after_step()
+            self.bookkeeping_s += time.perf_counter() - ended
+
+    def end_vector_step(self) -> None:
+        """Mark the end of one vector step (its physics steps are replayed as one)."""
+        self.marks.append(len(self.parts[0].steps) if self.parts else 0)
+
+    def replay_steps(self, clock: Callable[[], float] = time.perf_counter,
+                     switches: Callable[[], int] = involuntary_switches) -> tuple[np.ndarray, np.ndarray]:
+        """Replay the round: seconds of each vector step's physics, and whether it ran unpreempted.
+
+        Raises:
+            RuntimeError: the world's packs changed during the round (a new structure: the limit
+                cannot follow a slot into another model).
+        """
+        self.recording = False
+        if self._layout() != [(p.pack.key, tuple(p.slots.tolist())) for p in self.parts]:
+            raise RuntimeError('a slot changed structure during the round: the gym benchmark needs ids whose '
+                               'episodes keep one scene and robot')
+        physics_steps = self.marks[-1] if self.marks else 0
+        seconds = np.zeros(physics_steps)
+        clean = np.ones(physics_steps, dtype=bool)
+        for part in self.parts:
+            state, substeps = part.batch.state, part.pack.substeps
+            assert part.start is not None, 'replay before start_round'
+            state[:] = part.start
+            part.batch.forward()
+            for k, (controls, written, rows) in enumerate(part.steps[:physics_steps]):
+                before = switches()
+                began = clock()
+                if len(written):
+                    state[written] = rows
+                state[:, part.controls] = controls
+                part.batch.step(nstep=substeps)
+                seconds[k] += clock() - began
+                clean[k] &= switches() == before
+        bounds = [0, *self.marks]
+        per_step = np.array([seconds[a:b].sum() for a, b in zip(bounds, bounds[1:], strict=False)])
+        per_clean = np.array([clean[a:b].all() for a, b in zip(bounds, bounds[1:], strict=False)])
+        return per_step, per_clean
+
+
+def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+    import gymnasium as gym
+
+    import internutopia.envs  # noqa: F401  (registers the ids)
+
+    began = time.perf_counter()
+    env = gym.make_vec(env_id, num_envs=num_envs, **kwargs)
+    inner: Any = env.unwrapped  # internutopia's VectorEnv
+    world = inner._vec.runner.world
+    env.reset(seed=0)
+    startup_s = time.perf_counter() - began
+    rng = np.random.default_rng(0)
+    space: Any = env.action_space  # a Box
+    actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(64)]  # (drawn before the timing)
+    for k in range(20):
+        env.step(actions[k % len(actions)])
+    limit = GymLimit(world)
+    counter = [0]
+
+    def step() -> None:
+        env.step(actions[counter[0] % len(actions)])
+        counter[0] += 1
+
+    ours = np.empty(pairs)
+    theirs = np.empty(pairs)
+    physics = np.empty(pairs)
+    clean = np.empty(pairs, dtype=bool)
+    written = 0
+    for pair in range(-WARM_PAIRS, pairs):
+        limit.start_round()
+        ours_steps, ours_clean, physics_steps = np.empty(chunk), np.empty(chunk, dtype=bool), np.empty(chunk)
+        for k in range(chunk):
+            before, began = involuntary_switches(), time.perf_counter()
+            kept, physics_before = limit.bookkeeping_s, limit.physics_s
+            step()
+            ours_steps[k] = time.perf_counter() - began - (limit.bookkeeping_s - kept)
+            physics_steps[k] = limit.physics_s - physics_before
+            ours_clean[k] = involuntary_switches() == before
+            limit.end_vector_step()
+        if pair >= 0:
+            written += sum(len(rows) for part in limit.parts for _, rows, _ in part.steps)
+        limit_steps, limit_clean = limit.replay_steps()
+        if pair < 0:
+            continue
+        both = ours_clean & limit_clean
+        clean[pair] = 2 * np.count_nonzero(both) >= chunk
+        use = both if clean[pair] else slice(None)
+        ours[pair], theirs[pair] = ours_steps[use].mean(), limit_steps[use].mean()
+        physics[pair] = physics_steps[use].mean()
+    limit.close()
+    out = summarize(ours, theirs, clean)
+    use = np.ones(pairs, dtype=bool) if out['used'] == 'all' else clean
+    shares = physics[use] / ours[use]
+    out.update({'id': env_id, 'num_envs': num_envs, 'action_repeat': inner.action_repeat, 'chunk': chunk,
+                'physics_share': float(np.median(shares)), 'physics_share_q1': float(np.percentile(shares, 25)),
+                'physics_share_q3': float(np.percentile(shares, 75)),
+                'vector_steps_per_s': 1.0 / out['ours_step_s'], 'env_steps_per_s': num_envs / out['ours_step_s'],
+                'limit_env_steps_per_s': num_envs / out['limit_step_s'], 'startup_s': startup_s,
+                'written_rows_per_vector_step': written / (pairs * chunk)})
+    env.close()
+    return out
+
+
+def measure_gym(env_id: str, num_envs: int, pairs: int = 60, chunk: int = 5, kwargs: dict[str, Any] | None = None,
+                timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """One run of ``env_id`` at ``num_envs`` in a fresh process: ``pairs`` pairs of ``chunk``
+    vector steps. Returns :func:`~internutopia.bench.paired.summarize`'s figures (``ratio``: ours
+    over the limit, median of the pairs) with ``physics_share`` (and its quartiles), speeds and
+    ``written_rows_per_vector_step`` (rows the limit copied from ours: resets and pushes)."""
+    return run_in_fresh_process(_measure, env_id, num_envs, pairs, chunk, dict(kwargs or {}),
+                                what=f'gym benchmark {env_id} x{num_envs}', timeout_s=timeout_s)
+
+
+def format_gym_row(row: dict[str, Any]) -> str:
+    """One progress line of a gym row."""
+    return (f"{row['id']} x{row['num_envs']}: ours/limit {row['ratio']:.2f} (IQR {row['ratio_q1']:.2f}-{row['ratio_q3']:.2f}), "
+            f"physics share {row['physics_share']:.2f} ({row['physics_share_q1']:.2f}-{row['physics_share_q3']:.2f}), "
+            f"{row['env_steps_per_s']:,.0f} env-steps/s (limit {row['limit_env_steps_per_s']:,.0f}), "
+            f"{row['pairs']} pairs of {row['chunk']} vector steps, {row['clean_pairs']} clean")
+
+
+def run_gym(ids: list[str], num_envs: list[int], pairs: int = 60, chunk: int = 5, log: Callable[[str], Any] = print,
+            timeout_s: float | None = DEFAULT_TIMEOUT_S) -> list[dict[str, Any]]:
+    """Measure every id at every env count (one fresh process each); the rows, as they come."""
+    rows = []
+    for env_id in ids:
+        for n in num_envs:
+            try:
+                row = measure_gym(env_id, n, pairs, chunk, timeout_s=timeout_s)
+            except RuntimeError as exc:
+                log(f'{env_id} x{n}: failed ({str(exc).splitlines()[0]}); row left out')
+                continue
+            rows.append(row)
+            log(format_gym_row(row))
+    return rows
+
+
+def gym_markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The rows as docs/performance.md's table of the Gymnasium path."""
+    lines = ['| id | envs | repeat | ours (env-steps/s) | limit (env-steps/s) | ours / limit (median) | pair IQR '
+             '| physics share (median) | clean pairs |',
+             '|---|---:|---:|---:|---:|---:|---|---:|---:|']
+    for r in rows:
+        lines.append(f"| {r['id']} | {r['num_envs']} | {r['action_repeat']} | {r['env_steps_per_s']:,.0f} | "
+                     f"{r['limit_env_steps_per_s']:,.0f} | {r['ratio']:.2f} | {r['ratio_q1']:.2f}-{r['ratio_q3']:.2f} | "
+                     f"{r['physics_share']:.2f} | {r['clean_pairs']}/{r['pairs']} |")
+    return '\n'.join(lines)
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    import os
+
+    from internutopia.bench import processes
+    from internutopia.bench.report import machine
+
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--ids', default=','.join(DEFAULT_IDS), help=f'comma-separated ids (default {",".join(DEFAULT_IDS)})')
+    parser.add_argument('--num-envs', default='64', help='comma-separated env counts (default 64)')
+    parser.add_argument('--pairs', type=int, default=60,
+                        help='timed pairs of chunks (default 60: with 5 vector steps a chunk, a point-nav episode '
+                             'of 200 vector steps ends and restarts during the run)')
+    parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
+    parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
+    parser.add_argument('--markdown', action='store_true', help='print the rows as a markdown table')
+    parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
+    args = parser.parse_args(argv)
+    try:
+        num_envs = [int(text) for text in args.num_envs.split(',') if text]
+    except ValueError:
+        parser.error(f'--num-envs must be comma-separated integers; got {args.num_envs!r}')
+    if not num_envs or any(n < 1 for n in num_envs) or args.pairs < 1 or args.chunk < 1:
+        parser.error('--num-envs, --pairs and --chunk must be at least 1')
+    ids = [text for text in args.ids.split(',') if text]
+    import gymnasium as gym
+
+    import internutopia.envs  # noqa: F401
+
+    unknown = [i for i in ids if i not in gym.registry]
+    if unknown:
+        parser.error(f'unknown ids {unknown}; internutopia ids: {sorted(k for k in gym.registry if k.startswith("internutopia/"))}')
+    os.environ.setdefault('MUJOCO_GL', 'egl')
+    processes.install_cleanup()
+    first = machine()
+    try:
+        rows = run_gym(ids, num_envs, args.pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
+    finally:
+        processes.kill_tracked()
+    print(f'machine: {first}, load at end {machine()["load"]}')
+    if args.markdown:
+        print(gym_markdown_table(rows))
+    if args.json:
+        print(json.dumps({'machine': first, 'load_at_end': machine()['load'], 'rows': rows}))
+    return rows
+
+
+if __name__ == '__main__':
+    main()

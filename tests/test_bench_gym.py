@@ -1,0 +1,44 @@
+"""The Gymnasium rows of the benchmark (``internutopia.bench.gym_step``): the limit replays exactly
+the motion of the vector env it is paired with, resets included. (No timing is asserted.)"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import internutopia.envs  # noqa: F401  (registers the ids)
+from internutopia.bench.gym_step import GymLimit, main
+
+
+def test_the_limit_replays_the_vector_steps_motion_bit_for_bit_through_resets() -> None:
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=3, max_steps=30)
+    world = env.unwrapped._vec.runner.world
+    env.reset(seed=1)
+    limit = GymLimit(world)
+    limit.start_round()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(8):
+        _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32))
+        ended += int(np.sum(terminated | truncated))
+        limit.end_vector_step()
+    (part,) = limit.parts
+    ours = part.after.copy()  # positions and velocities after ours' last physics step
+    written = [rows.tolist() for _, rows, _ in part.steps if len(rows)]
+    seconds, clean = limit.replay_steps()
+    assert ended == 3 and written == [[0, 1, 2]]  # the episodes' time limit, then their resets in the replay
+    assert seconds.shape == clean.shape == (8,) and np.all(seconds > 0)
+    np.testing.assert_array_equal(part.batch.state[:, part.motion], ours)
+    assert not np.array_equal(part.start[:, part.motion], ours)  # (it moved)
+    limit.close()
+    assert 'step' not in vars(world)  # the world's own step is back
+    env.close()
+
+
+def test_bad_arguments_name_the_valid_values(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(['--ids', 'internutopia/NoSuch-v0'])
+    assert 'internutopia/H1Walk-v0' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(['--num-envs', '0'])
