@@ -29,19 +29,21 @@ _IGNORED_KEYS = ('unknown keys are ignored, as upstream, each with a warning nam
 #: ``dotted prefix -> (status, how or why)``; the longest prefix wins.
 NOTES: dict[str, tuple[str, str]] = {
     # -- absent: robots without a model on PyPI --------------------------------------------------
-    'internutopia_extension.configs.robots.gr1': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.robots.aliengo': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
-    'internutopia_extension.configs.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
-    'internutopia_extension.configs.controllers.GR1MoveBySpeedControllerCfg': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
     'internutopia_extension.configs.controllers.AliengoMoveBySpeedControllerCfg': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.robots.h1_with_hand.H1WithHandRobot': (
         IMPROVED, "Menagerie's H1 walking with this project's policy, with the Inspire hand URDFs of fourier-robot-descriptions "
                   '(pip install --no-deps fourier-robot-descriptions); a hand_controller opens and closes the hands, which do '
                   'not collide (the URDFs have no collision shapes; docs/robots.md)'),
-    'internutopia_extension.robots.gr1': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.robots.gr1': (
+        IMPROVED, 'the GR1 T2 URDF of fourier-robot-descriptions (pip install --no-deps fourier-robot-descriptions), '
+                "its 54 joints in upstream's order; no GR1 walking policy is trained yet: move_by_speed carries the pelvis "
+                "(locomotion='carried'), GR1 does not walk (docs/robots.md)"),
     'internutopia_extension.robots.aliengo': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
-    'internutopia_extension.controllers.gr1_move_by_speed_controller': (ABSENT, 'Fourier GR1: ' + _NO_MODEL),
+    'internutopia_extension.controllers.gr1_move_by_speed_controller': (
+        IMPROVED, "`[forward, lateral, yaw_rate]` moves GR1's carried pelvis, every slot in one call; InternUtopia's GR1 "
+                  'walking policy is not on PyPI and none is trained here yet (docs/robots.md)'),
     'internutopia_extension.controllers.aliengo_move_by_speed_controller': (ABSENT, 'Unitree Aliengo: ' + _NO_MODEL),
     'internutopia_extension.controllers.h1_move_by_speed_controller.RLPolicy': (
         ABSENT, "wraps rsl_rl's pickled torch walking policy, which is not on PyPI; H1 walks with this project's ONNX "
@@ -66,14 +68,15 @@ NOTES: dict[str, tuple[str, str]] = {
         SAME, 'also importable as SingleInferenceTask, the name its config type uses'),
     # -- absent: teleoperation ---------------------------------------------------------------------
     'internutopia_extension.controllers.gr1_teleop': (ABSENT, _TELEOP),
+    'internutopia_extension.configs.controllers.gr1_teleop_controller': (
+        IMPROVED, 'accepted by GR1: its controller here takes the joint targets themselves as the action, in joint_names '
+                  "order (upstream's receives them over LCM from its Vision Pro retargeting process, which is absent)"),
     'internutopia_extension.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
     'internutopia_extension.controllers.layout_edit_mocap_controller': (ABSENT, _TELEOP),
     'internutopia_extension.controllers.pin_ik_solver': (ABSENT, 'Pinocchio IK for the GR1 teleoperation hands: ' + _TELEOP),
     'internutopia_extension.sensors.layout_edit_mocap_controlled_camera': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.layout_edit_mocap_controller': (ABSENT, _TELEOP),
     'internutopia_extension.configs.controllers.LayoutEditMocapControllerCfg': (ABSENT, _TELEOP),
-    'internutopia_extension.configs.controllers.gr1_teleop_controller': (ABSENT, _TELEOP),
-    'internutopia_extension.configs.controllers.GR1TeleOpControllerCfg': (ABSENT, _TELEOP),
     'internutopia_extension.configs.sensors.LayoutEditMocapControlledCameraCfg': (ABSENT, _TELEOP),
     'internutopia_extension.interactions.visionpro': (ABSENT, _TELEOP),
     'internutopia_extension.configs.robots.mocap_controlled_franka.layout_cfg': (ABSENT, _LAYOUT),

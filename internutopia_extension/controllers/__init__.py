@@ -4,6 +4,7 @@ from internutopia_extension.controllers import (  # noqa: F401
     base_motion,
     differential_drive,
     franka_mocap_teleop_controller,
+    gr1_move_by_speed_controller,
     gripper_controller,
     h1_leg_action,
     h1_move_by_speed_controller,

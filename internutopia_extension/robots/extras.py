@@ -17,3 +17,4 @@ needs_extra('robot', 'G1Robot', None, 'holosoma_inference', install='pip install
 needs_extra('controller', 'G1MoveBySpeedController', None, 'holosoma_inference', install='pip install --no-deps holosoma-inference')
 # fourier-robot-descriptions declares heavy dependencies (pinocchio, git tooling) that reading its URDFs does not need.
 needs_extra('robot', 'H1WithHandRobot', None, 'fourier_robot_descriptions', install='pip install --no-deps fourier-robot-descriptions')
+needs_extra('robot', 'GR1Robot', None, 'fourier_robot_descriptions', install='pip install --no-deps fourier-robot-descriptions')

@@ -7,6 +7,8 @@ The modules are InternUtopia's paths (``dd_controller``, ``h1_move_by_speed_cont
 from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
 from internutopia_extension.configs.controllers.franka_mocap_teleop_controller import FrankaMocapTeleopControllerCfg
 from internutopia_extension.configs.controllers.g1_move_by_speed_controller import G1MoveBySpeedControllerCfg
+from internutopia_extension.configs.controllers.gr1_move_by_speed_controller import GR1MoveBySpeedControllerCfg
+from internutopia_extension.configs.controllers.gr1_teleop_controller import GR1TeleOpControllerCfg
 from internutopia_extension.configs.controllers.gripper_controller import GripperControllerCfg
 from internutopia_extension.configs.controllers.h1_move_by_speed_controller import H1MoveBySpeedControllerCfg
 from internutopia_extension.configs.controllers.holonomic_base_controller import HolonomicBaseControllerCfg
@@ -19,7 +21,7 @@ from internutopia_extension.configs.controllers.rmpflow_controller import RMPFlo
 from internutopia_extension.configs.controllers.rotate_controller import RotateControllerCfg
 
 __all__ = [
-    'IK_REFERENCES', 'DifferentialDriveControllerCfg', 'FrankaMocapTeleopControllerCfg', 'G1MoveBySpeedControllerCfg', 'GripperControllerCfg',
+    'IK_REFERENCES', 'DifferentialDriveControllerCfg', 'FrankaMocapTeleopControllerCfg', 'G1MoveBySpeedControllerCfg', 'GR1MoveBySpeedControllerCfg', 'GR1TeleOpControllerCfg', 'GripperControllerCfg',
     'H1MoveBySpeedControllerCfg', 'HolonomicBaseControllerCfg', 'InverseKinematicsControllerCfg', 'JointControllerCfg',
     'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RMPFlowControllerCfg',
     'RecoverControllerCfg', 'RotateControllerCfg',
