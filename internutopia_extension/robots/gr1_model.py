@@ -11,7 +11,8 @@ importer with its visual meshes kept. What this module adds to the URDF:
   them (its config lists them commented out), so here too;
 - a position servo on each of the 54 joints, its force limited to the URDF's effort limit (the
   coupled finger joints' servos pull with no force: the hand's linkage, the equality, sets them);
-- robot geoms that touch the scene but not each other (InternUtopia turns GR1's self-collisions off).
+- collision geoms (the URDF's primitives, in geom group 3, not drawn by default) that touch the
+  scene but not each other (InternUtopia turns GR1's self-collisions off).
 
 Two variants: :func:`walking_spec` keeps the physics honest (no gravity compensation, Fourier's
 servo gains, the URDF's effort limits) and adds what a walking controller reads, as MuJoCo
@@ -141,8 +142,9 @@ def gr1_base_spec(gains: dict[str, tuple[float, float]]) -> mujoco.MjSpec:
             spec.delete(equality)
     for geom in spec.geoms:
         if geom.contype or geom.conaffinity:
-            # Touches the scene (contype 1 there), not the robot's own geoms.
-            geom.contype, geom.conaffinity = 2, 1
+            # Touches the scene (contype 1 there), not the robot's own geoms; drawn only on request
+            # (group 3, as Menagerie's collision geoms): the meshes are what a camera sees.
+            geom.contype, geom.conaffinity, geom.group = 2, 1, 3
     # A driven finger joint moves the joints coupled to it (q_follower = ratio * q_driven): its servo
     # moves their armature and damping too, 1 + sum(ratio^2) times its own; its gain is scaled alike.
     load: dict[str, float] = {}
