@@ -42,3 +42,11 @@ def test_bad_arguments_name_the_valid_values(capsys: pytest.CaptureFixture[str])
     assert 'internutopia/H1Walk-v0' in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(['--num-envs', '0'])
+
+
+def test_the_main_benchmark_checks_its_gym_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    from internutopia.bench.command import main as bench_main
+
+    with pytest.raises(SystemExit):
+        bench_main(['--robots', '', '--gym', 'internutopia/NoSuch-v0'])
+    assert 'internutopia/JetbotPointNav-v0' in capsys.readouterr().err

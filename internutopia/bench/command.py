@@ -14,6 +14,7 @@ from internutopia.bench import processes
 from internutopia.bench.baseline import EMPTY, AsyncBaseline
 from internutopia.bench.cases import CAMERAS, CASES, get_case
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S
+from internutopia.bench.gym_step import DEFAULT_IDS, gym_markdown_table, run_gym
 from internutopia.bench.memory import DEFAULT_SHARE
 from internutopia.bench.ours import measure_ours
 from internutopia.bench.report import combine_runs, format_row, machine, markdown_table
@@ -40,7 +41,8 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         camera_steps: int | None = None, render_robots: list[str] | None = None,
         render_cameras: list[str] | None = None, render_steps: int = 24,
         render_threads: int | None = None, memory_share: float = DEFAULT_SHARE, async_max_workers: int | None = None,
-        timeout_s: float | None = DEFAULT_TIMEOUT_S, backend: str | None = None, device: str | None = None) -> dict[str, Any]:
+        timeout_s: float | None = DEFAULT_TIMEOUT_S, backend: str | None = None, device: str | None = None,
+        gym_ids: list[str] | None = None) -> dict[str, Any]:
     """Measure every case; return the figures (what ``--json`` prints).
 
     Args:
@@ -65,6 +67,8 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         async_max_workers: at most this many workers per pool (``None``: memory decides).
         timeout_s: time limit of each measurement (its processes are killed past it).
         backend, device: the physics backend and device of ours' rows (``None``: the cases' own, MuJoCo).
+        gym_ids: Gymnasium ids whose vector step is measured against the limit at each of
+            ``env_nums`` (:mod:`internutopia.bench.gym_step`), after the cases; ``gym_rows`` in the figures.
     """
     rows: list[dict[str, Any]] = []
     resets: list[dict[str, Any]] = []
@@ -115,8 +119,9 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         cameras_out = camera_rows.run_cameras(render_robots, env_nums, render_cameras, render_steps, chunk=4,
                                               with_async=with_async, log=log, quality_rows=quality,
                                               threads=render_threads)
+    gym_rows = run_gym(gym_ids, env_nums, log=log, timeout_s=timeout_s) if gym_ids else []
     plain = [r for r in rows if r['api'] == rows[0]['api'] and r['cameras'] == 'off'] if rows else []
-    return {'camera_rows': cameras_out, 'lod_quality': quality, 'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
+    return {'gym_rows': gym_rows, 'camera_rows': cameras_out, 'lod_quality': quality, 'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
             'repeat': repeat, 'rows': rows, 'resets': resets, 'failures': failures,
             'startup_s': {f'{r["robot"]}x{r["env_num"]}': r['startup_s'] for r in plain},
             'peak_memory_mb': {f'{r["robot"]}x{r["env_num"]}': r['peak_memory_mb'] for r in plain}}
@@ -213,6 +218,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', dest='overrides',
                         help='with --config: change a value of the config (a dotted path into the YAML, the value read as '
                              'YAML), as "internutopia run --set" does; repeat for several')
+    parser.add_argument('--gym', nargs='?', const=','.join(DEFAULT_IDS), default=None, type=str, metavar='IDS',
+                        help='also measure the Gymnasium vector step of these comma-separated ids (default: '
+                             f'{",".join(DEFAULT_IDS)}) at each --env-nums count against the physics limit, with '
+                             'random actions (internutopia.bench.gym_step); --robots "" leaves only these rows')
     parser.add_argument('--markdown', action='store_true', help="print the rows as docs/performance.md's table")
     parser.add_argument('--json', action='store_true', help='print all figures as one JSON object on the last line')
     return parser
@@ -232,6 +241,15 @@ def main(argv: list[str] | None = None) -> int:
     for robot in args.robots:
         if robot not in CASES:
             parser.error(f'unknown robot {robot!r}; choose from {", ".join(CASES)}')
+    if args.gym:
+        import gymnasium
+
+        import internutopia.envs  # noqa: F401  (registers the ids)
+
+        unknown = [i for i in args.gym.split(',') if i and i not in gymnasium.registry]
+        if unknown:
+            parser.error(f'unknown Gymnasium ids {unknown}; internutopia ids: '
+                         f'{sorted(k for k in gymnasium.registry if k.startswith("internutopia/"))}')
     if any(api not in APIS for api in args.api):
         parser.error('--api takes dict, array or dict,array')
     for camera in args.cameras:
@@ -275,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                       camera_steps=args.camera_steps, render_robots=args.render_robots if with_camera_rows else [],
                       render_cameras=args.render_cameras, render_steps=args.render_steps, render_threads=args.render_threads,
                       memory_share=args.memory_share, async_max_workers=args.async_max_workers, timeout_s=args.timeout,
-                      backend=args.backend, device=args.device)
+                      backend=args.backend, device=args.device,
+                      gym_ids=[i for i in args.gym.split(',') if i] if args.gym else None)
     except KeyboardInterrupt:
         ended = processes.kill_tracked()
         print(f'internutopia bench: interrupted; {ended} process group(s) it had started were ended', file=sys.stderr)
@@ -289,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         if figures['camera_rows']:
             print()
             print(camera_rows.camera_markdown_table(figures['camera_rows']))
+        if figures['gym_rows']:
+            print()
+            print(gym_markdown_table(figures['gym_rows']))
     if args.json:
         print(json.dumps(figures))
     return 0
