@@ -50,3 +50,13 @@ def test_the_main_benchmark_checks_its_gym_ids(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         bench_main(['--robots', '', '--gym', 'internutopia/NoSuch-v0'])
     assert 'internutopia/JetbotPointNav-v0' in capsys.readouterr().err
+
+
+def test_phases_time_each_part_of_the_vector_step() -> None:
+    from internutopia.bench.gym_step import PHASES, _phases
+
+    row = _phases('internutopia/JetbotPointNav-v0', 2, 5, {'max_steps': 12})  # (episodes end: resets run)
+    assert set(row['shares']) == {label for label, _, _ in PHASES} and row['vector_step_ms'] > 0
+    shares = row['shares']
+    assert all(0 < shares[label] < 1 for label, _, _ in PHASES)
+    assert shares['resets (the vector env\'s _take)'] >= shares['  of which placed and started (starts._reset_taken)']

@@ -14,7 +14,6 @@ from internutopia.bench import processes
 from internutopia.bench.baseline import EMPTY, AsyncBaseline
 from internutopia.bench.cases import CAMERAS, CASES, get_case
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S
-from internutopia.bench.gym_step import DEFAULT_IDS, gym_markdown_table, run_gym
 from internutopia.bench.memory import DEFAULT_SHARE
 from internutopia.bench.ours import measure_ours
 from internutopia.bench.report import combine_runs, format_row, machine, markdown_table
@@ -119,7 +118,11 @@ def run(robots: list[str], env_nums: list[int], cameras: list[str], apis: list[s
         cameras_out = camera_rows.run_cameras(render_robots, env_nums, render_cameras, render_steps, chunk=4,
                                               with_async=with_async, log=log, quality_rows=quality,
                                               threads=render_threads)
-    gym_rows = run_gym(gym_ids, env_nums, log=log, timeout_s=timeout_s) if gym_ids else []
+    gym_rows = []
+    if gym_ids:  # (imported here: python -m internutopia.bench.gym_step runs that module as __main__)
+        from internutopia.bench.gym_step import run_gym
+
+        gym_rows = run_gym(gym_ids, env_nums, log=log, timeout_s=timeout_s)
     plain = [r for r in rows if r['api'] == rows[0]['api'] and r['cameras'] == 'off'] if rows else []
     return {'gym_rows': gym_rows, 'camera_rows': cameras_out, 'lod_quality': quality, 'machine': first_machine, 'load_at_end': machine()['load'], 'steps': steps, 'chunk': chunk,
             'repeat': repeat, 'rows': rows, 'resets': resets, 'failures': failures,
@@ -158,6 +161,7 @@ def _csv(kind: Any) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     from internutopia import bench
+    from internutopia.bench.gym_step import DEFAULT_IDS
 
     cases = '\n'.join(f'  {name:<8} {case.description}' for name, case in CASES.items())
     camera_minutes = camera_rows.estimate_seconds(FULL['env_nums'], list(camera_rows.SETTINGS), 24, True) / 60
@@ -309,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(camera_rows.camera_markdown_table(figures['camera_rows']))
         if figures['gym_rows']:
+            from internutopia.bench.gym_step import gym_markdown_table
+
             print()
             print(gym_markdown_table(figures['gym_rows']))
     if args.json:

@@ -21,6 +21,7 @@ the rows written between steps) is timed and taken out of ours' time.
 
     python -m internutopia.bench.gym_step                                  # the default ids at 64 envs
     python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --num-envs 1,64 --json
+    python -m internutopia.bench.gym_step --phases                         # where a vector step's time goes
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
 from internutopia.bench.paired import involuntary_switches, summarize
 
-__all__ = ['DEFAULT_IDS', 'GymLimit', 'main', 'measure_gym', 'run_gym']
+__all__ = ['DEFAULT_IDS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
 
 #: The ids of the default run: the walking H1 (the training id) and the point-nav ids.
 DEFAULT_IDS = ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0', 'internutopia/H1PointNav-v0',
@@ -244,6 +245,65 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
     return out
 
 
+#: The parts of a vector step :func:`phase_shares` times: (label, owner path from the vector env, method).
+PHASES = (
+    ('physics (world.step)', '_vec.runner.world', 'step'),
+    ('tasks, rewards, metrics (terms.step)', '_vec.runner.terms', 'step'),
+    ('commands (parse_batched)', '_vec.runner.actions', 'parse_batched'),
+    ('observations (observe_arrays)', '_vec.runner.observer', 'observe_arrays'),
+    ('resets (the vector env\'s _take)', '', '_take'),
+    ('  of which episodes taken and checked (starts._take)', '_vec.runner.starts', '_take'),
+    ('  of which placed and started (starts._reset_taken)', '_vec.runner.starts', '_reset_taken'),
+    ('observation rows (layout.flat_rows)', 'layout', 'flat_rows'),
+)
+
+
+def _phases(env_id: str, num_envs: int, steps: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+    import gymnasium as gym
+
+    import internutopia.envs  # noqa: F401  (registers the ids)
+
+    env = gym.make_vec(env_id, num_envs=num_envs, **kwargs)
+    inner: Any = env.unwrapped
+    spent: dict[str, float] = {}
+    for label, path, name in PHASES:
+        owner = inner
+        for part in filter(None, path.split('.')):
+            owner = getattr(owner, part)
+        function = getattr(owner, name)
+
+        def timed(*args: Any, _function: Any = function, _label: str = label, **kw: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return _function(*args, **kw)
+            finally:
+                spent[_label] = spent.get(_label, 0.0) + time.perf_counter() - began
+        setattr(owner, name, timed)
+    env.reset(seed=0)
+    space: Any = env.action_space
+    rng = np.random.default_rng(0)
+    actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(64)]
+    for k in range(20):
+        env.step(actions[k % len(actions)])
+    spent.clear()
+    began = time.perf_counter()
+    for k in range(steps):
+        env.step(actions[k % len(actions)])
+    total = time.perf_counter() - began
+    env.close()
+    return {'id': env_id, 'num_envs': num_envs, 'steps': steps, 'vector_step_ms': total / steps * 1e3,
+            'shares': {label: spent.get(label, 0.0) / total for label, _, _ in PHASES}}
+
+
+def phase_shares(env_id: str, num_envs: int, steps: int = 300, kwargs: dict[str, Any] | None = None,
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """Where a vector step's time goes (:data:`PHASES`, each timed around its call; one timer costs
+    about a microsecond), over ``steps`` vector steps with random actions, in a fresh process: the
+    share of each phase in the whole and the milliseconds per vector step."""
+    return run_in_fresh_process(_phases, env_id, num_envs, steps, dict(kwargs or {}),
+                                what=f'gym phases {env_id} x{num_envs}', timeout_s=timeout_s)
+
+
 def measure_gym(env_id: str, num_envs: int, pairs: int = 60, chunk: int = 5, kwargs: dict[str, Any] | None = None,
                 timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """One run of ``env_id`` at ``num_envs`` in a fresh process: ``pairs`` pairs of ``chunk``
@@ -304,6 +364,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                              'of 200 vector steps ends and restarts during the run)')
     parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
+    parser.add_argument('--phases', action='store_true',
+                        help='instead of the paired rows: where a vector step\'s time goes (physics, tasks, resets, ...), '
+                             'each part timed around its call over 300 vector steps')
     parser.add_argument('--markdown', action='store_true', help='print the rows as a markdown table')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
     args = parser.parse_args(argv)
@@ -325,11 +388,21 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     processes.install_cleanup()
     first = machine()
     try:
-        rows = run_gym(ids, num_envs, args.pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
+        if args.phases:
+            rows = []
+            for env_id in ids:
+                for n in num_envs:
+                    row = phase_shares(env_id, n, timeout_s=args.timeout)
+                    rows.append(row)
+                    print(f"{env_id} x{n}: {row['vector_step_ms']:.2f} ms per vector step", flush=True)
+                    for label, share in row['shares'].items():
+                        print(f'  {label:<52} {share:6.1%}', flush=True)
+        else:
+            rows = run_gym(ids, num_envs, args.pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
     finally:
         processes.kill_tracked()
     print(f'machine: {first}, load at end {machine()["load"]}')
-    if args.markdown:
+    if args.markdown and not args.phases:
         print(gym_markdown_table(rows))
     if args.json:
         print(json.dumps({'machine': first, 'load_at_end': machine()['load'], 'rows': rows}))
