@@ -7,7 +7,7 @@ with :class:`internutopia.recording.Recorder` (failed ones are dropped; ``--keep
 marked). ``--cameras`` adds 256x256 front and wrist cameras, saved as videos. Needs the ``franka``
 and ``dataset`` extras::
 
-    python examples/generate_demos.py --out demos/pick_place --episodes 64 --slots 16 [--cameras] [--physics-dt 0.0333]
+    python examples/generate_demos.py --out demos/pick_place --episodes 64 --slots 16 [--cameras] [--stream] [--physics-dt 0.0333]
 
 Then ``examples/train_bc.py --data demos/pick_place`` trains a policy on them.
 """
@@ -63,13 +63,14 @@ def scripted_actions(policy: ScriptedPickPlace, obs: list, targets: dict[int, st
     return actions
 
 
-def generate(config: Config, out: str | None, keep_failed: bool = False, overwrite: bool = False) -> dict:
+def generate(config: Config, out: str | None, keep_failed: bool = False, overwrite: bool = False, stream: bool = False) -> dict:
     """Run every episode of ``config`` with the scripted policy, recording into ``out`` (``None``:
-    no recording); the counts of episodes run, succeeded and saved, and the wall time."""
+    no recording); the counts of episodes run, succeeded and saved, and the wall time. ``stream``:
+    the scripted policy streams a smooth path instead of sending each waypoint at once."""
     import_extensions()
     env = Env(config)
     recorder = Recorder(out, keep_failed=keep_failed, overwrite=overwrite).attach(env) if out else None
-    policy = ScriptedPickPlace(physics_dt=config.simulator.physics_dt)
+    policy = ScriptedPickPlace(physics_dt=config.simulator.physics_dt, jump=not stream)
     began = time.perf_counter()
     steps = succeeded = finished = 0
     try:
@@ -107,9 +108,10 @@ def main() -> None:
     parser.add_argument('--physics-dt', type=float, default=PHYSICS_DT)
     parser.add_argument('--keep-failed', action='store_true', help='also save failed episodes (marked next.success=false)')
     parser.add_argument('--overwrite', action='store_true', help='replace an existing dataset at --out')
+    parser.add_argument('--stream', action='store_true', help='stream smooth paths instead of jumping to each waypoint')
     args = parser.parse_args()
     config = demo_config(args.episodes, args.slots, args.seed, args.cameras, args.physics_dt)
-    summary = generate(config, args.out, args.keep_failed, args.overwrite)
+    summary = generate(config, args.out, args.keep_failed, args.overwrite, args.stream)
     print(f"{summary['episodes']} episodes, {summary['succeeded']} succeeded, {summary['saved']} saved to {args.out} "
           f"({summary['steps']} steps, {summary['wall_s']} s)")
 

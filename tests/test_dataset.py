@@ -220,6 +220,11 @@ def test_bad_folder_is_refused_before_anything_runs(tmp_path: object) -> None:
     open(os.path.join(taken, 'x'), 'w').close()
     with pytest.raises(FileExistsError, match='not empty'):
         Recorder(taken)
+    from internutopia.cli import ConfigError, run
+
+    with pytest.raises(ConfigError, match='--record: .*not empty'):
+        run(os.path.join(os.path.dirname(__file__), '..', 'configs', 'jetbot_point_nav.yaml'), steps=1, record=taken,
+            results=os.path.join(str(tmp_path), 'r.jsonl'), progress=False)
     assert os.listdir(taken) == ['x']
 
 

@@ -61,6 +61,7 @@ def run_once(env_num: int, episodes: int, physics_dt: float, record: str | None)
         from internutopia.recording import Recorder
 
         recorder = Recorder(record).attach(env)
+    load_before = os.getloadavg()[0]
     began = time.perf_counter()
     obs, _ = env.reset()
     policy = ScriptedPolicy(env)
@@ -82,7 +83,10 @@ def run_once(env_num: int, episodes: int, physics_dt: float, record: str | None)
     wall = time.perf_counter() - began
     out = {'record': record is not None, 'steps': steps, 'env_steps': env_steps, 'succeeded': succeeded,
            'wall_s': round(wall, 3), 'step_loop_s': round(stepped, 3),
-           'peak_rss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+           'peak_rss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+           'load_1min': [round(load_before, 2), round(os.getloadavg()[0], 2)],  # at the start and the end
+           # the dataset writer's process (joined by env.close()); 0 without recording
+           'writer_peak_rss_mb': round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
     if recorder is not None and record is not None:
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(record) for f in files)
         out.update(episodes_saved=recorder.episodes_saved, dataset_mb=round(size / 2 ** 20, 2))
@@ -131,9 +135,11 @@ def main() -> None:
     for index, pair in enumerate(result['pairs']):
         for side in ('plain', 'recorded'):
             row = pair[side]
-            extra = f"  saved {row['episodes_saved']} episodes, {row['dataset_mb']} MB" if side == 'recorded' else ''
+            extra = (f"  writer peak RSS {row['writer_peak_rss_mb']:.0f} MB, saved {row['episodes_saved']} episodes, "
+                     f"{row['dataset_mb']} MB" if side == 'recorded' else '')
             print(f"pair {index} {side:8s}: {row['wall_s']:7.2f} s  {row['env_steps'] / row['wall_s']:7.1f} env-steps/s  "
-                  f"peak RSS {row['peak_rss_mb']:.0f} MB  ({row['succeeded']} of {result['episodes']} placed){extra}")
+                  f"peak RSS {row['peak_rss_mb']:.0f} MB  ({row['succeeded']} of {result['episodes']} placed)  "
+                  f"load {row['load_1min'][0]}-{row['load_1min'][1]}{extra}")
         print(f"pair {index} ratio recorded/plain: {pair['ratio']:.3f}")
     print(f"median ratio: {result['ratio']:.3f}")
     print(json.dumps(result))

@@ -3,10 +3,11 @@
 A :class:`Layout` is LeRobot's features table (name -> dtype, shape, names) plus the functions that
 turn one slot's observation and action into that table's row. It is derived from the run itself:
 
-- ``observation.state`` (float32): every numeric leaf of each robot's observation except its
-  ``sensors`` (joint positions and velocities, base position and orientation, end-effector pose,
-  gripper opening, controller readings...), robot by robot, leaves in the observation's own order,
-  each array flattened; ``names`` gives each column as ``robot.path.i``.
+- ``observation.state`` (float32): every numeric or boolean leaf (as 0/1) of each robot's
+  observation except its ``sensors`` (joint positions and velocities, base position and
+  orientation, end-effector pose, gripper opening, controller readings and flags...), robot by
+  robot, leaves in the observation's own order, each array flattened; ``names`` gives each column
+  as ``robot.path.i``.
 - ``observation.environment_state`` (float32, when the episode has objects or task readings): the
   numeric leaves of ``obs['objects']`` and ``obs['task']`` (object poses, the goal), same naming.
 - ``action`` (float32): per robot, per controller of its config in config order, the arguments as
@@ -24,11 +25,11 @@ turn one slot's observation and action into that table's row. It is derived from
 ...        'objects': {'cube': {'position': np.ones(3)}}}
 >>> layout = Layout.from_observation(obs, robots=['arm'], actions={})
 >>> layout.state_names
-['arm.position.0', 'arm.position.1', 'arm.position.2', 'arm.joint_positions.0', 'arm.joint_positions.1']
+['arm.position.0', 'arm.position.1', 'arm.position.2', 'arm.joint_positions.0', 'arm.joint_positions.1', 'arm.render']
 >>> layout.cameras, layout.features['observation.images.cam']['shape']
 ({'observation.images.cam': ('arm', 'cam')}, (4, 6, 3))
 >>> layout.state(obs).tolist(), layout.environment_state(obs).tolist()
-([0.0, 0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0])
+([0.0, 0.0, 0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0])
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ EXTRA_FEATURES: dict[str, dict[str, Any]] = {
 
 
 def numeric_leaves(tree: Mapping[str, Any], prefix: str, skip: Sequence[str] = ()) -> list[tuple[str, Any]]:
-    """``(path, value)`` of each number or number array in ``tree`` (bools and strings left out),
+    """``(path, value)`` of each number, flag or array of them in ``tree`` (strings left out),
     depth first in the dict's order; ``skip`` names top-level keys to leave out.
 
     >>> numeric_leaves({'a': 1.0, 'b': {'c': [1, 2]}, 'd': True, 'e': 'x'}, 'r')
-    [('r.a', 1.0), ('r.b.c', [1, 2])]
+    [('r.a', 1.0), ('r.b.c', [1, 2]), ('r.d', True)]
     """
     out: list[tuple[str, Any]] = []
     for key, value in tree.items():
@@ -78,11 +79,11 @@ def numeric_leaves(tree: Mapping[str, Any], prefix: str, skip: Sequence[str] = (
         path = f'{prefix}.{key}'
         if isinstance(value, Mapping):
             out.extend(numeric_leaves(value, path))
-        elif isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        elif isinstance(value, (str, bytes)) or value is None:
             continue
         else:
             array = np.asarray(value)
-            if array.dtype.kind in 'fiu' and array.size > 0:
+            if array.dtype.kind in 'fiub' and array.size > 0:
                 out.append((path, value))
     return out
 
