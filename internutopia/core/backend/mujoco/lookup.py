@@ -61,6 +61,7 @@ class MujocoLookup:
         self.ncam, self.nmocap, self.nsensordata = model.ncam, model.nmocap, model.nsensordata
         self.timestep = float(model.opt.timestep)
         self._names: dict[str, tuple[str, ...]] = {}
+        self._ids: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
         self._geoms: GeomTable | None = None
 
     # -- names -----------------------------------------------------------------------------------
@@ -91,8 +92,12 @@ class MujocoLookup:
         return found
 
     def ids(self, kind: str, names: Sequence[str]) -> np.ndarray:
-        """Ids of ``names`` of ``kind``. Shape (len(names),), intp."""
-        return np.array([self.id(kind, name) for name in names], dtype=np.intp)
+        """Ids of ``names`` of ``kind``. Shape (len(names),), intp; a new array each call."""
+        key = (kind, tuple(names))
+        found = self._ids.get(key)
+        if found is None:  # (looked up once per model: a robot's reset asks for the same names every episode)
+            found = self._ids[key] = np.array([self.id(kind, name) for name in names], dtype=np.intp)
+        return found.copy()
 
     def _unknown(self, kind: str, name: str) -> UnknownName:
         prefix = name[:name.rfind('/') + 1]
