@@ -126,9 +126,9 @@ def test_mimic_joints_follow_their_driven_joints_and_the_standing_height_puts_th
     assert len(bottoms) == 4 and max(abs(b) for b in bottoms) < 0.002
 
 
-def _env(controllers, sensors=None, locomotion='carried', physics_dt=1 / 100):
+def _env(controllers, sensors=None, physics_dt=1 / 100, **fields):
     import_extensions()
-    robot = cfgs.GR1RobotCfg(controllers=controllers, sensors=sensors, locomotion=locomotion)
+    robot = cfgs.GR1RobotCfg(controllers=controllers, sensors=sensors, **fields)
     task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot])
     return Env(Config(simulator=SimConfig(physics_dt=physics_dt, rendering_dt=physics_dt), env_num=ENVS, env_offset_size=10,
                       metrics_save_path='none', task_configs=[task] * 50))
@@ -203,10 +203,50 @@ def test_move_by_speed_takes_upstreams_optional_nones_and_refuses_values(env):
 def test_the_walking_model_has_no_policy_yet_and_says_so():
     env = _env([cfgs.move_by_speed_cfg], locomotion='walking')
     try:
-        with pytest.raises(ValueError, match="no trained walking policy yet.*locomotion='carried'"):
+        with pytest.raises(ValueError, match="no GR1 walking policy is trained yet.*locomotion='carried'.*walking_policy='controller'"):
             env.reset()
     finally:
         env.close()
+
+
+def test_a_walking_gr1_takes_its_leg_actions_and_commands_through_its_walker():
+    from internutopia_extension.robots.gr1_locomotion import gait
+
+    env = _env([cfgs.move_by_speed_cfg], physics_dt=1 / 200, locomotion='walking', walking_policy='controller')
+    try:
+        obs, _ = env.reset()
+        for _ in range(20):  # 0.1 s: the command ramps up, the legs hold the standing targets
+            obs, *_ = env.step([{NAME: {'move_by_speed': [0.8, 0.0, 0.0]}}] * ENVS)
+        robot = obs[0][NAME]
+        policy_obs = robot['policy_obs']
+        assert policy_obs.shape == (gait.OBS_SIZE,) == (50,)
+        np.testing.assert_allclose(policy_obs[6:9], [0.0, 0.0, -1.0], atol=0.05)  # upright, on its soles
+        assert 0.05 < policy_obs[9] / gait.COMMAND_SCALE[0] < 0.8  # the followed command, ramping towards 0.8
+        assert robot['position'][2] == pytest.approx(model.STANDING_HEIGHT, abs=0.03)
+        legs = [cfgs.GR1_JOINT_NAMES.index(n) for n in gait.LEG_JOINTS]
+        np.testing.assert_allclose(robot['joint_positions'][legs], gait.LEG_STANDING, atol=0.1)
+    finally:
+        env.close()
+
+
+def test_the_gaits_mirror_map_is_the_models_mirror_image(walking):
+    """A leg pose and its mirror (:func:`gait.mirror_action` applied to joint offsets) put the soles
+    at mirrored places: the sign table matches the URDF's joint axes."""
+    from internutopia_extension.robots.gr1_locomotion import gait
+
+    data = mujoco.MjData(walking)
+    adr = [walking.joint(n).qposadr[0] for n in gait.LEG_JOINTS]
+    offsets = np.random.default_rng(0).uniform(-0.3, 0.3, (1, 12))
+
+    def soles(legs):
+        data.qpos[:] = 0.0
+        data.qpos[3] = 1.0
+        data.qpos[adr] = gait.LEG_STANDING + legs[0]
+        mujoco.mj_forward(walking, data)
+        return np.array([data.site(f'{foot}_sole').xpos for foot in model.FEET])
+
+    original, mirrored = soles(offsets), soles(gait.mirror_action(offsets))
+    np.testing.assert_allclose(mirrored[::-1] * [1, -1, 1], original, atol=2e-3)
 
 
 def test_the_walking_model_stands_on_its_soles_under_physics(walking):
@@ -250,3 +290,40 @@ def test_a_missing_model_package_is_named(monkeypatch):
             model.gr1_base_spec({})
     finally:
         model._urdf_spec.cache_clear()
+
+
+def test_a_slots_robot_has_internutopias_gr1_methods(env):
+    """Upstream's GR1 looks its base (the torso) and IMU up by prim path after a reset."""
+    env.reset()
+    obs, *_ = env.step([{}] * ENVS)
+    robot = env.runner.current_tasks[next(iter(env.runner.current_tasks))].robots[NAME]
+    base = robot.get_robot_base().get_pose()[0]
+    np.testing.assert_allclose(base, robot._rigid_body_map['/gr1/torso_link'].get_pose()[0])
+    pelvis = obs[0][NAME]['position']
+    assert 0.3 < base[2] - pelvis[2] < 0.35  # the torso link sits 0.33 m above the pelvis
+    assert robot._imu_in_torso.get_pose()[0][2] == pytest.approx(pelvis[2] - 0.0596, abs=0.005)  # the URDF's imu_link
+
+
+def test_a_walking_gr1_trains_in_the_locomotion_task_with_its_leg_actions_and_rewards():
+    """The pieces a trainer needs fit: GR1's episodes, its 12 leg actions, its rewards and fall
+    check. With zero actions (no policy) it stands a moment, earning reward, then falls."""
+    from internutopia_extension.robots.gr1_locomotion import episodes, gait, rewards
+
+    task = episodes.gr1_walk_sampler(batch=1, seconds=8.0, pushes=False)(np.random.default_rng(3))[0]
+    assert task.robots[0].locomotion == 'walking' and task.robots[0].position[2] == episodes.START_HEIGHT and task.robot == NAME
+    config = Config(simulator=SimConfig(physics_dt=episodes.PHYSICS_DT, rendering_dt=episodes.PHYSICS_DT), env_num=1,
+                    env_offset_size=3.0, metrics_save_path='none', task_configs=[task])
+    with Env(config) as env:
+        env.reset()
+        with pytest.raises(ValueError, match='leg_action expects 12 leg actions'):
+            env.step_arrays({NAME: {'leg_action': np.zeros((1, 10))}})
+        earned, out = [], None
+        for _ in range(1600):  # 8 s at most
+            out = env.step_arrays({NAME: {'leg_action': np.zeros((1, gait.ACTION_SIZE))}})
+            earned.append(float(out.reward[0]))
+            if out.terminated[0]:
+                break
+    assert out is not None and out.terminated[0] and out.metrics[0]['fell'] is True
+    assert 0.5 < out.metrics[0]['seconds'] < 6.0
+    assert sum(earned[:100]) > 0  # standing, the first half second pays
+    assert rewards.BASE_HEIGHT < model.STANDING_HEIGHT

@@ -1,9 +1,11 @@
 """GR1's ``move_by_speed`` and teleoperation controllers (InternUtopia's module path and types).
 
 ``GR1MoveBySpeedController`` moves a carried GR1's base target as a holonomic base
-(:class:`~internutopia_extension.controllers.holonomic_base.HolonomicBaseController`); a GR1 on its
-walking model has no trained policy yet: the controller refuses to be built on one.
+(:class:`~internutopia_extension.controllers.holonomic_base.HolonomicBaseController`), or gives a
+GR1 on its walking model the walker's velocity command (clipped to the gait's range; no GR1 policy
+is trained yet, so that needs ``walking_policy='controller'`` or a policy of your own).
 ``GR1TeleOpController`` sets joint position targets (a :class:`JointController` under InternUtopia's type).
+``GR1LegActionController`` gives a walking GR1's walker its 12 leg actions from a training loop.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
+from internutopia_extension.controllers.h1_leg_action import H1LegActionController
 from internutopia_extension.controllers.holonomic_base import HolonomicBaseController
 from internutopia_extension.controllers.joint_controller import JointController
+from internutopia_extension.robots.gr1_locomotion.gait import ACTION_SIZE as LEG_ACTION_SIZE
 
 
 @BaseController.register('GR1MoveBySpeedController')
@@ -41,11 +45,18 @@ class GR1MoveBySpeedController(HolonomicBaseController):
             return list(action[:3])
         return action
 
-    def __init__(self, config: Any, robot: Any) -> None:
-        if not getattr(robot, 'carried', True):
-            raise ValueError(f"controller {config.name!r} of robot {robot.name!r}: GR1's walking model has no trained walking "
-                             "policy yet, so nothing can move it by speed; use GR1RobotCfg(locomotion='carried')")
-        super().__init__(config, robot)
+    def bind(self, world: Any) -> None:
+        self.walker = getattr(self.robot, 'walker', None)
+        if self.walker is None:
+            super().bind(world)
+        else:
+            self.world = world
+
+    def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
+        if self.walker is None:
+            super().apply_base_velocity(slots, velocity)
+        else:
+            self.walker.set_command(slots, velocity)
 
     def parse_action(self, action: Any) -> np.ndarray:
         return as_float_array(self.split_action(action), self.action_shape, self.action_text)
@@ -61,4 +72,14 @@ class GR1TeleOpController(JointController):
     """Joint position targets in the config's ``joint_names`` order (see ``GR1TeleOpControllerCfg``)."""
 
 
-__all__ = ['GR1MoveBySpeedController', 'GR1TeleOpController']
+
+@BaseController.register('GR1LegActionController')
+class GR1LegActionController(H1LegActionController):
+    """``[a_1, ..., a_12]`` in [-1, 1] -> the actions of a walking GR1's next 50 Hz tick
+    (``walking_policy='controller'``; see :mod:`internutopia_extension.robots.gr1_locomotion.gait`)."""
+
+    action_shape = (LEG_ACTION_SIZE,)
+    action_text = f'leg_action expects {LEG_ACTION_SIZE} leg actions in [-1, 1]; action'
+
+
+__all__ = ['GR1LegActionController', 'GR1MoveBySpeedController', 'GR1TeleOpController']

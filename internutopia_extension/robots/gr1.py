@@ -6,15 +6,18 @@ GR1 moves in one of two ways, chosen by ``GR1RobotCfg.locomotion``:
 - ``'carried'`` (the default, and for now the only one that moves): the pelvis (``base_link``) is
   welded (softly) to a mocap target that ``move_by_speed`` moves like a holonomic base, gravity
   is compensated on its links and every joint holds :data:`~.gr1_model.STANDING_POSE` under a
-  position servo: H1's carried mode. The robot still collides with the scene. A spawn height up to
-  :data:`DROP_MARGIN` above the standing height (InternUtopia spawns GR1 at 0.95 m and lets it
-  drop onto its feet) is taken as the standing height, so the soles rest on the floor.
+  position servo: H1's carried mode. The robot still collides with the scene.
 - ``'walking'``: the physics-honest model (:func:`~.gr1_model.walking_spec`): a free pelvis, no
   gravity compensation, servos at Fourier's gains limited to the URDF's effort limits, sole
-  sensors for a walking controller. No GR1 walking policy is trained yet, so nothing drives the
-  legs: the servos hold the standing pose, and ``move_by_speed`` refuses commands.
+  sensors, and H1's walker with GR1's gait (:mod:`~internutopia_extension.robots.gr1_locomotion`)
+  setting the 12 leg servo targets 50 times a second. No GR1 walking policy is trained yet:
+  ``walking_policy='controller'`` leaves the actions to a training loop (the walker's
+  ``pending_action``; zero holds the standing pose, and with no balance GR1 then falls within
+  seconds), or ``walking_policy`` names an exported ONNX policy of your own.
 
-``joint_positions`` and ``joint_velocities`` are the 54 joints in InternUtopia's order
+In both, a spawn height up to :data:`DROP_MARGIN` above the standing height (InternUtopia spawns
+GR1 at 0.95 m and lets it drop onto its feet) is taken as the standing height: the soles rest on
+the floor. ``joint_positions`` and ``joint_velocities`` are the 54 joints in InternUtopia's order
 (:data:`~internutopia_extension.configs.robots.gr1.GR1_JOINT_NAMES`).
 """
 
@@ -28,9 +31,12 @@ import numpy as np
 from internutopia.core.robot.base import BaseRobot
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 from internutopia_extension.configs.robots.gr1 import GR1_JOINT_NAMES
-from internutopia_extension.robots.gr1_model import STANDING_HEIGHT, STANDING_POSE, WALKING_PHYSICS_DT, carried_spec, walking_spec
+from internutopia_extension.robots.gr1_locomotion import gait, rewards
+from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH, GR1Walker
+from internutopia_extension.robots.gr1_model import STANDING_HEIGHT, STANDING_POSE, carried_spec, walking_spec
+from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
 
-#: A carried GR1 spawned at most this far above its standing height stands on the floor instead.
+#: A GR1 spawned at most this far above its standing height stands on the floor instead.
 DROP_MARGIN = 0.1
 
 
@@ -57,22 +63,33 @@ class GR1UpstreamMethods:
 
 @BaseRobot.register('GR1Robot')
 class GR1Robot(BaseRobot):
-    """A carried or a standing (walking model) GR1; see the module docstring."""
+    """A carried GR1, or one on its walking model driven by a walker; see the module docstring."""
 
     base_body = 'base_link'
     mocap_body = 'base_target'
     joint_names = GR1_JOINT_NAMES
     upstream_methods = GR1UpstreamMethods
-    #: No trained walking policy yet (a walker sets this when one drives the legs).
-    walker: Any = None
+    #: The walking rewards and fall check (what ``LocomotionTask`` trains a walking GR1 with).
+    locomotion_rewards = rewards
 
     def __init__(self, config: Any, env_num: int, sim: Any) -> None:
-        # (set first: the controllers, made in BaseRobot's __init__, read it)
+        # (set first: the controllers, made in BaseRobot's __init__, read them)
         self.carried = getattr(config, 'locomotion', 'carried') == 'carried'
-        super().__init__(config, env_num, sim)
+        #: The walking controller's runtime (``None`` for a carried GR1).
+        self.walker: GR1Walker | None = None
         if not self.carried:
-            # The servo gains are stiff for the light wrists and ankles: 200 Hz physics at least.
-            self.max_physics_dt = WALKING_PHYSICS_DT
+            # The walker ticks at 50 Hz over 200 Hz physics: longer physics steps run in substeps.
+            self.max_physics_dt = gait.PHYSICS_DT
+            choice = getattr(config, 'walking_policy', 'default')
+            if choice == 'default' and not POLICY_PATH.is_file():
+                raise ValueError(f"robot {config.name!r}: no GR1 walking policy is trained yet, so walking_policy='default' has "
+                                 "none to load; use locomotion='carried' to move GR1, walking_policy='controller' to give the "
+                                 'leg actions from a training loop, or walking_policy=<path of an ONNX policy>')
+            policy = None if choice == 'controller' else OnnxPolicy(
+                POLICY_PATH if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
+                gait_module=gait, robot='GR1')
+            self.walker = GR1Walker(env_num, policy)
+        super().__init__(config, env_num, sim)
         self._standing = np.array([STANDING_POSE.get(name, 0.0) for name in self.joint_names])
 
     def build_spec(self) -> mujoco.MjSpec:
@@ -85,6 +102,10 @@ class GR1Robot(BaseRobot):
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
         self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
+        if self.walker is not None and len(self.slots):
+            assert self._root_qposadr is not None  # (a free pelvis)
+            self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
+                             int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
         if self.carried:
             #: Mocap index of the base target (the same in every slot of the pack).
             self.mocap_index = int(world.model.body_mocapid[world.model.body(self.full_name(self.mocap_body)).id])
@@ -113,14 +134,32 @@ class GR1Robot(BaseRobot):
         positions[:, 2] = np.where((above > 0.0) & (above <= DROP_MARGIN), STANDING_HEIGHT, positions[:, 2])
         assert self._root_qposadr is not None  # (a free pelvis)
         data.qpos[slots, self._root_qposadr + 2] = positions[:, 2]
-        if not self.carried:
+        if self.walker is not None:
             data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
+            self.walker.reset(slots)
             return
         mocap = self.mocap_id[slots]
         data.mocap_pos[slots, mocap] = positions
         # The target is upright (the base glides on the floor): keep only the heading of the start pose.
         orientations = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
         data.mocap_quat[slots, mocap] = yaw_to_quat(quat_to_yaw(orientations))
+
+    def begin_step(self) -> None:
+        if self.walker is not None and len(self.slots):
+            self.walker.begin_step(self.slots)
+
+    def before_physics(self) -> None:
+        walker, slots = self.walker, self.slots
+        # One 50 Hz clock for the world (every slot keeps the one world clock).
+        if walker is not None and len(slots) and walker.tick_due(float(self.bound_world.data.time[slots[0]])):
+            walker.tick(slots)
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        obs = super().get_obs(slots)
+        if self.walker is not None and self.walker.policy is None and len(slots):
+            # Trained from outside: what the policy will see at the next tick.
+            obs['policy_obs'] = self.walker.observe(slots)
+        return obs
 
 
 __all__ = ['DROP_MARGIN', 'GR1Robot', 'GR1UpstreamMethods']

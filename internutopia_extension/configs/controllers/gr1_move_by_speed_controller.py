@@ -9,9 +9,10 @@ class GR1MoveBySpeedControllerCfg(HolonomicBaseControllerCfg):
     """GR1's ``move_by_speed``: ``[forward, lateral, yaw_rate]`` (InternUtopia's optional 4th and 5th
     values, a pelvis height and upper-body joint targets, are accepted when ``None``).
 
-    No trained GR1 walking policy exists here yet: the command moves the carried pelvis
-    (``GR1RobotCfg.locomotion='carried'``). ``joint_names`` and ``policy_weights_path`` (InternUtopia's
-    policy, which is not on PyPI) are accepted for compatibility and unused.
+    The command moves the carried pelvis (``GR1RobotCfg.locomotion='carried'``, the default) or is
+    the walker's velocity command (``'walking'``; no GR1 walking policy is trained yet).
+    ``joint_names`` and ``policy_weights_path`` (InternUtopia's policy, which is not on PyPI) are
+    accepted for compatibility and unused.
     """
 
     type: str = 'GR1MoveBySpeedController'

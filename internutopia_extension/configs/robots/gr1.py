@@ -113,9 +113,11 @@ class GR1RobotCfg(RobotCfg):
 
     ``locomotion``: ``'carried'`` (the default, the only one that moves for now: the pelvis follows
     a target that ``move_by_speed`` moves, the joints hold a standing pose) or ``'walking'`` (the
-    physics-honest model, nothing holding the pelvis, servos at Fourier's gains holding the
-    standing pose; it needs a walking policy, and none is trained for GR1 yet: ``move_by_speed``
-    is refused on it).
+    physics-honest model, nothing holding the pelvis, a walker setting the leg servo targets). No
+    GR1 walking policy is trained yet, so ``walking_policy`` (walking only) must be
+    ``'controller'`` (the leg actions come from a training loop) or the path of an exported ONNX
+    policy of your own; ``'default'`` names the policy this project will ship.
+    ``walking_policy_symmetric`` runs an ONNX policy as the mean of itself and its mirror image.
     """
 
     name: str = 'gr1'
@@ -126,6 +128,8 @@ class GR1RobotCfg(RobotCfg):
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     locomotion: Literal['walking', 'carried'] = 'carried'
+    walking_policy: str = 'default'
+    walking_policy_symmetric: bool = True
 
 
 __all__ = [
