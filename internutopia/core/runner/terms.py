@@ -45,10 +45,14 @@ class Terms:
         self.rewards: dict[str, BaseReward] = {}
         self.metrics: dict[str, BaseMetric] = {}
         self.members: dict[int, np.ndarray] = {}
+        #: Per object, the last :meth:`members_of` answer: ``(slots asked, slots served, _version)``.
+        self._served: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._version = 0  # moves whenever a mask changes (an episode starts or leaves)
 
     # -- an episode's start and end --------------------------------------------------------------
     def start(self, slot: int, task: TaskCfg) -> None:
         """Start the task, metrics and reward of ``slot``'s episode ``task`` (its state is in place)."""
+        self._version += 1
         task_object = self.tasks.get(task.type)
         if task_object is None:
             task_object = self.tasks[task.type] = BaseTask.create(task.type, self.view)
@@ -82,6 +86,7 @@ class Terms:
 
     def leave(self, slot: int) -> None:
         """``slot`` is served by none of them any more."""
+        self._version += 1
         self.table.slot_task[slot] = None
         self.table.slot_metrics[slot] = []
         for mask in self.members.values():
@@ -151,12 +156,25 @@ class Terms:
                 reward[slot], terminated[slot], truncated[slot] = 0.0, False, False
 
     def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
-        """Those of ``slots`` that ``owner`` (a task, reward or metric object) serves."""
-        mask = self.members.get(id(owner))
+        """Those of ``slots`` that ``owner`` (a task, reward or metric object) serves.
+
+        Asked with the same read-only ``slots`` array (the table's active slots, shared until a
+        status changes) and no episode started or left since, it is the same read-only answer:
+        every step asks it for each task, reward and metric, several times per action.
+        """
+        key = id(owner)
+        mask = self.members.get(key)
         if mask is None:
             return slots[:0]
+        last = self._served.get(key)
+        if last is not None and last[0] is slots and last[2] == self._version:
+            return last[1]
         member = mask[slots]
-        return slots if np.count_nonzero(member) == len(slots) else slots[member]
+        served = slots if np.count_nonzero(member) == len(slots) else slots[member]
+        if not slots.flags.writeable:
+            served.flags.writeable = False
+            self._served[key] = (slots, served, self._version)
+        return served
 
     def _mask(self, owner: Any) -> np.ndarray:
         mask = self.members.get(id(owner))
@@ -173,6 +191,7 @@ class Terms:
             if mask is None or not mask.any():
                 del objects[key]
                 self.members.pop(id(owner), None)
+                self._served.pop(id(owner), None)
 
 
 __all__ = ['Terms']

@@ -1,0 +1,33 @@
+"""``Terms.members_of``: the slots each task, reward and metric serves, asked several times per
+step, is kept between steps and follows every episode that starts or leaves."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+
+def test_served_slots_are_kept_between_steps_and_follow_starts_and_leaves(make_config) -> None:
+    env = Env(make_config([FiniteStepTaskCfg(max_steps=50, robots=[JetbotRobotCfg()])] * 4, env_num=2))
+    env.reset()
+    terms, table = env.runner.terms, env.runner.table
+    (task,) = terms.tasks.values()
+    active = table.active_slots()
+    served = terms.members_of(task, active)
+    assert served.tolist() == [0, 1] and terms.members_of(task, active) is served  # (kept)
+    assert not served.flags.writeable  # (shared: nobody may change it in place)
+    terms.leave(1)  # slot 1 leaves: the same active array now gets a new answer
+    assert terms.members_of(task, active).tolist() == [0]
+    asked = np.array([0, 1])  # a writable array may change between calls: answered anew each time
+    assert terms.members_of(task, asked).tolist() == [0]
+    asked[:] = [1, 1]
+    assert terms.members_of(task, asked).tolist() == []
+    env.reset([1])  # a new episode in slot 1
+    active = table.active_slots()
+    assert terms.members_of(task, active).tolist() == [0, 1]
+    out = env.step_arrays({'jetbot': {'move_by_speed': np.zeros((2, 2))}})
+    assert out.active.tolist() == [True, True]
+    env.close()
