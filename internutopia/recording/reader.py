@@ -24,9 +24,10 @@ _TORCHVISION_SCHEMAS = ('nms(Tensor dets, Tensor scores, float iou_threshold) ->
                         'qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor')
 _declared: list[Any] = []  # the torch.library.Library holding the schemas (kept alive)
 
-INSTALL_HINT = ("pip install --no-deps lerobot==0.4.4 datasets==4.8.5 huggingface-hub==0.35.3 pandas accelerate "
-                "torchvision==0.28.0 torchcodec==0.13.0 dill multiprocess xxhash hf-xet safetensors httpx anyio h11 httpcore "
-                "(see docs/datasets.md)")
+INSTALL_HINT = ("pip install --no-deps lerobot==0.4.4 datasets==4.8.5 huggingface-hub==0.35.3 pandas==3.1.1 "
+                "accelerate==1.15.0 torchvision==0.28.0 torchcodec==0.13.0 multiprocess==0.70.19 dill==0.4.1 "
+                "xxhash==4.1.0 safetensors==0.8.0 httpx==0.28.1 anyio==4.16.0 h11==0.16.0 httpcore==1.0.9 "
+                "(docs/datasets.md: FFmpeg's shared libraries too)")
 
 
 def import_torchvision() -> Any:
