@@ -9,7 +9,8 @@ and ``dataset`` extras::
 
     python examples/generate_demos.py --out demos/pick_place --episodes 64 --slots 16 [--cameras] [--stream] [--physics-dt 0.0333]
 
-Then ``examples/train_bc.py --data demos/pick_place`` trains a policy on them.
+Then ``examples/train_bc.py --data demos/pick_place`` trains a policy on them (record them with
+``--stream``: docs/datasets.md says why).
 """
 
 from __future__ import annotations
