@@ -17,6 +17,8 @@ MANIPULATION_IDS = {
 
 #: The H1 walking id (``internutopia.envs.locomotion``).
 WALK_ID = 'internutopia/H1Walk-v0'
+#: The Aliengo walking id (``internutopia.envs.locomotion``).
+ALIENGO_WALK_ID = 'internutopia/AliengoWalk-v0'
 
 
 def register_envs() -> None:
@@ -35,9 +37,12 @@ def register_envs() -> None:
     if WALK_ID not in gymnasium.registry:
         gymnasium.register(id=WALK_ID, entry_point='internutopia.envs.locomotion:make_walk',
                            vector_entry_point='internutopia.envs.locomotion:make_walk_vec')
+    if ALIENGO_WALK_ID not in gymnasium.registry:
+        gymnasium.register(id=ALIENGO_WALK_ID, entry_point='internutopia.envs.locomotion:make_aliengo_walk',
+                           vector_entry_point='internutopia.envs.locomotion:make_aliengo_walk_vec')
     if 'internutopia/Config-v0' not in gymnasium.registry:
         gymnasium.register(id='internutopia/Config-v0', entry_point='internutopia.envs:make_config',
                            vector_entry_point='internutopia.envs:make_config_vec')
 
 
-__all__ = ['ENV_IDS', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs']
+__all__ = ['ALIENGO_WALK_ID', 'ENV_IDS', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs']

@@ -1,4 +1,5 @@
-"""The ``internutopia/H1Walk-v0`` id: a walking H1 learns to follow velocity commands.
+"""The ``internutopia/H1Walk-v0`` and ``internutopia/AliengoWalk-v0`` ids: a walking robot learns
+to follow velocity commands.
 
 The episodes are :mod:`internutopia_extension.robots.h1_locomotion.episodes`' (random commands
 and pushes for 20 s, or until the robot falls). The action is the 10 leg actions of the walking
@@ -6,6 +7,9 @@ controller (:mod:`internutopia_extension.robots.h1_locomotion.gait`), one every 
 200 Hz physics steps); the observation is the controller's 44 numbers; the reward is the walking
 reward of :mod:`internutopia_extension.robots.h1_locomotion.rewards`. Episode records
 (``info['metrics']``) say whether the robot fell and how well it tracked its commands.
+
+``AliengoWalk-v0`` is the same with a quadruped: :mod:`internutopia_extension.robots.aliengo_locomotion`'s
+episodes, 12 leg actions, a 50-number observation and its rewards.
 """
 
 from __future__ import annotations
@@ -22,10 +26,6 @@ def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save
     on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share``, ``sidestep_share`` and
     ``reward_scales`` go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
     (``autoreset_mode``, ...)."""
-    from gymnasium import spaces
-
-    from internutopia.core.config import Config, SimConfig
-    from internutopia.core.gym_vector import VectorEnv
     from internutopia_extension.robots.h1_locomotion import episodes
     from internutopia_extension.robots.h1_locomotion.gait import ACTION_SIZE
 
@@ -33,11 +33,35 @@ def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save
                                     lateral_share=episodes.LATERAL_SHARE if lateral_share is None else lateral_share,
                                     sidestep_share=episodes.SIDESTEP_SHARE if sidestep_share is None else sidestep_share,
                                     reward_scales=reward_scales)
+    return _walk_vec(sampler, 'h1', ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
+
+
+def _walk_vec(sampler: Any, robot: str, action_size: int, num_envs: int, metrics_save_path: str, backend: str,
+              device: str | None, **kwargs: Any) -> Any:
+    from gymnasium import spaces
+
+    from internutopia.core.config import Config, SimConfig
+    from internutopia.core.gym_vector import VectorEnv
+    from internutopia_extension.robots.h1_locomotion import episodes
+
     config = Config(simulator=SimConfig(physics_dt=episodes.PHYSICS_DT, rendering_dt=episodes.PHYSICS_DT, backend=backend, device=device), env_num=num_envs,
                     env_offset_size=3.0, metrics_save_path=metrics_save_path, task_configs=[sampler.first])
-    kwargs.setdefault('action_space', spaces.Box(-1.0, 1.0, (ACTION_SIZE,), dtype=np.float32))
+    kwargs.setdefault('action_space', spaces.Box(-1.0, 1.0, (action_size,), dtype=np.float32))
     kwargs.setdefault('obs_keys', ['robot.policy_obs'])
-    return VectorEnv(config, episodes=sampler, robot='h1', controller='leg_action', action_repeat=episodes.ACTION_REPEAT, **kwargs)
+    return VectorEnv(config, episodes=sampler, robot=robot, controller='leg_action', action_repeat=episodes.ACTION_REPEAT, **kwargs)
+
+
+def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
+                          backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
+                          reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
+    """The Aliengo walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
+    arguments; the sampler is :func:`~internutopia_extension.robots.aliengo_locomotion.episodes.aliengo_walk_sampler`)."""
+    from internutopia_extension.robots.aliengo_locomotion import episodes, gait
+
+    options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share}
+    sampler = episodes.aliengo_walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
+                                            reward_scales=reward_scales, **{k: v for k, v in options.items() if v is not None})
+    return _walk_vec(sampler, 'aliengo', gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
 
 
 def make_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
@@ -47,4 +71,11 @@ def make_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
     return FlatEnv(vector_env=make_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
-__all__ = ['make_walk', 'make_walk_vec']
+def make_aliengo_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
+    """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_aliengo_walk_vec`."""
+    from internutopia.core.gym_vector import FlatEnv
+
+    return FlatEnv(vector_env=make_aliengo_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+
+
+__all__ = ['make_aliengo_walk', 'make_aliengo_walk_vec', 'make_walk', 'make_walk_vec']

@@ -1,6 +1,7 @@
 """Built-in controllers; importing this package registers them."""
 
 from internutopia_extension.controllers import (  # noqa: F401
+    aliengo_move_by_speed_controller,
     base_motion,
     differential_drive,
     franka_mocap_teleop_controller,

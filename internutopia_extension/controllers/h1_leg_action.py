@@ -1,4 +1,4 @@
-"""A walking H1's leg actions from outside (a training loop), in place of its policy."""
+"""A walking robot's leg actions from outside (a training loop), in place of its policy (H1's 10, Aliengo's 12)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, FixedShapeController
+from internutopia_extension.robots.aliengo_locomotion import gait as aliengo_gait
 from internutopia_extension.robots.h1_locomotion.gait import ACTION_SIZE
 
 
@@ -24,10 +25,19 @@ class H1LegActionController(FixedShapeController):
     def bind(self, world: Any) -> None:
         super().bind(world)
         walker = getattr(self.robot, 'walker', None)
-        if walker is None or walker.policy is not None:
-            raise ValueError(f"controller {self.config.name!r} drives a walking H1 whose walking_policy is 'controller'; "
-                             f"robot {self.robot.name!r} has locomotion={self.robot.config.locomotion!r}, "
-                             f"walking_policy={self.robot.config.walking_policy!r}")
+        if walker is None or walker.policy is not None or walker.gait.ACTION_SIZE != self.action_shape[0]:
+            raise ValueError(f"controller {self.config.name!r} ({type(self).__name__}) drives a walking robot with "
+                             f"{self.action_shape[0]} leg actions whose walking_policy is 'controller'; robot {self.robot.name!r} "
+                             f"({type(self.robot).__name__}) has locomotion={getattr(self.robot.config, 'locomotion', 'walking')!r}, "
+                             f"walking_policy={getattr(self.robot.config, 'walking_policy', None)!r}")
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.robot.walker.pending_action[slots] = np.clip(batch, -1.0, 1.0)
+
+
+@BaseController.register('AliengoLegActionController')
+class AliengoLegActionController(H1LegActionController):
+    """``[a_1, ..., a_12]`` in [-1, 1] -> the actions of a walking Aliengo's next 50 Hz tick."""
+
+    action_shape = (aliengo_gait.ACTION_SIZE,)
+    action_text = f'leg_action expects {aliengo_gait.ACTION_SIZE} leg actions in [-1, 1]; action'

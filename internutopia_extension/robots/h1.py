@@ -23,7 +23,7 @@ from internutopia.core.robot.base import BaseRobot
 from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 from internutopia_extension.configs.robots.h1 import H1_JOINT_NAMES
 from internutopia_extension.robots.assets import make_position_servos
-from internutopia_extension.robots.h1_locomotion import gait
+from internutopia_extension.robots.h1_locomotion import gait, rewards
 from internutopia_extension.robots.h1_locomotion.model import h1_base_spec, walking_spec
 from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker, OnnxPolicy
 
@@ -86,6 +86,8 @@ class H1Robot(BaseRobot):
     #: file names them without the suffix, depth first, so the model is renamed.
     joint_names = H1_JOINT_NAMES
     upstream_methods = H1UpstreamMethods
+    #: The walking rewards and fall check (what ``LocomotionTask`` trains it with).
+    locomotion_rewards = rewards
 
     def __init__(self, config: Any, env_num: int, sim: Any) -> None:
         super().__init__(config, env_num, sim)

@@ -1,7 +1,9 @@
 """LocomotionTask: a walking robot follows a schedule of velocity commands; rewards for learning it.
 
 Every physics step the task reads the walker's state (:meth:`H1Walker.state`), adds the walking
-reward (:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, at least 0, scaled by the
+reward (the robot class's ``locomotion_rewards`` module: H1's
+:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, Aliengo's
+:mod:`~internutopia_extension.robots.aliengo_locomotion.rewards`; at least 0, scaled by the
 physics step so that a 50 Hz tick's four steps sum to one tick's reward; plus, on the step a robot
 falls, the once-per-fall terms such as ``termination``), ends the episode of a robot that fell, and
 moves each slot to its next command when that command's start time comes (or, for an episode with
@@ -19,11 +21,22 @@ import numpy as np
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.controllers.base_motion import steer_towards
-from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, REWARD_SCALES, TERMS, fallen, reward_terms
+from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERMS
 
+#: The reward terms, in the columns of ``scales``: every walking robot's reward module has these
+#: names (its own functions and scales), so one table serves a world of mixed robots.
 _TERM_NAMES = list(TERMS)
 #: Columns of ``scales`` paid once per fall (after the clip) instead of per second.
 _ONCE = np.isin(_TERM_NAMES, ONCE_TERMS)
+
+
+def locomotion_rewards(robot: Any) -> Any:
+    """The reward module of a walking robot (its class's ``locomotion_rewards``), checked against
+    the task's term table."""
+    rewards = getattr(robot, 'locomotion_rewards', None)
+    if rewards is None or list(rewards.TERMS) != _TERM_NAMES or tuple(rewards.ONCE_TERMS) != tuple(ONCE_TERMS):
+        raise ValueError(f'{type(robot).__name__} has no locomotion_rewards module with the terms {_TERM_NAMES}')
+    return rewards
 
 
 @BaseTask.register('LocomotionTask')
@@ -64,13 +77,13 @@ class LocomotionTask(BaseTask):
         super().reset_slot(slot, config)
         self.max_steps[slot] = config.max_steps
         self.end_on_fall[slot] = config.end_on_fall
-        scales = {**REWARD_SCALES, **(config.reward_scales or {})}
-        self.scales[slot] = [scales[name] for name in _TERM_NAMES]
         self.robot.track(slot, config.robot)
         robot = self.robot.entity(slot)
         if getattr(robot, 'walker', None) is None:
             raise ValueError(f"LocomotionTask needs a walking robot; {config.robot!r} in env {slot} is not "
-                             "(an H1 with locomotion='walking')")
+                             "(an H1 with locomotion='walking', or an Aliengo)")
+        scales = {**locomotion_rewards(robot).REWARD_SCALES, **(config.reward_scales or {})}
+        self.scales[slot] = [scales[name] for name in _TERM_NAMES]
         self.step_dt[slot] = float(robot.sim.physics_dt)
         self.schedules[slot] = list(config.commands)
         self.fell[slot] = False
@@ -155,12 +168,13 @@ class LocomotionTask(BaseTask):
         fell = np.zeros(len(slots), dtype=bool)
         for group, rows, members in self.robot.groups(slots):
             state = group.walker.state(members)  # type: ignore[attr-defined]
-            terms = reward_terms(state)
+            rewards = locomotion_rewards(group)
+            terms = rewards.reward_terms(state)
             scales = self.scales[members]
             for column, name in enumerate(_TERM_NAMES):
                 self.reward_terms[name][members] = terms[name]
                 (once if _ONCE[column] else reward)[rows] += scales[:, column] * terms[name]
-            fell[rows] = fallen(state)
+            fell[rows] = rewards.fallen(state)
             self.tracking_error[members] += np.linalg.norm(state.command[:, :2] - state.lin_vel[:, :2], axis=1)
             self.yaw_rate_error[members] += np.abs(state.command[:, 2] - state.ang_vel[:, 2])
         # Never below zero (legged_gym's "only positive rewards"): otherwise early in training the

@@ -4,6 +4,8 @@ The modules are InternUtopia's paths (``dd_controller``, ``h1_move_by_speed_cont
 ``ik_controller``, ...); ``holonomic_base_controller`` holds the base H1's ``move_by_speed`` extends.
 """
 
+from internutopia_extension.configs.controllers.aliengo_leg_action import AliengoLegActionControllerCfg
+from internutopia_extension.configs.controllers.aliengo_move_by_speed_controller import AliengoMoveBySpeedControllerCfg
 from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
 from internutopia_extension.configs.controllers.franka_mocap_teleop_controller import FrankaMocapTeleopControllerCfg
 from internutopia_extension.configs.controllers.g1_move_by_speed_controller import G1MoveBySpeedControllerCfg
@@ -21,7 +23,7 @@ from internutopia_extension.configs.controllers.rmpflow_controller import RMPFlo
 from internutopia_extension.configs.controllers.rotate_controller import RotateControllerCfg
 
 __all__ = [
-    'IK_REFERENCES', 'DifferentialDriveControllerCfg', 'FrankaMocapTeleopControllerCfg', 'G1MoveBySpeedControllerCfg', 'GR1MoveBySpeedControllerCfg', 'GR1TeleOpControllerCfg', 'GripperControllerCfg',
+    'IK_REFERENCES', 'AliengoLegActionControllerCfg', 'AliengoMoveBySpeedControllerCfg', 'DifferentialDriveControllerCfg', 'FrankaMocapTeleopControllerCfg', 'G1MoveBySpeedControllerCfg', 'GR1MoveBySpeedControllerCfg', 'GR1TeleOpControllerCfg', 'GripperControllerCfg',
     'H1MoveBySpeedControllerCfg', 'HolonomicBaseControllerCfg', 'InverseKinematicsControllerCfg', 'JointControllerCfg',
     'MoveAlongPathPointsControllerCfg', 'MoveToPointBySpeedControllerCfg', 'RMPFlowControllerCfg',
     'RecoverControllerCfg', 'RotateControllerCfg',

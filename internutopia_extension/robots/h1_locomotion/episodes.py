@@ -11,6 +11,7 @@ the robot falls; every 5-10 s it is pushed (0.25-0.5 m/s of pelvis velocity). :f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,10 +50,15 @@ PUSH_INTERVAL = (5.0, 10.0)
 PUSH_SPEED = 0.5
 
 
+#: The command ranges of H1's training episodes: forward, lateral, yaw rate.
+COMMAND_RANGES = (FORWARD_RANGE, LATERAL_RANGE, YAW_RATE_RANGE)
+
+
 def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHARE,
-                   sidestep_share: float = SIDESTEP_SHARE) -> tuple[float, float, float]:
-    """One training command ``(forward, lateral, yaw_rate)``; ``sidestep_share`` of the moving ones
-    are pure side-steps, and ``lateral_share`` of the others have a lateral part.
+                   sidestep_share: float = SIDESTEP_SHARE,
+                   ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES) -> tuple[float, float, float]:
+    """One training command ``(forward, lateral, yaw_rate)`` within ``ranges``; ``sidestep_share``
+    of the moving ones are pure side-steps, and ``lateral_share`` of the others have a lateral part.
 
     >>> rng = np.random.default_rng(3)
     >>> steps = [random_command(rng, sidestep_share=1.0) for _ in range(200)]
@@ -65,20 +71,28 @@ def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHAR
     if sidestep_share > 0.0 and rng.random() < sidestep_share:
         lateral = float(rng.uniform(*SIDESTEP_LATERAL)) * float(rng.choice((-1.0, 1.0)))
         return (float(rng.uniform(*SIDESTEP_FORWARD)), lateral, 0.0)
-    forward = float(rng.uniform(*FORWARD_RANGE))
-    lateral = float(rng.uniform(*LATERAL_RANGE)) if rng.random() < lateral_share else 0.0
-    yaw_rate = float(rng.uniform(*YAW_RATE_RANGE)) if rng.random() < YAW_SHARE else 0.0
+    forward_range, lateral_range, yaw_rate_range = ranges
+    forward = float(rng.uniform(*forward_range))
+    lateral = float(rng.uniform(*lateral_range)) if rng.random() < lateral_share else 0.0
+    yaw_rate = float(rng.uniform(*yaw_rate_range)) if rng.random() < YAW_SHARE else 0.0
     return (forward, lateral, yaw_rate)
 
 
 def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True,
                  lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None,
-                 sidestep_share: float = SIDESTEP_SHARE) -> Any:
+                 sidestep_share: float = SIDESTEP_SHARE, make_robot: Callable[[tuple, tuple], Any] | None = None,
+                 ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES, goal_speed: tuple[float, float] = GOAL_SPEED,
+                 push_speed: float = PUSH_SPEED, start_height: float = START_HEIGHT) -> Any:
     """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]``, ``batch`` episodes a call
     (with random pushes unless ``pushes`` is false). ``lateral_share`` is the share of moving
     commands with a lateral part, ``sidestep_share`` the share of pure side-steps
     (:func:`random_command`); ``reward_scales`` overrides reward scales by term name (these are
-    how a training run shifts its emphasis, e.g. towards side-stepping)."""
+    how a training run shifts its emphasis, e.g. towards side-stepping).
+
+    Another walking robot's episodes (Aliengo's :mod:`~internutopia_extension.robots.aliengo_locomotion.episodes`)
+    come from the same sampler: ``make_robot(position, orientation)`` gives its robot config
+    (default: a walking H1 driven by ``leg_action``), ``ranges`` its command ranges, ``goal_speed``
+    and ``push_speed`` its goal-steering speeds and pushes, ``start_height`` its base's start height."""
     for name, share in (('lateral_share', lateral_share), ('sidestep_share', sidestep_share)):
         if not 0.0 <= share <= 1.0:
             raise ValueError(f'{name} must be between 0 and 1; got {share!r}')
@@ -87,11 +101,15 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
     from internutopia_extension.configs.robots.h1 import H1RobotCfg
     from internutopia_extension.configs.tasks import LocomotionTaskCfg
 
+    def h1(position: tuple, orientation: tuple) -> Any:
+        return H1RobotCfg(locomotion='walking', walking_policy='controller', position=position, orientation=orientation,
+                          controllers=[H1LegActionControllerCfg()])
+
+    robot_cfg = make_robot or h1
+
     def episode(rng: np.random.Generator, index: int) -> Any:
         yaw = float(rng.uniform(-np.pi, np.pi))
-        robot = H1RobotCfg(locomotion='walking', walking_policy='controller', position=(0.0, 0.0, START_HEIGHT),
-                           orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))),
-                           controllers=[H1LegActionControllerCfg()])
+        robot = robot_cfg((0.0, 0.0, start_height), (float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))))
         steering: dict[str, Any] = {}
         if rng.random() < GOAL_SHARE:
             goals, point = [], np.zeros(2)
@@ -100,16 +118,16 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
                 point = point + distance * np.array([np.cos(angle), np.sin(angle)])
                 goals.append((float(point[0]), float(point[1])))
             # move_to_point's tolerance or move_along_path's (InternUtopia's H1 config)
-            steering = {'goals': goals, 'goal_speed': float(rng.uniform(*GOAL_SPEED)), 'goal_tolerance': float(rng.choice(GOAL_TOLERANCES))}
+            steering = {'goals': goals, 'goal_speed': float(rng.uniform(*goal_speed)), 'goal_tolerance': float(rng.choice(GOAL_TOLERANCES))}
         else:
             commands, start = [], 0.0
             while start < seconds:
-                commands.append((start, *random_command(rng, lateral_share, sidestep_share)))
+                commands.append((start, *random_command(rng, lateral_share, sidestep_share, ranges)))
                 start += float(rng.uniform(*COMMAND_HOLD))
             steering = {'commands': commands}
-        return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot],
+        return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot], robot=robot.name,
                                  max_steps=int(round(seconds / PHYSICS_DT)), **steering,
-                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=PUSH_SPEED,
+                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=push_speed,
                                  reward_scales=dict(reward_scales) if reward_scales else None)
 
     def sample(rng: np.random.Generator) -> list:
@@ -119,4 +137,4 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
     return sample
 
 
-__all__ = ['ACTION_REPEAT', 'PHYSICS_DT', 'random_command', 'walk_sampler']
+__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'PHYSICS_DT', 'random_command', 'walk_sampler']

@@ -41,13 +41,14 @@ class OnnxPolicy:
     True
     """
 
-    def __init__(self, path: str | Path, symmetric: bool = True) -> None:
+    def __init__(self, path: str | Path, symmetric: bool = True, gait_module: Any = gait, robot: str = 'H1') -> None:
         import onnxruntime
 
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f'H1 walking policy {path} does not exist; train one with '
-                                    'python -m internutopia_extension.robots.h1_locomotion.policy.train')
+            raise FileNotFoundError(f'{robot} walking policy {path} does not exist; train one with '
+                                    f'python -m internutopia_extension.robots.h1_locomotion.policy.train --robot {robot.lower()}')
+        gait = self.gait = gait_module
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -55,7 +56,7 @@ class OnnxPolicy:
         self.input_name = self.session.get_inputs()[0].name
         recorded = self.session.get_modelmeta().custom_metadata_map.get(gait.ACTION_SCALE_METADATA)
         if recorded is not None and not np.allclose(json.loads(recorded), gait.ACTION_SCALE):
-            raise ValueError(f'H1 walking policy {path} was trained with leg action scales {json.loads(recorded)}; this walker '
+            raise ValueError(f'{robot} walking policy {path} was trained with leg action scales {json.loads(recorded)}; this walker '
                              f'drives the joints with {gait.ACTION_SCALE.tolist()} (gait.ACTION_SCALE, {list(gait.LEG_JOINTS)}): '
                              'retrain it, or start a new run from it with train --init-from')
         self.symmetric = symmetric
@@ -63,8 +64,8 @@ class OnnxPolicy:
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         if not self.symmetric:
             return self._run(obs)
-        both = self._run(np.concatenate([obs, gait.mirror_observation(obs)]))
-        return 0.5 * (both[:len(obs)] + gait.mirror_action(both[len(obs):]))
+        both = self._run(np.concatenate([obs, self.gait.mirror_observation(obs)]))
+        return 0.5 * (both[:len(obs)] + self.gait.mirror_action(both[len(obs):]))
 
     def _run(self, obs: np.ndarray) -> np.ndarray:
         return np.asarray(self.session.run(None, {self.input_name: obs})[0], dtype=float)
@@ -83,9 +84,9 @@ class WalkState:
     action: np.ndarray  #: this tick's action (k, 10)
     last_action: np.ndarray  #: the tick before's (k, 10)
     command: np.ndarray  #: the command the legs follow (ramped towards the requested one) (k, 3)
-    stance: np.ndarray  #: feet that should be down (k, 2) bool
+    stance: np.ndarray  #: feet that should be down (k, feet) bool
     moving: np.ndarray  #: the gait clock runs (told to move, or finishing a stride) (k,) bool
-    touch: np.ndarray  #: sole normal force, N (k, 2)
+    touch: np.ndarray  #: sole normal force, N (k, feet)
     foot_height: np.ndarray  #: sole heights (k, 2)
     foot_speed: np.ndarray  #: sole horizontal speeds (k, 2)
     foot_lateral: np.ndarray  #: soles' sideways offsets from the pelvis in its heading frame, m, left + (k, 2)
@@ -93,6 +94,9 @@ class WalkState:
 
 class H1Walker:
     """Gait clocks, commands and the 50 Hz policy tick of one H1 group (``env_num`` rows).
+
+    Robot-generic: another legged robot subclasses it with its own :attr:`gait` module and
+    :attr:`feet` (Aliengo's :class:`~internutopia_extension.robots.aliengo_locomotion.walker.AliengoWalker`).
 
     Args:
         env_num: rows of the per-slot arrays.
@@ -105,7 +109,13 @@ class H1Walker:
     towards the requested :attr:`command` at :data:`~.gait.COMMAND_RATE` each tick.
     """
 
+    #: The robot's gait module (observation, actions, clock, command limits; :mod:`.gait`'s names)
+    #: and its feet (the prefixes of the model's ``{foot}_sole_*`` sensors).
+    gait: Any = gait
+    feet: tuple[str, ...] = FEET
+
     def __init__(self, env_num: int, policy: OnnxPolicy | None) -> None:
+        gait = self.gait
         self.policy = policy
         self.command = np.zeros((env_num, 3))
         self.held_command = np.zeros((env_num, 3))
@@ -119,22 +129,22 @@ class H1Walker:
     def bind(self, data: Any, lookup: Any, prefix: str, root_qposadr: int, root_dofadr: int, time: float) -> None:
         """Look up the state columns the walker reads (``prefix``: the robot's name prefix)."""
         self.data = data
-        legs = lookup.joints([prefix + name for name in gait.LEG_JOINTS])
+        legs = lookup.joints([prefix + name for name in self.gait.LEG_JOINTS])
         qpos, dof = legs.qposadr.astype(np.intp), legs.dofadr.astype(np.intp)
         if not (np.all(np.diff(qpos) == 1) and np.all(np.diff(dof) == 1)):
             raise ValueError(f'the leg joints of {prefix!r} are not one run of the state; the walking model changed')
         self._legs_q = slice(int(qpos[0]), int(qpos[0]) + len(qpos))
         self._legs_v = slice(int(dof[0]), int(dof[0]) + len(dof))
-        actuators = lookup.ids('actuator', [prefix + name for name in gait.LEG_JOINTS]).astype(np.intp)
+        actuators = lookup.ids('actuator', [prefix + name for name in self.gait.LEG_JOINTS]).astype(np.intp)
         self._legs_ctrl = slice(int(actuators[0]), int(actuators[0]) + len(actuators))
         if not np.array_equal(actuators, np.arange(actuators[0], actuators[0] + len(actuators))):
             raise ValueError(f'the leg actuators of {prefix!r} are not one run; the walking model changed')
         self._root_q, self._root_v = root_qposadr, root_dofadr
-        sensor = {name: lookup.sensor(prefix + name) for foot in FEET for name in
+        sensor = {name: lookup.sensor(prefix + name) for foot in self.feet for name in
                   (f'{foot}_sole_touch', f'{foot}_sole_pos', f'{foot}_sole_vel')}
-        self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in FEET], dtype=np.intp)
-        self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in FEET], dtype=np.intp)
-        self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in FEET], dtype=np.intp)
+        self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in self.feet], dtype=np.intp)
+        self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in self.feet], dtype=np.intp)
+        self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in self.feet], dtype=np.intp)
         self._next_tick = time
 
     def reset(self, slots: np.ndarray) -> None:
@@ -142,12 +152,12 @@ class H1Walker:
         self.command[slots] = self.held_command[slots] = self.followed[slots] = 0.0
         self.phase[slots] = 0.0
         self.action[slots] = self.last_action[slots] = self.pending_action[slots] = 0.0
-        self.data.ctrl[slots[:, None], np.arange(self._legs_ctrl.start, self._legs_ctrl.stop)] = gait.LEG_STANDING
+        self.data.ctrl[slots[:, None], np.arange(self._legs_ctrl.start, self._legs_ctrl.stop)] = self.gait.LEG_STANDING
 
     def set_command(self, slots: np.ndarray, command: np.ndarray, hold: bool = False) -> None:
         """Velocity commands ``(k, 3)`` for ``slots``, clipped to the trained range: for this step,
         or (``hold``) until replaced."""
-        self.command[slots] = np.clip(command, gait.COMMAND_LOW, gait.COMMAND_HIGH)
+        self.command[slots] = np.clip(command, self.gait.COMMAND_LOW, self.gait.COMMAND_HIGH)
         if hold:
             self.held_command[slots] = self.command[slots]
 
@@ -160,17 +170,17 @@ class H1Walker:
         data = self.data
         q0, v0 = self._root_q, self._root_v
         quat = data.qpos[slots, q0 + 3:q0 + 7]
-        lin_vel = gait.to_body(quat, data.qvel[slots, v0:v0 + 3])
+        lin_vel = self.gait.to_body(quat, data.qvel[slots, v0:v0 + 3])
         ang_vel = data.qvel[slots, v0 + 3:v0 + 6]
         leg_q = data.qpos[slots, self._legs_q]
         leg_dq = data.qvel[slots, self._legs_v]
-        return gait.observe(quat, lin_vel, ang_vel, leg_q, leg_dq, self.action[slots], self.followed[slots], self.phase[slots])
+        return self.gait.observe(quat, lin_vel, ang_vel, leg_q, leg_dq, self.action[slots], self.followed[slots], self.phase[slots])
 
     def tick_due(self, time: float) -> bool:
         """Whether the 50 Hz tick falls on the step starting at ``time`` (then it is taken)."""
         if time + 1e-9 < self._next_tick:
             return False
-        self._next_tick += gait.CONTROL_DT
+        self._next_tick += self.gait.CONTROL_DT
         return True
 
     def tick(self, slots: np.ndarray) -> None:
@@ -184,10 +194,10 @@ class H1Walker:
         action = np.clip(action, -1.0, 1.0)
         self.last_action[slots] = self.action[slots]
         self.action[slots] = action
-        self.data.ctrl[slots, self._legs_ctrl] = gait.leg_targets(action)
-        self.followed[slots] = gait.ramp_command(self.followed[slots], self.command[slots])
-        moving = np.linalg.norm(self.followed[slots], axis=1) >= gait.STAND_COMMAND
-        self.phase[slots] = gait.advance_phase(self.phase[slots], moving)
+        self.data.ctrl[slots, self._legs_ctrl] = self.gait.leg_targets(action)
+        self.followed[slots] = self.gait.ramp_command(self.followed[slots], self.command[slots])
+        moving = np.linalg.norm(self.followed[slots], axis=1) >= self.gait.STAND_COMMAND
+        self.phase[slots] = self.gait.advance_phase(self.phase[slots], moving)
 
     def state(self, slots: np.ndarray) -> WalkState:
         """What rewards and fall checks read of ``slots`` (see :class:`WalkState`)."""
@@ -200,7 +210,7 @@ class H1Walker:
         lin_vel = np.stack([cos * world_vel[:, 0] + sin * world_vel[:, 1], -sin * world_vel[:, 0] + cos * world_vel[:, 1],
                             world_vel[:, 2]], axis=1)
         command = self.followed[slots]
-        running = gait.clock_running(self.phase[slots], command)
+        running = self.gait.clock_running(self.phase[slots], command)
         sensordata = data.sensordata
         foot_pos = sensordata[rows, self._foot_pos[None, :] + 2]
         foot_vel_x = sensordata[rows, self._foot_vel[None, :]]
@@ -208,10 +218,10 @@ class H1Walker:
         foot_dx = sensordata[rows, self._foot_pos[None, :]] - data.qpos[rows, q0]
         foot_dy = sensordata[rows, self._foot_pos[None, :] + 1] - data.qpos[rows, q0 + 1]
         return WalkState(
-            height=data.qpos[slots, q0 + 2], gravity=gait.projected_gravity(quat), lin_vel=lin_vel,
+            height=data.qpos[slots, q0 + 2], gravity=self.gait.projected_gravity(quat), lin_vel=lin_vel,
             ang_vel=data.qvel[rows, np.arange(v0 + 3, v0 + 6)], leg_q=data.qpos[slots, self._legs_q],
             leg_dq=data.qvel[slots, self._legs_v], action=self.action[slots], last_action=self.last_action[slots],
-            command=command, stance=gait.expected_stance(self.phase[slots], running), moving=running,
+            command=command, stance=self.gait.expected_stance(self.phase[slots], running), moving=running,
             touch=sensordata[rows, self._touch[None, :]], foot_height=foot_pos,
             foot_speed=np.hypot(foot_vel_x, foot_vel_y), foot_lateral=-sin[:, None] * foot_dx + cos[:, None] * foot_dy)
 

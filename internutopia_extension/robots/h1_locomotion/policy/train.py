@@ -1,4 +1,8 @@
-"""Train H1's walking policy with PPO (Stable-Baselines3) on ``internutopia/H1Walk-v0``.
+"""Train a walking policy with PPO (Stable-Baselines3): H1's on ``internutopia/H1Walk-v0``, or
+(``--robot aliengo``) Aliengo's on ``internutopia/AliengoWalk-v0``.
+
+One trainer for every walking robot: what differs is data (:data:`ROBOTS`: the Gymnasium id, the
+policy's file name, the robot's gait and reward modules).
 
 The env is this project's own vectorized env: ``--num-envs`` H1s in one MuJoCo world, each
 following random velocity commands (:mod:`internutopia.envs.locomotion`). Every
@@ -39,10 +43,41 @@ import json
 import os
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class WalkingRobot:
+    """What the trainer needs to know of one walking robot."""
+
+    env_id: str  #: the Gymnasium id it trains on
+    policy_file: str  #: the exported policy's file name (in ``--out``)
+    gait: str  #: its gait module (observation, action scale, mirror maps)
+    rewards: str  #: its reward module (term names of ``--reward-scale``)
+    title: str  #: the training plot's title
+
+
+#: The robots this trainer trains, by ``--robot`` name.
+ROBOTS = {
+    'h1': WalkingRobot('internutopia/H1Walk-v0', 'h1_walk.onnx', 'internutopia_extension.robots.h1_locomotion.gait',
+                       'internutopia_extension.robots.h1_locomotion.rewards', 'H1 walking policy, PPO on CPU'),
+    'aliengo': WalkingRobot('internutopia/AliengoWalk-v0', 'aliengo_walk.onnx', 'internutopia_extension.robots.aliengo_locomotion.gait',
+                            'internutopia_extension.robots.aliengo_locomotion.rewards', 'Aliengo walking policy, PPO on CPU'),
+}
+
+
+def _gait(gait_module: ModuleType | None) -> ModuleType:
+    """``gait_module``, or H1's gait (the default robot's)."""
+    if gait_module is not None:
+        return gait_module
+    from internutopia_extension.robots.h1_locomotion import gait
+
+    return gait
 
 #: Mean KL divergence per update the adaptive learning rate aims at, and the rate's bounds.
 DESIRED_KL = 0.01
@@ -54,13 +89,14 @@ PROGRESS_COLUMNS = ('steps', 'minutes', 'episodes', 'fall_rate', 'mean_seconds',
                     'episode_reward', 'learning_rate')
 
 
-def export_onnx(model: Any, path: str | Path) -> None:
+def export_onnx(model: Any, path: str | Path, gait_module: ModuleType | None = None) -> None:
     """The policy's deterministic action (the Gaussian's mean) as an ONNX graph ``obs -> action``,
-    with :data:`~..gait.ACTION_SCALE` in its metadata."""
+    with the robot's ``gait_module.ACTION_SCALE`` (default H1's) in its metadata."""
     import onnx
     import torch
 
-    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SCALE, ACTION_SCALE_METADATA
+    gait = _gait(gait_module)
+    ACTION_SCALE, ACTION_SCALE_METADATA = gait.ACTION_SCALE, gait.ACTION_SCALE_METADATA
 
     policy = model.policy
 
@@ -107,7 +143,7 @@ def widen_inputs(state: dict[str, Any], new_columns: list[int]) -> dict[str, Any
     return widened
 
 
-def plot(progress: str | Path, out: str | Path) -> None:
+def plot(progress: str | Path, out: str | Path, title: str = 'H1 walking policy, PPO on CPU') -> None:
     """Fall rate, velocity error and episode length against env steps, from ``progress.csv`` (a
     dashed line where a ``stage`` column, if any, changes: one run continued by another)."""
     import matplotlib
@@ -130,7 +166,7 @@ def plot(progress: str | Path, out: str | Path) -> None:
         ax.set_xlabel('env steps (millions, 50 Hz)')
         ax.set_title(label, fontsize=9)
         ax.grid(alpha=0.3)
-    fig.suptitle('H1 walking policy, PPO on CPU', fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)
@@ -140,7 +176,7 @@ def plot(progress: str | Path, out: str | Path) -> None:
 ONNX_TO_POLICY = {'body.': 'mlp_extractor.policy_net.', 'head.': 'action_net.'}
 
 
-def actor_from_onnx(path: str | Path, action_scale: np.ndarray | None = None) -> dict[str, Any]:
+def actor_from_onnx(path: str | Path, action_scale: np.ndarray | None = None, gait_module: ModuleType | None = None) -> dict[str, Any]:
     """The actor's weights of an ONNX file :func:`export_onnx` wrote, as a PPO policy's
     ``state_dict`` entries (no critic, no action noise: the file holds neither), for the current
     :data:`~..gait.ACTION_SCALE`: where the file was trained with other scales (its metadata, or
@@ -150,7 +186,8 @@ def actor_from_onnx(path: str | Path, action_scale: np.ndarray | None = None) ->
     import torch
     from onnx import numpy_helper
 
-    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SCALE, ACTION_SCALE_METADATA
+    gait = _gait(gait_module)
+    ACTION_SCALE, ACTION_SCALE_METADATA = gait.ACTION_SCALE, gait.ACTION_SCALE_METADATA
 
     graph = onnx.load(str(path))
     recorded = {prop.key: prop.value for prop in graph.metadata_props}.get(ACTION_SCALE_METADATA)
@@ -168,7 +205,8 @@ def actor_from_onnx(path: str | Path, action_scale: np.ndarray | None = None) ->
     return state
 
 
-def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.ndarray | None = None) -> None:
+def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.ndarray | None = None,
+               gait_module: ModuleType | None = None) -> None:
     """Load ``checkpoint``'s policy into ``model``, widening its first layers to ``model``'s
     observation (new inputs first, the old layout after them, as :mod:`..gait` grew) and capping
     its action noise at ``max_std``. ``checkpoint`` is a run's ``checkpoint.zip`` or an exported
@@ -181,7 +219,7 @@ def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.nd
     import torch
 
     if checkpoint.suffix == '.onnx':
-        actor = actor_from_onnx(checkpoint, action_scale)
+        actor = actor_from_onnx(checkpoint, action_scale, gait_module)
         state = {**model.policy.state_dict(), **actor}
         if state['mlp_extractor.policy_net.0.weight'].shape[1] != int(model.policy.observation_space.shape[0]):
             raise ValueError(f'{checkpoint} observes {state["mlp_extractor.policy_net.0.weight"].shape[1]} inputs; '
@@ -202,14 +240,15 @@ def start_from(model: Any, checkpoint: Path, max_std: float, action_scale: np.nd
     print(f'started from {checkpoint} ({old_size} -> {new_size} inputs)', flush=True)
 
 
-def mirror_loss(policy: Any, obs: np.ndarray) -> Any:
+def mirror_loss(policy: Any, obs: np.ndarray, gait_module: ModuleType | None = None) -> Any:
     """Mean squared gap, per action, between each observation's action (the Gaussian's mean) and
     the mirror of what the policy does in the observation's mirror image (:func:`..gait.mirror_observation`,
     :data:`..gait.LEG_MIRROR_INDEX`): zero for a policy that walks the same on both legs. ``obs`` is
     a numpy batch ``(k, OBS_SIZE)``; the loss is a torch scalar with the actor's gradient."""
     import torch
 
-    from internutopia_extension.robots.h1_locomotion.gait import LEG_MIRROR_INDEX, LEG_MIRROR_SIGN, mirror_observation
+    gait = _gait(gait_module)
+    LEG_MIRROR_INDEX, LEG_MIRROR_SIGN, mirror_observation = gait.LEG_MIRROR_INDEX, gait.LEG_MIRROR_SIGN, gait.mirror_observation
 
     def batch(values: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(values, dtype=torch.float32, device=policy.device)
@@ -232,7 +271,7 @@ def mirror_updates(model: Any, weight: float) -> float:
     order = np.random.default_rng(model.num_timesteps).permutation(len(obs))
     loss = torch.zeros(())
     for start in range(0, len(obs), model.batch_size):
-        loss = mirror_loss(policy, obs[order[start:start + model.batch_size]])
+        loss = mirror_loss(policy, obs[order[start:start + model.batch_size]], getattr(model, 'gait_module', None))
         policy.optimizer.zero_grad()
         (weight * loss).backward()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
@@ -248,6 +287,11 @@ def mirrored_ppo() -> Any:
     class MirroredPPO(PPO):
         mirror_weight = 0.0
         last_mirror_loss = float('nan')
+        gait_module: ModuleType | None = None  # the robot's gait (mirror maps); None: H1's
+
+        def _excluded_save_params(self) -> list[str]:
+            # A module is set again by the trainer on load, not saved in the checkpoint.
+            return [*super()._excluded_save_params(), 'gait_module']
 
         def train(self) -> None:
             super().train()
@@ -281,17 +325,14 @@ def _named_numbers(parser: argparse.ArgumentParser, flag: str, items: list[str],
     return numbers
 
 
-def _reward_scales(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, float]:
+def _reward_scales(parser: argparse.ArgumentParser, items: list[str], rewards: ModuleType) -> dict[str, float]:
     """``--reward-scale TERM=SCALE`` items as a dict, or a parser error naming the bad one."""
-    from internutopia_extension.robots.h1_locomotion.rewards import REWARD_SCALES
-
-    return _named_numbers(parser, '--reward-scale', items, list(REWARD_SCALES), 'term', 'terms')
+    return _named_numbers(parser, '--reward-scale', items, list(rewards.REWARD_SCALES), 'term', 'terms')
 
 
-def _init_action_scale(parser: argparse.ArgumentParser, items: list[str]) -> np.ndarray | None:
+def _init_action_scale(parser: argparse.ArgumentParser, items: list[str], gait: ModuleType) -> np.ndarray | None:
     """``--init-action-scale KIND=SCALE`` items over the current scales, or ``None`` without any."""
-    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SCALE_BY_KIND, action_scale
-
+    ACTION_SCALE_BY_KIND, action_scale = gait.ACTION_SCALE_BY_KIND, gait.action_scale
     if not items:
         return None
     given = _named_numbers(parser, '--init-action-scale', items, list(ACTION_SCALE_BY_KIND), 'joint kind', 'kinds')
@@ -303,9 +344,10 @@ def _init_action_scale(parser: argparse.ArgumentParser, items: list[str]) -> np.
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--steps', type=int, default=200_000_000, help='total env steps (50 Hz ticks of one H1)')
+    parser.add_argument('--robot', choices=sorted(ROBOTS), default='h1', help='the walking robot to train (default h1)')
+    parser.add_argument('--steps', type=int, default=200_000_000, help='total env steps (50 Hz ticks of one robot)')
     parser.add_argument('--num-envs', type=int, default=64)
-    parser.add_argument('--out', default='runs/h1_walk')
+    parser.add_argument('--out', default=None, help='where checkpoints, the policy and progress go (default runs/ROBOT_walk)')
     parser.add_argument('--resume', action='store_true', help='continue from OUT/checkpoint.zip when it exists')
     parser.add_argument('--checkpoint-every', type=int, default=500_000)
     parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the physics uses the rest)')
@@ -336,8 +378,12 @@ def main(argv: list[str] | None = None) -> None:
                         help='override one reward scale (repeatable), e.g. --reward-scale hip_pos=-0.3')
     parser.add_argument('--plot', action='store_true', help='only draw OUT/progress.csv as OUT/training.png')
     args = parser.parse_args(argv)
-    reward_scales = _reward_scales(parser, args.reward_scale)
-    init_scale = _init_action_scale(parser, args.init_action_scale)
+    import importlib
+
+    robot = ROBOTS[args.robot]
+    gait_module = importlib.import_module(robot.gait)
+    reward_scales = _reward_scales(parser, args.reward_scale, importlib.import_module(robot.rewards))
+    init_scale = _init_action_scale(parser, args.init_action_scale, gait_module)
     for flag, share in (('--lateral-share', args.lateral_share), ('--sidestep-share', args.sidestep_share)):
         if share is not None and not 0.0 <= share <= 1.0:
             parser.error(f'{flag} must be between 0 and 1; got {share}')
@@ -345,9 +391,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f'--mirror-loss takes a weight >= 0; got {args.mirror_loss}')
     if args.critic_warmup < 0 or (args.critic_warmup and not args.init_from):
         parser.error(f'--critic-warmup takes a count of updates >= 0 and needs --init-from; got {args.critic_warmup}')
-    out = Path(args.out)
+    out = Path(args.out or f'runs/{args.robot}_walk')
     if args.plot:
-        plot(out / 'progress.csv', out / 'training.png')
+        plot(out / 'progress.csv', out / 'training.png', robot.title)
         return
 
     import gymnasium
@@ -360,7 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     out.mkdir(parents=True, exist_ok=True)
     # By its id (the 'module:' prefix imports what registers it): the env is an application's.
-    walk = gymnasium.make_vec('internutopia:internutopia/H1Walk-v0', num_envs=args.num_envs, autoreset_mode='SameStep',
+    walk = gymnasium.make_vec(f'internutopia:{robot.env_id}', num_envs=args.num_envs, autoreset_mode='SameStep',
                               backend=args.backend, device=args.device, pushes=not args.no_pushes,
                               lateral_share=args.lateral_share, sidestep_share=args.sidestep_share, reward_scales=reward_scales or None)
     if args.lateral_share is not None or args.sidestep_share is not None or reward_scales:
@@ -381,9 +427,10 @@ def main(argv: list[str] | None = None) -> None:
                     policy_kwargs={'net_arch': {'pi': [256, 128, 64], 'vf': [256, 128, 64]},
                                    'activation_fn': torch.nn.ELU, 'log_std_init': -0.7})
         if args.init_from:
-            start_from(model, Path(args.init_from), args.max_std, init_scale)
+            start_from(model, Path(args.init_from), args.max_std, init_scale, gait_module)
             warmup = args.critic_warmup
     model.mirror_weight = args.mirror_loss
+    model.gait_module = gait_module
     if args.mirror_loss:
         print(f'mirror loss at weight {args.mirror_loss}', flush=True)
     progress = out / 'progress.csv'
@@ -463,7 +510,7 @@ def main(argv: list[str] | None = None) -> None:
             temporary = out / 'checkpoint.tmp.zip'
             model.save(temporary)
             os.replace(temporary, checkpoint)
-            export_onnx(model, out / 'h1_walk.onnx')
+            export_onnx(model, out / robot.policy_file, gait_module)
             print('  '.join(f'{k} {v:.3g}' if isinstance(v, float) else f'{k} {v:,}' for k, v in row.items()) + extra, flush=True)
 
     try:

