@@ -12,7 +12,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS  # noqa: F401  (the task reads it here)
+from internutopia_extension.robots.h1_locomotion.rewards import (  # noqa: F401  (ONCE_TERMS: the task reads it here)
+    ONCE_TERMS,
+    planar_velocity_error_sq,
+    track_kernel,
+)
 from internutopia_extension.robots.h1_locomotion.walker import WalkState
 
 #: Base height the policy is asked to keep (m; the standing pose under the walking servos).
@@ -29,12 +33,6 @@ FALL_GRAVITY_Z = -0.5
 HIP_COLUMNS = [0, 3, 6, 9]
 
 
-def _track(error_sq: np.ndarray, sigma: float = 0.25) -> np.ndarray:
-    return np.exp(-error_sq / sigma)
-
-
-def _planar_velocity_error_sq(s: WalkState) -> np.ndarray:
-    return np.sum((s.command[:, :2] - s.lin_vel[:, :2]) ** 2, axis=1)
 
 
 def fallen(state: WalkState) -> np.ndarray:
@@ -43,9 +41,9 @@ def fallen(state: WalkState) -> np.ndarray:
 
 
 TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
-    'track_lin_vel': lambda s: _track(_planar_velocity_error_sq(s)),
-    'track_ang_vel': lambda s: _track((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
-    'track_lin_vel_fine': lambda s: _track(_planar_velocity_error_sq(s), 0.05),
+    'track_lin_vel': lambda s: track_kernel(planar_velocity_error_sq(s)),
+    'track_ang_vel': lambda s: track_kernel((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
+    'track_lin_vel_fine': lambda s: track_kernel(planar_velocity_error_sq(s), 0.05),
     'lin_vel_z': lambda s: s.lin_vel[:, 2] ** 2,
     'ang_vel_xy': lambda s: np.sum(s.ang_vel[:, :2] ** 2, axis=1),
     'orientation': lambda s: np.sum(s.gravity[:, :2] ** 2, axis=1),

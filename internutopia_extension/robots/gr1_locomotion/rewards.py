@@ -14,7 +14,11 @@ import numpy as np
 
 from internutopia_extension.robots.gr1_locomotion.gait import GAIT_PERIOD, STANCE_FRACTION
 from internutopia_extension.robots.gr1_model import STANDING_HEIGHT
-from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS  # noqa: F401  (the task reads it here)
+from internutopia_extension.robots.h1_locomotion.rewards import (  # noqa: F401  (ONCE_TERMS: the task reads it here)
+    ONCE_TERMS,
+    planar_velocity_error_sq,
+    track_kernel,
+)
 from internutopia_extension.robots.h1_locomotion.walker import WalkState
 
 #: Pelvis height the policy is asked to keep (m): the standing pose's, a centimetre lower for the
@@ -38,12 +42,6 @@ FINE_TRACKING_SIGMA = 0.05
 FOOT_PLACEMENT_SIGMA = 0.01
 
 
-def _track(error_sq: np.ndarray, sigma: float = 0.25) -> np.ndarray:
-    return np.exp(-error_sq / sigma)
-
-
-def _planar_velocity_error_sq(s: WalkState) -> np.ndarray:
-    return np.sum((s.command[:, :2] - s.lin_vel[:, :2]) ** 2, axis=1)
 
 
 def fallen(state: WalkState) -> np.ndarray:
@@ -52,9 +50,9 @@ def fallen(state: WalkState) -> np.ndarray:
 
 
 TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
-    'track_lin_vel': lambda s: _track(_planar_velocity_error_sq(s)),
-    'track_ang_vel': lambda s: _track((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
-    'track_lin_vel_fine': lambda s: _track(_planar_velocity_error_sq(s), FINE_TRACKING_SIGMA),
+    'track_lin_vel': lambda s: track_kernel(planar_velocity_error_sq(s)),
+    'track_ang_vel': lambda s: track_kernel((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
+    'track_lin_vel_fine': lambda s: track_kernel(planar_velocity_error_sq(s), FINE_TRACKING_SIGMA),
     'lin_vel_z': lambda s: s.lin_vel[:, 2] ** 2,
     'ang_vel_xy': lambda s: np.sum(s.ang_vel[:, :2] ** 2, axis=1),
     'orientation': lambda s: np.sum(s.gravity[:, :2] ** 2, axis=1),
@@ -66,7 +64,7 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'swing_height': lambda s: np.sum((s.foot_height - SWING_HEIGHT) ** 2 * ~s.stance, axis=1),
     'foot_slip': lambda s: np.sum(s.foot_speed ** 2 * (s.touch > CONTACT_FORCE), axis=1),
     'alive': lambda s: np.ones(len(s.height)),
-    'foot_placement': lambda s: np.sum(_track((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
+    'foot_placement': lambda s: np.sum(track_kernel((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
                                                - LANDING_LEAD * s.command[:, 1:2]) ** 2, FOOT_PLACEMENT_SIGMA)
                                        * ~s.stance, axis=1) * s.moving,
     'termination': lambda s: fallen(s).astype(float),

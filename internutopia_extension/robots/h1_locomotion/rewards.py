@@ -39,11 +39,12 @@ FINE_TRACKING_SIGMA = 0.05
 FOOT_PLACEMENT_SIGMA = 0.01
 
 
-def _track(error_sq: np.ndarray, sigma: float = 0.25) -> np.ndarray:
+def track_kernel(error_sq: np.ndarray, sigma: float = 0.25) -> np.ndarray:
+    """The tracking kernel ``exp(-error_sq / sigma)`` (1 at no error; every walking robot's rewards use it)."""
     return np.exp(-error_sq / sigma)
 
 
-def _planar_velocity_error_sq(s: WalkState) -> np.ndarray:
+def planar_velocity_error_sq(s: WalkState) -> np.ndarray:
     return np.sum((s.command[:, :2] - s.lin_vel[:, :2]) ** 2, axis=1)
 
 
@@ -53,11 +54,11 @@ def fallen(state: WalkState) -> np.ndarray:
 
 
 TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
-    'track_lin_vel': lambda s: _track(_planar_velocity_error_sq(s)),
-    'track_ang_vel': lambda s: _track((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
+    'track_lin_vel': lambda s: track_kernel(planar_velocity_error_sq(s)),
+    'track_ang_vel': lambda s: track_kernel((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
     # The same error under a narrow kernel: the wide one is nearly flat within 0.1 m/s of the
     # command (0.96 there), so a policy 20 % short of a 0.5 m/s side-step loses almost nothing.
-    'track_lin_vel_fine': lambda s: _track(_planar_velocity_error_sq(s), FINE_TRACKING_SIGMA),
+    'track_lin_vel_fine': lambda s: track_kernel(planar_velocity_error_sq(s), FINE_TRACKING_SIGMA),
     'lin_vel_z': lambda s: s.lin_vel[:, 2] ** 2,
     'ang_vel_xy': lambda s: np.sum(s.ang_vel[:, :2] ** 2, axis=1),
     'orientation': lambda s: np.sum(s.gravity[:, :2] ** 2, axis=1),
@@ -71,7 +72,7 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'foot_slip': lambda s: np.sum(s.foot_speed ** 2 * (s.touch > CONTACT_FORCE), axis=1),
     'alive': lambda s: np.ones(len(s.height)),
     # Swinging soles near where a side-step needs them to land (see LANDING_LEAD), while walking.
-    'foot_placement': lambda s: np.sum(_track((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
+    'foot_placement': lambda s: np.sum(track_kernel((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
                                                - LANDING_LEAD * s.command[:, 1:2]) ** 2, FOOT_PLACEMENT_SIGMA)
                                        * ~s.stance, axis=1) * s.moving,
     # A fall (paid once, see ONCE_TERMS): the end of the episode alone costs a fast side-step's
