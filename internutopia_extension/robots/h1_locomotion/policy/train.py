@@ -115,8 +115,9 @@ def export_onnx(model: Any, path: str | Path, gait_module: ModuleType | None = N
     # The TorchScript exporter (dynamo=False) on purpose: torch.export's needs onnxscript, which is
     # not installed, and writes another graph; its deprecation notices say nothing to act on here.
     with torch.no_grad(), warnings.catch_warnings():
+        # By message, not module: run as ``-m`` the warning is attributed to ``__main__``.
+        warnings.filterwarnings('ignore', category=DeprecationWarning, message=r'.*legacy TorchScript-based ONNX export')
         warnings.filterwarnings('ignore', category=DeprecationWarning, module=r'torch\.onnx')
-        warnings.filterwarnings('ignore', category=DeprecationWarning, module=r'internutopia_extension\.robots\.h1_locomotion')
         torch.onnx.export(mean, (torch.zeros(1, size, device=policy.device),), str(temporary), input_names=['obs'], output_names=['action'],
                           dynamic_axes={'obs': {0: 'batch'}, 'action': {0: 'batch'}}, dynamo=False)
     # The action scale the policy was trained with travels in the file: the walker refuses a policy
