@@ -1,4 +1,5 @@
-"""Measure a walking H1 policy the way a navigation user would use it, over many slots at once.
+"""Measure a walking policy (H1's by default, ``--robot aliengo`` for Aliengo's) the way a
+navigation user would use it, over many slots at once.
 
 Five measurements, the first four over ``--num-envs`` slots of one world:
 
@@ -15,35 +16,70 @@ Five measurements, the first four over ``--num-envs`` slots of one world:
 5. **tracking**: one slot per command of :data:`TRACKED_COMMANDS` held for ``--seconds``; the
    velocity reached (pelvis heading frame), averaged after the first third.
 
-A slot has fallen when its pelvis drops below 0.6 m or tilts past about 50 degrees. The result
+A slot has fallen when the robot's rewards module says so (``fallen``: H1's pelvis below 0.6 m or
+tilted past about 50 degrees; Aliengo's base below 0.2 m or past 60 degrees). The result
 is printed and, with ``--json``, written as JSON. ``--measures`` picks some of them (``tracking``
 alone screens a training run's checkpoints in seconds). The policy runs as the walker runs it,
 averaged with its mirror image (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`);
 ``--network-only`` measures the network alone. Run::
 
     python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --policy runs/h1_walk/h1_walk.onnx
+    python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --robot aliengo --policy runs/aliengo_walk/aliengo_walk.onnx
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 #: The user's example's path (``vec_env_example.py``).
 SEED_PATH = [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (3.0, 4.0, 0.0)]
-#: Success tolerance (m): ``move_along_path``'s threshold in InternUtopia's H1 config.
+#: Success tolerance (m): ``move_along_path``'s threshold in InternUtopia's H1 and Aliengo configs.
 TOLERANCE = 0.1
-H1_WEIGHT = 51.4 * 9.81
+GRAVITY = 9.81
 #: A lateral command faster than this (m/s) counts an episode as a lateral one in the falls' breakdown.
 FAST_LATERAL = 0.25
-#: The commands whose tracking is reported: (forward, lateral, yaw rate), the ranges' corners.
-TRACKED_COMMANDS = [(0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
-                    (0.0, 0.25, 0.0), (0.0, -0.25, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.5, 0.3, 0.0),
-                    (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5)]
+
+
+@dataclass(frozen=True)
+class EvaluatedRobot:
+    """What the measurements need to know of one walking robot."""
+
+    #: The robot's name in observations and actions (its config's default ``name``).
+    name: str
+    #: Module with the robot config class and its controller configs (InternUtopia's layout).
+    configs: str
+    config_class: str
+    #: Height its base starts at (m).
+    start_height: float
+    #: The whole robot's mass (kg, the compiled walking model's), for the weight on the feet.
+    mass: float
+    #: ``module:function`` of its training episodes' sampler.
+    sampler: str
+    #: The commands whose tracking is reported: (forward, lateral, yaw rate), the ranges' corners.
+    tracked_commands: tuple[tuple[float, float, float], ...]
+
+
+ROBOTS: dict[str, EvaluatedRobot] = {
+    'h1': EvaluatedRobot('h1', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 1.0, 51.4,
+                         'internutopia_extension.robots.h1_locomotion.episodes:walk_sampler',
+                         ((0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
+                          (0.0, 0.25, 0.0), (0.0, -0.25, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.5, 0.3, 0.0),
+                          (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5))),
+    'aliengo': EvaluatedRobot('aliengo', 'internutopia_extension.configs.robots.aliengo', 'AliengoRobotCfg', 0.37, 24.6,
+                              'internutopia_extension.robots.aliengo_locomotion.episodes:aliengo_walk_sampler',
+                              ((0.0, 0.0, 0.0), (0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (1.2, 0.0, 0.0), (-0.5, 0.0, 0.0),
+                               (0.0, 0.3, 0.0), (0.0, -0.3, 0.0), (0.0, 0.6, 0.0), (0.0, -0.6, 0.0), (0.8, 0.3, 0.0),
+                               (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.0, 0.0, 2.0), (0.0, 0.0, -2.0), (1.0, 0.0, 1.0))),
+}
+#: H1's tracked commands (kept under their old name).
+TRACKED_COMMANDS = list(ROBOTS['h1'].tracked_commands)
 #: The measurements, by the name each has in the result.
 MEASURES = ('paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking')
 
@@ -59,40 +95,41 @@ def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
     return env
 
 
-def _robot(policy: str, rng: np.random.Generator, controllers: list, symmetric: bool) -> Any:
-    from internutopia_extension.configs.robots.h1 import H1RobotCfg
-
+def _robot(robot: EvaluatedRobot, policy: str, rng: np.random.Generator, controllers: list, symmetric: bool) -> Any:
+    config_class = getattr(importlib.import_module(robot.configs), robot.config_class)
     yaw = float(rng.uniform(-np.pi, np.pi))
-    return H1RobotCfg(locomotion='walking', walking_policy=policy, walking_policy_symmetric=symmetric, position=(0.0, 0.0, 1.0),
-                      orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))), controllers=controllers)
+    # Only H1 has a carried mode; the other walking robots always walk.
+    mode = {'locomotion': 'walking'} if robot.name == 'h1' else {}
+    return config_class(**mode, walking_policy=policy, walking_policy_symmetric=symmetric, position=(0.0, 0.0, robot.start_height),
+                        orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))), controllers=controllers)
 
 
-def _fallen(env: Any) -> np.ndarray:
-    from internutopia_extension.robots.h1_locomotion.rewards import fallen
-
-    group = env.runner.slot_robots[0]['h1']
-    return fallen(group.walker.state(np.arange(env.env_num)))
+def _fallen(env: Any, name: str) -> np.ndarray:
+    group = env.runner.slot_robots[0][name]
+    return group.locomotion_rewards.fallen(group.walker.state(np.arange(env.env_num)))
 
 
 def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int,
-             symmetric: bool = True) -> dict[str, Any]:
+             symmetric: bool = True, robot: str = 'h1') -> dict[str, Any]:
     """Path or point-goal success and falls (see the module docstring)."""
     from internutopia.macros import gm
-    from internutopia_extension.configs.robots.h1 import move_along_path_cfg, move_by_speed_cfg, move_to_point_cfg
     from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
 
+    evaluated = ROBOTS[robot]
+    configs = importlib.import_module(evaluated.configs)
     rng = np.random.default_rng(seed)
-    controllers = [move_by_speed_cfg, move_to_point_cfg, move_along_path_cfg]
-    tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, controllers, symmetric)])
+    controllers = [configs.move_by_speed_cfg, configs.move_to_point_cfg, configs.move_along_path_cfg]
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
+                                    robots=[_robot(evaluated, policy, rng, controllers, symmetric)])
              for _ in range(num_envs)]
     actions: list[dict[str, Any]]
     if goal_kind == 'path':
         goals = np.tile(np.array(SEED_PATH[-1][:2]), (num_envs, 1))
-        actions = [{'h1': {'move_along_path': [SEED_PATH]}}] * num_envs
+        actions = [{robot: {'move_along_path': [SEED_PATH]}}] * num_envs
     else:
         angle, distance = rng.uniform(-np.pi, np.pi, num_envs), rng.uniform(1.0, 4.0, num_envs)
         goals = np.stack([distance * np.cos(angle), distance * np.sin(angle)], axis=1)
-        actions = [{'h1': {'move_to_point': [[float(g[0]), float(g[1]), 0.0]]}} for g in goals]
+        actions = [{robot: {'move_to_point': [[float(g[0]), float(g[1]), 0.0]]}} for g in goals]
     env = _env(tasks, num_envs, physics_dt)
     fell = np.zeros(num_envs, dtype=bool)
     reached = np.zeros(num_envs, dtype=bool)
@@ -100,28 +137,30 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
     for i in range(steps):
         obs, *_ = env.step(actions)
         if i % 20 == 0 or i == steps - 1:
-            fell |= _fallen(env)
-            position = np.array([o['h1']['position'][:2] for o in obs])
+            fell |= _fallen(env, robot)
+            position = np.array([o[robot]['position'][:2] for o in obs])
             reached |= (np.linalg.norm(position - goals, axis=1) < TOLERANCE) & ~fell
     env.close()
     return {'success': float(np.mean(reached)), 'fall_rate': float(np.mean(fell)), 'episodes': num_envs}
 
 
 def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False,
-                     symmetric: bool = True) -> dict[str, Any]:
+                     symmetric: bool = True, robot: str = 'h1') -> dict[str, Any]:
     """Falls under random commands (with the training's pushes if ``pushes``), and the soles'
     share of the weight while walking."""
-    from internutopia_extension.configs.controllers.h1_leg_action import H1LegActionControllerCfg
-    from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT, walk_sampler
+    from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT
 
-    sampler = walk_sampler(batch=num_envs, seconds=seconds, pushes=pushes)
+    evaluated = ROBOTS[robot]
+    module, function = evaluated.sampler.split(':')
+    sampler = getattr(importlib.import_module(module), function)(batch=num_envs, seconds=seconds, pushes=pushes)
     tasks = sampler(np.random.default_rng(seed))
     for task in tasks:
-        robot = task.robots[0]
-        robot.walking_policy, robot.walking_policy_symmetric = policy, symmetric
-        robot.controllers = [c for c in robot.controllers if not isinstance(c, H1LegActionControllerCfg)]
+        config = task.robots[0]
+        # The policy walks instead of the training's leg actions (the sampler's only controller).
+        config.walking_policy, config.walking_policy_symmetric, config.controllers = policy, symmetric, []
     env = _env(tasks, num_envs, PHYSICS_DT)
-    group = env.runner.slot_robots[0]['h1']
+    weight = evaluated.mass * GRAVITY
+    group = env.runner.slot_robots[0][robot]
     slots = np.arange(num_envs)
     fell = np.zeros(num_envs, dtype=bool)
     weight_share: list[float] = []
@@ -131,10 +170,10 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
         env.step_arrays({})
         if i % 20 == 0:
             state = group.walker.state(slots)
-            fell |= _fallen(env)
+            fell |= _fallen(env, robot)
             upright = ~fell
             if upright.any():
-                weight_share.append(float(np.mean(state.touch[upright].sum(axis=1)) / H1_WEIGHT))
+                weight_share.append(float(np.mean(state.touch[upright].sum(axis=1)) / weight))
                 velocity_error.append(float(np.mean(np.linalg.norm(state.command[upright, :2] - state.lin_vel[upright, :2], axis=1))))
     env.close()
     # Lateral stepping is the policy's weak point: report the falls of episodes with and without it.
@@ -149,36 +188,39 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
             'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
 
 
-def tracking(policy: str, seconds: float, seed: int, symmetric: bool = True) -> list[dict[str, Any]]:
-    """Each command of :data:`TRACKED_COMMANDS` held by one slot: the mean velocity reached."""
+def tracking(policy: str, seconds: float, seed: int, symmetric: bool = True, robot: str = 'h1') -> list[dict[str, Any]]:
+    """Each of the robot's tracked commands held by one slot: the mean velocity reached."""
     from internutopia.macros import gm
     from internutopia_extension.configs.tasks import LocomotionTaskCfg
     from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT
 
+    evaluated = ROBOTS[robot]
+    commands = evaluated.tracked_commands
     rng = np.random.default_rng(seed)
     steps = int(round(seconds / PHYSICS_DT))
-    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(policy, rng, [], symmetric)],
-                               commands=[(0.0, *command)], max_steps=steps + 1) for command in TRACKED_COMMANDS]
+    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(evaluated, policy, rng, [], symmetric)],
+                               commands=[(0.0, *command)], max_steps=steps + 1, robot=robot) for command in commands]
     env = _env(tasks, len(tasks), PHYSICS_DT)
-    group = env.runner.slot_robots[0]['h1']
+    group = env.runner.slot_robots[0][robot]
     slots = np.arange(len(tasks))
     velocity: list[np.ndarray] = []
     fell = np.zeros(len(tasks), dtype=bool)
     for i in range(steps):
         env.step_arrays({})
         if i % 20 == 0:
-            fell |= _fallen(env)
+            fell |= _fallen(env, robot)
             if i >= steps // 3:
                 state = group.walker.state(slots)
                 velocity.append(np.concatenate([state.lin_vel[:, :2], state.ang_vel[:, 2:]], axis=1))
     env.close()
     reached = np.mean(velocity, axis=0) if velocity else np.full((len(tasks), 3), np.nan)
     return [{'command': list(command), 'reached': [round(float(v), 3) for v in row], 'fell': bool(f)}
-            for command, row, f in zip(TRACKED_COMMANDS, reached, fell, strict=True)]
+            for command, row, f in zip(commands, reached, fell, strict=True)]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--robot', choices=sorted(ROBOTS), default='h1', help='the walking robot (default h1)')
     parser.add_argument('--policy', default='default', help="'default' (the shipped policy) or the path of an ONNX policy")
     parser.add_argument('--num-envs', type=int, default=64)
     parser.add_argument('--seconds', type=float, default=60.0)
@@ -195,14 +237,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = sorted(set(chosen) - set(MEASURES))
     if unknown or not chosen:
         parser.error(f'--measures {args.measures!r}: unknown {unknown}; valid measurements: {", ".join(MEASURES)}')
-    symmetric = not args.network_only
+    symmetric, robot = not args.network_only, args.robot
     run = {
-        'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed, symmetric),
-        'point_goals': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1, symmetric),
-        'random_commands': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2, symmetric=symmetric),
+        'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed, symmetric, robot),
+        'point_goals': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1, symmetric,
+                                        robot),
+        'random_commands': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2, symmetric=symmetric,
+                                                    robot=robot),
         'random_commands_pushed': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 3, pushes=True,
-                                                           symmetric=symmetric),
-        'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4, symmetric),
+                                                           symmetric=symmetric, robot=robot),
+        'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4, symmetric, robot),
     }
     result = {name: run[name]() for name in MEASURES if name in chosen}
     print(json.dumps(result, indent=2))
