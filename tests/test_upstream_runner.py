@@ -65,3 +65,34 @@ def test_a_bare_clone_runs_its_heads_tests(tmp_path):
     missing = subprocess.run([sys.executable, '-m', 'internutopia.compat.upstream_tests', str(bare), '--revision', 'nope'],
                              capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and 'cannot read tests/ at nope' in missing.stderr
+
+
+def test_e2e_runs_upstreams_ci_wrapper_with_python_meaning_this_interpreter(tmp_path):
+    """``--e2e``: upstream's tests/e2e_test.py starts ``python ./tests/X.py`` in a shell; that
+    ``python`` is this interpreter (this package importable), the scripts carry the allowed edits,
+    the file runs without upstream's conftest.py, and its exit code is pytest's."""
+    checkout = make_checkout(tmp_path)
+    tests = checkout / 'tests'
+    (tests / 'conftest.py').write_text('raise RuntimeError("upstream conftest must not load")\n')
+    (tests / 'edited.py').write_text('from omni.isaac.core.utils.rotations import euler_angles_to_quat\n'
+                                     'print(euler_angles_to_quat((0.0, 0.0, 0.0)))\n')
+    (tests / 'e2e_test.py').write_text(textwrap.dedent('''
+        import subprocess
+
+        def run(command):
+            assert subprocess.run(command, shell=True).returncode == 0
+
+        def test_passes():
+            run('python ./tests/passes.py')
+
+        def test_edited():
+            run('python ./tests/edited.py')
+
+        def test_fails():
+            run('python ./tests/fails.py')
+    '''))
+    command = [sys.executable, '-m', 'internutopia.compat.upstream_tests', str(checkout), '--e2e']
+    passing = subprocess.run([*command, '-k', 'passes', '-k', 'edited'], capture_output=True, text=True, timeout=300)
+    assert passing.returncode == 0 and '2 passed' in passing.stdout, passing.stdout + passing.stderr
+    everything = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert everything.returncode == 1 and '1 failed, 2 passed' in everything.stdout, everything.stdout

@@ -12,6 +12,13 @@ allowed edits listed in :data:`ALLOWED_EDITS` (Isaac Sim imports replaced by our
 Scripts whose robot has no model here (an ``internutopia_extension.configs.robots.X`` module that
 does not exist) are reported as ``absent`` and not run. The exit code is 0 when every script that
 ran passed.
+
+``--e2e`` runs upstream's CI wrapper instead, ``tests/e2e_test.py`` (pytest, one test per script
+or per folder of robot scripts, each starting ``python ./tests/X.py``), from the same edited
+scratch copy, with ``python`` meaning this interpreter and without upstream's ``conftest.py``
+(it reports results to upstream's database)::
+
+    python -m internutopia.compat.upstream_tests /path/to/InternUtopia --e2e
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -126,16 +134,7 @@ def _package_root() -> str:
 def run_scripts(checkout: Path, scripts: Iterable[str], timeout: float = 900.0, verbose: bool = False) -> list[Outcome]:
     """Run ``scripts`` (paths relative to ``checkout``) one by one; see the module docstring."""
     outcomes = []
-    with tempfile.TemporaryDirectory(prefix='internutopia-upstream-') as scratch:
-        root = Path(scratch)
-        shutil.copytree(checkout / 'tests', root / 'tests')
-        for path in (root / 'tests').rglob('*.py'):
-            edited, _ = apply_allowed_edits(path.read_text(encoding='utf-8'))
-            path.write_text(edited, encoding='utf-8')
-        env = dict(os.environ)
-        env['PYTHONPATH'] = os.pathsep.join([_package_root(), *filter(None, [env.get('PYTHONPATH')])])
-        env.setdefault('MUJOCO_GL', 'egl')
-        env['PYTHONUNBUFFERED'] = '1'
+    with edited_copy(checkout) as (root, env):
         for script in scripts:
             source = (root / script).read_text(encoding='utf-8')
             absent = missing_robots(source)
@@ -165,6 +164,57 @@ def run_scripts(checkout: Path, scripts: Iterable[str], timeout: float = 900.0, 
     return outcomes
 
 
+@contextlib.contextmanager
+def edited_copy(checkout: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A scratch folder holding ``checkout``'s ``tests/`` with :data:`ALLOWED_EDITS` applied, and
+    the environment its scripts run in (this package first on ``PYTHONPATH``); removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix='internutopia-upstream-') as scratch:
+        root = Path(scratch)
+        shutil.copytree(checkout / 'tests', root / 'tests')
+        for path in (root / 'tests').rglob('*.py'):
+            edited, _ = apply_allowed_edits(path.read_text(encoding='utf-8'))
+            path.write_text(edited, encoding='utf-8')
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.pathsep.join([_package_root(), *filter(None, [env.get('PYTHONPATH')])])
+        env.setdefault('MUJOCO_GL', 'egl')
+        env['PYTHONUNBUFFERED'] = '1'
+        yield root, env
+
+
+def run_e2e(checkout: Path, timeout: float = 3600.0, patterns: Iterable[str] = ()) -> int:
+    """Run upstream's ``tests/e2e_test.py`` against this package; its pytest exit code.
+
+    ``patterns`` pick tests by name (pytest's ``-k``, joined with ``or``). A ``python`` wrapper
+    first on ``PATH`` runs this interpreter, so the ``python ./tests/X.py`` commands the file
+    starts use this package (a wrapper script, not a link: a link outside a virtual environment's
+    ``bin`` would lose the environment).
+    """
+    if not (checkout / 'tests' / 'e2e_test.py').is_file():
+        raise ValueError(f'{checkout} has no tests/e2e_test.py (InternUtopia 2.x has one)')
+    with edited_copy(checkout) as (root, env):
+        bin_dir = root / 'bin'
+        bin_dir.mkdir()
+        wrapper = bin_dir / 'python'
+        wrapper.write_text(f'#!/bin/sh\nexec {sys.executable!s} "$@"\n', encoding='utf-8')
+        wrapper.chmod(0o755)
+        env['PATH'] = os.pathsep.join([str(bin_dir), env.get('PATH', '')])
+        env.setdefault('JOB_ID', 'local')  # its teardown names results by the CI job
+        command = [sys.executable, '-m', 'pytest', '--noconftest', '-p', 'no:cacheprovider', '-q', '-W',
+                   'ignore::pytest.PytestUnknownMarkWarning', 'tests/e2e_test.py']
+        patterns = list(patterns)
+        if patterns:
+            command += ['-k', ' or '.join(patterns)]
+        # Its own session, so that a timeout ends the scripts its shells started too.
+        process = subprocess.Popen(command, cwd=root, env=env, start_new_session=True)
+        try:
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            print(f'e2e_test.py did not finish within {timeout:.0f} s; its processes were killed', flush=True)
+            return 1
+
+
 def _text(value: bytes | str) -> str:
     return value.decode(errors='replace') if isinstance(value, bytes) else value
 
@@ -189,7 +239,10 @@ def main(argv: list[str] | None = None) -> int:
                         help='root of an InternUtopia 2.x checkout (the folder holding tests/), or a bare clone of it')
     parser.add_argument('--revision', default='HEAD', help='for a bare clone: the commit whose tests/ run (default HEAD)')
     parser.add_argument('-k', dest='patterns', action='append', default=[], help='run only scripts whose path contains this text (repeatable)')
-    parser.add_argument('--timeout', type=float, default=900.0, help='seconds allowed per script (default 900)')
+    parser.add_argument('--timeout', type=float, default=None,
+                        help='seconds allowed per script (default 900); with --e2e, for the whole file (default 3600)')
+    parser.add_argument('--e2e', action='store_true',
+                        help="run upstream's CI wrapper tests/e2e_test.py (pytest, --noconftest) instead; -k picks its tests by name")
     parser.add_argument('--list', action='store_true', help='list the scripts and the edits, run nothing')
     parser.add_argument('-v', '--verbose', action='store_true', help="print every script's output")
     args = parser.parse_args(argv)
@@ -201,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, checkout: Path) -> int:
+    if args.e2e:
+        return run_e2e(checkout, args.timeout or 3600.0, args.patterns)
     scripts = discover(checkout)
     if args.patterns:
         scripts = [s for s in scripts if any(p in s for p in args.patterns)]
@@ -209,7 +264,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, checkout: Pa
             _, edits = apply_allowed_edits((checkout / script).read_text(encoding='utf-8'))
             print(script + (f'   (edits: {"; ".join(edits)})' if edits else ''))
         return 0
-    outcomes = run_scripts(checkout, scripts, timeout=args.timeout, verbose=args.verbose)
+    outcomes = run_scripts(checkout, scripts, timeout=args.timeout or 900.0, verbose=args.verbose)
     counts = {status: sum(o.status == status for o in outcomes) for status in ('pass', 'fail', 'timeout', 'absent')}
     ran = len(outcomes) - counts['absent']
     print(f'\n{counts["pass"]} of {ran} scripts passed ({len(outcomes)} found; {counts["absent"]} need a robot this '
