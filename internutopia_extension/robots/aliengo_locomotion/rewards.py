@@ -66,11 +66,13 @@ TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
     'stand_still': lambda s: (np.hypot(s.lin_vel[:, 0], s.lin_vel[:, 1]) + 0.5 * np.abs(s.ang_vel[:, 2])) * ~s.moving,
 }
 
-#: Scale of each term (legged_gym's quadruped scales where it has the term).
+#: Scale of each term (legged_gym's quadruped scales where it has the term). ``stand_still`` was
+#: -2 for the first 12 M steps; at that scale the policy crept backwards about 1 cm/s after
+#: stopping (2026-11-25), so the rest of the run used -10.
 REWARD_SCALES: dict[str, float] = {
     'track_lin_vel': 1.5, 'track_ang_vel': 1.0, 'lin_vel_z': -2.0, 'ang_vel_xy': -0.05, 'orientation': -2.0,
     'base_height': -10.0, 'action_rate': -0.01, 'joint_vel': -5e-4, 'hip_pos': -0.5, 'contact': 0.1,
-    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -2.0, 'foot_placement': 0.0,
+    'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -10.0, 'foot_placement': 0.0,
     'track_lin_vel_fine': 0.0, 'termination': 0.0,
 }
 
