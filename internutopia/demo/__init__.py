@@ -6,9 +6,10 @@ drives one robot and prints what it did (positions reached, metrics written). Ru
     MUJOCO_GL=egl python -m internutopia.demo.h1_locomotion
     python -m internutopia.demo.h1_locomotion --steps 200      # a shorter run
 
-Demos here (InternUtopia has the same names; its aliengo and gr1 demos come with those robots):
+Demos here (InternUtopia has the same names; its gr1 demo comes with that robot):
 
 - :mod:`.h1_locomotion`: an H1 walks a three-point path;
+- :mod:`.aliengo_locomotion`: an Aliengo trots to a point 4.2 m away and stands there;
 - :mod:`.h1_traveled_distance`: an H1 with a head camera walks for one finite-step episode and
   writes its ``TraveledDistanceMetric`` record;
 - :mod:`.g1_locomotion`: a G1 runs its walking policy through a scripted speed program (forward,
