@@ -113,6 +113,9 @@ class H1Robot(BaseRobot):
         model = world.model
         self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
         if self.walker is not None:
+            # Frozen: the walker recognises the group's slots by identity on every step (a new
+            # array comes with every bind).
+            self.slots.flags.writeable = False
             if len(self.slots):
                 assert self._root_qposadr is not None  # (a free pelvis)
                 self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,

@@ -18,6 +18,7 @@ import numpy as np
 
 from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.model import FEET
+from internutopia_extension.robots.h1_locomotion.tick_kernel import CompiledTick, compiled_tick
 
 #: Where the policy this project trained lives (next to the script that trained it).
 POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'h1_walk.onnx'
@@ -54,6 +55,7 @@ class OnnxPolicy:
         options.inter_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
         self.input_name = self.session.get_inputs()[0].name
+        self._output_names = [self.session.get_outputs()[0].name]
         recorded = self.session.get_modelmeta().custom_metadata_map.get(gait.ACTION_SCALE_METADATA)
         if recorded is not None and not np.allclose(json.loads(recorded), gait.ACTION_SCALE):
             raise ValueError(f'{robot} walking policy {path} was trained with leg action scales {json.loads(recorded)}; this walker '
@@ -68,7 +70,12 @@ class OnnxPolicy:
         return 0.5 * (both[:len(obs)] + self.gait.mirror_action(both[len(obs):]))
 
     def _run(self, obs: np.ndarray) -> np.ndarray:
-        return np.asarray(self.session.run(None, {self.input_name: obs})[0], dtype=float)
+        return np.asarray(self.run(obs), dtype=float)
+
+    def run(self, obs: np.ndarray) -> np.ndarray:
+        """The network alone on ``(k, OBS_SIZE)`` float32 rows: its ``(k, ACTION_SIZE)`` float32
+        output, no mirror mean (what the compiled tick feeds its own mean)."""
+        return self.session.run(self._output_names, {self.input_name: obs})[0]
 
 
 @dataclass
@@ -125,6 +132,10 @@ class H1Walker:
         self.last_action = np.zeros((env_num, gait.ACTION_SIZE))
         self.pending_action = np.zeros((env_num, gait.ACTION_SIZE))
         self._next_tick = 0.0
+        #: The compiled observation and tick (:mod:`.tick_kernel`), set when bound; ``None``: numpy.
+        self.compiled: CompiledTick | None = None
+        # begin_step's slots when they were every row in order (then one whole-array copy serves).
+        self._all_rows: np.ndarray | None = None
 
     def bind(self, data: Any, lookup: Any, prefix: str, root_qposadr: int, root_dofadr: int, time: float) -> None:
         """Look up the state columns the walker reads (``prefix``: the robot's name prefix)."""
@@ -146,6 +157,7 @@ class H1Walker:
         self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in self.feet], dtype=np.intp)
         self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in self.feet], dtype=np.intp)
         self._next_tick = time
+        self.compiled = compiled_tick(self)
 
     def reset(self, slots: np.ndarray) -> None:
         """Slots taking a new episode: standing, clocks at 0, no command."""
@@ -157,16 +169,39 @@ class H1Walker:
     def set_command(self, slots: np.ndarray, command: np.ndarray, hold: bool = False) -> None:
         """Velocity commands ``(k, 3)`` for ``slots``, clipped to the trained range: for this step,
         or (``hold``) until replaced."""
-        self.command[slots] = np.clip(command, self.gait.COMMAND_LOW, self.gait.COMMAND_HIGH)
+        gait = self.gait
+        if self._is_all_rows(slots) and np.shape(command) == self.command.shape:
+            # (every step's path: two ufuncs into place rather than np.clip's wrapper and a scatter)
+            np.minimum(np.maximum(command, gait.COMMAND_LOW), gait.COMMAND_HIGH, out=self.command)
+            if hold:
+                np.copyto(self.held_command, self.command)
+            return
+        self.command[slots] = np.clip(command, gait.COMMAND_LOW, gait.COMMAND_HIGH)
         if hold:
             self.held_command[slots] = self.command[slots]
 
+    def _is_all_rows(self, slots: np.ndarray) -> bool:
+        """Whether ``slots`` is every row in order. A read-only array found so is remembered by
+        identity (a robot group's slots, frozen until its slots change), so asking again is free."""
+        if slots is self._all_rows:
+            return True
+        if type(slots) is np.ndarray and len(slots) == len(self.command) and np.array_equal(slots, np.arange(len(slots))):
+            if not slots.flags.writeable:
+                self._all_rows = slots
+            return True
+        return False
+
     def begin_step(self, slots: np.ndarray) -> None:
         """A new env step: each slot's command is its held one until a controller gives another."""
+        if self._is_all_rows(slots):
+            np.copyto(self.command, self.held_command)
+            return
         self.command[slots] = self.held_command[slots]
 
     def observe(self, slots: np.ndarray) -> np.ndarray:
         """The policy's observation of ``slots`` now (what the next tick feeds the policy)."""
+        if self.compiled is not None:
+            return self.compiled.observe(np.asarray(slots, dtype=np.intp)).copy()
         data = self.data
         q0, v0 = self._root_q, self._root_v
         quat = data.qpos[slots, q0 + 3:q0 + 7]
@@ -186,7 +221,11 @@ class H1Walker:
     def tick(self, slots: np.ndarray) -> None:
         """One policy tick for ``slots``: observe, act, set the leg servo targets; then ramp the
         followed commands and advance the clocks for the next tick (so :meth:`observe` between ticks
-        is what the next tick feeds the policy)."""
+        is what the next tick feeds the policy). The compiled tick (:mod:`.tick_kernel`) does the
+        same arithmetic in two passes around the network."""
+        if self.compiled is not None:
+            self.compiled.tick(np.asarray(slots, dtype=np.intp))
+            return
         if self.policy is not None:
             action = self.policy(self.observe(slots))
         else:
