@@ -85,7 +85,7 @@ class CallGuard:
         self._lock = threading.Lock()
         self._what = ''
         self._running: str | None = None
-        self._thread: str | None = None
+        self._thread_object: threading.Thread | None = None  # (its name is read only for an error)
         self._main = False
         _DEFERRAL.install()
 
@@ -100,7 +100,8 @@ class CallGuard:
         return self
 
     def __enter__(self) -> None:
-        main = threading.current_thread() is threading.main_thread()
+        thread = threading.current_thread()
+        main = thread is threading.main_thread()
         deferral = _DEFERRAL
         if main:
             # Hold Ctrl-C first: from the next bytecode on, a SIGINT waits for __exit__.
@@ -110,15 +111,19 @@ class CallGuard:
         if not self._lock.acquire(blocking=False):
             if main:
                 self._let_go()  # (a Ctrl-C held meanwhile is raised here, instead of the error below)
-            current = threading.current_thread().name
-            raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread!r}; {self._what}() from '
+            current = thread.name
+            raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread_name()!r}; {self._what}() from '
                                f'thread {current!r} cannot run beside it. An env is not '
                                'thread-safe: call it from one thread, or give each thread its own env')
-        self._running, self._thread, self._main = self._what, threading.current_thread().name, main
+        self._running, self._thread_object, self._main = self._what, thread, main
+
+    def _thread_name(self) -> str | None:
+        thread = self._thread_object
+        return thread.name if thread is not None else None
 
     def __exit__(self, *exc: object) -> None:
         main = self._main
-        self._running = self._thread = None
+        self._running = self._thread_object = None
         self._lock.release()
         if main:
             self._let_go()
@@ -149,6 +154,10 @@ class held_interrupts:  # noqa: N801 - used as a function: ``with held_interrupt
             _DEFERRAL.depth += 1
             if _getsignal(_SIGINT) is signal.default_int_handler:
                 _DEFERRAL.install()
+
+    def _thread_name(self) -> str | None:
+        thread = self._thread_object
+        return thread.name if thread is not None else None
 
     def __exit__(self, *exc: object) -> None:
         if self._main:
