@@ -19,6 +19,8 @@ MANIPULATION_IDS = {
 WALK_ID = 'internutopia/H1Walk-v0'
 #: The Aliengo walking id (``internutopia.envs.locomotion``).
 ALIENGO_WALK_ID = 'internutopia/AliengoWalk-v0'
+#: The GR1 walking id (``internutopia.envs.locomotion``).
+GR1_WALK_ID = 'internutopia/GR1Walk-v0'
 
 
 def register_envs() -> None:
@@ -40,9 +42,12 @@ def register_envs() -> None:
     if ALIENGO_WALK_ID not in gymnasium.registry:
         gymnasium.register(id=ALIENGO_WALK_ID, entry_point='internutopia.envs.locomotion:make_aliengo_walk',
                            vector_entry_point='internutopia.envs.locomotion:make_aliengo_walk_vec')
+    if GR1_WALK_ID not in gymnasium.registry:
+        gymnasium.register(id=GR1_WALK_ID, entry_point='internutopia.envs.locomotion:make_gr1_walk',
+                           vector_entry_point='internutopia.envs.locomotion:make_gr1_walk_vec')
     if 'internutopia/Config-v0' not in gymnasium.registry:
         gymnasium.register(id='internutopia/Config-v0', entry_point='internutopia.envs:make_config',
                            vector_entry_point='internutopia.envs:make_config_vec')
 
 
-__all__ = ['ALIENGO_WALK_ID', 'ENV_IDS', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs']
+__all__ = ['ALIENGO_WALK_ID', 'ENV_IDS', 'GR1_WALK_ID', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs']

@@ -9,7 +9,8 @@ reward of :mod:`internutopia_extension.robots.h1_locomotion.rewards`. Episode re
 (``info['metrics']``) say whether the robot fell and how well it tracked its commands.
 
 ``AliengoWalk-v0`` is the same with a quadruped: :mod:`internutopia_extension.robots.aliengo_locomotion`'s
-episodes, 12 leg actions, a 50-number observation and its rewards.
+episodes, 12 leg actions, a 50-number observation and its rewards. ``GR1Walk-v0`` is the same with
+GR1 (:mod:`internutopia_extension.robots.gr1_locomotion`: 12 leg actions, 50 numbers).
 """
 
 from __future__ import annotations
@@ -64,6 +65,19 @@ def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metr
     return _walk_vec(sampler, 'aliengo', gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
 
 
+def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
+                      backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
+                      reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
+    """The GR1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
+    arguments; the sampler is :func:`~internutopia_extension.robots.gr1_locomotion.episodes.gr1_walk_sampler`)."""
+    from internutopia_extension.robots.gr1_locomotion import episodes, gait
+
+    options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share}
+    sampler = episodes.gr1_walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
+                                        reward_scales=reward_scales, **{k: v for k, v in options.items() if v is not None})
+    return _walk_vec(sampler, 'gr1', gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
+
+
 def make_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_walk_vec`."""
     from internutopia.core.gym_vector import FlatEnv
@@ -78,4 +92,11 @@ def make_aliengo_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
     return FlatEnv(vector_env=make_aliengo_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
-__all__ = ['make_aliengo_walk', 'make_aliengo_walk_vec', 'make_walk', 'make_walk_vec']
+def make_gr1_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
+    """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_gr1_walk_vec`."""
+    from internutopia.core.gym_vector import FlatEnv
+
+    return FlatEnv(vector_env=make_gr1_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+
+
+__all__ = ['make_aliengo_walk', 'make_aliengo_walk_vec', 'make_gr1_walk', 'make_gr1_walk_vec', 'make_walk', 'make_walk_vec']

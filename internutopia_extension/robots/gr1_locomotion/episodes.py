@@ -56,4 +56,4 @@ def gr1_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: 
     return sample
 
 
-__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'PHYSICS_DT', 'ROBOT_NAME', 'START_HEIGHT', 'gr1_walk_sampler']
+__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'EPISODE_SECONDS', 'PHYSICS_DT', 'ROBOT_NAME', 'START_HEIGHT', 'gr1_walk_sampler']

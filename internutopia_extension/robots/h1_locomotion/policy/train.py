@@ -1,5 +1,6 @@
-"""Train a walking policy with PPO (Stable-Baselines3): H1's on ``internutopia/H1Walk-v0``, or
-(``--robot aliengo``) Aliengo's on ``internutopia/AliengoWalk-v0``.
+"""Train a walking policy with PPO (Stable-Baselines3): H1's on ``internutopia/H1Walk-v0``,
+(``--robot aliengo``) Aliengo's on ``internutopia/AliengoWalk-v0`` or (``--robot gr1``) GR1's on
+``internutopia/GR1Walk-v0``.
 
 One trainer for every walking robot: what differs is data (:data:`ROBOTS`: the Gymnasium id, the
 policy's file name, the robot's gait and reward modules).
@@ -68,6 +69,8 @@ ROBOTS = {
                        'internutopia_extension.robots.h1_locomotion.rewards', 'H1 walking policy, PPO on CPU'),
     'aliengo': WalkingRobot('internutopia/AliengoWalk-v0', 'aliengo_walk.onnx', 'internutopia_extension.robots.aliengo_locomotion.gait',
                             'internutopia_extension.robots.aliengo_locomotion.rewards', 'Aliengo walking policy, PPO on CPU'),
+    'gr1': WalkingRobot('internutopia/GR1Walk-v0', 'gr1_walk.onnx', 'internutopia_extension.robots.gr1_locomotion.gait',
+                        'internutopia_extension.robots.gr1_locomotion.rewards', 'GR1 walking policy, PPO on CPU'),
 }
 
 
