@@ -4,22 +4,15 @@ The terms have H1's names and meaning (:mod:`internutopia_extension.robots.h1_lo
 one ``LocomotionTask`` table serves every walking robot) and GR1's numbers: its standing pelvis
 height, its narrower stance (soles 0.107 m either side of the pelvis), the hip roll and yaw
 columns of its 12 leg joints. The scales are H1's, a starting point for GR1's first training run.
+The terms are :class:`~internutopia_extension.robots.locomotion_rewards.WalkRewardSpec`'s, with
+GR1's numbers (:data:`SPEC`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import numpy as np
-
 from internutopia_extension.robots.gr1_locomotion.gait import GAIT_PERIOD, STANCE_FRACTION
 from internutopia_extension.robots.gr1_model import STANDING_HEIGHT
-from internutopia_extension.robots.h1_locomotion.rewards import (  # noqa: F401  (ONCE_TERMS: the task reads it here)
-    ONCE_TERMS,
-    planar_velocity_error_sq,
-    track_kernel,
-)
-from internutopia_extension.robots.h1_locomotion.walker import WalkState
+from internutopia_extension.robots.locomotion_rewards import ONCE_TERMS, WalkRewardSpec  # noqa: F401  (the task reads ONCE_TERMS here)
 
 #: Pelvis height the policy is asked to keep (m): the standing pose's, a centimetre lower for the
 #: servos' sag under the robot's weight.
@@ -37,39 +30,17 @@ FOOT_OFFSET = 0.107
 #: Where a swinging sole is asked to land sideways for a lateral command ``v`` (see H1's).
 LANDING_LEAD = 0.5 * STANCE_FRACTION * GAIT_PERIOD
 #: Hip roll and yaw columns of the 12 leg joints (left 0, 1; right 6, 7).
-HIP_COLUMNS = [0, 1, 6, 7]
+HIP_COLUMNS = (0, 1, 6, 7)
 FINE_TRACKING_SIGMA = 0.05
 FOOT_PLACEMENT_SIGMA = 0.01
 
-
-
-
-def fallen(state: WalkState) -> np.ndarray:
-    """Robots that have fallen (k,) bool."""
-    return (state.height < FALL_HEIGHT) | (state.gravity[:, 2] > FALL_GRAVITY_Z)
-
-
-TERMS: dict[str, Callable[[WalkState], np.ndarray]] = {
-    'track_lin_vel': lambda s: track_kernel(planar_velocity_error_sq(s)),
-    'track_ang_vel': lambda s: track_kernel((s.command[:, 2] - s.ang_vel[:, 2]) ** 2),
-    'track_lin_vel_fine': lambda s: track_kernel(planar_velocity_error_sq(s), FINE_TRACKING_SIGMA),
-    'lin_vel_z': lambda s: s.lin_vel[:, 2] ** 2,
-    'ang_vel_xy': lambda s: np.sum(s.ang_vel[:, :2] ** 2, axis=1),
-    'orientation': lambda s: np.sum(s.gravity[:, :2] ** 2, axis=1),
-    'base_height': lambda s: (s.height - BASE_HEIGHT) ** 2,
-    'action_rate': lambda s: np.sum((s.action - s.last_action) ** 2, axis=1),
-    'joint_vel': lambda s: np.sum(s.leg_dq ** 2, axis=1),
-    'hip_pos': lambda s: np.sum(s.leg_q[:, HIP_COLUMNS] ** 2, axis=1),
-    'contact': lambda s: np.sum((s.touch > CONTACT_FORCE) == s.stance, axis=1).astype(float),
-    'swing_height': lambda s: np.sum((s.foot_height - SWING_HEIGHT) ** 2 * ~s.stance, axis=1),
-    'foot_slip': lambda s: np.sum(s.foot_speed ** 2 * (s.touch > CONTACT_FORCE), axis=1),
-    'alive': lambda s: np.ones(len(s.height)),
-    'foot_placement': lambda s: np.sum(track_kernel((s.foot_lateral - np.array([FOOT_OFFSET, -FOOT_OFFSET])
-                                               - LANDING_LEAD * s.command[:, 1:2]) ** 2, FOOT_PLACEMENT_SIGMA)
-                                       * ~s.stance, axis=1) * s.moving,
-    'termination': lambda s: fallen(s).astype(float),
-    'stand_still': lambda s: (np.hypot(s.lin_vel[:, 0], s.lin_vel[:, 1]) + 0.5 * np.abs(s.ang_vel[:, 2])) * ~s.moving,
-}
+#: GR1's reward numbers; the terms and the fall check below are its.
+SPEC = WalkRewardSpec(base_height=BASE_HEIGHT, swing_height=SWING_HEIGHT, fall_height=FALL_HEIGHT, fall_gravity_z=FALL_GRAVITY_Z,
+                      hip_columns=HIP_COLUMNS, contact_force=CONTACT_FORCE, fine_tracking_sigma=FINE_TRACKING_SIGMA,
+                      foot_offset=FOOT_OFFSET, landing_lead=LANDING_LEAD, foot_placement_sigma=FOOT_PLACEMENT_SIGMA)
+TERMS = SPEC.terms
+fallen = SPEC.fallen
+reward_terms = SPEC.reward_terms
 
 #: Scale of each term (H1's).
 REWARD_SCALES: dict[str, float] = {
@@ -78,8 +49,3 @@ REWARD_SCALES: dict[str, float] = {
     'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -5.0, 'foot_placement': 0.0,
     'track_lin_vel_fine': 0.0, 'termination': 0.0,
 }
-
-
-def reward_terms(state: WalkState) -> dict[str, np.ndarray]:
-    """Every term of :data:`TERMS` for ``state``, by name."""
-    return {name: term(state) for name, term in TERMS.items()}
