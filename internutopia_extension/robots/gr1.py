@@ -29,8 +29,8 @@ import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import BaseRobot
-from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 from internutopia_extension.configs.robots.gr1 import GR1_JOINT_NAMES
+from internutopia_extension.robots.carried_base import reset_targets, teleport_target
 from internutopia_extension.robots.gr1_locomotion import gait, rewards
 from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH, GR1Walker
 from internutopia_extension.robots.gr1_model import STANDING_HEIGHT, STANDING_POSE, carried_spec, walking_spec
@@ -114,11 +114,7 @@ class GR1Robot(BaseRobot):
     def teleport(self, slot, position, orientation) -> None:
         if self.carried:
             # The pelvis is welded to the base target: the target goes along (upright, same heading).
-            data, mocap = self.bound_world.data, self.mocap_id[slot]
-            if position is not None:
-                data.mocap_pos[slot, mocap] = position
-            if orientation is not None:
-                data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
+            teleport_target(self.bound_world.data, slot, self.mocap_id[slot], position, orientation)
         super().teleport(slot, position, orientation)
 
     def reset_slots(self, slots, configs) -> None:
@@ -138,11 +134,8 @@ class GR1Robot(BaseRobot):
             data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
             self.walker.reset(slots)
             return
-        mocap = self.mocap_id[slots]
-        data.mocap_pos[slots, mocap] = positions
-        # The target is upright (the base glides on the floor): keep only the heading of the start pose.
-        orientations = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
-        data.mocap_quat[slots, mocap] = yaw_to_quat(quat_to_yaw(orientations))
+        # The target is upright (the base glides on the floor): only the heading of the start pose.
+        reset_targets(data, slots, self.mocap_id[slots], positions, configs)
 
     def begin_step(self) -> None:
         if self.walker is not None and len(self.slots):

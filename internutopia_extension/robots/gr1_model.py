@@ -35,6 +35,8 @@ from pathlib import Path
 
 import mujoco
 
+from internutopia_extension.robots.carried_base import weld_to_mocap
+
 #: The package the model comes from and the command that installs it (its declared dependencies,
 #: pinocchio and git tooling, are not needed to read its files).
 GR1_PACKAGE = 'fourier_robot_descriptions'
@@ -201,17 +203,11 @@ def carried_spec(mocap_body: str) -> mujoco.MjSpec:
     """The carried model: gravity compensated, stiff standing servos, slippery soles, ``base_link``
     welded (softly) to the mocap body ``mocap_body``."""
     spec = gr1_base_spec(CARRIED_GAINS)
-    for body in spec.bodies:
-        if body.name != 'world':
-            body.gravcomp = 1.0
     for foot in FEET:
         for geom in spec.body(FOOT_BODY[foot]).geoms:
             if geom.contype:
                 geom.friction = [CARRIED_SOLE_FRICTION, 0.005, 0.0001]
-    target = spec.worldbody.add_body(name=mocap_body, mocap=True)
-    target.add_site(name='base_target', size=[0.02, 0, 0], rgba=[1, 0.5, 0, 0.0])
-    spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1='base_link',
-                      name2=mocap_body, solref=[0.02, 1.0], data=[0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])
+    weld_to_mocap(spec, 'base_link', mocap_body)
     return spec
 
 

@@ -20,9 +20,9 @@ import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import BaseRobot
-from internutopia.core.util.math import quat_to_yaw, yaw_to_quat
 from internutopia_extension.configs.robots.h1 import H1_JOINT_NAMES
 from internutopia_extension.robots.assets import make_position_servos
+from internutopia_extension.robots.carried_base import reset_targets, teleport_target, weld_to_mocap
 from internutopia_extension.robots.h1_locomotion import gait, rewards
 from internutopia_extension.robots.h1_locomotion.model import h1_base_spec, walking_spec
 from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker, OnnxPolicy
@@ -60,19 +60,12 @@ class H1UpstreamMethods:
 
 def _carried_spec(mocap_body: str) -> mujoco.MjSpec:
     spec = h1_base_spec()
-    pelvis = spec.body('pelvis')
-    for body in spec.bodies:
-        if body.name != 'world':
-            body.gravcomp = 1.0
     make_position_servos(spec, _H1_GAINS, default=(100.0, 4.0))
     for geom in spec.geoms:
         if geom.classname.name in ('foot', 'foot1', 'foot2', 'foot3'):
             # The base glides rather than steps: slippery soles keep the feet from dragging the legs.
             geom.friction = [_SOLE_FRICTION, 0.005, 0.0001]
-    target = spec.worldbody.add_body(name=mocap_body, mocap=True, pos=list(pelvis.pos))
-    target.add_site(name='base_target', size=[0.02, 0, 0], rgba=[1, 0.5, 0, 0.0])
-    spec.add_equality(type=mujoco.mjtEq.mjEQ_WELD, objtype=mujoco.mjtObj.mjOBJ_BODY, name1='pelvis',
-                      name2=mocap_body, solref=[0.02, 1.0], data=[0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])
+    weld_to_mocap(spec, 'pelvis', mocap_body, spec.body('pelvis').pos)
     return spec
 
 
@@ -128,12 +121,7 @@ class H1Robot(BaseRobot):
     def teleport(self, slot, position, orientation) -> None:
         if self.walker is None:
             # The pelvis is welded to the base target: the target goes along (upright, same heading).
-            mocap = self.mocap_id[slot]
-            data = self.bound_world.data
-            if position is not None:
-                data.mocap_pos[slot, mocap] = position
-            if orientation is not None:
-                data.mocap_quat[slot, mocap] = yaw_to_quat(quat_to_yaw(np.asarray(orientation, dtype=float)))
+            teleport_target(self.bound_world.data, slot, self.mocap_id[slot], position, orientation)
         super().teleport(slot, position, orientation)
 
     def reset_slots(self, slots, configs) -> None:
@@ -148,11 +136,8 @@ class H1Robot(BaseRobot):
             data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = standing
             self.walker.reset(slots)
             return
-        mocap = self.mocap_id[slots]
-        data.mocap_pos[slots, mocap] = np.array([c.position for c in configs])
-        # The target is upright (the base glides on the floor): keep only the heading of the start pose.
-        orientations = np.array([c.orientation if c.orientation is not None else (1.0, 0.0, 0.0, 0.0) for c in configs], dtype=float)
-        data.mocap_quat[slots, mocap] = yaw_to_quat(quat_to_yaw(orientations))
+        # The target is upright (the base glides on the floor): only the heading of the start pose.
+        reset_targets(data, slots, self.mocap_id[slots], np.array([c.position for c in configs]), configs)
 
     def begin_step(self) -> None:
         if self.walker is not None and len(self.slots):
