@@ -118,6 +118,7 @@ class CallGuard:
         self._running, self._thread_object, self._main = self._what, thread, main
 
     def _thread_name(self) -> str | None:
+        """The name of the thread inside a call (for the error of a second one)."""
         thread = self._thread_object
         return thread.name if thread is not None else None
 
@@ -154,10 +155,6 @@ class held_interrupts:  # noqa: N801 - used as a function: ``with held_interrupt
             _DEFERRAL.depth += 1
             if _getsignal(_SIGINT) is signal.default_int_handler:
                 _DEFERRAL.install()
-
-    def _thread_name(self) -> str | None:
-        thread = self._thread_object
-        return thread.name if thread is not None else None
 
     def __exit__(self, *exc: object) -> None:
         if self._main:
