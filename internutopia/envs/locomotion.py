@@ -57,12 +57,8 @@ def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metr
                           reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
     """The Aliengo walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.aliengo_locomotion.episodes.aliengo_walk_sampler`)."""
-    from internutopia_extension.robots.aliengo_locomotion import episodes, gait
-
-    options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share}
-    sampler = episodes.aliengo_walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
-                                            reward_scales=reward_scales, **{k: v for k, v in options.items() if v is not None})
-    return _walk_vec(sampler, 'aliengo', gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
+    return _robot_walk_vec('aliengo', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
+                           reward_scales, sidestep_share, **kwargs)
 
 
 def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
@@ -70,12 +66,24 @@ def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_
                       reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
     """The GR1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.gr1_locomotion.episodes.gr1_walk_sampler`)."""
-    from internutopia_extension.robots.gr1_locomotion import episodes, gait
+    return _robot_walk_vec('gr1', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
+                           reward_scales, sidestep_share, **kwargs)
 
+
+def _robot_walk_vec(robot: str, num_envs: int, seconds: float | None, metrics_save_path: str, backend: str, device: str | None,
+                    pushes: bool, lateral_share: float | None, reward_scales: dict[str, float] | None,
+                    sidestep_share: float | None, **kwargs: Any) -> Any:
+    """The walking env of ``robot`` from its ``{robot}_locomotion`` episodes (``{robot}_walk_sampler``,
+    its defaults where a share is ``None``) and gait."""
+    import importlib
+
+    episodes = importlib.import_module(f'internutopia_extension.robots.{robot}_locomotion.episodes')
+    gait = importlib.import_module(f'internutopia_extension.robots.{robot}_locomotion.gait')
     options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share}
-    sampler = episodes.gr1_walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
-                                        reward_scales=reward_scales, **{k: v for k, v in options.items() if v is not None})
-    return _walk_vec(sampler, 'gr1', gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
+    sampler = getattr(episodes, f'{robot}_walk_sampler')(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds,
+                                                         pushes=pushes, reward_scales=reward_scales,
+                                                         **{k: v for k, v in options.items() if v is not None})
+    return _walk_vec(sampler, robot, gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
 
 
 def make_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
