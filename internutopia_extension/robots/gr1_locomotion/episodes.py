@@ -24,8 +24,6 @@ from internutopia_extension.robots.h1_locomotion.episodes import (
     walk_sampler,
 )
 
-#: The robot's name in the episodes (``GR1RobotCfg``'s default).
-ROBOT_NAME = 'gr1'
 #: Pelvis height a GR1 starts at (standing pose, soles 1 cm above the floor).
 START_HEIGHT = round(STANDING_HEIGHT + 0.01, 3)
 
@@ -41,19 +39,9 @@ def gr1_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: 
         return GR1RobotCfg(locomotion='walking', walking_policy='controller', position=position, orientation=orientation,
                            controllers=[GR1LegActionControllerCfg()])
 
-    inner = walk_sampler(batch=batch, seconds=seconds, pushes=pushes, lateral_share=lateral_share, reward_scales=reward_scales,
-                         sidestep_share=sidestep_share, make_robot=gr1, ranges=COMMAND_RANGES, goal_speed=GOAL_SPEED,
-                         push_speed=PUSH_SPEED, start_height=START_HEIGHT)
-
-    # The task follows the robot it is told the name of (H1's sampler leaves its default, 'h1').
-    def named(task: Any) -> Any:
-        return task.model_copy(update={'robot': ROBOT_NAME})
-
-    def sample(rng: Any) -> list:
-        return [named(task) for task in inner(rng)]
-
-    sample.first = named(inner.first)  # type: ignore[attr-defined]
-    return sample
+    return walk_sampler(batch=batch, seconds=seconds, pushes=pushes, lateral_share=lateral_share, reward_scales=reward_scales,
+                        sidestep_share=sidestep_share, make_robot=gr1, ranges=COMMAND_RANGES, goal_speed=GOAL_SPEED,
+                        push_speed=PUSH_SPEED, start_height=START_HEIGHT)
 
 
-__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'EPISODE_SECONDS', 'PHYSICS_DT', 'ROBOT_NAME', 'START_HEIGHT', 'gr1_walk_sampler']
+__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'EPISODE_SECONDS', 'PHYSICS_DT', 'START_HEIGHT', 'gr1_walk_sampler']
