@@ -25,6 +25,7 @@ from internutopia_extension.robots.aliengo_locomotion.episodes import START_HEIG
 from internutopia_extension.robots.aliengo_locomotion.model import walking_spec
 from internutopia_extension.robots.aliengo_locomotion.walker import POLICY_PATH, AliengoWalker
 from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
+from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 
 class AliengoUpstreamMethods:
@@ -49,7 +50,7 @@ class AliengoUpstreamMethods:
 
 
 @BaseRobot.register('AliengoRobot')
-class AliengoRobot(BaseRobot):
+class AliengoRobot(WalkerDrivenRobot):
     """A walking Aliengo; see the module docstring."""
 
     base_body = 'base'
@@ -78,10 +79,7 @@ class AliengoRobot(BaseRobot):
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
-        if len(self.slots):
-            assert self._root_qposadr is not None  # (a free base)
-            self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
-                             int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+        self.bind_walker(world)
 
     def base_position(self, position: Any, orientation: Any) -> np.ndarray:
         base = super().base_position(position, orientation)
@@ -91,31 +89,8 @@ class AliengoRobot(BaseRobot):
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
-        data = self.bound_world.data
-        rows = slots[:, None]
-        standing = np.array([gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])
-        data.qpos[rows, self.joint_qposadr[slots]] = standing
-        data.qvel[rows, self.joint_dofadr[slots]] = 0.0
-        data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
-        data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = standing
-        self.walker.reset(slots)
-
-    def begin_step(self) -> None:
-        if len(self.slots):
-            self.walker.begin_step(self.slots)
-
-    def before_physics(self) -> None:
-        slots = self.slots
-        # One 50 Hz clock for the world (every slot keeps the one world clock).
-        if len(slots) and self.walker.tick_due(float(self.bound_world.data.time[slots[0]])):
-            self.walker.tick(slots)
-
-    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
-        obs = super().get_obs(slots)
-        if self.walker.policy is None and len(slots):
-            # Trained from outside: what the policy will see at the next tick.
-            obs['policy_obs'] = self.walker.observe(slots)
-        return obs
+        self.stand(slots, np.array([gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names]))
+        self.reset_walking(slots)
 
 
 __all__ = ['AliengoRobot', 'AliengoUpstreamMethods']

@@ -35,6 +35,7 @@ from internutopia_extension.robots.gr1_locomotion import gait, rewards
 from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH, GR1Walker
 from internutopia_extension.robots.gr1_model import STANDING_HEIGHT, STANDING_POSE, carried_spec, walking_spec
 from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
+from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 #: A GR1 spawned at most this far above its standing height stands on the floor instead.
 DROP_MARGIN = 0.1
@@ -62,7 +63,7 @@ class GR1UpstreamMethods:
 
 
 @BaseRobot.register('GR1Robot')
-class GR1Robot(BaseRobot):
+class GR1Robot(WalkerDrivenRobot):
     """A carried GR1, or one on its walking model driven by a walker; see the module docstring."""
 
     base_body = 'base_link'
@@ -102,10 +103,7 @@ class GR1Robot(BaseRobot):
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
         self.mocap_id = np.full(self.env_num, -1, dtype=np.intp)
-        if self.walker is not None and len(self.slots):
-            assert self._root_qposadr is not None  # (a free pelvis)
-            self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
-                             int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+        self.bind_walker(world)
         if self.carried:
             #: Mocap index of the base target (the same in every slot of the pack).
             self.mocap_index = int(world.model.body_mocapid[world.model.body(self.full_name(self.mocap_body)).id])
@@ -119,11 +117,8 @@ class GR1Robot(BaseRobot):
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
+        self.stand(slots, self._standing)
         data = self.bound_world.data
-        rows = slots[:, None]
-        data.qpos[rows, self.joint_qposadr[slots]] = self._standing
-        data.qvel[rows, self.joint_dofadr[slots]] = 0.0
-        data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = self._standing
         positions = np.array([c.position for c in configs], dtype=float)
         # InternUtopia drops GR1 onto its feet from a little above its standing height.
         above = positions[:, 2] - STANDING_HEIGHT
@@ -131,28 +126,10 @@ class GR1Robot(BaseRobot):
         assert self._root_qposadr is not None  # (a free pelvis)
         data.qpos[slots, self._root_qposadr + 2] = positions[:, 2]
         if self.walker is not None:
-            data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
-            self.walker.reset(slots)
+            self.reset_walking(slots)
             return
         # The target is upright (the base glides on the floor): only the heading of the start pose.
         reset_targets(data, slots, self.mocap_id[slots], positions, configs)
-
-    def begin_step(self) -> None:
-        if self.walker is not None and len(self.slots):
-            self.walker.begin_step(self.slots)
-
-    def before_physics(self) -> None:
-        walker, slots = self.walker, self.slots
-        # One 50 Hz clock for the world (every slot keeps the one world clock).
-        if walker is not None and len(slots) and walker.tick_due(float(self.bound_world.data.time[slots[0]])):
-            walker.tick(slots)
-
-    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
-        obs = super().get_obs(slots)
-        if self.walker is not None and self.walker.policy is None and len(slots):
-            # Trained from outside: what the policy will see at the next tick.
-            obs['policy_obs'] = self.walker.observe(slots)
-        return obs
 
 
 __all__ = ['DROP_MARGIN', 'GR1Robot', 'GR1UpstreamMethods']

@@ -1,0 +1,62 @@
+"""The robot hooks of a legged robot whose legs a walker drives
+(:class:`~internutopia_extension.robots.h1_locomotion.walker.H1Walker` or a subclass of it): binding
+the walker to the world, putting reset robots in their standing pose, the walker's per-step
+command and 50 Hz tick, and ``policy_obs`` for a policy trained from outside. GR1's and Aliengo's
+robot classes share them (``walker`` is ``None`` for a GR1 that is carried, not walking).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.robot.base import BaseRobot
+
+
+class WalkerDrivenRobot(BaseRobot):
+    """A :class:`BaseRobot` whose legs :attr:`walker` drives (``None``: no walker, the hooks do nothing)."""
+
+    #: The walking controller's runtime (set by the subclass's ``__init__``).
+    walker: Any = None
+
+    def bind_walker(self, world: Any) -> None:
+        """Bind :attr:`walker` to ``world``'s data and this pack's free base (call from ``bind``)."""
+        if self.walker is not None and len(self.slots):
+            assert self._root_qposadr is not None  # (a free base)
+            self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
+                             int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+
+    def stand(self, slots: np.ndarray, standing: np.ndarray) -> None:
+        """Put the robots of ``slots`` at rest in the joint pose ``standing`` (every joint of
+        :attr:`joint_names`), their servos holding it."""
+        data = self.bound_world.data
+        rows = slots[:, None]
+        data.qpos[rows, self.joint_qposadr[slots]] = standing
+        data.qvel[rows, self.joint_dofadr[slots]] = 0.0
+        data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = standing
+
+    def reset_walking(self, slots: np.ndarray) -> None:
+        """Stop the free bases of ``slots`` and restart their walker rows (call from ``reset_slots``)."""
+        self.bound_world.data.qvel[slots[:, None], self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
+        self.walker.reset(slots)
+
+    def begin_step(self) -> None:
+        if self.walker is not None and len(self.slots):
+            self.walker.begin_step(self.slots)
+
+    def before_physics(self) -> None:
+        walker, slots = self.walker, self.slots
+        # One 50 Hz clock for the world (every slot keeps the one world clock).
+        if walker is not None and len(slots) and walker.tick_due(float(self.bound_world.data.time[slots[0]])):
+            walker.tick(slots)
+
+    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
+        obs = super().get_obs(slots)
+        if self.walker is not None and self.walker.policy is None and len(slots):
+            # Trained from outside: what the policy will see at the next tick.
+            obs['policy_obs'] = self.walker.observe(slots)
+        return obs
+
+
+__all__ = ['WalkerDrivenRobot']
