@@ -26,6 +26,7 @@ from internutopia_extension.robots.carried_base import reset_targets, teleport_t
 from internutopia_extension.robots.h1_locomotion import gait, rewards
 from internutopia_extension.robots.h1_locomotion.model import h1_base_spec, walking_spec
 from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker, OnnxPolicy
+from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 #: (kp, kd) of the carried H1's standing-pose servos, by joint-name substring.
 _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 'torso': (300.0, 6.0),
@@ -70,7 +71,7 @@ def _carried_spec(mocap_body: str) -> mujoco.MjSpec:
 
 
 @BaseRobot.register('H1Robot')
-class H1Robot(BaseRobot):
+class H1Robot(WalkerDrivenRobot):
     """A walking or a carried H1; see the module docstring."""
 
     base_body = 'pelvis'
@@ -138,25 +139,6 @@ class H1Robot(BaseRobot):
             return
         # The target is upright (the base glides on the floor): only the heading of the start pose.
         reset_targets(data, slots, self.mocap_id[slots], np.array([c.position for c in configs]), configs)
-
-    def begin_step(self) -> None:
-        if self.walker is not None and len(self.slots):
-            self.walker.begin_step(self.slots)
-
-    def before_physics(self) -> None:
-        walker, slots = self.walker, self.slots
-        if walker is None or not len(slots):
-            return
-        # One 50 Hz clock for the world (every slot keeps the one world clock).
-        if walker.tick_due(float(self.bound_world.data.time[slots[0]])):
-            walker.tick(slots)
-
-    def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
-        obs = super().get_obs(slots)
-        if self.walker is not None and self.walker.policy is None and len(slots):
-            # Trained from outside: what the policy will see at the next tick.
-            obs['policy_obs'] = self.walker.observe(slots)
-        return obs
 
 
 __all__ = ['H1Robot', 'H1UpstreamMethods']

@@ -1,8 +1,8 @@
 """The robot hooks of a legged robot whose legs a walker drives
 (:class:`~internutopia_extension.robots.h1_locomotion.walker.H1Walker` or a subclass of it): binding
 the walker to the world, putting reset robots in their standing pose, the walker's per-step
-command and 50 Hz tick, and ``policy_obs`` for a policy trained from outside. GR1's and Aliengo's
-robot classes share them (``walker`` is ``None`` for a GR1 that is carried, not walking).
+command and 50 Hz tick, and ``policy_obs`` for a policy trained from outside. H1's, GR1's and
+Aliengo's robot classes share them (``walker`` is ``None`` for an H1 or a GR1 that is carried, not walking).
 """
 
 from __future__ import annotations
