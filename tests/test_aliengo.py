@@ -88,7 +88,7 @@ def test_the_shipped_policy_walks_forward_backward_sideways_then_stands_still_at
     # At zero command the trot clock stops with all four feet down: settling after the drop moves
     # the robot a few centimetres over its first seconds, and it then holds its place.
     assert np.linalg.norm(standing) < 0.1, standing
-    assert np.all(np.linalg.norm(held - stopped, axis=1) < 0.05), held - stopped
+    assert np.all(np.linalg.norm(held - stopped, axis=1) < 0.03), held - stopped
 
 
 def test_the_shipped_policy_turns_in_place_with_upstreams_rotate_controller():
