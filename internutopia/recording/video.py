@@ -15,6 +15,9 @@ import numpy as np
 
 __all__ = ['VideoOptions', 'VideoStream']
 
+#: ``libx264``'s tunings (x264's ``--tune``).
+X264_TUNES = ('film', 'animation', 'grain', 'stillimage', 'psnr', 'ssim', 'fastdecode', 'zerolatency')
+
 #: FFmpeg encoder -> the codec it writes.
 CODEC_NAMES = {'libx264': 'h264', 'libopenh264': 'h264', 'libsvtav1': 'av1', 'libaom-av1': 'av1', 'libvpx-vp9': 'vp9'}
 
@@ -29,6 +32,9 @@ class VideoOptions:
         preset: the encoder's speed preset (``libx264``: ``ultrafast`` ... ``veryslow``).
         gop: frames between keyframes (LeRobot's own writer uses 2, for fast random access).
         threads: encoder threads per stream (many streams run at once, so 1).
+        tune: ``libx264``'s ``tune`` (``None``: none). ``'zerolatency'`` drops the encoder's
+            look-ahead and frame buffering: an open stream takes about a third of the memory
+            (docs/datasets.md has the figures) for somewhat larger files at the same ``crf``.
     """
 
     codec: str = 'libx264'
@@ -36,6 +42,12 @@ class VideoOptions:
     preset: str = 'veryfast'
     gop: int = 10
     threads: int = 1
+    tune: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.tune is not None and (self.codec != 'libx264' or self.tune not in X264_TUNES):
+            raise ValueError(f'VideoOptions.tune={self.tune!r}: tune is an option of codec libx264 (codec={self.codec!r}); '
+                             f'valid tunes: {", ".join(X264_TUNES)}')
 
     @property
     def codec_name(self) -> str:
@@ -47,6 +59,8 @@ class VideoOptions:
         options = {'crf': str(self.crf), 'g': str(self.gop)}
         if self.codec == 'libx264':
             options['preset'] = self.preset
+            if self.tune is not None:
+                options['tune'] = self.tune
         return options
 
 
