@@ -1,11 +1,18 @@
 """LocomotionTask: a walking robot follows a schedule of velocity commands; rewards for learning it.
 
-Every physics step the task reads the walker's state (:meth:`H1Walker.state`), adds the walking
-reward (the robot class's ``locomotion_rewards`` module: H1's
-:mod:`~internutopia_extension.robots.h1_locomotion.rewards`, Aliengo's
-:mod:`~internutopia_extension.robots.aliengo_locomotion.rewards`; at least 0, scaled by the
-physics step so that a 50 Hz tick's four steps sum to one tick's reward; plus, on the step a robot
-falls, the once-per-fall terms such as ``termination``), ends the episode of a robot that fell, and
+Once per control period (the walker's 50 Hz tick: every ``CONTROL_DT / physics_dt`` physics
+steps of an episode, four for H1 and Aliengo, and on the episode's last step) the task reads the
+walker's state (:meth:`H1Walker.state`), pays the walking reward (the robot class's
+``locomotion_rewards`` module: H1's :mod:`~internutopia_extension.robots.h1_locomotion.rewards`,
+Aliengo's :mod:`~internutopia_extension.robots.aliengo_locomotion.rewards`; at least 0, scaled by
+the time since the last payment, so one tick's reward is the terms' weighted sum times
+``CONTROL_DT``; plus, on the step a robot is found fallen, the once-per-fall terms such as
+``termination``) and ends the episode of a robot that fell. The steps in between pay 0. This is
+legged_gym's convention (rewards and terminations once per policy step, from the state at its
+end); before, the terms were computed on every physics step, scaled by that step, so a tick's
+reward was the mean over its four steps' states rather than the last one's: the terms and their
+scales are the same, only when they are read changed (a fall is noticed up to three physics steps
+later, and the tracking errors of the metrics are sampled once per period). Every step it
 moves each slot to its next command when that command's start time comes (or, for an episode with
 goal points, steers it towards its current goal as ``move_to_point`` would). Its
 episode record says whether the robot fell, how long it walked, how well it tracked its commands
@@ -44,7 +51,8 @@ class LocomotionTask(BaseTask):
     """All slots running ``LocomotionTaskCfg`` episodes; see the module docstring.
 
     Per-slot arrays: ``fell``, ``tracking_error`` (sum of the planar velocity error, m/s, per
-    step), ``yaw_rate_error`` (likewise, rad/s), ``reward_terms[name]`` (the last step's terms).
+    step, sampled once per control period and counted for each of its steps), ``yaw_rate_error``
+    (likewise, rad/s), ``reward_terms[name]`` (the last paid period's terms), ``period``.
     """
 
     def __init__(self, view: EnvView) -> None:
@@ -57,6 +65,7 @@ class LocomotionTask(BaseTask):
         self.next_command = np.zeros(n, dtype=np.int64)  # index into the slot's schedule
         self.next_change = np.full(n, np.iinfo(np.int64).max)  # step count at which it starts
         self.step_dt = np.zeros(n)
+        self.period = np.ones(n, dtype=np.int64)  # physics steps per control tick (reward period)
         self.fell = np.zeros(n, dtype=bool)
         self.tracking_error = np.zeros(n)
         self.yaw_rate_error = np.zeros(n)
@@ -85,6 +94,8 @@ class LocomotionTask(BaseTask):
         scales = {**locomotion_rewards(robot).REWARD_SCALES, **(config.reward_scales or {})}
         self.scales[slot] = [scales[name] for name in _TERM_NAMES]
         self.step_dt[slot] = float(robot.sim.physics_dt)
+        control_dt = getattr(getattr(robot.walker, 'gait', None), 'CONTROL_DT', None)
+        self.period[slot] = max(1, int(round(control_dt / self.step_dt[slot]))) if control_dt else 1
         self.schedules[slot] = list(config.commands)
         self.fell[slot] = False
         self.tracking_error[slot] = self.yaw_rate_error[slot] = 0.0
@@ -163,6 +174,31 @@ class LocomotionTask(BaseTask):
             group.walker.set_command(members, velocity, hold=True)  # type: ignore[attr-defined]
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        steps = self.view.steps[slots]
+        last = steps >= self.max_steps[slots]
+        # Paid on the last physics step of each control period of the episode, and on its last step.
+        paying = (steps % self.period[slots] == 0) | last
+        reward = np.zeros(len(slots))
+        fell = np.zeros(len(slots), dtype=bool)
+        if paying.any():
+            paid_rows = np.flatnonzero(paying)
+            paid = slots[paid_rows]
+            # Steps since the last payment: a whole period, or what the last step closes of one.
+            span = steps[paid_rows] - self.period[paid] * ((steps[paid_rows] - 1) // self.period[paid])
+            reward[paid_rows], fell[paid_rows] = self._pay(paid, span)
+        # Any fall charges once, on the step it is found (an episode that goes on after a fall,
+        # ``end_on_fall=False``, is not charged again every period it lies there); see _pay.
+        self.fell[slots] |= fell
+        terminated = fell & self.end_on_fall[slots]
+        truncated = ~terminated & last
+        self._advance_commands(slots)
+        self._steer(slots)
+        self._push(slots)
+        return reward, terminated, truncated
+
+    def _pay(self, slots: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The reward of ``slots`` for the last ``span`` physics steps, from the state now, and
+        whether each has fallen."""
         reward = np.zeros(len(slots))
         once = np.zeros(len(slots))
         fell = np.zeros(len(slots), dtype=bool)
@@ -175,21 +211,14 @@ class LocomotionTask(BaseTask):
                 self.reward_terms[name][members] = terms[name]
                 (once if _ONCE[column] else reward)[rows] += scales[:, column] * terms[name]
             fell[rows] = rewards.fallen(state)
-            self.tracking_error[members] += np.linalg.norm(state.command[:, :2] - state.lin_vel[:, :2], axis=1)
-            self.yaw_rate_error[members] += np.abs(state.command[:, 2] - state.ang_vel[:, 2])
+            weight = span[rows]
+            self.tracking_error[members] += weight * np.linalg.norm(state.command[:, :2] - state.lin_vel[:, :2], axis=1)
+            self.yaw_rate_error[members] += weight * np.abs(state.command[:, 2] - state.ang_vel[:, 2])
         # Never below zero (legged_gym's "only positive rewards"): otherwise early in training the
         # penalties outweigh staying alive, and ending the episode by falling pays.
-        reward = np.maximum(reward, 0.0) * self.step_dt[slots]
-        # The once-per-fall terms on the step a robot falls only (an episode that goes on after a
-        # fall, ``end_on_fall=False``, is not charged again every step it lies there).
+        reward = np.maximum(reward, 0.0) * self.step_dt[slots] * span
         reward += once * (fell & ~self.fell[slots])
-        self.fell[slots] |= fell
-        terminated = fell & self.end_on_fall[slots]
-        truncated = ~terminated & (self.view.steps[slots] >= self.max_steps[slots])
-        self._advance_commands(slots)
-        self._steer(slots)
-        self._push(slots)
-        return reward, terminated, truncated
+        return reward, fell
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         return {'fell': self.fell[slots].copy()}
