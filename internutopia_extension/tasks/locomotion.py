@@ -94,7 +94,7 @@ class LocomotionTask(BaseTask):
         scales = {**locomotion_rewards(robot).REWARD_SCALES, **(config.reward_scales or {})}
         self.scales[slot] = [scales[name] for name in _TERM_NAMES]
         self.step_dt[slot] = float(robot.sim.physics_dt)
-        control_dt = getattr(getattr(robot.walker, 'gait', None), 'CONTROL_DT', None)
+        control_dt = getattr(getattr(robot.walker, 'gait', None), 'CONTROL_DT', None)  # type: ignore[attr-defined]
         self.period[slot] = max(1, int(round(control_dt / self.step_dt[slot]))) if control_dt else 1
         self.schedules[slot] = list(config.commands)
         self.fell[slot] = False
