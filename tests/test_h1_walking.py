@@ -220,7 +220,8 @@ def test_goals_and_a_command_schedule_are_exclusive():
 def test_goal_episodes_steer_towards_each_goal_then_stand():
     """Goal points become ``move_to_point``-style commands; a goal counts once the pelvis is
     within tolerance; after the last goal it is held there (zero inside the tolerance). The robot is carried here by
-    writing its pose: only the steering is under test."""
+    writing its pose: only the steering is under test. The task steers at the end of each control
+    period (four physics steps), so each stage steps one period."""
     env = walking_env(env_num=2, max_steps=1000, commands=[(0.0, 0.0, 0.0, 0.0)])
     task_cfg = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(locomotion='walking', walking_policy='controller',
                                  position=(0.0, 0.0, 1.0), controllers=[H1LegActionControllerCfg()])], max_steps=1000,
@@ -233,19 +234,19 @@ def test_goal_episodes_steer_towards_each_goal_then_stand():
         group, walker = h1_group(env), h1_group(env).walker
         qpos = group.bound_world.data.qpos
         root = int(group.root_qposadr[0])
-        step(env, np.zeros(10), 1)
+        step(env, np.zeros(10), 4)
         # Slot 0 faces its goal straight ahead: full speed, no turn; slot 1's goal is behind its right: turn in place.
         np.testing.assert_allclose(walker.command[0], [0.6, 0.0, 0.0], atol=0.02)
         assert walker.command[1, 0] == 0.0 and walker.command[1, 2] < -0.9
         qpos[0, root:root + 2] = (1.95, 0.0)  # within 0.1 m of the first goal
-        step(env, np.zeros(10), 1)
+        step(env, np.zeros(10), 4)
         assert env.runner.tasks['LocomotionTask'].goal_index[0] == 1
         assert walker.command[0, 2] > 0.9  # the second goal is to its left
         qpos[0, root:root + 2] = (2.0, 1.97)
-        out = step(env, np.zeros(10), 1)
+        out = step(env, np.zeros(10), 4)
         np.testing.assert_allclose(walker.command[0], 0.0)  # both reached: stand
         qpos[0, root:root + 2] = (2.0, 2.3)  # drifted out: stepped back to the last goal
-        step(env, np.zeros(10), 1)
+        step(env, np.zeros(10), 4)
         assert walker.command[0, 2] < -0.9 and env.runner.tasks['LocomotionTask'].goal_index[0] == 2
         qpos[0, root:root + 2] = (2.0, 2.0)
         for _ in range(999):

@@ -14,7 +14,8 @@ reward was the mean over its four steps' states rather than the last one's: the 
 scales are the same, only when they are read changed (a fall is noticed up to three physics steps
 later, and the tracking errors of the metrics are sampled once per period). Every step it
 moves each slot to its next command when that command's start time comes (or, for an episode with
-goal points, steers it towards its current goal as ``move_to_point`` would). Its
+goal points, at the end of each control period, steers it towards its current goal as
+``move_to_point`` would). Its
 episode record says whether the robot fell, how long it walked, how well it tracked its commands
 and how many goals it reached.
 """
@@ -192,7 +193,10 @@ class LocomotionTask(BaseTask):
         terminated = fell & self.end_on_fall[slots]
         truncated = ~terminated & last
         self._advance_commands(slots)
-        self._steer(slots)
+        # Steered at the end of each period only: the walker reads its command on its tick, the
+        # step after (in the vector envs, whose action repeat is the period, exactly; a goal is
+        # checked as reached once per period too).
+        self._steer(slots[paying])
         self._push(slots)
         return reward, terminated, truncated
 
