@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -342,3 +343,13 @@ def test_a_measurement_past_its_time_limit_is_killed_and_the_run_goes_on():
     while not all(_dead(pid) for pid in seen) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert seen and [pid for pid in seen if not _dead(pid)] == [], 'processes outlived their measurement'
+
+
+@pytest.mark.skipif(shutil.which('valgrind') is None, reason='instruction counts need valgrind (apt-get install valgrind)')
+def test_instruction_counting_reports_the_childs_own_error():
+    """``step_instructions`` runs the measured steps in a child under callgrind; when that child
+    fails, its traceback's last lines are the error, not a bare exit status."""
+    from internutopia.bench.step_instructions import count
+
+    with pytest.raises(RuntimeError, match=r"(?s)counting nosuchbot x1 array failed.*unknown robot 'nosuchbot'; choose from h1"):
+        count('nosuchbot', 1, 'array', ['step'], calls=2)

@@ -124,10 +124,14 @@ def count(robot: str, env_num: int, api: str, phases: list[str], calls: int = 50
     with tempfile.TemporaryDirectory() as directory:
         library = _helper(directory)
         environment = dict(os.environ, PYTHONHASHSEED='0', MUJOCO_GL=os.environ.get('MUJOCO_GL', 'egl'))
-        subprocess.run([valgrind, '--tool=callgrind', '--instr-atstart=no', '--collect-atstart=no',
-                        f'--callgrind-out-file={directory}/out.%p', sys.executable, '-m', 'internutopia.bench.step_instructions',
-                        '--child', library, robot, str(env_num), api, str(calls), *phases],
-                       cwd=directory, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.run([valgrind, '--tool=callgrind', '--instr-atstart=no', '--collect-atstart=no',
+                                f'--callgrind-out-file={directory}/out.%p', sys.executable, '-m', 'internutopia.bench.step_instructions',
+                                '--child', library, robot, str(env_num), api, str(calls), *phases],
+                               cwd=directory, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if child.returncode != 0:
+            # The child's own traceback, without valgrind's banner lines (they start with '==PID==').
+            lines = [line for line in child.stderr.splitlines() if not re.match(r'==\d+==', line)]
+            raise RuntimeError(f'counting {robot} x{env_num} {api} failed (exit {child.returncode}):\n' + '\n'.join(lines[-20:]))
         dumps = []  # (dump number, instructions): out.PID.N is the N-th dump, one per phase
         for name in os.listdir(directory):
             numbered = re.fullmatch(r'out\.\d+\.(\d+)', name)
