@@ -15,7 +15,7 @@ import numpy as np
 from internutopia.core.config import Config, SimConfig
 from internutopia.core.gym_env import Env
 from internutopia.core.util import has_display
-from internutopia.demo.launch import demo_arguments, demo_steps, require_extra, step_budget
+from internutopia.demo.launch import demo_arguments, require_extra, run_until_finished, step_budget
 from internutopia.macros import gm
 from internutopia_extension import import_extensions
 from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
@@ -40,17 +40,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     obs, _ = env.reset()
     print(f'Aliengo starts at {np.round(obs["position"], 2).tolist()}; goal {GOAL[:2]}', flush=True)
     action = {move_to_point_cfg.name: [GOAL]}
-    finished, step = False, 0
-    try:
-        for step in demo_steps(budget):
-            obs, _, terminated, _, _ = env.step(action=action)
-            finished = bool(obs['controllers'][move_to_point_cfg.name]['finished'])
-            if step % 500 == 0:
-                print(f'step {step}: position {np.round(obs["position"], 2).tolist()}', flush=True)
-            if finished or terminated or not env.simulation_app.is_running():
-                break
-    finally:
-        env.close()
+    obs, step, finished = run_until_finished(env, action, move_to_point_cfg.name, budget)
     position = np.asarray(obs['position'], dtype=float)
     distance = float(np.linalg.norm(position[:2] - GOAL[:2]))
     print(f'{step} steps: Aliengo at {np.round(position[:2], 2).tolist()}, {distance:.2f} m from the goal; '

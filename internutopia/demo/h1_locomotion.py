@@ -15,7 +15,7 @@ import numpy as np
 from internutopia.core.config import Config, SimConfig
 from internutopia.core.gym_env import Env
 from internutopia.core.util import has_display
-from internutopia.demo.launch import demo_arguments, demo_steps, step_budget
+from internutopia.demo.launch import demo_arguments, run_until_finished, step_budget
 from internutopia.macros import gm
 from internutopia_extension import import_extensions
 from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_along_path_cfg, move_by_speed_cfg, rotate_cfg
@@ -38,17 +38,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     obs, _ = env.reset()
     print(f'H1 starts at {np.round(obs["position"], 2).tolist()}; path {[p[:2] for p in PATH]}', flush=True)
     action = {move_along_path_cfg.name: [PATH]}
-    finished, step = False, 0
-    try:
-        for step in demo_steps(budget):
-            obs, _, terminated, _, _ = env.step(action=action)
-            finished = bool(obs['controllers'][move_along_path_cfg.name]['finished'])
-            if step % 500 == 0:
-                print(f'step {step}: position {np.round(obs["position"][:2], 2).tolist()}', flush=True)
-            if finished or terminated or not env.simulation_app.is_running():
-                break
-    finally:
-        env.close()
+    obs, step, finished = run_until_finished(env, action, move_along_path_cfg.name, budget)
     distance = float(np.linalg.norm(np.asarray(obs['position'][:2]) - PATH[-1][:2]))
     print(f'{step} steps: H1 at {np.round(obs["position"][:2], 2).tolist()}, {distance:.2f} m from the last waypoint; '
           f'path {"walked" if finished else "not finished"}')

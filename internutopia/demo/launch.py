@@ -1,4 +1,5 @@
-"""What every demo shares: its step limit, its headless switch and its check for a robot's extra.
+"""What every demo shares: its step limit, its headless switch, its check for a robot's extra and
+the loop of a robot sent to a goal.
 
 >>> args = demo_arguments('a demo', default_steps=300).parse_args(['--steps', '20'])
 >>> step_budget(args, headless=True)
@@ -13,6 +14,9 @@ import argparse
 import itertools
 import os
 from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
 
 from internutopia.core.util import has_display
 
@@ -62,3 +66,24 @@ def require_extra(kind: str, type_name: str) -> None:
     message = missing_extra(kind, type_name)
     if message is not None:
         raise SystemExit(f'this demo cannot run: {message}')
+
+
+def run_until_finished(env: Any, action: dict, controller: str, budget: int | None,
+                       report_every: int = 500) -> tuple[dict, int, bool]:
+    """Step ``env`` (InternUtopia's one-robot ``gym_env.Env``) with ``action`` until ``controller``
+    says it finished, the episode ends, the window closes or ``budget`` runs out; print the robot's
+    position every ``report_every`` steps and close the env. Returns the last observation, the last
+    step's number and whether the controller finished."""
+    obs: dict = {}  # budget is None or at least 1: the loop steps at least once
+    finished, step = False, 0
+    try:
+        for step in demo_steps(budget):
+            obs, _, terminated, _, _ = env.step(action=action)
+            finished = bool(obs['controllers'][controller]['finished'])
+            if step % report_every == 0:
+                print(f'step {step}: position {np.round(obs["position"], 2).tolist()}', flush=True)
+            if finished or terminated or not env.simulation_app.is_running():
+                break
+    finally:
+        env.close()
+    return obs, step, finished
