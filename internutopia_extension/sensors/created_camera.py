@@ -27,7 +27,7 @@ from internutopia.core.backend.mujoco.render import FrameRequest, pack_render
 from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia_extension.sensors.annotations import isaac_camera_params, slot_part_labels, tight_boxes
-from internutopia_extension.sensors.rep_camera import BODY_ALIASES, CameraMount, camera_mounts, is_third_person
+from internutopia_extension.sensors.camera_mounts import BODY_ALIASES, CameraMount, camera_mounts, is_third_person
 
 #: Vertical field of view of a created camera (degrees): a RepCameraCfg's default.
 CREATED_FOVY_DEG = 60.0
