@@ -24,7 +24,6 @@ from internutopia_extension.robots.aliengo_locomotion import gait, rewards
 from internutopia_extension.robots.aliengo_locomotion.episodes import START_HEIGHT
 from internutopia_extension.robots.aliengo_locomotion.model import walking_spec
 from internutopia_extension.robots.aliengo_locomotion.walker import POLICY_PATH, AliengoWalker
-from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 
@@ -62,20 +61,10 @@ class AliengoRobot(WalkerDrivenRobot):
 
     def __init__(self, config: Any, env_num: int, sim: Any) -> None:
         super().__init__(config, env_num, sim)
-        # The policy was trained with 200 Hz physics: longer physics steps run in substeps.
-        self.max_physics_dt = gait.PHYSICS_DT
-        choice = getattr(config, 'walking_policy', 'default')
-        policy = None if choice == 'controller' else OnnxPolicy(
-            POLICY_PATH if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
-            gait_module=gait, robot='Aliengo')
-        self.walker = AliengoWalker(env_num, policy)
+        self.start_walker(config, env_num, AliengoWalker, gait, POLICY_PATH, 'Aliengo')
 
     def build_spec(self) -> mujoco.MjSpec:
         return walking_spec()
-
-    @property
-    def actuated_joints(self) -> list[str]:
-        return list(self.joint_names)
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)

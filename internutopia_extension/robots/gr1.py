@@ -34,7 +34,6 @@ from internutopia_extension.robots.carried_base import reset_targets, teleport_t
 from internutopia_extension.robots.gr1_locomotion import gait, rewards
 from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH, GR1Walker
 from internutopia_extension.robots.gr1_model import STANDING_HEIGHT, STANDING_POSE, carried_spec, walking_spec
-from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 #: A GR1 spawned at most this far above its standing height stands on the floor instead.
@@ -80,25 +79,16 @@ class GR1Robot(WalkerDrivenRobot):
         self.walker: GR1Walker | None = None
         if not self.carried:
             # The walker ticks at 50 Hz over 200 Hz physics: longer physics steps run in substeps.
-            self.max_physics_dt = gait.PHYSICS_DT
-            choice = getattr(config, 'walking_policy', 'default')
-            if choice == 'default' and not POLICY_PATH.is_file():
+            if getattr(config, 'walking_policy', 'default') == 'default' and not POLICY_PATH.is_file():
                 raise ValueError(f"robot {config.name!r}: no GR1 walking policy is trained yet, so walking_policy='default' has "
                                  "none to load; use locomotion='carried' to move GR1, walking_policy='controller' to give the "
                                  'leg actions from a training loop, or walking_policy=<path of an ONNX policy>')
-            policy = None if choice == 'controller' else OnnxPolicy(
-                POLICY_PATH if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
-                gait_module=gait, robot='GR1')
-            self.walker = GR1Walker(env_num, policy)
+            self.start_walker(config, env_num, GR1Walker, gait, POLICY_PATH, 'GR1')
         super().__init__(config, env_num, sim)
         self._standing = np.array([STANDING_POSE.get(name, 0.0) for name in self.joint_names])
 
     def build_spec(self) -> mujoco.MjSpec:
         return carried_spec(self.mocap_body) if self.carried else walking_spec()
-
-    @property
-    def actuated_joints(self) -> list[str]:
-        return list(self.joint_names)
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)

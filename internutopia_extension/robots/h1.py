@@ -25,7 +25,7 @@ from internutopia_extension.robots.assets import make_position_servos
 from internutopia_extension.robots.carried_base import reset_targets, teleport_target, weld_to_mocap
 from internutopia_extension.robots.h1_locomotion import gait, rewards
 from internutopia_extension.robots.h1_locomotion.model import h1_base_spec, walking_spec
-from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker, OnnxPolicy
+from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 #: (kp, kd) of the carried H1's standing-pose servos, by joint-name substring.
@@ -88,19 +88,10 @@ class H1Robot(WalkerDrivenRobot):
         #: The walking controller's runtime (``None`` for a carried H1).
         self.walker: H1Walker | None = None
         if getattr(config, 'locomotion', 'carried') == 'walking':
-            # The policy was trained with 200 Hz physics: longer physics steps run in substeps.
-            self.max_physics_dt = gait.PHYSICS_DT
-            choice = getattr(config, 'walking_policy', 'default')
-            policy = None if choice == 'controller' else OnnxPolicy(POLICY_PATH if choice == 'default' else choice,
-                                                                    symmetric=getattr(config, 'walking_policy_symmetric', True))
-            self.walker = H1Walker(env_num, policy)
+            self.start_walker(config, env_num, H1Walker, gait, POLICY_PATH, 'H1')
 
     def build_spec(self) -> mujoco.MjSpec:
         return walking_spec() if self.walker is not None else _carried_spec(self.mocap_body)
-
-    @property
-    def actuated_joints(self) -> list[str]:
-        return list(self.joint_names)
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)

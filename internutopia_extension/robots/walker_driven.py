@@ -7,18 +7,37 @@ Aliengo's robot classes share them (``walker`` is ``None`` for an H1 or a GR1 th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from internutopia.core.robot.base import BaseRobot
+from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
 
 
 class WalkerDrivenRobot(BaseRobot):
     """A :class:`BaseRobot` whose legs :attr:`walker` drives (``None``: no walker, the hooks do nothing)."""
 
-    #: The walking controller's runtime (set by the subclass's ``__init__``).
+    #: The walking controller's runtime (set by the subclass's ``__init__``, with :meth:`start_walker`).
     walker: Any = None
+
+    def start_walker(self, config: Any, env_num: int, walker_class: type, gait: Any, default_policy: Path, robot: str) -> None:
+        """Make :attr:`walker` (a ``walker_class``) run the policy ``config.walking_policy`` names:
+        ``'default'`` (``default_policy``), the path of an ONNX policy, or ``'controller'`` (no
+        policy: the ``leg_action`` controller gives the actions, for training). The physics steps in
+        substeps of the policy's training step (``gait.PHYSICS_DT``). Callable before
+        ``BaseRobot.__init__`` (GR1's controllers read the walker there)."""
+        self.max_physics_dt = gait.PHYSICS_DT
+        choice = getattr(config, 'walking_policy', 'default')
+        policy = None if choice == 'controller' else OnnxPolicy(
+            default_policy if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
+            gait_module=gait, robot=robot)
+        self.walker = walker_class(env_num, policy)
+
+    @property
+    def actuated_joints(self) -> list[str]:
+        return list(self.joint_names)
 
     def bind_walker(self, world: Any) -> None:
         """Bind :attr:`walker` to ``world``'s data and this pack's free base (call from ``bind``)."""
