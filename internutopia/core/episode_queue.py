@@ -1,7 +1,9 @@
 """The queue of episodes that env slots pull from on ``reset``.
 
 Each episode is a private deep copy of the user's ``TaskCfg``, so the env never mutates what the
-user passed in and one ``TaskCfg`` object can be listed many times.
+user passed in and one ``TaskCfg`` object can be listed many times. The one exception is a
+:class:`Fresh` entry: an episode a sampler built for the env alone (see :class:`FreshEpisodes`),
+taken as it is.
 
 >>> from internutopia.core.config import TaskCfg
 >>> task = TaskCfg(type='SingleInferenceTask')
@@ -15,7 +17,7 @@ user passed in and one ``TaskCfg`` object can be listed many times.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Hashable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -24,10 +26,47 @@ from internutopia.core.config import TaskCfg
 
 @dataclass(frozen=True)
 class Episode:
-    """One episode taken from the queue: its position in the queue and its own config copy."""
+    """One episode taken from the queue: its position in the queue and its own config copy.
+
+    ``family`` (``None`` for a user's ``TaskCfg``) is the :attr:`FreshEpisodes.family` of an
+    episode a sampler built: every episode of a family has the same types, files and structure,
+    so a reset checks them once per family.
+    """
 
     index: int
     config: TaskCfg
+    family: Hashable | None = None
+
+
+class FreshEpisodes(list):
+    """A batch of ``TaskCfg`` episodes a sampler built for the env alone, all of one family.
+
+    A sampler (``f(rng)``, see :class:`~internutopia.core.gym_vector.episodes.EpisodeSource`)
+    may return one instead of a plain list to promise two things: nobody else holds these
+    objects (so the queue takes them without its private deep copy), and every episode with the
+    same ``family`` token names the same types and files and has the same structure
+    (:func:`~internutopia.core.scene.structure_key`: they differ in start poses and task
+    parameters only), so a reset checks and keys one episode per family instead of each. It is
+    a ``list`` in every other respect. ``family`` defaults to a new token (its own family).
+
+    >>> from internutopia.core.config import TaskCfg
+    >>> batch = FreshEpisodes([TaskCfg(type='SingleInferenceTask')], family='demo')
+    >>> queue = EpisodeQueue(Fresh(task, batch.family) for task in batch)
+    >>> episode = queue.next(); episode.config is batch[0], episode.family
+    (True, 'demo')
+    """
+
+    def __init__(self, tasks: Iterable[TaskCfg] = (), family: Hashable | None = None) -> None:
+        super().__init__(tasks)
+        self.family: Hashable = family if family is not None else object()
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """An entry of a queue's source that is one of :class:`FreshEpisodes`: taken without a copy."""
+
+    config: TaskCfg
+    family: Hashable
 
 
 class EpisodeSource(Protocol):
@@ -48,8 +87,8 @@ class EpisodeQueue:
     that samples new episodes); a list is consumed once.
     """
 
-    def __init__(self, task_configs: Iterable[TaskCfg]) -> None:
-        self._source: Iterator[TaskCfg] = iter(task_configs)
+    def __init__(self, task_configs: Iterable[TaskCfg | Fresh]) -> None:
+        self._source: Iterator[TaskCfg | Fresh] = iter(task_configs)
         self._returned: deque[Episode] = deque()
         self._next_index = 0
         self._length_hint = len(task_configs) if isinstance(task_configs, Sized) else None
@@ -62,9 +101,12 @@ class EpisodeQueue:
             task = next(self._source)
         except StopIteration:
             return None
-        if not isinstance(task, TaskCfg):
+        if type(task) is Fresh and isinstance(task.config, TaskCfg):  # built for the env alone: no copy
+            episode = Episode(self._next_index, task.config, task.family)
+        elif not isinstance(task, TaskCfg):
             raise TypeError(f'episode {self._next_index} of task_configs is a {type(task).__name__}, expected a TaskCfg')
-        episode = Episode(self._next_index, task.model_copy(deep=True))
+        else:
+            episode = Episode(self._next_index, task.model_copy(deep=True))
         self._next_index += 1
         return episode
 

@@ -22,6 +22,7 @@ and how many goals it reached.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -84,42 +85,56 @@ class LocomotionTask(BaseTask):
         self.goal_tolerance = np.full(n, 0.1)
 
     def reset_slot(self, slot: int, config: Any) -> None:
-        super().reset_slot(slot, config)
-        self.max_steps[slot] = config.max_steps
-        self.end_on_fall[slot] = config.end_on_fall
-        self.robot.track(slot, config.robot)
-        robot = self.robot.entity(slot)
-        if getattr(robot, 'walker', None) is None:
-            raise ValueError(f"LocomotionTask needs a walking robot; {config.robot!r} in env {slot} is not "
-                             "(an H1 with locomotion='walking', or an Aliengo)")
-        scales = {**locomotion_rewards(robot).REWARD_SCALES, **(config.reward_scales or {})}
-        self.scales[slot] = [scales[name] for name in _TERM_NAMES]
-        self.step_dt[slot] = float(robot.sim.physics_dt)
-        control_dt = getattr(getattr(robot.walker, 'gait', None), 'CONTROL_DT', None)  # type: ignore[attr-defined]
-        self.period[slot] = max(1, int(round(control_dt / self.step_dt[slot]))) if control_dt else 1
-        self.schedules[slot] = list(config.commands)
-        self.fell[slot] = False
-        self.tracking_error[slot] = self.yaw_rate_error[slot] = 0.0
-        self.next_command[slot] = 0
-        self.next_change[slot] = 0
-        self._advance_commands(np.array([slot]))
-        goals = config.goals or []
-        if len(goals) > self.goal_points.shape[1]:
-            grown = np.zeros((self.env_num, len(goals), 3))
+        self.reset_slots(np.array([slot]), [config])
+
+    def reset_slots(self, slots: np.ndarray, configs: Sequence[Any]) -> None:
+        """Start the episodes ``configs`` in ``slots``, each robot group's slots in one pass (as
+        :meth:`reset_slot` for each, in order: the same state, the same pushes)."""
+        slot_list = slots.tolist()
+        for slot, config in zip(slot_list, configs, strict=True):
+            self.configs[slot] = config
+            self.robot.track(slot, config.robot)
+        self.max_steps[slots] = [config.max_steps for config in configs]
+        self.end_on_fall[slots] = [config.end_on_fall for config in configs]
+        for group, rows, members in self.robot.groups(slots):
+            if getattr(group, 'walker', None) is None:
+                slot = int(members[0])
+                raise ValueError(f"LocomotionTask needs a walking robot; {configs[int(rows[0])].robot!r} in env {slot} "
+                                 "is not (an H1 with locomotion='walking', or an Aliengo)")
+            base = locomotion_rewards(group).REWARD_SCALES
+            for row, slot in zip(rows.tolist(), members.tolist(), strict=True):
+                scales = {**base, **(configs[row].reward_scales or {})}
+                self.scales[slot] = [scales[name] for name in _TERM_NAMES]
+            step_dt = float(group.sim.physics_dt)
+            self.step_dt[members] = step_dt
+            control_dt = getattr(getattr(group.walker, 'gait', None), 'CONTROL_DT', None)  # type: ignore[attr-defined]
+            self.period[members] = max(1, int(round(control_dt / step_dt))) if control_dt else 1
+        self.fell[slots] = False
+        self.tracking_error[slots] = self.yaw_rate_error[slots] = 0.0
+        self.next_command[slots] = 0
+        self.next_change[slots] = 0
+        self.goal_index[slots] = 0
+        self.next_push[slots] = np.iinfo(np.int64).max
+        longest = max(len(config.goals or ()) for config in configs)
+        if longest > self.goal_points.shape[1]:
+            grown = np.zeros((self.env_num, longest, 3))
             grown[:, :self.goal_points.shape[1]] = self.goal_points
             self.goal_points = grown
-        if goals:
-            self.goal_points[slot, :len(goals), :2] = goals
-        self.has_goals[slot], self.goal_count[slot] = config.goals is not None, len(goals)
-        self.goal_index[slot] = 0
-        self.goal_speed[slot], self.goal_tolerance[slot] = config.goal_speed, config.goal_tolerance
-        self.push_interval[slot] = config.push_interval or (0.0, 0.0)
-        self.push_speed[slot] = config.push_speed
-        self.next_push[slot] = np.iinfo(np.int64).max
-        if config.push_interval is not None:
-            # Seeded by slot and episode: the same episode in the same slot gets the same pushes.
-            self.rng = np.random.default_rng([slot, int(self.view.episode_index(slot) or 0)])
-            self.next_push[slot] = self._push_delay(slot)
+        for slot, config in zip(slot_list, configs, strict=True):
+            self.schedules[slot] = list(config.commands)
+            goals = config.goals or []
+            if goals:
+                self.goal_points[slot, :len(goals), :2] = goals
+            self.has_goals[slot], self.goal_count[slot] = config.goals is not None, len(goals)
+            self.goal_speed[slot], self.goal_tolerance[slot] = config.goal_speed, config.goal_tolerance
+            self.push_interval[slot] = config.push_interval or (0.0, 0.0)
+            self.push_speed[slot] = config.push_speed
+        self._advance_commands(slots)
+        for slot, config in zip(slot_list, configs, strict=True):
+            if config.push_interval is not None:
+                # Seeded by slot and episode: the same episode in the same slot gets the same pushes.
+                self.rng = np.random.default_rng([slot, int(self.view.episode_index(slot) or 0)])
+                self.next_push[slot] = self._push_delay(slot)
 
     def _push_delay(self, slot: int) -> int:
         low, high = self.push_interval[slot]
@@ -137,15 +152,21 @@ class LocomotionTask(BaseTask):
             self.next_push[slot] = self._push_delay(slot)
 
     def _advance_commands(self, slots: np.ndarray) -> None:
-        """Give each slot of ``slots`` whose next command is due that command."""
-        steps = self.view.steps
-        for slot in slots[steps[slots] >= self.next_change[slots]]:
+        """Give each slot of ``slots`` whose next command is due that command (each robot group's
+        slots in one call)."""
+        due = slots[self.view.steps[slots] >= self.next_change[slots]]
+        if not len(due):
+            return
+        commands = np.empty((len(due), 3))
+        never = np.iinfo(np.int64).max
+        for k, slot in enumerate(due.tolist()):
             schedule, index = self.schedules[slot], int(self.next_command[slot])
-            walker = self.robot.entity(slot).walker  # type: ignore[attr-defined]
-            walker.set_command(np.array([slot]), np.array([schedule[index][1:]]), hold=True)
+            commands[k] = schedule[index][1:]
             self.next_command[slot] = index + 1
             self.next_change[slot] = (int(round(schedule[index + 1][0] / self.step_dt[slot])) if index + 1 < len(schedule)
-                                      else np.iinfo(np.int64).max)
+                                      else never)
+        for group, rows, members in self.robot.groups(due):
+            group.walker.set_command(members, commands[rows], hold=True)  # type: ignore[attr-defined]
 
     def _steer(self, slots: np.ndarray) -> None:
         """Command the slots of ``slots`` that have goal points towards their current goals."""

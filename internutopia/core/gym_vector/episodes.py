@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from internutopia.core.config import TaskCfg
+from internutopia.core.episode_queue import Fresh, FreshEpisodes
 
 #: A sampler of episodes: called with the env's seeded generator, returns one ``TaskCfg`` or several.
 EpisodeSampler = Callable[[np.random.Generator], TaskCfg | Iterable[TaskCfg]]
@@ -21,7 +22,8 @@ class EpisodeSource:
     * ``None``: ``default`` (a config's ``task_configs``);
     * a list or tuple of ``TaskCfg``;
     * a sampler: a callable ``f(rng)`` returning one ``TaskCfg`` or an iterable of them, called
-      again whenever the previous batch is used up (``rng`` is a ``numpy.random.Generator``);
+      again whenever the previous batch is used up (``rng`` is a ``numpy.random.Generator``); a
+      :class:`~internutopia.core.episode_queue.FreshEpisodes` batch is taken without a copy;
     * any other iterable or iterator of ``TaskCfg`` (used as it is: it cannot be restarted).
 
     With ``endless=True`` lists are cycled, so the stream never runs dry. :meth:`stream` starts the
@@ -63,20 +65,29 @@ class EpisodeSource:
         return self._list[0] if self._list else None
 
     def stream(self, rng: np.random.Generator) -> Iterator[TaskCfg]:
-        """A new iterator over the episodes; samplers draw from ``rng``."""
+        """A new iterator over the episodes; samplers draw from ``rng``. (Typed as ``vec_env.Env``
+        and :class:`~internutopia.core.episode_queue.EpisodeQueue` take it: a sampler's
+        ``FreshEpisodes`` come as :class:`~internutopia.core.episode_queue.Fresh` entries, which
+        the queue takes too.)"""
         if self._list is not None:
             return itertools.cycle(self._list) if self.endless else iter(self._list)
         if self._sampler is not None:
-            return self._sample(self._sampler, rng)
+            return cast('Iterator[TaskCfg]', self._sample(self._sampler, rng))
         assert self._iterator is not None  # neither a list nor a sampler: an iterator
         return self._iterator
 
     @staticmethod
-    def _sample(sampler: EpisodeSampler, rng: np.random.Generator) -> Iterator[TaskCfg]:
+    def _sample(sampler: EpisodeSampler, rng: np.random.Generator) -> Iterator[TaskCfg | Fresh]:
         while True:
             drawn = sampler(rng)
             if isinstance(drawn, TaskCfg):
                 yield drawn
+                continue
+            if isinstance(drawn, FreshEpisodes):  # built for the queue alone: handed over uncopied
+                if not drawn:
+                    raise ValueError('the episode sampler returned no episodes')
+                for task in drawn:
+                    yield Fresh(task, drawn.family)
                 continue
             count = 0
             for task in drawn:

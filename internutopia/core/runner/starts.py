@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,8 @@ from internutopia.core.scene import structure_key
 __all__ = ['EpisodeStarts']
 
 _ACTIVE = int(SlotStatus.ACTIVE)
+#: Episode families whose check is kept (a family is one sampler: a run has a few).
+_FAMILIES_KEPT = 64
 
 
 class EpisodeStarts:
@@ -44,6 +47,9 @@ class EpisodeStarts:
 
     def __init__(self, runner: Any) -> None:
         self.runner = runner
+        #: Per episode family (:class:`~internutopia.core.episode_queue.FreshEpisodes`), the
+        #: structure key of its first episode, kept once that episode was checked and prepared.
+        self._families: dict[Hashable, str] = {}
 
     def prepare(self, episodes: list[Episode | None]) -> None:
         """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
@@ -69,11 +75,25 @@ class EpisodeStarts:
             return self.runner.groups.parts_for(task, where)
 
         try:
-            check_episode(episode)
-            self.runner.world.prepare(structure_key(task), parts)
+            # One episode of a family is checked and keyed for all (their types, files and
+            # structure are the same: FreshEpisodes' promise).
+            key = self._families.get(episode.family) if episode.family is not None else None
+            if key is None:
+                check_episode(episode)
+                key = structure_key(task)
+            self.runner.world.prepare(key, parts)
         except Exception as exc:
             tag_episode(exc, episode.index)
             raise
+        if episode.family is not None and episode.family not in self._families:
+            if len(self._families) >= _FAMILIES_KEPT:
+                self._families.clear()
+            self._families[episode.family] = key
+
+    def _structure(self, episode: Episode) -> str:
+        """The structure key of ``episode`` (prepared): its family's, else computed."""
+        key = self._families.get(episode.family) if episode.family is not None else None
+        return key if key is not None else structure_key(episode.config)
 
     def reset(self, slots: list[int]) -> list[Episode | None]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order; the episodes
@@ -155,7 +175,7 @@ class EpisodeStarts:
         structures = list(table.structures)
         configs: list[TaskCfg | None] = [e.config if e is not None else None for e in table.episodes]
         for slot, episode in zip(slots, taken, strict=True):
-            structures[slot] = structure_key(episode.config) if episode is not None else None
+            structures[slot] = self._structure(episode) if episode is not None else None
             configs[slot] = episode.config if episode is not None else None
         try:
             if structures != table.structures or not self.runner.world.built:
@@ -168,37 +188,28 @@ class EpisodeStarts:
         for slot in slots:
             if table.status[slot] == _ACTIVE:
                 self.runner._finish(slot, False, False, outcome='abandoned')
-        # Write every reset slot's state first, then one forward pass for the whole world, then
-        # start tasks and metrics (they read poses): a reset of k slots costs one forward, not k.
+        # Write every reset slot's state first (each entity group once for all its slots), then
+        # one forward pass for the whole world, then start tasks (each task object once for all
+        # its slots), metrics and rewards (they read poses): a reset of k slots costs one pass of
+        # each, not k.
         failed: list[tuple[int, Exception]] = []
-        interrupted: BaseException | None = None
-        placed: list[tuple[int, Episode]] = []
-        for slot, episode in zip(slots, taken, strict=True):
-            try:
-                self.runner._place_episode(slot, episode)
-                if episode is not None:
-                    placed.append((slot, episode))
-            except Exception as exc:
-                failed.append((slot, exc))
+        placed = self._place(slots, taken, failed)
         self.runner.world.forward(np.asarray(slots))
-        for slot, episode in placed:
-            if interrupted is not None:
-                self.runner.queue.put_back([episode])  # not started: it goes first when the run goes on
+        started: list[int] = []
+        start_failed: dict[int, Exception] = {}
+        interrupted: BaseException | None = None
+        try:
+            self.runner.terms.start_many([slot for slot, _ in placed], [e.config for _, e in placed], started, start_failed)
+        except BaseException as exc:  # Ctrl-C inside an extension: the episodes not started go back first
+            interrupted = exc
+        done = set(started)
+        if interrupted is not None:
+            waiting = [(slot, e) for slot, e in placed if slot not in done and slot not in start_failed]
+            for slot, _ in waiting:
                 self._empty(slot)
-                continue
-            try:
-                self.runner.terms.start(slot, episode.config)
-            except Exception as exc:
-                failed.append((slot, exc))
-                continue
-            except BaseException as exc:  # Ctrl-C inside an extension: this episode has not started
-                interrupted = exc
-                self.runner.queue.put_back([episode])
-                self._empty(slot)
-                continue
-            table.set_status(slot, SlotStatus.ACTIVE)
-            table.started_at[slot] = time.perf_counter()
-            self.runner.attempts.forget(episode.index)
+            self.runner.queue.put_back([e for _, e in waiting])
+        failed.extend((slot, start_failed[slot]) for slot, _ in placed if slot in start_failed)
+        self._activate([(slot, e) for slot, e in placed if slot in done])
         for slot, error in failed:
             episode = taken[slots.index(slot)]
             assert episode is not None  # (only slots given an episode fail)
@@ -207,6 +218,59 @@ class EpisodeStarts:
         if interrupted is not None:
             raise interrupted
         return failed
+
+    def _place(self, slots: list[int], taken: list[Episode | None],
+               failed: list[tuple[int, Exception]]) -> list[tuple[int, Episode]]:
+        """Hand each of ``slots`` its episode and write its start state (no forward pass): each
+        slot's rest state, then every robot and object group's start poses once for all its
+        slots. The slots given an episode, with it; those whose placing raised go to ``failed``
+        (one group's error is found slot by slot, so it fails only its own slots)."""
+        runner, table = self.runner, self.runner.table
+        placed: list[tuple[int, Episode]] = []
+        # Per entity group (by identity): the group, its slots and their entity configs.
+        resets: dict[int, tuple[Any, list[int], list[Any]]] = {}
+        for slot, episode in zip(slots, taken, strict=True):
+            runner.terms.leave(slot)
+            table.episodes[slot] = episode
+            table.steps[slot] = 0
+            if episode is None:
+                table.set_status(slot, SlotStatus.EMPTY)
+                continue
+            task = episode.config
+            try:
+                runner.world.reset_slot_state(slot)
+                entities: list[tuple[Any, Any]] = [(table.slot_robots[slot][entity.name], entity) for entity in task.robots]
+                entities += [(table.slot_objects[slot][obj.name], obj) for obj in task.objects]
+            except Exception as exc:
+                failed.append((slot, exc))
+                continue
+            for group, entity in entities:
+                _, members, configs = resets.setdefault(id(group), (group, [], []))
+                members.append(slot)
+                configs.append(entity)
+            placed.append((slot, episode))
+        broken: set[int] = set()
+        for group, members, configs in resets.values():
+            try:
+                group.reset_slots(np.asarray(members), configs)
+            except Exception:  # find the slots that fail, each alone
+                for slot, config in zip(members, configs, strict=True):
+                    if slot in broken:
+                        continue
+                    try:
+                        group.reset_slots(np.array([slot]), [config])
+                    except Exception as exc:
+                        failed.append((slot, exc))
+                        broken.add(slot)
+        return [(slot, episode) for slot, episode in placed if slot not in broken]
+
+    def _activate(self, started: list[tuple[int, Episode]]) -> None:
+        """The slots of ``started`` run their episodes from now on."""
+        table, now = self.runner.table, time.perf_counter()
+        for slot, episode in started:
+            table.set_status(slot, SlotStatus.ACTIVE)
+            table.started_at[slot] = now
+            self.runner.attempts.forget(episode.index)
 
     def _empty(self, slot: int) -> None:
         """``slot`` holds no episode (its episode failed to start or was handed back)."""

@@ -25,6 +25,7 @@ from internutopia.core.view import EnvView
 _IDLE_METRICS_KEPT = 64
 
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
+_BASE_TASK_RESET_SLOTS = BaseTask.reset_slots  # tasks that keep it start slot by slot
 
 
 class Terms:
@@ -52,12 +53,68 @@ class Terms:
     # -- an episode's start and end --------------------------------------------------------------
     def start(self, slot: int, task: TaskCfg) -> None:
         """Start the task, metrics and reward of ``slot``'s episode ``task`` (its state is in place)."""
-        self._version += 1
-        task_object = self.tasks.get(task.type)
+        task_object = self._task_object(task.type)
+        self._attach(slot, task_object)
+        # The task first (an upstream-style task reads its robots when it starts), then its
+        # metrics, then its reward (which may read the task).
+        task_object.reset_slot(slot, task)
+        self._start_metrics_and_reward(slot, task)
+
+    def start_many(self, slots: list[int], tasks: list[TaskCfg], started: list[int], failed: dict[int, Exception]) -> None:
+        """Start the episodes ``tasks`` of ``slots`` (their states in place), as :meth:`start` each,
+        but a task type whose class has a batched ``reset_slots`` starts all its slots in one call.
+
+        Each slot is appended to ``started`` once its episode started, or its error is put in
+        ``failed``: one slot's error fails that slot alone (a batched call that raises is done
+        again slot by slot, to find which). A ``KeyboardInterrupt`` goes up, ``started`` saying
+        which slots started before it.
+        """
+        by_type: dict[str, list[int]] = {}
+        for k, task in enumerate(tasks):
+            by_type.setdefault(task.type, []).append(k)
+        for type_name, ks in by_type.items():
+            task_object = self.tasks.get(type_name)  # (made by the first start of its type, below)
+            if len(ks) > 1 and task_object is not None and type(task_object).reset_slots is not _BASE_TASK_RESET_SLOTS:
+                group_slots = [slots[k] for k in ks]
+                group_tasks = [tasks[k] for k in ks]
+                for slot in group_slots:
+                    self._attach(slot, task_object)
+                try:
+                    task_object.reset_slots(np.asarray(group_slots, dtype=np.intp), group_tasks)
+                except Exception:
+                    pass  # done again slot by slot below, each failing alone
+                else:
+                    for slot, task in zip(group_slots, group_tasks, strict=True):
+                        try:
+                            self._start_metrics_and_reward(slot, task)
+                        except Exception as exc:
+                            failed[slot] = exc
+                            continue
+                        started.append(slot)
+                    continue
+            for k in ks:
+                try:
+                    self.start(slots[k], tasks[k])
+                except Exception as exc:
+                    failed[slots[k]] = exc
+                    continue
+                started.append(slots[k])
+
+    def _task_object(self, type_name: str) -> BaseTask:
+        task_object = self.tasks.get(type_name)
         if task_object is None:
-            task_object = self.tasks[task.type] = BaseTask.create(task.type, self.view)
+            task_object = self.tasks[type_name] = BaseTask.create(type_name, self.view)
+        return task_object
+
+    def _attach(self, slot: int, task_object: BaseTask) -> None:
+        """``task_object`` serves ``slot`` (no metric yet)."""
+        self._version += 1
         self.table.slot_task[slot] = task_object
+        self.table.slot_metrics[slot] = []
         self._mask(task_object)[slot] = True
+
+    def _start_metrics_and_reward(self, slot: int, task: TaskCfg) -> None:
+        """Start the metrics and the reward of ``slot``'s episode ``task`` (its task started)."""
         metrics = self.table.slot_metrics[slot] = []
         for metric_cfg in task.metrics:
             key = metric_cfg.model_dump_json()
@@ -65,9 +122,6 @@ class Terms:
             if metric is None:
                 metric = self.metrics[key] = BaseMetric.create(metric_cfg, self.view)
             metrics.append(metric)
-        # The task first (an upstream-style task reads its robots when it starts), then its
-        # metrics, then its reward (which may read the task).
-        task_object.reset_slot(slot, task)
         for metric in metrics:
             metric.reset_slot(slot, task)
             self._mask(metric)[slot] = True

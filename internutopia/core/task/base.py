@@ -9,7 +9,7 @@ A task reads the env through its :class:`~internutopia.core.view.EnvView` (``sel
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,6 +58,14 @@ class BaseTask:
     def reset_slot(self, slot: int, config: TaskCfg) -> None:
         """Start ``config``'s episode in ``slot`` (robots are already at their start poses)."""
         self.configs[slot] = config
+
+    def reset_slots(self, slots: np.ndarray, configs: Sequence[TaskCfg]) -> None:
+        """Start the episodes ``configs`` in ``slots`` (distinct; their robots at their start
+        poses): :meth:`reset_slot` for each, in order. A task that overrides it starts all the
+        slots of one reset in one call (the runner then calls it instead of :meth:`reset_slot`);
+        it must leave each slot as :meth:`reset_slot` would, in the same order."""
+        for slot, config in zip(slots.tolist(), configs, strict=True):
+            self.reset_slot(slot, config)
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Reward (float), terminated and truncated (bool) arrays, shape (len(slots),), after a physics step."""

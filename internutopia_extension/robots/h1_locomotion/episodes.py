@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.episode_queue import FreshEpisodes
+
 #: Physics steps per action (a 50 Hz policy over 200 Hz physics).
 ACTION_REPEAT = 4
 PHYSICS_DT = 0.005
@@ -83,7 +85,8 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
                  sidestep_share: float = SIDESTEP_SHARE, make_robot: Callable[[tuple, tuple], Any] | None = None,
                  ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES, goal_speed: tuple[float, float] = GOAL_SPEED,
                  push_speed: float = PUSH_SPEED, start_height: float = START_HEIGHT) -> Any:
-    """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]``, ``batch`` episodes a call
+    """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]`` (a
+    :class:`~internutopia.core.episode_queue.FreshEpisodes`: the env takes them uncopied), ``batch`` episodes a call
     (with random pushes unless ``pushes`` is false). ``lateral_share`` is the share of moving
     commands with a lateral part, ``sidestep_share`` the share of pure side-steps
     (:func:`random_command`); ``reward_scales`` overrides reward scales by term name (these are
@@ -106,10 +109,24 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
                           controllers=[H1LegActionControllerCfg()])
 
     robot_cfg = make_robot or h1
+    # Every episode is its sampler's template (validated once, here) with its own draws put in:
+    # the draws are numbers of the validated types, so a copy with them is what validating each
+    # episode would give (tests/test_walk_episodes.py checks it), at a small part of the cost.
+    # Each episode has its own robot and controller configs; the rest is shared, never written.
+    template_robot = robot_cfg((0.0, 0.0, start_height), (1.0, 0.0, 0.0, 0.0))
+    template = LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[template_robot],
+                                 robot=template_robot.name, max_steps=int(round(seconds / PHYSICS_DT)),
+                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=push_speed,
+                                 reward_scales=dict(reward_scales) if reward_scales else None)
+    family = object()  # the episodes of this sampler share types, files and structure
+    own_controllers = 'controllers' in template_robot.model_fields_set and template_robot.controllers is not None
 
     def episode(rng: np.random.Generator, index: int) -> Any:
         yaw = float(rng.uniform(-np.pi, np.pi))
-        robot = robot_cfg((0.0, 0.0, start_height), (float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))))
+        pose: dict[str, Any] = {'position': (0.0, 0.0, start_height), 'orientation': (float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2)))}
+        if own_controllers:
+            pose['controllers'] = [controller.model_copy() for controller in template_robot.controllers]
+        robot = template_robot.model_copy(update=pose)
         steering: dict[str, Any] = {}
         if rng.random() < GOAL_SHARE:
             goals, point = [], np.zeros(2)
@@ -125,13 +142,12 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
                 commands.append((start, *random_command(rng, lateral_share, sidestep_share, ranges)))
                 start += float(rng.uniform(*COMMAND_HOLD))
             steering = {'commands': commands}
-        return LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot], robot=robot.name,
-                                 max_steps=int(round(seconds / PHYSICS_DT)), **steering,
-                                 push_interval=PUSH_INTERVAL if pushes else None, push_speed=push_speed,
-                                 reward_scales=dict(reward_scales) if reward_scales else None)
+        if template.reward_scales is not None:
+            steering['reward_scales'] = dict(template.reward_scales)
+        return template.model_copy(update={'robots': [robot], **steering})
 
-    def sample(rng: np.random.Generator) -> list:
-        return [episode(rng, i) for i in range(batch)]
+    def sample(rng: np.random.Generator) -> FreshEpisodes:
+        return FreshEpisodes([episode(rng, i) for i in range(batch)], family=family)
 
     sample.first = episode(np.random.default_rng(0), 0)  # type: ignore[attr-defined]
     return sample
