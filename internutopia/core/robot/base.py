@@ -392,8 +392,12 @@ class BaseRobot(Entity[RobotCfg]):
         # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
         position, orientation = self.poses(slots)
         joints, columns = self._joint_views, self._joint_order
-        if joints is not None and columns is not None and len(slots):
-            rows = slice(None) if len(slots) == self.env_num else slots[:, None]
+        if joints is not None and columns is not None and len(slots) == self.env_num:
+            # take: an array of its own (a column gather of a slice gives a view of a transposed
+            # copy, which the array API's result would copy again)
+            joint_positions, joint_velocities = joints[0].take(columns, axis=1), joints[1].take(columns, axis=1)
+        elif joints is not None and columns is not None and len(slots):
+            rows = slots[:, None]
             joint_positions, joint_velocities = joints[0][rows, columns], joints[1][rows, columns]
         elif joints is not None and len(slots) == self.env_num:
             joint_positions, joint_velocities = joints[0].copy(), joints[1].copy()

@@ -45,6 +45,8 @@ class ActionParser:
         #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
         self._one_structure_cache: tuple[Any, Any, Any] | None = None
         self._warned_robot_names: set[Any] = set()
+        #: ``(active slots, robot groups, plan)`` of the last batched layout (see :meth:`parse_batched`).
+        self._batched_plan: tuple[Any, Any, Any] | None = None
 
     def parse(self, actions: list[Any]) -> Commands:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
@@ -142,13 +144,48 @@ class ActionParser:
                       'are ignored (warned once per robot name)', stacklevel=5)
 
     def parse_batched(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, np.ndarray, Any]]:
-        """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing."""
+        """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing.
+
+        A training loop sends actions of one layout step after step (the same robot and
+        controller names, in the same order): the groups, controllers and rows that layout
+        resolved to are kept (a plan, until the active slots or the groups change), so a step
+        with it only checks the names and parses the rows. Any other layout takes the general path.
+        """
+        active = self.table.active_slots()
+        robots = self.groups.robots
+        plan = self._batched_plan
+        if plan is not None and plan[0] is active and plan[1] is robots and type(actions) is dict:
+            commands = self._follow_plan(plan[2], actions)
+            if commands is not None:
+                return commands
+        commands, steps = self._parse_batched(actions, active)
+        self._batched_plan = (active, robots, steps)
+        return commands
+
+    def _follow_plan(self, plan: tuple[tuple[str, ...], list[Any]], actions: dict[str, Any]) -> dict[int, tuple[Any, np.ndarray, Any]] | None:
+        """The commands of ``actions`` by a kept plan; ``None`` when their layout is not the plan's."""
+        robot_names, robots = plan
+        if len(actions) != len(robot_names) or tuple(actions) != robot_names:
+            return None
+        commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
+        for robot_name, controller_names, entries in robots:
+            controller_actions = actions[robot_name]
+            if type(controller_actions) is not dict or tuple(controller_actions) != controller_names:
+                return None
+            for controller_name, controller, members, every_row in entries:
+                commands[id(controller)] = (controller, members, self._parse_rows(
+                    robot_name, controller_name, controller, members, every_row, controller_actions[controller_name]))
+        return commands
+
+    def _parse_batched(self, actions: Any, active: np.ndarray) -> tuple[dict[int, tuple[Any, np.ndarray, Any]], Any]:
+        """:meth:`parse_batched`'s general path: the commands, and the plan of their layout."""
         if not isinstance(actions, dict):
             raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        all_active = len(self.table.active_slots()) == self.env_num
+        all_active = len(active) == self.env_num
         active_mask = None if all_active else self.table.status == _ACTIVE
         commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
         named = self.groups.robots_by_name()
+        plan: list[tuple[str, tuple[Any, ...], list[tuple[Any, Any, np.ndarray, bool]]]] = []
         for robot_name, controller_actions in actions.items():
             groups = named.get(robot_name)
             if groups is None:
@@ -156,6 +193,8 @@ class ActionParser:
             if not isinstance(controller_actions, dict):
                 raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
                                  f'got {type(controller_actions).__name__}')
+            entries: list[tuple[Any, Any, np.ndarray, bool]] = []
+            plan.append((robot_name, tuple(controller_actions), entries))
             for group in groups:
                 if not group.array_api:
                     raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
@@ -169,22 +208,28 @@ class ActionParser:
                     if controller is None:
                         raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
                                          f'controllers of {robot_name!r}: {sorted(group.controllers)}')
-                    count = len(args) if type(args) is np.ndarray and args.ndim else _row_count(args)
-                    if count != self.env_num:
-                        got = count if count is not None else f'a {type(args).__name__}'
-                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
-                                         f'({self.env_num}); got {got}')
-                    if every_row:
-                        rows = args
-                    else:
-                        rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
-                    try:
-                        batch = controller.parse_batch(rows)
-                    except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
-                        raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}'
-                                         f'{_non_finite_slots(rows, members)}') from None
-                    commands[id(controller)] = (controller, members, batch)
-        return commands
+                    commands[id(controller)] = (controller, members, self._parse_rows(
+                        robot_name, controller_name, controller, members, every_row, args))
+                    entries.append((controller_name, controller, members, every_row))
+        return commands, (tuple(actions), plan)
+
+    def _parse_rows(self, robot_name: Any, controller_name: Any, controller: Any, members: np.ndarray, every_row: bool,
+                    args: Any) -> Any:
+        """One controller's batched argument: its row count checked, the rows of ``members`` parsed."""
+        count = len(args) if type(args) is np.ndarray and args.ndim else _row_count(args)
+        if count != self.env_num:
+            got = count if count is not None else f'a {type(args).__name__}'
+            raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}] must have one row per env '
+                             f'({self.env_num}); got {got}')
+        if every_row:
+            rows = args
+        else:
+            rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
+        try:
+            return controller.parse_batch(rows)
+        except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
+            raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}'
+                             f'{_non_finite_slots(rows, members)}') from None
 
 
 def _all_are(items: list[Any], first: Any) -> bool:

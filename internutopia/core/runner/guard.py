@@ -40,6 +40,8 @@ try:  # the C function: signal.getsignal wraps it in an enum conversion that cos
 except ImportError:  # pragma: no cover - another Python implementation
     _getsignal = signal.getsignal
 _SIGINT = int(signal.SIGINT)
+_DEFAULT_INT_HANDLER = signal.default_int_handler
+_get_ident = threading.get_ident
 
 
 class _Deferral:
@@ -85,7 +87,7 @@ class CallGuard:
         self._lock = threading.Lock()
         self._what = ''
         self._running: str | None = None
-        self._thread_object: threading.Thread | None = None  # (its name is read only for an error)
+        self._thread_ident: int | None = None  # of the thread inside a call (its name is read only for an error)
         self._main = False
         _DEFERRAL.install()
 
@@ -100,34 +102,38 @@ class CallGuard:
         return self
 
     def __enter__(self) -> None:
-        thread = threading.current_thread()
-        main = thread is threading.main_thread()
-        deferral = _DEFERRAL
+        ident = _get_ident()  # (the thread object is looked up only for an error's message)
+        main = ident == threading.main_thread().ident
         if main:
             # Hold Ctrl-C first: from the next bytecode on, a SIGINT waits for __exit__.
-            deferral.depth += 1
-            if _getsignal(_SIGINT) is signal.default_int_handler:
-                deferral.install()  # Python's handler came back: hold Ctrl-C again
-        if not self._lock.acquire(blocking=False):
+            _DEFERRAL.depth += 1
+            if _getsignal(_SIGINT) is _DEFAULT_INT_HANDLER:
+                _DEFERRAL.install()  # Python's handler came back: hold Ctrl-C again
+        if not self._lock.acquire(False):
             if main:
                 self._let_go()  # (a Ctrl-C held meanwhile is raised here, instead of the error below)
-            current = thread.name
             raise RuntimeError(f'{self.owner} is in {self._running}() in thread {self._thread_name()!r}; {self._what}() from '
-                               f'thread {current!r} cannot run beside it. An env is not '
+                               f'thread {threading.current_thread().name!r} cannot run beside it. An env is not '
                                'thread-safe: call it from one thread, or give each thread its own env')
-        self._running, self._thread_object, self._main = self._what, thread, main
+        self._running, self._thread_ident, self._main = self._what, ident, main
 
     def _thread_name(self) -> str | None:
         """The name of the thread inside a call (for the error of a second one)."""
-        thread = self._thread_object
-        return thread.name if thread is not None else None
+        ident = self._thread_ident
+        if ident is None:
+            return None
+        return next((thread.name for thread in threading.enumerate() if thread.ident == ident), f'<thread {ident}>')
 
     def __exit__(self, *exc: object) -> None:
         main = self._main
-        self._running = self._thread_object = None
+        self._running = self._thread_ident = None
         self._lock.release()
-        if main:
-            self._let_go()
+        if main:  # (_let_go, inlined: it runs on every step)
+            deferral = _DEFERRAL
+            deferral.depth -= 1
+            if deferral.pending and not deferral.depth:
+                deferral.pending = False
+                raise KeyboardInterrupt
 
     @staticmethod
     def _let_go() -> None:

@@ -35,6 +35,8 @@ class SlotStatus(IntEnum):
     DONE = 2
 
 
+#: Up to this many slots, step counts are advanced item by item (see :meth:`SlotTable.count_step`).
+_ITEMWISE_SLOTS = 4
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 
 #: Bytes a slot costs beside its physics state: the table's rows (about 260 for a one-robot task)
@@ -73,6 +75,9 @@ class SlotTable:
         self.slot_metrics: list[list[BaseMetric]] = [[] for _ in range(env_num)]
         self._active: np.ndarray | None = None  # ids of the active slots; None when stale
         self._one_step = np.ones(env_num, dtype=np.int64)
+        # A few slots count faster through a memoryview (Python ints, no ufunc call): at one slot
+        # the in-place add is about 8,600 instructions, the view's item about 300.
+        self._steps_items = self.steps.data if env_num <= _ITEMWISE_SLOTS else None
 
     def active_slots(self) -> np.ndarray:
         """Ids of the slots running an episode, sorted. Shape (k,), read-only: one array is shared by
@@ -89,7 +94,11 @@ class SlotTable:
 
     def count_step(self, active: np.ndarray) -> None:
         """One more step for the episodes of ``active`` (an :meth:`active_slots` array)."""
-        if len(active) == self.env_num:
+        items = self._steps_items
+        if items is not None:
+            for slot in active.tolist():
+                items[slot] += 1
+        elif len(active) == self.env_num:
             self.steps += self._one_step  # (an array: adding a Python int costs a scalar conversion)
         else:
             self.steps[active] += 1

@@ -1,0 +1,129 @@
+"""What the step keeps between calls (the batched actions' plan, the step counts of a few slots,
+the call guard's thread) changes nothing a user sees: every layout and every bad input after a
+kept plan is answered as on a first step."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots import h1
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+
+def _jetbots(make_config, env_num=2, max_steps=10_000):
+    return Env(make_config([FiniteStepTaskCfg(max_steps=max_steps, robots=[JetbotRobotCfg()])] * env_num, env_num=env_num))
+
+
+@pytest.mark.parametrize('action, match', [
+    ({'jetbt': {'move_by_speed': np.zeros((2, 2))}}, "unknown robot 'jetbt'"),
+    ({'jetbot': {'move_by_speed': np.zeros((2, 2)), 'fly': np.zeros((2, 2))}}, "unknown controller 'fly'"),
+    ({'jetbot': {'move_by_speed': np.zeros((3, 2))}}, 'one row per env'),
+    ({'jetbot': {'move_by_speed': np.zeros((2, 3))}}, 'shape'),
+    ({'jetbot': {'move_by_speed': np.array([[0.1, 0.0], [np.nan, 0.0]])}}, r'(?s)finite.*NaN or inf in the rows of env 1\)'),
+    ({'jetbot': [np.zeros((2, 2))]}, 'must be a dict'),
+])
+def test_bad_batched_actions_after_a_kept_plan_raise_and_change_nothing(make_config, action, match):
+    env = _jetbots(make_config)
+    env.reset()
+    good = {'jetbot': {'move_by_speed': np.tile([0.3, 0.1], (2, 1))}}
+    env.step_arrays(good)
+    env.step_arrays(good)  # the plan of this layout is kept
+    time_before, state = env.runner.world.time, env.runner.world.slot_state(1)
+    steps = env.runner.steps.copy()
+    with pytest.raises(ValueError, match=match):
+        env.step_arrays(action)
+    assert env.runner.world.time == time_before
+    np.testing.assert_array_equal(env.runner.steps, steps)
+    for key, value in env.runner.world.slot_state(1).items():
+        np.testing.assert_array_equal(value, state[key])
+    out = env.step_arrays(good)  # and the kept layout still steps
+    assert out.active.all()
+    env.close()
+
+
+def test_a_changed_layout_parses_as_a_first_step_would(make_config):
+    """Controllers named in another order, one more controller, a robot's commands left out: each
+    gives the commands (and their order) of a parser that never saw the earlier layout."""
+    robot = h1.H1RobotCfg(controllers=[h1.move_by_speed_cfg, h1.move_along_path_cfg])
+    env = Env(make_config([FiniteStepTaskCfg(robots=[robot])] * 2, env_num=2))
+    env.reset()
+    speed, path = np.tile([0.2, 0.0, 0.1], (2, 1)), np.tile([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]], (2, 1, 1))
+    layouts = [{'h1': {'move_by_speed': speed}}, {'h1': {'move_by_speed': speed, 'move_along_path': path}},
+               {'h1': {'move_along_path': path, 'move_by_speed': speed}}, {}, {'h1': {}}, {'h1': {'move_along_path': path}}]
+    parser = env.runner.actions
+    for layout in layouts + layouts[::-1]:
+        kept = parser.parse_batched(layout)
+        parser._batched_plan = None
+        fresh = parser.parse_batched(layout)
+        assert [(controller, slots.tolist()) for controller, slots, _ in kept.values()] == \
+            [(controller, slots.tolist()) for controller, slots, _ in fresh.values()]
+        env.step_arrays(layout)
+    env.close()
+
+
+def test_a_kept_plan_follows_the_slots_that_run(make_config):
+    """When an episode ends, the next step's commands go to the slots still running only."""
+    env = Env(make_config([FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg()]),
+                           FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg()])], env_num=2))
+    env.reset()
+    action = {'jetbot': {'move_by_speed': np.tile([0.3, 0.0], (2, 1))}}
+    for _ in range(2):
+        env.step_arrays(action)
+    commands = env.runner.actions.parse_batched(action)
+    assert [slots.tolist() for _, slots, _ in commands.values()] == [[1]]
+    out = env.step_arrays(action)
+    assert out.active.tolist() == [False, True]
+    env.close()
+
+
+@pytest.mark.parametrize('env_num', [1, 3, 6])
+def test_step_counts_of_few_and_many_slots(make_config, env_num):
+    """Step counts (kept item by item for a few slots, as one array add for more) count each
+    running episode's steps, and stop for an episode that ended."""
+    first = 3 if env_num > 1 else 100  # (one slot whose episode ended would leave no robot to command)
+    tasks = [FiniteStepTaskCfg(max_steps=first if slot == 0 else 100, robots=[JetbotRobotCfg()]) for slot in range(env_num)]
+    env = Env(make_config(tasks + tasks, env_num=env_num))  # (episodes for the reset below)
+    env.reset()
+    action = {'jetbot': {'move_by_speed': np.zeros((env_num, 2))}}
+    for _ in range(5):
+        env.step_arrays(action)
+    assert env.runner.steps.tolist() == [min(first, 5)] + [5] * (env_num - 1)
+    env.reset([0])
+    env.step_arrays(action)
+    env.step([{'jetbot': {'move_by_speed': [0.0, 0.0]}}] * env_num)
+    assert env.runner.steps.tolist() == [2] + [7] * (env_num - 1)
+    env.close()
+
+
+def test_a_second_thread_is_told_which_thread_is_inside(make_config):
+    env = _jetbots(make_config)
+    env.reset()
+    inside, release, errors = threading.Event(), threading.Event(), []
+    runner = env.runner
+    stepping = runner.terms.step
+
+    def slow_terms(slots):  # holds the first step inside the guard
+        inside.set()
+        release.wait(10)
+        return stepping(slots)
+
+    runner.terms.step = slow_terms
+    action = {'jetbot': {'move_by_speed': np.zeros((2, 2))}}
+    first = threading.Thread(target=env.step_arrays, args=(action,), name='stepper')
+    first.start()
+    assert inside.wait(10)
+    try:
+        env.step_arrays(action)
+    except RuntimeError as exc:
+        errors.append(str(exc))
+    release.set()
+    first.join(10)
+    assert len(errors) == 1 and "in step() in thread 'stepper'" in errors[0] and "thread 'MainThread'" in errors[0]
+    runner.terms.step = stepping
+    env.step_arrays(action)  # the guard was let go
+    env.close()
