@@ -17,7 +17,7 @@ taken as it is.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterable, Iterator, Sized
+from collections.abc import Hashable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,18 +47,24 @@ class FreshEpisodes(list):
     same ``family`` token names the same types and files and has the same structure
     (:func:`~internutopia.core.scene.structure_key`: they differ in start poses and task
     parameters only), so a reset checks and keys one episode per family instead of each. It is
-    a ``list`` in every other respect. ``family`` defaults to a new token (its own family).
+    a ``list`` in every other respect. ``family`` defaults to a new token (its own family);
+    ``families`` gives each episode its own (episodes in several scenes: one family per scene).
 
     >>> from internutopia.core.config import TaskCfg
     >>> batch = FreshEpisodes([TaskCfg(type='SingleInferenceTask')], family='demo')
-    >>> queue = EpisodeQueue(Fresh(task, batch.family) for task in batch)
+    >>> queue = EpisodeQueue(Fresh(task, family) for task, family in zip(batch, batch.families))
     >>> episode = queue.next(); episode.config is batch[0], episode.family
     (True, 'demo')
     """
 
-    def __init__(self, tasks: Iterable[TaskCfg] = (), family: Hashable | None = None) -> None:
+    def __init__(self, tasks: Iterable[TaskCfg] = (), family: Hashable | None = None,
+                 families: Sequence[Hashable] | None = None) -> None:
         super().__init__(tasks)
+        if families is not None and (family is not None or len(families) != len(self)):
+            raise ValueError('give family (one for all) or families (one per episode, as many as the episodes), not both')
         self.family: Hashable = family if family is not None else object()
+        #: Each episode's family (``families`` if given, else ``family`` for all).
+        self.families: list[Hashable] = list(families) if families is not None else [self.family] * len(self)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from internutopia.core.config import Config, ObjectCfg, RobotCfg, SimConfig, TaskCfg, TypedCfg
 from internutopia.core.config.files import as_package_path
+from internutopia.core.episode_queue import FreshEpisodes
 from internutopia.core.grid_paths import dijkstra, grid_adjacency
 from internutopia.core.plugins import load_extensions
 from internutopia.macros import gm
@@ -134,7 +136,9 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
                                 max_steps: int = 4000, success_distance: float = 0.3, resolution: float = 0.25,
                                 robot_radius: float = 0.3, goal_marker: bool = True, metrics: list | None = None,
                                 bounds: dict[str | None, Sequence[float]] | None = None) -> list[TaskCfg]:
-    """``n`` ``PointNavTaskCfg`` episodes, cycling through ``scenes`` (``None``: flat ground).
+    """``n`` ``PointNavTaskCfg`` episodes, cycling through ``scenes`` (``None``: flat ground), as a
+    :class:`~internutopia.core.episode_queue.FreshEpisodes` (a list the Gymnasium envs' queue takes
+    without copying; every episode has objects of its own).
 
     Args:
         n: number of episodes.
@@ -167,13 +171,30 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
     if not 0 <= min_distance <= max_distance:
         raise ValueError(f'need 0 <= min_distance <= max_distance; got {min_distance}, {max_distance}')
     rng = np.random.default_rng(seed)
-    spaces: dict[str | None, FreeSpace] = {}
+    # Each episode is its scene's template (validated once per call, on a private copy of the
+    # robot and metrics) with its own draws put in: numbers of the validated types, so the copy
+    # is what validating each episode would give (tests/test_walk_episodes.py checks it) at a
+    # small part of the cost. An episode's own objects: its robot, goal marker and lists.
+    robot_template = robot_cfg.model_copy(deep=True)
+    own_controllers = 'controllers' in robot_template.model_fields_set and robot_template.controllers is not None
+    templates: dict[str | None, tuple[Any, Any, object]] = {}
+    families: list[object] = []
     episodes: list[TaskCfg] = []
     for e in range(n):
         scene = scenes[e % len(scenes)]
-        space = spaces.get(scene)
-        if space is None:
-            space = spaces[scene] = FreeSpace(scene, resolution, robot_radius, (bounds or {}).get(scene))
+        space = _free_space(scene, resolution, robot_radius, (bounds or {}).get(scene))
+        template = templates.get(scene)
+        if template is None:
+            cube = VisualCubeCfg(name='goal_marker', position=(0.0, 0.0, 0.05), scale=(0.1, 0.1, 0.1),
+                                 color=(0.1, 0.8, 0.2, 0.6)) if goal_marker else None
+            fields = dict(goal=(0.0, 0.0, 0.0), success_distance=success_distance, max_steps=max_steps,
+                          shortest_path_length=0.0, scene_asset_path=scene, robots=[robot_template],
+                          objects=[cube] if cube is not None else [])
+            if metrics is not None:
+                fields['metrics'] = [metric.model_copy(deep=True) for metric in metrics]
+            # (its family: the episodes of one scene share types, files and structure)
+            template = templates[scene] = (PointNavTaskCfg(**fields), cube, object())
+        task_template, cube, family = template
         for _ in range(200):
             start = int(rng.integers(len(space.points)))
             dist, parent = space.geodesic(start)
@@ -187,16 +208,37 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
         yaw = float(rng.uniform(-math.pi, math.pi))
         sx, sy = (float(v) for v in space.points[start])
         gx, gy = (float(v) for v in space.points[goal])
-        robot = robot_cfg.update(position=(sx, sy, float(robot_cfg.position[2])),
-                                 orientation=(math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))
-        objects = [VisualCubeCfg(name='goal_marker', position=(gx, gy, 0.05), scale=(0.1, 0.1, 0.1),
-                                 color=(0.1, 0.8, 0.2, 0.6))] if goal_marker else []
-        task = dict(goal=(gx, gy, 0.0), success_distance=success_distance, max_steps=max_steps,
-                    shortest_path_length=round(shortest, 6), scene_asset_path=scene, robots=[robot], objects=objects)
-        if metrics is not None:
-            task['metrics'] = metrics
-        episodes.append(PointNavTaskCfg(**task))
-    return episodes
+        pose: dict[str, Any] = {'position': (sx, sy, float(robot_template.position[2])),
+                                'orientation': (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))}
+        if own_controllers:
+            pose['controllers'] = [controller.model_copy() for controller in robot_template.controllers]
+        robot = robot_template.model_copy(update=pose)
+        objects = [cube.model_copy(update={'position': (gx, gy, 0.05)})] if cube is not None else []
+        episode = {'goal': (gx, gy, 0.0), 'shortest_path_length': round(shortest, 6), 'robots': [robot], 'objects': objects}
+        if 'metrics' in task_template.model_fields_set:  # (else the class's defaults, shared and never written)
+            episode['metrics'] = [metric.model_copy() for metric in task_template.metrics]
+        episodes.append(task_template.model_copy(update=episode))
+        families.append(family)
+    return FreshEpisodes(episodes, families=families)
+
+
+#: Free-space grids kept between calls (a sampler draws a batch per call, in the same scenes).
+_FREE_SPACES_KEPT = 8
+_free_spaces: OrderedDict[tuple, FreeSpace] = OrderedDict()
+
+
+def _free_space(scene: str | None, resolution: float, robot_radius: float, bounds: Sequence[float] | None) -> FreeSpace:
+    """``FreeSpace(scene, ...)``, built once per scene file version and arguments."""
+    stamp = os.path.getmtime(scene) if scene is not None and os.path.isfile(scene) else None
+    key = (scene, stamp, float(resolution), float(robot_radius), None if bounds is None else tuple(float(b) for b in bounds))
+    space = _free_spaces.get(key)
+    if space is None:
+        space = _free_spaces[key] = FreeSpace(scene, resolution, robot_radius, bounds)
+        while len(_free_spaces) > _FREE_SPACES_KEPT:
+            _free_spaces.popitem(last=False)
+    else:
+        _free_spaces.move_to_end(key)
+    return space
 
 
 def save_episodes_yaml(path: str | os.PathLike[str], config: Config | Sequence[TaskCfg], **config_fields: Any) -> Config:

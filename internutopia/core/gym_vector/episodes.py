@@ -86,8 +86,10 @@ class EpisodeSource:
             if isinstance(drawn, FreshEpisodes):  # built for the queue alone: handed over uncopied
                 if not drawn:
                     raise ValueError('the episode sampler returned no episodes')
-                for task in drawn:
-                    yield Fresh(task, drawn.family)
+                if len(drawn.families) != len(drawn):
+                    raise ValueError(f'the episode sampler returned {len(drawn)} FreshEpisodes with {len(drawn.families)} families')
+                for task, family in zip(drawn, drawn.families, strict=True):
+                    yield Fresh(task, family)
                 continue
             count = 0
             for task in drawn:

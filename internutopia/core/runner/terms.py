@@ -26,6 +26,7 @@ _IDLE_METRICS_KEPT = 64
 
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 _BASE_TASK_RESET_SLOTS = BaseTask.reset_slots  # tasks that keep it start slot by slot
+_BASE_METRIC_UPDATE = BaseMetric.update  # metrics that keep it need no call per step
 
 
 class Terms:
@@ -188,6 +189,8 @@ class Terms:
                     for slot, error in slots_that_fail(add_alone, served).items():
                         failed.setdefault(slot, error)
         for metric in self.metrics.values():
+            if type(metric).update is _BASE_METRIC_UPDATE:
+                continue  # accumulates nothing (it reads the state when the episode ends)
             served = self.members_of(metric, slots)
             if len(served):
                 try:
