@@ -37,6 +37,7 @@ from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERM
 _TERM_NAMES = list(TERMS)
 #: Columns of ``scales`` paid once per fall (after the clip) instead of per second.
 _ONCE = np.isin(_TERM_NAMES, ONCE_TERMS)
+_PER_SECOND = ~_ONCE
 
 
 def locomotion_rewards(robot: Any) -> Any:
@@ -71,7 +72,9 @@ class LocomotionTask(BaseTask):
         self.fell = np.zeros(n, dtype=bool)
         self.tracking_error = np.zeros(n)
         self.yaw_rate_error = np.zeros(n)
-        self.reward_terms = {name: np.zeros(n) for name in _TERM_NAMES}
+        #: The last paid period's terms, one column per term (``reward_terms`` are its columns).
+        self.terms_table = np.zeros((n, len(_TERM_NAMES)))
+        self.reward_terms = {name: self.terms_table[:, column] for column, name in enumerate(_TERM_NAMES)}
         self.robot = view.tracker('robot')
         self.push_interval = np.zeros((n, 2))  # s; zeros: no pushes
         self.push_speed = np.zeros(n)
@@ -231,10 +234,15 @@ class LocomotionTask(BaseTask):
             state = group.walker.state(members)  # type: ignore[attr-defined]
             rewards = locomotion_rewards(group)
             terms = rewards.reward_terms(state)
-            scales = self.scales[members]
+            table = np.empty((len(members), len(_TERM_NAMES)))
             for column, name in enumerate(_TERM_NAMES):
-                self.reward_terms[name][members] = terms[name]
-                (once if _ONCE[column] else reward)[rows] += scales[:, column] * terms[name]
+                table[:, column] = terms[name]
+            self.terms_table[members] = table
+            weighted = self.scales[members] * table
+            # Summed term by term in the table's order (cumsum adds left to right, as the
+            # per-term additions did: the same sums to the bit).
+            reward[rows] += np.cumsum(weighted[:, _PER_SECOND], axis=1)[:, -1]
+            once[rows] += np.cumsum(weighted[:, _ONCE], axis=1)[:, -1]
             fell[rows] = rewards.fallen(state)
             weight = span[rows]
             self.tracking_error[members] += weight * np.linalg.norm(state.command[:, :2] - state.lin_vel[:, :2], axis=1)
