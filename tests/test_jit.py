@@ -424,3 +424,29 @@ def test_franka_steps_compile_nothing_after_reset():
     if NUMBA_EXPECTED:
         for name in ('_ik_rows', '_fk_rows', '_servo_rows', '_finger_rows', '_parse_rows', '_open_rows'):
             assert result['before'][name] >= 1, name
+
+
+@pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
+@pytest.mark.parametrize('scale', [0.1, 10.0], ids=['within range', 'clamped'])
+def test_clamped_carry_kernel_is_the_numpy_clamp_then_the_carry(scale):
+    """H1's carried base clamps and carries in one compiled call: the same targets, bit for bit, as
+    the numpy clamp of ``apply_base_velocity`` followed by the compiled carry; the command itself is not written."""
+    rng = np.random.default_rng(5)
+    slots = np.array([0, 2, 3])
+    mocap_pos, mocap_quat = rng.normal(size=(4, 2, 3)), yaw_to_quat(rng.uniform(-np.pi, np.pi, (4, 2)))
+    velocity = rng.normal(size=(3, 3)) * scale
+    limit, turn = 1.0, 1.5
+    threshold = min(limit / np.sqrt(2.0), turn)
+    expected_pos, expected_quat, given = mocap_pos.copy(), mocap_quat.copy(), velocity.copy()
+    clamped = velocity
+    if np.abs(velocity).max() > threshold:  # as HolonomicBaseController.apply_base_velocity's numpy path
+        speed = np.hypot(velocity[:, 0], velocity[:, 1])
+        clamped = np.array(velocity, dtype=float)
+        clamped[:, :2] *= np.minimum(1.0, limit / np.maximum(speed, 1e-300))[:, None]
+        np.clip(clamped[:, 2], -turn, turn, out=clamped[:, 2])
+    assert (scale > 1) == (clamped is not velocity)
+    holonomic_base._carry_kernel(expected_pos, expected_quat, slots, 1, clamped, 1 / 240)
+    holonomic_base._clamped_kernel(mocap_pos, mocap_quat, slots, 1, velocity, 1 / 240, limit, turn, threshold)
+    np.testing.assert_array_equal(mocap_pos, expected_pos)
+    np.testing.assert_array_equal(mocap_quat, expected_quat)
+    np.testing.assert_array_equal(velocity, given)

@@ -35,6 +35,9 @@ class HolonomicBaseController(BaseVelocityController):
         data = world.data
         _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt)
         self._carry = _carry_kernel.compiled_or(_carry_numpy)
+        _clamped_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt, 1.0, 1.0, 1.0)
+        #: The clamp and the carry in one compiled call (else None: the numpy clamp, then the carry).
+        self._carry_clamped = _clamped_kernel.compiled_or(None)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
@@ -45,14 +48,19 @@ class HolonomicBaseController(BaseVelocityController):
         config = self.config
         limit = float(getattr(config, 'max_linear_speed', np.inf))
         turn = float(getattr(config, 'max_yaw_rate', np.inf))
+        threshold = min(limit / math.sqrt(2.0), turn)
+        data = self.world.data
+        clamped = self._carry_clamped
+        if clamped is not None:  # (the check and clamp below, inside the compiled carry: no numpy call per step)
+            clamped(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt, limit, turn, threshold)
+            return
         # (runs every step: one call decides that nothing needs clamping, the usual case)
-        if velocity.size and np.abs(velocity).max() > min(limit / math.sqrt(2.0), turn):
+        if velocity.size and np.abs(velocity).max() > threshold:
             speed = np.hypot(velocity[:, 0], velocity[:, 1])
             velocity = np.array(velocity, dtype=float)
             scale = np.minimum(1.0, limit / np.maximum(speed, 1e-300))
             velocity[:, :2] *= scale[:, None]
             np.clip(velocity[:, 2], -turn, turn, out=velocity[:, 2])
-        data = self.world.data
         self._carry(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
 
 
@@ -101,4 +109,40 @@ def _carry_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray
 
 
 _carry_kernel = Kernel(_carry_rows)
+
+
+def _carry_clamped_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
+                        dt: float, limit: float, turn: float, threshold: float) -> None:
+    """:meth:`HolonomicBaseController.apply_base_velocity`'s clamp, then :func:`_carry_rows`, in one
+    compiled call: when any component of ``velocity`` exceeds ``threshold``, every row's planar
+    speed is capped at ``limit`` (direction kept) and its yaw rate clipped to ``turn``, in numpy's
+    arithmetic; ``velocity`` itself is not written."""
+    clamp = False
+    for i in range(velocity.shape[0]):
+        for j in range(3):
+            if abs(velocity[i, j]) > threshold:
+                clamp = True
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        forward_speed, lateral_speed, yaw_rate = velocity[i, 0], velocity[i, 1], velocity[i, 2]
+        if clamp:
+            scale = min(1.0, limit / max(math.hypot(forward_speed, lateral_speed), 1e-300))
+            forward_speed, lateral_speed = forward_speed * scale, lateral_speed * scale
+            yaw_rate = min(max(yaw_rate, -turn), turn)
+        w, z = mocap_quat[slot, mocap, 0], mocap_quat[slot, mocap, 3]
+        norm = math.hypot(w, z)
+        cos_half, sin_half = w / norm, z / norm
+        cos_yaw, sin_yaw = cos_half * cos_half - sin_half * sin_half, 2.0 * cos_half * sin_half
+        forward, lateral = forward_speed * dt, lateral_speed * dt
+        mocap_pos[slot, mocap, 0] += cos_yaw * forward - sin_yaw * lateral
+        mocap_pos[slot, mocap, 1] += sin_yaw * forward + cos_yaw * lateral
+        turn_half = 0.5 * yaw_rate * dt
+        cos_turn, sin_turn = math.cos(turn_half), math.sin(turn_half)
+        mocap_quat[slot, mocap, 0] = cos_half * cos_turn - sin_half * sin_turn
+        mocap_quat[slot, mocap, 1] = 0.0
+        mocap_quat[slot, mocap, 2] = 0.0
+        mocap_quat[slot, mocap, 3] = sin_half * cos_turn + cos_half * sin_turn
+
+
+_clamped_kernel = Kernel(_carry_clamped_rows)
 
