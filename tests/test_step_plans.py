@@ -127,3 +127,65 @@ def test_a_second_thread_is_told_which_thread_is_inside(make_config):
     runner.terms.step = stepping
     env.step_arrays(action)  # the guard was let go
     env.close()
+
+
+def test_the_guard_knows_the_main_thread_of_a_forked_child():
+    """A forked child's main thread is the thread that forked: the guard holds Ctrl-C there (the
+    benchmark and the vector envs step envs in forked workers)."""
+    import os
+
+    from internutopia.core.runner import guard as guard_module
+
+    def child() -> None:
+        guard = guard_module.CallGuard('env')
+        depth = guard_module._DEFERRAL.depth
+        with guard.enter('step'):
+            held = guard_module._DEFERRAL.depth == depth + 1
+        os._exit(0 if held and guard_module._DEFERRAL.depth == depth else 1)
+
+    result: list[int] = []
+
+    def fork_from_a_thread() -> None:  # the forking thread is not the parent's main thread
+        pid = os.fork()
+        if pid == 0:
+            child()
+        result.append(os.waitpid(pid, 0)[1])
+
+    thread = threading.Thread(target=fork_from_a_thread)
+    thread.start()
+    thread.join(30)
+    assert result == [0]
+
+
+def test_a_kept_adopter_gives_what_adopt_gives_for_any_tree():
+    """The array API's result of a group in every slot: arrays of their own kept, views and lists
+    copied, for the structure seen before and for any other."""
+    from internutopia.core.runner.observations import TreeAdopter, adopt
+
+    state = np.arange(12.0).reshape(2, 6)
+    owned = np.zeros(2)
+
+    def trees():
+        yield {'a': state[:, :3], 'b': owned, 'c': {'d': [1, 2], 'e': {}}}
+        yield {'a': state[:, :3], 'b': owned, 'c': {'d': [1, 2], 'e': {}}}  # the kept structure
+        yield {'a': owned, 'b': state[:, 3:], 'c': {'d': np.ones(2), 'e': {}}}  # a leaf's type changed
+        yield {'b': owned, 'a': state[:, :3], 'c': {'d': [1, 2], 'e': {}}}  # keys in another order
+        yield {'a': state[:, :3], 'b': owned, 'c': {'d': [1, 2], 'e': {'f': state[:, 0]}}}  # a new leaf
+        yield {'a': state[:, :3], 'b': owned, 'c': [1, 2]}  # a dict became a list
+
+    adopter = TreeAdopter()
+    for given, reference in zip(trees(), trees(), strict=True):
+        kept = adopter(given)
+        expected = adopt(reference)
+        assert list(kept) == list(expected)
+
+        def check(ours, theirs):
+            for key in theirs:
+                if isinstance(theirs[key], dict):
+                    check(ours[key], theirs[key])
+                else:
+                    assert type(ours[key]) is np.ndarray and ours[key].base is None
+                    np.testing.assert_array_equal(ours[key], theirs[key])
+                    assert not np.shares_memory(ours[key], state)
+        check(kept, expected)
+    assert adopter(trees().__next__())['b'] is owned  # an array of its own is handed over as it is

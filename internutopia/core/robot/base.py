@@ -377,8 +377,9 @@ class BaseRobot(Entity[RobotCfg]):
         if clock is None:
             clock = self._render_clock = RenderClock.of(self.sim)
         # Every slot keeps the world's one clock (cameras of all slots refresh on the same steps):
-        # one decision, from the first slot's time.
-        due = bool(len(slots)) and clock.due(float(world.data.time[slots[0]]))
+        # one decision, from the first slot's time (RenderClock.due, inlined: it runs every step).
+        period = clock.period
+        due = bool(len(slots)) and (period == 1 or int(round(float(world.data.time[slots[0]]) / clock.physics_dt)) % period == 0)
         # A copy of a kept all-False or all-True row (a copy costs a quarter of np.full).
         rows = self._render_rows
         if rows is None or len(rows[0]) != len(slots):

@@ -29,6 +29,7 @@ raised once the exit has run; the lock and the running call's name are never lef
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from types import FrameType
@@ -42,6 +43,17 @@ except ImportError:  # pragma: no cover - another Python implementation
 _SIGINT = int(signal.SIGINT)
 _DEFAULT_INT_HANDLER = signal.default_int_handler
 _get_ident = threading.get_ident
+#: The main thread's ident, read on every call (a forked child's main thread is the one that forked).
+_main_ident = threading.main_thread().ident
+
+
+def _forked() -> None:
+    global _main_ident
+    _main_ident = threading.main_thread().ident
+
+
+if hasattr(os, 'register_at_fork'):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_forked)
 
 
 class _Deferral:
@@ -103,7 +115,7 @@ class CallGuard:
 
     def __enter__(self) -> None:
         ident = _get_ident()  # (the thread object is looked up only for an error's message)
-        main = ident == threading.main_thread().ident
+        main = ident == _main_ident
         if main:
             # Hold Ctrl-C first: from the next bytecode on, a SIGINT waits for __exit__.
             _DEFERRAL.depth += 1

@@ -180,6 +180,69 @@ def adopt(tree: dict[str, Any]) -> dict[str, Any]:
     return tree
 
 
+class TreeAdopter:
+    """:func:`adopt` for a caller that adopts trees of one structure step after step: the function
+    generated for the last structure seen tests each leaf in straight-line code (no walk of the
+    tree), and a tree of another structure is adopted the general way (and its function kept).
+
+    >>> adopter = TreeAdopter()
+    >>> state = np.zeros((2, 3))
+    >>> tree = adopter({'a': state[:, :2], 'b': {'c': np.ones(2)}})
+    >>> tree['a'].base is None, np.shares_memory(tree['a'], state)
+    (True, False)
+    """
+
+    def __init__(self) -> None:
+        self._adopt: Any = None
+
+    def __call__(self, tree: dict[str, Any]) -> dict[str, Any]:
+        generated = self._adopt
+        if generated is not None and generated(tree) is not _OTHER:
+            return tree
+        adopt(tree)  # (idempotent: what a generated function copied before it gave up stays adopted)
+        self._adopt = _adopter(_signature(tree))
+        return tree
+
+
+@functools.lru_cache(maxsize=256)
+def _adopter(signature: Any) -> Any:
+    """A generated ``tree -> None`` doing :func:`adopt` on trees of ``signature``; it returns
+    :data:`_OTHER` at the first node of another structure."""
+    constants: dict[str, Any] = {'_OTHER': _OTHER, '_array': np.array, '_NDARRAY': _NDARRAY}
+    lines = ['def adopt(t):']
+
+    def constant(value: Any) -> str:
+        name = f'k{len(constants)}'
+        constants[name] = value
+        return name
+
+    def walk(node: Any, name: str) -> None:
+        kind, shape = node
+        if kind is not dict:
+            return  # (adopt's leaves; a dict subclass is left to the general path)
+        keys = tuple(key for key, _ in shape)
+        lines.append(f'    if type({name}) is not dict or tuple({name}) != {constant(keys)}: return _OTHER')
+        for position, (key, child) in enumerate(shape):
+            child_name = f'{name}_{position}'
+            key_source = constant(key)
+            lines.append(f'    {child_name} = {name}[{key_source}]')
+            if child[0] is dict:
+                walk(child, child_name)
+            elif child[0] is _NDARRAY:
+                lines.append(f'    if type({child_name}) is not _NDARRAY: return _OTHER')
+                lines.append(f'    if {child_name}.base is not None: {name}[{key_source}] = _array({child_name})')
+            else:
+                lines.append(f'    if type({child_name}) is not {constant(child[0])}: return _OTHER')
+                lines.append(f'    {name}[{key_source}] = _array({child_name})')
+
+    walk(signature, 't')
+    if signature[0] is not dict:
+        lines.append('    return _OTHER')
+    namespace = dict(constants)
+    exec('\n'.join(lines), namespace)  # noqa: S102 - generated from constants' names only
+    return namespace['adopt']
+
+
 _NDARRAY = np.ndarray
 
 
@@ -237,6 +300,8 @@ class Observer:
         self.env_num = terms.env_num
         #: A :class:`RowSplitter` per robot name, and per task type under ``('task', type)``.
         self._splitters: dict[Any, RowSplitter] = {}
+        #: A :class:`TreeAdopter` per robot name (the array API's results of groups in every slot).
+        self._adopters: dict[Any, TreeAdopter] = {}
 
     def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
         """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
@@ -276,7 +341,10 @@ class Observer:
                     raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
                                      f'({type(group).__name__}) whose observations are per-slot dicts; use step()')
                 if len(rows) == self.env_num and group.name not in out:
-                    out[group.name] = adopt(group.get_obs(rows))  # one group in every slot: its arrays are the result
+                    adopter = self._adopters.get(group.name)
+                    if adopter is None:
+                        adopter = self._adopters[group.name] = TreeAdopter()
+                    out[group.name] = adopter(group.get_obs(rows))  # one group in every slot: its arrays are the result
                 else:
                     scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
         for task in self.terms.tasks.values():
