@@ -115,6 +115,14 @@ def _numeric_leaves(node: Any, prefix: str) -> list[str]:
         return []
     return [prefix]
 
+def _every_row(rows: np.ndarray, count: int) -> np.ndarray | slice:
+    """``slice(None)`` when ``rows`` is every one of ``count`` rows in order (a slice reads and
+    writes in place, where a list of rows gathers and scatters copies), else ``rows``."""
+    if len(rows) == count and count and rows[0] == 0 and rows[-1] == count - 1 and np.all(np.diff(rows) == 1):
+        return slice(None)
+    return rows
+
+
 class ObsLayout:
     """Which parts of a slot's observation dict make up the Gymnasium observation, and their spaces.
 
@@ -169,6 +177,7 @@ class ObsLayout:
                                      f'pick one of its entries: {sorted(f"{key}.{k}" for k in value)}')
                 self.spaces[key] = spaces.Box(space.low, space.high, space.shape, space.dtype)
         self.sizes = [int(np.prod(self.spaces[k].shape)) for k in self.keys]
+        self._slices: list[slice] | None = None  # slices(), kept for flat_rows
         #: Whether :meth:`flat_rows`/:meth:`dict_rows` can build the observation from the array
         #: observation tree: every key a plain value (not a camera annotation) or a feature with a ``batch_fn``.
         self.rows_ready = all(
@@ -232,7 +241,7 @@ class ObsLayout:
         return {k: np.stack([np.asarray(self._value(o, k), dtype=self.spaces[k].dtype) for o in slot_obs]).reshape(
             (len(slot_obs), *self.spaces[k].shape)) for k in self.keys}
 
-    def _rows_value(self, tree: builtins.dict, key: str, rows: np.ndarray) -> np.ndarray:
+    def _rows_value(self, tree: builtins.dict, key: str, rows: np.ndarray | slice) -> np.ndarray:
         if key in FEATURES:
             batch_fn = FEATURES[key].batch_fn
             assert batch_fn is not None  # rows_ready
@@ -243,7 +252,8 @@ class ObsLayout:
             if isinstance(node, np.ndarray) and node.dtype == object:
                 # Per-slot dicts (the scene objects' observations): looked up row by row.
                 rest = '.'.join(['_', *parts[depth:]])
-                return np.stack([np.asarray(_lookup({'_': node[row]}, rest, self.robot)) for row in rows.tolist()])
+                indices = range(len(node))[rows] if isinstance(rows, slice) else rows.tolist()
+                return np.stack([np.asarray(_lookup({'_': node[row]}, rest, self.robot)) for row in indices])
             if not isinstance(node, dict) or part not in node:
                 node = _NOT_FOUND
                 break
@@ -256,13 +266,17 @@ class ObsLayout:
         """Write the flat rows of slots ``rows`` into ``out[rows]`` from the array observation tree
         ``tree`` (``vec_env.Env.step_arrays``' ``obs`` with the task's entries): the numbers
         :meth:`flat` gives from the same slots' dicts."""
-        for key, part in zip(self.keys, self.slices().values(), strict=True):
-            out[rows, part] = self._rows_value(tree, key, rows).reshape(len(rows), -1)
+        count, where = len(rows), _every_row(rows, len(out))
+        if self._slices is None:
+            self._slices = list(self.slices().values())
+        for key, part in zip(self.keys, self._slices, strict=True):
+            out[where, part] = self._rows_value(tree, key, where).reshape(count, -1)
 
     def dict_rows(self, tree: builtins.dict, rows: np.ndarray, out: builtins.dict[str, np.ndarray]) -> None:
         """:meth:`flat_rows` for the dict observation (each key in its own dtype)."""
+        count, where = len(rows), _every_row(rows, len(next(iter(out.values()))) if out else 0)
         for key in self.keys:
-            out[key][rows] = self._rows_value(tree, key, rows).reshape((len(rows), *self.spaces[key].shape))
+            out[key][where] = self._rows_value(tree, key, where).reshape((count, *self.spaces[key].shape))
 
     def check(self, obs: builtins.dict, slot: int) -> None:  # (``dict`` here is the method above)
         """Raise ``ValueError`` if a new episode's observation does not fit the spaces."""
