@@ -18,6 +18,7 @@ _OPTIONAL = {
     'ray': ['internutopia/core/distribution/env.py', 'internutopia/core/distribution/actors.py',
             'internutopia/bench/distributed.py', 'internutopia/core/distribution/extensions.py'],
     'stable_baselines3': ['internutopia/core/gym_vector/sb3.py', 'examples/train_ppo.py'],
+    'tensordict': ['internutopia/core/gym_vector/rsl_rl_env.py'],  # (it comes with rsl-rl-lib, the train extra)
     'imageio': ['internutopia/core/util/video.py'],
     'mujoco_warp': ['internutopia/core/backend/warp'],
 }

@@ -87,6 +87,7 @@ def test_the_mirror_function_is_the_gaits_mirror_maps():
     assert rsl_rl_mirror(gait)(obs=None, actions=torch.as_tensor(actions))[0] is None
 
 
+@pytest.mark.slow
 def test_rsl_rl_mirror_loss_makes_the_policy_symmetric():
     """rsl-rl's PPO with the mirror loss at a high weight: after a few updates on real rollouts, the
     gap between the policy and its mirror image is a fraction of the untrained policy's."""
@@ -176,6 +177,7 @@ def test_the_rsl_rl_trainer_checkpoints_resumes_and_exports_the_walking_graph(tm
     assert 'starts from an exported .onnx policy only' in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_training_benchmark_compares_trainers_and_leaves_no_logger_folders(tmp_path, monkeypatch, capsys):
     """One run, both trainers, two update-thread counts: a row each with positive figures; SB3's
     logger no longer leaves a ``SB3-<date>`` folder in the temporary directory."""
@@ -188,6 +190,7 @@ def test_the_training_benchmark_compares_trainers_and_leaves_no_logger_folders(t
     for row in rows:
         assert row['env_steps'] == 16 and row['collection_env_steps_per_s'] > 0 and row['update_s'] > 0
         assert 0 < row['env_share_of_collection'] <= 1 and row['loop_env_steps_per_s'] < row['collection_env_steps_per_s']
+        assert row['update_cpu_s_per_iteration'] > 0
     assert not list(tmp_path.glob('SB3-*'))
     capsys.readouterr()
     with pytest.raises(SystemExit):

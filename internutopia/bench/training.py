@@ -11,14 +11,16 @@ run (``--rounds`` times, alternating, so that a change of the machine's load tou
 - ``rsl_rl``: rsl-rl's PPO over :class:`~internutopia.core.gym_vector.rsl_rl_env.RslRlVecEnv`.
 
 ``--update-threads 1,2`` also compares the torch threads of the update (the physics is idle
-then; the collection keeps ``--threads``), and ``--mirror-loss W`` adds each library's mirror
+then; the collection keeps ``--threads``; OpenMP's waiting threads sleep unless ``--openmp-wait
+active``: spinning ones made a 2-thread update many times slower on a busy machine), and ``--mirror-loss W`` adds each library's mirror
 loss as the walking trainer runs it (SB3: a pass after each update; rsl-rl: its symmetry
 extension, in every minibatch). After one warm-up iteration each configuration runs
 ``--iterations`` iterations and times:
 
 - **collection**: the rollout (the policy's forward pass, the env's step, the library's storage,
   the returns); within it, the time inside the env's ``step`` (``env share``);
-- **update**: the gradient steps;
+- **update**: the gradient steps (wall and CPU seconds per iteration: on a loaded machine the CPU
+  seconds of a one-thread update are the steadier figure);
 - **whole loop**: both.
 
 Speeds are env steps (one env advanced by one action: ``action_repeat`` physics steps) per
@@ -45,12 +47,13 @@ TRAINERS = ('sb3', 'rsl_rl')
 
 def _timed(timings: dict[str, float], timing: list[bool], name: str, function: Any) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         try:
             return function(*args, **kwargs)
         finally:
             if timing[0]:
                 timings[name] += time.perf_counter() - began
+                timings[f'{name}_cpu'] = timings.get(f'{name}_cpu', 0.0) + time.process_time() - began_cpu
     return call
 
 
@@ -171,6 +174,9 @@ def measure_training(trainer: str = 'sb3', env_id: str = 'internutopia/H1Walk-v0
             'env_only_env_steps_per_s': steps / timings['env'],
             'env_share_of_collection': timings['env'] / timings['collect'], 'update_share_of_loop': timings['update'] / whole,
             'update_s_per_iteration': timings['update'] / iterations,
+            # CPU seconds of the process (every thread) per update: the work, less what the load adds
+            # to the wall clock (a 1-thread update's CPU time is its work; more threads add their spinning).
+            'update_cpu_s_per_iteration': timings.get('update_cpu', float('nan')) / iterations,
             'collection_physics_steps_per_s': steps * repeat / timings['collect'],
             'collect_s': timings['collect'], 'update_s': timings['update'], 'env_s': timings['env'], 'wall_s': wall}
 
@@ -183,7 +189,7 @@ def format_training(row: dict[str, Any]) -> str:
             f"  collection {row['collection_env_steps_per_s']:,.0f} env-steps/s (env step alone {row['env_only_env_steps_per_s']:,.0f}; "
             f"the env is {row['env_share_of_collection']:.0%} of collection)\n"
             f"  whole loop {row['loop_env_steps_per_s']:,.0f} env-steps/s (update {row['update_s_per_iteration']:.2f} s per "
-            f"iteration, {row['update_share_of_loop']:.0%} of the loop)")
+            f"iteration, {row['update_cpu_s_per_iteration']:.2f} CPU s, {row['update_share_of_loop']:.0%} of the loop)")
 
 
 def _choices(parser: argparse.ArgumentParser, flag: str, text: str, valid: tuple[str, ...] | None = None) -> list[str]:
@@ -198,6 +204,7 @@ def _choices(parser: argparse.ArgumentParser, flag: str, text: str, valid: tuple
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     import os
+    import sys
 
     from internutopia.bench.report import machine
 
@@ -211,6 +218,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument('--update-threads', default=None, help='comma-separated torch threads of the update to compare (default: --threads)')
     parser.add_argument('--mirror-loss', type=float, default=0.0, help="the walking trainer's mirror loss at this weight (default 0: off)")
     parser.add_argument('--rounds', type=int, default=1, help='times every configuration runs, alternating (default 1)')
+    parser.add_argument('--openmp-wait', choices=('passive', 'active'), default='passive',
+                        help="OpenMP's waiting threads sleep (passive, the trainer's choice) or spin (active, OpenMP's default)")
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON list on the last line')
     args = parser.parse_args(argv)
     for option in ('num_envs', 'rollout', 'iterations', 'threads', 'rounds'):
@@ -226,15 +235,19 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             parser.error(f'--update-threads takes thread counts >= 1; got {args.update_threads!r}')
         update_threads = [int(t) for t in texts]
     os.environ.setdefault('MUJOCO_GL', 'egl')
+    # Before torch loads (internutopia_extension.robots.h1_locomotion.policy.torch_threads explains why).
+    if 'torch' not in sys.modules:
+        os.environ['OMP_WAIT_POLICY'] = args.openmp_wait.upper()
+    openmp_wait = os.environ.get('OMP_WAIT_POLICY', 'unset (torch loaded before)').lower()
     first = machine()
     rows = []
     for round_index, (trainer, threads) in itertools.product(range(args.rounds), itertools.product(trainers, update_threads)):
         row = measure_training(trainer, args.id, args.num_envs, args.rollout, args.iterations, args.threads, threads,
                                args.mirror_loss)
-        row.update({'round': round_index, 'load': machine()['load'], 'date': time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())})
+        row.update({'round': round_index, 'openmp_wait': openmp_wait, 'load': machine()['load'], 'date': time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())})
         print(format_training(row), flush=True)
         rows.append(row)
-    print(f"machine: {first}, load at end {machine()['load']}")
+    print(f"machine: {first}, load at end {machine()['load']}, OpenMP waits: {openmp_wait}")
     if args.json:
         print(json.dumps(rows))
     return rows

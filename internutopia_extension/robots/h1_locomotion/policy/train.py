@@ -33,7 +33,8 @@ back), so the gait comes out the same on both legs.
 its symmetry extension for the mirror loss, ``checkpoint.pt`` instead of ``checkpoint.zip``)
 instead of Stable-Baselines3's (:mod:`.sb3_trainer`, the default). ``--update-threads N`` lets
 the PPO update use N torch threads (the physics is idle meanwhile; ``--threads`` is what the
-policy's forward pass gets while the physics steps).
+policy's forward pass gets while the physics steps; by default 2 on a machine of 2 cores or more,
+with OpenMP's waiting threads asleep: :mod:`.torch_threads`).
 
 The parts live beside this command-line module: :mod:`.walking_robots` (the robots as data),
 :mod:`.ppo_settings`, :mod:`.mirror`, :mod:`.onnx_io` (export and ``--init-from``) and
@@ -73,6 +74,7 @@ from internutopia_extension.robots.h1_locomotion.policy.ppo_settings import (
     LEARNING_RATE_BOUNDS,
 )
 from internutopia_extension.robots.h1_locomotion.policy.progress import PROGRESS_COLUMNS, plot
+from internutopia_extension.robots.h1_locomotion.policy.torch_threads import default_update_threads, sleeping_openmp
 from internutopia_extension.robots.h1_locomotion.policy.walking_robots import ROBOTS, WalkingRobot
 
 # What this module offered before it was split (tests and notebooks import them from here).
@@ -156,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="the PPO implementation: 'sb3' (Stable-Baselines3, checkpoint.zip; the default) or 'rsl_rl' "
                              '(rsl-rl-lib, checkpoint.pt)')
     parser.add_argument('--update-threads', type=int, default=None,
-                        help='torch threads of the PPO update, while the physics is idle (default: --threads)')
+                        help='torch threads of the PPO update, while the physics is idle (default: the cores, at most 2, '
+                             'with OpenMP waiting passively; --threads where torch was loaded before with spinning waits)')
     args = parser.parse_args(argv)
     import importlib
 
@@ -182,10 +185,16 @@ def main(argv: list[str] | None = None) -> None:
         plot(out / 'progress.csv', out / 'training.png', robot.title)
         return
 
+    # Before torch loads (policy.torch_threads): more update threads pay only with sleeping OpenMP waits.
+    passive = sleeping_openmp()
+    if args.update_threads is None:
+        args.update_threads = default_update_threads() if passive else args.threads
     import gymnasium
     import torch
 
     torch.set_num_threads(args.threads)
+    print(f'torch threads: {args.threads} collecting, {args.update_threads} updating '
+          f'(OpenMP waits {"passively" if passive else "actively"})', flush=True)
     out.mkdir(parents=True, exist_ok=True)
     if args.trainer == 'rsl_rl' and args.resume and not (out / 'checkpoint.pt').is_file() and (out / 'checkpoint.zip').is_file():
         parser.error(f"{out} holds the sb3 trainer's checkpoint.zip; resume it with --trainer sb3 (or train rsl_rl in another --out)")
