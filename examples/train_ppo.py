@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
     from internutopia.core.gym_vector import sb3_vec_env
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     model = PPO('MlpPolicy', train_envs, n_steps=128, batch_size=512, n_epochs=10, learning_rate=3e-4, gamma=0.99,
                 gae_lambda=0.95, clip_range=0.2, ent_coef=0.0, policy_kwargs={'net_arch': [64, 64]}, seed=args.seed,
                 device='cpu', verbose=0)
+    # SB3's default logger leaves an empty /tmp/SB3-<date> folder per run; this one writes nothing.
+    model.set_logger(Logger(folder=None, output_formats=[]))
 
     def trained_policy(obs: np.ndarray) -> np.ndarray:
         action, _ = model.predict(train_envs.normalize_obs(obs), deterministic=True)
