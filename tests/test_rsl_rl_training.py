@@ -196,3 +196,20 @@ def test_the_training_benchmark_compares_trainers_and_leaves_no_logger_folders(t
     with pytest.raises(SystemExit):
         training.main(['--trainer', 'sb3,cleanrl'])
     assert "unknown 'cleanrl'; valid: ['sb3', 'rsl_rl']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('preset, passive', [(None, True), ('ACTIVE', False), ('passive', True)])
+def test_openmp_waits_passively_unless_the_environment_chose_otherwise(preset, passive):
+    """Before torch loads, ``sleeping_openmp`` sets ``OMP_WAIT_POLICY=PASSIVE`` (spinning waits made
+    a 2-thread update many times slower on a busy machine) and leaves a policy the user chose."""
+    import os
+    import subprocess
+    import sys
+
+    code = ('import sys; from internutopia_extension.robots.h1_locomotion.policy.torch_threads import sleeping_openmp; '
+            "assert 'torch' not in sys.modules; print(sleeping_openmp()); import os; print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in os.environ.items() if k != 'OMP_WAIT_POLICY'}
+    if preset is not None:
+        env['OMP_WAIT_POLICY'] = preset
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert done.stdout.split() == [str(passive), preset or 'PASSIVE']
