@@ -203,6 +203,11 @@ class LocomotionTask(BaseTask):
         last = steps >= self.max_steps[slots]
         # Paid on the last physics step of each control period of the episode, and on its last step.
         paying = (steps % self.period[slots] == 0) | last
+        if not paying.any():  # (most physics steps: nothing is paid, checked or steered)
+            self._advance_commands(slots)
+            self._push(slots)
+            nothing = np.zeros(len(slots), dtype=bool)
+            return np.zeros(len(slots)), nothing, nothing.copy()
         reward = np.zeros(len(slots))
         fell = np.zeros(len(slots), dtype=bool)
         if paying.any():
