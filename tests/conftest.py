@@ -22,6 +22,63 @@ settings.register_profile('dev', max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 
 
+# ---------------------------------------------------------------------------------------------
+# Parallel runs (pytest-xdist, README's test command runs ``python -m pytest -n 2``; see
+# docs/reliability.md, "Running the tests"). A worker is handed a whole file at a time, so a
+# module-scoped fixture (a recorded dataset, a compiled Warp model, a loaded robot) is built once,
+# not once per worker; tests marked ``pytest.mark.xdist_group(NAME)`` all go to one worker and run
+# one after another there, whatever their file: 'ray' (each starts a local Ray cluster of its own
+# with worker processes, and several fault tests wait out timeouts that a second cluster's load
+# would stretch) and 'browser' (headless Chromium, software-rendered and slow; a screenshot shares
+# the default browser profile).
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n N`` alone distributes with the groups above (``--dist loadgroup``), never with xdist's
+    default ``load``, which ignores them and would start two Ray clusters side by side."""
+    if getattr(config.option, 'numprocesses', None) and getattr(config.option, 'dist', 'no') == 'no':
+        config.option.dist = 'loadgroup'
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` with a file, rather than a single test, as the unit of an ungrouped test;
+    the units go out in the order the workers collected them (see the reordering below)."""
+    if config.getoption('dist') != 'loadgroup':
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileOrGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            group = super()._split_scope(nodeid)
+            return group if group != nodeid else nodeid.split('::', 1)[0]
+
+    config.option.loadscopereorder = False
+    return FileOrGroupScheduling(config, log)
+
+
+def _unit(item: pytest.Item) -> str:
+    """The unit a worker is handed ``item`` in: its xdist group, else its file."""
+    group = item.get_closest_marker('xdist_group')
+    return f'@{group.args[0]}' if group and group.args else item.nodeid.split('::', 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, the units that take longest first (more slow-marked tests, then more
+    tests), so that no long unit starts last while the other worker idles; tests keep their
+    order inside a unit. A serial run keeps the collection order."""
+    if not os.environ.get('PYTEST_XDIST_WORKER'):
+        return
+    slow: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for item in items:
+        unit = _unit(item)
+        slow[unit] = slow.get(unit, 0) + (item.get_closest_marker('slow') is not None)
+        count[unit] = count.get(unit, 0) + 1
+    items.sort(key=lambda item: (-slow[_unit(item)], -count[_unit(item)], _unit(item)))
+
+
 @pytest.fixture
 def make_config():
     """Build a Config of ``tasks`` with ``env_num`` slots, results discarded."""

@@ -119,6 +119,7 @@ finally:
 '''
 
 
+@pytest.mark.xdist_group('ray')  # one Ray cluster at a time (see conftest.py)
 @pytest.mark.slow
 def test_a_driver_defined_task_and_robot_config_run_on_ray(tmp_path):
     pytest.importorskip('ray')

@@ -369,6 +369,7 @@ def wait_for(probe, seconds: float, what: str):
     raise TimeoutError(f'waited {seconds} s for {what}')
 
 
+@pytest.mark.xdist_group('browser')  # one headless Chromium at a time (see conftest.py)
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
                     reason='needs Chromium (the Debian package chromium; .ci/run installs it)')

@@ -223,6 +223,7 @@ def wait_for(probe, seconds: float, what: str):
 _KEYS_FIELD = "Array.from(document.querySelectorAll('input')).find(x => x.type == 'text' && x.value === '' && !x.readOnly)"
 
 
+@pytest.mark.xdist_group('browser')  # one headless Chromium at a time (see conftest.py)
 @pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
                     reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
 def test_keys_pressed_in_the_browser_become_commands():

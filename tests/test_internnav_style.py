@@ -108,6 +108,7 @@ finally:
 '''
 
 
+@pytest.mark.xdist_group('ray')  # one Ray cluster at a time (see conftest.py)
 @pytest.mark.slow
 def test_the_package_with_a_driver_defined_task_config_runs_on_ray(tmp_path):
     import os

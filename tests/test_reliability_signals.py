@@ -194,6 +194,7 @@ def test_random_ctrl_c_during_close_closes_once(tmp_path):
     assert caught >= 6  # the timer's signal reached close (or just after it) in most runs
 
 
+@pytest.mark.xdist_group('ray')  # one Ray cluster at a time (see conftest.py)
 @pytest.mark.slow
 def test_random_ctrl_c_on_ray_never_wedges_the_env_and_loses_no_episode(tmp_path):
     pytest.importorskip('ray')

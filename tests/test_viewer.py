@@ -126,6 +126,7 @@ def _screenshot(url: str, path: str, budget_ms: int = 6000) -> np.ndarray:
     return iio.imread(path)[..., :3]
 
 
+@pytest.mark.xdist_group('browser')  # one headless Chromium at a time (see conftest.py)
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
                     reason='needs Chromium (the Debian package chromium; .ci/run installs it)')

@@ -313,6 +313,7 @@ def test_a_slot_changing_structure_moves_between_warp_packs_and_back():
         np.testing.assert_allclose(obs[0]['jetbot']['position'], [0.0, 0.0, 0.0], atol=0.05)
 
 
+@pytest.mark.xdist_group('ray')  # one Ray cluster at a time (see conftest.py)
 def test_ray_runners_step_warp_worlds():
     pytest.importorskip('ray')
     from internutopia.core.config.distribution import RayDistributionCfg
