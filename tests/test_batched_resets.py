@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import internutopia.envs  # noqa: F401  (registers the ids)
-from internutopia.core.episode_queue import EpisodeQueue, Fresh, FreshEpisodes
+from internutopia.core.config.fresh_episodes import FreshEpisodes
+from internutopia.core.episode_queue import EpisodeQueue, Fresh
 from internutopia.core.episodes import generate_point_nav_episodes
 from internutopia.core.gym_vector.episodes import EpisodeSource
 from internutopia.core.task.base import BaseTask

@@ -2,7 +2,7 @@
 
 Each episode is a private deep copy of the user's ``TaskCfg``, so the env never mutates what the
 user passed in and one ``TaskCfg`` object can be listed many times. The one exception is a
-:class:`Fresh` entry: an episode a sampler built for the env alone (see :class:`FreshEpisodes`),
+:class:`Fresh` entry: an episode a sampler built for the env alone (see :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`),
 taken as it is.
 
 >>> from internutopia.core.config import TaskCfg
@@ -17,7 +17,7 @@ taken as it is.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Hashable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,7 +28,8 @@ from internutopia.core.config import TaskCfg
 class Episode:
     """One episode taken from the queue: its position in the queue and its own config copy.
 
-    ``family`` (``None`` for a user's ``TaskCfg``) is the :attr:`FreshEpisodes.family` of an
+    ``family`` (``None`` for a user's ``TaskCfg``) is the
+    :attr:`~internutopia.core.config.fresh_episodes.FreshEpisodes.family` of an
     episode a sampler built: every episode of a family has the same types, files and structure,
     so a reset checks them once per family.
     """
@@ -38,38 +39,18 @@ class Episode:
     family: Hashable | None = None
 
 
-class FreshEpisodes(list):
-    """A batch of ``TaskCfg`` episodes a sampler built for the env alone, all of one family.
-
-    A sampler (``f(rng)``, see :class:`~internutopia.core.gym_vector.episodes.EpisodeSource`)
-    may return one instead of a plain list to promise two things: nobody else holds these
-    objects (so the queue takes them without its private deep copy), and every episode with the
-    same ``family`` token names the same types and files and has the same structure
-    (:func:`~internutopia.core.scene.structure_key`: they differ in start poses and task
-    parameters only), so a reset checks and keys one episode per family instead of each. It is
-    a ``list`` in every other respect. ``family`` defaults to a new token (its own family);
-    ``families`` gives each episode its own (episodes in several scenes: one family per scene).
+@dataclass(frozen=True)
+class Fresh:
+    """An entry of a queue's source that is one of
+    :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`: taken without a copy.
 
     >>> from internutopia.core.config import TaskCfg
+    >>> from internutopia.core.config.fresh_episodes import FreshEpisodes
     >>> batch = FreshEpisodes([TaskCfg(type='SingleInferenceTask')], family='demo')
     >>> queue = EpisodeQueue(Fresh(task, family) for task, family in zip(batch, batch.families))
     >>> episode = queue.next(); episode.config is batch[0], episode.family
     (True, 'demo')
     """
-
-    def __init__(self, tasks: Iterable[TaskCfg] = (), family: Hashable | None = None,
-                 families: Sequence[Hashable] | None = None) -> None:
-        super().__init__(tasks)
-        if families is not None and (family is not None or len(families) != len(self)):
-            raise ValueError('give family (one for all) or families (one per episode, as many as the episodes), not both')
-        self.family: Hashable = family if family is not None else object()
-        #: Each episode's family (``families`` if given, else ``family`` for all).
-        self.families: list[Hashable] = list(families) if families is not None else [self.family] * len(self)
-
-
-@dataclass(frozen=True)
-class Fresh:
-    """An entry of a queue's source that is one of :class:`FreshEpisodes`: taken without a copy."""
 
     config: TaskCfg
     family: Hashable

@@ -30,7 +30,7 @@ import numpy as np
 
 from internutopia.core.config import Config, ObjectCfg, RobotCfg, SimConfig, TaskCfg, TypedCfg
 from internutopia.core.config.files import as_package_path
-from internutopia.core.episode_queue import FreshEpisodes
+from internutopia.core.config.fresh_episodes import FreshEpisodes
 from internutopia.core.grid_paths import dijkstra, grid_adjacency
 from internutopia.core.plugins import load_extensions
 from internutopia.macros import gm
@@ -137,7 +137,7 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
                                 robot_radius: float = 0.3, goal_marker: bool = True, metrics: list | None = None,
                                 bounds: dict[str | None, Sequence[float]] | None = None) -> list[TaskCfg]:
     """``n`` ``PointNavTaskCfg`` episodes, cycling through ``scenes`` (``None``: flat ground), as a
-    :class:`~internutopia.core.episode_queue.FreshEpisodes` (a list the Gymnasium envs' queue takes
+    :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes` (a list the Gymnasium envs' queue takes
     without copying; every episode has objects of its own).
 
     Args:

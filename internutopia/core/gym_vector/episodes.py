@@ -9,7 +9,8 @@ from typing import Any, cast
 import numpy as np
 
 from internutopia.core.config import TaskCfg
-from internutopia.core.episode_queue import Fresh, FreshEpisodes
+from internutopia.core.config.fresh_episodes import FreshEpisodes
+from internutopia.core.episode_queue import Fresh
 
 #: A sampler of episodes: called with the env's seeded generator, returns one ``TaskCfg`` or several.
 EpisodeSampler = Callable[[np.random.Generator], TaskCfg | Iterable[TaskCfg]]
@@ -23,7 +24,7 @@ class EpisodeSource:
     * a list or tuple of ``TaskCfg``;
     * a sampler: a callable ``f(rng)`` returning one ``TaskCfg`` or an iterable of them, called
       again whenever the previous batch is used up (``rng`` is a ``numpy.random.Generator``); a
-      :class:`~internutopia.core.episode_queue.FreshEpisodes` batch is taken without a copy;
+      :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes` batch is taken without a copy;
     * any other iterable or iterator of ``TaskCfg`` (used as it is: it cannot be restarted).
 
     With ``endless=True`` lists are cycled, so the stream never runs dry. :meth:`stream` starts the
@@ -102,3 +103,36 @@ def _seed_generator(seed: Any) -> np.random.Generator:
     if isinstance(seed, (list, tuple)):
         seed = [int(s) for s in seed if s is not None] or None
     return np.random.default_rng(seed)
+
+# What the episodes a vector env is handed must be: one robot in all of them, and never running dry.
+
+def check_started(slots: Sequence[int], obs: Sequence[Any]) -> None:
+    """A ``RuntimeError`` naming the slots that got no episode (``None`` observation) on a reset."""
+    empty = [slot for slot, o in zip(slots, obs, strict=True) if o is None]
+    if empty:
+        raise RuntimeError(f'the episode source ran out of episodes (env(s) {empty} got none); a Gymnasium env '
+                           'needs an endless source: a list (it is cycled) or a sampler f(rng) -> TaskCfg')
+
+def pick_robot(task: TaskCfg, robot: str | None) -> str:
+    """The robot to drive: ``robot`` if the episode has it, else the episode's only robot.
+
+    >>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    >>> from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+    >>> pick_robot(FiniteStepTaskCfg(robots=[JetbotRobotCfg()]), None)
+    'jetbot'
+    """
+    names = [r.name for r in task.robots]
+    if robot is not None:
+        if robot not in names:
+            raise ValueError(f'robot {robot!r} is not in the episode; its robots: {names}')
+        return robot
+    if len(names) != 1:
+        raise ValueError(f'the episode has {len(names)} robots {names}; name the one to drive with robot=')
+    return names[0]
+
+def check_robot(slot: int, task: TaskCfg, robot: str) -> None:
+    """A ``ValueError`` if the episode of env ``slot`` lacks the robot the vector env drives."""
+    names = [r.name for r in task.robots]
+    if robot not in names:
+        raise ValueError(f'env {slot}: its episode has no robot {robot!r} (robots: {names}); every episode '
+                         'of a Gymnasium env must have the same robot')

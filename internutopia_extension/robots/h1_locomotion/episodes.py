@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.episode_queue import FreshEpisodes
+from internutopia.core.config.fresh_episodes import FreshEpisodes
 
 #: Physics steps per action (a 50 Hz policy over 200 Hz physics).
 ACTION_REPEAT = 4
@@ -86,7 +86,7 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
                  ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES, goal_speed: tuple[float, float] = GOAL_SPEED,
                  push_speed: float = PUSH_SPEED, start_height: float = START_HEIGHT) -> Any:
     """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]`` (a
-    :class:`~internutopia.core.episode_queue.FreshEpisodes`: the env takes them uncopied), ``batch`` episodes a call
+    :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`: the env takes them uncopied), ``batch`` episodes a call
     (with random pushes unless ``pushes`` is false). ``lateral_share`` is the share of moving
     commands with a lateral part, ``sidestep_share`` the share of pure side-steps
     (:func:`random_command`); ``reward_scales`` overrides reward scales by term name (these are
