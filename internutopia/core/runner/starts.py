@@ -47,7 +47,7 @@ class EpisodeStarts:
 
     def __init__(self, runner: Any) -> None:
         self.runner = runner
-        #: Per episode family (:class:`~internutopia.core.episode_queue.FreshEpisodes`), the
+        #: Per episode family (:class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`), the
         #: structure key of its first episode, kept once that episode was checked and prepared.
         self._families: dict[Hashable, str] = {}
 
