@@ -43,10 +43,12 @@ Box([-0.5 -3. ], [0.5 3. ], (2,), float32)
 :class:`VectorEnv` to Stable-Baselines3's own ``VecEnv`` interface.
 
 This package is the home of the Gymnasium adapters, one module each: :mod:`.vector_env`
-(``VectorEnv``, ``SlotView``), :mod:`.flat_env` (``FlatEnv``), :mod:`.dict_env` (InternUtopia's
+(``VectorEnv``), :mod:`.flat_env` (``FlatEnv``), :mod:`.dict_env` (InternUtopia's
 ``gym_env.Env``: one slot, dict spaces; imported as ``internutopia.core.gym_env.Env``),
-:mod:`.spaces` (action spaces), :mod:`.features` (observation layout), :mod:`.episodes` (episode
-sources) and :mod:`.sb3` (the Stable-Baselines3 bridge). The Gymnasium ids
+:mod:`.spaces` (action spaces), :mod:`.actions` (the action layout: controllers, slices, commands),
+:mod:`.features` (observation layout), :mod:`.slot_view` (``SlotView``, also importable from
+:mod:`.vector_env`), :mod:`.episodes` (episode sources, and what their episodes must be),
+:mod:`.sb3` (the Stable-Baselines3 bridge) and :mod:`.rsl_rl_env` (the rsl-rl bridge). The Gymnasium ids
 (``internutopia/JetbotPointNav-v0``, ...) are registered one layer up, by :mod:`internutopia.envs`,
 since they build the built-in robots' configs.
 """
@@ -62,6 +64,7 @@ from internutopia.core.gym_vector.features import (
 )
 from internutopia.core.gym_vector.flat_env import FlatEnv
 from internutopia.core.gym_vector.sb3 import sb3_vec_env
+from internutopia.core.gym_vector.slot_view import SlotView
 from internutopia.core.gym_vector.spaces import (
     ACTION_SPACES,
     EmptyDict,
@@ -70,7 +73,7 @@ from internutopia.core.gym_vector.spaces import (
     register_action_space,
     space_from_value,
 )
-from internutopia.core.gym_vector.vector_env import SlotView, VectorEnv
+from internutopia.core.gym_vector.vector_env import VectorEnv
 
 __all__ = [
     'ACTION_SPACES', 'EmptyDict', 'EpisodeSampler', 'EpisodeSource', 'FEATURES', 'Feature', 'FlatEnv', 'ObsLayout', 'ScalarBox', 'SlotView', 'VectorEnv', 'controller_action_space', 'register_action_space', 'register_feature', 'sb3_vec_env', 'space_from_value',

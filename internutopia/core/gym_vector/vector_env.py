@@ -15,59 +15,13 @@ from gymnasium.vector.utils import batch_space
 from internutopia.core.backend.arrays import check_array_backend, convert_tree
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
-from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator
+from internutopia.core.gym_vector.actions import ActionLayout
+from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator, check_robot, check_started, pick_robot
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
-from internutopia.core.gym_vector.spaces import ACTION_SPACES, controller_action_space
+from internutopia.core.gym_vector.slot_view import SlotView
 from internutopia.core.vec_env import Env as InternVecEnv
 
-
-class SlotView:
-    """What ``get_attr``/``call``/``set_attr`` see of one sub-environment (env slot).
-
-    Read-only: ``slot``, ``task_config`` (the running episode's ``TaskCfg``), ``episode_index``,
-    ``steps`` (env steps of the running episode, physics steps), ``robot_name``. Any other attribute
-    can be set with ``set_attr`` and read back with ``get_attr``.
-    """
-
-    _READ_ONLY = ('slot', 'task_config', 'episode_index', 'steps', 'robot_name')
-    _env: VectorEnv
-    _slot: int
-
-    def __init__(self, env: VectorEnv, slot: int) -> None:
-        object.__setattr__(self, '_env', env)
-        object.__setattr__(self, '_slot', slot)
-
-    @property
-    def slot(self) -> int:
-        """The slot index."""
-        return self._slot
-
-    @property
-    def task_config(self) -> TaskCfg | None:
-        """The running (or just finished) episode's config."""
-        episode = self._env.vec_env.runner.episodes[self._slot]
-        return episode.config if episode is not None else None
-
-    @property
-    def episode_index(self) -> int:
-        """Index of the running episode in the episode stream (since the last restart)."""
-        episode = self._env.vec_env.runner.episodes[self._slot]
-        return episode.index if episode is not None else -1
-
-    @property
-    def steps(self) -> int:
-        """Physics steps the running episode has taken."""
-        return int(self._env.vec_env.runner.steps[self._slot])
-
-    @property
-    def robot_name(self) -> str:
-        """The robot the spaces are built for."""
-        return self._env.robot_name
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in self._READ_ONLY:
-            raise AttributeError(f'{name!r} of a sub-environment is read-only')
-        object.__setattr__(self, name, value)
+__all__ = ['SlotView', 'VectorEnv']  # SlotView lives in slot_view.py; this module's path of it is kept
 
 def _resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None) -> Config:
     if isinstance(config, (str, os.PathLike)):
@@ -150,41 +104,24 @@ class VectorEnv(gym.vector.VectorEnv):
         self._vec = InternVecEnv(config, episodes=self._source.stream(np.random.default_rng()))
         try:
             obs, info = self._vec.reset()
-            self._check_reset(list(range(self.num_envs)), obs)
-            self.robot_name = self._pick_robot(info[0], robot)
+            check_started(list(range(self.num_envs)), obs)
+            self.robot_name = pick_robot(info[0], robot)
             for slot, task in enumerate(info):
-                self._check_robot(slot, task)
+                check_robot(slot, task, self.robot_name)
             robot_group = self._vec.runner.slot_robots[0][self.robot_name]
-            if controller is None or isinstance(controller, str):
-                names = [self._pick_controller(robot_group, controller)]
-            else:
-                names = [self._pick_controller(robot_group, name) for name in controller]
-                if not names or len(set(names)) != len(names):
-                    raise ValueError(f'controller: a list of distinct controller names of robot {self.robot_name!r}; got {controller!r}')
-            #: The controllers the action drives, and each one's slice of the action.
-            self.controller_names = tuple(names)
-            self.controller_name = names[0] if len(names) == 1 else '+'.join(names)
-            parts = [controller_action_space(robot_group.controllers[name], self._vec) for name in names]
-            self._action_slices: list[tuple[str, slice, tuple[int, ...]]] = []
-            start = 0
-            for name, part in zip(names, parts, strict=True):
-                size = int(np.prod(part.shape))
-                self._action_slices.append((name, slice(start, start + size), part.shape))
-                start += size
-            if action_space is None:
-                action_space = parts[0] if len(parts) == 1 else spaces.Box(
-                    np.concatenate([p.low.ravel() for p in parts]), np.concatenate([p.high.ravel() for p in parts]),
-                    dtype=np.float32)
-            elif not isinstance(action_space, spaces.Box):
-                raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
+            #: The action: the controllers it drives, its space, the commands made from it.
+            self.action_layout = ActionLayout(self.robot_name, robot_group, controller, self._vec, action_space)
+            #: The controllers the action drives (each one's slice of the action: ``action_layout.slices``).
+            self.controller_names = self.action_layout.controller_names
+            self.controller_name = self.action_layout.controller_name
             self.layout = ObsLayout(obs[0], self.robot_name, obs_keys)
             for slot in range(1, self.num_envs):
                 self.layout.check(obs[slot], slot)
         except BaseException:
             self._vec.close()
             raise
-        self.single_action_space = action_space
-        self.action_space = batch_space(action_space, self.num_envs)
+        self.single_action_space = self.action_layout.space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.single_observation_space = self.layout.flat_space() if obs_mode == 'flat' else self.layout.dict_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         #: The observation rows of every env (flat ``(num_envs, D)`` or a dict of ``(num_envs, ...)``
@@ -216,49 +153,6 @@ class VectorEnv(gym.vector.VectorEnv):
     def obs_keys(self) -> list[str]:
         """The observation keys, in the order of the flat vector."""
         return list(self.layout.keys)
-
-    # -- construction helpers ------------------------------------------------------------------
-    def _check_reset(self, slots: list[int], obs: list) -> None:
-        empty = [slot for slot, o in zip(slots, obs, strict=True) if o is None]
-        if empty:
-            raise RuntimeError(f'the episode source ran out of episodes (env(s) {empty} got none); a Gymnasium env '
-                               'needs an endless source: a list (it is cycled) or a sampler f(rng) -> TaskCfg')
-
-    @staticmethod
-    def _pick_robot(task: TaskCfg, robot: str | None) -> str:
-        names = [r.name for r in task.robots]
-        if robot is not None:
-            if robot not in names:
-                raise ValueError(f'robot {robot!r} is not in the episode; its robots: {names}')
-            return robot
-        if len(names) != 1:
-            raise ValueError(f'the episode has {len(names)} robots {names}; name the one to drive with robot=')
-        return names[0]
-
-    def _check_robot(self, slot: int, task: TaskCfg) -> None:
-        names = [r.name for r in task.robots]
-        if self.robot_name not in names:
-            raise ValueError(f'env {slot}: its episode has no robot {self.robot_name!r} (robots: {names}); every episode '
-                             'of a Gymnasium env must have the same robot')
-
-    @staticmethod
-    def _pick_controller(robot_group: Any, controller: str | None) -> str:
-        names = list(robot_group.controllers)
-        if controller is not None:
-            if controller not in names:
-                raise ValueError(f'controller {controller!r} is not a controller of robot {robot_group.name!r}; '
-                                 f'its controllers: {names}')
-            return controller
-        if not names:
-            raise ValueError(f'robot {robot_group.name!r} has no controllers; give it one (e.g. move_by_speed) to act')
-        if 'move_by_speed' in names:
-            return 'move_by_speed'
-        for name in names:
-            c = robot_group.controllers[name]
-            if getattr(c, 'action_space', None) is not None or any(
-                    n in ACTION_SPACES for n in [c.config.type] + [k.__name__ for k in type(c).__mro__]):
-                return name
-        return names[0]
 
     # -- observations and infos ----------------------------------------------------------------
     def _batch_from_dicts(self, slot_obs: list[dict]) -> Any:
@@ -294,15 +188,15 @@ class VectorEnv(gym.vector.VectorEnv):
     def _take(self, slots: list[int]) -> list[dict[str, Any]]:
         """Reset ``slots`` in ``vec_env``; update cached obs; return their reset infos."""
         obs, info = self._vec.reset(slots)
-        self._check_reset(slots, obs)
+        check_started(slots, obs)
         episodes = self._vec.runner.episodes
         out = []
         for slot, o, task in zip(slots, obs, info, strict=True):
-            self._check_robot(slot, task)
+            check_robot(slot, task, self.robot_name)
             self.layout.check(o, slot)
             self._ended[slot] = False
             episode = episodes[slot]
-            assert episode is not None  # _check_reset: every slot got one
+            assert episode is not None  # check_started: every slot got one
             self._episode_index[slot] = episode.index
             out.append(self._reset_info(task, episode.index))
         self._set_rows(slots, list(obs))
@@ -343,7 +237,7 @@ class VectorEnv(gym.vector.VectorEnv):
         slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
         if self._fresh is not None and seed is None and mask is None:
             # The construction-time reset already started these episodes: hand them out.
-            episodes = cast('list[Episode]', self._vec.runner.episodes)  # _check_reset: every slot got one
+            episodes = cast('list[Episode]', self._vec.runner.episodes)  # check_started: every slot got one
             infos = [self._reset_info(task, episodes[slot].index) for slot, task in enumerate(self._fresh)]
         else:
             infos = self._take(slots)
@@ -357,34 +251,6 @@ class VectorEnv(gym.vector.VectorEnv):
         if self._source.restartable:
             self._vec.runner.queue = EpisodeQueue(self._source.stream(rng))
 
-    def _commands(self, actions: Any, slots: np.ndarray) -> list[Any]:
-        commands: list[Any] = [None] * self.num_envs
-        space = self.single_action_space
-        single = len(self._action_slices) == 1
-        for slot in slots:
-            args = np.clip(actions[slot], space.low, space.high)
-            if single:
-                commands[slot] = {self.robot_name: {self.controller_name: args}}
-            else:  # a combined action: each controller its own part
-                flat = args.ravel()
-                commands[slot] = {self.robot_name: {name: flat[part].reshape(shape) for name, part, shape in self._action_slices}}
-        return commands
-
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        shape = (self.num_envs, *self.single_action_space.shape)
-        if not isinstance(actions, np.ndarray) and hasattr(actions, 'numpy'):  # a torch tensor or a Warp array
-            actions = actions.detach().cpu().numpy() if hasattr(actions, 'detach') else actions.numpy()
-        try:
-            array = np.asarray(actions, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f'actions must be numbers of shape {shape}; got {type(actions).__name__}') from None
-        if array.shape != shape:
-            raise ValueError(f'actions must have shape {shape} (num_envs, *single_action_space.shape); got {array.shape}')
-        if not np.all(np.isfinite(array)):
-            bad = sorted({int(i) for i in np.argwhere(~np.isfinite(array))[:, 0]})
-            raise ValueError(f'actions of env(s) {bad} are not finite (NaN or inf)')
-        return array
-
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Apply ``actions`` (shape ``(num_envs, *single_action_space.shape)``) for ``action_repeat`` physics steps.
 
@@ -394,7 +260,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._check_open()
         if self._fresh is not None:
             raise RuntimeError('call reset() before step()')
-        actions = self._check_actions(actions)
+        actions = self.action_layout.check(actions, self.num_envs)
         if self.autoreset_mode == AutoresetMode.DISABLED and self._ended.any():
             ended_ids = [int(i) for i in np.flatnonzero(self._ended)]
             raise RuntimeError(f'env(s) {ended_ids} ended their episodes; with autoreset_mode=DISABLED call '
@@ -441,7 +307,7 @@ class VectorEnv(gym.vector.VectorEnv):
         truncated = np.zeros(n, dtype=np.bool_)
         step_info: list[dict | None] = [None] * n
         slot_obs: dict[int, dict] = {}
-        commands = self._commands(actions, np.flatnonzero(live))
+        commands = self.action_layout.slot_commands(actions, np.flatnonzero(live), self.num_envs)
         for _repeat in range(self.action_repeat):
             obs, reward, term, trunc, info = self._vec.step(commands, flags='gymnasium')
             for row in np.flatnonzero(live):
@@ -465,16 +331,6 @@ class VectorEnv(gym.vector.VectorEnv):
                 infos = self._add_info(infos, slot_info, slot)
         return rewards, terminated, truncated, infos
 
-    def _array_commands(self, actions: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
-        """The batched command of every env (rows of envs without a running episode are ignored)."""
-        space = self.single_action_space
-        clipped = np.clip(actions, space.low, space.high)
-        if len(self._action_slices) == 1:
-            return {self.robot_name: {self.controller_name: clipped}}
-        flat = clipped.reshape(self.num_envs, -1)
-        return {self.robot_name: {name: flat[:, part].reshape(self.num_envs, *shape)
-                                  for name, part, shape in self._action_slices}}
-
     def _step_arrays(self, actions: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """``action_repeat`` physics steps through ``vec_env.Env.step_arrays``: the same results as
         :meth:`_step_dicts` from batched arrays, with no per-env Python but for envs whose episode ended."""
@@ -487,7 +343,7 @@ class VectorEnv(gym.vector.VectorEnv):
         steps = np.zeros(n, dtype=int)
         table_steps = self._vec.runner.steps
         extras: dict[int, dict[str, Any]] = {}
-        commands = self._array_commands(actions)
+        commands = self.action_layout.batched_commands(actions, self.num_envs)
         rows = np.flatnonzero(live)
         # Only the last repeat's observation is returned (and the final one of an episode that
         # ends earlier): the others are not taken, unless a robot has sensors (cameras keep frames).

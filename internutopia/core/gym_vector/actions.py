@@ -1,0 +1,138 @@
+"""The action of a vector env: which controllers it drives, its ``Box``, and the commands made from it.
+
+:class:`ActionLayout` is the action's counterpart of :class:`~internutopia.core.gym_vector.features.ObsLayout`:
+it picks the robot's controller(s), builds the action space (one controller's, or several
+controllers' concatenated into one flat ``Box``, each with its slice), checks a batch of actions and
+turns it into the ``{robot: {controller: args}}`` commands ``vec_env.Env`` takes, per slot or batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from internutopia.core.gym_vector.spaces import ACTION_SPACES, controller_action_space
+from internutopia.core.vec_env import Env as InternVecEnv
+
+__all__ = ['ActionLayout', 'pick_controller']
+
+
+def pick_controller(robot_group: Any, controller: str | None) -> str:
+    """``controller`` if the robot has it (else a ``ValueError`` listing its controllers); with
+    ``None``, ``move_by_speed`` when the robot has it, else its first controller with a known action
+    space, else its first controller.
+
+    >>> from types import SimpleNamespace as Namespace
+    >>> def controller(type_name): return Namespace(config=Namespace(type=type_name))
+    >>> arm = Namespace(name='franka', controllers={'recorder': controller('Recorder'),
+    ...                                             'gripper_controller': controller('GripperController')})
+    >>> pick_controller(arm, None)
+    'gripper_controller'
+    >>> pick_controller(arm, 'move_by_speed')
+    Traceback (most recent call last):
+    ...
+    ValueError: controller 'move_by_speed' is not a controller of robot 'franka'; its controllers: ['recorder', 'gripper_controller']
+    """
+    names = list(robot_group.controllers)
+    if controller is not None:
+        if controller not in names:
+            raise ValueError(f'controller {controller!r} is not a controller of robot {robot_group.name!r}; '
+                             f'its controllers: {names}')
+        return controller
+    if not names:
+        raise ValueError(f'robot {robot_group.name!r} has no controllers; give it one (e.g. move_by_speed) to act')
+    if 'move_by_speed' in names:
+        return 'move_by_speed'
+    for name in names:
+        c = robot_group.controllers[name]
+        if getattr(c, 'action_space', None) is not None or any(
+                n in ACTION_SPACES for n in [c.config.type] + [k.__name__ for k in type(c).__mro__]):
+            return name
+    return names[0]
+
+
+class ActionLayout:
+    """How one sub-environment's action (a ``Box``) drives the controllers of one robot.
+
+    Args:
+        robot_name: the robot the action drives.
+        robot_group: that robot's entity group (its ``controllers`` by name).
+        controller: a controller name, ``None`` (see :func:`pick_controller`), or a list of distinct
+            controller names whose actions are concatenated into one ``Box`` in that order.
+        env: the ``vec_env.Env`` (for the controllers' action spaces, :func:`controller_action_space`).
+        action_space: override the controllers' action space (a ``Box`` of their argument shape).
+
+    Actions outside :attr:`space` are clipped to it.
+    """
+
+    def __init__(self, robot_name: str, robot_group: Any, controller: str | Sequence[str] | None, env: InternVecEnv,
+                 action_space: spaces.Box | None = None) -> None:
+        if controller is None or isinstance(controller, str):
+            names = [pick_controller(robot_group, controller)]
+        else:
+            names = [pick_controller(robot_group, name) for name in controller]
+            if not names or len(set(names)) != len(names):
+                raise ValueError(f'controller: a list of distinct controller names of robot {robot_name!r}; got {controller!r}')
+        self.robot_name = robot_name
+        #: The controllers the action drives, and each one's slice of the action.
+        self.controller_names = tuple(names)
+        self.controller_name = names[0] if len(names) == 1 else '+'.join(names)
+        parts = [controller_action_space(robot_group.controllers[name], env) for name in names]
+        #: ``(controller, slice of the flat action, the controller's argument shape)`` per controller.
+        self.slices: list[tuple[str, slice, tuple[int, ...]]] = []
+        start = 0
+        for name, part in zip(names, parts, strict=True):
+            size = int(np.prod(part.shape))
+            self.slices.append((name, slice(start, start + size), part.shape))
+            start += size
+        if action_space is None:
+            action_space = parts[0] if len(parts) == 1 else spaces.Box(
+                np.concatenate([p.low.ravel() for p in parts]), np.concatenate([p.high.ravel() for p in parts]),
+                dtype=np.float32)
+        elif not isinstance(action_space, spaces.Box):
+            raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
+        #: One sub-environment's action space.
+        self.space: spaces.Box = action_space
+
+    def check(self, actions: Any, num_envs: int) -> np.ndarray:
+        """``actions`` of ``num_envs`` envs as a ``float64`` array, or a ``ValueError`` saying what is wrong."""
+        shape = (num_envs, *self.space.shape)
+        if not isinstance(actions, np.ndarray) and hasattr(actions, 'numpy'):  # a torch tensor or a Warp array
+            actions = actions.detach().cpu().numpy() if hasattr(actions, 'detach') else actions.numpy()
+        try:
+            array = np.asarray(actions, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f'actions must be numbers of shape {shape}; got {type(actions).__name__}') from None
+        if array.shape != shape:
+            raise ValueError(f'actions must have shape {shape} (num_envs, *single_action_space.shape); got {array.shape}')
+        if not np.all(np.isfinite(array)):
+            bad = sorted({int(i) for i in np.argwhere(~np.isfinite(array))[:, 0]})
+            raise ValueError(f'actions of env(s) {bad} are not finite (NaN or inf)')
+        return array
+
+    def slot_commands(self, actions: np.ndarray, slots: np.ndarray, num_envs: int) -> list[Any]:
+        """The per-slot commands of ``vec_env.Env.step``: ``slots``' clipped actions, ``None`` for the others."""
+        commands: list[Any] = [None] * num_envs
+        space = self.space
+        single = len(self.slices) == 1
+        for slot in slots:
+            args = np.clip(actions[slot], space.low, space.high)
+            if single:
+                commands[slot] = {self.robot_name: {self.controller_name: args}}
+            else:  # a combined action: each controller its own part
+                flat = args.ravel()
+                commands[slot] = {self.robot_name: {name: flat[part].reshape(shape) for name, part, shape in self.slices}}
+        return commands
+
+    def batched_commands(self, actions: np.ndarray, num_envs: int) -> dict[str, dict[str, np.ndarray]]:
+        """The batched command of every env (rows of envs without a running episode are ignored)."""
+        space = self.space
+        clipped = np.clip(actions, space.low, space.high)
+        if len(self.slices) == 1:
+            return {self.robot_name: {self.controller_name: clipped}}
+        flat = clipped.reshape(num_envs, -1)
+        return {self.robot_name: {name: flat[:, part].reshape(num_envs, *shape)
+                                  for name, part, shape in self.slices}}
