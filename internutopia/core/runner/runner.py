@@ -110,21 +110,12 @@ class Runner:
             return taken
 
     def _place_episode(self, slot: int, episode: Episode | None) -> None:
-        """Hand ``slot`` its episode and write its start state (no forward pass)."""
-        table = self.table
-        self.terms.leave(slot)
-        table.episodes[slot] = episode
-        table.steps[slot] = 0
-        if episode is None:
-            table.set_status(slot, SlotStatus.EMPTY)
-            return
-        task = episode.config
-        self.world.reset_slot_state(slot)
-        slot_array = np.array([slot])
-        for entity in task.robots:
-            table.slot_robots[slot][entity.name].reset_slots(slot_array, [entity])
-        for obj in task.objects:
-            table.slot_objects[slot][obj.name].reset_slots(slot_array, [obj])
+        """Hand ``slot`` its episode and write its start state (no forward pass); raises what
+        placing it raised (:meth:`EpisodeStarts.place <internutopia.core.runner.starts.EpisodeStarts.place>`)."""
+        failed: list[tuple[int, Exception]] = []
+        self.starts.place([slot], [episode], failed)
+        if failed:
+            raise failed[0][1]
 
     # ------------------------------------------------------------------------------------------
     # step

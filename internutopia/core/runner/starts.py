@@ -193,7 +193,7 @@ class EpisodeStarts:
         # its slots), metrics and rewards (they read poses): a reset of k slots costs one pass of
         # each, not k.
         failed: list[tuple[int, Exception]] = []
-        placed = self._place(slots, taken, failed)
+        placed = self.place(slots, taken, failed)
         self.runner.world.forward(np.asarray(slots))
         started: list[int] = []
         start_failed: dict[int, Exception] = {}
@@ -219,7 +219,7 @@ class EpisodeStarts:
             raise interrupted
         return failed
 
-    def _place(self, slots: list[int], taken: list[Episode | None],
+    def place(self, slots: list[int], taken: list[Episode | None],
                failed: list[tuple[int, Exception]]) -> list[tuple[int, Episode]]:
         """Hand each of ``slots`` its episode and write its start state (no forward pass): each
         slot's rest state, then every robot and object group's start poses once for all its
