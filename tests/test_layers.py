@@ -56,6 +56,10 @@ LAYERS = {
     # InternUtopia's module paths of per-slot classes and factories: re-exports of the per-slot layer.
     **dict.fromkeys(UPSTREAM_PER_SLOT_PATHS, PER_SLOT),
     'internutopia.core.vec_env': ENV,
+    # The env's parts in modules of their own (vec_env re-exports their public names).
+    'internutopia.core.simulation_app': ENV,
+    'internutopia.core.env_checks': ENV,
+    'internutopia.core.env_results': ENV,
     'internutopia.core.task_config_manager': ENV,  # InternUtopia's view of the env's episode queue
     'internutopia.core.gym_env': ADAPTERS,
     'internutopia.core.gym_vector': ADAPTERS,

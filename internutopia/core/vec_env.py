@@ -27,20 +27,23 @@ changes.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-import numpy as np
-
-from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, convert_tree, pack_states
+from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, pack_states
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
+from internutopia.core.env_checks import check_action_list, check_warm_up, reset_slots
+from internutopia.core.env_results import Finished, convert_step, internutopia_flags
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
 from internutopia.core.runner.guard import held_interrupts
+from internutopia.core.simulation_app import MAX_STEPS_ENV, SimulationApp, StopAppAfter, max_steps_from_environ
 from internutopia.per_slot import UpstreamRunner
+
+#: Names other modules, scripts and the docs import from here (some now live in the small modules
+#: above: the app handle, the argument checks, the result helpers).
+__all__ = ['MAX_STEPS_ENV', 'Env', 'Finished', 'SimulationApp', 'StepObserver', 'internutopia_flags', 'register_env_class']
 
 #: Env classes for kinds of config, most recently registered first (see :func:`register_env_class`).
 _ENV_CLASSES: list[tuple[type, type]] = []
@@ -82,61 +85,6 @@ class StepObserver(Protocol):
     def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None: ...
 
     def on_close(self) -> None: ...
-
-
-class SimulationApp:
-    """Stand-in for Isaac Sim's app handle: scripts loop on ``is_running()`` until ``close()``."""
-
-    def __init__(self) -> None:
-        self._running = True
-
-    def is_running(self) -> bool:
-        """True until the env is closed."""
-        return self._running
-
-    def close(self) -> None:
-        """Mark the app as stopped."""
-        self._running = False
-
-
-#: Environment variable bounding scripts that loop on ``simulation_app.is_running()`` (InternUtopia's
-#: demos loop forever): after this many ``step`` calls of an env, its app reports it is not running.
-MAX_STEPS_ENV = 'INTERNUTOPIA_MAX_STEPS'
-
-
-class _StopAppAfter:
-    """A step observer that stops ``app`` after ``steps`` env steps (see :data:`MAX_STEPS_ENV`)."""
-
-    def __init__(self, app: SimulationApp, steps: int) -> None:
-        self.app, self.left = app, steps
-
-    def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None:
-        pass
-
-    def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None:
-        self.left -= 1
-        if self.left <= 0:
-            self.app.close()
-
-    def on_close(self) -> None:
-        pass
-
-
-def _max_steps() -> int | None:
-    value = os.environ.get(MAX_STEPS_ENV)
-    if not value:
-        return None
-    try:
-        steps = int(value)
-    except ValueError:
-        raise ValueError(f'{MAX_STEPS_ENV} must be a positive int (env steps); got {value!r}') from None
-    if steps <= 0:
-        raise ValueError(f'{MAX_STEPS_ENV} must be a positive int (env steps); got {value!r}')
-    return steps
-
-
-#: The ``(env_num,)`` arrays of an :class:`ArrayStep` besides its observations.
-_STEP_ARRAYS = ('reward', 'terminated', 'truncated', 'active')
 
 
 class Env:
@@ -182,9 +130,9 @@ class Env:
         check_task_list(episodes if episodes is not None else config.task_configs)
         self._config = config
         self._app = SimulationApp()
-        max_steps = _max_steps()
+        max_steps = max_steps_from_environ()
         if max_steps is not None:  # (InternUtopia's scripts loop on is_running(): a headless job bounds them)
-            self.add_observer(_StopAppAfter(self._app, max_steps))
+            self.add_observer(StopAppAfter(self._app, max_steps))
         self._viewer: _Viewer | None = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
@@ -297,10 +245,7 @@ class Env:
             ValueError: ``steps < 1``, or both ``render`` and ``physics`` are ``False``.
         """
         self._check_open()
-        if not render and not physics:
-            raise ValueError('warm_up: render and physics are both False; nothing to warm up')
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(f'warm_up: steps must be an int >= 1; got {steps!r}')
+        check_warm_up(steps, render, physics)
         if self._first_reset:
             raise RuntimeError('call reset() before warm_up()')
         if physics:
@@ -327,15 +272,7 @@ class Env:
                 ``reset_list`` and ``env_ids`` are given; nothing changes.
         """
         self._check_open()
-        name = 'reset_list'
-        if env_ids is not None:
-            if reset_list is not None:
-                raise ValueError('give the env ids once: reset(reset_list) or reset(env_ids=...), not both')
-            reset_list, name = env_ids, 'env_ids'
-        if reset_list is None:
-            slots = list(range(self.env_num))
-        else:
-            slots = self._check_reset_list(reset_list, name)
+        slots = reset_slots(reset_list, env_ids, self.env_num)
         # Ctrl-C held for the whole reset and its bookkeeping (raised once both are done): a reset
         # is never half-recorded here while its slots took their episodes.
         with held_interrupts():
@@ -345,22 +282,6 @@ class Env:
             for observer in self._observers:
                 observer.on_reset(slots, obs, info)
         return obs, info
-
-    def _check_reset_list(self, reset_list: Any, name: str = 'reset_list') -> list[int]:
-        if isinstance(reset_list, (str, bytes, dict)) or not hasattr(reset_list, '__iter__'):
-            raise ValueError(f'{name} must be a list of env ids in 0..{self.env_num - 1}; got {reset_list!r}')
-        slots = list(reset_list)
-        seen = set()
-        for slot in slots:
-            # An int or an integer scalar (numpy's included); not a bool, a float or an array.
-            if isinstance(slot, (bool, np.bool_)) or not isinstance(slot, (int, np.integer)):
-                raise ValueError(f'{name} entries must be int env ids in 0..{self.env_num - 1}; got {slot!r}')
-            if not 0 <= int(slot) < self.env_num:
-                raise ValueError(f'env id {slot} in {name} is out of range; valid env ids: 0..{self.env_num - 1}')
-            if int(slot) in seen:
-                raise ValueError(f'env id {slot} appears more than once in {name} {slots}')
-            seen.add(int(slot))
-        return [int(s) for s in slots]
 
     def step(self, action: list[Any], *, flags: str = 'internutopia') -> tuple[list, list, list, list, list]:
         """Advance every slot by one physics step.
@@ -387,9 +308,7 @@ class Env:
         self._check_open()
         if self._first_reset:
             raise RuntimeError('call reset() before step()')
-        if isinstance(action, dict) or not hasattr(action, '__len__') or len(action) != self.env_num:
-            got = f'length {len(action)}' if hasattr(action, '__len__') and not isinstance(action, dict) else type(action).__name__
-            raise ValueError(f'action must be a list of {self.env_num} entries (one per env, None for no command); got {got}')
+        check_action_list(action, self.env_num)
         if flags == 'internutopia':
             step = self._step_internutopia
             result = step(list(action)) if step is not None else internutopia_flags(self._step(list(action)))
@@ -454,9 +373,7 @@ class Env:
         if self._viewer is not None:
             self._sync_viewer()
         if array_backend != 'numpy':
-            device = self.array_device
-            result = dataclasses.replace(result, obs=convert_tree(result.obs, array_backend, device),
-                                         **convert_tree({name: getattr(result, name) for name in _STEP_ARRAYS}, array_backend, device))
+            result = convert_step(result, array_backend, self.array_device)
         return result
 
     @property
@@ -559,36 +476,3 @@ class Env:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-
-class Finished:
-    """A bool that can also be called: ``env.finished`` and ``env.finished()`` give the same answer."""
-
-    __slots__ = ('_value',)
-
-    def __init__(self, value: bool) -> None:
-        self._value = bool(value)
-
-    def __call__(self) -> bool:
-        return self._value
-
-    def __bool__(self) -> bool:
-        return self._value
-
-    def __eq__(self, other: object) -> bool:
-        return self._value == (bool(other) if isinstance(other, Finished) else other)
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-    def __repr__(self) -> str:
-        return repr(self._value)
-
-
-def internutopia_flags(result: tuple[list, list, list, list, list]) -> tuple[list, list, list, list, list]:
-    """Runner flags (Gymnasium's meaning) -> InternUtopia's: ``terminated`` whenever an episode
-    ended, or no episode runs in the slot; ``truncated`` as it was."""
-    obs, reward, terminated, truncated, info = result
-    flags = [True if t is None else bool(t or u) for t, u in zip(terminated, truncated, strict=True)]
-    return obs, reward, flags, truncated, info
