@@ -89,3 +89,42 @@ def test_a_new_structure_touches_no_other_slot_and_compiles_once(make_config, tm
     assert len(times) == 1 and times == {world.time - world.sim.physics_dt}
     assert {float(pack.data.time[slot]) for pack in world.packs.values() for slot in pack.slots} == {world.time}
     env.close()
+
+
+def test_a_forward_pass_of_a_few_slots_on_the_calling_thread_is_the_batchs_bit_for_bit(make_config):
+    """Up to INLINE_FORWARD_SLOTS slots run their forward pass on the calling thread (a reset's,
+    without waking the pool); derived fields (sensors, on-request body poses) and the state are
+    what the batch's own forward pass gives."""
+    from internutopia.core.backend.mujoco.pack import INLINE_FORWARD_SLOTS
+
+    count = INLINE_FORWARD_SLOTS + 2
+    env = Env(make_config(jetbot_tasks(count), env_num=count, offset=1.0))
+    env.reset()
+    actions = [{'jetbot': {'move_by_speed': [0.1 * (k + 1), 0.4 - 0.2 * k]}} for k in range(count)]
+    for _ in range(30):
+        env.step(actions)
+    pack = env.runner.world.pack(0)
+    xpos = pack.field('xpos')
+    rng = np.random.default_rng(3)
+    pack.data.qpos[:, :3] += rng.normal(0.0, 0.05, (count, 3))  # a written state: derived fields are stale
+    pack.data.qvel[:] += rng.normal(0.0, 0.1, pack.data.qvel.shape)
+    before = pack.batch.state.copy()
+    few = np.array([1, 3])
+    pack.forward(few)  # inline
+    inline = {'sensordata': pack.data.sensordata[few].copy(), 'xpos': xpos[few].copy()}
+    assert not np.array_equal(inline['xpos'], np.zeros_like(inline['xpos']))
+    np.testing.assert_array_equal(pack.batch.state, before)  # a forward pass changes no state
+    pack.batch.step(few, nstep=2)  # other derived fields (of the state after the first substep)
+    assert not np.array_equal(xpos[few], inline['xpos'])
+    pack.batch.state[:] = before
+    pack.batch.forward(few)  # the pool's
+    np.testing.assert_array_equal(pack.data.sensordata[few], inline['sensordata'])
+    np.testing.assert_array_equal(xpos[few], inline['xpos'])
+    assert not pack.data.sensordata.flags.writeable and not xpos.flags.writeable  # still read-only to readers
+    many = np.arange(count)
+    assert len(many) > INLINE_FORWARD_SLOTS
+    pack.batch.step(few, nstep=2)
+    pack.batch.state[:] = before
+    pack.forward(many)  # the pool's, through the same call
+    np.testing.assert_array_equal(xpos[few], inline['xpos'])
+    env.close()

@@ -132,6 +132,10 @@ class StateArrays:
         else:
             self._extra[name] = array
 
+    def extra_names(self) -> tuple[str, ...]:
+        """Names of the bound fields beyond the declared ones (a backend's own)."""
+        return tuple(self._extra)
+
     def bound(self, name: str) -> np.ndarray | None:
         """The array of field ``name`` if it is bound, else ``None``."""
         return getattr(self, name, None)

@@ -54,9 +54,9 @@ def pack_bytes_per_slot(model: mujoco.MjModel) -> float:
 
 
 def pack_fixed_bytes(model: mujoco.MjModel, threads: int) -> float:
-    """Bytes a pack holds whatever its slot count: the batch's copy of the model and one
-    ``MjData`` per thread."""
-    return float(model.nbuffer) + threads * THREAD_DATA_BYTES
+    """Bytes a pack holds whatever its slot count: the batch's copy of the model, one ``MjData``
+    per thread, and one for forward passes on the calling thread (``Pack.forward``)."""
+    return float(model.nbuffer) + (threads + 1) * THREAD_DATA_BYTES
 
 
 def pack_bytes(model: mujoco.MjModel, env_num: int, threads: int) -> float:

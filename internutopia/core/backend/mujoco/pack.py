@@ -1,0 +1,254 @@
+"""A MuJoCo pack: the env slots that share one structure, as one ``mujoco.batch.Batch``.
+
+:class:`Pack` holds a structure's compiled one-slot model and a simulation per env slot (see
+:mod:`internutopia.core.backend.mujoco.world`, which places slots in packs); :class:`PackData` is
+its typed view of the batch's ``(env_num, ...)`` arrays.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import mujoco.batch
+import numpy as np
+
+import internutopia.core.backend.state as state
+from internutopia.core.backend.model import ContactReadings, Contacts
+from internutopia.core.backend.mujoco.footprint import pack_bytes_per_slot, pack_fixed_bytes
+from internutopia.core.backend.mujoco.lookup import MujocoLookup
+from internutopia.core.util.memory import check_slots_fit
+
+__all__ = ['CONTACT_SLOTS', 'OUTPUT_FIELDS', 'STATE_FIELDS', 'Pack', 'PackData', 'physics_dt_of']
+
+#: Batch state fields bound on every pack (live views of each slot's state row): the
+#: backend-neutral ones (:data:`internutopia.core.backend.state.STATE_FIELDS`) and two of MuJoCo's own.
+STATE_FIELDS = (*state.STATE_FIELDS, 'qacc_warmstart', 'userdata')
+#: ``userdata[_ALIVE]`` of every placed slot is 1; MuJoCo zeroes it when it resets a simulation
+#: that blew up (see :meth:`MujocoWorld.failed_slots`).
+_ALIVE = 0
+#: Derived fields bound on every pack (refreshed by the batch after each call); others are
+#: bound on first use (:meth:`Pack.field`), since each bound field is copied out on every step.
+OUTPUT_FIELDS = state.OUTPUT_FIELDS
+#: Most slots a forward pass runs on the calling thread (see :meth:`Pack.forward`).
+INLINE_FORWARD_SLOTS = 4
+#: Contacts each robot's contact sensors report (see :meth:`MujocoWorld._add_contact_sensors`).
+CONTACT_SLOTS = 8
+
+
+class PackData(state.StateArrays):
+    """The :class:`~internutopia.core.backend.state.StateArrays` of a MuJoCo pack: every field
+    a live array of the pack's ``mujoco.batch.Batch`` (``Batch.bind``), plus two of MuJoCo's own
+    state fields the world keeps (not for code outside the backend).
+
+    Attributes:
+        qacc_warmstart: the solver's warm start. Shape (env_num, nv).
+        userdata: user data; column 0 is the world's divergence mark. Shape (env_num, nuserdata).
+
+    Any other ``MjData`` field is bound on first use with :meth:`Pack.field` (each bound field is
+    copied out on every step, so only what is read is bound), and then also read as an attribute.
+    """
+
+    __slots__ = ('qacc_warmstart', 'userdata')
+
+    qacc_warmstart: np.ndarray
+    userdata: np.ndarray
+
+    def __init__(self, batch: mujoco.batch.Batch) -> None:
+        super().__init__()
+        for name in (*STATE_FIELDS, *OUTPUT_FIELDS):
+            setattr(self, name, batch.bind(name))
+
+
+class Pack:
+    """The slots that share one structure: a compiled one-slot model and their batch of states
+    (the MuJoCo backend's :class:`~internutopia.core.backend.interface.Pack`).
+
+    ``lookup`` (a :class:`~internutopia.core.backend.mujoco.lookup.MujocoLookup`) answers names,
+    ids and constants of the model; ``data`` (a :class:`PackData`) holds ``(env_num, ...)``
+    arrays, one row per env slot (rows of other packs' slots are unused): the state fields of :data:`STATE_FIELDS` are live views (a write is that slot's state
+    at the next step), the fields of :data:`OUTPUT_FIELDS` are refreshed after each step; bind any
+    other ``MjData`` field with :meth:`field`. ``slots`` are the slots holding this structure.
+
+    A step is ``substeps`` calls of ``mj_step`` (one, unless a part of the slot asked for a
+    shorter physics step than ``physics_dt``: the model's timestep is then ``physics_dt /
+    substeps``), so, as with ``mj_step``, the state (``qpos``, ``qvel``, mocap poses)
+    is the new one and derived fields (``xpos``, ``sensordata``, contacts) describe the state at the
+    start of the step. Poses are therefore read from the state (free joints' ``qpos``, mocap poses),
+    and :meth:`mjdata` recomputes kinematics for what is drawn and contacts where they are needed. (Making derived fields current
+    would cost a second position stage per step whenever a controller moves a mocap body.)
+    """
+
+    def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
+        check_slots_fit(env_num, pack_bytes_per_slot(model), 'the physics state of one structure', pack_fixed_bytes(model, threads))
+        self.key = key
+        #: The compiled one-slot model (the backend's own; code outside the backend uses :attr:`lookup`).
+        self.model = model
+        self.lookup = MujocoLookup(model)
+        # Not persistent: each thread loads a slot's state row into its one MjData, steps it and
+        # saves it back, so the physics works in a cache-sized MjData per core (faster than one
+        # MjData per slot, and far less memory). Derived fields are bound outputs or recomputed.
+        self.batch = mujoco.batch.Batch(model, env_num, nthread=threads, persistent=False)
+        self.data = PackData(self.batch)
+        self.slots = np.zeros(0, dtype=np.intp)
+        self._step_ids: np.ndarray | None = self.slots
+        #: Every slot's divergence mark (a view), and its bytes when every slot of the pack is
+        #: alive: the per-step check compares bytes, which costs far less than a numpy reduction.
+        self._alive_column = self.data.userdata[:, _ALIVE]
+        self._all_alive = b''
+        self._scratch: mujoco.MjData | None = None
+        self._rest: np.ndarray | None = None  # see rest_state
+        self._derived: list[tuple[str, np.ndarray]] | None = None  # see _derived_fields
+        self._forward_data: mujoco.MjData | None = None  # see forward
+        #: Per part prefix, the ``sensordata`` columns of its two contact sensors.
+        self._contact_columns: dict[str, tuple[int, int]] = {}
+        #: ``mj_step`` calls per env step (see :meth:`MujocoWorld.compile_slot`).
+        self.substeps = max(1, int(model.opt.timestep and round(physics_dt_of(model) / model.opt.timestep)))
+
+    @property
+    def time(self) -> float:
+        """Simulated time of this pack's slots (every slot keeps the one world clock)."""
+        return float(self.data.time[self.slots[0]]) if len(self.slots) else 0.0
+
+    def set_slots(self, slots: np.ndarray) -> None:
+        self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
+        # A call over every simulation takes no id list; a subset is passed as one.
+        self._step_ids = None if len(self.slots) == self.batch.nsim else self.slots
+        self._all_alive = np.ones(len(self.slots)).tobytes()
+
+    def field(self, name: str) -> np.ndarray:
+        """The ``(env_num, ...)`` array of any ``MjData`` field, bound on first use."""
+        array = self.data.bound(name)
+        if array is None:
+            array = self.batch.bind(name)
+            self.data.bind(name, array)
+            self._derived = None
+            if len(self.slots):  # a derived field bound between calls is zero until the next call
+                self.batch.forward(self.slots, stage=mujoco.mjtStage.mjSTAGE_VEL)
+        return array
+
+    def step(self) -> None:
+        """Advance every slot of the pack by one physics step (``substeps`` calls of ``mj_step``), on every core."""
+        if len(self.slots):
+            self.batch.step(self._step_ids, nstep=self.substeps)
+
+    def rest_state(self) -> np.ndarray:
+        """The model's rest state (``mj_resetData``) as a row of the batch's state (made once)."""
+        if self._rest is None:
+            data = mujoco.MjData(self.model)
+            self._rest = np.empty(self.batch.nstate)
+            mujoco.mj_getState(self.model, data, self._rest, mujoco.mjtState.mjSTATE_INTEGRATION)
+        return self._rest
+
+    def forward(self, slots: np.ndarray) -> None:
+        """Recompute the derived fields of ``slots`` after their state was written (``mj_forward``).
+
+        A few slots (a reset's, usually one or two) run on the calling thread: handing them to the
+        batch's pool wakes its threads, which costs more than their forward passes (about 10 us
+        each for an H1), and far more on a machine whose other cores are busy (a pool thread then
+        waits for one: 100-300 us measured). The results are the batch's, bit for bit.
+        """
+        slots = np.unique(np.asarray(slots, dtype=np.intp))
+        if len(slots) > INLINE_FORWARD_SLOTS:
+            self.batch.forward(slots)
+            return
+        model = self.model
+        if self._forward_data is None:  # (its own: the render threads use the other scratch)
+            self._forward_data = mujoco.MjData(model)
+        data = self._forward_data
+        derived = self._derived_fields()
+        for slot in slots.tolist():
+            self.batch.get_data(slot, data)
+            mujoco.mj_forward(model, data)
+            for name, array in derived:
+                array[slot] = getattr(data, name)
+
+    def _derived_fields(self) -> list[tuple[str, np.ndarray]]:
+        """The bound fields a forward pass computes (every bound field but the state's), with writable views of their arrays."""
+        if self._derived is None:
+            names = [name for name in (*OUTPUT_FIELDS, *state.ON_REQUEST_FIELDS, *self.data.extra_names())
+                     if name not in STATE_FIELDS]
+            self._derived = [(name, _writable(array)) for name in names if (array := self.data.bound(name)) is not None]
+        return self._derived
+
+    def mjdata(self, slot: int, contacts: bool = False) -> mujoco.MjData:
+        """A scratch ``MjData`` holding ``slot``'s state with body, geom, camera and light poses
+        computed at it (for rendering), and with ``contacts`` its contact list too; overwritten
+        by the next call for any slot of the pack.
+        """
+        if self._scratch is None:
+            self._scratch = mujoco.MjData(self.model)
+        data = self._scratch
+        self.batch.get_data(int(slot), data)
+        mujoco.mj_kinematics(self.model, data)
+        mujoco.mj_comPos(self.model, data)
+        mujoco.mj_camlight(self.model, data)
+        if contacts:
+            mujoco.mj_collision(self.model, data)
+        return data
+
+
+    # -- computations at one slot's current state (see interface.Pack) ------------------------------
+    def contacts(self, slot: int) -> Contacts:
+        """``slot``'s contact list at its current state (a collision pass on a scratch copy)."""
+        data = self.mjdata(slot, contacts=True)
+        n = data.ncon
+        contact = data.contact
+        return Contacts(geom=contact.geom[:n], normal=contact.frame[:n, :3], position=contact.pos[:n], distance=contact.dist[:n])
+
+    def contact_readings(self, prefix: str, slots: np.ndarray) -> ContactReadings:
+        """The contact summary of the part attached under ``prefix`` (its two contact sensors, see
+        :meth:`MujocoWorld._add_contact_sensors`) for ``slots``, as the last step found it."""
+        columns = self._contact_columns.get(prefix)
+        if columns is None:
+            columns = self._contact_columns[prefix] = (self.lookup.sensor(f'{prefix}contacts').adr,
+                                                       self.lookup.sensor(f'{prefix}static_contacts').adr)
+        every, static = columns
+        readings = self.data.sensordata[slots]
+        # Each of the CONTACT_SLOTS entries of the first sensor: the count found, then the normal.
+        contacts = readings[:, every:every + 4 * CONTACT_SLOTS].reshape(len(readings), CONTACT_SLOTS, 4)
+        return ContactReadings(count=contacts[:, 0, 0], static_count=readings[:, static], normal=contacts[:, :, 1:])
+
+    def body_poses(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every body's env-local position ``(nbody, 3)`` and wxyz orientation ``(nbody, 4)`` at
+        ``slot``'s current state (copies)."""
+        data = self.mjdata(slot)
+        return data.xpos.copy(), data.xquat.copy()
+
+    def body_velocity(self, slot: int, body: int) -> np.ndarray:
+        """Velocity of body ``body``'s frame in ``slot`` at its current state: angular then
+        linear, world axes (``mj_objectVelocity``). Shape (6,)."""
+        data = self.mjdata(slot)
+        mujoco.mj_comVel(self.model, data)
+        out = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
+        return out
+
+    def set_servo_gains(self, actuators: np.ndarray, kp: np.ndarray | None = None, kv: np.ndarray | None = None) -> None:
+        """Set position-servo stiffness ``kp`` and damping ``kv`` of ``actuators`` (ids), for every
+        slot of the pack (they share the model). ``None`` keeps that gain."""
+        actuators = np.asarray(actuators, dtype=np.intp)
+        if kp is not None:
+            self.model.actuator_gainprm[actuators, 0] = kp
+            self.model.actuator_biasprm[actuators, 1] = -np.asarray(kp, dtype=float)
+        if kv is not None:
+            self.model.actuator_biasprm[actuators, 2] = -np.asarray(kv, dtype=float)
+
+
+def _writable(array: np.ndarray) -> np.ndarray:
+    """A writable view of a batch's bound derived field (read-only to everyone else: only the
+    batch, and :meth:`Pack.forward` in its place, write it)."""
+    view = array.view()
+    view.flags.writeable = True
+    return view
+
+
+#: Name of the numeric field recording a compiled slot model's env step (``physics_dt``).
+_PHYSICS_DT_FIELD = 'internutopia_physics_dt'
+
+
+def physics_dt_of(model: mujoco.MjModel) -> float:
+    """The env step (``physics_dt``) a slot model was compiled for (its timestep without substeps)."""
+    try:
+        return float(model.numeric(_PHYSICS_DT_FIELD).data[0])
+    except KeyError:
+        return float(model.opt.timestep)
+
