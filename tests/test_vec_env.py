@@ -83,6 +83,41 @@ def test_reset_list_order_and_queue_edge_case(make_config):
     env.close()
 
 
+def test_a_reset_without_observing_starts_the_same_episodes_and_observers_still_see_them(make_config):
+    """``reset(observe=False)`` (the vector envs' array path) builds no per-slot dicts: the same
+    episodes start, their observations are there as arrays, and an observer still gets the dicts."""
+    tasks = [jetbot_task(max_steps=10 + i, x=0.1 * i) for i in range(6)]
+    env = Env(make_config(tasks, env_num=4))
+    obs, info = env.reset(observe=False)
+    assert obs == [None] * 4 and [task.max_steps for task in info] == [10, 11, 12, 13]
+    arrays = env.runner.observe_arrays(np.arange(4))
+    dicts = env.get_observations()
+    for slot in range(4):
+        np.testing.assert_array_equal(arrays['jetbot']['position'][slot], dicts[slot]['jetbot']['position'])
+    assert arrays['jetbot']['position'][3][0] == pytest.approx(0.3)
+
+    class Watcher:
+        def __init__(self) -> None:
+            self.resets: list[tuple[list[int], list]] = []
+
+        def on_reset(self, slots, obs, info):
+            self.resets.append((slots, obs))
+
+        def on_step(self, action, result):
+            pass
+
+        def on_close(self):
+            pass
+
+    watcher = Watcher()
+    env.add_observer(watcher)
+    _, info = env.reset([2], observe=False)
+    assert info[0].max_steps == 14
+    (slots, seen), = watcher.resets
+    assert slots == [2] and seen[0]['jetbot']['position'][0] == pytest.approx(0.4)
+    env.close()
+
+
 @pytest.mark.parametrize('bad, match', [
     ([4], 'out of range.*0..3'), ([-1], 'out of range'), ([1, 1], 'more than once'), (['a'], 'int env ids'),
     ([1.0], 'int env ids'), (3, 'list of env ids'), ([True], 'int env ids'),

@@ -258,7 +258,8 @@ class Env:
             raise RuntimeError('this Env is closed')
 
     # ------------------------------------------------------------------------------------------
-    def reset(self, reset_list: list[int] | None = None, env_ids: list[int] | None = None) -> tuple[list[Any], list[Any]]:
+    def reset(self, reset_list: list[int] | None = None, env_ids: list[int] | None = None, *,
+              observe: bool = True) -> tuple[list[Any], list[Any]]:
         """Give the listed slots (all slots when ``None``) the next episodes from the queue.
 
         ``env_ids`` is InternUtopia's name of ``reset_list``: ``reset([3, 0])`` and
@@ -266,6 +267,9 @@ class Env:
 
         Returns ``(obs, info)``, lists aligned to ``reset_list``: ``obs[k]`` and ``info[k]``
         (the episode's ``TaskCfg``) belong to slot ``reset_list[k]``, ``None`` where the queue ran out.
+        ``observe=False`` skips building the per-slot observation dicts (``obs`` entries may then
+        be ``None``): for a caller that reads them as arrays, ``runner.observe_arrays(slots)``.
+        Observers added with :meth:`add_observer` get them either way.
 
         Raises:
             ValueError: an id is not an int in ``range(env_num)`` or appears twice, or both
@@ -276,7 +280,7 @@ class Env:
         # Ctrl-C held for the whole reset and its bookkeeping (raised once both are done): a reset
         # is never half-recorded here while its slots took their episodes.
         with held_interrupts():
-            obs, info = self._runners.reset(slots)
+            obs, info = self._runners.reset(slots, observe or bool(self._observers))
             self._first_reset = False
         if self._observers:
             for observer in self._observers:

@@ -212,9 +212,10 @@ class RayRunners(RunnerSet):
             groups.setdefault(g // self._local_num, []).append(k)
         return dict(sorted(groups.items()))
 
-    def reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
+    def reset(self, slots: list[int], observe: bool = True) -> tuple[list[Any], list[TaskCfg | None]]:
         """Give the global ``slots`` the next episodes, in the caller's order; each runner resets its
-        share, all concurrently.
+        share, all concurrently. The observations come back whatever ``observe`` says (they travel
+        with the runners' answers).
 
         Raises:
             ValueError: an episode of an unregistered type, or whose scene does not load; nothing

@@ -106,9 +106,9 @@ def _seed_generator(seed: Any) -> np.random.Generator:
 
 # What the episodes a vector env is handed must be: one robot in all of them, and never running dry.
 
-def check_started(slots: Sequence[int], obs: Sequence[Any]) -> None:
-    """A ``RuntimeError`` naming the slots that got no episode (``None`` observation) on a reset."""
-    empty = [slot for slot, o in zip(slots, obs, strict=True) if o is None]
+def check_started(slots: Sequence[int], configs: Sequence[Any]) -> None:
+    """A ``RuntimeError`` naming the slots that got no episode (``None`` task config) on a reset."""
+    empty = [slot for slot, config in zip(slots, configs, strict=True) if config is None]
     if empty:
         raise RuntimeError(f'the episode source ran out of episodes (env(s) {empty} got none); a Gymnasium env '
                            'needs an endless source: a list (it is cycled) or a sampler f(rng) -> TaskCfg')

@@ -104,7 +104,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._vec = InternVecEnv(config, episodes=self._source.stream(np.random.default_rng()))
         try:
             obs, info = self._vec.reset()
-            check_started(list(range(self.num_envs)), obs)
+            check_started(list(range(self.num_envs)), info)
             self.robot_name = pick_robot(info[0], robot)
             for slot, task in enumerate(info):
                 check_robot(slot, task, self.robot_name)
@@ -186,21 +186,44 @@ class VectorEnv(gym.vector.VectorEnv):
         return {'episode_index': index, 'task_config': task}
 
     def _take(self, slots: list[int]) -> list[dict[str, Any]]:
-        """Reset ``slots`` in ``vec_env``; update cached obs; return their reset infos."""
-        obs, info = self._vec.reset(slots)
-        check_started(slots, obs)
+        """Reset ``slots`` in ``vec_env``; update cached obs; return their reset infos.
+
+        On the array path the new episodes' rows come from the array observation (as a step's
+        do), not from per-slot dicts: a reset costs no per-env Python but its bookkeeping."""
+        arrays = self.array_path and self._arrays_allowed()
+        obs, info = self._vec.reset(slots, observe=not arrays)
+        check_started(slots, info)
         episodes = self._vec.runner.episodes
         out = []
-        for slot, o, task in zip(slots, obs, info, strict=True):
+        for slot, task in zip(slots, info, strict=True):
             check_robot(slot, task, self.robot_name)
-            self.layout.check(o, slot)
             self._ended[slot] = False
             episode = episodes[slot]
             assert episode is not None  # check_started: every slot got one
             self._episode_index[slot] = episode.index
             out.append(self._reset_info(task, episode.index))
-        self._set_rows(slots, list(obs))
+        if arrays and self._arrays_allowed():  # (still: the new episodes may be upstream-style)
+            self._set_array_rows(np.asarray(slots, dtype=np.intp))
+        else:
+            if arrays:  # observed after all, per slot
+                every = self._vec.get_observations()
+                obs = [every[slot] for slot in slots]
+            for slot, o in zip(slots, obs, strict=True):
+                self.layout.check(o, slot)
+            self._set_rows(slots, list(obs))
         return out
+
+    def _set_array_rows(self, rows: np.ndarray) -> None:
+        """Replace the observation rows of ``rows`` (slots whose episodes just started) from the
+        array observation; a new episode whose observation does not fit the spaces is a ``ValueError``."""
+        tree = self._vec.runner.observe_arrays(rows)
+        try:
+            if self.obs_mode == 'flat':
+                self.layout.flat_rows(tree, rows, self._obs_rows)
+            else:
+                self.layout.dict_rows(tree, rows, self._obs_rows)
+        except (ValueError, KeyError, IndexError) as exc:
+            raise ValueError(f'env(s) {rows.tolist()}: the new episode does not match the observation space ({exc})') from None
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int | None] | None = None,

@@ -35,9 +35,10 @@ class RunnerSet(ABC):
     env_num: int
 
     @abstractmethod
-    def reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
+    def reset(self, slots: list[int], observe: bool = True) -> tuple[list[Any], list[TaskCfg | None]]:
         """Give ``slots`` the next episodes in order; ``(obs, task configs)`` aligned to ``slots``,
-        ``None`` where the queue ran out."""
+        ``None`` where the queue ran out. ``observe=False`` may leave every ``obs`` entry ``None``
+        (for a caller that reads the observations as arrays)."""
 
     @abstractmethod
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
@@ -93,11 +94,14 @@ class LocalRunners(RunnerSet):
         self.step = self.runner.step  # type: ignore[method-assign]
         self.step_arrays = self.runner.step_arrays  # type: ignore[method-assign]
 
-    def reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
+    def reset(self, slots: list[int], observe: bool = True) -> tuple[list[Any], list[TaskCfg | None]]:
         episodes = self.runner.reset(slots)
+        configs = [e.config if e is not None else None for e in episodes]
+        if not observe:
+            return [None] * len(slots), configs
         active = [slot for slot, episode in zip(slots, episodes, strict=True) if episode is not None]
         observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
-        return [observed.get(slot) for slot in slots], [e.config if e is not None else None for e in episodes]
+        return [observed.get(slot) for slot in slots], configs
 
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:  # replaced per instance
         return self.runner.step(actions)

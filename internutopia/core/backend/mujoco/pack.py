@@ -146,7 +146,9 @@ class Pack:
         each for an H1), and far more on a machine whose other cores are busy (a pool thread then
         waits for one: 100-300 us measured). The results are the batch's, bit for bit.
         """
-        slots = np.unique(np.asarray(slots, dtype=np.intp))
+        slots = np.asarray(slots, dtype=np.intp)
+        if len(slots) > 1:
+            slots = np.unique(slots)
         if len(slots) > INLINE_FORWARD_SLOTS:
             self.batch.forward(slots)
             return

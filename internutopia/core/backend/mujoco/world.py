@@ -302,7 +302,8 @@ class MujocoWorld:
         (every slot when ``None``)."""
         slots = np.arange(self.env_num) if slots is None else np.unique(np.asarray(slots, dtype=np.intp))
         for pack in self.packs.values():
-            members = slots[np.isin(slots, pack.slots)]
+            # (a pack of every slot, the usual world, holds them all: no membership test per reset)
+            members = slots if len(pack.slots) == self.env_num else slots[np.isin(slots, pack.slots)]
             if len(members):
                 pack.forward(members)
 
