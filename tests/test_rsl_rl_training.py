@@ -5,6 +5,7 @@ symmetric, and the training benchmark compares the trainers side by side."""
 from __future__ import annotations
 
 import csv
+import os
 import tempfile
 
 import numpy as np
@@ -213,3 +214,24 @@ def test_openmp_waits_passively_unless_the_environment_chose_otherwise(preset, p
         env['OMP_WAIT_POLICY'] = preset
     done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, timeout=120, check=True)
     assert done.stdout.split() == [str(passive), preset or 'PASSIVE']
+
+
+def test_the_public_api_ppo_loop_times_the_tree_it_imports() -> None:
+    """``bench/ppo_public.py`` (the loop that compares trees of the project) runs as a script,
+    on the tree its ``PYTHONPATH`` names, and reports positive throughputs of that tree."""
+    import json
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    script = root / 'internutopia' / 'bench' / 'ppo_public.py'
+    done = subprocess.run([sys.executable, str(script), '--num-envs', '2', '--rollout', '16', '--iterations', '1',
+                           '--update-threads', '1', '--openmp-wait', 'active'],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, 'PYTHONPATH': str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    row = json.loads(done.stdout.strip().splitlines()[-1])
+    assert pathlib.Path(row['tree']) == root
+    assert row['collect_steps_per_s'] > 0 and row['loop_steps_per_s'] > 0 and row['update_s_per_iteration'] > 0
+    assert row['loop_steps_per_s'] < row['collect_steps_per_s']  # the loop adds the update to the collection
+    assert (row['update_threads'], row['openmp_wait']) == (1, 'active')
