@@ -5,15 +5,10 @@ in ``franka_mocap_helpers.py``)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import socket
-import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 import pytest
@@ -30,6 +25,7 @@ from internutopia_extension.configs.tasks import SingleInferenceTaskCfg  # noqa:
 from internutopia_extension.controllers.kinematics import quat_to_mat  # noqa: E402
 from internutopia_extension.controllers.mocap_frames import frame_for_target  # noqa: E402
 from internutopia_extension.interactions.motion_capture import MocapInteraction  # noqa: E402
+from tests.browser import Browser, wait_for  # noqa: E402
 from tests.franka_mocap_helpers import (  # noqa: E402
     BASE,
     ORIGIN,
@@ -40,78 +36,6 @@ from tests.franka_mocap_helpers import (  # noqa: E402
     teleop_obs,
     turned_degrees,
 )
-
-
-class Browser:
-    """Headless Chromium on ``url``, driven over the DevTools protocol (real mouse events)."""
-
-    def __init__(self, url: str, folder: str, width: int = 640, height: int = 480) -> None:
-        chromium = shutil.which('chromium') or shutil.which('chromium-browser')
-        command = [chromium, '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
-                   '--hide-scrollbars', f'--user-data-dir={folder}', '--remote-debugging-port=0',
-                   f'--window-size={width},{height}', url]
-        # Its own process group, so that it is killed with its GPU and renderer processes.
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.calls = 0
-        port_file = os.path.join(folder, 'DevToolsActivePort')
-        page = wait_for(lambda: self._page(port_file), 60, 'a Chromium page')
-        from websockets.sync.client import connect
-
-        self.socket = connect(page['webSocketDebuggerUrl'], max_size=None, open_timeout=30)
-
-    @staticmethod
-    def _page(port_file: str) -> dict | None:
-        try:
-            with open(port_file, encoding='utf-8') as stream:
-                port = stream.read().split()[0]
-            with urllib.request.urlopen(f'http://127.0.0.1:{port}/json/list', timeout=5) as reply:
-                return next((p for p in json.loads(reply.read()) if p['type'] == 'page'), None)
-        except (OSError, IndexError, ValueError):
-            return None
-
-    def call(self, method: str, **params) -> dict:
-        self.calls += 1
-        self.socket.send(json.dumps({'id': self.calls, 'method': method, 'params': params}))
-        while True:  # (events may come in between)
-            message = json.loads(self.socket.recv(timeout=60))
-            if message.get('id') == self.calls:
-                assert 'error' not in message, message
-                return message['result']
-
-    def evaluate(self, expression: str):
-        return self.call('Runtime.evaluate', expression=expression, returnByValue=True)['result'].get('value')
-
-    def mouse(self, kind: str, xy, pressed: bool) -> None:
-        self.call('Input.dispatchMouseEvent', type=kind, x=float(xy[0]), y=float(xy[1]), button='left' if pressed or kind != 'mouseMoved' else 'none',
-                  buttons=1 if pressed else 0, clickCount=0 if kind == 'mouseMoved' else 1)
-
-    def drag(self, start, end, steps: int = 8) -> None:
-        """Press at ``start``, move to ``end`` in ``steps``, release: a user's drag."""
-        start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
-        self.mouse('mouseMoved', start, False)
-        time.sleep(0.2)
-        self.mouse('mousePressed', start, True)
-        for k in range(1, steps + 1):
-            self.mouse('mouseMoved', start + (end - start) * k / steps, True)
-            time.sleep(0.03)
-        self.mouse('mouseReleased', end, False)
-
-    def close(self) -> None:
-        try:
-            self.socket.close()
-        finally:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-
-def wait_for(probe, seconds: float, what: str):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(f'waited {seconds} s for {what}')
 
 
 @pytest.mark.xdist_group('browser')  # one headless Chromium at a time (see conftest.py)

@@ -4,23 +4,20 @@ InternUtopia's (i, k, j, l, u, o) commands; with no terminal there are none; a r
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import termios
 import time
-import urllib.request
 
 import numpy as np
 import pytest
 
 from internutopia.core.util.interaction import BaseInteraction
 from internutopia_extension.interactions.keyboard import KEYS, KeyboardInteraction
+from tests.browser import Browser, wait_for
 
 
 def one_hot(key: str) -> list[float]:
@@ -160,65 +157,6 @@ def test_a_bad_step_bound_is_refused(monkeypatch, value):
 
 # ------------------------------------------------------------------------------------------------
 # the web viewer: keys pressed in a real (headless) browser's page
-class Browser:
-    """Headless Chromium on ``url``, driven over the DevTools protocol."""
-
-    def __init__(self, url: str, folder: str) -> None:
-        chromium = shutil.which('chromium') or shutil.which('chromium-browser')
-        command = [chromium, '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
-                   f'--user-data-dir={folder}', '--remote-debugging-port=0', '--window-size=1000,700', url]
-        # Its own process group, so that it is killed with its helper processes.
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.calls = 0
-        page = wait_for(lambda: self._page(os.path.join(folder, 'DevToolsActivePort')), 60, 'a Chromium page')
-        from websockets.sync.client import connect
-
-        self.socket = connect(page['webSocketDebuggerUrl'], max_size=None, open_timeout=30)
-
-    @staticmethod
-    def _page(port_file: str) -> dict | None:
-        try:
-            with open(port_file, encoding='utf-8') as stream:
-                port = stream.read().split()[0]
-            with urllib.request.urlopen(f'http://127.0.0.1:{port}/json/list', timeout=5) as reply:
-                return next((p for p in json.loads(reply.read()) if p['type'] == 'page'), None)
-        except (OSError, IndexError, ValueError):
-            return None
-
-    def call(self, method: str, **params) -> dict:
-        self.calls += 1
-        self.socket.send(json.dumps({'id': self.calls, 'method': method, 'params': params}))
-        while True:  # (events may come in between)
-            message = json.loads(self.socket.recv(timeout=60))
-            if message.get('id') == self.calls:
-                assert 'error' not in message, message
-                return message['result']
-
-    def evaluate(self, expression: str):
-        return self.call('Runtime.evaluate', expression=expression, returnByValue=True)['result'].get('value')
-
-    def press(self, key: str) -> None:
-        self.call('Input.dispatchKeyEvent', type='keyDown', key=key, text=key)
-        self.call('Input.dispatchKeyEvent', type='keyUp', key=key)
-
-    def close(self) -> None:
-        try:
-            self.socket.close()
-        finally:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-
-def wait_for(probe, seconds: float, what: str):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        value = probe()
-        if value is not None and value is not False:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f'waited {seconds} s for {what}')
-
-
 #: The page's keys field: the one editable text input that starts empty.
 _KEYS_FIELD = "Array.from(document.querySelectorAll('input')).find(x => x.type == 'text' && x.value === '' && !x.readOnly)"
 
@@ -249,7 +187,7 @@ def test_keys_pressed_in_the_browser_become_commands():
         viewer = attach_viewer(env, host='127.0.0.1', port=port)
         keyboard = KeyboardInteraction(viewer=viewer, stream=null, hold=5.0)
         assert keyboard.get_input().tolist() == [0.0] * 6
-        browser = Browser(viewer.url, folder)
+        browser = Browser(viewer.url, folder, width=1000, height=700)
         browser.call('Emulation.setFocusEmulationEnabled', enabled=True)
         wait_for(lambda: browser.evaluate(f'!!({_KEYS_FIELD})'), 60, 'the keys field in the page')
         assert browser.evaluate(f'(() => {{ const e = {_KEYS_FIELD}; e.focus(); return document.activeElement === e; }})()')
