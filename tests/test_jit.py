@@ -67,7 +67,7 @@ def test_carry_kernel_matches_numpy(slots):
     velocity = rng.normal(size=(len(slots), 3))
     for _ in range(50):
         holonomic_base._carry_numpy(expected_pos, expected_quat, slots, 1, velocity, 1 / 240)
-        holonomic_base._carry_kernel(mocap_pos, mocap_quat, slots, 1, velocity, 1 / 240)
+        holonomic_base._carry_kernel(mocap_pos, mocap_quat, slots, 1, velocity, 1 / 240, np.inf, np.inf, np.inf)  # no clamp
     np.testing.assert_allclose(mocap_pos, expected_pos, rtol=0, atol=1e-12)
     np.testing.assert_allclose(mocap_quat, expected_quat, rtol=0, atol=1e-12)
     assert not np.allclose(mocap_pos[slots, 1], before_pos[slots, 1])  # the commanded targets moved
@@ -430,7 +430,8 @@ def test_franka_steps_compile_nothing_after_reset():
 @pytest.mark.parametrize('scale', [0.1, 10.0], ids=['within range', 'clamped'])
 def test_clamped_carry_kernel_is_the_numpy_clamp_then_the_carry(scale):
     """H1's carried base clamps and carries in one compiled call: the same targets, bit for bit, as
-    the numpy clamp of ``apply_base_velocity`` followed by the compiled carry; the command itself is not written."""
+    the numpy clamp of ``apply_base_velocity`` followed by the compiled carry without its clamp (an
+    infinite threshold); the command itself is not written."""
     rng = np.random.default_rng(5)
     slots = np.array([0, 2, 3])
     mocap_pos, mocap_quat = rng.normal(size=(4, 2, 3)), yaw_to_quat(rng.uniform(-np.pi, np.pi, (4, 2)))
@@ -445,8 +446,8 @@ def test_clamped_carry_kernel_is_the_numpy_clamp_then_the_carry(scale):
         clamped[:, :2] *= np.minimum(1.0, limit / np.maximum(speed, 1e-300))[:, None]
         np.clip(clamped[:, 2], -turn, turn, out=clamped[:, 2])
     assert (scale > 1) == (clamped is not velocity)
-    holonomic_base._carry_kernel(expected_pos, expected_quat, slots, 1, clamped, 1 / 240)
-    holonomic_base._clamped_kernel(mocap_pos, mocap_quat, slots, 1, velocity, 1 / 240, limit, turn, threshold)
+    holonomic_base._carry_kernel(expected_pos, expected_quat, slots, 1, clamped, 1 / 240, np.inf, np.inf, np.inf)  # carry alone
+    holonomic_base._carry_kernel(mocap_pos, mocap_quat, slots, 1, velocity, 1 / 240, limit, turn, threshold)
     np.testing.assert_array_equal(mocap_pos, expected_pos)
     np.testing.assert_array_equal(mocap_quat, expected_quat)
     np.testing.assert_array_equal(velocity, given)

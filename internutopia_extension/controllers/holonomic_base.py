@@ -33,11 +33,9 @@ class HolonomicBaseController(BaseVelocityController):
         # One env step (the target moves once per step, before the pack's substeps): read once, the kernels take a float.
         self.dt = world.lookup.timestep * world.substeps
         data = world.data
-        _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt)
-        self._carry = _carry_kernel.compiled_or(_carry_numpy)
-        _clamped_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt, 1.0, 1.0, 1.0)
-        #: The clamp and the carry in one compiled call (else None: the numpy clamp, then the carry).
-        self._carry_clamped = _clamped_kernel.compiled_or(None)
+        _carry_kernel.warm(data.mocap_pos, data.mocap_quat, np.zeros(0, dtype=np.intp), 0, np.zeros((0, 3)), self.dt, 1.0, 1.0, 1.0)
+        #: The clamp and the carry in one compiled call (else None: the numpy clamp, then the numpy carry).
+        self._carry_clamped = _carry_kernel.compiled_or(None)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
@@ -61,7 +59,7 @@ class HolonomicBaseController(BaseVelocityController):
             scale = np.minimum(1.0, limit / np.maximum(speed, 1e-300))
             velocity[:, :2] *= scale[:, None]
             np.clip(velocity[:, 2], -turn, turn, out=velocity[:, 2])
-        self._carry(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
+        _carry_numpy(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
 
 
 def _carry_numpy(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
@@ -89,34 +87,12 @@ def _carry_numpy(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarra
 
 
 def _carry_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
-                dt: float) -> None:
-    """:func:`_carry_numpy`, one slot per iteration and in real arithmetic (compiled by numba)."""
-    for i in range(slots.shape[0]):
-        slot = slots[i]
-        w, z = mocap_quat[slot, mocap, 0], mocap_quat[slot, mocap, 3]
-        norm = math.hypot(w, z)
-        cos_half, sin_half = w / norm, z / norm
-        cos_yaw, sin_yaw = cos_half * cos_half - sin_half * sin_half, 2.0 * cos_half * sin_half
-        forward, lateral = velocity[i, 0] * dt, velocity[i, 1] * dt
-        mocap_pos[slot, mocap, 0] += cos_yaw * forward - sin_yaw * lateral
-        mocap_pos[slot, mocap, 1] += sin_yaw * forward + cos_yaw * lateral
-        turn = 0.5 * velocity[i, 2] * dt
-        cos_turn, sin_turn = math.cos(turn), math.sin(turn)
-        mocap_quat[slot, mocap, 0] = cos_half * cos_turn - sin_half * sin_turn
-        mocap_quat[slot, mocap, 1] = 0.0
-        mocap_quat[slot, mocap, 2] = 0.0
-        mocap_quat[slot, mocap, 3] = sin_half * cos_turn + cos_half * sin_turn
-
-
-_carry_kernel = Kernel(_carry_rows)
-
-
-def _carry_clamped_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
-                        dt: float, limit: float, turn: float, threshold: float) -> None:
-    """:meth:`HolonomicBaseController.apply_base_velocity`'s clamp, then :func:`_carry_rows`, in one
-    compiled call: when any component of ``velocity`` exceeds ``threshold``, every row's planar
-    speed is capped at ``limit`` (direction kept) and its yaw rate clipped to ``turn``, in numpy's
-    arithmetic; ``velocity`` itself is not written."""
+                dt: float, limit: float, turn: float, threshold: float) -> None:
+    """:meth:`HolonomicBaseController.apply_base_velocity`'s clamp, then :func:`_carry_numpy`, one
+    slot per iteration and in real arithmetic (compiled by numba): when any component of
+    ``velocity`` exceeds ``threshold``, every row's planar speed is capped at ``limit`` (direction
+    kept) and its yaw rate clipped to ``turn``, in numpy's arithmetic (``threshold = inf``: no
+    clamp); ``velocity`` itself is not written."""
     clamp = False
     for i in range(velocity.shape[0]):
         for j in range(3):
@@ -144,5 +120,5 @@ def _carry_clamped_rows(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np
         mocap_quat[slot, mocap, 3] = sin_half * cos_turn + cos_half * sin_turn
 
 
-_clamped_kernel = Kernel(_carry_clamped_rows)
+_carry_kernel = Kernel(_carry_rows)
 
