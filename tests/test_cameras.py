@@ -23,6 +23,7 @@ from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, 
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, jetbot_camera_cfg  # noqa: E402
 from internutopia_extension.configs.sensors import RepCameraCfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+from tests.rendering_helpers import scene_file_fixture  # noqa: E402
 
 #: Front face of the test wall, in the slot frame (the jetbot camera looks along +x at it).
 WALL_FACE_X = 2.0
@@ -35,11 +36,7 @@ WALL_XML = f"""<mujoco>
 """
 
 
-@pytest.fixture(scope='module')
-def wall_scene(tmp_path_factory):
-    path = tmp_path_factory.mktemp('scenes') / 'wall.xml'
-    path.write_text(WALL_XML)
-    return str(path)
+wall_scene = scene_file_fixture(WALL_XML, 'wall.xml')
 
 
 def make_env(tasks, env_num, offset=5.0, **sim):

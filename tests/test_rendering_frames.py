@@ -18,7 +18,7 @@ from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, jetbot_
 from internutopia_extension.configs.sensors import RepCameraCfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
 from internutopia_extension.sensors.rep_camera import forward_camera_quat  # noqa: E402
-from tests.rendering_helpers import make_env, psnr, yaw_quat  # noqa: E402
+from tests.rendering_helpers import make_env, psnr, scene_file_fixture, yaw_quat  # noqa: E402
 
 WALL_XML = """<mujoco>
   <worldbody>
@@ -30,11 +30,7 @@ WALL_XML = """<mujoco>
 """
 
 
-@pytest.fixture(scope='module')
-def wall_scene(tmp_path_factory):
-    path = tmp_path_factory.mktemp('scenes') / 'wall.xml'
-    path.write_text(WALL_XML)
-    return str(path)
+wall_scene = scene_file_fixture(WALL_XML, 'wall.xml')
 
 
 def jetbot_cameras(scene, cameras, slots=2, **sim):
