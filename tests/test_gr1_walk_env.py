@@ -73,3 +73,58 @@ def test_train_robot_gr1_checkpoints_resumes_and_exports_a_policy_a_gr1_walks_wi
         walker = next(iter(env.runner.robot_groups.values())).walker
     assert walker is not None and walker.policy is not None
     assert np.all(np.isfinite(obs[0]['gr1']['position']))
+
+
+def test_the_trainers_welded_hands_gr1_moves_as_the_full_one_with_22_fewer_joints():
+    """``hands='welded'`` (the walking trainer's GR1): the same bodies and masses without the 22
+    finger joints, and under the same leg actions the same motion as GR1 with servo-held hands:
+    the pelvis within a millimetre after a second, the policy's observations alike."""
+    import gymnasium
+    import mujoco
+
+    from internutopia_extension.configs.robots.gr1 import GR1_BODY_JOINT_NAMES, GR1_JOINT_NAMES, GR1WeldedHandsRobotCfg
+    from internutopia_extension.robots.gr1_locomotion import gait
+    from internutopia_extension.robots.gr1_locomotion.episodes import gr1_walk_sampler
+    from internutopia_extension.robots.gr1_model import walking_spec
+
+    full, welded = walking_spec().compile(), walking_spec(hands='welded').compile()
+    assert (full.nv, welded.nv, welded.neq) == (60, 38, 0)
+    assert full.nbody == welded.nbody and np.isclose(full.body_subtreemass[1], welded.body_subtreemass[1])
+    assert len(GR1_BODY_JOINT_NAMES) == 32 and set(GR1_BODY_JOINT_NAMES) < set(GR1_JOINT_NAMES)
+    assert {welded.joint(j).name for j in range(1, welded.njnt)} == set(GR1_BODY_JOINT_NAMES)
+    assert mujoco.mj_name2id(welded, mujoco.mjtObj.mjOBJ_JOINT, 'L_index_proximal_joint') == -1
+
+    runs = {}
+    for hands in ('servo', 'welded'):
+        envs = gymnasium.make_vec('internutopia:internutopia/GR1Walk-v0', num_envs=3, hands=hands, pushes=False)
+        try:
+            envs.reset(seed=7)
+            runner = envs.unwrapped.vec_env.runner
+            assert type(runner.slot_robots[0]['gr1']).__name__ == ('GR1WeldedHandsRobot' if hands == 'welded' else 'GR1Robot')
+            rng = np.random.default_rng(0)
+            for _ in range(50):  # one second of 50 Hz leg actions
+                obs, *_ = envs.step(0.3 * rng.uniform(-1, 1, (3, gait.ACTION_SIZE)).astype(np.float32))
+            pelvis = runner.observe_arrays(np.arange(3))['gr1']['position']
+            runs[hands] = (pelvis, obs)
+        finally:
+            envs.close()
+    (pelvis, obs), (welded_pelvis, welded_obs) = runs['servo'], runs['welded']
+    assert np.all(pelvis[:, 2] > 0.8)  # upright, walking in place under random leg actions
+    np.testing.assert_allclose(welded_pelvis, pelvis, atol=1e-3)
+    np.testing.assert_allclose(welded_obs, obs, atol=1e-2)
+
+    with pytest.raises(ValueError, match=r"hands='gloves': valid values are \['servo', 'welded'\]"):
+        gr1_walk_sampler(hands='gloves')
+    with pytest.raises(ValueError, match=r"hands='gloves'"):
+        walking_spec(hands='gloves')
+    from internutopia.core.config import Config
+    from internutopia.core.vec_env import Env
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    carried = GR1WeldedHandsRobotCfg(locomotion='carried')
+    env = Env(Config(metrics_save_path='none', task_configs=[SingleInferenceTaskCfg(robots=[carried])]))
+    try:
+        with pytest.raises(ValueError, match='walking model only'):
+            env.reset()
+    finally:
+        env.close()

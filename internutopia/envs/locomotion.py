@@ -63,23 +63,25 @@ def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metr
 
 def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
                       backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
-                      reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
+                      reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, hands: str = 'servo',
+                      **kwargs: Any) -> Any:
     """The GR1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
-    arguments; the sampler is :func:`~internutopia_extension.robots.gr1_locomotion.episodes.gr1_walk_sampler`)."""
+    arguments; the sampler is :func:`~internutopia_extension.robots.gr1_locomotion.episodes.gr1_walk_sampler`).
+    ``hands='welded'``: GR1 with its hands welded to the wrists, the walking trainer's model."""
     return _robot_walk_vec('gr1', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
-                           reward_scales, sidestep_share, **kwargs)
+                           reward_scales, sidestep_share, sampler_options={'hands': hands}, **kwargs)
 
 
 def _robot_walk_vec(robot: str, num_envs: int, seconds: float | None, metrics_save_path: str, backend: str, device: str | None,
                     pushes: bool, lateral_share: float | None, reward_scales: dict[str, float] | None,
-                    sidestep_share: float | None, **kwargs: Any) -> Any:
+                    sidestep_share: float | None, sampler_options: dict[str, Any] | None = None, **kwargs: Any) -> Any:
     """The walking env of ``robot`` from its ``{robot}_locomotion`` episodes (``{robot}_walk_sampler``,
-    its defaults where a share is ``None``) and gait."""
+    its defaults where a share is ``None``, and ``sampler_options``) and gait."""
     import importlib
 
     episodes = importlib.import_module(f'internutopia_extension.robots.{robot}_locomotion.episodes')
     gait = importlib.import_module(f'internutopia_extension.robots.{robot}_locomotion.gait')
-    options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share}
+    options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share, **(sampler_options or {})}
     sampler = getattr(episodes, f'{robot}_walk_sampler')(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds,
                                                          pushes=pushes, reward_scales=reward_scales,
                                                          **{k: v for k, v in options.items() if v is not None})

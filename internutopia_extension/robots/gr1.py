@@ -29,7 +29,7 @@ import mujoco
 import numpy as np
 
 from internutopia.core.robot.base import BaseRobot
-from internutopia_extension.configs.robots.gr1 import GR1_JOINT_NAMES
+from internutopia_extension.configs.robots.gr1 import GR1_BODY_JOINT_NAMES, GR1_JOINT_NAMES
 from internutopia_extension.robots.carried_base import reset_targets, teleport_target
 from internutopia_extension.robots.gr1_locomotion import gait, rewards
 from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH, GR1Walker
@@ -122,4 +122,22 @@ class GR1Robot(WalkerDrivenRobot):
         reset_targets(data, slots, self.mocap_id[slots], positions, configs)
 
 
-__all__ = ['DROP_MARGIN', 'GR1Robot', 'GR1UpstreamMethods']
+@BaseRobot.register('GR1WeldedHandsRobot')
+class GR1WeldedHandsRobot(GR1Robot):
+    """GR1 on its walking model with both hands welded to the wrists (38 dof instead of 60; see
+    :func:`~internutopia_extension.robots.gr1_model.weld_hands`): what the walking trainer trains
+    on. Its joints, observations and joint targets are the 32 of the body (no fingers)."""
+
+    joint_names = GR1_BODY_JOINT_NAMES
+
+    def __init__(self, config: Any, env_num: int, sim: Any) -> None:
+        if getattr(config, 'locomotion', 'walking') != 'walking':
+            raise ValueError(f"robot {config.name!r}: GR1WeldedHandsRobot is the walking model only (locomotion='walking'); "
+                             "a carried GR1 is GR1Robot's")
+        super().__init__(config, env_num, sim)
+
+    def build_spec(self) -> mujoco.MjSpec:
+        return walking_spec(hands='welded')
+
+
+__all__ = ['DROP_MARGIN', 'GR1Robot', 'GR1UpstreamMethods', 'GR1WeldedHandsRobot']

@@ -43,6 +43,10 @@ from internutopia_extension.robots.sole_sensors import add_sole
 GR1_PACKAGE = 'fourier_robot_descriptions'
 GR1_INSTALL = 'pip install --no-deps fourier-robot-descriptions'
 GR1_URDF = 'gr1t2_inspire_hand.urdf'
+#: The walking model's hands: held by their finger servos (GR1 as users drive it) or welded to the wrists (:func:`weld_hands`).
+HANDS = ('servo', 'welded')
+#: Name prefixes of the hands' joints (left, right Inspire hand).
+HAND_JOINT_PREFIXES = ('L_', 'R_')
 #: Joints of the URDF that InternUtopia's GR1 does not have (fixed here at 0).
 FIXED_JOINTS = ('L_thumb_intermediate_joint', 'R_thumb_intermediate_joint')
 FEET = ('left', 'right')
@@ -181,16 +185,43 @@ def gr1_base_spec(gains: dict[str, tuple[float, float]]) -> mujoco.MjSpec:
 
 
 @functools.cache
-def _walking_spec() -> mujoco.MjSpec:
+def _walking_spec(hands: str) -> mujoco.MjSpec:
     spec = gr1_base_spec(WALKING_GAINS)
     for foot in FEET:
         add_sole(spec, spec.body(FOOT_BODY[foot]), foot, SOLE_SITE_SIZE, SOLE_SITE_POS)
+    if hands == 'welded':
+        weld_hands(spec)
     return spec
 
 
-def walking_spec() -> mujoco.MjSpec:
-    """A fresh copy of the physics-honest model a walking controller drives (module docstring)."""
-    return _walking_spec().copy()
+def walking_spec(hands: str = 'servo') -> mujoco.MjSpec:
+    """A fresh copy of the physics-honest model a walking controller drives (module docstring).
+
+    ``hands='welded'``: the training model of the walking policy (:func:`weld_hands`); the default
+    ``'servo'`` is GR1 as users drive it, its 22 finger joints held by their servos."""
+    if hands not in HANDS:
+        raise ValueError(f'hands={hands!r}: valid values are {list(HANDS)}')
+    return _walking_spec(hands).copy()
+
+
+def weld_hands(spec: mujoco.MjSpec) -> None:
+    """Weld both Inspire hands to the wrists: their 22 joints (names ``L_...``, ``R_...``), the
+    joints' servos and the linkage equalities between them go; every link stays, at the joints'
+    zero (the standing pose's open hand), with its mass and inertia.
+
+    The walking policy reads and drives the legs only, and the fingers (grams each) held by their
+    servos move the body as a welded hand does; a 60-dof GR1 becomes 38 dof, and a physics step
+    costs about 40 % less (docs/training.md, "GR1"). The trainer trains on this model; the policy
+    is evaluated and shipped on the full one."""
+    hand = {joint.name for joint in spec.joints if joint.name.startswith(HAND_JOINT_PREFIXES)}
+    for equality in list(spec.equalities):
+        if equality.name1 in hand or equality.name2 in hand:
+            spec.delete(equality)
+    for actuator in list(spec.actuators):
+        if actuator.target in hand:
+            spec.delete(actuator)
+    for joint in [joint for joint in spec.joints if joint.name in hand]:
+        spec.delete(joint)
 
 
 def carried_spec(mocap_body: str) -> mujoco.MjSpec:
@@ -205,4 +236,5 @@ def carried_spec(mocap_body: str) -> mujoco.MjSpec:
     return spec
 
 
-__all__ = ['FEET', 'GR1_INSTALL', 'GR1_PACKAGE', 'GR1_URDF', 'STANDING_HEIGHT', 'STANDING_POSE', 'WALKING_PHYSICS_DT', 'carried_spec', 'gr1_base_spec', 'gr1_urdf_path', 'walking_spec']
+__all__ = ['FEET', 'GR1_INSTALL', 'GR1_PACKAGE', 'GR1_URDF', 'HANDS', 'HAND_JOINT_PREFIXES', 'STANDING_HEIGHT', 'STANDING_POSE',
+           'WALKING_PHYSICS_DT', 'carried_spec', 'gr1_base_spec', 'gr1_urdf_path', 'walking_spec', 'weld_hands']

@@ -53,6 +53,9 @@ GR1_JOINT_NAMES: list[str] = [
 ]
 
 
+#: GR1's joints but the hands' (legs, waist, head, arms) in :data:`GR1_JOINT_NAMES`' order: the
+#: joints of :class:`GR1WeldedHandsRobotCfg`.
+GR1_BODY_JOINT_NAMES: list[str] = [name for name in GR1_JOINT_NAMES if not name.startswith(('L_', 'R_'))]
 
 #: The joints of InternUtopia's GR1 locomotion policy, in its order (legs, waist, head, then each
 #: arm with its hand; the same 54 joints).
@@ -132,8 +135,21 @@ class GR1RobotCfg(RobotCfg):
     walking_policy_symmetric: bool = True
 
 
+class GR1WeldedHandsRobotCfg(GR1RobotCfg):
+    """GR1 on its walking model with both hands welded to the wrists (``GR1WeldedHandsRobot``): the
+    model the walking trainer trains GR1 on (:func:`~internutopia_extension.robots.gr1_model.weld_hands`).
+    Its joints are :data:`GR1_BODY_JOINT_NAMES` (32: no finger joints); walking only.
+
+    >>> GR1WeldedHandsRobotCfg().type, len(GR1_BODY_JOINT_NAMES)
+    ('GR1WeldedHandsRobot', 32)
+    """
+
+    type: str = 'GR1WeldedHandsRobot'
+    locomotion: Literal['walking', 'carried'] = 'walking'
+
+
 __all__ = [
-    'GR1_JOINT_NAMES', 'GR1_POLICY_JOINT_NAMES', 'GR1_TELEOP_JOINT_NAMES', 'GR1MoveBySpeedControllerCfg', 'GR1RobotCfg',
+    'GR1_BODY_JOINT_NAMES', 'GR1WeldedHandsRobotCfg', 'GR1_JOINT_NAMES', 'GR1_POLICY_JOINT_NAMES', 'GR1_TELEOP_JOINT_NAMES', 'GR1MoveBySpeedControllerCfg', 'GR1RobotCfg',
     'GR1TeleOpControllerCfg', 'camera_left_cfg', 'camera_right_cfg', 'joint_controller', 'move_along_path_cfg',
     'move_by_speed_cfg', 'move_to_point_cfg', 'rotate_cfg', 'teleop_cfg',
 ]

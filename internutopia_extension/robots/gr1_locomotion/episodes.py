@@ -30,14 +30,23 @@ START_HEIGHT = round(STANDING_HEIGHT + 0.01, 3)
 
 def gr1_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True,
                      lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None,
-                     sidestep_share: float = SIDESTEP_SHARE) -> Any:
-    """An endless sampler of GR1 training episodes (``walk_sampler``'s arguments and result)."""
+                     sidestep_share: float = SIDESTEP_SHARE, hands: str = 'servo') -> Any:
+    """An endless sampler of GR1 training episodes (``walk_sampler``'s arguments and result).
+
+    ``hands='welded'`` puts the GR1 of each episode on the model with its hands welded to the
+    wrists (``GR1WeldedHandsRobotCfg``: the walking trainer's, a physics step about 40 % cheaper);
+    the default ``'servo'`` is GR1 as users drive it."""
     from internutopia_extension.configs.controllers.gr1_leg_action import GR1LegActionControllerCfg
-    from internutopia_extension.configs.robots.gr1 import GR1RobotCfg
+    from internutopia_extension.configs.robots.gr1 import GR1RobotCfg, GR1WeldedHandsRobotCfg
+    from internutopia_extension.robots.gr1_model import HANDS
+
+    if hands not in HANDS:
+        raise ValueError(f'hands={hands!r}: valid values are {list(HANDS)}')
+    robot_cfg = GR1WeldedHandsRobotCfg if hands == 'welded' else GR1RobotCfg
 
     def gr1(position: tuple, orientation: tuple) -> Any:
-        return GR1RobotCfg(locomotion='walking', walking_policy='controller', position=position, orientation=orientation,
-                           controllers=[GR1LegActionControllerCfg()])
+        return robot_cfg(locomotion='walking', walking_policy='controller', position=position, orientation=orientation,
+                         controllers=[GR1LegActionControllerCfg()])
 
     return walk_sampler(batch=batch, seconds=seconds, pushes=pushes, lateral_share=lateral_share, reward_scales=reward_scales,
                         sidestep_share=sidestep_share, make_robot=gr1, ranges=COMMAND_RANGES, goal_speed=GOAL_SPEED,

@@ -201,7 +201,10 @@ def main(argv: list[str] | None = None) -> None:
     # By its id (the 'module:' prefix imports what registers it): the env is an application's.
     walk = gymnasium.make_vec(f'internutopia:{robot.env_id}', num_envs=args.num_envs, autoreset_mode='SameStep',
                               backend=args.backend, device=args.device, pushes=not args.no_pushes,
-                              lateral_share=args.lateral_share, sidestep_share=args.sidestep_share, reward_scales=reward_scales or None)
+                              lateral_share=args.lateral_share, sidestep_share=args.sidestep_share, reward_scales=reward_scales or None,
+                              **robot.env_kwargs)
+    if robot.env_kwargs:
+        print(f'training model: {robot.env_kwargs}', flush=True)
     if args.lateral_share is not None or args.sidestep_share is not None or reward_scales:
         print(f'training emphasis: lateral_share {args.lateral_share}, sidestep_share {args.sidestep_share}, '
               f'reward scales {reward_scales}', flush=True)
