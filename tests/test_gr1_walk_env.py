@@ -128,3 +128,35 @@ def test_the_trainers_welded_hands_gr1_moves_as_the_full_one_with_22_fewer_joint
             env.reset()
     finally:
         env.close()
+
+
+def test_the_benchmarks_gr1_case_walks_a_policy_against_the_physics_limit(monkeypatch):
+    """``python -m internutopia.bench --robots gr1``: GR1 on its legs with the walking policy that
+    ``INTERNUTOPIA_BENCH_GR1_POLICY`` names (here the run in training), stepped through both APIs,
+    its controls replayed by the physics limit."""
+    from pathlib import Path
+
+    from internutopia.bench.cases import get_case
+    from internutopia.bench.paired import summarize, time_pairs
+    from internutopia.core.vec_env import Env
+    from internutopia.limit import PhysicsLimit
+
+    policy = Path(__file__).resolve().parents[1] / 'internutopia_extension/robots/gr1_locomotion/policy/run/gr1_walk.onnx'
+    monkeypatch.setenv('INTERNUTOPIA_BENCH_GR1_POLICY', str(policy))
+    case = get_case('gr1')
+    env = Env(case.config(2, 'off'))
+    try:
+        env.reset()
+        start = env.runner.observe_arrays(np.arange(2))['gr1']['position'].copy()
+        out = None
+        for _ in range(100):  # 0.5 s of the example path
+            out = env.step_arrays(case.array_action(2))
+        env.step(case.dict_actions(2))
+        assert out is not None and env.runner.slot_robots[0]['gr1'].walker is not None  # on its legs
+        moved = np.linalg.norm(out.obs['gr1']['position'][:, :2] - start[:, :2], axis=1)
+        assert np.all(np.isfinite(moved)) and np.all(moved > 0.0)
+        ours, limit, clean = time_pairs(lambda: env.step_arrays(case.array_action(2)), PhysicsLimit(env.runner.world), 2, 5)
+        summary = summarize(ours, limit, clean)
+        assert 0.0 < summary['ratio'] < 1.5 and summary['limit_step_s'] > 0.0
+    finally:
+        env.close()
