@@ -160,3 +160,20 @@ def test_the_benchmarks_gr1_case_walks_a_policy_against_the_physics_limit(monkey
         assert 0.0 < summary['ratio'] < 1.5 and summary['limit_step_s'] > 0.0
     finally:
         env.close()
+
+
+def test_the_walking_evaluation_measures_a_gr1_policy_on_gr1_as_users_drive_it():
+    """``evaluate --robot gr1``: the policy (here the run in training) on ``GR1Robot`` with its
+    hands on their servos, not the trainer's welded model: falls and the weight on the soles over
+    random commands, and the velocity each tracked command reaches."""
+    from pathlib import Path
+
+    from internutopia_extension.robots.h1_locomotion.policy import evaluate
+
+    policy = str(Path(__file__).resolve().parents[1] / 'internutopia_extension/robots/gr1_locomotion/policy/run/gr1_walk.onnx')
+    falls = evaluate.falls_and_weight(policy, num_envs=2, seconds=1.0, seed=0, robot='gr1')
+    assert falls['episodes'] == 2 and 0.0 <= falls['fall_rate'] <= 1.0
+    assert 0.5 < falls['weight_on_soles'] < 1.5  # standing or stepping on its soles in its first second
+    rows = evaluate.tracking(policy, seconds=1.0, seed=0, robot='gr1')
+    assert [tuple(row['command']) for row in rows] == [tuple(c) for c in evaluate.ROBOTS['gr1'].tracked_commands]
+    assert all(np.all(np.isfinite(row['reached'])) for row in rows)

@@ -1,4 +1,4 @@
-"""Measure a walking policy (H1's by default, ``--robot aliengo`` for Aliengo's) the way a
+"""Measure a walking policy (H1's by default, ``--robot aliengo`` or ``--robot gr1`` for theirs) the way a
 navigation user would use it, over many slots at once.
 
 Five measurements, the first four over ``--num-envs`` slots of one world:
@@ -17,7 +17,8 @@ Five measurements, the first four over ``--num-envs`` slots of one world:
    velocity reached (pelvis heading frame), averaged after the first third.
 
 A slot has fallen when the robot's rewards module says so (``fallen``: H1's pelvis below 0.6 m or
-tilted past about 50 degrees; Aliengo's base below 0.2 m or past 60 degrees). The result
+tilted past about 50 degrees; Aliengo's base below 0.2 m or past 60 degrees; GR1's as its rewards
+module says). The result
 is printed and, with ``--json``, written as JSON. ``--measures`` picks some of them (``tracking``
 alone screens a training run's checkpoints in seconds). The policy runs as the walker runs it,
 averaged with its mirror image (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`);
@@ -25,6 +26,8 @@ averaged with its mirror image (:class:`~internutopia_extension.robots.h1_locomo
 
     python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --policy runs/h1_walk/h1_walk.onnx
     python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --robot aliengo --policy runs/aliengo_walk/aliengo_walk.onnx
+    python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --robot gr1 \
+        --policy internutopia_extension/robots/gr1_locomotion/policy/run/gr1_walk.onnx
 """
 
 from __future__ import annotations
@@ -77,6 +80,12 @@ ROBOTS: dict[str, EvaluatedRobot] = {
                               ((0.0, 0.0, 0.0), (0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (1.2, 0.0, 0.0), (-0.5, 0.0, 0.0),
                                (0.0, 0.3, 0.0), (0.0, -0.3, 0.0), (0.0, 0.6, 0.0), (0.0, -0.6, 0.0), (0.8, 0.3, 0.0),
                                (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.0, 0.0, 2.0), (0.0, 0.0, -2.0), (1.0, 0.0, 1.0))),
+    # GR1 as users drive it (its hands on their servos, not the trainer's welded ones); H1's command ranges.
+    'gr1': EvaluatedRobot('gr1', 'internutopia_extension.configs.robots.gr1', 'GR1RobotCfg', 0.95, 54.9,
+                          'internutopia_extension.robots.gr1_locomotion.episodes:gr1_walk_sampler',
+                          ((0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
+                           (0.0, 0.25, 0.0), (0.0, -0.25, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.5, 0.3, 0.0),
+                           (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5))),
 }
 #: H1's tracked commands (kept under their old name).
 TRACKED_COMMANDS = list(ROBOTS['h1'].tracked_commands)
@@ -98,8 +107,8 @@ def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
 def _robot(robot: EvaluatedRobot, policy: str, rng: np.random.Generator, controllers: list, symmetric: bool) -> Any:
     config_class = getattr(importlib.import_module(robot.configs), robot.config_class)
     yaw = float(rng.uniform(-np.pi, np.pi))
-    # Only H1 has a carried mode; the other walking robots always walk.
-    mode = {'locomotion': 'walking'} if robot.name == 'h1' else {}
+    # H1 and GR1 have a carried mode too (GR1's is its default); Aliengo always walks.
+    mode = {'locomotion': 'walking'} if 'locomotion' in config_class.model_fields else {}
     return config_class(**mode, walking_policy=policy, walking_policy_symmetric=symmetric, position=(0.0, 0.0, robot.start_height),
                         orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))), controllers=controllers)
 
