@@ -229,6 +229,42 @@ def test_a_walking_gr1_takes_its_leg_actions_and_commands_through_its_walker():
         env.close()
 
 
+def test_a_walking_gr1s_arms_and_hands_follow_a_joint_controller_while_its_walker_holds_the_legs():
+    """The issue's "arms and hands hold a pose or follow joint_controller while the legs walk": a
+    ``JointControllerCfg`` over the arm and hand joints drives them; the walker keeps the legs."""
+    from internutopia_extension.configs.controllers import JointControllerCfg
+    from internutopia_extension.robots.gr1_locomotion import gait
+
+    upper = [n for n in cfgs.GR1_JOINT_NAMES if n.startswith(('L_', 'R_')) or any(k in n for k in ('shoulder', 'elbow', 'wrist'))]
+    assert len(upper) == 36  # 7 per arm, 11 per hand
+    arms = JointControllerCfg(name='arms', joint_names=upper)
+    target = np.zeros(len(upper))
+    target[[upper.index('left_shoulder_pitch_joint'), upper.index('right_shoulder_pitch_joint')]] = -0.6  # arms forward
+    target[[upper.index('L_index_proximal_joint'), upper.index('R_index_proximal_joint')]] = 1.0  # index fingers curled
+    env = _env([cfgs.move_by_speed_cfg, arms], physics_dt=1 / 200, locomotion='walking', walking_policy='controller')
+    try:
+        env.reset()
+        for _ in range(100):  # 0.5 s
+            obs, *_ = env.step([{NAME: {'move_by_speed': [0.0, 0.0, 0.0], 'arms': target}}] * ENVS)
+        for slot in range(ENVS):
+            robot = obs[slot][NAME]
+            joints = dict(zip(cfgs.GR1_JOINT_NAMES, robot['joint_positions'], strict=True))
+            for name in ('left_shoulder_pitch_joint', 'right_shoulder_pitch_joint'):
+                assert joints[name] == pytest.approx(-0.6, abs=0.1), name
+            for name in ('L_index_proximal_joint', 'R_index_proximal_joint'):
+                assert joints[name] == pytest.approx(1.0, abs=0.15), name
+            legs = [joints[n] for n in gait.LEG_JOINTS]
+            # (near the standing pose: nothing balances a robot without a policy, the knees give a little)
+            np.testing.assert_allclose(legs, gait.LEG_STANDING, atol=0.2)
+            assert robot['position'][2] == pytest.approx(model.STANDING_HEIGHT, abs=0.05)  # still upright
+        group = env.runner.slot_robots[0][NAME]
+        slots = np.arange(ENVS)
+        leg_servos = group.bound_world.data.ctrl[slots[:, None], group.ids(slots, 'actuator', list(gait.LEG_JOINTS))]
+        np.testing.assert_allclose(leg_servos, np.tile(gait.LEG_STANDING, (ENVS, 1)))  # the walker's targets, untouched
+    finally:
+        env.close()
+
+
 def test_the_gaits_mirror_map_is_the_models_mirror_image(walking):
     """A leg pose and its mirror (:func:`gait.mirror_action` applied to joint offsets) put the soles
     at mirrored places: the sign table matches the URDF's joint axes."""
