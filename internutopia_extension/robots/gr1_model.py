@@ -199,9 +199,14 @@ def walking_spec(hands: str = 'servo') -> mujoco.MjSpec:
 
     ``hands='welded'``: the training model of the walking policy (:func:`weld_hands`); the default
     ``'servo'`` is GR1 as users drive it, its 22 finger joints held by their servos."""
+    return _walking_spec(check_hands(hands)).copy()
+
+
+def check_hands(hands: str) -> str:
+    """``hands`` if it is one of :data:`HANDS`, else a ``ValueError`` naming the valid values."""
     if hands not in HANDS:
         raise ValueError(f'hands={hands!r}: valid values are {list(HANDS)}')
-    return _walking_spec(hands).copy()
+    return hands
 
 
 def weld_hands(spec: mujoco.MjSpec) -> None:
@@ -237,4 +242,4 @@ def carried_spec(mocap_body: str) -> mujoco.MjSpec:
 
 
 __all__ = ['FEET', 'GR1_INSTALL', 'GR1_PACKAGE', 'GR1_URDF', 'HANDS', 'HAND_JOINT_PREFIXES', 'STANDING_HEIGHT', 'STANDING_POSE',
-           'WALKING_PHYSICS_DT', 'carried_spec', 'gr1_base_spec', 'gr1_urdf_path', 'walking_spec', 'weld_hands']
+           'WALKING_PHYSICS_DT', 'carried_spec', 'check_hands', 'gr1_base_spec', 'gr1_urdf_path', 'walking_spec', 'weld_hands']

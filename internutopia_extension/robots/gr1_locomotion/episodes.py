@@ -38,11 +38,9 @@ def gr1_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: 
     the default ``'servo'`` is GR1 as users drive it."""
     from internutopia_extension.configs.controllers.gr1_leg_action import GR1LegActionControllerCfg
     from internutopia_extension.configs.robots.gr1 import GR1RobotCfg, GR1WeldedHandsRobotCfg
-    from internutopia_extension.robots.gr1_model import HANDS
+    from internutopia_extension.robots.gr1_model import check_hands
 
-    if hands not in HANDS:
-        raise ValueError(f'hands={hands!r}: valid values are {list(HANDS)}')
-    robot_cfg = GR1WeldedHandsRobotCfg if hands == 'welded' else GR1RobotCfg
+    robot_cfg = GR1WeldedHandsRobotCfg if check_hands(hands) == 'welded' else GR1RobotCfg
 
     def gr1(position: tuple, orientation: tuple) -> Any:
         return robot_cfg(locomotion='walking', walking_policy='controller', position=position, orientation=orientation,

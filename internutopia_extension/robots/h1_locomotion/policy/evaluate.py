@@ -69,12 +69,15 @@ class EvaluatedRobot:
     tracked_commands: tuple[tuple[float, float, float], ...]
 
 
+#: The commands tracked for the humanoids (H1's command ranges, which GR1 trains with too).
+HUMANOID_COMMANDS = ((0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
+                     (0.0, 0.25, 0.0), (0.0, -0.25, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.5, 0.3, 0.0),
+                     (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5))
+
 ROBOTS: dict[str, EvaluatedRobot] = {
     'h1': EvaluatedRobot('h1', 'internutopia_extension.configs.robots.h1', 'H1RobotCfg', 1.0, 51.4,
                          'internutopia_extension.robots.h1_locomotion.episodes:walk_sampler',
-                         ((0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
-                          (0.0, 0.25, 0.0), (0.0, -0.25, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.5, 0.3, 0.0),
-                          (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5))),
+                         HUMANOID_COMMANDS),
     'aliengo': EvaluatedRobot('aliengo', 'internutopia_extension.configs.robots.aliengo', 'AliengoRobotCfg', 0.37, 24.6,
                               'internutopia_extension.robots.aliengo_locomotion.episodes:aliengo_walk_sampler',
                               ((0.0, 0.0, 0.0), (0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (1.2, 0.0, 0.0), (-0.5, 0.0, 0.0),
@@ -83,9 +86,7 @@ ROBOTS: dict[str, EvaluatedRobot] = {
     # GR1 as users drive it (its hands on their servos, not the trainer's welded ones); H1's command ranges.
     'gr1': EvaluatedRobot('gr1', 'internutopia_extension.configs.robots.gr1', 'GR1RobotCfg', 0.95, 54.9,
                           'internutopia_extension.robots.gr1_locomotion.episodes:gr1_walk_sampler',
-                          ((0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.6, 0.0, 0.0), (1.0, 0.0, 0.0), (-0.3, 0.0, 0.0),
-                           (0.0, 0.25, 0.0), (0.0, -0.25, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.5, 0.3, 0.0),
-                           (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (0.6, 0.0, 0.5))),
+                          HUMANOID_COMMANDS),
 }
 #: H1's tracked commands (kept under their old name).
 TRACKED_COMMANDS = list(ROBOTS['h1'].tracked_commands)
