@@ -289,10 +289,19 @@ def test_a_training_run_can_shift_its_emphasis_and_bad_settings_are_named(capsys
     assert {np.sign(lateral) for _, lateral, _ in moving} == {-1.0, 1.0}
     with pytest.raises(ValueError, match='sidestep_share must be between 0 and 1'):
         walk_sampler(sidestep_share=-0.1)
+    # Standing: every random command zero at stand_share=1, none at 0; the stream of the other draws is kept.
+    commands = [command[1:] for task in walk_sampler(batch=32, stand_share=1.0)(np.random.default_rng(2)) if task.goals is None
+                for command in task.commands]
+    assert commands and all(command == (0.0, 0.0, 0.0) for command in commands)
+    assert all(any(command[1:]) for task in walk_sampler(batch=32, stand_share=0.0)(np.random.default_rng(2))
+               if task.goals is None for command in task.commands)
+    with pytest.raises(ValueError, match='stand_share must be between 0 and 1'):
+        walk_sampler(stand_share=1.5)
     for argv, message in ((['--reward-scale', 'hips=-1'], "unknown term 'hips'; valid terms: ["),
                           (['--reward-scale', 'hip_pos=x'], 'the scale must be a number'),
                           (['--lateral-share', '2'], '--lateral-share must be between 0 and 1'),
                           (['--sidestep-share', '1.2'], '--sidestep-share must be between 0 and 1'),
+                          (['--stand-share', '-0.5'], '--stand-share must be between 0 and 1'),
                           (['--mirror-loss', '-1'], '--mirror-loss takes a weight >= 0; got -1.0'),
                           (['--critic-warmup', '5'], '--critic-warmup takes a count of updates >= 0 and needs --init-from'),
                           (['--init-action-scale', 'hip=0.3'], "unknown joint kind 'hip'; valid kinds: ['ankle', 'hip_pitch'"),

@@ -22,10 +22,11 @@ import numpy as np
 
 def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
                   backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
-                  reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
+                  reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None,
+                  stand_share: float | None = None, **kwargs: Any) -> Any:
     """The H1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (see the module docstring)
-    on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share``, ``sidestep_share`` and
-    ``reward_scales`` go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
+    on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share``, ``sidestep_share``,
+    ``stand_share`` and ``reward_scales`` go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
     (``autoreset_mode``, ...)."""
     from internutopia_extension.robots.h1_locomotion import episodes
     from internutopia_extension.robots.h1_locomotion.gait import ACTION_SIZE
@@ -33,7 +34,7 @@ def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save
     sampler = episodes.walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
                                     lateral_share=episodes.LATERAL_SHARE if lateral_share is None else lateral_share,
                                     sidestep_share=episodes.SIDESTEP_SHARE if sidestep_share is None else sidestep_share,
-                                    reward_scales=reward_scales)
+                                    stand_share=episodes.STAND_SHARE if stand_share is None else stand_share, reward_scales=reward_scales)
     return _walk_vec(sampler, 'h1', ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
 
 
@@ -54,22 +55,23 @@ def _walk_vec(sampler: Any, robot: str, action_size: int, num_envs: int, metrics
 
 def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
                           backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
-                          reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, **kwargs: Any) -> Any:
+                          reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None,
+                  stand_share: float | None = None, **kwargs: Any) -> Any:
     """The Aliengo walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.aliengo_locomotion.episodes.aliengo_walk_sampler`)."""
     return _robot_walk_vec('aliengo', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
-                           reward_scales, sidestep_share, **kwargs)
+                           reward_scales, sidestep_share, sampler_options={'stand_share': stand_share}, **kwargs)
 
 
 def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
                       backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
                       reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None, hands: str = 'servo',
-                      **kwargs: Any) -> Any:
+                      stand_share: float | None = None, **kwargs: Any) -> Any:
     """The GR1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.gr1_locomotion.episodes.gr1_walk_sampler`).
     ``hands='welded'``: GR1 with its hands welded to the wrists, the walking trainer's model."""
     return _robot_walk_vec('gr1', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
-                           reward_scales, sidestep_share, sampler_options={'hands': hands}, **kwargs)
+                           reward_scales, sidestep_share, sampler_options={'hands': hands, 'stand_share': stand_share}, **kwargs)
 
 
 def _robot_walk_vec(robot: str, num_envs: int, seconds: float | None, metrics_save_path: str, backend: str, device: str | None,

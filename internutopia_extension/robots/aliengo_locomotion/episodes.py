@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from internutopia_extension.robots.h1_locomotion.episodes import ACTION_REPEAT, EPISODE_SECONDS, PHYSICS_DT, walk_sampler
+from internutopia_extension.robots.h1_locomotion.episodes import ACTION_REPEAT, EPISODE_SECONDS, PHYSICS_DT, STAND_SHARE, walk_sampler
 
 #: Command ranges of training episodes: forward, lateral (m/s), yaw rate (rad/s).
 COMMAND_RANGES = ((-0.6, 1.2), (-0.6, 0.6), (-2.0, 2.0))
@@ -26,7 +26,7 @@ PUSH_SPEED = 0.5
 
 def aliengo_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True,
                          lateral_share: float = 0.5, reward_scales: dict[str, float] | None = None,
-                         sidestep_share: float = 0.1) -> Any:
+                         sidestep_share: float = 0.1, stand_share: float = STAND_SHARE) -> Any:
     """An endless sampler of Aliengo training episodes (``walk_sampler``'s arguments and result)."""
     from internutopia_extension.configs.controllers.aliengo_leg_action import AliengoLegActionControllerCfg
     from internutopia_extension.configs.robots.aliengo import AliengoRobotCfg
@@ -37,7 +37,7 @@ def aliengo_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, push
 
     return walk_sampler(batch=batch, seconds=seconds, pushes=pushes, lateral_share=lateral_share, reward_scales=reward_scales,
                         sidestep_share=sidestep_share, make_robot=aliengo, ranges=COMMAND_RANGES, goal_speed=GOAL_SPEED,
-                        push_speed=PUSH_SPEED, start_height=START_HEIGHT)
+                        push_speed=PUSH_SPEED, start_height=START_HEIGHT, stand_share=stand_share)
 
 
 __all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'PHYSICS_DT', 'aliengo_walk_sampler']

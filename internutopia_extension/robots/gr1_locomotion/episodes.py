@@ -21,6 +21,7 @@ from internutopia_extension.robots.h1_locomotion.episodes import (
     PHYSICS_DT,
     PUSH_SPEED,
     SIDESTEP_SHARE,
+    STAND_SHARE,
     walk_sampler,
 )
 
@@ -30,7 +31,8 @@ START_HEIGHT = round(STANDING_HEIGHT + 0.01, 3)
 
 def gr1_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool = True,
                      lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None,
-                     sidestep_share: float = SIDESTEP_SHARE, hands: str = 'servo') -> Any:
+                     sidestep_share: float = SIDESTEP_SHARE, hands: str = 'servo',
+                     stand_share: float = STAND_SHARE) -> Any:
     """An endless sampler of GR1 training episodes (``walk_sampler``'s arguments and result).
 
     ``hands='welded'`` puts the GR1 of each episode on the model with its hands welded to the
@@ -48,7 +50,7 @@ def gr1_walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: 
 
     return walk_sampler(batch=batch, seconds=seconds, pushes=pushes, lateral_share=lateral_share, reward_scales=reward_scales,
                         sidestep_share=sidestep_share, make_robot=gr1, ranges=COMMAND_RANGES, goal_speed=GOAL_SPEED,
-                        push_speed=PUSH_SPEED, start_height=START_HEIGHT)
+                        push_speed=PUSH_SPEED, start_height=START_HEIGHT, stand_share=stand_share)
 
 
 __all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'EPISODE_SECONDS', 'PHYSICS_DT', 'START_HEIGHT', 'gr1_walk_sampler']

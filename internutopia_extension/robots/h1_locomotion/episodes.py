@@ -58,16 +58,17 @@ COMMAND_RANGES = (FORWARD_RANGE, LATERAL_RANGE, YAW_RATE_RANGE)
 
 def random_command(rng: np.random.Generator, lateral_share: float = LATERAL_SHARE,
                    sidestep_share: float = SIDESTEP_SHARE,
-                   ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES) -> tuple[float, float, float]:
-    """One training command ``(forward, lateral, yaw_rate)`` within ``ranges``; ``sidestep_share``
-    of the moving ones are pure side-steps, and ``lateral_share`` of the others have a lateral part.
+                   ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES, stand_share: float = STAND_SHARE) -> tuple[float, float, float]:
+    """One training command ``(forward, lateral, yaw_rate)`` within ``ranges``: ``stand_share`` of
+    them zero (stand still); ``sidestep_share`` of the moving ones are pure side-steps, and
+    ``lateral_share`` of the others have a lateral part.
 
     >>> rng = np.random.default_rng(3)
     >>> steps = [random_command(rng, sidestep_share=1.0) for _ in range(200)]
     >>> all(abs(f) <= 0.1 and 0.2 <= abs(lat) <= 0.5 and yaw == 0.0 for f, lat, yaw in steps if any((f, lat, yaw)))
     True
     """
-    if rng.random() < STAND_SHARE:
+    if rng.random() < stand_share:  # (one draw whatever the share: the stream of later draws stays the same)
         return (0.0, 0.0, 0.0)
     # Drawn only when asked for, so that the default command stream stays the one earlier runs saw.
     if sidestep_share > 0.0 and rng.random() < sidestep_share:
@@ -84,19 +85,19 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
                  lateral_share: float = LATERAL_SHARE, reward_scales: dict[str, float] | None = None,
                  sidestep_share: float = SIDESTEP_SHARE, make_robot: Callable[[tuple, tuple], Any] | None = None,
                  ranges: tuple[tuple[float, float], ...] = COMMAND_RANGES, goal_speed: tuple[float, float] = GOAL_SPEED,
-                 push_speed: float = PUSH_SPEED, start_height: float = START_HEIGHT) -> Any:
+                 push_speed: float = PUSH_SPEED, start_height: float = START_HEIGHT, stand_share: float = STAND_SHARE) -> Any:
     """An endless episode sampler ``f(rng) -> list[LocomotionTaskCfg]`` (a
     :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`: the env takes them uncopied), ``batch`` episodes a call
     (with random pushes unless ``pushes`` is false). ``lateral_share`` is the share of moving
-    commands with a lateral part, ``sidestep_share`` the share of pure side-steps
-    (:func:`random_command`); ``reward_scales`` overrides reward scales by term name (these are
+    commands with a lateral part, ``sidestep_share`` the share of pure side-steps, ``stand_share``
+    the share of zero commands (:func:`random_command`); ``reward_scales`` overrides reward scales by term name (these are
     how a training run shifts its emphasis, e.g. towards side-stepping).
 
     Another walking robot's episodes (Aliengo's :mod:`~internutopia_extension.robots.aliengo_locomotion.episodes`)
     come from the same sampler: ``make_robot(position, orientation)`` gives its robot config
     (default: a walking H1 driven by ``leg_action``), ``ranges`` its command ranges, ``goal_speed``
     and ``push_speed`` its goal-steering speeds and pushes, ``start_height`` its base's start height."""
-    for name, share in (('lateral_share', lateral_share), ('sidestep_share', sidestep_share)):
+    for name, share in (('lateral_share', lateral_share), ('sidestep_share', sidestep_share), ('stand_share', stand_share)):
         if not 0.0 <= share <= 1.0:
             raise ValueError(f'{name} must be between 0 and 1; got {share!r}')
     from internutopia.macros import gm
@@ -139,7 +140,7 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
         else:
             commands, start = [], 0.0
             while start < seconds:
-                commands.append((start, *random_command(rng, lateral_share, sidestep_share, ranges)))
+                commands.append((start, *random_command(rng, lateral_share, sidestep_share, ranges, stand_share)))
                 start += float(rng.uniform(*COMMAND_HOLD))
             steering = {'commands': commands}
         if template.reward_scales is not None:
@@ -153,4 +154,4 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
     return sample
 
 
-__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'PHYSICS_DT', 'random_command', 'walk_sampler']
+__all__ = ['ACTION_REPEAT', 'COMMAND_RANGES', 'PHYSICS_DT', 'STAND_SHARE', 'random_command', 'walk_sampler']

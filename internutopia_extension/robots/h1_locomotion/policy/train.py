@@ -21,9 +21,9 @@ started policy acts exactly as the old one did until it learns to use them. ``--
 takes an exported ``h1_walk.onnx`` (the shipped policy, say): its actor starts the run, the
 critic starts untrained, and ``--critic-warmup N`` keeps the actor still for the first ``N``
 updates while the critic learns the returns at :data:`CRITIC_WARMUP_RATE` (an untrained critic's
-advantages would otherwise pull a good policy apart). ``--lateral-share``, ``--sidestep-share``
-and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping commands, other
-reward scales) without changing the env's defaults (the shipped policy's flags are in
+advantages would otherwise pull a good policy apart). ``--lateral-share``, ``--sidestep-share``,
+``--stand-share`` and ``--reward-scale TERM=SCALE`` shift a run's emphasis (more side-stepping or
+standing commands, other reward scales) without changing the env's defaults (the shipped policy's flags are in
 docs/training.md).
 ``--mirror-loss W`` ends every update with gradient steps on the gap between the policy and its
 mirror image (:func:`mirror_loss`: what it does for the robot reflected left to right, reflected
@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
                         help='share of moving training commands with a lateral part (default: episodes.LATERAL_SHARE)')
     parser.add_argument('--sidestep-share', type=float, default=None,
                         help='share of moving training commands that are pure side-steps (default: episodes.SIDESTEP_SHARE)')
+    parser.add_argument('--stand-share', type=float, default=None,
+                        help='share of training commands that are zero, stand still (default: episodes.STAND_SHARE)')
     parser.add_argument('--mirror-loss', type=float, default=0.0, metavar='WEIGHT',
                         help='after each update, steps on the gap between the policy and its own mirror image '
                              '(left and right legs swapped) at this weight: a gait the same on both legs (default 0: off)')
@@ -167,7 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     gait_module = importlib.import_module(robot.gait)
     reward_scales = _reward_scales(parser, args.reward_scale, importlib.import_module(robot.rewards))
     init_scale = _init_action_scale(parser, args.init_action_scale, gait_module)
-    for flag, share in (('--lateral-share', args.lateral_share), ('--sidestep-share', args.sidestep_share)):
+    for flag, share in (('--lateral-share', args.lateral_share), ('--sidestep-share', args.sidestep_share),
+                        ('--stand-share', args.stand_share)):
         if share is not None and not 0.0 <= share <= 1.0:
             parser.error(f'{flag} must be between 0 and 1; got {share}')
     if not args.mirror_loss >= 0.0:
@@ -201,12 +204,14 @@ def main(argv: list[str] | None = None) -> None:
     # By its id (the 'module:' prefix imports what registers it): the env is an application's.
     walk = gymnasium.make_vec(f'internutopia:{robot.env_id}', num_envs=args.num_envs, autoreset_mode='SameStep',
                               backend=args.backend, device=args.device, pushes=not args.no_pushes,
-                              lateral_share=args.lateral_share, sidestep_share=args.sidestep_share, reward_scales=reward_scales or None,
+                              lateral_share=args.lateral_share, sidestep_share=args.sidestep_share, stand_share=args.stand_share,
+                              reward_scales=reward_scales or None,
                               **robot.env_kwargs)
     if robot.env_kwargs:
         print(f'training model: {robot.env_kwargs}', flush=True)
-    if args.lateral_share is not None or args.sidestep_share is not None or reward_scales:
+    if args.lateral_share is not None or args.sidestep_share is not None or args.stand_share is not None or reward_scales:
         print(f'training emphasis: lateral_share {args.lateral_share}, sidestep_share {args.sidestep_share}, '
+              f'stand_share {args.stand_share}, '
               f'reward scales {reward_scales}', flush=True)
     if args.trainer == 'rsl_rl':
         from internutopia.core.gym_vector.rsl_rl_env import RslRlVecEnv
