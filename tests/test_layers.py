@@ -293,3 +293,15 @@ def test_the_vectorized_core_never_imports_the_per_slot_layer():
                         for imp in imports_of(module, path) if imp.target.startswith('internutopia.per_slot')})
     assert [m for m in importers if layer_of(m) < PER_SLOT] == []
     assert set(importers) - set(UPSTREAM_PER_SLOT_PATHS) == {'internutopia.core.vec_env'}
+
+
+def test_nothing_in_the_packages_imports_the_modules_at_internutopias_paths():
+    """The re-exports at InternUtopia's paths sit in ``internutopia.core`` for users' imports only:
+    were a module of the packages to import one, the vectorized core's folders would depend on
+    the per-slot layer above them (farm-studio draws these re-exports as arrows core -> per_slot).
+    The one exception is the benchmark's per-slot case, written on purpose as a user writes one."""
+    written_as_users_write = {'internutopia.bench.per_slot'}
+    importers = sorted((module, imp.target) for module, path in ALL.items() for imp in imports_of(module, path)
+                       if imp.target in UPSTREAM_PER_SLOT_PATHS and module not in UPSTREAM_PER_SLOT_PATHS)
+    assert [(module, target) for module, target in importers if module not in written_as_users_write] == []
+    assert {module for module, _ in importers} == written_as_users_write  # (else the exception is stale)
