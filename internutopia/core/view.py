@@ -367,8 +367,8 @@ class EntityTracker:
         """Env-local base positions. Shape (len(slots), 3)."""
         self.refresh()
         if len(self.group_list) == 1:
-            return self.group_list[0].poses(slots)[0]
+            return self.group_list[0].positions(slots)
         out = np.zeros((len(slots), 3))
         for group, rows, members in self.groups(slots):
-            out[rows] = group.poses(members)[0]
+            out[rows] = group.positions(members)
         return out

@@ -16,6 +16,7 @@ import numpy as np
 
 from internutopia.core.backend.model import Contacts, GeomType
 from internutopia.core.metric.base import BaseMetric
+from internutopia.core.robot.base import rows_of
 from internutopia_extension.tasks.point_nav import xy_distance
 
 if TYPE_CHECKING:
@@ -83,9 +84,11 @@ class SPLMetric(_GoalMetric):
         self.shortest[slot] = length if length is not None else float(np.hypot(*(self.goal[slot, :2] - start[:2])))
 
     def update(self, slots: np.ndarray) -> None:
+        rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run
         xy = self.robot.positions(slots)[:, :2]
-        self.travelled[slots] += np.hypot(*(xy - self.last_xy[slots]).T)
-        self.last_xy[slots] = xy
+        last = self.last_xy[rows]
+        self.travelled[rows] += np.hypot(xy[:, 0] - last[:, 0], xy[:, 1] - last[:, 1])
+        self.last_xy[rows] = xy
 
     def calc(self, slot: int) -> float:
         if not self.distance(np.array([slot]))[0] < self.success_distance[slot]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from internutopia.core.reward.base import BaseReward
+from internutopia.core.robot.base import rows_of
 from internutopia_extension.configs.tasks import POINT_NAV_REWARD_DEFAULTS
 
 
@@ -32,5 +33,6 @@ class PointNavProgressReward(BaseReward):
 
     def calc(self, slots: np.ndarray) -> np.ndarray:
         task = self.view.task(int(slots[0]))  # every slot of one call belongs to the same task object
-        progress = task.prev_distance[slots] - task.distance[slots]
-        return self.scale * progress + self.success_bonus * task.success[slots] - self.step_penalty
+        rows = rows_of(slots, self.env_num)
+        progress = task.prev_distance[rows] - task.distance[rows]
+        return self.scale * progress + self.success_bonus * task.success[rows] - self.step_penalty

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.robot.base import rows_of
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
@@ -59,12 +60,13 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.success[slot] = False
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        distance = xy_distance(self.robot.positions(slots), self.goal[slots])
-        self.prev_distance[slots] = self.distance[slots]
-        self.distance[slots] = distance
-        success = distance < self.success_distance[slots]
-        self.success[slots] = success
-        truncated = ~success & (self.view.steps[slots] >= self.max_steps[slots])
+        rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run
+        distance = xy_distance(self.robot.positions(slots), self.goal[rows])
+        self.prev_distance[rows] = self.distance[rows]
+        self.distance[rows] = distance
+        success = distance < self.success_distance[rows]
+        self.success[rows] = success
+        truncated = ~success & (self.view.steps[rows] >= self.max_steps[rows])
         # The reward of each slot's config is added by the env after this step, from these arrays.
         return np.zeros(len(slots)), success, truncated
 

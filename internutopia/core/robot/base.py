@@ -187,6 +187,13 @@ class Entity(Generic[EntityCfgT]):
         bodies = self.base_body_id[slots]
         return world.field('xpos')[slots, bodies], world.field('xquat')[slots, bodies]
 
+    def positions(self, slots: np.ndarray) -> np.ndarray:
+        """The positions of :meth:`poses` alone, ``(k, 3)`` (tasks and metrics read them every physics step)."""
+        views = self._pose_views
+        if views is None:
+            return self.poses(slots)[0]
+        return views[0].copy() if len(slots) == self.env_num else views[0][slots]
+
     def teleport(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
         """Put the base body of ``slot`` at an env-local pose, at rest (``None`` keeps that part).
 
