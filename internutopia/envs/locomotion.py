@@ -56,7 +56,7 @@ def _walk_vec(sampler: Any, robot: str, action_size: int, num_envs: int, metrics
 def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
                           backend: str = 'mujoco', device: str | None = None, pushes: bool = True, lateral_share: float | None = None,
                           reward_scales: dict[str, float] | None = None, sidestep_share: float | None = None,
-                  stand_share: float | None = None, **kwargs: Any) -> Any:
+                          stand_share: float | None = None, **kwargs: Any) -> Any:
     """The Aliengo walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.aliengo_locomotion.episodes.aliengo_walk_sampler`)."""
     return _robot_walk_vec('aliengo', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
