@@ -28,14 +28,9 @@ def make_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save
     on physics ``backend`` (and ``device``, for ``'warp'``); ``lateral_share``, ``sidestep_share``,
     ``stand_share`` and ``reward_scales`` go to the episode sampler (its defaults when ``None``); ``kwargs`` go to ``VectorEnv``
     (``autoreset_mode``, ...)."""
-    from internutopia_extension.robots.h1_locomotion import episodes
-    from internutopia_extension.robots.h1_locomotion.gait import ACTION_SIZE
-
-    sampler = episodes.walk_sampler(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes,
-                                    lateral_share=episodes.LATERAL_SHARE if lateral_share is None else lateral_share,
-                                    sidestep_share=episodes.SIDESTEP_SHARE if sidestep_share is None else sidestep_share,
-                                    stand_share=episodes.STAND_SHARE if stand_share is None else stand_share, reward_scales=reward_scales)
-    return _walk_vec(sampler, 'h1', ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
+    shares = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share, 'stand_share': stand_share}
+    return _robot_walk_vec('h1', num_envs, seconds, metrics_save_path, backend, device, pushes, reward_scales, shares,
+                           sampler_name='walk_sampler', **kwargs)
 
 
 def _walk_vec(sampler: Any, robot: str, action_size: int, num_envs: int, metrics_save_path: str, backend: str,
@@ -59,8 +54,8 @@ def make_aliengo_walk_vec(num_envs: int = 64, seconds: float | None = None, metr
                           stand_share: float | None = None, **kwargs: Any) -> Any:
     """The Aliengo walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.aliengo_locomotion.episodes.aliengo_walk_sampler`)."""
-    return _robot_walk_vec('aliengo', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
-                           reward_scales, sidestep_share, sampler_options={'stand_share': stand_share}, **kwargs)
+    shares = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share, 'stand_share': stand_share}
+    return _robot_walk_vec('aliengo', num_envs, seconds, metrics_save_path, backend, device, pushes, reward_scales, shares, **kwargs)
 
 
 def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_save_path: str = 'none',
@@ -70,23 +65,23 @@ def make_gr1_walk_vec(num_envs: int = 64, seconds: float | None = None, metrics_
     """The GR1 walking :class:`~internutopia.core.gym_vector.VectorEnv` (``make_walk_vec``'s
     arguments; the sampler is :func:`~internutopia_extension.robots.gr1_locomotion.episodes.gr1_walk_sampler`).
     ``hands='welded'``: GR1 with its hands welded to the wrists, the walking trainer's model."""
-    return _robot_walk_vec('gr1', num_envs, seconds, metrics_save_path, backend, device, pushes, lateral_share,
-                           reward_scales, sidestep_share, sampler_options={'hands': hands, 'stand_share': stand_share}, **kwargs)
+    options = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share, 'stand_share': stand_share, 'hands': hands}
+    return _robot_walk_vec('gr1', num_envs, seconds, metrics_save_path, backend, device, pushes, reward_scales, options, **kwargs)
 
 
 def _robot_walk_vec(robot: str, num_envs: int, seconds: float | None, metrics_save_path: str, backend: str, device: str | None,
-                    pushes: bool, lateral_share: float | None, reward_scales: dict[str, float] | None,
-                    sidestep_share: float | None, sampler_options: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-    """The walking env of ``robot`` from its ``{robot}_locomotion`` episodes (``{robot}_walk_sampler``,
-    its defaults where a share is ``None``, and ``sampler_options``) and gait."""
+                    pushes: bool, reward_scales: dict[str, float] | None, sampler_options: dict[str, Any],
+                    sampler_name: str | None = None, **kwargs: Any) -> Any:
+    """The walking env of ``robot`` from its ``{robot}_locomotion`` episodes (``sampler_name``, by
+    default ``{robot}_walk_sampler``, given ``sampler_options`` but those that are ``None``: the
+    sampler's defaults) and gait."""
     import importlib
 
     episodes = importlib.import_module(f'internutopia_extension.robots.{robot}_locomotion.episodes')
     gait = importlib.import_module(f'internutopia_extension.robots.{robot}_locomotion.gait')
-    options: dict[str, Any] = {'lateral_share': lateral_share, 'sidestep_share': sidestep_share, **(sampler_options or {})}
-    sampler = getattr(episodes, f'{robot}_walk_sampler')(seconds=episodes.EPISODE_SECONDS if seconds is None else seconds,
-                                                         pushes=pushes, reward_scales=reward_scales,
-                                                         **{k: v for k, v in options.items() if v is not None})
+    sampler = getattr(episodes, sampler_name or f'{robot}_walk_sampler')(
+        seconds=episodes.EPISODE_SECONDS if seconds is None else seconds, pushes=pushes, reward_scales=reward_scales,
+        **{name: value for name, value in sampler_options.items() if value is not None})
     return _walk_vec(sampler, robot, gait.ACTION_SIZE, num_envs, metrics_save_path, backend, device, **kwargs)
 
 
