@@ -258,7 +258,7 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
     from internutopia_extension.robots.h1_locomotion.policy import evaluate
 
     result = evaluate.main(['--policy', str(policy_path), '--num-envs', '2', '--seconds', '0.5', '--json', str(tmp_path / 'eval.json')])
-    assert set(result) == {'paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking'}
+    assert set(result) == {'paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking', 'standing'}
     assert len(result['tracking']) == len(evaluate.TRACKED_COMMANDS) and all(len(row['reached']) == 3 for row in result['tracking'])
     runs = [result[name] for name in ('paths', 'point_goals', 'random_commands', 'random_commands_pushed')]
     assert all(run['episodes'] == 2 and 0.0 <= run['fall_rate'] <= 1.0 for run in runs)
@@ -269,7 +269,24 @@ def test_training_script_checkpoints_resumes_and_the_policy_runs_deployed(tmp_pa
     assert result['paths']['success'] == 0.0  # (3, 4) is 5 m away: not reached in 0.5 s
     # Dropped 1 cm onto its soles, it stands on them: they carry its weight, not its pelvis or knees.
     assert result['random_commands']['weight_on_soles'] > 0.5  # (the landing's impact in these 0.5 s adds to it)
+    # Standing: one slot from its spawn pose, one after walking; the drift of those still up.
+    for case in ('from_spawn', 'after_walking'):
+        assert result['standing'][case]['episodes'] == 1 and result['standing'][case]['fall_rate'] in (0.0, 1.0)
     assert (tmp_path / 'eval.json').stat().st_size > 100
+
+
+def test_the_standing_measure_sees_the_shipped_h1_stand_still_from_its_spawn_pose():
+    """``evaluate --measures standing`` on H1's shipped policy: from its spawn pose it stands (drift
+    under 2 mm in 2 s); the slots told to stop after walking are measured the same way (the figures
+    of docs/training.md: stopping from a fast turning walk is where H1's policy can fall)."""
+    from internutopia_extension.robots.h1_locomotion.policy import evaluate
+
+    result = evaluate.standing('default', num_envs=4, seconds=4.0, physics_dt=1 / 240, seed=0)
+    spawn, walked = result['from_spawn'], result['after_walking']
+    assert spawn['episodes'] == walked['episodes'] == 2
+    assert spawn['fall_rate'] == 0.0 and spawn['drift_max_m'] < 0.002
+    assert walked['fall_rate'] in (0.0, 0.5, 1.0)
+    assert walked['fall_rate'] == 1.0 or 0.0 <= walked['drift_mean_m'] <= walked['drift_max_m']
 
 
 def test_a_training_run_can_shift_its_emphasis_and_bad_settings_are_named(capsys):

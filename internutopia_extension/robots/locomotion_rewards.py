@@ -108,6 +108,10 @@ class WalkRewardSpec:
             # Told to stand (clock stopped): any planar speed or turning is drift. Linear in the speed, so a
             # slow creep costs as much per metre as a fast one (a squared term barely sees 2 cm/s).
             'stand_still': lambda s: (np.hypot(s.lin_vel[:, 0], s.lin_vel[:, 1]) + 0.5 * np.abs(s.ang_vel[:, 2])) * ~s.moving,
+            # Told to stand: soles moving at all, down or lifted. ``stand_still`` sees the pelvis and
+            # ``foot_slip`` only loaded soles (squared): a shuffle that lifts a sole a centimetre and
+            # slides it escapes both, and the pelvis creeps at a few cm/s (GR1 at 68-76 M steps).
+            'stand_foot_speed': lambda s: np.sum(s.foot_speed, axis=1) * ~s.moving,
         }
 
 

@@ -56,5 +56,5 @@ REWARD_SCALES: dict[str, float] = {
     'track_lin_vel': 1.0, 'track_ang_vel': 0.5, 'lin_vel_z': -2.0, 'ang_vel_xy': -0.05, 'orientation': -1.0,
     'base_height': -10.0, 'action_rate': -0.01, 'joint_vel': -1e-3, 'hip_pos': -1.0, 'contact': 0.18,
     'swing_height': -20.0, 'foot_slip': -0.2, 'alive': 0.15, 'stand_still': -5.0, 'foot_placement': 0.0,
-    'track_lin_vel_fine': 0.0, 'termination': 0.0,
+    'track_lin_vel_fine': 0.0, 'termination': 0.0, 'stand_foot_speed': 0.0,
 }

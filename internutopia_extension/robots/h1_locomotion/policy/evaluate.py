@@ -1,7 +1,7 @@
 """Measure a walking policy (H1's by default, ``--robot aliengo`` or ``--robot gr1`` for theirs) the way a
 navigation user would use it, over many slots at once.
 
-Five measurements, the first four over ``--num-envs`` slots of one world:
+Six measurements, all but tracking over ``--num-envs`` slots of one world:
 
 1. **paths**: the user's example's path ``(1, 0) -> (1, 1) -> (3, 4)`` with ``move_along_path``
    (InternUtopia's H1 config, tolerance 0.1 m), from a random heading, within ``--seconds``;
@@ -14,7 +14,11 @@ Five measurements, the first four over ``--num-envs`` slots of one world:
    episodes that steer through goal points (``goal_points``, a subset of the others);
 4. **weight on the feet**: the soles' normal force over the falls run, as a share of H1's weight;
 5. **tracking**: one slot per command of :data:`TRACKED_COMMANDS` held for ``--seconds``; the
-   velocity reached (pelvis heading frame), averaged after the first third.
+   velocity reached (pelvis heading frame), averaged after the first third;
+6. **standing**: every slot told to stand (``move_by_speed`` ``[0, 0, 0]``, as a user stops a robot)
+   for ``--seconds``, half from the spawn pose, half after walking for 3 s (forward and turning at
+   random speeds, as the navigation controllers drive): falls,
+   and how far the base drifts (from where it stood 2 s after it was told to stand: a stop from 1 m/s ramps down over a second and finishes its stride).
 
 A slot has fallen when the robot's rewards module says so (``fallen``: H1's pelvis below 0.6 m or
 tilted past about 50 degrees; Aliengo's base below 0.2 m or past 60 degrees; GR1's as its rewards
@@ -91,7 +95,14 @@ ROBOTS: dict[str, EvaluatedRobot] = {
 #: H1's tracked commands (kept under their old name).
 TRACKED_COMMANDS = list(ROBOTS['h1'].tracked_commands)
 #: The measurements, by the name each has in the result.
-MEASURES = ('paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking')
+MEASURES = ('paths', 'point_goals', 'random_commands', 'random_commands_pushed', 'tracking', 'standing')
+#: Seconds the standing measure lets a robot settle after it is told to stand, before it measures the drift.
+SETTLE_SECONDS = 2.0
+#: Seconds the standing measure's odd slots walk (a random command) before they are told to stand.
+WALK_BEFORE_STANDING = 3.0
+#: The range of the standing measure's walks (forward, lateral, yaw rate): what the navigation
+#: controllers send (``move_to_point`` and ``move_along_path`` walk forward and turn).
+NAVIGATION_COMMAND_LOW, NAVIGATION_COMMAND_HIGH = (0.0, 0.0, -1.0), (1.0, 0.0, 1.0)
 
 
 def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
@@ -119,19 +130,24 @@ def _fallen(env: Any, name: str) -> np.ndarray:
     return group.locomotion_rewards.fallen(group.walker.state(np.arange(env.env_num)))
 
 
-def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int,
-             symmetric: bool = True, robot: str = 'h1') -> dict[str, Any]:
-    """Path or point-goal success and falls (see the module docstring)."""
+def _user_driven_env(evaluated: EvaluatedRobot, policy: str, num_envs: int, physics_dt: float, seed: int, symmetric: bool) -> tuple[Any, np.random.Generator]:
+    """``num_envs`` slots of the robot with its navigation controllers, each at a random heading."""
     from internutopia.macros import gm
     from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
 
-    evaluated = ROBOTS[robot]
     configs = importlib.import_module(evaluated.configs)
     rng = np.random.default_rng(seed)
     controllers = [configs.move_by_speed_cfg, configs.move_to_point_cfg, configs.move_along_path_cfg]
     tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
                                     robots=[_robot(evaluated, policy, rng, controllers, symmetric)])
              for _ in range(num_envs)]
+    return _env(tasks, num_envs, physics_dt), rng
+
+
+def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int,
+             symmetric: bool = True, robot: str = 'h1') -> dict[str, Any]:
+    """Path or point-goal success and falls (see the module docstring)."""
+    env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric)
     actions: list[dict[str, Any]]
     if goal_kind == 'path':
         goals = np.tile(np.array(SEED_PATH[-1][:2]), (num_envs, 1))
@@ -140,7 +156,6 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
         angle, distance = rng.uniform(-np.pi, np.pi, num_envs), rng.uniform(1.0, 4.0, num_envs)
         goals = np.stack([distance * np.cos(angle), distance * np.sin(angle)], axis=1)
         actions = [{robot: {'move_to_point': [[float(g[0]), float(g[1]), 0.0]]}} for g in goals]
-    env = _env(tasks, num_envs, physics_dt)
     fell = np.zeros(num_envs, dtype=bool)
     reached = np.zeros(num_envs, dtype=bool)
     steps = int(round(seconds / physics_dt))
@@ -152,6 +167,39 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
             reached |= (np.linalg.norm(position - goals, axis=1) < TOLERANCE) & ~fell
     env.close()
     return {'success': float(np.mean(reached)), 'fall_rate': float(np.mean(fell)), 'episodes': num_envs}
+
+
+def standing(policy: str, num_envs: int, seconds: float, physics_dt: float, seed: int, symmetric: bool = True,
+             robot: str = 'h1') -> dict[str, Any]:
+    """Falls and drift of robots told to stand (see the module docstring): the even slots from their
+    spawn pose, the odd ones after walking a random command for :data:`WALK_BEFORE_STANDING` seconds."""
+    env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric)
+    stand = {robot: {'move_by_speed': [0.0, 0.0, 0.0]}}
+    after_walking = np.arange(num_envs) % 2 == 1
+    speeds = rng.uniform(NAVIGATION_COMMAND_LOW, NAVIGATION_COMMAND_HIGH, (num_envs, 3))
+    walk = [{robot: {'move_by_speed': [float(v) for v in speed]}} if walks else stand for speed, walks in zip(speeds, after_walking, strict=True)]
+    stop, settle = int(round(WALK_BEFORE_STANDING / physics_dt)), int(round(SETTLE_SECONDS / physics_dt))
+    steps = stop + int(round(seconds / physics_dt))
+    fell = np.zeros(num_envs, dtype=bool)
+    settled = np.zeros((num_envs, 2))
+    for i in range(steps):
+        obs, *_ = env.step(walk if i < stop else [stand] * num_envs)
+        if i % 20 == 0 or i == steps - 1:
+            fell |= _fallen(env, robot)
+        if i == stop + settle:
+            settled = np.array([o[robot]['position'][:2] for o in obs])
+    drift = np.linalg.norm(np.array([o[robot]['position'][:2] for o in obs]) - settled, axis=1)
+    env.close()
+    span = seconds - SETTLE_SECONDS
+
+    def summary(chosen: np.ndarray) -> dict[str, Any]:
+        upright = drift[chosen & ~fell]
+        return {'fall_rate': float(np.mean(fell[chosen])), 'episodes': int(chosen.sum()),
+                'drift_mean_m': float(np.mean(upright)) if upright.size else float('nan'),
+                'drift_max_m': float(np.max(upright)) if upright.size else float('nan'),
+                'drift_speed_mean_m_s': float(np.mean(upright)) / span if upright.size else float('nan')}
+
+    return {'seconds': seconds, 'from_spawn': summary(~after_walking), 'after_walking': summary(after_walking)}
 
 
 def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False,
@@ -257,6 +305,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         'random_commands_pushed': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 3, pushes=True,
                                                            symmetric=symmetric, robot=robot),
         'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4, symmetric, robot),
+        'standing': lambda: standing(args.policy, args.num_envs, args.seconds, args.physics_dt, args.seed + 5, symmetric, robot),
     }
     result = {name: run[name]() for name in MEASURES if name in chosen}
     print(json.dumps(result, indent=2))
