@@ -19,7 +19,7 @@ def _robot_cfg(robot: str):
         pytest.importorskip('fourier_robot_descriptions', reason='the GR1 model: pip install --no-deps fourier-robot-descriptions')
         from internutopia_extension.configs.robots.gr1 import GR1RobotCfg, move_by_speed_cfg
 
-        return GR1RobotCfg(controllers=[move_by_speed_cfg])
+        return GR1RobotCfg(locomotion='carried', controllers=[move_by_speed_cfg])
     from internutopia_extension.configs.robots.h1 import H1RobotCfg, move_by_speed_cfg
 
     return H1RobotCfg(locomotion='carried', controllers=[move_by_speed_cfg])

@@ -1,6 +1,7 @@
 """GR1Robot: upstream's joint names and orders, the model from fourier-robot-descriptions (54 joints,
-mimic equalities, effort limits, sole sensors), the carried GR1 reaching a point, its head cameras,
-teleoperation targets, and the failure paths (missing package, walking without a policy, bad actions)."""
+mimic equalities, effort limits, sole sensors), the default GR1 walking with the shipped policy, the
+carried GR1 reaching a point, its head cameras, teleoperation targets, and the failure paths
+(missing package, bad actions)."""
 
 from __future__ import annotations
 
@@ -138,7 +139,7 @@ def _env(controllers, sensors=None, physics_dt=1 / 100, **fields):
 def env():
     small = {'resolution': (96, 64)}
     env = _env([cfgs.move_to_point_cfg, cfgs.teleop_cfg, cfgs.move_by_speed_cfg],
-               [cfgs.camera_left_cfg.model_copy(update=small), cfgs.camera_right_cfg.model_copy(update=small)])
+               [cfgs.camera_left_cfg.model_copy(update=small), cfgs.camera_right_cfg.model_copy(update=small)], locomotion='carried')
     yield env
     env.close()
 
@@ -200,11 +201,26 @@ def test_move_by_speed_takes_upstreams_optional_nones_and_refuses_values(env):
     assert obs[0][NAME]['position'][0] - before[0] == pytest.approx(0.1, abs=0.03)  # 0.5 m/s for 0.2 s
 
 
-def test_the_walking_model_has_no_policy_yet_and_says_so():
-    env = _env([cfgs.move_by_speed_cfg], locomotion='walking')
+def test_by_default_gr1_walks_on_its_free_pelvis_with_the_shipped_policy_and_stops_upright():
+    """``GR1RobotCfg()`` walks (upstream's spawn, its ``move_by_speed`` command): nothing holds the
+    pelvis, 0.5 m/s forward for 4 s (from standing, the command ramping up) takes it over 1.2 m along its heading, and told to stand it stays up."""
+    from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH
+
+    assert cfgs.GR1RobotCfg().locomotion == 'walking' and POLICY_PATH.is_file()
+    env = _env([cfgs.move_by_speed_cfg], physics_dt=1 / 240)
     try:
-        with pytest.raises(ValueError, match="no GR1 walking policy is trained yet.*locomotion='carried'.*walking_policy='controller'"):
-            env.reset()
+        obs, _ = env.reset()
+        group = env.runner.slot_robots[0][NAME]
+        assert group.walker is not None and group.walker.policy is not None and not group.carried
+        start = np.array([o[NAME]['position'] for o in obs])
+        for _ in range(240 * 4):
+            obs, *_ = env.step([{NAME: {'move_by_speed': [0.5, 0.0, 0.0]}}] * ENVS)
+        walked = np.array([o[NAME]['position'] for o in obs]) - start
+        assert np.all(walked[:, 0] > 1.2) and np.all(np.abs(walked[:, 1]) < 0.5), walked
+        for _ in range(240 * 3):
+            obs, *_ = env.step([{NAME: {'move_by_speed': [0.0, 0.0, 0.0]}}] * ENVS)
+        assert not group.locomotion_rewards.fallen(group.walker.state(np.arange(ENVS))).any()
+        assert all(o[NAME]['position'][2] > 0.8 for o in obs)
     finally:
         env.close()
 

@@ -130,19 +130,14 @@ def test_the_trainers_welded_hands_gr1_moves_as_the_full_one_with_22_fewer_joint
         env.close()
 
 
-def test_the_benchmarks_gr1_case_walks_a_policy_against_the_physics_limit(monkeypatch):
-    """``python -m internutopia.bench --robots gr1``: GR1 on its legs with the walking policy that
-    ``INTERNUTOPIA_BENCH_GR1_POLICY`` names (here the run in training), stepped through both APIs,
-    its controls replayed by the physics limit."""
-    from pathlib import Path
-
+def test_the_benchmarks_gr1_case_walks_the_shipped_policy_against_the_physics_limit():
+    """``python -m internutopia.bench --robots gr1``: GR1 on its legs with its shipped walking
+    policy, stepped through both APIs, its controls replayed by the physics limit."""
     from internutopia.bench.cases import get_case
     from internutopia.bench.paired import summarize, time_pairs
     from internutopia.core.vec_env import Env
     from internutopia.limit import PhysicsLimit
 
-    policy = Path(__file__).resolve().parents[1] / 'internutopia_extension/robots/gr1_locomotion/policy/run/gr1_walk.onnx'
-    monkeypatch.setenv('INTERNUTOPIA_BENCH_GR1_POLICY', str(policy))
     case = get_case('gr1')
     env = Env(case.config(2, 'off'))
     try:
@@ -163,14 +158,12 @@ def test_the_benchmarks_gr1_case_walks_a_policy_against_the_physics_limit(monkey
 
 
 def test_the_walking_evaluation_measures_a_gr1_policy_on_gr1_as_users_drive_it():
-    """``evaluate --robot gr1``: the policy (here the run in training) on ``GR1Robot`` with its
-    hands on their servos, not the trainer's welded model: falls and the weight on the soles over
-    random commands, and the velocity each tracked command reaches."""
-    from pathlib import Path
-
+    """``evaluate --robot gr1``: the shipped policy on ``GR1Robot`` with its hands on their servos,
+    not the trainer's welded model: falls and the weight on the soles over random commands, and the
+    velocity each tracked command reaches."""
     from internutopia_extension.robots.h1_locomotion.policy import evaluate
 
-    policy = str(Path(__file__).resolve().parents[1] / 'internutopia_extension/robots/gr1_locomotion/policy/run/gr1_walk.onnx')
+    policy = 'default'
     falls = evaluate.falls_and_weight(policy, num_envs=2, seconds=1.0, seed=0, robot='gr1')
     assert falls['episodes'] == 2 and 0.0 <= falls['fall_rate'] <= 1.0
     assert 0.5 < falls['weight_on_soles'] < 1.5  # standing or stepping on its soles in its first second

@@ -160,14 +160,9 @@ try:  # the GR1 model comes from fourier-robot-descriptions (pip install --no-de
 except ImportError:  # pragma: no cover - depends on the optional package
     pass
 else:
-    # Walking on its legs with a walking policy: the shipped one ('default', once trained) or the
-    # ONNX file INTERNUTOPIA_BENCH_GR1_POLICY names (the run in training, for its speed).
     register_case(robot_case('gr1', 'internutopia_extension.configs.robots.gr1', 'GR1RobotCfg', 'camera_left_cfg',
-                             _HUMANOID_PATH, 'GR1 walking the example path on its own legs with a walking policy (50 Hz; '
-                             'INTERNUTOPIA_BENCH_GR1_POLICY names an ONNX policy until one ships)',
-                             default=False, robot_fields=lambda: {
-                                 'locomotion': 'walking',
-                                 'walking_policy': os.environ.get('INTERNUTOPIA_BENCH_GR1_POLICY', 'default')}))
+                             _HUMANOID_PATH, "GR1 walking the example path on its own legs with this project's ONNX walking "
+                             'policy (50 Hz)', default=False))
 
 # The per-slot case (robot and task written InternUtopia's way): registered by importing it.
 importlib.import_module('internutopia.bench.per_slot')

@@ -42,12 +42,13 @@ NOTES: dict[str, tuple[str, str]] = {
                   'not collide (the URDFs have no collision shapes; docs/robots.md)'),
     'internutopia_extension.robots.gr1': (
         IMPROVED, 'the GR1 T2 URDF of fourier-robot-descriptions (pip install --no-deps fourier-robot-descriptions), '
-                "its 54 joints in upstream's order; no GR1 walking policy is trained yet: move_by_speed carries the pelvis "
-                "(locomotion='carried'), GR1 does not walk (docs/robots.md)"),
+                "its 54 joints in upstream's order, walking on a free pelvis with this project's ONNX walking policy "
+                "(locomotion='carried' glides it instead; docs/robots.md)"),
     'internutopia_extension.robots.aliengo': _ALIENGO,
     'internutopia_extension.controllers.gr1_move_by_speed_controller': (
-        IMPROVED, "`[forward, lateral, yaw_rate]` moves GR1's carried pelvis, every slot in one call; InternUtopia's GR1 "
-                  'walking policy is not on PyPI and none is trained here yet (docs/robots.md)'),
+        IMPROVED, "`[forward, lateral, yaw_rate]` is the walking policy's velocity command (this project's policy: "
+                  "InternUtopia's is not on PyPI), every slot in one call; with locomotion='carried' it moves the "
+                  'pelvis as a holonomic base (docs/robots.md)'),
     'internutopia_extension.controllers.aliengo_move_by_speed_controller': _ALIENGO,
     'internutopia_extension.controllers.aliengo_move_by_speed_controller.RLPolicy': (
         ABSENT, "wraps rsl_rl's pickled torch walking policy, which is not on PyPI; Aliengo walks with an ONNX policy "

@@ -1,9 +1,8 @@
 """GR1's ``move_by_speed`` and teleoperation controllers (InternUtopia's module path and types).
 
-``GR1MoveBySpeedController`` moves a carried GR1's base target as a holonomic base
-(:class:`~internutopia_extension.controllers.holonomic_base.HolonomicBaseController`), or gives a
-GR1 on its walking model the walker's velocity command (clipped to the gait's range; no GR1 policy
-is trained yet, so that needs ``walking_policy='controller'`` or a policy of your own).
+``GR1MoveBySpeedController`` gives a walking GR1 (the default) the walker's velocity command
+(clipped to the gait's range), or moves a carried GR1's base target as a holonomic base
+(:class:`~internutopia_extension.controllers.holonomic_base.HolonomicBaseController`).
 ``GR1TeleOpController`` sets joint position targets (a :class:`JointController` under InternUtopia's type).
 ``GR1LegActionController`` gives a walking GR1's walker its 12 leg actions from a training loop.
 """

@@ -3,17 +3,18 @@
 
 GR1 moves in one of two ways, chosen by ``GR1RobotCfg.locomotion``:
 
-- ``'carried'`` (the default, and for now the only one that moves): the pelvis (``base_link``) is
-  welded (softly) to a mocap target that ``move_by_speed`` moves like a holonomic base, gravity
-  is compensated on its links and every joint holds :data:`~.gr1_model.STANDING_POSE` under a
-  position servo: H1's carried mode. The robot still collides with the scene.
-- ``'walking'``: the physics-honest model (:func:`~.gr1_model.walking_spec`): a free pelvis, no
-  gravity compensation, servos at Fourier's gains limited to the URDF's effort limits, sole
-  sensors, and H1's walker with GR1's gait (:mod:`~internutopia_extension.robots.gr1_locomotion`)
-  setting the 12 leg servo targets 50 times a second. No GR1 walking policy is trained yet:
-  ``walking_policy='controller'`` leaves the actions to a training loop (the walker's
-  ``pending_action``; zero holds the standing pose, and with no balance GR1 then falls within
-  seconds), or ``walking_policy`` names an exported ONNX policy of your own.
+- ``'walking'`` (the default): the physics-honest model (:func:`~.gr1_model.walking_spec`): a free
+  pelvis, no gravity compensation, servos at Fourier's gains limited to the URDF's effort limits,
+  sole sensors, and H1's walker with GR1's gait (:mod:`~internutopia_extension.robots.gr1_locomotion`)
+  setting the 12 leg servo targets 50 times a second from the walking policy this project trained
+  (:data:`~internutopia_extension.robots.gr1_locomotion.walker.POLICY_PATH`, ``walking_policy='default'``),
+  an exported ONNX policy of your own (its path), or a training loop's actions
+  (``walking_policy='controller'``: the walker's ``pending_action``; zero holds the standing pose,
+  and with no balance GR1 then falls within seconds).
+- ``'carried'``: the pelvis (``base_link``) is welded (softly) to a mocap target that
+  ``move_by_speed`` moves like a holonomic base, gravity is compensated on its links and every
+  joint holds :data:`~.gr1_model.STANDING_POSE` under a position servo: H1's carried mode. The
+  robot still collides with the scene.
 
 In both, a spawn height up to :data:`DROP_MARGIN` above the standing height (InternUtopia spawns
 GR1 at 0.95 m and lets it drop onto its feet) is taken as the standing height: the soles rest on
@@ -79,10 +80,6 @@ class GR1Robot(WalkerDrivenRobot):
         self.walker: GR1Walker | None = None
         if not self.carried:
             # The walker ticks at 50 Hz over 200 Hz physics: longer physics steps run in substeps.
-            if getattr(config, 'walking_policy', 'default') == 'default' and not POLICY_PATH.is_file():
-                raise ValueError(f"robot {config.name!r}: no GR1 walking policy is trained yet, so walking_policy='default' has "
-                                 "none to load; use locomotion='carried' to move GR1, walking_policy='controller' to give the "
-                                 'leg actions from a training loop, or walking_policy=<path of an ONNX policy>')
             self.start_walker(config, env_num, GR1Walker, gait, POLICY_PATH, 'GR1')
         super().__init__(config, env_num, sim)
         self._standing = np.array([STANDING_POSE.get(name, 0.0) for name in self.joint_names])

@@ -9,8 +9,8 @@ class GR1MoveBySpeedControllerCfg(HolonomicBaseControllerCfg):
     """GR1's ``move_by_speed``: ``[forward, lateral, yaw_rate]`` (InternUtopia's optional 4th and 5th
     values, a pelvis height and upper-body joint targets, are accepted when ``None``).
 
-    The command moves the carried pelvis (``GR1RobotCfg.locomotion='carried'``, the default) or is
-    the walker's velocity command (``'walking'``; no GR1 walking policy is trained yet).
+    The command is the walking policy's velocity command (``GR1RobotCfg.locomotion='walking'``, the
+    default) or moves the carried pelvis (``'carried'``).
     ``joint_names`` and ``policy_weights_path`` (InternUtopia's policy, which is not on PyPI) are
     accepted for compatibility and unused.
     """

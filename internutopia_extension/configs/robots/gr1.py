@@ -4,7 +4,7 @@ the robot is :mod:`internutopia_extension.robots.gr1`).
 >>> from internutopia_extension.configs.robots.gr1 import GR1RobotCfg, move_to_point_cfg
 >>> cfg = GR1RobotCfg(controllers=[move_to_point_cfg])
 >>> cfg.name, cfg.type, cfg.locomotion, len(GR1_JOINT_NAMES)
-('gr1', 'GR1Robot', 'carried', 54)
+('gr1', 'GR1Robot', 'walking', 54)
 """
 
 from __future__ import annotations
@@ -114,12 +114,12 @@ class GR1RobotCfg(RobotCfg):
     """Fourier GR1 T2 with Inspire hands (the model comes from ``fourier-robot-descriptions``:
     ``pip install --no-deps fourier-robot-descriptions``; see :mod:`internutopia_extension.robots.gr1`).
 
-    ``locomotion``: ``'carried'`` (the default, the only one that moves for now: the pelvis follows
-    a target that ``move_by_speed`` moves, the joints hold a standing pose) or ``'walking'`` (the
-    physics-honest model, nothing holding the pelvis, a walker setting the leg servo targets). No
-    GR1 walking policy is trained yet, so ``walking_policy`` (walking only) must be
-    ``'controller'`` (the leg actions come from a training loop) or the path of an exported ONNX
-    policy of your own; ``'default'`` names the policy this project will ship.
+    ``locomotion``: ``'walking'`` (the default: the physics-honest model, nothing holding the
+    pelvis, a walking policy setting the leg servo targets, ``move_by_speed`` its velocity command)
+    or ``'carried'`` (the pelvis follows a target that ``move_by_speed`` moves, the joints hold a
+    standing pose; cheaper and exact, but a statue gliding). ``walking_policy`` (walking only) is
+    ``'default'`` (the policy this project trained for GR1, shipped with the package), the path of
+    an exported ONNX policy, or ``'controller'`` (the leg actions come from a training loop).
     ``walking_policy_symmetric`` runs an ONNX policy as the mean of itself and its mirror image.
     """
 
@@ -130,7 +130,7 @@ class GR1RobotCfg(RobotCfg):
     position: tuple[float, float, float] = (0.0, 0.0, 0.95)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
-    locomotion: Literal['walking', 'carried'] = 'carried'
+    locomotion: Literal['walking', 'carried'] = 'walking'
     walking_policy: str = 'default'
     walking_policy_symmetric: bool = True
 

@@ -1,7 +1,8 @@
 """The walking controller's runtime for all GR1s of a pack: H1's walker with GR1's gait.
 
-No GR1 policy is trained yet, so :data:`POLICY_PATH` does not exist; a GR1 on its walking model
-with ``walking_policy='controller'`` takes its leg actions from a training loop
+:data:`POLICY_PATH` is the walking policy this project trained for GR1 (``walking_policy='default'``;
+its run, figures and trainer: ``policy/run/`` and docs/training.md, "GR1"); a GR1 with
+``walking_policy='controller'`` takes its leg actions from a training loop
 (:attr:`~internutopia_extension.robots.h1_locomotion.walker.H1Walker.pending_action`).
 """
 
@@ -13,7 +14,7 @@ from internutopia_extension.robots.gr1_locomotion import gait
 from internutopia_extension.robots.gr1_model import FEET
 from internutopia_extension.robots.h1_locomotion.walker import H1Walker
 
-#: Where a policy this project trains for GR1 will live (next to its training figures).
+#: The walking policy this project trained for GR1 (its training run beside it, in ``policy/run/``).
 POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'gr1_walk.onnx'
 
 
