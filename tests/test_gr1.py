@@ -225,6 +225,26 @@ def test_by_default_gr1_walks_on_its_free_pelvis_with_the_shipped_policy_and_sto
         env.close()
 
 
+def test_whole_body_teleop_on_a_walking_gr1_is_warned_about_and_the_carried_one_is_not():
+    """``teleop`` sets all 54 joints, legs included: on the walking default it would override the
+    walking policy between its ticks, so binding it warns and names the fix; carried, it is quiet."""
+    import warnings
+
+    env = _env([cfgs.teleop_cfg])
+    try:
+        with pytest.warns(UserWarning, match="'teleop' of robot 'gr1' drives 12 joints its walker sets.*locomotion='carried'"):
+            env.reset()
+    finally:
+        env.close()
+    env = _env([cfgs.teleop_cfg], locomotion='carried')
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            env.reset()
+    finally:
+        env.close()
+
+
 def test_a_walking_gr1_takes_its_leg_actions_and_commands_through_its_walker():
     from internutopia_extension.robots.gr1_locomotion import gait
 

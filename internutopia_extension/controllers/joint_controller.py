@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +25,14 @@ class JointController(BaseController):
         self.world = world
         robot = self.robot
         self.joint_names = list(self.config.joint_names or robot.actuated_joints)
+        walked = [joint for joint in self.joint_names if joint in set(getattr(robot, 'walker_joints', ()))]
+        if walked:
+            # Both write the leg servo targets: the walker at its 50 Hz ticks, this controller on every
+            # step it is given an action, so between ticks the controller's targets win.
+            warnings.warn(f'{type(self).__name__} {self.config.name!r} of robot {robot.name!r} drives {len(walked)} joints its walker '
+                          f'sets ({", ".join(walked[:3])}, ...): given an action, it overrides the walking policy between its ticks. '
+                          "For whole-body targets use locomotion='carried' (the pelvis held); to move the upper body while "
+                          'walking, leave the legs out of joint_names', stacklevel=2)
         self.actuators = np.full((self.env_num, len(self.joint_names)), -1, dtype=np.intp)
         if len(robot.slots):
             self.actuators[robot.slots] = robot.ids(robot.slots, 'actuator', self.joint_names)

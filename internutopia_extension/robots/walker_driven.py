@@ -39,6 +39,11 @@ class WalkerDrivenRobot(BaseRobot):
     def actuated_joints(self) -> list[str]:
         return list(self.joint_names)
 
+    @property
+    def walker_joints(self) -> tuple[str, ...]:
+        """The joints whose servo targets the walker sets (none when nothing walks)."""
+        return tuple(self.walker.gait.LEG_JOINTS) if self.walker is not None else ()
+
     def bind_walker(self, world: Any) -> None:
         """Bind :attr:`walker` to ``world``'s data and this pack's free base (call from ``bind``)."""
         if self.walker is not None and len(self.slots):
