@@ -203,7 +203,8 @@ def test_move_by_speed_takes_upstreams_optional_nones_and_refuses_values(env):
 
 def test_by_default_gr1_walks_on_its_free_pelvis_with_the_shipped_policy_and_stops_upright():
     """``GR1RobotCfg()`` walks (upstream's spawn, its ``move_by_speed`` command): nothing holds the
-    pelvis, 0.5 m/s forward for 4 s (from standing, the command ramping up) takes it over 1.2 m along its heading, and told to stand it stays up."""
+    pelvis, 0.5 m/s forward for 4 s (from standing, the command ramping up) takes it over 1.2 m
+    along its heading, and told to stand it stays up."""
     from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH
 
     assert cfgs.GR1RobotCfg().locomotion == 'walking' and POLICY_PATH.is_file()

@@ -17,8 +17,9 @@ Six measurements, all but tracking over ``--num-envs`` slots of one world:
    velocity reached (pelvis heading frame), averaged after the first third;
 6. **standing**: every slot told to stand (``move_by_speed`` ``[0, 0, 0]``, as a user stops a robot)
    for ``--seconds``, half from the spawn pose, half after walking for 3 s (forward and turning at
-   random speeds, as the navigation controllers drive): falls,
-   and how far the base drifts (from where it stood 2 s after it was told to stand: a stop from 1 m/s ramps down over a second and finishes its stride).
+   random speeds, as the navigation controllers drive): falls, and how far the base drifts from
+   where it stood 2 s after it was told to stand (a stop from 1 m/s ramps down over a second and
+   finishes its stride) to the end.
 
 A slot has fallen when the robot's rewards module says so (``fallen``: H1's pelvis below 0.6 m or
 tilted past about 50 degrees; Aliengo's base below 0.2 m or past 60 degrees; GR1's as its rewards
@@ -130,7 +131,8 @@ def _fallen(env: Any, name: str) -> np.ndarray:
     return group.locomotion_rewards.fallen(group.walker.state(np.arange(env.env_num)))
 
 
-def _user_driven_env(evaluated: EvaluatedRobot, policy: str, num_envs: int, physics_dt: float, seed: int, symmetric: bool) -> tuple[Any, np.random.Generator]:
+def _user_driven_env(evaluated: EvaluatedRobot, policy: str, num_envs: int, physics_dt: float, seed: int,
+                     symmetric: bool) -> tuple[Any, np.random.Generator]:
     """``num_envs`` slots of the robot with its navigation controllers, each at a random heading."""
     from internutopia.macros import gm
     from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
@@ -177,7 +179,8 @@ def standing(policy: str, num_envs: int, seconds: float, physics_dt: float, seed
     stand = {robot: {'move_by_speed': [0.0, 0.0, 0.0]}}
     after_walking = np.arange(num_envs) % 2 == 1
     speeds = rng.uniform(NAVIGATION_COMMAND_LOW, NAVIGATION_COMMAND_HIGH, (num_envs, 3))
-    walk = [{robot: {'move_by_speed': [float(v) for v in speed]}} if walks else stand for speed, walks in zip(speeds, after_walking, strict=True)]
+    walk = [{robot: {'move_by_speed': [float(v) for v in speed]}} if walks else stand
+            for speed, walks in zip(speeds, after_walking, strict=True)]
     stop, settle = int(round(WALK_BEFORE_STANDING / physics_dt)), int(round(SETTLE_SECONDS / physics_dt))
     steps = stop + int(round(seconds / physics_dt))
     fell = np.zeros(num_envs, dtype=bool)
