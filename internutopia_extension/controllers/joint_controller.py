@@ -25,7 +25,8 @@ class JointController(BaseController):
         self.world = world
         robot = self.robot
         self.joint_names = list(self.config.joint_names or robot.actuated_joints)
-        walked = [joint for joint in self.joint_names if joint in set(getattr(robot, 'walker_joints', ()))]
+        walker_joints = set(getattr(robot, 'walker_joints', ()))
+        walked = [joint for joint in self.joint_names if joint in walker_joints]
         if walked:
             # Both write the leg servo targets: the walker at its 50 Hz ticks, this controller on every
             # step it is given an action, so between ticks the controller's targets win.
