@@ -204,7 +204,8 @@ def test_move_by_speed_takes_upstreams_optional_nones_and_refuses_values(env):
 def test_by_default_gr1_walks_on_its_free_pelvis_with_the_shipped_policy_and_stops_upright():
     """``GR1RobotCfg()`` walks (upstream's spawn, its ``move_by_speed`` command): nothing holds the
     pelvis, 0.5 m/s forward for 4 s (from standing, the command ramping up) takes it over 1.2 m
-    along its heading, and told to stand it stays up."""
+    along its heading; told to stand it stays up, and holds the spot it stopped at (its policy alone
+    creeps ~5 mm/s, 30 mm in the 6 s measured here; the walker's stand hold keeps it within 10 mm)."""
     from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH
 
     assert cfgs.GR1RobotCfg().locomotion == 'walking' and POLICY_PATH.is_file()
@@ -213,6 +214,7 @@ def test_by_default_gr1_walks_on_its_free_pelvis_with_the_shipped_policy_and_sto
         obs, _ = env.reset()
         group = env.runner.slot_robots[0][NAME]
         assert group.walker is not None and group.walker.policy is not None and not group.carried
+        assert group.walker.stand_hold is not None
         start = np.array([o[NAME]['position'] for o in obs])
         for _ in range(240 * 4):
             obs, *_ = env.step([{NAME: {'move_by_speed': [0.5, 0.0, 0.0]}}] * ENVS)
@@ -222,6 +224,33 @@ def test_by_default_gr1_walks_on_its_free_pelvis_with_the_shipped_policy_and_sto
             obs, *_ = env.step([{NAME: {'move_by_speed': [0.0, 0.0, 0.0]}}] * ENVS)
         assert not group.locomotion_rewards.fallen(group.walker.state(np.arange(ENVS))).any()
         assert all(o[NAME]['position'][2] > 0.8 for o in obs)
+
+        def heading(observations):
+            quat = np.array([o[NAME]['orientation'] for o in observations])
+            return 2.0 * np.arctan2(quat[:, 3], quat[:, 0])
+
+        stood, stood_heading = np.array([o[NAME]['position'][:2] for o in obs]), heading(obs)
+        for _ in range(240 * 6):
+            obs, *_ = env.step([{NAME: {'move_by_speed': [0.0, 0.0, 0.0]}}] * ENVS)
+        drift = np.linalg.norm(np.array([o[NAME]['position'][:2] for o in obs]) - stood, axis=1)
+        assert np.all(drift < 0.01), drift
+        assert np.all(np.abs(heading(obs) - stood_heading) < 0.02)
+    finally:
+        env.close()
+
+
+def test_walking_stand_hold_false_runs_the_policy_alone_and_a_training_loop_never_gets_a_hold():
+    env = _env([cfgs.move_by_speed_cfg], physics_dt=1 / 240, walking_stand_hold=False)
+    try:
+        env.reset()
+        walker = env.runner.slot_robots[0][NAME].walker
+        assert walker.policy is not None and walker.stand_hold is None
+    finally:
+        env.close()
+    env = _env([cfgs.move_by_speed_cfg], physics_dt=1 / 240, walking_policy='controller')
+    try:
+        env.reset()
+        assert env.runner.slot_robots[0][NAME].walker.stand_hold is None
     finally:
         env.close()
 

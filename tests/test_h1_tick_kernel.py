@@ -46,6 +46,7 @@ def test_compiled_tick_walks_the_same_as_numpy_bit_for_bit(symmetric):
     try:
         reference, compiled = (_walker(env) for env in envs)
         assert reference.compiled is None and compiled.compiled is not None
+        assert compiled.stand_hold is None  # H1's policy stands still alone: no hold, the compiled tick
         speeds = np.array([[0.6, 0.0, 0.3], [0.0, -0.4, 0.0], [0.0, 0.0, 0.0]])
         for i in range(300):
             velocity = speeds if i < 200 else speeds[::-1] * 0.5  # a change of command mid-run

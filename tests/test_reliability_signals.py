@@ -5,7 +5,9 @@ one record, the summary counts them, and every call works afterwards. On one pro
 The sender thread waits until the loop has caught the previous interrupt and started its next
 try before it sleeps a random 0-3 ms and sends the next one, so every signal lands somewhere in
 the loop's ``try`` (in ``step``, ``reset``, ``close``, their entry and exit, or the loop's own
-code) and none in the loop's ``except`` clause, which no library can protect.
+code) and none in the loop's ``except`` clause, which no library can protect. The loop stops the
+sender and waits for its last signal inside that ``try`` too: a signal sent while the loop was
+ending must not land after it (it would interrupt the test itself).
 """
 
 from __future__ import annotations
@@ -65,15 +67,18 @@ class Loop:
         self.entered = 0
         self.steps = 0
         self.refused: list[str] = []
+        self.quiet_deadline: float | None = None
 
-    def run(self, limit_s: float = 60.0) -> None:
+    def run(self, sender: Interrupter, limit_s: float = 60.0) -> None:
         env, actions = self.env, [None] * self.env.env_num
         done, deadline = False, time.monotonic() + limit_s
         while True:
             try:
                 self.entered = self.caught
-                if done or time.monotonic() > deadline:
-                    break
+                if done or time.monotonic() > deadline or len(self.refused) > 3:
+                    if self._sender_quiet(sender):
+                        break
+                    continue
                 _, _, terminated, _, _ = env.step(actions)
                 self.steps += 1
                 ended = [slot for slot, flag in enumerate(terminated) if flag]  # ended, done or empty
@@ -85,8 +90,19 @@ class Loop:
             except RuntimeError as exc:  # what a wedged env answers: must never happen
                 self.refused.append(str(exc))
                 self.caught += 1
-                if len(self.refused) > 3:
-                    break
+
+    def _sender_quiet(self, sender: Interrupter, limit_s: float = 10.0) -> bool:
+        """Stop the sender and wait for its last signal, inside the loop's ``try`` (a signal sent
+        while the loop was ending lands here and is caught, never after the loop). True once the
+        sender is gone and every signal it sent was caught (or after ``limit_s``: the books then
+        tell)."""
+        sender.stop = True
+        if self.quiet_deadline is None:
+            self.quiet_deadline = time.monotonic() + limit_s
+        sender.join(0.05)
+        time.sleep(0.002)  # (a signal sent just before the thread ended is handled here)
+        quiet = not sender.is_alive() and self.caught >= sender.sent
+        return quiet or time.monotonic() > self.quiet_deadline
 
 
 def _config(episodes: int, path, env_num: int = 2) -> Config:
@@ -105,23 +121,7 @@ def _interrupted_run(env: Env, seed: int, signals: int) -> tuple[Loop, Interrupt
         loop = Loop(env)
         sender = Interrupter(loop, signals, seed)
         sender.start()
-        try:
-            loop.run()
-        finally:
-            sender.stop = True
-            while sender.is_alive():  # (its last signal may land while it is joined)
-                try:
-                    sender.join(5)
-                except KeyboardInterrupt:
-                    loop.caught += 1
-        # the last signal may still be on its way: let it land, and catch it
-        for _ in range(100):
-            if loop.caught >= sender.sent:
-                break
-            try:
-                time.sleep(0.001)
-            except KeyboardInterrupt:
-                loop.caught += 1
+        loop.run(sender)  # (returns once the sender is gone and its last signal was caught)
     return loop, sender
 
 

@@ -25,7 +25,8 @@ class WalkerDrivenRobot(BaseRobot):
     def start_walker(self, config: Any, env_num: int, walker_class: type, gait: Any, default_policy: Path, robot: str) -> None:
         """Make :attr:`walker` (a ``walker_class``) run the policy ``config.walking_policy`` names:
         ``'default'`` (``default_policy``), the path of an ONNX policy, or ``'controller'`` (no
-        policy: the ``leg_action`` controller gives the actions, for training). The physics steps in
+        policy: the ``leg_action`` controller gives the actions, for training), with the walker's
+        stand hold unless ``config.walking_stand_hold`` is false. The physics steps in
         substeps of the policy's training step (``gait.PHYSICS_DT``). Callable before
         ``BaseRobot.__init__`` (GR1's controllers read the walker there)."""
         self.max_physics_dt = gait.PHYSICS_DT
@@ -33,7 +34,7 @@ class WalkerDrivenRobot(BaseRobot):
         policy = None if choice == 'controller' else OnnxPolicy(
             default_policy if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
             gait_module=gait, robot=robot)
-        self.walker = walker_class(env_num, policy)
+        self.walker = walker_class(env_num, policy, stand_hold=getattr(config, 'walking_stand_hold', True))
 
     @property
     def actuated_joints(self) -> list[str]:

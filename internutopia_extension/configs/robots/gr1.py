@@ -121,6 +121,8 @@ class GR1RobotCfg(RobotCfg):
     ``'default'`` (the policy this project trained for GR1, shipped with the package), the path of
     an exported ONNX policy, or ``'controller'`` (the leg actions come from a training loop).
     ``walking_policy_symmetric`` runs an ONNX policy as the mean of itself and its mirror image.
+    ``walking_stand_hold`` (default true): a GR1 told to stand holds the spot it stopped at (its
+    policy alone creeps about 5 mm/s; :mod:`internutopia_extension.robots.stand_hold`).
     """
 
     name: str = 'gr1'
@@ -133,6 +135,7 @@ class GR1RobotCfg(RobotCfg):
     locomotion: Literal['walking', 'carried'] = 'walking'
     walking_policy: str = 'default'
     walking_policy_symmetric: bool = True
+    walking_stand_hold: bool = True
 
 
 class GR1WeldedHandsRobotCfg(GR1RobotCfg):

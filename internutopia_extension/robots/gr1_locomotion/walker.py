@@ -13,6 +13,7 @@ from pathlib import Path
 from internutopia_extension.robots.gr1_locomotion import gait
 from internutopia_extension.robots.gr1_model import FEET
 from internutopia_extension.robots.h1_locomotion.walker import H1Walker
+from internutopia_extension.robots.stand_hold import StandHoldSpec
 
 #: The walking policy this project trained for GR1 (its training run beside it, in ``policy/run/``).
 POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'gr1_walk.onnx'
@@ -23,6 +24,9 @@ class GR1Walker(H1Walker):
 
     gait = gait
     feet = FEET
+    #: GR1's policy steps in place when told to stand and creeps about 5 mm/s; the walker holds the
+    #: spot it stopped at (docs/robots.md, "GR1").
+    stand_hold_spec = StandHoldSpec()
 
 
 __all__ = ['POLICY_PATH', 'GR1Walker']

@@ -177,8 +177,8 @@ class CompiledTick:
 
 def compiled_tick(walker: Any) -> CompiledTick | None:
     """A warmed :class:`CompiledTick` for a bound ``walker`` when it can serve it: numba available,
-    H1's gait module, the state arrays of the batch's layout; else ``None`` (the numpy tick)."""
-    if walker.gait is not gait or not (_observe_kernel.available and _act_kernel.available):
+    H1's gait module, no stand hold, the state arrays of the batch's layout; else ``None`` (the numpy tick)."""
+    if walker.gait is not gait or walker.stand_hold is not None or not (_observe_kernel.available and _act_kernel.available):
         return None
     data = walker.data
     if not all(isinstance(getattr(data, name, None), np.ndarray) and getattr(data, name).ndim == 2

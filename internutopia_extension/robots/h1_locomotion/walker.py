@@ -19,6 +19,7 @@ import numpy as np
 from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.model import FEET
 from internutopia_extension.robots.h1_locomotion.tick_kernel import CompiledTick, compiled_tick
+from internutopia_extension.robots.stand_hold import StandHold, StandHoldSpec
 
 #: Where the policy this project trained lives (next to the script that trained it).
 POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'h1_walk.onnx'
@@ -109,6 +110,8 @@ class H1Walker:
         env_num: rows of the per-slot arrays.
         policy: an :class:`OnnxPolicy`, or ``None``: the actions are :attr:`pending_action`
             (what a training loop sets through the ``leg_action`` controller).
+        stand_hold: hold a robot told to stand at the spot it stopped at, when the robot has a
+            :attr:`stand_hold_spec` and runs a policy (``False``: the policy alone).
 
     A command given with ``hold=True`` (a task's schedule) stays until another replaces it; one
     given for a step (``move_by_speed``) lasts that step, after which the held command (zero
@@ -120,8 +123,11 @@ class H1Walker:
     #: and its feet (the prefixes of the model's ``{foot}_sole_*`` sensors).
     gait: Any = gait
     feet: tuple[str, ...] = FEET
+    #: How a robot running its policy holds the spot it was told to stand at (:mod:`..stand_hold`);
+    #: ``None``: the policy alone stands (H1's does not creep). Never with a training loop's actions.
+    stand_hold_spec: StandHoldSpec | None = None
 
-    def __init__(self, env_num: int, policy: OnnxPolicy | None) -> None:
+    def __init__(self, env_num: int, policy: OnnxPolicy | None, stand_hold: bool = True) -> None:
         gait = self.gait
         self.policy = policy
         self.command = np.zeros((env_num, 3))
@@ -131,6 +137,8 @@ class H1Walker:
         self.action = np.zeros((env_num, gait.ACTION_SIZE))
         self.last_action = np.zeros((env_num, gait.ACTION_SIZE))
         self.pending_action = np.zeros((env_num, gait.ACTION_SIZE))
+        spec = self.stand_hold_spec
+        self.stand_hold = StandHold(spec, env_num) if stand_hold and spec is not None and policy is not None else None
         self._next_tick = 0.0
         #: The compiled observation and tick (:mod:`.tick_kernel`), set when bound; ``None``: numpy.
         self.compiled: CompiledTick | None = None
@@ -164,6 +172,8 @@ class H1Walker:
         self.command[slots] = self.held_command[slots] = self.followed[slots] = 0.0
         self.phase[slots] = 0.0
         self.action[slots] = self.last_action[slots] = self.pending_action[slots] = 0.0
+        if self.stand_hold is not None:
+            self.stand_hold.reset(slots)
         self.data.ctrl[slots[:, None], np.arange(self._legs_ctrl.start, self._legs_ctrl.stop)] = self.gait.LEG_STANDING
 
     def set_command(self, slots: np.ndarray, command: np.ndarray, hold: bool = False) -> None:
@@ -234,9 +244,19 @@ class H1Walker:
         self.last_action[slots] = self.action[slots]
         self.action[slots] = action
         self.data.ctrl[slots, self._legs_ctrl] = self.gait.leg_targets(action)
-        self.followed[slots] = self.gait.ramp_command(self.followed[slots], self.command[slots])
+        command = self.command[slots]
+        if self.stand_hold is not None:
+            command = self.stand_hold.apply(slots, command, *self._pelvis_xy_yaw(slots), self.phase[slots] == 0.0,
+                                            self.gait.CONTROL_DT)
+        self.followed[slots] = self.gait.ramp_command(self.followed[slots], command)
         moving = np.linalg.norm(self.followed[slots], axis=1) >= self.gait.STAND_COMMAND
         self.phase[slots] = self.gait.advance_phase(self.phase[slots], moving)
+
+    def _pelvis_xy_yaw(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pelvises' world position ``(k, 2)`` and heading ``(k,)`` (exact for upright ones)."""
+        q0 = self._root_q
+        qpos = self.data.qpos[slots]
+        return qpos[:, q0:q0 + 2], 2.0 * np.arctan2(qpos[:, q0 + 6], qpos[:, q0 + 3])
 
     def state(self, slots: np.ndarray) -> WalkState:
         """What rewards and fall checks read of ``slots`` (see :class:`WalkState`)."""

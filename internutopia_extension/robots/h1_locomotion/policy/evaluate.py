@@ -19,15 +19,16 @@ Six measurements, all but tracking over ``--num-envs`` slots of one world:
    for ``--seconds``, half from the spawn pose, half after walking for 3 s (forward and turning at
    random speeds, as the navigation controllers drive): falls, and how far the base drifts from
    where it stood 2 s after it was told to stand (a stop from 1 m/s ramps down over a second and
-   finishes its stride) to the end.
+   finishes its stride) to the end, and how far it turns meanwhile.
 
 A slot has fallen when the robot's rewards module says so (``fallen``: H1's pelvis below 0.6 m or
 tilted past about 50 degrees; Aliengo's base below 0.2 m or past 60 degrees; GR1's as its rewards
 module says). The result
 is printed and, with ``--json``, written as JSON. ``--measures`` picks some of them (``tracking``
 alone screens a training run's checkpoints in seconds). The policy runs as the walker runs it,
-averaged with its mirror image (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`);
-``--network-only`` measures the network alone. Run::
+averaged with its mirror image (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`),
+and with the walker's stand hold where the robot has one (GR1: :mod:`internutopia_extension.robots.stand_hold`);
+``--network-only`` measures the network without its mirror mean, ``--no-stand-hold`` without the hold. Run::
 
     python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --policy runs/h1_walk/h1_walk.onnx
     python -m internutopia_extension.robots.h1_locomotion.policy.evaluate --robot aliengo --policy runs/aliengo_walk/aliengo_walk.onnx
@@ -117,12 +118,21 @@ def _env(tasks: list, num_envs: int, physics_dt: float) -> Any:
     return env
 
 
-def _robot(robot: EvaluatedRobot, policy: str, rng: np.random.Generator, controllers: list, symmetric: bool) -> Any:
+def _walking(config_class: type, policy: str, symmetric: bool, stand_hold: bool) -> dict[str, Any]:
+    """The config fields that run ``policy`` as asked (the stand hold only where the robot has one)."""
+    fields: dict[str, Any] = {'walking_policy': policy, 'walking_policy_symmetric': symmetric}
+    if 'walking_stand_hold' in config_class.model_fields:  # type: ignore[attr-defined]
+        fields['walking_stand_hold'] = stand_hold
+    return fields
+
+
+def _robot(robot: EvaluatedRobot, policy: str, rng: np.random.Generator, controllers: list, symmetric: bool,
+           stand_hold: bool = True) -> Any:
     config_class = getattr(importlib.import_module(robot.configs), robot.config_class)
     yaw = float(rng.uniform(-np.pi, np.pi))
     # H1 and GR1 have a carried mode too (GR1's is its default); Aliengo always walks.
     mode = {'locomotion': 'walking'} if 'locomotion' in config_class.model_fields else {}
-    return config_class(**mode, walking_policy=policy, walking_policy_symmetric=symmetric, position=(0.0, 0.0, robot.start_height),
+    return config_class(**mode, **_walking(config_class, policy, symmetric, stand_hold), position=(0.0, 0.0, robot.start_height),
                         orientation=(float(np.cos(yaw / 2)), 0.0, 0.0, float(np.sin(yaw / 2))), controllers=controllers)
 
 
@@ -132,7 +142,7 @@ def _fallen(env: Any, name: str) -> np.ndarray:
 
 
 def _user_driven_env(evaluated: EvaluatedRobot, policy: str, num_envs: int, physics_dt: float, seed: int,
-                     symmetric: bool) -> tuple[Any, np.random.Generator]:
+                     symmetric: bool, stand_hold: bool = True) -> tuple[Any, np.random.Generator]:
     """``num_envs`` slots of the robot with its navigation controllers, each at a random heading."""
     from internutopia.macros import gm
     from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
@@ -141,15 +151,15 @@ def _user_driven_env(evaluated: EvaluatedRobot, policy: str, num_envs: int, phys
     rng = np.random.default_rng(seed)
     controllers = [configs.move_by_speed_cfg, configs.move_to_point_cfg, configs.move_along_path_cfg]
     tasks = [SingleInferenceTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd',
-                                    robots=[_robot(evaluated, policy, rng, controllers, symmetric)])
+                                    robots=[_robot(evaluated, policy, rng, controllers, symmetric, stand_hold)])
              for _ in range(num_envs)]
     return _env(tasks, num_envs, physics_dt), rng
 
 
 def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal_kind: str, seed: int,
-             symmetric: bool = True, robot: str = 'h1') -> dict[str, Any]:
+             symmetric: bool = True, robot: str = 'h1', stand_hold: bool = True) -> dict[str, Any]:
     """Path or point-goal success and falls (see the module docstring)."""
-    env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric)
+    env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric, stand_hold)
     actions: list[dict[str, Any]]
     if goal_kind == 'path':
         goals = np.tile(np.array(SEED_PATH[-1][:2]), (num_envs, 1))
@@ -172,10 +182,10 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
 
 
 def standing(policy: str, num_envs: int, seconds: float, physics_dt: float, seed: int, symmetric: bool = True,
-             robot: str = 'h1') -> dict[str, Any]:
+             robot: str = 'h1', stand_hold: bool = True) -> dict[str, Any]:
     """Falls and drift of robots told to stand (see the module docstring): the even slots from their
     spawn pose, the odd ones after walking a random command for :data:`WALK_BEFORE_STANDING` seconds."""
-    env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric)
+    env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric, stand_hold)
     stand = {robot: {'move_by_speed': [0.0, 0.0, 0.0]}}
     after_walking = np.arange(num_envs) % 2 == 1
     speeds = rng.uniform(NAVIGATION_COMMAND_LOW, NAVIGATION_COMMAND_HIGH, (num_envs, 3))
@@ -184,29 +194,37 @@ def standing(policy: str, num_envs: int, seconds: float, physics_dt: float, seed
     stop, settle = int(round(WALK_BEFORE_STANDING / physics_dt)), int(round(SETTLE_SECONDS / physics_dt))
     steps = stop + int(round(seconds / physics_dt))
     fell = np.zeros(num_envs, dtype=bool)
-    settled = np.zeros((num_envs, 2))
+    settled, settled_heading = np.zeros((num_envs, 2)), np.zeros(num_envs)
+
+    def heading(observations: list) -> np.ndarray:
+        quat = np.array([o[robot]['orientation'] for o in observations])
+        return 2.0 * np.arctan2(quat[:, 3], quat[:, 0])
+
     for i in range(steps):
         obs, *_ = env.step(walk if i < stop else [stand] * num_envs)
         if i % 20 == 0 or i == steps - 1:
             fell |= _fallen(env, robot)
         if i == stop + settle:
-            settled = np.array([o[robot]['position'][:2] for o in obs])
+            settled, settled_heading = np.array([o[robot]['position'][:2] for o in obs]), heading(obs)
     drift = np.linalg.norm(np.array([o[robot]['position'][:2] for o in obs]) - settled, axis=1)
+    turned = np.abs(np.angle(np.exp(1j * (heading(obs) - settled_heading))))
     env.close()
     span = seconds - SETTLE_SECONDS
 
     def summary(chosen: np.ndarray) -> dict[str, Any]:
-        upright = drift[chosen & ~fell]
+        upright = chosen & ~fell
+        if not upright.any():
+            return {'fall_rate': float(np.mean(fell[chosen])), 'episodes': int(chosen.sum())}
         return {'fall_rate': float(np.mean(fell[chosen])), 'episodes': int(chosen.sum()),
-                'drift_mean_m': float(np.mean(upright)) if upright.size else float('nan'),
-                'drift_max_m': float(np.max(upright)) if upright.size else float('nan'),
-                'drift_speed_mean_m_s': float(np.mean(upright)) / span if upright.size else float('nan')}
+                'drift_mean_m': float(np.mean(drift[upright])), 'drift_max_m': float(np.max(drift[upright])),
+                'drift_speed_mean_m_s': float(np.mean(drift[upright])) / span,
+                'turn_mean_rad': float(np.mean(turned[upright])), 'turn_max_rad': float(np.max(turned[upright]))}
 
     return {'seconds': seconds, 'from_spawn': summary(~after_walking), 'after_walking': summary(after_walking)}
 
 
 def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False,
-                     symmetric: bool = True, robot: str = 'h1') -> dict[str, Any]:
+                     symmetric: bool = True, robot: str = 'h1', stand_hold: bool = True) -> dict[str, Any]:
     """Falls under random commands (with the training's pushes if ``pushes``), and the soles'
     share of the weight while walking."""
     from internutopia_extension.robots.h1_locomotion.episodes import PHYSICS_DT
@@ -218,7 +236,9 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
     for task in tasks:
         config = task.robots[0]
         # The policy walks instead of the training's leg actions (the sampler's only controller).
-        config.walking_policy, config.walking_policy_symmetric, config.controllers = policy, symmetric, []
+        for field, value in _walking(type(config), policy, symmetric, stand_hold).items():
+            setattr(config, field, value)
+        config.controllers = []
     env = _env(tasks, num_envs, PHYSICS_DT)
     weight = evaluated.mass * GRAVITY
     group = env.runner.slot_robots[0][robot]
@@ -249,7 +269,8 @@ def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, push
             'episodes': num_envs, 'seconds': seconds, 'wall_s': round(time.perf_counter() - started, 1)}
 
 
-def tracking(policy: str, seconds: float, seed: int, symmetric: bool = True, robot: str = 'h1') -> list[dict[str, Any]]:
+def tracking(policy: str, seconds: float, seed: int, symmetric: bool = True, robot: str = 'h1',
+             stand_hold: bool = True) -> list[dict[str, Any]]:
     """Each of the robot's tracked commands held by one slot: the mean velocity reached."""
     from internutopia.macros import gm
     from internutopia_extension.configs.tasks import LocomotionTaskCfg
@@ -259,7 +280,7 @@ def tracking(policy: str, seconds: float, seed: int, symmetric: bool = True, rob
     commands = evaluated.tracked_commands
     rng = np.random.default_rng(seed)
     steps = int(round(seconds / PHYSICS_DT))
-    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(evaluated, policy, rng, [], symmetric)],
+    tasks = [LocomotionTaskCfg(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[_robot(evaluated, policy, rng, [], symmetric, stand_hold)],
                                commands=[(0.0, *command)], max_steps=steps + 1, robot=robot) for command in commands]
     env = _env(tasks, len(tasks), PHYSICS_DT)
     group = env.runner.slot_robots[0][robot]
@@ -290,6 +311,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--json', help='write the results here')
     parser.add_argument('--network-only', action='store_true',
                         help='run the network as it is, not averaged with its mirror image (walking_policy_symmetric=False)')
+    parser.add_argument('--no-stand-hold', action='store_true',
+                        help="the policy alone told to stand, without its walker's stand hold (GR1's; walking_stand_hold=False)")
     parser.add_argument('--measures', default=','.join(MEASURES),
                         help=f'comma-separated measurements to take (default all: {",".join(MEASURES)}); e.g. '
                              'tracking alone screens a checkpoint in seconds')
@@ -298,17 +321,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = sorted(set(chosen) - set(MEASURES))
     if unknown or not chosen:
         parser.error(f'--measures {args.measures!r}: unknown {unknown}; valid measurements: {", ".join(MEASURES)}')
-    symmetric, robot = not args.network_only, args.robot
+    how = {'symmetric': not args.network_only, 'robot': args.robot, 'stand_hold': not args.no_stand_hold}
     run = {
-        'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed, symmetric, robot),
-        'point_goals': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1, symmetric,
-                                        robot),
-        'random_commands': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2, symmetric=symmetric,
-                                                    robot=robot),
+        'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed, **how),
+        'point_goals': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'point', args.seed + 1, **how),
+        'random_commands': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 2, **how),
         'random_commands_pushed': lambda: falls_and_weight(args.policy, args.num_envs, args.seconds, args.seed + 3, pushes=True,
-                                                           symmetric=symmetric, robot=robot),
-        'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4, symmetric, robot),
-        'standing': lambda: standing(args.policy, args.num_envs, args.seconds, args.physics_dt, args.seed + 5, symmetric, robot),
+                                                           **how),
+        'tracking': lambda: tracking(args.policy, min(args.seconds, 15.0), args.seed + 4, **how),
+        'standing': lambda: standing(args.policy, args.num_envs, args.seconds, args.physics_dt, args.seed + 5, **how),
     }
     result = {name: run[name]() for name in MEASURES if name in chosen}
     print(json.dumps(result, indent=2))
