@@ -20,6 +20,7 @@ from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.model import FEET
 from internutopia_extension.robots.h1_locomotion.tick_kernel import CompiledTick, compiled_tick
 from internutopia_extension.robots.stand_hold import StandHold, StandHoldSpec
+from internutopia_extension.robots.walk_state_kernel import CompiledWalkState, compiled_walk_state
 
 #: Where the policy this project trained lives (next to the script that trained it).
 POLICY_PATH = Path(__file__).resolve().parent / 'policy' / 'h1_walk.onnx'
@@ -99,6 +100,15 @@ class WalkState:
     foot_speed: np.ndarray  #: sole horizontal speeds (k, 2)
     foot_lateral: np.ndarray  #: soles' sideways offsets from the pelvis in its heading frame, m, left + (k, 2)
 
+    @classmethod
+    def empty(cls, k: int, legs: int, feet: int) -> WalkState:
+        """A state of ``k`` robots to fill (C-contiguous, uninitialised)."""
+        return cls(height=np.empty(k), gravity=np.empty((k, 3)), lin_vel=np.empty((k, 3)), ang_vel=np.empty((k, 3)),
+                   leg_q=np.empty((k, legs)), leg_dq=np.empty((k, legs)), action=np.empty((k, legs)),
+                   last_action=np.empty((k, legs)), command=np.empty((k, 3)), stance=np.empty((k, feet), dtype=bool),
+                   moving=np.empty(k, dtype=bool), touch=np.empty((k, feet)), foot_height=np.empty((k, feet)),
+                   foot_speed=np.empty((k, feet)), foot_lateral=np.empty((k, feet)))
+
 
 class H1Walker:
     """Gait clocks, commands and the 50 Hz policy tick of one H1 group (``env_num`` rows).
@@ -142,6 +152,8 @@ class H1Walker:
         self._next_tick = 0.0
         #: The compiled observation and tick (:mod:`.tick_kernel`), set when bound; ``None``: numpy.
         self.compiled: CompiledTick | None = None
+        #: The compiled :meth:`state` (:mod:`~internutopia_extension.robots.walk_state_kernel`), set when bound; ``None``: numpy.
+        self.compiled_state: CompiledWalkState | None = None
         # begin_step's slots when they were every row in order (then one whole-array copy serves).
         self._all_rows: np.ndarray | None = None
 
@@ -166,6 +178,7 @@ class H1Walker:
         self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in self.feet], dtype=np.intp)
         self._next_tick = time
         self.compiled = compiled_tick(self)
+        self.compiled_state = compiled_walk_state(self, WalkState.empty(0, len(self.gait.LEG_JOINTS), len(self.feet)))
 
     def reset(self, slots: np.ndarray) -> None:
         """Slots taking a new episode: standing, clocks at 0, no command."""
@@ -259,7 +272,19 @@ class H1Walker:
         return qpos[:, q0:q0 + 2], 2.0 * np.arctan2(qpos[:, q0 + 6], qpos[:, q0 + 3])
 
     def state(self, slots: np.ndarray) -> WalkState:
-        """What rewards and fall checks read of ``slots`` (see :class:`WalkState`)."""
+        """What rewards and fall checks read of ``slots`` (see :class:`WalkState`): one compiled
+        pass when numba serves (:mod:`~internutopia_extension.robots.walk_state_kernel`), else
+        :meth:`numpy_state`, the reference."""
+        compiled = self.compiled_state
+        if compiled is None:
+            return self.numpy_state(slots)
+        slots = np.asarray(slots, dtype=np.intp)
+        state = WalkState.empty(len(slots), self._legs_q.stop - self._legs_q.start, len(self.feet))
+        compiled.fill(slots, state)
+        return state
+
+    def numpy_state(self, slots: np.ndarray) -> WalkState:
+        """:meth:`state` in numpy."""
         data = self.data
         q0, v0 = self._root_q, self._root_v
         # One row gather per state array, then column slices of those copies: a 2-D fancy index
