@@ -21,7 +21,7 @@ import numpy as np
 
 from internutopia.core.util.jit import Kernel
 
-__all__ = ['CompiledWalkState', 'compiled_walk_state', 'state_rows']
+__all__ = ['CompiledWalkState', 'compiled_walk_state', 'holds_batch_arrays', 'state_rows']
 
 
 def state_rows(qpos, qvel, sensordata, slots, layout, touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed, phase,
@@ -109,15 +109,17 @@ class CompiledWalkState:
         _state_kernel.warm(*self._arguments(np.zeros(0, dtype=np.intp), empty_state))
 
 
+def holds_batch_arrays(data: Any, *names: str) -> bool:
+    """Whether each field ``names`` of a world's ``data`` is a 2-D numpy array (one row per slot):
+    what a compiled pass over the batch's rows reads."""
+    return all(isinstance(getattr(data, name, None), np.ndarray) and getattr(data, name).ndim == 2 for name in names)
+
+
 def compiled_walk_state(walker: Any, empty_state: Any) -> CompiledWalkState | None:
     """A warmed :class:`CompiledWalkState` for a bound ``walker`` when it can serve it (numba
     available, the batch's ``qpos``, ``qvel`` and ``sensordata`` 2-D numpy arrays); else ``None``.
     ``empty_state``: a zero-row ``WalkState`` of the walker's sizes (the types to compile for)."""
-    if not _state_kernel.available:
-        return None
-    data = walker.data
-    if not all(isinstance(getattr(data, name, None), np.ndarray) and getattr(data, name).ndim == 2
-               for name in ('qpos', 'qvel', 'sensordata')):
+    if not _state_kernel.available or not holds_batch_arrays(walker.data, 'qpos', 'qvel', 'sensordata'):
         return None
     state = CompiledWalkState(walker)
     state.warm(empty_state)

@@ -21,6 +21,7 @@ import numpy as np
 
 from internutopia.core.util.jit import Kernel
 from internutopia_extension.robots.h1_locomotion import gait
+from internutopia_extension.robots.walk_state_kernel import holds_batch_arrays
 
 __all__ = ['CompiledTick', 'compiled_tick']
 
@@ -180,9 +181,7 @@ def compiled_tick(walker: Any) -> CompiledTick | None:
     H1's gait module, no stand hold, the state arrays of the batch's layout; else ``None`` (the numpy tick)."""
     if walker.gait is not gait or walker.stand_hold is not None or not (_observe_kernel.available and _act_kernel.available):
         return None
-    data = walker.data
-    if not all(isinstance(getattr(data, name, None), np.ndarray) and getattr(data, name).ndim == 2
-               for name in ('qpos', 'qvel', 'ctrl')):
+    if not holds_batch_arrays(walker.data, 'qpos', 'qvel', 'ctrl'):
         return None
     tick = CompiledTick(walker)
     tick.warm()
