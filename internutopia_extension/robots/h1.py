@@ -34,6 +34,8 @@ _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 't
 
 #: Sliding friction of the carried H1's soles.
 _SOLE_FRICTION = 0.05
+#: A walking H1's joints at reset, in ``H1_JOINT_NAMES`` order (its servos hold them).
+_STANDING = np.array([gait.STANDING_POSE.get(name, 0.0) for name in H1_JOINT_NAMES])
 
 
 class H1UpstreamMethods:
@@ -120,13 +122,10 @@ class H1Robot(WalkerDrivenRobot):
         super().reset_slots(slots, configs)
         data = self.bound_world.data
         if self.walker is not None:
-            rows = slots[:, None]
-            standing = np.array([gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])
-            data.qpos[rows, self.joint_qposadr[slots]] = standing
-            data.qvel[rows, self.joint_dofadr[slots]] = 0.0
-            data.qvel[rows, self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
-            data.ctrl[rows, self.ids(slots, 'actuator', list(self.joint_names))] = standing
-            self.walker.reset(slots)
+            standing = _STANDING if self.joint_names is H1_JOINT_NAMES else np.array(
+                [gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])  # (a subclass's own joints)
+            self.stand(slots, standing)
+            self.reset_walking(slots)
             return
         # The target is upright (the base glides on the floor): only the heading of the start pose.
         reset_targets(data, slots, self.mocap_id[slots], np.array([c.position for c in configs]), configs)
