@@ -26,9 +26,6 @@ from internutopia_extension.robots.aliengo_locomotion.model import walking_spec
 from internutopia_extension.robots.aliengo_locomotion.walker import POLICY_PATH, AliengoWalker
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
-#: An Aliengo's joints at reset, in ``ALIENGO_JOINT_NAMES`` order (its servos hold them).
-_STANDING = np.array([gait.STANDING_POSE.get(name, 0.0) for name in ALIENGO_JOINT_NAMES])
-
 
 class AliengoUpstreamMethods:
     """InternUtopia's Aliengo methods of one slot's Aliengo (its ``post_reset`` looks up the base
@@ -81,9 +78,7 @@ class AliengoRobot(WalkerDrivenRobot):
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
-        standing = _STANDING if self.joint_names is ALIENGO_JOINT_NAMES else np.array(
-            [gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])  # (a subclass's own joints)
-        self.stand(slots, standing)
+        self.stand(slots, self.standing_pose)
         self.reset_walking(slots)
 
 

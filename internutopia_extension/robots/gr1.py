@@ -82,7 +82,7 @@ class GR1Robot(WalkerDrivenRobot):
             # The walker ticks at 50 Hz over 200 Hz physics: longer physics steps run in substeps.
             self.start_walker(config, env_num, GR1Walker, gait, POLICY_PATH, 'GR1')
         super().__init__(config, env_num, sim)
-        self._standing = np.array([STANDING_POSE.get(name, 0.0) for name in self.joint_names])
+        self.standing_pose = np.array([STANDING_POSE.get(name, 0.0) for name in self.joint_names])  # (carried too)
 
     def build_spec(self) -> mujoco.MjSpec:
         return carried_spec(self.mocap_body) if self.carried else walking_spec()
@@ -104,7 +104,7 @@ class GR1Robot(WalkerDrivenRobot):
 
     def reset_slots(self, slots, configs) -> None:
         super().reset_slots(slots, configs)
-        self.stand(slots, self._standing)
+        self.stand(slots, self.standing_pose)
         data = self.bound_world.data
         positions = np.array([c.position for c in configs], dtype=float)
         # InternUtopia drops GR1 onto its feet from a little above its standing height.

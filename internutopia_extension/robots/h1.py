@@ -34,8 +34,6 @@ _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 't
 
 #: Sliding friction of the carried H1's soles.
 _SOLE_FRICTION = 0.05
-#: A walking H1's joints at reset, in ``H1_JOINT_NAMES`` order (its servos hold them).
-_STANDING = np.array([gait.STANDING_POSE.get(name, 0.0) for name in H1_JOINT_NAMES])
 
 
 class H1UpstreamMethods:
@@ -122,9 +120,7 @@ class H1Robot(WalkerDrivenRobot):
         super().reset_slots(slots, configs)
         data = self.bound_world.data
         if self.walker is not None:
-            standing = _STANDING if self.joint_names is H1_JOINT_NAMES else np.array(
-                [gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])  # (a subclass's own joints)
-            self.stand(slots, standing)
+            self.stand(slots, self.standing_pose)
             self.reset_walking(slots)
             return
         # The target is upright (the base glides on the floor): only the heading of the start pose.
