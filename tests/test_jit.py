@@ -44,7 +44,7 @@ def test_steer_kernel_matches_numpy(seed):
     speeds = (float(rng.uniform(0.1, 2.0)), float(rng.uniform(0.1, 2.0)), 0.05)
     expected_velocity, expected_arrived = base_motion._steer_numpy(position, orientation, goal, *speeds)
     velocity, arrived = np.empty((k, 3)), np.empty(k, dtype=bool)
-    base_motion._steer_kernel(position, orientation, goal, *speeds, velocity, arrived)
+    base_motion._steer_kernel(position, orientation, goal, *speeds[:2], np.full(k, speeds[2]), velocity, arrived)
     np.testing.assert_array_equal(arrived, expected_arrived)
     assert arrived[:10].all() and not arrived[10:].all()
     np.testing.assert_allclose(velocity, expected_velocity, rtol=0, atol=1e-12)

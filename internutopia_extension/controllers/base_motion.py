@@ -45,11 +45,31 @@ def steer_towards(position: np.ndarray, orientation: np.ndarray, goal: np.ndarra
     ([[0.5, 0.0, 0.0]], [False])
     """
     if _steer_kernel.available:
-        velocity = np.empty((len(goal), 3))
-        arrived = np.empty(len(goal), dtype=bool)
-        _steer_kernel(position, orientation, goal, float(forward_speed), float(rotation_speed), float(threshold), velocity, arrived)
-        return velocity, arrived
+        return steer_towards_each(position, orientation, goal, forward_speed, rotation_speed, np.full(len(goal), float(threshold)))
     return _steer_numpy(position, orientation, goal, forward_speed, rotation_speed, threshold)
+
+
+def steer_towards_each(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray, forward_speed: float,
+                       rotation_speed: float, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`steer_towards` with an arrival threshold per base (``thresholds``, shape ``(k,)``):
+    one compiled pass whatever the thresholds, else one numpy pass per distinct threshold.
+
+    >>> velocity, arrived = steer_towards_each(np.zeros((2, 3)), np.array([[1.0, 0, 0, 0]] * 2),
+    ...                                        np.array([[0.2, 0, 0]] * 2), 0.5, 1.0, np.array([0.1, 0.3]))
+    >>> arrived.tolist()
+    [False, True]
+    """
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    velocity = np.empty((len(goal), 3))
+    arrived = np.empty(len(goal), dtype=bool)
+    if _steer_kernel.available:
+        _steer_kernel(position, orientation, goal, float(forward_speed), float(rotation_speed), thresholds, velocity, arrived)
+        return velocity, arrived
+    for threshold in np.unique(thresholds):
+        rows = thresholds == threshold
+        velocity[rows], arrived[rows] = _steer_numpy(position[rows], orientation[rows], goal[rows], forward_speed,
+                                                     rotation_speed, float(threshold))
+    return velocity, arrived
 
 
 def _steer_numpy(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray, forward_speed: float,
@@ -84,10 +104,12 @@ def _steer_numpy(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray
 
 
 def _steer_rows(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray, forward_speed: float,
-                rotation_speed: float, threshold: float, velocity: np.ndarray, arrived: np.ndarray) -> None:
-    """The same law as :func:`_steer_numpy`, one robot per iteration (compiled by numba)."""
-    inverse_slow_distance = 1.0 / max(4.0 * threshold, 0.3)
+                rotation_speed: float, thresholds: np.ndarray, velocity: np.ndarray, arrived: np.ndarray) -> None:
+    """The same law as :func:`_steer_numpy`, one robot per iteration, each with its own arrival
+    threshold (compiled by numba)."""
     for i in range(goal.shape[0]):
+        threshold = thresholds[i]
+        inverse_slow_distance = 1.0 / max(4.0 * threshold, 0.3)
         dx = goal[i, 0] - position[i, 0]
         dy = goal[i, 1] - position[i, 1]
         w, x, y, z = orientation[i, 0], orientation[i, 1], orientation[i, 2], orientation[i, 3]
@@ -107,6 +129,12 @@ def _steer_rows(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray,
 
 
 _steer_kernel = Kernel(_steer_rows)
+
+
+def warm_steering() -> None:
+    """Compile (or load) the steering kernel now, ahead of a first step that steers."""
+    rows, flags = np.zeros((0, 3)), np.zeros(0, dtype=bool)
+    _steer_kernel.warm(rows, np.zeros((0, 4)), rows, 1.0, 1.0, np.zeros(0), rows, flags)
 
 
 def _follow_rows(paths: np.ndarray, slots: np.ndarray, points: np.ndarray, total_points: np.ndarray,
@@ -182,8 +210,7 @@ class MoveToPointBySpeedController(BaseController):
 
     def bind(self, world: Pack) -> None:
         super().bind(world)
-        rows, flags = np.zeros((0, 3)), np.zeros(0, dtype=bool)
-        _steer_kernel.warm(rows, np.zeros((0, 4)), rows, 1.0, 1.0, 1.0, rows, flags)
+        warm_steering()
 
     def parse_action(self, action: Any) -> np.ndarray:
         goal = as_float_array(action, None, 'move_to_point expects [goal_xyz]; goal')

@@ -29,7 +29,7 @@ import numpy as np
 
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
-from internutopia_extension.controllers.base_motion import steer_towards
+from internutopia_extension.controllers.base_motion import steer_towards_each, warm_steering
 from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERMS
 from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
 
@@ -44,6 +44,8 @@ _PER_SECOND = ~_ONCE
 #: A step count no episode reaches (no command change, no push due).
 _NEVER = int(np.iinfo(np.int64).max)
 _MASK64 = (1 << 64) - 1
+#: The columns of a free joint's qpos: position xyz, orientation wxyz.
+_POSE_COLUMNS = np.arange(7)
 
 
 def _unit_hash(slot: int, episode: int) -> float:
@@ -109,6 +111,8 @@ class LocomotionTask(BaseTask):
         #: the robots whose rewards are a ``WalkRewardSpec``'s; the numpy terms otherwise.
         self.payment = CompiledPayment(_TERM_NAMES, _ONCE, self.scales, self.terms_table, self.tracking_error,
                                        self.yaw_rate_error)
+        warm_steering()  # (goal episodes steer from their first tick)
+        self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
 
     def reset_slot(self, slot: int, config: Any) -> None:
         self.reset_slots(np.array([slot]), [config])
@@ -127,9 +131,13 @@ class LocomotionTask(BaseTask):
                 slot = int(members[0])
                 raise ValueError(f"LocomotionTask needs a walking robot; {configs[int(rows[0])].robot!r} in env {slot} "
                                  "is not (an H1 with locomotion='walking', or an Aliengo)")
-            base = locomotion_rewards(group).REWARD_SCALES
+            base = self._base_scales(group)
             for row, slot in zip(rows.tolist(), members.tolist(), strict=True):
-                scales = {**base, **(configs[row].reward_scales or {})}
+                overrides = configs[row].reward_scales
+                if not overrides:
+                    self.scales[slot] = base
+                    continue
+                scales = {**locomotion_rewards(group).REWARD_SCALES, **overrides}
                 self.scales[slot] = [scales[name] for name in _TERM_NAMES]
             step_dt = float(group.sim.physics_dt)
             self.step_dt[members] = step_dt
@@ -156,21 +164,32 @@ class LocomotionTask(BaseTask):
             self.push_interval[slot] = config.push_interval or (0.0, 0.0)
             self.push_speed[slot] = config.push_speed
         self._advance_commands(slots)
-        for slot, config in zip(slot_list, configs, strict=True):
-            if config.push_interval is not None:
-                # The first push of an episode is when its slot and index say (the same episode in
-                # the same slot is first pushed at the same step); the later ones draw from the
-                # task's generator. (A hash, 0.7 us, not a generator seeded per episode, 17 us:
-                # a walking vector env restarts one or two episodes per vector step.)
-                unit = _unit_hash(slot, int(self.view.episode_index(slot) or 0))
-                self.next_push[slot] = self._push_delay(slot, unit)
+        pushed = [slot for slot, config in zip(slot_list, configs, strict=True) if config.push_interval is not None]
+        if pushed:
+            # The first push of an episode is when its slot and index say (the same episode in
+            # the same slot is first pushed at the same step); the later ones draw from the
+            # task's generator. (A hash, 0.7 us, not a generator seeded per episode, 17 us:
+            # a walking vector env restarts one or two episodes per vector step.)
+            units = np.array([_unit_hash(slot, int(self.view.episode_index(slot) or 0)) for slot in pushed])
+            self.next_push[pushed] = self._push_delays(np.array(pushed, dtype=np.intp), units)
 
-    def _push_delay(self, slot: int, unit: float | None = None) -> int:
-        """The step of ``slot``'s next push: a delay uniform in its ``push_interval`` (at ``unit``
-        of the way through it when given, else drawn)."""
+    def _push_delay(self, slot: int) -> int:
+        """The step of ``slot``'s next push: a delay drawn uniform in its ``push_interval``."""
         low, high = self.push_interval[slot]
-        delay = low + unit * (high - low) if unit is not None else self.rng.uniform(low, high)
-        return int(self.view.steps[slot]) + int(round(delay / self.step_dt[slot]))
+        return int(self.view.steps[slot]) + int(round(self.rng.uniform(low, high) / self.step_dt[slot]))
+
+    def _push_delays(self, slots: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """The steps of the next pushes of ``slots``: each ``units`` of the way through its ``push_interval``."""
+        low, high = self.push_interval[slots].T
+        return self.view.steps[slots] + np.round((low + units * (high - low)) / self.step_dt[slots]).astype(np.int64)
+
+    def _base_scales(self, group: Any) -> np.ndarray:
+        """The reward scales of ``group``'s robot class in the term table's order (made once per class)."""
+        rewards = locomotion_rewards(group)
+        row = self._scale_rows.get(id(rewards))
+        if row is None:
+            row = self._scale_rows[id(rewards)] = np.array([rewards.REWARD_SCALES[name] for name in _TERM_NAMES], dtype=float)
+        return row
 
     def _push(self, slots: np.ndarray) -> None:
         """Push the robots of ``slots`` whose push is due: a random horizontal pelvis velocity."""
@@ -207,23 +226,18 @@ class LocomotionTask(BaseTask):
             return
         last = self.goal_points.shape[1] - 1
         for group, _, members in self.robot.groups(steering):
-            adr = group.root_qposadr[members][:, None]
-            qpos = group.bound_world.data.qpos
-            position, orientation = qpos[members[:, None], adr + np.arange(3)], qpos[members[:, None], adr + np.arange(3, 7)]
+            # The pelvis poses in one gather (position, then the wxyz orientation).
+            pose = group.bound_world.data.qpos[members[:, None], group.root_qposadr[members][:, None] + _POSE_COLUMNS]
+            position, orientation = pose[:, :3], pose[:, 3:]
+            index, count, tolerance = self.goal_index[members], self.goal_count[members], self.goal_tolerance[members]
             # A goal within tolerance is reached; the command then already heads for the next one.
-            goal = self.goal_points[members, np.minimum(self.goal_index[members], last)]
-            reached = ((self.goal_index[members] < self.goal_count[members])
-                       & (np.hypot(*(goal[:, :2] - position[:, :2]).T) < self.goal_tolerance[members]))
-            self.goal_index[members] += reached
-            index = self.goal_index[members]
+            goal = self.goal_points[members, np.minimum(index, last)]
+            index += (index < count) & (np.hypot(goal[:, 0] - position[:, 0], goal[:, 1] - position[:, 1]) < tolerance)
+            self.goal_index[members] = index
             # Past the last goal it is held on that goal, as a user calling move_to_point every step
             # does: still within tolerance it stands, drifted out it steps back.
-            goal = self.goal_points[members, np.minimum(index, self.goal_count[members] - 1)]
-            velocity = np.zeros((len(members), 3))
-            tolerances = self.goal_tolerance[members]
-            for tolerance in np.unique(tolerances):  # (steer_towards takes one threshold; training uses two)
-                rows = tolerances == tolerance
-                velocity[rows] = steer_towards(position[rows], orientation[rows], goal[rows], 1.0, 1.0, float(tolerance))[0]
+            goal = self.goal_points[members, np.minimum(index, count - 1)]
+            velocity = steer_towards_each(position, orientation, goal, 1.0, 1.0, tolerance)[0]
             velocity[:, 0] *= self.goal_speed[members]
             group.walker.set_command(members, velocity, hold=True)  # type: ignore[attr-defined]
 

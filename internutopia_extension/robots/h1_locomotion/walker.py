@@ -199,9 +199,10 @@ class H1Walker:
             if hold:
                 np.copyto(self.held_command, self.command)
             return
-        self.command[slots] = np.clip(command, gait.COMMAND_LOW, gait.COMMAND_HIGH)
+        clipped = np.minimum(np.maximum(command, gait.COMMAND_LOW), gait.COMMAND_HIGH)  # (np.clip's wrapper costs more)
+        self.command[slots] = clipped
         if hold:
-            self.held_command[slots] = self.command[slots]
+            self.held_command[slots] = clipped
 
     def _is_all_rows(self, slots: np.ndarray) -> bool:
         """Whether ``slots`` is every row in order. A read-only array found so is remembered by
