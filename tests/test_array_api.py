@@ -66,3 +66,31 @@ def test_array_api_errors_change_nothing(make_config, action, match):
     for key, value in env.runner.world.slot_state(0).items():
         np.testing.assert_array_equal(value, state[key])
     env.close()
+
+
+def test_observe_only_keeps_the_named_entries_with_the_same_values(make_config):
+    """``step_arrays(observe_only=...)`` gives the entries named, equal to the full observation's,
+    in every slot and in some (a slot whose episode ended is not observed), and nothing else."""
+    full_env, picked_env = h1_env(make_config, max_steps=5), h1_env(make_config, max_steps=5)
+    full_env.reset()
+    picked_env.reset()
+    only = {'h1': frozenset({'position', 'controllers'})}
+    speeds = {'h1': {'move_by_speed': np.tile([0.4, 0.0, 0.2], (3, 1))}}
+    for step in range(6):  # the episodes end on the 5th step: the 6th observes no slot
+        full = full_env.step_arrays(speeds)
+        picked = picked_env.step_arrays(speeds, observe_only=only)
+        if not full.obs:
+            assert picked.obs == {} and step == 5
+            continue
+        assert set(picked.obs) == {'h1'} and set(picked.obs['h1']) == {'position', 'controllers'}
+        np.testing.assert_array_equal(picked.obs['h1']['position'], full.obs['h1']['position'])
+        assert picked.obs['h1']['position'].any()
+        np.testing.assert_array_equal(picked.obs['h1']['controllers']['move_to_point']['finished'],
+                                      full.obs['h1']['controllers']['move_to_point']['finished'])
+        np.testing.assert_array_equal(picked.reward, full.reward)
+    # A robot not named is not observed; the observation of named slots is by the array path's rules.
+    runner = picked_env.runner
+    assert runner.observe_arrays(np.array([0, 2]), {'jetbot': None}) == {}
+    assert set(runner.observe_arrays(np.array([0, 2]), {'h1': frozenset({'orientation'})})['h1']) == {'orientation'}
+    full_env.close()
+    picked_env.close()

@@ -38,6 +38,7 @@ from internutopia.core.env_results import Finished, convert_step, internutopia_f
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
 from internutopia.core.runner.guard import held_interrupts
+from internutopia.core.runner.observations import ObservedEntries
 from internutopia.core.simulation_app import MAX_STEPS_ENV, SimulationApp, StopAppAfter, max_steps_from_environ
 from internutopia.per_slot import UpstreamRunner
 
@@ -328,7 +329,7 @@ class Env:
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy',
-                    observe: bool = True) -> ArrayStep:
+                    observe: bool = True, observe_only: ObservedEntries | None = None) -> ArrayStep:
         """Advance every slot by one physics step, with batched actions and array results.
 
         The fast path for training loops: no per-env dicts in or out.
@@ -346,6 +347,11 @@ class Env:
             observe: ``False`` observes only the slots whose episode ended on this step (the
                 others' rows are zeros; ``obs`` is ``{}`` when none ended): for a loop that
                 repeats an action and reads the last step's observation only.
+            observe_only: the entries of ``obs`` the caller reads, ``{top_level_key: children}``
+                (a robot's name or a task observation's key; ``children`` a set of the names
+                under it to keep, or ``None`` for all of it): the others are left out of ``obs``
+                and not gathered (a Gymnasium vector env passes its observation keys). ``None``
+                (the default): everything.
 
         Returns:
             an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's
@@ -373,7 +379,10 @@ class Env:
             raise RuntimeError('call reset() before step_arrays()')
         if array_backend != 'numpy':
             check_array_backend(array_backend)
-        result = self._runners.step_arrays(action) if observe else self._runners.step_arrays(action, observe=False)
+        if observe_only is None:
+            result = self._runners.step_arrays(action) if observe else self._runners.step_arrays(action, observe=False)
+        else:
+            result = self._runners.step_arrays(action, observe, observe_only)
         if self._viewer is not None:
             self._sync_viewer()
         if array_backend != 'numpy':

@@ -184,6 +184,29 @@ class ObsLayout:
             FEATURES[k].batch_fn is not None if k in FEATURES
             else not key_is_annotation(sample, k, robot) for k in self.keys)
 
+    def observed_entries(self) -> dict[str, frozenset[str] | None] | None:
+        """The entries of the array observation the keys read, for ``step_arrays(observe_only=...)``:
+        each key's first part (the robot's name for ``robot``) with its second, or the whole entry
+        for a key of one part; ``None`` (everything) when a derived feature is among the keys (its
+        function may read any entry).
+
+        >>> sample = {'h1': {'policy_obs': np.zeros(3), 'position': np.zeros(3)}, 'task': {'progress': 0.5}, 'fell': np.zeros(1)}
+        >>> ObsLayout(sample, 'h1', ['robot.policy_obs', 'task.progress', 'fell']).observed_entries()
+        {'h1': frozenset({'policy_obs'}), 'task': frozenset({'progress'}), 'fell': None}
+        """
+        if any(key in FEATURES for key in self.keys):
+            return None
+        entries: dict[str, set[str] | None] = {}
+        for key in self.keys:
+            first, _, rest = key.partition('.')
+            top = self.robot if first == 'robot' else first
+            children = entries.setdefault(top, set())
+            if not rest:
+                entries[top] = None
+            elif children is not None:
+                children.add(rest.split('.')[0])
+        return {top: None if children is None else frozenset(children) for top, children in entries.items()}
+
     @classmethod
     def default_keys(cls, sample: dict, robot: str) -> list[str]:
         """The default keys for an episode whose slot observation looks like ``sample``."""

@@ -115,6 +115,8 @@ class VectorEnv(gym.vector.VectorEnv):
             self.controller_names = self.action_layout.controller_names
             self.controller_name = self.action_layout.controller_name
             self.layout = ObsLayout(obs[0], self.robot_name, obs_keys)
+            #: The entries of the array observation the layout reads (the others are not gathered).
+            self._observe_only = self.layout.observed_entries()
             for slot in range(1, self.num_envs):
                 self.layout.check(obs[slot], slot)
         except BaseException:
@@ -216,7 +218,7 @@ class VectorEnv(gym.vector.VectorEnv):
     def _set_array_rows(self, rows: np.ndarray) -> None:
         """Replace the observation rows of ``rows`` (slots whose episodes just started) from the
         array observation; a new episode whose observation does not fit the spaces is a ``ValueError``."""
-        tree = self._vec.runner.observe_arrays(rows)
+        tree = self._vec.runner.observe_arrays(rows, self._observe_only)
         try:
             if self.obs_mode == 'flat':
                 self.layout.flat_rows(tree, rows, self._obs_rows)
@@ -373,7 +375,7 @@ class VectorEnv(gym.vector.VectorEnv):
         skip = self.action_repeat > 1 and not any(group.sensors for group in self._vec.runner.groups.robots.values())
         for repeat in range(self.action_repeat):
             observe = not skip or repeat == self.action_repeat - 1
-            out = self._vec.step_arrays(commands, observe=observe)
+            out = self._vec.step_arrays(commands, observe=observe, observe_only=self._observe_only)
             if not len(rows):  # every env had ended: one physics step, as the dict path takes
                 break
             ended_now = out.terminated[rows] | out.truncated[rows]

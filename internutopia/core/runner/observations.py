@@ -19,6 +19,10 @@ from internutopia.core.task.base import BaseTask
 
 _BASE_TASK_OBSERVATIONS = BaseTask.get_observations  # tasks that keep it observe nothing
 
+#: Which entries of an array observation a caller reads: top-level entry (a robot's name, a task
+#: observation's key) -> the names of its children to keep, or ``None`` for all of it.
+ObservedEntries = dict[str, frozenset[str] | None]
+
 
 def split_rows(tree: Any, count: int, wrap: str | None = None) -> list[Any]:
     """Split a nested dict of arrays with a leading ``count`` axis into ``count`` per-row dicts.
@@ -327,8 +331,14 @@ class Observer:
         """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups (see :func:`entity_observations`)."""
         return entity_observations(groups, slots, self.env_num)
 
-    def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
-        """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``."""
+    def observe_arrays(self, slots: np.ndarray, only: ObservedEntries | None = None) -> dict[str, Any]:
+        """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``.
+
+        ``only`` (see :data:`ObservedEntries`) keeps those top-level entries (a robot's name or a
+        task's key) and, of each, the children named: for a caller that reads a few of them (a
+        Gymnasium vector env reads its observation keys), the others are not gathered into
+        ``(env_num, ...)`` arrays. A robot not named is not observed at all.
+        """
         out: dict[str, Any] = {}
         every_slot = len(slots) == self.env_num
         if not every_slot:
@@ -340,13 +350,16 @@ class Observer:
                 if not group.array_api:
                     raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
                                      f'({type(group).__name__}) whose observations are per-slot dicts; use step()')
+                if only is not None and group.name not in only:
+                    continue
+                tree = group.get_obs(rows) if only is None else _picked(group.get_obs(rows), only[group.name])
                 if len(rows) == self.env_num and group.name not in out:
                     adopter = self._adopters.get(group.name)
                     if adopter is None:
                         adopter = self._adopters[group.name] = TreeAdopter()
-                    out[group.name] = adopter(group.get_obs(rows))  # one group in every slot: its arrays are the result
+                    out[group.name] = adopter(tree)  # one group in every slot: its arrays are the result
                 else:
-                    scatter(out.setdefault(group.name, {}), group.get_obs(rows), rows, self.env_num, (group.name,))
+                    scatter(out.setdefault(group.name, {}), tree, rows, self.env_num, (group.name,))
         for task in self.terms.tasks.values():
             if not task.array_api:
                 raise ValueError(f'step_arrays: the task {type(task).__name__} is upstream-style (per slot); its '
@@ -355,7 +368,18 @@ class Observer:
                 continue  # none
             rows = self.terms.members_of(task, slots)
             extra = task.get_observations(rows) if len(rows) else {}
+            if extra and only is not None:
+                extra = {key: value if only[key] is None or not isinstance(value, dict) else _picked(value, only[key])
+                         for key, value in extra.items() if key in only}
             if extra:
                 scatter(out, extra, rows, self.env_num, ('task observations',))
         return out
+
+
+
+def _picked(tree: dict[str, Any], children: frozenset[str] | None) -> dict[str, Any]:
+    """The entries ``children`` of ``tree`` (all of it for ``None``)."""
+    if children is None:
+        return tree
+    return {key: value for key, value in tree.items() if key in children}
 

@@ -32,7 +32,7 @@ from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
 from internutopia.core.runner.failures import Attempts, failed_record, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
-from internutopia.core.runner.observations import Observer, entity_observations
+from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations
 from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists, row_of
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
@@ -133,13 +133,15 @@ class Runner:
             self._raise_recorded()
             return result
 
-    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True) -> ArrayStep:
+    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
+                    observe_only: ObservedEntries | None = None) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``).
 
         ``observe=False`` observes only the slots whose episode ended on this step (their final
         observation); the others' rows are zeros (``obs`` is ``{}`` when none ended). For a caller
         that repeats an action and reads the observation of the last step only (observations are
-        read, never written, so skipping them changes nothing else).
+        read, never written, so skipping them changes nothing else). ``observe_only`` keeps those
+        entries of the observation (see :meth:`Observer.observe_arrays`).
         """
         with self.guard.enter('step'):
             commands = self.actions.parse_batched(actions)
@@ -148,11 +150,11 @@ class Runner:
             if not observe:
                 observed = observed[(done.terminated | done.truncated)[observed]]
             try:
-                obs = self.observer.observe_arrays(observed) if len(observed) else {}
+                obs = self.observer.observe_arrays(observed, observe_only) if len(observed) else {}
             except Exception:
                 failed = slots_that_fail(self.observer.observe_arrays, observed)
                 self._fail_running(done, failed)
-                obs = self.observer.observe_arrays(np.setdiff1d(observed, list(failed)))
+                obs = self.observer.observe_arrays(np.setdiff1d(observed, list(failed)), observe_only)
             result = ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active),
                                done.metrics, done.diverged, done.failed)
             self._raise_recorded()
@@ -358,9 +360,9 @@ class Runner:
         """Per-slot observation dicts of ``slots``."""
         return self.observer.observe(slots)
 
-    def observe_arrays(self, slots: np.ndarray) -> dict[str, Any]:
-        """Observations of ``slots`` as ``(env_num, ...)`` arrays."""
-        return self.observer.observe_arrays(slots)
+    def observe_arrays(self, slots: np.ndarray, only: ObservedEntries | None = None) -> dict[str, Any]:
+        """Observations of ``slots`` as ``(env_num, ...)`` arrays (``only``: see :meth:`Observer.observe_arrays`)."""
+        return self.observer.observe_arrays(slots, only)
 
     def entities_of(self, slot: int) -> dict[str, Entity]:
         """Robots and objects present in ``slot``, by name."""

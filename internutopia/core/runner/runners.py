@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.config import Config, TaskCfg
+from internutopia.core.runner.observations import ObservedEntries
 from internutopia.core.runner.runner import ArrayStep, Runner
 from internutopia.core.runner.slots import SlotStatus
 
@@ -44,7 +45,8 @@ class RunnerSet(ABC):
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One step from ``env_num`` per-slot action entries; the five per-slot result lists."""
 
-    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True) -> ArrayStep:
+    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
+                    observe_only: ObservedEntries | None = None) -> ArrayStep:
         """One step from batched actions, results as arrays (see ``vec_env.Env.step_arrays``)."""
         raise NotImplementedError(f'{type(self).__name__} has no array API; use step()')
 
