@@ -90,3 +90,39 @@ def test_step_arrays_without_observing_gives_only_the_final_observations(make_co
             assert part.obs['jetbot']['position'][1].any()
     seen.close()
     skipped.close()
+
+
+def test_the_vector_env_gathers_only_what_its_keys_read() -> None:
+    """A point-nav vector env's layout (robot and task keys, and ``goal_vector``, which reads the
+    robot's pose and the task's goal) asks for those entries alone: the scene objects' per-slot
+    dicts and the controllers' observations are not gathered, and the rows are the same."""
+    from internutopia.core.gym_vector.features import FEATURES, ObsLayout, register_feature
+
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=3)
+    try:
+        env.reset(seed=0)
+        inner = env.unwrapped
+        only = inner._observe_only
+        assert only == {'jetbot': frozenset({'position', 'orientation', 'joint_positions', 'joint_velocities'}),
+                        'task': frozenset({'goal', 'distance_to_goal'})}
+        runner = inner._vec.runner
+        rows = np.arange(3)
+        everything = runner.observe_arrays(rows)
+        assert 'objects' in everything and 'controllers' in everything['jetbot']  # (what is left out)
+        picked = runner.observe_arrays(rows, only)
+        assert set(picked) == {'jetbot', 'task'} and set(picked['jetbot']) == only['jetbot']
+        assert runner.terms.view.observed_entries is None  # the hint lasts only while observing
+        full_rows, picked_rows = np.zeros_like(inner._obs_rows), np.zeros_like(inner._obs_rows)
+        inner.layout.flat_rows(everything, rows, full_rows)
+        inner.layout.flat_rows(picked, rows, picked_rows)
+        np.testing.assert_array_equal(picked_rows, full_rows)
+        assert np.abs(picked_rows).max() > 0.0
+        # A feature that does not say what it reads: everything is gathered.
+        register_feature('_test_reads_nothing_said', lambda obs, robot: np.zeros(1), batch_fn=lambda obs, robot: np.zeros((3, 1)))
+        try:
+            sample = inner._vec.get_observations()[0]
+            assert ObsLayout(sample, 'jetbot', ['robot.position', '_test_reads_nothing_said']).observed_entries() is None
+        finally:
+            del FEATURES['_test_reads_nothing_said']
+    finally:
+        env.close()

@@ -76,9 +76,14 @@ class EnvView:
         env_num: number of env slots; per-slot arrays have this length.
         physics_dt: seconds of one physics step (one env step).
         simulator: the run's :class:`~internutopia.core.config.SimConfig`.
+        observed_entries: while an array observation is taken for a caller that reads only some
+            of it (``step_arrays(observe_only=...)``), those entries (top-level key -> the names
+            of its children, or ``None`` for all of it); else ``None``. A hint: a task whose
+            observations cost (per-slot object dicts) may leave out what nobody reads.
     """
 
-    __slots__ = ('_groups', '_observe', '_slots', '_steps', '_world', 'env_num', 'physics_dt', 'simulator')
+    __slots__ = ('_groups', '_observe', '_slots', '_steps', '_world', 'env_num', 'observed_entries', 'physics_dt',
+                 'simulator')
 
     def __init__(self, slots: SlotSource, groups: GroupSource, world: Any, sim: SimConfig, observe: ObserveEntities) -> None:
         self._slots = slots
@@ -88,6 +93,7 @@ class EnvView:
         self.env_num: int = slots.env_num
         self.simulator: SimConfig = sim
         self.physics_dt: float = float(sim.physics_dt)
+        self.observed_entries: dict[str, frozenset[str] | None] | None = None
         steps = slots.steps.view()
         steps.flags.writeable = False
         self._steps = steps

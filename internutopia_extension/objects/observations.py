@@ -25,6 +25,11 @@ class ObjectObservationsMixin:
         """``{'objects': [per-slot {name: obs}]}`` for ``slots``; every slot gets a dict (maybe empty).
 
         The value is a list (one dict per slot) rather than nested arrays, because slots of one task
-        may hold different objects; the env splits it row by row.
+        may hold different objects; the env splits it row by row. Nothing when the caller of the
+        observation does not read ``objects`` (:attr:`EnvView.observed_entries
+        <internutopia.core.view.EnvView>`): the per-slot dicts are most of a task's observation cost.
         """
+        entries = getattr(self.view, 'observed_entries', None)
+        if entries is not None and 'objects' not in entries:
+            return {}
         return {'objects': self.view.object_observations(slots)}

@@ -22,7 +22,9 @@ class Feature:
     it can be computed for an episode (derived features are added by default only when they apply).
     ``batch_fn(obs_arrays, robot_name) -> (env_num, ...) array``, when given, computes the same
     numbers for every slot at once from the array observation tree (the vector env's fast path);
-    without it, a layout that uses the feature steps through per-slot dicts.
+    without it, a layout that uses the feature steps through per-slot dicts. ``reads``, when
+    given, names the observation keys the feature reads (``'robot.position'``, ``'task.goal'``):
+    a vector env then gathers only those and its other keys' entries; without it, everything.
     """
 
     fn: Callable[[dict, str], np.ndarray]
@@ -31,6 +33,7 @@ class Feature:
     high: float = np.inf
     doc: str = ''
     batch_fn: Callable[[dict, str], np.ndarray] | None = None
+    reads: tuple[str, ...] | None = None
 
 def _goal_vector(obs: dict, robot: str) -> np.ndarray:
     body = obs[robot]
@@ -62,21 +65,24 @@ def _has_goal(obs: dict, robot: str) -> bool:
 FEATURES: dict[str, Feature] = {
     'goal_vector': Feature(_goal_vector, _has_goal,
                            doc="the task's goal relative to the robot's base, in the base's yaw frame (x ahead, y left), metres",
-                           batch_fn=_goal_vector_rows),
+                           batch_fn=_goal_vector_rows, reads=('robot.position', 'robot.orientation', 'task.goal')),
     'heading': Feature(_heading, lambda obs, robot: True, -1.0, 1.0, doc="``[cos(yaw), sin(yaw)]`` of the robot's base",
-                       batch_fn=_heading_rows),
+                       batch_fn=_heading_rows, reads=('robot.orientation',)),
 }
 
 def register_feature(name: str, fn: Callable[[dict, str], np.ndarray], applies: Callable[[dict, str], bool] | None = None,
                      low: float = -np.inf, high: float = np.inf, doc: str = '',
-                     batch_fn: Callable[[dict, str], np.ndarray] | None = None) -> None:
+                     batch_fn: Callable[[dict, str], np.ndarray] | None = None,
+                     reads: Sequence[str] | None = None) -> None:
     """Register a derived observation ``name`` computed by ``fn(slot_obs, robot_name)``.
 
     With ``applies`` it is also added to the default observation of episodes it applies to; with
     ``batch_fn(obs_arrays, robot_name)`` (the same numbers for all slots at once) vector envs
-    that use it keep their array fast path.
+    that use it keep their array fast path; with ``reads`` (the observation keys the functions
+    read, e.g. ``['robot.position', 'task.goal']``) they gather only what their keys read.
     """
-    FEATURES[name] = Feature(fn, applies or (lambda obs, robot: False), low, high, doc, batch_fn)
+    FEATURES[name] = Feature(fn, applies or (lambda obs, robot: False), low, high, doc, batch_fn,
+                             None if reads is None else tuple(reads))
 
 _NOT_FOUND = object()
 
@@ -187,17 +193,24 @@ class ObsLayout:
     def observed_entries(self) -> dict[str, frozenset[str] | None] | None:
         """The entries of the array observation the keys read, for ``step_arrays(observe_only=...)``:
         each key's first part (the robot's name for ``robot``) with its second, or the whole entry
-        for a key of one part; ``None`` (everything) when a derived feature is among the keys (its
-        function may read any entry).
+        for a key of one part; a derived feature's keys are those it :attr:`~Feature.reads`.
+        ``None`` (everything) when a feature among the keys does not say what it reads.
 
         >>> sample = {'h1': {'policy_obs': np.zeros(3), 'position': np.zeros(3)}, 'task': {'progress': 0.5}, 'fell': np.zeros(1)}
         >>> ObsLayout(sample, 'h1', ['robot.policy_obs', 'task.progress', 'fell']).observed_entries()
         {'h1': frozenset({'policy_obs'}), 'task': frozenset({'progress'}), 'fell': None}
         """
-        if any(key in FEATURES for key in self.keys):
-            return None
-        entries: dict[str, set[str] | None] = {}
+        keys: list[str] = []
         for key in self.keys:
+            if key not in FEATURES:
+                keys.append(key)
+                continue
+            reads = FEATURES[key].reads
+            if reads is None:
+                return None
+            keys += reads
+        entries: dict[str, set[str] | None] = {}
+        for key in keys:
             first, _, rest = key.partition('.')
             top = self.robot if first == 'robot' else first
             children = entries.setdefault(top, set())

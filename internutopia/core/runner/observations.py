@@ -367,7 +367,17 @@ class Observer:
             if type(task).get_observations is _BASE_TASK_OBSERVATIONS:
                 continue  # none
             rows = self.terms.members_of(task, slots)
-            extra = task.get_observations(rows) if len(rows) else {}
+            if not len(rows):
+                continue
+            if only is None:
+                extra = task.get_observations(rows)
+            else:
+                view = self.terms.view
+                view.observed_entries = only  # (the task may leave out what is not read)
+                try:
+                    extra = task.get_observations(rows)
+                finally:
+                    view.observed_entries = None
             if extra and only is not None:
                 extra = {key: value if only[key] is None or not isinstance(value, dict) else _picked(value, only[key])
                          for key, value in extra.items() if key in only}
