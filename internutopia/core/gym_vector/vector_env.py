@@ -378,16 +378,22 @@ class VectorEnv(gym.vector.VectorEnv):
             out = self._vec.step_arrays(commands, observe=observe, observe_only=self._observe_only)
             if not len(rows):  # every env had ended: one physics step, as the dict path takes
                 break
-            ended_now = out.terminated[rows] | out.truncated[rows]
-            written = rows if observe else rows[ended_now]
+            if len(rows) == n:  # (every env live, the usual step: whole arrays, no gathers)
+                ended_now = out.terminated | out.truncated
+                rewards += out.reward
+                np.copyto(steps, table_steps)
+            else:
+                ended_now = out.terminated[rows] | out.truncated[rows]
+                rewards[rows] += out.reward[rows]
+                steps[rows] = table_steps[rows]
+            any_ended = ended_now.any()
+            written = rows if observe else rows[ended_now] if any_ended else rows[:0]
             if len(written):
                 if self.obs_mode == 'flat':
                     self.layout.flat_rows(out.obs, written, self._obs_rows)
                 else:
                     self.layout.dict_rows(out.obs, written, self._obs_rows)
-            rewards[rows] += out.reward[rows]
-            steps[rows] = table_steps[rows]
-            if ended_now.any():
+            if any_ended:
                 for slot in rows[ended_now].tolist():
                     terminated[slot], truncated[slot] = out.terminated[slot], out.truncated[slot]
                     extra = extras[slot] = {}
