@@ -94,3 +94,64 @@ def test_observe_only_keeps_the_named_entries_with_the_same_values(make_config):
     assert set(runner.observe_arrays(np.array([0, 2]), {'h1': frozenset({'orientation'})})['h1']) == {'orientation'}
     full_env.close()
     picked_env.close()
+
+
+def _point_nav_env(make_config, max_steps):
+    from internutopia_extension.configs.tasks import PointNavTaskCfg
+
+    tasks = [PointNavTaskCfg(max_steps=steps, goal=(2.0, 0.5, 0.0), robots=[JetbotRobotCfg()]) for steps in max_steps]
+    return Env(make_config(tasks, env_num=len(max_steps)))
+
+
+def test_repeat_is_repeated_single_steps_summed(make_config):
+    """``step_arrays(repeat=k)`` gives what k single steps give: rewards summed over the steps each
+    slot ran, an episode ending on an inner step ends there with that step's flags, metrics and
+    final observation, the others' observation is the last step's."""
+    lengths = [3, 7, 20]  # slot 0 ends on the 3rd step (inside the first call), slot 1 on the 7th
+    single, repeated = _point_nav_env(make_config, lengths), _point_nav_env(make_config, lengths)
+    single.reset()
+    repeated.reset()
+    speeds = {'jetbot': {'move_by_speed': np.tile([0.5, 0.3], (3, 1))}}
+    for call in range(3):  # 3 calls of 4 steps: slot 1 ends inside the second
+        reward, terminated, truncated = np.zeros(3), np.zeros(3, dtype=bool), np.zeros(3, dtype=bool)
+        position, metrics = np.zeros((3, 3)), {}
+        ran = single.runner.table.active_slots().copy()
+        for _ in range(4):
+            if not len(single.runner.table.active_slots()):
+                break
+            out = single.step_arrays(speeds)
+            reward += out.reward
+            terminated |= out.terminated
+            truncated |= out.truncated
+            metrics.update(out.metrics)
+            observed = np.flatnonzero(out.active)
+            if out.obs:
+                position[observed] = out.obs['jetbot']['position'][observed]
+        got = repeated.step_arrays(speeds, repeat=4)
+        np.testing.assert_array_equal(got.reward, reward)
+        np.testing.assert_array_equal(got.terminated, terminated)
+        np.testing.assert_array_equal(got.truncated, truncated)
+        np.testing.assert_array_equal(np.flatnonzero(got.active), ran)
+        assert got.metrics.keys() == metrics.keys() and all(got.metrics[s] == metrics[s] for s in metrics)
+        if len(ran):
+            np.testing.assert_array_equal(got.obs['jetbot']['position'][ran], position[ran])
+        if call == 0:
+            assert got.truncated.tolist() == [True, False, False] and got.reward[1] != 0.0
+            # slot 0's final observation is from its last (3rd) step, not a 4th
+            assert got.obs['jetbot']['position'][0, 0] < got.obs['jetbot']['position'][2, 0]
+    np.testing.assert_array_equal(repeated.runner.steps, single.runner.steps)
+    assert repeated.runner.steps.tolist() == [3, 7, 12]
+    single.close()
+    repeated.close()
+
+
+@pytest.mark.parametrize('repeat', [0, -2, 1.5, True, '4'])
+def test_a_bad_repeat_is_refused_and_moves_nothing(make_config, repeat):
+    env = _point_nav_env(make_config, [10, 10])
+    env.reset()
+    before = env.runner.world.packs[next(iter(env.runner.world.packs))].batch.state.copy()
+    with pytest.raises(ValueError, match='repeat must be an int >= 1'):
+        env.step_arrays({'jetbot': {'move_by_speed': np.tile([0.5, 0.0], (2, 1))}}, repeat=repeat)
+    np.testing.assert_array_equal(env.runner.world.packs[next(iter(env.runner.world.packs))].batch.state, before)
+    assert env.runner.steps.tolist() == [0, 0]
+    env.close()

@@ -329,7 +329,7 @@ class Env:
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy',
-                    observe: bool = True, observe_only: ObservedEntries | None = None) -> ArrayStep:
+                    observe: bool = True, observe_only: ObservedEntries | None = None, repeat: int = 1) -> ArrayStep:
         """Advance every slot by one physics step, with batched actions and array results.
 
         The fast path for training loops: no per-env dicts in or out.
@@ -352,6 +352,12 @@ class Env:
                 under it to keep, or ``None`` for all of it): the others are left out of ``obs``
                 and not gathered (a Gymnasium vector env passes its observation keys). ``None``
                 (the default): everything.
+            repeat: physics steps with these actions (an action repeat, default 1), returned as
+                one result: rewards summed over the steps each slot ran; an episode that ends on
+                an inner step ends there, with that step's flags, metrics and final observation,
+                and is not stepped again; the other slots' observation is the last step's. Ctrl-C
+                lands between physics steps as between calls. ``observe`` is ignored when
+                ``repeat > 1`` (only the ended slots are observed on the inner steps).
 
         Returns:
             an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's
@@ -379,10 +385,10 @@ class Env:
             raise RuntimeError('call reset() before step_arrays()')
         if array_backend != 'numpy':
             check_array_backend(array_backend)
-        if observe_only is None:
+        if observe_only is None and type(repeat) is int and repeat == 1:
             result = self._runners.step_arrays(action) if observe else self._runners.step_arrays(action, observe=False)
         else:
-            result = self._runners.step_arrays(action, observe, observe_only)
+            result = self._runners.step_arrays(action, observe, observe_only, repeat)
         if self._viewer is not None:
             self._sync_viewer()
         if array_backend != 'numpy':

@@ -357,58 +357,32 @@ class VectorEnv(gym.vector.VectorEnv):
         return rewards, terminated, truncated, infos
 
     def _step_arrays(self, actions: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """``action_repeat`` physics steps through ``vec_env.Env.step_arrays``: the same results as
-        :meth:`_step_dicts` from batched arrays, with no per-env Python but for envs whose episode ended."""
+        """``action_repeat`` physics steps in one ``vec_env.Env.step_arrays(repeat=...)``: the same
+        results as :meth:`_step_dicts` from batched arrays, with no per-env Python but for envs
+        whose episode ended."""
         n = self.num_envs
-        first_live = live
-        live = live.copy()
-        rewards = np.zeros(n, dtype=np.float64)
-        terminated = np.zeros(n, dtype=np.bool_)
-        truncated = np.zeros(n, dtype=np.bool_)
-        steps = np.zeros(n, dtype=int)
-        table_steps = self._vec.runner.steps
-        extras: dict[int, dict[str, Any]] = {}
         commands = self.action_layout.batched_commands(actions, self.num_envs)
-        rows = np.flatnonzero(live)
-        # Only the last repeat's observation is returned (and the final one of an episode that
-        # ends earlier): the others are not taken, unless a robot has sensors (cameras keep frames).
-        skip = self.action_repeat > 1 and not any(group.sensors for group in self._vec.runner.groups.robots.values())
-        for repeat in range(self.action_repeat):
-            observe = not skip or repeat == self.action_repeat - 1
-            out = self._vec.step_arrays(commands, observe=observe, observe_only=self._observe_only)
-            if not len(rows):  # every env had ended: one physics step, as the dict path takes
-                break
-            if len(rows) == n:  # (every env live, the usual step: whole arrays, no gathers)
-                ended_now = out.terminated | out.truncated
-                rewards += out.reward
-                np.copyto(steps, table_steps)
+        out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat)
+        rows = np.flatnonzero(live)  # (the envs that ran: each has its final or last observation)
+        if len(rows):
+            if self.obs_mode == 'flat':
+                self.layout.flat_rows(out.obs, rows, self._obs_rows)
             else:
-                ended_now = out.terminated[rows] | out.truncated[rows]
-                rewards[rows] += out.reward[rows]
-                steps[rows] = table_steps[rows]
-            any_ended = ended_now.any()
-            written = rows if observe else rows[ended_now] if any_ended else rows[:0]
-            if len(written):
-                if self.obs_mode == 'flat':
-                    self.layout.flat_rows(out.obs, written, self._obs_rows)
-                else:
-                    self.layout.dict_rows(out.obs, written, self._obs_rows)
-            if any_ended:
-                for slot in rows[ended_now].tolist():
-                    terminated[slot], truncated[slot] = out.terminated[slot], out.truncated[slot]
-                    extra = extras[slot] = {}
-                    if slot in out.metrics:
-                        extra['metrics'] = out.metrics[slot]
-                    if slot in out.diverged:
-                        extra['diverged'] = True
-                    if slot in out.failed:
-                        extra['failed'] = out.failed[slot]
-                live[rows[ended_now]] = False
-                rows = np.flatnonzero(live)
-                if not len(rows):
-                    break
+                self.layout.dict_rows(out.obs, rows, self._obs_rows)
+        rewards = np.where(live, out.reward, 0.0)
+        terminated, truncated = out.terminated & live, out.truncated & live
+        steps = np.where(live, self._vec.runner.steps, 0)
+        extras: dict[int, dict[str, Any]] = {}
+        for slot in np.flatnonzero(terminated | truncated).tolist():
+            extra = extras[slot] = {}
+            if slot in out.metrics:
+                extra['metrics'] = out.metrics[slot]
+            if slot in out.diverged:
+                extra['diverged'] = True
+            if slot in out.failed:
+                extra['failed'] = out.failed[slot]
         ended = terminated | truncated
-        with_info = first_live & ~ended if self.autoreset_mode == AutoresetMode.SAME_STEP else first_live
+        with_info = live & ~ended if self.autoreset_mode == AutoresetMode.SAME_STEP else live
         self._ended_infos = {slot: {'episode_index': int(self._episode_index[slot]), 'steps': int(steps[slot]), **extra}
                              for slot, extra in extras.items()}
         infos: dict[str, Any] = {}

@@ -165,6 +165,21 @@ def scatter(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray, env_
         array[rows] = value
 
 
+def merge_rows(target: dict[str, Any], tree: dict[str, Any], rows: np.ndarray) -> None:
+    """Copy the rows ``rows`` of ``tree``'s ``(env_num, ...)`` arrays into ``target``'s (made as
+    zeros where missing): the observations of several steps, each slot's from its own step."""
+    if not len(rows):
+        return
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            merge_rows(target.setdefault(key, {}), value, rows)
+            continue
+        array = target.get(key)
+        if array is None:
+            array = target[key] = np.zeros_like(value)
+        array[rows] = value[rows]
+
+
 def adopt(tree: dict[str, Any]) -> dict[str, Any]:
     """``tree`` (arrays with a row per slot, every slot, in slot order) as the array API's result:
     arrays that own their data are used as they are, anything else is copied into one that does.

@@ -32,7 +32,7 @@ from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
 from internutopia.core.runner.failures import Attempts, failed_record, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
-from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations
+from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations, merge_rows
 from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists, row_of
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
@@ -134,31 +134,94 @@ class Runner:
             return result
 
     def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
-                    observe_only: ObservedEntries | None = None) -> ArrayStep:
+                    observe_only: ObservedEntries | None = None, repeat: int = 1) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``).
 
         ``observe=False`` observes only the slots whose episode ended on this step (their final
         observation); the others' rows are zeros (``obs`` is ``{}`` when none ended). For a caller
         that repeats an action and reads the observation of the last step only (observations are
         read, never written, so skipping them changes nothing else). ``observe_only`` keeps those
-        entries of the observation (see :meth:`Observer.observe_arrays`).
+        entries of the observation (see :meth:`Observer.observe_arrays`). ``repeat > 1``: see
+        :meth:`step_arrays_repeated`.
         """
+        if repeat != 1 or isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)):
+            return self.step_arrays_repeated(actions, repeat, observe_only)
         with self.guard.enter('step'):
-            commands = self.actions.parse_batched(actions)
-            done = self._advance(commands)
+            done = self._advance(self.actions.parse_batched(actions))
             observed = done.active
             if not observe:
                 observed = observed[(done.terminated | done.truncated)[observed]]
-            try:
-                obs = self.observer.observe_arrays(observed, observe_only) if len(observed) else {}
-            except Exception:
-                failed = slots_that_fail(self.observer.observe_arrays, observed)
-                self._fail_running(done, failed)
-                obs = self.observer.observe_arrays(np.setdiff1d(observed, list(failed)), observe_only)
+            obs = self._observe_arrays_isolated(done, observed, observe_only)
             result = ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active),
                                done.metrics, done.diverged, done.failed)
             self._raise_recorded()
             return result
+
+    def step_arrays_repeated(self, actions: dict[str, dict[str, Any]], repeat: int,
+                             observe_only: ObservedEntries | None = None) -> ArrayStep:
+        """``repeat`` physics steps with the same batched actions (an action repeat), as one result.
+
+        The same as ``repeat`` calls of :meth:`step_arrays` summed: each slot's reward is the sum
+        over the steps it ran, an episode that ends on an inner step ends there (its flags, metrics
+        and final observation are that step's; its slot is not stepped again), and the observation
+        of every other slot is the last step's; ``active`` marks the slots that ran. Only the
+        ended slots are observed on the inner steps (every slot when a robot has sensors: cameras
+        keep their frames), and the actions are parsed again only after an episode ends. Stops
+        early when no episode runs. Each physics step is its own call for Ctrl-C (see
+        :mod:`~internutopia.core.runner.guard`).
+        """
+        if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
+            raise ValueError(f'repeat must be an int >= 1; got {repeat!r}')
+        observe_every = any(group.sensors for group in self.groups.robots.values())
+        reward = np.zeros(self.env_num)
+        terminated = np.zeros(self.env_num, dtype=bool)
+        truncated = np.zeros(self.env_num, dtype=bool)
+        obs: dict[str, Any] = {}
+        metrics: dict[int, dict[str, Any]] = {}
+        diverged: list[int] = []
+        failed: dict[int, str] = {}
+        commands: Commands | None = None
+        active: np.ndarray | None = None
+        for step in range(int(repeat)):
+            with self.guard.enter('step'):
+                if commands is None:
+                    commands = self.actions.parse_batched(actions)
+                done = self._advance(commands)
+                if active is None:
+                    active = self._active_mask(done.active)
+                ended = done.active[(done.terminated | done.truncated)[done.active]]
+                last = step == repeat - 1
+                observed = done.active if last or observe_every else ended
+                step_obs = self._observe_arrays_isolated(done, observed, observe_only)
+                self._raise_recorded()
+            reward += done.reward
+            terminated |= done.terminated
+            truncated |= done.truncated
+            metrics.update(done.metrics)
+            diverged += done.diverged
+            failed.update(done.failed)
+            if last and not obs:
+                obs = step_obs  # (no episode ended before: the last step's observation is the result)
+            else:
+                merge_rows(obs, step_obs, done.active if last else ended)
+            if len(ended) or done.failed:
+                commands = None  # (other slots run now: parsed again for them)
+            if last or not len(self.table.active_slots()):
+                break
+        assert active is not None  # (at least one step)
+        return ArrayStep(obs, reward, terminated, truncated, active, metrics, tuple(diverged), failed)
+
+    def _observe_arrays_isolated(self, done: Advance, observed: np.ndarray, observe_only: ObservedEntries | None) -> dict[str, Any]:
+        """Array observations of ``observed``; a slot whose observation raises ends its episode as
+        failed and is left out, every other slot is observed as usual."""
+        if not len(observed):
+            return {}
+        try:
+            return self.observer.observe_arrays(observed, observe_only)
+        except Exception:
+            failed = slots_that_fail(self.observer.observe_arrays, observed)
+            self._fail_running(done, failed)
+            return self.observer.observe_arrays(np.setdiff1d(observed, list(failed)), observe_only)
 
     def _raise_recorded(self) -> None:
         """With ``episode_errors='raise'``: raise the first error of an episode recorded as failed."""
