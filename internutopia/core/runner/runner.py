@@ -219,7 +219,7 @@ class Runner:
         try:
             return self.observer.observe_arrays(observed, observe_only)
         except Exception:
-            failed = slots_that_fail(self.observer.observe_arrays, observed)
+            failed = slots_that_fail(lambda slots: self.observer.observe_arrays(slots, observe_only), observed)
             self._fail_running(done, failed)
             return self.observer.observe_arrays(np.setdiff1d(observed, list(failed)), observe_only)
 
