@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
+
+# The Ctrl-C tests send SIGINT as a terminal does. A shell without job control starts background
+# commands (`cmd &`) with SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+# (nor do the CLI processes the tests start, which inherit the ignore): give the workers, and so
+# their children, the disposition a terminal's process has.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pytest  # noqa: E402
 
