@@ -401,10 +401,8 @@ class Observer:
         return out
 
 
-
 def _picked(tree: dict[str, Any], children: frozenset[str] | None) -> dict[str, Any]:
     """The entries ``children`` of ``tree`` (all of it for ``None``)."""
     if children is None:
         return tree
     return {key: value for key, value in tree.items() if key in children}
-
