@@ -96,6 +96,41 @@ def test_observe_only_keeps_the_named_entries_with_the_same_values(make_config):
     picked_env.close()
 
 
+def test_a_robot_computes_only_the_entries_read_and_an_unmarked_override_gets_them_all(make_config, monkeypatch):
+    """While an observation reads some of a robot's entries, ``BaseRobot.get_obs`` computes those
+    alone (the joints are not gathered when only the pose is read) with the values of a full
+    observation; a subclass whose ``get_obs`` override is not marked ``observes_by_need`` is asked
+    for everything, so one that reads its parent's entries keeps working."""
+    env = h1_env(make_config, max_steps=50)
+    env.reset()
+    speeds = {'h1': {'move_by_speed': np.tile([0.4, 0.0, 0.2], (3, 1))}}
+    full = env.step_arrays(speeds).obs['h1']
+    runner, slots = env.runner, np.arange(3)
+    group = runner.slot_robots[0]['h1']
+    joints = []
+    original = type(group)._joint_state
+    monkeypatch.setattr(type(group), '_joint_state', lambda self, rows: joints.append(len(rows)) or original(self, rows))
+    picked = runner.observe_arrays(slots, {'h1': frozenset({'position', 'orientation'})})['h1']
+    assert set(picked) == {'position', 'orientation'} and joints == []
+    np.testing.assert_array_equal(picked['position'], full['position'])
+    np.testing.assert_array_equal(picked['orientation'], full['orientation'])
+    assert group.observed_entries is None  # (only while observing)
+    assert set(runner.observe_arrays(slots, {'h1': frozenset({'joint_velocities'})})['h1']) == {'joint_velocities'}
+    assert joints == [3]
+
+    class ReadsItsParent(type(group)):  # an extension's override, not marked
+        def get_obs(self, slots):
+            obs = super().get_obs(slots)
+            obs['joint_span'] = obs['joint_positions'].max(axis=1) - obs['joint_positions'].min(axis=1)
+            return obs
+
+    monkeypatch.setattr(group, '__class__', ReadsItsParent)
+    picked = runner.observe_arrays(slots, {'h1': frozenset({'joint_span'})})['h1']
+    assert set(picked) == {'joint_span'}
+    np.testing.assert_array_equal(picked['joint_span'], np.ptp(full['joint_positions'], axis=1))
+    env.close()
+
+
 def _point_nav_env(make_config, max_steps):
     from internutopia_extension.configs.tasks import PointNavTaskCfg
 

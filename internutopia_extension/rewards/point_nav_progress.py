@@ -14,6 +14,8 @@ import numpy as np
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import rows_of
 from internutopia_extension.configs.tasks import POINT_NAV_REWARD_DEFAULTS
+from internutopia_extension.tasks.point_nav import PointNavTask
+from internutopia_extension.tasks.point_nav_kernels import progress_kernel
 
 
 @BaseReward.register('PointNavProgressReward')
@@ -30,9 +32,15 @@ class PointNavProgressReward(BaseReward):
         self.scale = float(values['scale'])
         self.success_bonus = float(values['success_bonus'])
         self.step_penalty = float(values['step_penalty'])
+        self._kernel = progress_kernel.compiled_or(None)  # (warmed by the task)
 
     def calc(self, slots: np.ndarray) -> np.ndarray:
         task = self.view.task(int(slots[0]))  # every slot of one call belongs to the same task object
+        if self._kernel is not None and isinstance(task, PointNavTask):  # (its arrays' types are known)
+            out = np.empty(len(slots))
+            self._kernel(slots, task.prev_distance, task.distance, task.success, self.scale, self.success_bonus,
+                         self.step_penalty, out)
+            return out
         rows = rows_of(slots, self.env_num)
         progress = task.prev_distance[rows] - task.distance[rows]
         return self.scale * progress + self.success_bonus * task.success[rows] - self.step_penalty

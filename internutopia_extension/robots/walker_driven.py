@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.robot.base import BaseRobot
+from internutopia.core.robot.base import BaseRobot, observes_by_need
 from internutopia_extension.robots.h1_locomotion.walker import OnnxPolicy
 
 
@@ -89,9 +89,11 @@ class WalkerDrivenRobot(BaseRobot):
         if walker is not None and len(slots) and walker.tick_due(float(self.bound_world.data.time[slots[0]])):
             walker.tick(slots)
 
+    @observes_by_need
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)
-        if self.walker is not None and self.walker.policy is None and len(slots):
+        wanted = self.observed_entries
+        if self.walker is not None and self.walker.policy is None and len(slots) and (wanted is None or 'policy_obs' in wanted):
             # Trained from outside: what the policy will see at the next tick.
             obs['policy_obs'] = self.walker.observe(slots)
         return obs

@@ -113,6 +113,11 @@ class LocomotionTask(BaseTask):
                                        self.yaw_rate_error)
         warm_steering()  # (goal episodes steer from their first tick)
         self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
+        # Steps known to be quiet (nothing paid, due, pushed or ended) for the slots of one step call:
+        # the slots array they hold for, how many calls are left, the step count of its first slot next.
+        self._quiet_slots: np.ndarray | None = None
+        self._quiet_left = 0
+        self._quiet_next = -1
 
     def reset_slot(self, slot: int, config: Any) -> None:
         self.reset_slots(np.array([slot]), [config])
@@ -120,6 +125,7 @@ class LocomotionTask(BaseTask):
     def reset_slots(self, slots: np.ndarray, configs: Sequence[Any]) -> None:
         """Start the episodes ``configs`` in ``slots``, each robot group's slots in one pass (as
         :meth:`reset_slot` for each, in order: the same state, the same pushes)."""
+        self._quiet_slots = None  # (what is due changes)
         slot_list = slots.tolist()
         for slot, config in zip(slot_list, configs, strict=True):
             self.configs[slot] = config
@@ -242,13 +248,21 @@ class LocomotionTask(BaseTask):
             group.walker.set_command(members, velocity, hold=True)  # type: ignore[attr-defined]
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        steps = self.view.steps[slots]
+        steps_now = self.view.steps
+        if slots is self._quiet_slots and self._quiet_left > 0 and steps_now[slots[0]] == self._quiet_next:
+            # (known quiet: the same slots one step on, nothing due before the step counted below)
+            self._quiet_left -= 1
+            self._quiet_next += 1
+            nothing = np.zeros(len(slots), dtype=bool)
+            return np.zeros(len(slots)), nothing, nothing.copy()
+        steps = steps_now[slots]
         last = steps >= self.max_steps[slots]
         # Paid on the last physics step of each control period of the episode, and on its last step.
         paying = (steps % self.period[slots] == 0) | last
         if not paying.any():  # (most physics steps: nothing is paid, checked or steered)
             self._advance_commands(slots)
             self._push(slots)
+            self._count_quiet(slots, steps)
             nothing = np.zeros(len(slots), dtype=bool)
             return np.zeros(len(slots)), nothing, nothing.copy()
         reward = np.zeros(len(slots))
@@ -270,7 +284,20 @@ class LocomotionTask(BaseTask):
         # checked as reached once per period too).
         self._steer(slots[paying])
         self._push(slots)
+        self._count_quiet(slots, steps)
         return reward, terminated, truncated
+
+    def _count_quiet(self, slots: np.ndarray, steps: np.ndarray) -> None:
+        """How many of the next calls with these ``slots`` (at ``steps`` now) are quiet: before any
+        slot's next payment (the end of its control period, or its last step), command, or push.
+        Only a read-only slots array (the runner's, shared while no episode starts or ends) is kept."""
+        if slots.flags.writeable or not len(slots):
+            self._quiet_slots = None
+            return
+        period = self.period[slots]
+        due = np.minimum(np.minimum(steps + period - steps % period, self.max_steps[slots]),
+                         np.minimum(self.next_change[slots], self.next_push[slots]))
+        self._quiet_slots, self._quiet_left, self._quiet_next = slots, int((due - steps).min()) - 1, int(steps[0]) + 1
 
     def _pay(self, slots: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The reward of ``slots`` for the last ``span`` physics steps, from the state now, and

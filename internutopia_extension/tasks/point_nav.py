@@ -21,6 +21,7 @@ from internutopia.core.robot.base import rows_of
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
+from internutopia_extension.tasks import point_nav_kernels
 
 
 def xy_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -48,6 +49,10 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.prev_distance = np.zeros(n)
         self.success = np.zeros(n, dtype=bool)
         self.robot = view.tracker()  # the navigating robot of each slot
+        #: The compiled step (``None``: numpy), resolved once (see :mod:`.point_nav_kernels`).
+        self._step_kernel = point_nav_kernels.task_kernel.compiled_or(None)
+        if self._step_kernel is not None:
+            point_nav_kernels.warm()
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
@@ -60,6 +65,11 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.success[slot] = False
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._step_kernel is not None:  # (the same arithmetic as below, in one call)
+            terminated, truncated = np.empty(len(slots), dtype=bool), np.empty(len(slots), dtype=bool)
+            self._step_kernel(slots, self.robot.positions(slots), self.goal, self.success_distance, self.view.steps,
+                              self.max_steps, self.distance, self.prev_distance, self.success, terminated, truncated)
+            return np.zeros(len(slots)), terminated, truncated
         rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run
         distance = xy_distance(self.robot.positions(slots), self.goal[rows])
         self.prev_distance[rows] = self.distance[rows]

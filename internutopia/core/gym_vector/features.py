@@ -12,6 +12,8 @@ from gymnasium import spaces
 
 from internutopia.core.gym_vector.spaces import is_annotation, space_from_value
 from internutopia.core.util.math import quat_to_yaw
+from internutopia.core.util.yaw_frame import goal_in_yaw_frame, goals_in_yaw_frame
+from internutopia.core.util.yaw_frame import warm as warm_yaw_frame
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class Feature:
     without it, a layout that uses the feature steps through per-slot dicts. ``reads``, when
     given, names the observation keys the feature reads (``'robot.position'``, ``'task.goal'``):
     a vector env then gathers only those and its other keys' entries; without it, everything.
+    ``warm()``, when given, prepares ``batch_fn`` ahead of a first step (compiles its kernel).
     """
 
     fn: Callable[[dict, str], np.ndarray]
@@ -34,25 +37,20 @@ class Feature:
     doc: str = ''
     batch_fn: Callable[[dict, str], np.ndarray] | None = None
     reads: tuple[str, ...] | None = None
+    warm: Callable[[], None] | None = None
 
 def _goal_vector(obs: dict, robot: str) -> np.ndarray:
     body = obs[robot]
-    delta = np.asarray(obs['task']['goal'], dtype=float)[:2] - np.asarray(body['position'], dtype=float)[:2]
-    yaw = float(quat_to_yaw(body['orientation']))
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.array([c * delta[0] + s * delta[1], -s * delta[0] + c * delta[1]])
+    return np.array(goal_in_yaw_frame(obs['task']['goal'], body['position'], body['orientation']))
 
 def _heading(obs: dict, robot: str) -> np.ndarray:
     yaw = float(quat_to_yaw(obs[robot]['orientation']))
     return np.array([np.cos(yaw), np.sin(yaw)])
 
 def _goal_vector_rows(obs: dict, robot: str) -> np.ndarray:
-    """:func:`_goal_vector` of every row at once (the same float64 operations, elementwise)."""
+    """:func:`_goal_vector` of every row at once (the same float64 operations, in one compiled pass)."""
     body = obs[robot]
-    delta = np.asarray(obs['task']['goal'], dtype=float)[:, :2] - np.asarray(body['position'], dtype=float)[:, :2]
-    yaw = np.asarray(quat_to_yaw(body['orientation']), dtype=float)
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.stack([c * delta[:, 0] + s * delta[:, 1], -s * delta[:, 0] + c * delta[:, 1]], axis=1)
+    return goals_in_yaw_frame(obs['task']['goal'], body['position'], body['orientation'])
 
 def _heading_rows(obs: dict, robot: str) -> np.ndarray:
     yaw = np.asarray(quat_to_yaw(obs[robot]['orientation']), dtype=float)
@@ -65,7 +63,8 @@ def _has_goal(obs: dict, robot: str) -> bool:
 FEATURES: dict[str, Feature] = {
     'goal_vector': Feature(_goal_vector, _has_goal,
                            doc="the task's goal relative to the robot's base, in the base's yaw frame (x ahead, y left), metres",
-                           batch_fn=_goal_vector_rows, reads=('robot.position', 'robot.orientation', 'task.goal')),
+                           batch_fn=_goal_vector_rows, reads=('robot.position', 'robot.orientation', 'task.goal'),
+                           warm=warm_yaw_frame),
     'heading': Feature(_heading, lambda obs, robot: True, -1.0, 1.0, doc="``[cos(yaw), sin(yaw)]`` of the robot's base",
                        batch_fn=_heading_rows, reads=('robot.orientation',)),
 }
@@ -124,7 +123,7 @@ def _numeric_leaves(node: Any, prefix: str) -> list[str]:
 def _every_row(rows: np.ndarray, count: int) -> np.ndarray | slice:
     """``slice(None)`` when ``rows`` is every one of ``count`` rows in order (a slice reads and
     writes in place, where a list of rows gathers and scatters copies), else ``rows``."""
-    if len(rows) == count and count and rows[0] == 0 and rows[-1] == count - 1 and np.all(np.diff(rows) == 1):
+    if len(rows) == count and count and rows.tolist() == list(range(count)):  # (cheaper than numpy on a few dozen rows)
         return slice(None)
     return rows
 
@@ -162,6 +161,8 @@ class ObsLayout:
             value = self._value(sample, key)
             if key in FEATURES:
                 feature = FEATURES[key]
+                if feature.warm is not None:
+                    feature.warm()
                 array = np.asarray(value, dtype=np.float64)
                 self.spaces[key] = spaces.Box(feature.low, feature.high, array.shape, np.float64)
             else:
@@ -183,7 +184,6 @@ class ObsLayout:
                                      f'pick one of its entries: {sorted(f"{key}.{k}" for k in value)}')
                 self.spaces[key] = spaces.Box(space.low, space.high, space.shape, space.dtype)
         self.sizes = [int(np.prod(self.spaces[k].shape)) for k in self.keys]
-        self._slices: list[slice] | None = None  # slices(), kept for flat_rows
         #: Whether :meth:`flat_rows`/:meth:`dict_rows` can build the observation from the array
         #: observation tree: every key a plain value (not a camera annotation) or a feature with a ``batch_fn``.
         self.rows_ready = all(
@@ -303,10 +303,11 @@ class ObsLayout:
         ``tree`` (``vec_env.Env.step_arrays``' ``obs`` with the task's entries): the numbers
         :meth:`flat` gives from the same slots' dicts."""
         count, where = len(rows), _every_row(rows, len(out))
-        if self._slices is None:
-            self._slices = list(self.slices().values())
-        for key, part in zip(self.keys, self._slices, strict=True):
-            out[where, part] = self._rows_value(tree, key, where).reshape(count, -1)
+        values = [self._rows_value(tree, key, where).reshape(count, -1) for key in self.keys]
+        if isinstance(where, slice):  # (every row: one concatenation straight into ``out``, cast as it goes)
+            np.concatenate(values, axis=1, out=out, casting='same_kind')
+        else:
+            out[where] = np.concatenate(values, axis=1, dtype=out.dtype, casting='same_kind')
 
     def dict_rows(self, tree: builtins.dict, rows: np.ndarray, out: builtins.dict[str, np.ndarray]) -> None:
         """:meth:`flat_rows` for the dict observation (each key in its own dtype)."""

@@ -237,6 +237,17 @@ class Entity(Generic[EntityCfgT]):
         """Called once per env step, after controllers and before the physics step."""
 
 
+GetObsT = TypeVar('GetObsT', bound=Callable[..., dict[str, Any]])
+
+
+def observes_by_need(get_obs: GetObsT) -> GetObsT:
+    """Mark a robot class's ``get_obs`` as honouring :attr:`BaseRobot.observed_entries` (it may
+    leave out the entries not named). An override without the mark is always asked for every
+    entry, so one that reads its parent's entries keeps working."""
+    get_obs.observes_by_need = True  # type: ignore[attr-defined]
+    return get_obs
+
+
 class BaseRobot(Entity[RobotCfg]):
     """A robot type: its model, its controllers and sensors, vectorized over slots.
 
@@ -276,6 +287,11 @@ class BaseRobot(Entity[RobotCfg]):
         self._joint_order: np.ndarray | None = None
         self._render_clock: RenderClock | None = None
         self._render_rows: tuple[np.ndarray, np.ndarray] | None = None  # (all False, all True) for render_steps
+        #: While an observation is taken for a caller that reads only some of this robot's entries
+        #: (a Gymnasium vector env's keys: ``step_arrays(observe_only=...)``), their names, else
+        #: ``None``. Set only for a ``get_obs`` marked :func:`observes_by_need`, which may then
+        #: leave the others out (the caller drops them anyway).
+        self.observed_entries: frozenset[str] | None = None
 
     @classmethod
     def register(cls, name: str) -> Callable[[type[BaseRobot]], type[BaseRobot]]:
@@ -393,30 +409,52 @@ class BaseRobot(Entity[RobotCfg]):
             rows = self._render_rows = (np.zeros(len(slots), dtype=bool), np.ones(len(slots), dtype=bool))
         return rows[due].copy()
 
+    @observes_by_need
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays of ``slots`` with a leading ``len(slots)`` axis: position, orientation,
         joints, whether cameras rendered on this step (``render``), and the controllers' and
-        sensors' observations by name."""
+        sensors' observations by name (only those of :attr:`observed_entries` when it is set)."""
+        wanted = self.observed_entries
+        if wanted is not None:
+            return self._entries(slots, wanted)
         # Runs every step: one dict display, no call that is not needed (each costs about as much as a copy).
         position, orientation = self.poses(slots)
-        joints, columns = self._joint_views, self._joint_order
-        if joints is not None and columns is not None and len(slots) == self.env_num:
-            # take: an array of its own (a column gather of a slice gives a view of a transposed
-            # copy, which the array API's result would copy again)
-            joint_positions, joint_velocities = joints[0].take(columns, axis=1), joints[1].take(columns, axis=1)
-        elif joints is not None and columns is not None and len(slots):
-            rows = slots[:, None]
-            joint_positions, joint_velocities = joints[0][rows, columns], joints[1][rows, columns]
-        elif joints is not None and len(slots) == self.env_num:
-            joint_positions, joint_velocities = joints[0].copy(), joints[1].copy()
-        elif joints is not None and len(slots):
-            joint_positions, joint_velocities = joints[0][slots], joints[1][slots]  # (a gather copies)
-        else:
-            assert self.world is not None, 'get_obs before bind'
-            data, rows = self.world.data, slots[:, None]
-            joint_positions, joint_velocities = data.qpos[rows, self.joint_qposadr[slots]], data.qvel[rows, self.joint_dofadr[slots]]
+        joint_positions, joint_velocities = self._joint_state(slots)
         return {'position': position, 'orientation': orientation,
                 'joint_positions': joint_positions, 'joint_velocities': joint_velocities,
                 'render': self.render_steps(slots),
                 'controllers': {name: c.get_obs(slots) for name, c in self.controllers.items()},
                 'sensors': {name: s.get_obs(slots) for name, s in self.sensors.items()} if self.sensors else {}}
+
+    def _entries(self, slots: np.ndarray, wanted: frozenset[str]) -> dict[str, Any]:
+        """The entries ``wanted`` of :meth:`get_obs` (others are not computed)."""
+        out: dict[str, Any] = {}
+        if 'position' in wanted or 'orientation' in wanted:
+            out['position'], out['orientation'] = self.poses(slots)
+        if 'joint_positions' in wanted or 'joint_velocities' in wanted:
+            out['joint_positions'], out['joint_velocities'] = self._joint_state(slots)
+        if 'render' in wanted:
+            out['render'] = self.render_steps(slots)
+        if 'controllers' in wanted:
+            out['controllers'] = {name: c.get_obs(slots) for name, c in self.controllers.items()}
+        if 'sensors' in wanted:
+            out['sensors'] = {name: s.get_obs(slots) for name, s in self.sensors.items()} if self.sensors else {}
+        return out
+
+    def _joint_state(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint positions and velocities of ``slots`` in :attr:`joint_names`' order, arrays of their own."""
+        joints, columns = self._joint_views, self._joint_order
+        if joints is not None and columns is not None and len(slots) == self.env_num:
+            # take: an array of its own (a column gather of a slice gives a view of a transposed
+            # copy, which the array API's result would copy again)
+            return joints[0].take(columns, axis=1), joints[1].take(columns, axis=1)
+        if joints is not None and columns is not None and len(slots):
+            rows = slots[:, None]
+            return joints[0][rows, columns], joints[1][rows, columns]
+        if joints is not None and len(slots) == self.env_num:
+            return joints[0].copy(), joints[1].copy()
+        if joints is not None and len(slots):
+            return joints[0][slots], joints[1][slots]  # (a gather copies)
+        assert self.world is not None, 'get_obs before bind'
+        data, rows = self.world.data, slots[:, None]
+        return data.qpos[rows, self.joint_qposadr[slots]], data.qvel[rows, self.joint_dofadr[slots]]

@@ -367,7 +367,16 @@ class Observer:
                                      f'({type(group).__name__}) whose observations are per-slot dicts; use step()')
                 if only is not None and group.name not in only:
                     continue
-                tree = group.get_obs(rows) if only is None else _picked(group.get_obs(rows), only[group.name])
+                if only is None:
+                    tree = group.get_obs(rows)
+                elif getattr(type(group).get_obs, 'observes_by_need', False):
+                    group.observed_entries = only[group.name]  # (it may leave out what is not read)
+                    try:
+                        tree = _picked(group.get_obs(rows), only[group.name])
+                    finally:
+                        group.observed_entries = None
+                else:
+                    tree = _picked(group.get_obs(rows), only[group.name])
                 if len(rows) == self.env_num and group.name not in out:
                     adopter = self._adopters.get(group.name)
                     if adopter is None:

@@ -16,6 +16,7 @@ import numpy as np
 from internutopia.core.config import TaskCfg
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.reward.base import BaseReward
+from internutopia.core.robot.base import rows_of
 from internutopia.core.runner.failures import slots_that_fail
 from internutopia.core.runner.slots import SlotTable
 from internutopia.core.task.base import BaseTask
@@ -171,8 +172,9 @@ class Terms:
             served = self.members_of(task, slots)
             if len(served):
                 tasks_stepped = True
+                rows = rows_of(served, self.env_num)
                 try:
-                    reward[served], terminated[served], truncated[served] = task.step(served)
+                    reward[rows], terminated[rows], truncated[rows] = task.step(served)
                 except Exception:
                     self._step_alone(task, served, reward, terminated, truncated, failed)
         if failed:
@@ -181,7 +183,7 @@ class Terms:
             served = self.members_of(reward_object, slots)
             if len(served):
                 try:
-                    reward[served] += reward_object.calc(served)
+                    reward[rows_of(served, self.env_num)] += reward_object.calc(served)
                 except Exception:
                     def add_alone(one: np.ndarray, owner: BaseReward = reward_object) -> None:
                         reward[one] += owner.calc(one)

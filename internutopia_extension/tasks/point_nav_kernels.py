@@ -1,0 +1,79 @@
+"""The point-nav task's, reward's and SPL metric's per-step arithmetic as compiled loops.
+
+Each runs every physics step for every slot of a point-nav episode: a handful of numpy calls on
+64-element arrays each (about a microsecond apiece, and two to three times that inside a step
+loop, whose physics leaves the caches cold). One compiled loop does the same arithmetic in one
+call. The numpy versions (:mod:`internutopia_extension.tasks.point_nav`,
+:mod:`internutopia_extension.rewards.point_nav_progress`, :mod:`internutopia_extension.metrics.navigation`)
+stay the reference and the path without numba; these do the same float64 operations in the same
+order (``math.hypot`` is the C library's, as ``np.hypot`` is), so both give the same numbers to
+the bit (``tests/test_point_nav_kernels.py``).
+
+Arguments are the callers' own arrays: ``slots`` are slot ids (sorted, distinct), per-slot state
+is indexed by slot, per-call inputs and outputs by row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from internutopia.core.util.jit import Kernel
+
+
+def _task_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
+               steps: np.ndarray, max_steps: np.ndarray, distance: np.ndarray, prev_distance: np.ndarray,
+               success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
+    """``PointNavTask.step``: distances, success (``terminated``) and the time limit (``truncated``)."""
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        now = math.hypot(positions[i, 0] - goal[slot, 0], positions[i, 1] - goal[slot, 1])
+        prev_distance[slot] = distance[slot]
+        distance[slot] = now
+        reached = now < success_distance[slot]
+        success[slot] = reached
+        terminated[i] = reached
+        truncated[i] = (not reached) and steps[slot] >= max_steps[slot]
+
+
+def _progress_rows(slots: np.ndarray, prev_distance: np.ndarray, distance: np.ndarray, success: np.ndarray,
+                   scale: float, success_bonus: float, step_penalty: float, out: np.ndarray) -> None:
+    """``PointNavProgressReward.calc``: ``scale * progress + success_bonus * success - step_penalty``."""
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        out[i] = scale * (prev_distance[slot] - distance[slot]) + success_bonus * success[slot] - step_penalty
+
+
+def _travel_rows(slots: np.ndarray, positions: np.ndarray, last_xy: np.ndarray, travelled: np.ndarray) -> None:
+    """``SPLMetric.update``: the xy distance each robot moved since the last step, added up."""
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        travelled[slot] += math.hypot(positions[i, 0] - last_xy[slot, 0], positions[i, 1] - last_xy[slot, 1])
+        last_xy[slot, 0] = positions[i, 0]
+        last_xy[slot, 1] = positions[i, 1]
+
+
+task_kernel = Kernel(_task_rows)
+progress_kernel = Kernel(_progress_rows)
+travel_kernel = Kernel(_travel_rows)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def warm() -> None:
+    """Compile (or load from the cache) the three kernels for the arrays a step passes: slot ids
+    writable or read-only (the runner shares its active slots read-only), the env's read-only
+    step counts."""
+    rows, per_slot, flags = np.zeros((0, 3)), np.zeros(0), np.zeros(0, dtype=bool)
+    steps, max_steps = _read_only(np.zeros(0, dtype=np.int64)), np.zeros(0, dtype=np.int64)
+    for slots in (np.zeros(0, dtype=np.intp), _read_only(np.zeros(0, dtype=np.intp))):
+        task_kernel.warm(slots, rows, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags)
+        progress_kernel.warm(slots, per_slot, per_slot, flags, 0.0, 0.0, 0.0, per_slot)
+        travel_kernel.warm(slots, rows, np.zeros((0, 2)), per_slot)
+
+
+__all__ = ['progress_kernel', 'task_kernel', 'travel_kernel', 'warm']

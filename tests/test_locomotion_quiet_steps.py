@@ -1,0 +1,50 @@
+"""The locomotion task skips the physics steps it knows are quiet (nothing paid, no command or
+push due, no episode at its end) without changing anything a user sees: the same observations,
+rewards, flags and episode records as checking every step, with pushes and command changes
+every few steps, falls and new episodes."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+import internutopia.envs  # noqa: F401  (registers the ids)
+from internutopia_extension.robots.h1_locomotion import episodes
+from internutopia_extension.tasks.locomotion import LocomotionTask
+
+
+def _run(monkeypatch, skip: bool) -> tuple[dict[str, np.ndarray], int]:
+    # Pushes every 0.05-0.15 s and commands every 0.05-0.2 s: many events between the payments.
+    monkeypatch.setattr(episodes, 'PUSH_INTERVAL', (0.05, 0.15))
+    monkeypatch.setattr(episodes, 'COMMAND_HOLD', (0.05, 0.2))
+    checked = []
+    advance = LocomotionTask._advance_commands
+    monkeypatch.setattr(LocomotionTask, '_advance_commands', lambda self, slots: checked.append(1) or advance(self, slots))
+    if not skip:
+        monkeypatch.setattr(LocomotionTask, '_count_quiet', lambda self, slots, steps: setattr(self, '_quiet_slots', None))
+    env = gym.make_vec('internutopia/H1Walk-v0', num_envs=4, seconds=0.7)
+    try:
+        env.reset(seed=11)
+        rng = np.random.default_rng(4)
+        seen: dict[str, list] = {'obs': [], 'reward': [], 'terminated': [], 'truncated': [], 'steps': [], 'fell': []}
+        for _ in range(90):  # 1.8 s: episodes of 0.7 s end by time or by falling and restart
+            obs, reward, terminated, truncated, info = env.step(0.6 * rng.uniform(-1, 1, env.action_space.shape))
+            for name, value in (('obs', obs), ('reward', reward), ('terminated', terminated), ('truncated', truncated)):
+                seen[name].append(value.copy())
+            seen['steps'].append(np.asarray(info.get('steps', np.zeros(4, int))).copy())
+            metrics = info.get('metrics', {})
+            seen['fell'].append(np.asarray(metrics.get('fell', np.zeros(4, bool))).copy())
+        return {name: np.array(values) for name, values in seen.items()}, len(checked)
+    finally:
+        env.close()
+        monkeypatch.undo()
+
+
+def test_quiet_steps_are_skipped_with_the_same_results(monkeypatch):
+    skipping, checked_skipping = _run(monkeypatch, True)
+    every, checked_every = _run(monkeypatch, False)
+    for name in skipping:
+        np.testing.assert_array_equal(skipping[name], every[name], err_msg=name)
+    assert checked_skipping < checked_every  # steps were skipped
+    assert (skipping['terminated'] | skipping['truncated']).sum() >= 4  # episodes ended and restarted
+    assert np.abs(np.diff(skipping['obs'], axis=0)).max() > 0.0
