@@ -353,3 +353,29 @@ def test_instruction_counting_reports_the_childs_own_error():
 
     with pytest.raises(RuntimeError, match=r"(?s)counting nosuchbot x1 array failed.*unknown robot 'nosuchbot'; choose from h1"):
         count('nosuchbot', 1, 'array', ['step'], calls=2)
+
+
+@pytest.mark.skipif(shutil.which('valgrind') is None, reason='the counting helper needs valgrind headers (apt-get install valgrind)')
+def test_gym_instruction_counting_steps_the_vector_env_with_its_physics_off(tmp_path, monkeypatch):
+    """``step_instructions --gym`` counts whole vector steps of a Gymnasium id with the physics
+    switched off: the world's steps advance by the id's action repeat per counted call, the robots
+    stay where they were. (Run here outside valgrind, where its client requests do nothing.)"""
+    from internutopia.bench import profile_step, step_instructions
+
+    switched = []
+    switch = profile_step.switch_physics_off
+
+    def recording_switch(env):
+        switch(env)
+        runner = env.runner
+        packs = list(runner.world.packs.values())  # (kept: the env is closed when the count ends)
+        switched.append((runner, runner.world_steps, packs, [pack.data.qpos.copy() for pack in packs]))
+
+    monkeypatch.setattr(profile_step, 'switch_physics_off', recording_switch)
+    step_instructions._measure(step_instructions._helper(str(tmp_path)), 'internutopia/JetbotPointNav-v0', 2, 'gym', ['step'], 3)
+    (runner, steps_before, packs, qpos_before), = switched
+    assert runner.world_steps - steps_before == (5 + 3) * 6  # 5 warm-up and 3 counted calls, 6 physics steps each
+    for pack, before in zip(packs, qpos_before, strict=True):
+        np.testing.assert_array_equal(pack.data.qpos, before)
+    with pytest.raises(SystemExit):
+        step_instructions.main(['--gym', 'internutopia/JetbotPointNav-v0', '--phases', 'observe'])  # not a phase of a gym step

@@ -11,6 +11,11 @@ internutopia.bench``) remains the measure of speed.
     python -m internutopia.bench.step_instructions --robots h1 --env-nums 1,64 --api array,dict
     python -m internutopia.bench.step_instructions --robots h1 --env-nums 1 --api array --phases step,parse,controllers,observe
     python -m internutopia.bench.step_instructions --robots h1 --env-nums 64 --api dict --code "runner.observe(slots)"
+    python -m internutopia.bench.step_instructions --gym internutopia/H1Walk-v0,internutopia/JetbotPointNav-v0 --env-nums 64
+
+``--gym IDS`` counts one ``step()`` of those Gymnasium vector envs instead (``gymnasium.make_vec``,
+random actions drawn once; its ``action_repeat`` physics steps are switched off, so a robot
+that does not move ends no episode while it is counted: the steady vector step, without resets).
 
 ``--code`` counts any Python expression instead, evaluated with ``env``, ``runner``, ``np``,
 ``step``, ``parse``, ``actions`` (the step's actions), ``commands`` (parsed actions), ``slots``
@@ -53,10 +58,54 @@ def _helper(directory: str) -> str:
     return library
 
 
+def _count_calls(counter: ctypes.CDLL, calls_by_phase: dict, scope: dict, phases: list[str], calls: int) -> None:
+    """Count ``calls`` calls of each of ``phases`` (a name in ``calls_by_phase`` or a Python
+    expression evaluated in ``scope``), one callgrind dump each."""
+    for phase in phases:
+        call = calls_by_phase.get(phase) or eval(f'lambda: ({phase})', scope)  # noqa: S307 - the user's own expression
+        for _ in range(5):
+            call()
+        counter.count_start()
+        for _ in range(calls):
+            call()
+        counter.count_stop()
+
+
+def _measure_gym(library: str, env_id: str, num_envs: int, phases: list[str], calls: int) -> None:
+    """Runs under valgrind: a Gymnasium vector env of ``env_id``, its physics off, ``step()`` counted."""
+    import gymnasium
+    import numpy as np
+
+    import internutopia.envs  # noqa: F401  (registers the ids)
+    from internutopia.bench.profile_step import switch_physics_off
+
+    counter = ctypes.CDLL(library)
+    envs = gymnasium.make_vec(env_id, num_envs=num_envs)
+    envs.reset(seed=0)
+    space = envs.single_action_space
+    assert isinstance(space, gymnasium.spaces.Box)  # (every id's action)
+    action = np.random.default_rng(0).uniform(space.low, space.high, (num_envs, *space.shape)).astype(space.dtype)
+    for _ in range(20):
+        envs.step(action)
+    vec_env = envs.unwrapped.vec_env  # type: ignore[attr-defined]
+    switch_physics_off(vec_env)
+
+    def step() -> None:
+        envs.step(action)
+
+    scope = {'envs': envs, 'np': np, 'step': step, 'action': action, 'runner': vec_env.runner}
+    _count_calls(counter, {'step': step, 'nothing': lambda: None}, scope, phases, calls)
+    envs.close()
+
+
 def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str], calls: int) -> None:
     """Runs under valgrind: build the env, switch the physics off, count ``calls`` calls of each
     of ``phases`` (a name of :data:`PHASES` or a Python expression), one callgrind dump each."""
     import numpy as np
+
+    if api == 'gym':
+        _measure_gym(library, robot, env_num, phases, calls)
+        return
 
     from internutopia.bench.cases import get_case
     from internutopia.bench.profile_step import switch_physics_off
@@ -104,14 +153,7 @@ def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str]
     scope = {'env': env, 'runner': runner, 'np': np, 'step': step, 'parse': parse, 'commands': commands, 'slots': slots,
              'group': next(iter(runner.robot_groups.values()), None),
              'actions': given}
-    for phase in phases:
-        call = calls_by_phase.get(phase) or eval(f'lambda: ({phase})', scope)  # noqa: S307 - the user's own expression
-        for _ in range(5):
-            call()
-        counter.count_start()
-        for _ in range(calls):
-            call()
-        counter.count_stop()
+    _count_calls(counter, calls_by_phase, scope, phases, calls)
     env.close()
 
 
@@ -159,14 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--code', action='append', default=[],
                         help='a Python expression to count instead of the phases (repeatable; see above for its scope)')
     parser.add_argument('--calls', type=int, default=50, help='counted calls per phase')
+    parser.add_argument('--gym', default='', help="comma-separated Gymnasium ids: count their vector env's step() "
+                        "(phases step and nothing, or --code with envs, runner, step, action in scope) instead of --robots")
     args = parser.parse_args(argv)
     phases = args.code or args.phases.split(',')
+    valid = ('step', 'nothing') if args.gym else PHASES
     for phase in [] if args.code else phases:
-        if phase not in PHASES:
-            parser.error(f'unknown phase {phase!r}; choose from {", ".join(PHASES)}')
-    for robot in args.robots.split(','):
+        if phase not in valid:
+            parser.error(f'unknown phase {phase!r}; choose from {", ".join(valid)}')
+    cases = [(env_id, ['gym']) for env_id in args.gym.split(',')] if args.gym else [
+        (robot, args.api.split(',')) for robot in args.robots.split(',')]
+    for robot, apis in cases:
         for env_num in (int(n) for n in args.env_nums.split(',')):
-            for api in args.api.split(','):
+            for api in apis:
                 for phase, instructions in zip(phases, count(robot, env_num, api, phases, args.calls), strict=True):
                     print(f'{robot} x{env_num} {api} {phase}: {instructions:,} instructions per call', flush=True)
     return 0

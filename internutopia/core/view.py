@@ -296,6 +296,7 @@ class EntityTracker:
         self.group_of = np.full(view.env_num, NO_GROUP, dtype=np.intp)
         self.group_list: list[Entity] = []
         self._version = -1
+        self._one_group: bool | None = None  # every slot tracked in group 0 (None: not known since a change)
 
     def _table(self) -> Sequence[Mapping[str, Entity]]:
         source = self.view._slots
@@ -306,6 +307,7 @@ class EntityTracker:
         entity = self.view.robot(slot, name) if self.kind == 'robot' else self.view.object(slot, name)
         self.refresh()
         self.names[slot] = name
+        self._one_group = None
         index = next((k for k, group in enumerate(self.group_list) if group is entity), None)
         if index is None:
             index = len(self.group_list)
@@ -330,6 +332,7 @@ class EntityTracker:
             return
         index: dict[int, int] = {}
         self.group_list = []
+        self._one_group = None
         table = self._table()
         for slot, name in enumerate(self.names):
             entity = table[slot].get(name) if name is not None else None
@@ -350,6 +353,12 @@ class EntityTracker:
         """
         self.refresh()
         slots = np.asarray(slots, dtype=np.intp)
+        one = self._one_group
+        if one is None:
+            one = self._one_group = len(self.group_list) == 1 and bool(np.all(self.group_of == 0))
+        if one and len(slots):  # (the usual case, decided once per change: every slot in one group)
+            yield self.group_list[0], np.arange(len(slots)), slots
+            return
         which = self.group_of[slots]
         if len(self.group_list) == 1 and len(slots) and np.all(which == 0):
             yield self.group_list[0], np.arange(len(slots)), slots
