@@ -48,3 +48,39 @@ def test_quiet_steps_are_skipped_with_the_same_results(monkeypatch):
     assert checked_skipping < checked_every  # steps were skipped
     assert (skipping['terminated'] | skipping['truncated']).sum() >= 4  # episodes ended and restarted
     assert np.abs(np.diff(skipping['obs'], axis=0)).max() > 0.0
+
+
+def test_the_compiled_passes_agree_with_numpy():
+    """``quiet_steps`` and ``pick_goals`` give their numpy twins' numbers (slots in any subset,
+    events at every distance, goals reached, held and absent)."""
+    from internutopia_extension.tasks import locomotion_kernels as kernels
+
+    rng = np.random.default_rng(8)
+    n = 40
+    slots = np.sort(rng.choice(n, 25, replace=False))
+    steps = rng.integers(1, 500, len(slots))
+    period, max_steps = rng.integers(1, 6, n), rng.integers(400, 600, n)
+    next_change = np.where(rng.random(n) < 0.3, np.iinfo(np.int64).max, rng.integers(400, 700, n))
+    next_push = np.where(rng.random(n) < 0.5, np.iinfo(np.int64).max, rng.integers(450, 800, n))
+    args = (slots, steps, period, max_steps, next_change, next_push)
+    assert kernels._quiet_rows(*args) == kernels._quiet_numpy(*args)
+    if kernels._quiet_kernel.available:
+        assert kernels._quiet_kernel(*args) == kernels._quiet_numpy(*args)
+
+    qpos = rng.normal(size=(n, 30))[:, 2:]  # (rows of a wider state, as the world's)
+    root = rng.integers(0, 10, n)
+    goal_points = rng.normal(size=(n, 3, 3))
+    goal_count = rng.integers(0, 4, n)
+    index = rng.integers(0, 4, n)
+    tolerance = rng.uniform(0.05, 3.0, n)
+    outputs = []
+    for run in (kernels._goal_numpy, kernels._goal_rows) + ((kernels._goal_kernel,) if kernels._goal_kernel.available else ()):
+        goal_index, pose, goal = index.copy(), np.empty((len(slots), 7)), np.empty((len(slots), 3))
+        run(slots, qpos, root, goal_points, goal_index, goal_count, tolerance, pose, goal)
+        outputs.append((goal_index, pose, goal))
+    for goal_index, pose, goal in outputs[1:]:
+        np.testing.assert_array_equal(goal_index, outputs[0][0])
+        np.testing.assert_array_equal(pose, outputs[0][1])
+        np.testing.assert_array_equal(goal, outputs[0][2])
+    moved = outputs[0][0] != index
+    assert moved.any() and not moved.all()  # some goals reached, some not

@@ -32,6 +32,8 @@ from internutopia.core.view import EnvView
 from internutopia_extension.controllers.base_motion import steer_towards_each, warm_steering
 from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERMS
 from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
+from internutopia_extension.tasks import locomotion_kernels
+from internutopia_extension.tasks.locomotion_kernels import pick_goals, quiet_steps
 
 #: The reward terms, in the columns of ``scales``: every walking robot's reward module has these
 #: names (its own functions and scales), so one table serves a world of mixed robots.
@@ -44,8 +46,6 @@ _PER_SECOND = ~_ONCE
 #: A step count no episode reaches (no command change, no push due).
 _NEVER = int(np.iinfo(np.int64).max)
 _MASK64 = (1 << 64) - 1
-#: The columns of a free joint's qpos: position xyz, orientation wxyz.
-_POSE_COLUMNS = np.arange(7)
 
 
 def _unit_hash(slot: int, episode: int) -> float:
@@ -112,6 +112,7 @@ class LocomotionTask(BaseTask):
         self.payment = CompiledPayment(_TERM_NAMES, _ONCE, self.scales, self.terms_table, self.tracking_error,
                                        self.yaw_rate_error)
         warm_steering()  # (goal episodes steer from their first tick)
+        locomotion_kernels.warm()
         self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
         # Steps known to be quiet (nothing paid, due, pushed or ended) for the slots of one step call:
         # the slots array they hold for, how many calls are left, the step count of its first slot next.
@@ -230,20 +231,13 @@ class LocomotionTask(BaseTask):
         steering = slots[self.has_goals[slots]]
         if not len(steering):
             return
-        last = self.goal_points.shape[1] - 1
         for group, _, members in self.robot.groups(steering):
-            # The pelvis poses in one gather (position, then the wxyz orientation).
-            pose = group.bound_world.data.qpos[members[:, None], group.root_qposadr[members][:, None] + _POSE_COLUMNS]
-            position, orientation = pose[:, :3], pose[:, 3:]
-            index, count, tolerance = self.goal_index[members], self.goal_count[members], self.goal_tolerance[members]
-            # A goal within tolerance is reached; the command then already heads for the next one.
-            goal = self.goal_points[members, np.minimum(index, last)]
-            index += (index < count) & (np.hypot(goal[:, 0] - position[:, 0], goal[:, 1] - position[:, 1]) < tolerance)
-            self.goal_index[members] = index
-            # Past the last goal it is held on that goal, as a user calling move_to_point every step
-            # does: still within tolerance it stands, drifted out it steps back.
-            goal = self.goal_points[members, np.minimum(index, count - 1)]
-            velocity = steer_towards_each(position, orientation, goal, 1.0, 1.0, tolerance)[0]
+            # The pelvis poses from the state, the goals reached and the ones steered for now, in one
+            # pass (past the last goal it is held on that goal, as a user calling move_to_point every
+            # step does: still within tolerance it stands, drifted out it steps back).
+            pose, goal = pick_goals(members, group.bound_world.data.qpos, group.root_qposadr, self.goal_points,
+                                    self.goal_index, self.goal_count, self.goal_tolerance)
+            velocity = steer_towards_each(pose[:, :3], pose[:, 3:], goal, 1.0, 1.0, self.goal_tolerance[members])[0]
             velocity[:, 0] *= self.goal_speed[members]
             group.walker.set_command(members, velocity, hold=True)  # type: ignore[attr-defined]
 
@@ -294,10 +288,8 @@ class LocomotionTask(BaseTask):
         if slots.flags.writeable or not len(slots):
             self._quiet_slots = None
             return
-        period = self.period[slots]
-        due = np.minimum(np.minimum(steps + period - steps % period, self.max_steps[slots]),
-                         np.minimum(self.next_change[slots], self.next_push[slots]))
-        self._quiet_slots, self._quiet_left, self._quiet_next = slots, int((due - steps).min()) - 1, int(steps[0]) + 1
+        self._quiet_slots, self._quiet_next = slots, int(steps[0]) + 1
+        self._quiet_left = quiet_steps(slots, steps, self.period, self.max_steps, self.next_change, self.next_push)
 
     def _pay(self, slots: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The reward of ``slots`` for the last ``span`` physics steps, from the state now, and
