@@ -170,6 +170,34 @@ def test_no_reward_gives_zero(make_config):
 SCENES = [None, gm.ASSET_PATH + '/scenes/two_rooms.usda', gm.ASSET_PATH + '/scenes/office.xml']
 
 
+def test_geodesics_are_kept_within_their_budget_and_change_no_episode(monkeypatch):
+    """A scene's free space keeps the geodesics it computed (read-only, up to ``GEODESICS_BYTES``,
+    the oldest dropped first); episodes drawn with them kept are the ones drawn without."""
+    from internutopia.core import episodes as episodes_module
+
+    space = FreeSpace(None)
+    first = space.geodesic(7)
+    assert space.geodesic(7)[0] is first[0] and not first[0].flags.writeable and not first[1].flags.writeable
+    fresh = FreeSpace(None)
+    np.testing.assert_array_equal(fresh.geodesic(7)[0], first[0])
+    np.testing.assert_array_equal(fresh.geodesic(7)[1], first[1])
+    one = first[0].nbytes + first[1].nbytes
+    monkeypatch.setattr(episodes_module, 'GEODESICS_BYTES', 3 * one)
+    small = FreeSpace(None)
+    for start in range(10):
+        small.geodesic(start)
+    assert sorted(small._geodesics) == [7, 8, 9]
+    monkeypatch.undo()
+    # The same episodes with every geodesic computed again (a new space per call) and with them kept.
+    cold = []
+    for _ in range(2):
+        episodes_module._free_spaces.clear()
+        cold.append(generate_point_nav_episodes(40, seed=9, scenes=(None,), min_distance=1.0, max_distance=3.0))
+    warm = generate_point_nav_episodes(40, seed=9, scenes=(None,), min_distance=1.0, max_distance=3.0)
+    assert cold[0] == cold[1] == warm
+    assert len(episodes_module._free_space(None, 0.25, 0.3, None)._geodesics) > 20  # (the starts drawn were kept)
+
+
 def test_generated_episodes_are_valid_and_deterministic():
     episodes = generate_point_nav_episodes(12, seed=3, scenes=SCENES, min_distance=1.0, max_distance=4.0)
     assert episodes == generate_point_nav_episodes(12, seed=3, scenes=SCENES, min_distance=1.0, max_distance=4.0)

@@ -43,6 +43,9 @@ DEFAULT_SCENES: tuple[str | None, ...] = (
 )
 #: Sampling region (xmin, ymin, xmax, ymax) of a scene without obstacles (e.g. the flat ground).
 DEFAULT_OPEN_BOUNDS = (-3.0, -3.0, 3.0, 3.0)
+#: Bytes of geodesics (distances and parents from one start) a scene's free space keeps: all of
+#: the flat ground's 625 starts (10 KB each), a few hundred of a large scene's.
+GEODESICS_BYTES = 16 * 1024 * 1024
 
 
 class FreeSpace:
@@ -68,11 +71,26 @@ class FreeSpace:
         self.cells = np.rint((self.points - self.lo) / self.resolution).astype(int)
         self.index = {tuple(c): k for k, c in enumerate(self.cells)}
         self.adjacency = grid_adjacency(self.cells, self.resolution)  # the moves, listed once for every geodesic
+        self._geodesics: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # by start cell (see geodesic)
 
     def geodesic(self, start: int) -> tuple[np.ndarray, np.ndarray]:
         """Dijkstra over the 8-connected free grid (no corner cutting): distances (m) and parents
-        (:func:`~internutopia.core.grid_paths.dijkstra`, compiled when numba is there)."""
-        return dijkstra(self.adjacency, start)
+        (:func:`~internutopia.core.grid_paths.dijkstra`, compiled when numba is there), read-only.
+
+        Kept per start, up to :data:`GEODESICS_BYTES` per scene (the oldest go first): an endless
+        sampler draws its starts from the same few hundred cells again and again.
+        """
+        kept = self._geodesics.get(start)
+        if kept is not None:
+            return kept
+        dist, parent = dijkstra(self.adjacency, start)
+        dist.flags.writeable = parent.flags.writeable = False
+        if (len(self._geodesics) + 1) * (dist.nbytes + parent.nbytes) <= GEODESICS_BYTES:
+            self._geodesics[start] = (dist, parent)
+        elif self._geodesics:
+            self._geodesics.pop(next(iter(self._geodesics)))
+            self._geodesics[start] = (dist, parent)
+        return dist, parent
 
     def visible(self, a: np.ndarray, b: np.ndarray) -> bool:
         """Whether a disc of ``robot_radius`` can slide straight from ``a`` to ``b`` (xy)."""
