@@ -180,6 +180,37 @@ def test_repeat_is_repeated_single_steps_summed(make_config):
     repeated.close()
 
 
+def test_a_slot_failing_inside_a_repeat_ends_there_alone(make_config, monkeypatch):
+    """A task step that raises for one slot on an inner step of ``step_arrays(repeat=k)`` ends that
+    slot's episode as failed on that step (its flags and reason in the result, no later physics
+    step for it); the other slots run all k steps as if nothing happened."""
+    from internutopia_extension.tasks.point_nav import PointNavTask
+
+    lengths = [50, 50, 50]
+    clean, faulty = _point_nav_env(make_config, lengths), _point_nav_env(make_config, lengths)
+    clean.reset()
+    faulty.reset()
+    step = PointNavTask.step
+
+    def failing_step(self, slots):
+        if self.view is faulty.runner.terms.view and 1 in slots.tolist() and self.view.steps[1] == 2:
+            raise RuntimeError('injected: slot 1 breaks on its 2nd step')
+        return step(self, slots)
+
+    monkeypatch.setattr(PointNavTask, 'step', failing_step)
+    speeds = {'jetbot': {'move_by_speed': np.tile([0.5, 0.3], (3, 1))}}
+    expected = clean.step_arrays(speeds, repeat=4)
+    got = faulty.step_arrays(speeds, repeat=4)
+    assert got.terminated.tolist() == [False, True, False] and not got.truncated.any()
+    assert 'injected: slot 1 breaks on its 2nd step' in got.failed[1] and list(got.failed) == [1]
+    assert faulty.runner.steps.tolist() == [4, 2, 4]
+    for slot in (0, 2):
+        assert got.reward[slot] == expected.reward[slot]
+        np.testing.assert_array_equal(got.obs['jetbot']['position'][slot], expected.obs['jetbot']['position'][slot])
+    clean.close()
+    faulty.close()
+
+
 @pytest.mark.parametrize('repeat', [0, -2, 1.5, True, '4'])
 def test_a_bad_repeat_is_refused_and_moves_nothing(make_config, repeat):
     env = _point_nav_env(make_config, [10, 10])

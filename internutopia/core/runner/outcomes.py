@@ -48,6 +48,8 @@ class Advance:
     metrics: dict[int, dict[str, Any]]
     diverged: tuple[int, ...]
     failed: dict[int, str] = field(default_factory=dict)
+    #: Whether any episode may have ended on this step (``False``: none did; callers skip the flags).
+    any_ended: bool = True
 
 
 def per_slot_lists(obs: list[Any], done: Advance, table: SlotTable, internutopia: bool = False) -> tuple[list, list, list, list, list]:

@@ -189,14 +189,15 @@ class Runner:
                 done = self._advance(commands)
                 if active is None:
                     active = self._active_mask(done.active)
-                ended = done.active[(done.terminated | done.truncated)[done.active]]
+                ended = done.active[(done.terminated | done.truncated)[done.active]] if done.any_ended or done.failed else done.active[:0]
                 last = step == repeat - 1
                 observed = done.active if last or observe_every else ended
                 step_obs = self._observe_arrays_isolated(done, observed, observe_only)
                 self._raise_recorded()
             reward += done.reward
-            terminated |= done.terminated
-            truncated |= done.truncated
+            if done.any_ended or done.failed:  # (else no flag is set: nothing to add)
+                terminated |= done.terminated
+                truncated |= done.truncated
             metrics.update(done.metrics)
             diverged += done.diverged
             failed.update(done.failed)
@@ -277,10 +278,11 @@ class Runner:
             terminated[slot] = True
             metrics[slot] = self._finish(slot, True, False, outcome='diverged')
             self._restore_start_state(slot)
-        if ended is not None and np.count_nonzero(ended):
+        tasks_ended = ended is not None and bool(np.count_nonzero(ended))
+        if tasks_ended:
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in np.nonzero(ended)[0].tolist() if slot not in failed})
-        done = Advance(active, reward, terminated, truncated, metrics, diverged)
+        done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged))
         if failed:
             self._fail_running(done, failed)
         return done
