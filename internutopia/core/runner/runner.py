@@ -279,7 +279,7 @@ class Runner:
             metrics[slot] = self._finish(slot, True, False, outcome='diverged')
             self._restore_start_state(slot)
         tasks_ended = ended is not None and bool(np.count_nonzero(ended))
-        if tasks_ended:
+        if ended is not None and tasks_ended:
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in np.nonzero(ended)[0].tolist() if slot not in failed})
         done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged))
