@@ -426,6 +426,39 @@ def test_franka_steps_compile_nothing_after_reset():
             assert result['before'][name] >= 1, name
 
 
+def test_gymnasium_steps_compile_nothing_after_reset():
+    """The kernels the walking and point-nav ids step through (the task's passes, the goal in the
+    yaw frame, the steering) are compiled or loaded when the env is made, not in its steps (with
+    falls, new episodes and goal steering among them)."""
+    script = textwrap.dedent('''
+        import json
+        import numpy as np, gymnasium as gym
+        import internutopia.envs
+        from internutopia.core.util import jit
+        changed = {}
+        for env_id in ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0'):
+            env = gym.make_vec(env_id, num_envs=4)
+            env.reset(seed=0)
+            before = {k.function.__name__: len(k.signatures) for k in jit.KERNELS}
+            rng, space = np.random.default_rng(0), env.action_space
+            for _ in range(60):
+                env.step(rng.uniform(space.low, space.high).astype(space.dtype))
+            after = {k.function.__name__: len(k.signatures) for k in jit.KERNELS}
+            changed[env_id] = {name: [before.get(name), count] for name, count in after.items() if before.get(name) != count}
+            if env_id.endswith('H1Walk-v0'):
+                changed['warmed'] = sorted(name for name, count in before.items() if count)
+            env.close()
+        print(json.dumps(changed))
+    ''')
+    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result['internutopia/H1Walk-v0'] == {} and result['internutopia/JetbotPointNav-v0'] == {}
+    if NUMBA_EXPECTED:
+        assert {'_goal_rows', '_quiet_rows', '_steer_rows'} <= set(result['warmed'])
+
+
 @pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
 @pytest.mark.parametrize('scale', [0.1, 10.0], ids=['within range', 'clamped'])
 def test_clamped_carry_kernel_is_the_numpy_clamp_then_the_carry(scale):

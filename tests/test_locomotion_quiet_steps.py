@@ -75,12 +75,12 @@ def test_the_compiled_passes_agree_with_numpy():
     tolerance = rng.uniform(0.05, 3.0, n)
     outputs = []
     for run in (kernels._goal_numpy, kernels._goal_rows) + ((kernels._goal_kernel,) if kernels._goal_kernel.available else ()):
-        goal_index, pose, goal = index.copy(), np.empty((len(slots), 7)), np.empty((len(slots), 3))
-        run(slots, qpos, root, goal_points, goal_index, goal_count, tolerance, pose, goal)
-        outputs.append((goal_index, pose, goal))
-    for goal_index, pose, goal in outputs[1:]:
-        np.testing.assert_array_equal(goal_index, outputs[0][0])
-        np.testing.assert_array_equal(pose, outputs[0][1])
-        np.testing.assert_array_equal(goal, outputs[0][2])
+        goal_index, position, orientation = index.copy(), np.empty((len(slots), 3)), np.empty((len(slots), 4))
+        goal = np.empty((len(slots), 3))
+        run(slots, qpos, root, goal_points, goal_index, goal_count, tolerance, position, orientation, goal)
+        outputs.append((goal_index, position, orientation, goal))
+    for got in outputs[1:]:
+        for value, expected in zip(got, outputs[0], strict=True):
+            np.testing.assert_array_equal(value, expected)
     moved = outputs[0][0] != index
     assert moved.any() and not moved.all()  # some goals reached, some not

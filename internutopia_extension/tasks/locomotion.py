@@ -235,9 +235,9 @@ class LocomotionTask(BaseTask):
             # The pelvis poses from the state, the goals reached and the ones steered for now, in one
             # pass (past the last goal it is held on that goal, as a user calling move_to_point every
             # step does: still within tolerance it stands, drifted out it steps back).
-            pose, goal = pick_goals(members, group.bound_world.data.qpos, group.root_qposadr, self.goal_points,
-                                    self.goal_index, self.goal_count, self.goal_tolerance)
-            velocity = steer_towards_each(pose[:, :3], pose[:, 3:], goal, 1.0, 1.0, self.goal_tolerance[members])[0]
+            position, orientation, goal = pick_goals(members, group.bound_world.data.qpos, group.root_qposadr,
+                                                     self.goal_points, self.goal_index, self.goal_count, self.goal_tolerance)
+            velocity = steer_towards_each(position, orientation, goal, 1.0, 1.0, self.goal_tolerance[members])[0]
             velocity[:, 0] *= self.goal_speed[members]
             group.walker.set_command(members, velocity, hold=True)  # type: ignore[attr-defined]
 

@@ -23,18 +23,20 @@ _POSE_COLUMNS = np.arange(7)
 
 
 def _goal_rows(members: np.ndarray, qpos: np.ndarray, root_qposadr: np.ndarray, goal_points: np.ndarray,
-               goal_index: np.ndarray, goal_count: np.ndarray, tolerance: np.ndarray, pose: np.ndarray,
-               goal: np.ndarray) -> None:
+               goal_index: np.ndarray, goal_count: np.ndarray, tolerance: np.ndarray, position: np.ndarray,
+               orientation: np.ndarray, goal: np.ndarray) -> None:
     last = goal_points.shape[1] - 1
     for i in range(members.shape[0]):
         slot = members[i]
         start = root_qposadr[slot]
-        for column in range(7):
-            pose[i, column] = qpos[slot, start + column]
+        for column in range(3):
+            position[i, column] = qpos[slot, start + column]
+        for column in range(4):
+            orientation[i, column] = qpos[slot, start + 3 + column]
         index, count = goal_index[slot], goal_count[slot]
         current = min(index, last)
-        if index < count and math.hypot(goal_points[slot, current, 0] - pose[i, 0],
-                                        goal_points[slot, current, 1] - pose[i, 1]) < tolerance[slot]:
+        if index < count and math.hypot(goal_points[slot, current, 0] - position[i, 0],
+                                        goal_points[slot, current, 1] - position[i, 1]) < tolerance[slot]:
             index += 1
         goal_index[slot] = index
         steered = min(index, count - 1)
@@ -45,14 +47,15 @@ def _goal_rows(members: np.ndarray, qpos: np.ndarray, root_qposadr: np.ndarray, 
 
 
 def _goal_numpy(members: np.ndarray, qpos: np.ndarray, root_qposadr: np.ndarray, goal_points: np.ndarray,
-                goal_index: np.ndarray, goal_count: np.ndarray, tolerance: np.ndarray, pose: np.ndarray,
-                goal: np.ndarray) -> None:
-    pose[:] = qpos[members[:, None], root_qposadr[members][:, None] + _POSE_COLUMNS]
+                goal_index: np.ndarray, goal_count: np.ndarray, tolerance: np.ndarray, position: np.ndarray,
+                orientation: np.ndarray, goal: np.ndarray) -> None:
+    pose = qpos[members[:, None], root_qposadr[members][:, None] + _POSE_COLUMNS]
+    position[:], orientation[:] = pose[:, :3], pose[:, 3:]
     last = goal_points.shape[1] - 1
     index, count = goal_index[members], goal_count[members]
     # A goal within tolerance is reached; the command then already heads for the next one.
     current = goal_points[members, np.minimum(index, last)]
-    index += (index < count) & (np.hypot(current[:, 0] - pose[:, 0], current[:, 1] - pose[:, 1]) < tolerance[members])
+    index += (index < count) & (np.hypot(current[:, 0] - position[:, 0], current[:, 1] - position[:, 1]) < tolerance[members])
     goal_index[members] = index
     goal[:] = goal_points[members, np.minimum(index, count - 1)]
 
@@ -80,15 +83,18 @@ _quiet_kernel = Kernel(_quiet_rows)
 
 
 def pick_goals(members: np.ndarray, qpos: np.ndarray, root_qposadr: np.ndarray, goal_points: np.ndarray,
-               goal_index: np.ndarray, goal_count: np.ndarray, tolerance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pelvis poses ``(k, 7)`` of slots ``members`` (their free joint's qpos, from
-    ``root_qposadr``) and the goals ``(k, 3)`` they steer for now: a goal within ``tolerance`` (xy)
-    is reached and ``goal_index`` (per slot, written in place) moves on, up to ``goal_count``; past
-    the last goal that one is held."""
-    pose, goal = np.empty((len(members), 7)), np.empty((len(members), 3))
+               goal_index: np.ndarray, goal_count: np.ndarray,
+               tolerance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pelvis positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of slots ``members`` (their
+    free joint's qpos, from ``root_qposadr``) and the goals ``(k, 3)`` they steer for now: a goal
+    within ``tolerance`` (xy) is reached and ``goal_index`` (per slot, written in place) moves on,
+    up to ``goal_count``; past the last goal that one is held. (Arrays of their own: the steering
+    kernel was warmed for contiguous rows.)"""
+    k = len(members)
+    position, orientation, goal = np.empty((k, 3)), np.empty((k, 4)), np.empty((k, 3))
     (_goal_kernel.compiled_or(_goal_numpy))(members, qpos, root_qposadr, goal_points, goal_index, goal_count, tolerance,
-                                             pose, goal)
-    return pose, goal
+                                             position, orientation, goal)
+    return position, orientation, goal
 
 
 def quiet_steps(slots: np.ndarray, steps: np.ndarray, period: np.ndarray, max_steps: np.ndarray,
@@ -105,7 +111,8 @@ def warm() -> None:
     read_only.flags.writeable = False
     qpos = np.zeros((2, 9))[:, 1:]  # (the world's qpos: rows of the batch's state, not contiguous)
     for slots in (np.zeros(0, dtype=np.intp), read_only):
-        _goal_kernel.warm(slots, qpos, ints, np.zeros((0, 1, 3)), ints, ints, floats, np.zeros((0, 7)), np.zeros((0, 3)))
+        _goal_kernel.warm(slots, qpos, ints, np.zeros((0, 1, 3)), ints, ints, floats, np.zeros((0, 3)), np.zeros((0, 4)),
+                          np.zeros((0, 3)))
         _quiet_kernel.warm(slots, ints, ints, ints, ints, ints)
 
 
