@@ -9,6 +9,7 @@ import importlib
 import gymnasium as gym
 import numpy as np
 import pytest
+from jit_helpers import on_path
 
 from internutopia.core.util import jit
 from internutopia_extension.robots.h1_locomotion.walker import WalkState
@@ -86,10 +87,7 @@ def _rewards(compiled: bool) -> tuple[list, list]:
         finally:
             env.close()
 
-    if compiled:
-        return run()
-    with jit.numpy_only():
-        return run()
+    return on_path(compiled, run)
 
 
 def test_h1walk_pays_the_same_rewards_compiled_and_on_numpy():

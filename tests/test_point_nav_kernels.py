@@ -7,6 +7,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from jit_helpers import on_path
 
 import internutopia.envs  # noqa: F401  (registers the ids)
 from internutopia.core.util import jit
@@ -73,10 +74,7 @@ def _run(compiled: bool) -> dict[str, list]:
         finally:
             env.close()
 
-    if compiled:
-        return run()
-    with jit.numpy_only():
-        return run()
+    return on_path(compiled, run)
 
 
 @pytest.mark.skipif(not _kernel.available, reason='numba is not installed: only the numpy path exists')
