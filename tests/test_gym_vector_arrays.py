@@ -126,3 +126,19 @@ def test_the_vector_env_gathers_only_what_its_keys_read() -> None:
             del FEATURES['_test_reads_nothing_said']
     finally:
         env.close()
+
+
+def test_rows_whose_widths_only_add_up_are_refused_naming_the_key():
+    """The flat rows are one concatenation of the keys' values: a new episode whose keys have
+    other widths is refused even when the widths add up to the space's, naming the first key."""
+    from internutopia.core.gym_vector.features import ObsLayout
+
+    layout = ObsLayout({'h1': {'a': np.zeros(2), 'b': np.zeros(3)}}, 'h1', ['robot.a', 'robot.b'])
+    out = np.zeros((4, 5), dtype=np.float32)
+    layout.flat_rows({'h1': {'a': np.ones((4, 2)), 'b': np.full((4, 3), 2.0)}}, np.arange(4), out)
+    assert out.tolist() == [[1, 1, 2, 2, 2]] * 4
+    with pytest.raises(ValueError, match=r"observation 'robot.a' has 3 numbers per env, but the observation space was built with 2"):
+        layout.flat_rows({'h1': {'a': np.zeros((4, 3)), 'b': np.zeros((4, 2))}}, np.arange(4), out)
+    with pytest.raises(ValueError, match="'robot.a' has 3 numbers"):
+        layout.flat_rows({'h1': {'a': np.zeros((4, 3)), 'b': np.zeros((4, 2))}}, np.array([1, 3]), out)
+    assert out.tolist() == [[1, 1, 2, 2, 2]] * 4  # (nothing written)

@@ -304,6 +304,10 @@ class ObsLayout:
         :meth:`flat` gives from the same slots' dicts."""
         count, where = len(rows), _every_row(rows, len(out))
         values = [self._rows_value(tree, key, where).reshape(count, -1) for key in self.keys]
+        widths = [value.shape[1] for value in values]
+        if widths != self.sizes:  # (one concatenation would take widths that only add up)
+            key, width, size = next((k, w, n) for k, w, n in zip(self.keys, widths, self.sizes, strict=True) if w != n)
+            raise ValueError(f'observation {key!r} has {width} numbers per env, but the observation space was built with {size}')
         if isinstance(where, slice):  # (every row: one concatenation straight into ``out``, cast as it goes)
             np.concatenate(values, axis=1, out=out, casting='same_kind')
         else:
