@@ -63,8 +63,9 @@ def test_array_path_equals_the_dict_path(env_id: str, kwargs: dict, steps: int, 
 
 
 def test_step_arrays_without_observing_gives_only_the_final_observations(make_config) -> None:
-    """``observe=False`` (the vector envs' non-final action repeats) observes just the slots whose
-    episode ended; skipping the others changes nothing that a later observed step reports."""
+    """``observe=False`` (for a caller that repeats an action and reads only the last step's
+    observation; the vector envs now repeat inside ``step_arrays(repeat=...)``) observes just the
+    slots whose episode ended; skipping the others changes nothing that a later observed step reports."""
     from internutopia.core.vec_env import Env
     from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
     from internutopia_extension.configs.tasks import FiniteStepTaskCfg
