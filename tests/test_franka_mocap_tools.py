@@ -91,7 +91,7 @@ def test_a_handle_dragged_in_the_browser_moves_the_arm():
             arrow = quat_to_mat(handle.wxyz) @ (0.0, 0.0, 1.0)  # the handle's z arrow (pointing down here)
             grab = pixel(centre + 0.85 * scale * arrow)  # near the arrow's tip, clear of the rings and planes
             along = grab - pixel(centre)
-            browser.drag(grab, grab + 30 * along / np.linalg.norm(along))
+            browser.drag(grab, grab + 30 * along / np.linalg.norm(along), steps=3)
             wait_for(lambda: handle.drags > 0 and np.linalg.norm(handle.position - ORIGIN) > 0.03, 30, 'the handle to move')
             time.sleep(0.5)  # the drag's last update
             moved = handle.position.copy()
@@ -104,7 +104,7 @@ def test_a_handle_dragged_in_the_browser_moves_the_arm():
 
             grab = on_arc(np.pi / 4)
             tangent = on_arc(np.pi / 4 + 0.1) - grab
-            browser.drag(grab, grab + 40 * tangent / np.linalg.norm(tangent))
+            browser.drag(grab, grab + 40 * tangent / np.linalg.norm(tangent), steps=3)
             wait_for(lambda: turned_degrees(quat_to_mat(handle.wxyz), start_turn) > 10.0, 30, 'the handle to turn')
             time.sleep(0.5)
             # Tick the panel's "gripper closed" box with a click.

@@ -3,12 +3,11 @@ headless browser (Chromium, software WebGL)."""
 
 from __future__ import annotations
 
+import base64
 import os
-import shutil
-import signal
 import socket
-import subprocess
 import tempfile
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from internutopia.viewer import attach_viewer  # noqa: E402
 from internutopia.viewer.geometry import body_meshes, quat_to_matrix  # noqa: E402
 from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, move_by_speed_cfg  # noqa: E402
 from internutopia_extension.configs.tasks import SingleInferenceTaskCfg  # noqa: E402
+from tests.browser import Browser, chromium, wait_for  # noqa: E402
 
 WIDTH, HEIGHT = 1200, 800
 
@@ -97,41 +97,19 @@ def test_the_page_follows_the_env(h1_env):
         socket.create_connection(('127.0.0.1', viewer.port), timeout=1).close()
 
 
-#: Tries of one screenshot: headless Chromium now and then hangs after its GPU process fails to
-#: start ("Exiting GPU process due to errors during initialization"), and a CI run once waited out
-#: a 240 s timeout on it; a hung try is killed and the screenshot taken again.
-SCREENSHOT_TRIES = 3
-
-
-def _screenshot(url: str, path: str, budget_ms: int = 6000) -> np.ndarray:
+def _screenshot(browser: Browser) -> np.ndarray:
+    """The page as it is drawn now, RGB."""
     import imageio.v3 as iio
 
-    chromium = shutil.which('chromium') or shutil.which('chromium-browser')
-    command = [chromium, '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader', '--hide-scrollbars',
-               f'--screenshot={path}', f'--window-size={WIDTH},{HEIGHT}', f'--virtual-time-budget={budget_ms}', url]
-    for attempt in range(SCREENSHOT_TRIES):
-        # Its own process group, so that a hung try is killed with its GPU and renderer processes.
-        with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True) as browser:
-            try:
-                # (A screenshot takes about 6 s here, up to about a minute on a loaded machine.)
-                _, errors = browser.communicate(timeout=60 + 3 * budget_ms / 1000)
-            except subprocess.TimeoutExpired:
-                os.killpg(browser.pid, signal.SIGKILL)
-                browser.communicate()
-                if attempt == SCREENSHOT_TRIES - 1:
-                    raise
-                continue
-        assert browser.returncode == 0, errors.decode(errors='replace')[-2000:]
-        break
-    return iio.imread(path)[..., :3]
+    png = base64.b64decode(browser.call('Page.captureScreenshot', format='png')['data'])
+    return iio.imread(png, extension='.png')[..., :3]
 
 
 @pytest.mark.xdist_group('browser')  # one headless Chromium at a time (see conftest.py)
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which('chromium') is None and shutil.which('chromium-browser') is None,
-                    reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
+@pytest.mark.skipif(chromium() is None, reason='needs Chromium (the Debian package chromium; .ci/run installs it)')
 def test_a_browser_draws_the_robots(h1_env):
-    """Load the page in headless Chromium, following slot 0, then again with the robots hidden:
+    """Open the page in headless Chromium, following slot 0, with the robots hidden, then shown:
     the pixels that differ are the robot, in the middle of the 3D view."""
     pytest.importorskip('imageio')
     viewer = attach_viewer(h1_env, host='127.0.0.1', port=free_port())
@@ -142,25 +120,33 @@ def test_a_browser_draws_the_robots(h1_env):
 
     # the 3D view beside the panel (right) and the browser's software-rendering notice (top left)
     view = (slice(160, HEIGHT), slice(0, WIDTH - 340))
+    h1_env.reset()
+    viewer.follow.value = 'slot 0'
+    viewer.update(force=True)
+    show_robots(False)
+    browser = None
     with tempfile.TemporaryDirectory() as folder:
-        h1_env.reset()
-        viewer.follow.value = 'slot 0'
-        viewer.update(force=True)
-        show_robots(False)
-        hidden = _screenshot(viewer.url, os.path.join(folder, 'hidden.png'))
-        show_robots(True)
-        # The meshes stream to the page: on a loaded machine the first screenshot can come before
-        # they are all drawn, so a later one waits longer (the bound below holds for the last).
-        for budget_ms in (6000, 15000, 30000):
-            shown = _screenshot(viewer.url, os.path.join(folder, 'shown.png'), budget_ms)
-            robot = np.abs(shown[view].astype(int) - hidden[view].astype(int)).max(axis=-1) > 40
-            if robot.mean() > 0.01 and shown[view].std() > 10:  # the robot, and the floor around it, drawn
-                break
-    assert robot.mean() > 0.01, f'the robot covers {robot.mean():.2%} of the view'
+        try:
+            browser = Browser(viewer.url, folder, width=WIDTH, height=HEIGHT)
+            # The scene streams to the page (software WebGL: seconds, up to a minute on a loaded
+            # machine): the floor is drawn once the view is no longer one colour.
+            wait_for(lambda: _screenshot(browser)[view].std() > 10, 120, 'the floor drawn', interval=0.5)
+            time.sleep(1.0)  # (and settled)
+            hidden = _screenshot(browser)
+            show_robots(True)
+
+            def robot_pixels() -> tuple[np.ndarray] | None:
+                shown = _screenshot(browser)
+                robot = np.abs(shown[view].astype(int) - hidden[view].astype(int)).max(axis=-1) > 40
+                return (robot,) if robot.mean() > 0.01 else None
+
+            (robot,) = wait_for(robot_pixels, 120, 'the robots drawn', interval=0.5)
+        finally:
+            if browser is not None:
+                browser.close()
     rows, cols = np.nonzero(robot)
     centre = (HEIGHT / 2 - 160, WIDTH / 2)  # the followed robot is where the camera looks
     assert abs(rows.mean() - centre[0]) < 150 and abs(cols.mean() - centre[1]) < 150, (rows.mean(), cols.mean())
-    assert shown[view].std() > 10  # a drawn scene, not a blank canvas
 
 
 def test_view_command_serves_a_config_and_steps_it(capsys):
