@@ -13,6 +13,7 @@ import internutopia.envs  # noqa: F401  (registers the ids)
 from internutopia.core.util import jit
 from internutopia.core.util.math import quat_to_yaw
 from internutopia.core.util.yaw_frame import _kernel, _numpy_rows, goal_in_yaw_frame, goals_in_yaw_frame
+from internutopia.core.view import EntityTracker
 
 
 def _orientations(rng: np.random.Generator, k: int) -> np.ndarray:
@@ -78,7 +79,13 @@ def _run(compiled: bool) -> dict[str, list]:
 
 
 @pytest.mark.skipif(not _kernel.available, reason='numba is not installed: only the numpy path exists')
-def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy():
+@pytest.mark.parametrize('positions', ['state view', 'gathered'])
+def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy(positions, monkeypatch):
+    """The compiled loops read the robots' positions in place (one robot group in every slot, the
+    ids' case) or, where the tracker has no such view (robots of several groups), gathered into
+    an array of their own: both give the numpy path's numbers."""
+    if positions == 'gathered':
+        monkeypatch.setattr(EntityTracker, 'position_rows', lambda self: None)
     compiled, numpy_path = _run(True), _run(False)
     for name in ('obs', 'reward', 'terminated', 'truncated'):
         np.testing.assert_array_equal(np.array(compiled[name]), np.array(numpy_path[name]), err_msg=name)

@@ -31,3 +31,27 @@ def test_served_slots_are_kept_between_steps_and_follow_starts_and_leaves(make_c
     out = env.step_arrays({'jetbot': {'move_by_speed': np.zeros((2, 2))}})
     assert out.active.tolist() == [True, True]
     env.close()
+
+
+def test_the_step_plan_follows_a_new_episode_with_another_reward(make_config) -> None:
+    """``Terms.step`` keeps who runs (tasks, rewards, metrics and their slots) between steps of the
+    same active slots; an episode that starts with another reward config is paid by that one."""
+    from internutopia_extension.configs.tasks import PointNavProgressRewardCfg, PointNavTaskCfg
+
+    def nav(penalty: float) -> PointNavTaskCfg:
+        settings = {'scale': 0.0, 'success_bonus': 0.0, 'step_penalty': penalty}
+        return PointNavTaskCfg(goal=(3.0, 0.0, 0.0), max_steps=500, robots=[JetbotRobotCfg()],
+                               reward=PointNavProgressRewardCfg(reward_settings=settings))
+
+    env = Env(make_config([nav(0.5), nav(0.5), nav(2.0)], env_num=2))
+    still = {'jetbot': {'move_by_speed': np.zeros((2, 2))}}
+    env.reset()
+    for _ in range(3):
+        assert env.step_arrays(still).reward.tolist() == [-0.5, -0.5]
+    plan = env.runner.terms._last_plan
+    assert plan is not None and plan[0] is env.runner.table.active_slots()  # (kept for the next step)
+    env.reset([1])  # the third episode: a reward object of its own
+    assert len(env.runner.terms.rewards) == 2
+    for _ in range(3):
+        assert env.step_arrays(still).reward.tolist() == [-0.5, -2.0]
+    env.close()

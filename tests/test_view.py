@@ -131,6 +131,29 @@ def test_tracker_follows_robots_across_groups_and_structure_changes(env):
         view.tracker('camera')
 
 
+def test_position_rows_is_the_live_state_of_one_group_else_none(env, make_config):
+    """``position_rows()``: robots of two groups have no one view (``None``: the callers gather);
+    one group in every slot gives a read-only view, indexed by slot, that the steps move."""
+    env.reset()
+    tracker = view_of(env).tracker()
+    for slot in range(3):
+        tracker.track(slot, 'jetbot')
+    assert tracker.position_rows() is None  # (slot 1 holds another structure)
+    with Env(make_config([nav(0.0), nav(0.5), nav(-0.5)], env_num=3)) as one:
+        one.reset()
+        tracker = view_of(one).tracker()
+        for slot in range(3):
+            tracker.track(slot, 'jetbot')
+        rows = tracker.position_rows()
+        assert rows is not None and rows.shape == (3, 3) and not rows.flags.writeable
+        assert tracker.position_rows() is rows  # (made once)
+        before = rows.copy()
+        obs = one.step([DRIVE] * 3)[0]
+        np.testing.assert_array_equal(rows, np.array([o['jetbot']['position'] for o in obs]))
+        assert not np.array_equal(rows, before)  # the robots drove: the view shows it
+        np.testing.assert_array_equal(rows[[2, 0]], tracker.positions(np.array([2, 0])))
+
+
 def test_object_tracker_and_object_observations(env):
     env.reset()
     view = view_of(env)

@@ -297,6 +297,7 @@ class EntityTracker:
         self.group_list: list[Entity] = []
         self._version = -1
         self._one_group: bool | None = None  # every slot tracked in group 0 (None: not known since a change)
+        self._position_rows: tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None = None  # (pose views, their read-only positions)
 
     def _table(self) -> Sequence[Mapping[str, Entity]]:
         source = self.view._slots
@@ -366,6 +367,27 @@ class EntityTracker:
         for index in np.unique(which[which != NO_GROUP]).tolist():
             rows = np.flatnonzero(which == index)
             yield self.group_list[index], rows, slots[rows]
+
+    def position_rows(self) -> np.ndarray | None:
+        """The base positions of every slot, indexed by slot: a read-only view ``(env_num, 3)`` of
+        the state (what :meth:`positions` copies), or ``None`` unless one group is followed in
+        every slot and its pose is read from the state (then use :meth:`positions`).
+
+        For compiled per-step loops that read a few slots' positions: no copy, one argument. It
+        shows the state as it is when read (valid until the next step or reset writes it).
+        """
+        self.refresh()
+        if self._one_group is None:
+            self._one_group = len(self.group_list) == 1 and bool(np.all(self.group_of == 0))
+        views = self.group_list[0].pose_views if self._one_group else None
+        if views is None:
+            return None
+        cached = self._position_rows
+        if cached is None or cached[0] is not views:  # (made once per group binding)
+            rows = views[0].view()
+            rows.flags.writeable = False
+            cached = self._position_rows = (views, rows)
+        return cached[1]
 
     def poses(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local base positions and wxyz orientations. Shapes (len(slots), 3) and (len(slots), 4)."""

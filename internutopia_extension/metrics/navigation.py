@@ -89,7 +89,7 @@ class SPLMetric(_GoalMetric):
 
     def update(self, slots: np.ndarray) -> None:
         if self._travel is not None:  # (the same arithmetic as below, in one call)
-            self._travel(slots, self.robot.positions(slots), self.last_xy, self.travelled)
+            self._travel(slots, point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num), self.last_xy, self.travelled)
             return
         rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run
         xy = self.robot.positions(slots)[:, :2]

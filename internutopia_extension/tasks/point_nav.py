@@ -67,7 +67,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._step_kernel is not None:  # (the same arithmetic as below, in one call)
             terminated, truncated = np.empty(len(slots), dtype=bool), np.empty(len(slots), dtype=bool)
-            self._step_kernel(slots, self.robot.positions(slots), self.goal, self.success_distance, self.view.steps,
+            self._step_kernel(slots, point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num), self.goal, self.success_distance, self.view.steps,
                               self.max_steps, self.distance, self.prev_distance, self.success, terminated, truncated)
             return np.zeros(len(slots)), terminated, truncated
         rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run

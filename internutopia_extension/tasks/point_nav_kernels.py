@@ -10,7 +10,10 @@ order (``math.hypot`` is the C library's, as ``np.hypot`` is), so both give the 
 the bit (``tests/test_point_nav_kernels.py``).
 
 Arguments are the callers' own arrays: ``slots`` are slot ids (sorted, distinct), per-slot state
-is indexed by slot, per-call inputs and outputs by row.
+is indexed by slot, per-call outputs by row. The robots' positions are indexed by slot too: the
+tracker's read-only view of the state (:meth:`~internutopia.core.view.EntityTracker.position_rows`),
+read in place, or, where it has none, the slots' positions put in an ``(env_num, 3)`` array
+(:func:`positions_by_slot`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import math
 import numpy as np
 
 from internutopia.core.util.jit import Kernel
+from internutopia.core.view import EntityTracker
 
 
 def _task_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
@@ -28,7 +32,7 @@ def _task_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, succe
     """``PointNavTask.step``: distances, success (``terminated``) and the time limit (``truncated``)."""
     for i in range(slots.shape[0]):
         slot = slots[i]
-        now = math.hypot(positions[i, 0] - goal[slot, 0], positions[i, 1] - goal[slot, 1])
+        now = math.hypot(positions[slot, 0] - goal[slot, 0], positions[slot, 1] - goal[slot, 1])
         prev_distance[slot] = distance[slot]
         distance[slot] = now
         reached = now < success_distance[slot]
@@ -49,14 +53,25 @@ def _travel_rows(slots: np.ndarray, positions: np.ndarray, last_xy: np.ndarray, 
     """``SPLMetric.update``: the xy distance each robot moved since the last step, added up."""
     for i in range(slots.shape[0]):
         slot = slots[i]
-        travelled[slot] += math.hypot(positions[i, 0] - last_xy[slot, 0], positions[i, 1] - last_xy[slot, 1])
-        last_xy[slot, 0] = positions[i, 0]
-        last_xy[slot, 1] = positions[i, 1]
+        travelled[slot] += math.hypot(positions[slot, 0] - last_xy[slot, 0], positions[slot, 1] - last_xy[slot, 1])
+        last_xy[slot, 0] = positions[slot, 0]
+        last_xy[slot, 1] = positions[slot, 1]
 
 
 task_kernel = Kernel(_task_rows)
 progress_kernel = Kernel(_progress_rows)
 travel_kernel = Kernel(_travel_rows)
+
+
+def positions_by_slot(tracker: EntityTracker, slots: np.ndarray, env_num: int) -> np.ndarray:
+    """The base positions of ``slots``' followed robots, indexed by slot: the tracker's view of the
+    state, or (robots of several groups) an ``(env_num, 3)`` array holding them at their slots."""
+    rows = tracker.position_rows()
+    if rows is not None:
+        return rows
+    by_slot = np.zeros((env_num, 3))
+    by_slot[slots] = tracker.positions(slots)
+    return by_slot
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -66,14 +81,17 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 def warm() -> None:
     """Compile (or load from the cache) the three kernels for the arrays a step passes: slot ids
-    writable or read-only (the runner shares its active slots read-only), the env's read-only
-    step counts."""
+    writable or read-only (the runner shares its active slots read-only), positions as a
+    read-only view of the state's columns or an array of their own, the env's read-only step
+    counts."""
     rows, per_slot, flags = np.zeros((0, 3)), np.zeros(0), np.zeros(0, dtype=bool)
     steps, max_steps = _read_only(np.zeros(0, dtype=np.int64)), np.zeros(0, dtype=np.int64)
+    state_view = _read_only(np.zeros((2, 7))[:, :3])  # (strided, as a free joint's qpos columns; empty arrays count as contiguous)
     for slots in (np.zeros(0, dtype=np.intp), _read_only(np.zeros(0, dtype=np.intp))):
-        task_kernel.warm(slots, rows, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags)
+        for positions in (rows, state_view):
+            task_kernel.warm(slots, positions, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags)
+            travel_kernel.warm(slots, positions, np.zeros((0, 2)), per_slot)
         progress_kernel.warm(slots, per_slot, per_slot, flags, 0.0, 0.0, 0.0, per_slot)
-        travel_kernel.warm(slots, rows, np.zeros((0, 2)), per_slot)
 
 
-__all__ = ['progress_kernel', 'task_kernel', 'travel_kernel', 'warm']
+__all__ = ['positions_by_slot', 'progress_kernel', 'task_kernel', 'travel_kernel', 'warm']

@@ -189,7 +189,7 @@ class Entity(Generic[EntityCfgT]):
 
     def positions(self, slots: np.ndarray) -> np.ndarray:
         """The positions of :meth:`poses` alone, ``(k, 3)`` (tasks and metrics read them every physics step)."""
-        views = self._pose_views
+        views = self.pose_views  # (None when poses() is overridden: what it says holds)
         if views is None:
             return self.poses(slots)[0]
         return views[0].copy() if len(slots) == self.env_num else views[0][slots]

@@ -9,7 +9,7 @@ serves: tasks (reward 0 unless a reward says otherwise, terminated, truncated), 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,6 +28,14 @@ _IDLE_METRICS_KEPT = 64
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 _BASE_TASK_RESET_SLOTS = BaseTask.reset_slots  # tasks that keep it start slot by slot
 _BASE_METRIC_UPDATE = BaseMetric.update  # metrics that keep it need no call per step
+
+
+class _StepPlan(NamedTuple):
+    """:meth:`Terms._plan`: ``(object, slots it serves, their rows)`` of each task, reward and metric run in a step."""
+
+    tasks: tuple[tuple[BaseTask, np.ndarray, Any], ...]
+    rewards: tuple[tuple[BaseReward, np.ndarray, Any], ...]
+    metrics: tuple[tuple[BaseMetric, np.ndarray, Any], ...]
 
 
 class Terms:
@@ -51,6 +59,8 @@ class Terms:
         #: Per object, the last :meth:`members_of` answer: ``(slots asked, slots served, _version)``.
         self._served: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
         self._version = 0  # moves whenever a mask changes (an episode starts or leaves)
+        #: The last :meth:`_plan`: ``(slots asked, _version, plan)``.
+        self._last_plan: tuple[np.ndarray, int, _StepPlan] | None = None
 
     # -- an episode's start and end --------------------------------------------------------------
     def start(self, slot: int, task: TaskCfg) -> None:
@@ -117,6 +127,7 @@ class Terms:
 
     def _start_metrics_and_reward(self, slot: int, task: TaskCfg) -> None:
         """Start the metrics and the reward of ``slot``'s episode ``task`` (its task started)."""
+        self._version += 1
         metrics = self.table.slot_metrics[slot] = []
         for metric_cfg in task.metrics:
             key = metric_cfg.model_dump_json()
@@ -165,42 +176,57 @@ class Terms:
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
         failed: dict[int, Exception] = {}
-        tasks_stepped = False  # else no episode can end but by divergence
-        for task in self.tasks.values():
-            if type(task).step is _BASE_TASK_STEP:
-                continue  # reward 0, never ends: what the arrays already hold
-            served = self.members_of(task, slots)
-            if len(served):
-                tasks_stepped = True
-                rows = rows_of(served, self.env_num)
-                try:
-                    reward[rows], terminated[rows], truncated[rows] = task.step(served)
-                except Exception:
-                    self._step_alone(task, served, reward, terminated, truncated, failed)
-        if failed:
-            slots = np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed)))
-        for reward_object in self.rewards.values():
-            served = self.members_of(reward_object, slots)
-            if len(served):
-                try:
-                    reward[rows_of(served, self.env_num)] += reward_object.calc(served)
-                except Exception:
-                    def add_alone(one: np.ndarray, owner: BaseReward = reward_object) -> None:
-                        reward[one] += owner.calc(one)
+        plan = self._plan(slots)
+        for task, served, rows in plan.tasks:
+            try:
+                reward[rows], terminated[rows], truncated[rows] = task.step(served)
+            except Exception:
+                self._step_alone(task, served, reward, terminated, truncated, failed)
+        if failed:  # (their rewards and metrics are not run)
+            plan = self._plan(np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed))))
+        for reward_object, served, rows in plan.rewards:
+            try:
+                reward[rows] += reward_object.calc(served)
+            except Exception:
+                def add_alone(one: np.ndarray, owner: BaseReward = reward_object) -> None:
+                    reward[one] += owner.calc(one)
 
-                    for slot, error in slots_that_fail(add_alone, served).items():
-                        failed.setdefault(slot, error)
-        for metric in self.metrics.values():
-            if type(metric).update is _BASE_METRIC_UPDATE:
-                continue  # accumulates nothing (it reads the state when the episode ends)
-            served = self.members_of(metric, slots)
-            if len(served):
-                try:
-                    metric.update(served)
-                except Exception:
-                    for slot, error in slots_that_fail(metric.update, served).items():
-                        failed.setdefault(slot, error)
-        return reward, terminated, truncated, tasks_stepped, failed
+                for slot, error in slots_that_fail(add_alone, served).items():
+                    failed.setdefault(slot, error)
+        for metric, served, _ in plan.metrics:
+            try:
+                metric.update(served)
+            except Exception:
+                for slot, error in slots_that_fail(metric.update, served).items():
+                    failed.setdefault(slot, error)
+        return reward, terminated, truncated, bool(plan.tasks), failed
+
+    def _plan(self, slots: np.ndarray) -> _StepPlan:
+        """Who runs in a step of ``slots``: the tasks that step (not :class:`BaseTask`'s ``step``),
+        every reward, and the metrics that update, each with the slots it serves and their rows.
+
+        The same read-only ``slots`` array with no episode started or left since gives the same
+        plan: every physics step of an action repeat asks it.
+        """
+        last = self._last_plan
+        if last is not None and last[0] is slots and last[1] == self._version:
+            return last[2]
+
+        def served(owners: Any, method: str = '', does_nothing: Any = None) -> tuple[tuple[Any, np.ndarray, Any], ...]:
+            found = []
+            for owner in owners:
+                if method and getattr(type(owner), method) is does_nothing:
+                    continue  # (the base task's step and metric's update: no call per step)
+                members = self.members_of(owner, slots)
+                if len(members):
+                    found.append((owner, members, rows_of(members, self.env_num)))
+            return tuple(found)
+
+        plan = _StepPlan(served(self.tasks.values(), 'step', _BASE_TASK_STEP), served(self.rewards.values()),
+                         served(self.metrics.values(), 'update', _BASE_METRIC_UPDATE))
+        if not slots.flags.writeable:
+            self._last_plan = (slots, self._version, plan)
+        return plan
 
     @staticmethod
     def _step_alone(task: BaseTask, served: np.ndarray, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
@@ -249,6 +275,7 @@ class Terms:
             mask = self.members.get(id(owner))
             if mask is None or not mask.any():
                 del objects[key]
+                self._version += 1
                 self.members.pop(id(owner), None)
                 self._served.pop(id(owner), None)
 
