@@ -14,6 +14,7 @@ from internutopia.core.util import jit
 from internutopia.core.util.math import quat_to_yaw
 from internutopia.core.util.yaw_frame import _kernel, _numpy_rows, goal_in_yaw_frame, goals_in_yaw_frame
 from internutopia.core.view import EntityTracker
+from internutopia_extension.tasks.point_nav import PointNavTask
 
 
 def _orientations(rng: np.random.Generator, k: int) -> np.ndarray:
@@ -79,14 +80,37 @@ def _run(compiled: bool) -> dict[str, list]:
 
 
 @pytest.mark.skipif(not _kernel.available, reason='numba is not installed: only the numpy path exists')
-@pytest.mark.parametrize('positions', ['state view', 'gathered'])
-def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy(positions, monkeypatch):
-    """The compiled loops read the robots' positions in place (one robot group in every slot, the
-    ids' case) or, where the tracker has no such view (robots of several groups), gathered into
-    an array of their own: both give the numpy path's numbers."""
-    if positions == 'gathered':
+@pytest.mark.parametrize('way', ['combined', 'apart', 'gathered', 'combined step failing'])
+def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy(way, monkeypatch):
+    """The compiled pass of the task, its progress reward and SPL metric (``combined_step``), the
+    three compiled loops apart, with the robots' positions gathered (robots of several groups:
+    no view of the state) or with the combined step raising now and then (the runner then steps
+    the task slot by slot and the reward and metric apart): each gives the numpy path's numbers."""
+    raised = []
+    if way == 'apart':
+        monkeypatch.setattr(PointNavTask, 'combined_step', lambda self, rewards, metrics: None)
+    elif way == 'gathered':
         monkeypatch.setattr(EntityTracker, 'position_rows', lambda self: None)
+    elif way == 'combined step failing':
+        combined_step = PointNavTask.combined_step
+
+        def failing_now_and_then(self, rewards, metrics):
+            combined = combined_step(self, rewards, metrics)
+            if combined is None:  # (the numpy path)
+                return None
+            assert len(combined.rewards) == len(combined.metrics) == 1
+
+            def step(slots):
+                if len(raised) < 40 and self.view.steps[slots[0]] % 7 == 3:
+                    raised.append(int(self.view.steps[slots[0]]))
+                    raise RuntimeError('injected: the combined step failed')
+                return combined.step(slots)
+
+            return combined._replace(step=step)
+
+        monkeypatch.setattr(PointNavTask, 'combined_step', failing_now_and_then)
     compiled, numpy_path = _run(True), _run(False)
+    assert bool(raised) is (way == 'combined step failing')
     for name in ('obs', 'reward', 'terminated', 'truncated'):
         np.testing.assert_array_equal(np.array(compiled[name]), np.array(numpy_path[name]), err_msg=name)
     assert compiled['metrics'] == numpy_path['metrics']
@@ -94,3 +118,24 @@ def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy(positions, 
     assert terminated.any() and truncated.any()  # goals reached and time limits, both compared
     spl = [value for step in compiled['metrics'] for value, scored in zip(step.get('spl', []), step.get('_spl', []), strict=True) if scored]
     assert any(0.0 < value <= 1.0 for value in spl)  # a robot that arrived was scored on its path
+
+
+def test_a_subclass_with_its_own_step_is_not_combined():
+    """A task class that overrides ``PointNavTask.step`` runs that step: no combined pass skips it."""
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=2)
+    try:
+        env.reset(seed=0)
+        terms = env.unwrapped._vec.runner.terms
+        task = terms.tasks['PointNavTask']
+        rewards, metrics = list(terms.rewards.values()), list(terms.metrics.values())
+        if _kernel.available:
+            assert task.combined_step(rewards, metrics) is not None
+
+        class OwnStep(PointNavTask):
+            def step(self, slots):
+                return super().step(slots)
+
+        task.__class__ = OwnStep
+        assert task.combined_step(rewards, metrics) is None
+    finally:
+        env.close()

@@ -4,6 +4,7 @@ step, is kept between steps and follows every episode that starts or leaves."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
@@ -55,3 +56,23 @@ def test_the_step_plan_follows_a_new_episode_with_another_reward(make_config) ->
     for _ in range(3):
         assert env.step_arrays(still).reward.tolist() == [-0.5, -2.0]
     env.close()
+
+
+def test_a_combined_step_covering_what_it_was_not_offered_is_refused_naming_the_task(make_config, monkeypatch) -> None:
+    """``BaseTask.combined_step`` may cover only the rewards and metrics it is offered (those
+    serving exactly its slots): covering another is the task class's error, named."""
+    from internutopia.core.task.base import CombinedStep
+    from internutopia_extension.configs.tasks import PointNavTaskCfg
+    from internutopia_extension.tasks.point_nav import PointNavTask
+
+    def greedy(self, rewards, metrics):
+        return CombinedStep(self.step, rewards=(object(),))
+
+    monkeypatch.setattr(PointNavTask, 'combined_step', greedy)
+    env = Env(make_config([PointNavTaskCfg(goal=(3.0, 0.0, 0.0), robots=[JetbotRobotCfg()])] * 2, env_num=2))
+    env.reset()
+    try:
+        with pytest.raises(ValueError, match=r'PointNavTask\.combined_step covers reward object\(s\) it was not offered'):
+            env.step_arrays({'jetbot': {'move_by_speed': np.zeros((2, 2))}})
+    finally:
+        env.close()

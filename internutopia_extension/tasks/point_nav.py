@@ -13,12 +13,15 @@ Observations, next to the robots' own dicts::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from internutopia.core.metric.base import BaseMetric
+from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import rows_of
-from internutopia.core.task.base import BaseTask
+from internutopia.core.task.base import BaseTask, CombinedStep
 from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
 from internutopia_extension.tasks import point_nav_kernels
@@ -80,8 +83,41 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         # The reward of each slot's config is added by the env after this step, from these arrays.
         return np.zeros(len(slots)), success, truncated
 
+    def combined_step(self, rewards: Sequence[Any], metrics: Sequence[Any]) -> CombinedStep | None:
+        """With numba: the step, a ``PointNavProgressReward`` and an ``SPLMetric`` among those
+        offered, in one compiled pass (the same numbers as apart; see :mod:`.point_nav_kernels`).
+        Only for these classes themselves: a subclass that overrides the task's step, or a
+        subclass of the reward or metric, runs on its own."""
+        if type(self).step is not _POINT_NAV_STEP:
+            return None  # (a subclass's own step: the pass below would skip it)
+        kernel = point_nav_kernels.combined_kernel.compiled_or(None)
+        progress_class = BaseReward.registry.table.get('PointNavProgressReward')
+        spl_class = BaseMetric.registry.table.get('SPLMetric')
+        progress: Any = next((reward for reward in rewards if type(reward) is progress_class), None)
+        spl: Any = next((metric for metric in metrics if type(metric) is spl_class), None)
+        if kernel is None or (progress is None and spl is None):
+            return None
+        scale, bonus, penalty = (progress.scale, progress.success_bonus, progress.step_penalty) if progress is not None else (0.0, 0.0, 0.0)
+        no_travel = np.zeros((0, 2)), np.zeros(0)
+
+        def step(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            count = len(slots)
+            reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
+            positions = point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num)
+            last_xy, travelled = (spl.last_xy, spl.travelled) if spl is not None else no_travel
+            travel_positions = point_nav_kernels.positions_by_slot(spl.robot, slots, self.env_num) if spl is not None else positions
+            kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps, self.distance,
+                   self.prev_distance, self.success, terminated, truncated, reward, progress is not None, scale, bonus,
+                   penalty, spl is not None, travel_positions, last_xy, travelled)
+            return reward, terminated, truncated
+
+        return CombinedStep(step, (progress,) if progress is not None else (), (spl,) if spl is not None else ())
+
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         return {
             'task': {'goal': self.goal[slots].copy(), 'distance_to_goal': self.distance[slots].copy()},
             **self.object_observations(slots),
         }
+
+
+_POINT_NAV_STEP = PointNavTask.step  # (what combined_step does in one pass)

@@ -58,7 +58,35 @@ def _travel_rows(slots: np.ndarray, positions: np.ndarray, last_xy: np.ndarray, 
         last_xy[slot, 1] = positions[slot, 1]
 
 
+def _combined_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
+                   steps: np.ndarray, max_steps: np.ndarray, distance: np.ndarray, prev_distance: np.ndarray,
+                   success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, reward: np.ndarray,
+                   with_progress: bool, scale: float, success_bonus: float, step_penalty: float,
+                   with_travel: bool, travel_positions: np.ndarray, last_xy: np.ndarray, travelled: np.ndarray) -> None:
+    """The task's step, then (``with_progress``) the progress reward into ``reward`` (0 without
+    it), then (``with_travel``) the SPL metric's update: :func:`_task_rows`, :func:`_progress_rows`
+    and :func:`_travel_rows` in one pass (``PointNavTask.combined_step``), the same operations
+    per slot; the reward is added to the task's 0, as the runner adds it."""
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        now = math.hypot(positions[slot, 0] - goal[slot, 0], positions[slot, 1] - goal[slot, 1])
+        prev_distance[slot] = distance[slot]
+        distance[slot] = now
+        reached = now < success_distance[slot]
+        success[slot] = reached
+        terminated[i] = reached
+        truncated[i] = (not reached) and steps[slot] >= max_steps[slot]
+        reward[i] = 0.0
+        if with_progress:
+            reward[i] = 0.0 + (scale * (prev_distance[slot] - distance[slot]) + success_bonus * success[slot] - step_penalty)
+        if with_travel:
+            travelled[slot] += math.hypot(travel_positions[slot, 0] - last_xy[slot, 0], travel_positions[slot, 1] - last_xy[slot, 1])
+            last_xy[slot, 0] = travel_positions[slot, 0]
+            last_xy[slot, 1] = travel_positions[slot, 1]
+
+
 task_kernel = Kernel(_task_rows)
+combined_kernel = Kernel(_combined_rows)
 progress_kernel = Kernel(_progress_rows)
 travel_kernel = Kernel(_travel_rows)
 
@@ -80,7 +108,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 def warm() -> None:
-    """Compile (or load from the cache) the three kernels for the arrays a step passes: slot ids
+    """Compile (or load from the cache) the kernels for the arrays a step passes: slot ids
     writable or read-only (the runner shares its active slots read-only), positions as a
     read-only view of the state's columns or an array of their own, the env's read-only step
     counts."""
@@ -91,7 +119,9 @@ def warm() -> None:
         for positions in (rows, state_view):
             task_kernel.warm(slots, positions, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags)
             travel_kernel.warm(slots, positions, np.zeros((0, 2)), per_slot)
+            combined_kernel.warm(slots, positions, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags,
+                                 per_slot, True, 0.0, 0.0, 0.0, True, positions, np.zeros((0, 2)), per_slot)
         progress_kernel.warm(slots, per_slot, per_slot, flags, 0.0, 0.0, 0.0, per_slot)
 
 
-__all__ = ['positions_by_slot', 'progress_kernel', 'task_kernel', 'travel_kernel', 'warm']
+__all__ = ['combined_kernel', 'positions_by_slot', 'progress_kernel', 'task_kernel', 'travel_kernel', 'warm']

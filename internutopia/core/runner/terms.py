@@ -4,7 +4,9 @@ One task object per task type, one reward object per distinct reward config and 
 object per distinct metric config, each serving every slot whose episode names it (a boolean
 mask over slots). After a physics step, :meth:`Terms.step` runs each once over the slots it
 serves: tasks (reward 0 unless a reward says otherwise, terminated, truncated), then rewards
-(added), then metrics (updated). The runner owns the rewards; tasks never build them.
+(added), then metrics (updated). The runner owns the rewards; tasks never build them. A task
+may offer one pass that also does the work of the rewards and metrics serving its slots
+(:meth:`~internutopia.core.task.base.BaseTask.combined_step`); those are then not called apart.
 """
 
 from __future__ import annotations
@@ -19,21 +21,23 @@ from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import rows_of
 from internutopia.core.runner.failures import slots_that_fail
 from internutopia.core.runner.slots import SlotTable
-from internutopia.core.task.base import BaseTask
+from internutopia.core.task.base import BaseTask, CombinedStep
 from internutopia.core.view import EnvView
 
 #: Metric (and reward) objects kept while serving no slot (for the next episode with the same config).
 _IDLE_METRICS_KEPT = 64
 
 _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
+_BASE_TASK_COMBINED_STEP = BaseTask.combined_step  # tasks that keep it step on their own
 _BASE_TASK_RESET_SLOTS = BaseTask.reset_slots  # tasks that keep it start slot by slot
 _BASE_METRIC_UPDATE = BaseMetric.update  # metrics that keep it need no call per step
 
 
 class _StepPlan(NamedTuple):
-    """:meth:`Terms._plan`: ``(object, slots it serves, their rows)`` of each task, reward and metric run in a step."""
+    """:meth:`Terms._plan`: ``(object, slots it serves, their rows)`` of each task, reward and
+    metric run in a step (a task's with its combined step, or ``None``)."""
 
-    tasks: tuple[tuple[BaseTask, np.ndarray, Any], ...]
+    tasks: tuple[tuple[BaseTask, np.ndarray, Any, CombinedStep | None], ...]
     rewards: tuple[tuple[BaseReward, np.ndarray, Any], ...]
     metrics: tuple[tuple[BaseMetric, np.ndarray, Any], ...]
 
@@ -177,14 +181,23 @@ class Terms:
         truncated = np.zeros(self.env_num, dtype=bool)
         failed: dict[int, Exception] = {}
         plan = self._plan(slots)
-        for task, served, rows in plan.tasks:
+        covered: set[int] = set()  # rewards and metrics done by a combined step that ran
+        combined_failed = False
+        for task, served, rows, combined in plan.tasks:
             try:
-                reward[rows], terminated[rows], truncated[rows] = task.step(served)
+                if combined is None:
+                    reward[rows], terminated[rows], truncated[rows] = task.step(served)
+                else:
+                    reward[rows], terminated[rows], truncated[rows] = combined.step(served)
+                    covered.update(map(id, (*combined.rewards, *combined.metrics)))
             except Exception:
+                combined_failed |= combined is not None
                 self._step_alone(task, served, reward, terminated, truncated, failed)
-        if failed:  # (their rewards and metrics are not run)
-            plan = self._plan(np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed))))
+        if failed or combined_failed:  # (the failed slots' rewards and metrics are not run)
+            plan = self._plan(np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed))), combine=False)
         for reward_object, served, rows in plan.rewards:
+            if covered and id(reward_object) in covered:
+                continue
             try:
                 reward[rows] += reward_object.calc(served)
             except Exception:
@@ -194,6 +207,8 @@ class Terms:
                 for slot, error in slots_that_fail(add_alone, served).items():
                     failed.setdefault(slot, error)
         for metric, served, _ in plan.metrics:
+            if covered and id(metric) in covered:
+                continue
             try:
                 metric.update(served)
             except Exception:
@@ -201,18 +216,20 @@ class Terms:
                     failed.setdefault(slot, error)
         return reward, terminated, truncated, bool(plan.tasks), failed
 
-    def _plan(self, slots: np.ndarray) -> _StepPlan:
+    def _plan(self, slots: np.ndarray, combine: bool = True) -> _StepPlan:
         """Who runs in a step of ``slots``: the tasks that step (not :class:`BaseTask`'s ``step``),
-        every reward, and the metrics that update, each with the slots it serves and their rows.
+        every reward, and the metrics that update, each with the slots it serves and their rows;
+        with ``combine``, a task's :meth:`~BaseTask.combined_step` in place of the rewards and
+        metrics it covers.
 
         The same read-only ``slots`` array with no episode started or left since gives the same
         plan: every physics step of an action repeat asks it.
         """
         last = self._last_plan
-        if last is not None and last[0] is slots and last[1] == self._version:
+        if combine and last is not None and last[0] is slots and last[1] == self._version:
             return last[2]
 
-        def served(owners: Any, method: str = '', does_nothing: Any = None) -> tuple[tuple[Any, np.ndarray, Any], ...]:
+        def served(owners: Any, method: str = '', does_nothing: Any = None) -> list[tuple[Any, np.ndarray, Any]]:
             found = []
             for owner in owners:
                 if method and getattr(type(owner), method) is does_nothing:
@@ -220,13 +237,42 @@ class Terms:
                 members = self.members_of(owner, slots)
                 if len(members):
                     found.append((owner, members, rows_of(members, self.env_num)))
-            return tuple(found)
+            return found
 
-        plan = _StepPlan(served(self.tasks.values(), 'step', _BASE_TASK_STEP), served(self.rewards.values()),
-                         served(self.metrics.values(), 'update', _BASE_METRIC_UPDATE))
-        if not slots.flags.writeable:
+        rewards = served(self.rewards.values())
+        metrics = served(self.metrics.values(), 'update', _BASE_METRIC_UPDATE)
+        tasks: list[tuple[BaseTask, np.ndarray, Any, CombinedStep | None]] = []
+        for task, members, rows in served(self.tasks.values(), 'step', _BASE_TASK_STEP):
+            combined = None
+            if combine and type(task).combined_step is not _BASE_TASK_COMBINED_STEP:
+                combined = self._combine(task, members, rewards, metrics)
+            tasks.append((task, members, rows, combined))
+        plan = _StepPlan(tuple(tasks), tuple(rewards), tuple(metrics))
+        if combine and not slots.flags.writeable:
             self._last_plan = (slots, self._version, plan)
         return plan
+
+    @staticmethod
+    def _combine(task: BaseTask, members: np.ndarray, rewards: list[tuple[Any, np.ndarray, Any]],
+                 metrics: list[tuple[Any, np.ndarray, Any]]) -> CombinedStep | None:
+        """``task``'s combined step over ``members`` with the rewards and metrics serving exactly
+        those slots, if it offers one; the objects it covers are taken out of ``rewards`` and ``metrics``."""
+        def same(entries: list[tuple[Any, np.ndarray, Any]]) -> list[Any]:
+            return [owner for owner, served, _ in entries
+                    if served is members or (len(served) == len(members) and served.tobytes() == members.tobytes())]
+
+        offered_rewards, offered_metrics = same(rewards), same(metrics)
+        combined = task.combined_step(offered_rewards, offered_metrics)
+        if combined is None:
+            return None
+        for covered, offered, what in ((combined.rewards, offered_rewards, 'reward'), (combined.metrics, offered_metrics, 'metric')):
+            stray = [owner for owner in covered if not any(owner is o for o in offered)]
+            if stray:
+                raise ValueError(f'{type(task).__name__}.combined_step covers {what} object(s) it was not offered: {stray}')
+        covered_ids = set(map(id, (*combined.rewards, *combined.metrics)))
+        rewards[:] = [entry for entry in rewards if id(entry[0]) not in covered_ids]
+        metrics[:] = [entry for entry in metrics if id(entry[0]) not in covered_ids]
+        return combined
 
     @staticmethod
     def _step_alone(task: BaseTask, served: np.ndarray, reward: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,

@@ -10,13 +10,29 @@ A task reads the env through its :class:`~internutopia.core.view.EnvView` (``sel
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.registry import Registry
 from internutopia.core.view import EnvView
+
+
+class CombinedStep(NamedTuple):
+    """A task's step that also does the work of some of its slots' rewards and metrics
+    (:meth:`BaseTask.combined_step`).
+
+    Attributes:
+        step: ``step(slots)``, as :meth:`BaseTask.step`, with ``rewards``' ``calc(slots)`` added
+            to the reward it returns and ``metrics``' ``update(slots)`` done.
+        rewards: the reward objects it covers (of those offered).
+        metrics: the metric objects it covers (of those offered).
+    """
+
+    step: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+    rewards: tuple[Any, ...] = ()
+    metrics: tuple[Any, ...] = ()
 
 
 class BaseTask:
@@ -71,6 +87,21 @@ class BaseTask:
         """Reward (float), terminated and truncated (bool) arrays, shape (len(slots),), after a physics step."""
         zeros = np.zeros(len(slots))
         return zeros, zeros.astype(bool), zeros.astype(bool)
+
+    def combined_step(self, rewards: Sequence[Any], metrics: Sequence[Any]) -> CombinedStep | None:
+        """Optional: one step for this task and some of ``rewards`` and ``metrics`` (objects that
+        serve exactly the slots this task steps), or ``None`` (the default: each runs on its own).
+
+        After every physics step the runner calls the task's ``step``, then each reward's
+        ``calc``, then each metric's ``update``. A task whose step can do some of that work in
+        the same pass (one compiled loop instead of three) returns a :class:`CombinedStep`
+        naming the objects it covers; the runner then calls its ``step`` instead and skips
+        those. Asked again whenever the slots or their episodes change. The results must be
+        the separate calls' (the point-nav task's compiled pass gives the same numbers to the
+        bit, ``tests/test_point_nav_kernels.py``); if the combined step raises, the runner
+        runs the task slot by slot and the covered objects on their own, as usual.
+        """
+        return None
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         """Task-level observations (e.g. the goal), arrays with a leading ``len(slots)`` axis."""
