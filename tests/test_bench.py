@@ -345,14 +345,30 @@ def test_a_measurement_past_its_time_limit_is_killed_and_the_run_goes_on():
     assert seen and [pid for pid in seen if not _dead(pid)] == [], 'processes outlived their measurement'
 
 
-@pytest.mark.skipif(shutil.which('valgrind') is None, reason='instruction counts need valgrind (apt-get install valgrind)')
-def test_instruction_counting_reports_the_childs_own_error():
-    """``step_instructions`` runs the measured steps in a child under callgrind; when that child
-    fails, its traceback's last lines are the error, not a bare exit status."""
-    from internutopia.bench.step_instructions import count
+def test_instruction_counting_refuses_an_unknown_case_or_id_before_valgrind_starts(monkeypatch):
+    """An unknown benchmark case or Gymnasium id is refused at once, naming the valid ones (no
+    child under valgrind, which takes seconds to start)."""
+    from internutopia.bench import step_instructions
 
-    with pytest.raises(RuntimeError, match=r"(?s)counting nosuchbot x1 array failed.*unknown robot 'nosuchbot'; choose from h1"):
-        count('nosuchbot', 1, 'array', ['step'], calls=2)
+    monkeypatch.setattr(step_instructions.subprocess, 'run', lambda *a, **k: pytest.fail('a child was started'))
+    with pytest.raises(ValueError, match=r"unknown robot 'nosuchbot'; choose from h1"):
+        step_instructions.count('nosuchbot', 1, 'array', ['step'], calls=2)
+    with pytest.raises(ValueError, match=r"unknown Gymnasium id 'internutopia/NoSuch-v0'; choose from .*internutopia/H1Walk-v0"):
+        step_instructions.count('internutopia/NoSuch-v0', 4, 'gym', ['step'], calls=2)
+
+
+@pytest.mark.skipif(shutil.which('valgrind') is None, reason='instruction counts need valgrind (apt-get install valgrind)')
+def test_instruction_counting_reports_the_childs_own_error(tmp_path, monkeypatch):
+    """``step_instructions`` runs the measured steps in a child under callgrind; when that child
+    fails (here: its counting helper is not a library), its traceback's last lines are the error,
+    not a bare exit status."""
+    from internutopia.bench import step_instructions
+
+    not_a_library = tmp_path / 'libcount.so'
+    not_a_library.write_text('not a shared library', encoding='utf-8')
+    monkeypatch.setattr(step_instructions, '_helper', lambda directory: str(not_a_library))
+    with pytest.raises(RuntimeError, match=r"(?s)counting jetbot x1 array failed \(exit 1\).*OSError: .*libcount\.so"):
+        step_instructions.count('jetbot', 1, 'array', ['step'], calls=2)
 
 
 @pytest.mark.skipif(shutil.which('valgrind') is None, reason='the counting helper needs valgrind headers (apt-get install valgrind)')

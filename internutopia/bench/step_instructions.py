@@ -15,7 +15,9 @@ internutopia.bench``) remains the measure of speed.
 
 ``--gym IDS`` counts one ``step()`` of those Gymnasium vector envs instead (``gymnasium.make_vec``,
 random actions drawn once; its ``action_repeat`` physics steps are switched off, so a robot
-that does not move ends no episode while it is counted: the steady vector step, without resets).
+that does not move reaches no goal and falls over nowhere while it is counted: the steady vector
+step, without resets, until the episodes' time limits come: the Jetbot id's come about 150
+vector steps in, so keep the calls of all phases together under about 120).
 
 ``--code`` counts any Python expression instead, evaluated with ``env``, ``runner``, ``np``,
 ``step``, ``parse``, ``actions`` (the step's actions), ``commands`` (parsed actions), ``slots``
@@ -71,7 +73,7 @@ def _count_calls(counter: ctypes.CDLL, calls_by_phase: dict, scope: dict, phases
         counter.count_stop()
 
 
-def _measure_gym(library: str, env_id: str, num_envs: int, phases: list[str], calls: int) -> None:
+def _measure_gym(counter: ctypes.CDLL, env_id: str, num_envs: int, phases: list[str], calls: int) -> None:
     """Runs under valgrind: a Gymnasium vector env of ``env_id``, its physics off, ``step()`` counted."""
     import gymnasium
     import numpy as np
@@ -79,7 +81,6 @@ def _measure_gym(library: str, env_id: str, num_envs: int, phases: list[str], ca
     import internutopia.envs  # noqa: F401  (registers the ids)
     from internutopia.bench.profile_step import switch_physics_off
 
-    counter = ctypes.CDLL(library)
     envs = gymnasium.make_vec(env_id, num_envs=num_envs)
     envs.reset(seed=0)
     space = envs.single_action_space
@@ -101,10 +102,11 @@ def _measure_gym(library: str, env_id: str, num_envs: int, phases: list[str], ca
 def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str], calls: int) -> None:
     """Runs under valgrind: build the env, switch the physics off, count ``calls`` calls of each
     of ``phases`` (a name of :data:`PHASES` or a Python expression), one callgrind dump each."""
+    counter = ctypes.CDLL(library)  # (first: a helper that does not load fails before the imports)
     import numpy as np
 
     if api == 'gym':
-        _measure_gym(library, robot, env_num, phases, calls)
+        _measure_gym(counter, robot, env_num, phases, calls)
         return
 
     from internutopia.bench.cases import get_case
@@ -112,7 +114,6 @@ def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str]
     from internutopia.core.runner.actions import Commands, Unbatched
     from internutopia.core.vec_env import Env
 
-    counter = ctypes.CDLL(library)
     case = get_case(robot)
     env = Env(case.config(env_num, 'off'))
     env.reset()
@@ -157,9 +158,31 @@ def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str]
     env.close()
 
 
+def _check_case(robot: str, api: str) -> None:
+    """``ValueError`` naming the valid choices for an unknown case (or, with ``api='gym'``, id)."""
+    if api != 'gym':
+        from internutopia.bench.cases import get_case
+
+        get_case(robot)
+        return
+    import gymnasium
+
+    import internutopia.envs  # noqa: F401  (registers the ids)
+
+    if robot not in gymnasium.registry:
+        ids = sorted(name for name in gymnasium.registry if name.startswith('internutopia/'))
+        raise ValueError(f'unknown Gymnasium id {robot!r}; choose from {", ".join(ids)}')
+
+
 def count(robot: str, env_num: int, api: str, phases: list[str], calls: int = 50) -> list[int]:
     """Instructions per call of each of ``phases`` (names of :data:`PHASES` or Python expressions),
-    counted under callgrind in one process."""
+    counted under callgrind in one process.
+
+    Raises:
+        ValueError: an unknown benchmark case or Gymnasium id (checked here, before valgrind starts).
+        RuntimeError: the counting child failed (the last lines of its traceback).
+    """
+    _check_case(robot, api)
     valgrind = shutil.which('valgrind')
     if valgrind is None:
         raise SystemExit('step_instructions: needs valgrind (apt-get install valgrind)')
