@@ -53,7 +53,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         self.success = np.zeros(n, dtype=bool)
         self.robot = view.tracker()  # the navigating robot of each slot
         #: The compiled step (``None``: numpy), resolved once (see :mod:`.point_nav_kernels`).
-        self._step_kernel = point_nav_kernels.task_kernel.compiled_or(None)
+        self._step_kernel = point_nav_kernels.combined_kernel.compiled_or(None)
         if self._step_kernel is not None:
             point_nav_kernels.warm()
 
@@ -69,10 +69,13 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._step_kernel is not None:  # (the same arithmetic as below, in one call)
-            terminated, truncated = np.empty(len(slots), dtype=bool), np.empty(len(slots), dtype=bool)
-            self._step_kernel(slots, point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num), self.goal, self.success_distance, self.view.steps,
-                              self.max_steps, self.distance, self.prev_distance, self.success, terminated, truncated)
-            return np.zeros(len(slots)), terminated, truncated
+            count = len(slots)
+            reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
+            positions = point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num)
+            self._step_kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps,
+                              self.distance, self.prev_distance, self.success, terminated, truncated, reward,
+                              False, 0.0, 0.0, 0.0, False, positions, *_NO_TRAVEL)
+            return reward, terminated, truncated
         rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run
         distance = xy_distance(self.robot.positions(slots), self.goal[rows])
         self.prev_distance[rows] = self.distance[rows]
@@ -90,7 +93,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         subclass of the reward or metric, runs on its own."""
         if type(self).step is not _POINT_NAV_STEP:
             return None  # (a subclass's own step: the pass below would skip it)
-        kernel = point_nav_kernels.combined_kernel.compiled_or(None)
+        kernel = self._step_kernel
         progress_class = BaseReward.registry.table.get('PointNavProgressReward')
         spl_class = BaseMetric.registry.table.get('SPLMetric')
         progress: Any = next((reward for reward in rewards if type(reward) is progress_class), None)
@@ -98,13 +101,12 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         if kernel is None or (progress is None and spl is None):
             return None
         scale, bonus, penalty = (progress.scale, progress.success_bonus, progress.step_penalty) if progress is not None else (0.0, 0.0, 0.0)
-        no_travel = np.zeros((0, 2)), np.zeros(0)
 
         def step(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             count = len(slots)
             reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
             positions = point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num)
-            last_xy, travelled = (spl.last_xy, spl.travelled) if spl is not None else no_travel
+            last_xy, travelled = (spl.last_xy, spl.travelled) if spl is not None else _NO_TRAVEL
             travel_positions = point_nav_kernels.positions_by_slot(spl.robot, slots, self.env_num) if spl is not None else positions
             kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps, self.distance,
                    self.prev_distance, self.success, terminated, truncated, reward, progress is not None, scale, bonus,
@@ -121,3 +123,4 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
 
 
 _POINT_NAV_STEP = PointNavTask.step  # (what combined_step does in one pass)
+_NO_TRAVEL = np.zeros((0, 2)), np.zeros(0)  # (the SPL arrays of a pass without one)

@@ -26,21 +26,6 @@ from internutopia.core.util.jit import Kernel
 from internutopia.core.view import EntityTracker
 
 
-def _task_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
-               steps: np.ndarray, max_steps: np.ndarray, distance: np.ndarray, prev_distance: np.ndarray,
-               success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
-    """``PointNavTask.step``: distances, success (``terminated``) and the time limit (``truncated``)."""
-    for i in range(slots.shape[0]):
-        slot = slots[i]
-        now = math.hypot(positions[slot, 0] - goal[slot, 0], positions[slot, 1] - goal[slot, 1])
-        prev_distance[slot] = distance[slot]
-        distance[slot] = now
-        reached = now < success_distance[slot]
-        success[slot] = reached
-        terminated[i] = reached
-        truncated[i] = (not reached) and steps[slot] >= max_steps[slot]
-
-
 def _progress_rows(slots: np.ndarray, prev_distance: np.ndarray, distance: np.ndarray, success: np.ndarray,
                    scale: float, success_bonus: float, step_penalty: float, out: np.ndarray) -> None:
     """``PointNavProgressReward.calc``: ``scale * progress + success_bonus * success - step_penalty``."""
@@ -63,10 +48,11 @@ def _combined_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, s
                    success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, reward: np.ndarray,
                    with_progress: bool, scale: float, success_bonus: float, step_penalty: float,
                    with_travel: bool, travel_positions: np.ndarray, last_xy: np.ndarray, travelled: np.ndarray) -> None:
-    """The task's step, then (``with_progress``) the progress reward into ``reward`` (0 without
-    it), then (``with_travel``) the SPL metric's update: :func:`_task_rows`, :func:`_progress_rows`
-    and :func:`_travel_rows` in one pass (``PointNavTask.combined_step``), the same operations
-    per slot; the reward is added to the task's 0, as the runner adds it."""
+    """``PointNavTask.step`` (distances, success as ``terminated``, the time limit as
+    ``truncated``), then (``with_progress``) :func:`_progress_rows`'s reward into ``reward`` (0
+    without it), then (``with_travel``) :func:`_travel_rows`'s SPL update, slot by slot: the
+    task's step alone, or ``PointNavTask.combined_step``'s one pass. The reward is added to the
+    task's 0, as the runner adds a reward's."""
     for i in range(slots.shape[0]):
         slot = slots[i]
         now = math.hypot(positions[slot, 0] - goal[slot, 0], positions[slot, 1] - goal[slot, 1])
@@ -85,7 +71,6 @@ def _combined_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, s
             last_xy[slot, 1] = travel_positions[slot, 1]
 
 
-task_kernel = Kernel(_task_rows)
 combined_kernel = Kernel(_combined_rows)
 progress_kernel = Kernel(_progress_rows)
 travel_kernel = Kernel(_travel_rows)
@@ -117,11 +102,10 @@ def warm() -> None:
     state_view = _read_only(np.zeros((2, 7))[:, :3])  # (strided, as a free joint's qpos columns; empty arrays count as contiguous)
     for slots in (np.zeros(0, dtype=np.intp), _read_only(np.zeros(0, dtype=np.intp))):
         for positions in (rows, state_view):
-            task_kernel.warm(slots, positions, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags)
             travel_kernel.warm(slots, positions, np.zeros((0, 2)), per_slot)
             combined_kernel.warm(slots, positions, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags,
                                  per_slot, True, 0.0, 0.0, 0.0, True, positions, np.zeros((0, 2)), per_slot)
         progress_kernel.warm(slots, per_slot, per_slot, flags, 0.0, 0.0, 0.0, per_slot)
 
 
-__all__ = ['combined_kernel', 'positions_by_slot', 'progress_kernel', 'task_kernel', 'travel_kernel', 'warm']
+__all__ = ['combined_kernel', 'positions_by_slot', 'progress_kernel', 'travel_kernel', 'warm']
