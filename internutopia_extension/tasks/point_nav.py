@@ -13,6 +13,7 @@ Observations, next to the robots' own dicts::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,13 +70,7 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._step_kernel is not None:  # (the same arithmetic as below, in one call)
-            count = len(slots)
-            reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
-            positions = point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num)
-            self._step_kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps,
-                              self.distance, self.prev_distance, self.success, terminated, truncated, reward,
-                              False, 0.0, 0.0, 0.0, False, positions, *_NO_TRAVEL)
-            return reward, terminated, truncated
+            return self._compiled_pass(slots, None, None)
         rows = rows_of(slots, self.env_num)  # every physics step: views, not gathers, when all slots run
         distance = xy_distance(self.robot.positions(slots), self.goal[rows])
         self.prev_distance[rows] = self.distance[rows]
@@ -93,27 +88,29 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         subclass of the reward or metric, runs on its own."""
         if type(self).step is not _POINT_NAV_STEP:
             return None  # (a subclass's own step: the pass below would skip it)
-        kernel = self._step_kernel
         progress_class = BaseReward.registry.table.get('PointNavProgressReward')
         spl_class = BaseMetric.registry.table.get('SPLMetric')
         progress: Any = next((reward for reward in rewards if type(reward) is progress_class), None)
         spl: Any = next((metric for metric in metrics if type(metric) is spl_class), None)
-        if kernel is None or (progress is None and spl is None):
+        if self._step_kernel is None or (progress is None and spl is None):
             return None
-        scale, bonus, penalty = (progress.scale, progress.success_bonus, progress.step_penalty) if progress is not None else (0.0, 0.0, 0.0)
+        return CombinedStep(functools.partial(self._compiled_pass, progress=progress, spl=spl),
+                            (progress,) if progress is not None else (), (spl,) if spl is not None else ())
 
-        def step(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            count = len(slots)
-            reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
-            positions = point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num)
-            last_xy, travelled = (spl.last_xy, spl.travelled) if spl is not None else _NO_TRAVEL
-            travel_positions = point_nav_kernels.positions_by_slot(spl.robot, slots, self.env_num) if spl is not None else positions
-            kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps, self.distance,
-                   self.prev_distance, self.success, terminated, truncated, reward, progress is not None, scale, bonus,
-                   penalty, spl is not None, travel_positions, last_xy, travelled)
-            return reward, terminated, truncated
-
-        return CombinedStep(step, (progress,) if progress is not None else (), (spl,) if spl is not None else ())
+    def _compiled_pass(self, slots: np.ndarray, progress: Any, spl: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The compiled step of ``slots``, with a progress reward's terms added and an SPL
+        metric's update done when they are given (``None``: not)."""
+        kernel = self._step_kernel
+        assert kernel is not None  # (only called with numba)
+        count = len(slots)
+        reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
+        positions = point_nav_kernels.positions_by_slot(self.robot, slots, self.env_num)
+        terms = (True, progress.scale, progress.success_bonus, progress.step_penalty) if progress is not None else _NO_PROGRESS
+        travel = ((True, point_nav_kernels.positions_by_slot(spl.robot, slots, self.env_num), spl.last_xy, spl.travelled)
+                  if spl is not None else (False, positions, *_NO_TRAVEL))
+        kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps, self.distance,
+               self.prev_distance, self.success, terminated, truncated, reward, *terms, *travel)
+        return reward, terminated, truncated
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         return {
@@ -123,4 +120,5 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
 
 
 _POINT_NAV_STEP = PointNavTask.step  # (what combined_step does in one pass)
+_NO_PROGRESS = (False, 0.0, 0.0, 0.0)  # (the reward terms of a pass without one)
 _NO_TRAVEL = np.zeros((0, 2)), np.zeros(0)  # (the SPL arrays of a pass without one)
