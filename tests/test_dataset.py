@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -285,3 +286,47 @@ def test_cli_record_stopped_by_a_signal_leaves_a_loadable_dataset(tmp_path: obje
     if sig == signal.SIGINT:
         summary = json.loads(out.strip().splitlines()[-1])
         assert summary['interrupted'] and summary['dataset_episodes'] == dataset.num_episodes, err
+
+
+@pytest.mark.parametrize('when', ['running', 'with a full queue'])
+def test_a_dead_writer_is_an_error_not_a_hang(tmp_path: object, when: str) -> None:
+    """The writer process killed (out of memory, a crash) while the env steps: the next send (or,
+    with its queue full, the send waiting for room) raises saying so, and the env still closes."""
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.sensors import RepCameraCfg
+    from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+    import_extensions()
+    still = [{'jetbot': {'move_by_speed': [0.0, 0.0]}}]  # (a command: the recording's layout needs one)
+    camera = RepCameraCfg(name='camera', prim_path='chassis/Camera', resolution=(16, 16))
+    robot = JetbotRobotCfg()
+    robot = robot.update(sensors=[camera], controllers=[c for c in robot.controllers if c.name == 'move_by_speed'])
+    task = FiniteStepTaskCfg(max_steps=10_000, robots=[robot])
+    config = Config(simulator=SimConfig(physics_dt=1 / 60, rendering_dt=1 / 60, headless=True), env_num=1,
+                    metrics_save_path='none', task_configs=[task])
+    env = Env(config)
+    recorder = Recorder(os.path.join(str(tmp_path), 'dead'), keep_failed=True).attach(env)
+    env.reset()
+    env.step(still)  # the layout is made and the writer started on the first step
+    writer = recorder._writer
+    assert writer is not None and writer._process.is_alive()
+    if when == 'with a full queue':
+        os.kill(writer._process.pid, signal.SIGSTOP)  # it stops reading: the queue fills up
+        for _ in range(80):  # (max_queue is 64: then a send waits)
+            if writer._jobs.full():
+                break
+            env.step(still)
+        assert writer._jobs.full()
+        killer = threading.Timer(1.0, os.kill, (writer._process.pid, signal.SIGKILL))
+        killer.start()
+    else:
+        os.kill(writer._process.pid, signal.SIGKILL)
+        writer._process.join(10)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r'dataset writer of .*dead died \(exit code -9\)'):
+        for _ in range(200):
+            env.step(still)
+    assert time.monotonic() - started < 15
+    with pytest.warns(UserWarning, match='recording to .* failed'):
+        env.close()  # the world is released; the recorder warns (it has nothing more to save)
+    assert not writer._process.is_alive()

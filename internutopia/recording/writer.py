@@ -9,7 +9,10 @@ recorder sends it jobs through a bounded queue (frames are pickled as raw bytes,
 
 The worker ignores Ctrl-C (the terminal sends it to the whole process group): the recorder's
 :meth:`DatasetWriter.close` lets it finish the saves already queued. If the recording process dies
-without closing, the worker still saves what was queued, then exits.
+without closing, the worker still saves what was queued, then exits. If the worker dies (killed,
+out of memory, or it never started: a script that makes its env at import time without an
+``if __name__ == '__main__':`` guard cannot start ``spawn`` processes), the next send, flush or
+close raises a ``RuntimeError`` saying so instead of waiting on a queue nobody reads.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import time
 from typing import Any
 
 import numpy as np
@@ -30,9 +34,12 @@ __all__ = ['DatasetWriter']
 
 #: Seconds between the worker's checks that its parent is still alive.
 _PARENT_CHECK_S = 1.0
+#: Seconds between the recorder's checks that the worker is still alive, while a send waits on a
+#: full queue or a flush on the queued jobs.
+_WORKER_CHECK_S = 0.5
 
 
-def _serve(jobs: Any, errors: Any, parent: int, args: tuple) -> None:
+def _serve(jobs: Any, errors: Any, done: Any, parent: int, args: tuple) -> None:
     """The worker process: run jobs on a ``DatasetFiles`` until told to stop or orphaned."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     files: DatasetFiles | None = None
@@ -59,7 +66,7 @@ def _serve(jobs: Any, errors: Any, parent: int, args: tuple) -> None:
             errors.put(f'{name}: {exc!r}')
             failed = True
         finally:
-            jobs.task_done()
+            done.value += 1  # (only this process writes it)
     if files is not None:
         files.close()
 
@@ -77,10 +84,13 @@ class DatasetWriter:
         import_pyarrow()
         self.root = os.path.abspath(root)
         context = multiprocessing.get_context('spawn')
-        self._jobs = context.JoinableQueue(max_queue)
+        self._jobs = context.Queue(max_queue)
         self._errors = context.Queue()
+        #: Jobs sent, and (shared with the worker) jobs it has finished: a flush waits for these to meet.
+        self._sent = 0
+        self._done = context.Value('q', 0, lock=False)
         args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type)
-        self._process = context.Process(target=_serve, args=(self._jobs, self._errors, os.getpid(), args),
+        self._process = context.Process(target=_serve, args=(self._jobs, self._errors, self._done, os.getpid(), args),
                                         name='internutopia-dataset-writer', daemon=True)
         self._process.start()
         self._closed = False
@@ -104,8 +114,9 @@ class DatasetWriter:
 
     def flush(self) -> None:
         """Wait until the queued work is done; raise what the worker failed with, if anything."""
-        if not self._closed:
-            self._jobs.join()
+        while not self._closed and self._done.value < self._sent:
+            self._check_alive()
+            time.sleep(0.005)
         self._raise()
 
     def close(self) -> None:
@@ -115,15 +126,43 @@ class DatasetWriter:
         self._closed = True
         atexit.unregister(self.close)
         if self._process.is_alive():
-            self._jobs.put(None)
+            self._send(None)
             self._process.join()
+        self._check_alive()
         self._raise()
 
     def _put(self, name: str, *args: Any) -> None:
         self._raise()
-        if self._closed or not self._process.is_alive():
+        if self._closed:
             raise RuntimeError(f'the dataset writer of {self.root} is closed')
-        self._jobs.put((name, args))
+        self._check_alive()
+        self._send((name, args))
+
+    def _send(self, job: Any) -> None:
+        """Queue ``job``; past ``max_queue`` waiting jobs, wait for room while the worker lives."""
+        while True:
+            try:
+                self._jobs.put(job, timeout=_WORKER_CHECK_S)
+            except queue.Full:
+                self._check_alive()
+                continue
+            self._sent += 1
+            return
+
+    def _check_alive(self) -> None:
+        """Raise if the worker has died without being told to stop (its queued jobs are lost)."""
+        code = self._process.exitcode
+        if code is None or (code == 0 and self._closed):
+            return
+        # Nothing reads the queue any more: a job still in its pipe must not hold this process's
+        # exit (Python joins a queue's sending thread at exit).
+        self._jobs.cancel_join_thread()
+        self._closed = True
+        atexit.unregister(self.close)
+        self._raise()
+        raise RuntimeError(f'the dataset writer of {self.root} died (exit code {code}); the episodes not yet saved '
+                           'are lost' + (' (it could not start: does the script make its env under '
+                                         "if __name__ == '__main__':?)" if self._done.value == 0 and code == 1 else ''))
 
     def _raise(self) -> None:
         try:
