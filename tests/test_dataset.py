@@ -288,14 +288,17 @@ def test_cli_record_stopped_by_a_signal_leaves_a_loadable_dataset(tmp_path: obje
         assert summary['interrupted'] and summary['dataset_episodes'] == dataset.num_episodes, err
 
 
-@pytest.mark.parametrize('when', ['running', 'with a full queue'])
-def test_a_dead_writer_is_an_error_not_a_hang(tmp_path: object, when: str) -> None:
-    """The writer process killed (out of memory, a crash) while the env steps: the next send (or,
-    with its queue full, the send waiting for room) raises saying so, and the env still closes."""
+@pytest.mark.parametrize('fault', ['killed', 'killed with its queue full', 'stopped'])
+def test_a_dead_or_hung_writer_is_an_error_not_a_hang(tmp_path: object, fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer process killed (out of memory, a crash) or stopped for good while the env steps:
+    the next send (or, with its queue full, the send waiting for room) raises saying so, a hung
+    writer is killed after ``_STALL_S`` without progress, and the env still closes."""
+    from internutopia.recording import writer as writer_module
     from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
     from internutopia_extension.configs.sensors import RepCameraCfg
     from internutopia_extension.configs.tasks import FiniteStepTaskCfg
 
+    monkeypatch.setattr(writer_module, '_STALL_S', 2.0)
     import_extensions()
     still = [{'jetbot': {'move_by_speed': [0.0, 0.0]}}]  # (a command: the recording's layout needs one)
     camera = RepCameraCfg(name='camera', prim_path='chassis/Camera', resolution=(16, 16))
@@ -310,23 +313,43 @@ def test_a_dead_writer_is_an_error_not_a_hang(tmp_path: object, when: str) -> No
     env.step(still)  # the layout is made and the writer started on the first step
     writer = recorder._writer
     assert writer is not None and writer._process.is_alive()
-    if when == 'with a full queue':
+    if fault == 'killed':
+        os.kill(writer._process.pid, signal.SIGKILL)
+        writer._process.join(10)
+        expected = r'died \(exit code -9\)'
+    else:
         os.kill(writer._process.pid, signal.SIGSTOP)  # it stops reading: the queue fills up
         for _ in range(80):  # (max_queue is 64: then a send waits)
             if writer._jobs.full():
                 break
             env.step(still)
         assert writer._jobs.full()
-        killer = threading.Timer(1.0, os.kill, (writer._process.pid, signal.SIGKILL))
-        killer.start()
-    else:
-        os.kill(writer._process.pid, signal.SIGKILL)
-        writer._process.join(10)
+        if fault == 'stopped':
+            expected = r'made no progress for 2 s \(stopped or hung\) and was killed'
+        else:
+            threading.Timer(1.0, os.kill, (writer._process.pid, signal.SIGKILL)).start()
+            expected = r'died \(exit code -9\)'
     started = time.monotonic()
-    with pytest.raises(RuntimeError, match=r'dataset writer of .*dead died \(exit code -9\)'):
+    with pytest.raises(RuntimeError, match=r'dataset writer of .*dead ' + expected):
         for _ in range(200):
             env.step(still)
     assert time.monotonic() - started < 15
     with pytest.warns(UserWarning, match='recording to .* failed'):
         env.close()  # the world is released; the recorder warns (it has nothing more to save)
     assert not writer._process.is_alive()
+
+
+def test_a_close_waiting_on_a_stopped_writer_kills_it(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``close`` waits for the queued saves while the writer works; one that stopped working is
+    killed after ``_STALL_S`` without progress, and the close raises saying so."""
+    from internutopia.recording import writer as writer_module
+    from internutopia.recording.writer import DatasetWriter
+
+    monkeypatch.setattr(writer_module, '_STALL_S', 1.0)
+    writer = DatasetWriter(os.path.join(str(tmp_path), 'stalled'), {}, [], 30.0)
+    writer.flush()  # (nothing queued: returns at once; the worker may still be starting)
+    os.kill(writer._process.pid, signal.SIGSTOP)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r'made no progress for 1 s \(stopped or hung\) and was killed'):
+        writer.close()
+    assert time.monotonic() - started < 10 and not writer._process.is_alive()

@@ -23,6 +23,7 @@ import os
 import queue
 import signal
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -35,8 +36,12 @@ __all__ = ['DatasetWriter']
 #: Seconds between the worker's checks that its parent is still alive.
 _PARENT_CHECK_S = 1.0
 #: Seconds between the recorder's checks that the worker is still alive, while a send waits on a
-#: full queue or a flush on the queued jobs.
+#: full queue, a flush on the queued jobs or a close on the worker's exit.
 _WORKER_CHECK_S = 0.5
+#: Seconds a wait on the worker goes on while it finishes no job (one job is a frame, or an
+#: episode's files: well under a second each): past them the worker is taken as hung (stopped,
+#: deadlocked), killed, and the wait raises.
+_STALL_S = 300.0
 
 
 def _serve(jobs: Any, errors: Any, done: Any, parent: int, args: tuple) -> None:
@@ -114,8 +119,9 @@ class DatasetWriter:
 
     def flush(self) -> None:
         """Wait until the queued work is done; raise what the worker failed with, if anything."""
-        while not self._closed and self._done.value < self._sent:
-            self._check_alive()
+        for _ in self._waiting():
+            if self._closed or self._done.value >= self._sent:
+                break
             time.sleep(0.005)
         self._raise()
 
@@ -127,7 +133,10 @@ class DatasetWriter:
         atexit.unregister(self.close)
         if self._process.is_alive():
             self._send(None)
-            self._process.join()
+            for _ in self._waiting():
+                self._process.join(_WORKER_CHECK_S)
+                if not self._process.is_alive():
+                    break
         self._check_alive()
         self._raise()
 
@@ -140,29 +149,46 @@ class DatasetWriter:
 
     def _send(self, job: Any) -> None:
         """Queue ``job``; past ``max_queue`` waiting jobs, wait for room while the worker lives."""
-        while True:
+        for _ in self._waiting():
             try:
                 self._jobs.put(job, timeout=_WORKER_CHECK_S)
             except queue.Full:
-                self._check_alive()
                 continue
             self._sent += 1
             return
+
+    def _waiting(self) -> Iterator[None]:
+        """The rounds of a wait on the worker: each first checks that it is alive and that it has
+        finished a job within the last ``_STALL_S`` seconds (else it is killed), raising if not."""
+        last, since = self._done.value, time.monotonic()
+        while True:
+            self._check_alive()
+            done = self._done.value
+            if done != last:
+                last, since = done, time.monotonic()
+            elif time.monotonic() - since > _STALL_S:
+                self._process.kill()
+                self._process.join(10)
+                self._lost(f'made no progress for {_STALL_S:g} s (stopped or hung) and was killed')
+            yield
 
     def _check_alive(self) -> None:
         """Raise if the worker has died without being told to stop (its queued jobs are lost)."""
         code = self._process.exitcode
         if code is None or (code == 0 and self._closed):
             return
+        self._lost(f'died (exit code {code})' + (' before it started: does the script make its env under '
+                                                 "if __name__ == '__main__':?" if self._done.value == 0 and code == 1 else ''))
+
+    def _lost(self, what: str) -> None:
+        """The worker is gone: close this writer (nothing more can be saved) and raise, saying ``what``."""
         # Nothing reads the queue any more: a job still in its pipe must not hold this process's
         # exit (Python joins a queue's sending thread at exit).
         self._jobs.cancel_join_thread()
         self._closed = True
         atexit.unregister(self.close)
         self._raise()
-        raise RuntimeError(f'the dataset writer of {self.root} died (exit code {code}); the episodes not yet saved '
-                           'are lost' + (' (it could not start: does the script make its env under '
-                                         "if __name__ == '__main__':?)" if self._done.value == 0 and code == 1 else ''))
+        raise RuntimeError(f'the dataset writer of {self.root} {what}; the episodes not yet saved are lost')
 
     def _raise(self) -> None:
         try:
