@@ -128,7 +128,7 @@ def test_compiled_act_matches_numpy_act():
 
 
 def test_two_intra_op_threads_for_large_batches_give_the_same_actions():
-    from internutopia_extension.robots.g1_locomotion.policy import TWO_THREADS_FROM
+    from internutopia_extension.robots.onnx_threads import TWO_THREADS_FROM
 
     rng = np.random.default_rng(4)
     large = g1.G1LocomotionPolicy(capacity=TWO_THREADS_FROM)

@@ -37,6 +37,27 @@ def test_the_symmetric_policy_acts_for_a_mirrored_robot_as_the_mirror_of_its_act
         assert h1_group(env).walker.policy.symmetric is True
 
 
+def test_many_robots_run_the_network_on_two_threads_with_the_same_actions():
+    """From 16 symmetric robots (32 rows a call) the network runs on two intra-op threads where
+    the machine has two cores; the actions are those of one thread. A walking H1 group gets its
+    policy sized for the group's slots."""
+    import os
+
+    from internutopia_extension.robots.onnx_threads import TWO_THREADS_FROM
+
+    robots = TWO_THREADS_FROM // 2
+    two, one = OnnxPolicy(POLICY_PATH, capacity=robots), OnnxPolicy(POLICY_PATH, capacity=robots, intra_op_threads=1)
+    assert (two.intra_op_threads, one.intra_op_threads) == (2 if (os.cpu_count() or 1) > 1 else 1, 1)
+    assert OnnxPolicy(POLICY_PATH, capacity=robots - 1).intra_op_threads == 1
+    assert OnnxPolicy(POLICY_PATH, capacity=robots, symmetric=False).intra_op_threads == 1  # 16 rows
+    obs = np.random.default_rng(5).normal(scale=0.5, size=(robots, gait.OBS_SIZE)).astype(np.float32)
+    np.testing.assert_allclose(two(obs), one(obs), rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match='intra_op_threads must be an int >= 1, got 0'):
+        OnnxPolicy(POLICY_PATH, intra_op_threads=0)
+    with walking_env(env_num=robots, walking_policy='default', controllers=[]) as env:
+        assert h1_group(env).walker.policy.intra_op_threads == two.intra_op_threads
+
+
 def test_missing_policy_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match='policy.train'):
         OnnxPolicy(tmp_path / 'absent.onnx')

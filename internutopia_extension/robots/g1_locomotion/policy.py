@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import pathlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from internutopia_extension.robots.g1_locomotion.assets import _parsed_g1, holosoma_policy_path
+from internutopia_extension.robots.onnx_threads import policy_session_options
 
 #: Policy period in seconds (Holosoma ``rl_rate = 50`` Hz).
 CONTROL_DT = 0.02
@@ -47,9 +47,6 @@ _ACTION_CLIP = 100.0
 _GAIT_PERIOD = 1.0
 _STAND_EPS = 0.01
 
-#: Capacity from which the policy runs on two intra-op threads by default (measured: 64 robots
-#: gain, 16 neither gain nor lose, 1 loses a little).
-TWO_THREADS_FROM = 32
 # Holosoma's motor model: kp = armature * w^2, kd = 2 * zeta * armature * w
 # with w = 2*pi*10 rad/s and zeta = 2.
 _MOTOR_NATURAL_FREQ = 2.0 * math.pi * 10.0
@@ -138,8 +135,8 @@ class G1LocomotionPolicy:
             name: ``"ppo"`` or ``"fastsac"`` (ignored when ``onnx_path`` is given).
             onnx_path: explicit ONNX file (defaults to :func:`holosoma_policy_path`).
             intra_op_threads: onnxruntime intra-op threads (CPU provider); default: 2 for a
-                ``capacity`` of at least :data:`TWO_THREADS_FROM` on a machine with more than
-                one core, else 1.
+                ``capacity`` of at least :data:`~internutopia_extension.robots.onnx_threads.TWO_THREADS_FROM`
+                on a machine with more than one core, else 1.
             gait_period: gait cycle period in seconds (1.0 s in training).
         """
         import onnxruntime as ort
@@ -150,18 +147,7 @@ class G1LocomotionPolicy:
         self.onnx_path: pathlib.Path = path
         raw = path.read_bytes()
 
-        options = ort.SessionOptions()
-        if intra_op_threads is None:
-            intra_op_threads = 2 if capacity >= TWO_THREADS_FROM and (os.cpu_count() or 1) > 1 else 1
-        if intra_op_threads < 1:
-            raise ValueError(f'intra_op_threads must be >= 1, got {intra_op_threads}')
-        options.intra_op_num_threads = int(intra_op_threads)
-        options.inter_op_num_threads = 1
-        if intra_op_threads > 1:
-            # Spin between the layers of one call (a sleeping thread wakes too slowly for layers
-            # this small), but not after it: the physics threads need the cores until the next call.
-            options.add_session_config_entry('session.intra_op.allow_spinning', '1')
-            options.add_session_config_entry('session.force_spinning_stop', '1')
+        options, intra_op_threads = policy_session_options(capacity, intra_op_threads)
         #: The intra-op threads one call uses.
         self.intra_op_threads: int = int(intra_op_threads)
         self._session = ort.InferenceSession(

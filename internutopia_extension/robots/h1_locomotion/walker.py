@@ -19,6 +19,7 @@ import numpy as np
 from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.model import FEET
 from internutopia_extension.robots.h1_locomotion.tick_kernel import CompiledTick, compiled_tick
+from internutopia_extension.robots.onnx_threads import policy_session_options
 from internutopia_extension.robots.stand_hold import StandHold, StandHoldSpec
 from internutopia_extension.robots.walk_state_kernel import CompiledWalkState, compiled_walk_state
 
@@ -36,6 +37,9 @@ class OnnxPolicy:
     so, which takes the leftover bias out of its gait (a side-step as fast to the left as to the
     right, no drift sideways or turning while it walks straight). ``symmetric=False`` runs the
     network as it is (for a policy trained without the mirror loss, whose two sides may differ).
+    ``capacity``: the robots one call serves; from 32 rows on (16 robots, run with their mirror
+    images) the network runs on two threads (:mod:`~internutopia_extension.robots.onnx_threads`;
+    ``intra_op_threads`` sets the count).
 
     >>> policy = OnnxPolicy(POLICY_PATH)
     >>> obs = np.zeros((1, gait.OBS_SIZE), dtype=np.float32)
@@ -44,7 +48,8 @@ class OnnxPolicy:
     True
     """
 
-    def __init__(self, path: str | Path, symmetric: bool = True, gait_module: Any = gait, robot: str = 'H1') -> None:
+    def __init__(self, path: str | Path, symmetric: bool = True, gait_module: Any = gait, robot: str = 'H1',
+                 capacity: int = 1, intra_op_threads: int | None = None) -> None:
         import onnxruntime
 
         path = Path(path)
@@ -52,9 +57,10 @@ class OnnxPolicy:
             raise FileNotFoundError(f'{robot} walking policy {path} does not exist; train one with '
                                     f'python -m internutopia_extension.robots.h1_locomotion.policy.train --robot {robot.lower()}')
         gait = self.gait = gait_module
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
+        # A tick runs the network on every robot's row (and its mirror image's, when symmetric).
+        options, threads = policy_session_options(capacity * (2 if symmetric else 1), intra_op_threads)
+        #: The intra-op threads one call uses (see :mod:`~internutopia_extension.robots.onnx_threads`).
+        self.intra_op_threads: int = threads
         self.session = onnxruntime.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
         self.input_name = self.session.get_inputs()[0].name
         self._output_names = [self.session.get_outputs()[0].name]
