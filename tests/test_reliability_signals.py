@@ -64,7 +64,10 @@ class Loop:
     def __init__(self, env: Env) -> None:
         self.env = env
         self.caught = 0
-        self.entered = 0
+        # -1 until the loop is first inside its ``try``: the sender's first signal waits for it (on
+        # a loaded machine the thread could otherwise fire before ``run`` gets there, and the
+        # KeyboardInterrupt would end the test run itself).
+        self.entered = -1
         self.steps = 0
         self.refused: list[str] = []
         self.quiet_deadline: float | None = None
