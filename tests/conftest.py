@@ -51,7 +51,7 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 
 
 # ---------------------------------------------------------------------------------------------
-# Parallel runs (pytest-xdist, README's test command runs ``python -m pytest -n 2``; see
+# Parallel runs (pytest-xdist, README's test command runs ``python -m pytest -n 2 -m "not slow"``; see
 # docs/reliability.md, "Running the tests"). A worker is handed a whole file at a time, so a
 # module-scoped fixture (a recorded dataset, a compiled Warp model, a loaded robot) is built once,
 # not once per worker; tests marked ``pytest.mark.xdist_group(NAME)`` all go to one worker and run
