@@ -14,6 +14,7 @@ until the next tick.
 
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Any
 
@@ -32,8 +33,9 @@ def policy_session_options(rows: int, intra_op_threads: int | None = None) -> tu
 
     if intra_op_threads is None:
         intra_op_threads = 2 if rows >= TWO_THREADS_FROM and (os.cpu_count() or 1) > 1 else 1
-    if isinstance(intra_op_threads, bool) or not isinstance(intra_op_threads, int) or intra_op_threads < 1:
+    if isinstance(intra_op_threads, bool) or not isinstance(intra_op_threads, numbers.Integral) or intra_op_threads < 1:
         raise ValueError(f'intra_op_threads must be an int >= 1, got {intra_op_threads!r}')
+    intra_op_threads = int(intra_op_threads)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = intra_op_threads
     options.inter_op_num_threads = 1
