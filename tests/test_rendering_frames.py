@@ -279,6 +279,51 @@ def test_two_workers_rasterize_on_their_own_threads_with_the_same_pixels():
     assert one['rasterizer_threads'] >= (1 if (os.cpu_count() or 1) > 1 else 0)  # Mesa's default: one per core
 
 
+def test_a_render_thread_that_never_finishes_fails_its_episodes_not_the_env(monkeypatch):
+    """A render thread stuck in the GL driver (here: its share of a batch held back) is waited for
+    ``RENDER_WAIT_S``, then the episodes whose cameras it drew end as failed with that error; the
+    renderer fails at once afterwards (no second wait per call or per slot: a reset's observation
+    raises it), and the env closes without waiting for the stuck thread."""
+    import threading
+    import time
+
+    from internutopia.core.backend.mujoco.render import cameras
+
+    tasks = [FiniteStepTaskCfg(max_steps=50, robots=[JetbotRobotCfg(sensors=[jetbot_camera_cfg.update(resolution=(32, 24))])])] * 6
+    env = make_env(tasks, env_num=2, rendering_threads=2)
+    env.reset()
+    release, original = threading.Event(), cameras.CameraRenderer._work
+
+    def stuck_second_thread(self, index, requests, frames):
+        if index == 1:
+            release.wait(60)
+        return original(self, index, requests, frames)
+
+    monkeypatch.setattr(cameras.CameraRenderer, '_work', stuck_second_thread)
+    monkeypatch.setattr(cameras, 'RENDER_WAIT_S', 0.5)
+    try:
+        started = time.monotonic()
+        for _ in range(8):  # (the cameras draw every few physics steps)
+            _, _, terminated, _, info = env.step([None, None])
+            if any(terminated):
+                break
+        assert terminated == [True, True] and time.monotonic() - started < 5
+        for slot_info in info:
+            assert 'render thread 1 of the 32x24 cameras did not finish its frames within 0.5 s' in slot_info['failed']
+        (renderer,) = camera_renderers(env.runner.world)
+        assert renderer.broken is not None
+        started = time.monotonic()
+        with pytest.raises(RuntimeError, match='these cameras draw no more frames'):
+            env.reset([0, 1])  # the next episodes' first frames: the error again, at once
+        assert time.monotonic() - started < 2
+        started = time.monotonic()
+        env.close()
+        assert time.monotonic() - started < 2
+    finally:
+        release.set()
+        env.close()
+
+
 def test_render_workers_spread_over_two_mesa_rasterizers_or_share_one(wall_scene, monkeypatch):
     """With two render threads on Mesa's CPU rasterizer, the second worker draws through a display
     of its own (Mesa's surfaceless platform: a rasterizer of its own); where that display cannot be

@@ -51,6 +51,11 @@ def default_render_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+#: Seconds a render waits for another render thread's share of the frames (or for a thread to
+#: release its GL context) before it gives up: a GL driver that hangs ends the call with an error
+#: instead of wedging the env. (A batch of many large frames takes seconds on Mesa's CPU rasterizer.)
+RENDER_WAIT_S = 300.0
+
 #: Frames drawn between two flushes: a flush hands the frames drawn so far to Mesa's rasterizer
 #: threads, which then work while this thread builds the next frames' scenes.
 FLUSH_EVERY = 4
@@ -332,7 +337,8 @@ class _Thread:
 
     def call(self, function: Callable[[], Any]) -> Any:
         done, result = self.submit(function)
-        done.wait()
+        if not done.wait(RENDER_WAIT_S):
+            raise RuntimeError(f'a render thread did not finish a call within {RENDER_WAIT_S:g} s (a hung GL driver?)')
         return _unwrap(result)
 
     def stop(self) -> None:
@@ -368,6 +374,9 @@ class CameraRenderer:
         self._threads: list[_Thread | None] = [None] * self.threads
         #: Frames drawn so far (for tests and benchmarks).
         self.frames = 0
+        #: Why this renderer draws no more (a render thread that never finished), else ``None``.
+        self.broken: str | None = None
+        self._stuck: set[int] = set()  # the render threads that never finished (left to themselves)
 
     @property
     def pack(self) -> Any:
@@ -392,6 +401,8 @@ class CameraRenderer:
         """Draw ``requests`` and write their images and poses."""
         if not requests:
             return
+        if self.broken is not None:  # (fail at once: each call would wait behind the stuck thread again)
+            raise RuntimeError(self.broken)
         count = min(self.threads, len(requests))
         bounds = np.linspace(0, len(requests), count + 1).round().astype(int)
         chunks = [requests[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
@@ -406,8 +417,12 @@ class CameraRenderer:
                 thread = self._threads[index] = _Thread()
             pending.append(thread.submit(functools.partial(self._work, index, chunks[index], frames)))
         self._work(0, chunks[0], frames)
-        for done, _ in pending:
-            done.wait()
+        for index, (done, _) in enumerate(pending, start=1):
+            if not done.wait(RENDER_WAIT_S):
+                self._stuck.add(index)
+                self.broken = (f'render thread {index} of the {self.frame_size[0]}x{self.frame_size[1]} cameras did not finish '
+                               f'its frames within {RENDER_WAIT_S:g} s (a hung GL driver?); these cameras draw no more frames')
+                raise RuntimeError(self.broken)
         for _, result in pending:
             _unwrap(result)
         self.frames += len(requests)
@@ -420,12 +435,18 @@ class CameraRenderer:
             if worker is None:
                 continue
             thread = threads[index]
+            if index in self._stuck:
+                continue  # (its GL context stays with it: freeing it would wait behind the stuck call)
             if thread is not None:
                 thread.call(worker.free)
             else:
                 worker.free()
-        for thread in threads:
-            if thread is not None:
+        for index, thread in enumerate(threads):
+            if thread is None:
+                continue
+            if index in self._stuck:
+                thread.tasks.put(None)  # (it ends if its call ever returns; not waited for)
+            else:
                 thread.stop()
 
 
