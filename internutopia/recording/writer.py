@@ -144,8 +144,7 @@ class DatasetWriter:
         self._raise()
         if self._closed:
             raise RuntimeError(f'the dataset writer of {self.root} is closed')
-        self._check_alive()
-        self._send((name, args))
+        self._send((name, args))  # (which checks first that the worker lives)
 
     def _send(self, job: Any) -> None:
         """Queue ``job``; past ``max_queue`` waiting jobs, wait for room while the worker lives."""
