@@ -55,13 +55,15 @@ def _fresh_counters():
 
 class FaultTaskCfg(FiniteStepTaskCfg):
     """A finite-step task that fails as told: its first ``start_failures`` starts raise, its step
-    ``step_failure_at`` raises, ``interrupt_start`` starts raise ``KeyboardInterrupt``."""
+    ``step_failure_at`` raises, ``interrupt_start`` starts raise ``KeyboardInterrupt``, its
+    observation raises in the first ``observe_failures`` episodes started."""
 
     type: str = 'ReliabilityFaultTask'
     tag: int = 0
     start_failures: int = 0
     step_failure_at: int = 0
     interrupt_start: int = 0
+    observe_failures: int = 0
 
 
 @BaseTask.register('ReliabilityFaultTask')
@@ -75,6 +77,16 @@ class FaultTask(FiniteStepTask):
         super().reset_slot(slot, config)
         self.step_failure_at = getattr(self, 'step_failure_at', np.zeros(self.env_num, dtype=np.int64))
         self.step_failure_at[slot] = config.step_failure_at
+        self.blind = getattr(self, 'blind', {})
+        self.blind.pop(slot, None)
+        if STARTS[config.tag] <= config.observe_failures:
+            self.blind[slot] = config.tag
+
+    def get_observations(self, slots: np.ndarray) -> dict:
+        for slot in slots.tolist():
+            if slot in getattr(self, 'blind', {}):
+                raise OSError(f'the sensor of task {self.blind[slot]} is unplugged')
+        return {'countdown': self.view.steps[slots].astype(float)}
 
     def episode_metrics(self, slot: int, metrics: dict):
         if SIGNAL_WHEN_WRITTEN:  # Ctrl-C while the episode's record is being written
@@ -101,9 +113,11 @@ def records(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def run_to_the_end(env: Env, limit: int = 500) -> None:
-    """InternUtopia's loop: step, reset the slots whose episode ended, until the queue is done."""
-    env.reset()
+def run_to_the_end(env: Env, limit: int = 500, reset: bool = True) -> None:
+    """InternUtopia's loop: step, reset the slots whose episode ended, until the queue is done
+    (``reset=False``: the env was reset already)."""
+    if reset:
+        env.reset()
     for _ in range(limit):
         if env.finished:
             return
@@ -151,6 +165,73 @@ def test_a_failing_start_leaves_the_other_slots_running(make_config, tmp_path):
         _, _, _, _, info = env.step([None, None])
         assert info[0] == {'episode_index': 0, 'steps': 3} and info[1] == {'episode_index': 3, 'steps': 1}
     assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed')]
+
+
+# ------------------------------------------------------------------------------------------------
+# a new episode whose first observation raises failed to start: the same as a start that raises
+def test_a_first_observation_that_raises_is_a_failed_start_and_its_slot_takes_the_next(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0), task(1, observe_failures=1), task(2, observe_failures=99), task(3), task(4)]
+    with Env(make_config(tasks, env_num=3, metrics_save_path=str(path))) as env:
+        obs, info = env.reset()
+        # Slot 1's episode 1 was seen failing once and started again; slot 2 took episode 3
+        # after episode 2 failed its three tries.
+        assert [i.tag for i in info] == [0, 1, 3] and all(o is not None for o in obs)
+        assert STARTS[1] == 2 and STARTS[2] == 3
+        run_to_the_end(env, reset=False)
+    by_index = collections.defaultdict(list)
+    for record in records(path):
+        by_index[record['episode_index']].append(record)
+    assert sorted(by_index) == [0, 1, 2, 3, 4] and all(len(r) == 1 for r in by_index.values())
+    failed = by_index[2][0]
+    assert failed['outcome'] == 'failed' and failed['error_type'] == 'OSError' and failed['attempts'] == 3
+    assert failed['error'] == 'the sensor of task 2 is unplugged' and failed['steps'] == 0
+    for index in (0, 1, 3, 4):
+        assert by_index[index][0]['steps'] == 4 and 'outcome' not in by_index[index][0]
+
+
+def test_a_first_observation_that_raises_leaves_the_other_slots_as_they_were(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=10), task(1, max_steps=2), task(2, observe_failures=99), task(3, max_steps=3)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset()
+        for _ in range(2):
+            env.step([None, None])
+        before = env.runner.world.slot_state(0)
+        obs, info = env.reset([1])
+        assert info[0].tag == 3 and obs[0]['countdown'] == 0.0
+        for key, value in env.runner.world.slot_state(0).items():
+            np.testing.assert_array_equal(value, before[key])
+        obs, _, _, _, info = env.step([None, None])
+        assert info[0] == {'episode_index': 0, 'steps': 3} and info[1] == {'episode_index': 3, 'steps': 1}
+        assert obs[0]['countdown'] == 3.0 and obs[1]['countdown'] == 1.0
+    assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed')]
+
+
+def test_reset_arrays_isolates_a_first_observation_that_raises(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0), task(1, observe_failures=99), task(2), task(3, observe_failures=1)]
+    with Env(make_config(tasks, env_num=3, metrics_save_path=str(path))) as env:
+        obs, info = env.reset_arrays()
+        assert [i.tag for i in info] == [0, 3, 2] and STARTS[1] == 3 and STARTS[3] == 2  # (slot 1: 1, then 3)
+        # Every row holds its slot's first observation, the refilled slots' included.
+        np.testing.assert_array_equal(obs['countdown'], [0.0, 0.0, 0.0])
+        np.testing.assert_allclose(obs['jetbot']['position'][:, 2], 0.035, atol=1e-3)  # (its start height)
+        assert env.step_arrays({}).obs['countdown'].tolist() == [1.0, 1.0, 1.0]
+    assert [(r['episode_index'], r.get('outcome'), r['attempts']) for r in records(path)] == [(1, 'failed', 3)]
+
+
+def test_a_reset_whose_every_episode_fails_to_start_stops_instead_of_draining_an_endless_queue(make_config, tmp_path):
+    import itertools
+
+    path = tmp_path / 'results.jsonl'
+    endless = itertools.cycle([task(0, observe_failures=10 ** 9)])
+    with Env(make_config([task(9)], env_num=2, metrics_save_path=str(path)), episodes=endless) as env:
+        with pytest.raises(RuntimeError, match=r'16 episodes failed to start in this reset .* the sensor of task 0 is unplugged'):
+            env.reset()
+        assert env.active_slots == [] and STARTS[0] == 16 * 3
+    got = records(path)
+    assert len(got) == 16 and {r['outcome'] for r in got} == {'failed'} and sorted(r['episode_index'] for r in got) == list(range(16))
 
 
 # ------------------------------------------------------------------------------------------------

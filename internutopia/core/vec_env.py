@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, pack_states
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.env_checks import check_action_list, check_warm_up, reset_slots
+from internutopia.core.env_protocols import StepObserver, Viewer, open_viewer, synced_viewer
 from internutopia.core.env_results import Finished, convert_step, internutopia_flags
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
@@ -68,24 +69,6 @@ def _env_class_for(config: Any) -> type[Env] | None:
         if isinstance(config, config_type):
             return env_class
     return None
-
-
-class _Viewer(Protocol):
-    """A backend's window on the world (``Backend.passive_viewer``'s result)."""
-
-    def sync(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class StepObserver(Protocol):
-    """What :meth:`Env.add_observer` calls: the results the user saw, after each call returns them."""
-
-    def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None: ...
-
-    def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None: ...
-
-    def on_close(self) -> None: ...
 
 
 class Env:
@@ -134,7 +117,7 @@ class Env:
         max_steps = max_steps_from_environ()
         if max_steps is not None:  # (InternUtopia's scripts loop on is_running(): a headless job bounds them)
             self.add_observer(StopAppAfter(self._app, max_steps))
-        self._viewer: _Viewer | None = None
+        self._viewer: Viewer | None = None
         self._first_reset = True
         self._runners: RunnerSet = self._make_runners(config, episodes)
         self._env_num = self._runners.env_num
@@ -150,7 +133,7 @@ class Env:
             from internutopia.core.util import has_display
 
             if has_display():
-                self._open_viewer()
+                self._viewer = open_viewer(self._runners.runner)
 
     def _make_runners(self, config: Config, episodes: Iterable[TaskCfg] | None) -> RunnerSet:
         """The runners this env drives (one local runner, with InternUtopia's runner members; an
@@ -252,7 +235,7 @@ class Env:
         if physics:
             self._runners.warm_up(steps)
             if self._viewer is not None:
-                self._sync_viewer()
+                self._viewer = synced_viewer(self._viewer)
 
     def _check_open(self) -> None:
         if not self._app.is_running():
@@ -286,6 +269,46 @@ class Env:
         if self._observers:
             for observer in self._observers:
                 observer.on_reset(slots, obs, info)
+        return obs, info
+
+    def reset_arrays(self, reset_list: list[int] | None = None, *,
+                     observe_only: ObservedEntries | None = None) -> tuple[dict[str, Any] | None, list[Any]]:
+        """:meth:`reset` for the array API: the observation as :meth:`step_arrays` gives it.
+
+        Returns ``(obs, info)``: ``obs[robot_name]`` is the robot's observation tree of
+        ``(env_num, ...)`` arrays whose rows of the listed slots that got an episode hold their
+        first observation (other rows are zeros; ``{}`` when no slot got one), or ``None`` when a
+        robot or task in use is upstream-style (per-slot dicts only: read them with
+        :meth:`get_observations`); ``info`` is :meth:`reset`'s, aligned to ``reset_list``.
+        ``observe_only``: see :meth:`step_arrays`.
+        Like :meth:`step_arrays`, not seen by the observers of :meth:`add_observer`.
+
+        A slot whose first observation raises (a sensor's or a task's error) has an episode that
+        failed to start: back to the queue while it has tries left (``Config.episode_attempts``),
+        else recorded as failed; the slot takes the next episode, and every other slot is
+        untouched. :meth:`reset` does the same.
+
+        >>> from internutopia.core.config import Config
+        >>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+        >>> from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+        >>> task = FiniteStepTaskCfg(max_steps=100, robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.05))])
+        >>> env = Env(Config(env_num=3, metrics_save_path='none', task_configs=[task] * 2))
+        >>> obs, info = env.reset_arrays()
+        >>> obs['jetbot']['position'].shape, [i is None for i in info]
+        ((3, 3), [False, False, True])
+        >>> obs['jetbot']['position'][:, 2].round(3).tolist()  # (the empty slot's row: zeros)
+        [0.085, 0.085, 0.0]
+        >>> env.close()
+
+        Raises:
+            ValueError: as :meth:`reset`; nothing changes.
+            NotImplementedError: an adapter's env without the array API (Ray).
+        """
+        self._check_open()
+        slots = reset_slots(reset_list, None, self.env_num)
+        with held_interrupts():  # (as reset: never half-recorded)
+            obs, info = self._runners.reset_arrays(slots, observe_only)
+            self._first_reset = False
         return obs, info
 
     def step(self, action: list[Any], *, flags: str = 'internutopia') -> tuple[list, list, list, list, list]:
@@ -322,7 +345,7 @@ class Env:
         else:
             raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
         if self._viewer is not None:
-            self._sync_viewer()
+            self._viewer = synced_viewer(self._viewer)
         if self._observers:
             for observer in self._observers:
                 observer.on_step(action, result)
@@ -390,7 +413,7 @@ class Env:
         else:
             result = self._runners.step_arrays(action, observe, observe_only, repeat)
         if self._viewer is not None:
-            self._sync_viewer()
+            self._viewer = synced_viewer(self._viewer)
         if array_backend != 'numpy':
             result = convert_step(result, array_backend, self.array_device)
         return result
@@ -447,33 +470,6 @@ class Env:
         if mode == 'human':
             return None
         return self._runners.render(width, height)
-
-    def _open_viewer(self) -> None:
-        """Prepare the backend's window (MuJoCo's passive viewer); it opens on the first step (the
-        world is built by ``reset``), follows every step and reopens when a reset rebuilds the world."""
-        runners = self._runners
-        assert isinstance(runners, LocalRunners)  # (the caller checks)
-        runner = runners.runner
-        if runner.backend.passive_viewer is None:
-            return
-        try:
-            self._viewer = runner.backend.passive_viewer(runner.world)
-        except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
-            import warnings
-
-            warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=2)
-
-    def _sync_viewer(self) -> None:
-        viewer = self._viewer
-        assert viewer is not None  # callers check
-        try:
-            viewer.sync()
-        except Exception as exc:  # pragma: no cover - needs a display
-            import warnings
-
-            warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=2)
-            viewer.close()
-            self._viewer = None
 
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""

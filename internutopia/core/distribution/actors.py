@@ -152,15 +152,12 @@ class RunnerActor:
         """Start ``episodes`` (taken by the driver) in local ``slots``; their observations, aligned,
         the records the reset wrote (episodes it abandoned, episodes that failed to start) and the
         episode each slot holds now (one whose episode failed to start took the next), packed."""
-        import numpy as np
 
         self.queue.preload(episodes)
         try:
-            taken = self.runner.reset(slots)
+            taken, observed = self.runner.reset_observed(slots)
         finally:
             self.queue.clear()
-        active = [slot for slot, episode in zip(slots, taken, strict=True) if episode is not None]
-        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
         records = self.runner.results.records
         self.runner.results.records = []
         return _packed(([observed.get(slot) for slot in slots], records, taken))

@@ -193,7 +193,11 @@ class VectorEnv(gym.vector.VectorEnv):
         On the array path the new episodes' rows come from the array observation (as a step's
         do), not from per-slot dicts: a reset costs no per-env Python but its bookkeeping."""
         arrays = self.array_path and self._arrays_allowed()
-        obs, info = self._vec.reset(slots, observe=not arrays)
+        tree: dict[str, Any] | None = None
+        if arrays:
+            tree, info = self._vec.reset_arrays(slots, observe_only=self._observe_only)
+        else:
+            obs, info = self._vec.reset(slots)
         check_started(slots, info)
         episodes = self._vec.runner.episodes
         out = []
@@ -204,8 +208,8 @@ class VectorEnv(gym.vector.VectorEnv):
             assert episode is not None  # check_started: every slot got one
             self._episode_index[slot] = episode.index
             out.append(self._reset_info(task, episode.index))
-        if arrays and self._arrays_allowed():  # (still: the new episodes may be upstream-style)
-            self._set_array_rows(np.asarray(slots, dtype=np.intp))
+        if tree is not None:
+            self._set_array_rows(np.asarray(slots, dtype=np.intp), tree)
         else:
             if arrays:  # observed after all, per slot
                 every = self._vec.get_observations()
@@ -215,10 +219,9 @@ class VectorEnv(gym.vector.VectorEnv):
             self._set_rows(slots, list(obs))
         return out
 
-    def _set_array_rows(self, rows: np.ndarray) -> None:
-        """Replace the observation rows of ``rows`` (slots whose episodes just started) from the
-        array observation; a new episode whose observation does not fit the spaces is a ``ValueError``."""
-        tree = self._vec.runner.observe_arrays(rows, self._observe_only)
+    def _set_array_rows(self, rows: np.ndarray, tree: dict[str, Any]) -> None:
+        """Replace the observation rows of ``rows`` (slots whose episodes just started) from their
+        array observation ``tree``; a new episode whose observation does not fit the spaces is a ``ValueError``."""
         try:
             if self.obs_mode == 'flat':
                 self.layout.flat_rows(tree, rows, self._obs_rows)

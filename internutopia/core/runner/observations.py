@@ -346,6 +346,12 @@ class Observer:
         """Per-slot ``{entity_name: obs}`` for ``slots`` from robot or object groups (see :func:`entity_observations`)."""
         return entity_observations(groups, slots, self.env_num)
 
+    def arrays_ready(self) -> bool:
+        """Whether every robot group and task in use has the array API (:meth:`observe_arrays`
+        raises for an upstream-style, per-slot one)."""
+        return (all(group.array_api for group in self.groups.robots.values())
+                and all(task.array_api for task in self.terms.tasks.values()))
+
     def observe_arrays(self, slots: np.ndarray, only: ObservedEntries | None = None) -> dict[str, Any]:
         """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``.
 

@@ -27,13 +27,13 @@ from internutopia.core.backend import get_backend
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
-from internutopia.core.robot.base import BaseRobot, Entity
 from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
 from internutopia.core.runner.failures import Attempts, failed_record, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations, merge_rows
 from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists, row_of
+from internutopia.core.runner.reads import RunnerReads
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
@@ -43,7 +43,7 @@ from internutopia.core.view import EnvView
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 
 
-class Runner:
+class Runner(RunnerReads):
     """Owns the world and everything placed in it; see :class:`internutopia.core.vec_env.Env`."""
 
     #: InternUtopia's ``env.runner.simulation_app`` and ``env.runner.task_config_manager``: set by
@@ -105,9 +105,39 @@ class Runner:
         such error is raised once the reset is complete.
         """
         with self.guard.enter('reset'):
-            taken = self.starts.reset(slots)
+            taken = self.starts.reset(slots)[0]
             self._raise_recorded()
             return taken
+
+    def reset_observed(self, slots: list[int], arrays: bool = False,
+                       only: ObservedEntries | None = None) -> tuple[list[Episode | None], Any]:
+        """:meth:`reset`, with the first observation of the slots that got an episode: ``{slot:
+        observation dict}``, or with ``arrays`` the array observation (``(env_num, ...)`` rows of
+        those slots; ``only``: see :meth:`Observer.observe_arrays`).
+
+        The first observation is part of an episode's start: a slot whose observation raises
+        (its sensor, its task's observation) has an episode that failed to start (back to the
+        queue while it has tries left, else recorded as failed) and takes the next episode;
+        every other slot is untouched. With ``arrays``, the observation is ``None`` when a robot
+        or task in use is upstream-style (per-slot dicts only: :meth:`observe`).
+        """
+        def observe(rows: np.ndarray) -> Any:
+            if not arrays:
+                return self.observer.observe(rows)
+            # (an upstream-style class has no array observation: not any slot's failure)
+            return self.observer.observe_arrays(rows, only) if self.observer.arrays_ready() else None
+
+        with self.guard.enter('reset'):
+            taken, observed = self.starts.reset(slots, observe)
+            self._raise_recorded()
+        if not arrays:
+            return taken, {slot: row for rows, part in observed for slot, row in zip(rows.tolist(), part, strict=True)}
+        if any(part is None for _, part in observed):
+            return taken, None
+        tree: dict[str, Any] = observed[0][1] if observed else {}
+        for rows, part in observed[1:]:
+            merge_rows(tree, part, rows)
+        return taken, tree
 
     def _place_episode(self, slot: int, episode: Episode | None) -> None:
         """Hand ``slot`` its episode and write its start state (no forward pass); raises what
@@ -406,94 +436,6 @@ class Runner:
             print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
         self.results.close()
         self.world.close()
-
-    # ------------------------------------------------------------------------------------------
-    # reads, for the env, its adapters and tools
-    def active_slots(self) -> np.ndarray:
-        """Ids of the slots running an episode (do not modify the returned array)."""
-        return self.table.active_slots()
-
-    def parse_actions(self, actions: list[Any]) -> Commands:
-        """Validate per-slot actions and group them by controller; changes nothing (see :class:`ActionParser`)."""
-        return self.actions.parse(actions)
-
-    def parse_batched_actions(self, actions: dict[str, dict[str, Any]]) -> Commands:
-        """Validate the array API's batched actions; changes nothing (see :class:`ActionParser`)."""
-        return self.actions.parse_batched(actions)
-
-    def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
-        """Per-slot observation dicts of ``slots``."""
-        return self.observer.observe(slots)
-
-    def observe_arrays(self, slots: np.ndarray, only: ObservedEntries | None = None) -> dict[str, Any]:
-        """Observations of ``slots`` as ``(env_num, ...)`` arrays (``only``: see :meth:`Observer.observe_arrays`)."""
-        return self.observer.observe_arrays(slots, only)
-
-    def entities_of(self, slot: int) -> dict[str, Entity]:
-        """Robots and objects present in ``slot``, by name."""
-        return self.table.entities_of(slot)
-
-    @property
-    def memory_estimate_bytes(self) -> float:
-        """Estimated peak bytes this env adds to its process so far: the compiled kernels' runtime
-        (when this env was the first to load it), the slots' bookkeeping, and the most the world's
-        structures took at once (compiles' peaks, models, physics state)."""
-        return self._runtime_bytes + self.env_num * BYTES_PER_SLOT + float(getattr(self.world, 'estimated_peak_bytes', 0.0))
-
-    @property
-    def status(self) -> np.ndarray:
-        """Each slot's :class:`SlotStatus` (the slot table's)."""
-        return self.table.status
-
-    @property
-    def episodes(self) -> list[Episode | None]:
-        """Each slot's current or last episode (the slot table's)."""
-        return self.table.episodes
-
-    @property
-    def steps(self) -> np.ndarray:
-        """Env steps of each slot's episode (the slot table's)."""
-        return self.table.steps
-
-    @property
-    def slot_robots(self) -> list[dict[str, BaseRobot]]:
-        """Each slot's robot groups by name (the slot table's)."""
-        return self.table.slot_robots
-
-    @property
-    def slot_task(self) -> list[Any]:
-        """Each slot's task object (the slot table's)."""
-        return self.table.slot_task
-
-    @property
-    def slot_metrics(self) -> list[list[Any]]:
-        """Each slot's metric objects (the slot table's)."""
-        return self.table.slot_metrics
-
-    @property
-    def robot_groups(self) -> dict[str, BaseRobot]:
-        """The robot groups in use (the entity groups')."""
-        return self.groups.robots
-
-    @property
-    def object_groups(self) -> dict[str, Any]:
-        """The object groups in use (the entity groups')."""
-        return self.groups.objects
-
-    @property
-    def tasks(self) -> dict[str, Any]:
-        """Task objects by type (the terms')."""
-        return self.terms.tasks
-
-    @property
-    def metrics(self) -> dict[str, Any]:
-        """Metric objects by config (the terms')."""
-        return self.terms.metrics
-
-    @property
-    def members(self) -> dict[int, np.ndarray]:
-        """Which slots each task, reward and metric object serves (the terms')."""
-        return self.terms.members
 
 
 __all__ = ['Advance', 'ArrayStep', 'Runner', 'SlotStatus']

@@ -41,6 +41,10 @@ class RunnerSet(ABC):
         ``None`` where the queue ran out. ``observe=False`` may leave every ``obs`` entry ``None``
         (for a caller that reads the observations as arrays)."""
 
+    def reset_arrays(self, slots: list[int], only: ObservedEntries | None = None) -> tuple[dict[str, Any] | None, list[TaskCfg | None]]:
+        """:meth:`reset` with the observations as arrays (see ``vec_env.Env.reset_arrays``)."""
+        raise NotImplementedError(f'{type(self).__name__} has no array API; use reset()')
+
     @abstractmethod
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """One step from ``env_num`` per-slot action entries; the five per-slot result lists."""
@@ -97,13 +101,15 @@ class LocalRunners(RunnerSet):
         self.step_arrays = self.runner.step_arrays  # type: ignore[method-assign]
 
     def reset(self, slots: list[int], observe: bool = True) -> tuple[list[Any], list[TaskCfg | None]]:
-        episodes = self.runner.reset(slots)
-        configs = [e.config if e is not None else None for e in episodes]
         if not observe:
-            return [None] * len(slots), configs
-        active = [slot for slot, episode in zip(slots, episodes, strict=True) if episode is not None]
-        observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
-        return [observed.get(slot) for slot in slots], configs
+            episodes = self.runner.reset(slots)
+            return [None] * len(slots), [e.config if e is not None else None for e in episodes]
+        episodes, observed = self.runner.reset_observed(slots)
+        return [observed.get(slot) for slot in slots], [e.config if e is not None else None for e in episodes]
+
+    def reset_arrays(self, slots: list[int], only: ObservedEntries | None = None) -> tuple[dict[str, Any] | None, list[TaskCfg | None]]:
+        episodes, tree = self.runner.reset_observed(slots, arrays=True, only=only)
+        return tree, [e.config if e is not None else None for e in episodes]
 
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:  # replaced per instance
         return self.runner.step(actions)

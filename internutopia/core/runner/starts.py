@@ -10,6 +10,9 @@
 - then each episode starts (task, metrics, reward). One whose start raises fails alone: it goes
   back to the front of the queue while it has tries left, else it is recorded as failed, and
   its slot takes the next episode; every other slot is untouched;
+- where the caller asks for the new episodes' observations (``vec_env.Env.reset`` does), the
+  first observation is part of the start: a slot whose observation raises (a sensor, a task's
+  observation) has an episode that failed to start, as above;
 - a ``KeyboardInterrupt`` from extension code leaves the episodes not yet started at the front of
   the queue, their slots empty.
 """
@@ -17,7 +20,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +29,7 @@ from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import TaskCfg
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner.checks import check_episode
-from internutopia.core.runner.failures import failed_record, tag_episode
+from internutopia.core.runner.failures import failed_record, slots_that_fail, tag_episode
 from internutopia.core.runner.slots import SlotStatus
 from internutopia.core.scene import structure_key
 
@@ -35,6 +38,10 @@ __all__ = ['EpisodeStarts']
 _ACTIVE = int(SlotStatus.ACTIVE)
 #: Episode families whose check is kept (a family is one sampler: a run has a few).
 _FAMILIES_KEPT = 64
+#: Episodes recorded as failed to start in one reset (at least; twice its slots when more) after
+#: which the reset stops with an error: so many is the env's fault (a broken renderer), not the
+#: episodes', and an endless queue (a sampler) would otherwise be drained forever.
+FAILED_IN_ONE_RESET = 16
 
 
 class EpisodeStarts:
@@ -50,6 +57,9 @@ class EpisodeStarts:
         #: Per episode family (:class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`), the
         #: structure key of its first episode, kept once that episode was checked and prepared.
         self._families: dict[Hashable, str] = {}
+        #: Episodes recorded as failed in the reset under way, and how many stop it.
+        self._failed_in_reset = 0
+        self._failed_limit = FAILED_IN_ONE_RESET
 
     def prepare(self, episodes: list[Episode | None]) -> None:
         """Do ahead, without changing any slot, all a reset with ``episodes`` could fail on.
@@ -95,18 +105,54 @@ class EpisodeStarts:
         key = self._families.get(episode.family) if episode.family is not None else None
         return key if key is not None else structure_key(episode.config)
 
-    def reset(self, slots: list[int]) -> list[Episode | None]:
+    def reset(self, slots: list[int], observe: Callable[[np.ndarray], Any] | None = None
+              ) -> tuple[list[Episode | None], list[tuple[np.ndarray, Any]]]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order; the episodes
-        the slots hold afterwards (``None`` where the queue ran out). See the module docstring."""
+        the slots hold afterwards (``None`` where the queue ran out). See the module docstring.
+
+        ``observe(slots)``, when given, makes the first observation part of the start: it is
+        called with the slots holding a new episode, and a slot it raises for (alone) has an
+        episode that failed to start, requeued or recorded as such, and takes the next episode.
+        Returned with the episodes: the observations, ``(slots, observe(slots))`` per call that
+        succeeded (more than one when a slot's observation failed).
+        """
+        self._failed_in_reset, self._failed_limit = 0, max(FAILED_IN_ONE_RESET, 2 * len(slots))
         taken = self._take(slots)
-        errors = self._reset_taken(slots, taken)
-        while errors:  # refill the slots whose episode failed to start, each with the next episode
+        self._refill(slots, taken, self._reset_taken(slots, taken))
+        observed: list[tuple[np.ndarray, Any]] = []
+        pending = np.array([slot for slot, episode in zip(slots, taken, strict=True) if episode is not None], dtype=np.intp)
+        while observe is not None and len(pending):
+            try:
+                observed.append((pending, observe(pending)))
+                break
+            except Exception:
+                failed = slots_that_fail(observe, pending)
+                if not failed:
+                    raise  # (it fails for the slots together only: not one slot's fault)
+            kept = pending[~np.isin(pending, list(failed))]
+            if len(kept):
+                observed.append((kept, observe(kept)))
+            failures = [(self.runner.table.episodes[slot], slot, error) for slot, error in failed.items()]
+            for slot in failed:
+                self._empty(slot)
+            self._episodes_failed(failures)
+            self._refill(slots, taken, list(failed.items()))
+            pending = np.array([slot for slot in failed if taken[slots.index(slot)] is not None], dtype=np.intp)
+        # (kept until now: an episode whose first observation fails counts its tries like any start)
+        for episode in taken:
+            if episode is not None:
+                self.runner.attempts.forget(episode.index)
+        return taken, observed
+
+    def _refill(self, slots: list[int], taken: list[Episode | None], errors: list[tuple[int, Exception]]) -> None:
+        """Give each slot of ``errors`` (whose episode failed to start) the next episode that
+        starts, or none when the queue runs out; ``taken`` (aligned to ``slots``) is updated."""
+        while errors:
             again = [slot for slot, _ in errors]
             refill = [self._next_loadable() for _ in again]
             for slot, episode in zip(again, refill, strict=True):
                 taken[slots.index(slot)] = episode
             errors = self._reset_taken(again, refill)
-        return taken
 
     def _take(self, slots: list[int]) -> list[Episode | None]:
         """The next episode for each of ``slots``, each checked and prepared (changes no slot).
@@ -157,12 +203,28 @@ class EpisodeStarts:
     def _episode_failed(self, episode: Episode, slot: int | None, exc: Exception) -> None:
         """``episode`` failed to load or start: back to the front of the queue if it has tries left,
         else recorded as failed."""
-        tries, again = self.runner.attempts.fail(episode.index)
+        self._episodes_failed([(episode, slot, exc)])
+
+    def _episodes_failed(self, failures: Sequence[tuple[Episode, int | None, Exception]]) -> None:
+        """Each ``(episode, slot, error)`` of ``failures`` failed to start: those with tries left go
+        back to the front of the queue in their order, the others are recorded as failed."""
+        again = []
+        for episode, slot, exc in failures:
+            tries, retry = self.runner.attempts.fail(episode.index)
+            if retry:
+                again.append(episode)
+            else:
+                self._record_failed(episode, slot, exc, tries)
+                self.runner._failed_errors.append(exc)
+                self._failed_in_reset += 1
         if again:
-            self.runner.queue.put_back([episode])
-        else:
-            self._record_failed(episode, slot, exc, tries)
-            self.runner._failed_errors.append(exc)
+            self.runner.queue.put_back(again)
+        if self._failed_in_reset >= self._failed_limit:
+            last = self.runner._failed_errors[-1]
+            self.runner._failed_errors.clear()  # (raised here: not again by the next call)
+            raise RuntimeError(f'{self._failed_in_reset} episodes failed to start in this reset and were recorded as failed '
+                               f'(the last: {type(last).__name__}: {last}); so many is unlikely to be the episodes\' fault, '
+                               'so the reset stops here: the slots it did not fill are empty') from last
 
     def _record_failed(self, episode: Episode, slot: int | None, exc: BaseException, tries: int) -> None:
         self.runner.results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path, exc,
@@ -209,12 +271,14 @@ class EpisodeStarts:
                 self._empty(slot)
             self.runner.queue.put_back([e for _, e in waiting])
         failed.extend((slot, start_failed[slot]) for slot, _ in placed if slot in start_failed)
-        self._activate([(slot, e) for slot, e in placed if slot in done])
+        self._activate([slot for slot, _ in placed if slot in done])
+        failures = []
         for slot, error in failed:
             episode = taken[slots.index(slot)]
             assert episode is not None  # (only slots given an episode fail)
             self._empty(slot)
-            self._episode_failed(episode, slot, error)
+            failures.append((episode, slot, error))
+        self._episodes_failed(failures)
         if interrupted is not None:
             raise interrupted
         return failed
@@ -264,13 +328,13 @@ class EpisodeStarts:
                         broken.add(slot)
         return [(slot, episode) for slot, episode in placed if slot not in broken]
 
-    def _activate(self, started: list[tuple[int, Episode]]) -> None:
-        """The slots of ``started`` run their episodes from now on."""
+    def _activate(self, started: list[int]) -> None:
+        """The slots of ``started`` run their episodes from now on (their episodes' tries are
+        forgotten at the end of the reset, once their first observations are taken)."""
         table, now = self.runner.table, time.perf_counter()
-        for slot, episode in started:
+        for slot in started:
             table.set_status(slot, SlotStatus.ACTIVE)
             table.started_at[slot] = now
-            self.runner.attempts.forget(episode.index)
 
     def _empty(self, slot: int) -> None:
         """``slot`` holds no episode (its episode failed to start or was handed back)."""

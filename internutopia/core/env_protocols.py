@@ -1,0 +1,57 @@
+"""What ``vec_env.Env`` talks to besides its runners: the tools watching a run and a window on the world.
+
+- :class:`StepObserver`: what :meth:`Env.add_observer <internutopia.core.vec_env.Env.add_observer>`
+  calls with the results the user saw (``internutopia.recording.Recorder`` is one);
+- :class:`Viewer`: a backend's window (``Backend.passive_viewer``'s result), opened with
+  :func:`open_viewer` and kept in step with :func:`synced_viewer`: a window that fails is closed
+  with a warning, and the run goes on without it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Protocol
+
+__all__ = ['StepObserver', 'Viewer', 'open_viewer', 'synced_viewer']
+
+
+class Viewer(Protocol):
+    """A backend's window on the world (``Backend.passive_viewer``'s result)."""
+
+    def sync(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class StepObserver(Protocol):
+    """What :meth:`Env.add_observer` calls: the results the user saw, after each call returns them."""
+
+    def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None: ...
+
+    def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None: ...
+
+    def on_close(self) -> None: ...
+
+
+def open_viewer(runner: Any) -> Viewer | None:
+    """The backend's window on ``runner``'s world (MuJoCo's passive viewer), or ``None`` where the
+    backend has none or the machine's GUI stack fails (warned). It opens on the first step (the
+    world is built by ``reset``), follows every step and reopens when a reset rebuilds the world."""
+    if runner.backend.passive_viewer is None:
+        return None
+    try:
+        return runner.backend.passive_viewer(runner.world)
+    except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
+        warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=3)
+        return None
+
+
+def synced_viewer(viewer: Viewer) -> Viewer | None:
+    """``viewer`` brought up to date with the world; ``None`` (closed, warned) when it failed."""
+    try:
+        viewer.sync()
+    except Exception as exc:  # pragma: no cover - needs a display
+        warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=3)
+        viewer.close()
+        return None
+    return viewer
