@@ -25,7 +25,7 @@ def test_the_limit_replays_the_vector_steps_motion_bit_for_bit_through_resets() 
         limit.end_vector_step()
     (part,) = limit.parts
     ours = part.after.copy()  # positions and velocities after ours' last physics step
-    written = [rows.tolist() for _, rows, _ in part.steps if len(rows)]
+    written = [rows.tolist() for _, rows, _, _ in part.steps if len(rows)]
     seconds, clean = limit.replay_steps()
     assert ended == 3 and written == [[0, 1, 2]]  # the episodes' time limit, then their resets in the replay
     assert seconds.shape == clean.shape == (8,) and np.all(seconds > 0)
@@ -33,6 +33,28 @@ def test_the_limit_replays_the_vector_steps_motion_bit_for_bit_through_resets() 
     assert not np.array_equal(part.start[:, part.motion], ours)  # (it moved)
     limit.close()
     assert 'step' not in vars(world)  # the world's own step is back
+    env.close()
+
+
+def test_the_limit_replays_fused_physics_steps_as_ours_ran_them() -> None:
+    """H1Walk-v0 advances an action's four physics steps in one call (nothing but the physics runs
+    between them): the limit replays each call with as many steps, and ends where ours did."""
+    env = gym.make_vec('internutopia/H1Walk-v0', num_envs=3)
+    world = env.unwrapped._vec.runner.world
+    env.reset(seed=1)
+    limit = GymLimit(world)
+    limit.start_round()
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32))
+        limit.end_vector_step()
+    (part,) = limit.parts
+    assert [steps for *_, steps in part.steps] == [4] * 6
+    ours = part.after.copy()
+    seconds, _ = limit.replay_steps()
+    assert seconds.shape == (6,)
+    np.testing.assert_array_equal(part.batch.state[:, part.motion], ours)
+    limit.close()
     env.close()
 
 

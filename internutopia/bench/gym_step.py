@@ -73,15 +73,16 @@ class _Part:
         self.motion = _columns(pack.model, _MOTION_BITS)
         self.start: np.ndarray | None = None
         self.after: np.ndarray | None = None  # motion columns after the last physics step
-        self.steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (controls, written rows, their state)
+        #: Per physics call: (controls, written rows, their state, physics steps in the call).
+        self.steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
 
-    def before_step(self) -> None:
+    def before_step(self, steps: int) -> None:
         state = self.pack.batch.state[self.slots]
         if self.after is None:
             written = np.zeros(0, dtype=np.intp)
         else:
             written = np.flatnonzero((state[:, self.motion] != self.after).any(axis=1))
-        self.steps.append((state[:, self.controls], written, state[written]))
+        self.steps.append((state[:, self.controls], written, state[written], steps))
 
     def after_step(self) -> None:
         self.after = self.pack.batch.state[self.slots][:, self.motion]
@@ -103,7 +104,7 @@ class GymLimit:
         self.physics_s = 0.0
         self.bookkeeping_s = 0.0
         self.parts: list[_Part] = []
-        self.marks: list[int] = []  # physics steps recorded at the end of each vector step
+        self.marks: list[int] = []  # physics calls recorded at the end of each vector step
         self.recording = False
         self._step = world.step
         world.step = self._recorded_step
@@ -128,14 +129,17 @@ class GymLimit:
         self.recording = True
         self.bookkeeping_s += time.perf_counter() - began
 
-    def _recorded_step(self) -> None:
+    def _recorded_step(self, steps: int = 1) -> None:
         if self.recording:
             began = time.perf_counter()
             for part in self.parts:
-                part.before_step()
+                part.before_step(steps)
             self.bookkeeping_s += time.perf_counter() - began
         began = time.perf_counter()
-        self._step()
+        if steps == 1:
+            self._step()
+        else:
+            self._step(steps)
         ended = time.perf_counter()
         self.physics_s += ended - began
         if self.recording:
@@ -167,13 +171,13 @@ class GymLimit:
             assert part.start is not None, 'replay before start_round'
             state[:] = part.start
             part.batch.forward()
-            for k, (controls, written, rows) in enumerate(part.steps[:physics_steps]):
+            for k, (controls, written, rows, steps) in enumerate(part.steps[:physics_steps]):
                 before = switches()
                 began = clock()
                 if len(written):
                     state[written] = rows
                 state[:, part.controls] = controls
-                part.batch.step(nstep=substeps)
+                part.batch.step(nstep=substeps * steps)  # (the physics steps ours fused in one call: one here too)
                 seconds[k] += clock() - began
                 clean[k] &= switches() == before
         bounds = [0, *self.marks]
@@ -222,7 +226,7 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
             ours_clean[k] = involuntary_switches() == before
             limit.end_vector_step()
         if pair >= 0:
-            written += sum(len(rows) for part in limit.parts for _, rows, _ in part.steps)
+            written += sum(len(rows) for part in limit.parts for _, rows, _, _ in part.steps)
         limit_steps, limit_clean = limit.replay_steps()
         if pair < 0:
             continue

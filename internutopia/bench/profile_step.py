@@ -41,8 +41,8 @@ def switch_physics_off(env: Any) -> None:
     find diverged simulations), so that a step of ``env`` is its Python alone."""
     dt = env.runner.world.sim.physics_dt
     for pack in env.runner.world.packs.values():
-        def advance_clock(pack: Any = pack) -> None:
-            pack.data.time[pack.slots] += dt
+        def advance_clock(steps: int = 1, pack: Any = pack) -> None:
+            pack.data.time[pack.slots] += dt * steps
         pack.step = advance_clock
 
 

@@ -21,6 +21,8 @@ class H1LegActionController(FixedShapeController):
 
     action_shape = (ACTION_SIZE,)
     action_text = f'leg_action expects {ACTION_SIZE} leg actions in [-1, 1]; action'
+    #: (apply stores the actions for the walker's next tick: the same actions again change nothing)
+    idempotent_apply = True
 
     def bind(self, world: Any) -> None:
         super().bind(world)

@@ -89,6 +89,15 @@ class WalkerDrivenRobot(BaseRobot):
         if walker is not None and len(slots) and walker.tick_due(float(self.bound_world.data.time[slots[0]])):
             walker.tick(slots)
 
+    def quiet_steps(self, limit: int) -> int:
+        """The steps after the coming one before the walker's next tick: ``begin_step`` gives each
+        slot its held command again (nothing else sets one on a quiet step), ``before_physics``
+        ticks only when the tick is due."""
+        walker, slots = self.walker, self.slots
+        if walker is None or not len(slots):
+            return limit
+        return walker.steps_before_tick(float(self.bound_world.data.time[slots[0]]), float(self.sim.physics_dt), limit)
+
     @observes_by_need
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)

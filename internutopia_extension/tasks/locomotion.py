@@ -281,6 +281,15 @@ class LocomotionTask(BaseTask):
         self._count_quiet(slots, steps)
         return reward, terminated, truncated
 
+    def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
+        """The next calls before any slot of ``slots`` is paid (the end of its control period or
+        its last step), or has a command or a push due (see :meth:`BaseTask.quiet_steps`)."""
+        if not len(slots):
+            return limit
+        quiet = locomotion_kernels.quiet_steps(slots, self.view.steps[slots], self.period, self.max_steps,
+                                               self.next_change, self.next_push)
+        return max(0, min(limit, quiet))
+
     def _count_quiet(self, slots: np.ndarray, steps: np.ndarray) -> None:
         """How many of the next calls with these ``slots`` (at ``steps`` now) are quiet: before any
         slot's next payment (the end of its control period, or its last step), command, or push.

@@ -176,11 +176,13 @@ class World(Protocol):
     def forward(self, slots: np.ndarray | None = None) -> None:
         """Recompute derived quantities after state writes for ``slots`` (all when ``None``)."""
 
-    def step(self) -> None:
-        """Advance every slot by one physics step."""
+    def step(self, steps: int = 1) -> None:
+        """Advance every slot by ``steps`` physics steps in one call (nothing runs between them:
+        the runner fuses the physics steps of an action repeat on which no controller, task or
+        hook has anything to do)."""
 
     def failed_slots(self) -> np.ndarray:
-        """Slots whose simulation failed (diverged) in the last :meth:`step`, each reported once, sorted."""
+        """Slots whose simulation failed (diverged) in the last :meth:`step` call, each reported once, sorted."""
 
     def close(self) -> None:
         """Release everything the world holds."""

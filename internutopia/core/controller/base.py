@@ -13,7 +13,7 @@ are driven by their parent with arrays, bypassing parsing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -39,6 +39,11 @@ class BaseController:
     """
 
     registry: Registry[type[BaseController]] = Registry('controller')
+    #: Whether applying the same command again, with nothing run in between, changes nothing (it
+    #: only stores the command): the runner may then apply an action repeat's command once for
+    #: several physics steps advanced in one call. ``False`` (the default) for a controller that
+    #: computes from the state at every step.
+    idempotent_apply: ClassVar[bool] = False
     #: InternUtopia's name of the registry table.
     controllers = registry.table
 

@@ -236,6 +236,15 @@ class Entity(Generic[EntityCfgT]):
     def before_physics(self) -> None:
         """Called once per env step, after controllers and before the physics step."""
 
+    def quiet_steps(self, limit: int) -> int:
+        """How many of the env steps after the coming one (at most ``limit``) this group's
+        :meth:`begin_step` and :meth:`before_physics` would change nothing on, given that
+        nothing else runs between them. The runner then advances the physics of those steps
+        in the same call as the coming one (an action repeat's steps, see
+        ``Runner.step_arrays_repeated``). Asked only of a group that overrides a hook; by
+        default 0 (every step's hooks run)."""
+        return 0
+
 
 GetObsT = TypeVar('GetObsT', bound=Callable[..., dict[str, Any]])
 

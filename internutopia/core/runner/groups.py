@@ -40,7 +40,7 @@ class EntityGroups:
         self.view = view
         self.robots: dict[str, BaseRobot] = {}
         self.objects: dict[str, BaseObject] = {}
-        self._hooks: tuple[dict[str, BaseRobot], list[Callable[[], None]], list[Callable[[], None]]] | None = None
+        self._hooks: tuple[dict[str, BaseRobot], list[Callable[[], None]], list[Callable[[], None]], list[BaseRobot]] | None = None
         self._by_name: tuple[dict[str, BaseRobot], dict[str, list[BaseRobot]]] | None = None
 
     def parts_for(self, task: TaskCfg, where: str) -> list[SlotPart]:
@@ -96,16 +96,29 @@ class EntityGroups:
             members.setdefault(key, []).append(slot)
             slot_map[entity.name] = groups[key]
 
+    def quiet_steps(self, limit: int) -> int:
+        """How many env steps after the coming one (at most ``limit``) no robot group's step hooks
+        would change anything on (see :meth:`BaseRobot.quiet_steps`): ``limit`` when no group
+        has hooks."""
+        self.step_hooks()
+        assert self._hooks is not None  # (made by step_hooks)
+        for group in self._hooks[3]:
+            limit = min(limit, group.quiet_steps(limit))
+            if limit <= 0:
+                return 0
+        return limit
+
     def step_hooks(self) -> tuple[list[Callable[[], None]], list[Callable[[], None]]]:
         """The ``begin_step`` and ``before_physics`` methods of the robot groups that define them
         (the base ones do nothing: no call per step for them), cached until the groups change."""
         cached = self._hooks
         if cached is None or cached[0] is not self.robots:
             groups = self.robots.values()
-            cached = self._hooks = (
-                self.robots,
-                [group.begin_step for group in groups if type(group).begin_step is not Entity.begin_step],
-                [group.before_physics for group in groups if type(group).before_physics is not Entity.before_physics])
+            begin = [group for group in groups if type(group).begin_step is not Entity.begin_step]
+            before = [group for group in groups if type(group).before_physics is not Entity.before_physics]
+            cached = self._hooks = (self.robots, [group.begin_step for group in begin],
+                                    [group.before_physics for group in before],
+                                    list({id(group): group for group in (*begin, *before)}.values()))
         return cached[1], cached[2]
 
     def robots_by_name(self) -> dict[str, list[BaseRobot]]:

@@ -50,6 +50,8 @@ class Advance:
     failed: dict[int, str] = field(default_factory=dict)
     #: Whether any episode may have ended on this step (``False``: none did; callers skip the flags).
     any_ended: bool = True
+    #: Physics steps advanced (more than one where an action repeat's quiet steps were fused).
+    steps: int = 1
 
 
 def per_slot_lists(obs: list[Any], done: Advance, table: SlotTable, internutopia: bool = False) -> tuple[list, list, list, list, list]:

@@ -81,6 +81,9 @@ class Runner(RunnerReads):
         self.guard = CallGuard('this Env')
         #: Takes, loads, places and starts the episodes of a reset, each slot's failure its own.
         self.starts = EpisodeStarts(self)
+        #: Whether an action repeat advances its quiet physics steps in one call (see
+        #: :meth:`_quiet_steps`); ``False`` steps one at a time (the same results: for comparisons).
+        self.fuse_steps = True
 
     # ------------------------------------------------------------------------------------------
     # reset
@@ -212,15 +215,17 @@ class Runner(RunnerReads):
         failed: dict[int, str] = {}
         commands: Commands | None = None
         active: np.ndarray | None = None
-        for step in range(int(repeat)):
+        step, repeat = 0, int(repeat)
+        while step < repeat:
             with self.guard.enter('step'):
                 if commands is None:
                     commands = self.actions.parse_batched(actions)
-                done = self._advance(commands)
+                done = self._advance(commands, 0 if observe_every else repeat - step - 1)
+                step += done.steps
                 if active is None:
                     active = self._active_mask(done.active)
                 ended = done.active[(done.terminated | done.truncated)[done.active]] if done.any_ended or done.failed else done.active[:0]
-                last = step == repeat - 1
+                last = step == repeat
                 observed = done.active if last or observe_every else ended
                 step_obs = self._observe_arrays_isolated(done, observed, observe_only)
                 self._raise_recorded()
@@ -275,8 +280,11 @@ class Runner(RunnerReads):
             rows = iter(self.observer.observe(kept))
             return [None if slot in failed else next(rows) for slot in done.active.tolist()]
 
-    def _advance(self, commands: Commands) -> Advance:
-        """Apply parsed commands, step physics once, run tasks, rewards and metrics, finish ended episodes."""
+    def _advance(self, commands: Commands, fuse: int = 0) -> Advance:
+        """Apply parsed commands, step physics once, run tasks, rewards and metrics, finish ended
+        episodes. ``fuse``: up to that many more physics steps in the same call, as many as
+        nothing but the physics has to run for (see :meth:`_quiet_steps`); ``Advance.steps``
+        says how many ran."""
         begin_step, before_physics = self.groups.step_hooks()
         for hook in begin_step:
             hook()
@@ -290,11 +298,15 @@ class Runner(RunnerReads):
                 failed.update(self._apply_alone(controller, slots, batch))
         for hook in before_physics:
             hook()
-        self.world.step()
-        self.world_steps += 1
+        steps = 1 + self._quiet_steps(commands, fuse) if fuse > 0 and not failed else 1
+        if steps == 1:
+            self.world.step()
+        else:
+            self.world.step(steps)
+        self.world_steps += steps
 
         active = self.table.active_slots()
-        self.table.count_step(active)
+        self.table.count_step(active, steps)
         # A slot whose simulation diverged was put back to rest by the engine: its tasks and
         # metrics do not see that state, and its episode ends below. Other slots never notice.
         diverged, stepped = self._diverged(active)
@@ -312,10 +324,26 @@ class Runner(RunnerReads):
         if ended is not None and tasks_ended:
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in np.nonzero(ended)[0].tolist() if slot not in failed})
-        done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged))
+        done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged),
+                       steps=steps)
         if failed:
             self._fail_running(done, failed)
         return done
+
+    def _quiet_steps(self, commands: Commands, limit: int) -> int:
+        """How many physics steps after the coming one (at most ``limit``) nothing but the physics
+        has to run for: every controller's command is idempotent (:attr:`BaseController.idempotent_apply`),
+        no robot group's hooks would do anything (:meth:`BaseRobot.quiet_steps`), and no task,
+        reward or metric would (:meth:`Terms.quiet_steps`). Those steps are then advanced in the
+        same physics call as the coming one: fewer calls, the same motion and results."""
+        active = self.table.active_slots()
+        if not self.fuse_steps or not len(active):  # (with no episode running, a repeat stops after one step)
+            return 0
+        for controller, _, _ in commands.values():
+            if not controller.idempotent_apply:
+                return 0
+        limit = self.groups.quiet_steps(limit)
+        return self.terms.quiet_steps(active, limit) if limit > 0 else 0
 
     def _apply_alone(self, controller: Any, slots: np.ndarray, batch: Any) -> dict[int, Exception]:
         """``controller.apply`` raised for ``slots``: apply each slot's command alone; the slots it

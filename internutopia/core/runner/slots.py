@@ -92,16 +92,16 @@ class SlotTable:
         self.status[slot] = status
         self._active = None
 
-    def count_step(self, active: np.ndarray) -> None:
-        """One more step for the episodes of ``active`` (an :meth:`active_slots` array)."""
+    def count_step(self, active: np.ndarray, steps: int = 1) -> None:
+        """``steps`` more steps for the episodes of ``active`` (an :meth:`active_slots` array)."""
         items = self._steps_items
         if items is not None:
             for slot in active.tolist():
-                items[slot] += 1
-        elif len(active) == self.env_num:
+                items[slot] += steps
+        elif len(active) == self.env_num and steps == 1:
             self.steps += self._one_step  # (an array: adding a Python int costs a scalar conversion)
         else:
-            self.steps[active] += 1
+            self.steps[active] += steps
 
     def held_slots(self) -> list[int]:
         """Slots holding an episode: running, or ended and not yet reset."""

@@ -216,6 +216,21 @@ class Terms:
                     failed.setdefault(slot, error)
         return reward, terminated, truncated, bool(plan.tasks), failed
 
+    def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
+        """How many of the next :meth:`step` calls with ``slots`` (at most ``limit``) are known
+        now to do nothing: every stepping task says so (:meth:`BaseTask.quiet_steps`), and no
+        reward or updating metric serves these slots (they run on every step)."""
+        plan = self._plan(slots)
+        if plan.rewards or plan.metrics:
+            return 0
+        for task, served, _, combined in plan.tasks:
+            if combined is not None:
+                return 0
+            limit = min(limit, task.quiet_steps(served, limit))
+            if limit <= 0:
+                return 0
+        return limit
+
     def _plan(self, slots: np.ndarray, combine: bool = True) -> _StepPlan:
         """Who runs in a step of ``slots``: the tasks that step (not :class:`BaseTask`'s ``step``),
         every reward, and the metrics that update, each with the slots it serves and their rows;

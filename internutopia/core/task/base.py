@@ -88,6 +88,14 @@ class BaseTask:
         zeros = np.zeros(len(slots))
         return zeros, zeros.astype(bool), zeros.astype(bool)
 
+    def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
+        """Optional: how many of the next calls of :meth:`step` with ``slots`` (each after one
+        more physics step; at most ``limit``) are known now to pay nothing, end nothing and
+        change nothing. The runner then advances those physics steps and the one after in one
+        call and skips those calls (the next :meth:`step` sees the step count moved on by all
+        of them). By default 0: every step is called."""
+        return 0
+
     def combined_step(self, rewards: Sequence[Any], metrics: Sequence[Any]) -> CombinedStep | None:
         """Optional: one step for this task and some of ``rewards`` and ``metrics`` (objects that
         serve exactly the slots this task steps), or ``None`` (the default: each runs on its own).

@@ -248,6 +248,14 @@ class H1Walker:
         self._next_tick += self.gait.CONTROL_DT
         return True
 
+    def steps_before_tick(self, time: float, dt: float, limit: int) -> int:
+        """How many of the physics steps after the one starting at ``time`` (each ``dt`` long; at
+        most ``limit``) start before the next tick (:meth:`tick_due` false on each)."""
+        steps = 0
+        while steps < limit and time + (steps + 1) * dt + 1e-9 < self._next_tick:
+            steps += 1
+        return steps
+
     def tick(self, slots: np.ndarray) -> None:
         """One policy tick for ``slots``: observe, act, set the leg servo targets; then ramp the
         followed commands and advance the clocks for the next tick (so :meth:`observe` between ticks

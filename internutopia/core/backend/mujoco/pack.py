@@ -125,10 +125,11 @@ class Pack:
                 self.batch.forward(self.slots, stage=mujoco.mjtStage.mjSTAGE_VEL)
         return array
 
-    def step(self) -> None:
-        """Advance every slot of the pack by one physics step (``substeps`` calls of ``mj_step``), on every core."""
+    def step(self, steps: int = 1) -> None:
+        """Advance every slot of the pack by ``steps`` physics steps (``substeps`` calls of
+        ``mj_step`` each) in one batch call, on every core."""
         if len(self.slots):
-            self.batch.step(self._step_ids, nstep=self.substeps)
+            self.batch.step(self._step_ids, nstep=self.substeps * steps)
 
     def rest_state(self) -> np.ndarray:
         """The model's rest state (``mj_resetData``) as a row of the batch's state (made once)."""

@@ -268,11 +268,12 @@ class MujocoWorld:
             raise ValueError(f'env {slot} is empty: it has no state')
         return {name: getattr(pack.data, name)[slot].copy() for name in ('qpos', 'qvel', 'act', 'ctrl', 'mocap_pos', 'mocap_quat')}
 
-    def step(self) -> None:
-        """Advance every slot by one physics step (``physics_dt``), each pack on every core."""
+    def step(self, steps: int = 1) -> None:
+        """Advance every slot by ``steps`` physics steps (``physics_dt`` each), each pack in one
+        call on every core."""
         for pack in self.packs.values():
-            pack.step()
-        self.time += self.sim.physics_dt
+            pack.step(steps)
+        self.time += self.sim.physics_dt * steps
 
     def failed_slots(self) -> np.ndarray:
         """Slots whose simulation MuJoCo found unstable in the last :meth:`step` (NaN, Inf or a huge

@@ -157,18 +157,18 @@ class WarpPack(MujocoPack):
                 self.forward(self.slots)
         return array
 
-    def step(self) -> None:
-        """Advance every world by one env step (``substeps`` MuJoCo Warp steps) on the device."""
+    def step(self, steps: int = 1) -> None:
+        """Advance every world by ``steps`` env steps (``substeps`` MuJoCo Warp steps each) on the device."""
         if not len(self.slots):
             return
         with self._wp.ScopedDevice(self.device):
             self._upload()
-            for _ in range(self.substeps):
+            for _ in range(self.substeps * steps):
                 self._mjw.step(self.wmodel, self.wdata)
             find_diverged(self.wdata, self._diverged)
         self._download(_STEPPED)
         self._download(self._bound)
-        self.data.time[self.slots] += self.physics_dt
+        self.data.time[self.slots] += self.physics_dt * steps
 
     def forward(self, slots: np.ndarray) -> None:
         """Recompute the derived fields of ``slots`` at their current state (``mujoco_warp.forward``

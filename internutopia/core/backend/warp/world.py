@@ -81,22 +81,22 @@ class WarpWorld(MujocoWorld):
         if isinstance(pack, WarpPack):
             pack.reset_rows(np.array([slot]), self.time)
 
-    def step(self) -> None:
-        """Advance every slot by one env step on the device; diverged slots and slots whose step
-        overflowed a buffer are reset to rest and kept for :meth:`failed_slots`."""
+    def step(self, steps: int = 1) -> None:
+        """Advance every slot by ``steps`` physics steps on the device; diverged slots and slots
+        whose step overflowed a buffer are reset to rest and kept for :meth:`failed_slots`."""
         for pack in self.packs.values():
             if not isinstance(pack, WarpPack) or not len(pack.slots):
                 continue
-            pack.step()
+            pack.step(steps)
             diverged, overflows = pack.failed_rows()
             if overflows:
                 warn_overflows(overflows, pack.buffers)
                 pack.grow_buffers()
             hit = np.union1d(diverged, np.fromiter(overflows, dtype=np.intp, count=len(overflows)))
             if len(hit):
-                pack.reset_rows(hit, self.time + self.sim.physics_dt)
+                pack.reset_rows(hit, self.time + self.sim.physics_dt * steps)
                 self._failed.append(hit)
-        self.time += self.sim.physics_dt
+        self.time += self.sim.physics_dt * steps
 
     def failed_slots(self) -> np.ndarray:
         """Slots whose simulation diverged (NaN, Inf or beyond ``mjMAXVAL`` in positions,

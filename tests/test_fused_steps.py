@@ -1,0 +1,75 @@
+"""An action repeat advances its quiet physics steps in one call (``Runner._quiet_steps``): the
+walking envs' four physics steps per action become one ``world.step(4)`` where no push, command,
+payment or tick falls between them, with results bit for bit those of stepping one at a time."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import internutopia.envs  # noqa: F401  (registers the ids)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray) and a.dtype != object:
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, np.ndarray):
+        return all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _run(env_id: str, fuse: bool, vector_steps: int, before_step=None, **kwargs) -> tuple[list, list[int]]:
+    """Every result of ``vector_steps`` random vector steps, and the physics steps of each world call."""
+    env = gym.make_vec(env_id, num_envs=4, **kwargs)
+    runner = env.unwrapped._vec.runner
+    runner.fuse_steps = fuse
+    calls: list[int] = []
+    step = runner.world.step
+
+    def counted(steps: int = 1) -> None:
+        calls.append(steps)
+        step(steps)
+
+    runner.world.step = counted
+    results = [env.reset(seed=5)]
+    rng = np.random.default_rng(1)
+    for k in range(vector_steps):
+        if before_step is not None:
+            before_step(k, runner)
+        results.append(env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)))
+    env.close()
+    return results, calls
+
+
+@pytest.mark.parametrize(('env_id', 'kwargs'), [('internutopia/H1Walk-v0', {}), ('internutopia/AliengoWalk-v0', {}),
+                                              ('internutopia/H1Walk-v0', {'seconds': 0.2})])  # (time limits: autoresets)
+def test_a_walking_env_fuses_each_actions_physics_steps_with_the_same_results(env_id, kwargs):
+    one_by_one, single = _run(env_id, False, 120, **kwargs)
+    fused, calls = _run(env_id, True, 120, **kwargs)
+    assert set(single) == {1} and len(calls) < 0.5 * len(single)  # (one or two calls an action)
+    assert sum(calls) == sum(single)
+    assert _same(one_by_one, fused)  # observations, rewards, flags, infos and records, resets included
+
+
+def test_a_push_due_inside_an_action_splits_its_physics_call_there():
+    def push_soon(k, runner):
+        if k == 5:  # a push due two physics steps into the next action, in slot 2
+            task = runner.terms.tasks['LocomotionTask']
+            task.next_push[2] = runner.table.steps[2] + 2
+            task._quiet_slots = None
+
+    one_by_one, _ = _run('internutopia/H1Walk-v0', False, 12, push_soon)
+    fused, calls = _run('internutopia/H1Walk-v0', True, 12, push_soon)
+    assert calls[:5] == [4] * 5 and calls[5:7] == [2, 2] and calls[7:] == [4] * 6
+    assert _same(one_by_one, fused)
+    assert not _same(one_by_one[6][0], one_by_one[5][0])  # (it moved)
+
+
+def test_robots_with_step_hooks_and_tasks_that_step_every_physics_step_are_not_fused():
+    _, calls = _run('internutopia/JetbotPointNav-v0', True, 5)  # its task and reward run each step
+    assert set(calls) == {1}
