@@ -82,3 +82,12 @@ def test_phases_time_each_part_of_the_vector_step() -> None:
     shares = row['shares']
     assert all(0 < shares[label] < 1 for label, _, _ in PHASES)
     assert shares['resets (the vector env\'s _take)'] >= shares['  of which placed and started (starts._reset_taken)']
+
+
+def test_the_fused_steps_ab_switches_the_fusing_per_block() -> None:
+    from internutopia.bench.fused_ab import _fused_ab
+
+    row = _fused_ab('internutopia/H1Walk-v0', 2, 2, 3)
+    assert row['physics_calls_per_vector_step_one_by_one'] == 4.0  # (four physics steps an action)
+    assert row['physics_calls_per_vector_step_fused'] == 1.0
+    assert row['fused_over_one_by_one'] > 0 and 0 < row['physics_share_fused'] < 1

@@ -22,6 +22,7 @@ the rows written between steps) is timed and taken out of ours' time.
     python -m internutopia.bench.gym_step                                  # the default ids at 64 envs
     python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --num-envs 1,64 --json
     python -m internutopia.bench.gym_step --phases                         # where a vector step's time goes
+    python -m internutopia.bench.gym_step --fused-ab --ids internutopia/H1Walk-v0   # fused physics steps on and off
 """
 
 from __future__ import annotations
@@ -371,6 +372,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument('--phases', action='store_true',
                         help='instead of the paired rows: where a vector step\'s time goes (physics, tasks, resets, ...), '
                              'each part timed around its call over 300 vector steps')
+    parser.add_argument('--fused-ab', action='store_true',
+                        help='instead of the paired rows: the vector step with the action repeat\'s quiet physics steps '
+                             'fused and one by one, in alternating blocks of one process (internutopia.bench.fused_ab)')
     parser.add_argument('--markdown', action='store_true', help='print the rows as a markdown table')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
     args = parser.parse_args(argv)
@@ -392,7 +396,19 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     processes.install_cleanup()
     first = machine()
     try:
-        if args.phases:
+        if args.fused_ab:
+            from internutopia.bench.fused_ab import measure_fused_ab
+
+            rows = []
+            for env_id in ids:
+                for n in num_envs:
+                    row = measure_fused_ab(env_id, n, timeout_s=args.timeout)
+                    rows.append(row)
+                    print(f"{env_id} x{n}: {row['vector_step_ms_one_by_one']:.2f} ms one by one, {row['vector_step_ms_fused']:.2f} ms "
+                          f"fused: {row['fused_over_one_by_one']:.3f} (IQR {row['ratio_q1']:.3f}-{row['ratio_q3']:.3f}); physics calls "
+                          f"per vector step {row['physics_calls_per_vector_step_one_by_one']:.2f} -> "
+                          f"{row['physics_calls_per_vector_step_fused']:.2f}", flush=True)
+        elif args.phases:
             rows = []
             for env_id in ids:
                 for n in num_envs:
