@@ -25,7 +25,7 @@ def _same(a, b) -> bool:
 
 def _run(env_id: str, fuse: bool, vector_steps: int, before_step=None, **kwargs) -> tuple[list, list[int]]:
     """Every result of ``vector_steps`` random vector steps, and the physics steps of each world call."""
-    env = gym.make_vec(env_id, num_envs=4, **kwargs)
+    env = gym.make_vec(env_id, num_envs=2 if kwargs.get('backend') == 'warp' else 4, **kwargs)
     runner = env.unwrapped._vec.runner
     runner.fuse_steps = fuse
     calls: list[int] = []
@@ -73,3 +73,12 @@ def test_a_push_due_inside_an_action_splits_its_physics_call_there():
 def test_robots_with_step_hooks_and_tasks_that_step_every_physics_step_are_not_fused():
     _, calls = _run('internutopia/JetbotPointNav-v0', True, 5)  # its task and reward run each step
     assert set(calls) == {1}
+
+
+@pytest.mark.slow
+def test_the_warp_backend_fuses_the_same_steps_with_the_same_results():
+    pytest.importorskip('mujoco_warp', reason="the warp extra is not installed (pip install 'internutopia[warp]')")
+    one_by_one, single = _run('internutopia/H1Walk-v0', False, 8, backend='warp', device='cpu')
+    fused, calls = _run('internutopia/H1Walk-v0', True, 8, backend='warp', device='cpu')
+    assert single == [1] * 32 and calls == [4] * 8
+    assert _same(one_by_one, fused)

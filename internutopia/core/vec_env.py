@@ -378,9 +378,11 @@ class Env:
             repeat: physics steps with these actions (an action repeat, default 1), returned as
                 one result: rewards summed over the steps each slot ran; an episode that ends on
                 an inner step ends there, with that step's flags, metrics and final observation,
-                and is not stepped again; the other slots' observation is the last step's. Ctrl-C
-                lands between physics steps as between calls. ``observe`` is ignored when
-                ``repeat > 1`` (only the ended slots are observed on the inner steps).
+                and is not stepped again; the other slots' observation is the last step's. Steps
+                on which nothing but the physics runs are advanced in one physics call (see
+                docs/extensions.md, "quiet physics steps fused"). Ctrl-C lands between physics
+                calls as between calls. ``observe`` is ignored when ``repeat > 1`` (only the
+                ended slots are observed on the inner steps).
 
         Returns:
             an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's

@@ -200,7 +200,10 @@ class Runner(RunnerReads):
         of every other slot is the last step's; ``active`` marks the slots that ran. Only the
         ended slots are observed on the inner steps (every slot when a robot has sensors: cameras
         keep their frames), and the actions are parsed again only after an episode ends. Stops
-        early when no episode runs. Each physics step is its own call for Ctrl-C (see
+        early when no episode runs. The steps on which nothing but the physics has to run are
+        advanced in one physics call (:meth:`_quiet_steps`; the same results, but a simulation
+        that diverges inside such a call is found at its end, its record's ``steps`` counting
+        the whole call). Each physics call is its own call for Ctrl-C (see
         :mod:`~internutopia.core.runner.guard`).
         """
         if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
