@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
+from internutopia.bench.random_actions import warmed_random_actions
 
-__all__ = ['measure_fused_ab']
+__all__ = ['format_fused_ab', 'measure_fused_ab']
 
 
 def _fused_ab(env_id: str, num_envs: int, pairs: int, steps: int) -> dict[str, Any]:
@@ -40,11 +41,7 @@ def _fused_ab(env_id: str, num_envs: int, pairs: int, steps: int) -> dict[str, A
 
     runner.world.step = timed_step
     env.reset(seed=0)
-    space: Any = env.action_space
-    rng = np.random.default_rng(0)
-    actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(64)]
-    for k in range(30):
-        env.step(actions[k % len(actions)])
+    actions = warmed_random_actions(env, 30)
     seconds = {True: np.empty(pairs), False: np.empty(pairs)}
     shares = {True: np.empty(pairs), False: np.empty(pairs)}
     per_call = {True: 0, False: 0}
@@ -78,3 +75,11 @@ def measure_fused_ab(env_id: str, num_envs: int = 64, pairs: int = 20, steps: in
     vector step."""
     return run_in_fresh_process(_fused_ab, env_id, num_envs, pairs, steps,
                                 what=f'fused steps A/B {env_id} x{num_envs}', timeout_s=timeout_s)
+
+
+def format_fused_ab(row: dict[str, Any]) -> str:
+    """One progress line of a :func:`measure_fused_ab` row."""
+    return (f"{row['id']} x{row['num_envs']}: {row['vector_step_ms_one_by_one']:.2f} ms one by one, "
+            f"{row['vector_step_ms_fused']:.2f} ms fused: {row['fused_over_one_by_one']:.3f} "
+            f"(IQR {row['ratio_q1']:.3f}-{row['ratio_q3']:.3f}); physics calls per vector step "
+            f"{row['physics_calls_per_vector_step_one_by_one']:.2f} -> {row['physics_calls_per_vector_step_fused']:.2f}")

@@ -37,7 +37,9 @@ import mujoco
 import numpy as np
 
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
+from internutopia.bench.fused_ab import format_fused_ab, measure_fused_ab
 from internutopia.bench.paired import involuntary_switches, summarize
+from internutopia.bench.random_actions import warmed_random_actions
 
 __all__ = ['DEFAULT_IDS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
 
@@ -198,11 +200,7 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
     world = inner._vec.runner.world
     env.reset(seed=0)
     startup_s = time.perf_counter() - began
-    rng = np.random.default_rng(0)
-    space: Any = env.action_space  # a Box
-    actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(64)]  # (drawn before the timing)
-    for k in range(20):
-        env.step(actions[k % len(actions)])
+    actions = warmed_random_actions(env, 20)
     limit = GymLimit(world)
     counter = [0]
 
@@ -285,11 +283,7 @@ def _phases(env_id: str, num_envs: int, steps: int, kwargs: dict[str, Any]) -> d
                 spent[_label] = spent.get(_label, 0.0) + time.perf_counter() - began
         setattr(owner, name, timed)
     env.reset(seed=0)
-    space: Any = env.action_space
-    rng = np.random.default_rng(0)
-    actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(64)]
-    for k in range(20):
-        env.step(actions[k % len(actions)])
+    actions = warmed_random_actions(env, 20)
     spent.clear()
     began = time.perf_counter()
     for k in range(steps):
@@ -317,6 +311,13 @@ def measure_gym(env_id: str, num_envs: int, pairs: int = 60, chunk: int = 5, kwa
     ``written_rows_per_vector_step`` (rows the limit copied from ours: resets and pushes)."""
     return run_in_fresh_process(_measure, env_id, num_envs, pairs, chunk, dict(kwargs or {}),
                                 what=f'gym benchmark {env_id} x{num_envs}', timeout_s=timeout_s)
+
+
+def format_phases(row: dict[str, Any]) -> str:
+    """The lines of a :func:`phase_shares` row: the vector step, then each phase's share."""
+    lines = [f"{row['id']} x{row['num_envs']}: {row['vector_step_ms']:.2f} ms per vector step"]
+    lines += [f'  {label:<52} {share:6.1%}' for label, share in row['shares'].items()]
+    return '\n'.join(lines)
 
 
 def format_gym_row(row: dict[str, Any]) -> str:
@@ -396,33 +397,19 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     processes.install_cleanup()
     first = machine()
     try:
-        if args.fused_ab:
-            from internutopia.bench.fused_ab import measure_fused_ab
-
+        if args.fused_ab or args.phases:  # (one fresh process per id and env count)
+            measure, describe = (measure_fused_ab, format_fused_ab) if args.fused_ab else (phase_shares, format_phases)
             rows = []
             for env_id in ids:
                 for n in num_envs:
-                    row = measure_fused_ab(env_id, n, timeout_s=args.timeout)
-                    rows.append(row)
-                    print(f"{env_id} x{n}: {row['vector_step_ms_one_by_one']:.2f} ms one by one, {row['vector_step_ms_fused']:.2f} ms "
-                          f"fused: {row['fused_over_one_by_one']:.3f} (IQR {row['ratio_q1']:.3f}-{row['ratio_q3']:.3f}); physics calls "
-                          f"per vector step {row['physics_calls_per_vector_step_one_by_one']:.2f} -> "
-                          f"{row['physics_calls_per_vector_step_fused']:.2f}", flush=True)
-        elif args.phases:
-            rows = []
-            for env_id in ids:
-                for n in num_envs:
-                    row = phase_shares(env_id, n, timeout_s=args.timeout)
-                    rows.append(row)
-                    print(f"{env_id} x{n}: {row['vector_step_ms']:.2f} ms per vector step", flush=True)
-                    for label, share in row['shares'].items():
-                        print(f'  {label:<52} {share:6.1%}', flush=True)
+                    rows.append(measure(env_id, n, timeout_s=args.timeout))
+                    print(describe(rows[-1]), flush=True)
         else:
             rows = run_gym(ids, num_envs, args.pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
     finally:
         processes.kill_tracked()
     print(f'machine: {first}, load at end {machine()["load"]}')
-    if args.markdown and not args.phases:
+    if args.markdown and not (args.phases or args.fused_ab):
         print(gym_markdown_table(rows))
     if args.json:
         print(json.dumps({'machine': first, 'load_at_end': machine()['load'], 'rows': rows}))

@@ -321,10 +321,7 @@ class VectorEnv(gym.vector.VectorEnv):
         """Whether every robot and task of the running episodes has the array API (an upstream-style,
         per-slot extension steps through per-slot dicts)."""
         runner = getattr(self._vec, 'runner', None)
-        if runner is None:
-            return False
-        return (all(group.array_api for group in runner.groups.robots.values())
-                and all(task.array_api for task in runner.terms.tasks.values()))
+        return runner is not None and runner.observer.arrays_ready()
 
     def _step_dicts(self, actions: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """``action_repeat`` physics steps through ``vec_env.Env.step`` (per-slot dicts)."""

@@ -195,19 +195,15 @@ class EpisodeStarts:
                 self._prepare_one(episode)
                 return episode
             except Exception as exc:
-                self._episode_failed(episode, None, exc)
+                self._episodes_failed([(episode, None, exc)])
             except BaseException:  # Ctrl-C: the episode goes back first
                 self.runner.queue.put_back([episode])
                 raise
 
-    def _episode_failed(self, episode: Episode, slot: int | None, exc: Exception) -> None:
-        """``episode`` failed to load or start: back to the front of the queue if it has tries left,
-        else recorded as failed."""
-        self._episodes_failed([(episode, slot, exc)])
-
     def _episodes_failed(self, failures: Sequence[tuple[Episode, int | None, Exception]]) -> None:
-        """Each ``(episode, slot, error)`` of ``failures`` failed to start: those with tries left go
-        back to the front of the queue in their order, the others are recorded as failed."""
+        """Each ``(episode, slot, error)`` of ``failures`` failed to load or start: those with tries
+        left go back to the front of the queue in their order, the others are recorded as failed
+        (past the reset's limit of such records, the reset stops: ``RuntimeError``)."""
         again = []
         for episode, slot, exc in failures:
             tries, retry = self.runner.attempts.fail(episode.index)
