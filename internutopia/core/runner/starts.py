@@ -231,12 +231,14 @@ class EpisodeStarts:
         start, with the error (each such episode already requeued or recorded; the slot is empty)."""
         table = self.runner.table
         structures = list(table.structures)
-        configs: list[TaskCfg | None] = [e.config if e is not None else None for e in table.episodes]
         for slot, episode in zip(slots, taken, strict=True):
             structures[slot] = self._structure(episode) if episode is not None else None
-            configs[slot] = episode.config if episode is not None else None
         try:
             if structures != table.structures or not self.runner.world.built:
+                # (every slot's config, only when the world's layout changes: usually it does not)
+                configs: list[TaskCfg | None] = [e.config if e is not None else None for e in table.episodes]
+                for slot, episode in zip(slots, taken, strict=True):
+                    configs[slot] = episode.config if episode is not None else None
                 self.runner.groups.place(table, slots, configs, structures)
         except BaseException:
             self.runner.queue.put_back([e for e in taken if e is not None])

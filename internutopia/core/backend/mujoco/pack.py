@@ -7,6 +7,9 @@ its typed view of the batch's ``(env_num, ...)`` arrays.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 import mujoco
 import mujoco.batch
 import numpy as np
@@ -30,6 +33,7 @@ _ALIVE = 0
 OUTPUT_FIELDS = state.OUTPUT_FIELDS
 #: Most slots a forward pass runs on the calling thread (see :meth:`Pack.forward`).
 INLINE_FORWARD_SLOTS = 4
+_INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 #: Contacts each robot's contact sensors report (see :meth:`MujocoWorld._add_contact_sensors`).
 CONTACT_SLOTS = 8
 
@@ -45,17 +49,58 @@ class PackData(state.StateArrays):
 
     Any other ``MjData`` field is bound on first use with :meth:`Pack.field` (each bound field is
     copied out on every step, so only what is read is bound), and then also read as an attribute.
+
+    Reading a derived field (``sensordata``, the on-request fields, a backend field) as an
+    attribute first runs the forward passes :meth:`Pack.forward` left pending, so what is read is
+    always what an immediate forward pass would have written (see :meth:`Pack.forward`).
     """
 
-    __slots__ = ('qacc_warmstart', 'userdata')
+    __slots__ = ('qacc_warmstart', 'userdata', '_pending')
 
     qacc_warmstart: np.ndarray
     userdata: np.ndarray
 
     def __init__(self, batch: mujoco.batch.Batch) -> None:
+        #: The pack's flush of its pending forward passes while any are pending, else ``None``.
+        self._pending: Callable[[], None] | None = None
         super().__init__()
         for name in (*STATE_FIELDS, *OUTPUT_FIELDS):
             setattr(self, name, batch.bind(name))
+
+    def raw(self, name: str) -> np.ndarray | None:
+        """The array of field ``name`` if it is bound, else ``None``, without running pending
+        forward passes (the pack's own access, when it writes them)."""
+        slot = _FIELD_SLOTS.get(name)
+        if slot is None:
+            return self._extra.get(name)
+        try:
+            return slot.__get__(self, PackData)
+        except AttributeError:
+            return None
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if not name.startswith('_') and self._pending is not None:
+            self._pending()
+        return super().__getattr__(name)
+
+
+def _derived_field(name: str) -> property:
+    """A derived field of :class:`PackData` read through its slot after the pending forward passes."""
+    slot = _FIELD_SLOTS[name]
+
+    def read(self: PackData) -> np.ndarray:
+        if self._pending is not None:
+            self._pending()
+        return slot.__get__(self, PackData)
+
+    return property(read, slot.__set__, doc=f'``{name}``, with any pending forward pass run first.')
+
+
+#: The storage of each declared field of :class:`~internutopia.core.backend.state.StateArrays`.
+_FIELD_SLOTS = {name: state.StateArrays.__dict__[name] for name in state.StateArrays.__slots__ if not name.startswith('_')}
+for _name in (*OUTPUT_FIELDS, *state.ON_REQUEST_FIELDS):
+    setattr(PackData, _name, _derived_field(_name))
+del _name
 
 
 class Pack:
@@ -97,7 +142,10 @@ class Pack:
         self._scratch: mujoco.MjData | None = None
         self._rest: np.ndarray | None = None  # see rest_state
         self._derived: list[tuple[str, np.ndarray]] | None = None  # see _derived_fields
-        self._forward_data: mujoco.MjData | None = None  # see forward
+        self._forward_data: mujoco.MjData | None = None  # see run_pending
+        #: Slot -> its state row when :meth:`forward` was called, for the passes not run yet.
+        self._pending_rows: dict[int, np.ndarray] = {}
+        self._pending_lock = threading.Lock()
         #: Per part prefix, the ``sensordata`` columns of its two contact sensors.
         self._contact_columns: dict[str, tuple[int, int]] = {}
         #: ``mj_step`` calls per env step (see :meth:`MujocoWorld.compile_slot`).
@@ -116,7 +164,8 @@ class Pack:
 
     def field(self, name: str) -> np.ndarray:
         """The ``(env_num, ...)`` array of any ``MjData`` field, bound on first use."""
-        array = self.data.bound(name)
+        self.run_pending()  # (in the order they were asked for: those passes, then this one)
+        array = self.data.raw(name)
         if array is None:
             array = self.batch.bind(name)
             self.data.bind(name, array)
@@ -129,6 +178,10 @@ class Pack:
         """Advance every slot of the pack by ``steps`` physics steps (``substeps`` calls of
         ``mj_step`` each) in one batch call, on every core."""
         if len(self.slots):
+            if self._pending_rows:  # (the step computes every derived field of the pack's slots)
+                with self._pending_lock:
+                    self._pending_rows.clear()
+                    self.data._pending = None
             self.batch.step(self._step_ids, nstep=self.substeps * steps)
 
     def rest_state(self) -> np.ndarray:
@@ -142,34 +195,67 @@ class Pack:
     def forward(self, slots: np.ndarray) -> None:
         """Recompute the derived fields of ``slots`` after their state was written (``mj_forward``).
 
-        A few slots (a reset's, usually one or two) run on the calling thread: handing them to the
-        batch's pool wakes its threads, which costs more than their forward passes (about 10 us
-        each for an H1), and far more on a machine whose other cores are busy (a pool thread then
-        waits for one: 100-300 us measured). The results are the batch's, bit for bit.
+        A few slots (a reset's, usually one or two) are computed when first needed: their state
+        rows are kept as they are now, and the forward passes of those rows run when a derived
+        field is next read through :attr:`data` or :meth:`field`, and not at all when the next
+        step comes first (a step computes every derived field of its slots afresh). A reset whose
+        task and first observation read no derived field (the walking robots': state only) so
+        costs no forward pass; whoever reads one reads what the forward pass at the call would
+        have written, bit for bit, whatever was written to the state since. (An array of a
+        derived field held from before the call is refreshed by such a read, or by the step.)
+
+        These passes run on the calling thread: handing a few slots to the batch's pool wakes its
+        threads, which costs more than their forward passes (about 10 us each for an H1), and far
+        more on a machine whose other cores are busy (a pool thread then waits for one: 100-300 us
+        measured). More slots than :data:`INLINE_FORWARD_SLOTS` (a whole world's first reset) go
+        to the pool at once. The results are the batch's, bit for bit.
         """
         slots = np.asarray(slots, dtype=np.intp)
         if len(slots) > 1:
             slots = np.unique(slots)
         if len(slots) > INLINE_FORWARD_SLOTS:
+            with self._pending_lock:
+                for slot in slots.tolist():  # (their pending passes would compute an older state)
+                    self._pending_rows.pop(slot, None)
+                self._settle_pending()
             self.batch.forward(slots)
             return
-        model = self.model
-        if self._forward_data is None:  # (its own: the render threads use the other scratch)
-            self._forward_data = mujoco.MjData(model)
-        data = self._forward_data
-        derived = self._derived_fields()
-        for slot in slots.tolist():
-            self.batch.get_data(slot, data)
-            mujoco.mj_forward(model, data)
-            for name, array in derived:
-                array[slot] = getattr(data, name)
+        state = self.batch.state
+        with self._pending_lock:
+            for slot in slots.tolist():
+                self._pending_rows[slot] = state[slot].copy()
+            self.data._pending = self.run_pending
+
+    def run_pending(self) -> None:
+        """Run the forward passes :meth:`forward` left pending (see there), on the calling thread."""
+        with self._pending_lock:
+            if not self._pending_rows:
+                return
+            pending = self._pending_rows
+            self._pending_rows = {}
+            self.data._pending = None
+            model = self.model
+            if self._forward_data is None:  # (its own: the render threads use the other scratch)
+                self._forward_data = mujoco.MjData(model)
+            data = self._forward_data
+            derived = self._derived_fields()
+            for slot, row in pending.items():
+                mujoco.mj_setState(model, data, row, _INTEGRATION)
+                mujoco.mj_forward(model, data)
+                for name, array in derived:
+                    array[slot] = getattr(data, name)
+
+    def _settle_pending(self) -> None:
+        """Clear the data's reminder once nothing is pending (call with the lock held)."""
+        if not self._pending_rows:
+            self.data._pending = None
 
     def _derived_fields(self) -> list[tuple[str, np.ndarray]]:
         """The bound fields a forward pass computes (every bound field but the state's), with writable views of their arrays."""
         if self._derived is None:
             names = [name for name in (*OUTPUT_FIELDS, *state.ON_REQUEST_FIELDS, *self.data.extra_names())
                      if name not in STATE_FIELDS]
-            self._derived = [(name, _writable(array)) for name in names if (array := self.data.bound(name)) is not None]
+            self._derived = [(name, _writable(array)) for name in names if (array := self.data.raw(name)) is not None]
         return self._derived
 
     def mjdata(self, slot: int, contacts: bool = False) -> mujoco.MjData:
