@@ -84,10 +84,15 @@ def test_phases_time_each_part_of_the_vector_step() -> None:
     assert shares['resets (the vector env\'s _take)'] >= shares['  of which placed and started (starts._reset_taken)']
 
 
-def test_the_fused_steps_ab_switches_the_fusing_per_block() -> None:
-    from internutopia.bench.fused_ab import _fused_ab
+def test_the_switch_ab_turns_each_switch_per_block() -> None:
+    from internutopia.bench.switch_ab import _switch_ab, measure_switch_ab
 
-    row = _fused_ab('internutopia/H1Walk-v0', 2, 2, 3)
-    assert row['physics_calls_per_vector_step_one_by_one'] == 4.0  # (four physics steps an action)
-    assert row['physics_calls_per_vector_step_fused'] == 1.0
-    assert row['fused_over_one_by_one'] > 0 and 0 < row['physics_share_fused'] < 1
+    row = _switch_ab('internutopia/H1Walk-v0', 'fuse_steps', 2, 2, 3)
+    assert row['physics_calls_per_vector_step_off'] == 4.0  # (four physics steps an action)
+    assert row['physics_calls_per_vector_step_on'] == 1.0
+    assert row['on_over_off'] > 0 and 0 < row['physics_share_on'] < 1
+    row = _switch_ab('internutopia/H1Walk-v0', 'defer_forward', 2, 2, 3)
+    assert row['switch'] == 'defer_forward' and row['physics_calls_per_vector_step_on'] == 1.0  # (the physics alike)
+    assert row['on_over_off'] > 0
+    with pytest.raises(ValueError, match="unknown switch 'fuse'; valid switches: \\['defer_forward', 'fuse_steps'\\]"):
+        measure_switch_ab('internutopia/H1Walk-v0', 2, 'fuse')

@@ -86,14 +86,7 @@ def _walk(deferred: bool, monkeypatch) -> tuple[list, list[int]]:
     """Every result of 120 random H1Walk-v0 vector steps (falls and time limits: many resets),
     with the forward passes deferred or run at each call; and the passes run."""
     with monkeypatch.context() as patch:
-        if not deferred:
-            forward = pack_module.Pack.forward
-
-            def at_once(self, slots):
-                forward(self, slots)
-                self.run_pending()
-
-            patch.setattr(pack_module.Pack, 'forward', at_once)
+        patch.setattr(pack_module.Pack, 'defer_forward', deferred)
         passes = _count_passes(patch)
         env = gym.make_vec('internutopia/H1Walk-v0', num_envs=4, seconds=0.3)
         results = [env.reset(seed=2)]

@@ -22,12 +22,13 @@ the rows written between steps) is timed and taken out of ours' time.
     python -m internutopia.bench.gym_step                                  # the default ids at 64 envs
     python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --num-envs 1,64 --json
     python -m internutopia.bench.gym_step --phases                         # where a vector step's time goes
-    python -m internutopia.bench.gym_step --fused-ab --ids internutopia/H1Walk-v0   # fused physics steps on and off
+    python -m internutopia.bench.gym_step --ab fuse_steps --ids internutopia/H1Walk-v0   # a switch on and off
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -37,9 +38,9 @@ import mujoco
 import numpy as np
 
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
-from internutopia.bench.fused_ab import format_fused_ab, measure_fused_ab
 from internutopia.bench.paired import involuntary_switches, summarize
 from internutopia.bench.random_actions import warmed_random_actions
+from internutopia.bench.switch_ab import SWITCHES, format_switch_ab, measure_switch_ab
 
 __all__ = ['DEFAULT_IDS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
 
@@ -373,12 +374,15 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument('--phases', action='store_true',
                         help='instead of the paired rows: where a vector step\'s time goes (physics, tasks, resets, ...), '
                              'each part timed around its call over 300 vector steps')
-    parser.add_argument('--fused-ab', action='store_true',
-                        help='instead of the paired rows: the vector step with the action repeat\'s quiet physics steps '
-                             'fused and one by one, in alternating blocks of one process (internutopia.bench.fused_ab)')
+    parser.add_argument('--ab', choices=sorted(SWITCHES),
+                        help='instead of the paired rows: the vector step with this switch of the step on and off, in '
+                             'alternating blocks of one process (internutopia.bench.switch_ab)')
+    parser.add_argument('--fused-ab', action='store_true', help='the same as --ab fuse_steps')
     parser.add_argument('--markdown', action='store_true', help='print the rows as a markdown table')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
     args = parser.parse_args(argv)
+    if args.fused_ab:
+        args.ab = 'fuse_steps'
     try:
         num_envs = [int(text) for text in args.num_envs.split(',') if text]
     except ValueError:
@@ -397,8 +401,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     processes.install_cleanup()
     first = machine()
     try:
-        if args.fused_ab or args.phases:  # (one fresh process per id and env count)
-            measure, describe = (measure_fused_ab, format_fused_ab) if args.fused_ab else (phase_shares, format_phases)
+        if args.ab or args.phases:  # (one fresh process per id and env count)
+            measure: Callable[..., dict[str, Any]]
+            measure, describe = ((functools.partial(measure_switch_ab, switch=args.ab), format_switch_ab) if args.ab
+                                 else (phase_shares, format_phases))
             rows = []
             for env_id in ids:
                 for n in num_envs:
@@ -409,7 +415,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     finally:
         processes.kill_tracked()
     print(f'machine: {first}, load at end {machine()["load"]}')
-    if args.markdown and not (args.phases or args.fused_ab):
+    if args.markdown and not (args.phases or args.ab):
         print(gym_markdown_table(rows))
     if args.json:
         print(json.dumps({'machine': first, 'load_at_end': machine()['load'], 'rows': rows}))

@@ -122,6 +122,9 @@ class Pack:
     would cost a second position stage per step whenever a controller moves a mocap body.)
     """
 
+    #: Whether :meth:`forward` of a few slots waits for a read of a derived field (see there).
+    defer_forward = True
+
     def __init__(self, key: str, model: mujoco.MjModel, env_num: int, threads: int) -> None:
         check_slots_fit(env_num, pack_bytes_per_slot(model), 'the physics state of one structure', pack_fixed_bytes(model, threads))
         self.key = key
@@ -208,7 +211,8 @@ class Pack:
         threads, which costs more than their forward passes (about 10 us each for an H1), and far
         more on a machine whose other cores are busy (a pool thread then waits for one: 100-300 us
         measured). More slots than :data:`INLINE_FORWARD_SLOTS` (a whole world's first reset) go
-        to the pool at once. The results are the batch's, bit for bit.
+        to the pool at once. The results are the batch's, bit for bit. ``defer_forward = False``
+        (on the class or one pack) runs every pass at the call.
         """
         slots = np.asarray(slots, dtype=np.intp)
         if len(slots) > 1:
@@ -225,6 +229,8 @@ class Pack:
             for slot in slots.tolist():
                 self._pending_rows[slot] = state[slot].copy()
             self.data._pending = self.run_pending
+        if not self.defer_forward:
+            self.run_pending()
 
     def run_pending(self) -> None:
         """Run the forward passes :meth:`forward` left pending (see there), on the calling thread."""
