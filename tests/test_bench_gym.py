@@ -96,3 +96,16 @@ def test_the_switch_ab_turns_each_switch_per_block() -> None:
     assert row['on_over_off'] > 0
     with pytest.raises(ValueError, match="unknown switch 'fuse'; valid switches: \\['defer_forward', 'fuse_steps'\\]"):
         measure_switch_ab('internutopia/H1Walk-v0', 2, 'fuse')
+
+
+def test_after_physics_times_each_piece_back_to_back_and_after_each_gap() -> None:
+    from internutopia.bench.after_physics import GAPS, _after_physics, markdown_table
+
+    result = _after_physics('internutopia/H1Walk-v0', 2, 3)
+    assert [row['piece'] for row in result['rows']] == ['walker state', 'locomotion payment', 'read 30 attributes']
+    for row in result['rows']:
+        assert row['back_to_back_us'] > 0 and all(row[f'after {gap} us'] > 0 for gap in GAPS)
+    table = markdown_table(result).splitlines()
+    assert len(table) == 5 and table[2].startswith('| walker state |')
+    with pytest.raises(ValueError, match='runs no locomotion task; use a walking id'):
+        _after_physics('internutopia/JetbotPointNav-v0', 2, 3)
