@@ -7,6 +7,7 @@ from __future__ import annotations
 import gymnasium as gym
 import mujoco
 import numpy as np
+import pytest
 
 import internutopia.core.backend.mujoco.pack as pack_module
 import internutopia.envs  # noqa: F401  (registers the ids)
@@ -105,3 +106,16 @@ def test_the_walking_envs_resets_run_no_forward_pass_and_give_the_same_results(m
     assert len(passes_at_once) >= 20  # (one per reset slot: the time limit ends an episode every 15 actions)
     assert passes_deferred == []  # its task and observation read the state only
     assert _same(at_once, deferred)
+
+
+@pytest.mark.parametrize('env_id', ['internutopia/AliengoWalk-v0', 'internutopia/GR1Walk-v0'])
+def test_the_other_walking_envs_resets_run_no_forward_pass(env_id, monkeypatch):
+    passes = _count_passes(monkeypatch)
+    env = gym.make_vec(env_id, num_envs=2, seconds=0.1)  # (an episode of five actions: a reset every five)
+    env.reset(seed=0)
+    ended = 0
+    for _ in range(20):
+        _, _, terminated, truncated, _ = env.step(np.zeros(env.action_space.shape, dtype=np.float32))
+        ended += int(np.sum(terminated | truncated))
+    env.close()
+    assert ended >= 6 and passes == []
