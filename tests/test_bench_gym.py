@@ -109,3 +109,11 @@ def test_after_physics_times_each_piece_back_to_back_and_after_each_gap() -> Non
     assert len(table) == 5 and table[2].startswith('| walker state |')
     with pytest.raises(ValueError, match='runs no locomotion task; use a walking id'):
         _after_physics('internutopia/JetbotPointNav-v0', 2, 3)
+
+
+def test_gap_lengths_times_the_read_after_each_busy_loop() -> None:
+    from internutopia.bench.after_physics import GAP_LENGTHS_MS, gap_lengths
+
+    rows = gap_lengths(calls=3)
+    assert [row['gap_ms'] for row in rows] == list(GAP_LENGTHS_MS)
+    assert all(0 < row['median_us'] <= row['p90_us'] and 0 <= row['share_above_10_us'] <= 1 for row in rows)

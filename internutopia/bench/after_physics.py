@@ -6,11 +6,13 @@ task's payment, a plain 30-attribute read) two ways: back to back (the hot cost 
 loop reports) and each right after something else ran for a while: the pack's physics call, a
 sleep, a Python busy loop of the same length, and a sweep of 8 MB of memory. Where the pieces
 cost many times their hot figure after every kind of gap, including the sleep and the busy loop
-that evict nothing, the cost is the host's (its timer interrupts: on a virtual machine each can
-leave the core's caches and translation buffers cold), not our memory traffic; what then counts
-is how many distinct objects and code paths a step touches, more than its instructions.
+that evict nothing, the cost is the host's, not our memory traffic: data left untouched for a few
+milliseconds falls out of the caches (``--gap-lengths`` shows how the cost grows with the gap);
+what then counts is how many distinct objects and code paths a step touches, more than its
+instructions.
 
     python -m internutopia.bench.after_physics --json
+    python -m internutopia.bench.after_physics --gap-lengths    # the 30-attribute read after busy loops of 0-12 ms
 """
 
 from __future__ import annotations
@@ -27,16 +29,46 @@ from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
 from internutopia.bench.random_actions import warmed_random_actions
 from internutopia.bench.report import machine
 
-__all__ = ['GAPS', 'measure_after_physics']
+__all__ = ['GAP_LENGTHS_MS', 'GAPS', 'gap_lengths', 'measure_after_physics']
 
 #: The gaps timed before each call, besides none.
 GAPS = ('physics call', 'sleep 6 ms', 'Python loop 6 ms', 'sweep of 8 MB')
+#: The busy loops' lengths of :func:`gap_lengths`, ms.
+GAP_LENGTHS_MS = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
 
 
 def _busy(seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass
+
+
+def _attribute_reader() -> Callable[[], list[int]]:
+    """A read of 30 attributes of one object (a small piece of Python touching about 30 objects)."""
+    holder = type('Holder', (), {f'field{k}': k for k in range(30)})()
+    names = [f'field{k}' for k in range(30)]
+    return lambda: [getattr(holder, name) for name in names]
+
+
+def gap_lengths(calls: int = 200) -> list[dict[str, float]]:
+    """The 30-attribute read right after Python busy loops of each of :data:`GAP_LENGTHS_MS`:
+    per length, the median and 90th percentile of ``calls`` calls (us) and the share above 10 us.
+    A busy loop touches almost nothing of ours, so what grows with its length is how much of our
+    data the host's other work has pushed out of the caches meanwhile."""
+    read = _attribute_reader()
+    for _ in range(1000):
+        read()
+    rows = []
+    for gap_ms in GAP_LENGTHS_MS:
+        times = np.empty(calls)
+        for k in range(calls):
+            _busy(gap_ms / 1000)
+            began = time.perf_counter()
+            read()
+            times[k] = (time.perf_counter() - began) * 1e6
+        rows.append({'gap_ms': gap_ms, 'median_us': float(np.median(times)), 'p90_us': float(np.percentile(times, 90)),
+                     'share_above_10_us': float(np.mean(times > 10.0))})
+    return rows
 
 
 def _after_physics(env_id: str, num_envs: int, calls: int) -> dict[str, Any]:
@@ -56,13 +88,11 @@ def _after_physics(env_id: str, num_envs: int, calls: int) -> dict[str, Any]:
     walker = next(iter(runner.groups.robots.values())).walker
     slots = np.arange(num_envs, dtype=np.intp)
     span = np.full(num_envs, 4)
-    holder = type('Holder', (), {f'field{k}': k for k in range(30)})()
-    names = [f'field{k}' for k in range(30)]
     memory = np.zeros(1_000_000)
     pieces: dict[str, Callable[[], Any]] = {
         'walker state': lambda: walker.state(slots),
         'locomotion payment': lambda: task._pay(slots, span),
-        'read 30 attributes': lambda: [getattr(holder, name) for name in names],
+        'read 30 attributes': _attribute_reader(),
     }
     gaps: dict[str, Callable[[], Any]] = {
         'physics call': lambda: runner.world.step(4),
@@ -114,14 +144,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--id', default='internutopia/H1Walk-v0', help='a walking id (its task is the locomotion task)')
     parser.add_argument('--num-envs', type=int, default=64)
     parser.add_argument('--calls', type=int, default=100, help='timed calls of each piece after each gap')
+    parser.add_argument('--gap-lengths', action='store_true',
+                        help='instead: the 30-attribute read after Python busy loops of 0-12 ms (no env)')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
     args = parser.parse_args(argv)
     if args.num_envs < 1 or args.calls < 1:
         parser.error('--num-envs and --calls must be at least 1')
     first = machine()
-    result = measure_after_physics(args.id, args.num_envs, args.calls)
+    if args.gap_lengths:
+        result: dict[str, Any] = {'gap_lengths': gap_lengths(max(args.calls, 200))}
+        print('| gap (ms) | median (us) | 90th percentile (us) | share above 10 us |\n|---:|---:|---:|---:|')
+        for row in result['gap_lengths']:
+            print(f"| {row['gap_ms']:g} | {row['median_us']:.1f} | {row['p90_us']:.1f} | {row['share_above_10_us']:.2f} |")
+    else:
+        result = measure_after_physics(args.id, args.num_envs, args.calls)
+        print(markdown_table(result))
     result.update({'machine': first, 'load_at_end': machine()['load']})
-    print(markdown_table(result))
     if args.json:
         print(json.dumps(result))
     return result
