@@ -149,9 +149,10 @@ def test_a_task_that_fails_to_start_is_retried_then_recorded_and_its_slot_takes_
     assert summary['records'] == 5 and summary['episodes'] == 4 and summary['outcomes'] == {'failed': 1}
 
 
-def test_a_failing_start_leaves_the_other_slots_running(make_config, tmp_path):
+@pytest.mark.parametrize('fault', ['start_failures', 'observe_failures'])  # (its task's start, its first observation)
+def test_a_failing_start_leaves_the_other_slots_running(make_config, tmp_path, fault):
     path = tmp_path / 'results.jsonl'
-    tasks = [task(0, max_steps=10), task(1, max_steps=2), task(2, start_failures=99), task(3, max_steps=3)]
+    tasks = [task(0, max_steps=10), task(1, max_steps=2), task(2, **{fault: 99}), task(3, max_steps=3)]
     with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
         env.reset()
         for _ in range(2):
@@ -159,11 +160,12 @@ def test_a_failing_start_leaves_the_other_slots_running(make_config, tmp_path):
         assert terminated == [False, True]
         before = env.runner.world.slot_state(0)
         obs, info = env.reset([1])  # episode 2 fails three times: the slot takes episode 3
-        assert info[0].tag == 3 and obs[0] is not None
+        assert info[0].tag == 3 and obs[0]['countdown'] == 0.0
         for key, value in env.runner.world.slot_state(0).items():
             np.testing.assert_array_equal(value, before[key])
-        _, _, _, _, info = env.step([None, None])
+        obs, _, _, _, info = env.step([None, None])
         assert info[0] == {'episode_index': 0, 'steps': 3} and info[1] == {'episode_index': 3, 'steps': 1}
+        assert obs[0]['countdown'] == 3.0 and obs[1]['countdown'] == 1.0
     assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed')]
 
 
@@ -188,24 +190,6 @@ def test_a_first_observation_that_raises_is_a_failed_start_and_its_slot_takes_th
     assert failed['error'] == 'the sensor of task 2 is unplugged' and failed['steps'] == 0
     for index in (0, 1, 3, 4):
         assert by_index[index][0]['steps'] == 4 and 'outcome' not in by_index[index][0]
-
-
-def test_a_first_observation_that_raises_leaves_the_other_slots_as_they_were(make_config, tmp_path):
-    path = tmp_path / 'results.jsonl'
-    tasks = [task(0, max_steps=10), task(1, max_steps=2), task(2, observe_failures=99), task(3, max_steps=3)]
-    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
-        env.reset()
-        for _ in range(2):
-            env.step([None, None])
-        before = env.runner.world.slot_state(0)
-        obs, info = env.reset([1])
-        assert info[0].tag == 3 and obs[0]['countdown'] == 0.0
-        for key, value in env.runner.world.slot_state(0).items():
-            np.testing.assert_array_equal(value, before[key])
-        obs, _, _, _, info = env.step([None, None])
-        assert info[0] == {'episode_index': 0, 'steps': 3} and info[1] == {'episode_index': 3, 'steps': 1}
-        assert obs[0]['countdown'] == 3.0 and obs[1]['countdown'] == 1.0
-    assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed')]
 
 
 def test_reset_arrays_isolates_a_first_observation_that_raises(make_config, tmp_path):
