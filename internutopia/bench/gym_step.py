@@ -371,13 +371,14 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                              'of 200 vector steps ends and restarts during the run)')
     parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
-    parser.add_argument('--phases', action='store_true',
-                        help='instead of the paired rows: where a vector step\'s time goes (physics, tasks, resets, ...), '
-                             'each part timed around its call over 300 vector steps')
-    parser.add_argument('--ab', choices=sorted(SWITCHES),
-                        help='instead of the paired rows: the vector step with this switch of the step on and off, in '
-                             'alternating blocks of one process (internutopia.bench.switch_ab)')
-    parser.add_argument('--fused-ab', action='store_true', help='the same as --ab fuse_steps')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--phases', action='store_true',
+                      help='instead of the paired rows: where a vector step\'s time goes (physics, tasks, resets, ...), '
+                           'each part timed around its call over 300 vector steps')
+    mode.add_argument('--ab', choices=sorted(SWITCHES),
+                      help='instead of the paired rows: the vector step with this switch of the step on and off, in '
+                           'alternating blocks of one process (internutopia.bench.switch_ab)')
+    mode.add_argument('--fused-ab', action='store_true', help='the same as --ab fuse_steps')
     parser.add_argument('--markdown', action='store_true', help='print the rows as a markdown table')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
     args = parser.parse_args(argv)
