@@ -32,7 +32,7 @@ def _fuse_steps(runner: Any, on: bool) -> None:
 
 
 def _defer_forward(runner: Any, on: bool) -> None:
-    for pack in runner.world.packs.values():
+    for pack in runner.world.packs.values():  # (a Gymnasium id's world holds its one structure from the start)
         pack.defer_forward = on
 
 

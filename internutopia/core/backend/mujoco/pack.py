@@ -221,7 +221,8 @@ class Pack:
             with self._pending_lock:
                 for slot in slots.tolist():  # (their pending passes would compute an older state)
                     self._pending_rows.pop(slot, None)
-                self._settle_pending()
+                if not self._pending_rows:
+                    self.data._pending = None
             self.batch.forward(slots)
             return
         state = self.batch.state
@@ -250,11 +251,6 @@ class Pack:
                 mujoco.mj_forward(model, data)
                 for name, array in derived:
                     array[slot] = getattr(data, name)
-
-    def _settle_pending(self) -> None:
-        """Clear the data's reminder once nothing is pending (call with the lock held)."""
-        if not self._pending_rows:
-            self.data._pending = None
 
     def _derived_fields(self) -> list[tuple[str, np.ndarray]]:
         """The bound fields a forward pass computes (every bound field but the state's), with writable views of their arrays."""
