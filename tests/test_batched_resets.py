@@ -61,6 +61,20 @@ def test_walking_samplers_build_what_validating_each_episode_builds(make):
     assert make(batch=8, reward_scales={'termination': -3})(np.random.default_rng(5)) == first
 
 
+def test_the_walking_samplers_draws_are_the_generators_own_numbers():
+    # The samplers draw with Generator.uniform's arithmetic and choice's index draw, not the calls
+    # themselves (a fraction of their cost): the same numbers from the same stream, bit for bit,
+    # so a seed gives the episodes earlier runs trained on.
+    from internutopia_extension.robots.h1_locomotion.episodes import _pick, _uniform
+
+    ours, numpy = np.random.default_rng(7), np.random.default_rng(7)
+    for low, high in [(-np.pi, np.pi), (-0.3, 1.0), (4.0, 8.0), (0.2, 0.5), (1.0, 4.0)] * 2000:
+        assert _uniform(ours, low, high) == float(numpy.uniform(low, high))
+        assert _pick(ours, (0.05, 0.1)) == float(numpy.choice((0.05, 0.1)))
+        assert _pick(ours, (-1.0, 1.0, 2.0)) == float(numpy.choice((-1.0, 1.0, 2.0)))
+    assert ours.random() == numpy.random()
+
+
 def test_point_nav_episodes_build_what_validating_each_builds_one_family_per_scene():
     from internutopia.core.episodes import DEFAULT_SCENES
 
