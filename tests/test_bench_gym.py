@@ -94,7 +94,11 @@ def test_the_switch_ab_turns_each_switch_per_block() -> None:
     row = _switch_ab('internutopia/H1Walk-v0', 'defer_forward', 2, 2, 3)
     assert row['switch'] == 'defer_forward' and row['physics_calls_per_vector_step_on'] == 1.0  # (the physics alike)
     assert row['on_over_off'] > 0
-    with pytest.raises(ValueError, match="unknown switch 'fuse'; valid switches: \\['defer_forward', 'fuse_steps'\\]"):
+    row = _switch_ab('internutopia/H1Walk-v0', 'one_pass', 2, 2, 3)
+    assert row['switch'] == 'one_pass' and row['physics_calls_per_vector_step_on'] == 1.0 and row['on_over_off'] > 0
+    with pytest.raises(ValueError, match="no task of this env has a one_pass switch \\(its tasks: \\['PointNavTask'\\]\\)"):
+        _switch_ab('internutopia/JetbotPointNav-v0', 'one_pass', 2, 1, 1)
+    with pytest.raises(ValueError, match="unknown switch 'fuse'; valid switches: \\['defer_forward', 'fuse_steps', 'one_pass'\\]"):
         measure_switch_ab('internutopia/H1Walk-v0', 2, 'fuse')
 
 

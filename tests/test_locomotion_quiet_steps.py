@@ -10,6 +10,7 @@ import numpy as np
 
 import internutopia.envs  # noqa: F401  (registers the ids)
 from internutopia_extension.robots.h1_locomotion import episodes
+from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
 from internutopia_extension.tasks.locomotion import LocomotionTask
 
 
@@ -17,9 +18,11 @@ def _run(monkeypatch, skip: bool) -> tuple[dict[str, np.ndarray], int]:
     # Pushes every 0.05-0.15 s and commands every 0.05-0.2 s: many events between the payments.
     monkeypatch.setattr(episodes, 'PUSH_INTERVAL', (0.05, 0.15))
     monkeypatch.setattr(episodes, 'COMMAND_HOLD', (0.05, 0.2))
-    checked = []
-    advance = LocomotionTask._advance_commands
+    checked = []  # the task's steps that checked what is due (a step found quiet checks nothing)
+    advance, tick = LocomotionTask._advance_commands, CompiledPayment.tick
     monkeypatch.setattr(LocomotionTask, '_advance_commands', lambda self, slots: checked.append(1) or advance(self, slots))
+    # (the one-pass tick checks it in its pass, and calls _advance_commands only for what is due)
+    monkeypatch.setattr(CompiledPayment, 'tick', lambda self, *args: checked.append(1) or tick(self, *args))
     if not skip:
         monkeypatch.setattr(LocomotionTask, '_count_quiet', lambda self, slots, steps: setattr(self, '_quiet_slots', None))
     env = gym.make_vec('internutopia/H1Walk-v0', num_envs=4, seconds=0.7)

@@ -2,8 +2,10 @@
 
 Some of the step's savings have a switch that leaves every result the same (bit for bit, each
 with its test): the fused quiet physics steps of an action repeat (``fuse_steps``:
-``Runner.fuse_steps``, docs/extensions.md) and the reset's forward passes run only when a
-derived field is read (``defer_forward``: ``Pack.defer_forward``, docs/backend.md). This times a
+``Runner.fuse_steps``, docs/extensions.md), the reset's forward passes run only when a
+derived field is read (``defer_forward``: ``Pack.defer_forward``, docs/backend.md) and a task's
+control tick in one compiled pass (``one_pass``: a task class's ``one_pass``, the walking
+envs' ``LocomotionTask``, docs/performance.md). This times a
 Gymnasium vector env's step with one switch on and off in alternating blocks of the same process,
 on the same kind of motion (random actions), so the host's drift between processes does not
 enter the comparison: each pair of adjacent blocks gives one ratio (on over off), and the median
@@ -11,6 +13,7 @@ of the pairs is the figure.
 
     python -m internutopia.bench.gym_step --ab fuse_steps --ids internutopia/H1Walk-v0,internutopia/AliengoWalk-v0
     python -m internutopia.bench.gym_step --ab defer_forward --ids internutopia/H1Walk-v0
+    python -m internutopia.bench.gym_step --ab one_pass --ids internutopia/H1Walk-v0
 """
 
 from __future__ import annotations
@@ -36,8 +39,17 @@ def _defer_forward(runner: Any, on: bool) -> None:
         pack.defer_forward = on
 
 
+def _one_pass(runner: Any, on: bool) -> None:
+    tasks = [task for task in runner.terms.tasks.values() if hasattr(type(task), 'one_pass')]
+    if not tasks:
+        raise ValueError(f'no task of this env has a one_pass switch (its tasks: {sorted(runner.terms.tasks)})')
+    for task in tasks:
+        task.one_pass = on
+
+
 #: Switch name -> a function setting it on a vector env's runner.
-SWITCHES: dict[str, Callable[[Any, bool], None]] = {'fuse_steps': _fuse_steps, 'defer_forward': _defer_forward}
+SWITCHES: dict[str, Callable[[Any, bool], None]] = {'fuse_steps': _fuse_steps, 'defer_forward': _defer_forward,
+                                                    'one_pass': _one_pass}
 
 
 def _switch_ab(env_id: str, switch: str, num_envs: int, pairs: int, steps: int) -> dict[str, Any]:
@@ -58,22 +70,24 @@ def _switch_ab(env_id: str, switch: str, num_envs: int, pairs: int, steps: int) 
         calls[0] += 1
 
     runner.world.step = timed_step
-    env.reset(seed=0)
-    actions = warmed_random_actions(env, 30)
-    seconds = {True: np.empty(pairs), False: np.empty(pairs)}
-    shares = {True: np.empty(pairs), False: np.empty(pairs)}
-    per_call = {True: 0, False: 0}
-    for pair in range(pairs):
-        for on in ((True, False) if pair % 2 else (False, True)):  # (each goes first in half the pairs)
-            turn(runner, on)
-            physics[0], calls[0] = 0.0, 0
-            began = time.perf_counter()
-            for k in range(steps):
-                env.step(actions[k % len(actions)])
-            spent = time.perf_counter() - began
-            seconds[on][pair], shares[on][pair] = spent / steps, physics[0] / spent
-            per_call[on] += calls[0]
-    env.close()
+    try:
+        env.reset(seed=0)
+        actions = warmed_random_actions(env, 30)
+        seconds = {True: np.empty(pairs), False: np.empty(pairs)}
+        shares = {True: np.empty(pairs), False: np.empty(pairs)}
+        per_call = {True: 0, False: 0}
+        for pair in range(pairs):
+            for on in ((True, False) if pair % 2 else (False, True)):  # (each goes first in half the pairs)
+                turn(runner, on)
+                physics[0], calls[0] = 0.0, 0
+                began = time.perf_counter()
+                for k in range(steps):
+                    env.step(actions[k % len(actions)])
+                spent = time.perf_counter() - began
+                seconds[on][pair], shares[on][pair] = spent / steps, physics[0] / spent
+                per_call[on] += calls[0]
+    finally:
+        env.close()
     ratios = seconds[True] / seconds[False]
     return {'id': env_id, 'switch': switch, 'num_envs': num_envs, 'pairs': pairs, 'steps_per_block': steps,
             'vector_step_ms_off': float(np.median(seconds[False]) * 1e3),

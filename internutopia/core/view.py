@@ -368,6 +368,14 @@ class EntityTracker:
             rows = np.flatnonzero(which == index)
             yield self.group_list[index], rows, slots[rows]
 
+    def only_group(self) -> Entity | None:
+        """The group followed in every slot, when one is (the usual world: one robot per slot, one
+        structure); else ``None`` (then read through :meth:`groups`). Decided once per change."""
+        self.refresh()
+        if self._one_group is None:
+            self._one_group = len(self.group_list) == 1 and bool(np.all(self.group_of == 0))
+        return self.group_list[0] if self._one_group else None
+
     def position_rows(self) -> np.ndarray | None:
         """The base positions of every slot, indexed by slot: a read-only view ``(env_num, 3)`` of
         the state (what :meth:`positions` copies), or ``None`` unless one group is followed in
@@ -376,10 +384,8 @@ class EntityTracker:
         For compiled per-step loops that read a few slots' positions: no copy, one argument. It
         shows the state as it is when read (valid until the next step or reset writes it).
         """
-        self.refresh()
-        if self._one_group is None:
-            self._one_group = len(self.group_list) == 1 and bool(np.all(self.group_of == 0))
-        views = self.group_list[0].pose_views if self._one_group else None
+        group = self.only_group()
+        views = group.pose_views if group is not None else None
         if views is None:
             return None
         cached = self._position_rows

@@ -31,7 +31,7 @@ from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.controllers.base_motion import steer_towards_each, warm_steering
 from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERMS
-from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
+from internutopia_extension.robots.locomotion_rewards_kernel import COMMAND_DUE, PUSH_DUE, STEERING, CompiledPayment
 from internutopia_extension.tasks import locomotion_kernels
 from internutopia_extension.tasks.locomotion_kernels import pick_goals, quiet_steps
 
@@ -79,6 +79,12 @@ class LocomotionTask(BaseTask):
     (likewise, rad/s), ``reward_terms[name]`` (the last paid period's terms), ``period``.
     """
 
+    #: A control tick's step of slots that are one walking robot group (the usual world) in one
+    #: compiled pass (:func:`~internutopia_extension.robots.locomotion_rewards_kernel.tick_rows`:
+    #: the walker's state, the payment, falls and flags), when numba serves. ``False``: the same
+    #: arithmetic step by step (the path of mixed groups and numpy rewards), for comparisons.
+    one_pass = True
+
     def __init__(self, view: EnvView) -> None:
         super().__init__(view)
         n = self.env_num
@@ -114,6 +120,8 @@ class LocomotionTask(BaseTask):
         warm_steering()  # (goal episodes steer from their first tick)
         locomotion_kernels.warm()
         self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
+        # by robot group: (group, its reward spec when the one-pass tick serves it, else None)
+        self._one_pass_specs: dict[int, tuple[Any, Any]] = {}
         # Steps known to be quiet (nothing paid, due, pushed or ended) for the slots of one step call:
         # the slots array they hold for, how many calls are left, the step count of its first slot next.
         self._quiet_slots: np.ndarray | None = None
@@ -139,6 +147,7 @@ class LocomotionTask(BaseTask):
                 raise ValueError(f"LocomotionTask needs a walking robot; {configs[int(rows[0])].robot!r} in env {slot} "
                                  "is not (an H1 with locomotion='walking', or an Aliengo)")
             base = self._base_scales(group)
+            self._one_pass_spec(group)  # (decided, and its pass warmed, when a group first starts an episode)
             for row, slot in zip(rows.tolist(), members.tolist(), strict=True):
                 overrides = configs[row].reward_scales
                 if not overrides:
@@ -198,6 +207,43 @@ class LocomotionTask(BaseTask):
             row = self._scale_rows[id(rewards)] = np.array([rewards.REWARD_SCALES[name] for name in _TERM_NAMES], dtype=float)
         return row
 
+    def _one_pass_spec(self, group: Any) -> Any:
+        """The reward spec of ``group`` when its ticks can run in one pass (compiled payment and
+        walk state, the walking reward's own terms), else ``None``; decided once per group."""
+        entry = self._one_pass_specs.get(id(group))
+        if entry is None or entry[0] is not group:
+            rewards = locomotion_rewards(group)
+            spec = getattr(rewards, 'SPEC', None)
+            walk_state = getattr(group.walker, 'compiled_state', None)
+            if not (self.payment.tick_available and walk_state is not None and spec is not None and rewards.TERMS is spec.terms):
+                spec = None
+            else:
+                self.payment.warm_tick(walk_state, self.view.steps)
+            entry = self._one_pass_specs[id(group)] = (group, spec)
+        return entry[1]
+
+    def _step_in_one_pass(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`step` of ``slots`` through the one-pass tick, or ``None`` where it does not serve
+        (several groups, no compiled kernels, another reward)."""
+        group = self.robot.only_group()
+        entry = self._one_pass_specs.get(id(group)) if group is not None else None
+        walk_state = getattr(group.walker, 'compiled_state', None) if entry is not None and entry[0] is group else None
+        if walk_state is None or entry is None or entry[1] is None:
+            return None
+        steps = self.view.steps
+        reward, terminated, truncated, paying, flags = self.payment.tick(
+            entry[1], walk_state, slots, steps, self.max_steps, self.period, self.end_on_fall, self.step_dt, self.fell, self.has_goals,
+            self.next_change, self.next_push)
+        # (what step does after the payment, each only where the pass found something due)
+        if flags & COMMAND_DUE:
+            self._advance_commands(slots)
+        if flags & STEERING:
+            self._steer(slots[paying])
+        if flags & PUSH_DUE:
+            self._push(slots)
+        self._count_quiet(slots, steps[slots])
+        return reward, terminated, truncated
+
     def _push(self, slots: np.ndarray) -> None:
         """Push the robots of ``slots`` whose push is due: a random horizontal pelvis velocity."""
         due = slots[self.view.steps[slots] >= self.next_push[slots]]
@@ -249,6 +295,10 @@ class LocomotionTask(BaseTask):
             self._quiet_next += 1
             nothing = np.zeros(len(slots), dtype=bool)
             return np.zeros(len(slots)), nothing, nothing.copy()
+        if self.one_pass:
+            done = self._step_in_one_pass(slots)
+            if done is not None:
+                return done
         steps = steps_now[slots]
         last = steps >= self.max_steps[slots]
         # Paid on the last physics step of each control period of the episode, and on its last step.

@@ -31,6 +31,7 @@ import contextlib
 import os
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import Any, overload
 
@@ -102,13 +103,37 @@ class Kernel:
     Callers check :attr:`available` and otherwise run their numpy version, so numba stays
     optional. Compilation is lazy: importing a module that defines kernels costs nothing.
     Functions without a source file (defined interactively) compile without the disk cache.
+
+    ``uses``: other kernels ``function`` calls, by the name it calls them by. They are compiled
+    into it (one pass, one call from Python), so they must be defined in the same file: numba's
+    disk cache notices a change to that file only, and a kernel compiled from another file's
+    function would go on running that function's old code after it changed.
     """
 
-    def __init__(self, function: Callable[..., Any]) -> None:
+    def __init__(self, function: Callable[..., Any], uses: dict[str, Kernel] | None = None) -> None:
         self.function = function
+        self.uses = dict(uses or {})
+        for name, used in self.uses.items():
+            if used.function.__code__.co_filename != function.__code__.co_filename:
+                raise ValueError(f'kernel {function.__name__} uses {name} ({used.function.__name__}) from another file; '
+                                 "the disk cache would not see that file's changes: define both in one file")
         self._compiled: Callable[..., Any] | None = None
         self._available: bool | None = None
         KERNELS.append(self)
+
+    def _function_to_compile(self) -> Callable[..., Any] | None:
+        """``function`` with each kernel of ``uses`` in its globals as that kernel's compiled
+        function (what numba calls inside it); ``None`` if one of them is unavailable."""
+        if not self.uses:
+            return self.function
+        compiled = {name: used._compiled for name, used in self.uses.items() if used.available}
+        if len(compiled) < len(self.uses):
+            return None
+        function = self.function
+        made = types.FunctionType(function.__code__, {**function.__globals__, **compiled}, function.__name__,
+                                  function.__defaults__, function.__closure__)
+        made.__qualname__ = function.__qualname__
+        return made
 
     @property
     def signatures(self) -> list:
@@ -123,14 +148,16 @@ class Kernel:
         if _NUMPY_ONLY:
             return False
         if self._available is None:
+            # (the kernels it uses first, outside the lock: each takes it)
+            function = self._function_to_compile() if _switched_on() and _numba() is not None else None
             with _COMPILE_LOCK:
                 if self._available is None:
                     compiled = None
-                    if _switched_on() and _numba() is not None:
+                    if function is not None:
                         try:
-                            compiled = _numba().njit(cache=True, nogil=True)(self.function)
+                            compiled = _numba().njit(cache=True, nogil=True)(function)
                         except RuntimeError:  # no cache location for this source (e.g. defined interactively)
-                            compiled = _numba().njit(nogil=True)(self.function)
+                            compiled = _numba().njit(nogil=True)(function)
                     self._compiled = compiled
                     self._available = compiled is not None  # set last: other threads read it unlocked
         return self._available
