@@ -64,6 +64,26 @@ def test_bad_arguments_name_the_valid_values(capsys: pytest.CaptureFixture[str])
     assert 'internutopia/H1Walk-v0' in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(['--num-envs', '0'])
+    with pytest.raises(SystemExit):
+        main(['--ab', 'one_pass', '--pairs', '0'])
+    assert '--pairs and --chunk must be at least 1' in capsys.readouterr().err
+
+
+def test_pairs_reach_the_switch_ab(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import internutopia.bench.gym_step as gym_step
+
+    asked = []
+
+    def measure(env_id, num_envs, switch, pairs=20, timeout_s=None):
+        asked.append((env_id, num_envs, switch, pairs))
+        return {'id': env_id, 'num_envs': num_envs, 'switch': switch}
+
+    monkeypatch.setattr(gym_step, 'measure_switch_ab', measure)
+    monkeypatch.setattr(gym_step, 'format_switch_ab', lambda row: f"{row['id']} {row['switch']}")
+    main(['--ab', 'one_pass', '--pairs', '7', '--ids', 'internutopia/H1Walk-v0', '--num-envs', '8'])
+    main(['--ab', 'fuse_steps', '--ids', 'internutopia/H1Walk-v0', '--num-envs', '8'])
+    assert asked == [('internutopia/H1Walk-v0', 8, 'one_pass', 7), ('internutopia/H1Walk-v0', 8, 'fuse_steps', 20)]
+    assert 'internutopia/H1Walk-v0 one_pass' in capsys.readouterr().out
 
 
 def test_the_main_benchmark_checks_its_gym_ids(capsys: pytest.CaptureFixture[str]) -> None:

@@ -366,9 +366,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--ids', default=','.join(DEFAULT_IDS), help=f'comma-separated ids (default {",".join(DEFAULT_IDS)})')
     parser.add_argument('--num-envs', default='64', help='comma-separated env counts (default 64)')
-    parser.add_argument('--pairs', type=int, default=60,
+    parser.add_argument('--pairs', type=int, default=None,
                         help='timed pairs of chunks (default 60: with 5 vector steps a chunk, a point-nav episode '
-                             'of 200 vector steps ends and restarts during the run)')
+                             'of 200 vector steps ends and restarts during the run); with --ab, pairs of blocks '
+                             '(default 20)')
     parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
     mode = parser.add_mutually_exclusive_group()
@@ -388,7 +389,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         num_envs = [int(text) for text in args.num_envs.split(',') if text]
     except ValueError:
         parser.error(f'--num-envs must be comma-separated integers; got {args.num_envs!r}')
-    if not num_envs or any(n < 1 for n in num_envs) or args.pairs < 1 or args.chunk < 1:
+    if not num_envs or any(n < 1 for n in num_envs) or (args.pairs is not None and args.pairs < 1) or args.chunk < 1:
         parser.error('--num-envs, --pairs and --chunk must be at least 1')
     ids = [text for text in args.ids.split(',') if text]
     import gymnasium as gym
@@ -404,7 +405,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     try:
         if args.ab or args.phases:  # (one fresh process per id and env count)
             measure: Callable[..., dict[str, Any]]
-            measure, describe = ((functools.partial(measure_switch_ab, switch=args.ab), format_switch_ab) if args.ab
+            ab_pairs = {} if args.pairs is None else {'pairs': args.pairs}
+            measure, describe = ((functools.partial(measure_switch_ab, switch=args.ab, **ab_pairs), format_switch_ab) if args.ab
                                  else (phase_shares, format_phases))
             rows = []
             for env_id in ids:
@@ -412,7 +414,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                     rows.append(measure(env_id, n, timeout_s=args.timeout))
                     print(describe(rows[-1]), flush=True)
         else:
-            rows = run_gym(ids, num_envs, args.pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
+            pairs = 60 if args.pairs is None else args.pairs
+            rows = run_gym(ids, num_envs, pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
     finally:
         processes.kill_tracked()
     print(f'machine: {first}, load at end {machine()["load"]}')
