@@ -393,6 +393,38 @@ def test_a_slow_first_compile_logs_while_it_runs(tmp_path, monkeypatch, caplog):
         assert not caplog.records and kernel.signatures == []
 
 
+@pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')
+def test_a_kernel_compiles_in_kernels_of_other_files_and_never_runs_their_old_code(tmp_path):
+    """``Kernel(uses=...)``: the used kernel of another file runs inside; the disk cache is used
+    by a later process, and a change to the used kernel's file compiles the user again."""
+    (tmp_path / 'inner_kernels.py').write_text(textwrap.dedent('''
+        from internutopia.core.util.jit import Kernel
+        def scaled(value):
+            return 2.0 * value
+        SCALED = Kernel(scaled)
+    '''))
+    (tmp_path / 'outer_kernels.py').write_text(textwrap.dedent('''
+        from internutopia.core.util.jit import Kernel, _cache_misses
+        from inner_kernels import SCALED
+        def twice_scaled(value):
+            return scaled(scaled(value))  # noqa: F821 (compiled in: see uses)
+        TWICE = Kernel(twice_scaled, uses={'scaled': SCALED})
+    '''))
+    script = 'import json, outer_kernels as o; r = o.TWICE(3.0); print(json.dumps([r, o._cache_misses(o.TWICE._compiled)]))'
+
+    def run() -> list:
+        done = subprocess.run([sys.executable, '-c', script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, 'PYTHONPATH': os.pathsep.join([str(tmp_path), *sys.path])})
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.splitlines()[-1])
+
+    assert run() == [12.0, 1]  # compiled (the inner kernel inside) and cached
+    assert run() == [12.0, 0]  # loaded from the cache
+    source = tmp_path / 'inner_kernels.py'
+    source.write_text(source.read_text().replace('2.0 * value', '3.0 * value'))
+    assert run() == [27.0, 1]  # the inner kernel changed: compiled again, not its old code
+
+
 def test_franka_steps_compile_nothing_after_reset():
     """Every kernel a Franka episode uses (IK, FK, servos, finger, parsers) is compiled or loaded
     when the env resets, not in its first steps (a fresh process: nothing compiled before)."""

@@ -10,8 +10,8 @@ import numpy as np
 
 import internutopia.envs  # noqa: F401  (registers the ids)
 from internutopia_extension.robots.h1_locomotion import episodes
-from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
 from internutopia_extension.tasks.locomotion import LocomotionTask
+from internutopia_extension.tasks.locomotion_kernels import CompiledTick
 
 
 def _run(monkeypatch, skip: bool) -> tuple[dict[str, np.ndarray], int]:
@@ -19,10 +19,10 @@ def _run(monkeypatch, skip: bool) -> tuple[dict[str, np.ndarray], int]:
     monkeypatch.setattr(episodes, 'PUSH_INTERVAL', (0.05, 0.15))
     monkeypatch.setattr(episodes, 'COMMAND_HOLD', (0.05, 0.2))
     checked = []  # the task's steps that checked what is due (a step found quiet checks nothing)
-    advance, tick = LocomotionTask._advance_commands, CompiledPayment.tick
+    advance, tick = LocomotionTask._advance_commands, CompiledTick.__call__
     monkeypatch.setattr(LocomotionTask, '_advance_commands', lambda self, slots: checked.append(1) or advance(self, slots))
     # (the one-pass tick checks it in its pass, and calls _advance_commands only for what is due)
-    monkeypatch.setattr(CompiledPayment, 'tick', lambda self, *args: checked.append(1) or tick(self, *args))
+    monkeypatch.setattr(CompiledTick, '__call__', lambda self, *args: checked.append(1) or tick(self, *args))
     if not skip:
         monkeypatch.setattr(LocomotionTask, '_count_quiet', lambda self, slots, steps: setattr(self, '_quiet_slots', None))
     env = gym.make_vec('internutopia/H1Walk-v0', num_envs=4, seconds=0.7)

@@ -129,6 +129,8 @@ def _steer_rows(position: np.ndarray, orientation: np.ndarray, goal: np.ndarray,
 
 
 _steer_kernel = Kernel(_steer_rows)
+#: The compiled steering law (:func:`steer_towards_each`'s), for kernels that compile it into theirs (``Kernel``'s ``uses``).
+STEER_KERNEL = _steer_kernel
 
 
 def warm_steering() -> None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from internutopia.core.util.jit import Kernel
 
-__all__ = ['COMMAND_DUE', 'PUSH_DUE', 'STATE_KERNEL', 'STEERING', 'TERM_ORDER', 'CompiledPayment', 'pay_rows', 'spec_numbers', 'state_rows', 'tick_rows']
+__all__ = ['PAY_KERNEL', 'TERM_ORDER', 'CompiledPayment', 'pay_rows', 'spec_numbers']
 
 #: The terms the kernel computes, in its column order (a task maps them to its own table's columns).
 TERM_ORDER = ('track_lin_vel', 'track_ang_vel', 'track_lin_vel_fine', 'lin_vel_z', 'ang_vel_xy', 'orientation', 'base_height',
@@ -128,125 +128,8 @@ def pay_rows(height, gravity, lin_vel, ang_vel, leg_q, leg_dq, action, last_acti
 
 
 _pay_kernel = Kernel(pay_rows)
-
-
-def state_rows(qpos, qvel, sensordata, slots, layout, touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed, phase,
-               clock, leg_phase_offset, height, gravity, lin_vel, ang_vel, leg_q, leg_dq, action_out, last_action_out, command,
-               stance, moving, touch, foot_height, foot_speed, foot_lateral):  # pragma: no cover - compiled
-    """Row ``r`` of each output for the robot of slot ``slots[r]``.
-
-    ``layout``: root qpos address, root dof address, first leg qpos and dof addresses; ``clock``:
-    the gait's stand command (below it the clock stops) and stance fraction."""
-    root, dof, leg_q0, leg_v0 = layout[0], layout[1], layout[2], layout[3]
-    legs = leg_q.shape[1]
-    feet = touch.shape[1]
-    for r in range(slots.shape[0]):
-        s = slots[r]
-        w, x, y, z = qpos[s, root + 3], qpos[s, root + 4], qpos[s, root + 5], qpos[s, root + 6]
-        heading = 2.0 * math.atan2(z, w)
-        cos, sin = math.cos(heading), math.sin(heading)
-        vx, vy = qvel[s, dof], qvel[s, dof + 1]
-        height[r] = qpos[s, root + 2]
-        gravity[r, 0] = 2.0 * (w * y - x * z)
-        gravity[r, 1] = -2.0 * (y * z + w * x)
-        gravity[r, 2] = -(1.0 - 2.0 * (x * x + y * y))
-        lin_vel[r, 0] = cos * vx + sin * vy
-        lin_vel[r, 1] = -sin * vx + cos * vy
-        lin_vel[r, 2] = qvel[s, dof + 2]
-        for i in range(3):
-            ang_vel[r, i] = qvel[s, dof + 3 + i]
-            command[r, i] = followed[s, i]
-        for j in range(legs):
-            leg_q[r, j] = qpos[s, leg_q0 + j]
-            leg_dq[r, j] = qvel[s, leg_v0 + j]
-            action_out[r, j] = action[s, j]
-            last_action_out[r, j] = last_action[s, j]
-        c0, c1, c2 = followed[s, 0], followed[s, 1], followed[s, 2]
-        running = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2) >= clock[0] or phase[s] > 0.0
-        moving[r] = running
-        for f in range(feet):
-            stance[r, f] = ((phase[s] + leg_phase_offset[f]) % 1.0) < clock[1] or not running
-            touch[r, f] = sensordata[s, touch_adr[f]]
-            foot_height[r, f] = sensordata[s, foot_pos_adr[f] + 2]
-            foot_speed[r, f] = math.hypot(sensordata[s, foot_vel_adr[f]], sensordata[s, foot_vel_adr[f] + 1])
-            dx = sensordata[s, foot_pos_adr[f]] - qpos[s, root]
-            dy = sensordata[s, foot_pos_adr[f] + 1] - qpos[s, root + 1]
-            foot_lateral[r, f] = -sin * dx + cos * dy
-
-
-#: :func:`state_rows` compiled (:class:`~internutopia_extension.robots.walk_state_kernel.CompiledWalkState`'s).
-#: Defined here, not in walk_state_kernel.py, so that :func:`tick_rows` can compile it in (see
-#: ``Kernel``'s ``uses``: one file).
-STATE_KERNEL = Kernel(state_rows)
-
-#: Bits of :func:`tick_rows`' answer: a paid slot steers through goal points; a slot's next
-#: command is due; a slot's next push is due.
-STEERING, COMMAND_DUE, PUSH_DUE = 1, 2, 4
-
-
-def tick_rows(slots, steps, max_steps, period, end_on_fall, step_dt, fell_before, has_goals, next_change, next_push, qpos, qvel,
-              sensordata, layout,
-              touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed, phase, clock, leg_phase_offset, height,
-              gravity, lin_vel, ang_vel, leg_q, leg_dq, action_out, last_action_out, command, stance, moving, touch, foot_height,
-              foot_speed, foot_lateral, numbers, hips, columns, once, scales, table, tracking_error, yaw_rate_error, paid, span,
-              per_second, once_reward, fell, reward, terminated, truncated, paying):  # pragma: no cover - compiled
-    """The locomotion task's step of ``slots`` (one walking robot group) on a tick, in one pass:
-    which slots are paid (the end of a control period, or the episode's last step: ``paying``),
-    their walk state (:func:`state_rows` into the scratch rows ``height`` ... ``foot_lateral``),
-    their terms and sums (:func:`pay_rows`), then per slot the reward (at least 0 per second, times
-    the physics step and the steps paid for, plus the once-per-fall terms on the step a fall is
-    found), the task's ``fell_before`` updated, ``terminated`` (fell, where falls end the
-    episode) and ``truncated`` (the last step). The arithmetic of ``LocomotionTask.step`` and
-    ``_pay``, in their order (the same bits). Returns the bits :data:`STEERING`, :data:`COMMAND_DUE`
-    (``steps >= next_change``) and :data:`PUSH_DUE` (``steps >= next_push``) that hold."""
-    count = 0
-    flags = 0
-    for i in range(slots.shape[0]):
-        s = slots[i]
-        now = steps[s]
-        pays = now % period[s] == 0 or now >= max_steps[s]
-        paying[i] = pays
-        if pays:
-            paid[count] = s
-            span[count] = now - period[s] * ((now - 1) // period[s])
-            count += 1
-            if has_goals[s]:
-                flags |= STEERING
-        if now >= next_change[s]:
-            flags |= COMMAND_DUE
-        if now >= next_push[s]:
-            flags |= PUSH_DUE
-    if count:
-        rows = paid[:count]
-        state_rows(qpos, qvel, sensordata, rows, layout, touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed,
-                   phase, clock, leg_phase_offset, height[:count], gravity[:count], lin_vel[:count], ang_vel[:count],
-                   leg_q[:count], leg_dq[:count], action_out[:count], last_action_out[:count], command[:count], stance[:count],
-                   moving[:count], touch[:count], foot_height[:count], foot_speed[:count], foot_lateral[:count])
-        pay_rows(height[:count], gravity[:count], lin_vel[:count], ang_vel[:count], leg_q[:count], leg_dq[:count],
-                 action_out[:count], last_action_out[:count], command[:count], stance[:count], moving[:count], touch[:count],
-                 foot_height[:count], foot_speed[:count], foot_lateral[:count], numbers, hips, columns, once, scales,
-                 span[:count], rows, table, per_second[:count], once_reward[:count], fell[:count], tracking_error,
-                 yaw_rate_error)
-    row = 0
-    for i in range(slots.shape[0]):
-        s = slots[i]
-        value = 0.0
-        fallen = False
-        if paying[i]:
-            # (as numpy: the sums added to zeros, the clip, the scale, then the once terms times 0 or 1)
-            summed = 0.0 + per_second[row]
-            value = (summed if summed >= 0.0 or summed != summed else 0.0) * step_dt[s] * span[row]
-            fallen = fell[row]
-            value += (0.0 + once_reward[row]) * (1.0 if fallen and not fell_before[s] else 0.0)
-            row += 1
-        reward[i] = value
-        fell_before[s] = fell_before[s] or fallen
-        terminated[i] = fallen and end_on_fall[s]
-        truncated[i] = not terminated[i] and steps[s] >= max_steps[s]
-    return flags
-
-
-_tick_kernel = Kernel(tick_rows, uses={'state_rows': STATE_KERNEL, 'pay_rows': _pay_kernel})
+#: The compiled :func:`pay_rows`, for kernels that compile it into theirs (``Kernel``'s ``uses``).
+PAY_KERNEL = _pay_kernel
 
 #: The walk state's fields in the kernel's argument order.
 _STATE_FIELDS = ('height', 'gravity', 'lin_vel', 'ang_vel', 'leg_q', 'leg_dq', 'action', 'last_action', 'command', 'stance',
@@ -273,13 +156,6 @@ class CompiledPayment:
         self.tracking_error, self.yaw_rate_error = tracking_error, yaw_rate_error
         self._numbers: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}  # id(spec) -> (spec, numbers, hip columns)
         self._kernel: Any = _pay_kernel.compiled_or(None)
-        self._tick_kernel: Any = _tick_kernel.compiled_or(None)
-        # tick's rows: a walk state per walker (by id: (walk state, its fields)), the paid slots,
-        # their spans, per-second and once sums, and falls (a row per slot of the task)
-        self._tick_scratch: dict[int, tuple[Any, list[np.ndarray]]] = {}
-        rows = len(scales)
-        self._pay_scratch = (np.empty(rows, dtype=np.intp), np.empty(rows, dtype=np.int64), np.empty(rows), np.empty(rows),
-                             np.empty(rows, dtype=bool))
         if self._kernel is not None:
             self._warm()
 
@@ -288,7 +164,8 @@ class CompiledPayment:
         """Whether the compiled kernel runs here (numba available and not turned off)."""
         return self._kernel is not None
 
-    def _spec(self, spec: Any) -> tuple[np.ndarray, np.ndarray]:
+    def spec_arrays(self, spec: Any) -> tuple[np.ndarray, np.ndarray]:
+        """A ``WalkRewardSpec``'s numbers (:func:`spec_numbers`) and hip columns, as the kernel reads them (made once per spec)."""
         entry = self._numbers.get(id(spec))
         if entry is None or entry[0] is not spec:
             entry = self._numbers[id(spec)] = (spec, spec_numbers(spec), np.array(spec.hip_columns, dtype=np.intp))
@@ -301,7 +178,7 @@ class CompiledPayment:
         kernel = self._kernel
         if kernel is None:
             raise RuntimeError('the compiled payment needs numba (see available); pay with the numpy terms')
-        numbers, hips = self._spec(spec)
+        numbers, hips = self.spec_arrays(spec)
         k = len(members)
         reward, once_reward, fell = np.empty(k), np.empty(k), np.empty(k, dtype=bool)
         fields = [np.ascontiguousarray(getattr(state, name)) for name in _STATE_FIELDS]
@@ -309,53 +186,6 @@ class CompiledPayment:
                      np.ascontiguousarray(members, dtype=np.intp), self.table, reward, once_reward, fell, self.tracking_error,
                      self.yaw_rate_error)
         return reward, once_reward, fell
-
-    def tick(self, spec: Any, walk_state: Any, slots: np.ndarray, steps: np.ndarray, max_steps: np.ndarray, period: np.ndarray,
-             end_on_fall: np.ndarray, step_dt: np.ndarray, fell_before: np.ndarray, has_goals: np.ndarray, next_change: np.ndarray,
-             next_push: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-        """:func:`tick_rows` for ``slots`` (intp), every one a robot of ``walk_state``'s walker (a
-        :class:`~internutopia_extension.robots.walk_state_kernel.CompiledWalkState`), with the
-        task's per-slot arrays: each slot's reward, terminated and truncated, which slots were paid,
-        and the bits of :data:`STEERING`, :data:`COMMAND_DUE` and :data:`PUSH_DUE` that hold.
-        Needs :attr:`tick_available`."""
-        numbers, hips = self._spec(spec)
-        scratch = self._tick_scratch.get(id(walk_state))
-        if scratch is None or scratch[0] is not walk_state:
-            scratch = self._tick_scratch[id(walk_state)] = (walk_state, self._scratch_rows(walk_state))
-        k = len(slots)
-        reward, terminated, truncated, paying = np.empty(k), np.empty(k, dtype=bool), np.empty(k, dtype=bool), np.empty(k, dtype=bool)
-        flags = self._tick_kernel(slots, steps, max_steps, period, end_on_fall, step_dt, fell_before, has_goals, next_change,
-                                  next_push, *walk_state.inputs(), *scratch[1], numbers, hips, self.columns, self.once, self.scales,
-                                  self.table, self.tracking_error, self.yaw_rate_error, *self._pay_scratch, reward, terminated,
-                                  truncated, paying)
-        return reward, terminated, truncated, paying, int(flags)
-
-    @property
-    def tick_available(self) -> bool:
-        """Whether :meth:`tick` runs here (numba available and not turned off)."""
-        return self._tick_kernel is not None
-
-    def _scratch_rows(self, walk_state: Any) -> list[np.ndarray]:
-        """A walk state's fields with a row per slot of the task (C-contiguous), for :meth:`tick`."""
-        rows, legs, feet = len(self.scales), walk_state.legs, len(walk_state.touch_adr)
-        return [np.empty(rows), np.empty((rows, 3)), np.empty((rows, 3)), np.empty((rows, 3)), np.empty((rows, legs)),
-                np.empty((rows, legs)), np.empty((rows, legs)), np.empty((rows, legs)), np.empty((rows, 3)),
-                np.empty((rows, feet), dtype=bool), np.empty(rows, dtype=bool), np.empty((rows, feet)), np.empty((rows, feet)),
-                np.empty((rows, feet)), np.empty((rows, feet))]
-
-    def warm_tick(self, walk_state: Any, steps: np.ndarray) -> None:
-        """Compile (or load) the versions :meth:`tick` calls for ``walk_state``'s walker: slots
-        writable or read-only (the runner's), the task's read-only ``steps``; zero slots."""
-        if self._tick_kernel is None:
-            return
-        rows, flags, ints = np.zeros(len(self.scales)), np.zeros(len(self.scales), dtype=bool), np.zeros(len(self.scales), dtype=np.int64)
-        read_only = np.zeros(0, dtype=np.intp)
-        read_only.flags.writeable = False
-        for slots in (np.zeros(0, dtype=np.intp), read_only):
-            _tick_kernel.warm(slots, steps, ints, ints, flags, rows, flags, flags, ints, ints, *walk_state.inputs(for_types=True),
-                              *self._scratch_rows(walk_state), np.zeros(11), np.zeros(0, dtype=np.intp), self.columns, self.once,
-                              self.scales, self.table, self.tracking_error, self.yaw_rate_error, *self._pay_scratch, np.zeros(0),
-                              np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
 
     def _warm(self) -> None:
         """Compile (or load) the one version :meth:`pay` calls: zero robots, the same types."""

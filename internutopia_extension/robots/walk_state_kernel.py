@@ -9,20 +9,68 @@ batch's ``qpos``, ``qvel`` and ``sensordata`` rows directly and fills the same
 :class:`~internutopia_extension.robots.h1_locomotion.walker.WalkState` fields with the same
 formulas, for any walking robot (the gait's numbers and the feet's sensor columns are arguments).
 The numpy state stays the reference (``tests/test_walk_state_kernel.py`` compares both for H1,
-Aliengo and GR1, to rounding). :func:`state_rows` itself is defined beside the payment's kernel
-(:mod:`~internutopia_extension.robots.locomotion_rewards_kernel`), whose one-pass tick compiles it in.
+Aliengo and GR1, to rounding).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from internutopia_extension.robots.locomotion_rewards_kernel import STATE_KERNEL as _state_kernel
-from internutopia_extension.robots.locomotion_rewards_kernel import state_rows
+from internutopia.core.util.jit import Kernel
 
-__all__ = ['CompiledWalkState', 'compiled_walk_state', 'holds_batch_arrays', 'state_rows']
+__all__ = ['STATE_KERNEL', 'CompiledWalkState', 'compiled_walk_state', 'holds_batch_arrays', 'state_rows']
+
+
+def state_rows(qpos, qvel, sensordata, slots, layout, touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed, phase,
+               clock, leg_phase_offset, height, gravity, lin_vel, ang_vel, leg_q, leg_dq, action_out, last_action_out, command,
+               stance, moving, touch, foot_height, foot_speed, foot_lateral):  # pragma: no cover - compiled
+    """Row ``r`` of each output for the robot of slot ``slots[r]``.
+
+    ``layout``: root qpos address, root dof address, first leg qpos and dof addresses; ``clock``:
+    the gait's stand command (below it the clock stops) and stance fraction."""
+    root, dof, leg_q0, leg_v0 = layout[0], layout[1], layout[2], layout[3]
+    legs = leg_q.shape[1]
+    feet = touch.shape[1]
+    for r in range(slots.shape[0]):
+        s = slots[r]
+        w, x, y, z = qpos[s, root + 3], qpos[s, root + 4], qpos[s, root + 5], qpos[s, root + 6]
+        heading = 2.0 * math.atan2(z, w)
+        cos, sin = math.cos(heading), math.sin(heading)
+        vx, vy = qvel[s, dof], qvel[s, dof + 1]
+        height[r] = qpos[s, root + 2]
+        gravity[r, 0] = 2.0 * (w * y - x * z)
+        gravity[r, 1] = -2.0 * (y * z + w * x)
+        gravity[r, 2] = -(1.0 - 2.0 * (x * x + y * y))
+        lin_vel[r, 0] = cos * vx + sin * vy
+        lin_vel[r, 1] = -sin * vx + cos * vy
+        lin_vel[r, 2] = qvel[s, dof + 2]
+        for i in range(3):
+            ang_vel[r, i] = qvel[s, dof + 3 + i]
+            command[r, i] = followed[s, i]
+        for j in range(legs):
+            leg_q[r, j] = qpos[s, leg_q0 + j]
+            leg_dq[r, j] = qvel[s, leg_v0 + j]
+            action_out[r, j] = action[s, j]
+            last_action_out[r, j] = last_action[s, j]
+        c0, c1, c2 = followed[s, 0], followed[s, 1], followed[s, 2]
+        running = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2) >= clock[0] or phase[s] > 0.0
+        moving[r] = running
+        for f in range(feet):
+            stance[r, f] = ((phase[s] + leg_phase_offset[f]) % 1.0) < clock[1] or not running
+            touch[r, f] = sensordata[s, touch_adr[f]]
+            foot_height[r, f] = sensordata[s, foot_pos_adr[f] + 2]
+            foot_speed[r, f] = math.hypot(sensordata[s, foot_vel_adr[f]], sensordata[s, foot_vel_adr[f] + 1])
+            dx = sensordata[s, foot_pos_adr[f]] - qpos[s, root]
+            dy = sensordata[s, foot_pos_adr[f] + 1] - qpos[s, root + 1]
+            foot_lateral[r, f] = -sin * dx + cos * dy
+
+
+_state_kernel = Kernel(state_rows)
+#: The compiled :func:`state_rows`, for kernels that compile it into theirs (``Kernel``'s ``uses``).
+STATE_KERNEL = _state_kernel
 
 
 class CompiledWalkState:
@@ -59,8 +107,9 @@ class CompiledWalkState:
         walker, data = self.walker, self.walker.data
         raw = getattr(data, 'raw', None) if for_types else None
         sensordata = raw('sensordata') if raw is not None else None
-        return (data.qpos, data.qvel, data.sensordata if sensordata is None else sensordata, self.layout, self.touch_adr, self.foot_pos_adr, self.foot_vel_adr,
-                walker.action, walker.last_action, walker.followed, walker.phase, self.clock, self.leg_phase_offset)
+        return (data.qpos, data.qvel, data.sensordata if sensordata is None else sensordata, self.layout, self.touch_adr,
+                self.foot_pos_adr, self.foot_vel_adr, walker.action, walker.last_action, walker.followed, walker.phase,
+                self.clock, self.leg_phase_offset)
 
     def _arguments(self, slots: np.ndarray, state: Any) -> tuple:
         qpos, qvel, sensordata, *columns_and_clocks = self.inputs()

@@ -31,9 +31,17 @@ from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.controllers.base_motion import steer_towards_each, warm_steering
 from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERMS
-from internutopia_extension.robots.locomotion_rewards_kernel import COMMAND_DUE, PUSH_DUE, STEERING, CompiledPayment
+from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
 from internutopia_extension.tasks import locomotion_kernels
-from internutopia_extension.tasks.locomotion_kernels import pick_goals, quiet_steps
+from internutopia_extension.tasks.locomotion_kernels import (
+    COMMAND_DUE,
+    PUSH_DUE,
+    STEERING,
+    CompiledTick,
+    pick_goals,
+    quiet_steps,
+    tick_available,
+)
 
 #: The reward terms, in the columns of ``scales``: every walking robot's reward module has these
 #: names (its own functions and scales), so one table serves a world of mixed robots.
@@ -122,6 +130,7 @@ class LocomotionTask(BaseTask):
         self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
         # by robot group: (group, its reward spec when the one-pass tick serves it, else None)
         self._one_pass_specs: dict[int, tuple[Any, Any]] = {}
+        self._tick = CompiledTick(self.payment, n) if self.payment.available and tick_available() else None
         # Steps known to be quiet (nothing paid, due, pushed or ended) for the slots of one step call:
         # the slots array they hold for, how many calls are left, the step count of its first slot next.
         self._quiet_slots: np.ndarray | None = None
@@ -208,40 +217,38 @@ class LocomotionTask(BaseTask):
         return row
 
     def _one_pass_spec(self, group: Any) -> Any:
-        """The reward spec of ``group`` when its ticks can run in one pass (compiled payment and
-        walk state, the walking reward's own terms), else ``None``; decided once per group."""
+        """The reward spec of ``group`` when its ticks can run in one pass (compiled kernels, the
+        walking reward's own terms), else ``None``; decided (and the pass warmed) once per group."""
         entry = self._one_pass_specs.get(id(group))
         if entry is None or entry[0] is not group:
             rewards = locomotion_rewards(group)
             spec = getattr(rewards, 'SPEC', None)
             walk_state = getattr(group.walker, 'compiled_state', None)
-            if not (self.payment.tick_available and walk_state is not None and spec is not None and rewards.TERMS is spec.terms):
+            if self._tick is None or walk_state is None or spec is None or rewards.TERMS is not spec.terms:
                 spec = None
             else:
-                self.payment.warm_tick(walk_state, self.view.steps)
+                self._tick.warm(self, group, spec, walk_state)
             entry = self._one_pass_specs[id(group)] = (group, spec)
         return entry[1]
 
     def _step_in_one_pass(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """:meth:`step` of ``slots`` through the one-pass tick, or ``None`` where it does not serve
-        (several groups, no compiled kernels, another reward)."""
+        """:meth:`step` of ``slots`` through the one-pass tick (:class:`~.locomotion_kernels.CompiledTick`),
+        or ``None`` where it does not serve (several groups, no compiled kernels, another reward)."""
         group = self.robot.only_group()
         entry = self._one_pass_specs.get(id(group)) if group is not None else None
         walk_state = getattr(group.walker, 'compiled_state', None) if entry is not None and entry[0] is group else None
-        if walk_state is None or entry is None or entry[1] is None:
+        if walk_state is None or entry is None or entry[1] is None or self._tick is None:
             return None
-        steps = self.view.steps
-        reward, terminated, truncated, paying, flags = self.payment.tick(
-            entry[1], walk_state, slots, steps, self.max_steps, self.period, self.end_on_fall, self.step_dt, self.fell, self.has_goals,
-            self.next_change, self.next_push)
-        # (what step does after the payment, each only where the pass found something due)
+        reward, terminated, truncated, flags = self._tick(self, group, entry[1], walk_state, slots)
+        # (what step does after the payment that the pass left: each only where it found it due)
+        steps = self.view.steps[slots]
         if flags & COMMAND_DUE:
             self._advance_commands(slots)
-        if flags & STEERING:
-            self._steer(slots[paying])
+        if flags & STEERING:  # (a command was due too: steered here, after it, as step does)
+            self._steer(slots[(steps % self.period[slots] == 0) | (steps >= self.max_steps[slots])])
         if flags & PUSH_DUE:
             self._push(slots)
-        self._count_quiet(slots, steps[slots])
+        self._count_quiet(slots, steps)
         return reward, terminated, truncated
 
     def _push(self, slots: np.ndarray) -> None:

@@ -77,6 +77,33 @@ _NUMPY_ONLY = False
 KERNELS: list[Kernel] = []
 
 
+def _cache_keyed_on(function: Callable[..., Any], files: list[str]) -> Any:
+    """A numba disk cache for ``function`` whose entries are keyed on the contents of ``files``
+    besides what numba keys them on (the function's own file, its bytecode, the types, the
+    machine), or ``None`` where numba's cache classes are not as expected (then the kernel is
+    compiled in each process, never stale)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in files:
+        try:
+            with open(path, 'rb') as source:
+                digest.update(path.encode() + b'\0' + source.read())
+        except OSError:
+            return None  # (a source that cannot be read: nothing to key on)
+    extra = digest.hexdigest()
+    try:
+        from numba.core.caching import FunctionCache
+
+        class _Keyed(FunctionCache):  # type: ignore[misc, valid-type]
+            def _index_key(self, sig: Any, codegen: Any) -> Any:
+                return (*super()._index_key(sig, codegen), extra)
+
+        return _Keyed(function)
+    except Exception:  # (numba's internals moved, or no cache location for this source)
+        return None
+
+
 @contextlib.contextmanager
 def numpy_only() -> Iterator[None]:
     """Within the block every :class:`Kernel` reports itself unavailable, so envs built (and
@@ -105,18 +132,15 @@ class Kernel:
     Functions without a source file (defined interactively) compile without the disk cache.
 
     ``uses``: other kernels ``function`` calls, by the name it calls them by. They are compiled
-    into it (one pass, one call from Python), so they must be defined in the same file: numba's
-    disk cache notices a change to that file only, and a kernel compiled from another file's
-    function would go on running that function's old code after it changed.
+    into it (one pass, one call from Python). numba's disk cache checks only the source file of
+    the function it compiles, so a kernel using kernels of other files keys its cache entries on
+    their source too (:func:`_cache_keyed_on`): a change to any of them compiles it again rather
+    than running their old code.
     """
 
     def __init__(self, function: Callable[..., Any], uses: dict[str, Kernel] | None = None) -> None:
         self.function = function
         self.uses = dict(uses or {})
-        for name, used in self.uses.items():
-            if used.function.__code__.co_filename != function.__code__.co_filename:
-                raise ValueError(f'kernel {function.__name__} uses {name} ({used.function.__name__}) from another file; '
-                                 "the disk cache would not see that file's changes: define both in one file")
         self._compiled: Callable[..., Any] | None = None
         self._available: bool | None = None
         KERNELS.append(self)
@@ -135,6 +159,28 @@ class Kernel:
         made.__qualname__ = function.__qualname__
         return made
 
+    def source_files(self) -> list[str]:
+        """The source files of this kernel's function and of every kernel it uses, at any depth (sorted)."""
+        files = {self.function.__code__.co_filename}
+        for used in self.uses.values():
+            files.update(used.source_files())
+        return sorted(files)
+
+    def _compile(self, function: Callable[..., Any]) -> Any:
+        """numba's compiled ``function``, cached on disk where it can be (see the class docstring)."""
+        numba = _numba()
+        own = self.function.__code__.co_filename
+        others = [path for path in self.source_files() if path != own]
+        if not others:
+            try:
+                return numba.njit(cache=True, nogil=True)(function)
+            except RuntimeError:  # no cache location for this source (e.g. defined interactively)
+                return numba.njit(nogil=True)(function)
+        compiled = numba.njit(nogil=True)(function)
+        cache = _cache_keyed_on(function, others)
+        if cache is not None:
+            compiled._cache = cache  # (what Dispatcher.enable_caching sets, with the extra key)
+        return compiled
     @property
     def signatures(self) -> list:
         """The argument types compiled (or loaded from the cache) so far in this process."""
@@ -152,12 +198,7 @@ class Kernel:
             function = self._function_to_compile() if _switched_on() and _numba() is not None else None
             with _COMPILE_LOCK:
                 if self._available is None:
-                    compiled = None
-                    if function is not None:
-                        try:
-                            compiled = _numba().njit(cache=True, nogil=True)(function)
-                        except RuntimeError:  # no cache location for this source (e.g. defined interactively)
-                            compiled = _numba().njit(nogil=True)(function)
+                    compiled = self._compile(function) if function is not None else None
                     self._compiled = compiled
                     self._available = compiled is not None  # set last: other threads read it unlocked
         return self._available
