@@ -405,8 +405,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     try:
         if args.ab or args.phases:  # (one fresh process per id and env count)
             measure: Callable[..., dict[str, Any]]
-            ab_pairs = {} if args.pairs is None else {'pairs': args.pairs}
-            measure, describe = ((functools.partial(measure_switch_ab, switch=args.ab, **ab_pairs), format_switch_ab) if args.ab
+            ab_pairs = 20 if args.pairs is None else args.pairs
+            measure, describe = ((functools.partial(measure_switch_ab, switch=args.ab, pairs=ab_pairs), format_switch_ab) if args.ab
                                  else (phase_shares, format_phases))
             rows = []
             for env_id in ids:

@@ -24,8 +24,11 @@ import numpy as np
 
 from internutopia.core.util.jit import Kernel
 from internutopia_extension.controllers.base_motion import STEER_KERNEL
-from internutopia_extension.robots.locomotion_rewards_kernel import PAY_KERNEL
-from internutopia_extension.robots.walk_state_kernel import STATE_KERNEL
+from internutopia_extension.robots.locomotion_rewards_kernel import PAY_KERNEL, pay_rows
+from internutopia_extension.robots.walk_state_kernel import STATE_KERNEL, state_rows
+
+#: The steering law's loop (what ``STEER_KERNEL`` compiles; :func:`tick_rows` calls it by this name).
+steer_rows = STEER_KERNEL.function
 
 #: qpos columns of a free joint's pose: position xyz, then the wxyz orientation.
 _POSE_COLUMNS = np.arange(7)
@@ -153,12 +156,11 @@ def tick_rows(slots, steps, max_steps, period, end_on_fall, step_dt, fell_before
             flags |= PUSH_DUE
     if count:
         rows = paid[:count]
-        # (state_rows, pay_rows and steer_rows: the kernels of _tick_kernel's uses, compiled in)
-        state_rows(qpos, qvel, sensordata, rows, layout, touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed,  # noqa: F821
+        state_rows(qpos, qvel, sensordata, rows, layout, touch_adr, foot_pos_adr, foot_vel_adr, action, last_action, followed,
                    phase, clock, leg_phase_offset, height[:count], gravity[:count], lin_vel[:count], ang_vel[:count],
                    leg_q[:count], leg_dq[:count], action_out[:count], last_action_out[:count], command[:count], stance[:count],
                    moving[:count], touch[:count], foot_height[:count], foot_speed[:count], foot_lateral[:count])
-        pay_rows(height[:count], gravity[:count], lin_vel[:count], ang_vel[:count], leg_q[:count], leg_dq[:count],  # noqa: F821
+        pay_rows(height[:count], gravity[:count], lin_vel[:count], ang_vel[:count], leg_q[:count], leg_dq[:count],
                  action_out[:count], last_action_out[:count], command[:count], stance[:count], moving[:count], touch[:count],
                  foot_height[:count], foot_speed[:count], foot_lateral[:count], numbers, hips, columns, once, scales,
                  span[:count], rows, table, per_second[:count], once_reward[:count], fell[:count], tracking_error,
@@ -192,7 +194,7 @@ def tick_rows(slots, steps, max_steps, period, end_on_fall, step_dt, fell_before
                        orientation[:steering], goal[:steering])
             for r in range(steering):
                 thresholds[r] = goal_tolerance[members[r]]
-            steer_rows(position[:steering], orientation[:steering], goal[:steering], 1.0, 1.0, thresholds[:steering],  # noqa: F821
+            steer_rows(position[:steering], orientation[:steering], goal[:steering], 1.0, 1.0, thresholds[:steering],
                        velocity[:steering], arrived[:steering])
             for r in range(steering):
                 s = members[r]
@@ -207,6 +209,7 @@ def tick_rows(slots, steps, max_steps, period, end_on_fall, step_dt, fell_before
     return flags
 
 
+# (the functions tick_rows calls, each compiled in as its kernel)
 _tick_kernel = Kernel(tick_rows, uses={'state_rows': STATE_KERNEL, 'pay_rows': PAY_KERNEL, '_goal_rows': _goal_kernel,
                                        'steer_rows': STEER_KERNEL})
 

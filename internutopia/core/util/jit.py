@@ -95,7 +95,7 @@ def _cache_keyed_on(function: Callable[..., Any], files: list[str]) -> Any:
     try:
         from numba.core.caching import FunctionCache
 
-        class _Keyed(FunctionCache):  # type: ignore[misc, valid-type]
+        class _Keyed(FunctionCache):
             def _index_key(self, sig: Any, codegen: Any) -> Any:
                 return (*super()._index_key(sig, codegen), extra)
 
