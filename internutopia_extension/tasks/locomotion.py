@@ -88,9 +88,10 @@ class LocomotionTask(BaseTask):
     """
 
     #: A control tick's step of slots that are one walking robot group (the usual world) in one
-    #: compiled pass (:func:`~internutopia_extension.robots.locomotion_rewards_kernel.tick_rows`:
-    #: the walker's state, the payment, falls and flags), when numba serves. ``False``: the same
-    #: arithmetic step by step (the path of mixed groups and numpy rewards), for comparisons.
+    #: compiled pass (:func:`~internutopia_extension.tasks.locomotion_kernels.tick_rows`: the
+    #: walker's state, the payment, falls, goal steering, what is due), when numba serves.
+    #: ``False``: the same arithmetic piece by piece (the path of mixed groups and numpy rewards),
+    #: for comparisons; the results are the same bit for bit.
     one_pass = True
 
     def __init__(self, view: EnvView) -> None:

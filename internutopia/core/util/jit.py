@@ -181,6 +181,7 @@ class Kernel:
         if cache is not None:
             compiled._cache = cache  # (what Dispatcher.enable_caching sets, with the extra key)
         return compiled
+
     @property
     def signatures(self) -> list:
         """The argument types compiled (or loaded from the cache) so far in this process."""
