@@ -459,9 +459,9 @@ def test_franka_steps_compile_nothing_after_reset():
 
 
 def test_gymnasium_steps_compile_nothing_after_reset():
-    """The kernels the walking and point-nav ids step through (the task's passes, the goal in the
-    yaw frame, the steering) are compiled or loaded when the env is made, not in its steps (with
-    falls, new episodes and goal steering among them)."""
+    """The kernels the walking and point-nav ids step through (the task's passes and its one-pass
+    tick, the goal in the yaw frame, the steering) are compiled or loaded when the env is made, not
+    in its steps (with falls, new episodes and goal steering among them)."""
     script = textwrap.dedent('''
         import json
         import numpy as np, gymnasium as gym
@@ -488,7 +488,7 @@ def test_gymnasium_steps_compile_nothing_after_reset():
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result['internutopia/H1Walk-v0'] == {} and result['internutopia/JetbotPointNav-v0'] == {}
     if NUMBA_EXPECTED:
-        assert {'_goal_rows', '_quiet_rows', '_steer_rows'} <= set(result['warmed'])
+        assert {'_goal_rows', '_quiet_rows', '_steer_rows', 'tick_rows'} <= set(result['warmed'])  # (the one-pass tick too)
 
 
 @pytest.mark.skipif(not NUMBA_EXPECTED, reason='numba is not a dependency on this Python')

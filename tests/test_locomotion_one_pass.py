@@ -1,7 +1,7 @@
 """The locomotion task's control tick in one compiled pass (``LocomotionTask.one_pass``,
 :func:`~internutopia_extension.tasks.locomotion_kernels.tick_rows`): the walker's state, the
 payment, the falls, the goal steering and what is due, with every result bit for bit that of the
-step taken piece by piece (falls, time limits, goals reached, pushes and commands due included)."""
+step taken piece by piece (falls, time limits, goal steering, pushes and commands due included)."""
 
 from __future__ import annotations
 
