@@ -40,9 +40,14 @@ import numpy as np
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
 from internutopia.bench.paired import involuntary_switches, summarize
 from internutopia.bench.random_actions import warmed_random_actions
+from internutopia.bench.switch_ab import PAIRS as AB_PAIRS
 from internutopia.bench.switch_ab import SWITCHES, format_switch_ab, measure_switch_ab
 
-__all__ = ['DEFAULT_IDS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
+__all__ = ['DEFAULT_IDS', 'PAIRS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
+
+#: Timed pairs of chunks a measurement takes by default (with 5 vector steps a chunk, a point-nav
+#: episode of 200 vector steps ends and restarts during the run).
+PAIRS = 60
 
 #: The ids of the default run: the walking H1 (the training id) and the point-nav ids.
 DEFAULT_IDS = ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0', 'internutopia/H1PointNav-v0',
@@ -304,7 +309,7 @@ def phase_shares(env_id: str, num_envs: int, steps: int = 300, kwargs: dict[str,
                                 what=f'gym phases {env_id} x{num_envs}', timeout_s=timeout_s)
 
 
-def measure_gym(env_id: str, num_envs: int, pairs: int = 60, chunk: int = 5, kwargs: dict[str, Any] | None = None,
+def measure_gym(env_id: str, num_envs: int, pairs: int = PAIRS, chunk: int = 5, kwargs: dict[str, Any] | None = None,
                 timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """One run of ``env_id`` at ``num_envs`` in a fresh process: ``pairs`` pairs of ``chunk``
     vector steps. Returns :func:`~internutopia.bench.paired.summarize`'s figures (``ratio``: ours
@@ -329,7 +334,7 @@ def format_gym_row(row: dict[str, Any]) -> str:
             f"{row['pairs']} pairs of {row['chunk']} vector steps, {row['clean_pairs']} clean")
 
 
-def run_gym(ids: list[str], num_envs: list[int], pairs: int = 60, chunk: int = 5, log: Callable[[str], Any] = print,
+def run_gym(ids: list[str], num_envs: list[int], pairs: int = PAIRS, chunk: int = 5, log: Callable[[str], Any] = print,
             timeout_s: float | None = DEFAULT_TIMEOUT_S) -> list[dict[str, Any]]:
     """Measure every id at every env count (one fresh process each); the rows, as they come."""
     rows = []
@@ -367,9 +372,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument('--ids', default=','.join(DEFAULT_IDS), help=f'comma-separated ids (default {",".join(DEFAULT_IDS)})')
     parser.add_argument('--num-envs', default='64', help='comma-separated env counts (default 64)')
     parser.add_argument('--pairs', type=int, default=None,
-                        help='timed pairs of chunks (default 60: with 5 vector steps a chunk, a point-nav episode '
+                        help=f'timed pairs of chunks (default {PAIRS}: with 5 vector steps a chunk, a point-nav episode '
                              'of 200 vector steps ends and restarts during the run); with --ab, pairs of blocks '
-                             '(default 20)')
+                             f'(default {AB_PAIRS})')
     parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
     mode = parser.add_mutually_exclusive_group()
@@ -405,7 +410,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     try:
         if args.ab or args.phases:  # (one fresh process per id and env count)
             measure: Callable[..., dict[str, Any]]
-            ab_pairs = 20 if args.pairs is None else args.pairs
+            ab_pairs = AB_PAIRS if args.pairs is None else args.pairs
             measure, describe = ((functools.partial(measure_switch_ab, switch=args.ab, pairs=ab_pairs), format_switch_ab) if args.ab
                                  else (phase_shares, format_phases))
             rows = []
@@ -414,7 +419,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                     rows.append(measure(env_id, n, timeout_s=args.timeout))
                     print(describe(rows[-1]), flush=True)
         else:
-            pairs = 60 if args.pairs is None else args.pairs
+            pairs = PAIRS if args.pairs is None else args.pairs
             rows = run_gym(ids, num_envs, pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
     finally:
         processes.kill_tracked()

@@ -27,7 +27,10 @@ import numpy as np
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
 from internutopia.bench.random_actions import warmed_random_actions
 
-__all__ = ['SWITCHES', 'format_switch_ab', 'measure_switch_ab']
+__all__ = ['PAIRS', 'SWITCHES', 'format_switch_ab', 'measure_switch_ab']
+
+#: Pairs of blocks a measurement times by default.
+PAIRS = 20
 
 
 def _fuse_steps(runner: Any, on: bool) -> None:
@@ -99,7 +102,7 @@ def _switch_ab(env_id: str, switch: str, num_envs: int, pairs: int, steps: int) 
             'physics_calls_per_vector_step_on': per_call[True] / (pairs * steps)}
 
 
-def measure_switch_ab(env_id: str, num_envs: int = 64, switch: str = 'fuse_steps', pairs: int = 20, steps: int = 40,
+def measure_switch_ab(env_id: str, num_envs: int = 64, switch: str = 'fuse_steps', pairs: int = PAIRS, steps: int = 40,
                       timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """``pairs`` pairs of blocks of ``steps`` vector steps of ``env_id`` with ``switch`` (a name of
     :data:`SWITCHES`) on and off, in a fresh process: the medians of each, the median ratio of the

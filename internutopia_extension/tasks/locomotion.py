@@ -246,7 +246,7 @@ class LocomotionTask(BaseTask):
         if flags & COMMAND_DUE:
             self._advance_commands(slots)
         if flags & STEERING:  # (a command was due too: steered here, after it, as step does)
-            self._steer(slots[(steps % self.period[slots] == 0) | (steps >= self.max_steps[slots])])
+            self._steer(slots[self._paying(slots, steps)[0]])
         if flags & PUSH_DUE:
             self._push(slots)
         self._count_quiet(slots, steps)
@@ -308,9 +308,7 @@ class LocomotionTask(BaseTask):
             if done is not None:
                 return done
         steps = steps_now[slots]
-        last = steps >= self.max_steps[slots]
-        # Paid on the last physics step of each control period of the episode, and on its last step.
-        paying = (steps % self.period[slots] == 0) | last
+        paying, last = self._paying(slots, steps)
         if not paying.any():  # (most physics steps: nothing is paid, checked or steered)
             self._advance_commands(slots)
             self._push(slots)
@@ -338,6 +336,13 @@ class LocomotionTask(BaseTask):
         self._push(slots)
         self._count_quiet(slots, steps)
         return reward, terminated, truncated
+
+    def _paying(self, slots: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of ``slots`` (at ``steps``) are paid now, and which are on their episode's last
+        step: paid on the last physics step of each control period of the episode, and on its last
+        step (what :func:`~.locomotion_kernels.tick_rows` finds in its pass)."""
+        last = steps >= self.max_steps[slots]
+        return (steps % self.period[slots] == 0) | last, last
 
     def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
         """The next calls before any slot of ``slots`` is paid (the end of its control period or
