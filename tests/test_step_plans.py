@@ -81,6 +81,36 @@ def test_a_kept_plan_follows_the_slots_that_run(make_config):
     env.close()
 
 
+def test_a_kept_plan_outlives_an_episode_ending_and_starting(make_config, monkeypatch):
+    """The plan is the layout's groups and controllers, not the running slots: steps after an
+    episode ended, and after a reset started one, follow it (no general parse) and give the
+    commands a parser that never saw the layout gives."""
+    def jetbot(max_steps):
+        return FiniteStepTaskCfg(max_steps=max_steps, robots=[JetbotRobotCfg()])
+
+    env = Env(make_config([jetbot(2), jetbot(50), jetbot(3), jetbot(50)], env_num=3))
+    env.reset()
+    parser = env.runner.actions
+    action = {'jetbot': {'move_by_speed': np.array([[0.3, 0.0], [0.2, 0.1], [0.1, 0.2]])}}
+    env.step_arrays(action)  # (the plan is made)
+    general = parser._parse_batched
+    calls = []
+    monkeypatch.setattr(parser, '_parse_batched', lambda *args: calls.append(1) or general(*args))
+    # slot 0's episode ends on its second step, slot 2's on its third; a reset starts slot 0's next
+    for running in ([0, 1, 2], [1, 2], [1], [0, 1]):
+        if running == [0, 1]:
+            env.reset([0])
+        kept = parser.parse_batched(action)
+        assert [slots.tolist() for _, slots, _ in kept.values()] == [running]
+        fresh = general(action, env.runner.table.active_slots())[0]
+        for (controller, slots, batch), (fresh_controller, fresh_slots, fresh_batch) in zip(kept.values(), fresh.values(), strict=True):
+            assert controller is fresh_controller and slots.tolist() == fresh_slots.tolist()
+            np.testing.assert_array_equal(batch, fresh_batch)
+        env.step_arrays(action)
+    assert not calls  # every step followed the kept plan
+    env.close()
+
+
 @pytest.mark.parametrize('env_num', [1, 3, 6])
 def test_step_counts_of_few_and_many_slots(make_config, env_num):
     """Step counts (kept item by item for a few slots, as one array add for more) count each

@@ -308,12 +308,14 @@ class EntityTracker:
         entity = self.view.robot(slot, name) if self.kind == 'robot' else self.view.object(slot, name)
         self.refresh()
         self.names[slot] = name
-        self._one_group = None
         index = next((k for k, group in enumerate(self.group_list) if group is entity), None)
         if index is None:
             index = len(self.group_list)
             self.group_list.append(entity)
         self.group_of[slot] = index
+        # Still one group when there was one and this slot joins it (a reset in the usual world);
+        # else found again when next asked.
+        self._one_group = True if self._one_group and index == 0 else None
 
     def name(self, slot: int) -> str | None:
         """The name followed in ``slot`` (``None`` if none)."""

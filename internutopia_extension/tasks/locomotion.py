@@ -131,6 +131,8 @@ class LocomotionTask(BaseTask):
         self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
         # by robot group: (group, its reward spec when the one-pass tick serves it, else None)
         self._one_pass_specs: dict[int, tuple[Any, Any]] = {}
+        # by robot group: (group, what its episodes start with: see _group_start)
+        self._group_starts: dict[int, tuple[Any, tuple[np.ndarray, float, int]]] = {}
         self._tick = CompiledTick(self.payment, n) if self.payment.available and tick_available() else None
         # Steps known to be quiet (nothing paid, due, pushed or ended) for the slots of one step call:
         # the slots array they hold for, how many calls are left, the step count of its first slot next.
@@ -146,68 +148,84 @@ class LocomotionTask(BaseTask):
         :meth:`reset_slot` for each, in order: the same state, the same pushes)."""
         self._quiet_slots = None  # (what is due changes)
         slot_list = slots.tolist()
+        track = self.robot.track
         for slot, config in zip(slot_list, configs, strict=True):
             self.configs[slot] = config
-            self.robot.track(slot, config.robot)
-        self.max_steps[slots] = [config.max_steps for config in configs]
-        self.end_on_fall[slots] = [config.end_on_fall for config in configs]
-        for group, rows, members in self.robot.groups(slots):
-            if getattr(group, 'walker', None) is None:
-                slot = int(members[0])
-                raise ValueError(f"LocomotionTask needs a walking robot; {configs[int(rows[0])].robot!r} in env {slot} "
-                                 "is not (an H1 with locomotion='walking', or an Aliengo)")
-            base = self._base_scales(group)
-            self._one_pass_spec(group)  # (decided, and its pass warmed, when a group first starts an episode)
-            for row, slot in zip(rows.tolist(), members.tolist(), strict=True):
-                overrides = configs[row].reward_scales
-                if not overrides:
-                    self.scales[slot] = base
-                    continue
-                scales = {**locomotion_rewards(group).REWARD_SCALES, **overrides}
-                self.scales[slot] = [scales[name] for name in _TERM_NAMES]
-            step_dt = float(group.sim.physics_dt)
-            self.step_dt[members] = step_dt
-            control_dt = getattr(getattr(group.walker, 'gait', None), 'CONTROL_DT', None)  # type: ignore[attr-defined]
-            self.period[members] = max(1, int(round(control_dt / step_dt))) if control_dt else 1
-        self.fell[slots] = False
-        self.tracking_error[slots] = self.yaw_rate_error[slots] = 0.0
-        self.next_command[slots] = 0
-        self.next_change[slots] = 0
-        self.goal_index[slots] = 0
-        self.next_push[slots] = _NEVER
+            track(slot, config.robot)
         longest = max(len(config.goals or ()) for config in configs)
         if longest > self.goal_points.shape[1]:
             grown = np.zeros((self.env_num, longest, 3))
             grown[:, :self.goal_points.shape[1]] = self.goal_points
             self.goal_points = grown
-        for slot, config in zip(slot_list, configs, strict=True):
-            self.schedules[slot] = list(config.commands)
-            goals = config.goals or []
-            if goals:
-                self.goal_points[slot, :len(goals), :2] = goals
-            self.has_goals[slot], self.goal_count[slot] = config.goals is not None, len(goals)
-            self.goal_speed[slot], self.goal_tolerance[slot] = config.goal_speed, config.goal_tolerance
-            self.push_interval[slot] = config.push_interval or (0.0, 0.0)
-            self.push_speed[slot] = config.push_speed
-        self._advance_commands(slots)
-        pushed = [slot for slot, config in zip(slot_list, configs, strict=True) if config.push_interval is not None]
-        if pushed:
+        for group, rows, members in self.robot.groups(slots):
+            base, step_dt, period = self._group_start(group, configs[int(rows[0])].robot, int(members[0]))
+            for row, slot in zip(rows.tolist(), members.tolist(), strict=True):
+                self._start_row(slot, configs[row], group, base, step_dt, period)
+            self._start_commands(group, members)
+
+    def _start_row(self, slot: int, config: Any, group: Any, base: np.ndarray, step_dt: float, period: int) -> None:
+        """Write ``slot``'s row of every per-slot table for its new episode ``config`` (item by
+        item: a reset holds one or two slots, and an item write costs a tenth of an array write)."""
+        overrides = config.reward_scales
+        if overrides:
+            scales = {**locomotion_rewards(group).REWARD_SCALES, **overrides}
+            self.scales[slot] = [scales[name] for name in _TERM_NAMES]
+        else:
+            self.scales[slot] = base
+        self.max_steps[slot], self.end_on_fall[slot] = config.max_steps, config.end_on_fall
+        self.step_dt[slot], self.period[slot] = step_dt, period
+        self.fell[slot] = False
+        self.tracking_error[slot] = self.yaw_rate_error[slot] = 0.0
+        self.goal_index[slot] = 0
+        schedule = self.schedules[slot] = list(config.commands)
+        # The first command starts with the episode; the next one when its start time comes.
+        self.next_command[slot] = 1
+        self.next_change[slot] = int(round(schedule[1][0] / step_dt)) if len(schedule) > 1 else _NEVER
+        goals = config.goals or []
+        if goals:
+            self.goal_points[slot, :len(goals), :2] = goals
+        self.has_goals[slot], self.goal_count[slot] = config.goals is not None, len(goals)
+        self.goal_speed[slot], self.goal_tolerance[slot] = config.goal_speed, config.goal_tolerance
+        interval = config.push_interval
+        self.push_interval[slot] = interval or (0.0, 0.0)
+        self.push_speed[slot] = config.push_speed
+        if interval is None:
+            self.next_push[slot] = _NEVER
+        else:
             # The first push of an episode is when its slot and index say (the same episode in
             # the same slot is first pushed at the same step); the later ones draw from the
             # task's generator. (A hash, 0.7 us, not a generator seeded per episode, 17 us:
             # a walking vector env restarts one or two episodes per vector step.)
-            units = np.array([_unit_hash(slot, int(self.view.episode_index(slot) or 0)) for slot in pushed])
-            self.next_push[pushed] = self._push_delays(np.array(pushed, dtype=np.intp), units)
+            unit = _unit_hash(slot, int(self.view.episode_index(slot) or 0))
+            low, high = interval
+            self.next_push[slot] = int(self.view.steps[slot]) + int(round((low + unit * (high - low)) / step_dt))
+
+    def _start_commands(self, group: Any, members: np.ndarray) -> None:
+        """Give ``members`` (slots of ``group`` starting their episodes) their schedules' first commands."""
+        first = np.array([self.schedules[slot][0][1:] for slot in members.tolist()], dtype=float)
+        group.walker.set_command(members, first, hold=True)
+
+    def _group_start(self, group: Any, robot: str, slot: int) -> tuple[np.ndarray, float, int]:
+        """What every episode of ``group`` starts with: its reward scales (a term-table row), the
+        physics step and the steps per control tick; found once per group (its one-pass tick
+        decided and warmed then too). A ``ValueError`` if ``group`` does not walk."""
+        entry = self._group_starts.get(id(group))
+        if entry is not None and entry[0] is group:
+            return entry[1]
+        if getattr(group, 'walker', None) is None:
+            raise ValueError(f"LocomotionTask needs a walking robot; {robot!r} in env {slot} "
+                             "is not (an H1 with locomotion='walking', or an Aliengo)")
+        self._one_pass_spec(group)
+        step_dt = float(group.sim.physics_dt)
+        control_dt = getattr(getattr(group.walker, 'gait', None), 'CONTROL_DT', None)
+        start = (self._base_scales(group), step_dt, max(1, int(round(control_dt / step_dt))) if control_dt else 1)
+        self._group_starts[id(group)] = (group, start)
+        return start
 
     def _push_delay(self, slot: int) -> int:
         """The step of ``slot``'s next push: a delay drawn uniform in its ``push_interval``."""
         low, high = self.push_interval[slot]
-        return int(self.view.steps[slot]) + int(round(self.rng.uniform(low, high) / self.step_dt[slot]))
-
-    def _push_delays(self, slots: np.ndarray, units: np.ndarray) -> np.ndarray:
-        """The steps of the next pushes of ``slots``: each ``units`` of the way through its ``push_interval``."""
-        low, high = self.push_interval[slots].T
-        return self.view.steps[slots] + np.round((low + units * (high - low)) / self.step_dt[slots]).astype(np.int64)
+        return int(self.view.steps[slot]) + int(round(self.rng.uniform(low, high) / float(self.step_dt[slot])))
 
     def _base_scales(self, group: Any) -> np.ndarray:
         """The reward scales of ``group``'s robot class in the term table's order (made once per class)."""
@@ -275,7 +293,7 @@ class LocomotionTask(BaseTask):
             schedule, index = self.schedules[slot], int(self.next_command[slot])
             commands[k] = schedule[index][1:]
             self.next_command[slot] = index + 1
-            self.next_change[slot] = (int(round(schedule[index + 1][0] / self.step_dt[slot])) if index + 1 < len(schedule)
+            self.next_change[slot] = (int(round(schedule[index + 1][0] / float(self.step_dt[slot]))) if index + 1 < len(schedule)
                                       else never)
         for group, rows, members in self.robot.groups(due):
             group.walker.set_command(members, commands[rows], hold=True)  # type: ignore[attr-defined]

@@ -219,6 +219,32 @@ class VectorEnv(gym.vector.VectorEnv):
             self._set_rows(slots, list(obs))
         return out
 
+    def _add_reset_infos(self, infos: dict[str, Any], slots: list[int], slot_infos: list[dict[str, Any]]) -> dict[str, Any]:
+        """``infos`` with the reset infos (:meth:`_reset_info`) of ``slots`` added: what Gymnasium's
+        ``_add_info`` gives slot by slot, each key's column and mask written once for all the slots."""
+        if not slots:
+            return infos
+        n = self.num_envs
+        for key in slot_infos[0]:
+            values = [slot_info[key] for slot_info in slot_infos]
+            kind = type(values[0])
+            if key == 'final_obs' or issubclass(kind, (dict, np.ndarray)):  # (not a reset's: Gymnasium's way)
+                for slot, value in zip(slots, values, strict=True):
+                    infos = self._add_info(infos, {key: value}, slot)
+                continue
+            column = infos.get(key)
+            if column is None:
+                numeric = kind in (int, float, bool) or issubclass(kind, np.number)
+                column = np.zeros(n, dtype=kind) if numeric else np.full(n, None, dtype=object)
+            mask = infos.get(f'_{key}')
+            if mask is None:
+                mask = np.zeros(n, dtype=np.bool_)
+            for slot, value in zip(slots, values, strict=True):
+                column[slot] = value  # (item by item: a task config must not be taken for a sequence)
+            mask[slots] = True
+            infos[key], infos[f'_{key}'] = column, mask
+        return infos
+
     def _set_array_rows(self, rows: np.ndarray, tree: dict[str, Any]) -> None:
         """Replace the observation rows of ``rows`` (slots whose episodes just started) from their
         array observation ``tree``; a new episode whose observation does not fit the spaces is a ``ValueError``."""
@@ -270,9 +296,7 @@ class VectorEnv(gym.vector.VectorEnv):
         else:
             infos = self._take(slots)
         self._fresh = None
-        info: dict[str, Any] = {}
-        for slot, slot_info in zip(slots, infos, strict=True):
-            info = self._add_info(info, slot_info, slot)
+        info = self._add_reset_infos({}, slots, infos)
         return convert_tree(self._batch_obs(), self.array_backend, self.array_device), info
 
     def _restart_source(self, rng: np.random.Generator) -> None:
@@ -305,13 +329,11 @@ class VectorEnv(gym.vector.VectorEnv):
             for slot in slots:
                 infos = self._add_info(infos, {'final_obs': self._single_obs(slot),
                                                'final_info': self._final_info(slot)}, slot)
-            for slot, reset_info in zip(slots, self._take(slots), strict=True):
-                infos = self._add_info(infos, reset_info, slot)
+            infos = self._add_reset_infos(infos, slots, self._take(slots))
             ended[:] = False
         if len(to_reset):
-            slots = [int(i) for i in to_reset]
-            for slot, reset_info in zip(slots, self._take(slots), strict=True):
-                infos = self._add_info(infos, reset_info, slot)
+            slots = to_reset.tolist()
+            infos = self._add_reset_infos(infos, slots, self._take(slots))
         self._ended = ended
         obs, rewards, terminated, truncated = convert_tree((self._batch_obs(), rewards, terminated, truncated),
                                                            self.array_backend, self.array_device)
@@ -360,7 +382,6 @@ class VectorEnv(gym.vector.VectorEnv):
         """``action_repeat`` physics steps in one ``vec_env.Env.step_arrays(repeat=...)``: the same
         results as :meth:`_step_dicts` from batched arrays, with no per-env Python but for envs
         whose episode ended."""
-        n = self.num_envs
         commands = self.action_layout.batched_commands(actions, self.num_envs)
         out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat)
         rows = np.flatnonzero(live)  # (the envs that ran: each has its final or last observation)
@@ -371,9 +392,10 @@ class VectorEnv(gym.vector.VectorEnv):
                 self.layout.dict_rows(out.obs, rows, self._obs_rows)
         rewards = np.where(live, out.reward, 0.0)
         terminated, truncated = out.terminated & live, out.truncated & live
-        steps = np.where(live, self._vec.runner.steps, 0)
+        ended = terminated | truncated
+        steps = self._vec.runner.steps
         extras: dict[int, dict[str, Any]] = {}
-        for slot in np.flatnonzero(terminated | truncated).tolist():
+        for slot in np.flatnonzero(ended).tolist():
             extra = extras[slot] = {}
             if slot in out.metrics:
                 extra['metrics'] = out.metrics[slot]
@@ -381,16 +403,13 @@ class VectorEnv(gym.vector.VectorEnv):
                 extra['diverged'] = True
             if slot in out.failed:
                 extra['failed'] = out.failed[slot]
-        ended = terminated | truncated
         with_info = live & ~ended if self.autoreset_mode == AutoresetMode.SAME_STEP else live
         self._ended_infos = {slot: {'episode_index': int(self._episode_index[slot]), 'steps': int(steps[slot]), **extra}
                              for slot, extra in extras.items()}
         infos: dict[str, Any] = {}
         if with_info.any():
             for key, values in (('episode_index', self._episode_index), ('steps', steps)):
-                column = np.zeros(n, dtype=int)
-                column[with_info] = values[with_info]
-                infos[key], infos[f'_{key}'] = column, with_info.copy()
+                infos[key], infos[f'_{key}'] = np.where(with_info, values, 0), with_info.copy()
             for slot, extra in sorted(extras.items()):
                 if with_info[slot] and extra:
                     infos = self._add_info(infos, extra, slot)

@@ -46,7 +46,7 @@ class ActionParser:
         self._one_structure_cache: tuple[Any, Any, Any] | None = None
         self._warned_robot_names: set[Any] = set()
         #: ``(active slots, robot groups, plan)`` of the last batched layout (see :meth:`parse_batched`).
-        self._batched_plan: tuple[Any, Any, Any] | None = None
+        self._batched_plan: tuple[Any, Any] | None = None
 
     def parse(self, actions: list[Any]) -> Commands:
         """Validate every active slot's action; group parsed args by controller. Changes nothing."""
@@ -147,45 +147,63 @@ class ActionParser:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing.
 
         A training loop sends actions of one layout step after step (the same robot and
-        controller names, in the same order): the groups, controllers and rows that layout
-        resolved to are kept (a plan, until the active slots or the groups change), so a step
-        with it only checks the names and parses the rows. Any other layout takes the general path.
+        controller names, in the same order): the groups and controllers that layout resolved to
+        are kept (a plan, until the groups change; an episode ending or starting only changes
+        which of their slots take commands), so a step with it only checks the names and parses
+        the rows. Any other layout takes the general path.
         """
         active = self.table.active_slots()
         robots = self.groups.robots
         plan = self._batched_plan
-        if plan is not None and plan[0] is active and plan[1] is robots and type(actions) is dict:
-            commands = self._follow_plan(plan[2], actions)
+        if plan is not None and plan[0] is robots and type(actions) is dict:
+            commands = self._follow_plan(plan[1], actions, active)
             if commands is not None:
                 return commands
-        commands, steps = self._parse_batched(actions, active)
-        self._batched_plan = (active, robots, steps)
+        commands, layout = self._parse_batched(actions, active)
+        self._batched_plan = (robots, layout) if layout is not None else None
         return commands
 
-    def _follow_plan(self, plan: tuple[tuple[str, ...], list[Any]], actions: dict[str, Any]) -> dict[int, tuple[Any, np.ndarray, Any]] | None:
+    def _follow_plan(self, plan: tuple[tuple[str, ...], list[Any]], actions: dict[str, Any],
+                     active: np.ndarray) -> dict[int, tuple[Any, np.ndarray, Any]] | None:
         """The commands of ``actions`` by a kept plan; ``None`` when their layout is not the plan's."""
         robot_names, robots = plan
         if len(actions) != len(robot_names) or tuple(actions) != robot_names:
             return None
         commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
-        for robot_name, controller_names, entries in robots:
+        members_of = self._members_of(active)
+        for robot_name, controller_names, groups in robots:
             controller_actions = actions[robot_name]
             if type(controller_actions) is not dict or tuple(controller_actions) != controller_names:
                 return None
-            for controller_name, controller, members, every_row in entries:
-                commands[id(controller)] = (controller, members, self._parse_rows(
-                    robot_name, controller_name, controller, members, every_row, controller_actions[controller_name]))
+            for group, controllers in groups:
+                members = members_of(group)
+                if not len(members):
+                    continue
+                every_row = len(members) == self.env_num
+                for controller_name, controller in controllers:
+                    commands[id(controller)] = (controller, members, self._parse_rows(
+                        robot_name, controller_name, controller, members, every_row, controller_actions[controller_name]))
         return commands
 
+    def _members_of(self, active: np.ndarray) -> Any:
+        """``f(group)``: the slots of ``group`` among ``active`` (an :meth:`SlotTable.active_slots` array)."""
+        if len(active) == self.env_num:
+            return lambda group: group.slots
+        active_mask = self.table.status == _ACTIVE
+        env_num = self.env_num
+        # (a group in every slot, the usual world: its active slots are ``active`` itself)
+        return lambda group: active if len(group.slots) == env_num else group.slots[active_mask[group.slots]]
+
     def _parse_batched(self, actions: Any, active: np.ndarray) -> tuple[dict[int, tuple[Any, np.ndarray, Any]], Any]:
-        """:meth:`parse_batched`'s general path: the commands, and the plan of their layout."""
+        """:meth:`parse_batched`'s general path: the commands, and the plan of their layout (``None``
+        when a group without running slots lacks a controller named: found again on each step then)."""
         if not isinstance(actions, dict):
             raise ValueError(f'batched actions must be a dict {{robot_name: {{controller_name: array}}}}; got {type(actions).__name__}')
-        all_active = len(active) == self.env_num
-        active_mask = None if all_active else self.table.status == _ACTIVE
         commands: dict[int, tuple[Any, np.ndarray, Any]] = {}
         named = self.groups.robots_by_name()
-        plan: list[tuple[str, tuple[Any, ...], list[tuple[Any, Any, np.ndarray, bool]]]] = []
+        members_of = self._members_of(active)
+        plan: list[tuple[str, tuple[Any, ...], list[tuple[Any, list[tuple[Any, Any]]]]]] = []
+        whole = True  # every group of the plan resolved every controller
         for robot_name, controller_actions in actions.items():
             groups = named.get(robot_name)
             if groups is None:
@@ -193,25 +211,31 @@ class ActionParser:
             if not isinstance(controller_actions, dict):
                 raise ValueError(f'batched actions[{robot_name!r}] must be a dict {{controller_name: array}}; '
                                  f'got {type(controller_actions).__name__}')
-            entries: list[tuple[Any, Any, np.ndarray, bool]] = []
-            plan.append((robot_name, tuple(controller_actions), entries))
+            planned: list[tuple[Any, list[tuple[Any, Any]]]] = []
+            plan.append((robot_name, tuple(controller_actions), planned))
             for group in groups:
                 if not group.array_api:
                     raise ValueError(f'batched actions[{robot_name!r}]: this robot is an upstream-style (per-slot) class '
                                      f'({type(group).__name__}); drive it with step(), one action dict per env')
-                members = group.slots if active_mask is None else group.slots[active_mask[group.slots]]
+                members = members_of(group)
+                controllers: list[tuple[Any, Any]] = []
+                for controller_name in controller_actions:
+                    controller = group.controllers.get(controller_name)
+                    if controller is None:
+                        if len(members):
+                            raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
+                                             f'controllers of {robot_name!r}: {sorted(group.controllers)}')
+                        whole = False
+                        continue
+                    controllers.append((controller_name, controller))
+                planned.append((group, controllers))
                 if not len(members):
                     continue
                 every_row = len(members) == self.env_num  # rows in slot order: the arrays as given
-                for controller_name, args in controller_actions.items():
-                    controller = group.controllers.get(controller_name)
-                    if controller is None:
-                        raise ValueError(f'batched actions[{robot_name!r}]: unknown controller {controller_name!r}; '
-                                         f'controllers of {robot_name!r}: {sorted(group.controllers)}')
+                for controller_name, controller in controllers:
                     commands[id(controller)] = (controller, members, self._parse_rows(
-                        robot_name, controller_name, controller, members, every_row, args))
-                    entries.append((controller_name, controller, members, every_row))
-        return commands, (tuple(actions), plan)
+                        robot_name, controller_name, controller, members, every_row, controller_actions[controller_name]))
+        return commands, ((tuple(actions), plan) if whole else None)
 
     def _parse_rows(self, robot_name: Any, controller_name: Any, controller: Any, members: np.ndarray, every_row: bool,
                     args: Any) -> Any:

@@ -436,7 +436,7 @@ class Runner(RunnerReads):
         # The slot is done before its record goes out: a failing write never leaves it running.
         table.set_status(slot, SlotStatus.DONE)
         record = table.record(slot, metrics=metrics, steps=int(table.steps[slot]), terminated=terminated,
-                              truncated=truncated, wall_time_s=round(time.perf_counter() - table.started_at[slot], 6))
+                              truncated=truncated, wall_time_s=round(time.perf_counter() - float(table.started_at[slot]), 6))
         if outcome is not None:
             record['outcome'] = outcome
         if metrics_error is not None:

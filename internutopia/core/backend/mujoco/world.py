@@ -67,6 +67,10 @@ def _strip_part(spec: mujoco.MjSpec) -> None:
         spec.delete(light)
 
 
+#: Up to this many slots, :meth:`MujocoWorld.forward` sorts them in Python.
+_FEW_SLOTS = 16
+
+
 class MujocoWorld:
     """The whole grid: a :class:`Pack` per structure in use, and the pack of every slot."""
 
@@ -301,7 +305,12 @@ class MujocoWorld:
     def forward(self, slots: np.ndarray | None = None) -> None:
         """Recompute derived quantities (positions, contacts) after writing the state of ``slots``
         (every slot when ``None``)."""
-        slots = np.arange(self.env_num) if slots is None else np.unique(np.asarray(slots, dtype=np.intp))
+        if slots is None:
+            slots = np.arange(self.env_num)
+        elif len(slots) <= _FEW_SLOTS:  # (a reset's one or two slots: sorted in Python, not np.unique's passes)
+            slots = np.array(sorted(set(np.asarray(slots, dtype=np.intp).tolist())), dtype=np.intp)
+        else:
+            slots = np.unique(np.asarray(slots, dtype=np.intp))
         for pack in self.packs.values():
             # (a pack of every slot, the usual world, holds them all: no membership test per reset)
             members = slots if len(pack.slots) == self.env_num else slots[np.isin(slots, pack.slots)]
