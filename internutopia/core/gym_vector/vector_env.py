@@ -317,7 +317,7 @@ class VectorEnv(gym.vector.VectorEnv):
             ended_ids = [int(i) for i in np.flatnonzero(self._ended)]
             raise RuntimeError(f'env(s) {ended_ids} ended their episodes; with autoreset_mode=DISABLED call '
                                "reset(options={'reset_mask': mask}) for them before the next step()")
-        to_reset = np.flatnonzero(self._ended) if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
+        to_reset = self._ended.nonzero()[0] if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
         live = ~self._ended
         if self.array_path and self._arrays_allowed():
             rewards, terminated, truncated, infos = self._step_arrays(actions, live)
@@ -384,7 +384,7 @@ class VectorEnv(gym.vector.VectorEnv):
         whose episode ended."""
         commands = self.action_layout.batched_commands(actions, self.num_envs)
         out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat)
-        rows = np.flatnonzero(live)  # (the envs that ran: each has its final or last observation)
+        rows = live.nonzero()[0]  # (the envs that ran: each has its final or last observation)
         if len(rows):
             if self.obs_mode == 'flat':
                 self.layout.flat_rows(out.obs, rows, self._obs_rows)
@@ -395,7 +395,7 @@ class VectorEnv(gym.vector.VectorEnv):
         ended = terminated | truncated
         steps = self._vec.runner.steps
         extras: dict[int, dict[str, Any]] = {}
-        for slot in np.flatnonzero(ended).tolist():
+        for slot in ended.nonzero()[0].tolist():
             extra = extras[slot] = {}
             if slot in out.metrics:
                 extra['metrics'] = out.metrics[slot]

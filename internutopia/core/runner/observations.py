@@ -321,6 +321,8 @@ class Observer:
         self._splitters: dict[Any, RowSplitter] = {}
         #: A :class:`TreeAdopter` per robot name (the array API's results of groups in every slot).
         self._adopters: dict[Any, TreeAdopter] = {}
+        #: The last :meth:`arrays_ready` answer: ``(groups' robots, task types, answer)``.
+        self._arrays_ready: tuple[Any, int, bool] | None = None
 
     def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
         """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
@@ -349,8 +351,13 @@ class Observer:
     def arrays_ready(self) -> bool:
         """Whether every robot group and task in use has the array API (:meth:`observe_arrays`
         raises for an upstream-style, per-slot one)."""
-        return (all(group.array_api for group in self.groups.robots.values())
-                and all(task.array_api for task in self.terms.tasks.values()))
+        robots, tasks = self.groups.robots, self.terms.tasks
+        known = self._arrays_ready
+        # (asked several times per step: answered again only when the groups or the task types change)
+        if known is None or known[0] is not robots or known[1] != len(tasks):
+            ready = (all(group.array_api for group in robots.values()) and all(task.array_api for task in tasks.values()))
+            known = self._arrays_ready = (robots, len(tasks), ready)
+        return known[2]
 
     def observe_arrays(self, slots: np.ndarray, only: ObservedEntries | None = None) -> dict[str, Any]:
         """Observations of ``slots`` as ``{robot_name: tree of (env_num, ...) arrays}``.

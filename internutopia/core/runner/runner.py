@@ -326,7 +326,7 @@ class Runner(RunnerReads):
         tasks_ended = ended is not None and bool(np.count_nonzero(ended))
         if ended is not None and tasks_ended:
             metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
-                            for slot in np.nonzero(ended)[0].tolist() if slot not in failed})
+                            for slot in ended.nonzero()[0].tolist() if slot not in failed})
         done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged),
                        steps=steps)
         if failed:

@@ -1,0 +1,160 @@
+"""The Gymnasium vector step of two source trees of this project, in lockstep.
+
+A change that saves a few percent of a vector step cannot be seen by timing each tree in its own
+run: on a shared host the speed of one process against the next drifts by more than that. Here
+each tree steps the same id in its own process, both built before any timing, and the two take
+turns: one block of vector steps in one, then one in the other (each goes first in half the
+pairs), so both see the same host. Each pair of adjacent blocks gives a ratio (this tree's step
+time over the other's) and the median over the pairs is the figure, with each tree's physics
+share (time inside the world's step over the vector step).
+
+    python -m internutopia.bench.tree_ab --before /tmp/old-checkout --ids internutopia/H1Walk-v0
+
+``--before`` is a checkout of this project (e.g. ``git worktree add /tmp/old HEAD~3``); the
+other tree is this one (``--after`` to name another). The workers run code sent to them, not
+modules of either tree, so any two versions that build the id can be compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ['PAIRS', 'measure_tree_ab']
+
+#: Pairs of blocks a measurement times by default.
+PAIRS = 40
+#: Vector steps per block by default.
+STEPS = 20
+
+# The worker: build the id, wrap the world's step with a timer, warm up, then step a block per
+# line read ("N": N vector steps; answers "seconds physics_seconds"), until "quit".
+_WORKER = r'''
+import sys, time
+import numpy as np
+import gymnasium as gym
+import internutopia.envs  # (registers the ids)
+env = gym.make_vec(sys.argv[1], num_envs=int(sys.argv[2]))
+runner = env.unwrapped.vec_env.runner
+world_step, physics = runner.world.step, [0.0]
+def timed_step(count=1):
+    began = time.perf_counter()
+    world_step(count)
+    physics[0] += time.perf_counter() - began
+runner.world.step = timed_step
+env.reset(seed=0)
+space = env.action_space
+rng = np.random.default_rng(0)
+actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(64)]
+k = 0
+for _ in range(30):
+    env.step(actions[k % 64]); k += 1
+print('ready', flush=True)
+for line in sys.stdin:
+    if line.strip() == 'quit':
+        break
+    physics[0] = 0.0
+    began = time.perf_counter()
+    for _ in range(int(line)):
+        env.step(actions[k % 64]); k += 1
+    print(time.perf_counter() - began, physics[0], flush=True)
+env.close()
+'''
+
+
+def _start(tree: Path, env_id: str, num_envs: int) -> subprocess.Popen:
+    environ = {**os.environ, 'PYTHONPATH': str(tree), 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')}
+    worker = subprocess.Popen([sys.executable, '-c', _WORKER, env_id, str(num_envs)], cwd=tree, env=environ, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert worker.stdout is not None
+    if worker.stdout.readline().strip() != 'ready':
+        worker.kill()
+        raise RuntimeError(f'the worker of tree {tree} did not start {env_id} (run it there by hand to see why)')
+    return worker
+
+
+def _block(worker: subprocess.Popen, steps: int) -> tuple[float, float]:
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.write(f'{steps}\n')
+    worker.stdin.flush()
+    answer = worker.stdout.readline().split()
+    if len(answer) != 2:
+        raise RuntimeError('a worker stopped answering (it crashed or ran out of memory)')
+    return float(answer[0]), float(answer[1])
+
+
+def measure_tree_ab(before: str | Path, after: str | Path, env_id: str, num_envs: int = 64, pairs: int = PAIRS,
+                    steps: int = STEPS) -> dict[str, Any]:
+    """``pairs`` pairs of blocks of ``steps`` vector steps of ``env_id`` in tree ``before`` and in
+    tree ``after``, taking turns: each tree's median vector step and physics share, and the median
+    ratio of the pairs (after over before: below 1 is faster) with its quartiles."""
+    trees = {'before': Path(before).resolve(), 'after': Path(after).resolve()}
+    for tree in trees.values():
+        if not (tree / 'internutopia' / '__init__.py').is_file():
+            raise ValueError(f'{tree} is not a checkout of this project (no internutopia/__init__.py)')
+    workers: dict[str, subprocess.Popen] = {}
+    try:
+        for name, tree in trees.items():
+            workers[name] = _start(tree, env_id, num_envs)
+        seconds = {name: np.empty(pairs) for name in trees}
+        shares = {name: np.empty(pairs) for name in trees}
+        for pair in range(pairs):
+            for name in (('before', 'after') if pair % 2 else ('after', 'before')):
+                spent, physics = _block(workers[name], steps)
+                seconds[name][pair], shares[name][pair] = spent / steps, physics / spent
+    finally:
+        for worker in workers.values():
+            try:
+                assert worker.stdin is not None
+                worker.stdin.write('quit\n')
+                worker.stdin.close()
+                worker.wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                worker.kill()
+                worker.wait()
+    ratios = seconds['after'] / seconds['before']
+    return {'id': env_id, 'num_envs': num_envs, 'pairs': pairs, 'steps_per_block': steps,
+            'before': str(trees['before']), 'after': str(trees['after']),
+            'vector_step_ms_before': float(np.median(seconds['before']) * 1e3),
+            'vector_step_ms_after': float(np.median(seconds['after']) * 1e3),
+            'after_over_before': float(np.median(ratios)), 'ratio_q1': float(np.percentile(ratios, 25)),
+            'ratio_q3': float(np.percentile(ratios, 75)),
+            'physics_share_before': float(np.median(shares['before'])),
+            'physics_share_after': float(np.median(shares['after'])),
+            'load': os.getloadavg()[0]}
+
+
+def _format(row: dict[str, Any]) -> str:
+    return (f"{row['id']} x{row['num_envs']}: {row['vector_step_ms_before']:.2f} ms before, "
+            f"{row['vector_step_ms_after']:.2f} ms after: {row['after_over_before']:.3f} "
+            f"(IQR {row['ratio_q1']:.3f}-{row['ratio_q3']:.3f}); physics share {row['physics_share_before']:.2f} -> "
+            f"{row['physics_share_after']:.2f} ({row['pairs']} pairs of {row['steps_per_block']} vector steps, "
+            f"load {row['load']:.2f})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--before', required=True, help='a checkout of this project to compare against')
+    parser.add_argument('--after', default=str(Path(__file__).resolve().parents[2]), help='the other checkout (default: this one)')
+    parser.add_argument('--ids', default='internutopia/H1Walk-v0', help='comma-separated Gymnasium ids')
+    parser.add_argument('--num-envs', type=int, default=64)
+    parser.add_argument('--pairs', type=int, default=PAIRS, help=f'pairs of blocks (default {PAIRS})')
+    parser.add_argument('--steps', type=int, default=STEPS, help=f'vector steps per block (default {STEPS})')
+    parser.add_argument('--json', action='store_true', help='print each row as a JSON line too')
+    args = parser.parse_args(argv)
+    for env_id in args.ids.split(','):
+        row = measure_tree_ab(args.before, args.after, env_id, args.num_envs, args.pairs, args.steps)
+        print(_format(row), flush=True)
+        if args.json:
+            print(json.dumps(row), flush=True)
+
+
+if __name__ == '__main__':
+    main()
