@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,8 @@ __all__ = ['PAIRS', 'measure_tree_ab']
 PAIRS = 40
 #: Vector steps per block by default.
 STEPS = 20
+#: Seconds a worker may take to start, or to step one block, before the measurement fails.
+TIMEOUT_S = 600.0
 
 # The worker: build the id, wrap the world's step with a timer, warm up, then step a block per
 # line read ("N": N vector steps; answers "seconds physics_seconds"), until "quit".
@@ -69,32 +72,47 @@ env.close()
 '''
 
 
-def _start(tree: Path, env_id: str, num_envs: int) -> subprocess.Popen:
+def _answer(worker: subprocess.Popen, timeout_s: float, what: str) -> str:
+    """The worker's next line, or a ``RuntimeError`` when none comes within ``timeout_s``."""
+    assert worker.stdout is not None
+    ready, _, _ = select.select([worker.stdout], [], [], timeout_s)
+    line = worker.stdout.readline() if ready else ''
+    if not line:
+        raise RuntimeError(f'{what}: no answer within {timeout_s:.0f} s (the worker crashed, hung or ran out of memory)')
+    return line
+
+
+def _start(tree: Path, env_id: str, num_envs: int, timeout_s: float) -> subprocess.Popen:
     environ = {**os.environ, 'PYTHONPATH': str(tree), 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')}
+    # (a worker reads its blocks from a pipe: when this process ends, the pipe closes and it stops)
     worker = subprocess.Popen([sys.executable, '-c', _WORKER, env_id, str(num_envs)], cwd=tree, env=environ, text=True,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert worker.stdout is not None
-    if worker.stdout.readline().strip() != 'ready':
+    try:
+        started = _answer(worker, timeout_s, f'the worker of tree {tree} starting {env_id}').strip() == 'ready'
+    except RuntimeError:
+        started = False
+    if not started:
         worker.kill()
+        worker.wait()
         raise RuntimeError(f'the worker of tree {tree} did not start {env_id} (run it there by hand to see why)')
     return worker
 
 
-def _block(worker: subprocess.Popen, steps: int) -> tuple[float, float]:
-    assert worker.stdin is not None and worker.stdout is not None
+def _block(worker: subprocess.Popen, steps: int, timeout_s: float) -> tuple[float, float]:
+    assert worker.stdin is not None
     worker.stdin.write(f'{steps}\n')
     worker.stdin.flush()
-    answer = worker.stdout.readline().split()
-    if len(answer) != 2:
-        raise RuntimeError('a worker stopped answering (it crashed or ran out of memory)')
+    answer = _answer(worker, timeout_s, f'a block of {steps} vector steps').split()
     return float(answer[0]), float(answer[1])
 
 
 def measure_tree_ab(before: str | Path, after: str | Path, env_id: str, num_envs: int = 64, pairs: int = PAIRS,
-                    steps: int = STEPS) -> dict[str, Any]:
+                    steps: int = STEPS, timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
     """``pairs`` pairs of blocks of ``steps`` vector steps of ``env_id`` in tree ``before`` and in
     tree ``after``, taking turns: each tree's median vector step and physics share, and the median
-    ratio of the pairs (after over before: below 1 is faster) with its quartiles."""
+    ratio of the pairs (after over before: below 1 is faster) with its quartiles. A worker that
+    does not start, or step a block, within ``timeout_s`` fails the measurement (``RuntimeError``);
+    no worker outlives the call."""
     trees = {'before': Path(before).resolve(), 'after': Path(after).resolve()}
     for tree in trees.values():
         if not (tree / 'internutopia' / '__init__.py').is_file():
@@ -102,12 +120,12 @@ def measure_tree_ab(before: str | Path, after: str | Path, env_id: str, num_envs
     workers: dict[str, subprocess.Popen] = {}
     try:
         for name, tree in trees.items():
-            workers[name] = _start(tree, env_id, num_envs)
+            workers[name] = _start(tree, env_id, num_envs, timeout_s)
         seconds = {name: np.empty(pairs) for name in trees}
         shares = {name: np.empty(pairs) for name in trees}
         for pair in range(pairs):
             for name in (('before', 'after') if pair % 2 else ('after', 'before')):
-                spent, physics = _block(workers[name], steps)
+                spent, physics = _block(workers[name], steps, timeout_s)
                 seconds[name][pair], shares[name][pair] = spent / steps, physics / spent
     finally:
         for worker in workers.values():
@@ -116,7 +134,7 @@ def measure_tree_ab(before: str | Path, after: str | Path, env_id: str, num_envs
                 worker.stdin.write('quit\n')
                 worker.stdin.close()
                 worker.wait(timeout=60)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, ValueError, subprocess.TimeoutExpired):
                 worker.kill()
                 worker.wait()
     ratios = seconds['after'] / seconds['before']
