@@ -72,3 +72,30 @@ def test_a_walking_tick_in_one_pass_gives_every_result_of_the_step_piece_by_piec
     assert _same(piece_by_piece, one_pass)  # observations, rewards, flags, infos, records, the task's tables
     ended = sum(int(np.count_nonzero(step[2] | step[3])) for step in one_pass[1:-1])
     assert ended > 0  # (falls or time limits: the pass's terminations and truncations were compared)
+
+
+def test_the_task_forgets_groups_past_its_bound_and_finds_its_own_again(monkeypatch):
+    """The task keeps its robot groups' start facts and one-pass decisions for a few groups only
+    (a run whose structures keep changing would keep every old group alive): past the bound it
+    forgets them all, and the group in use finds its own again on its next start, the pass with them."""
+    from internutopia_extension.tasks import locomotion
+
+    env = gym.make_vec('internutopia/H1Walk-v0', num_envs=2)
+    env.reset(seed=0)
+    task = env.unwrapped.vec_env.runner.terms.tasks['LocomotionTask']
+    group = task.robot.only_group()
+    gone = [object() for _ in range(locomotion._GROUPS_KEPT)]  # (groups of structures no slot holds)
+    task._group_starts = {id(old): (old, (np.zeros(len(locomotion._TERM_NAMES)), 0.005, 4)) for old in gone}
+    task._one_pass_specs = {id(old): (old, None) for old in gone}
+    env.reset(seed=1)  # (the group in use starts its episodes again)
+    assert list(task._group_starts) == [id(group)] and list(task._one_pass_specs) == [id(group)]
+    ticks = []
+
+    def counted(self, *args):
+        ticks.append(1)
+        return _TICK(self, *args)
+
+    monkeypatch.setattr(CompiledTick, '__call__', counted)
+    env.step(np.zeros(env.action_space.shape, dtype=np.float32))
+    assert ticks  # (its tick ran in one pass again)
+    env.close()

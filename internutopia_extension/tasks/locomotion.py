@@ -51,6 +51,9 @@ _ONCE = np.isin(_TERM_NAMES, ONCE_TERMS)
 _PER_SECOND = ~_ONCE
 
 
+#: Robot groups whose start facts (and one-pass decisions) the task keeps; past this many (a run
+#: whose structures keep changing), it forgets them all and finds them again as groups start episodes.
+_GROUPS_KEPT = 16
 #: A step count no episode reaches (no command change, no push due).
 _NEVER = int(np.iinfo(np.int64).max)
 _MASK64 = (1 << 64) - 1
@@ -215,6 +218,9 @@ class LocomotionTask(BaseTask):
         if getattr(group, 'walker', None) is None:
             raise ValueError(f"LocomotionTask needs a walking robot; {robot!r} in env {slot} "
                              "is not (an H1 with locomotion='walking', or an Aliengo)")
+        if len(self._group_starts) >= _GROUPS_KEPT:  # (groups of structures long gone are not kept alive)
+            self._group_starts.clear()
+            self._one_pass_specs.clear()  # (each group in use finds both again on its next start)
         self._one_pass_spec(group)
         step_dt = float(group.sim.physics_dt)
         control_dt = getattr(getattr(group.walker, 'gait', None), 'CONTROL_DT', None)

@@ -45,7 +45,7 @@ class ActionParser:
         #: ``(active slots, structures list, result)`` of the last :meth:`_one_structure`.
         self._one_structure_cache: tuple[Any, Any, Any] | None = None
         self._warned_robot_names: set[Any] = set()
-        #: ``(active slots, robot groups, plan)`` of the last batched layout (see :meth:`parse_batched`).
+        #: ``(robot groups, plan)`` of the last batched layout (see :meth:`parse_batched`).
         self._batched_plan: tuple[Any, Any] | None = None
 
     def parse(self, actions: list[Any]) -> Commands:
