@@ -98,6 +98,22 @@ def test_a_fall_costs_the_termination_scale_once():
     assert np.all(rewards[:, 1] >= 0)  # the standing slot is never charged
 
 
+def test_the_fall_is_observed_unless_the_caller_reads_only_other_entries():
+    """The task's ``fell`` observation is in every array observation, per slot, except one taken
+    for a caller that names what it reads and leaves it out (it is then not gathered)."""
+    env = walking_env(env_num=2, max_steps=2000, task_fields={'end_on_fall': False})
+    actions = {'h1': {'leg_action': np.array([[1.0, 1.0, -1.0, -1.0, 1.0] * 2, [0.0] * 10])}}
+    out = None
+    for _ in range(300):  # slot 0 throws its legs out and falls, slot 1 stands
+        out = env.step_arrays(actions)
+    assert out.obs['fell'].tolist() == [True, False]
+    robot_only = env.step_arrays(actions, observe_only={'h1': frozenset({'position'})})
+    assert 'fell' not in robot_only.obs and list(robot_only.obs['h1']) == ['position']
+    both = env.step_arrays(actions, observe_only={'h1': frozenset({'position'}), 'fell': None})
+    assert both.obs['fell'].tolist() == [True, False]
+    env.close()
+
+
 def test_standing_episode_is_truncated_not_fallen():
     env = walking_env(env_num=1, max_steps=100)
     out = None

@@ -424,6 +424,9 @@ class LocomotionTask(BaseTask):
         return reward, fell
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
+        wanted = self.view.observed_entries
+        if wanted is not None and 'fell' not in wanted:
+            return {}  # (a caller reading other entries: the walking vector envs read the robot's alone)
         return {'fell': self.fell[slots].copy()}
 
     def episode_metrics(self, slot: int, metrics: dict[str, Any]) -> Any:

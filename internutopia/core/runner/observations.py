@@ -369,11 +369,17 @@ class Observer:
         """
         out: dict[str, Any] = {}
         every_slot = len(slots) == self.env_num
-        if not every_slot:
-            member = np.zeros(self.env_num, dtype=bool)
-            member[slots] = True
+        member: np.ndarray | None = None
         for group in self.groups.robots.values():
-            rows = group.slots if every_slot else group.slots[member[group.slots]]
+            if every_slot:
+                rows = group.slots
+            elif len(slots) == 1 and len(group.slots) == self.env_num and type(slots) is np.ndarray:
+                rows = slots  # (a reset's one slot, of a group in every slot: no mask to build)
+            else:
+                if member is None:
+                    member = np.zeros(self.env_num, dtype=bool)
+                    member[slots] = True
+                rows = group.slots[member[group.slots]]
             if len(rows):
                 if not group.array_api:
                     raise ValueError(f'step_arrays: robot {group.name!r} is an upstream-style (per-slot) class '
