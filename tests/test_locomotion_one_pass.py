@@ -85,10 +85,10 @@ def test_the_task_forgets_groups_past_its_bound_and_finds_its_own_again(monkeypa
     task = env.unwrapped.vec_env.runner.terms.tasks['LocomotionTask']
     group = task.robot.only_group()
     gone = [object() for _ in range(locomotion._GROUPS_KEPT)]  # (groups of structures no slot holds)
-    task._group_starts = {id(old): (old, (np.zeros(len(locomotion._TERM_NAMES)), 0.005, 4)) for old in gone}
-    task._one_pass_specs = {id(old): (old, None) for old in gone}
+    task._group_starts = {id(old): (old, locomotion._GroupStart(np.zeros(len(locomotion._TERM_NAMES)), 0.005, 4, None))
+                          for old in gone}
     env.reset(seed=1)  # (the group in use starts its episodes again)
-    assert list(task._group_starts) == [id(group)] and list(task._one_pass_specs) == [id(group)]
+    assert list(task._group_starts) == [id(group)] and task._group_starts[id(group)][1].spec is not None
     ticks = []
 
     def counted(self, *args):

@@ -23,7 +23,7 @@ and how many goals it reached.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -54,6 +54,15 @@ _PER_SECOND = ~_ONCE
 #: Robot groups whose start facts (and one-pass decisions) the task keeps; past this many (a run
 #: whose structures keep changing), it forgets them all and finds them again as groups start episodes.
 _GROUPS_KEPT = 16
+
+
+class _GroupStart(NamedTuple):
+    """What every episode of one robot group starts with, and how its ticks run."""
+
+    scales: np.ndarray  # the reward scales of its robot class, a term-table row
+    step_dt: float  # the physics step (s)
+    period: int  # physics steps per control tick
+    spec: Any  # the reward spec when its ticks run in one pass, else None
 #: A step count no episode reaches (no command change, no push due).
 _NEVER = int(np.iinfo(np.int64).max)
 _MASK64 = (1 << 64) - 1
@@ -132,10 +141,8 @@ class LocomotionTask(BaseTask):
         warm_steering()  # (goal episodes steer from their first tick)
         locomotion_kernels.warm()
         self._scale_rows: dict[int, np.ndarray] = {}  # by reward module: its scales as a term-table row
-        # by robot group: (group, its reward spec when the one-pass tick serves it, else None)
-        self._one_pass_specs: dict[int, tuple[Any, Any]] = {}
-        # by robot group: (group, what its episodes start with: see _group_start)
-        self._group_starts: dict[int, tuple[Any, tuple[np.ndarray, float, int]]] = {}
+        # by robot group: (group, what its episodes start with and how it ticks: see _group_start)
+        self._group_starts: dict[int, tuple[Any, _GroupStart]] = {}
         self._tick = CompiledTick(self.payment, n) if self.payment.available and tick_available() else None
         # Steps known to be quiet (nothing paid, due, pushed or ended) for the slots of one step call:
         # the slots array they hold for, how many calls are left, the step count of its first slot next.
@@ -161,9 +168,9 @@ class LocomotionTask(BaseTask):
             grown[:, :self.goal_points.shape[1]] = self.goal_points
             self.goal_points = grown
         for group, rows, members in self.robot.groups(slots):
-            base, step_dt, period = self._group_start(group, configs[int(rows[0])].robot, int(members[0]))
+            start = self._group_start(group, configs[int(rows[0])].robot, int(members[0]))
             for row, slot in zip(rows.tolist(), members.tolist(), strict=True):
-                self._start_row(slot, configs[row], group, base, step_dt, period)
+                self._start_row(slot, configs[row], group, start.scales, start.step_dt, start.period)
             self._start_commands(group, members)
 
     def _start_row(self, slot: int, config: Any, group: Any, base: np.ndarray, step_dt: float, period: int) -> None:
@@ -208,23 +215,22 @@ class LocomotionTask(BaseTask):
         first = np.array([self.schedules[slot][0][1:] for slot in members.tolist()], dtype=float)
         group.walker.set_command(members, first, hold=True)
 
-    def _group_start(self, group: Any, robot: str, slot: int) -> tuple[np.ndarray, float, int]:
-        """What every episode of ``group`` starts with: its reward scales (a term-table row), the
-        physics step and the steps per control tick; found once per group (its one-pass tick
-        decided and warmed then too). A ``ValueError`` if ``group`` does not walk."""
+    def _group_start(self, group: Any, robot: str, slot: int) -> _GroupStart:
+        """What every episode of ``group`` starts with, and whether its ticks run in one pass
+        (:class:`_GroupStart`); found once per group, the pass warmed then. A ``ValueError`` if
+        ``group`` does not walk."""
         entry = self._group_starts.get(id(group))
         if entry is not None and entry[0] is group:
             return entry[1]
         if getattr(group, 'walker', None) is None:
             raise ValueError(f"LocomotionTask needs a walking robot; {robot!r} in env {slot} "
                              "is not (an H1 with locomotion='walking', or an Aliengo)")
-        if len(self._group_starts) >= _GROUPS_KEPT:  # (groups of structures long gone are not kept alive)
-            self._group_starts.clear()
-            self._one_pass_specs.clear()  # (each group in use finds both again on its next start)
-        self._one_pass_spec(group)
+        if len(self._group_starts) >= _GROUPS_KEPT:  # (groups of structures long gone are not kept alive;
+            self._group_starts.clear()               # each group in use finds its own again on its next start)
         step_dt = float(group.sim.physics_dt)
         control_dt = getattr(getattr(group.walker, 'gait', None), 'CONTROL_DT', None)
-        start = (self._base_scales(group), step_dt, max(1, int(round(control_dt / step_dt))) if control_dt else 1)
+        start = _GroupStart(self._base_scales(group), step_dt, max(1, int(round(control_dt / step_dt))) if control_dt else 1,
+                            self._one_pass_spec(group))
         self._group_starts[id(group)] = (group, start)
         return start
 
@@ -243,28 +249,24 @@ class LocomotionTask(BaseTask):
 
     def _one_pass_spec(self, group: Any) -> Any:
         """The reward spec of ``group`` when its ticks can run in one pass (compiled kernels, the
-        walking reward's own terms), else ``None``; decided (and the pass warmed) once per group."""
-        entry = self._one_pass_specs.get(id(group))
-        if entry is None or entry[0] is not group:
-            rewards = locomotion_rewards(group)
-            spec = getattr(rewards, 'SPEC', None)
-            walk_state = getattr(group.walker, 'compiled_state', None)
-            if self._tick is None or walk_state is None or spec is None or rewards.TERMS is not spec.terms:
-                spec = None
-            else:
-                self._tick.warm(self, group, spec, walk_state)
-            entry = self._one_pass_specs[id(group)] = (group, spec)
-        return entry[1]
+        walking reward's own terms), else ``None``; the pass warmed when it can."""
+        rewards = locomotion_rewards(group)
+        spec = getattr(rewards, 'SPEC', None)
+        walk_state = getattr(group.walker, 'compiled_state', None)
+        if self._tick is None or walk_state is None or spec is None or rewards.TERMS is not spec.terms:
+            return None
+        self._tick.warm(self, group, spec, walk_state)
+        return spec
 
     def _step_in_one_pass(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """:meth:`step` of ``slots`` through the one-pass tick (:class:`~.locomotion_kernels.CompiledTick`),
         or ``None`` where it does not serve (several groups, no compiled kernels, another reward)."""
         group = self.robot.only_group()
-        entry = self._one_pass_specs.get(id(group)) if group is not None else None
+        entry = self._group_starts.get(id(group)) if group is not None else None
         walk_state = getattr(group.walker, 'compiled_state', None) if entry is not None and entry[0] is group else None
-        if walk_state is None or entry is None or entry[1] is None or self._tick is None:
+        if walk_state is None or entry is None or entry[1].spec is None or self._tick is None:
             return None
-        reward, terminated, truncated, flags = self._tick(self, group, entry[1], walk_state, slots)
+        reward, terminated, truncated, flags = self._tick(self, group, entry[1].spec, walk_state, slots)
         # (what step does after the payment that the pass left: each only where it found it due)
         steps = self.view.steps[slots]
         if flags & COMMAND_DUE:
