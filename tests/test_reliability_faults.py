@@ -343,3 +343,64 @@ def test_ctrl_c_inside_a_reset_loses_no_episode(make_config, tmp_path):
             env.reset()
         run_to_the_end(env)
     assert sorted(r['episode_index'] for r in records(path)) == [0, 1, 2, 3]
+
+
+# ------------------------------------------------------------------------------------------------
+# slots started in a step's own call (step_arrays(reset_list=...)): a new episode whose first
+# observation raises failed to start, a running slot whose observation raises failed, each alone
+def test_a_start_in_the_step_whose_first_observation_raises_is_a_failed_start(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=6), task(1, max_steps=1), task(2, observe_failures=99), task(3), task(4)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset_arrays()
+        out = env.step_arrays({})
+        assert out.truncated.tolist() == [False, True]
+        out = env.step_arrays({}, reset_list=[1])
+        # Episode 2 failed its three tries; slot 1 took episode 3, observed with slot 0's step.
+        assert [cfg.tag for cfg in out.started] == [3] and STARTS[2] == 3
+        assert out.active.tolist() == [True, False] and out.obs['countdown'].tolist() == [2.0, 0.0]
+        assert env.step_arrays({}).obs['countdown'].tolist() == [3.0, 1.0]
+    got = records(path)
+    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(1, None), (2, 'failed')]
+    assert got[1]['error'] == 'the sensor of task 2 is unplugged' and got[1]['attempts'] == 3
+
+
+def test_a_running_slot_whose_observation_raises_fails_alone_when_others_start_in_the_step(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=6), task(1, max_steps=1), task(2), task(3)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset_arrays()
+        assert env.step_arrays({}).truncated.tolist() == [False, True]
+        env.runner.terms.tasks['ReliabilityFaultTask'].blind[0] = 0  # slot 0's sensor goes now
+        out = env.step_arrays({}, reset_list=[1])
+        assert out.terminated.tolist() == [True, False] and out.failed == {0: 'OSError: the sensor of task 0 is unplugged'}
+        assert [cfg.tag for cfg in out.started] == [2] and out.obs['countdown'].tolist() == [0.0, 0.0]
+        assert env.active_slots == [1]
+    got = records(path)
+    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(1, None), (0, 'failed')]
+    assert got[1]['stage'] == 'step' and got[1]['steps'] == 2
+
+
+def test_ctrl_c_in_a_vector_step_that_starts_envs_keeps_them_started(make_config, tmp_path):
+    from internutopia.core.gym_vector import VectorEnv
+
+    path = tmp_path / 'results.jsonl'
+    config = make_config([task(0, max_steps=9), task(1, max_steps=2), task(2, max_steps=9), task(3, max_steps=9)],
+                         env_num=2, metrics_save_path=str(path))
+    env = VectorEnv(config)
+    try:
+        env.reset()
+        zero = np.zeros((2, 2), dtype=np.float32)
+        for _ in range(2):
+            _, _, _, truncated, _ = env.step(zero)
+        assert truncated.tolist() == [False, True]  # env 1's episode ended: it starts on the next step
+        IN_STEP[0] = lambda: (IN_STEP.clear(), signal.raise_signal(signal.SIGINT))
+        with pytest.raises(KeyboardInterrupt):
+            env.step(zero)  # (env 0 steps, env 1 starts its next episode, a Ctrl-C lands in between)
+        # The env that started is booked as running its new episode: the next step steps it, once.
+        _, _, _, _, info = env.step(zero)
+        assert info['episode_index'].tolist() == [0, 2] and info['steps'].tolist() == [4, 1]
+    finally:
+        env.close()
+    # Episode 1 ended; episode 2 was never abandoned to start again (0 and 2 ran on to the close).
+    assert [(r['episode_index'], r.get('outcome', 'ended')) for r in records(path)] == [(1, 'ended')]

@@ -33,7 +33,7 @@ from typing import Any
 
 from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, pack_states
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
-from internutopia.core.env_checks import check_action_list, check_warm_up, reset_slots
+from internutopia.core.env_checks import check_action_list, check_reset_list, check_warm_up, reset_slots
 from internutopia.core.env_protocols import StepObserver, Viewer, open_viewer, synced_viewer
 from internutopia.core.env_results import Finished, convert_step, internutopia_flags
 from internutopia.core.plugins import load_extensions
@@ -352,7 +352,8 @@ class Env:
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy',
-                    observe: bool = True, observe_only: ObservedEntries | None = None, repeat: int = 1) -> ArrayStep:
+                    observe: bool = True, observe_only: ObservedEntries | None = None, repeat: int = 1,
+                    reset_list: list[int] | None = None) -> ArrayStep:
         """Advance every slot by one physics step, with batched actions and array results.
 
         The fast path for training loops: no per-env dicts in or out.
@@ -383,6 +384,12 @@ class Env:
                 docs/extensions.md, "quiet physics steps fused"). Ctrl-C lands between physics
                 calls as between calls. ``observe`` is ignored when ``repeat > 1`` (only the
                 ended slots are observed on the inner steps).
+            reset_list: slots whose episode has ended (or that hold none) to start their next
+                episodes after the step, as ``reset_arrays(reset_list)`` would right after it, but
+                observed in the same pass as the step's slots: their rows of ``obs`` hold their
+                first observation and ``started`` lists the new episodes' task configs in
+                ``reset_list``'s order (``None`` where the queue ran out). For an autoreset loop:
+                one call where a step and a reset took two. ``observe`` is ignored with it.
 
         Returns:
             an :class:`~internutopia.core.runner.ArrayStep`: ``obs[robot_name]`` is the robot's
@@ -391,7 +398,8 @@ class Env:
             episode ended on this step to its metrics.
 
         Raises:
-            ValueError: unknown robot or controller, wrong row count, bad values; nothing moves.
+            ValueError: unknown robot or controller, wrong row count, bad values, a ``reset_list``
+                id out of range, repeated or running an episode; nothing moves.
 
         >>> import numpy as np
         >>> from internutopia.core.config import Config
@@ -410,7 +418,14 @@ class Env:
             raise RuntimeError('call reset() before step_arrays()')
         if array_backend != 'numpy':
             check_array_backend(array_backend)
-        if observe_only is None and type(repeat) is int and repeat == 1:
+        if reset_list is not None:
+            restart = check_reset_list(reset_list, self.env_num)
+            running = sorted(set(restart).intersection(self._runners.active_slots()))
+            if running:
+                raise ValueError(f'reset_list: env(s) {running} are running episodes; step_arrays(reset_list=...) '
+                                 'starts slots whose episode has ended or that hold none (reset() starts any slot)')
+            result = self._runners.step_arrays(action, observe, observe_only, repeat, restart)
+        elif observe_only is None and type(repeat) is int and repeat == 1:
             result = self._runners.step_arrays(action) if observe else self._runners.step_arrays(action, observe=False)
         else:
             result = self._runners.step_arrays(action, observe, observe_only, repeat)

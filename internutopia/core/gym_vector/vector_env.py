@@ -19,6 +19,7 @@ from internutopia.core.gym_vector.actions import ActionLayout
 from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator, check_robot, check_started, pick_robot
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
 from internutopia.core.gym_vector.slot_view import SlotView
+from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as InternVecEnv
 
 __all__ = ['SlotView', 'VectorEnv']  # SlotView lives in slot_view.py; this module's path of it is kept
@@ -133,6 +134,10 @@ class VectorEnv(gym.vector.VectorEnv):
         #: Step through ``vec_env.Env.step_arrays`` (batched arrays end to end) when the layout and
         #: every robot and task allow it; else through per-slot dicts.
         self.array_path = self.layout.rows_ready
+        #: On the array path in ``NEXT_STEP`` mode, the envs whose episodes ended start their next
+        #: ones in the step's own call (``step_arrays(reset_list=...)``: one observation of the world
+        #: for both). Not with ``episode_errors='raise'``, whose error would come after they started.
+        self._start_in_step = self.autoreset_mode == AutoresetMode.NEXT_STEP and config.episode_errors != 'raise'
         self._ended_infos: dict[int, dict[str, Any]] = {}
         self._ended = np.zeros(self.num_envs, dtype=bool)
         self._fresh: list | None = list(info)  # the episodes of the construction-time reset
@@ -198,6 +203,22 @@ class VectorEnv(gym.vector.VectorEnv):
             tree, info = self._vec.reset_arrays(slots, observe_only=self._observe_only)
         else:
             obs, info = self._vec.reset(slots)
+        out = self._note_started(slots, info)
+        if tree is not None:
+            self._set_array_rows(np.asarray(slots, dtype=np.intp), tree)
+        else:
+            if arrays:  # observed after all, per slot
+                every = self._vec.get_observations()
+                obs = [every[slot] for slot in slots]
+            for slot, o in zip(slots, obs, strict=True):
+                self.layout.check(o, slot)
+            self._set_rows(slots, list(obs))
+        return out
+
+    def _note_started(self, slots: list[int], info: list[Any]) -> list[dict[str, Any]]:
+        """Books of ``slots``, which just started the episodes ``info`` (their task configs): each
+        runs again and has its episode index; their reset infos. Every slot must have got an
+        episode with this env's robot (``RuntimeError``, ``ValueError``)."""
         check_started(slots, info)
         episodes = self._vec.runner.episodes
         out = []
@@ -208,15 +229,6 @@ class VectorEnv(gym.vector.VectorEnv):
             assert episode is not None  # check_started: every slot got one
             self._episode_index[slot] = episode.index
             out.append(self._reset_info(task, episode.index))
-        if tree is not None:
-            self._set_array_rows(np.asarray(slots, dtype=np.intp), tree)
-        else:
-            if arrays:  # observed after all, per slot
-                every = self._vec.get_observations()
-                obs = [every[slot] for slot in slots]
-            for slot, o in zip(slots, obs, strict=True):
-                self.layout.check(o, slot)
-            self._set_rows(slots, list(obs))
         return out
 
     def _add_reset_infos(self, infos: dict[str, Any], slots: list[int], slot_infos: list[dict[str, Any]]) -> dict[str, Any]:
@@ -249,10 +261,7 @@ class VectorEnv(gym.vector.VectorEnv):
         """Replace the observation rows of ``rows`` (slots whose episodes just started) from their
         array observation ``tree``; a new episode whose observation does not fit the spaces is a ``ValueError``."""
         try:
-            if self.obs_mode == 'flat':
-                self.layout.flat_rows(tree, rows, self._obs_rows)
-            else:
-                self.layout.dict_rows(tree, rows, self._obs_rows)
+            self._write_rows(tree, rows)
         except (ValueError, KeyError, IndexError) as exc:
             raise ValueError(f'env(s) {rows.tolist()}: the new episode does not match the observation space ({exc})') from None
 
@@ -320,7 +329,12 @@ class VectorEnv(gym.vector.VectorEnv):
         to_reset = self._ended.nonzero()[0] if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
         live = ~self._ended
         if self.array_path and self._arrays_allowed():
-            rewards, terminated, truncated, infos = self._step_arrays(actions, live)
+            if len(to_reset) and self._start_in_step:
+                with held_interrupts():  # (a Ctrl-C is raised once the envs that started are booked)
+                    rewards, terminated, truncated, infos = self._step_arrays(actions, live, to_reset.tolist())
+                to_reset = to_reset[:0]  # (started in the step's call)
+            else:
+                rewards, terminated, truncated, infos = self._step_arrays(actions, live)
         else:
             rewards, terminated, truncated, infos = self._step_dicts(actions, live)
         ended = terminated | truncated
@@ -378,18 +392,27 @@ class VectorEnv(gym.vector.VectorEnv):
                 infos = self._add_info(infos, slot_info, slot)
         return rewards, terminated, truncated, infos
 
-    def _step_arrays(self, actions: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def _step_arrays(self, actions: np.ndarray, live: np.ndarray, restart: list[int] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """``action_repeat`` physics steps in one ``vec_env.Env.step_arrays(repeat=...)``: the same
         results as :meth:`_step_dicts` from batched arrays, with no per-env Python but for envs
-        whose episode ended."""
+        whose episode ended. ``restart``: envs whose episodes ended on the last step, started in
+        the same call (``reset_list``), their reset infos added as :meth:`_take`'s are."""
         commands = self.action_layout.batched_commands(actions, self.num_envs)
-        out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat)
+        if restart is None:
+            out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat)
+        else:
+            out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat, reset_list=restart)
         rows = live.nonzero()[0]  # (the envs that ran: each has its final or last observation)
-        if len(rows):
-            if self.obs_mode == 'flat':
-                self.layout.flat_rows(out.obs, rows, self._obs_rows)
-            else:
-                self.layout.dict_rows(out.obs, rows, self._obs_rows)
+        if restart is not None:
+            reset_infos = self._note_started(restart, cast('list[Any]', out.started))
+            try:  # (the new episodes' first observations with the others': one pass)
+                self._write_rows(out.obs, np.union1d(rows, restart))
+            except (ValueError, KeyError, IndexError):
+                self._write_rows(out.obs, rows)  # (the step's rows raise as a step's do)
+                self._set_array_rows(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
+        elif len(rows):
+            self._write_rows(out.obs, rows)
         rewards = np.where(live, out.reward, 0.0)
         terminated, truncated = out.terminated & live, out.truncated & live
         ended = terminated | truncated
@@ -413,7 +436,16 @@ class VectorEnv(gym.vector.VectorEnv):
             for slot, extra in sorted(extras.items()):
                 if with_info[slot] and extra:
                     infos = self._add_info(infos, extra, slot)
+        if restart is not None:
+            infos = self._add_reset_infos(infos, restart, reset_infos)
         return rewards, terminated, truncated, infos
+
+    def _write_rows(self, obs: dict[str, Any], rows: np.ndarray) -> None:
+        """Copy the rows ``rows`` of an array observation into the observation rows."""
+        if self.obs_mode == 'flat':
+            self.layout.flat_rows(obs, rows, self._obs_rows)
+        else:
+            self.layout.dict_rows(obs, rows, self._obs_rows)
 
     def _final_info(self, slot: int) -> dict[str, Any]:
         """The step info of ``slot`` whose episode ended on this step (``SAME_STEP``'s ``final_info``)."""

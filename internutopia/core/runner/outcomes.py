@@ -22,7 +22,9 @@ class ArrayStep:
     (rows of inactive slots are zeros); ``active`` marks the slots that ran an episode this step;
     ``metrics`` maps the slots whose episode ended on this step to that episode's metrics;
     ``diverged`` lists the slots whose episode ended because their simulation diverged;
-    ``failed`` maps the slots whose episode failed on this step (an extension raised) to the error.
+    ``failed`` maps the slots whose episode failed on this step (an extension raised) to the error;
+    ``started`` (a step given ``reset_list``) lists the configs of the episodes those slots started
+    after the step, in that list's order (``None`` where the queue ran out); else ``None``.
     """
 
     obs: dict[str, Any]
@@ -33,6 +35,7 @@ class ArrayStep:
     metrics: dict[int, dict[str, Any]]
     diverged: tuple[int, ...] = ()
     failed: dict[int, str] = field(default_factory=dict)
+    started: list[Any] | None = None
 
 
 @dataclass

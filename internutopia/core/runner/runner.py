@@ -167,7 +167,8 @@ class Runner(RunnerReads):
             return result
 
     def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
-                    observe_only: ObservedEntries | None = None, repeat: int = 1) -> ArrayStep:
+                    observe_only: ObservedEntries | None = None, repeat: int = 1,
+                    restart: list[int] | None = None) -> ArrayStep:
         """One env step from batched actions; results as arrays over all slots (see ``ArrayStep``).
 
         ``observe=False`` observes only the slots whose episode ended on this step (their final
@@ -175,10 +176,10 @@ class Runner(RunnerReads):
         that repeats an action and reads the observation of the last step only (observations are
         read, never written, so skipping them changes nothing else). ``observe_only`` keeps those
         entries of the observation (see :meth:`Observer.observe_arrays`). ``repeat > 1``: see
-        :meth:`step_arrays_repeated`.
+        :meth:`step_arrays_repeated`; ``restart`` (validated slots running no episode): see there.
         """
-        if repeat != 1 or isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)):
-            return self.step_arrays_repeated(actions, repeat, observe_only)
+        if restart is not None or repeat != 1 or isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)):
+            return self.step_arrays_repeated(actions, repeat, observe_only, restart)
         with self.guard.enter('step'):
             done = self._advance(self.actions.parse_batched(actions))
             observed = done.active
@@ -191,7 +192,7 @@ class Runner(RunnerReads):
             return result
 
     def step_arrays_repeated(self, actions: dict[str, dict[str, Any]], repeat: int,
-                             observe_only: ObservedEntries | None = None) -> ArrayStep:
+                             observe_only: ObservedEntries | None = None, restart: list[int] | None = None) -> ArrayStep:
         """``repeat`` physics steps with the same batched actions (an action repeat), as one result.
 
         The same as ``repeat`` calls of :meth:`step_arrays` summed: each slot's reward is the sum
@@ -205,6 +206,13 @@ class Runner(RunnerReads):
         that diverges inside such a call is found at its end, its record's ``steps`` counting
         the whole call). Each physics call is its own call for Ctrl-C (see
         :mod:`~internutopia.core.runner.guard`).
+
+        ``restart`` (slots running no episode, validated): after the last physics step, these
+        slots take their next episodes as :meth:`reset_observed` gives them, and their first
+        observation is gathered in the same pass as the step's (one observation of the world, not
+        two); their rows of ``obs`` hold it and ``started`` lists their new episodes' configs in
+        ``restart``'s order (``None`` where the queue ran out). A start or an observation that
+        fails is what it is in a reset and in a step, each slot's alone.
         """
         if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
             raise ValueError(f'repeat must be an int >= 1; got {repeat!r}')
@@ -218,6 +226,8 @@ class Runner(RunnerReads):
         failed: dict[int, str] = {}
         commands: Commands | None = None
         active: np.ndarray | None = None
+        started: list[TaskCfg | None] | None = None
+        new_rows: np.ndarray | None = None  # the restarted slots that got an episode
         step, repeat = 0, int(repeat)
         while step < repeat:
             with self.guard.enter('step'):
@@ -230,7 +240,11 @@ class Runner(RunnerReads):
                 ended = done.active[(done.terminated | done.truncated)[done.active]] if done.any_ended or done.failed else done.active[:0]
                 last = step == repeat
                 observed = done.active if last or observe_every else ended
-                step_obs = self._observe_arrays_isolated(done, observed, observe_only)
+                if restart is not None and (last or not len(self.table.active_slots())):
+                    started, step_obs, new_rows = self._restart_observed(restart, done, observed, observe_only)
+                    last = True  # (the last step of this call: the restarted slots are observed with it)
+                else:
+                    step_obs = self._observe_arrays_isolated(done, observed, observe_only)
                 self._raise_recorded()
             reward += done.reward
             if done.any_ended or done.failed:  # (else no flag is set: nothing to add)
@@ -242,13 +256,50 @@ class Runner(RunnerReads):
             if last and not obs:
                 obs = step_obs  # (no episode ended before: the last step's observation is the result)
             else:
-                merge_rows(obs, step_obs, done.active if last else ended)
+                merge_rows(obs, step_obs, (done.active if new_rows is None else np.union1d(done.active, new_rows)) if last else ended)
             if len(ended) or done.failed:
                 commands = None  # (other slots run now: parsed again for them)
             if last or not len(self.table.active_slots()):
                 break
         assert active is not None  # (at least one step)
-        return ArrayStep(obs, reward, terminated, truncated, active, metrics, tuple(diverged), failed)
+        return ArrayStep(obs, reward, terminated, truncated, active, metrics, tuple(diverged), failed, started)
+
+    def _restart_observed(self, restart: list[int], done: Advance, observed: np.ndarray,
+                          observe_only: ObservedEntries | None) -> tuple[list[TaskCfg | None], dict[str, Any], np.ndarray]:
+        """Start the next episodes of ``restart`` (slots running none) and observe them together
+        with the step's ``observed`` slots: one observation of the union where everything observes
+        (the usual case), else the step's slots isolated as a step does and the new episodes' as
+        a reset does (a slot whose first observation fails has an episode that failed to start).
+        The new episodes' configs (aligned to ``restart``), the observation tree and the slots
+        that got an episode."""
+        merged: list[dict[str, Any]] = []  # the observation of both, if it was made
+        tried = [False]
+
+        def first_observation(pending: np.ndarray) -> dict[str, Any]:
+            if not tried[0]:  # (the first call covers every new episode: merged with the step's slots)
+                tried[0] = True
+                try:
+                    merged.append(self.observer.observe_arrays(np.union1d(observed, pending), observe_only))
+                    return merged[0]
+                except Exception:
+                    pass  # someone's observation fails: the step's slots and the new ones apart, below
+            return self.observer.observe_arrays(pending, observe_only)
+
+        # (sensors keep their frames: a camera's image is taken in the step's order, before any new episode appears)
+        separate = any(group.sensors for group in self.groups.robots.values())
+        obs = self._observe_arrays_isolated(done, observed, observe_only) if separate else {}
+        if separate:
+            tried[0] = True
+        taken, firsts = self.starts.reset(restart, first_observation)
+        if merged:
+            obs = merged[0]
+        else:
+            if not separate:
+                obs = self._observe_arrays_isolated(done, observed, observe_only)
+            for rows, part in firsts:
+                merge_rows(obs, part, rows)
+        new_rows = np.fromiter((slot for slot, e in zip(restart, taken, strict=True) if e is not None), dtype=np.intp)
+        return [e.config if e is not None else None for e in taken], obs, new_rows
 
     def _observe_arrays_isolated(self, done: Advance, observed: np.ndarray, observe_only: ObservedEntries | None) -> dict[str, Any]:
         """Array observations of ``observed``; a slot whose observation raises ends its episode as

@@ -50,7 +50,8 @@ class RunnerSet(ABC):
         """One step from ``env_num`` per-slot action entries; the five per-slot result lists."""
 
     def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
-                    observe_only: ObservedEntries | None = None, repeat: int = 1) -> ArrayStep:
+                    observe_only: ObservedEntries | None = None, repeat: int = 1,
+                    restart: list[int] | None = None) -> ArrayStep:
         """One step from batched actions, results as arrays (see ``vec_env.Env.step_arrays``)."""
         raise NotImplementedError(f'{type(self).__name__} has no array API; use step()')
 
