@@ -18,6 +18,7 @@ from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.gym_vector.actions import ActionLayout
 from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator, check_robot, check_started, pick_robot
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
+from internutopia.core.gym_vector.infos import add_env_infos
 from internutopia.core.gym_vector.slot_view import SlotView
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as InternVecEnv
@@ -231,31 +232,10 @@ class VectorEnv(gym.vector.VectorEnv):
             out.append(self._reset_info(task, episode.index))
         return out
 
-    def _add_reset_infos(self, infos: dict[str, Any], slots: list[int], slot_infos: list[dict[str, Any]]) -> dict[str, Any]:
-        """``infos`` with the reset infos (:meth:`_reset_info`) of ``slots`` added: what Gymnasium's
-        ``_add_info`` gives slot by slot, each key's column and mask written once for all the slots."""
-        if not slots:
-            return infos
-        n = self.num_envs
-        for key in slot_infos[0]:
-            values = [slot_info[key] for slot_info in slot_infos]
-            kind = type(values[0])
-            if key == 'final_obs' or issubclass(kind, (dict, np.ndarray)):  # (not a reset's: Gymnasium's way)
-                for slot, value in zip(slots, values, strict=True):
-                    infos = self._add_info(infos, {key: value}, slot)
-                continue
-            column = infos.get(key)
-            if column is None:
-                numeric = kind in (int, float, bool) or issubclass(kind, np.number)
-                column = np.zeros(n, dtype=kind) if numeric else np.full(n, None, dtype=object)
-            mask = infos.get(f'_{key}')
-            if mask is None:
-                mask = np.zeros(n, dtype=np.bool_)
-            for slot, value in zip(slots, values, strict=True):
-                column[slot] = value  # (item by item: a task config must not be taken for a sequence)
-            mask[slots] = True
-            infos[key], infos[f'_{key}'] = column, mask
-        return infos
+    def _add_infos(self, infos: dict[str, Any], slots: list[int], slot_infos: list[dict[str, Any]]) -> dict[str, Any]:
+        """``infos`` with ``slot_infos`` (one per slot of ``slots``) added: what Gymnasium's
+        ``_add_info`` gives slot by slot, each column and mask written once for all the slots."""
+        return add_env_infos(infos, slots, slot_infos, self.num_envs, self._add_info) if slots else infos
 
     def _set_array_rows(self, rows: np.ndarray, tree: dict[str, Any]) -> None:
         """Replace the observation rows of ``rows`` (slots whose episodes just started) from their
@@ -305,7 +285,7 @@ class VectorEnv(gym.vector.VectorEnv):
         else:
             infos = self._take(slots)
         self._fresh = None
-        info = self._add_reset_infos({}, slots, infos)
+        info = self._add_infos({}, slots, infos)
         return convert_tree(self._batch_obs(), self.array_backend, self.array_device), info
 
     def _restart_source(self, rng: np.random.Generator) -> None:
@@ -343,11 +323,11 @@ class VectorEnv(gym.vector.VectorEnv):
             for slot in slots:
                 infos = self._add_info(infos, {'final_obs': self._single_obs(slot),
                                                'final_info': self._final_info(slot)}, slot)
-            infos = self._add_reset_infos(infos, slots, self._take(slots))
+            infos = self._add_infos(infos, slots, self._take(slots))
             ended[:] = False
         if len(to_reset):
             slots = to_reset.tolist()
-            infos = self._add_reset_infos(infos, slots, self._take(slots))
+            infos = self._add_infos(infos, slots, self._take(slots))
         self._ended = ended
         obs, rewards, terminated, truncated = convert_tree((self._batch_obs(), rewards, terminated, truncated),
                                                            self.array_backend, self.array_device)
@@ -407,7 +387,7 @@ class VectorEnv(gym.vector.VectorEnv):
         if restart is not None:
             reset_infos = self._note_started(restart, cast('list[Any]', out.started))
             try:  # (the new episodes' first observations with the others': one pass)
-                self._write_rows(out.obs, np.union1d(rows, restart))
+                self._write_rows(out.obs, np.sort(np.concatenate((rows, restart))))
             except (ValueError, KeyError, IndexError):
                 self._write_rows(out.obs, rows)  # (the step's rows raise as a step's do)
                 self._set_array_rows(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
@@ -433,11 +413,10 @@ class VectorEnv(gym.vector.VectorEnv):
         if with_info.any():
             for key, values in (('episode_index', self._episode_index), ('steps', steps)):
                 infos[key], infos[f'_{key}'] = np.where(with_info, values, 0), with_info.copy()
-            for slot, extra in sorted(extras.items()):
-                if with_info[slot] and extra:
-                    infos = self._add_info(infos, extra, slot)
+            added = [(slot, extra) for slot, extra in sorted(extras.items()) if with_info[slot] and extra]
+            infos = self._add_infos(infos, [slot for slot, _ in added], [extra for _, extra in added])
         if restart is not None:
-            infos = self._add_reset_infos(infos, restart, reset_infos)
+            infos = self._add_infos(infos, restart, reset_infos)
         return rewards, terminated, truncated, infos
 
     def _write_rows(self, obs: dict[str, Any], rows: np.ndarray) -> None:

@@ -256,7 +256,7 @@ class Runner(RunnerReads):
             if last and not obs:
                 obs = step_obs  # (no episode ended before: the last step's observation is the result)
             else:
-                merge_rows(obs, step_obs, (done.active if new_rows is None else np.union1d(done.active, new_rows)) if last else ended)
+                merge_rows(obs, step_obs, (done.active if new_rows is None else np.sort(np.concatenate((done.active, new_rows)))) if last else ended)
             if len(ended) or done.failed:
                 commands = None  # (other slots run now: parsed again for them)
             if last or not len(self.table.active_slots()):
@@ -279,7 +279,8 @@ class Runner(RunnerReads):
             if not tried[0]:  # (the first call covers every new episode: merged with the step's slots)
                 tried[0] = True
                 try:
-                    merged.append(self.observer.observe_arrays(np.union1d(observed, pending), observe_only))
+                    # (disjoint: the slots started ran no episode; union1d's unique costs more than a sort)
+                    merged.append(self.observer.observe_arrays(np.sort(np.concatenate((observed, pending))), observe_only))
                     return merged[0]
                 except Exception:
                     pass  # someone's observation fails: the step's slots and the new ones apart, below

@@ -196,7 +196,7 @@ class Pack:
         return self._rest
 
     def forward(self, slots: np.ndarray) -> None:
-        """Recompute the derived fields of ``slots`` after their state was written (``mj_forward``).
+        """Recompute the derived fields of ``slots`` (distinct) after their state was written (``mj_forward``).
 
         A few slots (a reset's, usually one or two) are computed when first needed: their state
         rows are kept as they are now, and the forward passes of those rows run when a derived
@@ -214,9 +214,7 @@ class Pack:
         to the pool at once. The results are the batch's, bit for bit. ``defer_forward = False``
         (on the class or one pack) runs every pass at the call.
         """
-        slots = np.asarray(slots, dtype=np.intp)
-        if len(slots) > 1:
-            slots = np.unique(slots)
+        slots = np.asarray(slots, dtype=np.intp)  # (distinct and sorted: the world's forward passes them so)
         if len(slots) > INLINE_FORWARD_SLOTS:
             with self._pending_lock:
                 for slot in slots.tolist():  # (their pending passes would compute an older state)

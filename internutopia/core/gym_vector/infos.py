@@ -1,0 +1,64 @@
+"""Per-env infos written as Gymnasium's vector infos, for several envs at once.
+
+Gymnasium's ``VectorEnv._add_info`` adds one env's info dict to the vector infos: each key becomes
+a ``(num_envs,)`` column (of the value's type; nested dicts the same way, recursively) with a
+boolean mask ``_key`` marking the envs that have it. A vector step adds the infos of one or two envs
+whose episodes ended or started; :func:`add_env_infos` gives the same arrays, in the same key order,
+with each column and mask written once for all of them.
+
+>>> import numpy as np
+>>> infos = add_env_infos({}, [0, 2], [{'steps': 5, 'metrics': {'fell': True}}, {'steps': 7}], 3, None)
+>>> infos['steps'].tolist(), infos['_steps'].tolist(), infos['metrics']['fell'].tolist(), infos['_metrics'].tolist()
+([5, 0, 7], [True, False, True], [True, False, False], [True, False, False])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ['add_env_infos']
+
+#: Gymnasium's way for one env: ``(infos, env_info, env) -> infos`` (``VectorEnv._add_info``).
+AddOne = Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]
+
+
+def add_env_infos(infos: dict[str, Any], envs: Sequence[int], env_infos: Sequence[dict[str, Any]], num_envs: int,
+                  add_one: AddOne | None) -> dict[str, Any]:
+    """``infos`` with ``env_infos`` (one dict per env of ``envs``, in order) added: what
+    ``add_one`` (Gymnasium's ``_add_info``) gives env by env. What that writes in a way of its own
+    (``final_obs``, array values, a key whose values are dicts for some envs only) is left to
+    ``add_one``, env by env (``None``: there is none such, or a ``ValueError``)."""
+    keys: dict[str, None] = {}  # (in the order env by env adds them)
+    for env_info in env_infos:
+        keys.update(dict.fromkeys(env_info))
+    for key in keys:
+        having = [(env, env_info[key]) for env, env_info in zip(envs, env_infos, strict=True) if key in env_info]
+        nested = [isinstance(value, dict) for _, value in having]
+        if key != 'final_obs' and all(nested):
+            infos[key] = add_env_infos(infos.get(key, {}), [env for env, _ in having], [value for _, value in having],
+                                       num_envs, add_one)
+        elif key == 'final_obs' or any(nested) or isinstance(having[0][1], np.ndarray):
+            if add_one is None:
+                raise ValueError(f'info {key!r} needs Gymnasium\'s own way of adding it')
+            for env, value in having:
+                infos = add_one(infos, {key: value}, env)
+            continue
+        else:
+            column = infos.get(key)
+            if column is None:
+                kind = type(having[0][1])
+                numeric = kind in (int, float, bool) or issubclass(kind, np.number)
+                column = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
+            for env, value in having:
+                column[env] = value  # (item by item: a task config must not be taken for a sequence)
+            infos[key] = column
+        mask = infos.get(f'_{key}')
+        if mask is None:
+            mask = np.zeros(num_envs, dtype=np.bool_)
+        for env, _ in having:
+            mask[env] = True
+        infos[f'_{key}'] = mask
+    return infos
