@@ -375,6 +375,8 @@ class LocomotionTask(BaseTask):
         its last step), or has a command or a push due (see :meth:`BaseTask.quiet_steps`)."""
         if not len(slots):
             return limit
+        if slots is self._quiet_slots and int(self.view.steps[slots[0]]) == self._quiet_next - 1:
+            return max(0, min(limit, self._quiet_left))  # (counted at the end of this slots' last step: nothing changed since)
         quiet = locomotion_kernels.quiet_steps(slots, self.view.steps[slots], self.period, self.max_steps,
                                                self.next_change, self.next_push)
         return max(0, min(limit, quiet))
