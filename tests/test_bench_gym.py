@@ -101,7 +101,7 @@ def test_phases_time_each_part_of_the_vector_step() -> None:
     assert set(row['shares']) == {label for label, _, _ in PHASES} and row['vector_step_ms'] > 0
     shares = row['shares']
     assert all(0 < shares[label] < 1 for label, _, _ in PHASES)
-    assert shares['resets (the vector env\'s _take)'] >= shares['  of which placed and started (starts._reset_taken)']
+    assert shares['resets (starts.reset, with the first observation)'] >= shares['  of which placed and started (starts._reset_taken)']
 
 
 def test_the_switch_ab_turns_each_switch_per_block() -> None:

@@ -24,7 +24,7 @@ def _same(got: dict, want: dict, path: str = '') -> None:
         else:
             assert got[key].dtype == value.dtype, f'{path}.{key}'
             if value.dtype == object:
-                assert [a is b or a == b for a, b in zip(got[key], value)] == [True] * len(value), f'{path}.{key}'
+                assert [a is b or a == b for a, b in zip(got[key], value, strict=True)] == [True] * len(value), f'{path}.{key}'
             else:
                 np.testing.assert_array_equal(got[key], value, err_msg=f'{path}.{key}')
 

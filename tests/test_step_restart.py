@@ -127,3 +127,16 @@ def test_a_bad_reset_list_is_refused_before_anything_moves(make_config, kind):
                 np.testing.assert_array_equal(value, before[slot][key])
         np.testing.assert_array_equal(env.runner.table.steps, steps)
         assert len(env.runner.queue) == queued and env.active_slots == [running]
+
+
+def test_the_contracts_autoreset_loop_runs_every_episode():
+    import os
+    import re
+
+    path = os.path.join(os.path.dirname(__file__), '..', 'docs', 'contract.md')
+    with open(path, encoding='utf-8') as stream:
+        blocks = re.findall(r'^```python\n(.*?)^```', stream.read(), flags=re.S | re.M)
+    loop = next(block for block in blocks if 'reset_list=ended' in block)
+    namespace: dict = {}
+    exec(compile(loop, 'docs/contract.md (the autoreset loop)', 'exec'), namespace)  # noqa: S102 - the docs' own example
+    assert namespace['episodes'] == 6  # every episode of the queue ran to its end

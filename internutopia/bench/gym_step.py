@@ -260,7 +260,9 @@ PHASES = (
     ('tasks, rewards, metrics (terms.step)', '_vec.runner.terms', 'step'),
     ('commands (parse_batched)', '_vec.runner.actions', 'parse_batched'),
     ('observations (observe_arrays)', '_vec.runner.observer', 'observe_arrays'),
-    ('resets (the vector env\'s _take)', '', '_take'),
+    # (a NEXT_STEP vector step starts its ended envs in the step's own call: their first observation
+    # is the step's, counted under observations too)
+    ('resets (starts.reset, with the first observation)', '_vec.runner.starts', 'reset'),
     ('  of which episodes taken and checked (starts._take)', '_vec.runner.starts', '_take'),
     ('  of which placed and started (starts._reset_taken)', '_vec.runner.starts', '_reset_taken'),
     ('observation rows (layout.flat_rows)', 'layout', 'flat_rows'),
