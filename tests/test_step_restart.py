@@ -9,19 +9,23 @@ that names a running slot, or a bad id, changes nothing.
 from __future__ import annotations
 
 import json
+import os
 
-import numpy as np
-import pytest
+os.environ.setdefault('MUJOCO_GL', 'egl')
 
-from internutopia.core.grid import slot_origins
-from internutopia.core.vec_env import Env
-from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
-from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from internutopia.core.grid import slot_origins  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, jetbot_camera_cfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
 
 
-def _tasks(count: int = 9) -> list[FiniteStepTaskCfg]:
+def _tasks(count: int = 9, camera: bool = False) -> list[FiniteStepTaskCfg]:
     # Episodes of different lengths: slots end on different steps, one or two at a time.
-    return [FiniteStepTaskCfg(max_steps=3 + (k * 5) % 7, robots=[JetbotRobotCfg(position=(0.1 * k, 0.0, 0.05))])
+    sensors = [jetbot_camera_cfg.update(resolution=(32, 24))] if camera else None
+    return [FiniteStepTaskCfg(max_steps=3 + (k * 5) % 7, robots=[JetbotRobotCfg(position=(0.1 * k, 0.0, 0.05), sensors=sensors)])
             for k in range(count)]
 
 
@@ -45,9 +49,11 @@ def _records(path) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k != 'wall_time_s'} for line in path.read_text().splitlines()]
 
 
-def test_a_step_with_reset_list_equals_a_step_then_reset_arrays(make_config, tmp_path):
+@pytest.mark.parametrize('camera', [False, True])  # (with a camera, the step's images come before the new episodes appear)
+def test_a_step_with_reset_list_equals_a_step_then_reset_arrays(make_config, tmp_path, camera):
     paths = [tmp_path / 'two_calls.jsonl', tmp_path / 'one_call.jsonl']
-    envs = [Env(make_config(_tasks(), env_num=3, metrics_save_path=str(path))) for path in paths]
+    # (1 m apart: a slot's camera sees its neighbours, so the order of images and new episodes shows)
+    envs = [Env(make_config(_tasks(camera=camera), env_num=3, offset=1.0, metrics_save_path=str(path))) for path in paths]
     try:
         for env in envs:
             env.reset_arrays()
