@@ -49,8 +49,10 @@ def _records(path) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k != 'wall_time_s'} for line in path.read_text().splitlines()]
 
 
-@pytest.mark.parametrize('camera', [False, True])  # (with a camera, the step's images come before the new episodes appear)
-def test_a_step_with_reset_list_equals_a_step_then_reset_arrays(make_config, tmp_path, camera):
+# (with a camera, the step's images come before the new episodes appear; with an action repeat,
+# episodes end on inner steps too, and on some steps every running one ends before the last)
+@pytest.mark.parametrize(('camera', 'repeat'), [(False, 1), (True, 1), (False, 3)])
+def test_a_step_with_reset_list_equals_a_step_then_reset_arrays(make_config, tmp_path, camera, repeat):
     paths = [tmp_path / 'two_calls.jsonl', tmp_path / 'one_call.jsonl']
     # (1 m apart: a slot's camera sees its neighbours, so the order of images and new episodes shows)
     envs = [Env(make_config(_tasks(camera=camera), env_num=3, offset=1.0, metrics_save_path=str(path))) for path in paths]
@@ -60,7 +62,7 @@ def test_a_step_with_reset_list_equals_a_step_then_reset_arrays(make_config, tmp
         ended: list[int] = []
         started_in_step = 0
         for _ in range(40):
-            two = envs[0].step_arrays(_drive(3))
+            two = envs[0].step_arrays(_drive(3), repeat=repeat)
             two_obs = _leaves(two.obs)
             if ended:  # the twin: a step, then a reset of the slots that had ended
                 first, configs = envs[0].reset_arrays(ended)
@@ -71,7 +73,8 @@ def test_a_step_with_reset_list_equals_a_step_then_reset_arrays(make_config, tmp
                         value[new] = first_obs[key][new]
             else:
                 configs, new = None, []
-            one = envs[1].step_arrays(_drive(3), reset_list=ended) if ended else envs[1].step_arrays(_drive(3))
+            one = (envs[1].step_arrays(_drive(3), repeat=repeat, reset_list=ended) if ended
+                   else envs[1].step_arrays(_drive(3), repeat=repeat))
             assert (one.started is None) == (configs is None)
             if configs is not None:
                 assert one.started == configs and len(one.started) == len(ended)
