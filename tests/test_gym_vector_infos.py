@@ -51,3 +51,9 @@ def test_added_at_once_equals_gymnasiums_env_by_env(case):
         want = vector._add_info(want, env_info, env)
     got = add_env_infos({key: value.copy() for key, value in start.items()}, envs, env_infos, 4, vector._add_info)
     _same(got, want)
+
+
+def test_values_only_gymnasium_adds_need_its_way():
+    with pytest.raises(ValueError, match="info 'final_obs' needs Gymnasium's own way"):
+        add_env_infos({}, [0], [{'final_obs': np.zeros(2)}], 4, None)
+    assert add_env_infos({}, [1], [{'steps': 3}], 4, None)['steps'].tolist() == [0, 3, 0, 0]  # (plain values need none)

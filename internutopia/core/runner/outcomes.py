@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.config import TaskCfg
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner.actions import Unbatched
 from internutopia.core.runner.slots import SlotTable
@@ -35,7 +36,7 @@ class ArrayStep:
     metrics: dict[int, dict[str, Any]]
     diverged: tuple[int, ...] = ()
     failed: dict[int, str] = field(default_factory=dict)
-    started: list[Any] | None = None
+    started: list[TaskCfg | None] | None = None
 
 
 @dataclass

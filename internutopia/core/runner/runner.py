@@ -272,28 +272,27 @@ class Runner(RunnerReads):
         a reset does (a slot whose first observation fails has an episode that failed to start).
         The new episodes' configs (aligned to ``restart``), the observation tree and the slots
         that got an episode."""
-        merged: list[dict[str, Any]] = []  # the observation of both, if it was made
-        tried = [False]
+        # (sensors keep their frames: a camera's image is taken in the step's order, before any new episode appears)
+        separate = any(group.sensors for group in self.groups.robots.values())
+        merged: dict[str, Any] | None = None  # the observation of both, if it was made
+        try_merged = not separate
 
         def first_observation(pending: np.ndarray) -> dict[str, Any]:
-            if not tried[0]:  # (the first call covers every new episode: merged with the step's slots)
-                tried[0] = True
+            nonlocal merged, try_merged
+            if try_merged:  # (the first call covers every new episode: merged with the step's slots)
+                try_merged = False
                 try:
                     # (disjoint: the slots started ran no episode; union1d's unique costs more than a sort)
-                    merged.append(self.observer.observe_arrays(np.sort(np.concatenate((observed, pending))), observe_only))
-                    return merged[0]
+                    merged = self.observer.observe_arrays(np.sort(np.concatenate((observed, pending))), observe_only)
+                    return merged
                 except Exception:
                     pass  # someone's observation fails: the step's slots and the new ones apart, below
             return self.observer.observe_arrays(pending, observe_only)
 
-        # (sensors keep their frames: a camera's image is taken in the step's order, before any new episode appears)
-        separate = any(group.sensors for group in self.groups.robots.values())
         obs = self._observe_arrays_isolated(done, observed, observe_only) if separate else {}
-        if separate:
-            tried[0] = True
         taken, firsts = self.starts.reset(restart, first_observation)
-        if merged:
-            obs = merged[0]
+        if merged is not None:
+            obs = merged
         else:
             if not separate:
                 obs = self._observe_arrays_isolated(done, observed, observe_only)
