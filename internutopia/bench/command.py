@@ -17,6 +17,7 @@ from internutopia.bench.fresh import DEFAULT_TIMEOUT_S
 from internutopia.bench.memory import DEFAULT_SHARE
 from internutopia.bench.ours import measure_ours
 from internutopia.bench.report import combine_runs, format_row, machine, markdown_table
+from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
 __all__ = ['main', 'run']
 
@@ -280,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f'--{option.replace("_", "-")} must be at least 1')
     if args.overrides and not args.config:
         parser.error('--set changes a config file: it needs --config CONFIG')
-    os.environ.setdefault('MUJOCO_GL', 'egl')
+    default_to_egl(headless_only=False)  # (not where no EGL loads: MuJoCo's import would fail, and physics needs none)
     if args.config:
         checked = _checked_config(args.config, args.overrides)
         if checked is None:

@@ -42,6 +42,7 @@ from internutopia.bench.paired import involuntary_switches, summarize
 from internutopia.bench.random_actions import warmed_random_actions
 from internutopia.bench.switch_ab import PAIRS as AB_PAIRS
 from internutopia.bench.switch_ab import SWITCHES, format_switch_ab, measure_switch_ab
+from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
 __all__ = ['DEFAULT_IDS', 'PAIRS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
 
@@ -365,8 +366,6 @@ def gym_markdown_table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    import os
-
     from internutopia.bench import processes
     from internutopia.bench.report import machine
 
@@ -406,7 +405,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
         parser.error(f'unknown ids {unknown}; internutopia ids: {sorted(k for k in gym.registry if k.startswith("internutopia/"))}')
-    os.environ.setdefault('MUJOCO_GL', 'egl')
+    default_to_egl(headless_only=False)
     processes.install_cleanup()
     first = machine()
     try:

@@ -15,7 +15,6 @@ between steps); the paired benchmark (``python -m internutopia.bench``) measures
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
@@ -93,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--physics', action='store_true', help='keep the physics on (whole step)')
     parser.add_argument('--profile', action='store_true', help='print a cProfile listing per case')
     args = parser.parse_args(argv)
-    os.environ.setdefault('MUJOCO_GL', 'egl')
+    from internutopia.core.backend.mujoco.render.gl import default_to_egl
+
+    default_to_egl(headless_only=False)
     for robot in args.robots.split(','):
         for env_num in (int(n) for n in args.env_nums.split(',')):
             for api in args.api.split(','):

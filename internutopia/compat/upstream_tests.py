@@ -176,7 +176,9 @@ def edited_copy(checkout: Path) -> Iterator[tuple[Path, dict[str, str]]]:
             path.write_text(edited, encoding='utf-8')
         env = dict(os.environ)
         env['PYTHONPATH'] = os.pathsep.join([_package_root(), *filter(None, [env.get('PYTHONPATH')])])
-        env.setdefault('MUJOCO_GL', 'egl')
+        from internutopia.core.backend.mujoco.render.gl import default_to_egl
+
+        default_to_egl(env, headless_only=False)
         env['PYTHONUNBUFFERED'] = '1'
         yield root, env
 

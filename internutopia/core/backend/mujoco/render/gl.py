@@ -2,9 +2,12 @@
 EGL display for Mesa's CPU rasterizer.
 
 Headless Linux: with no ``DISPLAY``/``WAYLAND_DISPLAY``, ``MUJOCO_GL`` defaults to ``egl`` (Mesa's
-EGL runs on the CPU; packages ``libegl1 libgl1-mesa-dri libegl-mesa0``). The GL context class is
-picked from ``MUJOCO_GL`` *as it is when the first image is rendered*, so the default applies even
-when ``mujoco`` was imported before this module.
+EGL runs on the CPU; packages ``libegl1 libgl1-mesa-dri libegl-mesa0``) where an EGL library
+loads. Where none does (a minimal GPU-server image, say), ``MUJOCO_GL`` is left unset: ``import
+mujoco`` with ``MUJOCO_GL=egl`` and no EGL fails outright, and physics needs no GL at all; only
+rendering then raises, saying what to install. The GL context class is picked from ``MUJOCO_GL``
+*as it is when the first image is rendered*, so the default applies even when ``mujoco`` was
+imported before this module.
 
 **Screens.** Mesa's CPU rasterizer (llvmpipe) has one rasterizer per EGL display, and the GL
 contexts of one display queue their frames on it one scene at a time: two render threads, each
@@ -45,13 +48,47 @@ _GL_RENDERER = 0x1F01
 RASTERIZER_THREADS_VARIABLE = 'LP_NUM_THREADS'
 
 
-def _default_gl_backend() -> None:
-    if sys.platform.startswith('linux') and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY')) \
-            and not os.environ.get('MUJOCO_GL', '').strip():
-        os.environ['MUJOCO_GL'] = 'egl'
+#: The library PyOpenGL's EGL platform (and so MuJoCo's ``egl`` backend) loads.
+EGL_LIBRARY = 'libEGL.so.1'
+_NO_GL_HINT = ('headless rendering needs EGL (Debian/Ubuntu: apt install libegl1 libgl1-mesa-dri libegl-mesa0; '
+               'with an NVIDIA driver, libegl1 and libglvnd0) or OSMesa (MUJOCO_GL=osmesa)')
 
 
-_default_gl_backend()
+def egl_loads() -> bool:
+    """Whether an EGL library loads in this process (it stays loaded: rendering would load it anyway)."""
+    try:
+        ctypes.CDLL(EGL_LIBRARY)
+    except OSError:
+        return False
+    return True
+
+
+def _headless() -> bool:
+    return sys.platform.startswith('linux') and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
+
+
+def default_to_egl(environ: Any = None, headless_only: bool = True) -> bool:
+    """Set ``MUJOCO_GL=egl`` in ``environ`` (default ``os.environ``) when it is unset or empty, on
+    Linux, where an EGL library loads (with ``headless_only``, only when no display is set either:
+    the library's own default; the benchmarks render through EGL on any Linux). Whether it set it.
+    A ``MUJOCO_GL`` already chosen is never changed.
+
+    >>> env = {'MUJOCO_GL': 'osmesa'}
+    >>> default_to_egl(env), env['MUJOCO_GL']
+    (False, 'osmesa')
+    """
+    environ = os.environ if environ is None else environ
+    if not sys.platform.startswith('linux') or environ.get('MUJOCO_GL', '').strip():
+        return False
+    if headless_only and (environ.get('DISPLAY') or environ.get('WAYLAND_DISPLAY')):
+        return False
+    if not egl_loads():
+        return False
+    environ['MUJOCO_GL'] = 'egl'
+    return True
+
+
+default_to_egl()
 
 
 def _backend() -> str:
@@ -60,7 +97,15 @@ def _backend() -> str:
 
 
 def gl_context_class() -> type:
-    """The GL context class for ``MUJOCO_GL`` as currently set (``egl``/``osmesa``/``glfw``)."""
+    """The GL context class for ``MUJOCO_GL`` as currently set (``egl``/``osmesa``/``glfw``).
+
+    Raises:
+        RuntimeError: on headless Linux with no ``MUJOCO_GL`` and no EGL library (nothing could
+            render there), naming what to install.
+    """
+    backend = _backend()
+    if not backend and _headless() and not default_to_egl():
+        raise RuntimeError(f'cannot render: no display, MUJOCO_GL is not set and {EGL_LIBRARY} does not load; {_NO_GL_HINT}')
     backend = _backend()
     if sys.platform.startswith('linux') and backend == 'egl':
         from mujoco.egl import GLContext
@@ -274,5 +319,5 @@ def release_current(context: Any) -> None:
         pass
 
 
-__all__ = ['RASTERIZER_THREADS_VARIABLE', 'EglContext', 'current_renderer', 'gl_context_class', 'new_gl_context',
-           'prepare_screens', 'rasterizing_inline', 'release_current']
+__all__ = ['EGL_LIBRARY', 'RASTERIZER_THREADS_VARIABLE', 'EglContext', 'current_renderer', 'default_to_egl', 'egl_loads',
+           'gl_context_class', 'new_gl_context', 'prepare_screens', 'rasterizing_inline', 'release_current']
