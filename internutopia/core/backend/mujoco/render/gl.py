@@ -38,7 +38,7 @@ import ctypes
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 #: EGL platform of Mesa's surfaceless displays (``EGL_MESA_platform_surfaceless``).
@@ -67,7 +67,7 @@ def _headless() -> bool:
     return sys.platform.startswith('linux') and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
 
 
-def default_to_egl(environ: Any = None, headless_only: bool = True) -> bool:
+def default_to_egl(environ: MutableMapping[str, str] | None = None, headless_only: bool = True) -> bool:
     """Set ``MUJOCO_GL=egl`` in ``environ`` (default ``os.environ``) when it is unset or empty, on
     Linux, where an EGL library loads (with ``headless_only``, only when no display is set either:
     the library's own default; the benchmarks render through EGL on any Linux). Whether it set it.
@@ -77,7 +77,8 @@ def default_to_egl(environ: Any = None, headless_only: bool = True) -> bool:
     >>> default_to_egl(env), env['MUJOCO_GL']
     (False, 'osmesa')
     """
-    environ = os.environ if environ is None else environ
+    if environ is None:
+        environ = os.environ
     if not sys.platform.startswith('linux') or environ.get('MUJOCO_GL', '').strip():
         return False
     if headless_only and (environ.get('DISPLAY') or environ.get('WAYLAND_DISPLAY')):
