@@ -379,10 +379,7 @@ class VectorEnv(gym.vector.VectorEnv):
         whose episode ended. ``restart``: envs whose episodes ended on the last step, started in
         the same call (``reset_list``), their reset infos added as :meth:`_take`'s are."""
         commands = self.action_layout.batched_commands(actions, self.num_envs)
-        if restart is None:
-            out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat)
-        else:
-            out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat, reset_list=restart)
+        out = self._vec.step_arrays(commands, observe_only=self._observe_only, repeat=self.action_repeat, reset_list=restart)
         rows = live.nonzero()[0]  # (the envs that ran: each has its final or last observation)
         if restart is not None:
             reset_infos = self._note_started(restart, cast('list[Any]', out.started))

@@ -38,7 +38,7 @@ import ctypes
 import os
 import sys
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 #: EGL platform of Mesa's surfaceless displays (``EGL_MESA_platform_surfaceless``).
@@ -63,8 +63,8 @@ def egl_loads() -> bool:
     return True
 
 
-def _headless() -> bool:
-    return sys.platform.startswith('linux') and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
+def _display_set(environ: Mapping[str, str]) -> bool:
+    return bool(environ.get('DISPLAY') or environ.get('WAYLAND_DISPLAY'))
 
 
 def default_to_egl(environ: MutableMapping[str, str] | None = None, headless_only: bool = True) -> bool:
@@ -81,7 +81,7 @@ def default_to_egl(environ: MutableMapping[str, str] | None = None, headless_onl
         environ = os.environ
     if not sys.platform.startswith('linux') or environ.get('MUJOCO_GL', '').strip():
         return False
-    if headless_only and (environ.get('DISPLAY') or environ.get('WAYLAND_DISPLAY')):
+    if headless_only and _display_set(environ):
         return False
     if not egl_loads():
         return False
@@ -104,8 +104,8 @@ def gl_context_class() -> type:
         RuntimeError: on headless Linux with no ``MUJOCO_GL`` and no EGL library (nothing could
             render there), naming what to install.
     """
-    backend = _backend()
-    if not backend and _headless() and not default_to_egl():
+    headless_linux = sys.platform.startswith('linux') and not _display_set(os.environ)
+    if not _backend() and headless_linux and not default_to_egl():
         raise RuntimeError(f'cannot render: no display, MUJOCO_GL is not set and {EGL_LIBRARY} does not load; {_NO_GL_HINT}')
     backend = _backend()
     if sys.platform.startswith('linux') and backend == 'egl':
