@@ -31,16 +31,21 @@ def add_env_infos(infos: dict[str, Any], envs: Sequence[int], env_infos: Sequenc
     ``add_one`` (Gymnasium's ``_add_info``) gives env by env. What that writes in a way of its own
     (``final_obs``, array values, a key whose values are dicts for some envs only) is left to
     ``add_one``, env by env (``None``: there is none such, or a ``ValueError``)."""
-    keys: dict[str, None] = {}  # (in the order env by env adds them)
-    for env_info in env_infos:
-        keys.update(dict.fromkeys(env_info))
-    for key in keys:
-        having = [(env, env_info[key]) for env, env_info in zip(envs, env_infos, strict=True) if key in env_info]
+    by_key: dict[str, list[tuple[int, Any]]] = {}  # (keys in the order env by env adds them)
+    for env, env_info in zip(envs, env_infos, strict=True):
+        for key, value in env_info.items():
+            having = by_key.get(key)
+            if having is None:
+                by_key[key] = [(env, value)]
+            else:
+                having.append((env, value))
+    for key, having in by_key.items():
         nested = [isinstance(value, dict) for _, value in having]
+        first = having[0][1]
         if key != 'final_obs' and all(nested):
             infos[key] = add_env_infos(infos.get(key, {}), [env for env, _ in having], [value for _, value in having],
                                        num_envs, add_one)
-        elif key == 'final_obs' or any(nested) or isinstance(having[0][1], np.ndarray):
+        elif key == 'final_obs' or any(nested) or isinstance(first, np.ndarray):
             if add_one is None:
                 raise ValueError(f'info {key!r} needs Gymnasium\'s own way of adding it')
             for env, value in having:
@@ -49,16 +54,14 @@ def add_env_infos(infos: dict[str, Any], envs: Sequence[int], env_infos: Sequenc
         else:
             column = infos.get(key)
             if column is None:
-                kind = type(having[0][1])
+                kind = type(first)
                 numeric = kind in (int, float, bool) or issubclass(kind, np.number)
-                column = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
+                column = infos[key] = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
             for env, value in having:
                 column[env] = value  # (item by item: a task config must not be taken for a sequence)
-            infos[key] = column
         mask = infos.get(f'_{key}')
         if mask is None:
-            mask = np.zeros(num_envs, dtype=np.bool_)
+            mask = infos[f'_{key}'] = np.zeros(num_envs, dtype=np.bool_)
         for env, _ in having:
             mask[env] = True
-        infos[f'_{key}'] = mask
     return infos

@@ -390,8 +390,11 @@ class VectorEnv(gym.vector.VectorEnv):
                 self._set_array_rows(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
         elif len(rows):
             self._write_rows(out.obs, rows)
-        rewards = np.where(live, out.reward, 0.0)
-        terminated, truncated = out.terminated & live, out.truncated & live
+        if len(rows) == self.num_envs:  # (every env ran: the result's arrays are this step's own)
+            rewards, terminated, truncated = out.reward, out.terminated, out.truncated
+        else:
+            rewards = np.where(live, out.reward, 0.0)
+            terminated, truncated = out.terminated & live, out.truncated & live
         ended = terminated | truncated
         steps = self._vec.runner.steps
         extras: dict[int, dict[str, Any]] = {}
