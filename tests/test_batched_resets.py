@@ -61,6 +61,26 @@ def test_walking_samplers_build_what_validating_each_episode_builds(make):
     assert make(batch=8, reward_scales={'termination': -3})(np.random.default_rng(5)) == first
 
 
+@pytest.mark.parametrize('goal', ['reach', 'pick', 'place'])
+def test_manipulation_samplers_build_what_validating_each_episode_builds(goal):
+    from internutopia.envs.manipulation import manipulation_sampler
+
+    sampler = manipulation_sampler(goal, batch=6)
+    first = sampler(np.random.default_rng(5))
+    episodes = first + sampler(np.random.default_rng(6))
+    assert isinstance(first, FreshEpisodes) and len(set(first.families)) == 1
+    _assert_as_validated(episodes)
+    for episode in episodes:  # its object too, and the task fields of its draws
+        assert _validated(episode.objects[0]) == episode.objects[0]
+        assert tuple(episode.goal_position) == tuple(episode.objects[0].position) or goal == 'place'
+    assert len({id(e.objects[0]) for e in episodes}) == len({id(e.reward_scales) for e in episodes}) == len(episodes)
+    assert len({tuple(e.objects[0].position) for e in episodes}) == len(episodes)  # drawn, not the template's
+    assert [e.episode_idx for e in first] == list(range(6))
+    if goal == 'place':  # the goal at least 15 cm from the cube
+        assert min(np.hypot(*np.subtract(e.goal_position, e.objects[0].position)[:2]) for e in episodes) >= 0.15
+    assert manipulation_sampler(goal, batch=6)(np.random.default_rng(5)) == first  # the same seed, the same episodes
+
+
 def test_the_walking_samplers_draws_are_the_generators_own_numbers():
     # The samplers draw with Generator.uniform's arithmetic and choice's index draw, not the calls
     # themselves (a fraction of their cost): the same numbers from the same stream, bit for bit,

@@ -83,6 +83,89 @@ def test_compiled_and_numpy_ik_agree(chain):
     np.testing.assert_allclose(quat_to_mat(moved_quat), base_rot @ quat_to_mat(quat), atol=1e-12)
 
 
+@pytest.mark.parametrize('compiled', [True, False])
+def test_a_row_that_stalls_stops_early_with_the_error_the_full_run_leaves(chain, compiled, monkeypatch):
+    """``IKParams.stall_iterations``: a target out of reach (or a poor local minimum) stops once its
+    error stops falling; reachable targets converge as before; the compiled and numpy solves agree."""
+    _, ch = chain
+    if compiled and not kinematics._ik_kernel.available:
+        pytest.skip('numba is not available: only the numpy IK runs here')
+    def solve(c, q0, *args):
+        if compiled:
+            return kinematics.solve_ik(c, q0, *args)
+        return kinematics._solve_ik_numpy(c, np.clip(np.array(q0, dtype=float), c.lower, c.upper), *args)
+    # the last two out of reach pointing down: a corner of the Franka ids' workspace, and farther
+    targets = np.array([[0.4, 0.0, 0.45], [0.5, 0.1, 0.3], [0.75, 0.45, 0.03], [0.9, 0.0, 0.03]])
+    rotations = quat_to_mat(np.array([DOWN] * 4))
+    start, weight = np.tile(HOME, (4, 1)), np.ones(4)
+    stalling, full = kinematics.IKParams(), kinematics.IKParams(stall_iterations=0)
+
+    q, pos_err, rot_err = solve(ch, start, targets, rotations, weight, start, stalling)
+    q_full, pos_full, rot_full = solve(ch, start, targets, rotations, weight, start, full)
+    np.testing.assert_array_equal(q[:2], q_full[:2])  # reached within a few iterations: the same answer
+    assert (pos_err[:2] <= 1e-3).all() and (pos_err[2:] > 0.05).all()
+    # the stalled rows end about where the full run ends: the rest of its 100 iterations gain under 1 %
+    np.testing.assert_allclose(pos_err[2:] + 0.1 * rot_err[2:], pos_full[2:] + 0.1 * rot_full[2:], rtol=0.01)
+
+
+def test_stalls_keep_the_successes_and_errors_of_the_franka_ids_workspace(chain):
+    """Targets drawn as the Franka ids' actions are (the workspace, the tool near pointing down),
+    from starts near home: the solves with restarts succeed for the same rows with and without the
+    stall check, and the others end as close (to a few millimetres)."""
+    from internutopia.envs.manipulation import DOWN as TOOL_DOWN
+    from internutopia.envs.manipulation import ORIENTATION_SLACK, WORKSPACE
+
+    _, ch = chain
+    rng = np.random.default_rng(1)
+    n = 160
+    targets = rng.uniform(WORKSPACE[0], WORKSPACE[1], (n, 3))
+    quat = np.array(TOOL_DOWN) + rng.uniform(-ORIENTATION_SLACK, ORIENTATION_SLACK, (n, 4))
+    rotations = quat_to_mat(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    start, rest, weight = np.tile(HOME, (n, 1)) + rng.normal(0.0, 0.3, (n, 7)), np.tile(HOME, (n, 1)), np.ones(n)
+
+    def solve(params):
+        _, pos_err, rot_err = kinematics.solve_ik_restarts(ch, start, targets, rotations, weight, rest, params)
+        return (pos_err <= params.success_position) & (rot_err <= params.success_rotation), pos_err + 0.1 * rot_err
+
+    succeeded, error = solve(kinematics.IKParams())
+    succeeded_full, error_full = solve(kinematics.IKParams(stall_iterations=0))
+    np.testing.assert_array_equal(succeeded, succeeded_full)
+    assert 0 < np.count_nonzero(~succeeded) < n // 4  # (some targets are out of reach pointing down)
+    np.testing.assert_allclose(error[~succeeded], error_full[~succeeded], atol=5e-3)
+
+
+def test_a_stalled_solve_takes_a_fraction_of_the_iterations(chain):
+    """The same solve with ``max_iterations`` counted: a row out of reach stops after a few blocks."""
+    _, ch = chain
+    targets, rotations = np.array([[0.75, 0.45, 0.03]]), quat_to_mat(np.array([DOWN]))
+    start = np.tile(HOME, (1, 1))
+
+    def solve(params: kinematics.IKParams) -> np.ndarray:
+        return kinematics._solve_ik_numpy(ch, start, targets, rotations, np.ones(1), start, params)[0]
+
+    stalled, full = solve(kinematics.IKParams()), solve(kinematics.IKParams(stall_iterations=0))
+    # A stall stops a row at the end of a block of 10 iterations: the answer is the full run's
+    # after that many, well short of its 100.
+    capped = [count for count in (10, 20, 30, 40, 50)
+              if np.array_equal(solve(kinematics.IKParams(max_iterations=count, stall_iterations=0)), stalled)]
+    assert capped and not np.array_equal(stalled, full)
+
+
+def test_restart_seeds_are_the_same_draws_every_time(chain):
+    _, ch = chain
+    rest = np.tile(HOME, (5, 1))
+    position = np.array([[0.3, 0.3, 0.2]] * 5)
+    first = list(kinematics.restart_seeds(ch, position, rest, 3))
+    again = list(kinematics.restart_seeds(ch, position, rest, 3))
+    assert len(first) == 5  # turned, rest, three drawn
+    np.testing.assert_allclose(first[0][:, 0], np.arctan2(0.3, 0.3))
+    np.testing.assert_array_equal(first[1], rest)
+    rng = np.random.default_rng(0)
+    for drawn, kept in zip(first[2:], again[2:], strict=True):
+        np.testing.assert_array_equal(drawn, rng.uniform(ch.lower, ch.upper, size=rest.shape))
+        np.testing.assert_array_equal(drawn, kept)
+    assert len(list(kinematics.restart_seeds(ch, position[:2], rest[:2], 3))[2]) == 2
+
 # ------------------------------------------------------------------------------------------------
 # the robot in the env
 @pytest.fixture(scope='module')

@@ -23,6 +23,7 @@ the rows written between steps) is timed and taken out of ours' time.
     python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --num-envs 1,64 --json
     python -m internutopia.bench.gym_step --phases                         # where a vector step's time goes
     python -m internutopia.bench.gym_step --ab fuse_steps --ids internutopia/H1Walk-v0   # a switch on and off
+    python -m internutopia.bench.gym_step --ids internutopia/Config-v0 --config configs/jetbot_point_nav.yaml   # any config
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +46,7 @@ from internutopia.bench.switch_ab import PAIRS as AB_PAIRS
 from internutopia.bench.switch_ab import SWITCHES, format_switch_ab, measure_switch_ab
 from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
-__all__ = ['DEFAULT_IDS', 'PAIRS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
+__all__ = ['CONFIG_ID', 'DEFAULT_IDS', 'PAIRS', 'PHASES', 'GymLimit', 'main', 'measure_gym', 'phase_shares', 'run_gym']
 
 #: Timed pairs of chunks a measurement takes by default (with 5 vector steps a chunk, a point-nav
 #: episode of 200 vector steps ends and restarts during the run).
@@ -53,6 +55,8 @@ PAIRS = 60
 #: The ids of the default run: the walking H1 (the training id) and the point-nav ids.
 DEFAULT_IDS = ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0', 'internutopia/H1PointNav-v0',
                'internutopia/G1PointNav-v0')
+#: The id of any config (``make_vec(CONFIG_ID, config=PATH)``): measured with ``--config PATH``.
+CONFIG_ID = 'internutopia/Config-v0'
 #: Vector steps timed and thrown away first (the limit's first replay starts its batch's threads).
 WARM_PAIRS = 2
 
@@ -338,13 +342,14 @@ def format_gym_row(row: dict[str, Any]) -> str:
 
 
 def run_gym(ids: list[str], num_envs: list[int], pairs: int = PAIRS, chunk: int = 5, log: Callable[[str], Any] = print,
-            timeout_s: float | None = DEFAULT_TIMEOUT_S) -> list[dict[str, Any]]:
-    """Measure every id at every env count (one fresh process each); the rows, as they come."""
+            timeout_s: float | None = DEFAULT_TIMEOUT_S, id_kwargs: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Measure every id at every env count (one fresh process each); the rows, as they come.
+    ``id_kwargs``: ``make_vec`` keyword arguments of some ids (``internutopia/Config-v0``'s ``config``)."""
     rows = []
     for env_id in ids:
         for n in num_envs:
             try:
-                row = measure_gym(env_id, n, pairs, chunk, timeout_s=timeout_s)
+                row = measure_gym(env_id, n, pairs, chunk, (id_kwargs or {}).get(env_id), timeout_s=timeout_s)
             except RuntimeError as exc:
                 log(f'{env_id} x{n}: failed ({str(exc).splitlines()[0]}); row left out')
                 continue
@@ -378,6 +383,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                              f'(default {AB_PAIRS})')
     parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
+    parser.add_argument('--config', default=None, metavar='PATH',
+                        help=f'the YAML config {CONFIG_ID} runs (its make_vec config=); that id needs it')
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument('--phases', action='store_true',
                       help='instead of the paired rows: where a vector step\'s time goes (physics, tasks, resets, ...), '
@@ -405,6 +412,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
         parser.error(f'unknown ids {unknown}; internutopia ids: {sorted(k for k in gym.registry if k.startswith("internutopia/"))}')
+    if (CONFIG_ID in ids) != (args.config is not None):
+        parser.error(f'--config PATH goes with the id {CONFIG_ID} (the config it runs), and that id needs it')
+    id_kwargs = {CONFIG_ID: {'config': os.path.abspath(args.config)}} if args.config is not None else {}
+    if (args.ab or args.phases) and id_kwargs:
+        parser.error(f'--phases and --ab measure the built-in ids; {CONFIG_ID} is measured by the paired rows')
     default_to_egl(headless_only=False)
     processes.install_cleanup()
     first = machine()
@@ -421,7 +433,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                     print(describe(rows[-1]), flush=True)
         else:
             pairs = PAIRS if args.pairs is None else args.pairs
-            rows = run_gym(ids, num_envs, pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout)
+            rows = run_gym(ids, num_envs, pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout,
+                           id_kwargs=id_kwargs)
     finally:
         processes.kill_tracked()
     print(f'machine: {first}, load at end {machine()["load"]}')

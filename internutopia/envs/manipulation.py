@@ -51,8 +51,9 @@ PHYSICS_SUBSTEP = None
 
 
 def manipulation_sampler(goal: str = 'reach', batch: int = 16, max_steps: int | None = None) -> Any:
-    """An endless episode sampler ``f(rng) -> list[ManipulationTaskCfg]`` for ``goal`` (``'reach'``,
-    ``'pick'`` or ``'place'``), ``batch`` episodes per call."""
+    """An endless episode sampler ``f(rng) -> FreshEpisodes`` of ``ManipulationTaskCfg`` for ``goal``
+    (``'reach'``, ``'pick'`` or ``'place'``), ``batch`` episodes per call, all of one family."""
+    from internutopia.core.config.fresh_episodes import FreshEpisodes
     from internutopia.macros import gm
     from internutopia_extension.configs.objects import DynamicCubeCfg, VisualCubeCfg
     from internutopia_extension.configs.robots.franka import FrankaRobotCfg, arm_ik_cfg, gripper_cfg
@@ -66,26 +67,43 @@ def manipulation_sampler(goal: str = 'reach', batch: int = 16, max_steps: int | 
         reach, bearing = rng.uniform(0.35, 0.65), rng.uniform(-0.6, 0.6)
         return (float(reach * np.cos(bearing)), float(reach * np.sin(bearing)), height)
 
+    # Every episode is the goal's template (validated once, here) with its own draws put in: the
+    # draws are numbers of the validated types, so a copy with them is what validating each
+    # episode would give (tests/test_batched_resets.py checks it), at a small part of the cost.
+    # Each episode has its own robot, controller and object configs; the rest is shared, never written.
+    robot_template = FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg], physics_substep=PHYSICS_SUBSTEP)
+    common = dict(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot_template], episode_idx=0,
+                  max_steps=steps, goal=goal, reward_scales=REWARD_SCALES[goal])
+    start = (0.5, 0.0, 0.025)
+    if goal == 'reach':
+        # Held to the time limit: success is being at the marker at the end (ending on success
+        # would cut off the reward for staying there, and a policy would learn to hover short of it).
+        marker = VisualCubeCfg(name='target', position=start, scale=(0.03, 0.03, 0.03), color=(0.1, 0.8, 0.2, 0.4))
+        template = ManipulationTaskCfg(objects=[marker], target='target', goal_position=start, success_distance=0.04,
+                                       end_on_success=False, **common)
+    else:
+        cube = DynamicCubeCfg(name='cube', position=start, scale=(0.05, 0.05, 0.05), color=(0.9, 0.2, 0.1))
+        template = ManipulationTaskCfg(objects=[cube], target='cube', goal_position=start, **common)
+    target_template = template.objects[0]
+    controllers, scales = list(robot_template.controllers or ()), dict(template.reward_scales or {})
+    family = object()  # the episodes of this sampler share types, files and structure
+
     def episode(rng: Any, index: int) -> Any:
-        robot = FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg], physics_substep=PHYSICS_SUBSTEP)
-        common = dict(scene_asset_path=gm.ASSET_PATH + '/scenes/empty.usd', robots=[robot], episode_idx=index,
-                      max_steps=steps, goal=goal, reward_scales=REWARD_SCALES[goal])
+        robot = robot_template.model_copy(update={'controllers': [c.model_copy() for c in controllers]})
         if goal == 'reach':
             target = spot(rng, float(rng.uniform(0.08, 0.4)))
-            marker = VisualCubeCfg(name='target', position=target, scale=(0.03, 0.03, 0.03), color=(0.1, 0.8, 0.2, 0.4))
-            # Held to the time limit: success is being at the marker at the end (ending on success
-            # would cut off the reward for staying there, and a policy would learn to hover short of it).
-            return ManipulationTaskCfg(objects=[marker], target='target', goal_position=target, success_distance=0.04,
-                                       end_on_success=False, **common)
-        cube_at = spot(rng, 0.025)
-        cube = DynamicCubeCfg(name='cube', position=cube_at, scale=(0.05, 0.05, 0.05), color=(0.9, 0.2, 0.1))
-        place = cube_at
-        while goal == 'place' and np.hypot(place[0] - cube_at[0], place[1] - cube_at[1]) < 0.15:
-            place = spot(rng, 0.025)
-        return ManipulationTaskCfg(objects=[cube], target='cube', goal_position=place, **common)
+            place = target
+        else:
+            target = spot(rng, 0.025)
+            place = target
+            while goal == 'place' and np.hypot(place[0] - target[0], place[1] - target[1]) < 0.15:
+                place = spot(rng, 0.025)
+        return template.model_copy(update={'robots': [robot], 'objects': [target_template.model_copy(update={'position': target})],
+                                           'goal_position': place, 'episode_idx': index,
+                                           'reward_scales': dict(scales)})
 
-    def sample(rng: Any) -> list:
-        return [episode(rng, i) for i in range(batch)]
+    def sample(rng: Any) -> FreshEpisodes:
+        return FreshEpisodes([episode(rng, i) for i in range(batch)], family=family)
 
     sample.first = episode(np.random.default_rng(0), 0)  # type: ignore[attr-defined]
     return sample

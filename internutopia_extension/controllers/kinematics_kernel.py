@@ -26,9 +26,12 @@ __all__ = ['fk_kernel', 'ik_kernel']
 
 def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, joint_ref, lower, upper,
              frame_pos, frame_rot, q, target_pos, target_rot, rot_weight, rest, damping, max_step, gain,
-             max_iterations, pos_tol, rot_tol, projector_damping, pos_err, rot_err):  # pragma: no cover - compiled
+             max_iterations, pos_tol, rot_tol, projector_damping, stall_iterations, stall_gain, rotation_metres,
+             pos_err, rot_err):  # pragma: no cover - compiled
     """Per row: the DLS iterations, updating ``q`` in place, and the last position and orientation
-    errors into ``pos_err``/``rot_err``."""
+    errors into ``pos_err``/``rot_err``. A row stops at the tolerances, at ``max_iterations``, or
+    stalled: its error (``rotation_metres`` per radian) fell by less than ``stall_gain`` of itself
+    over a block of ``stall_iterations`` iterations (0: never; ``IKParams.stall_iterations``)."""
     n = q.shape[1]
     nb = body_pos.shape[0]
     rot = np.empty((3, 3))
@@ -48,6 +51,7 @@ def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, 
     delta = np.empty((3, 3))
     for row in range(q.shape[0]):
         w = rot_weight[row]
+        checkpoint = 0.0
         for it in range(max_iterations + 1):
             # forward kinematics
             for i in range(3):
@@ -125,6 +129,11 @@ def _ik_rows(body_pos, body_rot, body_joint, joint_type, joint_axis, joint_pos, 
             rot_err[row] = np.sqrt(err[3] * err[3] + err[4] * err[4] + err[5] * err[5])
             if (pos_err[row] <= pos_tol and rot_err[row] <= rot_tol) or it == max_iterations:
                 break
+            if stall_iterations > 0 and it % stall_iterations == 0:
+                combined = pos_err[row] + rot_err[row] * rotation_metres
+                if it > 0 and not combined <= (1.0 - stall_gain) * checkpoint:
+                    break
+                checkpoint = combined
             # Jacobian (rotation rows weighted like the error)
             for j in range(n):
                 if joint_type[j] == 0:

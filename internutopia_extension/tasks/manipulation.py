@@ -33,6 +33,7 @@ from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia_extension.configs.tasks.manipulation_task import REWARD_TERMS
 from internutopia_extension.objects.observations import ObjectObservationsMixin
+from internutopia_extension.tasks.manipulation_kernels import place_kernel
 
 #: The object is at rest below these speeds (m/s, rad/s) ...
 REST_SPEED, REST_SPIN = 0.05, 1.0
@@ -47,6 +48,7 @@ PICK_HEIGHT = 0.1
 #: Distance scale (1/m) of the ``reach`` and ``place`` terms: ``1 - tanh(TANH_SCALE d)``.
 TANH_SCALE = 5.0
 _GOALS = {'place': 0, 'pick': 1, 'reach': 2}
+_SIX = np.arange(6)  # a free joint's velocity columns from its first
 
 
 class GripperRobot(Protocol):
@@ -85,7 +87,10 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         #: Per slot, the scale of each reward term (columns in REWARD_TERMS order), and the terms of
         #: the last step (``reward_terms[name]``, ``(env_num,)``), for logging.
         self.reward_scales = np.zeros((n, len(REWARD_TERMS)))
-        self.reward_terms = {name: np.zeros(n) for name in REWARD_TERMS}
+        self._term_table = np.zeros((len(REWARD_TERMS), n))  # (the compiled step writes a term per row)
+        self.reward_terms = {name: self._term_table[column] for column, name in enumerate(REWARD_TERMS)}
+        #: The step's arithmetic compiled (:mod:`~internutopia_extension.tasks.manipulation_kernels`), or None: numpy.
+        self._place_kernel = place_kernel.compiled_or(None)
         self.object = view.tracker('object')  # the object to place, per pick-and-place slot
         self.robot = view.tracker('robot')  # the robot whose gripper must let go
 
@@ -128,18 +133,13 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
     def _place_step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Update the pick-and-place state of ``slots``; success and the shaped reward per slot."""
         position = np.zeros((len(slots), 3))
-        speed = np.zeros(len(slots))
-        spin = np.zeros(len(slots))
+        velocity = np.zeros((len(slots), 6))  # linear, then angular (a body without a free joint: at rest)
         for group, rows, members in self.object.groups(slots):
             position[rows] = group.poses(members)[0]
             dof = group.root_dofadr[members]
             free = dof != NO_ID
             if np.any(free):
-                qvel = group.bound_world.data.qvel
-                lin = qvel[members[free, None], dof[free, None] + np.arange(3)]
-                ang = qvel[members[free, None], dof[free, None] + np.arange(3, 6)]
-                speed[rows[free]] = np.linalg.norm(lin, axis=1)
-                spin[rows[free]] = np.linalg.norm(ang, axis=1)
+                velocity[rows[free]] = group.bound_world.data.qvel[members[free, None], dof[free, None] + _SIX]
         tcp = np.zeros((len(slots), 3))
         opened = np.ones(len(slots), dtype=bool)
         opening = np.ones(len(slots), dtype=bool)  # commanded open (the fingers may still be moving)
@@ -152,6 +152,21 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
                 opening[rows] = commanded(members) if commanded is not None else opened[rows]
             else:  # a robot without a gripper never holds anything
                 tcp[rows] = np.inf
+        kernel = self._place_kernel
+        if kernel is None:
+            return self._place_numpy(slots, position, velocity, tcp, opened, opening)
+        success, reward = np.empty(len(slots), dtype=bool), np.empty(len(slots))
+        # (a fresh index array: the trackers' slot arrays may be read-only, another type to numba)
+        kernel(np.array(slots, dtype=np.intp), position, velocity, tcp, opened, opening, self.goal,
+               self.start_height, self.success_distance, self.goal_kind, self.rest_needed, self.reward_scales, self.held,
+               self.lifted, self.dropped, self.held, self.lifted, self.distance, self.rest_steps, self.success,
+               self._term_table, HOLD_DISTANCE, LIFT_HEIGHT, PICK_HEIGHT, REST_SPEED, REST_SPIN, TANH_SCALE, success, reward)
+        return success, reward
+
+    def _place_numpy(self, slots: np.ndarray, position: np.ndarray, velocity: np.ndarray, tcp: np.ndarray,
+                     opened: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The arithmetic of :meth:`_place_step` on the gathered rows (the reference; the compiled
+        pass does the same operations in the same order)."""
         distance = np.linalg.norm(position - self.goal[slots], axis=1)
         held = ~opened & (np.linalg.norm(tcp - position, axis=1) < HOLD_DISTANCE)
         lifted = self.lifted[slots] | (held & (position[:, 2] > self.start_height[slots] + LIFT_HEIGHT))
@@ -160,6 +175,7 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.held[slots] = held
         self.lifted[slots] = lifted & held  # a new lift is needed after a release
         self.distance[slots] = distance
+        speed, spin = np.linalg.norm(velocity[:, :3], axis=1), np.linalg.norm(velocity[:, 3:], axis=1)
         still = (speed < REST_SPEED) & (spin < REST_SPIN)
         self.rest_steps[slots] = np.where(still, self.rest_steps[slots] + 1, 0)
         resting = self.rest_steps[slots] >= self.rest_needed[slots]
