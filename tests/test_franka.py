@@ -454,3 +454,16 @@ def test_an_internmanip_style_gripper_controller_drives_the_hand_through_articul
         assert closed.sum() < 0.005 < 0.06 < opened.sum()  # slot 0 shut its fingers, slot 1 kept them open
         with pytest.raises(ValueError, match="'open' or 'close'"):
             hand[0].forward('squeeze')
+
+
+def test_the_ik_benchmark_runs_and_reports_the_stall_checks_cost(chain, monkeypatch, capsys):
+    from internutopia.bench import franka_ik
+
+    _, ch = chain
+    rows = franka_ik.workspace_stalls(ch, 60)
+    assert rows['with stall check']['solved'] == rows['without stall check']['solved'] > 40
+    assert rows['with stall check']['unsolved_worst_extra'] < 5e-3
+    monkeypatch.setattr('sys.argv', ['franka_ik', '--targets', '8', '--slots', '4', '--steps', '3', '--workspace', '16'])
+    franka_ik.main()
+    printed = capsys.readouterr().out
+    assert 'solved 100.0%' in printed and 'with stall check' in printed and 'streaming targets' in printed

@@ -415,8 +415,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if (CONFIG_ID in ids) != (args.config is not None):
         parser.error(f'--config PATH goes with the id {CONFIG_ID} (the config it runs), and that id needs it')
     id_kwargs = {CONFIG_ID: {'config': os.path.abspath(args.config)}} if args.config is not None else {}
-    if (args.ab or args.phases) and id_kwargs:
-        parser.error(f'--phases and --ab measure the built-in ids; {CONFIG_ID} is measured by the paired rows')
+    if args.ab and id_kwargs:
+        parser.error(f'--ab measures the built-in ids; {CONFIG_ID} is measured by the paired rows and --phases')
     default_to_egl(headless_only=False)
     processes.install_cleanup()
     first = machine()
@@ -429,7 +429,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             rows = []
             for env_id in ids:
                 for n in num_envs:
-                    rows.append(measure(env_id, n, timeout_s=args.timeout))
+                    rows.append(measure(env_id, n, timeout_s=args.timeout,
+                                        **({'kwargs': id_kwargs.get(env_id)} if args.phases else {})))
                     print(describe(rows[-1]), flush=True)
         else:
             pairs = PAIRS if args.pairs is None else args.pairs
