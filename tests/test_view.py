@@ -116,6 +116,11 @@ def test_tracker_follows_robots_across_groups_and_structure_changes(env):
     assert orientation.shape == (2, 4)
     groups = {id(group): members.tolist() for group, rows, members in tracker.groups(slots)}
     assert sorted(groups.values()) == [[0, 2], [1]]
+    # The split of the same slots is kept (asked a few times per physics step): the same arrays again
+    first, again = list(tracker.groups(slots)), list(tracker.groups(np.arange(3)))
+    assert all(a[1] is b[1] and a[2] is b[2] for a, b in zip(first, again, strict=True))
+    assert sorted(m.tolist() for _, _, m in tracker.groups(np.array([1, 2]))) == [[1], [2]]
+    assert [r.tolist() for _, r, _ in tracker.groups(np.array([2, 1]))] == [[0], [1]]  # (rows of the slots as given)
     # Slot 0 takes an episode with a cube (the structure of slot 1 then): the tracker's table
     # follows the new version of the world without being told.
     version = view.version

@@ -273,6 +273,10 @@ class EnvSlot:
         return f'EnvSlot(slot={self.slot}, robots={sorted(self.robots)}, objects={sorted(self.objects)})'
 
 
+#: Splits of slot arrays :meth:`EntityTracker.groups` keeps (a step asks for a few).
+_SPLITS_KEPT = 8
+
+
 class EntityTracker:
     """One named robot (or object) per slot, read for many slots at once, group by group.
 
@@ -297,6 +301,8 @@ class EntityTracker:
         self.group_list: list[Entity] = []
         self._version = -1
         self._one_group: bool | None = None  # every slot tracked in group 0 (None: not known since a change)
+        #: :meth:`groups`' answers by the slots asked (their bytes), until a slot's group changes.
+        self._splits: dict[bytes, list[tuple[Entity, np.ndarray, np.ndarray]]] = {}
         self._position_rows: tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None = None  # (pose views, their read-only positions)
 
     def _table(self) -> Sequence[Mapping[str, Entity]]:
@@ -316,6 +322,7 @@ class EntityTracker:
         # Still one group when there was one and this slot joins it (a reset in the usual world);
         # else found again when next asked.
         self._one_group = True if self._one_group and index == 0 else None
+        self._splits.clear()
 
     def name(self, slot: int) -> str | None:
         """The name followed in ``slot`` (``None`` if none)."""
@@ -336,6 +343,7 @@ class EntityTracker:
         index: dict[int, int] = {}
         self.group_list = []
         self._one_group = None
+        self._splits.clear()
         table = self._table()
         for slot, name in enumerate(self.names):
             entity = table[slot].get(name) if name is not None else None
@@ -352,7 +360,9 @@ class EntityTracker:
         """``(group, rows, members)`` for each group among ``slots``' tracked entities.
 
         ``members = slots[rows]`` are the slots of ``slots`` whose entity is ``group``; ``rows``
-        index the caller's per-slot results. Slots with nothing tracked are skipped.
+        index the caller's per-slot results. Slots with nothing tracked are skipped. With several
+        groups the split of the same slots is kept until a slot's group changes (a world of several
+        scenes asks it a few times per physics step): read ``rows`` and ``members``, never write them.
         """
         self.refresh()
         slots = np.asarray(slots, dtype=np.intp)
@@ -362,13 +372,21 @@ class EntityTracker:
         if one and len(slots):  # (the usual case, decided once per change: every slot in one group)
             yield self.group_list[0], np.arange(len(slots)), slots
             return
-        which = self.group_of[slots]
-        if len(self.group_list) == 1 and len(slots) and np.all(which == 0):
-            yield self.group_list[0], np.arange(len(slots)), slots
-            return
-        for index in np.unique(which[which != NO_GROUP]).tolist():
-            rows = np.flatnonzero(which == index)
-            yield self.group_list[index], rows, slots[rows]
+        key = slots.tobytes()
+        split = self._splits.get(key)
+        if split is None:
+            which = self.group_of[slots]
+            if len(self.group_list) == 1 and len(slots) and np.all(which == 0):
+                yield self.group_list[0], np.arange(len(slots)), slots
+                return
+            split = []
+            for index in np.unique(which[which != NO_GROUP]).tolist():
+                rows = np.flatnonzero(which == index)
+                split.append((self.group_list[index], rows, slots[rows]))
+            if len(self._splits) >= _SPLITS_KEPT:
+                self._splits.clear()
+            self._splits[key] = split
+        yield from split
 
     def only_group(self) -> Entity | None:
         """The group followed in every slot, when one is (the usual world: one robot per slot, one
