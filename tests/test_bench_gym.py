@@ -69,6 +69,25 @@ def test_bad_arguments_name_the_valid_values(capsys: pytest.CaptureFixture[str])
     assert '--pairs and --chunk must be at least 1' in capsys.readouterr().err
 
 
+def test_the_config_id_runs_the_users_config_and_needs_it(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    from pathlib import Path
+
+    import yaml
+
+    shipped = yaml.safe_load((Path(__file__).resolve().parents[1] / 'configs' / 'jetbot_point_nav.yaml').read_text())
+    config = str(tmp_path / 'jetbot_point_nav.yaml')  # (its records go nowhere: none written into the checkout)
+    Path(config).write_text(yaml.safe_dump({**shipped, 'metrics_save_path': 'none'}))
+    rows = main(['--ids', 'internutopia/Config-v0', '--config', config, '--num-envs', '2', '--pairs', '3', '--chunk', '2'])
+    assert [(row['id'], row['num_envs'], row['pairs']) for row in rows] == [('internutopia/Config-v0', 2, 3)]
+    assert 0.0 < rows[0]['physics_share'] <= 1.0 and rows[0]['env_steps_per_s'] > 0
+    for argv in (['--ids', 'internutopia/Config-v0'], ['--ids', 'internutopia/JetbotPointNav-v0', '--config', config],
+                 ['--ids', 'internutopia/Config-v0', '--config', config, '--ab', 'one_pass']):
+        with pytest.raises(SystemExit):
+            main(argv)
+    err = capsys.readouterr().err
+    assert '--config PATH goes with the id internutopia/Config-v0' in err and '--ab measures the built-in ids' in err
+
+
 def test_pairs_reach_the_switch_ab(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import internutopia.bench.gym_step as gym_step
 

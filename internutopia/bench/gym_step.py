@@ -429,8 +429,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             rows = []
             for env_id in ids:
                 for n in num_envs:
-                    rows.append(measure(env_id, n, timeout_s=args.timeout,
-                                        **({'kwargs': id_kwargs.get(env_id)} if args.phases else {})))
+                    if args.phases:
+                        rows.append(phase_shares(env_id, n, kwargs=id_kwargs.get(env_id), timeout_s=args.timeout))
+                    else:
+                        rows.append(measure(env_id, n, timeout_s=args.timeout))
                     print(describe(rows[-1]), flush=True)
         else:
             pairs = PAIRS if args.pairs is None else args.pairs
