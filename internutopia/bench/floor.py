@@ -32,7 +32,8 @@ ours to it is our layers' cost, and from it to ``bare`` the result arrays'.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -78,10 +79,11 @@ def _steps(env: Any, batched: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     return {'ours': lambda: env.step_arrays(batched), 'floor': floor, 'bare': write_and_step}
 
 
-def _measure(case_name: str, env_num: int, pairs: int, chunk: int) -> dict[str, Any]:
+@contextlib.contextmanager
+def _warmed_env(case_name: str, env_num: int) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """The case's env (cameras off), reset and stepped a while, and its batched action; closed after."""
     from internutopia.bench.cases import get_case
     from internutopia.core.vec_env import Env
-    from internutopia.limit import PhysicsLimit
     from internutopia_extension import import_extensions
 
     import_extensions()
@@ -92,6 +94,15 @@ def _measure(case_name: str, env_num: int, pairs: int, chunk: int) -> dict[str, 
         batched = case.array_action(env_num)
         for _ in range(30):
             env.step_arrays(batched)  # warm: kernels, caches, lazily bound fields
+        yield env, batched
+    finally:
+        env.close()
+
+
+def _measure(case_name: str, env_num: int, pairs: int, chunk: int) -> dict[str, Any]:
+    from internutopia.limit import PhysicsLimit
+
+    with _warmed_env(case_name, env_num) as (env, batched):
         rows = []
         for name, step in _steps(env, batched).items():
             limit = PhysicsLimit(env.runner.world)
@@ -102,25 +113,12 @@ def _measure(case_name: str, env_num: int, pairs: int, chunk: int) -> dict[str, 
             summary.pop('ratios')
             rows.append({'robot': case_name, 'env_num': env_num, 'step': name, **summary})
         return {'rows': rows}
-    finally:
-        env.close()
 
 
 def _parts(case_name: str, env_num: int, steps: int) -> dict[str, Any]:
     import time
 
-    from internutopia.bench.cases import get_case
-    from internutopia.core.vec_env import Env
-    from internutopia_extension import import_extensions
-
-    import_extensions()
-    case = get_case(case_name)
-    env = Env(case.config(env_num, 'off'))
-    try:
-        env.reset()
-        batched = case.array_action(env_num)
-        for _ in range(30):
-            env.step_arrays(batched)
+    with _warmed_env(case_name, env_num) as (env, batched):
         runner = env.runner
         spent: dict[str, float] = {}
         clock = time.perf_counter
@@ -152,8 +150,6 @@ def _parts(case_name: str, env_num: int, steps: int) -> dict[str, Any]:
         for _ in range(steps):
             env.step_arrays(batched)
         total = clock() - began
-    finally:
-        env.close()
     per_step = {label: seconds / steps * 1e6 for label, seconds in spent.items()}
     inside = sum(value for label, value in per_step.items()
                  if label not in ('world.step', 'runner._advance', 'observation tree', 'action parse and check')
