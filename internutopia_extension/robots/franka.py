@@ -392,7 +392,7 @@ class FrankaRobot(BaseRobot):
         assert world is not None, 'gripper_opened before bind'
         commanded = self.servo_goal[slots, -1] > 0.5 * (self.gripper_ctrl_open + self.gripper_ctrl_closed)
         fingers = world.data.qpos[slots[:, None], self.finger_qposadr]
-        return commanded & np.all(fingers > 0.9 * FINGER_OPEN, axis=1)
+        return commanded & (fingers.min(axis=1) > 0.9 * FINGER_OPEN)  # (both open; a NaN finger is not)
 
     def get_obs(self, slots: np.ndarray):
         obs = super().get_obs(slots)

@@ -119,12 +119,15 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         self.distance[slot] = float(np.linalg.norm(position - self.goal[slot]))
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        success = np.zeros(len(slots), dtype=bool)
-        reward = np.zeros(len(slots))
         place = self.place[slots]
-        if np.any(place):
-            rows = np.flatnonzero(place)
-            success[rows], reward[rows] = self._place_step(slots[rows])
+        if place.all():  # (every slot a pick-and-place episode, as in the Franka ids: no scatter)
+            success, reward = self._place_step(slots) if len(slots) else (np.zeros(0, dtype=bool), np.zeros(0))
+        else:
+            success = np.zeros(len(slots), dtype=bool)
+            reward = np.zeros(len(slots))
+            if np.any(place):
+                rows = np.flatnonzero(place)
+                success[rows], reward[rows] = self._place_step(slots[rows])
         # InternUtopia's manipulation task ends once its step count exceeds max_steps.
         terminated = success & self.end_on_success[slots]
         truncated = ~terminated & (self.view.steps[slots] > self.max_steps[slots])
@@ -132,26 +135,8 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
 
     def _place_step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Update the pick-and-place state of ``slots``; success and the shaped reward per slot."""
-        position = np.zeros((len(slots), 3))
-        velocity = np.zeros((len(slots), 6))  # linear, then angular (a body without a free joint: at rest)
-        for group, rows, members in self.object.groups(slots):
-            position[rows] = group.poses(members)[0]
-            dof = group.root_dofadr[members]
-            free = dof != NO_ID
-            if np.any(free):
-                velocity[rows[free]] = group.bound_world.data.qvel[members[free, None], dof[free, None] + _SIX]
-        tcp = np.zeros((len(slots), 3))
-        opened = np.ones(len(slots), dtype=bool)
-        opening = np.ones(len(slots), dtype=bool)  # commanded open (the fingers may still be moving)
-        for group, rows, members in self.robot.groups(slots):
-            if hasattr(group, 'tcp_position'):
-                gripper = cast(GripperRobot, group)
-                tcp[rows] = gripper.tcp_position(members)
-                opened[rows] = gripper.gripper_opened(members)
-                commanded = getattr(group, 'gripper_commanded_open', None)
-                opening[rows] = commanded(members) if commanded is not None else opened[rows]
-            else:  # a robot without a gripper never holds anything
-                tcp[rows] = np.inf
+        position, velocity = self._object_state(slots)
+        tcp, opened, opening = self._gripper_state(slots)
         kernel = self._place_kernel
         if kernel is None:
             return self._place_numpy(slots, position, velocity, tcp, opened, opening)
@@ -162,6 +147,48 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
                self.lifted, self.dropped, self.held, self.lifted, self.distance, self.rest_steps, self.success,
                self._term_table, HOLD_DISTANCE, LIFT_HEIGHT, PICK_HEIGHT, REST_SPEED, REST_SPIN, TANH_SCALE, success, reward)
         return success, reward
+
+    def _object_state(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The tracked objects' positions ``(k, 3)`` and velocities ``(k, 6)`` (linear, then angular;
+        zero for a body without a free joint, at rest) of ``slots``."""
+        group = self.object.only_group()
+        if group is not None:  # (one object group in every slot: no split, one gather)
+            dof = group.root_dofadr[slots]
+            if (dof != NO_ID).all():
+                return group.poses(slots)[0], group.bound_world.data.qvel[slots[:, None], dof[:, None] + _SIX]
+        position = np.zeros((len(slots), 3))
+        velocity = np.zeros((len(slots), 6))
+        for group, rows, members in self.object.groups(slots):
+            position[rows] = group.poses(members)[0]
+            dof = group.root_dofadr[members]
+            free = dof != NO_ID
+            if np.any(free):
+                velocity[rows[free]] = group.bound_world.data.qvel[members[free, None], dof[free, None] + _SIX]
+        return position, velocity
+
+    def _gripper_state(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The tracked robots' tool frame positions ``(k, 3)``, whether each gripper is open and
+        whether it is commanded open (the fingers may still be moving), of ``slots``; a robot
+        without a gripper never holds anything (its tool frame is at infinity)."""
+        group = self.robot.only_group()
+        if group is not None and hasattr(group, 'tcp_position'):  # (one gripping robot group in every slot)
+            gripper = cast(GripperRobot, group)
+            opened = np.asarray(gripper.gripper_opened(slots), dtype=bool)
+            commanded = getattr(group, 'gripper_commanded_open', None)
+            return gripper.tcp_position(slots), opened, np.asarray(commanded(slots), dtype=bool) if commanded is not None else opened
+        tcp = np.zeros((len(slots), 3))
+        opened = np.ones(len(slots), dtype=bool)
+        opening = np.ones(len(slots), dtype=bool)
+        for group, rows, members in self.robot.groups(slots):
+            if hasattr(group, 'tcp_position'):
+                gripper = cast(GripperRobot, group)
+                tcp[rows] = gripper.tcp_position(members)
+                opened[rows] = gripper.gripper_opened(members)
+                commanded = getattr(group, 'gripper_commanded_open', None)
+                opening[rows] = commanded(members) if commanded is not None else opened[rows]
+            else:
+                tcp[rows] = np.inf
+        return tcp, opened, opening
 
     def _place_numpy(self, slots: np.ndarray, position: np.ndarray, velocity: np.ndarray, tcp: np.ndarray,
                      opened: np.ndarray, opening: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
