@@ -22,8 +22,8 @@ with the benchmark's paired chunks (:func:`~internutopia.bench.paired.time_pairs
 ``--parts`` times the parts of ours' step instead, inside a run of it with the physics on (a
 timer around each: the physics call, the action parse, each controller's apply, the tasks, the
 step count, the divergence check, the observation), and gives the rest of the runner's step and
-the entry around it (``step_arrays``, the call guard, the result) by difference. The timers add
-about a tenth of a microsecond each.
+the entry around it (``step_arrays``, the call guard, the result) by difference. Each timer adds
+a fraction of a microsecond (a Python call and two clock reads) to the part it wraps.
 
 The floor's ratio is an upper bound for a step of the array API on that host; the distance from
 ours to it is our layers' cost, and from it to ``bare`` the result arrays'.
