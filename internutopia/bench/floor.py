@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from internutopia.bench.fresh import run_in_fresh_process
-from internutopia.bench.paired import summarize, time_pairs
+from internutopia.bench.paired import summarize, time_calls, time_pairs
 from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
 __all__ = ['STEPS', 'floor_rows', 'format_row', 'main', 'part_times']
@@ -122,17 +123,7 @@ def _parts(case_name: str, env_num: int, steps: int) -> dict[str, Any]:
         runner = env.runner
         spent: dict[str, float] = {}
         clock = time.perf_counter
-
-        def timed(owner: Any, name: str, label: str) -> None:
-            function = getattr(owner, name)
-
-            def call(*args: Any, _function: Any = function, _label: str = label, **kwargs: Any) -> Any:
-                began = clock()
-                try:
-                    return _function(*args, **kwargs)
-                finally:
-                    spent[_label] = spent.get(_label, 0.0) + clock() - began
-            setattr(owner, name, call)  # (an instance attribute: the class is untouched)
+        timed = functools.partial(time_calls, spent)
 
         for pack in runner.world.packs.values():
             timed(pack.batch, 'step', 'physics (the batch call)')

@@ -40,7 +40,7 @@ import mujoco
 import numpy as np
 
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
-from internutopia.bench.paired import involuntary_switches, summarize
+from internutopia.bench.paired import involuntary_switches, summarize, time_calls
 from internutopia.bench.random_actions import warmed_random_actions
 from internutopia.bench.switch_ab import PAIRS as AB_PAIRS
 from internutopia.bench.switch_ab import SWITCHES, format_switch_ab, measure_switch_ab
@@ -286,15 +286,7 @@ def _phases(env_id: str, num_envs: int, steps: int, kwargs: dict[str, Any]) -> d
         owner = inner
         for part in filter(None, path.split('.')):
             owner = getattr(owner, part)
-        function = getattr(owner, name)
-
-        def timed(*args: Any, _function: Any = function, _label: str = label, **kw: Any) -> Any:
-            began = time.perf_counter()
-            try:
-                return _function(*args, **kw)
-            finally:
-                spent[_label] = spent.get(_label, 0.0) + time.perf_counter() - began
-        setattr(owner, name, timed)
+        time_calls(spent, owner, name, label)
     env.reset(seed=0)
     actions = warmed_random_actions(env, 20)
     spent.clear()

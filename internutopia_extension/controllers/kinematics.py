@@ -57,8 +57,9 @@ class IKParams:
     #: blocks from the first): it sits in a local minimum or reaches for a target out of reach, and
     #: the rest of ``max_iterations`` would gain it little (a row that converges gains far more in
     #: that many iterations). Over the Franka ids' workspace the same rows succeed as without it and
-    #: the others end a few millimetres at most farther off, in half the time (``tests/test_franka.py``,
-    #: docs/performance.md). ``stall_iterations=0`` runs every row to the tolerances or ``max_iterations``.
+    #: the others end a few millimetres at most farther off (``tests/test_franka.py``), in half the
+    #: time (``python -m internutopia.bench.franka_ik``). ``stall_iterations=0`` runs every row to
+    #: the tolerances or ``max_iterations``.
     stall_iterations: int = 10
     stall_gain: float = 0.01
 

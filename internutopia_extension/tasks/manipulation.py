@@ -59,6 +59,31 @@ class GripperRobot(Protocol):
     def gripper_opened(self, slots: np.ndarray) -> np.ndarray: ...
 
 
+def _object_rows(group: Any, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``group``'s base positions ``(k, 3)`` and free-joint velocities ``(k, 6)`` (zero where it has
+    no free joint) in ``slots``."""
+    position = group.poses(slots)[0]
+    dof = group.root_dofadr[slots]
+    free = dof != NO_ID
+    if free.all():
+        return position, group.bound_world.data.qvel[slots[:, None], dof[:, None] + _SIX]
+    velocity = np.zeros((len(slots), 6))
+    if free.any():
+        velocity[free] = group.bound_world.data.qvel[slots[free, None], dof[free, None] + _SIX]
+    return position, velocity
+
+
+def _gripper_rows(group: Any, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``group``'s tool frame positions, gripper open and gripper commanded open in ``slots``; a
+    robot without a gripper never holds anything (its tool frame is at infinity, its gripper open)."""
+    if not hasattr(group, 'tcp_position'):
+        return np.full((len(slots), 3), np.inf), np.ones(len(slots), dtype=bool), np.ones(len(slots), dtype=bool)
+    gripper = cast(GripperRobot, group)
+    opened = np.asarray(gripper.gripper_opened(slots), dtype=bool)
+    commanded = getattr(group, 'gripper_commanded_open', None)
+    return gripper.tcp_position(slots), opened, np.asarray(commanded(slots), dtype=bool) if commanded is not None else opened
+
+
 @BaseTask.register('ManipulationTask')
 class ManipulationTask(ObjectObservationsMixin, BaseTask):
     """All slots running ``ManipulationTaskCfg`` episodes; see the module docstring.
@@ -152,42 +177,22 @@ class ManipulationTask(ObjectObservationsMixin, BaseTask):
         """The tracked objects' positions ``(k, 3)`` and velocities ``(k, 6)`` (linear, then angular;
         zero for a body without a free joint, at rest) of ``slots``."""
         group = self.object.only_group()
-        if group is not None:  # (one object group in every slot: no split, one gather)
-            dof = group.root_dofadr[slots]
-            if (dof != NO_ID).all():
-                return group.poses(slots)[0], group.bound_world.data.qvel[slots[:, None], dof[:, None] + _SIX]
-        position = np.zeros((len(slots), 3))
-        velocity = np.zeros((len(slots), 6))
+        if group is not None:  # (one object group in every slot: its arrays as they come, no scatter)
+            return _object_rows(group, slots)
+        position, velocity = np.zeros((len(slots), 3)), np.zeros((len(slots), 6))
         for group, rows, members in self.object.groups(slots):
-            position[rows] = group.poses(members)[0]
-            dof = group.root_dofadr[members]
-            free = dof != NO_ID
-            if np.any(free):
-                velocity[rows[free]] = group.bound_world.data.qvel[members[free, None], dof[free, None] + _SIX]
+            position[rows], velocity[rows] = _object_rows(group, members)
         return position, velocity
 
     def _gripper_state(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tracked robots' tool frame positions ``(k, 3)``, whether each gripper is open and
-        whether it is commanded open (the fingers may still be moving), of ``slots``; a robot
-        without a gripper never holds anything (its tool frame is at infinity)."""
+        whether it is commanded open (the fingers may still be moving), of ``slots``."""
         group = self.robot.only_group()
-        if group is not None and hasattr(group, 'tcp_position'):  # (one gripping robot group in every slot)
-            gripper = cast(GripperRobot, group)
-            opened = np.asarray(gripper.gripper_opened(slots), dtype=bool)
-            commanded = getattr(group, 'gripper_commanded_open', None)
-            return gripper.tcp_position(slots), opened, np.asarray(commanded(slots), dtype=bool) if commanded is not None else opened
-        tcp = np.zeros((len(slots), 3))
-        opened = np.ones(len(slots), dtype=bool)
-        opening = np.ones(len(slots), dtype=bool)
+        if group is not None:  # (one robot group in every slot: its arrays as they come, no scatter)
+            return _gripper_rows(group, slots)
+        tcp, opened, opening = np.zeros((len(slots), 3)), np.ones(len(slots), dtype=bool), np.ones(len(slots), dtype=bool)
         for group, rows, members in self.robot.groups(slots):
-            if hasattr(group, 'tcp_position'):
-                gripper = cast(GripperRobot, group)
-                tcp[rows] = gripper.tcp_position(members)
-                opened[rows] = gripper.gripper_opened(members)
-                commanded = getattr(group, 'gripper_commanded_open', None)
-                opening[rows] = commanded(members) if commanded is not None else opened[rows]
-            else:
-                tcp[rows] = np.inf
+            tcp[rows], opened[rows], opening[rows] = _gripper_rows(group, members)
         return tcp, opened, opening
 
     def _place_numpy(self, slots: np.ndarray, position: np.ndarray, velocity: np.ndarray, tcp: np.ndarray,

@@ -2,11 +2,12 @@
 
 :meth:`~internutopia_extension.tasks.manipulation.ManipulationTask.step` runs on every physics
 step of a Franka episode, twelve times per action of the Gymnasium ids: about forty numpy calls
-on 64-element arrays each time, a fifth of a FrankaReach-v0 vector step. :func:`place_rows` does
-the same float64 operations in the same order per slot, in one call; the numpy version
-(``ManipulationTask._place_numpy``) stays the reference and the path without numba
-(``INTERNUTOPIA_JIT=0``). Both give the same numbers (``tests/test_manipulation_kernels.py``;
-``tanh`` is the C library's in both, to within its last bit).
+on 64-element arrays each time (with its gathers, a seventh of a FrankaReach-v0 vector step).
+:func:`place_rows` does the same float64 operations in the same order per slot, in one call; the
+numpy version (``ManipulationTask._place_numpy``) stays the reference and the path without numba
+(``INTERNUTOPIA_JIT=0``). Both give the same state bit for bit and the same rewards to 1e-14
+(``tests/test_manipulation_kernels.py``): ``tanh`` is numpy's in one and the C library's in the
+other, which may differ in the last bit.
 
 Arguments are the task's own arrays: ``slots`` are slot ids, per-slot state is indexed by slot,
 the gathered inputs (object pose and velocity, tool frame, gripper) and the outputs by row.
