@@ -4,15 +4,26 @@ The main benchmark compares ours with raw ``mujoco.batch`` replaying our control
 mixes two things: what any step returning fresh result arrays costs on top of the physics, and
 what our layers (the call guard, the action parse, the controllers, the tasks, the observation
 tree) add. This tool separates them. It builds a case's env as the benchmark does, then times
-three steps of the same world, each against its own :class:`~internutopia.limit.PhysicsLimit`
+these steps of the same world, each against its own :class:`~internutopia.limit.PhysicsLimit`
 with the benchmark's paired chunks (:func:`~internutopia.bench.paired.time_pairs`):
 
 - ``ours``: ``env.step_arrays`` with the case's batched action (the benchmark's array row);
+- ``ours-dict``: ``env.step`` with the case's per-slot actions (the benchmark's dict row);
 - ``floor``: the controls of ours' last step written back, one physics call per pack, and fresh
   copies of each robot group's base pose, joint positions and joint velocities plus the step's
   reward and flags in a dict: the least a step that returns fresh arrays has to do (no action
   parse, no controller, no task);
-- ``bare``: the controls written and the physics call, nothing returned.
+- ``floor-dict``: the floor as the dict API must give it: each slot's action read out of its
+  dict and the slots' made one array (an object sent to several slots converted once, as ours'
+  parse does), the floor's observation split into a dict per slot (the project's
+  :class:`~internutopia.core.runner.observations.RowSplitter`, a view per leaf per slot) and the
+  reward and flags as lists;
+- ``bare``: the controls written and the physics call, nothing returned;
+- ``physics-in-ours``: not a step but the physics call *inside* ours' array steps (a timer around
+  each pack's batch call, in a pass of its own) against the limit's replay of the same calls: the
+  ratio ours would reach if everything but the physics cost nothing. It is below 1 because the
+  call runs after our Python (and a walking robot's network) has used the caches, where the
+  limit's replay runs its calls back to back.
 
 ::
 
@@ -25,8 +36,8 @@ step count, the divergence check, the observation), and gives the rest of the ru
 the entry around it (``step_arrays``, the call guard, the result) by difference. Each timer adds
 a fraction of a microsecond (a Python call and two clock reads) to the part it wraps.
 
-The floor's ratio is an upper bound for a step of the array API on that host; the distance from
-ours to it is our layers' cost, and from it to ``bare`` the result arrays'.
+The floors' ratios are upper bounds for a step of each API on that host; the distance from ours
+to them is our layers' cost, and from the floor to ``bare`` the result arrays'.
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,16 +55,20 @@ from internutopia.bench.fresh import run_in_fresh_process
 from internutopia.bench.paired import summarize, time_calls, time_pairs
 from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
-__all__ = ['STEPS', 'floor_rows', 'format_row', 'main', 'part_times']
+__all__ = ['PHYSICS_IN_OURS', 'STEPS', 'floor_rows', 'format_row', 'main', 'part_times']
 
-#: The three steps timed, in order.
-STEPS = ('ours', 'floor', 'bare')
+#: The steps timed, in order, and the row of ours' physics call timed in situ (see the module docstring).
+STEPS = ('ours', 'ours-dict', 'floor', 'floor-dict', 'bare')
+PHYSICS_IN_OURS = 'physics-in-ours'
 #: Pairs timed and thrown away before each step's timing (the limit's first replay starts threads).
 WARM_PAIRS = 2
 
 
-def _steps(env: Any, batched: dict[str, Any]) -> dict[str, Callable[[], Any]]:
-    """The three steps of ``env`` (reset and stepped): see the module docstring."""
+def _steps(env: Any, batched: dict[str, Any], per_slot: list[Any] | None = None) -> dict[str, Callable[[], Any]]:
+    """The steps of ``env`` (reset and stepped) with its batched action and, for the dict API's
+    two, its per-slot actions ``per_slot``: see the module docstring."""
+    from internutopia.core.runner.observations import RowSplitter
+
     runner = env.runner
     packs = list(runner.world.packs.values())
     # The controls as ours' last step left them: the floor writes these every step (a command).
@@ -77,12 +93,42 @@ def _steps(env: Any, batched: dict[str, Any]) -> dict[str, Callable[[], Any]]:
                          'joint_positions': data.qpos[rows, qposadr], 'joint_velocities': data.qvel[rows, dofadr]}
         return obs, np.zeros(env_num), np.zeros(env_num, dtype=bool), np.zeros(env_num, dtype=bool)
 
-    return {'ours': lambda: env.step_arrays(batched), 'floor': floor, 'bare': write_and_step}
+    steps: dict[str, Callable[[], Any]] = {'ours': lambda: env.step_arrays(batched)}
+    if per_slot is not None:
+        # What the dict API's parse must read whatever it does: each slot's arguments of each
+        # controller, gathered into one array per controller (an object sent to several slots
+        # made an array once, as ours' parse does).
+        entries = [(robot, controller) for robot, commands in per_slot[0].items() for controller in commands]
+        splitter = RowSplitter()
+
+        def gathered(robot: str, controller: str) -> np.ndarray:
+            made: dict[int, np.ndarray] = {}
+            rows = []
+            for action in per_slot:
+                args = action[robot][controller]
+                row = made.get(id(args))
+                if row is None:
+                    row = made[id(args)] = np.asarray(args, dtype=float)
+                rows.append(row)
+            return np.repeat(rows[0][None], len(rows), axis=0) if len(made) == 1 else np.stack(rows)
+
+        def floor_dict() -> tuple[list[dict[str, Any]], list[float], list[bool], list[bool]]:
+            for robot, controller in entries:
+                gathered(robot, controller)
+            obs, reward, terminated, truncated = floor()
+            return splitter(obs, env_num), reward.tolist(), terminated.tolist(), truncated.tolist()
+
+        steps['ours-dict'] = lambda: env.step(per_slot)
+        steps['floor-dict'] = floor_dict
+    steps['floor'] = floor
+    steps['bare'] = write_and_step
+    return {name: steps[name] for name in STEPS if name in steps}
 
 
 @contextlib.contextmanager
-def _warmed_env(case_name: str, env_num: int) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """The case's env (cameras off), reset and stepped a while, and its batched action; closed after."""
+def _warmed_env(case_name: str, env_num: int) -> Iterator[tuple[Any, dict[str, Any], list[Any]]]:
+    """The case's env (cameras off), reset and stepped a while, its batched action and its per-slot
+    actions; closed after."""
     from internutopia.bench.cases import get_case
     from internutopia.core.vec_env import Env
     from internutopia_extension import import_extensions
@@ -92,20 +138,48 @@ def _warmed_env(case_name: str, env_num: int) -> Iterator[tuple[Any, dict[str, A
     env = Env(case.config(env_num, 'off'))
     try:
         env.reset()
-        batched = case.array_action(env_num)
+        batched, per_slot = case.array_action(env_num), case.dict_actions(env_num)
         for _ in range(30):
             env.step_arrays(batched)  # warm: kernels, caches, lazily bound fields
-        yield env, batched
+        for _ in range(5):
+            env.step(per_slot)
+        yield env, batched, per_slot
     finally:
         env.close()
+
+
+class _PhysicsInOurs:
+    """A proxy of a :class:`~internutopia.limit.PhysicsLimit` for :func:`time_pairs` that also
+    keeps, for each pair, the seconds per step ours spent in its packs' batch calls (``spent``,
+    filled by :func:`time_calls` timers around them) and the limit's, each over the whole chunk."""
+
+    def __init__(self, limit: Any, spent: dict[str, float]) -> None:
+        self.limit, self.spent = limit, spent
+        self.ours: list[float] = []
+        self.theirs: list[float] = []
+        self._at, self._steps = 0.0, 0
+
+    def start_round(self, steps: int) -> None:
+        self._at, self._steps = self.spent.get(PHYSICS_IN_OURS, 0.0), steps
+        self.limit.start_round(steps)
+
+    def record(self, step: int) -> None:
+        self.limit.record(step)
+
+    def replay_steps(self, clock: Callable[[], float] = time.perf_counter,
+                     switches: Callable[[], int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        self.ours.append((self.spent.get(PHYSICS_IN_OURS, 0.0) - self._at) / self._steps)
+        seconds, clean = self.limit.replay_steps(clock, switches)
+        self.theirs.append(float(seconds.mean()))
+        return seconds, clean
 
 
 def _measure(case_name: str, env_num: int, pairs: int, chunk: int) -> dict[str, Any]:
     from internutopia.limit import PhysicsLimit
 
-    with _warmed_env(case_name, env_num) as (env, batched):
+    with _warmed_env(case_name, env_num) as (env, batched, per_slot):
         rows = []
-        for name, step in _steps(env, batched).items():
+        for name, step in _steps(env, batched, per_slot).items():
             limit = PhysicsLimit(env.runner.world)
             time_pairs(step, limit, WARM_PAIRS, chunk)
             ours, theirs, clean = time_pairs(step, limit, pairs, chunk)
@@ -113,13 +187,23 @@ def _measure(case_name: str, env_num: int, pairs: int, chunk: int) -> dict[str, 
             summary = summarize(ours, theirs, clean)
             summary.pop('ratios')
             rows.append({'robot': case_name, 'env_num': env_num, 'step': name, **summary})
+        # Last: the timers stay on the packs' batch calls once set.
+        spent: dict[str, float] = {}
+        for pack in env.runner.world.packs.values():
+            time_calls(spent, pack.batch, 'step', PHYSICS_IN_OURS)
+        proxy = _PhysicsInOurs(PhysicsLimit(env.runner.world), spent)
+        time_pairs(lambda: env.step_arrays(batched), proxy, WARM_PAIRS, chunk)
+        proxy.ours.clear()
+        proxy.theirs.clear()
+        _, _, clean = time_pairs(lambda: env.step_arrays(batched), proxy, pairs, chunk)
+        summary = summarize(np.array(proxy.ours), np.array(proxy.theirs), clean)
+        summary.pop('ratios')
+        rows.append({'robot': case_name, 'env_num': env_num, 'step': PHYSICS_IN_OURS, **summary})
         return {'rows': rows}
 
 
 def _parts(case_name: str, env_num: int, steps: int) -> dict[str, Any]:
-    import time
-
-    with _warmed_env(case_name, env_num) as (env, batched):
+    with _warmed_env(case_name, env_num) as (env, batched, _):
         runner = env.runner
         spent: dict[str, float] = {}
         clock = time.perf_counter
@@ -160,16 +244,16 @@ def part_times(case_name: str, env_num: int, steps: int = 3000, timeout_s: float
 
 
 def floor_rows(case_name: str, env_num: int, pairs: int = 80, chunk: int = 5, timeout_s: float = 600.0) -> list[dict[str, Any]]:
-    """The rows of ``ours``, ``floor`` and ``bare`` for one case and slot count, measured in a
-    fresh process (see the module docstring): each with ``ratio`` (the step over the limit, the
-    median of the pairs), its IQR and the median seconds per step of each side."""
+    """The rows of :data:`STEPS` and :data:`PHYSICS_IN_OURS` for one case and slot count,
+    measured in a fresh process (see the module docstring): each with ``ratio`` (the limit's time
+    over the step's, the median of the pairs), its IQR and the median seconds per step of each side."""
     return run_in_fresh_process(_measure, case_name, env_num, pairs, chunk, what=f'floor {case_name} x{env_num}',
                                 timeout_s=timeout_s)['rows']
 
 
 def format_row(row: dict[str, Any]) -> str:
     """One line of a row of :func:`floor_rows`."""
-    return (f"{row['robot']:>8s} x{row['env_num']:<3d} {row['step']:5s}  step/limit {row['ratio']:.2f} "
+    return (f"{row['robot']:>10s} x{row['env_num']:<3d} {row['step']:15s}  limit/step {row['ratio']:.2f} "
             f"(IQR {row['ratio_q1']:.2f}-{row['ratio_q3']:.2f}, {row['clean_pairs']}/{row['pairs']} pairs clean)  "
             f"step {row['ours_step_s'] * 1e6:8.1f} us  limit {row['limit_step_s'] * 1e6:8.1f} us")
 
