@@ -67,6 +67,36 @@ def test_bad_arguments_name_the_valid_values(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         main(['--ab', 'one_pass', '--pairs', '0'])
     assert '--pairs and --chunk must be at least 1' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(['--plain-steps', '-1'])
+    assert '--plain-steps must be 0 (no plain loop) or more; got -1' in capsys.readouterr().err
+
+
+def test_the_plain_loop_times_the_physics_inside_a_users_loop() -> None:
+    """The plain loop's share is the packs' step time over the loop's: each vector step's physics
+    is timed (none recorded for a replay), and a world that runs nothing but physics between its
+    steps would give 1."""
+    from internutopia.bench.gym_step import _plain_share
+
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=2, max_steps=12)  # (episodes end: resets run)
+    limit = GymLimit(env.unwrapped._vec.runner.world)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    calls = []
+    physics = limit._step
+
+    def counted(steps: int = 1) -> None:
+        calls.append(steps)
+        physics() if steps == 1 else physics(steps)
+
+    limit._step = counted
+    share, step_s = _plain_share(lambda: env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)), limit, 5)
+    # (an action repeat stops early on the step where every episode ended)
+    assert 5 <= len(calls) <= 5 * env.unwrapped.action_repeat and limit.parts == [] and not limit.recording
+    assert 0.0 < share < 1.0 and step_s > 0
+    assert limit.physics_s == pytest.approx(share * step_s * 5)
+    limit.close()
+    env.close()
 
 
 def test_the_config_id_runs_the_users_config_and_needs_it(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
@@ -77,9 +107,12 @@ def test_the_config_id_runs_the_users_config_and_needs_it(capsys: pytest.Capture
     shipped = yaml.safe_load((Path(__file__).resolve().parents[1] / 'configs' / 'jetbot_point_nav.yaml').read_text())
     config = str(tmp_path / 'jetbot_point_nav.yaml')  # (its records go nowhere: none written into the checkout)
     Path(config).write_text(yaml.safe_dump({**shipped, 'metrics_save_path': 'none'}))
-    rows = main(['--ids', 'internutopia/Config-v0', '--config', config, '--num-envs', '2', '--pairs', '3', '--chunk', '2'])
-    assert [(row['id'], row['num_envs'], row['pairs']) for row in rows] == [('internutopia/Config-v0', 2, 3)]
+    rows = main(['--ids', 'internutopia/Config-v0', '--config', config, '--num-envs', '2', '--pairs', '3', '--chunk', '2',
+                 '--plain-steps', '4'])
+    assert [(row['id'], row['num_envs'], row['pairs'], row['plain_steps']) for row in rows] == [('internutopia/Config-v0', 2, 3, 4)]
     assert 0.0 < rows[0]['physics_share'] <= 1.0 and rows[0]['env_steps_per_s'] > 0
+    assert 0.0 < rows[0]['plain_physics_share'] < 1.0 and rows[0]['plain_env_steps_per_s'] > 0
+    assert 'plain loop' in capsys.readouterr().out
     for argv in (['--ids', 'internutopia/Config-v0'], ['--ids', 'internutopia/JetbotPointNav-v0', '--config', config],
                  ['--ids', 'internutopia/Config-v0', '--config', config, '--ab', 'one_pass']):
         with pytest.raises(SystemExit):

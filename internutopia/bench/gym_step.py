@@ -14,7 +14,11 @@ alternating chunks, one ratio per pair, the median over the pairs):
   so both sides simulate the same motion;
 - **physics share**: the time ours spent inside the world's physics step over its vector step (what
   the ratio would be if ours' physics ran as fast as the limit's: it leaves out the pool thread's
-  wake-up and the cold caches after our Python, see docs/performance.md).
+  wake-up and the cold caches after our Python, see docs/performance.md), per pair (the median);
+- **physics share, plain loop**: the same share over a user's own loop, measured after the pairs:
+  :data:`PLAIN_STEPS` vector steps one after the other with nothing in between (no limit replay
+  to chill the caches), the physics time over the whole loop's (every reset and infos included,
+  however rare: a point-nav world whose 64 episodes all end on one vector step counts that step).
 
 The per-step recording (a copy of the positions and velocities after each physics step, to find
 the rows written between steps) is timed and taken out of ours' time.
@@ -51,6 +55,10 @@ __all__ = ['CONFIG_ID', 'DEFAULT_IDS', 'PAIRS', 'PHASES', 'GymLimit', 'main', 'm
 #: Timed pairs of chunks a measurement takes by default (with 5 vector steps a chunk, a point-nav
 #: episode of 200 vector steps ends and restarts during the run).
 PAIRS = 60
+
+#: Vector steps of the plain loop after the pairs (three point-nav episodes of 200 vector steps, two of
+#: G1's 300: a world whose episodes all end together counts its resets in their share).
+PLAIN_STEPS = 600
 
 #: The ids of the default run: the walking H1 (the training id) and the point-nav ids.
 DEFAULT_IDS = ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0', 'internutopia/H1PointNav-v0',
@@ -200,7 +208,20 @@ class GymLimit:
         return per_step, per_clean
 
 
-def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _plain_share(step: Callable[[], None], limit: GymLimit, steps: int) -> tuple[float, float]:
+    """``steps`` vector steps one after the other (``limit`` only timing the physics, recording
+    nothing): the physics time over the loop's, and the loop's seconds per vector step."""
+    limit.recording = False
+    physics_before = limit.physics_s
+    began = time.perf_counter()
+    for _ in range(steps):
+        step()
+    seconds = time.perf_counter() - began
+    return (limit.physics_s - physics_before) / seconds, seconds / steps
+
+
+def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[str, Any],
+             plain_steps: int = PLAIN_STEPS) -> dict[str, Any]:
     import gymnasium as gym
 
     import internutopia.envs  # noqa: F401  (registers the ids)
@@ -245,13 +266,15 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
         use = both if clean[pair] else slice(None)
         ours[pair], theirs[pair] = ours_steps[use].mean(), limit_steps[use].mean()
         physics[pair] = physics_steps[use].mean()
+    plain_share, plain_step_s = _plain_share(step, limit, plain_steps) if plain_steps > 0 else (float('nan'), float('nan'))
     limit.close()
     out = summarize(ours, theirs, clean)
     use = np.ones(pairs, dtype=bool) if out['used'] == 'all' else clean
     shares = physics[use] / ours[use]
     out.update({'id': env_id, 'num_envs': num_envs, 'action_repeat': inner.action_repeat, 'chunk': chunk,
                 'physics_share': float(np.median(shares)), 'physics_share_q1': float(np.percentile(shares, 25)),
-                'physics_share_q3': float(np.percentile(shares, 75)),
+                'physics_share_q3': float(np.percentile(shares, 75)), 'plain_physics_share': plain_share,
+                'plain_steps': plain_steps, 'plain_env_steps_per_s': num_envs / plain_step_s,
                 'vector_steps_per_s': 1.0 / out['ours_step_s'], 'env_steps_per_s': num_envs / out['ours_step_s'],
                 'limit_env_steps_per_s': num_envs / out['limit_step_s'], 'startup_s': startup_s,
                 'written_rows_per_vector_step': written / (pairs * chunk)})
@@ -309,12 +332,14 @@ def phase_shares(env_id: str, num_envs: int, steps: int = 300, kwargs: dict[str,
 
 
 def measure_gym(env_id: str, num_envs: int, pairs: int = PAIRS, chunk: int = 5, kwargs: dict[str, Any] | None = None,
-                timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+                timeout_s: float | None = DEFAULT_TIMEOUT_S, plain_steps: int = PLAIN_STEPS) -> dict[str, Any]:
     """One run of ``env_id`` at ``num_envs`` in a fresh process: ``pairs`` pairs of ``chunk``
-    vector steps. Returns :func:`~internutopia.bench.paired.summarize`'s figures (``ratio``: ours
-    over the limit, median of the pairs) with ``physics_share`` (and its quartiles), speeds and
-    ``written_rows_per_vector_step`` (rows the limit copied from ours: resets and pushes)."""
-    return run_in_fresh_process(_measure, env_id, num_envs, pairs, chunk, dict(kwargs or {}),
+    vector steps, then a plain loop of ``plain_steps`` (0: none). Returns
+    :func:`~internutopia.bench.paired.summarize`'s figures (``ratio``: ours over the limit, median
+    of the pairs) with ``physics_share`` (and its quartiles), ``plain_physics_share`` (``nan``
+    without the loop), speeds and ``written_rows_per_vector_step`` (rows the limit copied from
+    ours: resets and pushes)."""
+    return run_in_fresh_process(_measure, env_id, num_envs, pairs, chunk, dict(kwargs or {}), plain_steps,
                                 what=f'gym benchmark {env_id} x{num_envs}', timeout_s=timeout_s)
 
 
@@ -329,19 +354,22 @@ def format_gym_row(row: dict[str, Any]) -> str:
     """One progress line of a gym row."""
     return (f"{row['id']} x{row['num_envs']}: ours/limit {row['ratio']:.2f} (IQR {row['ratio_q1']:.2f}-{row['ratio_q3']:.2f}), "
             f"physics share {row['physics_share']:.2f} ({row['physics_share_q1']:.2f}-{row['physics_share_q3']:.2f}), "
+            f"plain loop {row['plain_physics_share']:.2f}, "
             f"{row['env_steps_per_s']:,.0f} env-steps/s (limit {row['limit_env_steps_per_s']:,.0f}), "
             f"{row['pairs']} pairs of {row['chunk']} vector steps, {row['clean_pairs']} clean")
 
 
 def run_gym(ids: list[str], num_envs: list[int], pairs: int = PAIRS, chunk: int = 5, log: Callable[[str], Any] = print,
-            timeout_s: float | None = DEFAULT_TIMEOUT_S, id_kwargs: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+            timeout_s: float | None = DEFAULT_TIMEOUT_S, id_kwargs: dict[str, dict[str, Any]] | None = None,
+            plain_steps: int = PLAIN_STEPS) -> list[dict[str, Any]]:
     """Measure every id at every env count (one fresh process each); the rows, as they come.
     ``id_kwargs``: ``make_vec`` keyword arguments of some ids (``internutopia/Config-v0``'s ``config``)."""
     rows = []
     for env_id in ids:
         for n in num_envs:
             try:
-                row = measure_gym(env_id, n, pairs, chunk, (id_kwargs or {}).get(env_id), timeout_s=timeout_s)
+                row = measure_gym(env_id, n, pairs, chunk, (id_kwargs or {}).get(env_id), timeout_s=timeout_s,
+                                  plain_steps=plain_steps)
             except RuntimeError as exc:
                 log(f'{env_id} x{n}: failed ({str(exc).splitlines()[0]}); row left out')
                 continue
@@ -353,12 +381,12 @@ def run_gym(ids: list[str], num_envs: list[int], pairs: int = PAIRS, chunk: int 
 def gym_markdown_table(rows: list[dict[str, Any]]) -> str:
     """The rows as docs/performance.md's table of the Gymnasium path."""
     lines = ['| id | envs | repeat | ours (env-steps/s) | limit (env-steps/s) | ours / limit (median) | pair IQR '
-             '| physics share (median) | clean pairs |',
-             '|---|---:|---:|---:|---:|---:|---|---:|---:|']
+             '| physics share (median) | physics share, plain loop | clean pairs |',
+             '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|']
     for r in rows:
         lines.append(f"| {r['id']} | {r['num_envs']} | {r['action_repeat']} | {r['env_steps_per_s']:,.0f} | "
                      f"{r['limit_env_steps_per_s']:,.0f} | {r['ratio']:.2f} | {r['ratio_q1']:.2f}-{r['ratio_q3']:.2f} | "
-                     f"{r['physics_share']:.2f} | {r['clean_pairs']}/{r['pairs']} |")
+                     f"{r['physics_share']:.2f} | {r['plain_physics_share']:.2f} | {r['clean_pairs']}/{r['pairs']} |")
     return '\n'.join(lines)
 
 
@@ -374,6 +402,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                              'of 200 vector steps ends and restarts during the run); with --ab, pairs of blocks '
                              f'(default {AB_PAIRS})')
     parser.add_argument('--chunk', type=int, default=5, help='vector steps per chunk (default 5)')
+    parser.add_argument('--plain-steps', type=int, default=PLAIN_STEPS,
+                        help=f'vector steps of the plain loop after the pairs (default {PLAIN_STEPS}; 0: none)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S, help='time limit of one measurement (s)')
     parser.add_argument('--config', default=None, metavar='PATH',
                         help=f'the YAML config {CONFIG_ID} runs (its make_vec config=); that id needs it')
@@ -396,6 +426,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         parser.error(f'--num-envs must be comma-separated integers; got {args.num_envs!r}')
     if not num_envs or any(n < 1 for n in num_envs) or (args.pairs is not None and args.pairs < 1) or args.chunk < 1:
         parser.error('--num-envs, --pairs and --chunk must be at least 1')
+    if args.plain_steps < 0:
+        parser.error(f'--plain-steps must be 0 (no plain loop) or more; got {args.plain_steps}')
     ids = [text for text in args.ids.split(',') if text]
     import gymnasium as gym
 
@@ -429,7 +461,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         else:
             pairs = PAIRS if args.pairs is None else args.pairs
             rows = run_gym(ids, num_envs, pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout,
-                           id_kwargs=id_kwargs)
+                           id_kwargs=id_kwargs, plain_steps=args.plain_steps)
     finally:
         processes.kill_tracked()
     print(f'machine: {first}, load at end {machine()["load"]}')
