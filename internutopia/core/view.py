@@ -313,6 +313,9 @@ class EntityTracker:
         """Follow ``name`` in ``slot`` from now on; ``ValueError`` naming the slot's robots (objects) if absent."""
         entity = self.view.robot(slot, name) if self.kind == 'robot' else self.view.object(slot, name)
         self.refresh()
+        held = int(self.group_of[slot])
+        if self.names[slot] == name and held != NO_GROUP and self.group_list[held] is entity:
+            return  # (a new episode in the same slot and group: the usual reset; every answer kept holds)
         self.names[slot] = name
         index = next((k for k, group in enumerate(self.group_list) if group is entity), None)
         if index is None:

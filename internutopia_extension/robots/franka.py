@@ -32,7 +32,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from internutopia.core.robot.base import NO_ID, BaseRobot
+from internutopia.core.robot.base import NO_ID, BaseRobot, as_slice
 from internutopia.core.util.math import quat_right_matrix
 from internutopia_extension.controllers.kinematics import SerialChain, fk_frames, mat_to_quat, quat_to_mat
 from internutopia_extension.robots.franka_kernels import (
@@ -209,10 +209,10 @@ class FrankaRobot(BaseRobot):
             self._servo_params[LEAD] = self._physics_dt - substep(self._physics_dt, self.max_physics_dt)
             self._servo_columns = np.stack([servos, np.append(self.arm_qposadr, self.finger_qposadr[0]),
                                             np.append(self.arm_dofadr, dof_adr(FINGER_JOINTS[:1]))])
-            self._servo_slices = (_as_slice(self._servo_columns[0]), _as_slice(self._servo_columns[1]),
-                                  _as_slice(self._servo_columns[2]))
+            self._servo_slices = (as_slice(self._servo_columns[0]), as_slice(self._servo_columns[1]),
+                                  as_slice(self._servo_columns[2]))
             self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
-            self._joint_columns = _as_slice(self._joint_qposadr)
+            self._joint_columns = as_slice(self._joint_qposadr)
             # The compiled servo pass gathers its slots' rows itself: any subset of slots, in any order.
             self._servo_kernel = _servo_kernel.compiled_or(None)
             data = world.data
@@ -408,15 +408,6 @@ class FrankaRobot(BaseRobot):
         action[:, -1] = action[:, -2]
         obs['joint_action'] = action
         return obs
-
-
-def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
-    """``indices`` as a slice when they are consecutive and ascending (basic indexing: a view),
-    else as they are."""
-    indices = np.asarray(indices, dtype=np.intp)
-    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
-        return slice(int(indices[0]), int(indices[0]) + len(indices))
-    return indices
 
 
 class Franka:

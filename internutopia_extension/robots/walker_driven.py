@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.robot.base import BaseRobot, observes_by_need
+from internutopia.core.robot.base import BaseRobot, as_slice, observes_by_need
 from internutopia_extension.robots.h1_locomotion.walker import ROW_BY_ROW, OnnxPolicy
 
 
@@ -23,6 +23,8 @@ class WalkerDrivenRobot(BaseRobot):
     walker: Any = None
     # The servo ids of joint_names and the world lookup they were read from (see _joint_servos).
     _servos: tuple[Any, np.ndarray] | None = None
+    # The qpos, qvel and ctrl columns of joint_names (slices where consecutive) and the lookup they are of (see _stand_columns).
+    _stand: tuple[Any, Any, Any, Any] | None = None
 
     def start_walker(self, config: Any, env_num: int, walker_class: type, gait: Any, default_policy: Path, robot: str) -> None:
         """Make :attr:`walker` (a ``walker_class``) run the policy ``config.walking_policy`` names:
@@ -61,16 +63,28 @@ class WalkerDrivenRobot(BaseRobot):
         :attr:`joint_names`), their servos holding it."""
         data = self.bound_world.data
         if len(slots) <= ROW_BY_ROW:  # (a reset's one or two slots: row writes cost a fraction of index-array writes)
-            qpos, qvel, ctrl, servos = data.qpos, data.qvel, data.ctrl, self._joint_servos()
+            qpos, qvel, ctrl = data.qpos, data.qvel, data.ctrl
+            joints, dofs, servos = self._stand_columns()
             for slot in slots.tolist():
-                qpos[slot, self.joint_qposadr[slot]] = standing
-                qvel[slot, self.joint_dofadr[slot]] = 0.0
+                qpos[slot, joints] = standing
+                qvel[slot, dofs] = 0.0
                 ctrl[slot, servos] = standing
             return
         rows = slots[:, None]
         data.qpos[rows, self.joint_qposadr[slots]] = standing
         data.qvel[rows, self.joint_dofadr[slots]] = 0.0
         data.ctrl[rows, self._joint_servos()] = standing
+
+    def _stand_columns(self) -> tuple[Any, Any, Any]:
+        """The qpos, qvel and ctrl columns of :attr:`joint_names` (the same in every slot of a pack),
+        each a slice where they are consecutive (an H1's are: a row write then costs a third),
+        found once per bound world."""
+        lookup = self.world.lookup if self.world is not None else None
+        if self._stand is None or self._stand[0] is not lookup:
+            first = int(self.slots[0])
+            self._stand = (lookup, as_slice(self.joint_qposadr[first]), as_slice(self.joint_dofadr[first]),
+                           as_slice(self._joint_servos()))
+        return self._stand[1], self._stand[2], self._stand[3]
 
     def _joint_servos(self) -> np.ndarray:
         """The actuator ids of :attr:`joint_names` (the same in every slot of a pack), looked up

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from internutopia.core.controller.base import BaseController
     from internutopia.core.sensor.base import BaseSensor
 
-__all__ = ['NO_ID', 'BaseRobot', 'Entity', 'rows_of', 'take_rows']
+__all__ = ['NO_ID', 'BaseRobot', 'Entity', 'as_slice', 'rows_of', 'take_rows']
 
 #: The config type of an entity: a robot's or an object's.
 EntityCfgT = TypeVar('EntityCfgT', bound=RobotCfg | ObjectCfg)
@@ -46,6 +46,19 @@ def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
     """An index for the rows of ``slots`` (sorted, distinct) in ``(env_num, ...)`` arrays: a slice
     when they are every slot, since a slice reads a view and writes in place, with no gather."""
     return slice(None) if len(slots) == env_num else slots
+
+
+def as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """``indices`` as a slice when they are consecutive and ascending (basic indexing: a view, and a
+    write a fraction of an index array's), else as they are.
+
+    >>> as_slice(np.array([7, 8, 9])), as_slice(np.array([3, 1]))
+    (slice(7, 10, None), array([3, 1]))
+    """
+    indices = np.asarray(indices, dtype=np.intp)
+    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
 
 
 def take_rows(array: np.ndarray, slots: np.ndarray) -> np.ndarray:

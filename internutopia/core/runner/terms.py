@@ -181,7 +181,8 @@ class Terms:
         truncated = np.zeros(self.env_num, dtype=bool)
         failed: dict[int, Exception] = {}
         plan = self._plan(slots)
-        covered: set[int] = set()  # rewards and metrics done by a combined step that ran
+        ran: list[CombinedStep] = []  # the combined steps that ran (the plan leaves out what they cover)
+        covered: set[int] = set()  # rewards and metrics done by a combined step that ran, once the plan is made again
         combined_failed = False
         for task, served, rows, combined in plan.tasks:
             try:
@@ -189,11 +190,13 @@ class Terms:
                     reward[rows], terminated[rows], truncated[rows] = task.step(served)
                 else:
                     reward[rows], terminated[rows], truncated[rows] = combined.step(served)
-                    covered.update(map(id, (*combined.rewards, *combined.metrics)))
+                    ran.append(combined)
             except Exception:
                 combined_failed |= combined is not None
                 self._step_alone(task, served, reward, terminated, truncated, failed)
         if failed or combined_failed:  # (the failed slots' rewards and metrics are not run)
+            # (made without combining: it lists the objects the combined steps that ran covered, skipped below)
+            covered = {id(owner) for combined in ran for owner in (*combined.rewards, *combined.metrics)}
             plan = self._plan(np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed))), combine=False)
         for reward_object, served, rows in plan.rewards:
             if covered and id(reward_object) in covered:
