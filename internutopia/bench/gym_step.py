@@ -293,6 +293,10 @@ PHASES = (
     ('resets (starts.reset, with the first observation)', '_vec.runner.starts', 'reset'),
     ('  of which episodes taken and checked (starts._take)', '_vec.runner.starts', '_take'),
     ('  of which placed and started (starts._reset_taken)', '_vec.runner.starts', '_reset_taken'),
+    ('    of which the tasks\' starts (terms.start_many)', '_vec.runner.terms', 'start_many'),
+    ('    of which their forward passes (world.forward)', '_vec.runner.world', 'forward'),
+    ('episode ends and their records (runner._finish)', '_vec.runner', '_finish'),
+    ('infos of envs that ended or started (add_infos)', '', '_add_infos'),
     ('observation rows (layout.flat_rows)', 'layout', 'flat_rows'),
 )
 
