@@ -48,6 +48,31 @@ def test_standing_pose_stands_on_its_soles():
     env.close()
 
 
+def test_a_reset_stands_the_robot_again_joint_by_joint():
+    """A reset of one slot (the row-by-row start, through the joints' column slices) puts every
+    joint of that robot at its standing pose, at rest, its servos holding it; the other slot
+    walks on untouched."""
+    cfg = H1RobotCfg(locomotion='walking', walking_policy='controller', controllers=[H1LegActionControllerCfg()],
+                     position=(0.0, 0.0, 1.0))
+    task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[cfg], max_steps=100_000)
+    env = Env(Config(simulator=SimConfig(physics_dt=0.005, rendering_dt=0.005), env_num=2, env_offset_size=3.0,
+                     metrics_save_path='none', task_configs=[task] * 3))
+    env.reset()
+    group = h1_group(env)
+    step(env, np.array([1.0, 1.0, -1.0, -1.0, 1.0] * 2), 200)  # legs thrown out: far from standing
+    data = group.bound_world.data
+    joints, dofs = group.joint_qposadr[0], group.joint_dofadr[0]
+    servos = group.ids(np.array([0]), 'actuator', list(group.joint_names))[0]
+    assert np.abs(data.qpos[0, joints] - group.standing_pose).max() > 0.1
+    other = data.qpos[1].copy()
+    env.reset([0])
+    np.testing.assert_array_equal(data.qpos[0, joints], group.standing_pose)
+    np.testing.assert_array_equal(data.qvel[0, dofs], 0.0)
+    np.testing.assert_array_equal(data.ctrl[0, servos], group.standing_pose)
+    np.testing.assert_array_equal(data.qpos[1], other)
+    env.close()
+
+
 def test_leg_actions_become_servo_targets_at_the_50_hz_tick():
     env = walking_env(env_num=2)
     group = h1_group(env)

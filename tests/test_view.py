@@ -119,6 +119,9 @@ def test_tracker_follows_robots_across_groups_and_structure_changes(env):
     # The split of the same slots is kept (asked a few times per physics step): the same arrays again
     first, again = list(tracker.groups(slots)), list(tracker.groups(np.arange(3)))
     assert all(a[1] is b[1] and a[2] is b[2] for a, b in zip(first, again, strict=True))
+    tracker.track(2, 'jetbot')  # (a new episode in the same slot and group, the usual reset: every answer kept)
+    kept = list(tracker.groups(slots))
+    assert all(a[1] is b[1] and a[2] is b[2] for a, b in zip(first, kept, strict=True))
     assert sorted(m.tolist() for _, _, m in tracker.groups(np.array([1, 2]))) == [[1], [2]]
     assert [r.tolist() for _, r, _ in tracker.groups(np.array([2, 1]))] == [[0], [1]]  # (rows of the slots as given)
     # Slot 0 takes an episode with a cube (the structure of slot 1 then): the tracker's table
