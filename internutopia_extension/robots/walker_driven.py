@@ -21,9 +21,7 @@ class WalkerDrivenRobot(BaseRobot):
 
     #: The walking controller's runtime (set by the subclass's ``__init__``, with :meth:`start_walker`).
     walker: Any = None
-    # The servo ids of joint_names and the world lookup they were read from (see _joint_servos).
-    _servos: tuple[Any, np.ndarray] | None = None
-    # The qpos, qvel and ctrl columns of joint_names (slices where consecutive) and the lookup they are of (see _stand_columns).
+    # The world lookup and the qpos, qvel and ctrl columns of joint_names read from it (see _stand_columns).
     _stand: tuple[Any, Any, Any, Any] | None = None
 
     def start_walker(self, config: Any, env_num: int, walker_class: type, gait: Any, default_policy: Path, robot: str) -> None:
@@ -62,38 +60,30 @@ class WalkerDrivenRobot(BaseRobot):
         """Put the robots of ``slots`` at rest in the joint pose ``standing`` (every joint of
         :attr:`joint_names`), their servos holding it."""
         data = self.bound_world.data
+        joints, dofs, servos = self._stand_columns()
         if len(slots) <= ROW_BY_ROW:  # (a reset's one or two slots: row writes cost a fraction of index-array writes)
             qpos, qvel, ctrl = data.qpos, data.qvel, data.ctrl
-            joints, dofs, servos = self._stand_columns()
             for slot in slots.tolist():
                 qpos[slot, joints] = standing
                 qvel[slot, dofs] = 0.0
                 ctrl[slot, servos] = standing
             return
         rows = slots[:, None]
-        data.qpos[rows, self.joint_qposadr[slots]] = standing
-        data.qvel[rows, self.joint_dofadr[slots]] = 0.0
-        data.ctrl[rows, self._joint_servos()] = standing
+        data.qpos[rows, joints] = standing
+        data.qvel[rows, dofs] = 0.0
+        data.ctrl[rows, servos] = standing
 
     def _stand_columns(self) -> tuple[Any, Any, Any]:
         """The qpos, qvel and ctrl columns of :attr:`joint_names` (the same in every slot of a pack),
         each a slice where they are consecutive (an H1's are: a row write then costs a third),
-        found once per bound world."""
-        lookup = self.world.lookup if self.world is not None else None
-        if self._stand is None or self._stand[0] is not lookup:
-            first = int(self.slots[0])
-            self._stand = (lookup, as_slice(self.joint_qposadr[first]), as_slice(self.joint_dofadr[first]),
-                           as_slice(self._joint_servos()))
-        return self._stand[1], self._stand[2], self._stand[3]
-
-    def _joint_servos(self) -> np.ndarray:
-        """The actuator ids of :attr:`joint_names` (the same in every slot of a pack), looked up
-        once per bound world: by name they cost about 100 us, on every reset."""
+        looked up once per bound world (the servos by name cost about 100 us, on every reset)."""
         assert self.world is not None, 'reset before bind'
         lookup = self.world.lookup
-        if self._servos is None or self._servos[0] is not lookup:
-            self._servos = (lookup, self.ids(self.slots[:1], 'actuator', list(self.joint_names))[0])
-        return self._servos[1]
+        if self._stand is None or self._stand[0] is not lookup:
+            first = int(self.slots[0])
+            servos = self.ids(self.slots[:1], 'actuator', list(self.joint_names))[0]
+            self._stand = (lookup, as_slice(self.joint_qposadr[first]), as_slice(self.joint_dofadr[first]), as_slice(servos))
+        return self._stand[1], self._stand[2], self._stand[3]
 
     def reset_walking(self, slots: np.ndarray) -> None:
         """Stop the free bases of ``slots`` and restart their walker rows (call from ``reset_slots``)."""
