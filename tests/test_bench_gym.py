@@ -3,6 +3,8 @@ the motion of the vector env it is paired with, resets included. (No timing is a
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -32,7 +34,7 @@ def test_the_limit_replays_the_vector_steps_motion_bit_for_bit_through_resets() 
     np.testing.assert_array_equal(part.batch.state[:, part.motion], ours)
     assert not np.array_equal(part.start[:, part.motion], ours)  # (it moved)
     limit.close()
-    assert 'step' not in vars(world)  # the world's own step is back
+    assert 'step' not in vars(world) and 'rollout' not in vars(world)  # the world's own step and rollout are back
     env.close()
 
 
@@ -83,15 +85,19 @@ def test_the_plain_loop_times_the_physics_inside_a_users_loop() -> None:
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     calls = []
-    physics = limit._step
+    physics, rollout = limit._step, limit._rollout
 
     def counted(steps: int = 1) -> None:
         calls.append(steps)
         physics() if steps == 1 else physics(steps)
 
-    limit._step = counted
+    def counted_rollout(steps: int, fields: tuple[str, ...]) -> Any:
+        calls.append(steps)  # (an action repeat in one recorded call: physics too)
+        return rollout(steps, fields)
+
+    limit._step, limit._rollout = counted, counted_rollout
     share, step_s = _plain_share(lambda: env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)), limit, 5)
-    # (an action repeat stops early on the step where every episode ended)
+    # (one call an action; an action repeat stops early on the step where every episode ended)
     assert 5 <= len(calls) <= 5 * env.unwrapped.action_repeat and limit.parts == [] and not limit.recording
     assert 0.0 < share < 1.0 and step_s > 0
     assert limit.physics_s == pytest.approx(share * step_s * 5)

@@ -85,7 +85,9 @@ def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy(way, monkey
     """The compiled pass of the task, its progress reward and SPL metric (``combined_step``), the
     three compiled loops apart, with the robots' positions gathered (robots of several groups:
     no view of the state) or with the combined step raising now and then (the runner then steps
-    the task slot by slot and the reward and metric apart): each gives the numpy path's numbers."""
+    the task slot by slot and the reward and metric apart): each gives the numpy path's numbers.
+    (Compiled and combined, each action's six physics steps run as one recorded call, the task's
+    recorded pass after it: ``tests/test_recorded_repeat.py``; the numpy path steps one by one.)"""
     raised = []
     if way == 'apart':
         monkeypatch.setattr(PointNavTask, 'combined_step', lambda self, rewards, metrics: None)
@@ -106,7 +108,7 @@ def test_a_point_nav_vector_env_steps_the_same_compiled_and_on_numpy(way, monkey
                     raise RuntimeError('injected: the combined step failed')
                 return combined.step(slots)
 
-            return combined._replace(step=step)
+            return combined._replace(step=step, recorded=None)  # (step by step: the step that fails is called)
 
         monkeypatch.setattr(PointNavTask, 'combined_step', failing_now_and_then)
     compiled, numpy_path = _run(True), _run(False)

@@ -130,10 +130,16 @@ class GymLimit:
         self.recording = False
         self._step = world.step
         world.step = self._recorded_step
+        # (an action repeat run as one recorded call: physics too, replayed as the steps it ran)
+        self._rollout = getattr(world, 'rollout', None)
+        if self._rollout is not None:
+            world.rollout = self._recorded_rollout
 
     def close(self) -> None:
         """Give the world its own step back."""
         del self.world.step  # (the instance attribute that shadowed the class's method)
+        if self._rollout is not None:
+            del self.world.rollout
 
     def _layout(self) -> list[tuple[str, tuple[int, ...]]]:
         return [(key, tuple(pack.slots.tolist())) for key, pack in self.world.packs.items() if len(pack.slots)]
@@ -168,6 +174,26 @@ class GymLimit:
             for part in self.parts:
                 part.after_step()
             self.bookkeeping_s += time.perf_counter() - ended
+
+    def _recorded_rollout(self, steps: int, fields: tuple[str, ...]) -> Any:
+        if self.recording:
+            began = time.perf_counter()
+            for part in self.parts:
+                part.before_step(steps)
+            self.bookkeeping_s += time.perf_counter() - began
+        began = time.perf_counter()
+        assert self._rollout is not None  # (wrapped only where the world has one)
+        done = self._rollout(steps, fields)
+        ended = time.perf_counter()
+        self.physics_s += ended - began
+        if self.recording:
+            for part in self.parts:
+                if done is None:  # (nothing advanced: the repeat goes step by step, each step recorded)
+                    part.steps.pop()
+                else:
+                    part.after_step()
+            self.bookkeeping_s += time.perf_counter() - ended
+        return done
 
     def end_vector_step(self) -> None:
         """Mark the end of one vector step (its physics steps are replayed as one)."""
@@ -285,6 +311,7 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
 #: The parts of a vector step :func:`phase_shares` times: (label, owner path from the vector env, method).
 PHASES = (
     ('physics (world.step)', '_vec.runner.world', 'step'),
+    ('physics, recorded (world.rollout: an action repeat in one call)', '_vec.runner.world', 'rollout'),
     ('tasks, rewards, metrics (terms.step)', '_vec.runner.terms', 'step'),
     ('commands (parse_batched)', '_vec.runner.actions', 'parse_batched'),
     ('observations (observe_arrays)', '_vec.runner.observer', 'observe_arrays'),

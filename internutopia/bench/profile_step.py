@@ -18,6 +18,10 @@ import argparse
 import time
 from typing import Any
 
+import numpy as np
+
+from internutopia.core.backend.mujoco.pack import PackRollout
+
 __all__ = ['python_step_us', 'switch_physics_off']
 
 
@@ -42,7 +46,22 @@ def switch_physics_off(env: Any) -> None:
     for pack in env.runner.world.packs.values():
         def advance_clock(steps: int = 1, pack: Any = pack) -> None:
             pack.data.time[pack.slots] += dt * steps
-        pack.step = advance_clock
+
+        def rollout(steps: int, fields: tuple[str, ...], pack: Any = pack) -> Any:
+            # (an action repeat in one recorded call: the same state recorded after each step)
+            start = pack.batch.state.copy()
+            pack.data.time[pack.slots] += dt * steps
+            return PackRollout(pack, steps, {name: np.repeat(getattr(pack.data, name)[:, None], steps, axis=1) for name in fields},
+                               start)
+
+        def rewind(rollout: Any, slots: np.ndarray, steps: int, pack: Any = pack) -> None:
+            pack.batch.state[slots] = rollout.start[slots]
+            pack.data.time[slots] += dt * steps
+
+        def step_slots(slots: np.ndarray, steps: int, pack: Any = pack) -> None:
+            pack.data.time[slots] += dt * steps
+
+        pack.step, pack.rollout, pack.rewind, pack.step_slots = advance_clock, rollout, rewind, step_slots
 
 
 def python_step_us(case_name: str, env_num: int, api: str, steps: int = 200, blocks: int = 15,

@@ -64,15 +64,21 @@ def _switch_ab(env_id: str, switch: str, num_envs: int, pairs: int, steps: int) 
     env = gym.make_vec(env_id, num_envs=num_envs)
     inner: Any = env.unwrapped  # internutopia's VectorEnv
     runner = inner._vec.runner
-    world_step, physics, calls = runner.world.step, [0.0], [0]
+    physics, calls = [0.0], [0]
 
-    def timed_step(count: int = 1) -> None:
-        began = time.perf_counter()
-        world_step(count)
-        physics[0] += time.perf_counter() - began
-        calls[0] += 1
+    def timed(call: Callable[..., Any]) -> Callable[..., Any]:
+        def physics_call(*args: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return call(*args)
+            finally:
+                physics[0] += time.perf_counter() - began
+                calls[0] += 1
+        return physics_call
 
-    runner.world.step = timed_step
+    # (the physics calls: steps, and an action repeat run as one recorded call)
+    runner.world.step = timed(runner.world.step)
+    runner.world.rollout = timed(runner.world.rollout)
     try:
         env.reset(seed=0)
         actions = warmed_random_actions(env, 30)

@@ -54,6 +54,15 @@ def timed_step(count=1):
     world_step(count)
     physics[0] += time.perf_counter() - began
 runner.world.step = timed_step
+world_rollout = getattr(runner.world, 'rollout', None)  # (an action repeat in one recorded call; not in older trees)
+if world_rollout is not None:
+    def timed_rollout(count, fields):
+        began = time.perf_counter()
+        try:
+            return world_rollout(count, fields)
+        finally:
+            physics[0] += time.perf_counter() - began
+    runner.world.rollout = timed_rollout
 env.reset(seed=0)
 space = env.action_space
 rng = np.random.default_rng(0)

@@ -418,6 +418,23 @@ class EntityTracker:
             cached = self._position_rows = (views, rows)
         return cached[1]
 
+    def position_column(self) -> int | None:
+        """The ``qpos`` column where :meth:`position_rows` starts, when they are a free root's
+        ``qpos`` columns (then :meth:`recorded_positions` serves); else ``None``."""
+        group = self.only_group()
+        return group.root_qpos_column if group is not None and group.pose_views is not None else None
+
+    def recorded_positions(self, qpos: np.ndarray) -> np.ndarray:
+        """The base positions of every slot after each physics step of a recorded call, indexed
+        by slot: a view ``(env_num, count, 3)`` of ``qpos`` (a
+        :class:`~internutopia.core.task.base.RecordedSteps`' record). Only where
+        :meth:`position_column` is not ``None`` (``ValueError`` otherwise)."""
+        column = self.position_column()
+        if column is None:
+            raise ValueError('recorded_positions: the followed robots\' positions are not free-root qpos columns '
+                             '(several groups, or a mocap or fixed root); check position_column() first')
+        return qpos[:, :, column:column + 3]
+
     def poses(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local base positions and wxyz orientations. Shapes (len(slots), 3) and (len(slots), 4)."""
         self.refresh()

@@ -33,6 +33,8 @@ class DifferentialDriveController(BaseVelocityController):
 
     action_shape = (2,)
     action_text = 'move_by_speed expects [forward_speed, rotation_speed]; action'
+    #: The wheel speeds are the command's alone (no state read): applying it again writes the same.
+    idempotent_apply = True
 
     def bind(self, world: Pack) -> None:
         super().bind(world)

@@ -56,6 +56,12 @@ class JetbotRobot(BaseRobot):
         # Adjacent wheel actuators (the usual case) are one slice of ctrl columns: no gather.
         self._wheel_columns = slice(first, last + 1) if last - first + 1 == len(self._wheel_ctrl) else None
 
+    def quiet_steps(self, limit: int) -> int:
+        """Every step of an action repeat: :meth:`begin_step` stops the wheels, and the command
+        the controller applies again after it sets them as they were (a wheel given no command
+        is stopped already)."""
+        return limit
+
     def begin_step(self) -> None:
         if not len(self.slots):
             return

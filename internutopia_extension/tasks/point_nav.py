@@ -22,7 +22,7 @@ import numpy as np
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import rows_of
-from internutopia.core.task.base import BaseTask, CombinedStep
+from internutopia.core.task.base import BaseTask, CombinedStep, RecordedSteps
 from internutopia.core.view import EnvView
 from internutopia_extension.objects.observations import ObjectObservationsMixin
 from internutopia_extension.tasks import point_nav_kernels
@@ -94,8 +94,11 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         spl: Any = next((metric for metric in metrics if type(metric) is spl_class), None)
         if self._step_kernel is None or (progress is None and spl is None):
             return None
+        # (the recorded pass reads the robots' positions from a rollout's qpos: free roots only)
+        recordable = self.robot.position_column() is not None and (spl is None or spl.robot.position_column() is not None)
         return CombinedStep(functools.partial(self._compiled_pass, progress=progress, spl=spl),
-                            (progress,) if progress is not None else (), (spl,) if spl is not None else ())
+                            (progress,) if progress is not None else (), (spl,) if spl is not None else (),
+                            recorded=functools.partial(self._recorded_pass, progress=progress, spl=spl) if recordable else None)
 
     def _compiled_pass(self, slots: np.ndarray, progress: Any, spl: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The compiled step of ``slots``, with a progress reward's terms added and an SPL
@@ -111,6 +114,21 @@ class PointNavTask(ObjectObservationsMixin, BaseTask):
         kernel(slots, positions, self.goal, self.success_distance, self.view.steps, self.max_steps, self.distance,
                self.prev_distance, self.success, terminated, truncated, reward, *terms, *travel)
         return reward, terminated, truncated
+
+    def _recorded_pass(self, slots: np.ndarray, recorded: RecordedSteps, progress: Any, spl: Any
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_compiled_pass` over the steps of a recorded call (``CombinedStep.recorded``)."""
+        positions = self.robot.recorded_positions(recorded.qpos)
+        travel = spl.robot.recorded_positions(recorded.qpos) if spl is not None else positions
+        count = len(slots)
+        reward, terminated, truncated = np.empty(count), np.empty(count, dtype=bool), np.empty(count, dtype=bool)
+        ran = np.empty(count, dtype=np.intp)
+        terms = (True, progress.scale, progress.success_bonus, progress.step_penalty) if progress is not None else _NO_PROGRESS
+        travelled = (True, travel, spl.last_xy, spl.travelled) if spl is not None else (False, positions, *_NO_TRAVEL)
+        point_nav_kernels.recorded_kernel(slots, positions, self.goal, self.success_distance, recorded.steps_before, self.max_steps,
+                                          self.distance, self.prev_distance, self.success, terminated, truncated, reward, ran,
+                                          *terms, *travelled)
+        return reward, terminated, truncated, ran
 
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         return {

@@ -71,7 +71,47 @@ def _combined_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, s
             last_xy[slot, 1] = travel_positions[slot, 1]
 
 
+def _recorded_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
+                   steps_before: np.ndarray, max_steps: np.ndarray, distance: np.ndarray, prev_distance: np.ndarray,
+                   success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, reward: np.ndarray, ran: np.ndarray,
+                   with_progress: bool, scale: float, success_bonus: float, step_penalty: float,
+                   with_travel: bool, travel_positions: np.ndarray, last_xy: np.ndarray, travelled: np.ndarray) -> None:
+    """:func:`_combined_rows` over the physics steps of a recorded call (``positions[slot, k]``
+    after step ``k + 1``, the same for ``travel_positions``), each slot's steps in order up to
+    the one its episode ends on: per row, the rewards added up (to 0.0, in step order, as the
+    runner's action repeat adds them), the flags of its last step and the steps it ran."""
+    count = positions.shape[1]
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        total = 0.0
+        reached = False
+        cut = False
+        ran[i] = count
+        for k in range(count):
+            now = math.hypot(positions[slot, k, 0] - goal[slot, 0], positions[slot, k, 1] - goal[slot, 1])
+            prev_distance[slot] = distance[slot]
+            distance[slot] = now
+            reached = now < success_distance[slot]
+            success[slot] = reached
+            cut = (not reached) and steps_before[slot] + k + 1 >= max_steps[slot]
+            value = 0.0
+            if with_progress:
+                value = 0.0 + (scale * (prev_distance[slot] - distance[slot]) + success_bonus * success[slot] - step_penalty)
+            total += value
+            if with_travel:
+                travelled[slot] += math.hypot(travel_positions[slot, k, 0] - last_xy[slot, 0], travel_positions[slot, k, 1] - last_xy[slot, 1])
+                last_xy[slot, 0] = travel_positions[slot, k, 0]
+                last_xy[slot, 1] = travel_positions[slot, k, 1]
+            if reached or cut:
+                ran[i] = k + 1
+                break
+        reward[i] = total
+        terminated[i] = reached
+        truncated[i] = cut
+
+
 combined_kernel = Kernel(_combined_rows)
+recorded_kernel = Kernel(_recorded_rows)
 progress_kernel = Kernel(_progress_rows)
 travel_kernel = Kernel(_travel_rows)
 
@@ -106,6 +146,9 @@ def warm() -> None:
             combined_kernel.warm(slots, positions, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags,
                                  per_slot, True, 0.0, 0.0, 0.0, True, positions, np.zeros((0, 2)), per_slot)
         progress_kernel.warm(slots, per_slot, per_slot, flags, 0.0, 0.0, 0.0, per_slot)
+        recorded = np.zeros((2, 1, 9))[:, :, :3]  # (a tracker's view of a rollout's qpos: strided)
+        recorded_kernel.warm(slots, recorded, rows, per_slot, steps, max_steps, per_slot, per_slot, flags, flags, flags,
+                             per_slot, np.zeros(0, dtype=np.intp), True, 0.0, 0.0, 0.0, True, recorded, np.zeros((0, 2)), per_slot)
 
 
-__all__ = ['combined_kernel', 'positions_by_slot', 'progress_kernel', 'travel_kernel', 'warm']
+__all__ = ['combined_kernel', 'positions_by_slot', 'progress_kernel', 'recorded_kernel', 'travel_kernel', 'warm']

@@ -30,7 +30,7 @@ from internutopia.core.backend.model import (
 )
 from internutopia.core.backend.state import StateArrays
 
-__all__ = ['ModelLookup', 'Pack', 'World']
+__all__ = ['ModelLookup', 'Pack', 'Rollout', 'World']
 
 
 class ModelLookup(Protocol):
@@ -143,6 +143,30 @@ class Pack(Protocol):
         of the pack shares them). ``None`` keeps that gain."""
 
 
+class Rollout(Protocol):
+    """What :meth:`World.rollout` recorded, and how to put some slots back."""
+
+    @property
+    def steps(self) -> int:
+        """Physics steps of the call."""
+
+    @property
+    def fields(self) -> dict[str, np.ndarray]:
+        """Each recorded field's ``(env_num, steps, ...)`` array, by slot: ``fields[name][slot, k]``
+        is its value after the call's physics step ``k + 1``."""
+
+    def rewind(self, slots: np.ndarray, steps: int) -> None:
+        """Put ``slots`` where the call left them after its first ``steps`` physics steps, bit
+        for bit, derived fields included (their inputs must be those of the call)."""
+
+    def step(self, slots: np.ndarray, steps: int) -> None:
+        """``steps`` more physics steps of ``slots`` alone, with the inputs they hold now."""
+
+    def stop_at(self, steps: int) -> None:
+        """End the call after its first ``steps`` physics steps: every slot and the world's
+        clock put back there (as a repeat that stops early, with no episode left, leaves them)."""
+
+
 class World(Protocol):
     """What the runner asks of a backend's world (the MuJoCo one: :class:`~internutopia.core.backend.mujoco.world.MujocoWorld`)."""
 
@@ -180,6 +204,12 @@ class World(Protocol):
         """Advance every slot by ``steps`` physics steps in one call (nothing runs between them:
         the runner fuses the physics steps of an action repeat on which no controller, task or
         hook has anything to do)."""
+
+    def rollout(self, steps: int, fields: tuple[str, ...]) -> Rollout | None:
+        """:meth:`step`'s ``steps`` physics steps, recording the state ``fields`` (``'qpos'``)
+        after each, with the same results; ``None`` where the backend does not (then nothing
+        was advanced: step the usual way). For an action repeat whose tasks can read what
+        happened on each of its steps afterwards (``CombinedStep.recorded``)."""
 
     def failed_slots(self) -> np.ndarray:
         """Slots whose simulation failed (diverged) in the last :meth:`step` call, each reported once, sorted."""

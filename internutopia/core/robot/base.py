@@ -157,6 +157,12 @@ class Entity(Generic[EntityCfgT]):
             self._pose_views = (data.mocap_pos[:, self.root_mocapid], data.mocap_quat[:, self.root_mocapid])
         self.pose_views = self._pose_views if type(self).poses is Entity.poses else None
 
+    @property
+    def root_qpos_column(self) -> int | None:
+        """The ``qpos`` column where a free root's position starts (the same in every slot of
+        the pack), or ``None`` (a mocap or fixed root, or not bound)."""
+        return self._root_qposadr
+
     def ids(self, slots: np.ndarray, kind: str, names: list[str]) -> np.ndarray:
         """Model ids ``(len(slots), len(names))`` of this entity's elements of ``kind`` (e.g. 'joint')."""
         assert self.world is not None, 'ids before bind'
@@ -251,11 +257,12 @@ class Entity(Generic[EntityCfgT]):
 
     def quiet_steps(self, limit: int) -> int:
         """How many of the env steps after the coming one (at most ``limit``) this group's
-        :meth:`begin_step` and :meth:`before_physics` would change nothing on, given that
-        nothing else runs between them. The runner then advances the physics of those steps
-        in the same call as the coming one (an action repeat's steps, see
-        ``Runner.step_arrays_repeated``). Asked only of a group that overrides a hook; by
-        default 0 (every step's hooks run)."""
+        :meth:`begin_step` and :meth:`before_physics`, with the controllers applying the coming
+        step's commands again between them (controllers whose apply is idempotent), would
+        change nothing on, given that nothing else runs between them. The runner then advances
+        the physics of those steps in the same call as the coming one (an action repeat's
+        steps, see ``Runner.step_arrays_repeated``). Asked only of a group that overrides a
+        hook; by default 0 (every step's hooks run)."""
         return 0
 
 

@@ -34,6 +34,7 @@ from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations, merge_rows
 from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists, row_of
 from internutopia.core.runner.reads import RunnerReads
+from internutopia.core.runner.recorded import RecordedRepeats
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
@@ -81,6 +82,9 @@ class Runner(RunnerReads):
         self.guard = CallGuard('this Env')
         #: Takes, loads, places and starts the episodes of a reset, each slot's failure its own.
         self.starts = EpisodeStarts(self)
+        #: Runs an action repeat's physics in one recorded call where its tasks allow (see
+        #: :mod:`~internutopia.core.runner.recorded`; off with :attr:`fuse_steps`).
+        self.recorded = RecordedRepeats(self)
         #: Whether an action repeat advances its quiet physics steps in one call (see
         #: :meth:`_quiet_steps`); ``False`` steps one at a time (the same results: for comparisons).
         self.fuse_steps = True
@@ -233,13 +237,19 @@ class Runner(RunnerReads):
             with self.guard.enter('step'):
                 if commands is None:
                     commands = self.actions.parse_batched(actions)
-                done = self._advance(commands, 0 if observe_every else repeat - step - 1)
+                recorded = self.recorded.advance(actions, commands, repeat, observe_only) if not step and not observe_every else None
+                if recorded is not None:  # (the whole repeat in one call: the slots that ended early were observed then)
+                    done, early, obs = recorded
+                else:
+                    done, early = self._advance(commands, 0 if observe_every else repeat - step - 1), None
                 step += done.steps
                 if active is None:
                     active = self._active_mask(done.active)
                 ended = done.active[(done.terminated | done.truncated)[done.active]] if done.any_ended or done.failed else done.active[:0]
-                last = step == repeat
+                last = step == repeat or early is not None  # (a recorded call is the whole repeat)
                 observed = done.active if last or observe_every else ended
+                if early is not None and len(early):
+                    observed = np.setdiff1d(observed, early)
                 if restart is not None and (last or not len(self.table.active_slots())):
                     started, step_obs, new_rows = self._restart_observed(restart, done, observed, observe_only)
                     last = True  # (the last step of this call: the restarted slots are observed with it)
@@ -256,7 +266,7 @@ class Runner(RunnerReads):
             if last and not obs:
                 obs = step_obs  # (no episode ended before: the last step's observation is the result)
             else:
-                merge_rows(obs, step_obs, (done.active if new_rows is None else np.sort(np.concatenate((done.active, new_rows)))) if last else ended)
+                merge_rows(obs, step_obs, (observed if new_rows is None else np.sort(np.concatenate((observed, new_rows)))) if last else ended)
             if len(ended) or done.failed:
                 commands = None  # (other slots run now: parsed again for them)
             if last or not len(self.table.active_slots()):
@@ -339,19 +349,7 @@ class Runner(RunnerReads):
         episodes. ``fuse``: up to that many more physics steps in the same call, as many as
         nothing but the physics has to run for (see :meth:`_quiet_steps`); ``Advance.steps``
         says how many ran."""
-        begin_step, before_physics = self.groups.step_hooks()
-        for hook in begin_step:
-            hook()
-        failed: dict[int, Exception] = {}
-        for controller, slots, batch in commands.values():
-            if type(slots) is not np.ndarray:  # the dict API's per-slot lists
-                slots = np.asarray(slots, dtype=np.intp)
-            try:
-                controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
-            except Exception:
-                failed.update(self._apply_alone(controller, slots, batch))
-        for hook in before_physics:
-            hook()
+        failed = self._apply_commands(commands)
         steps = 1 + self._quiet_steps(commands, fuse) if fuse > 0 and not failed else 1
         if steps == 1:
             self.world.step()
@@ -383,6 +381,25 @@ class Runner(RunnerReads):
         if failed:
             self._fail_running(done, failed)
         return done
+
+    def _apply_commands(self, commands: Commands) -> dict[int, Exception]:
+        """Before a physics step: the robots' ``begin_step`` hooks, the controllers' commands,
+        the ``before_physics`` hooks. The slots whose command raised, with the error (every
+        other slot's command is applied)."""
+        begin_step, before_physics = self.groups.step_hooks()
+        for hook in begin_step:
+            hook()
+        failed: dict[int, Exception] = {}
+        for controller, slots, batch in commands.values():
+            if type(slots) is not np.ndarray:  # the dict API's per-slot lists
+                slots = np.asarray(slots, dtype=np.intp)
+            try:
+                controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
+            except Exception:
+                failed.update(self._apply_alone(controller, slots, batch))
+        for hook in before_physics:
+            hook()
+        return failed
 
     def _quiet_steps(self, commands: Commands, limit: int) -> int:
         """How many physics steps after the coming one (at most ``limit``) nothing but the physics

@@ -11,6 +11,7 @@ may offer one pass that also does the work of the rewards and metrics serving it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,7 +22,7 @@ from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import rows_of
 from internutopia.core.runner.failures import slots_that_fail
 from internutopia.core.runner.slots import SlotTable
-from internutopia.core.task.base import BaseTask, CombinedStep
+from internutopia.core.task.base import BaseTask, CombinedStep, RecordedSteps
 from internutopia.core.view import EnvView
 
 #: Metric (and reward) objects kept while serving no slot (for the next episode with the same config).
@@ -31,6 +32,9 @@ _BASE_TASK_STEP = BaseTask.step  # tasks that keep it need no call per step
 _BASE_TASK_COMBINED_STEP = BaseTask.combined_step  # tasks that keep it step on their own
 _BASE_TASK_RESET_SLOTS = BaseTask.reset_slots  # tasks that keep it start slot by slot
 _BASE_METRIC_UPDATE = BaseMetric.update  # metrics that keep it need no call per step
+
+#: :meth:`Terms.recorded_pass`'s result: reward, terminated, truncated and steps run, per slot.
+RecordedResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class _StepPlan(NamedTuple):
@@ -218,6 +222,35 @@ class Terms:
                 for slot, error in slots_that_fail(metric.update, served).items():
                     failed.setdefault(slot, error)
         return reward, terminated, truncated, bool(plan.tasks), failed
+
+    def recorded_pass(self, slots: np.ndarray) -> Callable[[RecordedSteps], RecordedResult] | None:
+        """What :meth:`step` does after each physics step of ``slots``, done afterwards over the
+        steps of a recorded call, where every stepping task offers it
+        (``CombinedStep.recorded``) and no reward or metric runs apart; else ``None``.
+
+        The pass gives, shape (env_num,): each slot's rewards added up, its terminated and
+        truncated (on its last step), and the steps it ran (up to the one its episode ended on);
+        zero, ``False`` and all of the call's steps for slots no task steps."""
+        plan = self._plan(slots)
+        if plan.rewards or plan.metrics or not plan.tasks:
+            return None
+        passes = []
+        for _, served, rows, combined in plan.tasks:
+            if combined is None or combined.recorded is None:
+                return None
+            passes.append((served, rows, combined.recorded))
+        env_num = self.env_num
+
+        def run(recorded: RecordedSteps) -> RecordedResult:
+            reward = np.zeros(env_num)
+            terminated = np.zeros(env_num, dtype=bool)
+            truncated = np.zeros(env_num, dtype=bool)
+            ran = np.full(env_num, recorded.physics_steps, dtype=np.intp)
+            for served, rows, task_pass in passes:
+                reward[rows], terminated[rows], truncated[rows], ran[rows] = task_pass(served, recorded)
+            return reward, terminated, truncated, ran
+
+        return run
 
     def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
         """How many of the next :meth:`step` calls with ``slots`` (at most ``limit``) are known

@@ -19,6 +19,23 @@ from internutopia.core.registry import Registry
 from internutopia.core.view import EnvView
 
 
+class RecordedSteps(NamedTuple):
+    """Physics steps that ran in one call, recorded (an action repeat's; see ``CombinedStep.recorded``).
+
+    Attributes:
+        qpos: every slot's ``qpos`` after each of the steps, ``(env_num, physics_steps, nq)``:
+            ``qpos[slot, k]`` after step ``k + 1`` (what a tracker reads with
+            :meth:`~internutopia.core.view.EntityTracker.recorded_positions`).
+        steps_before: each slot's step count before the call, ``(env_num,)`` (read-only): on the
+            call's step ``k + 1`` a task's ``view.steps`` would read ``steps_before + k + 1``.
+        physics_steps: the physics steps of the call.
+    """
+
+    qpos: np.ndarray
+    steps_before: np.ndarray
+    physics_steps: int
+
+
 class CombinedStep(NamedTuple):
     """A task's step that also does the work of some of its slots' rewards and metrics
     (:meth:`BaseTask.combined_step`).
@@ -28,11 +45,21 @@ class CombinedStep(NamedTuple):
             to the reward it returns and ``metrics``' ``update(slots)`` done.
         rewards: the reward objects it covers (of those offered).
         metrics: the metric objects it covers (of those offered).
+        recorded: optional: ``recorded(slots, steps)``, ``step`` over the physics steps of an
+            action repeat that ran in one call (:class:`RecordedSteps`), each slot up to the step
+            its episode ends on (included) or through all of them: per slot (arrays of
+            ``len(slots)``), the sum of its rewards (added in step order to 0.0, as a repeat
+            adds them), terminated and truncated (on its last step), and the steps it ran. It
+            leaves every per-slot array as ``step`` would after the slot's last step, and gives
+            the same numbers to the bit. With it, the runner advances an action repeat's physics
+            in one call (when the robots' controllers and hooks allow, see
+            ``Runner.step_arrays_repeated``); it must not raise.
     """
 
     step: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
     rewards: tuple[Any, ...] = ()
     metrics: tuple[Any, ...] = ()
+    recorded: Callable[[np.ndarray, RecordedSteps], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None
 
 
 class BaseTask:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import NamedTuple
 
 import mujoco
 import mujoco.batch
@@ -20,7 +21,7 @@ from internutopia.core.backend.mujoco.footprint import pack_bytes_per_slot, pack
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
 from internutopia.core.util.memory import check_slots_fit
 
-__all__ = ['CONTACT_SLOTS', 'OUTPUT_FIELDS', 'STATE_FIELDS', 'Pack', 'PackData', 'physics_dt_of']
+__all__ = ['CONTACT_SLOTS', 'OUTPUT_FIELDS', 'STATE_FIELDS', 'Pack', 'PackData', 'PackRollout', 'physics_dt_of']
 
 #: Batch state fields bound on every pack (live views of each slot's state row): the
 #: backend-neutral ones (:data:`internutopia.core.backend.state.STATE_FIELDS`) and two of MuJoCo's own.
@@ -34,6 +35,7 @@ OUTPUT_FIELDS = state.OUTPUT_FIELDS
 #: Most slots a forward pass runs on the calling thread (see :meth:`Pack.forward`).
 INLINE_FORWARD_SLOTS = 4
 _INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
+_TIME = int(mujoco.mjtState.mjSTATE_TIME)  # (a rollout records time as this state spec: it is no MjData array)
 #: Contacts each robot's contact sensors report (see :meth:`MujocoWorld._add_contact_sensors`).
 CONTACT_SLOTS = 8
 
@@ -101,6 +103,35 @@ _FIELD_SLOTS = {name: state.StateArrays.__dict__[name] for name in state.StateAr
 for _name in (*OUTPUT_FIELDS, *state.ON_REQUEST_FIELDS):
     setattr(PackData, _name, _derived_field(_name))
 del _name
+
+
+class PackRollout(NamedTuple):
+    """What :meth:`Pack.rollout` recorded: each field's ``(env_num, steps, ...)`` array, row by slot
+    (``fields[name][slot, k]``: after the call's physics step ``k + 1``), and the start state of
+    the pack's slots (for :meth:`rewind`); ``clock(steps)`` sets the world's clock to the call's
+    start plus ``steps`` physics steps (for :meth:`stop_at`; the world's rollout gives it). The
+    MuJoCo backend's :class:`~internutopia.core.backend.interface.Rollout`."""
+
+    pack: Pack
+    steps: int
+    fields: dict[str, np.ndarray]
+    start: np.ndarray | None
+    clock: Callable[[int], None] | None = None
+
+    def rewind(self, slots: np.ndarray, steps: int) -> None:
+        """Put ``slots`` where the call left them after its first ``steps`` physics steps (see :meth:`Pack.rewind`)."""
+        self.pack.rewind(self, slots, steps)
+
+    def stop_at(self, steps: int) -> None:
+        """End the call after its first ``steps`` physics steps: every slot rewound there, the world clock too."""
+        if steps < self.steps and self.start is not None:
+            self.pack.rewind(self, self.pack.slots, steps)
+        if self.clock is not None:
+            self.clock(steps)
+
+    def step(self, slots: np.ndarray, steps: int) -> None:
+        """``steps`` more physics steps of ``slots`` alone, with the inputs they hold now."""
+        self.pack.step_slots(slots, steps)
 
 
 class Pack:
@@ -186,6 +217,57 @@ class Pack:
                     self._pending_rows.clear()
                     self.data._pending = None
             self.batch.step(self._step_ids, nstep=self.substeps * steps)
+
+    def rollout(self, steps: int, fields: tuple[str, ...]) -> PackRollout | None:
+        """:meth:`step`'s ``steps`` physics steps in one batch call that records the state fields
+        ``fields`` (such as ``'qpos'``) after each: the same motion and derived fields as
+        :meth:`step`, bit for bit.
+
+        MuJoCo stops a simulation in a recorded call as soon as any of its warnings fires (where
+        :meth:`step` goes on: a divergence, for one, resets it to rest). Then nothing of the call
+        is kept: every slot is put back as it was, and ``None`` says to step the usual way.
+        """
+        if not len(self.slots):
+            return PackRollout(self, steps, {name: np.zeros((self.batch.nsim, steps, 0)) for name in fields}, None)
+        if self._pending_rows:
+            with self._pending_lock:
+                self._pending_rows.clear()
+                self.data._pending = None
+        ids = self._step_ids
+        start = self.batch.state[self.slots] if ids is not None else self.batch.state.copy()
+        began = self.data.time[self.slots[0]]
+        substeps = self.substeps
+        record = self.batch.rollout(substeps * steps, record=[_TIME, *fields], ids=ids)
+        times = record[_TIME][..., 0]
+        # (a simulation a warning stopped repeats its last record: its clock stands still)
+        if not (times[:, 0] > began).all() or not (np.diff(times, axis=1) > 0).all():
+            self.batch.state[self.slots] = start if ids is not None else start[self.slots]
+            return None
+        recorded = {}
+        for name in fields:
+            per_step = record[name][:, substeps - 1::substeps] if substeps > 1 else record[name]
+            if ids is not None:  # (a pack of some slots: rows by slot, as every other array of the pack)
+                by_slot = np.zeros((self.batch.nsim, *per_step.shape[1:]))
+                by_slot[ids] = per_step
+                per_step = by_slot
+            recorded[name] = per_step
+        return PackRollout(self, steps, recorded, start)
+
+    def rewind(self, rollout: PackRollout, slots: np.ndarray, steps: int) -> None:
+        """Put ``slots`` (of this pack, distinct) where ``rollout`` left them after its first
+        ``steps`` physics steps: back to its start, then those steps again with the inputs they
+        hold (unchanged since the call: then bit for bit the call's, derived fields included)."""
+        assert rollout.start is not None  # (a rollout of no slot has nothing to rewind)
+        ids = np.asarray(slots, dtype=np.intp)
+        rows = np.searchsorted(self.slots, ids) if self._step_ids is not None else ids
+        self.batch.state[ids] = rollout.start[rows]
+        if steps:
+            self.batch.step(ids, nstep=self.substeps * steps)
+
+    def step_slots(self, slots: np.ndarray, steps: int) -> None:
+        """:meth:`step` of ``slots`` alone (of this pack, distinct); the other slots stay as they are."""
+        if steps:
+            self.batch.step(np.asarray(slots, dtype=np.intp), nstep=self.substeps * steps)
 
     def rest_state(self) -> np.ndarray:
         """The model's rest state (``mj_resetData``) as a row of the batch's state (made once)."""

@@ -32,7 +32,7 @@ import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes, renderer_bytes
-from internutopia.core.backend.mujoco.pack import _ALIVE, _PHYSICS_DT_FIELD, CONTACT_SLOTS, Pack, PackData, physics_dt_of
+from internutopia.core.backend.mujoco.pack import _ALIVE, _PHYSICS_DT_FIELD, CONTACT_SLOTS, Pack, PackData, PackRollout, physics_dt_of
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
@@ -277,7 +277,33 @@ class MujocoWorld:
         call on every core."""
         for pack in self.packs.values():
             pack.step(steps)
-        self.time += self.sim.physics_dt * steps
+        self._advance_clock(steps)
+
+    def _advance_clock(self, steps: int) -> None:
+        """The world clock ``steps`` physics steps on, one step at a time: the same clock whether
+        a repeat's steps ran in one call or one by one (``dt * steps`` added once rounds otherwise)."""
+        for _ in range(steps):
+            self.time += self.sim.physics_dt
+
+    def rollout(self, steps: int, fields: tuple[str, ...]) -> PackRollout | None:
+        """:meth:`step` recording the state ``fields`` after each physics step (see
+        :meth:`Pack.rollout`), where every slot is in one pack (the usual world); ``None``, with
+        nothing advanced, where the slots are in several packs or a simulation's warning stopped
+        the call: step the usual way then."""
+        packs = [pack for pack in self.packs.values() if len(pack.slots)]
+        if len(packs) != 1:
+            return None
+        began = self.time
+        done = packs[0].rollout(steps, fields)
+        if done is None:
+            return None
+        self._advance_clock(steps)
+
+        def clock(ran: int) -> None:
+            self.time = began
+            self._advance_clock(ran)
+
+        return done._replace(clock=clock)
 
     def failed_slots(self) -> np.ndarray:
         """Slots whose simulation MuJoCo found unstable in the last :meth:`step` (NaN, Inf or a huge

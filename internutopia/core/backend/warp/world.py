@@ -81,6 +81,11 @@ class WarpWorld(MujocoWorld):
         if isinstance(pack, WarpPack):
             pack.reset_rows(np.array([slot]), self.time)
 
+    def rollout(self, steps: int, fields: tuple[str, ...]) -> None:
+        """Not on the device: ``None`` (the runner steps the usual way; a recorded call would
+        copy every step's state back to the host)."""
+        return None
+
     def step(self, steps: int = 1) -> None:
         """Advance every slot by ``steps`` physics steps on the device; diverged slots and slots
         whose step overflowed a buffer are reset to rest and kept for :meth:`failed_slots`."""
@@ -96,7 +101,7 @@ class WarpWorld(MujocoWorld):
             if len(hit):
                 pack.reset_rows(hit, self.time + self.sim.physics_dt * steps)
                 self._failed.append(hit)
-        self.time += self.sim.physics_dt * steps
+        self._advance_clock(steps)
 
     def failed_slots(self) -> np.ndarray:
         """Slots whose simulation diverged (NaN, Inf or beyond ``mjMAXVAL`` in positions,

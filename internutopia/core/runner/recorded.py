@@ -1,0 +1,131 @@
+"""An action repeat's physics steps in one recorded call (the runner's collaborator for
+``Runner.step_arrays_repeated``).
+
+Step by step, an action repeat runs on each physics step the robots' hooks, the controllers,
+the physics, then the tasks, rewards and metrics. Where every step would write the same inputs
+(each controller's command is idempotent, :attr:`~internutopia.core.controller.base.BaseController.idempotent_apply`,
+and the robots' hooks change nothing on the steps after the first,
+:meth:`~internutopia.core.robot.base.BaseRobot.quiet_steps`) and every stepping task can read
+the steps afterwards (``CombinedStep.recorded``), :class:`RecordedRepeats` runs the whole
+repeat's physics in one call of the backend that records each step's ``qpos``
+(``World.rollout``), and the tasks once over the record. Its results are the step-by-step
+path's, bit for bit:
+
+- a slot whose episode ends on an inner step is put back to that step (``Rollout.rewind``),
+  its episode finished and observed there; it then runs the repeat's remaining steps with the
+  inputs the hooks leave a slot with no command (a Jetbot's stopped wheels), as the
+  step-by-step path runs it;
+- where a MuJoCo warning stopped a simulation in the call (a divergence, say), the backend
+  puts every slot back and the repeat runs step by step, as it otherwise does.
+
+The gain is the Python between the physics steps (the hooks, the commands, the tasks' calls,
+the step's bookkeeping), five times in six for the Jetbot's point-nav repeat; the physics is
+the same call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.runner.actions import Commands
+from internutopia.core.runner.observations import ObservedEntries, merge_rows
+from internutopia.core.runner.outcomes import Advance
+from internutopia.core.task.base import RecordedSteps
+
+#: The state field the tasks' recorded passes read (their robots' base positions).
+RECORDED_FIELDS = ('qpos',)
+
+
+class RecordedRepeats:
+    """Runs an action repeat as one recorded physics call where it can (see the module docstring).
+
+    Args:
+        runner: the :class:`~internutopia.core.runner.runner.Runner` it serves (its table,
+            groups, terms, world and episode ends).
+    """
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+
+    def advance(self, actions: dict[str, dict[str, Any]], commands: Commands, repeat: int,
+                observe_only: ObservedEntries | None) -> tuple[Advance, np.ndarray, dict[str, Any]] | None:
+        """``repeat`` physics steps of ``commands`` (parsed from ``actions``) in one recorded call,
+        or ``None`` where that cannot be done (nothing was advanced: step by step then).
+
+        Returns the repeat as one :class:`Advance` (``active``: the slots that ran; rewards
+        summed; flags, metrics and step counts as each slot's last step left them), the slots
+        whose episodes ended before the last step and their final observations (taken on the
+        step each ended on)."""
+        runner = self.runner
+        active = runner.table.active_slots()
+        task_pass = self._task_pass(commands, repeat, active)
+        if task_pass is None or runner._apply_commands(commands):
+            return None  # (an apply that raised: the step-by-step path applies again and finds whose command fails)
+        rollout = runner.world.rollout(repeat, RECORDED_FIELDS)
+        if rollout is None:
+            return None
+        table = runner.table
+        steps_before = table.steps.view()
+        steps_before.flags.writeable = False
+        reward, terminated, truncated, ran = task_pass(RecordedSteps(rollout.fields['qpos'], steps_before, repeat))
+        table.count_step(active, repeat)
+        ended = active[(terminated | truncated)[active]]
+        early = ended[ran[ended] < repeat] if len(ended) else ended
+        # (step by step, a repeat stops once no episode runs: here after the last one ended)
+        stop = int(ran[active].max()) if len(early) == len(active) else repeat
+        if stop < repeat:
+            rollout.stop_at(stop)
+        runner.world_steps += stop
+        done = Advance(active, reward, terminated, truncated, {}, (), any_ended=bool(len(ended)), steps=stop)
+        if not len(ended):
+            return done, early, {}
+        table.steps[early] -= repeat - ran[early]  # (each counts the steps it ran)
+        # The slots that ended before the call's last step run on after their end: each is put
+        # back there, finished and observed; then they run on as the step-by-step path runs them.
+        coasting = early[ran[early] < stop]
+        for count in np.unique(ran[coasting]).tolist():
+            rollout.rewind(coasting[ran[coasting] == count], count)
+        final_obs = self._finish_and_observe(done, coasting, observe_only)
+        if len(coasting):
+            # The hooks run again and the slots still running (those that end on the last step
+            # too) get their commands again; the others, given none, run on with what the hooks left.
+            failed = runner._apply_commands(runner.actions.parse_batched(actions))
+            if failed:  # (the same commands applied without error a moment ago: the controller broke its word)
+                slot, error = next(iter(failed.items()))
+                raise RuntimeError(f'a controller declared idempotent_apply failed on env {slot} for a command it applied '
+                                   f'without error earlier in the same action repeat: {type(error).__name__}: {error}') from error
+            for count in np.unique(ran[coasting]).tolist():
+                rollout.step(coasting[ran[coasting] == count], stop - count)
+        last = ended[ran[ended] == stop]
+        last_obs = self._finish_and_observe(done, last, observe_only, observe=last[ran[last] < repeat])
+        if final_obs and last_obs:
+            merge_rows(final_obs, last_obs, last[ran[last] < repeat])
+        return done, early, final_obs or last_obs
+
+    def _finish_and_observe(self, done: Advance, slots: np.ndarray, observe_only: ObservedEntries | None,
+                            observe: np.ndarray | None = None) -> dict[str, Any]:
+        """End the episodes of ``slots`` (their records into ``done.metrics``), then observe
+        ``observe`` (by default ``slots``): the final observations of episodes that ended, as the
+        step-by-step path takes them after the step they ended on."""
+        runner = self.runner
+        done.metrics.update({slot: runner._finish(slot, bool(done.terminated[slot]), bool(done.truncated[slot]))
+                             for slot in slots.tolist()})
+        return runner._observe_arrays_isolated(done, slots if observe is None else observe, observe_only)
+
+    def _task_pass(self, commands: Commands, repeat: int, active: np.ndarray) -> Any:
+        """The tasks' recorded pass over ``active`` where the whole repeat can be one recorded
+        call (its inputs the same on every step, the tasks able to read it afterwards), else ``None``."""
+        runner = self.runner
+        if not runner.fuse_steps or repeat < 2 or not len(active):
+            return None
+        for controller, _, _ in commands.values():
+            if not controller.idempotent_apply:
+                return None
+        if runner.groups.quiet_steps(repeat - 1) < repeat - 1:
+            return None
+        return runner.terms.recorded_pass(active)
+
+
+__all__ = ['RECORDED_FIELDS', 'RecordedRepeats']
