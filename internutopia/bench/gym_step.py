@@ -311,7 +311,7 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
 #: The parts of a vector step :func:`phase_shares` times: (label, owner path from the vector env, method).
 PHASES = (
     ('physics (world.step)', '_vec.runner.world', 'step'),
-    ('physics, recorded (world.rollout: an action repeat in one call)', '_vec.runner.world', 'rollout'),
+    ('physics, a repeat recorded (world.rollout)', '_vec.runner.world', 'rollout'),
     ('tasks, rewards, metrics (terms.step)', '_vec.runner.terms', 'step'),
     ('commands (parse_batched)', '_vec.runner.actions', 'parse_batched'),
     ('observations (observe_arrays)', '_vec.runner.observer', 'observe_arrays'),

@@ -280,10 +280,17 @@ class MujocoWorld:
         self._advance_clock(steps)
 
     def _advance_clock(self, steps: int) -> None:
-        """The world clock ``steps`` physics steps on, one step at a time: the same clock whether
-        a repeat's steps ran in one call or one by one (``dt * steps`` added once rounds otherwise)."""
+        """The world clock ``steps`` physics steps on (see :meth:`clock_after`)."""
+        self.time = self.clock_after(steps)
+
+    def clock_after(self, steps: int) -> float:
+        """The world clock after ``steps`` more physics steps, added a step at a time: the same
+        clock whether a repeat's steps ran in one call or one by one (``dt * steps`` added once
+        rounds otherwise)."""
+        time = self.time
         for _ in range(steps):
-            self.time += self.sim.physics_dt
+            time += self.sim.physics_dt
+        return time
 
     def rollout(self, steps: int, fields: tuple[str, ...]) -> PackRollout | None:
         """:meth:`step` recording the state ``fields`` after each physics step (see

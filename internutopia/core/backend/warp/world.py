@@ -99,7 +99,7 @@ class WarpWorld(MujocoWorld):
                 pack.grow_buffers()
             hit = np.union1d(diverged, np.fromiter(overflows, dtype=np.intp, count=len(overflows)))
             if len(hit):
-                pack.reset_rows(hit, self.time + self.sim.physics_dt * steps)
+                pack.reset_rows(hit, self.clock_after(steps))
                 self._failed.append(hit)
         self._advance_clock(steps)
 
