@@ -15,6 +15,8 @@ path's, bit for bit:
   its episode finished and observed there; it then runs the repeat's remaining steps with the
   inputs the hooks leave a slot with no command (a Jetbot's stopped wheels), as the
   step-by-step path runs it;
+- a repeat in which every episode ends stops where the last one ended (``Rollout.stop_at``),
+  as step by step, where no step runs once no episode does;
 - where a MuJoCo warning stopped a simulation in the call (a divergence, say), the backend
   puts every slot back and the repeat runs step by step, as it otherwise does.
 
