@@ -322,7 +322,7 @@ PHASES = (
     ('  of which placed and started (starts._reset_taken)', '_vec.runner.starts', '_reset_taken'),
     ('    of which the tasks\' starts (terms.start_many)', '_vec.runner.terms', 'start_many'),
     ('    of which their forward passes (world.forward)', '_vec.runner.world', 'forward'),
-    ('episode ends and their records (runner._finish)', '_vec.runner', '_finish'),
+    ('episode ends and their records (runner.ends.finish)', '_vec.runner.ends', 'finish'),
     ('infos of envs that ended or started (add_infos)', '', '_add_infos'),
     ('observation rows (layout.flat_rows)', 'layout', 'flat_rows'),
 )

@@ -112,7 +112,7 @@ class RecordedRepeats:
         ``observe`` (by default ``slots``): the final observations of episodes that ended, as the
         step-by-step path takes them after the step they ended on."""
         runner = self.runner
-        done.metrics.update({slot: runner._finish(slot, bool(done.terminated[slot]), bool(done.truncated[slot]))
+        done.metrics.update({slot: runner.ends.finish(slot, bool(done.terminated[slot]), bool(done.truncated[slot]))
                              for slot in slots.tolist()})
         return runner._observe_arrays_isolated(done, slots if observe is None else observe, observe_only)
 

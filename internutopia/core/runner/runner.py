@@ -17,7 +17,6 @@ never per slot, except building the per-slot dicts. :meth:`Runner.step` reads to
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,7 +27,8 @@ from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
-from internutopia.core.runner.failures import Attempts, failed_record, slots_that_fail
+from internutopia.core.runner.ends import EpisodeEnds
+from internutopia.core.runner.failures import Attempts, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations, merge_rows
@@ -85,6 +85,8 @@ class Runner(RunnerReads):
         #: Runs an action repeat's physics in one recorded call where its tasks allow (see
         #: :mod:`~internutopia.core.runner.recorded`; off with :attr:`fuse_steps`).
         self.recorded = RecordedRepeats(self)
+        #: Ends running episodes: their records, their slots done (see :mod:`~internutopia.core.runner.ends`).
+        self.ends = EpisodeEnds(self)
         #: Whether an action repeat advances its quiet physics steps in one call (see
         #: :meth:`_quiet_steps`); ``False`` steps one at a time (the same results: for comparisons).
         self.fuse_steps = True
@@ -320,7 +322,7 @@ class Runner(RunnerReads):
             return self.observer.observe_arrays(observed, observe_only)
         except Exception:
             failed = slots_that_fail(lambda slots: self.observer.observe_arrays(slots, observe_only), observed)
-            self._fail_running(done, failed)
+            self.ends.fail_running(done, failed)
             return self.observer.observe_arrays(np.setdiff1d(observed, list(failed)), observe_only)
 
     def _raise_recorded(self) -> None:
@@ -339,7 +341,7 @@ class Runner(RunnerReads):
             failed = slots_that_fail(self.observer.observe, done.active)
             if not failed:
                 raise  # (it fails for the slots together only: not one slot's fault)
-            self._fail_running(done, failed)
+            self.ends.fail_running(done, failed)
             kept = np.setdiff1d(done.active, list(failed))
             rows = iter(self.observer.observe(kept))
             return [None if slot in failed else next(rows) for slot in done.active.tolist()]
@@ -370,16 +372,16 @@ class Runner(RunnerReads):
         metrics = {}
         for slot in diverged:
             terminated[slot] = True
-            metrics[slot] = self._finish(slot, True, False, outcome='diverged')
-            self._restore_start_state(slot)
+            metrics[slot] = self.ends.finish(slot, True, False, outcome='diverged')
+            self.ends.restore_start_state(slot)
         tasks_ended = ended is not None and bool(np.count_nonzero(ended))
         if ended is not None and tasks_ended:
-            metrics.update({slot: self._finish(slot, bool(terminated[slot]), bool(truncated[slot]))
+            metrics.update({slot: self.ends.finish(slot, bool(terminated[slot]), bool(truncated[slot]))
                             for slot in ended.nonzero()[0].tolist() if slot not in failed})
         done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged),
                        steps=steps)
         if failed:
-            self._fail_running(done, failed)
+            self.ends.fail_running(done, failed)
         return done
 
     def _apply_commands(self, commands: Commands) -> dict[int, Exception]:
@@ -428,29 +430,6 @@ class Runner(RunnerReads):
                 failed[slot] = exc
         return failed
 
-    def _fail_running(self, done: Advance, failed: dict[int, Exception]) -> None:
-        """End the running episodes of ``failed`` slots as failed (one record each, the slot is
-        done: ``terminated`` on this step, ``info`` says why); no other slot is touched."""
-        table = self.table
-        for slot, exc in failed.items():
-            if table.status[slot] != _ACTIVE:
-                continue
-            try:
-                metrics = self.terms.episode_metrics(slot)
-            except Exception:
-                metrics = None  # the metric may be what failed
-            table.set_status(slot, SlotStatus.DONE)
-            episode = table.episodes[slot]
-            assert episode is not None  # (an active slot)
-            self.results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path,
-                                             exc, attempts=1, steps=int(table.steps[slot]), stage='step', metrics=metrics))
-            self._failed_errors.append(exc)
-            done.terminated[slot] = True
-            done.truncated[slot] = False
-            done.reward[slot] = 0.0
-            done.metrics[slot] = metrics if metrics is not None else {}
-            done.failed[slot] = f'{type(exc).__name__}: {exc}'
-
     def _diverged(self, active: np.ndarray) -> tuple[tuple[int, ...], np.ndarray]:
         """The active slots whose simulation diverged this step, and the active slots that did not."""
         failed = self.world.failed_slots()
@@ -485,47 +464,6 @@ class Runner(RunnerReads):
                     hook()
                 self.world.step()
                 self.world_steps += 1
-
-    # ------------------------------------------------------------------------------------------
-    # an episode's end
-    def _finish(self, slot: int, terminated: bool, truncated: bool, outcome: str | None = None) -> dict[str, Any]:
-        """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
-        its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
-        table = self.table
-        metrics_error: Exception | None = None
-        try:
-            metrics = self.terms.episode_metrics(slot)
-        except Exception as exc:
-            if outcome != 'abandoned':
-                raise
-            # An episode reset before it ended: metrics written for finished episodes may not
-            # compute on it (InternUtopia never asks them then); the reset goes on regardless.
-            metrics, metrics_error = None, exc
-        # The slot is done before its record goes out: a failing write never leaves it running.
-        table.set_status(slot, SlotStatus.DONE)
-        record = table.record(slot, metrics=metrics, steps=int(table.steps[slot]), terminated=terminated,
-                              truncated=truncated, wall_time_s=round(time.perf_counter() - float(table.started_at[slot]), 6))
-        if outcome is not None:
-            record['outcome'] = outcome
-        if metrics_error is not None:
-            record['metrics_error'] = f'{type(metrics_error).__name__}: {metrics_error}'
-        try:
-            self.results.write(record)
-        except BaseException:  # Ctrl-C inside a metric's conversion: nothing was written
-            if outcome is None:  # so the episode ends (once) on a later step, as its task says again
-                table.set_status(slot, SlotStatus.ACTIVE)
-            raise
-        return metrics
-
-    def _restore_start_state(self, slot: int) -> None:
-        """Put ``slot`` back at its episode's start state, controllers and sensors reset (after a
-        divergence: no NaN or runaway command stays behind for the slot's next episode)."""
-        table = self.table
-        steps = table.steps[slot]
-        self._place_episode(slot, table.episodes[slot])
-        table.steps[slot] = steps
-        table.set_status(slot, SlotStatus.DONE)
-        self.world.forward(np.array([slot]))
 
     def close(self) -> None:
         """Release the world and flush the results file; print the run summary when results go

@@ -247,7 +247,7 @@ class EpisodeStarts:
         # were running are abandoned, and each new episode starts or fails alone.
         for slot in slots:
             if table.status[slot] == _ACTIVE:
-                self.runner._finish(slot, False, False, outcome='abandoned')
+                self.runner.ends.finish(slot, False, False, outcome='abandoned')
         # Write every reset slot's state first (each entity group once for all its slots), then
         # one forward pass for the whole world, then start tasks (each task object once for all
         # its slots), metrics and rewards (they read poses): a reset of k slots costs one pass of

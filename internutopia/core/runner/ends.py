@@ -1,0 +1,95 @@
+"""How a running episode ends (the runner's collaborator): its metrics, one record in the results
+file, its slot done, whatever ended it: its task (terminated or truncated), a reset that
+abandoned it, a simulation that diverged (the slot then back at its start state), or an
+extension's error on a step (a failed record).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from internutopia.core.runner.failures import failed_record
+from internutopia.core.runner.outcomes import Advance
+from internutopia.core.runner.slots import SlotStatus
+
+_ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-slot comparisons (enum lookups are slow)
+
+
+class EpisodeEnds:
+    """Ends the running episodes of a runner's slots (see the module docstring).
+
+    Args:
+        runner: the :class:`~internutopia.core.runner.runner.Runner` it serves (its table, terms,
+            results file and the errors of the episodes recorded as failed in a call).
+    """
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+
+    def finish(self, slot: int, terminated: bool, truncated: bool, outcome: str | None = None) -> dict[str, Any]:
+        """End ``slot``'s episode and write its record; ``outcome`` marks one that did not end by
+        its task: ``'diverged'`` (its simulation blew up) or ``'abandoned'`` (reset while running)."""
+        table = self.runner.table
+        metrics_error: Exception | None = None
+        try:
+            metrics = self.runner.terms.episode_metrics(slot)
+        except Exception as exc:
+            if outcome != 'abandoned':
+                raise
+            # An episode reset before it ended: metrics written for finished episodes may not
+            # compute on it (InternUtopia never asks them then); the reset goes on regardless.
+            metrics, metrics_error = None, exc
+        # The slot is done before its record goes out: a failing write never leaves it running.
+        table.set_status(slot, SlotStatus.DONE)
+        record = table.record(slot, metrics=metrics, steps=int(table.steps[slot]), terminated=terminated,
+                              truncated=truncated, wall_time_s=round(time.perf_counter() - float(table.started_at[slot]), 6))
+        if outcome is not None:
+            record['outcome'] = outcome
+        if metrics_error is not None:
+            record['metrics_error'] = f'{type(metrics_error).__name__}: {metrics_error}'
+        try:
+            self.runner.results.write(record)
+        except BaseException:  # Ctrl-C inside a metric's conversion: nothing was written
+            if outcome is None:  # so the episode ends (once) on a later step, as its task says again
+                table.set_status(slot, SlotStatus.ACTIVE)
+            raise
+        return metrics
+
+    def restore_start_state(self, slot: int) -> None:
+        """Put ``slot`` back at its episode's start state, controllers and sensors reset (after a
+        divergence: no NaN or runaway command stays behind for the slot's next episode)."""
+        table = self.runner.table
+        steps = table.steps[slot]
+        self.runner._place_episode(slot, table.episodes[slot])
+        table.steps[slot] = steps
+        table.set_status(slot, SlotStatus.DONE)
+        self.runner.world.forward(np.array([slot]))
+
+    def fail_running(self, done: Advance, failed: dict[int, Exception]) -> None:
+        """End the running episodes of ``failed`` slots as failed (one record each, the slot is
+        done: ``terminated`` on this step, ``info`` says why); no other slot is touched."""
+        table = self.runner.table
+        for slot, exc in failed.items():
+            if table.status[slot] != _ACTIVE:
+                continue
+            try:
+                metrics = self.runner.terms.episode_metrics(slot)
+            except Exception:
+                metrics = None  # the metric may be what failed
+            table.set_status(slot, SlotStatus.DONE)
+            episode = table.episodes[slot]
+            assert episode is not None  # (an active slot)
+            self.runner.results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path,
+                                                    exc, attempts=1, steps=int(table.steps[slot]), stage='step', metrics=metrics))
+            self.runner._failed_errors.append(exc)
+            done.terminated[slot] = True
+            done.truncated[slot] = False
+            done.reward[slot] = 0.0
+            done.metrics[slot] = metrics if metrics is not None else {}
+            done.failed[slot] = f'{type(exc).__name__}: {exc}'
+
+
+__all__ = ['EpisodeEnds']
