@@ -122,12 +122,13 @@ class RecordedRepeats:
         runner = self.runner
         if not runner.fuse_steps or repeat < 2 or not len(active):
             return None
+        task_pass = runner.terms.recorded_pass(active)  # (first: the cheapest answer, from the terms' cached plan)
+        if task_pass is None:
+            return None
         for controller, _, _ in commands.values():
             if not controller.idempotent_apply:
                 return None
-        if runner.groups.quiet_steps(repeat - 1) < repeat - 1:
-            return None
-        return runner.terms.recorded_pass(active)
+        return task_pass if runner.groups.quiet_steps(repeat - 1) >= repeat - 1 else None
 
 
 __all__ = ['RECORDED_FIELDS', 'RecordedRepeats']
