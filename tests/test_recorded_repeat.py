@@ -208,3 +208,48 @@ def _robot(name: str):
     return JetbotRobotCfg(position=(0.0, 0.0, 0.0)) if name == 'jetbot' else H1RobotCfg(position=(0.0, 0.0, 1.05))
 
 
+
+
+def test_a_recorded_pass_that_raises_is_named_and_the_physics_put_back(monkeypatch):
+    from internutopia_extension.tasks.point_nav import PointNavTask
+
+    def broken(self, slots, recorded, progress, spl):
+        raise ZeroDivisionError('injected')
+
+    monkeypatch.setattr(PointNavTask, '_recorded_pass', broken)
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=3)
+    runner = env.unwrapped._vec.runner
+    env.reset(seed=0)
+    pack = next(iter(runner.world.packs.values()))
+    state, clock, steps = pack.batch.state.copy(), runner.world.time, runner.table.steps.copy()
+    with pytest.raises(RuntimeError, match=r'PointNavTask: its recorded pass .* envs \[0, 1, 2\].*ZeroDivisionError: injected'):
+        env.step(np.ones(env.action_space.shape, dtype=np.float32))
+    np.testing.assert_array_equal(pack.batch.state[:, :1 + pack.model.nq + pack.model.nv],
+                                  state[:, :1 + pack.model.nq + pack.model.nv])  # time, qpos, qvel as before the step
+    assert runner.world.time == clock
+    np.testing.assert_array_equal(runner.table.steps, steps)
+    env.close()
+
+
+def test_a_pack_of_some_slots_records_and_rewinds_only_its_own():
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=4)
+    runner = env.unwrapped._vec.runner
+    env.reset(seed=1)
+    pack = next(iter(runner.world.packs.values()))
+    pack.set_slots(np.array([0, 2, 3]))  # (slot 1 out of the pack, as an empty slot is)
+    pack.data.ctrl[:, :] = [[5.0, 8.0], [9.0, 9.0], [6.0, 6.0], [0.0, -7.0]]
+    start = pack.batch.state.copy()
+    done = pack.rollout(3, ('qpos',))
+    assert done is not None
+    after = pack.batch.state.copy()
+    np.testing.assert_array_equal(after[1], start[1])  # not stepped
+    assert not done.fields['qpos'][1].any() and done.fields['qpos'][[0, 2, 3]].any()  # rows by slot; slot 1's empty
+    np.testing.assert_array_equal(done.fields['qpos'][[0, 2, 3], -1], after[[0, 2, 3], 1:1 + pack.model.nq])
+    done.rewind(np.array([3]), 1)
+    pack.batch.state[[0, 2]] = start[[0, 2]]  # (the same first step for slot 3 alone, from the start)
+    one = pack.batch.state.copy()
+    one[3] = start[3]
+    pack.batch.state[:] = one
+    pack.batch.step(np.array([3]), nstep=1)
+    np.testing.assert_array_equal(done.fields['qpos'][3, 0], pack.batch.state[3, 1:1 + pack.model.nq])
+    env.close()

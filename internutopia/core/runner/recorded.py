@@ -71,7 +71,11 @@ class RecordedRepeats:
         table = runner.table
         steps_before = table.steps.view()
         steps_before.flags.writeable = False
-        reward, terminated, truncated, ran = task_pass(RecordedSteps(rollout.fields['qpos'], steps_before, repeat))
+        try:
+            reward, terminated, truncated, ran = task_pass(RecordedSteps(rollout.fields['qpos'], steps_before, repeat))
+        except BaseException:
+            rollout.stop_at(0)  # (the physics put back: a pass that must not raise did, see Terms.recorded_pass)
+            raise
         table.count_step(active, repeat)
         ended = active[(terminated | truncated)[active]]
         early = ended[ran[ended] < repeat] if len(ended) else ended

@@ -235,10 +235,10 @@ class Terms:
         if plan.rewards or plan.metrics or not plan.tasks:
             return None
         passes = []
-        for _, served, rows, combined in plan.tasks:
+        for task, served, rows, combined in plan.tasks:
             if combined is None or combined.recorded is None:
                 return None
-            passes.append((served, rows, combined.recorded))
+            passes.append((task, served, rows, combined.recorded))
         env_num = self.env_num
 
         def run(recorded: RecordedSteps) -> RecordedResult:
@@ -246,8 +246,13 @@ class Terms:
             terminated = np.zeros(env_num, dtype=bool)
             truncated = np.zeros(env_num, dtype=bool)
             ran = np.full(env_num, recorded.physics_steps, dtype=np.intp)
-            for served, rows, task_pass in passes:
-                reward[rows], terminated[rows], truncated[rows], ran[rows] = task_pass(served, recorded)
+            for task, served, rows, task_pass in passes:
+                try:
+                    reward[rows], terminated[rows], truncated[rows], ran[rows] = task_pass(served, recorded)
+                except Exception as exc:  # (no slot's alone: the pass ran for them all; see CombinedStep.recorded)
+                    raise RuntimeError(f'{type(task).__name__}: its recorded pass (CombinedStep.recorded) raised for envs '
+                                       f'{served.tolist()}; a recorded pass must not raise (the repeat\'s physics is put '
+                                       f'back). {type(exc).__name__}: {exc}') from exc
             return reward, terminated, truncated, ran
 
         return run

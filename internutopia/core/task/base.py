@@ -53,7 +53,9 @@ class CombinedStep(NamedTuple):
             leaves every per-slot array as ``step`` would after the slot's last step, and gives
             the same numbers to the bit. With it, the runner advances an action repeat's physics
             in one call (when the robots' controllers and hooks allow, see
-            ``Runner.step_arrays_repeated``); it must not raise.
+            ``Runner.step_arrays_repeated``). It must not raise: one that does raises the step's
+            ``RuntimeError`` naming the task (the repeat's physics put back), as no slot can
+            fail alone in a pass that ran for them all.
     """
 
     step: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
