@@ -8,6 +8,9 @@ checking: the env validates, the runner does. It is a few collaborators, each wi
 - :class:`~internutopia.core.runner.terms.Terms`: the task, reward and metric objects and whom they serve;
 - :class:`~internutopia.core.runner.actions.ActionParser` and
   :class:`~internutopia.core.runner.observations.Observer`: actions in, observations out;
+- :class:`~internutopia.core.runner.starts.EpisodeStarts` and :class:`~internutopia.core.runner.ends.EpisodeEnds`:
+  an episode's start and end, each slot's failure its own;
+- :class:`~internutopia.core.runner.recorded.RecordedRepeats`: an action repeat in one recorded physics call;
 - the :class:`~internutopia.core.view.EnvView` that tasks, metrics and rewards read (never the runner).
 
 Per step, work is done per *group* (all slots that share a robot, controller, task or metric),
@@ -210,7 +213,9 @@ class Runner(RunnerReads):
         early when no episode runs. The steps on which nothing but the physics has to run are
         advanced in one physics call (:meth:`_quiet_steps`; the same results, but a simulation
         that diverges inside such a call is found at its end, its record's ``steps`` counting
-        the whole call). Each physics call is its own call for Ctrl-C (see
+        the whole call). Where the tasks can read the steps afterwards, the whole repeat is one
+        recorded physics call instead (:mod:`~internutopia.core.runner.recorded`, the same
+        results). Each physics call is its own call for Ctrl-C (see
         :mod:`~internutopia.core.runner.guard`).
 
         ``restart`` (slots running no episode, validated): after the last physics step, these
