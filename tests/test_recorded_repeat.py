@@ -133,12 +133,16 @@ def test_only_repeats_whose_inputs_and_tasks_allow_run_recorded():
     walk.close()
 
 
-def test_the_worlds_rollout_is_its_steps_bit_for_bit_and_rewinds_a_slot_to_any_step():
-    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=4)
-    runner = env.unwrapped._vec.runner
+def _jetbot_world(num_envs: int):
+    """A Jetbot point-nav vector env after its reset, its world and the world's one pack."""
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=num_envs)
+    world = env.unwrapped._vec.runner.world
     env.reset(seed=1)
-    world = runner.world
-    pack = next(iter(world.packs.values()))
+    return env, world, next(iter(world.packs.values()))
+
+
+def test_the_worlds_rollout_is_its_steps_bit_for_bit_and_rewinds_a_slot_to_any_step():
+    env, world, pack = _jetbot_world(4)
     pack.data.ctrl[:, :] = [[5.0, 8.0], [-3.0, 4.0], [6.0, 6.0], [0.0, -7.0]]
     start, time_before = pack.batch.state.copy(), world.time
     done = world.rollout(5, ('qpos',))
@@ -168,11 +172,7 @@ def test_the_worlds_rollout_is_its_steps_bit_for_bit_and_rewinds_a_slot_to_any_s
 
 
 def test_a_warning_in_the_call_puts_every_slot_back():
-    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=3)
-    runner = env.unwrapped._vec.runner
-    env.reset(seed=1)
-    world = runner.world
-    pack = next(iter(world.packs.values()))
+    env, world, pack = _jetbot_world(3)
     pack.data.qvel[0, 0] = 1e11
     start, time_before = pack.batch.state.copy(), world.time
     assert world.rollout(4, ('qpos',)) is None
@@ -232,10 +232,7 @@ def test_a_recorded_pass_that_raises_is_named_and_the_physics_put_back(monkeypat
 
 
 def test_a_pack_of_some_slots_records_and_rewinds_only_its_own():
-    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=4)
-    runner = env.unwrapped._vec.runner
-    env.reset(seed=1)
-    pack = next(iter(runner.world.packs.values()))
+    env, _, pack = _jetbot_world(4)
     pack.set_slots(np.array([0, 2, 3]))  # (slot 1 out of the pack, as an empty slot is)
     pack.data.ctrl[:, :] = [[5.0, 8.0], [9.0, 9.0], [6.0, 6.0], [0.0, -7.0]]
     start = pack.batch.state.copy()

@@ -158,37 +158,29 @@ class GymLimit:
         self.bookkeeping_s += time.perf_counter() - began
 
     def _recorded_step(self, steps: int = 1) -> None:
-        if self.recording:
-            began = time.perf_counter()
-            for part in self.parts:
-                part.before_step(steps)
-            self.bookkeeping_s += time.perf_counter() - began
-        began = time.perf_counter()
-        if steps == 1:
-            self._step()
-        else:
-            self._step(steps)
-        ended = time.perf_counter()
-        self.physics_s += ended - began
-        if self.recording:
-            for part in self.parts:
-                part.after_step()
-            self.bookkeeping_s += time.perf_counter() - ended
+        self._physics_call(steps, self._step if steps == 1 else lambda: self._step(steps))
 
     def _recorded_rollout(self, steps: int, fields: tuple[str, ...]) -> Any:
+        rollout = self._rollout
+        assert rollout is not None  # (wrapped only where the world has one)
+        return self._physics_call(steps, lambda: rollout(steps, fields), declines=True)
+
+    def _physics_call(self, steps: int, call: Callable[[], Any], declines: bool = False) -> Any:
+        """``call`` (``steps`` physics steps) timed as physics, with what the replay needs
+        recorded around it; ``declines``: a ``None`` answer advanced nothing (a rollout the world
+        did not run: the repeat goes step by step, each step recorded then)."""
         if self.recording:
             began = time.perf_counter()
             for part in self.parts:
                 part.before_step(steps)
             self.bookkeeping_s += time.perf_counter() - began
         began = time.perf_counter()
-        assert self._rollout is not None  # (wrapped only where the world has one)
-        done = self._rollout(steps, fields)
+        done = call()
         ended = time.perf_counter()
         self.physics_s += ended - began
         if self.recording:
             for part in self.parts:
-                if done is None:  # (nothing advanced: the repeat goes step by step, each step recorded)
+                if declines and done is None:
                     part.steps.pop()
                 else:
                     part.after_step()
