@@ -380,9 +380,9 @@ class Env:
                 one result: rewards summed over the steps each slot ran; an episode that ends on
                 an inner step ends there, with that step's flags, metrics and final observation,
                 and is not stepped again; the other slots' observation is the last step's. Steps
-                on which nothing but the physics runs are advanced in one physics call (see
-                docs/extensions.md, "quiet physics steps fused"). Ctrl-C lands between physics
-                calls as between calls. ``observe`` is ignored when ``repeat > 1`` (only the
+                on which nothing but the physics runs are one physics call, as is a repeat whose
+                tasks read its steps afterwards (docs/extensions.md: "quiet physics steps fused",
+                "an action repeat in one recorded call"). Ctrl-C lands between physics calls. ``observe`` is ignored when ``repeat > 1`` (only the
                 ended slots are observed on the inner steps).
             reset_list: slots whose episode has ended (or that hold none) to start their next
                 episodes after the step, as ``reset_arrays(reset_list)`` would right after it, but
