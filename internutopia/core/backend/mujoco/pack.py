@@ -115,7 +115,7 @@ class PackRollout(NamedTuple):
     pack: Pack
     steps: int
     fields: dict[str, np.ndarray]
-    start: np.ndarray | None
+    start: np.ndarray
     clock: Callable[[int], None] | None = None
 
     def rewind(self, slots: np.ndarray, steps: int) -> None:
@@ -124,7 +124,7 @@ class PackRollout(NamedTuple):
 
     def stop_at(self, steps: int) -> None:
         """End the call after its first ``steps`` physics steps: every slot rewound there, the world clock too."""
-        if steps < self.steps and self.start is not None:
+        if steps < self.steps:
             self.pack.rewind(self, self.pack.slots, steps)
         if self.clock is not None:
             self.clock(steps)
@@ -225,17 +225,18 @@ class Pack:
 
         MuJoCo stops a simulation in a recorded call as soon as any of its warnings fires (where
         :meth:`step` goes on: a divergence, for one, resets it to rest). Then nothing of the call
-        is kept: every slot is put back as it was, and ``None`` says to step the usual way.
+        is kept: every slot is put back as it was, and ``None`` says to step the usual way (as
+        for a pack of no slot, which has nothing to record).
         """
         if not len(self.slots):
-            return PackRollout(self, steps, {name: np.zeros((self.batch.nsim, steps, 0)) for name in fields}, None)
+            return None
         if self._pending_rows:
             with self._pending_lock:
                 self._pending_rows.clear()
                 self.data._pending = None
         ids = self._step_ids
         start = self.batch.state[self.slots] if ids is not None else self.batch.state.copy()
-        began = self.data.time[self.slots[0]]
+        began = self.data.time[self.slots]  # (each slot's clock: a copy, rows in the record's order)
         substeps = self.substeps
         record = self.batch.rollout(substeps * steps, record=[_TIME, *fields], ids=ids)
         times = record[_TIME][..., 0]
@@ -257,7 +258,6 @@ class Pack:
         """Put ``slots`` (of this pack, distinct) where ``rollout`` left them after its first
         ``steps`` physics steps: back to its start, then those steps again with the inputs they
         hold (unchanged since the call: then bit for bit the call's, derived fields included)."""
-        assert rollout.start is not None  # (a rollout of no slot has nothing to rewind)
         ids = np.asarray(slots, dtype=np.intp)
         rows = np.searchsorted(self.slots, ids) if self._step_ids is not None else ids
         self.batch.state[ids] = rollout.start[rows]
