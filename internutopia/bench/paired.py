@@ -125,10 +125,11 @@ def summarize(ours: np.ndarray, limit: np.ndarray, clean: np.ndarray | None = No
             'used': 'all' if use.all() else 'clean', 'ratios': ratios.tolist()}
 
 
-def time_calls(spent: dict[str, float], owner: Any, name: str, label: str) -> None:
+def time_calls(spent: dict[str, float], owner: Any, name: str, label: str, calls: dict[str, int] | None = None) -> None:
     """Make ``owner.name`` (a method or function attribute) add the seconds of each call to
     ``spent[label]``: an instance attribute wrapping it (the class is untouched). For timing the
     parts of a step in situ; each wrap adds a Python call and two clock reads to its part.
+    ``calls``, when given, counts the calls by label too.
 
     >>> class Step:
     ...     def physics(self):
@@ -146,4 +147,6 @@ def time_calls(spent: dict[str, float], owner: Any, name: str, label: str) -> No
             return function(*args, **kwargs)
         finally:
             spent[label] = spent.get(label, 0.0) + time.perf_counter() - began
+            if calls is not None:
+                calls[label] = calls.get(label, 0) + 1
     setattr(owner, name, timed)

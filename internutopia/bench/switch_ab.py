@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
+from internutopia.bench.paired import time_calls
 from internutopia.bench.random_actions import warmed_random_actions
 
 __all__ = ['PAIRS', 'SWITCHES', 'format_switch_ab', 'measure_switch_ab']
@@ -64,21 +65,11 @@ def _switch_ab(env_id: str, switch: str, num_envs: int, pairs: int, steps: int) 
     env = gym.make_vec(env_id, num_envs=num_envs)
     inner: Any = env.unwrapped  # internutopia's VectorEnv
     runner = inner._vec.runner
-    physics, calls = [0.0], [0]
-
-    def timed(call: Callable[..., Any]) -> Callable[..., Any]:
-        def physics_call(*args: Any) -> Any:
-            began = time.perf_counter()
-            try:
-                return call(*args)
-            finally:
-                physics[0] += time.perf_counter() - began
-                calls[0] += 1
-        return physics_call
-
+    physics: dict[str, float] = {}
+    calls: dict[str, int] = {}
     # (the physics calls: steps, and an action repeat run as one recorded call)
-    runner.world.step = timed(runner.world.step)
-    runner.world.rollout = timed(runner.world.rollout)
+    time_calls(physics, runner.world, 'step', 'physics', calls)
+    time_calls(physics, runner.world, 'rollout', 'physics', calls)
     try:
         env.reset(seed=0)
         actions = warmed_random_actions(env, 30)
@@ -88,13 +79,14 @@ def _switch_ab(env_id: str, switch: str, num_envs: int, pairs: int, steps: int) 
         for pair in range(pairs):
             for on in ((True, False) if pair % 2 else (False, True)):  # (each goes first in half the pairs)
                 turn(runner, on)
-                physics[0], calls[0] = 0.0, 0
+                physics.clear()
+                calls.clear()
                 began = time.perf_counter()
                 for k in range(steps):
                     env.step(actions[k % len(actions)])
                 spent = time.perf_counter() - began
-                seconds[on][pair], shares[on][pair] = spent / steps, physics[0] / spent
-                per_call[on] += calls[0]
+                seconds[on][pair], shares[on][pair] = spent / steps, physics.get('physics', 0.0) / spent
+                per_call[on] += calls.get('physics', 0)
     finally:
         env.close()
     ratios = seconds[True] / seconds[False]

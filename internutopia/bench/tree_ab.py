@@ -48,21 +48,20 @@ import gymnasium as gym
 import internutopia.envs  # (registers the ids)
 env = gym.make_vec(sys.argv[1], num_envs=int(sys.argv[2]))
 runner = env.unwrapped.vec_env.runner
-world_step, physics = runner.world.step, [0.0]
-def timed_step(count=1):
-    began = time.perf_counter()
-    world_step(count)
-    physics[0] += time.perf_counter() - began
-runner.world.step = timed_step
-world_rollout = getattr(runner.world, 'rollout', None)  # (an action repeat in one recorded call; not in older trees)
-if world_rollout is not None:
-    def timed_rollout(count, fields):
+physics = [0.0]
+def timed(call):
+    def physics_call(*args):
         began = time.perf_counter()
         try:
-            return world_rollout(count, fields)
+            return call(*args)
         finally:
             physics[0] += time.perf_counter() - began
-    runner.world.rollout = timed_rollout
+    return physics_call
+# (the physics calls: steps, and an action repeat run as one recorded call, which older trees lack;
+# written out here, not imported: the worker runs on either tree)
+runner.world.step = timed(runner.world.step)
+if hasattr(runner.world, 'rollout'):
+    runner.world.rollout = timed(runner.world.rollout)
 env.reset(seed=0)
 space = env.action_space
 rng = np.random.default_rng(0)

@@ -43,32 +43,44 @@ def _travel_rows(slots: np.ndarray, positions: np.ndarray, last_xy: np.ndarray, 
         last_xy[slot, 1] = positions[slot, 1]
 
 
+def _slot_step(slot: int, x: float, y: float, travel_x: float, travel_y: float, goal: np.ndarray,
+               success_distance: np.ndarray, steps_now: int, max_steps: np.ndarray, distance: np.ndarray,
+               prev_distance: np.ndarray, success: np.ndarray, with_progress: bool, scale: float,
+               success_bonus: float, step_penalty: float, with_travel: bool, last_xy: np.ndarray,
+               travelled: np.ndarray) -> tuple[float, bool, bool]:
+    """One physics step of ``slot`` (its robot at ``x, y``, the SPL metric's at ``travel_x,
+    travel_y``, its step count ``steps_now``): ``PointNavTask.step``'s distances and flags, then
+    (``with_progress``) :func:`_progress_rows`'s reward added to the task's 0 (0 without it), then
+    (``with_travel``) :func:`_travel_rows`'s SPL update. Its reward, success and time limit."""
+    now = math.hypot(x - goal[slot, 0], y - goal[slot, 1])
+    prev_distance[slot] = distance[slot]
+    distance[slot] = now
+    reached = now < success_distance[slot]
+    success[slot] = reached
+    cut = (not reached) and steps_now >= max_steps[slot]
+    value = 0.0
+    if with_progress:
+        value = 0.0 + (scale * (prev_distance[slot] - distance[slot]) + success_bonus * success[slot] - step_penalty)
+    if with_travel:
+        travelled[slot] += math.hypot(travel_x - last_xy[slot, 0], travel_y - last_xy[slot, 1])
+        last_xy[slot, 0] = travel_x
+        last_xy[slot, 1] = travel_y
+    return value, reached, cut
+
+
 def _combined_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
                    steps: np.ndarray, max_steps: np.ndarray, distance: np.ndarray, prev_distance: np.ndarray,
                    success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, reward: np.ndarray,
                    with_progress: bool, scale: float, success_bonus: float, step_penalty: float,
                    with_travel: bool, travel_positions: np.ndarray, last_xy: np.ndarray, travelled: np.ndarray) -> None:
-    """``PointNavTask.step`` (distances, success as ``terminated``, the time limit as
-    ``truncated``), then (``with_progress``) :func:`_progress_rows`'s reward into ``reward`` (0
-    without it), then (``with_travel``) :func:`_travel_rows`'s SPL update, slot by slot: the
-    task's step alone, or ``PointNavTask.combined_step``'s one pass. The reward is added to the
-    task's 0, as the runner adds a reward's."""
+    """:func:`_slot_step` of each slot after a physics step (success as ``terminated``, the time
+    limit as ``truncated``): the task's step alone, or ``PointNavTask.combined_step``'s one pass."""
     for i in range(slots.shape[0]):
         slot = slots[i]
-        now = math.hypot(positions[slot, 0] - goal[slot, 0], positions[slot, 1] - goal[slot, 1])
-        prev_distance[slot] = distance[slot]
-        distance[slot] = now
-        reached = now < success_distance[slot]
-        success[slot] = reached
-        terminated[i] = reached
-        truncated[i] = (not reached) and steps[slot] >= max_steps[slot]
-        reward[i] = 0.0
-        if with_progress:
-            reward[i] = 0.0 + (scale * (prev_distance[slot] - distance[slot]) + success_bonus * success[slot] - step_penalty)
-        if with_travel:
-            travelled[slot] += math.hypot(travel_positions[slot, 0] - last_xy[slot, 0], travel_positions[slot, 1] - last_xy[slot, 1])
-            last_xy[slot, 0] = travel_positions[slot, 0]
-            last_xy[slot, 1] = travel_positions[slot, 1]
+        reward[i], terminated[i], truncated[i] = _slot_step(
+            slot, positions[slot, 0], positions[slot, 1], travel_positions[slot, 0], travel_positions[slot, 1], goal,
+            success_distance, steps[slot], max_steps, distance, prev_distance, success, with_progress, scale, success_bonus,
+            step_penalty, with_travel, last_xy, travelled)
 
 
 def _recorded_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, success_distance: np.ndarray,
@@ -76,10 +88,10 @@ def _recorded_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, s
                    success: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, reward: np.ndarray, ran: np.ndarray,
                    with_progress: bool, scale: float, success_bonus: float, step_penalty: float,
                    with_travel: bool, travel_positions: np.ndarray, last_xy: np.ndarray, travelled: np.ndarray) -> None:
-    """:func:`_combined_rows` over the physics steps of a recorded call (``positions[slot, k]``
-    after step ``k + 1``, the same for ``travel_positions``), each slot's steps in order up to
-    the one its episode ends on: per row, the rewards added up (to 0.0, in step order, as the
-    runner's action repeat adds them), the flags of its last step and the steps it ran."""
+    """:func:`_slot_step` over the physics steps of a recorded call (``positions[slot, k]`` after
+    step ``k + 1``, the same for ``travel_positions``), each slot's steps in order up to the one
+    its episode ends on: per row, the rewards added up (to 0.0, in step order, as the runner's
+    action repeat adds them), the flags of its last step and the steps it ran."""
     count = positions.shape[1]
     for i in range(slots.shape[0]):
         slot = slots[i]
@@ -88,20 +100,11 @@ def _recorded_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, s
         cut = False
         ran[i] = count
         for k in range(count):
-            now = math.hypot(positions[slot, k, 0] - goal[slot, 0], positions[slot, k, 1] - goal[slot, 1])
-            prev_distance[slot] = distance[slot]
-            distance[slot] = now
-            reached = now < success_distance[slot]
-            success[slot] = reached
-            cut = (not reached) and steps_before[slot] + k + 1 >= max_steps[slot]
-            value = 0.0
-            if with_progress:
-                value = 0.0 + (scale * (prev_distance[slot] - distance[slot]) + success_bonus * success[slot] - step_penalty)
+            value, reached, cut = _slot_step(
+                slot, positions[slot, k, 0], positions[slot, k, 1], travel_positions[slot, k, 0], travel_positions[slot, k, 1],
+                goal, success_distance, steps_before[slot] + k + 1, max_steps, distance, prev_distance, success, with_progress,
+                scale, success_bonus, step_penalty, with_travel, last_xy, travelled)
             total += value
-            if with_travel:
-                travelled[slot] += math.hypot(travel_positions[slot, k, 0] - last_xy[slot, 0], travel_positions[slot, k, 1] - last_xy[slot, 1])
-                last_xy[slot, 0] = travel_positions[slot, k, 0]
-                last_xy[slot, 1] = travel_positions[slot, k, 1]
             if reached or cut:
                 ran[i] = k + 1
                 break
@@ -110,8 +113,10 @@ def _recorded_rows(slots: np.ndarray, positions: np.ndarray, goal: np.ndarray, s
         truncated[i] = cut
 
 
-combined_kernel = Kernel(_combined_rows)
-recorded_kernel = Kernel(_recorded_rows)
+#: The step of one slot, compiled into both passes below (one arithmetic: the same numbers).
+_slot_step_kernel = Kernel(_slot_step)
+combined_kernel = Kernel(_combined_rows, uses={'_slot_step': _slot_step_kernel})
+recorded_kernel = Kernel(_recorded_rows, uses={'_slot_step': _slot_step_kernel})
 progress_kernel = Kernel(_progress_rows)
 travel_kernel = Kernel(_travel_rows)
 
