@@ -395,3 +395,62 @@ def test_gym_instruction_counting_steps_the_vector_env_with_its_physics_off(tmp_
         np.testing.assert_array_equal(pack.data.qpos, before)
     with pytest.raises(SystemExit):
         step_instructions.main(['--gym', 'internutopia/JetbotPointNav-v0', '--phases', 'observe'])  # not a phase of a gym step
+
+
+@pytest.mark.parametrize('env_id', ['internutopia/JetbotPointNav-v0', 'internutopia/H1Walk-v0'])
+def test_the_turnover_phase_ends_each_episode_after_the_length_its_index_draws(env_id):
+    """``step_instructions``' ``turnover`` phase ends episodes (truncated) after a length drawn from
+    their index: the Jetbot's inside a recorded repeat (on the inner step it is due, as a task's
+    end would), the walking H1's after its fused step; each ended episode is reported once with
+    that length, and the vector env restarts it. (Physics off, as counted.)"""
+    import gymnasium
+
+    import internutopia.envs  # noqa: F401  (registers the ids)
+    from internutopia.bench.profile_step import switch_physics_off
+    from internutopia.bench.step_instructions import end_at_a_spread
+
+    envs = gymnasium.make_vec(env_id, num_envs=4)
+    try:
+        envs.reset(seed=0)
+        vec_env, repeat = envs.unwrapped.vec_env, envs.unwrapped.action_repeat
+        space = envs.single_action_space
+        action = np.zeros((4, *space.shape), dtype=space.dtype)
+        switch_physics_off(vec_env)
+        end_at_a_spread(vec_env.runner, repeat, ends_per_step=16.0)  # lengths of 2 to 4 vector steps
+        lengths = {}
+        for _ in range(40):
+            _, _, terminated, truncated, infos = envs.step(action)
+            for env in np.flatnonzero(terminated | truncated).tolist():
+                index = int(infos['episode_index'][env])
+                assert truncated[env] and not terminated[env] and index not in lengths
+                lengths[index] = int(infos['steps'][env])
+        assert len(lengths) >= 25  # (about one end in three vector steps per env)
+        for index, steps in lengths.items():
+            assert steps == repeat * (2 + index * 7919 % 3), (index, steps)
+        assert {steps // repeat for steps in lengths.values()} == {2, 3, 4}
+    finally:
+        envs.close()
+
+
+def test_physics_off_drops_the_forward_passes_a_reset_left_pending(monkeypatch):
+    """A reset leaves the forward passes of its slots pending (the next step recomputes them); the
+    physics-off step drops them as the real step does, so reading the clock runs no MuJoCo forward
+    pass that a real run would not."""
+    import mujoco
+
+    from internutopia.bench.cases import CASES
+    from internutopia.bench.profile_step import switch_physics_off
+    from internutopia.core.vec_env import Env
+
+    case = CASES['jetbot']
+    with Env(case.config(3, 'off')) as env:
+        env.reset()
+        switch_physics_off(env)
+        env.step_arrays(case.array_action(3))
+        env.runner.world.forward(np.array([1]))  # (as a reset does once it has placed a slot: the pass left pending)
+        pack, = env.runner.world.packs.values()
+        assert pack._pending_rows
+        forwards = []
+        monkeypatch.setattr(mujoco, 'mj_forward', lambda *args: forwards.append(args))
+        env.step_arrays(case.array_action(3))
+        assert not pack._pending_rows and not forwards

@@ -41,14 +41,18 @@ def _env_and_step(case_name: str, env_num: int, api: str) -> tuple[Any, Any]:
 
 def switch_physics_off(env: Any) -> None:
     """Make every pack's physics step only advance its slots' clocks (the world checks them to
-    find diverged simulations), so that a step of ``env`` is its Python alone."""
+    find diverged simulations), so that a step of ``env`` is its Python alone. As the real step
+    does, it first drops the forward passes a reset left pending (else reading the clock would
+    run them: MuJoCo work a real step never does)."""
     dt = env.runner.world.sim.physics_dt
     for pack in env.runner.world.packs.values():
         def advance_clock(steps: int = 1, pack: Any = pack) -> None:
+            pack.drop_pending_forwards()
             pack.data.time[pack.slots] += dt * steps
 
         def rollout(steps: int, fields: tuple[str, ...], pack: Any = pack) -> Any:
             # (an action repeat in one recorded call: the same state recorded after each step)
+            pack.drop_pending_forwards()
             start = pack.batch.state.copy()
             pack.data.time[pack.slots] += dt * steps
             return PackRollout(pack, steps, {name: np.repeat(getattr(pack.data, name)[:, None], steps, axis=1) for name in fields},

@@ -17,7 +17,15 @@ internutopia.bench``) remains the measure of speed.
 random actions drawn once; its ``action_repeat`` physics steps are switched off, so a robot
 that does not move reaches no goal and falls over nowhere while it is counted: the steady vector
 step, without resets, until the episodes' time limits come: the Jetbot id's come about 150
-vector steps in, so keep the calls of all phases together under about 120).
+vector steps in, so keep the calls of all phases together under about 120). Its phase
+``turnover`` counts the same ``step()`` while episodes end and restart as they do under random
+actions: the bench ends each episode (truncated) after a length drawn from its index, spread so
+that about :data:`TURNOVER_ENDS_PER_STEP` episodes end a vector step at 64 envs (H1Walk-v0's rate
+with random leg actions, its robots falling), each then finished, recorded, reported in the
+infos and restarted by the vector env's autoreset: what a step with turnover costs beyond the
+steady one.
+
+    python -m internutopia.bench.step_instructions --gym internutopia/H1Walk-v0 --env-nums 64 --phases step,turnover
 
 ``--code`` counts any Python expression instead, evaluated with ``env``, ``runner``, ``np``,
 ``step``, ``parse``, ``actions`` (the step's actions), ``commands`` (parsed actions), ``slots``
@@ -40,6 +48,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 _HELPER = '''
 #include <valgrind/callgrind.h>
@@ -48,6 +57,11 @@ void count_stop(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; CALLGRIN
 '''
 
 PHASES = ('step', 'parse', 'controllers', 'advance', 'observe', 'get_obs', 'nothing')
+#: The phases of ``--gym``.
+GYM_PHASES = ('step', 'turnover', 'nothing')
+
+#: Episodes ending a vector step in the ``turnover`` phase, at 64 envs (in proportion at others).
+TURNOVER_ENDS_PER_STEP = 1.5
 
 
 def _helper(directory: str) -> str:
@@ -94,9 +108,60 @@ def _measure_gym(counter: ctypes.CDLL, env_id: str, num_envs: int, phases: list[
     def step() -> None:
         envs.step(action)
 
+    def turnover() -> None:
+        if not ending:  # (first call: episodes end from now on; steps enough for their ends to spread out)
+            ending.append(end_at_a_spread(vec_env.runner, envs.unwrapped.action_repeat))  # type: ignore[attr-defined]
+            for _ in range(120):
+                step()
+        step()
+
+    ending: list[None] = []
     scope = {'envs': envs, 'np': np, 'step': step, 'action': action, 'runner': vec_env.runner}
-    _count_calls(counter, {'step': step, 'nothing': lambda: None}, scope, phases, calls)
+    _count_calls(counter, {'step': step, 'turnover': turnover, 'nothing': lambda: None}, scope, phases, calls)
     envs.close()
+
+
+def end_at_a_spread(runner: Any, repeat: int, ends_per_step: float = TURNOVER_ENDS_PER_STEP) -> None:
+    """From now on, end every episode of ``runner`` (truncated) once it has run a length drawn
+    from its index: ``repeat`` physics steps times a number of vector steps spread evenly from
+    half to one and a half times their mean, the mean such that about ``ends_per_step`` episodes
+    (at 64 envs; in proportion at others) end a vector step. The tasks' own ends still come
+    first. Wraps the runner's terms (their per-step call and their recorded passes), as a bench
+    alone may."""
+    import numpy as np
+
+    mean = max(2.0, 64 / ends_per_step - 1)  # (an env that ended spends one vector step restarting)
+    low, high = max(1, round(mean / 2)), max(2, round(mean * 3 / 2))
+    table, terms = runner.table, runner.terms
+    step, recorded_pass = terms.step, terms.recorded_pass
+
+    def limits(slots: np.ndarray) -> np.ndarray:
+        index = np.array([table.episodes[slot].index for slot in slots.tolist()], dtype=np.int64)
+        return repeat * (low + index * 7919 % (high - low + 1))
+
+    def step_and_end(slots: np.ndarray) -> tuple:
+        reward, terminated, truncated, stepped, failed = step(slots)
+        due = slots[table.steps[slots] >= limits(slots)]
+        truncated[due] = ~terminated[due]
+        return reward, terminated, truncated, stepped or bool(len(due)), failed
+
+    def recorded_and_end(slots: np.ndarray) -> Any:
+        run = recorded_pass(slots)
+        if run is None:
+            return None
+
+        def run_and_end(recorded: Any) -> tuple:
+            reward, terminated, truncated, ran = run(recorded)
+            due = (limits(slots) - recorded.steps_before[slots]).clip(1)  # (the inner step each is due on)
+            own_end = (terminated[slots] | truncated[slots]) & (ran[slots] <= due)  # (the task's end came first)
+            cut = slots[(due <= ran[slots]) & ~own_end]
+            ran[cut] = np.minimum(ran[cut], due[np.searchsorted(slots, cut)])
+            terminated[cut], truncated[cut] = False, True
+            return reward, terminated, truncated, ran
+
+        return run_and_end
+
+    terms.step, terms.recorded_pass = step_and_end, recorded_and_end
 
 
 def _measure(library: str, robot: str, env_num: int, api: str, phases: list[str], calls: int) -> None:
@@ -225,10 +290,10 @@ def main(argv: list[str] | None = None) -> int:
                         help='a Python expression to count instead of the phases (repeatable; see above for its scope)')
     parser.add_argument('--calls', type=int, default=50, help='counted calls per phase')
     parser.add_argument('--gym', default='', help="comma-separated Gymnasium ids: count their vector env's step() "
-                        "(phases step and nothing, or --code with envs, runner, step, action in scope) instead of --robots")
+                        "(phases step, turnover and nothing, or --code with envs, runner, step, action in scope) instead of --robots")
     args = parser.parse_args(argv)
     phases = args.code or args.phases.split(',')
-    valid = ('step', 'nothing') if args.gym else PHASES
+    valid = GYM_PHASES if args.gym else PHASES
     for phase in [] if args.code else phases:
         if phase not in valid:
             parser.error(f'unknown phase {phase!r}; choose from {", ".join(valid)}')

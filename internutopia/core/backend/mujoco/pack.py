@@ -212,11 +212,16 @@ class Pack:
         """Advance every slot of the pack by ``steps`` physics steps (``substeps`` calls of
         ``mj_step`` each) in one batch call, on every core."""
         if len(self.slots):
-            if self._pending_rows:  # (the step computes every derived field of the pack's slots)
-                with self._pending_lock:
-                    self._pending_rows.clear()
-                    self.data._pending = None
+            self.drop_pending_forwards()
             self.batch.step(self._step_ids, nstep=self.substeps * steps)
+
+    def drop_pending_forwards(self) -> None:
+        """Forget the forward passes :meth:`forward` left pending: a step is coming, which
+        computes every derived field of the pack's slots afresh (see :meth:`forward`)."""
+        if self._pending_rows:
+            with self._pending_lock:
+                self._pending_rows.clear()
+                self.data._pending = None
 
     def rollout(self, steps: int, fields: tuple[str, ...]) -> PackRollout | None:
         """:meth:`step`'s ``steps`` physics steps in one batch call that records the state fields
@@ -230,10 +235,7 @@ class Pack:
         """
         if not len(self.slots):
             return None
-        if self._pending_rows:
-            with self._pending_lock:
-                self._pending_rows.clear()
-                self.data._pending = None
+        self.drop_pending_forwards()
         ids = self._step_ids
         start = self.batch.state[self.slots] if ids is not None else self.batch.state.copy()
         began = self.data.time[self.slots]  # (each slot's clock: a copy, rows in the record's order)
