@@ -108,6 +108,31 @@ def test_point_nav_episodes_build_what_validating_each_builds_one_family_per_sce
     assert generate_point_nav_episodes(6, 4, scenes=DEFAULT_SCENES) == episodes
 
 
+def test_a_point_nav_sampler_validates_each_scenes_template_once_and_keeps_its_family(monkeypatch):
+    """An endless point-nav sampler validates a scene's episode template on its first batch only:
+    later batches are copies of it (as validating gives them), of the same family (so the runner
+    finds their structure once), and the same seed still gives the same episodes."""
+
+    from internutopia.envs.point_nav import point_nav_sampler
+    from internutopia_extension.configs.tasks import PointNavTaskCfg
+
+    sampler = point_nav_sampler('jetbot', batch=4)
+    validated = []
+    original = PointNavTaskCfg.__init__
+
+    def counting(self, **fields):
+        validated.append(fields['scene_asset_path'])
+        original(self, **fields)
+
+    monkeypatch.setattr(PointNavTaskCfg, '__init__', counting)
+    batches = [sampler(np.random.default_rng(seed)) for seed in (1, 2, 1)]
+    assert validated == []  # (the flat ground's template was made when the sampler was)
+    for batch in batches:
+        _assert_as_validated(batch)
+    assert len({id(family) for batch in batches for family in batch.families}) == 1
+    assert batches[0] == batches[2] and batches[0] != batches[1]
+
+
 def test_fresh_episodes_are_taken_uncopied_a_users_task_configs_are_copied():
     users = FiniteStepTaskCfg(max_steps=3, robots=[JetbotRobotCfg()])
     fresh = FreshEpisodes([FiniteStepTaskCfg(max_steps=4, robots=[JetbotRobotCfg()])], family='mine')

@@ -106,6 +106,8 @@ class FreeSpace:
         chain = [goal]
         while parent[chain[-1]] >= 0:
             chain.append(int(parent[chain[-1]]))
+        if len(self.boxes) == 0 and len(chain) > 1:  # (nothing in the way: the start sees the goal)
+            return self.points[[chain[-1], goal]]
         points = self.points[chain[::-1]]
         out, i = [points[0]], 0
         while i < len(points) - 1:
@@ -136,6 +138,9 @@ class FreeSpace:
 
 def path_length(points: np.ndarray) -> float:
     """Length of a polyline ``(m, 2)``."""
+    if len(points) == 2:  # (a straight path, the usual one: numpy's own arithmetic on two numbers, at a tenth of its cost)
+        (ax, ay), (bx, by) = points.tolist()
+        return math.sqrt((bx - ax) * (bx - ax) + (by - ay) * (by - ay))
     return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum()) if len(points) > 1 else 0.0
 
 
@@ -156,7 +161,9 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
                                 bounds: dict[str | None, Sequence[float]] | None = None) -> list[TaskCfg]:
     """``n`` ``PointNavTaskCfg`` episodes, cycling through ``scenes`` (``None``: flat ground), as a
     :class:`~internutopia.core.config.fresh_episodes.FreshEpisodes` (a list the Gymnasium envs' queue takes
-    without copying; every episode has objects of its own).
+    without copying; every episode has objects of its own). The same as
+    ``PointNavEpisodes(scenes, ...).draw(n, seed)`` (:class:`PointNavEpisodes`, which a sampler
+    drawing batch after batch keeps).
 
     Args:
         n: number of episodes.
@@ -176,68 +183,108 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
     Raises:
         ValueError: bad arguments, or a scene where no start has a goal in range.
     """
-    # The configs are the extension's, found by type name as a YAML file names them.
-    PointNavTaskCfg = _config_class(TaskCfg, 'PointNavTask')  # noqa: N806
-    VisualCubeCfg = _config_class(ObjectCfg, 'VisualCube')  # noqa: N806
-    if robot_cfg is None:
-        robot_cfg = _config_class(RobotCfg, 'JetbotRobot')()
-
     if n < 0:
         raise ValueError(f'n must be >= 0; got {n}')
-    if not scenes:
-        raise ValueError('scenes must list at least one scene (None for the flat ground)')
-    if not 0 <= min_distance <= max_distance:
-        raise ValueError(f'need 0 <= min_distance <= max_distance; got {min_distance}, {max_distance}')
-    rng = np.random.default_rng(seed)
-    # Each episode is its scene's template (validated once per call, on a private copy of the
-    # robot and metrics) with its own draws put in: numbers of the validated types, so the copy
-    # is what validating each episode would give (tests/test_walk_episodes.py checks it) at a
-    # small part of the cost. An episode's own objects: its robot, goal marker and lists.
-    robot_template = robot_cfg.model_copy(deep=True)
-    own_controllers = 'controllers' in robot_template.model_fields_set and robot_template.controllers is not None
-    templates: dict[str | None, tuple[Any, Any, object]] = {}
-    families: list[object] = []
-    episodes: list[TaskCfg] = []
-    for e in range(n):
-        scene = scenes[e % len(scenes)]
-        space = _free_space(scene, resolution, robot_radius, (bounds or {}).get(scene))
-        template = templates.get(scene)
+    return PointNavEpisodes(scenes, robot_cfg=robot_cfg, min_distance=min_distance, max_distance=max_distance,
+                            max_steps=max_steps, success_distance=success_distance, resolution=resolution,
+                            robot_radius=robot_radius, goal_marker=goal_marker, metrics=metrics, bounds=bounds).draw(n, seed)
+
+
+class PointNavEpisodes:
+    """Point-nav episodes of fixed arguments (those of :func:`generate_point_nav_episodes`), drawn
+    batch by batch with :meth:`draw`.
+
+    Each episode is its scene's template (validated once, on the first draw in that scene, on a
+    private copy of the robot and metrics) with its own draws put in: numbers of the validated
+    types, so the copy is what validating each episode would give (tests/test_batched_resets.py
+    checks it) at a small part of the cost. An episode's own objects: its robot, goal marker and
+    lists. The templates (and so the episodes' family, which tells the runner they share their
+    structure) are kept from draw to draw: an endless sampler validates each scene's once.
+
+    >>> episodes = PointNavEpisodes((None,), min_distance=1.0, max_distance=2.0)
+    >>> first, again = episodes.draw(4, seed=7), episodes.draw(4, seed=7)
+    >>> first == again, len(first), 1.0 <= first[0].shortest_path_length <= 2.0 + 1e-9
+    (True, 4, True)
+    """
+
+    def __init__(self, scenes: Sequence[str | None] = DEFAULT_SCENES, robot_cfg: Any = None, min_distance: float = 1.0,
+                 max_distance: float = 4.0, max_steps: int = 4000, success_distance: float = 0.3, resolution: float = 0.25,
+                 robot_radius: float = 0.3, goal_marker: bool = True, metrics: list | None = None,
+                 bounds: dict[str | None, Sequence[float]] | None = None) -> None:
+        if not scenes:
+            raise ValueError('scenes must list at least one scene (None for the flat ground)')
+        if not 0 <= min_distance <= max_distance:
+            raise ValueError(f'need 0 <= min_distance <= max_distance; got {min_distance}, {max_distance}')
+        # The configs are the extension's, found by type name as a YAML file names them.
+        self._task_class = _config_class(TaskCfg, 'PointNavTask')
+        self._cube_class = _config_class(ObjectCfg, 'VisualCube')
+        if robot_cfg is None:
+            robot_cfg = _config_class(RobotCfg, 'JetbotRobot')()
+        self.scenes = tuple(scenes)
+        self.min_distance, self.max_distance = min_distance, max_distance
+        self.max_steps, self.success_distance = max_steps, success_distance
+        self.resolution, self.robot_radius = resolution, robot_radius
+        self.goal_marker, self.bounds = goal_marker, bounds or {}
+        self._metrics = metrics
+        self._robot = robot_cfg.model_copy(deep=True)
+        self._own_controllers = 'controllers' in self._robot.model_fields_set and self._robot.controllers is not None
+        self._templates: dict[str | None, tuple[Any, Any, object]] = {}  # by scene: task, goal marker, family
+
+    def _template(self, scene: str | None) -> tuple[Any, Any, object]:
+        """The episode template of ``scene``, its goal marker (or ``None``) and its family (made once)."""
+        template = self._templates.get(scene)
         if template is None:
-            cube = VisualCubeCfg(name='goal_marker', position=(0.0, 0.0, 0.05), scale=(0.1, 0.1, 0.1),
-                                 color=(0.1, 0.8, 0.2, 0.6)) if goal_marker else None
-            fields = dict(goal=(0.0, 0.0, 0.0), success_distance=success_distance, max_steps=max_steps,
-                          shortest_path_length=0.0, scene_asset_path=scene, robots=[robot_template],
+            cube = self._cube_class(name='goal_marker', position=(0.0, 0.0, 0.05), scale=(0.1, 0.1, 0.1),
+                                    color=(0.1, 0.8, 0.2, 0.6)) if self.goal_marker else None
+            fields = dict(goal=(0.0, 0.0, 0.0), success_distance=self.success_distance, max_steps=self.max_steps,
+                          shortest_path_length=0.0, scene_asset_path=scene, robots=[self._robot],
                           objects=[cube] if cube is not None else [])
-            if metrics is not None:
-                fields['metrics'] = [metric.model_copy(deep=True) for metric in metrics]
+            if self._metrics is not None:
+                fields['metrics'] = [metric.model_copy(deep=True) for metric in self._metrics]
             # (its family: the episodes of one scene share types, files and structure)
-            template = templates[scene] = (PointNavTaskCfg(**fields), cube, object())
-        task_template, cube, family = template
-        for _ in range(200):
-            start = int(rng.integers(len(space.points)))
-            dist, parent = space.geodesic(start)
-            candidates = np.flatnonzero((dist >= min_distance) & (dist <= max_distance))
-            if len(candidates):
-                break
-        else:
-            raise ValueError(f'scene {scene!r}: found no start with a reachable goal {min_distance}..{max_distance} m away')
-        goal = int(candidates[rng.integers(len(candidates))])
-        shortest = path_length(space.path(parent, goal))
-        yaw = float(rng.uniform(-math.pi, math.pi))
-        sx, sy = (float(v) for v in space.points[start])
-        gx, gy = (float(v) for v in space.points[goal])
-        pose: dict[str, Any] = {'position': (sx, sy, float(robot_template.position[2])),
-                                'orientation': (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))}
-        if own_controllers:
-            pose['controllers'] = [controller.model_copy() for controller in robot_template.controllers]
-        robot = robot_template.model_copy(update=pose)
-        objects = [cube.model_copy(update={'position': (gx, gy, 0.05)})] if cube is not None else []
-        episode = {'goal': (gx, gy, 0.0), 'shortest_path_length': round(shortest, 6), 'robots': [robot], 'objects': objects}
-        if 'metrics' in task_template.model_fields_set:  # (else the class's defaults, shared and never written)
-            episode['metrics'] = [metric.model_copy() for metric in task_template.metrics]
-        episodes.append(task_template.model_copy(update=episode))
-        families.append(family)
-    return FreshEpisodes(episodes, families=families)
+            template = self._templates[scene] = (self._task_class(**fields), cube, object())
+        return template
+
+    def draw(self, n: int, seed: int) -> FreshEpisodes:
+        """``n`` episodes drawn from ``seed`` (the same seed, the same episodes), cycling through the scenes."""
+        if n < 0:
+            raise ValueError(f'n must be >= 0; got {n}')
+        rng = np.random.default_rng(seed)
+        robot_template, min_distance, max_distance = self._robot, self.min_distance, self.max_distance
+        spaces: dict[str | None, FreeSpace] = {}  # (each scene's looked up once a draw: its file may have changed)
+        families: list[object] = []
+        episodes: list[TaskCfg] = []
+        for e in range(n):
+            scene = self.scenes[e % len(self.scenes)]
+            space = spaces.get(scene)
+            if space is None:
+                space = spaces[scene] = _free_space(scene, self.resolution, self.robot_radius, self.bounds.get(scene))
+            task_template, cube, family = self._template(scene)
+            for _ in range(200):
+                start = int(rng.integers(len(space.points)))
+                dist, parent = space.geodesic(start)
+                candidates = np.flatnonzero((dist >= min_distance) & (dist <= max_distance))
+                if len(candidates):
+                    break
+            else:
+                raise ValueError(f'scene {scene!r}: found no start with a reachable goal {min_distance}..{max_distance} m away')
+            goal = int(candidates[rng.integers(len(candidates))])
+            shortest = path_length(space.path(parent, goal))
+            yaw = float(rng.uniform(-math.pi, math.pi))
+            sx, sy = (float(v) for v in space.points[start])
+            gx, gy = (float(v) for v in space.points[goal])
+            pose: dict[str, Any] = {'position': (sx, sy, float(robot_template.position[2])),
+                                    'orientation': (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))}
+            if self._own_controllers:
+                pose['controllers'] = [controller.model_copy() for controller in robot_template.controllers]
+            robot = robot_template.model_copy(update=pose)
+            objects = [cube.model_copy(update={'position': (gx, gy, 0.05)})] if cube is not None else []
+            episode = {'goal': (gx, gy, 0.0), 'shortest_path_length': round(shortest, 6), 'robots': [robot], 'objects': objects}
+            if 'metrics' in task_template.model_fields_set:  # (else the class's defaults, shared and never written)
+                episode['metrics'] = [metric.model_copy() for metric in task_template.metrics]
+            episodes.append(task_template.model_copy(update=episode))
+            families.append(family)
+        return FreshEpisodes(episodes, families=families)
 
 
 #: Free-space grids kept between calls (a sampler draws a batch per call, in the same scenes).

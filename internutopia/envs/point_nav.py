@@ -39,7 +39,7 @@ def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (Non
     Defaults come from :data:`POINT_NAV_ROBOTS`; ``max_steps`` (physics steps) defaults to the
     preset's time limit. Metrics default to success, SPL and distance to goal.
     """
-    from internutopia.core.episodes import generate_point_nav_episodes
+    from internutopia.core.episodes import PointNavEpisodes
     from internutopia_extension.configs.metrics import DistanceToGoalMetricCfg, SPLMetricCfg, SuccessMetricCfg
 
     preset = POINT_NAV_ROBOTS.get(robot)
@@ -54,10 +54,11 @@ def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (Non
         success_distance=success_distance,
         metrics=metrics if metrics is not None else [SuccessMetricCfg(), SPLMetricCfg(), DistanceToGoalMetricCfg()],
     )
-    first = generate_point_nav_episodes(1, 0, **kwargs)  # fails early on bad arguments
+    episodes = PointNavEpisodes(**kwargs)  # (its scenes' templates validated once, for every batch)
+    first = episodes.draw(1, 0)  # fails early on bad arguments
 
     def sample(rng: Any) -> list:
-        return generate_point_nav_episodes(batch, int(rng.integers(2 ** 31)), **kwargs)
+        return episodes.draw(batch, int(rng.integers(2 ** 31)))
 
     sample.first = first[0]  # type: ignore[attr-defined]  # a function attribute, read by make_point_nav_vec
     return sample

@@ -29,7 +29,7 @@ from internutopia.core.backend.model import NO_ID, JointType
 from internutopia.core.backend.parts import ModelSpec
 from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig
 from internutopia.core.registry import Registry
-from internutopia.core.util.math import rotate
+from internutopia.core.util.math import rotate_one
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
@@ -186,8 +186,9 @@ class Entity(Generic[EntityCfgT]):
         """Where the base body goes for a configured ``position`` and wxyz ``orientation`` (see :attr:`root_offset`)."""
         if not any(self.root_offset):
             return np.asarray(position, dtype=float)
-        rotated = rotate(np.asarray(orientation, dtype=float), np.asarray(self.root_offset, dtype=float))
-        return np.asarray(position, dtype=float) + rotated
+        ox, oy, oz = rotate_one(orientation, self.root_offset)  # (one pose: Python floats, numpy's numbers)
+        px, py, pz = position
+        return np.array((float(px) + ox, float(py) + oy, float(pz) + oz))
 
     def poses(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Env-local positions ``(k, 3)`` and wxyz orientations ``(k, 4)`` of the base body.

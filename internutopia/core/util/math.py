@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,21 @@ def rotate(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     # MuJoCo's order of operations, so that the results are the same to the last bit.
     t0, t1, t2 = w * a + y * c - z * b, w * b + z * a - x * c, w * c + x * b - y * a
     return np.stack([a + 2 * (y * t2 - z * t1), b + 2 * (z * t0 - x * t2), c + 2 * (x * t1 - y * t0)], axis=-1)
+
+
+def rotate_one(quat: Sequence[float], vec: Sequence[float]) -> tuple[float, float, float]:
+    """:func:`rotate` of one vector by one quaternion, in Python floats: the same arithmetic in the
+    same order (so the same numbers to the bit) at a tenth of the cost of numpy's scalars (an
+    episode's start pose, one at a time).
+
+    >>> quarter = (float(np.cos(np.pi / 4)), 0.0, 0.0, float(np.sin(np.pi / 4)))
+    >>> rotate_one(quarter, (0.3, -2.0, 1.0)) == tuple(rotate(np.array(quarter), np.array([0.3, -2.0, 1.0])).tolist())
+    True
+    """
+    w, x, y, z = (float(v) for v in quat)
+    a, b, c = (float(v) for v in vec)
+    t0, t1, t2 = w * a + y * c - z * b, w * b + z * a - x * c, w * c + x * b - y * a
+    return a + 2 * (y * t2 - z * t1), b + 2 * (z * t0 - x * t2), c + 2 * (x * t1 - y * t0)
 
 
 # -- InternUtopia's names (``internutopia.core.util.math``), for extensions that import them -------
