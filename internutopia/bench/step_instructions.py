@@ -110,12 +110,13 @@ def _measure_gym(counter: ctypes.CDLL, env_id: str, num_envs: int, phases: list[
 
     def turnover() -> None:
         if not ending:  # (first call: episodes end from now on; steps enough for their ends to spread out)
-            ending.append(end_at_a_spread(vec_env.runner, envs.unwrapped.action_repeat))  # type: ignore[attr-defined]
+            end_at_a_spread(vec_env.runner, envs.unwrapped.action_repeat)  # type: ignore[attr-defined]
+            ending.append(True)
             for _ in range(120):
                 step()
         step()
 
-    ending: list[None] = []
+    ending: list[bool] = []
     scope = {'envs': envs, 'np': np, 'step': step, 'action': action, 'runner': vec_env.runner}
     _count_calls(counter, {'step': step, 'turnover': turnover, 'nothing': lambda: None}, scope, phases, calls)
     envs.close()
