@@ -138,7 +138,8 @@ class FreeSpace:
 
 def path_length(points: np.ndarray) -> float:
     """Length of a polyline ``(m, 2)``."""
-    if len(points) == 2:  # (a straight path, the usual one: numpy's own arithmetic on two numbers, at a tenth of its cost)
+    points = np.asarray(points, dtype=float)
+    if points.shape == (2, 2):  # (a straight path, the usual one: numpy's own arithmetic on two numbers, at a tenth of its cost)
         (ax, ay), (bx, by) = points.tolist()
         return math.sqrt((bx - ax) * (bx - ax) + (by - ay) * (by - ay))
     return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum()) if len(points) > 1 else 0.0
