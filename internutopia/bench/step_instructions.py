@@ -135,14 +135,22 @@ def end_at_a_spread(runner: Any, repeat: int, ends_per_step: float = TURNOVER_EN
     low, high = max(1, round(mean / 2)), max(2, round(mean * 3 / 2))
     table, terms = runner.table, runner.terms
     step, recorded_pass = terms.step, terms.recorded_pass
+    limit = np.zeros(table.env_num, dtype=np.int64)  # each slot's episode's length (physics steps)
 
-    def limits(slots: np.ndarray) -> np.ndarray:
-        index = np.array([table.episodes[slot].index for slot in slots.tolist()], dtype=np.int64)
-        return repeat * (low + index * 7919 % (high - low + 1))
+    def limits(slots: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+        """The lengths of ``slots``' episodes, those of the ``fresh`` ones (begun since) found first:
+        what the bench adds to a step stays a few numpy calls, not a loop over the envs."""
+        for slot in slots[fresh].tolist():
+            limit[slot] = repeat * (low + table.episodes[slot].index * 7919 % (high - low + 1))
+        return limit[slots]
+
+    running = table.active_slots()
+    limits(running, np.ones(len(running), dtype=bool))
 
     def step_and_end(slots: np.ndarray) -> tuple:
         reward, terminated, truncated, stepped, failed = step(slots)
-        due = slots[table.steps[slots] >= limits(slots)]
+        steps = table.steps[slots]
+        due = slots[steps >= limits(slots, steps <= repeat)]  # (an episode's first step call counts at most repeat)
         truncated[due] = ~terminated[due]
         return reward, terminated, truncated, stepped or bool(len(due)), failed
 
@@ -153,7 +161,8 @@ def end_at_a_spread(runner: Any, repeat: int, ends_per_step: float = TURNOVER_EN
 
         def run_and_end(recorded: Any) -> tuple:
             reward, terminated, truncated, ran = run(recorded)
-            due = (limits(slots) - recorded.steps_before[slots]).clip(1)  # (the inner step each is due on)
+            before = recorded.steps_before[slots]
+            due = (limits(slots, before == 0) - before).clip(1)  # (the inner step each is due on)
             own_end = (terminated[slots] | truncated[slots]) & (ran[slots] <= due)  # (the task's end came first)
             cut = slots[(due <= ran[slots]) & ~own_end]
             ran[cut] = np.minimum(ran[cut], due[np.searchsorted(slots, cut)])

@@ -184,8 +184,6 @@ def generate_point_nav_episodes(n: int, seed: int, scenes: Sequence[str | None] 
     Raises:
         ValueError: bad arguments, or a scene where no start has a goal in range.
     """
-    if n < 0:
-        raise ValueError(f'n must be >= 0; got {n}')
     return PointNavEpisodes(scenes, robot_cfg=robot_cfg, min_distance=min_distance, max_distance=max_distance,
                             max_steps=max_steps, success_distance=success_distance, resolution=resolution,
                             robot_radius=robot_radius, goal_marker=goal_marker, metrics=metrics, bounds=bounds).draw(n, seed)
