@@ -89,6 +89,25 @@ def test_leg_actions_become_servo_targets_at_the_50_hz_tick():
     env.close()
 
 
+def test_leg_actions_are_clipped_into_their_own_rows():
+    """The leg-action controller stores each slot's actions clipped to [-1, 1], the same numbers as
+    ``np.clip``: every row at once (a training step) or a few rows (the others keep theirs)."""
+    env = walking_env(env_num=2)
+    group = h1_group(env)
+    walker, controller = group.walker, group.controllers['leg_action']
+    rng = np.random.default_rng(0)
+    batch = rng.uniform(-3.0, 3.0, (2, 10))
+    batch[0, :3] = (-0.0, 1.0, -1.0)
+    controller.apply(group.slots, batch)
+    assert walker.pending_action.tobytes() == np.clip(batch, -1.0, 1.0).tobytes()
+    kept = walker.pending_action[0].copy()
+    row = rng.uniform(-3.0, 3.0, (1, 10))
+    controller.apply(np.array([1]), row)
+    assert walker.pending_action[1].tobytes() == np.clip(row[0], -1.0, 1.0).tobytes()
+    assert walker.pending_action[0].tobytes() == kept.tobytes()
+    env.close()
+
+
 def test_falling_ends_the_episode_with_a_record():
     env = walking_env(env_num=1, max_steps=2000, commands=[(0.0, 0.5, 0.0, 0.0)])
     fell_at = None

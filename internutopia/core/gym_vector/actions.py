@@ -97,6 +97,7 @@ class ActionLayout:
             raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
         #: One sub-environment's action space.
         self.space: spaces.Box = action_space
+        self._float_bounds: tuple[spaces.Box, np.ndarray, np.ndarray] | None = None  # (see _bounds)
 
     def check(self, actions: Any, num_envs: int) -> np.ndarray:
         """``actions`` of ``num_envs`` envs as a ``float64`` array, or a ``ValueError`` saying what is wrong."""
@@ -115,6 +116,14 @@ class ActionLayout:
             raise ValueError(f'actions of env(s) {bad} are not finite (NaN or inf)')
         return array
 
+    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """:attr:`space`'s bounds as ``float64`` (the actions' type: a ufunc on the two types costs
+        more), made again when :attr:`space` is another object."""
+        space, kept = self.space, self._float_bounds
+        if kept is None or kept[0] is not space:
+            kept = self._float_bounds = (space, np.asarray(space.low, dtype=np.float64), np.asarray(space.high, dtype=np.float64))
+        return kept[1], kept[2]
+
     def slot_commands(self, actions: np.ndarray, slots: np.ndarray, num_envs: int) -> list[Any]:
         """The per-slot commands of ``vec_env.Env.step``: ``slots``' clipped actions, ``None`` for the others."""
         commands: list[Any] = [None] * num_envs
@@ -131,8 +140,9 @@ class ActionLayout:
 
     def batched_commands(self, actions: np.ndarray, num_envs: int) -> dict[str, dict[str, np.ndarray]]:
         """The batched command of every env (rows of envs without a running episode are ignored)."""
-        space = self.space
-        clipped = np.minimum(np.maximum(actions, space.low), space.high)  # (np.clip, without its wrappers' cost)
+        low, high = self._bounds()
+        clipped = np.maximum(actions, low)  # (np.clip without its wrappers' cost, the second pass in place)
+        np.minimum(clipped, high, out=clipped)
         if len(self.slices) == 1:
             return {self.robot_name: {self.controller_name: clipped}}
         flat = clipped.reshape(num_envs, -1)

@@ -209,7 +209,7 @@ class H1Walker:
         """Velocity commands ``(k, 3)`` for ``slots``, clipped to the trained range: for this step,
         or (``hold``) until replaced."""
         gait = self.gait
-        if self._is_all_rows(slots) and np.shape(command) == self.command.shape:
+        if self.is_all_rows(slots) and np.shape(command) == self.command.shape:
             # (every step's path: two ufuncs into place rather than np.clip's wrapper and a scatter)
             np.minimum(np.maximum(command, gait.COMMAND_LOW), gait.COMMAND_HIGH, out=self.command)
             if hold:
@@ -220,7 +220,7 @@ class H1Walker:
         if hold:
             self.held_command[slots] = clipped
 
-    def _is_all_rows(self, slots: np.ndarray) -> bool:
+    def is_all_rows(self, slots: np.ndarray) -> bool:
         """Whether ``slots`` is every row in order. A read-only array found so is remembered by
         identity (a robot group's slots, frozen until its slots change), so asking again is free."""
         if slots is self._all_rows:
@@ -233,7 +233,7 @@ class H1Walker:
 
     def begin_step(self, slots: np.ndarray) -> None:
         """A new env step: each slot's command is its held one until a controller gives another."""
-        if self._is_all_rows(slots):
+        if self.is_all_rows(slots):
             np.copyto(self.command, self.held_command)
             return
         self.command[slots] = self.held_command[slots]
