@@ -160,6 +160,12 @@ def test_phases_time_each_part_of_the_vector_step() -> None:
     shares = row['shares']
     assert all(0 < shares[label] < 1 for label, _, _ in PHASES)
     assert shares['resets (starts.reset, with the first observation)'] >= shares['  of which placed and started (starts._reset_taken)']
+    # (each part inside the one it is listed under)
+    assert shares['  of which episodes taken and checked (starts._take)'] >= shares['    of which the next episodes drawn (queue.next)']
+    assert shares['  of which placed and started (starts._reset_taken)'] >= shares['    of which their start states written (starts.place)']
+    finish = shares['episode ends and their records (runner.ends.finish)']
+    assert finish >= shares['  of which their metrics (terms.episode_metrics)']
+    assert finish >= shares['  of which their records written (results.write)']
 
 
 def test_the_switch_ab_turns_each_switch_per_block() -> None:

@@ -311,10 +311,14 @@ PHASES = (
     # is the step's, counted under observations too)
     ('resets (starts.reset, with the first observation)', '_vec.runner.starts', 'reset'),
     ('  of which episodes taken and checked (starts._take)', '_vec.runner.starts', '_take'),
+    ('    of which the next episodes drawn (queue.next)', '_vec.runner.queue', 'next'),
     ('  of which placed and started (starts._reset_taken)', '_vec.runner.starts', '_reset_taken'),
+    ('    of which their start states written (starts.place)', '_vec.runner.starts', 'place'),
     ('    of which the tasks\' starts (terms.start_many)', '_vec.runner.terms', 'start_many'),
     ('    of which their forward passes (world.forward)', '_vec.runner.world', 'forward'),
     ('episode ends and their records (runner.ends.finish)', '_vec.runner.ends', 'finish'),
+    ('  of which their metrics (terms.episode_metrics)', '_vec.runner.terms', 'episode_metrics'),
+    ('  of which their records written (results.write)', '_vec.runner.results', 'write'),
     ('infos of envs that ended or started (add_infos)', '', '_add_infos'),
     ('observation rows (layout.flat_rows)', 'layout', 'flat_rows'),
 )
@@ -327,13 +331,13 @@ def _phases(env_id: str, num_envs: int, steps: int, kwargs: dict[str, Any]) -> d
 
     env = gym.make_vec(env_id, num_envs=num_envs, **kwargs)
     inner: Any = env.unwrapped
+    env.reset(seed=0)  # (first: a seeded reset makes the episode queue anew, whose calls are timed)
     spent: dict[str, float] = {}
     for label, path, name in PHASES:
         owner = inner
         for part in filter(None, path.split('.')):
             owner = getattr(owner, part)
         time_calls(spent, owner, name, label)
-    env.reset(seed=0)
     actions = warmed_random_actions(env, 20)
     spent.clear()
     began = time.perf_counter()
