@@ -373,7 +373,8 @@ def measure_gym(env_id: str, num_envs: int, pairs: int = PAIRS, chunk: int = 5, 
 def format_phases(row: dict[str, Any]) -> str:
     """The lines of a :func:`phase_shares` row: the vector step, then each phase's share."""
     lines = [f"{row['id']} x{row['num_envs']}: {row['vector_step_ms']:.2f} ms per vector step"]
-    lines += [f'  {label:<52} {share:6.1%}' for label, share in row['shares'].items()]
+    width = max(len(label) for label in row['shares'])
+    lines += [f'  {label:<{width}} {share:6.1%}' for label, share in row['shares'].items()]
     return '\n'.join(lines)
 
 
