@@ -38,6 +38,11 @@ CASES = {
                                                {'final_obs': np.zeros(3), 'x': np.arange(2) + 5}]),
     'a dict for one env, a number for another': ([0, 1], [{'m': {'k': 1}}, {'m': 2}]),
     'objects': ([3], [{'task_config': object(), 'flag': np.bool_(True)}]),
+    # (one env, a vector step's usual case, takes a path of its own)
+    'one ended episode': ([2], [{'episode_index': 4, 'steps': 20, 'metrics': {'fell': True, 'goals': np.int64(2)}}]),
+    'one started episode': ([0], [{'episode_index': 3, 'task_config': object()}]),
+    'one final observation': ([1], [{'final_obs': np.ones(3), 'final_info': {'steps': 5}, 'x': np.arange(2)}]),
+    'one empty info': ([1], [{}]),
 }
 
 

@@ -31,6 +31,8 @@ def add_env_infos(infos: dict[str, Any], envs: Sequence[int], env_infos: Sequenc
     ``add_one`` (Gymnasium's ``_add_info``) gives env by env. What that writes in a way of its own
     (``final_obs``, array values, a key whose values are dicts for some envs only) is left to
     ``add_one``, env by env (``None``: there is none such, or a ``ValueError``)."""
+    if len(envs) == 1:  # (a vector step's usual one env that ended or started: no grouping by key)
+        return _add_one_env(infos, envs[0], env_infos[0], num_envs, add_one)
     by_key: dict[str, list[tuple[int, Any]]] = {}  # (keys in the order env by env adds them)
     for env, env_info in zip(envs, env_infos, strict=True):
         for key, value in env_info.items():
@@ -64,4 +66,30 @@ def add_env_infos(infos: dict[str, Any], envs: Sequence[int], env_infos: Sequenc
             mask = infos[f'_{key}'] = np.zeros(num_envs, dtype=np.bool_)
         for env, _ in having:
             mask[env] = True
+    return infos
+
+
+def _add_one_env(infos: dict[str, Any], env: int, env_info: dict[str, Any], num_envs: int,
+                 add_one: AddOne | None) -> dict[str, Any]:
+    """:func:`add_env_infos` of one env: the same columns, masks and key order, key by key."""
+    for key, value in env_info.items():
+        if key != 'final_obs' and isinstance(value, dict):
+            infos[key] = _add_one_env(infos.get(key, {}), env, value, num_envs, add_one)
+        elif key == 'final_obs' or isinstance(value, np.ndarray):
+            if add_one is None:
+                raise ValueError(f'info {key!r} needs Gymnasium\'s own way of adding it')
+            infos = add_one(infos, {key: value}, env)
+            continue
+        else:
+            column = infos.get(key)
+            if column is None:
+                kind = type(value)
+                numeric = kind in (int, float, bool) or issubclass(kind, np.number)
+                column = infos[key] = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
+            column[env] = value
+        mask_key = '_' + key
+        mask = infos.get(mask_key)
+        if mask is None:
+            mask = infos[mask_key] = np.zeros(num_envs, dtype=np.bool_)
+        mask[env] = True
     return infos
