@@ -141,6 +141,8 @@ class VectorEnv(gym.vector.VectorEnv):
         self._start_in_step = self.autoreset_mode == AutoresetMode.NEXT_STEP and config.episode_errors != 'raise'
         self._ended_infos: dict[int, dict[str, Any]] = {}
         self._ended = np.zeros(self.num_envs, dtype=bool)
+        self._every_env = np.arange(self.num_envs)  # (rows of every env, in order)
+        self._every_env.flags.writeable = False
         self._fresh: list | None = list(info)  # the episodes of the construction-time reset
         self._views = [SlotView(self, i) for i in range(self.num_envs)]
         #: Where the returned arrays live (``'cpu'``, or ``'cuda:N'`` on the ``warp`` backend on a GPU).
@@ -383,8 +385,10 @@ class VectorEnv(gym.vector.VectorEnv):
         rows = live.nonzero()[0]  # (the envs that ran: each has its final or last observation)
         if restart is not None:
             reset_infos = self._note_started(restart, cast('list[Any]', out.started))
+            # (the envs that ran and those that started, disjoint, are every env in NEXT_STEP: no sort of them)
+            written = self._every_env if len(rows) + len(restart) == self.num_envs else np.sort(np.concatenate((rows, restart)))
             try:  # (the new episodes' first observations with the others': one pass)
-                self._write_rows(out.obs, np.sort(np.concatenate((rows, restart))))
+                self._write_rows(out.obs, written)
             except (ValueError, KeyError, IndexError):
                 self._write_rows(out.obs, rows)  # (the step's rows raise as a step's do)
                 self._set_array_rows(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
