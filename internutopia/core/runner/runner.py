@@ -69,6 +69,8 @@ class Runner(RunnerReads):
         self.results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
         self.world_steps = 0
         self.table = SlotTable(self.env_num)
+        self._every_slot = np.arange(self.env_num)  # (read-only: every slot in order)
+        self._every_slot.flags.writeable = False
         self.groups = EntityGroups(self.env_num, self.sim, self.world, view=None)
         #: What tasks, metrics and rewards see of the env (they are never given the runner).
         self.view = EnvView(self.table, self.groups, self.world, self.sim,
@@ -299,8 +301,11 @@ class Runner(RunnerReads):
             if try_merged:  # (the first call covers every new episode: merged with the step's slots)
                 try_merged = False
                 try:
-                    # (disjoint: the slots started ran no episode; union1d's unique costs more than a sort)
-                    merged = self.observer.observe_arrays(np.sort(np.concatenate((observed, pending))), observe_only)
+                    # (disjoint: the slots started ran no episode; together usually every slot, else
+                    # sorted: union1d's unique costs more than a sort)
+                    every = len(observed) + len(pending) == self.env_num
+                    union = self._every_slot if every else np.sort(np.concatenate((observed, pending)))
+                    merged = self.observer.observe_arrays(union, observe_only)
                     return merged
                 except Exception:
                     pass  # someone's observation fails: the step's slots and the new ones apart, below
