@@ -87,7 +87,7 @@ def _add_one_env(infos: dict[str, Any], env: int, env_info: dict[str, Any], num_
                 numeric = kind in (int, float, bool) or issubclass(kind, np.number)
                 column = infos[key] = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
             column[env] = value
-        mask_key = '_' + key
+        mask_key = f'_{key}'
         mask = infos.get(mask_key)
         if mask is None:
             mask = infos[mask_key] = np.zeros(num_envs, dtype=np.bool_)
