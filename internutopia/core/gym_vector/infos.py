@@ -48,25 +48,35 @@ def add_env_infos(infos: dict[str, Any], envs: Sequence[int], env_infos: Sequenc
             infos[key] = add_env_infos(infos.get(key, {}), [env for env, _ in having], [value for _, value in having],
                                        num_envs, add_one)
         elif key == 'final_obs' or any(nested) or isinstance(first, np.ndarray):
-            if add_one is None:
-                raise ValueError(f'info {key!r} needs Gymnasium\'s own way of adding it')
             for env, value in having:
-                infos = add_one(infos, {key: value}, env)
+                infos = _gymnasiums_way(infos, key, value, env, add_one)
             continue
         else:
-            column = infos.get(key)
-            if column is None:
-                kind = type(first)
-                numeric = kind in (int, float, bool) or issubclass(kind, np.number)
-                column = infos[key] = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
+            column = _column(infos, key, first, num_envs)
             for env, value in having:
                 column[env] = value  # (item by item: a task config must not be taken for a sequence)
-        mask = infos.get(f'_{key}')
-        if mask is None:
-            mask = infos[f'_{key}'] = np.zeros(num_envs, dtype=np.bool_)
+        mask = _column(infos, f'_{key}', False, num_envs)
         for env, _ in having:
             mask[env] = True
     return infos
+
+
+def _column(infos: dict[str, Any], key: str, first: Any, num_envs: int) -> np.ndarray:
+    """``infos[key]``, made first when it is not there: zeros of ``first``'s type where it is a
+    number (a bool too), else ``None`` objects."""
+    column = infos.get(key)
+    if column is None:
+        kind = type(first)
+        numeric = kind in (int, float, bool) or issubclass(kind, np.number)
+        column = infos[key] = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
+    return column
+
+
+def _gymnasiums_way(infos: dict[str, Any], key: str, value: Any, env: int, add_one: AddOne | None) -> dict[str, Any]:
+    """``infos`` with ``key: value`` of ``env`` added by ``add_one`` (Gymnasium's own way)."""
+    if add_one is None:
+        raise ValueError(f'info {key!r} needs Gymnasium\'s own way of adding it')
+    return add_one(infos, {key: value}, env)
 
 
 def _add_one_env(infos: dict[str, Any], env: int, env_info: dict[str, Any], num_envs: int,
@@ -76,20 +86,9 @@ def _add_one_env(infos: dict[str, Any], env: int, env_info: dict[str, Any], num_
         if key != 'final_obs' and isinstance(value, dict):
             infos[key] = _add_one_env(infos.get(key, {}), env, value, num_envs, add_one)
         elif key == 'final_obs' or isinstance(value, np.ndarray):
-            if add_one is None:
-                raise ValueError(f'info {key!r} needs Gymnasium\'s own way of adding it')
-            infos = add_one(infos, {key: value}, env)
+            infos = _gymnasiums_way(infos, key, value, env, add_one)
             continue
         else:
-            column = infos.get(key)
-            if column is None:
-                kind = type(value)
-                numeric = kind in (int, float, bool) or issubclass(kind, np.number)
-                column = infos[key] = np.zeros(num_envs, dtype=kind) if numeric else np.full(num_envs, None, dtype=object)
-            column[env] = value
-        mask_key = f'_{key}'
-        mask = infos.get(mask_key)
-        if mask is None:
-            mask = infos[mask_key] = np.zeros(num_envs, dtype=np.bool_)
-        mask[env] = True
+            _column(infos, key, value, num_envs)[env] = value
+        _column(infos, f'_{key}', False, num_envs)[env] = True
     return infos
