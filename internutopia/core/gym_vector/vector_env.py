@@ -385,10 +385,10 @@ class VectorEnv(gym.vector.VectorEnv):
         rows = live.nonzero()[0]  # (the envs that ran: each has its final or last observation)
         if restart is not None:
             reset_infos = self._note_started(restart, cast('list[Any]', out.started))
-            # (the envs that ran and those that started, disjoint, are every env in NEXT_STEP: no sort of them)
-            written = self._every_env if len(rows) + len(restart) == self.num_envs else np.sort(np.concatenate((rows, restart)))
+            # (NEXT_STEP's envs that ran, ``live``, and those that started, the others, are every env)
+            assert len(rows) + len(restart) == self.num_envs
             try:  # (the new episodes' first observations with the others': one pass)
-                self._write_rows(out.obs, written)
+                self._write_rows(out.obs, self._every_env)
             except (ValueError, KeyError, IndexError):
                 self._write_rows(out.obs, rows)  # (the step's rows raise as a step's do)
                 self._set_array_rows(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
