@@ -81,3 +81,55 @@ def test_compiled_tick_takes_a_training_loops_actions_as_numpy_does():
     finally:
         for env in envs:
             env.close()
+
+
+def _walking_env(robot_cfg, env_num: int, numpy: bool) -> Env:
+    task = SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[robot_cfg])
+    config = Config(simulator=SimConfig(physics_dt=1 / 200), env_num=env_num, env_offset_size=3.0,
+                    metrics_save_path='none', task_configs=[task] * env_num)
+    if numpy:
+        with jit.numpy_only():
+            env = Env(config)
+            env.reset()
+        return env
+    env = Env(config)
+    env.reset()
+    return env
+
+
+@pytest.mark.parametrize('robot', ['aliengo', 'gr1'])
+def test_the_compiled_tick_serves_every_gait_bit_for_bit(robot):
+    """Aliengo's trot (12 legs' joints, a quadruped's mirror) and GR1's gait with its stand hold
+    (told to stand, a GR1 is led back to the spot it stopped at, worked out between the two
+    passes): the same servo targets, actions, clocks, held spots and positions as the numpy tick."""
+    if robot == 'aliengo':
+        from internutopia_extension.configs.robots.aliengo import AliengoRobotCfg
+        from internutopia_extension.configs.robots.aliengo import move_by_speed_cfg as speed
+        cfg = AliengoRobotCfg(controllers=[speed])
+    else:
+        from internutopia_extension.configs.robots.gr1 import GR1RobotCfg
+        from internutopia_extension.configs.robots.gr1 import move_by_speed_cfg as speed
+        cfg = GR1RobotCfg(controllers=[speed])
+    envs = [_walking_env(cfg, 3, numpy) for numpy in (True, False)]
+    try:
+        reference, compiled = (env.runner.slot_robots[0][robot].walker for env in envs)
+        assert reference.compiled is None and compiled.compiled is not None
+        assert (compiled.stand_hold is not None) == (robot == 'gr1')
+        speeds = np.array([[0.6, 0.0, 0.3], [0.0, -0.3, 0.0], [0.4, 0.2, -0.5]])
+        for i in range(400):
+            velocity = speeds if i < 200 else np.zeros_like(speeds)  # then told to stand: the hold's part
+            for env in envs:
+                env.step_arrays({robot: {'move_by_speed': velocity}})
+        for name in ('action', 'last_action', 'followed', 'phase'):
+            np.testing.assert_array_equal(getattr(compiled, name), getattr(reference, name), err_msg=name)
+        assert np.abs(reference.action).max() > 0.05  # the policy did act
+        if robot == 'gr1':
+            np.testing.assert_array_equal(compiled.stand_hold.anchor, reference.stand_hold.anchor)
+            assert (reference.stand_hold.standing_for > 0.0).all()  # (every GR1 stood and was held)
+        np.testing.assert_array_equal(compiled.data.ctrl, reference.data.ctrl)
+        np.testing.assert_array_equal(compiled.data.qpos, reference.data.qpos)
+        slots = np.array([2, 0])
+        np.testing.assert_array_equal(compiled.observe(slots), reference.observe(slots))
+    finally:
+        for env in envs:
+            env.close()

@@ -88,7 +88,8 @@ def test_episodes_that_all_end_inside_a_repeat_stop_it_there_as_step_by_step():
 def test_a_simulation_that_diverges_in_a_repeat_makes_it_run_step_by_step():
     """A runaway velocity in env 1 makes MuJoCo warn (and reset that simulation) inside the
     recorded call, which stops it: every slot is put back and the repeat runs step by step, so
-    env 1's episode ends as diverged on the step it blew up and no other env notices."""
+    env 1's episode ends as diverged on the step it blew up and no other env notices; the rest
+    of the repeat runs as a recorded call again."""
     def blow_up(k, runner):
         if k == 3:
             pack = next(iter(runner.world.packs.values()))
@@ -96,7 +97,9 @@ def test_a_simulation_that_diverges_in_a_repeat_makes_it_run_step_by_step():
 
     one_by_one, state_one, _, _ = _run(False, 6, before_step=blow_up)
     recorded, state, _, calls = _run(True, 6, before_step=blow_up)
-    assert calls['calls'] == 5  # (every vector step but the one that diverged)
+    # (every vector step: the one that diverged runs its first physics step alone, where the
+    # simulation blew up, and its other five in a recorded call again)
+    assert calls['calls'] == 6
     assert _same(one_by_one, recorded)
     np.testing.assert_array_equal(state, state_one)
     info = recorded[7][4]  # (the fourth step's: reset, then (step, state) pairs)
@@ -250,3 +253,43 @@ def test_a_pack_of_some_slots_records_and_rewinds_only_its_own():
     pack.batch.step(np.array([3]), nstep=1)
     np.testing.assert_array_equal(done.fields['qpos'][3, 0], pack.batch.state[3, 1:1 + pack.model.nq])
     env.close()
+
+
+@pytest.mark.parametrize('env_id', ['internutopia/AliengoPointNav-v0', 'internutopia/GR1PointNav-v0',
+                                    'internutopia/H1WithHandPointNav-v0'])
+def test_a_walking_robots_repeat_runs_recorded_from_tick_to_tick_bit_for_bit(env_id):
+    """A walking robot's ``move_by_speed`` only stores its command (the policy reads it on its
+    50 Hz ticks): each of the four physics steps from one tick to the next is one recorded call,
+    episodes that end between two ticks included, with every result and state bit for bit the
+    step-by-step path's."""
+    def run(fuse: bool):
+        env = gym.make_vec(env_id, num_envs=4, max_steps=150, success_distance=0.6, max_distance=1.2)
+        runner = env.unwrapped._vec.runner
+        runner.fuse_steps = fuse
+        calls: list[tuple[int, int]] = []  # (physics steps, episodes ended before the last) per recorded call
+        advance = runner.recorded.advance
+
+        def counted(*args):
+            done = advance(*args)
+            if done is not None:
+                calls.append((done[0].steps, len(done[1])))
+            return done
+
+        runner.recorded.advance = counted
+        results = [env.reset(seed=2)]
+        rng = np.random.default_rng(4)
+        for _ in range(30):
+            actions = rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)
+            actions[:, 0] = np.abs(actions[:, 0])
+            results.append(env.step(actions))
+            results.append(pack_states(runner))
+        env.close()
+        return results, calls
+
+    one_by_one, none = run(False)
+    recorded, calls = run(True)
+    assert none == []
+    assert _same(one_by_one, recorded)  # observations, rewards, flags, infos, records and every state after each step
+    steps = [count for count, _ in calls]
+    assert sum(steps) >= 0.8 * 30 * 20 and max(steps) == 4  # (20 physics steps an action: most of them in calls of 4)
+    assert sum(early for _, early in calls) >= 4  # (episodes that ended between two ticks, their slots run on)

@@ -7,6 +7,9 @@ ENV_IDS = {
     'internutopia/JetbotPointNav-v0': {'robot': 'jetbot'},
     'internutopia/H1PointNav-v0': {'robot': 'h1'},
     'internutopia/G1PointNav-v0': {'robot': 'g1'},
+    'internutopia/AliengoPointNav-v0': {'robot': 'aliengo'},
+    'internutopia/GR1PointNav-v0': {'robot': 'gr1'},
+    'internutopia/H1WithHandPointNav-v0': {'robot': 'h1_with_hand'},
 }
 #: The Franka manipulation ids and their goals (``internutopia.envs.manipulation``).
 MANIPULATION_IDS = {

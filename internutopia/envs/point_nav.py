@@ -7,11 +7,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-#: Robot presets of the point-nav ids: physics step, physics steps per action, episode time limit.
+#: Robot presets of the point-nav ids: physics step, physics steps per action, episode time limit,
+#: start-goal distances. The walking robots other than H1 step at 200 Hz, the rate their policies
+#: were trained at (the H1 keeps InternUtopia's 60 Hz).
 POINT_NAV_ROBOTS: dict[str, dict[str, Any]] = {
     'jetbot': {'physics_dt': 1 / 60, 'action_repeat': 6, 'time_limit_s': 20.0, 'min_distance': 1.0, 'max_distance': 3.0},
     'h1': {'physics_dt': 1 / 60, 'action_repeat': 6, 'time_limit_s': 20.0, 'min_distance': 1.0, 'max_distance': 4.0},
     'g1': {'physics_dt': 1 / 200, 'action_repeat': 20, 'time_limit_s': 30.0, 'min_distance': 1.0, 'max_distance': 4.0},
+    'aliengo': {'physics_dt': 1 / 200, 'action_repeat': 20, 'time_limit_s': 30.0, 'min_distance': 1.0, 'max_distance': 4.0},
+    'h1_with_hand': {'physics_dt': 1 / 200, 'action_repeat': 20, 'time_limit_s': 20.0, 'min_distance': 1.0, 'max_distance': 4.0},
+    'gr1': {'physics_dt': 1 / 200, 'action_repeat': 20, 'time_limit_s': 30.0, 'min_distance': 1.0, 'max_distance': 4.0},
 }
 
 
@@ -27,6 +32,17 @@ def point_nav_robot_cfg(robot: str) -> Any:
     if robot == 'g1':
         from internutopia_extension.configs.robots import g1
         return g1.G1RobotCfg(controllers=[g1.move_by_speed_cfg, g1.move_to_point_cfg, g1.move_along_path_cfg, g1.rotate_cfg])
+    if robot == 'aliengo':
+        from internutopia_extension.configs.robots import aliengo
+        return aliengo.AliengoRobotCfg(controllers=[aliengo.move_by_speed_cfg, aliengo.move_to_point_cfg,
+                                                    aliengo.move_along_path_cfg, aliengo.rotate_cfg])
+    if robot == 'h1_with_hand':
+        from internutopia_extension.configs.robots import h1_with_hand as hand
+        return hand.H1WithHandRobotCfg(controllers=[hand.move_by_speed_cfg, hand.move_to_point_cfg, hand.move_along_path_cfg,
+                                                    hand.rotate_cfg])
+    if robot == 'gr1':
+        from internutopia_extension.configs.robots import gr1
+        return gr1.GR1RobotCfg(controllers=[gr1.move_by_speed_cfg, gr1.move_to_point_cfg, gr1.move_along_path_cfg, gr1.rotate_cfg])
     raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
 
 
@@ -73,7 +89,8 @@ def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequen
 
     Args:
         num_envs: env slots (one world).
-        robot: ``'jetbot'``, ``'h1'`` or ``'g1'`` (presets in :data:`POINT_NAV_ROBOTS`).
+        robot: ``'jetbot'``, ``'h1'``, ``'g1'``, ``'aliengo'``, ``'gr1'`` or ``'h1_with_hand'`` (presets
+            in :data:`POINT_NAV_ROBOTS`).
         scenes: scene files to sample episodes in; ``None`` is flat ground.
         min_distance: shortest start-goal distance (m; default: the preset's).
         max_distance: longest start-goal distance (m; default: the preset's).

@@ -15,6 +15,9 @@ class AliengoMoveBySpeedController(HolonomicBaseController):
     """``[forward, lateral, yaw_rate]`` (body frame) -> the walking policy's command, clipped to
     the range it was trained for (:data:`~internutopia_extension.robots.aliengo_locomotion.gait.COMMAND_HIGH`)."""
 
+    #: The command is only stored (the policy reads it on its ticks): applying it again changes nothing.
+    idempotent_apply = True
+
     def bind(self, world: Any) -> None:
         self.world = world
         self.walker = self.robot.walker

@@ -21,6 +21,9 @@ class H1MoveBySpeedController(HolonomicBaseController):
 
     def bind(self, world: Any) -> None:
         self.walker = getattr(self.robot, 'walker', None)
+        # A walking robot's command is only stored (its policy reads it on its ticks): applying it
+        # again changes nothing. A carried base moves its target on every step.
+        self.idempotent_apply = self.walker is not None
         if self.walker is None:
             super().bind(world)
         else:

@@ -13,7 +13,7 @@ are driven by their parent with arrays, bypassing parsing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -42,8 +42,9 @@ class BaseController:
     #: Whether applying the same command again, with nothing run in between, changes nothing (it
     #: only stores the command): the runner may then apply an action repeat's command once for
     #: several physics steps advanced in one call. ``False`` (the default) for a controller that
-    #: computes from the state at every step.
-    idempotent_apply: ClassVar[bool] = False
+    #: computes from the state at every step. A class attribute; an object may set its own when
+    #: it is bound (a controller that only stores the command for some robots, not for others).
+    idempotent_apply: bool = False
     #: InternUtopia's name of the registry table.
     controllers = registry.table
 

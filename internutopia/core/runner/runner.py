@@ -246,19 +246,24 @@ class Runner(RunnerReads):
             with self.guard.enter('step'):
                 if commands is None:
                     commands = self.actions.parse_batched(actions)
-                recorded = self.recorded.advance(actions, commands, repeat, observe_only) if not step and not observe_every else None
-                if recorded is not None:  # (the whole repeat in one call: the slots that ended early were observed then)
-                    done, early, obs = recorded
+                failed_commands = self._apply_commands(commands)
+                # (the rest of the repeat, or its part up to the next step a robot's hooks act on,
+                # in one recorded call where it can be: the slots that ended early were observed then)
+                recorded = (self.recorded.advance(actions, commands, repeat - step, observe_only)
+                            if not observe_every and not failed_commands else None)
+                if recorded is not None:
+                    done, early, early_obs = recorded
                 else:
-                    done, early = self._advance(commands, 0 if observe_every else repeat - step - 1), None
+                    done, early, early_obs = self._advance(commands, 0 if observe_every else repeat - step - 1, failed_commands), None, {}
                 step += done.steps
                 if active is None:
                     active = self._active_mask(done.active)
                 ended = done.active[(done.terminated | done.truncated)[done.active]] if done.any_ended or done.failed else done.active[:0]
-                last = step == repeat or early is not None  # (a recorded call is the whole repeat)
+                last = step == repeat
                 observed = done.active if last or observe_every else ended
                 if early is not None and len(early):
                     observed = np.setdiff1d(observed, early)
+                    merge_rows(obs, early_obs, early)  # (each one's final observation, taken on the step it ended on)
                 if restart is not None and (last or not len(self.table.active_slots())):
                     started, step_obs, new_rows = self._restart_observed(restart, done, observed, observe_only)
                     last = True  # (the last step of this call: the restarted slots are observed with it)
@@ -275,7 +280,8 @@ class Runner(RunnerReads):
             if last and not obs:
                 obs = step_obs  # (no episode ended before: the last step's observation is the result)
             else:
-                merge_rows(obs, step_obs, (observed if new_rows is None else np.sort(np.concatenate((observed, new_rows)))) if last else ended)
+                merge_rows(obs, step_obs, (observed if new_rows is None else np.sort(np.concatenate((observed, new_rows))))
+                           if last else (ended if early is None or not len(early) else np.setdiff1d(ended, early)))
             if len(ended) or done.failed:
                 commands = None  # (other slots run now: parsed again for them)
             if last or not len(self.table.active_slots()):
@@ -356,12 +362,13 @@ class Runner(RunnerReads):
             rows = iter(self.observer.observe(kept))
             return [None if slot in failed else next(rows) for slot in done.active.tolist()]
 
-    def _advance(self, commands: Commands, fuse: int = 0) -> Advance:
+    def _advance(self, commands: Commands, fuse: int = 0, applied: dict[int, Exception] | None = None) -> Advance:
         """Apply parsed commands, step physics once, run tasks, rewards and metrics, finish ended
         episodes. ``fuse``: up to that many more physics steps in the same call, as many as
         nothing but the physics has to run for (see :meth:`_quiet_steps`); ``Advance.steps``
-        says how many ran."""
-        failed = self._apply_commands(commands)
+        says how many ran. ``applied``: the commands were applied already (by the caller, whose
+        :meth:`_apply_commands` gave these failed slots)."""
+        failed = self._apply_commands(commands) if applied is None else applied
         steps = 1 + self._quiet_steps(commands, fuse) if fuse > 0 and not failed else 1
         if steps == 1:
             self.world.step()
@@ -394,11 +401,13 @@ class Runner(RunnerReads):
             self.ends.fail_running(done, failed)
         return done
 
-    def _apply_commands(self, commands: Commands) -> dict[int, Exception]:
+    def _apply_commands(self, commands: Commands, before_physics_hooks: bool = True) -> dict[int, Exception]:
         """Before a physics step: the robots' ``begin_step`` hooks, the controllers' commands,
-        the ``before_physics`` hooks. The slots whose command raised, with the error (every
-        other slot's command is applied)."""
+        the ``before_physics`` hooks (unless ``before_physics_hooks`` is false). The slots whose
+        command raised, with the error (every other slot's command is applied)."""
         begin_step, before_physics = self.groups.step_hooks()
+        if not before_physics_hooks:
+            before_physics = []
         for hook in begin_step:
             hook()
         failed: dict[int, Exception] = {}

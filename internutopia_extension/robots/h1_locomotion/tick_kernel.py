@@ -1,4 +1,4 @@
-"""The compiled twin of :meth:`H1Walker.tick <.walker.H1Walker.tick>` around the network.
+"""The compiled twin of :meth:`H1Walker.tick <.walker.H1Walker.tick>` around the network, for every walker.
 
 A tick of the numpy walker spends longer in numpy than the network takes for a few robots: some
 forty calls on ``k``-row arrays (the body-frame velocity, gravity, the clock's sin and cos, the
@@ -8,8 +8,11 @@ clips, the servo targets, the command ramp and the clock). Here they are two com
 robots' state straight from the batch's ``qpos``/``qvel`` rows and writing their ``ctrl`` rows in
 place. They do the numpy path's arithmetic in the same order on the same types, so the
 observations, actions and servo targets are the same bit for bit (``tests/test_h1_tick_kernel.py``
-compares both through many ticks); the numpy path stays the reference, the path without numba
-and the path of walkers with another gait module (Aliengo's, GR1's).
+compares both through many ticks); the numpy path stays the reference and the path without numba.
+Every walking robot's gait is one implementation (:mod:`~internutopia_extension.robots.locomotion_gait`)
+with its own numbers, so the passes serve them all (H1's, Aliengo's, GR1's: the walker's
+``gait`` module gives the numbers); a stand hold's command (GR1's) is worked out between the two
+passes, as the numpy tick does.
 """
 
 from __future__ import annotations
@@ -20,15 +23,14 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.util.jit import Kernel
-from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.walk_state_kernel import holds_batch_arrays
 
 __all__ = ['CompiledTick', 'compiled_tick']
 
-# Offsets into the packed observation constants.
-_LIN, _ANG, _CMD, _STAND, _JV, _TWO_PI = 0, 1, 2, 5, 15, 16
-# Offsets into the packed action constants.
-_A_STAND, _A_SCALE, _A_STEP, _A_PHASE_STEP, _A_STAND_CMD, _A_BOTH_DOWN = 0, 10, 20, 23, 24, 25
+# Offsets into the packed observation constants (the per-leg ones last: any number of legs).
+_LIN, _ANG, _CMD, _JV, _TWO_PI, _STAND = 0, 1, 2, 5, 6, 7
+# Offsets into the packed action constants (the per-leg ones last: standing pose, then action scale).
+_A_STEP, _A_PHASE_STEP, _A_STAND_CMD, _A_BOTH_DOWN, _A_STAND = 0, 3, 4, 5, 6
 
 
 def _observe_rows(qpos, qvel, slots, layout, action, followed, phase, constants, mirror_index, mirror_sign,
@@ -100,7 +102,7 @@ def _act_rows(raw, slots, symmetric, mirror_index, mirror_sign, action, last_act
         for j in range(legs):
             last_action[s, j] = action[s, j]
             action[s, j] = mixed[j]
-            ctrl[s, ctrl_start + j] = constants[_A_STAND + j] + constants[_A_SCALE + j] * min(max(mixed[j], -1.0), 1.0)
+            ctrl[s, ctrl_start + j] = constants[_A_STAND + j] + constants[_A_STAND + legs + j] * min(max(mixed[j], -1.0), 1.0)
         for i in range(3):
             step = constants[_A_STEP + i]
             followed[s, i] = followed[s, i] + min(max(command[s, i] - followed[s, i], -step), step)
@@ -117,8 +119,8 @@ _act_kernel = Kernel(_act_rows)
 
 
 class CompiledTick:
-    """The observation and the tick of an :class:`~.walker.H1Walker` with H1's gait module, in two
-    compiled passes (see the module docstring).
+    """The observation and the tick of an :class:`~.walker.H1Walker` (or a walker of another gait
+    module: Aliengo's, GR1's), in two compiled passes (see the module docstring).
 
     Args:
         walker: the bound walker whose arrays (action, clocks, commands) it reads and writes.
@@ -126,12 +128,13 @@ class CompiledTick:
 
     def __init__(self, walker: Any) -> None:
         self.walker = walker
+        gait = walker.gait
         self._layout = np.array([walker._root_q, walker._root_v, walker._legs_q.start, walker._legs_v.start], dtype=np.intp)
         self._obs_constants = np.concatenate([[gait.LIN_VEL_SCALE, gait.ANG_VEL_SCALE], gait.COMMAND_SCALE,
-                                              gait.LEG_STANDING, [gait.JOINT_VEL_SCALE, 2.0 * np.pi]]).astype(float)
-        self._act_constants = np.concatenate([gait.LEG_STANDING, gait.ACTION_SCALE, gait.COMMAND_RATE * gait.CONTROL_DT,
-                                              [gait.CONTROL_DT / gait.GAIT_PERIOD, gait.STAND_COMMAND,
-                                               gait.STANCE_FRACTION - 0.5]]).astype(float)
+                                              [gait.JOINT_VEL_SCALE, 2.0 * np.pi], gait.LEG_STANDING]).astype(float)
+        self._act_constants = np.concatenate([gait.COMMAND_RATE * gait.CONTROL_DT,
+                                              [gait.CONTROL_DT / gait.GAIT_PERIOD, gait.STAND_COMMAND, gait.STANCE_FRACTION - 0.5],
+                                              gait.LEG_STANDING, gait.ACTION_SCALE]).astype(float)
         self._obs_mirror_index = gait.OBS_MIRROR_INDEX.astype(np.intp)
         self._obs_mirror_sign = gait.OBS_MIRROR_SIGN.astype(float)
         self._leg_mirror_index = gait.LEG_MIRROR_INDEX.astype(np.intp)
@@ -161,8 +164,16 @@ class CompiledTick:
         else:
             symmetric = bool(policy.symmetric)
             raw = policy.run(self.observe(slots, mirrored=symmetric))
+        command = walker.command
+        hold = walker.stand_hold
+        if hold is not None:  # (the numpy tick's stand hold, on the same inputs: the pass leaves them as they are until its ramp)
+            requested = command[slots]
+            held = hold.apply(slots, requested, *walker._pelvis_xy_yaw(slots), walker.phase[slots] == 0.0, walker.gait.CONTROL_DT)
+            if held is not requested:  # (a robot told to stand is led back to its spot)
+                command = command.copy()
+                command[slots] = held
         self._act(raw, slots, symmetric, self._leg_mirror_index, self._leg_mirror_sign, walker.action, walker.last_action,
-                  walker.data.ctrl, self._ctrl_start, walker.followed, walker.command, walker.phase, self._act_constants)
+                  walker.data.ctrl, self._ctrl_start, walker.followed, command, walker.phase, self._act_constants)
 
     def warm(self) -> None:
         """Compile (or load) both kernels for the layouts :meth:`tick` passes, on no rows."""
@@ -170,7 +181,7 @@ class CompiledTick:
         none = np.zeros(0, dtype=np.intp)
         _observe_kernel.warm(walker.data.qpos, walker.data.qvel, none, self._layout, walker.action, walker.followed,
                              walker.phase, self._obs_constants, self._obs_mirror_index, self._obs_mirror_sign, self._obs[:0])
-        for raw in (np.zeros((0, gait.ACTION_SIZE), dtype=np.float32), np.zeros((0, gait.ACTION_SIZE))):
+        for raw in (np.zeros((0, walker.gait.ACTION_SIZE), dtype=np.float32), np.zeros((0, walker.gait.ACTION_SIZE))):
             _act_kernel.warm(raw, none, False, self._leg_mirror_index, self._leg_mirror_sign, walker.action,
                              walker.last_action, walker.data.ctrl, self._ctrl_start, walker.followed, walker.command,
                              walker.phase, self._act_constants)
@@ -178,8 +189,8 @@ class CompiledTick:
 
 def compiled_tick(walker: Any) -> CompiledTick | None:
     """A warmed :class:`CompiledTick` for a bound ``walker`` when it can serve it: numba available,
-    H1's gait module, no stand hold, the state arrays of the batch's layout; else ``None`` (the numpy tick)."""
-    if walker.gait is not gait or walker.stand_hold is not None or not (_observe_kernel.available and _act_kernel.available):
+    the state arrays of the batch's layout; else ``None`` (the numpy tick)."""
+    if not (_observe_kernel.available and _act_kernel.available):
         return None
     if not holds_batch_arrays(walker.data, 'qpos', 'qvel', 'ctrl'):
         return None
