@@ -256,10 +256,10 @@ def test_a_pack_of_some_slots_records_and_rewinds_only_its_own():
 
 
 @pytest.mark.parametrize('env_id', ['internutopia/AliengoPointNav-v0', 'internutopia/GR1PointNav-v0',
-                                    'internutopia/H1WithHandPointNav-v0'])
+                                    'internutopia/H1WithHandPointNav-v0', 'internutopia/G1PointNav-v0'])
 def test_a_walking_robots_repeat_runs_recorded_from_tick_to_tick_bit_for_bit(env_id):
     """A walking robot's ``move_by_speed`` only stores its command (the policy reads it on its
-    50 Hz ticks): each of the four physics steps from one tick to the next is one recorded call,
+    50 Hz ticks; G1's is the holosoma policy's): the four physics steps from one tick to the next are one recorded call,
     episodes that end between two ticks included, with every result and state bit for bit the
     step-by-step path's."""
     def run(fuse: bool):

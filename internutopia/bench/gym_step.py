@@ -60,9 +60,10 @@ PAIRS = 60
 #: G1's 300: a world whose episodes all end together counts its resets in their share).
 PLAIN_STEPS = 600
 
-#: The ids of the default run: the walking H1 (the training id) and the point-nav ids.
+#: The ids of the default run: the walking H1 (the training id) and the point-nav id of every robot.
 DEFAULT_IDS = ('internutopia/H1Walk-v0', 'internutopia/JetbotPointNav-v0', 'internutopia/H1PointNav-v0',
-               'internutopia/G1PointNav-v0')
+               'internutopia/G1PointNav-v0', 'internutopia/AliengoPointNav-v0', 'internutopia/GR1PointNav-v0',
+               'internutopia/H1WithHandPointNav-v0')
 #: The id of any config (``make_vec(CONFIG_ID, config=PATH)``): measured with ``--config PATH``.
 CONFIG_ID = 'internutopia/Config-v0'
 #: Vector steps timed and thrown away first (the limit's first replay starts its batch's threads).

@@ -98,6 +98,17 @@ class G1Robot(BaseRobot):
     def begin_step(self) -> None:
         self.command[rows_of(self.slots, self.env_num)] = 0.0
 
+    def quiet_steps(self, limit: int) -> int:
+        """The steps after the coming one before the policy's next tick: ``begin_step`` clears the
+        command that ``move_by_speed`` sets again, and ``before_physics`` acts only on a tick."""
+        if not len(self.slots):
+            return limit
+        time, dt = float(self.bound_world.data.time[self.slots[0]]), float(self.sim.physics_dt)
+        steps = 0
+        while steps < limit and time + (steps + 1) * dt + 1e-9 < self._next_tick:
+            steps += 1
+        return steps
+
     def before_physics(self) -> None:
         # One shared 50 Hz clock for all slots; the small epsilon absorbs float drift of the sum.
         slots, world = self.slots, self.world
@@ -135,6 +146,8 @@ class G1MoveBySpeedController(BaseVelocityController):
 
     action_shape = (3,)
     action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action'
+    #: The command is only stored (the policy reads it on its ticks): applying it again changes nothing.
+    idempotent_apply = True
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
