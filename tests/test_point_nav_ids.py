@@ -66,3 +66,38 @@ def test_the_walking_point_nav_ids_pass_gymnasiums_checker(env_id):
         warnings.simplefilter('ignore')  # (unbounded joint observations: the checker's notes, not errors)
         check_env(env.unwrapped, skip_render_check=True)
     env.close()
+
+
+@pytest.mark.parametrize('env_id', WALKING_IDS)
+def test_the_walking_point_nav_ids_pass_sb3s_checker(env_id):
+    sb3_checker = pytest.importorskip('stable_baselines3.common.env_checker')
+    env = gym.make(env_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # its advice on unbounded spaces; failures raise
+        sb3_checker.check_env(env.unwrapped, warn=False, skip_render_check=True)
+    env.close()
+
+
+def test_a_one_env_vector_of_a_walking_id_matches_its_single_env():
+    """The vector env of one env steps as the single env does (Gymnasium's num_env_1 equivalence),
+    through an episode's end by its time limit (inside a recorded call) and the autoreset after it."""
+    env = gym.make('internutopia/AliengoPointNav-v0', max_steps=330)  # (16.5 actions: it ends between two ticks)
+    envs = gym.make_vec('internutopia/AliengoPointNav-v0', num_envs=1, max_steps=330)
+    envs.action_space.seed(7)
+    env_obs, _ = env.reset(seed=11)
+    envs_obs, _ = envs.reset(seed=11)
+    assert np.array_equal(env_obs, envs_obs[0])
+    over, steps = False, 0
+    while not over:
+        actions = envs.action_space.sample()
+        env_obs, env_reward, env_terminated, env_truncated, _ = env.step(actions[0])
+        envs_obs, envs_reward, envs_terminated, envs_truncated, _ = envs.step(actions)
+        assert np.array_equal(env_obs, envs_obs[0]) and env_reward == envs_reward[0]
+        assert env_terminated == envs_terminated[0] and env_truncated == envs_truncated[0]
+        over, steps = env_terminated or env_truncated, steps + 1
+    assert steps <= 17
+    env_obs, _ = env.reset()
+    envs_obs, envs_reward, envs_terminated, envs_truncated, _ = envs.step(envs.action_space.sample())
+    assert np.array_equal(env_obs, envs_obs[0]) and envs_reward.tolist() == [0.0]
+    env.close()
+    envs.close()

@@ -215,7 +215,8 @@ class Runner(RunnerReads):
         early when no episode runs. The steps on which nothing but the physics has to run are
         advanced in one physics call (:meth:`_quiet_steps`; the same results, but a simulation
         that diverges inside such a call is found at its end, its record's ``steps`` counting
-        the whole call). Where the tasks can read the steps afterwards, the whole repeat is one
+        the whole call). Where the tasks can read the steps afterwards, the whole repeat (or each
+        stretch of it between two steps a robot's hooks act on, a walking policy's ticks) is one
         recorded physics call instead (:mod:`~internutopia.core.runner.recorded`, the same
         results). Each physics call is its own call for Ctrl-C (see
         :mod:`~internutopia.core.runner.guard`).
