@@ -317,29 +317,35 @@ def test_seeded_resets_repeat_the_episodes():
     b.close()
 
 
-def test_one_env_vector_matches_the_single_env():
-    """Gymnasium's test_num_env_1_equivalence, with its check_environments_match for the single envs."""
-    env = gym.make('internutopia/JetbotPointNav-v0', max_distance=1.2)
-    envs = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=1, max_distance=1.2)
-    envs.action_space.seed(123)
-    env_obs, env_info = env.reset(seed=123)
-    envs_obs, envs_info = envs.reset(seed=123)
+def assert_one_env_vector_matches(env, envs, seed: int) -> int:
+    """Gymnasium's test_num_env_1_equivalence: the one-env vector ``envs`` steps as the single
+    ``env`` does through an episode (random actions) and the autoreset after it; the steps taken."""
+    envs.action_space.seed(seed)
+    env_obs, env_info = env.reset(seed=seed)
+    envs_obs, envs_info = envs.reset(seed=seed)
     assert data_equivalence(env_obs, envs_obs[0])
     assert env_info['task_config'] == envs_info['task_config'][0]
-    over = False
+    over, steps = False, 0
     while not over:
         actions = envs.action_space.sample()
         env_obs, env_reward, env_terminated, env_truncated, _ = env.step(actions[0])
         envs_obs, envs_reward, envs_terminated, envs_truncated, _ = envs.step(actions)
         assert np.array_equal(env_obs, envs_obs[0]) and env_reward == envs_reward[0]
         assert env_terminated == envs_terminated[0] and env_truncated == envs_truncated[0]
-        over = env_terminated or env_truncated
+        over, steps = env_terminated or env_truncated, steps + 1
     env_obs, _ = env.reset()
     envs_obs, envs_reward, envs_terminated, envs_truncated, _ = envs.step(envs.action_space.sample())
     assert np.array_equal(env_obs, envs_obs[0])
     assert envs_reward.tolist() == [0.0] and not envs_terminated[0] and not envs_truncated[0]
     env.close()
     envs.close()
+    return steps
+
+
+def test_one_env_vector_matches_the_single_env():
+    """Gymnasium's test_num_env_1_equivalence, with its check_environments_match for the single envs."""
+    assert_one_env_vector_matches(gym.make('internutopia/JetbotPointNav-v0', max_distance=1.2),
+                                  gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=1, max_distance=1.2), 123)
     check_environments_match(gym.make('internutopia/JetbotPointNav-v0'), gym.make('internutopia/JetbotPointNav-v0'),
                              num_steps=40, seed=5, info_comparison='keys-equivalence')
 

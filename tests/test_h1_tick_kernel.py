@@ -19,18 +19,34 @@ SCENE = gm.ASSET_PATH + '/scenes/empty.usd'
 
 
 def _env(env_num: int, numpy: bool, **robot) -> Env:
-    cfg = H1RobotCfg(locomotion='walking', position=(0.0, 0.0, 1.05), **robot)
-    task = SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[cfg])
-    config = Config(simulator=SimConfig(physics_dt=1 / 240), env_num=env_num, env_offset_size=3.0,
+    return _walking_env(H1RobotCfg(locomotion='walking', position=(0.0, 0.0, 1.05), **robot), env_num, numpy, 1 / 240)
+
+
+def _walking_env(robot_cfg, env_num: int, numpy: bool, physics_dt: float = 1 / 200) -> Env:
+    """``env_num`` slots of ``robot_cfg``, after their reset; ``numpy``: built without the compiled kernels."""
+    task = SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[robot_cfg])
+    config = Config(simulator=SimConfig(physics_dt=physics_dt), env_num=env_num, env_offset_size=3.0,
                     metrics_save_path='none', task_configs=[task] * env_num)
     if numpy:
         with jit.numpy_only():
             env = Env(config)
             env.reset()
-    else:
-        env = Env(config)
-        env.reset()
+        return env
+    env = Env(config)
+    env.reset()
     return env
+
+
+def _assert_walk_the_same(compiled, reference) -> None:
+    """The walkers of three slots acted (the policy did) and left the same arrays, servo targets,
+    positions and observations, to the bit."""
+    for name in ('action', 'last_action', 'followed', 'phase'):
+        np.testing.assert_array_equal(getattr(compiled, name), getattr(reference, name), err_msg=name)
+    assert np.abs(reference.action).max() > 0.05  # the policy did act
+    np.testing.assert_array_equal(compiled.data.ctrl, reference.data.ctrl)
+    np.testing.assert_array_equal(compiled.data.qpos, reference.data.qpos)
+    slots = np.array([2, 0])
+    np.testing.assert_array_equal(compiled.observe(slots), reference.observe(slots))
 
 
 def _walker(env: Env):
@@ -52,13 +68,7 @@ def test_compiled_tick_walks_the_same_as_numpy_bit_for_bit(symmetric):
             velocity = speeds if i < 200 else speeds[::-1] * 0.5  # a change of command mid-run
             for env in envs:
                 env.step_arrays({'h1': {'move_by_speed': velocity}})
-        for name in ('action', 'last_action', 'followed', 'phase'):
-            np.testing.assert_array_equal(getattr(compiled, name), getattr(reference, name), err_msg=name)
-        assert np.abs(reference.action).max() > 0.05  # the policy did act
-        np.testing.assert_array_equal(compiled.data.ctrl, reference.data.ctrl)
-        np.testing.assert_array_equal(compiled.data.qpos, reference.data.qpos)
-        slots = np.array([2, 0])
-        np.testing.assert_array_equal(compiled.observe(slots), reference.observe(slots))
+        _assert_walk_the_same(compiled, reference)
     finally:
         for env in envs:
             env.close()
@@ -81,20 +91,6 @@ def test_compiled_tick_takes_a_training_loops_actions_as_numpy_does():
     finally:
         for env in envs:
             env.close()
-
-
-def _walking_env(robot_cfg, env_num: int, numpy: bool) -> Env:
-    task = SingleInferenceTaskCfg(scene_asset_path=SCENE, robots=[robot_cfg])
-    config = Config(simulator=SimConfig(physics_dt=1 / 200), env_num=env_num, env_offset_size=3.0,
-                    metrics_save_path='none', task_configs=[task] * env_num)
-    if numpy:
-        with jit.numpy_only():
-            env = Env(config)
-            env.reset()
-        return env
-    env = Env(config)
-    env.reset()
-    return env
 
 
 @pytest.mark.parametrize('robot', ['aliengo', 'gr1'])
@@ -120,16 +116,10 @@ def test_the_compiled_tick_serves_every_gait_bit_for_bit(robot):
             velocity = speeds if i < 200 else np.zeros_like(speeds)  # then told to stand: the hold's part
             for env in envs:
                 env.step_arrays({robot: {'move_by_speed': velocity}})
-        for name in ('action', 'last_action', 'followed', 'phase'):
-            np.testing.assert_array_equal(getattr(compiled, name), getattr(reference, name), err_msg=name)
-        assert np.abs(reference.action).max() > 0.05  # the policy did act
+        _assert_walk_the_same(compiled, reference)
         if robot == 'gr1':
             np.testing.assert_array_equal(compiled.stand_hold.anchor, reference.stand_hold.anchor)
             assert (reference.stand_hold.standing_for > 0.0).all()  # (every GR1 stood and was held)
-        np.testing.assert_array_equal(compiled.data.ctrl, reference.data.ctrl)
-        np.testing.assert_array_equal(compiled.data.qpos, reference.data.qpos)
-        slots = np.array([2, 0])
-        np.testing.assert_array_equal(compiled.observe(slots), reference.observe(slots))
     finally:
         for env in envs:
             env.close()

@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import internutopia.envs  # noqa: F401  (registers the ids)
 from internutopia.envs import ENV_IDS, POINT_NAV_ROBOTS
+from tests.test_gym_vector import assert_one_env_vector_matches
 
 WALKING_IDS = ['internutopia/AliengoPointNav-v0', 'internutopia/GR1PointNav-v0', 'internutopia/H1WithHandPointNav-v0']
 
@@ -81,23 +82,6 @@ def test_the_walking_point_nav_ids_pass_sb3s_checker(env_id):
 def test_a_one_env_vector_of_a_walking_id_matches_its_single_env():
     """The vector env of one env steps as the single env does (Gymnasium's num_env_1 equivalence),
     through an episode's end by its time limit (inside a recorded call) and the autoreset after it."""
-    env = gym.make('internutopia/AliengoPointNav-v0', max_steps=330)  # (16.5 actions: it ends between two ticks)
-    envs = gym.make_vec('internutopia/AliengoPointNav-v0', num_envs=1, max_steps=330)
-    envs.action_space.seed(7)
-    env_obs, _ = env.reset(seed=11)
-    envs_obs, _ = envs.reset(seed=11)
-    assert np.array_equal(env_obs, envs_obs[0])
-    over, steps = False, 0
-    while not over:
-        actions = envs.action_space.sample()
-        env_obs, env_reward, env_terminated, env_truncated, _ = env.step(actions[0])
-        envs_obs, envs_reward, envs_terminated, envs_truncated, _ = envs.step(actions)
-        assert np.array_equal(env_obs, envs_obs[0]) and env_reward == envs_reward[0]
-        assert env_terminated == envs_terminated[0] and env_truncated == envs_truncated[0]
-        over, steps = env_terminated or env_truncated, steps + 1
-    assert steps <= 17
-    env_obs, _ = env.reset()
-    envs_obs, envs_reward, envs_terminated, envs_truncated, _ = envs.step(envs.action_space.sample())
-    assert np.array_equal(env_obs, envs_obs[0]) and envs_reward.tolist() == [0.0]
-    env.close()
-    envs.close()
+    steps = assert_one_env_vector_matches(gym.make('internutopia/AliengoPointNav-v0', max_steps=330),
+                                          gym.make_vec('internutopia/AliengoPointNav-v0', num_envs=1, max_steps=330), 11)
+    assert steps <= 17  # (330 physics steps: 16.5 actions, the episode ends between two ticks)
