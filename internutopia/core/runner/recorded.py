@@ -25,6 +25,7 @@ The gain is the Python between the physics steps (the hooks, the commands, the t
 the step's bookkeeping): five times in six for the Jetbot's point-nav repeat, three times in four
 for a walking robot's; the physics is the same.
 """
+
 from __future__ import annotations
 
 from typing import Any
