@@ -1,17 +1,22 @@
 """Gymnasium ids for internutopia's tasks (registered when ``internutopia`` is imported).
 
-=================================  ======================================================================
-id                                 what
-=================================  ======================================================================
-``internutopia/JetbotPointNav-v0``  jetbot drives to a point goal on flat ground (``move_by_speed``, 10 Hz)
-``internutopia/H1PointNav-v0``      Unitree H1 (walking on its own legs) goes to a point goal (``move_by_speed``, 10 Hz)
-``internutopia/G1PointNav-v0``      Unitree G1 walks to a point goal with its trained ONNX policy (10 Hz)
-``internutopia/FrankaReach-v0``     Franka Panda brings its tool frame to a marker (arm + gripper action, 10 Hz)
-``internutopia/FrankaPick-v0``      Franka picks a cube up 10 cm
-``internutopia/FrankaPickPlace-v0`` Franka puts a cube on a goal
-``internutopia/H1Walk-v0``          a walking H1 follows random velocity commands (leg actions, 50 Hz)
-``internutopia/Config-v0``          any YAML config or ``Config``: ``config='configs/h1_example.yaml'``
-=================================  ======================================================================
+======================================  ====================================================================================
+id                                      what
+======================================  ====================================================================================
+``internutopia/JetbotPointNav-v0``      jetbot drives to a point goal on flat ground (``move_by_speed``, 10 Hz)
+``internutopia/H1PointNav-v0``          Unitree H1 (walking on its own legs) goes to a point goal (``move_by_speed``, 10 Hz)
+``internutopia/G1PointNav-v0``          Unitree G1 walks to a point goal with its trained ONNX policy (10 Hz)
+``internutopia/AliengoPointNav-v0``     Unitree Aliengo trots to a point goal with the policy trained here (10 Hz)
+``internutopia/GR1PointNav-v0``         Fourier GR1 walks to a point goal with the policy trained here (10 Hz)
+``internutopia/H1WithHandPointNav-v0``  H1 with two Inspire hands walks to a point goal with H1's policy (10 Hz)
+``internutopia/FrankaReach-v0``         Franka Panda brings its tool frame to a marker (arm + gripper action, 10 Hz)
+``internutopia/FrankaPick-v0``          Franka picks a cube up 10 cm
+``internutopia/FrankaPickPlace-v0``     Franka puts a cube on a goal
+``internutopia/H1Walk-v0``              a walking H1 follows random velocity commands (leg actions, 50 Hz)
+``internutopia/AliengoWalk-v0``         the same with an Aliengo (12 leg actions)
+``internutopia/GR1Walk-v0``             the same with a GR1 (12 leg actions)
+``internutopia/Config-v0``              any YAML config or ``Config``: ``config='configs/h1_example.yaml'``
+======================================  ====================================================================================
 
 ``gymnasium.make_vec(id, num_envs=16)`` (after ``import internutopia``, or with the id written
 ``internutopia:internutopia/JetbotPointNav-v0``, which imports it) builds one :class:`~internutopia.core.gym_vector.VectorEnv`
