@@ -85,3 +85,33 @@ def test_the_warp_backend_fuses_the_same_steps_with_the_same_results():
     fused, calls = _run('internutopia/H1Walk-v0', True, 8, backend='warp', device='cpu')
     assert single == [1] * 32 and calls == [4] * 8
     assert _same(one_by_one, fused)
+
+
+def test_move_by_speed_is_idempotent_for_a_walking_robot_only_and_not_for_a_subclass_of_its_own():
+    """A walking robot's ``move_by_speed`` only stores the policy's command (the runner may then
+    advance several steps in one call); a carried H1's moves its base target every step; a
+    subclass that applies its own way is not taken at its parent's word."""
+    from internutopia_extension.configs.robots import h1
+    from internutopia_extension.controllers.h1_move_by_speed_controller import H1MoveBySpeedController
+
+    def controller(env):
+        return env.unwrapped._vec.runner.slot_robots[0]['h1'].controllers['move_by_speed']
+
+    walking = gym.make_vec('internutopia/H1PointNav-v0', num_envs=1)
+    walking.reset(seed=0)
+    stored = controller(walking)
+    assert stored.walker is not None and stored.idempotent_apply is True
+
+    class Smoothed(H1MoveBySpeedController):
+        def apply_base_velocity(self, slots, velocity):  # (a filter over the steps: its own state)
+            super().apply_base_velocity(slots, velocity)
+
+    smoothed = Smoothed.__new__(Smoothed)
+    assert not smoothed.stores_walker_command(stored.walker, H1MoveBySpeedController)
+    assert stored.stores_walker_command(stored.walker, H1MoveBySpeedController)
+    walking.close()
+    carried = gym.make_vec('internutopia/H1PointNav-v0', num_envs=1,
+                           robot_cfg=h1.H1RobotCfg(locomotion='carried', controllers=[h1.move_by_speed_cfg, h1.move_to_point_cfg]))
+    carried.reset(seed=0)
+    assert controller(carried).walker is None and controller(carried).idempotent_apply is False
+    carried.close()

@@ -48,7 +48,7 @@ class GR1MoveBySpeedController(HolonomicBaseController):
         self.walker = getattr(self.robot, 'walker', None)
         # A walking robot's command is only stored (its policy reads it on its ticks): applying it
         # again changes nothing. A carried base moves its target on every step.
-        self.idempotent_apply = self.walker is not None
+        self.idempotent_apply = self.stores_walker_command(self.walker, GR1MoveBySpeedController)
         if self.walker is None:
             super().bind(world)
         else:

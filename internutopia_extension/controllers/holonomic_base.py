@@ -8,7 +8,7 @@ hold a standing pose. The weld is soft, so the robot still collides with the sce
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,14 @@ class HolonomicBaseController(BaseVelocityController):
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
+
+    def stores_walker_command(self, walker: Any, owner: type[HolonomicBaseController]) -> bool:
+        """Whether this controller, of class ``owner`` (one that hands a walking robot's command to
+        its ``walker`` and moves a carried base otherwise), only stores the command: the robot
+        walks, and the class applies as ``owner`` does (a subclass that applies its own way, which
+        may compute from the state every step, is not taken at its parent's word)."""
+        kind = type(self)
+        return walker is not None and kind.apply is owner.apply and kind.apply_base_velocity is owner.apply_base_velocity
 
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
         # Beyond the robot's range a command is clamped (a target flung kilometres away per step
