@@ -20,30 +20,31 @@ POINT_NAV_ROBOTS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The robot config of each walking robot's point-nav id: (its ``internutopia_extension.configs.robots``
+#: module, its config class); built with the module's four base-motion controllers.
+_WALKING_ROBOT_CONFIGS: dict[str, tuple[str, str]] = {
+    'h1': ('h1', 'H1RobotCfg'),
+    'g1': ('g1', 'G1RobotCfg'),
+    'aliengo': ('aliengo', 'AliengoRobotCfg'),
+    'gr1': ('gr1', 'GR1RobotCfg'),
+    'h1_with_hand': ('h1_with_hand', 'H1WithHandRobotCfg'),
+}
+
+
 def point_nav_robot_cfg(robot: str) -> Any:
     """The robot config a point-nav id uses (with ``move_by_speed`` and the base-motion controllers)."""
     if robot == 'jetbot':
         from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 
         return JetbotRobotCfg()
-    if robot == 'h1':
-        from internutopia_extension.configs.robots import h1
-        return h1.H1RobotCfg(controllers=[h1.move_by_speed_cfg, h1.move_to_point_cfg, h1.move_along_path_cfg, h1.rotate_cfg])
-    if robot == 'g1':
-        from internutopia_extension.configs.robots import g1
-        return g1.G1RobotCfg(controllers=[g1.move_by_speed_cfg, g1.move_to_point_cfg, g1.move_along_path_cfg, g1.rotate_cfg])
-    if robot == 'aliengo':
-        from internutopia_extension.configs.robots import aliengo
-        return aliengo.AliengoRobotCfg(controllers=[aliengo.move_by_speed_cfg, aliengo.move_to_point_cfg,
-                                                    aliengo.move_along_path_cfg, aliengo.rotate_cfg])
-    if robot == 'h1_with_hand':
-        from internutopia_extension.configs.robots import h1_with_hand as hand
-        return hand.H1WithHandRobotCfg(controllers=[hand.move_by_speed_cfg, hand.move_to_point_cfg, hand.move_along_path_cfg,
-                                                    hand.rotate_cfg])
-    if robot == 'gr1':
-        from internutopia_extension.configs.robots import gr1
-        return gr1.GR1RobotCfg(controllers=[gr1.move_by_speed_cfg, gr1.move_to_point_cfg, gr1.move_along_path_cfg, gr1.rotate_cfg])
-    raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
+    if robot not in _WALKING_ROBOT_CONFIGS:
+        raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
+    import importlib
+
+    module_name, class_name = _WALKING_ROBOT_CONFIGS[robot]
+    module = importlib.import_module(f'internutopia_extension.configs.robots.{module_name}')
+    return getattr(module, class_name)(controllers=[module.move_by_speed_cfg, module.move_to_point_cfg,
+                                                    module.move_along_path_cfg, module.rotate_cfg])
 
 
 def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (None,), min_distance: float | None = None,

@@ -15,17 +15,17 @@ import numpy as np
 
 from internutopia.core.controller.base import BaseController, as_float_array
 from internutopia_extension.controllers.h1_leg_action import H1LegActionController
-from internutopia_extension.controllers.holonomic_base import HolonomicBaseController
+from internutopia_extension.controllers.holonomic_base import WalkingOrCarriedSpeedController
 from internutopia_extension.controllers.joint_controller import JointController
 from internutopia_extension.robots.gr1_locomotion.gait import ACTION_SIZE as LEG_ACTION_SIZE
 
 
 @BaseController.register('GR1MoveBySpeedController')
-class GR1MoveBySpeedController(HolonomicBaseController):
-    """``[forward, lateral, yaw_rate]`` (body frame) -> the carried base's motion.
+class GR1MoveBySpeedController(WalkingOrCarriedSpeedController):
+    """``[forward, lateral, yaw_rate]`` (body frame) -> the walking policy's command, or the carried base's motion.
 
     InternUtopia's action may carry a pelvis height and upper-body joint targets as 4th and 5th
-    values; they are accepted when ``None`` (a value is refused: the carried GR1 holds its pose).
+    values; they are accepted when ``None`` (a value is refused: the policy sets neither).
 
     >>> GR1MoveBySpeedController.split_action([0.5, 0.0, 0.1, None])
     [0.5, 0.0, 0.1]
@@ -43,22 +43,6 @@ class GR1MoveBySpeedController(HolonomicBaseController):
                                  f'an upper-body pose with; got {list(extra)!r} after the velocity')
             return list(action[:3])
         return action
-
-    def bind(self, world: Any) -> None:
-        self.walker = getattr(self.robot, 'walker', None)
-        # A walking robot's command is only stored (its policy reads it on its ticks): applying it
-        # again changes nothing. A carried base moves its target on every step.
-        self.idempotent_apply = self.stores_walker_command(self.walker, GR1MoveBySpeedController)
-        if self.walker is None:
-            super().bind(world)
-        else:
-            self.world = world
-
-    def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
-        if self.walker is None:
-            super().apply_base_velocity(slots, velocity)
-        else:
-            self.walker.set_command(slots, velocity)
 
     def parse_action(self, action: Any) -> np.ndarray:
         return as_float_array(self.split_action(action), self.action_shape, self.action_text)

@@ -70,6 +70,28 @@ class HolonomicBaseController(BaseVelocityController):
         _carry_numpy(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
 
 
+
+class WalkingOrCarriedSpeedController(HolonomicBaseController):
+    """``move_by_speed`` of a robot that walks or is carried (H1's, GR1's, Aliengo's): a walking
+    robot's ``[forward, lateral, yaw_rate]`` goes to its walker as the policy's command (clipped
+    to the range the policy was trained for); a carried robot's base target moves as a holonomic
+    base's. Walking, the command is only stored (the policy reads it on its ticks), so applying
+    it again changes nothing (:attr:`idempotent_apply`, set when bound)."""
+
+    def bind(self, world: Any) -> None:
+        self.walker = getattr(self.robot, 'walker', None)
+        self.idempotent_apply = self.stores_walker_command(self.walker, WalkingOrCarriedSpeedController)
+        if self.walker is None:
+            super().bind(world)
+        else:
+            self.world = world
+
+    def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
+        if self.walker is None:
+            super().apply_base_velocity(slots, velocity)
+        else:
+            self.walker.set_command(slots, velocity)
+
 def _carry_numpy(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
                  dt: float) -> None:
     """Move the mocap targets ``mocap`` of ``slots`` at body-frame ``velocity`` ``(k, 3)`` for ``dt``.

@@ -22,6 +22,7 @@ from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import breadth_first_joints
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 from internutopia_extension.robots.g1_locomotion.policy_kernel import CompiledAct, compiled_act
+from internutopia_extension.robots.policy_clock import PolicyClock
 
 
 @functools.cache
@@ -51,7 +52,8 @@ class G1Robot(BaseRobot):
         #: Columns of ``joint_names``-ordered arrays that give the policy's order.
         self._policy_columns = np.array([self.joint_names.index(n) for n in self.policy_joints], dtype=np.intp)
         self.command = np.zeros((env_num, 3))
-        self._next_tick = 0.0
+        #: The policy's 50 Hz clock (one for the group: its slots keep the world's time).
+        self.clock = PolicyClock(self.policy.control_dt)
 
     @staticmethod
     def _all_controller_configs(configs: list) -> list:
@@ -85,7 +87,7 @@ class G1Robot(BaseRobot):
                                                   qa, va, int(first[0]))
                 if self._compiled_act is not None:
                     self._compiled_act.warm(world.data.qpos, world.data.qvel, world.data.ctrl, self.command)
-        self._next_tick = world.time
+        self.clock.restart(world.time)
 
     def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
         super().reset_slots(slots, configs)
@@ -103,22 +105,17 @@ class G1Robot(BaseRobot):
         command that ``move_by_speed`` sets again, and ``before_physics`` acts only on a tick."""
         if not len(self.slots):
             return limit
-        time, dt = float(self.bound_world.data.time[self.slots[0]]), float(self.sim.physics_dt)
-        steps = 0
-        while steps < limit and time + (steps + 1) * dt + 1e-9 < self._next_tick:
-            steps += 1
-        return steps
+        return self.clock.steps_before(float(self.bound_world.data.time[self.slots[0]]), float(self.sim.physics_dt), limit)
 
     def before_physics(self) -> None:
-        # One shared 50 Hz clock for all slots; the small epsilon absorbs float drift of the sum.
+        # One shared 50 Hz clock for all slots (PolicyClock).
         slots, world = self.slots, self.world
         if not len(slots):
             return
         assert world is not None  # bound: it has slots
         data = world.data
-        if data.time[slots[0]] + 1e-9 < self._next_tick:  # (every slot keeps the one world clock)
+        if not self.clock.due(float(data.time[slots[0]])):  # (every slot keeps the one world clock)
             return
-        self._next_tick += self.policy.control_dt
         if self._compiled_act is not None:
             self._compiled_act(slots, data.qpos, data.qvel, data.ctrl, self.command)
             return

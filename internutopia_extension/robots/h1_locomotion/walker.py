@@ -20,6 +20,7 @@ from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.model import FEET
 from internutopia_extension.robots.h1_locomotion.tick_kernel import CompiledTick, compiled_tick
 from internutopia_extension.robots.onnx_threads import policy_session_options
+from internutopia_extension.robots.policy_clock import PolicyClock
 from internutopia_extension.robots.stand_hold import StandHold, StandHoldSpec
 from internutopia_extension.robots.walk_state_kernel import CompiledWalkState, compiled_walk_state
 
@@ -157,7 +158,8 @@ class H1Walker:
         self.pending_action = np.zeros((env_num, gait.ACTION_SIZE))
         spec = self.stand_hold_spec
         self.stand_hold = StandHold(spec, env_num) if stand_hold and spec is not None and policy is not None else None
-        self._next_tick = 0.0
+        #: The 50 Hz clock of the policy's ticks (one for the group: its slots keep the world's time).
+        self.clock = PolicyClock(self.gait.CONTROL_DT)
         #: The compiled observation and tick (:mod:`.tick_kernel`), set when bound; ``None``: numpy.
         self.compiled: CompiledTick | None = None
         #: The compiled :meth:`state` (:mod:`~internutopia_extension.robots.walk_state_kernel`), set when bound; ``None``: numpy.
@@ -184,7 +186,7 @@ class H1Walker:
         self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in self.feet], dtype=np.intp)
         self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in self.feet], dtype=np.intp)
         self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in self.feet], dtype=np.intp)
-        self._next_tick = time
+        self.clock.restart(time)
         self.compiled = compiled_tick(self)
         self.compiled_state = compiled_walk_state(self, WalkState.empty(0, len(self.gait.LEG_JOINTS), len(self.feet)))
 
@@ -253,18 +255,12 @@ class H1Walker:
 
     def tick_due(self, time: float) -> bool:
         """Whether the 50 Hz tick falls on the step starting at ``time`` (then it is taken)."""
-        if time + 1e-9 < self._next_tick:
-            return False
-        self._next_tick += self.gait.CONTROL_DT
-        return True
+        return self.clock.due(time)
 
     def steps_before_tick(self, time: float, dt: float, limit: int) -> int:
         """How many of the physics steps after the one starting at ``time`` (each ``dt`` long; at
         most ``limit``) start before the next tick (:meth:`tick_due` false on each)."""
-        steps = 0
-        while steps < limit and time + (steps + 1) * dt + 1e-9 < self._next_tick:
-            steps += 1
-        return steps
+        return self.clock.steps_before(time, dt, limit)
 
     def tick(self, slots: np.ndarray) -> None:
         """One policy tick for ``slots``: observe, act, set the leg servo targets; then ramp the
