@@ -357,6 +357,42 @@ def test_instruction_counting_refuses_an_unknown_case_or_id_before_valgrind_star
         step_instructions.count('internutopia/NoSuch-v0', 4, 'gym', ['step'], calls=2)
 
 
+def test_instruction_counts_against_a_baseline_say_each_change_and_fail_past_the_allowed_rise(tmp_path, monkeypatch, capsys):
+    """``--baseline`` prints each count's change against a previous run's output (its header
+    and other lines ignored; a case it lacks is printed without one); ``--max-increase`` makes
+    the run fail, naming the cases that rose by more than allowed."""
+    from internutopia.bench import step_instructions
+
+    counted = {('h1', 1, 'array'): [103_000], ('h1', 1, 'dict'): [250_000], ('h1', 64, 'array'): [900_000],
+               ('h1', 64, 'dict'): [1_000_000]}
+    monkeypatch.setattr(step_instructions, 'count', lambda robot, env_num, api, phases, calls=50: counted[robot, env_num, api])
+    baseline = tmp_path / 'before.txt'
+    baseline.write_text('# python -m internutopia.bench.step_instructions ... (tree abc1234)\n'
+                        'h1 x1 array step: 100,000 instructions per call\n'
+                        'h1 x1 dict step: 250,000 instructions per call  (baseline 249,000: +0.4%)\n'
+                        'h1 x64 array step: 1,000,000 instructions per call\n', encoding='utf-8')
+    argv = ['--robots', 'h1', '--env-nums', '1,64', '--api', 'array,dict', '--baseline', str(baseline)]
+    assert step_instructions.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ['h1 x1 array step: 103,000 instructions per call  (baseline 100,000: +3.0%)',
+                     'h1 x1 dict step: 250,000 instructions per call  (baseline 250,000: +0.0%)',
+                     'h1 x64 array step: 900,000 instructions per call  (baseline 1,000,000: -10.0%)',
+                     'h1 x64 dict step: 1,000,000 instructions per call',
+                     f'3 count(s) compared with {baseline}']
+    assert step_instructions.main([*argv, '--max-increase', '5']) == 0
+    capsys.readouterr()
+    assert step_instructions.main([*argv, '--max-increase', '2']) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == f'3 count(s) compared with {baseline}; 1 rose by more than 2 %: h1 x1 array step'
+    # A run's own output is a baseline as it is (the lines it read back are the lines it wrote).
+    assert step_instructions.read_counts('\n'.join(lines)) == {'h1 x1 array step': 103_000, 'h1 x1 dict step': 250_000,
+                                                               'h1 x64 array step': 900_000, 'h1 x64 dict step': 1_000_000}
+    for wrong, message in ((['--max-increase', '2'], '--max-increase needs --baseline'),
+                           (['--baseline', str(tmp_path / 'missing.txt')], 'no file')):
+        with pytest.raises(SystemExit):
+            step_instructions.main(['--robots', 'h1', *wrong])
+        assert message in capsys.readouterr().err
+
+
 @pytest.mark.skipif(shutil.which('valgrind') is None, reason='instruction counts need valgrind (apt-get install valgrind)')
 def test_instruction_counting_reports_the_childs_own_error(tmp_path, monkeypatch):
     """``step_instructions`` runs the measured steps in a child under callgrind; when that child

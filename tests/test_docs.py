@@ -86,8 +86,9 @@ def test_cli_sample_output_is_a_run(tmp_path, capsys):
 
 
 def test_performance_page_shows_the_committed_run():
-    """The first table of docs/performance.md is the benchmark's own Markdown of the JSON it
-    ships (docs/assets/bench_default.json), and the plots it shows are drawn from that JSON."""
+    """The table of docs/performance.md's first run ("A first run") is the benchmark's own Markdown
+    of the JSON it ships (docs/assets/bench_default.json), and the plots it shows are drawn from
+    that JSON."""
     from internutopia.bench.plots import load_figures
     from internutopia.bench.report import markdown_table
 

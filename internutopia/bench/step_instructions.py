@@ -27,6 +27,15 @@ steady one.
 
     python -m internutopia.bench.step_instructions --gym internutopia/H1Walk-v0 --env-nums 64 --phases step,turnover
 
+``--baseline FILE`` reads a previous run's output (its lines ``CASE xN API PHASE: COUNT
+instructions per call``; others are ignored) and prints each count's change against it;
+``--max-increase PCT`` makes the run exit with status 1 when a count rose by more than ``PCT``
+per cent, for a check that a change added no work (counts move by about 0.5 % from run to run of
+one tree, a turnover's by about 1.5 %)::
+
+    python -m internutopia.bench.step_instructions --robots h1 --env-nums 1 --api array \
+        --baseline docs/assets/instructions_main_session21.txt --max-increase 2
+
 ``--code`` counts any Python expression instead, evaluated with ``env``, ``runner``, ``np``,
 ``step``, ``parse``, ``actions`` (the step's actions), ``commands`` (parsed actions), ``slots``
 (the active slots) and ``group`` (the first robot group) in scope.
@@ -301,7 +310,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--calls', type=int, default=50, help='counted calls per phase')
     parser.add_argument('--gym', default='', help="comma-separated Gymnasium ids: count their vector env's step() "
                         "(phases step, turnover and nothing, or --code with envs, runner, step, action in scope) instead of --robots")
+    parser.add_argument('--baseline', help="a previous run's output: print each count's change against it")
+    parser.add_argument('--max-increase', type=float, default=None, metavar='PCT',
+                        help='with --baseline: exit with status 1 when a count rose by more than PCT per cent')
     args = parser.parse_args(argv)
+    if args.max_increase is not None and not args.baseline:
+        parser.error('--max-increase needs --baseline')
+    if args.baseline and not os.path.isfile(args.baseline):
+        parser.error(f'--baseline: no file {args.baseline!r}')
     phases = args.code or args.phases.split(',')
     valid = GYM_PHASES if args.gym else PHASES
     for phase in [] if args.code else phases:
@@ -309,12 +325,38 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f'unknown phase {phase!r}; choose from {", ".join(valid)}')
     cases = [(env_id, ['gym']) for env_id in args.gym.split(',')] if args.gym else [
         (robot, args.api.split(',')) for robot in args.robots.split(',')]
+    baseline = read_counts(pathlib.Path(args.baseline).read_text(encoding='utf-8')) if args.baseline else None
+    changes: dict[str, float] = {}
     for robot, apis in cases:
         for env_num in (int(n) for n in args.env_nums.split(',')):
             for api in apis:
                 for phase, instructions in zip(phases, count(robot, env_num, api, phases, args.calls), strict=True):
-                    print(f'{robot} x{env_num} {api} {phase}: {instructions:,} instructions per call', flush=True)
-    return 0
+                    key = f'{robot} x{env_num} {api} {phase}'
+                    line = f'{key}: {instructions:,} instructions per call'
+                    if baseline is not None and key in baseline:
+                        changes[key] = instructions / baseline[key] - 1.0
+                        line += f'  (baseline {baseline[key]:,}: {changes[key]:+.1%})'
+                    print(line, flush=True)
+    if baseline is None:
+        return 0
+    risen = {key: change for key, change in changes.items()
+             if args.max_increase is not None and change * 100.0 > args.max_increase}
+    print(f'{len(changes)} count(s) compared with {args.baseline}' +
+          (f'; {len(risen)} rose by more than {args.max_increase:g} %: {", ".join(risen)}' if risen else ''), flush=True)
+    return 1 if risen else 0
+
+
+#: A line of this script's output (and of ``--baseline``'s file): the case and phase, the count.
+_COUNT_LINE = re.compile(r'^(?P<key>\S+ x\d+ \S+ .+?): (?P<count>[\d,]+) instructions per call')
+
+
+def read_counts(text: str) -> dict[str, int]:
+    """The counts of a previous run's output, by ``'CASE xN API PHASE'`` (other lines ignored).
+
+    >>> read_counts('# a comment\\nh1 x1 array step: 185,131 instructions per call  (baseline 185,000: +0.1%)\\n')
+    {'h1 x1 array step': 185131}
+    """
+    return {match['key']: int(match['count'].replace(',', '')) for match in map(_COUNT_LINE.match, text.splitlines()) if match}
 
 
 if __name__ == '__main__':
