@@ -327,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         (robot, args.api.split(',')) for robot in args.robots.split(',')]
     baseline = read_counts(pathlib.Path(args.baseline).read_text(encoding='utf-8')) if args.baseline else None
     changes: dict[str, float] = {}
+    missing: list[str] = []  # (counted, but not in the baseline)
     for robot, apis in cases:
         for env_num in (int(n) for n in args.env_nums.split(',')):
             for api in apis:
@@ -336,12 +337,15 @@ def main(argv: list[str] | None = None) -> int:
                     if baseline is not None and key in baseline:
                         changes[key] = instructions / baseline[key] - 1.0
                         line += f'  (baseline {baseline[key]:,}: {changes[key]:+.1%})'
+                    elif baseline is not None:
+                        missing.append(key)
                     print(line, flush=True)
     if baseline is None:
         return 0
     risen = {key: change for key, change in changes.items()
              if args.max_increase is not None and change * 100.0 > args.max_increase}
     print(f'{len(changes)} count(s) compared with {args.baseline}' +
+          (f' ({len(missing)} not in it: {", ".join(missing)})' if missing else '') +
           (f'; {len(risen)} rose by more than {args.max_increase:g} %: {", ".join(risen)}' if risen else ''), flush=True)
     return 1 if risen else 0
 
