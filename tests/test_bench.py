@@ -360,8 +360,7 @@ def test_instruction_counting_refuses_an_unknown_case_or_id_before_valgrind_star
 def test_instruction_counts_against_a_baseline_say_each_change_and_fail_past_the_allowed_rise(tmp_path, monkeypatch, capsys):
     """``--baseline`` prints each count's change against a previous run's output (its header
     and other lines ignored; a case it lacks is printed without one and named in the summary);
-    ``--max-increase`` makes
-    the run fail, naming the cases that rose by more than allowed."""
+    ``--max-increase`` makes the run fail, naming the cases that rose by more than allowed."""
     from internutopia.bench import step_instructions
 
     counted = {('h1', 1, 'array'): [103_000], ('h1', 1, 'dict'): [250_000], ('h1', 64, 'array'): [900_000],
