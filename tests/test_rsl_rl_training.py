@@ -216,9 +216,10 @@ def test_openmp_waits_passively_unless_the_environment_chose_otherwise(preset, p
     assert done.stdout.split() == [str(passive), preset or 'PASSIVE']
 
 
-def test_the_public_api_ppo_loop_times_the_tree_it_imports() -> None:
+def test_the_public_api_ppo_loop_times_the_tree_it_imports(tmp_path) -> None:
     """``bench/ppo_public.py`` (the loop that compares trees of the project) runs as a script,
-    on the tree its ``PYTHONPATH`` names, and reports positive throughputs of that tree."""
+    on the tree its ``PYTHONPATH`` names, and reports positive throughputs of that tree; it leaves
+    no ``SB3-<date>`` folder in the temporary directory (SB3's default logger makes one per learn)."""
     import json
     import pathlib
     import subprocess
@@ -228,8 +229,10 @@ def test_the_public_api_ppo_loop_times_the_tree_it_imports() -> None:
     script = root / 'internutopia' / 'bench' / 'ppo_public.py'
     done = subprocess.run([sys.executable, str(script), '--num-envs', '2', '--rollout', '16', '--iterations', '1',
                            '--update-threads', '1', '--openmp-wait', 'active'],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, 'PYTHONPATH': str(root)})
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, 'PYTHONPATH': str(root), 'TMPDIR': str(tmp_path)})
     assert done.returncode == 0, done.stderr[-2000:]
+    assert not list(tmp_path.glob('SB3-*'))
     row = json.loads(done.stdout.strip().splitlines()[-1])
     assert pathlib.Path(row['tree']) == root
     assert row['collect_steps_per_s'] > 0 and row['loop_steps_per_s'] > 0 and row['update_s_per_iteration'] > 0

@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     import gymnasium
     import torch
     from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import Logger
 
     import internutopia
     import internutopia.envs  # noqa: F401  (registers the ids)
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> None:
                 seconds['update'] += time.perf_counter() - began
 
     model.collect_rollouts, model.train = timed_collect, timed_update  # type: ignore[method-assign]
+    # (SB3's own logger class, as every tree's trainer could use it: its default makes an empty
+    # /tmp/SB3-<date> folder on every learn(), which no run should leave behind)
+    model.set_logger(Logger(folder=None, output_formats=[]))
     per_iteration = args.rollout * args.num_envs
     model.learn(per_iteration)  # warm-up: compiled kernels, first episodes
     counting[0] = True
