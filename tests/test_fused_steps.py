@@ -107,8 +107,8 @@ def test_move_by_speed_is_idempotent_for_a_walking_robot_only_and_not_for_a_subc
             super().apply_base_velocity(slots, velocity)
 
     smoothed = Smoothed.__new__(Smoothed)
-    assert not smoothed.stores_walker_command(stored.walker, H1MoveBySpeedController)
-    assert stored.stores_walker_command(stored.walker, H1MoveBySpeedController)
+    assert not smoothed.stores_walker_command(stored.walker)
+    assert stored.stores_walker_command(stored.walker)
     walking.close()
     carried = gym.make_vec('internutopia/H1PointNav-v0', num_envs=1,
                            robot_cfg=h1.H1RobotCfg(locomotion='carried', controllers=[h1.move_by_speed_cfg, h1.move_to_point_cfg]))

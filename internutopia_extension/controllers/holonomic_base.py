@@ -40,14 +40,6 @@ class HolonomicBaseController(BaseVelocityController):
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
         self.apply_base_velocity(slots, batch)
 
-    def stores_walker_command(self, walker: Any, owner: type[HolonomicBaseController]) -> bool:
-        """Whether this controller, of class ``owner`` (one that hands a walking robot's command to
-        its ``walker`` and moves a carried base otherwise), only stores the command: the robot
-        walks, and the class applies as ``owner`` does (a subclass that applies its own way, which
-        may compute from the state every step, is not taken at its parent's word)."""
-        kind = type(self)
-        return walker is not None and kind.apply is owner.apply and kind.apply_base_velocity is owner.apply_base_velocity
-
     def apply_base_velocity(self, slots: np.ndarray, velocity: np.ndarray) -> None:
         # Beyond the robot's range a command is clamped (a target flung kilometres away per step
         # would tear the robot off its weld): the direction is kept, the speed capped.
@@ -70,7 +62,6 @@ class HolonomicBaseController(BaseVelocityController):
         _carry_numpy(data.mocap_pos, data.mocap_quat, slots, self.robot.mocap_index, velocity, self.dt)
 
 
-
 class WalkingOrCarriedSpeedController(HolonomicBaseController):
     """``move_by_speed`` of a robot that walks or is carried (H1's, GR1's, Aliengo's): a walking
     robot's ``[forward, lateral, yaw_rate]`` goes to its walker as the policy's command (clipped
@@ -80,7 +71,7 @@ class WalkingOrCarriedSpeedController(HolonomicBaseController):
 
     def bind(self, world: Any) -> None:
         self.walker = getattr(self.robot, 'walker', None)
-        self.idempotent_apply = self.stores_walker_command(self.walker, WalkingOrCarriedSpeedController)
+        self.idempotent_apply = self.stores_walker_command(self.walker)
         if self.walker is None:
             super().bind(world)
         else:
@@ -91,6 +82,14 @@ class WalkingOrCarriedSpeedController(HolonomicBaseController):
             super().apply_base_velocity(slots, velocity)
         else:
             self.walker.set_command(slots, velocity)
+
+    def stores_walker_command(self, walker: Any) -> bool:
+        """Whether this controller only stores the command: the robot walks (``walker``), and its
+        class applies as this one does (a subclass that applies its own way, which may compute
+        from the state every step, is not taken at its parent's word)."""
+        kind, own = type(self), WalkingOrCarriedSpeedController
+        return walker is not None and kind.apply is own.apply and kind.apply_base_velocity is own.apply_base_velocity
+
 
 def _carry_numpy(mocap_pos: np.ndarray, mocap_quat: np.ndarray, slots: np.ndarray, mocap: int, velocity: np.ndarray,
                  dt: float) -> None:

@@ -165,10 +165,9 @@ class CompiledTick:
             symmetric = bool(policy.symmetric)
             raw = policy.run(self.observe(slots, mirrored=symmetric))
         command = walker.command
-        hold = walker.stand_hold
-        if hold is not None:  # (the numpy tick's stand hold, on the same inputs: the pass leaves them as they are until its ramp)
+        if walker.stand_hold is not None:  # (the numpy tick's stand hold, on the same inputs: the pass leaves them as they are until its ramp)
             requested = command[slots]
-            held = hold.apply(slots, requested, *walker._pelvis_xy_yaw(slots), walker.phase[slots] == 0.0, walker.gait.CONTROL_DT)
+            held = walker.held_command_of(slots, requested)
             if held is not requested:  # (a robot told to stand is led back to its spot)
                 command = command.copy()
                 command[slots] = held

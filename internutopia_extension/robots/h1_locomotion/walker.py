@@ -278,13 +278,18 @@ class H1Walker:
         self.last_action[slots] = self.action[slots]
         self.action[slots] = action
         self.data.ctrl[slots, self._legs_ctrl] = self.gait.leg_targets(action)
-        command = self.command[slots]
-        if self.stand_hold is not None:
-            command = self.stand_hold.apply(slots, command, *self._pelvis_xy_yaw(slots), self.phase[slots] == 0.0,
-                                            self.gait.CONTROL_DT)
+        command = self.held_command_of(slots, self.command[slots])
         self.followed[slots] = self.gait.ramp_command(self.followed[slots], command)
         moving = np.linalg.norm(self.followed[slots], axis=1) >= self.gait.STAND_COMMAND
         self.phase[slots] = self.gait.advance_phase(self.phase[slots], moving)
+
+    def held_command_of(self, slots: np.ndarray, command: np.ndarray) -> np.ndarray:
+        """The command ``(k, 3)`` that ``slots`` follow this tick for their requested ``command``:
+        itself, or with a stand hold, a robot told to stand led back to its spot (the numpy and
+        the compiled tick both ask here, on the same inputs)."""
+        if self.stand_hold is None:
+            return command
+        return self.stand_hold.apply(slots, command, *self._pelvis_xy_yaw(slots), self.phase[slots] == 0.0, self.gait.CONTROL_DT)
 
     def _pelvis_xy_yaw(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The pelvises' world position ``(k, 2)`` and heading ``(k,)`` (exact for upright ones)."""
