@@ -123,7 +123,7 @@ class Viewer:
         nodes = _PackNodes(slots)
         count = len(slots)
         identity = np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
-        for index, mesh in enumerate(body_meshes(pack.model)):
+        for index, mesh in enumerate(body_meshes(pack.drawn_model)):
             handle = self.server.scene.add_batched_meshes_simple(
                 f'/packs/{abs(hash(pack.key)) % 10 ** 8}/{index}', mesh.vertices, mesh.faces, batched_wxyzs=identity,
                 batched_positions=self.origins[list(slots)], batched_colors=mesh.rgb,

@@ -7,6 +7,9 @@ faster, 35 against 46 us). The threads spin between the layers of one call (a sl
 wakes too slowly for layers this small) but not after it: the physics threads need the cores
 until the next tick.
 
+The first session options made in a process import ONNX Runtime, which the env's memory estimate
+counts (:data:`ONNX_RUNTIME_BYTES`, noted with :func:`~internutopia.core.util.memory.note_runtime_loaded`).
+
 >>> options, threads = policy_session_options(rows=128)
 >>> threads == (2 if (os.cpu_count() or 1) > 1 else 1), policy_session_options(rows=4)[1]
 (True, 1)
@@ -16,20 +19,36 @@ from __future__ import annotations
 
 import numbers
 import os
+import sys
 from typing import Any
 
-__all__ = ['TWO_THREADS_FROM', 'policy_session_options']
+from internutopia.core.util.memory import note_runtime_loaded
+
+__all__ = ['ONNX_RUNTIME_BYTES', 'TWO_THREADS_FROM', 'load_onnxruntime', 'policy_session_options']
 
 #: Rows per call (robots, or twice the robots for a policy run with its mirror image) from which
 #: the network runs on two intra-op threads by default.
 TWO_THREADS_FROM = 32
+#: Resident bytes that importing ONNX Runtime and making its first session add to a process
+#: (measured on Linux x86-64 with onnxruntime 1.32 and H1's network: 20 MB the import, 10 MB the
+#: first session's thread pools and arenas).
+ONNX_RUNTIME_BYTES = 30e6
+
+
+def load_onnxruntime() -> Any:
+    """The ``onnxruntime`` module, imported on first use (and noted for the env's memory estimate)."""
+    if 'onnxruntime' not in sys.modules:
+        note_runtime_loaded('ONNX Runtime', ONNX_RUNTIME_BYTES)
+    import onnxruntime
+
+    return onnxruntime
 
 
 def policy_session_options(rows: int, intra_op_threads: int | None = None) -> tuple[Any, int]:
     """``(onnxruntime.SessionOptions, threads)`` for a network called on ``rows`` rows at a time:
     ``intra_op_threads`` when given (>= 1), else 2 from :data:`TWO_THREADS_FROM` rows on a machine
     with more than one core, else 1."""
-    import onnxruntime
+    onnxruntime = load_onnxruntime()
 
     if intra_op_threads is None:
         intra_op_threads = 2 if rows >= TWO_THREADS_FROM and (os.cpu_count() or 1) > 1 else 1

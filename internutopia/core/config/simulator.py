@@ -61,7 +61,10 @@ class SimConfig(BaseCfg):
     ``rendering_interval`` set how often cameras render.
 
     ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
-    physics always uses the full model; see ``docs/rendering.md``). ``rendering_threads`` is the
+    see ``docs/rendering.md``). ``headless=True`` (the default) also compiles the physics models
+    of structures without cameras without their visual-only geoms, for a fraction of the memory
+    and the same motion; the overview compiles the full model when it first draws
+    (``docs/reliability.md``). ``rendering_threads`` is the
     number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
 
     ``device`` is where a device backend steps (``backend='warp'``): ``'cpu'``, ``'cuda'`` or

@@ -18,6 +18,7 @@ from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.observations import ObservedEntries, Observer
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotTable
 from internutopia.core.runner.terms import Terms
+from internutopia.core.util.memory import runtimes_loaded
 
 __all__ = ['RunnerReads']
 
@@ -33,6 +34,7 @@ class RunnerReads:
     observer: Observer
     world: Any
     _runtime_bytes: float
+    _runtimes_before: frozenset[str]
 
     def active_slots(self) -> np.ndarray:
         """Ids of the slots running an episode (do not modify the returned array)."""
@@ -61,9 +63,12 @@ class RunnerReads:
     @property
     def memory_estimate_bytes(self) -> float:
         """Estimated peak bytes this env adds to its process so far: the compiled kernels' runtime
-        (when this env was the first to load it), the slots' bookkeeping, and the most the world's
+        (when this env was the first to load it), the runtimes its robots loaded first in the process
+        (ONNX Runtime for a walking policy), the slots' bookkeeping, and the most the world's
         structures took at once (compiles' peaks, models, physics state)."""
-        return self._runtime_bytes + self.env_num * BYTES_PER_SLOT + float(getattr(self.world, 'estimated_peak_bytes', 0.0))
+        loaded = sum(size for name, size in runtimes_loaded().items() if name not in self._runtimes_before)
+        return (self._runtime_bytes + loaded + self.env_num * BYTES_PER_SLOT
+                + float(getattr(self.world, 'estimated_peak_bytes', 0.0)))
 
     @property
     def status(self) -> np.ndarray:

@@ -41,7 +41,7 @@ from internutopia.core.runner.recorded import RecordedRepeats
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
 from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
-from internutopia.core.util.memory import check_slots_fit, jit_runtime_bytes
+from internutopia.core.util.memory import check_slots_fit, jit_runtime_bytes, runtimes_loaded
 from internutopia.core.view import EnvView
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
@@ -58,6 +58,7 @@ class Runner(RunnerReads):
     def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, queue: EpisodeSource | None = None) -> None:
         # The compiled kernels' runtime, if this process has not loaded it yet, comes once per process.
         self._runtime_bytes = jit_runtime_bytes()
+        self._runtimes_before = frozenset(runtimes_loaded())  # (those its robots load later are its own)
         check_slots_fit(config.env_num, BYTES_PER_SLOT, "the slots' bookkeeping", self._runtime_bytes)
         self.config = config
         self.env_num = config.env_num

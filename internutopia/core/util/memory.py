@@ -16,10 +16,12 @@ cgroup's (a container's memory limit), its address-space limit (``RLIMIT_AS``, `
 common on shared clusters) or its data limit (``RLIMIT_DATA``, ``ulimit -d``); the error names the
 limit that binds (:func:`tightest_room`, :func:`available_bytes`).
 
-What an env is estimated to take at its peak is the sum of three parts, each estimated where it is
-known: the compiled kernels' runtime (:func:`jit_runtime_bytes`, once per process), the slots'
-bookkeeping, and what the world's structures take (their compiled models, the compile's peak and
-every slot's physics state; the backend's world estimates these from the built models).
+What an env is estimated to take at its peak is the sum of four parts, each estimated where it is
+known: the compiled kernels' runtime (:func:`jit_runtime_bytes`, once per process), the runtimes
+its robots load on first use (ONNX Runtime for a walking policy; the code that loads one says so
+with :func:`note_runtime_loaded`), the slots' bookkeeping, and what the world's structures take
+(their compiled models, the compile's peak and every slot's physics state; the backend's world
+estimates these from the built models).
 """
 
 from __future__ import annotations
@@ -205,6 +207,23 @@ def jit_runtime_bytes() -> float:
     return JIT_ENGINE_BYTES + (0.0 if imported else NUMBA_IMPORT_BYTES)
 
 
+#: Runtimes loaded into this process on first use by name, with the resident bytes each added
+#: (:func:`note_runtime_loaded`).
+_LOADED_RUNTIMES: dict[str, float] = {}
+
+
+def note_runtime_loaded(name: str, added_bytes: float) -> None:
+    """Record that a library an entity loads on first use (``'ONNX Runtime'``, say) was just
+    loaded into this process, adding about ``added_bytes``; an env built before it counts it in
+    its estimate (:func:`runtimes_loaded`). Once per name and process."""
+    _LOADED_RUNTIMES.setdefault(name, float(added_bytes))
+
+
+def runtimes_loaded() -> dict[str, float]:
+    """The runtimes :func:`note_runtime_loaded` recorded so far in this process, by name (a copy)."""
+    return dict(_LOADED_RUNTIMES)
+
+
 def check_slots_fit(env_num: int, bytes_per_slot: float, what: str, fixed_bytes: float = 0.0) -> None:
     """Raise ``ValueError`` when ``fixed_bytes + env_num * bytes_per_slot`` exceeds the memory available now.
 
@@ -229,4 +248,4 @@ def check_slots_fit(env_num: int, bytes_per_slot: float, what: str, fixed_bytes:
 
 
 __all__ = ['JIT_ENGINE_BYTES', 'NUMBA_IMPORT_BYTES', 'MemoryRoom', 'available_bytes', 'cgroup_room', 'check_slots_fit',
-           'jit_runtime_bytes', 'memory_rooms', 'tightest_room']
+           'jit_runtime_bytes', 'memory_rooms', 'note_runtime_loaded', 'runtimes_loaded', 'tightest_room']

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from internutopia_extension.robots.g1_locomotion.assets import _parsed_g1, holosoma_policy_path
-from internutopia_extension.robots.onnx_threads import policy_session_options
+from internutopia_extension.robots.onnx_threads import load_onnxruntime, policy_session_options
 
 #: Policy period in seconds (Holosoma ``rl_rate = 50`` Hz).
 CONTROL_DT = 0.02
@@ -139,8 +139,7 @@ class G1LocomotionPolicy:
                 on a machine with more than one core, else 1.
             gait_period: gait cycle period in seconds (1.0 s in training).
         """
-        import onnxruntime as ort
-
+        ort = load_onnxruntime()
         if capacity < 1:
             raise ValueError('capacity must be >= 1')
         path = pathlib.Path(onnx_path) if onnx_path is not None else holosoma_policy_path(name)

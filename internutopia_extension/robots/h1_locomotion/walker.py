@@ -19,7 +19,7 @@ import numpy as np
 from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.model import FEET
 from internutopia_extension.robots.h1_locomotion.tick_kernel import CompiledTick, compiled_tick
-from internutopia_extension.robots.onnx_threads import policy_session_options
+from internutopia_extension.robots.onnx_threads import load_onnxruntime, policy_session_options
 from internutopia_extension.robots.policy_clock import PolicyClock
 from internutopia_extension.robots.stand_hold import StandHold, StandHoldSpec
 from internutopia_extension.robots.walk_state_kernel import CompiledWalkState, compiled_walk_state
@@ -53,8 +53,7 @@ class OnnxPolicy:
 
     def __init__(self, path: str | Path, symmetric: bool = True, gait_module: Any = gait, robot: str = 'H1',
                  capacity: int = 1, intra_op_threads: int | None = None) -> None:
-        import onnxruntime
-
+        onnxruntime = load_onnxruntime()
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f'{robot} walking policy {path} does not exist; train one with '

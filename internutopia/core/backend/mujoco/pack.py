@@ -19,6 +19,7 @@ import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
 from internutopia.core.backend.mujoco.footprint import pack_bytes_per_slot, pack_fixed_bytes
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
+from internutopia.core.backend.mujoco.visuals import DrawnState, discarded_visuals, drawn_model
 from internutopia.core.util.memory import check_slots_fit
 
 __all__ = ['CONTACT_SLOTS', 'OUTPUT_FIELDS', 'STATE_FIELDS', 'Pack', 'PackData', 'PackRollout', 'physics_dt_of']
@@ -174,6 +175,7 @@ class Pack:
         self._alive_column = self.data.userdata[:, _ALIVE]
         self._all_alive = b''
         self._scratch: mujoco.MjData | None = None
+        self._drawn: DrawnState | None = None  # see drawn_data
         self._rest: np.ndarray | None = None  # see rest_state
         self._derived: list[tuple[str, np.ndarray]] | None = None  # see _derived_fields
         self._forward_data: mujoco.MjData | None = None  # see run_pending
@@ -358,6 +360,24 @@ class Pack:
             mujoco.mj_collision(self.model, data)
         return data
 
+
+    @property
+    def drawn_model(self) -> mujoco.MjModel:
+        """The model that draws this pack's slots: :attr:`model`, or the full model where the
+        physics model was compiled without its visuals (:mod:`~internutopia.core.backend.mujoco.visuals`)."""
+        return drawn_model(self.model)
+
+    def drawn_data(self, slot: int) -> mujoco.MjData:
+        """:meth:`mjdata` for drawing: ``slot``'s state posed in :attr:`drawn_model`'s own
+        ``MjData`` (the same data as :meth:`mjdata` where the model keeps its visuals);
+        overwritten by the next call for any slot of the pack."""
+        physics = self.mjdata(slot)
+        if not discarded_visuals(self.model):
+            return physics
+        drawn = self._drawn
+        if drawn is None:
+            drawn = self._drawn = DrawnState(self.drawn_model)
+        return drawn.pose(physics)
 
     # -- computations at one slot's current state (see interface.Pack) ------------------------------
     def contacts(self, slot: int) -> Contacts:

@@ -33,6 +33,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes, renderer_bytes
 from internutopia.core.backend.mujoco.pack import _ALIVE, _PHYSICS_DT_FIELD, CONTACT_SLOTS, Pack, PackData, PackRollout, physics_dt_of
+from internutopia.core.backend.mujoco.visuals import compile_physics
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
@@ -96,6 +97,10 @@ class MujocoWorld:
         #: compiled models, compiles' peaks, packs (see :mod:`~internutopia.core.backend.mujoco.footprint`).
         self.estimated_peak_bytes = 0.0
         self._renderer_bytes = 0.0
+        #: Whether physics models keep their visual geoms whatever their structure (the
+        #: interactive viewer draws every step from the physics model); else only a structure with
+        #: a camera or a sensor that reads geometry does (:mod:`~internutopia.core.backend.mujoco.visuals`).
+        self.keep_visuals = not sim.headless
 
     def held_bytes_estimate(self) -> float:
         """Estimated bytes the world's structures hold now: the compiled models it keeps and the
@@ -139,6 +144,8 @@ class MujocoWorld:
 
         The model steps ``physics_dt`` in the fewest equal substeps that respect every part's
         ``max_dt`` (so ``SimConfig(physics_dt=1/60)`` runs a G1 at 1/240 inside each env step).
+        Its visual-only geoms are left out unless :attr:`keep_visuals` or the parts need them
+        (:func:`~internutopia.core.backend.mujoco.visuals.compile_physics`).
         """
         spec = self._world_spec()
         # A part's own options are dropped by attach; its noslip iterations (a gripper that must
@@ -157,7 +164,7 @@ class MujocoWorld:
         spec.dedup_assets()
         self.compile_count += 1
         held = self.held_bytes_estimate()
-        model = spec.compile()
+        model = compile_physics(spec, keep_visuals=self.keep_visuals)
         self.estimated_peak_bytes = max(self.estimated_peak_bytes, held + compile_peak_bytes(model))
         self._renderer_bytes += renderer_bytes(model)
         return model

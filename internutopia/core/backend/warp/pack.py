@@ -24,6 +24,7 @@ import numpy as np
 
 import internutopia.core.backend.state as state
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
+from internutopia.core.backend.mujoco.visuals import DrawnState
 from internutopia.core.backend.mujoco.world import Pack as MujocoPack
 from internutopia.core.backend.mujoco.world import physics_dt_of
 from internutopia.core.backend.warp.buffers import Buffers, buffer_overflow_mask, overflow_names, size_buffers
@@ -73,6 +74,7 @@ class WarpPack(MujocoPack):
         self.slots = np.zeros(0, dtype=np.intp)
         self._step_ids = self.slots
         self._scratch: mujoco.MjData | None = None
+        self._drawn: DrawnState | None = None  # see MujocoPack.drawn_data
         self._contact_columns: dict[str, tuple[int, int]] = {}
         #: The model's rest state (qpos0, at rest, mocap bodies where the model puts them).
         self._rest = mujoco.MjData(model)

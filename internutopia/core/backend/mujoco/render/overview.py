@@ -137,7 +137,7 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
         model.vis.global_.fovy = camera.fovy  # the overview's own copy of the model: no one else reads it
         view = camera.mjv_camera()
         for index, slot in enumerate(pack.slots.tolist()):
-            data = pack.mjdata(slot)
+            data = pack.drawn_data(slot)
             context.update_scene(data, view, offset=origins[slot], add=index > 0)
         context.set_clip(near, far)
         context.draw(rect, single_pass=merge)

@@ -37,7 +37,7 @@ class PackRender:
         key = (purpose, bool(lod), float(cell_half) if purpose == 'overview' else 0.0)
         model = self._models.get(key)
         if model is None:
-            model = self._models[key] = RenderModel(self._current().model, purpose, lod=lod, cell_half=key[2])
+            model = self._models[key] = RenderModel(self._current().drawn_model, purpose, lod=lod, cell_half=key[2])
         return model
 
     def cameras(self, width: int, height: int, samples: int = 0, lod: bool = True, threads: int = 1) -> CameraRenderer:

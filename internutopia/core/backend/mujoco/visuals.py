@@ -1,0 +1,101 @@
+"""Physics models without what is only drawn; the drawn model, compiled when something draws.
+
+A robot's look is most of its model: H1's 21 visual meshes (143,000 vertices, their faces and the
+bounding-volume trees MuJoCo builds over them) are 51.6 MB of its 51.7 MB compiled model, and
+compiling them is 0.4 s of a start. The physics never reads them: they collide with nothing and
+carry no inertia of their own. So a world that draws nothing of a structure compiles its
+physics model with MuJoCo's ``discardvisual`` (:func:`compile_physics`): geoms that do not collide
+and that nothing names, the meshes only they used, materials and textures are left out (a body
+whose inertia came from a discarded geom gets it as an explicit inertial). The H1's model is then
+0.06 MB and compiles in a millisecond, and it steps bit for bit as the full one does
+(``tests/test_physics_visuals.py``).
+
+A structure keeps its visuals in the physics model where something draws it every step or
+measures the visual geometry (:func:`needs_visuals`): the interactive viewer (``headless=False``),
+a camera (robot cameras render from the pack's model), or a sensor that sees geometry (a
+rangefinder's ray, a distance sensor between bodies). Everything else that draws a pack now and
+then (``env.render()``'s overview, the web viewer) asks for :func:`drawn_model`: the physics model
+itself when nothing was discarded, else the full model, compiled on first use from the spec kept
+at compile time, and :class:`DrawnState` poses it at a slot's state (bodies, joints and mocap
+bodies are the same in both models; only geoms, meshes and materials differ).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import mujoco
+
+#: Sensor types that read geometry a discarded geom could be part of (rays hit every geom; the
+#: distance sensors between bodies measure every geom of a body).
+_GEOMETRY_SENSORS = frozenset(int(t) for t in (
+    mujoco.mjtSensor.mjSENS_RANGEFINDER, mujoco.mjtSensor.mjSENS_GEOMDIST, mujoco.mjtSensor.mjSENS_GEOMNORMAL,
+    mujoco.mjtSensor.mjSENS_GEOMFROMTO))
+
+#: The full spec of every model compiled without its visuals (kept for :func:`drawn_model`).
+_kept_specs: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjSpec] = weakref.WeakKeyDictionary()
+#: The drawn model of every such model, once compiled.
+_drawn_models: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakref.WeakKeyDictionary()
+
+
+def needs_visuals(spec: mujoco.MjSpec) -> bool:
+    """Whether the physics model of ``spec`` must keep its visual geoms: it has a camera (robot
+    cameras render from the physics model) or a sensor that reads geometry."""
+    return bool(len(spec.cameras)) or any(int(sensor.type) in _GEOMETRY_SENSORS for sensor in spec.sensors)
+
+
+def compile_physics(spec: mujoco.MjSpec, keep_visuals: bool) -> mujoco.MjModel:
+    """Compile ``spec``; unless ``keep_visuals`` or :func:`needs_visuals`, without its visual
+    elements, keeping a copy of the full spec for :func:`drawn_model`."""
+    if keep_visuals or needs_visuals(spec):
+        return spec.compile()
+    full = spec.copy()  # (cheap: mesh files are read when a spec compiles, not when it is copied)
+    spec.compiler.discardvisual = True
+    model = spec.compile()
+    kept = (model.ngeom, model.nmesh, model.nmat, model.ntex)
+    if kept != (len(full.geoms), len(full.meshes), len(full.materials), len(full.textures)):
+        _kept_specs[model] = full  # (else nothing was discarded: the model draws as it is)
+    return model
+
+
+def discarded_visuals(model: mujoco.MjModel) -> bool:
+    """Whether ``model`` was compiled without visual elements (:func:`compile_physics`)."""
+    return model in _kept_specs
+
+
+def drawn_model(model: mujoco.MjModel) -> mujoco.MjModel:
+    """The model to draw a physics ``model``'s slots with: ``model`` itself, or, when it was
+    compiled without its visuals, the full model (compiled on the first call, then kept as long
+    as ``model`` lives)."""
+    spec = _kept_specs.get(model)
+    if spec is None:
+        return model
+    drawn = _drawn_models.get(model)
+    if drawn is None:
+        # A copy compiles: the kept spec stays as it was for nothing else to change.
+        drawn = _drawn_models[model] = spec.copy().compile()
+    return drawn
+
+
+class DrawnState:
+    """An ``MjData`` of a drawn model, posed at a physics state of the model it draws."""
+
+    def __init__(self, drawn: mujoco.MjModel) -> None:
+        self.model = drawn
+        self.data = mujoco.MjData(drawn)
+
+    def pose(self, physics: mujoco.MjData) -> mujoco.MjData:
+        """``self.data`` with ``physics``' positions and mocap poses, and the body, geom, camera
+        and light poses computed at them (what drawing reads); overwritten by the next call."""
+        data = self.data
+        data.time = physics.time
+        data.qpos[:] = physics.qpos
+        data.mocap_pos[:] = physics.mocap_pos
+        data.mocap_quat[:] = physics.mocap_quat
+        mujoco.mj_kinematics(self.model, data)
+        mujoco.mj_comPos(self.model, data)
+        mujoco.mj_camlight(self.model, data)
+        return data
+
+
+__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_model', 'needs_visuals']

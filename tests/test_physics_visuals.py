@@ -1,0 +1,75 @@
+"""Headless physics models leave out what is only drawn (:mod:`internutopia.core.backend.mujoco.visuals`):
+the same motion bit for bit, the same pictures where something draws, a fraction of the model."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+
+import numpy as np  # noqa: E402
+
+from internutopia.core.backend.mujoco.world import MujocoWorld  # noqa: E402
+from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia.viewer.geometry import body_meshes  # noqa: E402
+from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, move_by_speed_cfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+
+WALK = np.array([0.8, 0.0, 0.3])  # forward and turning: both legs in and out of contact
+
+
+def h1_env(keep_visuals: bool, env_num: int = 2, sensors: list | None = None) -> Env:
+    robot = H1RobotCfg(controllers=[move_by_speed_cfg], sensors=sensors or [])
+    env = Env(Config(env_num=env_num, metrics_save_path='none',
+                     task_configs=[FiniteStepTaskCfg(max_steps=10 ** 6, robots=[robot])] * env_num))
+    env.runner.world.keep_visuals = keep_visuals  # (as a world with the interactive viewer has it)
+    return env
+
+
+def test_a_headless_walking_h1_moves_bit_for_bit_as_with_its_visual_meshes():
+    runs = {}
+    for keep in (True, False):
+        with h1_env(keep) as env:
+            env.reset()
+            pack = env.runner.world.pack(0)
+            for _ in range(150):
+                out = env.step_arrays({'h1': {'move_by_speed': np.tile(WALK, (2, 1))}})
+            runs[keep] = (pack.model.nmesh, pack.model.nbuffer, pack.drawn_model.nmesh, pack.drawn_model is pack.model,
+                          out.obs['h1']['position'], out.obs['h1']['joint_positions'], pack.data.qvel[pack.slots].copy())
+    full, light = runs[True], runs[False]
+    assert full[0] == 21 and full[1] > 50e6 and full[3]  # H1's 21 visual meshes, 52 MB
+    assert light[0] == 0 and light[1] < 1e6 and light[2] == 21 and not light[3]  # drawn from a model of its own
+    assert full[4][:, 0].min() > 0.5  # both walked forward, on their legs
+    for kept, left_out in zip(full[4:], light[4:], strict=True):
+        assert np.array_equal(kept, left_out)
+
+
+def test_the_overview_and_the_web_viewer_draw_the_same_robot():
+    images, meshes = {}, {}
+    for keep in (True, False):
+        with h1_env(keep) as env:
+            env.reset()
+            for _ in range(30):
+                env.step_arrays({'h1': {'move_by_speed': np.tile(WALK, (2, 1))}})
+            images[keep] = env.render(320, 240)
+            meshes[keep] = body_meshes(env.runner.world.pack(0).drawn_model)
+    assert np.array_equal(images[True], images[False])
+    assert (images[False].astype(int) - images[False].mean(axis=(0, 1))).std() > 10  # a picture, not a blank
+    assert len(meshes[True]) == len(meshes[False]) > 10
+    for kept, drawn in zip(meshes[True], meshes[False], strict=True):
+        assert (kept.body, kept.rgb) == (drawn.body, drawn.rgb)
+        assert np.array_equal(kept.vertices, drawn.vertices) and np.array_equal(kept.faces, drawn.faces)
+
+
+def test_what_draws_every_step_keeps_the_visuals_in_the_physics_model():
+    # A robot camera renders from the physics model: that structure keeps its meshes.
+    with h1_env(False, env_num=1, sensors=[h1_camera_cfg.update(resolution=(32, 24), enable=True)]) as env:
+        obs, _ = env.reset()
+        pack = env.runner.world.pack(0)
+        assert pack.model.nmesh == 21 and pack.drawn_model is pack.model
+        obs, *_ = env.step([{'h1': {'move_by_speed': list(WALK)}}])
+        assert obs[0]['h1']['sensors']['camera']['rgba'].std() > 0
+    # The interactive viewer draws the physics model every step: a world with it keeps them all.
+    assert MujocoWorld(SimConfig(headless=False), 1, 1.0).keep_visuals
+    assert not MujocoWorld(SimConfig(), 1, 1.0).keep_visuals
