@@ -73,3 +73,34 @@ def test_what_draws_every_step_keeps_the_visuals_in_the_physics_model():
     # The interactive viewer draws the physics model every step: a world with it keeps them all.
     assert MujocoWorld(SimConfig(headless=False), 1, 1.0).keep_visuals
     assert not MujocoWorld(SimConfig(), 1, 1.0).keep_visuals
+
+
+def _spec(visual_geom: bool, rangefinder: bool = False):
+    import mujoco
+
+    spec = mujoco.MjSpec()
+    body = spec.worldbody.add_body(name='box', pos=[0, 0, 1])
+    body.add_freejoint()
+    body.add_geom(name='hull', size=[0.1, 0.1, 0.1], type=mujoco.mjtGeom.mjGEOM_BOX)
+    if visual_geom:
+        body.add_geom(name='look', size=[0.2, 0, 0], contype=0, conaffinity=0, group=2)
+    if rangefinder:
+        spec.worldbody.add_site(name='eye', pos=[1, 0, 1])
+        spec.add_sensor(type=mujoco.mjtSensor.mjSENS_RANGEFINDER, objtype=mujoco.mjtObj.mjOBJ_SITE, objname='eye', intprm=[1, 0, 0])
+    return spec
+
+
+def test_only_what_the_physics_never_reads_is_left_out():
+    from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_model
+
+    # A geom that collides with nothing: left out, and the drawn model has it.
+    model = compile_physics(_spec(visual_geom=True), keep_visuals=False)
+    assert model.ngeom == 1 and discarded_visuals(model)
+    assert drawn_model(model).ngeom == 2 and drawn_model(model) is drawn_model(model)  # compiled once
+    # Nothing to leave out: the model draws as it is.
+    plain = compile_physics(_spec(visual_geom=False), keep_visuals=False)
+    assert plain.ngeom == 1 and not discarded_visuals(plain) and drawn_model(plain) is plain
+    # A rangefinder's ray hits every geom: its model keeps them; so does a world that asks to.
+    for spec, keep in ((_spec(True, rangefinder=True), False), (_spec(True), True)):
+        kept = compile_physics(spec, keep_visuals=keep)
+        assert kept.ngeom == 2 and not discarded_visuals(kept) and drawn_model(kept) is kept
