@@ -7,8 +7,9 @@ faster, 35 against 46 us). The threads spin between the layers of one call (a sl
 wakes too slowly for layers this small) but not after it: the physics threads need the cores
 until the next tick.
 
-The first session options made in a process import ONNX Runtime, which the env's memory estimate
-counts (:data:`ONNX_RUNTIME_BYTES`, noted with :func:`~internutopia.core.util.memory.note_runtime_loaded`).
+The walking policies import ONNX Runtime through :func:`load_onnxruntime`, which, the first time
+it loads in a process, notes it for the env's memory estimate (:data:`ONNX_RUNTIME_BYTES`, with
+:func:`~internutopia.core.util.memory.note_runtime_loaded`).
 
 >>> options, threads = policy_session_options(rows=128)
 >>> threads == (2 if (os.cpu_count() or 1) > 1 else 1), policy_session_options(rows=4)[1]

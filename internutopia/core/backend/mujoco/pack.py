@@ -360,7 +360,6 @@ class Pack:
             mujoco.mj_collision(self.model, data)
         return data
 
-
     @property
     def drawn_model(self) -> mujoco.MjModel:
         """The model that draws this pack's slots: :attr:`model`, or the full model where the
