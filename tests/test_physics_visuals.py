@@ -104,3 +104,30 @@ def test_only_what_the_physics_never_reads_is_left_out():
     for spec, keep in ((_spec(True, rangefinder=True), False), (_spec(True), True)):
         kept = compile_physics(spec, keep_visuals=keep)
         assert kept.ngeom == 2 and not discarded_visuals(kept) and drawn_model(kept) is kept
+
+
+def test_a_camera_made_at_run_time_draws_what_the_physics_left_out():
+    # An upstream-style sensor makes its camera in post_reset (ICamera.create): the structure's spec
+    # had no camera, so its physics model left out the visual-only crate and the Jetbot's looks;
+    # the camera draws them from the drawn model, the same pixels, depth and boxes as with them kept.
+    from internutopia.core.backend.mujoco.visuals import discarded_visuals
+    from internutopia_extension.configs.objects.cube import VisualCubeCfg
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from tests.test_perception import CRATE, CRATE_AHEAD, MadeCameraCfg
+
+    frames = {}
+    for keep in (True, False):
+        robot = JetbotRobotCfg(sensors=[MadeCameraCfg(name='made', prim_path='chassis/made')])
+        task = FiniteStepTaskCfg(max_steps=10, robots=[robot], objects=[VisualCubeCfg(name='crate', position=CRATE_AHEAD, **CRATE)])
+        with Env(Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240), env_num=1, metrics_save_path='none',
+                        task_configs=[task])) as env:
+            env.runner.world.keep_visuals = keep
+            env.reset()
+            assert discarded_visuals(env.runner.world.pack(0).model) is not keep
+            obs, _, _, _, infos = env.step([None])
+            assert obs[0] is not None, infos  # (before the drawn model drew it, this frame failed the episode)
+            frames[keep] = obs[0]['jetbot']['sensors']['made']
+    kept, drawn = frames[True], frames[False]
+    assert np.array_equal(kept['rgba'], drawn['rgba']) and np.array_equal(kept['depth'], drawn['depth'])
+    assert kept['boxes']['data'].tolist() == drawn['boxes']['data'].tolist()
+    assert 'crate' in str(drawn['boxes']['info'])  # the crate, left out of the physics, is seen and boxed

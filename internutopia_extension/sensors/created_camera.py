@@ -165,9 +165,10 @@ class CreatedCamera:
 
     def _semantic_table(self, pack: Any) -> SemanticTable:
         labels = slot_part_labels(self.group, self.slot)
-        key = (id(pack.model), tuple(sorted(labels.items(), key=lambda item: item[0])))
+        drawn = pack.drawn_model  # (the geoms the frame's ids name: the physics model may leave some out)
+        key = (id(drawn), tuple(sorted(labels.items(), key=lambda item: item[0])))
         if self._table is None or self._table[0] != key:
-            self._table = (key, SemanticTable.build(pack.model, labels))
+            self._table = (key, SemanticTable.build(drawn, labels))
         return self._table[1]
 
     def camera_params(self, slot: int) -> dict[str, Any]:

@@ -213,8 +213,8 @@ class RepCamera(BaseSensor):
         return slot_part_labels(self.robot, slot)
 
     def semantic_table(self, slot: int) -> SemanticTable:
-        """The semantic labels of ``slot``'s geoms now (made once per model and labels)."""
-        model = self.robot.world.model
+        """The semantic labels of ``slot``'s geoms now, as drawn (made once per model and labels)."""
+        model = self.robot.world.drawn_model
         labels = self.part_labels(slot)
         key = (id(model), tuple(sorted(labels.items(), key=lambda item: item[0])))
         table = self._tables.get(key)

@@ -19,7 +19,7 @@ import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
 from internutopia.core.backend.mujoco.footprint import pack_bytes_per_slot, pack_fixed_bytes
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
-from internutopia.core.backend.mujoco.visuals import DrawnState, discarded_visuals, drawn_model
+from internutopia.core.backend.mujoco.visuals import DrawnState, drawn_model
 from internutopia.core.util.memory import check_slots_fit
 
 __all__ = ['CONTACT_SLOTS', 'OUTPUT_FIELDS', 'STATE_FIELDS', 'Pack', 'PackData', 'PackRollout', 'physics_dt_of']
@@ -367,16 +367,13 @@ class Pack:
         return drawn_model(self.model)
 
     def drawn_data(self, slot: int) -> mujoco.MjData:
-        """:meth:`mjdata` for drawing: ``slot``'s state posed in :attr:`drawn_model`'s own
-        ``MjData`` (the same data as :meth:`mjdata` where the model keeps its visuals);
-        overwritten by the next call for any slot of the pack."""
-        physics = self.mjdata(slot)
-        if not discarded_visuals(self.model):
-            return physics
+        """``slot``'s state posed in :attr:`drawn_model`'s own ``MjData`` (what the overview
+        draws; :class:`~internutopia.core.backend.mujoco.visuals.DrawnState`); overwritten by the
+        next call for any slot of the pack."""
         drawn = self._drawn
         if drawn is None:
-            drawn = self._drawn = DrawnState(self.drawn_model)
-        return drawn.pose(physics)
+            drawn = self._drawn = DrawnState(self)
+        return drawn.load(slot)
 
     # -- computations at one slot's current state (see interface.Pack) ------------------------------
     def contacts(self, slot: int) -> Contacts:

@@ -17,13 +17,16 @@ a camera (robot cameras render from the pack's model), or a sensor that sees geo
 rangefinder's ray, a distance sensor between bodies). Everything else that draws a pack now and
 then (``env.render()``'s overview, the web viewer) asks for :func:`drawn_model`: the physics model
 itself when nothing was discarded, else the full model, compiled on first use from the spec kept
-at compile time, and :class:`DrawnState` poses it at a slot's state (bodies, joints and mocap
-bodies are the same in both models; only geoms, meshes and materials differ).
+at compile time; :class:`DrawnState` poses it at a slot's state (bodies, joints, cameras and
+mocap bodies are the same in both models; only geoms, meshes and materials differ). Every draw goes
+through the drawn model: cameras, the overview, the web viewer, semantic labels (a camera made at
+run time, ``ICamera.create``, draws a structure whose physics model has no camera of its own).
 """
 
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import mujoco
 
@@ -79,20 +82,34 @@ def drawn_model(model: mujoco.MjModel) -> mujoco.MjModel:
 
 
 class DrawnState:
-    """An ``MjData`` of a drawn model, posed at a physics state of the model it draws."""
+    """An ``MjData`` to draw a pack's slots with, one slot at a time: the slot's state posed in the
+    pack's drawn model (each render thread keeps its own)."""
 
-    def __init__(self, drawn: mujoco.MjModel) -> None:
-        self.model = drawn
-        self.data = mujoco.MjData(drawn)
+    def __init__(self, pack: Any) -> None:
+        # Weakly: a render thread's state must not keep a pack the world dropped alive.
+        self._pack = weakref.ref(pack)
+        #: The model drawn (:func:`drawn_model` of the pack's model) and its data.
+        self.model = drawn_model(pack.model)
+        self.data = mujoco.MjData(self.model)
+        # Where the two differ, the slot's state is read into a physics-model scratch first.
+        self._physics = None if self.model is pack.model else mujoco.MjData(pack.model)
 
-    def pose(self, physics: mujoco.MjData) -> mujoco.MjData:
-        """``self.data`` with ``physics``' positions and mocap poses, and the body, geom, camera
-        and light poses computed at them (what drawing reads); overwritten by the next call."""
-        data = self.data
-        data.time = physics.time
-        data.qpos[:] = physics.qpos
-        data.mocap_pos[:] = physics.mocap_pos
-        data.mocap_quat[:] = physics.mocap_quat
+    def load(self, slot: int) -> mujoco.MjData:
+        """:attr:`data` holding ``slot``'s state with the body, geom, camera and light poses
+        computed at it (what drawing reads); overwritten by the next call."""
+        pack = self._pack()
+        if pack is None:
+            raise RuntimeError('nothing to draw: this pack of the world is gone')
+        data, physics = self.data, self._physics
+        if physics is None:
+            pack.batch.get_data(int(slot), data)
+        else:
+            pack.batch.get_data(int(slot), physics)
+            # Bodies, joints and mocap bodies are the same in both models.
+            data.time = physics.time
+            data.qpos[:] = physics.qpos
+            data.mocap_pos[:] = physics.mocap_pos
+            data.mocap_quat[:] = physics.mocap_quat
         mujoco.mj_kinematics(self.model, data)
         mujoco.mj_comPos(self.model, data)
         mujoco.mj_camlight(self.model, data)

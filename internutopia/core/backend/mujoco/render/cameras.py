@@ -39,9 +39,9 @@ from internutopia.core.backend.mujoco.render.scene import (
     HIDDEN_GROUP,
     FrustumCulling,
     RenderModel,
-    load_slot,
     occludable_geoms,
 )
+from internutopia.core.backend.mujoco.visuals import DrawnState
 
 
 def default_render_threads() -> int:
@@ -123,7 +123,9 @@ class _Worker:
         #: Single-sample colour-only framebuffers for the coverage passes of things drawn alone (made on first use, grown as needed).
         self.alone_buffers: FrameBuffers | None = None
         self._alone_used = 0  # coverage buffers used in the current round
-        self.data = mujoco.MjData(owner.pack.model)
+        #: The slot drawn now, posed in the pack's drawn model (this worker's own).
+        self.state = DrawnState(owner.pack)
+        self.data = self.state.data
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         self.free_camera = mujoco.MjvCamera()  # for frames with a view of their own (set_view overrides it)
@@ -157,14 +159,13 @@ class _Worker:
         width, height = owner.frame_size
         aspect = width / height
         culling = owner.culling
-        pack = owner.pack
         scene_geoms: list[np.ndarray | None] = []
         fields: list[float] = []  # each frame's vertical field of view (for its sky)
         alone: list[tuple[int, list[tuple[np.ndarray, int]]]] = []  # (request index, its coverage passes) of the round
         self._alone_used = 0
         for index, request in enumerate(requests):
             cam = request.cam
-            load_slot(pack, request.slot, data)
+            self.state.load(request.slot)
             if request.view is not None:
                 position, xmat, fovy = request.view
                 request.position[:] = position
@@ -174,11 +175,11 @@ class _Worker:
                 context.set_view(request.position, request.xmat, fovy, request.near, request.far)
             else:
                 if request.mount is not None:
-                    place_camera(pack.model, data, cam, *request.mount)
+                    place_camera(self.state.model, data, cam, *request.mount)
                 request.position[:] = data.cam_xpos[cam]
                 request.xmat[:] = data.cam_xmat[cam]
                 camera.fixedcamid = cam
-                fovy = float(pack.model.cam_fovy[cam])
+                fovy = float(self.state.model.cam_fovy[cam])
                 groups = culling.camera_groups(cam, data, aspect, request.near, request.far)
                 context.update_scene(data, camera, groups=groups, eye=data.cam_xpos[cam])
                 context.set_clip(request.near, request.far)

@@ -19,15 +19,12 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import mujoco
 import numpy as np
 
 from internutopia.core.backend.mujoco.render.lod import FACE_BUDGET, LodReport, apply_lod
-
-if TYPE_CHECKING:
-    from internutopia.core.backend.mujoco.world import Pack
 
 #: Geom group that camera renders use to hide geoms outside the view (hidden in every option here).
 HIDDEN_GROUP = 5
@@ -58,17 +55,6 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     for i in range(flat.shape[0]):
         mujoco.mju_mat2Quat(out[i], flat[i])
     return out.reshape(*lead, 4)
-
-
-def load_slot(pack: Pack, slot: int, data: mujoco.MjData) -> mujoco.MjData:
-    """Fill ``data`` with ``slot``'s state of ``pack`` and the poses drawing needs (bodies, geoms,
-    cameras, lights). Each render thread passes its own ``data``."""
-    model = pack.model
-    pack.batch.get_data(int(slot), data)
-    mujoco.mj_kinematics(model, data)
-    mujoco.mj_comPos(model, data)
-    mujoco.mj_camlight(model, data)
-    return data
 
 
 class RenderModel:
@@ -230,5 +216,5 @@ def occludable_geoms(model: mujoco.MjModel, data: mujoco.MjData, eye: np.ndarray
     return hides.any(axis=1)
 
 
-__all__ = ['HIDDEN_GROUP', 'HORIZON_M', 'PLANE_QUADS', 'FrustumCulling', 'RenderModel', 'load_slot', 'mat_to_quat', 'occludable_geoms',
+__all__ = ['HIDDEN_GROUP', 'HORIZON_M', 'PLANE_QUADS', 'FrustumCulling', 'RenderModel', 'mat_to_quat', 'occludable_geoms',
            'visual_option']
