@@ -346,8 +346,8 @@ class Pack:
 
     def mjdata(self, slot: int, contacts: bool = False) -> mujoco.MjData:
         """A scratch ``MjData`` holding ``slot``'s state with body, geom, camera and light poses
-        computed at it (for rendering), and with ``contacts`` its contact list too; overwritten
-        by the next call for any slot of the pack.
+        computed at it (what drawing reads is :meth:`drawn_data`), and with ``contacts`` its
+        contact list too; overwritten by the next call for any slot of the pack.
         """
         if self._scratch is None:
             self._scratch = mujoco.MjData(self.model)

@@ -12,15 +12,17 @@ whose inertia came from a discarded geom gets it as an explicit inertial). The H
 nothing reads; ``docs/performance.md``).
 
 A structure keeps its visuals in the physics model where something draws it every step or
-measures the visual geometry (:func:`needs_visuals`): the interactive viewer (``headless=False``),
-a camera (robot cameras render from the pack's model), or a sensor that sees geometry (a
-rangefinder's ray, a distance sensor between bodies). Everything else that draws a pack now and
-then (``env.render()``'s overview, the web viewer) asks for :func:`drawn_model`: the physics model
+measures the visual geometry (:func:`needs_visuals`): the interactive viewer (``headless=False``,
+which draws the physics model itself), a sensor that sees geometry (a rangefinder's ray, a distance
+sensor between bodies), or a camera in the model (the cameras here draw through the drawn model,
+but code of its own that draws a camera's structure from ``pack.model``, as the camera
+benchmark's plain renderers do, still sees what the camera sees). Everything that draws a pack
+(cameras, ``env.render()``'s overview, the web viewer) asks for :func:`drawn_model`: the physics model
 itself when nothing was discarded, else the full model, compiled on first use from the spec kept
 at compile time; :class:`DrawnState` poses it at a slot's state (bodies, joints, cameras and
-mocap bodies are the same in both models; only geoms, meshes and materials differ). Every draw goes
-through the drawn model: cameras, the overview, the web viewer, semantic labels (a camera made at
-run time, ``ICamera.create``, draws a structure whose physics model has no camera of its own).
+mocap bodies are the same in both models; only geoms, meshes and materials differ). Semantic
+labels are read from it too: a camera made at run time (``ICamera.create``) draws a structure
+whose physics model had no camera of its own, and so left its looks out.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ _drawn_models: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakr
 
 
 def needs_visuals(spec: mujoco.MjSpec) -> bool:
-    """Whether the physics model of ``spec`` must keep its visual geoms: it has a camera (robot
-    cameras render from the physics model) or a sensor that reads geometry."""
+    """Whether the physics model of ``spec`` must keep its visual geoms: it has a camera (see the
+    module docstring) or a sensor that reads geometry."""
     return bool(len(spec.cameras)) or any(int(sensor.type) in _GEOMETRY_SENSORS for sensor in spec.sensors)
 
 
