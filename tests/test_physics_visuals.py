@@ -7,14 +7,19 @@ import os
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 
+import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
+from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_model  # noqa: E402
 from internutopia.core.backend.mujoco.world import MujocoWorld  # noqa: E402
 from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.viewer.geometry import body_meshes  # noqa: E402
+from internutopia_extension.configs.objects.cube import VisualCubeCfg  # noqa: E402
 from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, move_by_speed_cfg  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+from tests.test_perception import CRATE, CRATE_AHEAD, MadeCameraCfg  # noqa: E402
 
 WALK = np.array([0.8, 0.0, 0.3])  # forward and turning: both legs in and out of contact
 
@@ -63,7 +68,7 @@ def test_the_overview_and_the_web_viewer_draw_the_same_robot():
 
 
 def test_what_draws_every_step_keeps_the_visuals_in_the_physics_model():
-    # A robot camera renders from the physics model: that structure keeps its meshes.
+    # A structure with a camera keeps its meshes (code of its own may draw it from pack.model).
     with h1_env(False, env_num=1, sensors=[h1_camera_cfg.update(resolution=(32, 24), enable=True)]) as env:
         obs, _ = env.reset()
         pack = env.runner.world.pack(0)
@@ -75,9 +80,7 @@ def test_what_draws_every_step_keeps_the_visuals_in_the_physics_model():
     assert not MujocoWorld(SimConfig(), 1, 1.0).keep_visuals
 
 
-def _spec(visual_geom: bool, rangefinder: bool = False):
-    import mujoco
-
+def _spec(visual_geom: bool, rangefinder: bool = False) -> mujoco.MjSpec:
     spec = mujoco.MjSpec()
     body = spec.worldbody.add_body(name='box', pos=[0, 0, 1])
     body.add_freejoint()
@@ -91,8 +94,6 @@ def _spec(visual_geom: bool, rangefinder: bool = False):
 
 
 def test_only_what_the_physics_never_reads_is_left_out():
-    from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_model
-
     # A geom that collides with nothing: left out, and the drawn model has it.
     model = compile_physics(_spec(visual_geom=True), keep_visuals=False)
     assert model.ngeom == 1 and discarded_visuals(model)
@@ -110,11 +111,6 @@ def test_a_camera_made_at_run_time_draws_what_the_physics_left_out():
     # An upstream-style sensor makes its camera in post_reset (ICamera.create): the structure's spec
     # had no camera, so its physics model left out the visual-only crate and the Jetbot's looks;
     # the camera draws them from the drawn model, the same pixels, depth and boxes as with them kept.
-    from internutopia.core.backend.mujoco.visuals import discarded_visuals
-    from internutopia_extension.configs.objects.cube import VisualCubeCfg
-    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
-    from tests.test_perception import CRATE, CRATE_AHEAD, MadeCameraCfg
-
     frames = {}
     for keep in (True, False):
         robot = JetbotRobotCfg(sensors=[MadeCameraCfg(name='made', prim_path='chassis/made')])
