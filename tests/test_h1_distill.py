@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 
 from internutopia_extension.robots.h1_locomotion import gait
 from internutopia_extension.robots.h1_locomotion.policy.distill import COLUMNS, distill
@@ -33,3 +34,9 @@ def test_a_short_distillation_learns_the_teachers_actions_and_writes_a_walker_po
     obs = gait.observe(upright, zeros, zeros, np.zeros((8, 10)), np.zeros((8, 10)), np.zeros((8, 10)), commands,
                        np.linspace(0.0, 0.9, 8)).astype(np.float32)
     assert np.abs(student(obs) - teacher(obs)).mean() < 0.8 * np.abs(teacher(obs)).mean()
+
+
+def test_the_default_teacher_is_h1s_alone(tmp_path):
+    with pytest.raises(ValueError, match="H1's shipped policy; give the path of the aliengo policy"):
+        distill(robot='aliengo', out=tmp_path)
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -19,7 +19,7 @@ import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
 from internutopia.core.backend.mujoco.footprint import pack_bytes_per_slot, pack_fixed_bytes
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
-from internutopia.core.backend.mujoco.visuals import DrawnState, drawn_model
+from internutopia.core.backend.mujoco.visuals import DrawnState, drawn_model, pose_for_drawing
 from internutopia.core.util.memory import check_slots_fit
 
 __all__ = ['CONTACT_SLOTS', 'OUTPUT_FIELDS', 'STATE_FIELDS', 'Pack', 'PackData', 'PackRollout', 'physics_dt_of']
@@ -353,9 +353,7 @@ class Pack:
             self._scratch = mujoco.MjData(self.model)
         data = self._scratch
         self.batch.get_data(int(slot), data)
-        mujoco.mj_kinematics(self.model, data)
-        mujoco.mj_comPos(self.model, data)
-        mujoco.mj_camlight(self.model, data)
+        pose_for_drawing(self.model, data)
         if contacts:
             mujoco.mj_collision(self.model, data)
         return data

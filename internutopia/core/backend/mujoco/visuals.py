@@ -83,6 +83,15 @@ def drawn_model(model: mujoco.MjModel) -> mujoco.MjModel:
     return drawn
 
 
+def pose_for_drawing(model: mujoco.MjModel, data: mujoco.MjData) -> mujoco.MjData:
+    """``data`` with the body, geom, camera and light poses computed at its state (what drawing
+    and pose reads need; no dynamics)."""
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)
+    mujoco.mj_camlight(model, data)
+    return data
+
+
 class DrawnState:
     """An ``MjData`` to draw a pack's slots with, one slot at a time: the slot's state posed in the
     pack's drawn model (each render thread keeps its own)."""
@@ -112,10 +121,7 @@ class DrawnState:
             data.qpos[:] = physics.qpos
             data.mocap_pos[:] = physics.mocap_pos
             data.mocap_quat[:] = physics.mocap_quat
-        mujoco.mj_kinematics(self.model, data)
-        mujoco.mj_comPos(self.model, data)
-        mujoco.mj_camlight(self.model, data)
-        return data
+        return pose_for_drawing(self.model, data)
 
 
-__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_model', 'needs_visuals']
+__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_model', 'needs_visuals', 'pose_for_drawing']

@@ -90,7 +90,9 @@ def distill(robot: str = 'h1', teacher: str = 'default', out: str | Path = 'runs
 
     spec = ROBOTS[robot]
     gait = importlib.import_module(spec.gait)
-    teacher_path = Path(POLICY_PATH if teacher == 'default' and robot == 'h1' else teacher)
+    if teacher == 'default' and robot != 'h1':
+        raise ValueError(f"teacher='default' is H1's shipped policy; give the path of the {robot} policy to distil")
+    teacher_path = Path(POLICY_PATH if teacher == 'default' else teacher)
     policy = OnnxPolicy(teacher_path, symmetric=True, gait_module=gait, robot=robot.upper(), capacity=num_envs)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -145,7 +147,7 @@ def distill(robot: str = 'h1', teacher: str = 'default', out: str | Path = 'runs
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--robot', choices=sorted(ROBOTS), default='h1')
-    parser.add_argument('--teacher', default='default', help="'default' (the shipped H1 policy) or an ONNX policy's path")
+    parser.add_argument('--teacher', default='default', help="'default' (the shipped H1 policy; --robot h1 only) or an ONNX policy's path")
     parser.add_argument('--out', default='runs/h1_distilled')
     parser.add_argument('--hidden', default='128,64', help='the student\'s hidden layer widths (default 128,64)')
     parser.add_argument('--rounds', type=int, default=8)
