@@ -16,7 +16,7 @@ from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.viewer.geometry import body_meshes  # noqa: E402
 from internutopia_extension.configs.objects.cube import VisualCubeCfg  # noqa: E402
-from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_camera_cfg, move_by_speed_cfg  # noqa: E402
+from internutopia_extension.configs.robots.h1 import H1RobotCfg, h1_tp_camera_cfg, move_by_speed_cfg  # noqa: E402
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
 from tests.test_perception import CRATE, CRATE_AHEAD, MadeCameraCfg  # noqa: E402
@@ -67,15 +67,30 @@ def test_the_overview_and_the_web_viewer_draw_the_same_robot():
         assert np.array_equal(kept.vertices, drawn.vertices) and np.array_equal(kept.faces, drawn.faces)
 
 
-def test_what_draws_every_step_keeps_the_visuals_in_the_physics_model():
-    # A structure with a camera keeps its meshes (code of its own may draw it from pack.model).
-    with h1_env(False, env_num=1, sensors=[h1_camera_cfg.update(resolution=(32, 24), enable=True)]) as env:
-        obs, _ = env.reset()
-        pack = env.runner.world.pack(0)
-        assert pack.model.nmesh == 21 and pack.drawn_model is pack.model
-        obs, *_ = env.step([{'h1': {'move_by_speed': list(WALK)}}])
-        assert obs[0]['h1']['sensors']['camera']['rgba'].std() > 0
-    # The interactive viewer draws the physics model every step: a world with it keeps them all.
+def test_a_robot_camera_draws_the_same_frames_while_its_physics_leaves_the_looks_out():
+    # A camera draws the drawn model (compiled with the structure: a camera in a model is taken to
+    # be drawn); the physics model leaves H1's 21 meshes out as without a camera, and the frames,
+    # depth included, are the same to the pixel as with every visual kept.
+    camera = h1_tp_camera_cfg.update(resolution=(64, 48), enable=True, depth=True)  # (it sees the robot)
+    frames, motion = {}, {}
+    for keep in (True, False):
+        with h1_env(keep, env_num=1, sensors=[camera]) as env:
+            env.reset()
+            pack = env.runner.world.pack(0)
+            assert pack.model.nmesh == (21 if keep else 0) and pack.drawn_model.nmesh == 21
+            assert (pack.drawn_model is pack.model) is keep
+            for _ in range(40):
+                obs, *_ = env.step([{'h1': {'move_by_speed': list(WALK)}}])
+            frames[keep] = obs[0]['h1']['sensors']['tp_camera']
+            motion[keep] = obs[0]['h1']['position']
+    kept, drawn = frames[True], frames[False]
+    assert np.array_equal(kept['rgba'], drawn['rgba']) and np.array_equal(kept['depth'], drawn['depth'])
+    assert (drawn['rgba'][..., :3].astype(int) - drawn['rgba'][..., :3].mean(axis=(0, 1))).std() > 5  # a picture
+    assert np.array_equal(motion[True], motion[False]) and motion[False][0] > 0.02  # it set off, the same
+
+
+def test_the_interactive_viewer_keeps_the_visuals_in_the_physics_model():
+    # It draws the physics model itself every step: a world with it keeps them all.
     assert MujocoWorld(SimConfig(headless=False), 1, 1.0).keep_visuals
     assert not MujocoWorld(SimConfig(), 1, 1.0).keep_visuals
 

@@ -55,8 +55,8 @@ def test_quat_to_matrix_rotates_like_mujoco():
 def test_body_meshes_are_the_visible_geoms_in_each_body_frame(h1_env):
     h1_env.reset()
     pack = h1_env.runner.world.pack(0)
-    meshes = body_meshes(pack.model)
-    moving = body_meshes(pack.model, static_only=False)
+    meshes = body_meshes(pack.drawn_model)
+    moving = body_meshes(pack.drawn_model, static_only=False)
     assert moving and len(moving) <= len(meshes)
     bodies = {mesh.body for mesh in moving}
     assert len(bodies) >= 15  # the H1's links, each drawn

@@ -29,7 +29,7 @@ def _breakdown(robot: str, setting: str, env_num: int, rounds: int) -> dict[str,
         env.step([path_action(robot)] * env_num)
     renderer = camera_renderers(env.runner.world)[0]
     pack = renderer.pack
-    model = pack.model
+    model = pack.drawn_model  # (the geoms the renderer draws)
     cam = model.ncam - 1
     width, height = RESOLUTION
     robot_geoms = np.array([(model.body(int(b)).name or '').startswith(f'{robot}/') for b in model.geom_bodyid])

@@ -72,8 +72,8 @@ class CameraEnvFactory:
                 pack = pack_of()
                 assert isinstance(pack, MujocoPack)  # (the plain camera draws a MuJoCo model)
                 if not camera_holder:
-                    camera_holder.append(PlainCamera(pack.model, 0, chosen.depth, chosen.annotations))
-                rgb, depth = camera_holder[0].frame(pack.mjdata(0))
+                    camera_holder.append(PlainCamera(pack.drawn_model, 0, chosen.depth, chosen.annotations))
+                rgb, depth = camera_holder[0].frame(pack.drawn_data(0))
                 out: dict[str, np.ndarray | None] = {'rgb': rgb, 'depth': depth} if chosen.depth else {'rgb': rgb}
                 if chosen.annotations:
                     out['ids'] = camera_holder[0].ids

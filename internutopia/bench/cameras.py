@@ -68,7 +68,7 @@ class RenderLimit(ChunkReplay):
         world = env.runner.world
         self.pack = world.pack(0)
         self.slots = [int(s) for s in self.pack.slots]
-        self.camera = PlainCamera(self.pack.model, 0, setting.depth, setting.annotations)
+        self.camera = PlainCamera(self.pack.drawn_model, 0, setting.depth, setting.annotations)
         self.frames = max(1, int(frames))
         self.next = 0
 
@@ -77,7 +77,7 @@ class RenderLimit(ChunkReplay):
         for _ in range(self.frames):
             slot = self.slots[self.next % len(self.slots)]
             self.next += 1
-            self.camera.frame(self.pack.mjdata(slot))
+            self.camera.frame(self.pack.drawn_data(slot))
         return (time.perf_counter() - began) / self.frames * len(self.slots)
 
     def close(self) -> None:

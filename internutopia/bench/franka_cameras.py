@@ -102,11 +102,11 @@ class _PlainFrankaEnv:
             pack = inner._vec_env.runner.world.pack(0)
             assert isinstance(pack, MujocoPack)  # (the plain renderer draws a MuJoCo model)
             if not holder:
-                model = pack.model
+                model = pack.drawn_model
                 cams = [i for i in range(model.ncam) if any(model.camera(i).name.endswith(n) for n in names)]
                 holder.extend([mujoco.Renderer(model, SIZE, SIZE), cams])
             renderer, cams = holder
-            data = pack.mjdata(0)
+            data = pack.drawn_data(0)
             out = {}
             for name, cam in zip(names, cams, strict=True):
                 renderer.update_scene(data, camera=cam)

@@ -11,15 +11,17 @@ whose inertia came from a discarded geom gets it as an explicit inertial). The H
 (``tests/test_physics_visuals.py``), a tenth faster (its kinematics no longer poses 21 geoms
 nothing reads; ``docs/performance.md``).
 
-A structure keeps its visuals in the physics model where something draws it every step or
-measures the visual geometry (:func:`needs_visuals`): the interactive viewer (``headless=False``,
-which draws the physics model itself), a sensor that sees geometry (a rangefinder's ray, a distance
-sensor between bodies), or a camera in the model (the cameras here draw through the drawn model,
-but code of its own that draws a camera's structure from ``pack.model``, as the camera
-benchmark's plain renderers do, still sees what the camera sees). Everything that draws a pack
-(cameras, ``env.render()``'s overview, the web viewer) asks for :func:`drawn_model`: the physics model
-itself when nothing was discarded, else the full model, compiled on first use from the spec kept
-at compile time; :class:`DrawnState` poses it at a slot's state (bodies, joints, cameras and
+A structure keeps its visuals in the physics model where something draws the physics model itself
+or measures the visual geometry: the interactive viewer (``headless=False``, which draws the
+physics model every step) and a sensor that sees geometry (a rangefinder's ray, a distance sensor
+between bodies; :func:`needs_visuals`). A camera does not: it draws through the drawn model like
+everything else, so a structure with one steps as light as one without (its drawn model is then
+compiled with the structure, since a camera in a model is taken to be drawn; the world counts it
+in its memory estimate).
+
+Everything that draws a pack (cameras, ``env.render()``'s overview, the web viewer) asks for
+:func:`drawn_model`: the physics model itself when nothing was discarded, else the full model,
+compiled on first use from the spec kept at compile time; :class:`DrawnState` poses it at a slot's state (bodies, joints, cameras and
 mocap bodies are the same in both models; only geoms, meshes and materials differ). Semantic
 labels are read from it too: a camera made at run time (``ICamera.create``) draws a structure
 whose physics model had no camera of its own, and so left its looks out.
@@ -45,9 +47,9 @@ _drawn_models: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakr
 
 
 def needs_visuals(spec: mujoco.MjSpec) -> bool:
-    """Whether the physics model of ``spec`` must keep its visual geoms: it has a camera (see the
-    module docstring) or a sensor that reads geometry."""
-    return bool(len(spec.cameras)) or any(int(sensor.type) in _GEOMETRY_SENSORS for sensor in spec.sensors)
+    """Whether the physics model of ``spec`` must keep its visual geoms: it has a sensor that reads
+    geometry (a ray or a distance hits or measures every geom)."""
+    return any(int(sensor.type) in _GEOMETRY_SENSORS for sensor in spec.sensors)
 
 
 def compile_physics(spec: mujoco.MjSpec, keep_visuals: bool) -> mujoco.MjModel:
@@ -81,6 +83,13 @@ def drawn_model(model: mujoco.MjModel) -> mujoco.MjModel:
         # A copy compiles: the kept spec stays as it was for nothing else to change.
         drawn = _drawn_models[model] = spec.copy().compile()
     return drawn
+
+
+def drawn_bytes(model: mujoco.MjModel) -> float:
+    """Bytes the drawn model of ``model`` holds beyond ``model`` itself: its buffer once compiled,
+    nothing before or where ``model`` draws as it is."""
+    drawn = _drawn_models.get(model)
+    return 0.0 if drawn is None else float(drawn.nbuffer)
 
 
 def pose_for_drawing(model: mujoco.MjModel, data: mujoco.MjData) -> mujoco.MjData:
@@ -124,4 +133,4 @@ class DrawnState:
         return pose_for_drawing(self.model, data)
 
 
-__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_model', 'needs_visuals', 'pose_for_drawing']
+__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_bytes', 'drawn_model', 'needs_visuals', 'pose_for_drawing']

@@ -33,7 +33,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes, renderer_bytes
 from internutopia.core.backend.mujoco.pack import _ALIVE, _PHYSICS_DT_FIELD, CONTACT_SLOTS, Pack, PackData, PackRollout, physics_dt_of
-from internutopia.core.backend.mujoco.visuals import compile_physics
+from internutopia.core.backend.mujoco.visuals import compile_physics, drawn_bytes, drawn_model
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
@@ -99,15 +99,16 @@ class MujocoWorld:
         self._renderer_bytes = 0.0
         #: Whether physics models keep their visual geoms whatever their structure (the
         #: interactive viewer draws every step from the physics model); else only a structure with
-        #: a camera or a sensor that reads geometry does (:mod:`~internutopia.core.backend.mujoco.visuals`).
+        #: a sensor that reads geometry does (:mod:`~internutopia.core.backend.mujoco.visuals`).
         self.keep_visuals = not sim.headless
 
     def held_bytes_estimate(self) -> float:
         """Estimated bytes the world's structures hold now: the compiled models it keeps and the
         packs, in use or parked."""
         packs = [*self.packs.values(), *self._parked.values()]
-        models = sum(float(model.nbuffer) for model in self._models.values()) + sum(float(pack.model.nbuffer) for pack in packs)
-        return self._renderer_bytes + models + sum(pack_bytes(pack.model, self.env_num, self.threads) for pack in packs)
+        models = [*self._models.values(), *(pack.model for pack in packs)]
+        models_bytes = sum(float(model.nbuffer) + drawn_bytes(model) for model in models)
+        return self._renderer_bytes + models_bytes + sum(pack_bytes(pack.model, self.env_num, self.threads) for pack in packs)
 
     @property
     def built(self) -> bool:
@@ -165,8 +166,16 @@ class MujocoWorld:
         self.compile_count += 1
         held = self.held_bytes_estimate()
         model = compile_physics(spec, keep_visuals=self.keep_visuals)
-        self.estimated_peak_bytes = max(self.estimated_peak_bytes, held + compile_peak_bytes(model))
-        self._renderer_bytes += renderer_bytes(model)
+        peak = compile_peak_bytes(model)
+        if model.ncam:
+            # A camera in the model is taken to be drawn: its full model now, where it is counted.
+            drawn = drawn_model(model)
+            peak += 0.0 if drawn is model else compile_peak_bytes(drawn)
+        # The renderer's context arrives with the first frame, while the compile's memory is still
+        # the process's (MuJoCo keeps decoded meshes in its asset cache): it adds to the peak.
+        renderer = renderer_bytes(model)
+        self._renderer_bytes += renderer
+        self.estimated_peak_bytes = max(self.estimated_peak_bytes, held + peak + renderer)
         return model
 
     @staticmethod
