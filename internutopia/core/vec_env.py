@@ -36,6 +36,7 @@ from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.env_checks import check_action_list, check_reset_list, check_warm_up, reset_slots
 from internutopia.core.env_protocols import StepObserver, Viewer, open_viewer, synced_viewer
 from internutopia.core.env_results import Finished, convert_step, internutopia_flags
+from internutopia.core.env_upstream import UpstreamEnvMembers
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
 from internutopia.core.runner.guard import held_interrupts
@@ -71,7 +72,7 @@ def _env_class_for(config: Any) -> type[Env] | None:
     return None
 
 
-class Env:
+class Env(UpstreamEnvMembers):
     """A vectorized env of ``config.env_num`` slots sharing one physics world.
 
     Args:
@@ -152,11 +153,6 @@ class Env:
         return self._config
 
     @property
-    def simulation_app(self) -> SimulationApp:
-        """Isaac Sim's app handle as scripts use it: ``is_running()`` is true until :meth:`close`."""
-        return self._app
-
-    @property
     def runner(self) -> Runner:
         """The runner behind this env (world, slots, groups), for tools and tests."""
         return self._runners.runner  # type: ignore[attr-defined]  # LocalRunners; adapters override
@@ -165,49 +161,6 @@ class Env:
     def active_slots(self) -> list[int]:
         """Slots currently running an episode."""
         return self._runners.active_slots()
-
-    @property
-    def finished(self) -> Finished:
-        """Whether the queue is empty and no slot is running an episode.
-
-        Call it as InternUtopia does (``env.finished()``) or read it as a truth value
-        (``if env.finished:``); both give the same answer.
-        """
-        return Finished(not self._runners.active_slots() and self._runners.queue_len() == 0)
-
-    @property
-    def proc_num(self) -> int:
-        """Number of runner processes (1: this env runs in this process; see ``DistributedEnv``)."""
-        return 1
-
-    @property
-    def is_remote(self) -> bool:
-        """Whether the slots run in other processes (Ray)."""
-        return False
-
-    @property
-    def is_render(self) -> None:
-        """InternUtopia's render flag of the env; it is never set there, so it is always ``None``."""
-        return None
-
-    @property
-    def active_task_configs(self) -> dict[int, TaskCfg]:
-        """``{env_id: TaskCfg}`` of the slots holding an episode (running, or ended and not yet reset)."""
-        return self._runners.active_task_configs()
-
-    @property
-    def task_config_manager(self) -> Any:
-        """The episode queue seen as InternUtopia's ``LocalTaskConfigManager``."""
-        manager = self.__dict__.get('_task_config_manager')
-        if manager is None:
-            from internutopia.core.task_config_manager import LocalTaskConfigManager
-
-            manager = self.__dict__['_task_config_manager'] = LocalTaskConfigManager.of_env(self)
-        return manager
-
-    def get_dt(self) -> float:
-        """Seconds of simulated time one :meth:`step` advances (``config.simulator.physics_dt``)."""
-        return self._config.simulator.physics_dt
 
     def get_observations(self) -> list[Any]:
         """The current observation of every slot (a list of ``env_num``; ``None`` where no episode runs).
