@@ -10,7 +10,7 @@ os.environ.setdefault('MUJOCO_GL', 'egl')
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
-from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_model  # noqa: E402
+from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_model, explicit_inertials  # noqa: E402
 from internutopia.core.backend.mujoco.world import MujocoWorld  # noqa: E402
 from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
@@ -142,3 +142,67 @@ def test_a_camera_made_at_run_time_draws_what_the_physics_left_out():
     assert np.array_equal(kept['rgba'], drawn['rgba']) and np.array_equal(kept['depth'], drawn['depth'])
     assert kept['boxes']['data'].tolist() == drawn['boxes']['data'].tolist()
     assert 'crate' in str(drawn['boxes']['info'])  # the crate, left out of the physics, is seen and boxed
+
+
+def _model_arrays(model: mujoco.MjModel) -> dict[str, np.ndarray]:
+    return {name: value for name in dir(model) if not name.startswith('_')
+            and isinstance(value := getattr(model, name), np.ndarray)}
+
+
+def test_a_gr1_compiles_without_reading_its_meshes_and_moves_the_same():
+    # Its Inspire hands' fingertips have no inertial: MuJoCo read all 61 mesh files for the
+    # physics compile (0.6 s, 211 MB kept in its asset cache) until they got explicit ones,
+    # derived without a mesh; every array of the model and the motion are the same to the bit.
+    from unittest import mock
+
+    from internutopia.core.backend.mujoco import visuals
+    from internutopia_extension.configs.robots.gr1 import GR1RobotCfg, move_by_speed_cfg
+
+    cache = mujoco.mj_getCache()
+    runs = {}
+    for explicit in (True, False):
+        mujoco.mj_clearCache(cache)
+        patch = mock.patch.object(visuals, 'explicit_inertials', side_effect=lambda spec: 0) if not explicit else mock.MagicMock()
+        with patch, Env(Config(env_num=1, metrics_save_path='none',
+                               task_configs=[FiniteStepTaskCfg(max_steps=10 ** 6, robots=[GR1RobotCfg(controllers=[move_by_speed_cfg])])])) as env:
+            env.reset()
+            read = mujoco.mj_getCacheSize(cache)
+            for _ in range(30):
+                obs, *_ = env.step([{'gr1': {'move_by_speed': [0.5, 0.0, 0.0]}}])
+            runs[explicit] = (read, _model_arrays(env.runner.world.pack(0).model), obs[0]['gr1']['position'])
+    (read, model, position), (read_before, model_before, position_before) = runs[True], runs[False]
+    assert read == 0 and read_before > 100e6  # no mesh decoded now; 211 MB before
+    assert model.keys() == model_before.keys()
+    for name, array in model.items():
+        assert np.array_equal(array, model_before[name], equal_nan=True), name
+    assert np.array_equal(position, position_before)
+
+
+def test_bodies_without_an_inertial_get_the_one_mujoco_derives_where_no_mesh_gives_it():
+    def spec(tip_mesh: bool = False) -> mujoco.MjSpec:
+        made = mujoco.MjSpec()
+        made.add_mesh(name='tetra', uservert=[0, 0, 0, 0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1])
+        hull = made.worldbody.add_body(name='hull', pos=[0, 0, 1], mass=2.0, inertia=[0.1, 0.2, 0.3], explicitinertial=True)
+        hull.add_freejoint()
+        hull.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname='tetra', contype=0, conaffinity=0)  # a look
+        tip = hull.add_body(name='tip', pos=[0.2, 0, 0])
+        tip.add_joint(name='hinge', axis=[0, 0, 1])
+        tip.add_geom(size=[0.02, 0, 0], pos=[0.01, 0.02, 0])
+        if tip_mesh:
+            tip.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname='tetra')
+        return made
+
+    plain = spec()
+    derived = plain.copy().compile()
+    assert explicit_inertials(plain) == 1 and plain.body('tip').explicitinertial
+    model = plain.compile()
+    for field in ('body_mass', 'body_ipos', 'body_iquat', 'body_inertia', 'dof_M0'):
+        assert np.array_equal(getattr(model, field), getattr(derived, field)), field
+    # A body whose inertial comes from a mesh: the meshes are read anyway, nothing changes.
+    meshy = spec(tip_mesh=True)
+    assert explicit_inertials(meshy) == 0 and not meshy.body('tip').explicitinertial
+    # A copy that cannot compile without its mesh geoms (a sensor names one): nothing changes.
+    named = spec()
+    named.body('hull').geoms[0].name = 'shell'
+    named.add_sensor(type=mujoco.mjtSensor.mjSENS_FRAMEPOS, objtype=mujoco.mjtObj.mjOBJ_GEOM, objname='shell')
+    assert explicit_inertials(named) == 0 and not named.body('tip').explicitinertial

@@ -9,7 +9,9 @@ and that nothing names, the meshes only they used, materials and textures are le
 whose inertia came from a discarded geom gets it as an explicit inertial). The H1's model is then
 0.06 MB and compiles in a millisecond, and it moves bit for bit as the full one does
 (``tests/test_physics_visuals.py``), a tenth faster (its kinematics no longer poses 21 geoms
-nothing reads; ``docs/performance.md``).
+nothing reads; ``docs/performance.md``). MuJoCo reads every mesh file before it leaves them out
+while any body derives its inertial from its geoms; :func:`explicit_inertials` gives such bodies
+theirs first where no mesh is needed for it (a GR1's fingertips), so nothing is read.
 
 A structure keeps its visuals in the physics model where something draws the physics model itself
 or measures the visual geometry: the interactive viewer (``headless=False``, which draws the
@@ -29,6 +31,7 @@ whose physics model had no camera of its own, and so left its looks out.
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -52,12 +55,53 @@ def needs_visuals(spec: mujoco.MjSpec) -> bool:
     return any(int(sensor.type) in _GEOMETRY_SENSORS for sensor in spec.sensors)
 
 
+def explicit_inertials(spec: mujoco.MjSpec) -> int:
+    """Give the bodies of ``spec`` that have no inertial of their own the one MuJoCo derives from
+    their geoms, as an explicit one, where none of them has a mesh geom; returns how many got one.
+
+    While any body derives its inertial, MuJoCo reads and decodes every mesh file of the model
+    when it compiles, even those of geoms ``discardvisual`` then leaves out: an Inspire hand's
+    fingertips (a sphere each, no inertial) made a GR1's or an H1 with hands' physics compile
+    read 61 and 45 meshes (0.6 s, and 211 and 179 MB kept in MuJoCo's asset cache). The values
+    come from compiling a copy without any mesh (a millisecond), and are the same to the last
+    bit, so the compiled model is too. Where a body's inertial comes from a mesh, the meshes are
+    read anyway and nothing changes; nor where the copy does not compile (a mesh geom named by a
+    sensor, say).
+    """
+    if not len(spec.meshes) or spec.compiler.inertiafromgeom == mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_TRUE:
+        return 0
+    mesh = mujoco.mjtGeom.mjGEOM_MESH
+    bodies = [body for body in spec.bodies if body.name != 'world' and not body.explicitinertial]
+    if not bodies or any(geom.type == mesh for body in bodies for geom in body.geoms):
+        return 0
+    bare = spec.copy()
+    for geom in [geom for geom in bare.geoms if geom.type == mesh]:
+        bare.delete(geom)
+    for asset in list(bare.meshes):
+        bare.delete(asset)
+    try:
+        derived = bare.compile()
+    except ValueError:
+        return 0
+    for body in bodies:
+        inertial = derived.body(body.name)
+        body.explicitinertial = True
+        body.mass = float(inertial.mass[0])
+        body.ipos = inertial.ipos
+        body.iquat = inertial.iquat
+        body.inertia = inertial.inertia
+        body.fullinertia = [math.nan] * 6  # (the diagonal and its axes say it all)
+    return len(bodies)
+
+
 def compile_physics(spec: mujoco.MjSpec, keep_visuals: bool) -> mujoco.MjModel:
     """Compile ``spec``; unless ``keep_visuals`` or :func:`needs_visuals`, without its visual
-    elements, keeping a copy of the full spec for :func:`drawn_model`."""
+    elements (and without reading their meshes: :func:`explicit_inertials`), keeping a copy of
+    the full spec for :func:`drawn_model`."""
     if keep_visuals or needs_visuals(spec):
         return spec.compile()
     full = spec.copy()  # (cheap: mesh files are read when a spec compiles, not when it is copied)
+    explicit_inertials(spec)
     spec.compiler.discardvisual = True
     model = spec.compile()
     kept = (model.ngeom, model.nmesh, model.nmat, model.ntex)
@@ -133,4 +177,4 @@ class DrawnState:
         return pose_for_drawing(self.model, data)
 
 
-__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_bytes', 'drawn_model', 'needs_visuals', 'pose_for_drawing']
+__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_bytes', 'drawn_model', 'explicit_inertials', 'needs_visuals', 'pose_for_drawing']
