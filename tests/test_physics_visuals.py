@@ -89,10 +89,47 @@ def test_a_robot_camera_draws_the_same_frames_while_its_physics_leaves_the_looks
     assert np.array_equal(motion[True], motion[False]) and motion[False][0] > 0.02  # it set off, the same
 
 
-def test_the_interactive_viewer_keeps_the_visuals_in_the_physics_model():
-    # It draws the physics model itself every step: a world with it keeps them all.
-    assert MujocoWorld(SimConfig(headless=False), 1, 1.0).keep_visuals
-    assert not MujocoWorld(SimConfig(), 1, 1.0).keep_visuals
+def test_the_interactive_viewer_shows_a_slot_from_its_drawn_model(monkeypatch):
+    # MuJoCo's passive viewer needs a display; a stand-in window records what it is given and what
+    # it holds at each sync. What it is given is real: the slot's state posed in the drawn model,
+    # while the physics model (headless=False as well) leaves the looks out.
+    import contextlib
+
+    import mujoco.viewer
+
+    from internutopia.core.backend.mujoco.render.viewer import PassiveViewer
+
+    class Window:
+        def __init__(self, model: mujoco.MjModel, data: mujoco.MjData) -> None:
+            self.model, self.data, self.shown = model, data, []
+
+        def is_running(self) -> bool:
+            return True
+
+        def lock(self) -> contextlib.AbstractContextManager:
+            return contextlib.nullcontext()
+
+        def sync(self) -> None:
+            self.shown.append(self.data.xpos.copy())
+
+        def close(self) -> None:
+            pass
+
+    windows: list[Window] = []
+    monkeypatch.setattr(mujoco.viewer, 'launch_passive', lambda model, data, **_: windows.append(Window(model, data)) or windows[-1])
+    assert not MujocoWorld(SimConfig(headless=False), 1, 1.0).keep_visuals
+    with h1_env(False, env_num=1) as env:
+        env.reset()
+        viewer = PassiveViewer(env.runner.world)
+        for _ in range(20):
+            env.step_arrays({'h1': {'move_by_speed': WALK[None]}})
+            viewer.sync()
+        pack = env.runner.world.pack(0)
+        (window,) = windows
+        assert window.model is pack.drawn_model and window.model.nmesh == 21 and pack.model.nmesh == 0
+        assert len(window.shown) == 20 and not np.array_equal(window.shown[0], window.shown[-1])  # it follows the walk
+        assert np.array_equal(window.shown[-1], pack.mjdata(0).xpos)  # every body where the physics has it
+        viewer.close()
 
 
 def _spec(visual_geom: bool, rangefinder: bool = False) -> mujoco.MjSpec:

@@ -97,7 +97,7 @@ class Pack(Protocol):
     ``bind(world, ...)``; a group's ``world`` is its pack.
 
     A backend's pack may carry its engine's own objects too (the MuJoCo pack's ``model``,
-    ``batch`` and ``mjdata``, and ``drawn_model``/``drawn_data`` for drawing: a headless world
+    ``batch`` and ``mjdata``, and ``drawn_model``/``drawn_data`` for drawing: a world
     compiles ``model`` without its visual-only geoms, see
     :mod:`internutopia.core.backend.mujoco.visuals`), for the backend's renderer and its tests;
     code outside ``internutopia/core/backend/`` does not use them.

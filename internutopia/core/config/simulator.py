@@ -61,10 +61,10 @@ class SimConfig(BaseCfg):
     ``rendering_interval`` set how often cameras render.
 
     ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
-    see ``docs/rendering.md``). ``headless=True`` (the default) also compiles the physics models
-    of structures without cameras without their visual-only geoms, for a fraction of the memory
-    and the same motion; the overview compiles the full model when it first draws
-    (``docs/reliability.md``). ``rendering_threads`` is the
+    see ``docs/rendering.md``). Physics models are compiled without their visual-only geoms, for a
+    fraction of the memory and the same motion; what draws (cameras, the overview, the window of
+    ``headless=False``) draws a full model compiled for it (``docs/reliability.md``). A structure
+    with a sensor that reads geometry (a rangefinder) keeps them. ``rendering_threads`` is the
     number of render threads (GL contexts) per camera image size; ``None`` picks one per core.
 
     ``device`` is where a device backend steps (``backend='warp'``): ``'cpu'``, ``'cuda'`` or

@@ -5,7 +5,7 @@ A structure costs memory three ways, each estimated from its built ``MjModel``:
 - **its compile**, a peak that passes: the parsed specs with their meshes, the compiler's buffers
   and the model; :func:`compile_peak_bytes`, proportional to the model's buffer (``nbuffer``),
   which the meshes dominate for a robot like H1 (52 MB of 53) where the model keeps its visuals
-  (a headless world's need not: :mod:`~internutopia.core.backend.mujoco.visuals`). Files parsed for the first time in
+  (a world's physics models need not: :mod:`~internutopia.core.backend.mujoco.visuals`). Files parsed for the first time in
   the process cost more (their parsed specs are kept to copy later): :class:`MeshesSeen` tells
   which meshes are new;
 - **its model**, held while the structure is in use or cached: ``nbuffer``, once more for the

@@ -3,7 +3,7 @@
 A robot's look is most of its model: H1's 21 visual meshes (143,000 vertices, their faces and the
 bounding-volume trees MuJoCo builds over them) are 51.6 MB of its 51.7 MB compiled model, and
 compiling them is 0.4 s of a start. The physics never reads them: they collide with nothing and
-carry no inertia of their own. So a world that draws nothing of a structure compiles its
+carry no inertia of their own. So a world compiles each structure's
 physics model with MuJoCo's ``discardvisual`` (:func:`compile_physics`): geoms that do not collide
 and that nothing names, the meshes only they used, materials and textures are left out (a body
 whose inertia came from a discarded geom gets it as an explicit inertial). The H1's model is then
@@ -13,17 +13,17 @@ nothing reads; ``docs/performance.md``). MuJoCo reads every mesh file before it 
 while any body derives its inertial from its geoms; :func:`explicit_inertials` gives such bodies
 theirs first where no mesh is needed for it (a GR1's fingertips), so nothing is read.
 
-A structure keeps its visuals in the physics model where something draws the physics model itself
-or measures the visual geometry: the interactive viewer (``headless=False``, which draws the
-physics model every step) and a sensor that sees geometry (a rangefinder's ray, a distance sensor
-between bodies; :func:`needs_visuals`). A camera does not: it draws through the drawn model like
-everything else, so a structure with one steps as light as one without (its drawn model is then
-compiled with the structure, since a camera in a model is taken to be drawn; the world counts it
-in its memory estimate).
+A structure keeps its visuals in the physics model only where something measures the visual
+geometry: a sensor that sees it (a rangefinder's ray, a distance sensor between bodies;
+:func:`needs_visuals`). Everything that draws, cameras and the interactive viewer
+(``headless=False``) included, draws through the drawn model, so a structure with a camera steps
+as light as one without (its drawn model is then compiled with the structure, since a camera in a
+model is taken to be drawn; the world counts it in its memory estimate).
 
-Everything that draws a pack (cameras, ``env.render()``'s overview, the web viewer) asks for
-:func:`drawn_model`: the physics model itself when nothing was discarded, else the full model,
-compiled on first use from the spec kept at compile time; :class:`DrawnState` poses it at a slot's state (bodies, joints, cameras and
+Everything that draws a pack (cameras, ``env.render()``'s overview, the web viewer, the
+interactive viewer) asks for :func:`drawn_model`: the physics model itself when nothing was
+discarded, else the full model, compiled on first use from the spec kept at compile time;
+:class:`DrawnState` poses it at a slot's state (bodies, joints, cameras and
 mocap bodies are the same in both models; only geoms, meshes and materials differ). Semantic
 labels are read from it too: a camera made at run time (``ICamera.create``) draws a structure
 whose physics model had no camera of its own, and so left its looks out.

@@ -97,10 +97,11 @@ class MujocoWorld:
         #: compiled models, compiles' peaks, packs (see :mod:`~internutopia.core.backend.mujoco.footprint`).
         self.estimated_peak_bytes = 0.0
         self._renderer_bytes = 0.0
-        #: Whether physics models keep their visual geoms whatever their structure (the
-        #: interactive viewer draws every step from the physics model); else only a structure with
-        #: a sensor that reads geometry does (:mod:`~internutopia.core.backend.mujoco.visuals`).
-        self.keep_visuals = not sim.headless
+        #: Whether physics models keep their visual geoms whatever their structure (everything that
+        #: draws, the interactive viewer included, draws the drawn model, so by default only a
+        #: structure with a sensor that reads geometry does: :mod:`~internutopia.core.backend.mujoco.visuals`;
+        #: tests set it to compare the two).
+        self.keep_visuals = False
 
     def held_bytes_estimate(self) -> float:
         """Estimated bytes the world's structures hold now: the compiled models it keeps and the

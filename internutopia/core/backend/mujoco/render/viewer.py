@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import mujoco
+from internutopia.core.backend.mujoco.visuals import DrawnState
 
 if TYPE_CHECKING:
     from internutopia.core.backend.mujoco.world import MujocoWorld
@@ -15,15 +15,18 @@ class PassiveViewer:
 
     Opening is lazy (the world has no model before the first reset); it relaunches when slot 0
     changes structure; a closed window stays closed. Each slot is its own simulation, so the
-    window shows one slot; :func:`render_overview` draws the whole grid.
+    window shows one slot; :func:`render_overview` draws the whole grid. It draws the slot's
+    pack from its drawn model (:class:`~internutopia.core.backend.mujoco.visuals.DrawnState`), so the
+    physics model leaves its looks out in a world with a window too.
     """
 
     def __init__(self, world: MujocoWorld, slot: int = 0) -> None:
         self.world = world
         self.slot = slot
         self.handle: Any = None
-        self._model: mujoco.MjModel | None = None
-        self._data: mujoco.MjData | None = None
+        #: The slot's state posed in its pack's drawn model (what the window shows), and that pack's model.
+        self._state: DrawnState | None = None
+        self._model: Any = None
         self._user_closed = False
 
     def sync(self) -> None:
@@ -40,11 +43,13 @@ class PassiveViewer:
         if self.handle is None:
             import mujoco.viewer
 
-            self._model, self._data = pack.model, mujoco.MjData(pack.model)
-            pack.batch.get_data(self.slot, self._data)
-            self.handle = mujoco.viewer.launch_passive(self._model, self._data, show_left_ui=False, show_right_ui=False)
+            self._model, self._state = pack.model, DrawnState(pack)
+            self._state.load(self.slot)
+            self.handle = mujoco.viewer.launch_passive(self._state.model, self._state.data, show_left_ui=False,
+                                                       show_right_ui=False)
+        assert self._state is not None
         with self.handle.lock():
-            pack.batch.get_data(self.slot, self._data)
+            self._state.load(self.slot)
         self.handle.sync()
 
     def close(self) -> None:
@@ -54,7 +59,7 @@ class PassiveViewer:
                 self.handle.close()
             finally:
                 self.handle = None
-                self._model = self._data = None
+                self._model = self._state = None
 
 
 
