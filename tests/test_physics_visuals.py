@@ -238,6 +238,10 @@ def test_bodies_without_an_inertial_get_the_one_mujoco_derives_where_no_mesh_giv
     # A body whose inertial comes from a mesh: the meshes are read anyway, nothing changes.
     meshy = spec(tip_mesh=True)
     assert explicit_inertials(meshy) == 0 and not meshy.body('tip').explicitinertial
+    # An unnamed one (it could not be found in the copy's model): nothing changes.
+    unnamed = spec()
+    unnamed.body('tip').add_body(pos=[0.1, 0, 0]).add_geom(size=[0.01, 0, 0])
+    assert explicit_inertials(unnamed) == 0 and not unnamed.body('tip').explicitinertial
     # A copy that cannot compile without its mesh geoms (a sensor names one): nothing changes.
     named = spec()
     named.body('hull').geoms[0].name = 'shell'

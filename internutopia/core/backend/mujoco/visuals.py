@@ -72,7 +72,8 @@ def explicit_inertials(spec: mujoco.MjSpec) -> int:
         return 0
     mesh = mujoco.mjtGeom.mjGEOM_MESH
     bodies = [body for body in spec.bodies if body.name != 'world' and not body.explicitinertial]
-    if not bodies or any(geom.type == mesh for body in bodies for geom in body.geoms):
+    # (found again by name in the copy's model: an unnamed one could not be)
+    if not bodies or any(not body.name or any(geom.type == mesh for geom in body.geoms) for body in bodies):
         return 0
     bare = spec.copy()
     for geom in [geom for geom in bare.geoms if geom.type == mesh]:
