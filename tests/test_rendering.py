@@ -108,7 +108,7 @@ def test_level_of_detail_is_for_rendering_only_and_close_to_full_detail():
     full_faces, drawn_faces, physics_faces = models[True]
     assert models[False] == (full_faces, full_faces, physics_faces)  # switched off: full detail
     assert drawn_faces < full_faces / 4  # decimated copy for rendering ...
-    assert full_faces > 200_000 and physics_faces == 0  # ... of the full model; the headless physics has no looks
+    assert full_faces > 200_000 and physics_faces == 0  # ... of the full model; the physics model has no looks
     tp_lod, tp_full = frames[True]['tp_camera'], frames[False]['tp_camera']
     assert psnr(tp_lod[..., :3], tp_full[..., :3]) > 30.0
     robot = np.abs(tp_full[..., :3].astype(int) - frames[True]['camera'][..., :3].astype(int)).sum() > 0
