@@ -62,7 +62,7 @@ def explicit_inertials(spec: mujoco.MjSpec) -> int:
     While any body derives its inertial, MuJoCo reads and decodes every mesh file of the model
     when it compiles, even those of geoms ``discardvisual`` then leaves out: an Inspire hand's
     fingertips (a sphere each, no inertial) made a GR1's or an H1 with hands' physics compile
-    read 61 and 45 meshes (0.6 s, and 211 and 179 MB kept in MuJoCo's asset cache). The values
+    read 61 and 47 meshes (0.6 s, and 211 and 179 MB kept in MuJoCo's asset cache). The values
     come from compiling a copy without any mesh (a millisecond), and are the same to the last
     bit, so the compiled model is too. Where a body's inertial comes from a mesh, the meshes are
     read anyway and nothing changes; nor where the copy does not compile (a mesh geom named by a
