@@ -10,7 +10,14 @@ os.environ.setdefault('MUJOCO_GL', 'egl')
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
-from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_model, explicit_inertials  # noqa: E402
+from internutopia.core.backend.mujoco.visuals import (  # noqa: E402
+    compile_physics,
+    discarded_visuals,
+    drawn_bytes,
+    drawn_model,
+    explicit_inertials,
+    when_drawn,
+)
 from internutopia.core.backend.mujoco.world import MujocoWorld  # noqa: E402
 from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
@@ -68,8 +75,7 @@ def test_the_overview_and_the_web_viewer_draw_the_same_robot():
 
 
 def test_a_robot_camera_draws_the_same_frames_while_its_physics_leaves_the_looks_out():
-    # A camera draws the drawn model (compiled with the structure: a camera in a model is taken to
-    # be drawn); the physics model leaves H1's 21 meshes out as without a camera, and the frames,
+    # A camera draws the drawn model (compiled at its first picture); the physics model leaves H1's 21 meshes out as without a camera, and the frames,
     # depth included, are the same to the pixel as with every visual kept.
     camera = h1_tp_camera_cfg.update(resolution=(64, 48), enable=True, depth=True)  # (it sees the robot)
     frames, motion = {}, {}
@@ -87,6 +93,72 @@ def test_a_robot_camera_draws_the_same_frames_while_its_physics_leaves_the_looks
     assert np.array_equal(kept['rgba'], drawn['rgba']) and np.array_equal(kept['depth'], drawn['depth'])
     assert (drawn['rgba'][..., :3].astype(int) - drawn['rgba'][..., :3].mean(axis=(0, 1))).std() > 5  # a picture
     assert np.array_equal(motion[True], motion[False]) and motion[False][0] > 0.02  # it set off, the same
+
+
+def test_a_robot_files_camera_that_nothing_draws_costs_nothing_until_a_first_picture():
+    # Aliengo's robot file has a camera of its own (robotcam) that no sensor of this config draws:
+    # its drawn model (the meshes) is compiled by the first picture, which the estimate then counts.
+    from internutopia_extension.configs.robots.aliengo import AliengoRobotCfg
+
+    task = FiniteStepTaskCfg(max_steps=10 ** 6, robots=[AliengoRobotCfg()])
+    with Env(Config(env_num=1, metrics_save_path='none', task_configs=[task])) as env:
+        env.reset()
+        world = env.runner.world
+        pack = world.pack(0)
+        assert pack.model.ncam == 1 and pack.model.nmesh == 0 and drawn_bytes(pack.model) == 0.0
+        before = world.estimated_peak_bytes
+        image = env.render(96, 72)
+        assert pack.drawn_model.nmesh > 0 and drawn_bytes(pack.model) == pack.drawn_model.nbuffer > 1e6
+        assert world.estimated_peak_bytes >= before + pack.drawn_model.nbuffer  # its compile counted, when it came
+        assert (image.astype(int) - image.mean(axis=(0, 1))).std() > 5  # a picture
+
+
+def test_a_part_drawn_from_the_first_step_has_its_drawn_model_compiled_with_the_structure():
+    # A camera sensor's structure: compiled at once, before the pack and the renderer (they reuse
+    # what the compile frees: compiled at the first picture, an H1 with a camera peaked 90 MB
+    # higher); any other structure: not until something draws it.
+    from internutopia.core.backend.parts import SlotPart
+
+    xml = '''<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody><body name="b">
+      <freejoint/><geom size="0.1"/><geom type="mesh" mesh="m" contype="0" conaffinity="0"/><camera name="c"/></body>
+      </worldbody></mujoco>'''
+    compiled = {}
+    for draws in (True, False):
+        world = MujocoWorld(SimConfig(), 1, 1.0)
+        model = world.compile_slot([SlotPart('robot/', mujoco.MjSpec.from_string(xml), draws=draws)])
+        compiled[draws] = (model.nmesh, model.ncam, drawn_bytes(model) > 0, world.estimated_peak_bytes)
+        drawn_model(model)  # a first picture
+        compiled[draws] += (world.estimated_peak_bytes,)
+    assert compiled[True][:3] == (0, 1, True) and compiled[False][:3] == (0, 1, False)
+    assert compiled[True][3] > compiled[False][3] and compiled[False][4] > compiled[False][3]  # counted when it came
+    assert compiled[True][4] == compiled[True][3]  # (nothing more to count)
+
+
+def test_render_threads_asking_at_once_share_one_drawn_model_compiled_once():
+    import threading
+
+    # Bodies enough that the drawn model's compile takes a while (tens of ms): threads overlap.
+    bodies = ''.join(f'<body name="b{i}" pos="{i} 0 0"><freejoint/><geom size="0.1"/>'
+                     f'<geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body>' for i in range(400))
+    spec = mujoco.MjSpec.from_string(f'''<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>
+      <worldbody>{bodies}</worldbody></mujoco>''')
+    model = compile_physics(spec, keep_visuals=False)
+    hooked, drawn, start = [], [], threading.Barrier(4)
+    when_drawn(model, hooked.append)
+
+    def ask():
+        start.wait()
+        drawn.append(drawn_model(model))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert model.ngeom == 400 and len({id(m) for m in drawn}) == 1 and drawn[0].ngeom == 800 and hooked == drawn[:1]
+    when_drawn(compile_physics(mujoco.MjSpec.from_string('<mujoco><worldbody><geom size="1"/></worldbody></mujoco>'), False),
+               hooked.append)  # (nothing left out: it draws as it is, and no hook is kept or called)
+    assert len(hooked) == 1
 
 
 def test_the_interactive_viewer_shows_a_slot_from_its_drawn_model(monkeypatch):

@@ -66,6 +66,7 @@ class RepCamera(BaseSensor):
     """See the module docstring."""
 
     config: RepCameraCfg
+    draws_structure = True
 
     def __init__(self, config: RepCameraCfg, robot: BaseRobot) -> None:
         super().__init__(config, robot)

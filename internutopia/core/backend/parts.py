@@ -35,6 +35,10 @@ class SlotPart:
     #: Longest physics step this part stays accurate with (e.g. a robot whose servos were tuned
     #: for 200 Hz); a slot holding it is stepped in equal substeps no longer than this.
     max_dt: float | None = None
+    #: Whether something draws the part from the first step (a robot's camera sensor): a world
+    #: that leaves the looks out of its physics models compiles the drawn model with the structure
+    #: then, else at the first picture (a camera of the robot file that nothing draws costs nothing).
+    draws: bool = False
 
 
 def load_spec(path: str) -> ModelSpec:

@@ -135,7 +135,8 @@ class EntityGroups:
 def slot_parts(task: TaskCfg, robots: dict[str, BaseRobot], objects: dict[str, BaseObject]) -> list[SlotPart]:
     """The parts of a slot holding ``task``: its scene, then its robots and objects by name."""
     return ([SlotPart('scene/', scene_spec(task))]
-            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt)
+            + [SlotPart(f'{name}/', robot.spec(), contact_root=robot.base_body, max_dt=robot.max_physics_dt,
+                        draws=any(sensor.draws_structure for sensor in robot.sensors.values()))
                for name, robot in robots.items()]
             + [SlotPart(f'{name}/', entity.spec(), max_dt=entity.max_physics_dt) for name, entity in objects.items()])
 

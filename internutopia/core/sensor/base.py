@@ -32,6 +32,9 @@ class BaseSensor:
     #: Whether ``enable=False`` in the sensor's config removes it from the robot before anything is
     #: built (so it costs nothing). Sensors that read ``enable`` themselves say ``False``.
     dropped_when_disabled: bool = True
+    #: Whether the sensor draws its robot's structure from the first step (a camera): the world
+    #: then compiles the structure's drawn model with its physics (``SlotPart.draws``).
+    draws_structure: bool = False
 
     def __init__(self, config: SensorCfg, robot: RobotGroup) -> None:
         self.config = config

@@ -17,8 +17,10 @@ A structure keeps its visuals in the physics model only where something measures
 geometry: a sensor that sees it (a rangefinder's ray, a distance sensor between bodies;
 :func:`needs_visuals`). Everything that draws, cameras and the interactive viewer
 (``headless=False``) included, draws through the drawn model, so a structure with a camera steps
-as light as one without (its drawn model is then compiled with the structure, since a camera in a
-model is taken to be drawn; the world counts it in its memory estimate).
+as light as one without. The world compiles the drawn model with the structure where a camera
+sensor will draw it from the first step (``SlotPart.draws``), else when something first draws it,
+if anything does (a camera of the robot file that no sensor draws, Aliengo's, costs nothing);
+:func:`when_drawn` tells the world then, for its memory estimate.
 
 Everything that draws a pack (cameras, ``env.render()``'s overview, the web viewer, the
 interactive viewer) asks for :func:`drawn_model`: the physics model itself when nothing was
@@ -32,7 +34,9 @@ whose physics model had no camera of its own, and so left its looks out.
 from __future__ import annotations
 
 import math
+import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import mujoco
@@ -47,6 +51,10 @@ _GEOMETRY_SENSORS = frozenset(int(t) for t in (
 _kept_specs: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjSpec] = weakref.WeakKeyDictionary()
 #: The drawn model of every such model, once compiled.
 _drawn_models: weakref.WeakKeyDictionary[mujoco.MjModel, mujoco.MjModel] = weakref.WeakKeyDictionary()
+#: What to call with a model's drawn model once it is compiled (:func:`when_drawn`).
+_drawn_hooks: weakref.WeakKeyDictionary[mujoco.MjModel, Callable[[mujoco.MjModel], None]] = weakref.WeakKeyDictionary()
+#: Render threads ask for a drawn model at once (each its own DrawnState): one compiles it.
+_drawn_lock = threading.Lock()
 
 
 def needs_visuals(spec: mujoco.MjSpec) -> bool:
@@ -125,9 +133,23 @@ def drawn_model(model: mujoco.MjModel) -> mujoco.MjModel:
         return model
     drawn = _drawn_models.get(model)
     if drawn is None:
-        # A copy compiles: the kept spec stays as it was for nothing else to change.
-        drawn = _drawn_models[model] = spec.copy().compile()
+        with _drawn_lock:
+            drawn = _drawn_models.get(model)
+            if drawn is None:
+                # A copy compiles: the kept spec stays as it was for nothing else to change.
+                drawn = spec.copy().compile()
+                hook = _drawn_hooks.pop(model, None)
+                if hook is not None:
+                    hook(drawn)  # (before it counts in drawn_bytes: the hook sees the world without it)
+                _drawn_models[model] = drawn
     return drawn
+
+
+def when_drawn(model: mujoco.MjModel, hook: Callable[[mujoco.MjModel], None]) -> None:
+    """Call ``hook(drawn)`` when :func:`drawn_model` compiles ``model``'s drawn model (once, in
+    the thread that first draws it); never where ``model`` draws as it is."""
+    if model in _kept_specs:
+        _drawn_hooks[model] = hook
 
 
 def drawn_bytes(model: mujoco.MjModel) -> float:
@@ -178,4 +200,5 @@ class DrawnState:
         return pose_for_drawing(self.model, data)
 
 
-__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_bytes', 'drawn_model', 'explicit_inertials', 'needs_visuals', 'pose_for_drawing']
+__all__ = ['DrawnState', 'compile_physics', 'discarded_visuals', 'drawn_bytes', 'drawn_model', 'explicit_inertials', 'needs_visuals',
+           'pose_for_drawing', 'when_drawn']

@@ -33,7 +33,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.footprint import compile_peak_bytes, pack_bytes, pack_bytes_per_slot, pack_fixed_bytes, renderer_bytes
 from internutopia.core.backend.mujoco.pack import _ALIVE, _PHYSICS_DT_FIELD, CONTACT_SLOTS, Pack, PackData, PackRollout, physics_dt_of
-from internutopia.core.backend.mujoco.visuals import compile_physics, drawn_bytes, drawn_model
+from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_visuals, drawn_bytes, drawn_model, when_drawn
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
@@ -147,7 +147,9 @@ class MujocoWorld:
         The model steps ``physics_dt`` in the fewest equal substeps that respect every part's
         ``max_dt`` (so ``SimConfig(physics_dt=1/60)`` runs a G1 at 1/240 inside each env step).
         Its visual-only geoms are left out unless :attr:`keep_visuals` or the parts need them
-        (:func:`~internutopia.core.backend.mujoco.visuals.compile_physics`).
+        (:func:`~internutopia.core.backend.mujoco.visuals.compile_physics`); the full model that
+        draws the structure is compiled now where a part draws from the first step (a camera
+        sensor), else when something first draws.
         """
         spec = self._world_spec()
         # A part's own options are dropped by attach; its noslip iterations (a gripper that must
@@ -168,16 +170,27 @@ class MujocoWorld:
         held = self.held_bytes_estimate()
         model = compile_physics(spec, keep_visuals=self.keep_visuals)
         peak = compile_peak_bytes(model)
-        if model.ncam:
-            # A camera in the model is taken to be drawn: its full model now, where it is counted.
-            drawn = drawn_model(model)
-            peak += 0.0 if drawn is model else compile_peak_bytes(drawn)
+        if not discarded_visuals(model):
+            self._note_peak(held + peak, renderer_bytes(model))
+        elif any(part.draws for part in parts):
+            # A camera draws it from the first step: compiled now, before the pack and the renderer,
+            # which reuse what its compile frees (compiled at the first picture instead, an H1 with
+            # a camera peaked 90 MB higher).
+            self._note_peak(held + peak + compile_peak_bytes(drawn_model(model)), renderer_bytes(model))
+        else:  # compiled when something first draws the structure, if anything does: counted then
+            when_drawn(model, self._count_drawn_compile)
+            self._note_peak(held + peak)
+        return model
+
+    def _count_drawn_compile(self, drawn: mujoco.MjModel) -> None:
+        """The memory a structure's drawn model took to compile, when it compiled (a first picture)."""
+        self._note_peak(self.held_bytes_estimate() + compile_peak_bytes(drawn), renderer_bytes(drawn))
+
+    def _note_peak(self, peak: float, renderer: float = 0.0) -> None:
         # The renderer's context arrives with the first frame, while the compile's memory is still
         # the process's (MuJoCo keeps decoded meshes in its asset cache): it adds to the peak.
-        renderer = renderer_bytes(model)
         self._renderer_bytes += renderer
-        self.estimated_peak_bytes = max(self.estimated_peak_bytes, held + peak + renderer)
-        return model
+        self.estimated_peak_bytes = max(self.estimated_peak_bytes, peak + renderer)
 
     @staticmethod
     def _add_contact_sensors(spec: mujoco.MjSpec, prefix: str, root: str) -> None:
