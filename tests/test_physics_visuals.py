@@ -134,6 +134,28 @@ def test_a_part_drawn_from_the_first_step_has_its_drawn_model_compiled_with_the_
     assert compiled[True][4] == compiled[True][3]  # (nothing more to count)
 
 
+def test_a_world_whose_looks_were_never_drawn_is_freed_when_dropped():
+    # The count of a drawn model's compile waits beside the model in a global table (weak keys):
+    # it holds the world weakly, or the world, its packs and their models would keep one another
+    # alive there for as long as nothing drew the looks.
+    import gc
+    import weakref
+
+    from internutopia.core.backend.parts import SlotPart
+
+    xml = '''<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody><body name="b">
+      <freejoint/><geom size="0.1"/><geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body></worldbody></mujoco>'''
+    world = MujocoWorld(SimConfig(), 2, 1.0)
+    world.place({0: 'box', 1: 'box'}, lambda slot: [SlotPart('robot/', mujoco.MjSpec.from_string(xml))])
+    world.step()
+    model = world.pack(0).model
+    assert discarded_visuals(model) and drawn_bytes(model) == 0.0  # its looks never drawn
+    world_ref, model_ref = weakref.ref(world), weakref.ref(model)
+    del world, model
+    gc.collect()
+    assert world_ref() is None and model_ref() is None
+
+
 def test_render_threads_asking_at_once_share_one_drawn_model_compiled_once():
     import threading
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -70,6 +71,19 @@ def _strip_part(spec: mujoco.MjSpec) -> None:
 
 #: Up to this many slots, :meth:`MujocoWorld.forward` sorts them in Python.
 _FEW_SLOTS = 16
+
+def _weak_drawn_counter(world: MujocoWorld) -> Callable[[mujoco.MjModel], None]:
+    """``world``'s count of a drawn model's compile, holding the world weakly: the hook is kept
+    beside the model (a global table), and a strong reference there would keep a closed world
+    and its packs alive until its model's looks were drawn, if ever."""
+    world_ref = weakref.ref(world)
+
+    def count(drawn: mujoco.MjModel) -> None:
+        alive = world_ref()
+        if alive is not None:
+            alive._count_drawn_compile(drawn)
+
+    return count
 
 
 class MujocoWorld:
@@ -178,19 +192,19 @@ class MujocoWorld:
             # a camera peaked 90 MB higher).
             self._note_peak(held + peak + compile_peak_bytes(drawn_model(model)), renderer_bytes(model))
         else:  # compiled when something first draws the structure, if anything does: counted then
-            when_drawn(model, self._count_drawn_compile)
+            when_drawn(model, _weak_drawn_counter(self))
             self._note_peak(held + peak)
         return model
-
-    def _count_drawn_compile(self, drawn: mujoco.MjModel) -> None:
-        """The memory a structure's drawn model took to compile, when it compiled (a first picture)."""
-        self._note_peak(self.held_bytes_estimate() + compile_peak_bytes(drawn), renderer_bytes(drawn))
 
     def _note_peak(self, peak: float, renderer: float = 0.0) -> None:
         # The renderer's context arrives with the first frame, while the compile's memory is still
         # the process's (MuJoCo keeps decoded meshes in its asset cache): it adds to the peak.
         self._renderer_bytes += renderer
         self.estimated_peak_bytes = max(self.estimated_peak_bytes, peak + renderer)
+
+    def _count_drawn_compile(self, drawn: mujoco.MjModel) -> None:
+        """The memory a structure's drawn model took to compile, when it compiled (a first picture)."""
+        self._note_peak(self.held_bytes_estimate() + compile_peak_bytes(drawn), renderer_bytes(drawn))
 
     @staticmethod
     def _add_contact_sensors(spec: mujoco.MjSpec, prefix: str, root: str) -> None:
