@@ -31,6 +31,16 @@ from tests.test_perception import CRATE, CRATE_AHEAD, MadeCameraCfg  # noqa: E40
 WALK = np.array([0.8, 0.0, 0.3])  # forward and turning: both legs in and out of contact
 
 
+def looks_xml(bodies: str) -> str:
+    """A model of ``bodies`` that may use ``m``, a mesh to draw (a geom of it that collides with
+    nothing is a look)."""
+    return f'<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody>{bodies}</worldbody></mujoco>'
+
+
+#: One free body with a collision sphere and a look.
+BODY_WITH_LOOKS = '<body name="b"><freejoint/><geom size="0.1"/><geom type="mesh" mesh="m" contype="0" conaffinity="0"/>{}</body>'
+
+
 def h1_env(keep_visuals: bool, env_num: int = 2, sensors: list | None = None) -> Env:
     robot = H1RobotCfg(controllers=[move_by_speed_cfg], sensors=sensors or [])
     env = Env(Config(env_num=env_num, metrics_save_path='none',
@@ -119,9 +129,7 @@ def test_a_part_drawn_from_the_first_step_has_its_drawn_model_compiled_with_the_
     # higher); any other structure: not until something draws it.
     from internutopia.core.backend.parts import SlotPart
 
-    xml = '''<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody><body name="b">
-      <freejoint/><geom size="0.1"/><geom type="mesh" mesh="m" contype="0" conaffinity="0"/><camera name="c"/></body>
-      </worldbody></mujoco>'''
+    xml = looks_xml(BODY_WITH_LOOKS.format('<camera name="c"/>'))
     compiled = {}
     for draws in (True, False):
         world = MujocoWorld(SimConfig(), 1, 1.0)
@@ -143,8 +151,7 @@ def test_a_world_whose_looks_were_never_drawn_is_freed_when_dropped():
 
     from internutopia.core.backend.parts import SlotPart
 
-    xml = '''<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset><worldbody><body name="b">
-      <freejoint/><geom size="0.1"/><geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body></worldbody></mujoco>'''
+    xml = looks_xml(BODY_WITH_LOOKS.format(''))
     world = MujocoWorld(SimConfig(), 2, 1.0)
     world.place({0: 'box', 1: 'box'}, lambda slot: [SlotPart('robot/', mujoco.MjSpec.from_string(xml))])
     world.step()
@@ -162,8 +169,7 @@ def test_render_threads_asking_at_once_share_one_drawn_model_compiled_once():
     # Bodies enough that the drawn model's compile takes a while (tens of ms): threads overlap.
     bodies = ''.join(f'<body name="b{i}" pos="{i} 0 0"><freejoint/><geom size="0.1"/>'
                      f'<geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body>' for i in range(400))
-    spec = mujoco.MjSpec.from_string(f'''<mujoco><asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>
-      <worldbody>{bodies}</worldbody></mujoco>''')
+    spec = mujoco.MjSpec.from_string(looks_xml(bodies))
     model = compile_physics(spec, keep_visuals=False)
     hooked, drawn, start = [], [], threading.Barrier(4)
     when_drawn(model, hooked.append)

@@ -17,19 +17,11 @@ torch = pytest.importorskip('torch', reason="torch comes with the 'train' extra"
 
 from internutopia.core.backend.arrays import DEVICE_STATE_FIELDS  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
+from tests.test_array_backends import leaves  # noqa: E402
 from tests.test_warp_backend import WARP_DEVICE, assert_same_run, jetbot_cube_task, warp_config  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SPEEDS = np.array([[0.4, 0.8], [0.3, -0.5]])
-
-
-def leaves(tree: dict, path: str = ''):
-    """``(path, array)`` of every array of a nested dict of observations."""
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from leaves(value, f'{path}{key}/')
-        else:
-            yield f'{path}{key}', value
 
 
 def test_state_arrays_are_views_of_the_device_data_not_copies():

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['available_array_backends', 'measure_handover', 'summarize_handover']
+from internutopia.core.backend.arrays import ARRAY_BACKENDS
+from internutopia.core.env_results import STEP_ARRAYS, convert_step
 
-ARRAY_BACKENDS = ('numpy', 'torch', 'warp')
+__all__ = ['available_array_backends', 'measure_handover', 'summarize_handover', 'time_results_handover']
 
 
 def available_array_backends() -> list[str]:
@@ -50,15 +51,13 @@ def summarize_handover(seconds: dict[str, list[float]]) -> dict[str, dict[str, f
 def time_results_handover(results: Any, device: str, reps: int = 200) -> dict[str, Any]:
     """Median microseconds to hand one step's results (numpy, as ``step_arrays`` computes them)
     over as torch tensors on ``device``, alone: what ``array_backend='torch'`` adds to a step
-    (:func:`~internutopia.core.backend.arrays.convert_tree`)."""
-    from internutopia.core.backend.arrays import convert_tree
-
-    tree = {'obs': results.obs, **{name: getattr(results, name) for name in ('reward', 'terminated', 'truncated', 'active')}}
+    (:func:`~internutopia.core.env_results.convert_step`, which ``step_arrays`` calls)."""
+    tree = [results.obs, *(getattr(results, name) for name in STEP_ARRAYS)]
     arrays = [array for array in _leaves(tree) if isinstance(array, np.ndarray)]
     seconds = []
     for _ in range(reps):
         began = time.perf_counter()
-        convert_tree(tree, 'torch', device)  # (a copy from pageable host memory returns once it is done)
+        convert_step(results, 'torch', device)  # (a copy from pageable host memory returns once it is done)
         seconds.append(time.perf_counter() - began)
     return {'arrays': len(arrays), 'bytes': int(sum(array.nbytes for array in arrays)),
             'us': round(float(np.median(seconds)) * 1e6, 1)}
@@ -67,6 +66,8 @@ def time_results_handover(results: Any, device: str, reps: int = 200) -> dict[st
 def _leaves(tree: Any) -> list[Any]:
     if isinstance(tree, dict):
         return [leaf for value in tree.values() for leaf in _leaves(value)]
+    if isinstance(tree, list):
+        return [leaf for value in tree for leaf in _leaves(value)]
     return [tree]
 
 
