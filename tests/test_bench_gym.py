@@ -159,9 +159,9 @@ def test_phases_time_each_part_of_the_vector_step() -> None:
     assert set(row['shares']) == {label for label, _, _ in PHASES} and row['vector_step_ms'] > 0
     shares = row['shares']
     assert all(0 < shares[label] < 1 for label, _, _ in PHASES)
-    assert shares['resets (starts.reset, with the first observation)'] >= shares['  of which placed and started (starts._reset_taken)']
+    assert shares['resets (starts.reset: placed, started, the first observation)'] >= shares['  of which placed and started (starts._reset_taken)']
     # (each part inside the one it is listed under)
-    assert shares['  of which episodes taken and checked (starts._take)'] >= shares['    of which the next episodes drawn (queue.next)']
+    assert shares['episodes taken and checked for resets (starts.take)'] >= shares['  of which the next episodes drawn (queue.next)']
     assert shares['  of which placed and started (starts._reset_taken)'] >= shares['    of which their start states written (starts.place)']
     finish = shares['episode ends and their records (runner.ends.finish)']
     assert finish >= shares['  of which their metrics (terms.episode_metrics)']

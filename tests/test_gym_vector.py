@@ -8,6 +8,7 @@ its own vector envs (its tests/vector and tests/envs/registration suites), with 
 
 from __future__ import annotations
 
+import json
 import math
 
 import gymnasium as gym
@@ -161,15 +162,48 @@ def test_bad_arguments_are_clear_errors():
         envs.reset()
 
 
-def test_episodes_with_another_robot_layout_are_rejected():
+def test_listed_episodes_are_checked_when_the_env_is_built():
     other = FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg(name='rover')])
-    envs = VectorEnv(config([jetbot_task(max_steps=2), other], env_num=1))
+    with pytest.raises(ValueError, match=r"task_configs\[1\] has no robot 'jetbot'.*robots: \['rover'\]"):
+        VectorEnv(config([jetbot_task(max_steps=2), other], env_num=1))
+    misspelt = jetbot_task()
+    misspelt.robots[0].type = 'NoSuchRobot'
+    with pytest.raises(ValueError, match=r"unknown robot type 'NoSuchRobot' \(in task_configs\[2\]\.robots\[0\]\)"):
+        VectorEnv(config([jetbot_task()], env_num=1), episodes=[jetbot_task(), jetbot_task(), misspelt])
+
+
+@pytest.mark.parametrize('mode', ['NextStep', 'SameStep'])
+def test_a_drawn_episode_with_another_robot_fails_to_load_and_the_env_goes_on(tmp_path, mode):
+    def episodes():
+        yield jetbot_task(max_steps=2)
+        yield FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg(name='rover')])  # (episode 1)
+        while True:
+            yield jetbot_task(max_steps=2)
+
+    path = tmp_path / 'records.jsonl'
+    cfg = config([jetbot_task()], env_num=1).model_copy(update={'metrics_save_path': str(path)})
+    envs = VectorEnv(cfg, episodes=episodes(), autoreset_mode=mode)
     envs.reset()
-    envs.step(np.zeros((1, 2)))
-    envs.step(np.zeros((1, 2)))
-    with pytest.raises(ValueError, match="no robot 'jetbot'"):
-        envs.step(np.zeros((1, 2)))  # NEXT_STEP autoreset takes the rover episode
+    runner = envs.vec_env.runner
+    errors, seen = 0, []
+    for _ in range(10):
+        steps = runner.table.steps.copy()
+        try:
+            _, _, _, _, info = envs.step(np.zeros((1, 2)))
+        except ValueError as exc:
+            assert "task_configs[1] has no robot 'jetbot'" in str(exc)
+            errors += 1
+            if mode == 'NextStep':  # (the episode is taken before the step: the step is not taken)
+                np.testing.assert_array_equal(runner.table.steps, steps)
+            continue
+        seen += info['episode_index'][info['_episode_index']].tolist()
+    # Tried Config.episode_attempts times, then recorded as failed; the env went on with the next
+    # episodes, never running the rover's.
+    assert errors == 3
+    assert 1 not in seen and max(seen) >= 3 and runner.episodes[0].config.robots[0].name == 'jetbot'
     envs.close()
+    failed = [r for r in map(json.loads, path.read_text().splitlines()) if r.get('outcome') == 'failed']
+    assert [(r['episode_index'], r['attempts']) for r in failed] == [(1, 3)]
 
 
 def test_actions_are_clipped_to_the_space():

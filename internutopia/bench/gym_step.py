@@ -150,11 +150,11 @@ PHASES = (
     ('tasks, rewards, metrics (terms.step)', '_vec.runner.terms', 'step'),
     ('commands (parse_batched)', '_vec.runner.actions', 'parse_batched'),
     ('observations (observe_arrays)', '_vec.runner.observer', 'observe_arrays'),
-    # (a NEXT_STEP vector step starts its ended envs in the step's own call: their first observation
-    # is the step's, counted under observations too)
-    ('resets (starts.reset, with the first observation)', '_vec.runner.starts', 'reset'),
-    ('  of which episodes taken and checked (starts._take)', '_vec.runner.starts', '_take'),
-    ('    of which the next episodes drawn (queue.next)', '_vec.runner.queue', 'next'),
+    # (a reset takes its episodes first, then starts them; a NEXT_STEP vector step starts its ended
+    # envs in the step's own call, their first observation the step's, counted under observations too)
+    ('episodes taken and checked for resets (starts.take)', '_vec.runner.starts', 'take'),
+    ('  of which the next episodes drawn (queue.next)', '_vec.runner.queue', 'next'),
+    ('resets (starts.reset: placed, started, the first observation)', '_vec.runner.starts', 'reset'),
     ('  of which placed and started (starts._reset_taken)', '_vec.runner.starts', '_reset_taken'),
     ('    of which their start states written (starts.place)', '_vec.runner.starts', 'place'),
     ('    of which the tasks\' starts (terms.start_many)', '_vec.runner.terms', 'start_many'),

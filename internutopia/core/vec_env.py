@@ -113,6 +113,8 @@ class Env(UpstreamEnvMembers):
             episodes = [task.model_copy(deep=True) if isinstance(task, TaskCfg) else task for task in episodes]
         # A list's misspelt types fail here, not at the reset that reaches them.
         check_task_list(episodes if episodes is not None else config.task_configs)
+        for name in type(config).model_fields:  # (its validators again: model_copy(update=...) skips them)
+            setattr(config, name, getattr(config, name))
         self._config = config
         self._app = SimulationApp()
         max_steps = max_steps_from_environ()

@@ -47,6 +47,14 @@ def point_nav_robot_cfg(robot: str) -> Any:
                                                     module.move_along_path_cfg, module.rotate_cfg])
 
 
+def _checked_dt(physics_dt: Any) -> float:
+    """``physics_dt`` as the simulator's config takes it (a ``ValidationError`` naming it, before
+    an episode length is computed from it)."""
+    from internutopia.core.config import SimConfig
+
+    return SimConfig(physics_dt=physics_dt).physics_dt
+
+
 def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (None,), min_distance: float | None = None,
                       max_distance: float | None = None, max_steps: int | None = None, success_distance: float = 0.3,
                       physics_dt: float | None = None, batch: int = 16, robot_cfg: Any = None,
@@ -62,7 +70,7 @@ def point_nav_sampler(robot: str = 'jetbot', scenes: Sequence[str | None] = (Non
     preset = POINT_NAV_ROBOTS.get(robot)
     if preset is None:
         raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
-    dt = physics_dt if physics_dt is not None else preset['physics_dt']
+    dt = _checked_dt(physics_dt if physics_dt is not None else preset['physics_dt'])
     kwargs = dict(
         scenes=tuple(scenes), robot_cfg=robot_cfg if robot_cfg is not None else point_nav_robot_cfg(robot),
         min_distance=preset['min_distance'] if min_distance is None else min_distance,
@@ -112,11 +120,12 @@ def make_point_nav_vec(num_envs: int = 16, robot: str = 'jetbot', scenes: Sequen
     preset = POINT_NAV_ROBOTS.get(robot)
     if preset is None:
         raise ValueError(f'unknown point-nav robot {robot!r}; valid robots: {sorted(POINT_NAV_ROBOTS)}')
-    dt = physics_dt if physics_dt is not None else preset['physics_dt']
+    dt = _checked_dt(physics_dt if physics_dt is not None else preset['physics_dt'])
     sampler = point_nav_sampler(robot, scenes, min_distance, max_distance, max_steps, success_distance, dt, robot_cfg=robot_cfg)
     config = Config(simulator=SimConfig(physics_dt=dt, rendering_dt=dt), env_num=num_envs, env_offset_size=env_offset_size,
                     metrics_save_path=metrics_save_path, task_configs=[sampler.first])
-    return VectorEnv(config, episodes=sampler, action_repeat=action_repeat or preset['action_repeat'], **kwargs)
+    return VectorEnv(config, episodes=sampler, action_repeat=preset['action_repeat'] if action_repeat is None else action_repeat,
+                     **kwargs)
 
 
 def make_point_nav(render_mode: str | None = None, **kwargs: Any) -> Any:

@@ -151,12 +151,12 @@ def as_float_array(value: Any, shape: tuple[int, ...] | None, what: str) -> np.n
     elif isinstance(value, np.ndarray) and value.dtype.kind in 'fiu':
         array = value.astype(float, copy=False)
     else:
-        bad = _non_number(value)
+        bad = non_number(value)
         if bad is not None:
             raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {bad} in {value!r}')
         try:
             array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # (an int past a float's range is not a number either)
             raise ValueError(f'{what} must be numbers{_shape_text(shape)}; got {value!r}') from None
     if shape is not None and (array.ndim != len(shape) or any(w != -1 and w != n for w, n in zip(shape, array.shape, strict=False))):
         raise ValueError(f'{what} must have shape {_shape_text(shape).strip()}; got shape {array.shape} from {value!r}')
@@ -178,8 +178,12 @@ def all_true(flags: np.ndarray) -> bool:
 _KIND_NAMES = {'b': 'bools', 'U': 'text', 'S': 'text', 'c': 'complex numbers', 'M': 'dates', 'm': 'time deltas', 'V': 'raw bytes'}
 
 
-def _non_number(value: Any) -> str | None:
-    """What in ``value`` (nested lists, tuples, arrays) is not a real number, or ``None``."""
+def non_number(value: Any) -> str | None:
+    """What in ``value`` (nested lists, tuples, arrays) is not a real number, or ``None``.
+
+    >>> non_number([[0.5, 1], (2,)]) is None, non_number([0.1, True]), non_number(np.array(['1']))
+    (True, 'the bool True', 'an array of text')
+    """
     kind = type(value)
     if kind is float or kind is int:
         return None
@@ -188,7 +192,7 @@ def _non_number(value: Any) -> str | None:
             item_kind = type(item)
             if item_kind is float or item_kind is int:
                 continue  # (the usual item: no call for it)
-            bad = _non_number(item)
+            bad = non_number(item)
             if bad is not None:
                 return bad
         return None
@@ -200,7 +204,7 @@ def _non_number(value: Any) -> str | None:
         return f'the complex number {value!r}'
     if isinstance(value, np.ndarray):
         if value.dtype.kind == 'O':
-            return _non_number(value.tolist())
+            return non_number(value.tolist())
         if value.dtype.kind not in 'fiu':
             return f'an array of {_KIND_NAMES.get(value.dtype.kind, value.dtype)}'
     return None

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from internutopia.core.controller.base import non_number
 from internutopia.core.gym_vector.spaces import ACTION_SPACES, controller_action_space
 from internutopia.core.vec_env import Env as InternVecEnv
 
@@ -104,16 +105,26 @@ class ActionLayout:
         shape = (num_envs, *self.space.shape)
         if not isinstance(actions, np.ndarray) and hasattr(actions, 'numpy'):  # a torch tensor or a Warp array
             actions = actions.detach().cpu().numpy() if hasattr(actions, 'detach') else actions.numpy()
-        try:
-            array = np.asarray(actions, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f'actions must be numbers of shape {shape}; got {type(actions).__name__}') from None
+        if type(actions) is np.ndarray and actions.dtype.kind in 'fiu':  # (the usual batch: no walk of it)
+            array = actions.astype(np.float64, copy=False)
+        else:
+            # Numbers only, as vec_env's own actions: numpy would make 1.0 of True, 0.1 of '0.1'
+            # and drop a complex number's imaginary part.
+            bad = non_number(actions)
+            if bad is not None:
+                raise ValueError(f'actions must be numbers of shape {shape}; got {bad}')
+            try:
+                array = np.asarray(actions, dtype=np.float64)
+            except OverflowError:
+                raise ValueError(f'actions must be numbers of shape {shape}; got an int past the range of a float') from None
+            except (TypeError, ValueError):
+                raise ValueError(f'actions must be numbers of shape {shape}; got {type(actions).__name__}') from None
         if array.shape != shape:
             raise ValueError(f'actions must have shape {shape} (num_envs, *single_action_space.shape); got {array.shape}')
         # (a finite sum means every action is finite; only a sum that is not looks at each one)
         if not math.isfinite(float(array.sum())) and not np.isfinite(array).all():
-            bad = sorted({int(i) for i in np.argwhere(~np.isfinite(array))[:, 0]})
-            raise ValueError(f'actions of env(s) {bad} are not finite (NaN or inf)')
+            envs = sorted({int(i) for i in np.argwhere(~np.isfinite(array))[:, 0]})
+            raise ValueError(f'actions of env(s) {envs} are not finite (NaN or inf)')
         return array
 
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:

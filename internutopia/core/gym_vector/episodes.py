@@ -11,6 +11,8 @@ import numpy as np
 from internutopia.core.config import TaskCfg
 from internutopia.core.config.fresh_episodes import FreshEpisodes
 from internutopia.core.episode_queue import Fresh
+from internutopia.core.plugins import load_extensions
+from internutopia.core.runner import check_task_list
 
 #: A sampler of episodes: called with the env's seeded generator, returns one ``TaskCfg`` or several.
 EpisodeSampler = Callable[[np.random.Generator], TaskCfg | Iterable[TaskCfg]]
@@ -61,6 +63,11 @@ class EpisodeSource:
         return self._iterator is None
 
     @property
+    def listed(self) -> list[TaskCfg] | None:
+        """The episodes of a list source (``None`` for samplers and iterators)."""
+        return self._list
+
+    @property
     def first(self) -> TaskCfg | None:
         """The first episode of a list source (``None`` for samplers and iterators)."""
         return self._list[0] if self._list else None
@@ -100,6 +107,12 @@ class EpisodeSource:
                 raise ValueError('the episode sampler returned no episodes')
 
 def _seed_generator(seed: Any) -> np.random.Generator:
+    """The episode source's generator for a reset's ``seed`` (an int, or a list of ints and
+    ``None``), or a ``ValueError`` naming ``seed`` when it is not one."""
+    values = list(seed) if isinstance(seed, (list, tuple)) else [seed]
+    for value in values:
+        if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0):
+            raise ValueError(f'seed must be a non-negative int, or a list of them (None where an env has none); got {seed!r}')
     if isinstance(seed, (list, tuple)):
         seed = [int(s) for s in seed if s is not None] or None
     return np.random.default_rng(seed)
@@ -130,9 +143,23 @@ def pick_robot(task: TaskCfg, robot: str | None) -> str:
         raise ValueError(f'the episode has {len(names)} robots {names}; name the one to drive with robot=')
     return names[0]
 
-def check_robot(slot: int, task: TaskCfg, robot: str) -> None:
-    """A ``ValueError`` if the episode of env ``slot`` lacks the robot the vector env drives."""
+def check_robot(slot: int | str, task: TaskCfg, robot: str) -> None:
+    """A ``ValueError`` if the episode of env ``slot`` (or the episode called ``slot``) lacks the
+    robot the vector env drives."""
     names = [r.name for r in task.robots]
     if robot not in names:
-        raise ValueError(f'env {slot}: its episode has no robot {robot!r} (robots: {names}); every episode '
+        where = f'env {slot}: its episode' if isinstance(slot, int) else slot
+        raise ValueError(f'{where} has no robot {robot!r} (robots: {names}); every episode '
                          'of a Gymnasium env must have the same robot')
+
+
+def check_episode_list(episodes: Sequence[TaskCfg], robot: str | None, field: str = 'episodes') -> None:
+    """Every episode of a list source checked up front, as ``vec_env.Env`` checks its
+    ``task_configs``: registered types, and the robot the spaces are built for (``robot``, else
+    the first episode's only robot) in each. A ``ValueError`` (``TypeError``) naming the episode
+    (as ``field[index]``)."""
+    load_extensions()  # (the registered types the list names)
+    check_task_list(list(episodes))
+    name = pick_robot(episodes[0], robot)
+    for index, task in enumerate(episodes):
+        check_robot(f'{field}[{index}]', task, name)

@@ -16,7 +16,14 @@ from internutopia.core.backend.arrays import check_array_backend, convert_tree
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
 from internutopia.core.gym_vector.actions import ActionLayout
-from internutopia.core.gym_vector.episodes import EpisodeSource, _seed_generator, check_robot, check_started, pick_robot
+from internutopia.core.gym_vector.episodes import (
+    EpisodeSource,
+    _seed_generator,
+    check_episode_list,
+    check_robot,
+    check_started,
+    pick_robot,
+)
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
 from internutopia.core.gym_vector.infos import add_env_infos
 from internutopia.core.gym_vector.slot_view import SlotView
@@ -103,8 +110,11 @@ class VectorEnv(gym.vector.VectorEnv):
         self.action_repeat = int(action_repeat)
         self.closed = False
         self._source = EpisodeSource(episodes, config.task_configs, endless=True)
+        if self._source.listed is not None:  # (each one now, not at the autoreset that reaches it)
+            check_episode_list(self._source.listed, robot, 'task_configs' if episodes is None else 'episodes')
         self._vec = InternVecEnv(config, episodes=self._source.stream(np.random.default_rng()))
         try:
+            self._check_drawn_episodes()
             obs, info = self._vec.reset()
             check_started(list(range(self.num_envs)), info)
             self.robot_name = pick_robot(info[0], robot)
@@ -147,6 +157,24 @@ class VectorEnv(gym.vector.VectorEnv):
         self._views = [SlotView(self, i) for i in range(self.num_envs)]
         #: Where the returned arrays live (``'cpu'``, or ``'cuda:N'`` on the ``warp`` backend on a GPU).
         self.array_device = self._vec.array_device
+
+    def _check_drawn_episodes(self) -> None:
+        """Have the runner check that each episode it takes from the source has this env's robot,
+        so that one without it fails to load (the step or reset raises before anything changes;
+        after ``Config.episode_attempts`` tries it is recorded as failed and skipped) instead of
+        starting in a slot the spaces do not fit. (Where the runners live elsewhere, Ray's,
+        :meth:`_note_started` finds it after the start.)"""
+        try:
+            starts = self._vec.runner.starts
+        except AttributeError:
+            return
+
+        def has_robot(task: TaskCfg, where: str) -> None:
+            robot = getattr(self, 'robot_name', None)  # (set by the first reset, whose episodes are checked there)
+            if robot is not None:
+                check_robot(where, task, robot)
+
+        starts.episode_checks.append(has_robot)
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -276,9 +304,10 @@ class VectorEnv(gym.vector.VectorEnv):
         if options:
             raise ValueError(f'unknown reset option(s) {sorted(options)}; valid options: [\'reset_mask\']')
         if seed is not None:
+            episodes_rng = _seed_generator(seed)  # (checks seed: nothing is seeded by a bad one)
             first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
             super().reset(seed=None if first is None else int(first))
-            self._restart_source(_seed_generator(seed))
+            self._restart_source(episodes_rng)
         slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
         if self._fresh is not None and seed is None and mask is None:
             # The construction-time reset already started these episodes: hand them out.
@@ -308,7 +337,9 @@ class VectorEnv(gym.vector.VectorEnv):
             ended_ids = [int(i) for i in np.flatnonzero(self._ended)]
             raise RuntimeError(f'env(s) {ended_ids} ended their episodes; with autoreset_mode=DISABLED call '
                                "reset(options={'reset_mask': mask}) for them before the next step()")
-        to_reset = self._ended.nonzero()[0] if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(0, np.intp)
+        # (NEXT_STEP's envs that ended on the last step; in SAME_STEP mode, envs whose autoreset
+        # raised there: each starts its next episode now, as NEXT_STEP does)
+        to_reset = self._ended.nonzero()[0]
         live = ~self._ended
         if self.array_path and self._arrays_allowed():
             if len(to_reset) and self._start_in_step:
@@ -320,6 +351,10 @@ class VectorEnv(gym.vector.VectorEnv):
         else:
             rewards, terminated, truncated, infos = self._step_dicts(actions, live)
         ended = terminated | truncated
+        # (the envs still to start an episode, kept before each start that may raise: an episode
+        # that does not load leaves them to start on the next step, never running none unseen)
+        self._ended = ended.copy()
+        self._ended[to_reset] = True
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             slots = [int(i) for i in np.flatnonzero(ended)]
             for slot in slots:
@@ -327,6 +362,7 @@ class VectorEnv(gym.vector.VectorEnv):
                                                'final_info': self._final_info(slot)}, slot)
             infos = self._add_infos(infos, slots, self._take(slots))
             ended[:] = False
+            self._ended[slots] = False
         if len(to_reset):
             slots = to_reset.tolist()
             infos = self._add_infos(infos, slots, self._take(slots))

@@ -3,7 +3,9 @@
 :class:`ActionParser` has one entry point per API: :meth:`ActionParser.parse` takes the contract's
 per-slot dicts and :meth:`ActionParser.parse_batched` the array API's ``{robot: {controller:
 rows}}``. Both raise ``ValueError`` naming the slot, robot and controller, and change no state.
-Both return the step's commands: ``{id(controller): (controller, slots, arguments)}``.
+Both return the step's commands: ``{id(controller): (controller, slots, arguments)}``. When a
+controller's command raises for its slots together, :func:`apply_alone` applies it slot by slot
+(:func:`row_of` cuts each slot's row out of the batch), so that only the slots it fails for end.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ class ActionParser:
                 if parsed is _UNPARSED:
                     try:
                         parsed = parsed_once[key] = controller.parse_action(args)
-                    except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
+                    except (ValueError, TypeError, IndexError, OverflowError) as exc:  # a parser choking on odd input: still bad input
                         at = f'[{controller_name!r}]' if controller_name is not None else ''
                         raise ValueError(f'action[{slot}][{robot_name!r}]{at}: {exc}') from None
                 pairs.append((controller, parsed))
@@ -251,7 +253,7 @@ class ActionParser:
             rows = args[members] if isinstance(args, np.ndarray) else [args[s] for s in members.tolist()]
         try:
             return controller.parse_batch(rows)
-        except (ValueError, TypeError, IndexError) as exc:  # a parser choking on odd input: still bad input
+        except (ValueError, TypeError, IndexError, OverflowError) as exc:  # a parser choking on odd input: still bad input
             raise ValueError(f'batched actions[{robot_name!r}][{controller_name!r}]: {exc}'
                              f'{_non_finite_slots(rows, members)}') from None
 
@@ -270,7 +272,7 @@ def _non_finite_slots(rows: Any, members: np.ndarray) -> str:
     none do, or the rows are not numbers)."""
     try:
         finite = np.isfinite(np.asarray(rows, dtype=float).reshape(len(members), -1)).all(axis=1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return ''
     bad = members[~finite]
     if not len(bad):
@@ -286,3 +288,31 @@ def _row_count(args: Any) -> int | None:
         return len(args)
     except TypeError:  # no length, or a 0-d array
         return None
+
+
+def row_of(batch: Any, row: int) -> Any:
+    """Row ``row`` of a controller's batch (stacked arrays, per-slot entries, or dicts and tuples
+    of them), as a batch of one."""
+    if isinstance(batch, Unbatched):
+        one = Unbatched([batch[row]])
+        return one
+    if isinstance(batch, np.ndarray):
+        return batch[row:row + 1]
+    if isinstance(batch, dict):
+        return {key: row_of(value, row) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(row_of(value, row) for value in batch)
+    return batch
+
+
+def apply_alone(controller: Any, slots: np.ndarray, batch: Any) -> dict[int, Exception]:
+    """``controller.apply(slots, batch)`` raised: apply each slot's command alone; the slots it
+    fails for, with their errors (every other slot's command is applied)."""
+    failed: dict[int, Exception] = {}
+    for row, slot in enumerate(slots.tolist()):
+        try:
+            one = row_of(batch, row)
+            controller.apply(np.array([slot], dtype=np.intp), one if not isinstance(one, Unbatched) else controller.batch(one))
+        except Exception as exc:  # an extension's error: it ends this slot's episode only
+            failed[slot] = exc
+    return failed

@@ -7,7 +7,8 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from internutopia.core.config import RewardCfg, TaskCfg
+from internutopia.core.config import ControllerCfg, MetricCfg, ObjectCfg, RewardCfg, RobotCfg, SensorCfg, TaskCfg
+from internutopia.core.config.base import unique_names
 from internutopia.core.controller.base import BaseController
 from internutopia.core.episode_queue import Episode
 from internutopia.core.extras import check_extra
@@ -55,6 +56,31 @@ def _controller_types(controllers: list, where: str) -> Iterator[tuple[Registry,
         yield from _controller_types(controller.sub_controllers or [], f'{where}[{c}].sub_controllers')
 
 
+def check_entries(task: TaskCfg, where: str) -> None:
+    """What the config classes check when a list of ``task`` is set, checked again: a list edited
+    in place (``task.robots.append(...)``) is not validated. Each entry of its robots, objects and
+    metrics (and of each robot's controllers and sensors) is a config of its kind, with a name no
+    other entry of that list has.
+
+    Raises:
+        ValueError: naming the list (``where`` + its path) and the entry.
+    """
+    lists: list[tuple[str, list | None, type]] = [('robots', task.robots, RobotCfg), ('objects', task.objects, ObjectCfg),
+                                                  ('metrics', task.metrics, MetricCfg)]
+    for r, robot in enumerate(task.robots):
+        if isinstance(robot, RobotCfg):
+            lists += [(f'robots[{r}].controllers', robot.controllers, ControllerCfg),
+                      (f'robots[{r}].sensors', robot.sensors, SensorCfg)]
+    for field, entries, kind in lists:
+        for index, entry in enumerate(entries or []):
+            if not isinstance(entry, kind):
+                raise ValueError(f'{where}.{field}[{index}] is a {type(entry).__name__}, expected a {kind.__name__}')
+        try:
+            unique_names(entries, f'{where}.{field}:')
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+
+
 def check_types(task: TaskCfg, where: str) -> None:
     """Resolve every registered type ``task`` names (:func:`named_types`).
 
@@ -73,6 +99,7 @@ def check_episode(episode: Episode) -> None:
     the files it names."""
     task = episode.config
     where = f'task_configs[{episode.index}]'
+    check_entries(task, where)
     check_types(task, where)
     _check_file(task.scene_asset_path, f'{where}.scene_asset_path', 'scene')
     for o, obj in enumerate(task.objects):
@@ -93,6 +120,7 @@ def check_task_list(task_configs: Iterable[Any]) -> None:
     for index, task in enumerate(task_configs):
         if not isinstance(task, TaskCfg):
             raise TypeError(f'task_configs[{index}] is a {type(task).__name__}, expected a TaskCfg')
+        check_entries(task, f'task_configs[{index}]')
         names = tuple((id(registry), name) for registry, name, _ in named_types(task, ''))
         if names not in seen:
             check_types(task, f'task_configs[{index}]')

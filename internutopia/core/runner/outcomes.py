@@ -1,6 +1,5 @@
 """What one step of a runner produced, and its shapes for callers: the arrays of a step
-(:class:`Advance`, :class:`ArrayStep`) and the contract's per-slot lists (:func:`per_slot_lists`);
-:func:`row_of` cuts one slot's row out of a controller's batch."""
+(:class:`Advance`, :class:`ArrayStep`) and the contract's per-slot lists (:func:`per_slot_lists`)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import numpy as np
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.episode_queue import Episode
-from internutopia.core.runner.actions import Unbatched
 from internutopia.core.runner.slots import SlotTable
 
 
@@ -97,19 +95,4 @@ def per_slot_lists(obs: list[Any], done: Advance, table: SlotTable, internutopia
     return obs_out, reward_out, terminated_out, truncated_out, info_out
 
 
-def row_of(batch: Any, row: int) -> Any:
-    """Row ``row`` of a controller's batch (stacked arrays, per-slot entries, or dicts and tuples
-    of them), as a batch of one."""
-    if isinstance(batch, Unbatched):
-        one = Unbatched([batch[row]])
-        return one
-    if isinstance(batch, np.ndarray):
-        return batch[row:row + 1]
-    if isinstance(batch, dict):
-        return {key: row_of(value, row) for key, value in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(row_of(value, row) for value in batch)
-    return batch
-
-
-__all__ = ['Advance', 'ArrayStep', 'per_slot_lists', 'row_of']
+__all__ = ['Advance', 'ArrayStep', 'per_slot_lists']

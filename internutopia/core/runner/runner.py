@@ -29,13 +29,14 @@ from internutopia.core.backend import get_backend
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
-from internutopia.core.runner.actions import ActionParser, Commands, Unbatched
+from internutopia.core.runner.actions import ActionParser, Commands, Unbatched, apply_alone
 from internutopia.core.runner.ends import EpisodeEnds
+from internutopia.core.runner.entries import EntriesCheck
 from internutopia.core.runner.failures import Attempts, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations, merge_rows
-from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists, row_of
+from internutopia.core.runner.outcomes import Advance, ArrayStep, per_slot_lists
 from internutopia.core.runner.reads import RunnerReads
 from internutopia.core.runner.recorded import RecordedRepeats
 from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotStatus, SlotTable
@@ -80,10 +81,12 @@ class Runner(RunnerReads):
         self.terms = Terms(self.table, self.view)
         self.actions = ActionParser(self.table, self.groups)
         self.observer = Observer(self.groups, self.terms)
+        self.entries = EntriesCheck(self.observer)  # (a caller's observe_only, checked before it is used)
         self._active_mask_cache: tuple[np.ndarray, np.ndarray] | None = None
         #: Failed tries of the episodes that failed to load or start and may be tried again.
         self.attempts = Attempts(config.episode_attempts)
         self._failed_errors: list[BaseException] = []  # of episodes recorded as failed in this call
+        self._restart_taken: list[Episode | None] | None = None  # a step's restarts, taken before it
         #: One call at a time, Ctrl-C between calls (see :mod:`~internutopia.core.runner.guard`).
         self.guard = CallGuard('this Env')
         #: Takes, loads, places and starts the episodes of a reset, each slot's failure its own.
@@ -120,7 +123,7 @@ class Runner(RunnerReads):
         such error is raised once the reset is complete.
         """
         with self.guard.enter('reset'):
-            taken = self.starts.reset(slots)[0]
+            taken = self.starts.reset(slots, taken=self.starts.take(slots))[0]
             self._raise_recorded()
             return taken
 
@@ -142,8 +145,10 @@ class Runner(RunnerReads):
             # (an upstream-style class has no array observation: not any slot's failure)
             return self.observer.observe_arrays(rows, only) if self.observer.arrays_ready() else None
 
+        if only is not None:
+            only = self.entries.checked(only, None)
         with self.guard.enter('reset'):
-            taken, observed = self.starts.reset(slots, observe)
+            taken, observed = self.starts.reset(slots, observe, self.starts.take(slots))
             self._raise_recorded()
         if not arrays:
             return taken, {slot: row for rows, part in observed for slot, row in zip(rows.tolist(), part, strict=True)}
@@ -192,6 +197,8 @@ class Runner(RunnerReads):
         """
         if restart is not None or repeat != 1 or isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)):
             return self.step_arrays_repeated(actions, repeat, observe_only, restart)
+        if observe_only is not None:
+            observe_only = self.entries.checked(observe_only, self.table.active_slots())
         with self.guard.enter('step'):
             done = self._advance(self.actions.parse_batched(actions))
             observed = done.active
@@ -227,10 +234,26 @@ class Runner(RunnerReads):
         observation is gathered in the same pass as the step's (one observation of the world, not
         two); their rows of ``obs`` hold it and ``started`` lists their new episodes' configs in
         ``restart``'s order (``None`` where the queue ran out). A start or an observation that
-        fails is what it is in a reset and in a step, each slot's alone.
+        fails is what it is in a reset and in a step, each slot's alone. Their episodes are taken
+        from the queue before the step: one that does not load raises, the step not taken.
         """
         if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
             raise ValueError(f'repeat must be an int >= 1; got {repeat!r}')
+        if observe_only is not None:
+            observe_only = self.entries.checked(observe_only, self.table.active_slots())
+        try:
+            if restart:
+                with self.guard.enter('step'):
+                    self._restart_taken = self.starts.take(restart)
+            return self._repeat_steps(actions, int(repeat), observe_only, restart)
+        finally:
+            if self._restart_taken is not None:  # (the step raised before they started: queued again, in order)
+                self.starts.put_back(self._restart_taken)
+                self._restart_taken = None
+
+    def _repeat_steps(self, actions: dict[str, dict[str, Any]], repeat: int, observe_only: ObservedEntries | None,
+                      restart: list[int] | None) -> ArrayStep:
+        """:meth:`step_arrays_repeated` after its checks."""
         observe_every = any(group.sensors for group in self.groups.robots.values())
         reward = np.zeros(self.env_num)
         terminated = np.zeros(self.env_num, dtype=bool)
@@ -243,7 +266,7 @@ class Runner(RunnerReads):
         active: np.ndarray | None = None
         started: list[TaskCfg | None] | None = None
         new_rows: np.ndarray | None = None  # the restarted slots that got an episode
-        step, repeat = 0, int(repeat)
+        step = 0
         while step < repeat:
             with self.guard.enter('step'):
                 if commands is None:
@@ -320,7 +343,8 @@ class Runner(RunnerReads):
             return self.observer.observe_arrays(pending, observe_only)
 
         obs = self._observe_arrays_isolated(done, observed, observe_only) if separate else {}
-        taken, firsts = self.starts.reset(restart, first_observation)
+        pre_taken, self._restart_taken = self._restart_taken, None
+        taken, firsts = self.starts.reset(restart, first_observation, pre_taken)
         if merged is not None:
             obs = merged
         else:
@@ -419,7 +443,7 @@ class Runner(RunnerReads):
             try:
                 controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
             except Exception:
-                failed.update(self._apply_alone(controller, slots, batch))
+                failed.update(apply_alone(controller, slots, batch))
         for hook in before_physics:
             hook()
         return failed
@@ -438,18 +462,6 @@ class Runner(RunnerReads):
                 return 0
         limit = self.groups.quiet_steps(limit)
         return self.terms.quiet_steps(active, limit) if limit > 0 else 0
-
-    def _apply_alone(self, controller: Any, slots: np.ndarray, batch: Any) -> dict[int, Exception]:
-        """``controller.apply`` raised for ``slots``: apply each slot's command alone; the slots it
-        fails for, with their errors."""
-        failed: dict[int, Exception] = {}
-        for row, slot in enumerate(slots.tolist()):
-            try:
-                one = row_of(batch, row)
-                controller.apply(np.array([slot], dtype=np.intp), one if not isinstance(one, Unbatched) else controller.batch(one))
-            except Exception as exc:  # an extension's error: it ends this slot's episode only
-                failed[slot] = exc
-        return failed
 
     def _diverged(self, active: np.ndarray) -> tuple[tuple[int, ...], np.ndarray]:
         """The active slots whose simulation diverged this step, and the active slots that did not."""

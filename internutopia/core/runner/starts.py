@@ -57,6 +57,10 @@ class EpisodeStarts:
         #: Per episode family (:class:`~internutopia.core.config.fresh_episodes.FreshEpisodes`), the
         #: structure key of its first episode, kept once that episode was checked and prepared.
         self._families: dict[Hashable, str] = {}
+        #: More checks of every episode a reset takes, ``check(task, where)`` raising ``ValueError``
+        #: for one this env cannot run (a Gymnasium env's robot): such an episode fails to load, as
+        #: one of an unknown type does. (Once per family, as the types are.)
+        self.episode_checks: list[Callable[[TaskCfg, str], None]] = []
         #: Episodes recorded as failed in the reset under way, and how many stop it.
         self._failed_in_reset = 0
         self._failed_limit = FAILED_IN_ONE_RESET
@@ -90,6 +94,8 @@ class EpisodeStarts:
             key = self._families.get(episode.family) if episode.family is not None else None
             if key is None:
                 check_episode(episode)
+                for check in self.episode_checks:
+                    check(task, where)
                 key = structure_key(task)
             self.runner.world.prepare(key, parts)
         except Exception as exc:
@@ -105,10 +111,12 @@ class EpisodeStarts:
         key = self._families.get(episode.family) if episode.family is not None else None
         return key if key is not None else structure_key(episode.config)
 
-    def reset(self, slots: list[int], observe: Callable[[np.ndarray], Any] | None = None
-              ) -> tuple[list[Episode | None], list[tuple[np.ndarray, Any]]]:
+    def reset(self, slots: list[int], observe: Callable[[np.ndarray], Any] | None = None,
+              taken: list[Episode | None] | None = None) -> tuple[list[Episode | None], list[tuple[np.ndarray, Any]]]:
         """Give each of ``slots`` (validated, distinct) the next episode, in order; the episodes
         the slots hold afterwards (``None`` where the queue ran out). See the module docstring.
+        ``taken``: the episodes :meth:`take` gave for ``slots`` earlier (a caller that must know
+        they load before it changes anything else), instead of taking them now.
 
         ``observe(slots)``, when given, makes the first observation part of the start: it is
         called with the slots holding a new episode, and a slot it raises for (alone) has an
@@ -117,7 +125,7 @@ class EpisodeStarts:
         succeeded (more than one when a slot's observation failed).
         """
         self._failed_in_reset, self._failed_limit = 0, max(FAILED_IN_ONE_RESET, 2 * len(slots))
-        taken = self._take(slots)
+        taken = self.take(slots) if taken is None else list(taken)
         self._refill(slots, taken, self._reset_taken(slots, taken))
         observed: list[tuple[np.ndarray, Any]] = []
         pending = np.array([slot for slot, episode in zip(slots, taken, strict=True) if episode is not None], dtype=np.intp)
@@ -154,7 +162,11 @@ class EpisodeStarts:
                 taken[slots.index(slot)] = episode
             errors = self._reset_taken(again, refill)
 
-    def _take(self, slots: list[int]) -> list[Episode | None]:
+    def put_back(self, taken: list[Episode | None]) -> None:
+        """Return the episodes of a :meth:`take` that were not started to the front of the queue, in order."""
+        self.runner.queue.put_back([episode for episode in taken if episode is not None])
+
+    def take(self, slots: list[int]) -> list[Episode | None]:
         """The next episode for each of ``slots``, each checked and prepared (changes no slot).
 
         On a failure every episode taken goes back to the queue and the error is raised, except
