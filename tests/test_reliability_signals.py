@@ -164,6 +164,29 @@ def test_random_ctrl_c_never_wedges_the_env_and_loses_no_episode(tmp_path):
     _check_the_books(env, loop, sender, path, episodes, summary)
 
 
+@pytest.mark.filterwarnings('ignore:recording. controller')  # (the loop sends no commands)
+def test_random_ctrl_c_into_a_recorded_run_loses_no_frame(tmp_path):
+    """The same loop recorded as a dataset: the step or reset each interrupt came out of still
+    reaches the recording (the env holds Ctrl-C over its observers), so every episode is saved
+    once with all its frames and its end (docs/datasets.md, "Interruptions")."""
+    pytest.importorskip('pyarrow')
+    from internutopia.recording import Recorder
+    from internutopia.recording.reader import open_lerobot_dataset
+
+    episodes = 240
+    env = Env(_config(episodes, tmp_path / 'results.jsonl'))
+    recorder = Recorder(tmp_path / 'dataset').attach(env)
+    loop, sender = _interrupted_run(env, seed=52, signals=80)
+    assert not loop.refused and bool(env.finished)
+    assert sender.sent >= 50 and loop.caught == sender.sent, (sender.sent, loop.caught)
+    env.close()
+    dataset = open_lerobot_dataset(tmp_path / 'dataset')
+    assert sorted(dataset.meta.episodes['run_episode_index']) == list(range(episodes))
+    assert list(dataset.meta.episodes['length']) == [2] * episodes  # (max_steps=2)
+    assert np.asarray(dataset.hf_dataset.with_format('numpy')['next.done']).tolist() == [False, True] * episodes
+    assert recorder.episodes_saved == episodes and recorder.episodes_dropped == recorder.saves_failed == 0
+
+
 def test_random_ctrl_c_during_close_closes_once(tmp_path):
     """Close under fire: whatever the interrupt hits, a second ``close`` finishes the job (or has
     nothing left to do), the records are all there once, and the env is closed."""

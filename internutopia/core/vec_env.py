@@ -65,6 +65,19 @@ def register_env_class(config_type: type, env_class: type[Env]) -> None:
     _ENV_CLASSES.insert(0, (config_type, env_class))
 
 
+def _notify(observers: tuple[StepObserver, ...], method: str, *args: Any) -> None:
+    """Call ``method`` of every observer with ``args``; the first error is raised after them all
+    (each observer sees every call, whatever another one does with it)."""
+    error: Exception | None = None
+    for observer in observers:
+        try:
+            getattr(observer, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - raised below
+            error = error or exc
+    if error is not None:
+        raise error
+
+
 def _env_class_for(config: Any) -> type[Env] | None:
     for config_type, env_class in _ENV_CLASSES:
         if isinstance(config, config_type):
@@ -216,14 +229,14 @@ class Env(UpstreamEnvMembers):
         """
         self._check_open()
         slots = reset_slots(reset_list, env_ids, self.env_num)
-        # Ctrl-C held for the whole reset and its bookkeeping (raised once both are done): a reset
-        # is never half-recorded here while its slots took their episodes.
+        # Ctrl-C held for the whole reset, its bookkeeping and its observers (raised once all are
+        # done): a reset is never half-recorded here while its slots took their episodes, and every
+        # reset that happened reaches the observers (a recording's episode boundaries).
         with held_interrupts():
             obs, info = self._runners.reset(slots, observe or bool(self._observers))
             self._first_reset = False
-        if self._observers:
-            for observer in self._observers:
-                observer.on_reset(slots, obs, info)
+            if self._observers:
+                _notify(self._observers, 'on_reset', slots, obs, info)
         return obs, info
 
     def reset_arrays(self, reset_list: list[int] | None = None, *,
@@ -292,6 +305,18 @@ class Env(UpstreamEnvMembers):
         if self._first_reset:
             raise RuntimeError('call reset() before step()')
         check_action_list(action, self.env_num)
+        if self._observers:
+            # Ctrl-C held over the step and its observers (the runner's guard raises a held one
+            # only when nothing else holds it): the step it interrupted still reaches them (a
+            # recording's frames and episode ends), and none of them is cut off halfway.
+            with held_interrupts():
+                result = self._step_flagged(action, flags)
+                _notify(self._observers, 'on_step', action, result)
+            return result
+        return self._step_flagged(action, flags)
+
+    def _step_flagged(self, action: list[Any], flags: str) -> tuple[list, list, list, list, list]:
+        """:meth:`step` itself: the runners' step, its flags as asked, the viewer synced."""
         if flags == 'internutopia':
             step = self._step_internutopia
             result = step(list(action)) if step is not None else internutopia_flags(self._step(list(action)))
@@ -301,9 +326,6 @@ class Env(UpstreamEnvMembers):
             raise ValueError(f"flags must be 'internutopia' or 'gymnasium'; got {flags!r}")
         if self._viewer is not None:
             self._viewer = synced_viewer(self._viewer)
-        if self._observers:
-            for observer in self._observers:
-                observer.on_step(action, result)
         return result
 
     def step_arrays(self, action: dict[str, dict[str, Any]], *, array_backend: str = 'numpy',
@@ -425,6 +447,9 @@ class Env(UpstreamEnvMembers):
 
         The hook of tools that watch a run, such as ``internutopia.recording.Recorder``; nothing
         runs for it while no observer is added. ``step_arrays`` is not observed.
+        Observers are called with Ctrl-C held, so a call a ``KeyboardInterrupt`` ended still
+        reaches every observer, whole, before the interrupt is raised; an observer that raises
+        does not keep the others from the call (the first error is raised after them all).
         """
         self._observers = (*self._observers, observer)
 

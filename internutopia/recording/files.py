@@ -15,6 +15,8 @@ last, atomically) counts only episodes whose files are complete. So a run stoppe
 exception or a kill leaves a dataset that loads with every episode saved before it (a kill in the
 instant between an episode's files and ``info.json`` leaves that episode's files uncounted). Videos
 are encoded as frames arrive, into ``.staging/``, and moved into place when their episode is saved.
+A save that raises changes nothing a reader sees (its staging videos are deleted, the totals and
+task list are as before it): the next episode is saved under the same index, over its files.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ VIDEO_PATH = 'videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.m
 EPISODES_PATH = 'meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet'
 #: Every how many frames one is kept for a camera's statistics.
 STATS_FRAME_STRIDE = 10
+#: The folder (in the dataset's) where the videos of episodes not yet saved are encoded.
+STAGING = '.staging'
 
 
 def import_pyarrow() -> Any:
@@ -80,6 +84,16 @@ class _Episode:
         self.samples: list[list[np.ndarray]] = [[] for _ in streams]
 
 
+def _delete_videos(episode: _Episode) -> None:
+    """Close an episode's video streams and delete their files (still in the staging folder)."""
+    for stream in episode.streams:
+        try:
+            stream.close()
+        finally:
+            if os.path.exists(stream.path):
+                os.remove(stream.path)
+
+
 class DatasetFiles:
     """The dataset at ``root`` (see the module doc): its episodes' files and its metadata.
 
@@ -103,7 +117,7 @@ class DatasetFiles:
         self._stats: list[dict[str, dict[str, Any]]] = []
         self._open: dict[int, _Episode] = {}
         os.makedirs(os.path.join(self.root, 'meta'), exist_ok=True)
-        self._staging = os.path.join(self.root, '.staging')
+        self._staging = os.path.join(self.root, STAGING)
         os.makedirs(self._staging, exist_ok=True)
         self._write_meta()
 
@@ -133,20 +147,25 @@ class DatasetFiles:
     def drop_episode(self, token: int) -> None:
         """Forget an episode; its video files are deleted."""
         episode = self._open.pop(token, None)
-        if episode is None:
-            return
-        for stream in episode.streams:
-            try:
-                stream.close()
-            finally:
-                if os.path.exists(stream.path):
-                    os.remove(stream.path)
+        if episode is not None:
+            _delete_videos(episode)
 
     def save_episode(self, token: int, columns: dict[str, np.ndarray], task: str, extra: dict[str, Any]) -> None:
         """Save an episode: its videos, its frames (``columns``: per-frame features), its row in
-        ``meta/episodes`` (with ``extra``), then the metadata."""
-        pa = self._pa
+        ``meta/episodes`` (with ``extra``), then the metadata. If it raises, the episode is gone
+        (its staging videos deleted) and the dataset is as it was before (see the module doc)."""
         episode = self._open.pop(token)
+        saved = (self.episodes_saved, self.frames_saved, dict(self.tasks), len(self._stats))
+        try:
+            self._save(episode, columns, task, extra)
+        except BaseException:
+            _delete_videos(episode)  # (those not yet moved into place; the others are overwritten)
+            self.episodes_saved, self.frames_saved, self.tasks, stats = saved
+            del self._stats[stats:]
+            raise
+
+    def _save(self, episode: _Episode, columns: dict[str, np.ndarray], task: str, extra: dict[str, Any]) -> None:
+        pa = self._pa
         index = self.episodes_saved
         length = len(columns['next.reward'])
         chunk, file = divmod(index, CHUNKS_SIZE)

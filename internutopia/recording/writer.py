@@ -7,12 +7,19 @@ owns a :class:`~internutopia.recording.files.DatasetFiles` and does every file o
 recorder sends it jobs through a bounded queue (frames are pickled as raw bytes, a copy). Past
 ``max_queue`` jobs a send waits, so memory stays bounded when encoding falls behind.
 
+A job that fails is its episode's failure only: the worker deletes that episode's files, skips its
+later jobs and goes on with the others (the dataset is as it was before the episode, see
+:mod:`~internutopia.recording.files`). It reports the outcome of every episode's end, saved or
+dropped, with the error that undid it if one did (:meth:`DatasetWriter.take_reports`), so the
+recorder counts what is on disk.
+
 The worker ignores Ctrl-C (the terminal sends it to the whole process group): the recorder's
 :meth:`DatasetWriter.close` lets it finish the saves already queued. If the recording process dies
 without closing, the worker still saves what was queued, then exits. If the worker dies (killed,
 out of memory, or it never started: a script that makes its env at import time without an
-``if __name__ == '__main__':`` guard cannot start ``spawn`` processes), the next send, flush or
-close raises a ``RuntimeError`` saying so instead of waiting on a queue nobody reads.
+``if __name__ == '__main__':`` guard cannot start ``spawn`` processes), or cannot create the
+dataset's folder, the next send, flush or close raises a ``RuntimeError`` saying so instead of
+waiting on a queue nobody reads.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import atexit
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -28,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.recording.files import DatasetFiles, import_pyarrow
+from internutopia.recording.files import STAGING, DatasetFiles, import_pyarrow
 from internutopia.recording.video import VideoOptions
 
 __all__ = ['DatasetWriter']
@@ -44,16 +52,20 @@ _WORKER_CHECK_S = 0.5
 _STALL_S = 300.0
 
 
-def _serve(jobs: Any, errors: Any, done: Any, parent: int, args: tuple) -> None:
+#: The jobs that end an episode: each is reported (:meth:`DatasetWriter.take_reports`).
+_ENDS = ('save_episode', 'drop_episode')
+
+
+def _serve(jobs: Any, reports: Any, done: Any, parent: int, args: tuple) -> None:
     """The worker process: run jobs on a ``DatasetFiles`` until told to stop or orphaned."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    files: DatasetFiles | None = None
-    failed = False
     try:
         files = DatasetFiles(*args)
     except BaseException as exc:  # noqa: BLE001 - reported to the recorder
-        errors.put(repr(exc))
-        failed = True
+        # Nothing can be saved: this process ends, and the recorder's next send or close raises with it.
+        reports.put((None, f'the dataset could not be created: {exc!r}'))
+        return
+    failed: dict[int, str] = {}  # episodes a job failed for: its error (their later jobs are skipped)
     while True:
         try:
             job = jobs.get(timeout=_PARENT_CHECK_S)
@@ -61,27 +73,43 @@ def _serve(jobs: Any, errors: Any, done: Any, parent: int, args: tuple) -> None:
             if os.getppid() != parent:  # the recording process is gone and queued nothing more
                 break
             continue
+        if job is None:
+            done.value += 1
+            break
+        name, job_args = job
+        token = job_args[0]
         try:
-            if job is None:
-                break
-            name, job_args = job
-            if not failed and files is not None:
+            if token in failed:
+                if name in _ENDS:  # (its files are gone already)
+                    reports.put((token, failed.pop(token)))
+            else:
                 getattr(files, name)(*job_args)
-        except BaseException as exc:  # noqa: BLE001 - reported to the recorder
-            errors.put(f'{name}: {exc!r}')
-            failed = True
+                if name in _ENDS:
+                    reports.put((token, None))
+        except BaseException as exc:  # noqa: BLE001 - that episode's failure only, reported
+            error = f'{name}: {exc!r}'
+            try:
+                files.drop_episode(token)  # its files so far are deleted; the other episodes go on
+            except BaseException:  # noqa: BLE001 - (the first error is the one reported)
+                pass
+            if name in _ENDS:
+                reports.put((token, error))
+            else:
+                failed[token] = error
         finally:
-            done.value += 1  # (only this process writes it)
-    if files is not None:
-        files.close()
+            done.value += 1  # (only this process writes it; after the report: a flush waits for both)
+    for error in failed.values():  # (episodes the recorder never ended: none, unless it lost track)
+        reports.put((None, error))
+    files.close()
 
 
 class DatasetWriter:
     """Writes a recording's episodes into ``root`` on a worker process (see the module doc).
 
     The recorder calls :meth:`open_episode`, :meth:`add_frames` each step, then
-    :meth:`save_episode` or :meth:`drop_episode`; :meth:`flush` waits for the queued work and
-    :meth:`close` stops the worker after it.
+    :meth:`save_episode` or :meth:`drop_episode`, whose outcomes :meth:`take_reports` gives as they
+    come; :meth:`flush` waits for the queued work and its reports and :meth:`close` stops the
+    worker after it.
     """
 
     def __init__(self, root: str, features: dict[str, dict[str, Any]], cameras: list[str], fps: float,
@@ -90,15 +118,19 @@ class DatasetWriter:
         self.root = os.path.abspath(root)
         context = multiprocessing.get_context('spawn')
         self._jobs = context.Queue(max_queue)
-        self._errors = context.Queue()
+        self._reports = context.Queue()
         #: Jobs sent, and (shared with the worker) jobs it has finished: a flush waits for these to meet.
         self._sent = 0
         self._done = context.Value('q', 0, lock=False)
+        #: Episode ends sent whose report has not come yet, and the reports come and not yet taken.
+        self._due = 0
+        self._received: list[tuple[int | None, str | None]] = []
         args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type)
-        self._process = context.Process(target=_serve, args=(self._jobs, self._errors, self._done, os.getpid(), args),
+        self._process = context.Process(target=_serve, args=(self._jobs, self._reports, self._done, os.getpid(), args),
                                         name='internutopia-dataset-writer', daemon=True)
         self._process.start()
         self._closed = False
+        self._failure: str | None = None  # why the worker was lost (raised again by close)
         atexit.register(self.close)
 
     def open_episode(self, token: int) -> None:
@@ -110,38 +142,60 @@ class DatasetWriter:
         self._put('add_frames', token, images)
 
     def save_episode(self, token: int, columns: dict[str, np.ndarray], task: str, extra: dict[str, Any]) -> None:
-        """Save an episode (see :meth:`DatasetFiles.save_episode`)."""
+        """Save an episode (see :meth:`DatasetFiles.save_episode`); reported when done."""
         self._put('save_episode', token, columns, task, extra)
+        self._due += 1
 
     def drop_episode(self, token: int) -> None:
-        """Forget an episode (abandoned or failed): its video files are deleted."""
+        """Forget an episode (abandoned or failed): its video files are deleted; reported when done."""
         self._put('drop_episode', token)
+        self._due += 1
+
+    def take_reports(self) -> list[tuple[int | None, str | None]]:
+        """The reports that came since the last call, in order: ``(token, None)`` for an episode saved
+        or dropped, ``(token, error)`` for one a job failed for (not saved; its files deleted),
+        ``(None, error)`` for a failure of no episode's. Costs nothing while none is due."""
+        if self._due:
+            self._receive()
+        if not self._received:
+            return []
+        reports, self._received = self._received, []
+        return reports
 
     def flush(self) -> None:
-        """Wait until the queued work is done; raise what the worker failed with, if anything."""
+        """Wait until the queued work is done and reported (:meth:`take_reports`)."""
         for _ in self._waiting():
-            if self._closed or self._done.value >= self._sent:
+            if self._closed:
                 break
+            if self._done.value >= self._sent:
+                self._receive()  # (the worker reports before it counts a job done: a moment in its pipe)
+                if not self._due:
+                    break
             time.sleep(0.005)
-        self._raise()
 
     def close(self) -> None:
-        """Finish the queued saves, drop unfinished episodes, stop the worker; raise its failure."""
+        """Finish the queued work, drop unfinished episodes and stop the worker, then take its last
+        reports; raise if it died or hung. Whatever raises, the worker is not left running (unless
+        this wait is itself interrupted: it then ends after its queued jobs) and a dead one's
+        staging folder is removed."""
         if self._closed:
+            if self._failure is not None:
+                raise RuntimeError(self._failure)
             return
         self._closed = True
         atexit.unregister(self.close)
-        if self._process.is_alive():
-            self._send(None)
-            for _ in self._waiting():
-                self._process.join(_WORKER_CHECK_S)
-                if not self._process.is_alive():
-                    break
-        self._check_alive()
-        self._raise()
+        try:
+            if self._process.is_alive():
+                self._send(None)
+                for _ in self._waiting():
+                    self._process.join(_WORKER_CHECK_S)
+                    if not self._process.is_alive():
+                        break
+            self._check_alive()
+        finally:
+            self._ended()
 
     def _put(self, name: str, *args: Any) -> None:
-        self._raise()
         if self._closed:
             raise RuntimeError(f'the dataset writer of {self.root} is closed')
         self._send((name, args))  # (which checks first that the worker lives)
@@ -176,22 +230,41 @@ class DatasetWriter:
         code = self._process.exitcode
         if code is None or (code == 0 and self._closed):
             return
+        if code == 0:  # (it could not create the dataset: its report says why)
+            self._lost('stopped')
         self._lost(f'died (exit code {code})' + (' before it started: does the script make its env under '
                                                  "if __name__ == '__main__':?" if self._done.value == 0 and code == 1 else ''))
 
     def _lost(self, what: str) -> None:
-        """The worker is gone: close this writer (nothing more can be saved) and raise, saying ``what``."""
+        """The worker is gone: close this writer (nothing more can be saved) and raise, saying ``what``
+        (and the worker's own error, if it reported one; its episodes' reports stay to be taken)."""
         # Nothing reads the queue any more: a job still in its pipe must not hold this process's
         # exit (Python joins a queue's sending thread at exit).
         self._jobs.cancel_join_thread()
         self._closed = True
         atexit.unregister(self.close)
-        self._raise()
-        raise RuntimeError(f'the dataset writer of {self.root} {what}; the episodes not yet saved are lost')
+        self._ended()
+        errors = [error for token, error in self._received if token is None]
+        self._received = [report for report in self._received if report[0] is not None]
+        self._failure = (f'the dataset writer of {self.root} {what}' + ''.join(f' ({error})' for error in errors)
+                         + '; the episodes not yet saved are lost')
+        raise RuntimeError(self._failure)
 
-    def _raise(self) -> None:
-        try:
-            error = self._errors.get_nowait()
-        except queue.Empty:
-            return
-        raise RuntimeError(f'writing the dataset {self.root} failed: {error}')
+    def _ended(self) -> None:
+        """Once the worker has ended: take its last reports, and remove the staging folder (the
+        unsaved episodes' videos) that one which died leaves behind."""
+        if self._process.exitcode is not None:
+            self._receive(everything=True)
+            shutil.rmtree(os.path.join(self.root, STAGING), ignore_errors=True)
+
+    def _receive(self, everything: bool = False) -> None:
+        """Move the reports in the worker's pipe to ``_received``: those due, or ``everything`` there
+        (once the worker has ended)."""
+        while self._due or everything:
+            try:
+                token, error = self._reports.get_nowait()
+            except queue.Empty:
+                return
+            if token is not None:
+                self._due -= 1
+            self._received.append((token, error))

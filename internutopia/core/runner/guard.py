@@ -159,7 +159,9 @@ class CallGuard:
 
 class held_interrupts:  # noqa: N801 - used as a function: ``with held_interrupts(): ...``
     """Hold Ctrl-C for a block of the main thread (no lock): a SIGINT during it is raised when it
-    ends, so the block's changes happen together (``close`` uses it). Elsewhere it does nothing.
+    ends, so the block's changes happen together (``close`` uses it, and ``reset`` and an observed
+    ``step`` around their guarded call and observers). Nested in it, a guarded call's held Ctrl-C
+    waits for the block's end. Elsewhere it does nothing.
 
     >>> with held_interrupts():
     ...     pass
