@@ -352,3 +352,23 @@ def test_every_observer_sees_a_call_another_one_raised_in(tmp_path):
         with pytest.raises(KeyboardInterrupt):
             env.step([None])  # the Ctrl-C is raised once every observer has seen the step
     assert seen == ['reset', 'step', 'step']
+
+
+def test_a_recording_whose_writer_died_is_closed_and_the_run_goes_on(tmp_path):
+    root = str(tmp_path / 'ds')
+    with Env(_config(_tasks(4))) as env:
+        recorder = Recorder(root).attach(env)
+        env.reset()
+        env.step([_act(_speed(0))])
+        os.kill(recorder._writer._process.pid, signal.SIGKILL)
+        recorder._writer._process.join(10)
+        with pytest.raises(RuntimeError, match=r'died \(exit code -9\)'):
+            for _ in range(3):
+                env.step([_act(_speed(0))])
+        with pytest.raises(RuntimeError, match=r'died \(exit code -9\)'):
+            recorder.close()  # (it says so again, and the env stops calling it)
+        before = env.runner.world_steps
+        finished = _drive(env)  # the rest of the queue, unrecorded, without an error
+        assert finished == 0 and env.finished and env.runner.world_steps > before
+        with pytest.raises(ValueError, match='is not an observer of this env'):
+            env.remove_observer(recorder)

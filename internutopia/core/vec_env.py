@@ -453,6 +453,16 @@ class Env(UpstreamEnvMembers):
         """
         self._observers = (*self._observers, observer)
 
+    def remove_observer(self, observer: StepObserver) -> None:
+        """Stop calling ``observer`` (added with :meth:`add_observer`); the run goes on without it.
+
+        Raises:
+            ValueError: ``observer`` was not added (or was removed already).
+        """
+        if not any(added is observer for added in self._observers):
+            raise ValueError(f'remove_observer: {observer!r} is not an observer of this env')
+        self._observers = tuple(added for added in self._observers if added is not observer)
+
     def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:
         """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.
 

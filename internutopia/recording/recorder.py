@@ -232,13 +232,18 @@ class Recorder:
             warnings.warn(f'recording to {self.root} failed: {exc}', stacklevel=2)
 
     def close(self) -> None:
-        """Finish the queued saves and stop the writer (episodes still running are dropped).
+        """Finish the queued saves and stop the writer (episodes still running are dropped); the
+        env stops calling the recorder and steps on unrecorded (so a recording whose writer died is
+        closed and the run goes on).
 
         The writer is stopped whatever fails; saves that failed are warned about (``saves_failed``).
 
         Raises:
             RuntimeError: the writer died or hung (the episodes it had not saved are lost).
         """
+        if self._env is not None:
+            with contextlib.suppress(ValueError):  # (removed already: a second close)
+                self._env.remove_observer(self)
         error: Exception | None = None
         for slot in list(self._slots):
             try:
