@@ -172,3 +172,53 @@ def test_the_validate_example_in_the_docs_is_what_validate_prints(tmp_path, caps
     monkeypatch.chdir(tmp_path)
     assert cli.main(['validate', 'bad.yaml']) == cli.EXIT_ERROR
     assert '$ internutopia validate bad.yaml\n' + capsys.readouterr().err == output
+
+
+def test_every_registered_type_of_the_extension_loads_as_its_own_config_class():
+    """A type written in YAML is validated as its config class, so its own fields are kept: every
+    built-in type with a config class is known once the extension is imported (the two oracle
+    controllers take the move_to_point / rotate configs, as in InternUtopia)."""
+    from internutopia.core.config import ControllerCfg, MetricCfg, ObjectCfg, RobotCfg, SensorCfg, TaskCfg
+    from internutopia.core.controller.base import BaseController
+    from internutopia.core.metric.base import BaseMetric
+    from internutopia.core.object.base import BaseObject
+    from internutopia.core.robot.base import BaseRobot
+    from internutopia.core.sensor.base import BaseSensor
+    from internutopia.core.task.base import BaseTask
+    from internutopia_extension import import_extensions
+
+    import_extensions()
+    families = [(BaseRobot, RobotCfg), (BaseController, ControllerCfg), (BaseSensor, SensorCfg), (BaseMetric, MetricCfg),
+                (BaseTask, TaskCfg), (BaseObject, ObjectCfg)]
+    missing = {cfg.__name__: [name for name in base.registry.names() if cfg.config_class_for(name) is None]
+               for base, cfg in families}
+    assert missing == {'RobotCfg': [], 'ControllerCfg': ['MoveToPointOracleController', 'RotateOracleController'],
+                       'SensorCfg': [], 'MetricCfg': [], 'TaskCfg': [], 'ObjectCfg': []}
+
+
+def test_a_mocap_franka_in_yaml_keeps_its_own_fields(tmp_path):
+    path = write(tmp_path, """\
+        env_num: 1
+        task_configs:
+          - type: SingleInferenceTask
+            robots:
+              - {type: MocapControlledFrankaRobot, name: arm, grip_force: 70.0}
+        """)
+    robot = cli.load_config(path).task_configs[0].robots[0]
+    assert type(robot).__name__ == 'MocapControlledFrankaRobotCfg' and robot.grip_force == 70.0
+    assert type(Config.from_yaml(path).task_configs[0].robots[0]).__name__ == 'MocapControlledFrankaRobotCfg'
+
+
+@pytest.mark.parametrize('robot', ['GR1RobotCfg', 'H1WithHandRobotCfg'])
+def test_a_config_written_by_to_yaml_runs_from_the_command_line(tmp_path, robot):
+    """Their default ``usd_path`` is InternUtopia's Isaac asset (never read here: the built-in model
+    is): ``to_yaml`` writes it as a package path and ``validate`` does not ask for the file."""
+    import importlib
+
+    module = importlib.import_module(f'internutopia_extension.configs.robots.{"gr1" if robot == "GR1RobotCfg" else "h1_with_hand"}')
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    path = str(tmp_path / 'robot.yaml')
+    Config(task_configs=[SingleInferenceTaskCfg(robots=[getattr(module, robot)()])]).to_yaml(path)
+    assert 'usd_path: package://internutopia/assets/robots/' in open(path).read()
+    assert type(cli.load_config(path).task_configs[0].robots[0]).__name__ == robot

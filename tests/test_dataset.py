@@ -229,6 +229,17 @@ def test_bad_folder_is_refused_before_anything_runs(tmp_path: object) -> None:
     assert os.listdir(taken) == ['x']
 
 
+def test_the_command_line_summary_says_how_many_episodes_were_left_out(tmp_path: object, capsys) -> None:
+    from internutopia.cli import main
+
+    root = os.path.join(str(tmp_path), 'ds')
+    config = os.path.join(os.path.dirname(__file__), '..', 'configs', 'jetbot_point_nav.yaml')
+    # Two steps: none of the 8 running episodes finishes; at the end they are abandoned, not recorded.
+    assert main(['run', config, '--steps', '2', '--record', root, '--no-progress',
+                 '--results', os.path.join(str(tmp_path), 'r.jsonl')]) == 0
+    assert f'dataset: {root} (0 episodes recorded; 8 left out: failed, abandoned or without success)' in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_a_crash_mid_run_leaves_the_episodes_saved_before_it(tmp_path: object) -> None:
     root = os.path.join(str(tmp_path), 'crash')

@@ -158,8 +158,13 @@ def _raw_file_fields(data: Any) -> list[tuple[tuple, str]]:
             items = task.get(key)
             for i, item in enumerate(items if isinstance(items, list) else []):
                 if isinstance(item, dict) and isinstance(item.get('usd_path'), str) and item['usd_path']:
+                    if key == 'robots' and item['usd_path'].lower().endswith(_USD_SUFFIXES):
+                        continue  # (a robot's Isaac Sim asset means its built-in model here: never read)
                     out.append((('task_configs', t, key, i, 'usd_path'), item['usd_path']))
     return out
+
+
+_USD_SUFFIXES = ('.usd', '.usda', '.usdc', '.usdz')
 
 
 def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:

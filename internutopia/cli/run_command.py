@@ -158,7 +158,8 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
         'metrics_mean': metrics_mean, 'results': results, 'interrupted': interrupted,
     }
     if recorder is not None:
-        summary.update(dataset=record, dataset_episodes=recorder.episodes_saved)
+        summary.update(dataset=record, dataset_episodes=recorder.episodes_saved,
+                       dataset_left_out=recorder.episodes_dropped + recorder.saves_failed)
     return summary
 
 
@@ -181,7 +182,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
         print(f'  {name}: {value:.4g} (mean over finished episodes)')
     print(f"results: {summary['results']} (one JSON line per episode)")
     if 'dataset' in summary:
-        print(f"dataset: {summary['dataset']} ({summary['dataset_episodes']} episodes recorded)")
+        left_out = summary.get('dataset_left_out', 0)
+        print(f"dataset: {summary['dataset']} ({summary['dataset_episodes']} episodes recorded"
+              + (f'; {left_out} left out: failed, abandoned or without success)' if left_out else ')'))
 
 
 # ==================================================================================================

@@ -39,8 +39,8 @@ class GR1MoveBySpeedController(WalkingOrCarriedSpeedController):
         if isinstance(action, (list, tuple)) and 3 < len(action) <= 5:
             extra = action[3:]
             if any(value is not None for value in extra):
-                raise ValueError(f'{cls.action_text}: GR1 here has no trained walking policy to set a pelvis height or '
-                                 f'an upper-body pose with; got {list(extra)!r} after the velocity')
+                raise ValueError(f'{cls.action_text}: GR1\'s walking policy here takes a velocity only (it sets no pelvis '
+                                 f'height or upper-body pose; a carried GR1 has neither); got {list(extra)!r} after the velocity')
             return list(action[:3])
         return action
 

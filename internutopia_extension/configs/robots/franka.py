@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import SerializeAsAny, field_validator
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.core.config.files import AssetPath
 from internutopia.macros import gm
 from internutopia_extension.configs.controllers import (
     GripperControllerCfg,
@@ -106,7 +107,7 @@ class FrankaRobotCfg(RobotCfg):
     name: str = 'franka'
     type: str = 'FrankaRobot'
     prim_path: str | None = '/franka'
-    usd_path: str | None = None
+    usd_path: AssetPath | None = None
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     grip_force: float = 70.0

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.core.config.files import AssetPath
 from internutopia.macros import gm
 from internutopia_extension.configs.controllers import (
     JointControllerCfg,
@@ -128,7 +129,7 @@ class GR1RobotCfg(RobotCfg):
     name: str = 'gr1'
     type: str = 'GR1Robot'
     prim_path: str | None = '/gr1'
-    usd_path: str | None = gm.ASSET_PATH + '/robots/gr1/gr1.usd'
+    usd_path: AssetPath | None = gm.ASSET_PATH + '/robots/gr1/gr1.usd'
     position: tuple[float, float, float] = (0.0, 0.0, 0.95)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.core.config.files import AssetPath
 from internutopia.macros import gm
 from internutopia_extension.configs.controllers import (
     H1MoveBySpeedControllerCfg,
@@ -93,7 +94,7 @@ class H1WithHandRobotCfg(RobotCfg):
     name: str = 'h1_with_hand'
     type: str = 'H1WithHandRobot'
     prim_path: str | None = '/h1_with_hand'
-    usd_path: str | None = gm.ASSET_PATH + '/robots/h1_with_hand/h1_with_hand_rt_v2.usd'
+    usd_path: AssetPath | None = gm.ASSET_PATH + '/robots/h1_with_hand/h1_with_hand_rt_v2.usd'
     position: tuple[float, float, float] = (0.0, 0.0, 1.05)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
