@@ -372,3 +372,40 @@ def test_a_recording_whose_writer_died_is_closed_and_the_run_goes_on(tmp_path):
         assert finished == 0 and env.finished and env.runner.world_steps > before
         with pytest.raises(ValueError, match='is not an observer of this env'):
             env.remove_observer(recorder)
+
+
+def test_a_step_raised_after_by_episode_errors_raise_still_reaches_the_recording(tmp_path, monkeypatch):
+    """With ``episode_errors='raise'`` a slot's error is raised once the step is complete: the other
+    slots' frames of that step are recorded all the same (the failed episode is not saved)."""
+    root = str(tmp_path / 'ds')
+    broke = []
+
+    def step(self, slots):
+        if 0 in slots.tolist() and not broke:  # (its episode 0's second step, with the other slot and alone)
+            if env.runner.table.steps[0] == 2:
+                if len(slots) == 1:
+                    broke.append(True)
+                raise ValueError('slot 0 breaks')
+        return FiniteStepTask.step(self, slots)
+
+    monkeypatch.setattr(RecFaultTask, 'step', step)
+    config = _config(_tasks(4), env_num=2).model_copy(update={'episode_errors': 'raise'})
+    with Env(config) as env:
+        recorder = Recorder(root).attach(env)
+        env.reset()
+        raised = 0
+        while not env.finished:
+            idle = [slot for slot in range(2) if slot not in env.active_slots]
+            if idle:
+                env.reset(idle)
+            runs = {slot: int(env.runner.episodes[slot].index) for slot in env.active_slots}
+            steps = {slot: int(env.runner.table.steps[slot]) for slot in runs}
+            try:
+                env.step([_act(_speed(runs[s], steps[s])) if s in runs else None for s in range(2)])
+            except ValueError as exc:
+                assert str(exc) == 'slot 0 breaks'
+                raised += 1
+    assert raised == 1
+    episodes = _episodes(root)
+    assert sorted(e['run'] for e in episodes) == [1, 2, 3] and all(_whole(e) for e in episodes)
+    assert recorder.episodes_dropped == 1  # episode 0, failed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Protocol
 
-__all__ = ['StepObserver', 'Viewer', 'open_viewer', 'synced_viewer']
+__all__ = ['StepObserver', 'Viewer', 'notify_observers', 'open_viewer', 'synced_viewer']
 
 
 class Viewer(Protocol):
@@ -31,6 +31,19 @@ class StepObserver(Protocol):
     def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None: ...
 
     def on_close(self) -> None: ...
+
+
+def notify_observers(observers: tuple[StepObserver, ...], method: str, *args: Any) -> None:
+    """Call ``method`` of every observer with ``args``; the first error is raised after them all
+    (each observer sees every call, whatever another one does with it)."""
+    error: Exception | None = None
+    for observer in observers:
+        try:
+            getattr(observer, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - raised below
+            error = error or exc
+    if error is not None:
+        raise error
 
 
 def open_viewer(runner: Any) -> Viewer | None:

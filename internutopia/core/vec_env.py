@@ -34,11 +34,12 @@ from typing import Any
 from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, pack_states
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.env_checks import check_action_list, check_reset_list, check_warm_up, reset_slots
-from internutopia.core.env_protocols import StepObserver, Viewer, open_viewer, synced_viewer
+from internutopia.core.env_protocols import StepObserver, Viewer, notify_observers, open_viewer, synced_viewer
 from internutopia.core.env_results import Finished, convert_step, internutopia_flags
 from internutopia.core.env_upstream import UpstreamEnvMembers
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
+from internutopia.core.runner.failures import step_result_of
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.runner.observations import ObservedEntries
 from internutopia.core.simulation_app import MAX_STEPS_ENV, SimulationApp, StopAppAfter, max_steps_from_environ
@@ -63,19 +64,6 @@ def register_env_class(config_type: type, env_class: type[Env]) -> None:
         raise TypeError(f'register_env_class: {env_class!r} is not a subclass of vec_env.Env')
     _ENV_CLASSES[:] = [(c, e) for c, e in _ENV_CLASSES if c is not config_type]
     _ENV_CLASSES.insert(0, (config_type, env_class))
-
-
-def _notify(observers: tuple[StepObserver, ...], method: str, *args: Any) -> None:
-    """Call ``method`` of every observer with ``args``; the first error is raised after them all
-    (each observer sees every call, whatever another one does with it)."""
-    error: Exception | None = None
-    for observer in observers:
-        try:
-            getattr(observer, method)(*args)
-        except Exception as exc:  # noqa: BLE001 - raised below
-            error = error or exc
-    if error is not None:
-        raise error
 
 
 def _env_class_for(config: Any) -> type[Env] | None:
@@ -236,7 +224,7 @@ class Env(UpstreamEnvMembers):
             obs, info = self._runners.reset(slots, observe or bool(self._observers))
             self._first_reset = False
             if self._observers:
-                _notify(self._observers, 'on_reset', slots, obs, info)
+                notify_observers(self._observers, 'on_reset', slots, obs, info)
         return obs, info
 
     def reset_arrays(self, reset_list: list[int] | None = None, *,
@@ -310,8 +298,14 @@ class Env(UpstreamEnvMembers):
             # only when nothing else holds it): the step it interrupted still reaches them (a
             # recording's frames and episode ends), and none of them is cut off halfway.
             with held_interrupts():
-                result = self._step_flagged(action, flags)
-                _notify(self._observers, 'on_step', action, result)
+                try:
+                    result = self._step_flagged(action, flags)
+                except Exception as exc:
+                    done = step_result_of(exc)  # (a step that was complete: episode_errors='raise')
+                    if done is not None:
+                        notify_observers(self._observers, 'on_step', action, done)
+                    raise
+                notify_observers(self._observers, 'on_step', action, result)
             return result
         return self._step_flagged(action, flags)
 

@@ -19,10 +19,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['Attempts', 'failed_record', 'slots_that_fail', 'tag_episode']
+__all__ = ['Attempts', 'failed_record', 'slots_that_fail', 'step_result_of', 'tag_episode']
 
 #: Attribute set on an exception to say which episode (its queue index) it came from.
 EPISODE_ATTRIBUTE = 'internutopia_episode_index'
+#: Attribute set on an exception raised after a step was complete (``episode_errors='raise'``): the
+#: step's per-slot results, which the caller's observers still see (a recording's frames).
+STEP_RESULT_ATTRIBUTE = 'internutopia_step_result'
+
+
+def step_result_of(exc: BaseException) -> Any:
+    """The per-slot results of the complete step ``exc`` was raised after, or ``None``."""
+    return getattr(exc, STEP_RESULT_ATTRIBUTE, None)
 
 
 def tag_episode(exc: BaseException, index: int) -> BaseException:

@@ -19,6 +19,8 @@ never per slot, except building the per-slot dicts. :meth:`Runner.step` reads to
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -32,7 +34,7 @@ from internutopia.core.results import ResultsWriter
 from internutopia.core.runner.actions import ActionParser, Commands, Unbatched, apply_alone
 from internutopia.core.runner.ends import EpisodeEnds
 from internutopia.core.runner.entries import EntriesCheck
-from internutopia.core.runner.failures import Attempts, slots_that_fail
+from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE, Attempts, slots_that_fail
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries, Observer, entity_observations, merge_rows
@@ -180,7 +182,7 @@ class Runner(RunnerReads):
             done = self._advance(commands)
             obs = self._observe_isolated(done)
             result = per_slot_lists(obs, done, self.table, flags == 'internutopia')
-            self._raise_recorded()
+            self._raise_recorded(result)
             return result
 
     def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
@@ -290,7 +292,9 @@ class Runner(RunnerReads):
                     observed = np.setdiff1d(observed, early)
                     merge_rows(obs, early_obs, early)  # (each one's final observation, taken on the step it ended on)
                 if restart is not None and (last or not len(self.table.active_slots())):
-                    started, step_obs, new_rows = self._restart_observed(restart, done, observed, observe_only)
+                    pre_taken, self._restart_taken = self._restart_taken, None
+                    started, step_obs, new_rows = self.starts.restart_observed(
+                        restart, pre_taken, observed, observe_only, functools.partial(self._observe_arrays_isolated, done, observed, observe_only))
                     last = True  # (the last step of this call: the restarted slots are observed with it)
                 else:
                     step_obs = self._observe_arrays_isolated(done, observed, observe_only)
@@ -314,47 +318,6 @@ class Runner(RunnerReads):
         assert active is not None  # (at least one step)
         return ArrayStep(obs, reward, terminated, truncated, active, metrics, tuple(diverged), failed, started)
 
-    def _restart_observed(self, restart: list[int], done: Advance, observed: np.ndarray,
-                          observe_only: ObservedEntries | None) -> tuple[list[TaskCfg | None], dict[str, Any], np.ndarray]:
-        """Start the next episodes of ``restart`` (slots running none) and observe them together
-        with the step's ``observed`` slots: one observation of the union where everything observes
-        (the usual case), else the step's slots isolated as a step does and the new episodes' as
-        a reset does (a slot whose first observation fails has an episode that failed to start).
-        The new episodes' configs (aligned to ``restart``), the observation tree and the slots
-        that got an episode."""
-        # (sensors keep their frames: a camera's image is taken in the step's order, before any new episode appears)
-        separate = any(group.sensors for group in self.groups.robots.values())
-        merged: dict[str, Any] | None = None  # the observation of both, if it was made
-        try_merged = not separate
-
-        def first_observation(pending: np.ndarray) -> dict[str, Any]:
-            nonlocal merged, try_merged
-            if try_merged:  # (the first call covers every new episode: merged with the step's slots)
-                try_merged = False
-                try:
-                    # (disjoint: the slots started ran no episode; together usually every slot, else
-                    # sorted: union1d's unique costs more than a sort)
-                    every = len(observed) + len(pending) == self.env_num
-                    union = self._every_slot if every else np.sort(np.concatenate((observed, pending)))
-                    merged = self.observer.observe_arrays(union, observe_only)
-                    return merged
-                except Exception:
-                    pass  # someone's observation fails: the step's slots and the new ones apart, below
-            return self.observer.observe_arrays(pending, observe_only)
-
-        obs = self._observe_arrays_isolated(done, observed, observe_only) if separate else {}
-        pre_taken, self._restart_taken = self._restart_taken, None
-        taken, firsts = self.starts.reset(restart, first_observation, pre_taken)
-        if merged is not None:
-            obs = merged
-        else:
-            if not separate:
-                obs = self._observe_arrays_isolated(done, observed, observe_only)
-            for rows, part in firsts:
-                merge_rows(obs, part, rows)
-        new_rows = np.fromiter((slot for slot, e in zip(restart, taken, strict=True) if e is not None), dtype=np.intp)
-        return [e.config if e is not None else None for e in taken], obs, new_rows
-
     def _observe_arrays_isolated(self, done: Advance, observed: np.ndarray, observe_only: ObservedEntries | None) -> dict[str, Any]:
         """Array observations of ``observed``; a slot whose observation raises ends its episode as
         failed and is left out, every other slot is observed as usual."""
@@ -367,11 +330,15 @@ class Runner(RunnerReads):
             self.ends.fail_running(done, failed)
             return self.observer.observe_arrays(np.setdiff1d(observed, list(failed)), observe_only)
 
-    def _raise_recorded(self) -> None:
-        """With ``episode_errors='raise'``: raise the first error of an episode recorded as failed."""
+    def _raise_recorded(self, step_result: Any = None) -> None:
+        """With ``episode_errors='raise'``: raise the first error of an episode recorded as failed
+        (carrying ``step_result``, the complete step's results: :func:`~internutopia.core.runner.failures.step_result_of`)."""
         if self._failed_errors:
             error, self._failed_errors = self._failed_errors[0], []
             if self.config.episode_errors == 'raise':
+                if step_result is not None:
+                    with contextlib.suppress(AttributeError, TypeError):  # (an exception type with __slots__)
+                        setattr(error, STEP_RESULT_ATTRIBUTE, step_result)
                 raise error
 
     def _observe_isolated(self, done: Advance) -> list[Any]:

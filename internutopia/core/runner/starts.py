@@ -30,6 +30,7 @@ from internutopia.core.config import TaskCfg
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner.checks import check_episode
 from internutopia.core.runner.failures import failed_record, slots_that_fail, tag_episode
+from internutopia.core.runner.observations import merge_rows
 from internutopia.core.runner.slots import SlotStatus
 from internutopia.core.scene import structure_key
 
@@ -161,6 +162,49 @@ class EpisodeStarts:
             for slot, episode in zip(again, refill, strict=True):
                 taken[slots.index(slot)] = episode
             errors = self._reset_taken(again, refill)
+
+    def restart_observed(self, restart: list[int], taken: list[Episode | None] | None, observed: np.ndarray,
+                         observe_only: Any, observe_step: Callable[[], dict[str, Any]]
+                         ) -> tuple[list[TaskCfg | None], dict[str, Any], np.ndarray]:
+        """A step's restarts (``step_arrays(reset_list=...)``): start the next episodes of
+        ``restart`` (slots running none; ``taken``, their episodes :meth:`take` gave before the
+        step) and observe them together with the step's ``observed`` slots: one observation of the
+        union where everything observes (the usual case), else the step's slots isolated as a step
+        does (``observe_step()``) and the new episodes' as a reset does (a slot whose first
+        observation fails has an episode that failed to start). The new episodes' configs (aligned
+        to ``restart``), the observation tree and the slots that got an episode."""
+        runner = self.runner
+        # (sensors keep their frames: a camera's image is taken in the step's order, before any new episode appears)
+        separate = any(group.sensors for group in runner.groups.robots.values())
+        merged: dict[str, Any] | None = None  # the observation of both, if it was made
+        try_merged = not separate
+
+        def first_observation(pending: np.ndarray) -> dict[str, Any]:
+            nonlocal merged, try_merged
+            if try_merged:  # (the first call covers every new episode: merged with the step's slots)
+                try_merged = False
+                try:
+                    # (disjoint: the slots started ran no episode; together usually every slot, else
+                    # sorted: union1d's unique costs more than a sort)
+                    every = len(observed) + len(pending) == runner.env_num
+                    union = runner._every_slot if every else np.sort(np.concatenate((observed, pending)))
+                    merged = runner.observer.observe_arrays(union, observe_only)
+                    return merged
+                except Exception:
+                    pass  # someone's observation fails: the step's slots and the new ones apart, below
+            return runner.observer.observe_arrays(pending, observe_only)
+
+        obs = observe_step() if separate else {}
+        started, firsts = self.reset(restart, first_observation, taken)
+        if merged is not None:
+            obs = merged
+        else:
+            if not separate:
+                obs = observe_step()
+            for rows, part in firsts:
+                merge_rows(obs, part, rows)
+        new_rows = np.fromiter((slot for slot, e in zip(restart, started, strict=True) if e is not None), dtype=np.intp)
+        return [e.config if e is not None else None for e in started], obs, new_rows
 
     def put_back(self, taken: list[Episode | None]) -> None:
         """Return the episodes of a :meth:`take` that were not started to the front of the queue, in order."""
