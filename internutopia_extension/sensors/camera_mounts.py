@@ -45,6 +45,7 @@ class CameraMount:
 
 
 #: Default mounts per robot type: 'first' (head) and 'third' (behind and above, looking forward-down).
+#: A robot without a 'third' mount puts a third-person camera at its body's origin unless posed.
 CAMERA_MOUNTS: dict[str, dict[str, CameraMount]] = {
     'H1Robot': {'first': CameraMount('torso_link', (0.13, 0.0, 0.62), 10.0),
                 'third': CameraMount('torso_link', (-2.0, 0.0, 1.2), 25.0)},
@@ -52,6 +53,9 @@ CAMERA_MOUNTS: dict[str, dict[str, CameraMount]] = {
                 'third': CameraMount('torso_link', (-1.6, 0.0, 0.9), 25.0)},
     'JetbotRobot': {'first': CameraMount('chassis', (0.095, 0.0, 0.05), 0.0),  # (the chassis frame is between the wheels)
                     'third': CameraMount('chassis', (-0.57, 0.0, 0.4), 30.0)},
+    # Aliengo's head camera, level, 1 cm ahead of the trunk's front face (x 0.33 at mid-height; the
+    # front hips reach x 0.29, behind it): upstream's 'trunk/Camera' ('trunk' sits at the base's origin)
+    'AliengoRobot': {'first': CameraMount('trunk', (0.34, 0.0, 0.0), 0.0)},
 }
 #: Bodies of InternUtopia's USD robots that the MJCF models fold into another body: a camera on them
 #: goes on the robot's mount body ('logo_link' is the H1 head logo, part of 'torso_link' here).

@@ -76,20 +76,21 @@ class CreatedCamera:
 
     # -- where it is ---------------------------------------------------------------------------
     def _resolve_body(self, prim_path: str | None) -> tuple[int, CameraMount | None]:
-        """The body the camera goes on, and the robot's camera mount when ``prim_path`` names a
-        link of InternUtopia's asset that this robot's model folds into another body
-        (``'/h1/logo_link/Camera'``: H1's head logo, part of its torso here), as a configured
-        camera with that ``prim_path`` is mounted (:meth:`RepCamera.resolve_mount`)."""
+        """The body the camera goes on, and the robot's camera mount when ``prim_path`` names the
+        mount's body (``'/aliengo/trunk/Camera'``) or a link of InternUtopia's asset that this
+        robot's model folds into another body (``'/h1/logo_link/Camera'``: H1's head logo, part of
+        its torso here), as a configured camera with that ``prim_path`` is mounted
+        (:meth:`RepCamera.resolve_mount`)."""
         group = self.group
         prefix = f'{group.name}/'
         bodies = {name[len(prefix):]: i for i, name in enumerate(group.bound_world.lookup.names('body'))
                   if name.startswith(prefix)}
         parts = [p for p in (prim_path or '').split('/') if p]
+        mount = camera_mounts(group).get('third' if is_third_person(parts[-1]) else 'first') if parts else None
         for part in reversed(parts[:-1]):
-            if part in bodies:
-                return bodies[part], None
+            if part in bodies:  # (on the mount's own body: at the mount, as a configured camera is)
+                return bodies[part], mount if mount is not None and mount.body == part else None
         if any(part in BODY_ALIASES for part in parts[:-1]):
-            mount = camera_mounts(group).get('third' if is_third_person(parts[-1]) else 'first')
             if mount is not None and mount.body in bodies:
                 return bodies[mount.body], mount
         raise ValueError(f'camera {self.name!r}: prim_path {prim_path!r} names no body of robot {group.name!r} before '
