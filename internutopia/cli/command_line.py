@@ -60,11 +60,15 @@ def _parser() -> argparse.ArgumentParser:
                     'every slot on its grid cell, can follow one slot, and shows the camera images of its robots. '
                     'Needs the viewer extra: pip install "internutopia[viewer]".')
     view_parser.add_argument('config', help='YAML config file')
-    view_parser.add_argument('--port', type=_positive_int, default=8080, help='port of the page (default 8080; the next '
-                                                                             'free one when taken)')
-    view_parser.add_argument('--host', default='0.0.0.0', help='address to listen on (default 0.0.0.0: every interface)')
-    view_parser.add_argument('--speed', type=float, default=1.0, help='simulated seconds per wall-clock second (default 1: '
-                                                                      'real time; 0: as fast as it runs)')
+    view_parser.add_argument('--port', type=_port, default=8080,
+                             help='port of the page, 0-65535 (default 8080; the next free one when taken; 0: any free '
+                                  'one, printed with the URL)')
+    view_parser.add_argument('--host', default='0.0.0.0',
+                             help="address to listen on, one of this machine's (default 0.0.0.0: every interface; "
+                                  '127.0.0.1: this machine only)')
+    view_parser.add_argument('--speed', type=_speed, default=1.0,
+                             help='simulated seconds per wall-clock second, >= 0 (default 1: real time; 0: as fast as '
+                                  'it runs)')
     view_parser.add_argument('--steps', type=_positive_int, default=None,
                              help='stop after N steps of the env, each stepping every slot once (default: Ctrl-C)')
     _add_set(view_parser)
@@ -88,6 +92,26 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f'expected a positive integer, got {text!r}') from None
     if value < 1:
         raise argparse.ArgumentTypeError(f'expected a positive integer, got {value}')
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'expected a port 0-65535 (0: any free port), got {text!r}') from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f'expected a port 0-65535 (0: any free port), got {value}')
+    return value
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'expected a number >= 0 (0: as fast as it runs), got {text!r}') from None
+    if not 0 <= value < float('inf'):  # also rejects nan
+        raise argparse.ArgumentTypeError(f'expected a finite number >= 0 (0: as fast as it runs), got {text}')
     return value
 
 
@@ -158,6 +182,7 @@ def _main(argv: list[str]) -> int:
     if args.command == 'view':
         try:
             from internutopia.viewer.command import view
+            from internutopia.viewer.server import ViewerStartError
         except ImportError as exc:
             print(f'internutopia view: {exc}', file=sys.stderr)
             return EXIT_USAGE
@@ -167,6 +192,9 @@ def _main(argv: list[str]) -> int:
         except ConfigError as exc:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
+            return EXIT_ERROR
+        except ViewerStartError as exc:
+            print(f'internutopia view: {exc}', file=sys.stderr)
             return EXIT_ERROR
         return EXIT_OK
     parser.error(f'unknown command {args.command!r}')  # pragma: no cover - argparse rejects it first

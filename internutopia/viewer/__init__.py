@@ -8,6 +8,7 @@ pressed in the page (keyboard teleoperation), and ``docs/getting-started.md``.
 
 from internutopia.viewer.key_input import ViewerKeys
 from internutopia.viewer.pose_handle import PoseHandle
+from internutopia.viewer.server import ViewerStartError, check_address
 from internutopia.viewer.viewer import DEFAULT_PORT, Viewer, attach_viewer
 
-__all__ = ['DEFAULT_PORT', 'PoseHandle', 'Viewer', 'ViewerKeys', 'attach_viewer']
+__all__ = ['DEFAULT_PORT', 'PoseHandle', 'Viewer', 'ViewerKeys', 'ViewerStartError', 'attach_viewer', 'check_address']

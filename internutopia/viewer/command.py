@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from internutopia.viewer.server import check_address
 from internutopia.viewer.viewer import attach_viewer
 
 __all__ = ['view']
@@ -22,19 +23,30 @@ def view(path: str, port: int, host: str = '0.0.0.0', overrides: Sequence[str] =
          steps: int | None = None, log: Any = print) -> int:
     """Serve ``path``'s run on ``host:port`` until Ctrl-C (or ``steps`` env steps); returns the steps taken.
 
+    ``port`` is 0-65535 (the next free one when it is taken; 0: any free one); ``speed`` is
+    simulated seconds per wall-clock second, >= 0 (0: as fast as it runs).
+
     Raises:
         ConfigError: the config has problems.
+        ViewerStartError: the web server cannot start on ``host:port`` (checked before the env is
+            built; the message names the host, the port and the cause).
+        ValueError: ``speed`` is negative or not a number.
     """
     from internutopia.cli.config_file import load_config
     from internutopia.cli.policies import ScriptedPolicy
     from internutopia.core.vec_env import Env
 
+    if not 0 <= speed < float('inf'):
+        raise ValueError(f'speed must be a finite number >= 0 (0: as fast as it runs), got {speed}')
     config = load_config(path, overrides=overrides)
+    check_address(host, port)  # fail now, before building the env
     config = config.update(metrics_save_path='none', simulator=config.simulator.update(headless=True))
     env = Env(config)
     try:
         viewer = attach_viewer(env, host=host, port=port)
         obs, _ = env.reset()
+        if port and viewer.port != port:
+            log(f'[internutopia] port {port} is in use; serving on port {viewer.port}')
         log(f'[internutopia] viewing {path} at {viewer.url} (Ctrl-C to stop)')
         policy = ScriptedPolicy(env)
         policy.start(list(range(env.env_num)))

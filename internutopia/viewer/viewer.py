@@ -29,6 +29,7 @@ import numpy as np
 from internutopia.core.grid import slot_origins
 from internutopia.viewer.geometry import body_meshes
 from internutopia.viewer.key_input import ViewerKeys
+from internutopia.viewer.server import check_address, start_server
 
 __all__ = ['DEFAULT_PORT', 'Viewer', 'attach_viewer']
 
@@ -54,8 +55,13 @@ class Viewer:
     Args:
         env: a :class:`internutopia.core.vec_env.Env`.
         host: the address to listen on (``0.0.0.0``: every interface, for a remote browser).
-        port: the port (the next free one when it is taken; :attr:`port` says which).
+        port: the port, 0-65535 (the next free one when it is taken, 0: any free one; :attr:`port`
+            says which).
         max_rate_hz: the most updates per second of wall time.
+
+    Raises:
+        ViewerStartError: the server cannot start on ``host:port`` (see :func:`check_address`);
+            the message names the host, the port and the cause.
     """
 
     def __init__(self, env: Any, host: str = '0.0.0.0', port: int = DEFAULT_PORT, max_rate_hz: float = 30.0) -> None:
@@ -64,7 +70,7 @@ class Viewer:
         except ImportError:
             raise ImportError("the viewer needs the 'viewer' extra: pip install 'internutopia[viewer]'") from None
         self.env = env
-        self.server = viser.ViserServer(host=host, port=port, verbose=False)
+        self.server = start_server(viser, host, check_address(host, port))
         self.period = 1.0 / max_rate_hz if max_rate_hz > 0 else 0.0
         self.steps = 0
         self._last = -np.inf
