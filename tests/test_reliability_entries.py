@@ -238,3 +238,41 @@ def test_a_drawn_episode_edited_past_its_validators_fails_to_load(make_config, t
 def test_a_config_copied_with_bad_values_is_refused(make_config, update, message):
     with pytest.raises(ValueError, match=message):
         Env(make_config([jetbot_task()], env_num=2).model_copy(update=update))
+
+
+# ------------------------------------------------------------------------------------------------
+# episode_errors='raise' at the first reset
+def test_a_first_reset_that_raises_after_it_is_complete_leaves_the_env_stepping(make_config, tmp_path, monkeypatch):
+    """With ``episode_errors='raise'`` a start that fails is raised once the reset is complete: the
+    episodes that started run, and the env steps on (it used to ask for a reset first), and an
+    observer (a recording) sees that reset."""
+    from internutopia_extension.tasks.finite_step import FiniteStepTask
+
+    def reset_slot(self, slot, config, _real=FiniteStepTask.reset_slot):
+        if config.max_steps == 7:
+            raise RuntimeError('start broke')
+        return _real(self, slot, config)
+
+    monkeypatch.setattr(FiniteStepTask, 'reset_slot', reset_slot)
+    seen = []
+
+    class Watching:
+        def on_reset(self, slots, obs, info):
+            seen.append((slots, [o is not None for o in obs], [i.max_steps if i is not None else None for i in info]))
+
+        def on_step(self, action, result):
+            seen.append('step')
+
+        def on_close(self):
+            pass
+
+    tasks = [jetbot_task(5), jetbot_task(7), jetbot_task(6), jetbot_task(8)]
+    with Env(make_config(tasks, env_num=2, episode_errors='raise', episode_attempts=1)) as env:
+        env.add_observer(Watching())
+        with pytest.raises(RuntimeError, match='start broke'):
+            env.reset()
+        assert env.active_slots == [0, 1] and [e.index for e in env.runner.episodes] == [0, 2]
+        _, _, _, _, info = env.step([None, None])
+        assert [i['steps'] for i in info] == [1, 1]
+        env.warm_up(1)
+    assert seen == [([0, 1], [True, True], [5, 6]), 'step']

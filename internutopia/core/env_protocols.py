@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Protocol
 
-__all__ = ['StepObserver', 'Viewer', 'notify_observers', 'open_viewer', 'synced_viewer']
+__all__ = ['ObservedCalls', 'StepObserver', 'Viewer', 'notify_observers', 'open_viewer', 'synced_viewer']
 
 
 class Viewer(Protocol):
@@ -31,6 +31,36 @@ class StepObserver(Protocol):
     def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None: ...
 
     def on_close(self) -> None: ...
+
+
+class ObservedCalls:
+    """The env's observer hook (:meth:`add_observer`, :meth:`remove_observer`): the tools that
+    watch a run, called by ``vec_env.Env``'s ``reset``, ``step`` and ``close``."""
+
+    #: Tools watching the run (:meth:`add_observer`); empty: the step path checks one tuple.
+    _observers: tuple[StepObserver, ...] = ()
+
+    def add_observer(self, observer: StepObserver) -> None:
+        """Call ``observer`` with what every later :meth:`reset` and :meth:`step` return, and on
+        :meth:`close` (``on_reset(slots, obs, info)``, ``on_step(action, result)``, ``on_close()``).
+
+        The hook of tools that watch a run, such as ``internutopia.recording.Recorder``; nothing
+        runs for it while no observer is added. ``step_arrays`` is not observed.
+        Observers are called with Ctrl-C held, so a call a ``KeyboardInterrupt`` ended still
+        reaches every observer, whole, before the interrupt is raised; an observer that raises
+        does not keep the others from the call (the first error is raised after them all).
+        """
+        self._observers = (*self._observers, observer)
+
+    def remove_observer(self, observer: StepObserver) -> None:
+        """Stop calling ``observer`` (added with :meth:`add_observer`); the run goes on without it.
+
+        Raises:
+            ValueError: ``observer`` was not added (or was removed already).
+        """
+        if not any(added is observer for added in self._observers):
+            raise ValueError(f'remove_observer: {observer!r} is not an observer of this env')
+        self._observers = tuple(added for added in self._observers if added is not observer)
 
 
 def notify_observers(observers: tuple[StepObserver, ...], method: str, *args: Any) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, pack_states
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.env_checks import check_action_list, check_reset_list, check_warm_up, reset_slots
-from internutopia.core.env_protocols import StepObserver, Viewer, notify_observers, open_viewer, synced_viewer
+from internutopia.core.env_protocols import ObservedCalls, StepObserver, Viewer, notify_observers, open_viewer, synced_viewer
 from internutopia.core.env_results import Finished, convert_step, internutopia_flags
 from internutopia.core.env_upstream import UpstreamEnvMembers
 from internutopia.core.plugins import load_extensions
@@ -73,7 +73,7 @@ def _env_class_for(config: Any) -> type[Env] | None:
     return None
 
 
-class Env(UpstreamEnvMembers):
+class Env(UpstreamEnvMembers, ObservedCalls):
     """A vectorized env of ``config.env_num`` slots sharing one physics world.
 
     Args:
@@ -84,8 +84,6 @@ class Env(UpstreamEnvMembers):
             from when a reset needs its next episode.
     """
 
-    #: Tools watching the run (:meth:`add_observer`); empty: the step path checks one tuple.
-    _observers: tuple[StepObserver, ...] = ()
 
     def __new__(cls, config: Any = None, *args: Any, **kwargs: Any) -> Env:
         # A config an adapter claimed (Config.distribute's DistributedConfig: the Ray adapter)
@@ -221,7 +219,16 @@ class Env(UpstreamEnvMembers):
         # done): a reset is never half-recorded here while its slots took their episodes, and every
         # reset that happened reaches the observers (a recording's episode boundaries).
         with held_interrupts():
-            obs, info = self._runners.reset(slots, observe or bool(self._observers))
+            try:
+                obs, info = self._runners.reset(slots, observe or bool(self._observers))
+            except Exception as exc:
+                if step_result_of(exc) is not None:  # (complete: an episode_errors='raise' error after it)
+                    self._first_reset = False  # (the episodes that started run: the env steps on)
+                    if self._observers:
+                        every, configs = self.get_observations(), self.active_task_configs
+                        notify_observers(self._observers, 'on_reset', slots, [every[slot] for slot in slots],
+                                         [configs.get(slot) if every[slot] is not None else None for slot in slots])
+                raise
             self._first_reset = False
             if self._observers:
                 notify_observers(self._observers, 'on_reset', slots, obs, info)
@@ -434,28 +441,6 @@ class Env(UpstreamEnvMembers):
             raise RuntimeError("state_arrays() views the world in this process; a Ray-distributed env's worlds live "
                                'in its runners (use step_arrays(array_backend=...) for its results)')
         return pack_states(self._runners.runner.world, self.env_num, list(fields), array_backend)
-
-    def add_observer(self, observer: StepObserver) -> None:
-        """Call ``observer`` with what every later :meth:`reset` and :meth:`step` return, and on
-        :meth:`close` (``on_reset(slots, obs, info)``, ``on_step(action, result)``, ``on_close()``).
-
-        The hook of tools that watch a run, such as ``internutopia.recording.Recorder``; nothing
-        runs for it while no observer is added. ``step_arrays`` is not observed.
-        Observers are called with Ctrl-C held, so a call a ``KeyboardInterrupt`` ended still
-        reaches every observer, whole, before the interrupt is raised; an observer that raises
-        does not keep the others from the call (the first error is raised after them all).
-        """
-        self._observers = (*self._observers, observer)
-
-    def remove_observer(self, observer: StepObserver) -> None:
-        """Stop calling ``observer`` (added with :meth:`add_observer`); the run goes on without it.
-
-        Raises:
-            ValueError: ``observer`` was not added (or was removed already).
-        """
-        if not any(added is observer for added in self._observers):
-            raise ValueError(f'remove_observer: {observer!r} is not an observer of this env')
-        self._observers = tuple(added for added in self._observers if added is not observer)
 
     def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:
         """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.

@@ -126,7 +126,7 @@ class Runner(RunnerReads):
         """
         with self.guard.enter('reset'):
             taken = self.starts.reset(slots, taken=self.starts.take(slots))[0]
-            self._raise_recorded()
+            self._raise_recorded(taken)
             return taken
 
     def reset_observed(self, slots: list[int], arrays: bool = False,
@@ -151,7 +151,7 @@ class Runner(RunnerReads):
             only = self.entries.checked(only, None)
         with self.guard.enter('reset'):
             taken, observed = self.starts.reset(slots, observe, self.starts.take(slots))
-            self._raise_recorded()
+            self._raise_recorded(taken)
         if not arrays:
             return taken, {slot: row for rows, part in observed for slot, row in zip(rows.tolist(), part, strict=True)}
         if any(part is None for _, part in observed):
@@ -332,7 +332,8 @@ class Runner(RunnerReads):
 
     def _raise_recorded(self, step_result: Any = None) -> None:
         """With ``episode_errors='raise'``: raise the first error of an episode recorded as failed
-        (carrying ``step_result``, the complete step's results: :func:`~internutopia.core.runner.failures.step_result_of`)."""
+        (carrying ``step_result``, what the complete call gave, a step's results or a reset's
+        episodes: :func:`~internutopia.core.runner.failures.step_result_of`)."""
         if self._failed_errors:
             error, self._failed_errors = self._failed_errors[0], []
             if self.config.episode_errors == 'raise':
