@@ -238,6 +238,13 @@ def test_the_command_line_summary_says_how_many_episodes_were_left_out(tmp_path:
     assert main(['run', config, '--steps', '2', '--record', root, '--no-progress',
                  '--results', os.path.join(str(tmp_path), 'r.jsonl')]) == 0
     assert f'dataset: {root} (0 episodes recorded; 8 left out: failed, abandoned or without success)' in capsys.readouterr().out
+    # A run stopped before its first step (Ctrl-C) wrote no dataset: the summary says so, not a path.
+    from internutopia.cli.run_command import _print_summary
+
+    _print_summary({'episodes_finished': 0, 'episodes_total': 8, 'interrupted': True, 'steps': 0, 'env_steps': 0,
+                    'wall_s': 0.1, 'env_steps_per_s': 0.0, 'metrics_mean': {}, 'results': 'r.jsonl',
+                    'dataset': os.path.join(str(tmp_path), 'never'), 'dataset_episodes': 0, 'dataset_left_out': 0})
+    assert f"dataset: none written to {os.path.join(str(tmp_path), 'never')} (no step was recorded)" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -183,6 +183,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
     print(f"results: {summary['results']} (one JSON line per episode)")
     if 'dataset' in summary:
         left_out = summary.get('dataset_left_out', 0)
+        if not os.path.isfile(os.path.join(summary['dataset'], 'meta', 'info.json')):
+            print(f"dataset: none written to {summary['dataset']} (no step was recorded)")
+            return
         print(f"dataset: {summary['dataset']} ({summary['dataset_episodes']} episodes recorded"
               + (f'; {left_out} left out: failed, abandoned or without success)' if left_out else ')'))
 
