@@ -439,7 +439,7 @@ class Env(UpstreamEnvMembers, ObservedCalls):
         check_array_backend(array_backend)
         if not isinstance(self._runners, LocalRunners):
             raise RuntimeError("state_arrays() views the world in this process; a Ray-distributed env's worlds live "
-                               'in its runners (use step_arrays(array_backend=...) for its results)')
+                               'in its runners (nor does it have step_arrays: read the observations of step() or get_observations())')
         return pack_states(self._runners.runner.world, self.env_num, list(fields), array_backend)
 
     def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:

@@ -11,6 +11,7 @@ import os
 import pickle
 import re
 import socket
+import warnings
 from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,14 @@ if TYPE_CHECKING:
 
 
 class QueueActor:
-    """Holds the one :class:`~internutopia.core.episode_queue.EpisodeQueue` every runner pulls from."""
+    """Holds the one :class:`~internutopia.core.episode_queue.EpisodeQueue` every runner pulls from.
+
+    A runner's reset may take episodes itself (one for a slot whose episode failed to start) and
+    put some back (an episode that failed to start, with tries left). Those calls name the runner
+    and the reset (``holder``: ``(runner_id, ticket)``), and the queue keeps, for each runner, where
+    every episode it touched in its latest reset went: so when a runner dies in a reset, the driver
+    learns from :meth:`reclaim` which episodes died with it, and none is lost.
+    """
 
     def __init__(self, extensions: Any, task_configs: bytes) -> None:
         from internutopia.core.distribution.extensions import install, unpack
@@ -31,18 +39,62 @@ class QueueActor:
 
         install(extensions)
         self._queue = EpisodeQueue(unpack(task_configs))
+        #: Per runner id: the ticket of its latest reset, and for each episode index it took or
+        #: put back in that reset, its last move (``(True, episode)``: taken, ``(False, None)``: put back).
+        self._hands: dict[int, tuple[int, dict[int, tuple[bool, Episode | None]]]] = {}
+        #: Per runner id, the latest reset reclaimed: calls from it or an earlier one come from an
+        #: actor the driver gave up on (a hung one, still running until it is killed).
+        self._reclaimed: dict[int, int] = {}
+
+    def _given_up(self, holder: tuple[int, int] | None) -> bool:
+        return holder is not None and holder[1] <= self._reclaimed.get(holder[0], -1)
+
+    def _moves(self, holder: tuple[int, int] | None) -> dict[int, tuple[bool, Episode | None]] | None:
+        if holder is None:
+            return None
+        runner_id, ticket = holder
+        kept = self._hands.get(runner_id)
+        if kept is None or kept[0] != ticket:
+            kept = self._hands[runner_id] = (ticket, {})
+        return kept[1]
 
     def take(self, count: int) -> list[Episode | None]:
         """The next ``count`` episodes in order, ``None`` for each one the queue cannot give."""
         return [self._queue.next() for _ in range(count)]
 
-    def next(self) -> Episode | None:
-        """The next episode, or ``None``."""
-        return self._queue.next()
+    def next(self, holder: tuple[int, int] | None = None) -> Episode | None:
+        """The next episode, or ``None``; ``holder``: the runner and reset taking it (see the class).
+        ``None`` for a reset the driver reclaimed (its runner is being replaced)."""
+        if self._given_up(holder):
+            return None
+        episode = self._queue.next()
+        moves = self._moves(holder)
+        if moves is not None and episode is not None:
+            moves[episode.index] = (True, episode)
+        return episode
 
-    def put_back(self, episodes: list[Episode]) -> None:
-        """Return episodes to the front of the queue, in the given order."""
+    def put_back(self, episodes: list[Episode], holder: tuple[int, int] | None = None) -> None:
+        """Return episodes to the front of the queue, in the given order; ``holder``: as for :meth:`next`.
+        Ignored for a reset the driver reclaimed: it requeued what that reset held itself."""
+        if self._given_up(holder):
+            return
         self._queue.put_back(episodes)
+        moves = self._moves(holder)
+        if moves is not None:
+            for episode in episodes:
+                moves[episode.index] = (False, None)
+
+    def reclaim(self, runner_id: int, ticket: int) -> tuple[list[Episode], list[int]]:
+        """Runner ``runner_id`` died or hung in its reset ``ticket``: the episodes it took from the
+        queue itself and still held, and the indices of those it put back (they are in the queue).
+        Later calls from that reset (a hung runner still running) are refused (see :meth:`next`)."""
+        self._reclaimed[runner_id] = max(ticket, self._reclaimed.get(runner_id, -1))
+        kept = self._hands.pop(runner_id, None)
+        if kept is None or kept[0] != ticket:
+            return [], []
+        held = [episode for taken, episode in kept[1].values() if taken and episode is not None]
+        back = [index for index, (taken, _) in kept[1].items() if not taken]
+        return held, back
 
     def size(self) -> int:
         """Episodes still to hand out."""
@@ -61,29 +113,34 @@ class QueueProxy:
     ``reset`` then pulls exactly those, ``None`` included, without another round trip.
     """
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Any, runner_id: int | None = None) -> None:
         self._handle = handle
         self._preloaded: deque[Episode | None] = deque()
+        self._runner_id = runner_id
+        #: ``(runner_id, ticket)`` of the reset under way (see :class:`QueueActor`), else ``None``.
+        self._holder: tuple[int, int] | None = None
 
-    def preload(self, episodes: Iterable[Episode | None]) -> None:
+    def preload(self, episodes: Iterable[Episode | None], ticket: int | None = None) -> None:
         self._preloaded = deque(episodes)
+        self._holder = (self._runner_id, ticket) if ticket is not None and self._runner_id is not None else None
 
     def clear(self) -> None:
         self._preloaded.clear()
+        self._holder = None
 
     def next(self) -> Episode | None:
         if self._preloaded:
             return self._preloaded.popleft()
         import ray
 
-        return ray.get(self._handle.next.remote())
+        return ray.get(self._handle.next.remote(self._holder))
 
     def put_back(self, episodes: Iterable[Episode]) -> None:
         episodes = list(episodes)
         if episodes:
             import ray
 
-            ray.get(self._handle.put_back.remote(episodes))
+            ray.get(self._handle.put_back.remote(episodes, self._holder))
 
     def __len__(self) -> int:
         import ray
@@ -107,6 +164,7 @@ def _packed(result: Any) -> bytes:
 
 _ACTION_PREFIX = re.compile(r'^action\[(\d+)\]')
 _ENV_ID = re.compile(r'robots in env (\d+):')
+_IN_ENV = re.compile(r'\bin env (\d+)\b')
 
 
 class RunnerActor:
@@ -124,9 +182,26 @@ class RunnerActor:
         unpacked: Config = unpack(config)
         self.runner_id = runner_id
         self.offset = runner_id * unpacked.env_num
-        self.queue = QueueProxy(queue_handle)
+        self.queue = QueueProxy(queue_handle, runner_id)
+        #: Warnings raised here (``(category, message)``, global slot ids), sent to the driver
+        #: with the next answer of ``check``, ``step`` or ``reset``: a worker's own output is not
+        #: shown (``log_to_driver=False``), so the driver warns in its place.
+        self.warnings: list[tuple[type[Warning], str]] = []
+        warnings.showwarning = self._keep_warning
         self.runner = Runner(unpacked, queue=self.queue)
         self.runner.results.keep_records = True  # drained by every step() and sent to the driver
+
+    def _keep_warning(self, message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: Any = None, line: str | None = None) -> None:
+        text = str(message)
+        if _ACTION_PREFIX.match(text):  # (a message about one slot: its global id)
+            text = _ACTION_PREFIX.sub(lambda m: f'action[{int(m.group(1)) + self.offset}]', text)
+            text = _IN_ENV.sub(lambda m: f'in env {int(m.group(1)) + self.offset}', text)
+        self.warnings.append((category, text))
+
+    def _warnings(self) -> list[tuple[type[Warning], str]]:
+        out, self.warnings = self.warnings, []
+        return out
 
     def ready(self) -> dict[str, Any]:
         """Where this runner lives: ``{'runner_id', 'pid', 'host'}``."""
@@ -137,30 +212,34 @@ class RunnerActor:
         message = _ENV_ID.sub(lambda m: f'robots in env {int(m.group(1)) + self.offset}:', message)
         return ValueError(message)
 
-    def check(self, actions: list[Any]) -> None:
-        """Validate this runner's slice of an action list; changes nothing."""
+    def check(self, actions: list[Any]) -> list[tuple[type[Warning], str]]:
+        """Validate this runner's slice of an action list; changes nothing. The warnings raised
+        here since the last answer (see :attr:`warnings`)."""
         try:
             self.runner.parse_actions(actions)
         except ValueError as exc:
             raise self._global_message(exc) from None
+        return self._warnings()
 
     def prepare(self, episodes: list[Episode | None]) -> None:
         """Do ahead all a reset with ``episodes`` could fail on (``Runner.prepare``); changes no slot."""
         self.runner.prepare(episodes)
 
-    def reset(self, slots: list[int], episodes: list[Episode | None]) -> bytes:
+    def reset(self, slots: list[int], episodes: list[Episode | None], ticket: int | None = None) -> bytes:
         """Start ``episodes`` (taken by the driver) in local ``slots``; their observations, aligned,
-        the records the reset wrote (episodes it abandoned, episodes that failed to start) and the
-        episode each slot holds now (one whose episode failed to start took the next), packed."""
+        the records the reset wrote (episodes it abandoned, episodes that failed to start), the
+        episode each slot holds now (one whose episode failed to start took the next) and the
+        warnings (see :attr:`warnings`), packed. ``ticket`` names this reset to the queue actor
+        for the episodes the runner takes or puts back itself (see :class:`QueueActor`)."""
 
-        self.queue.preload(episodes)
+        self.queue.preload(episodes, ticket)
         try:
             taken, observed = self.runner.reset_observed(slots)
         finally:
             self.queue.clear()
         records = self.runner.results.records
         self.runner.results.records = []
-        return _packed(([observed.get(slot) for slot in slots], records, taken))
+        return _packed(([observed.get(slot) for slot in slots], records, taken, self._warnings()))
 
     def observe(self, slots: list[int]) -> bytes:
         """Current observations of local ``slots`` (``None`` for slots not running an episode), packed."""
@@ -172,14 +251,15 @@ class RunnerActor:
         return _packed([observed.get(slot) for slot in slots])
 
     def step(self, actions: list[Any]) -> bytes:
-        """One step of this world: the five result lists and the finished-episode records, packed."""
+        """One step of this world: the five result lists, the finished-episode records and the
+        warnings (see :attr:`warnings`), packed."""
         try:
             obs, reward, terminated, truncated, info = self.runner.step(actions)
         except ValueError as exc:
             raise self._global_message(exc) from None
         records = self.runner.results.records
         self.runner.results.records = []
-        return _packed((obs, reward, terminated, truncated, info, records))
+        return _packed((obs, reward, terminated, truncated, info, records, self._warnings()))
 
     def warm_up(self, steps: int) -> None:
         """Physics steps outside the episodes (``Runner.warm_up``)."""

@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from internutopia.core.config import DistributedConfig
+from internutopia.core.runner.guard import held_interrupts
 
 logger = logging.getLogger('internutopia.core.distribution.runners')
 
@@ -47,7 +48,7 @@ def connect(ray: Any, config: DistributedConfig) -> tuple[bool, float]:
         # (the raylet gives its dashboard agent a fixed 15 s); a second start is warm.
         for attempt in range(_LOCAL_START_ATTEMPTS):
             try:
-                ray.init(address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
+                _init(ray, address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
                 break
             except Exception as exc:
                 if ray.is_initialized():
@@ -70,6 +71,20 @@ def connect(ray: Any, config: DistributedConfig) -> tuple[bool, float]:
     else:
         if dist.head_address.startswith('ray://'):
             common.pop('include_dashboard')
-        ray.init(address=dist.head_address, **common)
+        _init(ray, address=dist.head_address, **common)
         owns = True
     return owns, gpus_per_proc
+
+
+def _init(ray: Any, **kwargs: Any) -> None:
+    """``ray.init(**kwargs)``, whole: a Ctrl-C during it is held until it returns (a ``ray.init``
+    interrupted half-way leaves the Ray processes it started running, and ``ray.shutdown`` does not
+    stop them), then Ray is shut down again and the ``KeyboardInterrupt`` raised."""
+    try:
+        with held_interrupts():
+            ray.init(**kwargs)
+    except KeyboardInterrupt:
+        with held_interrupts():  # (a second Ctrl-C does not cut the shutdown short either)
+            if ray.is_initialized():
+                ray.shutdown()
+        raise

@@ -111,14 +111,6 @@ class ActorPool:
         self.ready[runner_id] = self.actors[runner_id].ready.remote()
         self.restarts[runner_id] += 1
 
-    def info(self) -> list[dict[str, Any]]:
-        """``{'runner_id', 'pid', 'host'}`` of each runner (waiting for those still starting)."""
-        import ray
-
-        for r in range(self._dist.proc_num):
-            self.wait_ready(r)
-        return ray.get([actor.ready.remote() for actor in self.actors])
-
     def teardown(self) -> None:
         """Kill every actor, and shut Ray down if this pool started it (or connected to it)."""
         try:

@@ -35,7 +35,11 @@ The actors themselves (starting Ray, placing, awaiting, replacing and killing th
 from __future__ import annotations
 
 import logging
+import os
+import re
+import sys
 import time
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -46,6 +50,7 @@ from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.distribution.pool import ActorPool, import_ray
+from internutopia.core.distribution.recovery import RunnerRecovery
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
@@ -61,7 +66,20 @@ def _no_command(entry: Any) -> bool:
     return entry is None or (isinstance(entry, dict) and not entry)
 
 
-class RayRunners(RunnerSet):
+#: The runner's warning for an action naming a robot its slot does not have (once per robot name).
+_NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller) of the first frame outside this package."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class RayRunners(RunnerRecovery, RunnerSet):
     """``proc_num`` runner actors of ``env_num`` slots each, and one queue actor, as one set of runners.
 
     Global slot ``g`` is local slot ``g % env_num`` of runner ``g // env_num``. See the module
@@ -84,6 +102,14 @@ class RayRunners(RunnerSet):
         total = self.env_num = self._proc_num * self._local_num
         self._status = np.full(total, SlotStatus.EMPTY, dtype=np.int8)
         self._episodes: list[Episode | None] = [None] * total
+        #: Per slot, the steps of its episode and when it started (for the record of an episode
+        #: the driver must write itself: one abandoned by a reset its runner died in).
+        self._steps = np.zeros(total, dtype=np.int64)
+        self._started_at = np.zeros(total)
+        #: Names each runner reset to the queue actor (see ``QueueActor.reclaim``).
+        self._ticket = 0
+        #: Robot names an action named for a slot without them (warned once per name).
+        self._unknown_robots: set[str] = set()
         self._failures: dict[int, dict[str, Any]] = {}
         self._guard = CallGuard('this Env')
         self._closed = False
@@ -114,31 +140,20 @@ class RayRunners(RunnerSet):
     def _wait_ready(self, runner_id: int) -> None:
         self._pool.wait_ready(runner_id)
 
-    def _runner_failed(self, runner_id: int, in_flight: Iterable[Episode | None] = (),
-                       reason: BaseException | None = None) -> list[Episode]:
-        """Requeue what runner ``runner_id`` was running (and ``in_flight``), note it, restart the
-        runner. An episode out of tries (``Config.episode_attempts``) is recorded as failed instead."""
-        import ray
+    def _submit_reset(self, runner_id: int, local: list[int], episodes: list[Episode | None]) -> tuple[int, Any]:
+        """Start runner ``runner_id``'s reset of its ``local`` slots with ``episodes``: its ticket and ref."""
+        self._ticket += 1
+        return self._ticket, self._pool.actors[runner_id].reset.remote(local, episodes, self._ticket)
 
-        what = reason if reason is not None else RuntimeError(f'runner {runner_id} died')
-        lo, hi = runner_id * self._local_num, (runner_id + 1) * self._local_num
-        hit: list[tuple[int | None, Episode]] = []
-        for g in range(lo, hi):
-            episode = self._episodes[g]
-            if self._status[g] == SlotStatus.ACTIVE and episode is not None:
-                hit.append((g, episode))
-            self._status[g] = SlotStatus.EMPTY
-            self._episodes[g] = None
-        hit.extend((None, e) for e in in_flight if e is not None)
-        requeued, notes = self._ledger.lost(hit, what)
-        for slot, note in notes.items():
-            self._failures[slot] = {'runner_failed': True, 'runner_id': runner_id, **note}
-        if requeued:
-            ray.get(self._pool.queue.put_back.remote(requeued))
-        logger.warning('runner %d failed (%s); requeued episodes %s; starting a new runner',
-                       runner_id, what, [e.index for e in requeued])
-        self._pool.restart(runner_id)
-        return requeued
+    def _warn(self, warned: list[tuple[type[Warning], str]]) -> None:
+        """Warn, here, what a runner warned (its own output is not shown)."""
+        for category, message in warned:
+            robot = _NO_ROBOT.match(message)
+            if robot is not None:  # (once per robot name, as on one process, however many runners)
+                if robot.group(1) in self._unknown_robots:
+                    continue
+                self._unknown_robots.add(robot.group(1))
+            warnings.warn(message, category, stacklevel=_user_stacklevel())
 
     def _teardown(self) -> None:
         self._pool.teardown()
@@ -166,13 +181,29 @@ class RayRunners(RunnerSet):
         return self._pool.restarts
 
     def runner_info(self) -> list[dict[str, Any]]:
-        """``{'runner_id', 'pid', 'host'}`` of each runner.
+        """``{'runner_id', 'pid', 'host'}`` of each runner. A runner that died or does not answer
+        within ``step_timeout_s`` is replaced (its episodes requeued, as in a step) and its
+        successor's are given.
 
         Raises:
             RuntimeError: the env is closed (asking would start Ray again).
         """
+        import ray
+
         self._check_open()
-        return self._pool.info()
+        for r in range(self._proc_num):
+            self._wait_ready(r)
+        deadline = time.monotonic() + self._dist.step_timeout_s
+        refs = [actor.ready.remote() for actor in self._pool.actors]
+        out = []
+        for r, ref in enumerate(refs):
+            try:
+                out.append(self._get_runner(ref, deadline, r))
+            except (ray.exceptions.RayActorError, RunnerHung) as exc:
+                self._runner_failed(r, reason=exc)
+                self._wait_ready(r)
+                out.append(self._pool.get(self._pool.actors[r].ready.remote(), f'runner {r}', startup=True))
+        return out
 
     def active_slots(self) -> list[int]:
         return [int(s) for s in np.flatnonzero(self._status == SlotStatus.ACTIVE)]
@@ -198,11 +229,19 @@ class RayRunners(RunnerSet):
                 if e is not None and s != SlotStatus.EMPTY}
 
     def warm_up(self, steps: int) -> None:
+        """Physics steps outside the episodes on every runner, concurrently. A runner that dies or
+        takes longer than ``reset_timeout_s`` is replaced (its episodes requeued, as in a step)."""
+        import ray
+
         for r in range(self._proc_num):
             self._wait_ready(r)
+        deadline = time.monotonic() + self._dist.reset_timeout_s
         refs = [actor.warm_up.remote(steps) for actor in self._pool.actors]
-        for ref in refs:
-            self._get_runner(ref)
+        for r, ref in enumerate(refs):
+            try:
+                self._get_runner(ref, deadline, r)
+            except (ray.exceptions.RayActorError, RunnerHung) as exc:
+                self._runner_failed(r, reason=exc)
 
     # ------------------------------------------------------------------------------------------
     def _slices(self, slots: list[int]) -> dict[int, list[int]]:
@@ -249,39 +288,30 @@ class RayRunners(RunnerSet):
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
-            refs[r] = self._pool.actors[r].reset.remote([slots[k] % self._local_num for k in positions],
-                                                   [episodes[k] for k in positions])
+            refs[r] = self._submit_reset(r, [slots[k] % self._local_num for k in positions],
+                                         [episodes[k] for k in positions])
         error: BaseException | None = None
         failed_now: list[dict[str, Any]] = []
         for r, positions in groups.items():
-            local = [slots[k] % self._local_num for k in positions]
             mine = [episodes[k] for k in positions]
+            ticket, ref = refs[r]
             try:
-                result = self._get_runner(refs[r], deadline, r)
+                result = self._get_runner(ref, deadline, r)
             except lost as exc:
-                # The runner died or hung: requeue what it ran (not the episodes the caller is
-                # replacing anyway), restart it, and run this reset on the new one.
-                for k in positions:
-                    self._status[slots[k]] = SlotStatus.EMPTY
-                    self._episodes[slots[k]] = None
-                self._runner_failed(r, reason=exc)
+                # The runner died or hung, and what it did in this reset with it: the episodes
+                # the caller is replacing are abandoned (recorded here), the reset's episodes and
+                # the runner's other running ones requeued; this reset runs again on a new runner.
+                self._lost_in_reset(r, [slots[k] for k in positions], ticket, mine, exc)
                 try:
-                    self._wait_ready(r)
-                    again = time.monotonic() + self._dist.reset_timeout_s
-                    self._get_runner(self._pool.actors[r].prepare.remote(mine), again, r)  # a new world: build what it lacks
-                    result = self._get_runner(self._pool.actors[r].reset.remote(local, mine), again, r)
-                except lost as exc2:
-                    self._runner_failed(r, mine, reason=exc2)
-                    error = error or RuntimeError(f'runner {r} failed twice while resetting slots '
-                                                  f'{[slots[k] for k in positions]}: {exc2}')
-                    continue
-                except Exception as exc2:  # the runner put its episodes back itself
+                    result = self._reset_again(r, [slots[k] for k in positions])
+                except Exception as exc2:  # (the episodes are back in the queue, or recorded)
                     error = error or exc2
                     continue
             except Exception as exc:  # the runner put its episodes back itself
                 error = error or exc
                 continue
-            observations, records, now_held = result
+            observations, records, now_held, warned = result
+            self._warn(warned)
             for record in records:
                 record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
                 self._ledger.write(record)
@@ -292,6 +322,7 @@ class RayRunners(RunnerSet):
                 held[k] = episode
                 self._episodes[g] = episode
                 self._status[g] = SlotStatus.ACTIVE if episode is not None else SlotStatus.EMPTY
+                self._steps[g], self._started_at[g] = 0, time.perf_counter()
                 self._failures.pop(g, None)
                 obs[k] = observation
         if error is not None:
@@ -299,13 +330,6 @@ class RayRunners(RunnerSet):
         self._ledger.check(failed_now)
         info = [e.config if e is not None else None for e in held]
         return obs, info
-
-    def _give_back(self, episodes: list[Episode | None], exc: BaseException) -> None:
-        """A reset failed before any slot changed: its episodes go back to the queue (but one out
-        of tries, see :meth:`FailureLedger.not_loaded`)."""
-        import ray
-
-        ray.get(self._pool.queue.put_back.remote(self._ledger.not_loaded(episodes, exc)))
 
     def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
                  deadline: float | None = None) -> None:
@@ -374,7 +398,7 @@ class RayRunners(RunnerSet):
             dead: dict[int, BaseException] = {}
             for r, ref in checks.items():
                 try:
-                    self._get_runner(ref, deadline, r)
+                    self._warn(self._get_runner(ref, deadline, r) or [])
                 except lost as exc:
                     dead[r] = exc
                 except ValueError as exc:
@@ -416,6 +440,7 @@ class RayRunners(RunnerSet):
                 error = error or exc
                 continue
             lo = r * n
+            self._steps[lo:lo + n][active[lo:lo + n]] += 1
             for out, part in zip((obs, reward, terminated, truncated, info), result[:5], strict=True):
                 out[lo:lo + n] = part
             for i in range(n):
@@ -426,6 +451,7 @@ class RayRunners(RunnerSet):
                 self._ledger.write(record)
                 if record.get('outcome') == 'failed':
                     failed_now.append(record)
+            self._warn(result[6])
         for g, note in self._failures.items():
             info[g] = dict(note)
         self._failures.clear()
@@ -435,23 +461,47 @@ class RayRunners(RunnerSet):
         return obs, reward, terminated, truncated, info
 
     def observe(self, slots: list[int]) -> list[Any]:
+        """Current observations of global ``slots`` (``None`` for slots not running an episode). A
+        runner that dies or takes longer than ``step_timeout_s`` is replaced as in a step: its
+        slots observe ``None`` and the next step reports them (``info[g]['runner_failed']``)."""
+        import ray
+
         groups = self._slices(slots)
+        deadline = time.monotonic() + self._dist.step_timeout_s
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
             refs[r] = self._pool.actors[r].observe.remote([slots[k] % self._local_num for k in positions])
         out: list[Any] = [None] * len(slots)
         for r, positions in groups.items():
-            for k, observation in zip(positions, self._get_runner(refs[r]), strict=True):
+            try:
+                observed = self._get_runner(refs[r], deadline, r)
+            except (ray.exceptions.RayActorError, RunnerHung) as exc:
+                self._runner_failed(r, reason=exc)
+                continue
+            for k, observation in zip(positions, observed, strict=True):
                 out[k] = observation
         return out
 
     def render(self, width: int, height: int, runner_id: int = 0) -> Any:
-        """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots)."""
+        """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots).
+
+        Raises:
+            RuntimeError: the runner died or took longer than ``step_timeout_s``; it is replaced
+                (its episodes requeued, reported by the next step, as in a step).
+        """
+        import ray
+
         if not 0 <= runner_id < self._proc_num:
             raise ValueError(f'runner_id {runner_id} is out of range; valid runner ids: 0..{self._proc_num - 1}')
         self._wait_ready(runner_id)
-        return self._get_runner(self._pool.actors[runner_id].render.remote(width, height))
+        ref = self._pool.actors[runner_id].render.remote(width, height)
+        try:
+            return self._get_runner(ref, time.monotonic() + self._dist.step_timeout_s, runner_id)
+        except (ray.exceptions.RayActorError, RunnerHung) as exc:
+            self._runner_failed(runner_id, reason=exc)
+            raise RuntimeError(f'runner {runner_id} failed while rendering ({type(exc).__name__}); it was replaced, '
+                               'its episodes requeued (the next step reports its slots)') from exc
 
     def close(self) -> None:
         """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""

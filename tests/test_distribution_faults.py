@@ -1,0 +1,318 @@
+"""Faults of a Ray-distributed env outside a step: a runner that dies in a reset (with the episodes
+it took from the queue itself), a runner dead or hung when observations, a warm-up, its info or a
+render are asked for, a worker's warnings, and a Ctrl-C while Ray starts. Every episode is
+recorded once, the env goes on working, and no Ray process is left behind."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from internutopia.core.config import Config
+from internutopia.core.distribution import RayDistributionCfg
+from internutopia.core.task.base import BaseTask
+from internutopia.core.vec_env import Env
+from internutopia_extension import import_extensions
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+from internutopia_extension.tasks.finite_step import FiniteStepTask
+
+ray = pytest.importorskip('ray')
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('ray'),
+              pytest.mark.skipif(not os.path.isdir('/proc'), reason='reads the process table from /proc')]
+
+import_extensions()
+
+
+class StartFaultTaskCfg(FiniteStepTaskCfg):
+    """``kill_flag``: the runner process exits as the episode starts, unless the file exists (it is
+    made first, so the rerun starts); ``start_fails``: the start raises, every time."""
+
+    type: str = 'DistStartFaultTask'
+    mark: float = 0.0
+    kill_flag: str | None = None
+    start_fails: bool = False
+
+
+@BaseTask.register('DistStartFaultTask')
+class StartFaultTask(FiniteStepTask):
+    def __init__(self, view) -> None:
+        super().__init__(view)
+        self.marks = np.zeros(self.env_num)
+
+    def reset_slot(self, slot: int, config) -> None:
+        if config.kill_flag and not os.path.exists(config.kill_flag):
+            open(config.kill_flag, 'w').close()
+            os._exit(1)  # the worker process dies while the episode starts
+        if config.start_fails:
+            raise RuntimeError('this start always breaks')
+        super().reset_slot(slot, config)
+        self.marks[slot] = config.mark
+
+    def get_observations(self, slots: np.ndarray) -> dict:
+        return {'mark': self.marks[slots]}
+
+
+def _task(i: int, steps: int = 4, **kw) -> StartFaultTaskCfg:
+    return StartFaultTaskCfg(mark=float(i), max_steps=steps, robots=[JetbotRobotCfg()], **kw)
+
+
+def _env(tasks, path, proc_num: int, env_num: int, **dist) -> Env:
+    config = Config(env_num=env_num, metrics_save_path=str(path), task_configs=tasks)
+    return Env(config.distribute(RayDistributionCfg(proc_num=proc_num, **dist)))
+
+
+def _drive(env: Env, limit: int = 100) -> None:
+    """Step, resetting ended or emptied slots, until the env is finished."""
+    for _ in range(limit):
+        if env.finished:
+            return
+        _, _, terminated, _, info = env.step([None] * env.env_num)
+        ended = [g for g in range(env.env_num) if terminated[g] or (info[g] or {}).get('runner_failed')]
+        if ended:
+            env.reset(ended)
+    raise AssertionError(f'not finished after {limit} steps')
+
+
+def _records(path) -> dict[int, list[dict]]:
+    found = collections.defaultdict(list)
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        found[record['episode_index']].append(record)
+    return dict(found)
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Live (not zombie) descendants of ``pid``: pid -> name, from /proc."""
+    table = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat') as stream:
+                    stat = stream.read()
+            except OSError:
+                continue
+            state, ppid = stat[stat.rindex(')') + 2:].split()[:2]
+            table[int(entry)] = (int(ppid), state, stat[stat.index('(') + 1:stat.rindex(')')])
+    found: dict[int, str] = {}
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, state, name) in table.items():
+            if ppid == parent and child not in found and state != 'Z':
+                found[child] = name
+                frontier.append(child)
+    return found
+
+
+def _none_left(before: set[int]) -> dict[int, str]:
+    """The processes started since ``before`` still alive after up to 20 s."""
+    deadline = time.monotonic() + 20
+    while True:
+        left = {pid: name for pid, name in _descendants(os.getpid()).items() if pid not in before}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
+def _kill_runner(env: Env, runner_id: int, sig: int = signal.SIGKILL) -> int:
+    pid = env.runner_info()[runner_id]['pid']
+    os.kill(pid, sig)
+    if sig == signal.SIGKILL:
+        deadline = time.monotonic() + 20
+        while os.path.exists(f'/proc/{pid}') and time.monotonic() < deadline:
+            with open(f'/proc/{pid}/stat') as stream:
+                if stream.read().rsplit(')', 1)[1].split()[0] == 'Z':
+                    break
+            time.sleep(0.05)
+    return pid
+
+
+@pytest.fixture(scope='module')
+def local_ray():
+    """One Ray for the envs of this module (they leave it running on close); none left after."""
+    assert not ray.is_initialized()
+    before = set(_descendants(os.getpid()))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+    assert _none_left(before) == {}
+
+
+# ---------------------------------------------------------------------------------------------
+def test_ctrl_c_while_ray_starts_stops_the_ray_it_started(monkeypatch, tmp_path):
+    # A Ctrl-C in the middle of ray.init used to leave gcs_server, raylet and Ray's agents running
+    # (ray.shutdown() does not stop a half-started node): the start is now completed, then undone.
+    assert not ray.is_initialized()
+    before = set(_descendants(os.getpid()))
+    real_init, fired = ray.init, threading.Event()
+
+    def init_interrupted(*args, **kwargs):
+        timer = threading.Timer(0.5, lambda: (fired.set(), os.kill(os.getpid(), signal.SIGINT)))
+        timer.start()
+        try:
+            return real_init(*args, **kwargs)
+        finally:
+            timer.cancel()
+
+    monkeypatch.setattr(ray, 'init', init_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _env([_task(i) for i in range(2)], tmp_path / 'results.jsonl', proc_num=1, env_num=1)
+        time.sleep(5)  # (a machine that started Ray within 0.5 s: the Ctrl-C comes here, after)
+    assert fired.is_set() and not ray.is_initialized()
+    assert _none_left(before) == {}
+
+
+def test_a_runner_dying_in_a_reset_loses_no_episode(local_ray, tmp_path):
+    # Slot 0's episode 0 is replaced by episode 2, whose start kills the runner: episode 0 was
+    # being reset, so it is abandoned (recorded by the driver); 1 (running in slot 1) and 2 rerun.
+    path = tmp_path / 'results.jsonl'
+    tasks = [_task(0), _task(1), _task(2, kill_flag=str(tmp_path / 'killed')), _task(3), _task(4)]
+    env = _env(tasks, path, proc_num=1, env_num=2)
+    try:
+        env.reset()
+        env.step([None, None])
+        obs, info = env.reset([0])  # the runner dies in here; the reset runs again on its successor
+        assert (tmp_path / 'killed').exists() and env.runner_restarts == [1]
+        assert info[0].mark == 1.0 and obs[0]['mark'] == 1.0  # the requeued episodes come first
+        assert env.slot_episodes == [1, None]
+        _, _, terminated, _, info = env.step([None, None])
+        assert info[1] == {'runner_failed': True, 'runner_id': 0, 'requeued_episode': 1} and terminated[1]
+        env.reset([1])
+        _drive(env)
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == [0, 1, 2, 3, 4] and all(len(r) == 1 for r in records.values())
+    abandoned = records[0][0]
+    assert (abandoned['outcome'], abandoned['slot'], abandoned['steps']) == ('abandoned', 0, 1)
+    assert all('outcome' not in records[i][0] and records[i][0]['steps'] == 4 for i in (1, 2, 3, 4))
+
+
+def test_an_episode_a_runner_took_itself_is_requeued_when_it_dies(local_ray, tmp_path):
+    # Episode 0 fails every start; the runner takes the next episode from the queue actor itself
+    # (episode 1), whose start kills it: the driver never handed 1 out, yet it is not lost.
+    path = tmp_path / 'results.jsonl'
+    tasks = [_task(0, start_fails=True), _task(1, kill_flag=str(tmp_path / 'killed')), _task(2), _task(3)]
+    env = _env(tasks, path, proc_num=1, env_num=1)
+    try:
+        obs, info = env.reset()
+        assert (tmp_path / 'killed').exists() and env.runner_restarts == [1]
+        assert info[0].mark == 1.0 and env.slot_episodes == [1]
+        _drive(env)
+        assert env.runner_restarts == [1]
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == [0, 1, 2, 3] and all(len(r) == 1 for r in records.values())
+    assert records[0][0]['outcome'] == 'failed' and records[0][0]['error'] == 'this start always breaks'
+    assert all('outcome' not in records[i][0] and records[i][0]['steps'] == 4 for i in (1, 2, 3))
+
+
+def test_a_dead_runner_is_replaced_by_every_call_that_finds_it(local_ray, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    env = _env([_task(i) for i in range(6)], path, proc_num=2, env_num=2)
+    try:
+        env.reset()
+        env.step([None] * 4)
+        _kill_runner(env, 1)
+        obs = env.get_observations()  # used to raise ActorDiedError
+        assert [o is None for o in obs] == [False, False, True, True] and obs[1]['mark'] == 1.0
+        assert env.runner_restarts == [0, 1] and env.slot_episodes == [0, 1, None, None]
+        _, _, terminated, _, info = env.step([None] * 4)  # the lost episodes are reported once
+        assert info[2] == {'runner_failed': True, 'runner_id': 1, 'requeued_episode': 2} and terminated[2]
+        assert info[3] == {'runner_failed': True, 'runner_id': 1, 'requeued_episode': 3} and terminated[3]
+        assert info[0] == {'episode_index': 0, 'steps': 2}
+        env.reset([2, 3])
+        assert env.slot_episodes == [0, 1, 2, 3]
+
+        _kill_runner(env, 1)
+        env.warm_up(2)
+        assert env.runner_restarts == [0, 2] and env.slot_episodes == [0, 1, None, None]
+        env.reset([2, 3])
+
+        old = _kill_runner(env, 0)
+        pids = [i['pid'] for i in env.runner_info()]
+        assert old not in pids and env.runner_restarts == [1, 2] and env.slot_episodes == [None, None, 2, 3]
+        env.reset([0, 1])
+
+        _kill_runner(env, 0)
+        with pytest.raises(RuntimeError, match='runner 0 failed while rendering'):
+            env.render(32, 24, runner_id=0)
+        assert env.runner_restarts == [2, 2] and env.slot_episodes == [None, None, 2, 3]
+        assert env.render(32, 24, runner_id=1).shape == (24, 32, 3)
+        _, _, _, _, info = env.step([None] * 4)
+        assert info[0]['requeued_episode'] == 0 and info[1]['requeued_episode'] == 1
+        env.reset([0, 1])
+        _drive(env)
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == list(range(6)) and all(len(r) == 1 for r in records.values())
+    assert all(r[0]['steps'] == 4 and 'outcome' not in r[0] for r in records.values())  # each reran in full
+
+
+def test_a_hung_runner_does_not_block_observations_or_warm_up(local_ray, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    env = _env([_task(i) for i in range(4)], path, proc_num=2, env_num=1, step_timeout_s=3, reset_timeout_s=8)
+    stopped: list[int] = []
+    try:
+        env.reset()
+        env.step([None, None])
+        stopped.append(_kill_runner(env, 1, signal.SIGSTOP))
+        started = time.monotonic()
+        obs = env.get_observations()  # used to wait forever
+        assert time.monotonic() - started < 15
+        assert obs[0]['mark'] == 0.0 and obs[1] is None and env.runner_restarts == [0, 1]
+        _, _, _, _, info = env.step([None, None])
+        assert info[1] == {'runner_failed': True, 'runner_id': 1, 'requeued_episode': 1}
+        env.reset([1])
+
+        stopped.append(_kill_runner(env, 1, signal.SIGSTOP))
+        started = time.monotonic()
+        env.warm_up(1)  # used to wait forever
+        assert time.monotonic() - started < 25 and env.runner_restarts == [0, 2]
+        _drive(env)
+    finally:
+        for pid in stopped:  # (killed by now: its runner was replaced)
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        env.close()
+    records = _records(path)
+    assert sorted(records) == [0, 1, 2, 3] and all(len(r) == 1 for r in records.values())
+
+
+def test_a_runners_warnings_reach_the_driver(local_ray):
+    tasks = [_task(i) for i in range(2)]
+    env = _env(tasks, 'none', proc_num=2, env_num=1)
+    reference = Env(Config(env_num=2, metrics_save_path='none', task_configs=tasks))
+    rover = {'rover': {'move_by_speed': [0.1, 0.0]}}
+    try:
+        for e in (env, reference):
+            e.reset()
+        for e in (env, reference):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                e.step([None, rover])
+                e.step([rover, rover])  # once per robot name
+            assert [str(w.message) for w in caught] == [
+                "action[1]: no robot 'rover' in env 1 (robots: ['jetbot']); its commands are ignored "
+                '(warned once per robot name)']
+            if e is env:
+                assert caught[0].filename == __file__  # it points at the caller's step
+        with pytest.raises(RuntimeError, match=r'nor does it have step_arrays: read the observations of step\(\)'):
+            env.state_arrays()
+    finally:
+        env.close()
+        reference.close()
