@@ -513,3 +513,267 @@ def test_resetting_a_slot_before_its_episode_stepped_does_not_ask_metrics_that_c
     assert records[0]['outcome'] == 'abandoned' and records[0]['metrics'] is None
     assert records[0]['metrics_error'].startswith('TypeError')
     assert records[1]['metrics'] == {'needs_updates': {'close': True}}
+
+
+# -- hooks run once: per-slot faults, post_reset, observations, targets --------------------------------
+#: ``{(hook, slot): calls}`` of the classes below, and ``{(hook, slot): call}`` from which a hook raises.
+HOOKS: dict = {}
+FAIL: dict = {}
+
+
+def _hook(name, slot):
+    """Count a call of hook ``name`` in ``slot``; raise from the call ``FAIL`` names for it."""
+    calls = HOOKS[name, slot] = HOOKS.get((name, slot), 0) + 1
+    if FAIL.get((name, slot)) is not None and calls >= FAIL[name, slot]:
+        raise RuntimeError(f'{name} broke in env {slot}')
+    return calls
+
+
+@pytest.fixture
+def hooks():
+    HOOKS.clear()
+    FAIL.clear()
+    yield HOOKS
+    HOOKS.clear()
+    FAIL.clear()
+
+
+class HookWheelsCfg(ControllerCfg):
+    type: str = 'HookWheels'
+    targets: str = 'ok'  # ok | nan32 | inf | short
+
+
+@BaseController.register('HookWheels')
+class HookWheels(BaseController):
+    def action_to_control(self, action):
+        slot = self.robot.articulation.env_id
+        _hook('action_to_control', slot)
+        speed = float(action[0])
+        values = {'ok': [speed, speed], 'nan32': [np.float32('nan')] * 2, 'inf': [np.inf, speed],
+                  'short': [speed]}[self.config.targets]
+        return ArticulationAction(joint_velocities=values)
+
+
+class HookSensorCfg(SensorCfg):
+    type: str = 'HookSensor'
+
+
+@BaseSensor.register('HookSensor')
+class HookSensor(BaseSensor):
+    def post_reset(self):
+        _hook('sensor.post_reset', self._robot.articulation.env_id)
+
+    def get_data(self):
+        return {'reads': _hook('get_data', self._robot.articulation.env_id)}
+
+
+class HookRobotCfg(JetbotRobotCfg):
+    name: str = 'courier'
+    type: str = 'HookRobot'
+
+
+@BaseRobot.register('HookRobot')
+class HookRobot(JetbotRobot):
+    def apply_action(self, action):
+        _hook('apply_action', self.articulation.env_id)
+        super().apply_action(action)
+
+    def get_obs(self):
+        obs = super().get_obs()
+        obs['obs_calls'] = _hook('get_obs', self.articulation.env_id)
+        return obs
+
+    def post_reset(self):
+        super().post_reset()
+        _hook('robot.post_reset', self.articulation.env_id)
+
+
+class HookTaskCfg(TaskCfg):
+    type: str = 'HookTask'
+    length: int = 4
+
+
+@BaseTask.register('HookTask')
+class HookTask(BaseTask):
+    def pre_step(self, time_step_index, simulation_time):
+        super().pre_step(time_step_index, simulation_time)
+        _hook('pre_step', self.env_id)
+
+    def is_done(self):
+        _hook('is_done', self.env_id)
+        return self.steps >= self.config.length
+
+
+class HookMetricCfg(MetricCfg):
+    type: str = 'HookMetric'
+    name: str = 'updates'
+
+
+@BaseMetric.register('HookMetric')
+class HookMetric(BaseMetric):
+    def __init__(self, config, task_config):
+        super().__init__(config, task_config)
+        self.updates = 0
+
+    def update(self, obs):
+        self.updates += 1
+        _hook('update', self.env_id)
+
+    def calc(self):
+        return self.updates
+
+
+@BaseReward.register('HookReward')
+class HookReward(BaseReward):
+    def reset(self):
+        self.state = None
+
+    def calc(self):
+        return 0.5 * _hook('calc', self.task.env_id)  # 0.5, 1.0, 1.5, ...: a second call shows
+
+    def _calc_next_state(self):
+        return None
+
+
+def hook_task(robot='per-slot', task='per-slot', targets='ok', reward=True, length=4):
+    sensors = [HookSensorCfg(name='odo')]
+    if robot == 'per-slot':
+        robot_cfg = HookRobotCfg(controllers=[WHEELS, HookWheelsCfg(name='wheels', targets=targets)], sensors=sensors)
+    else:
+        robot_cfg = JetbotRobotCfg(name='courier', controllers=[WHEELS, HookWheelsCfg(name='wheels', targets=targets)],
+                                   sensors=sensors)
+    if task == 'per-slot':
+        return HookTaskCfg(length=length, robots=[robot_cfg], metrics=[HookMetricCfg()],
+                           reward=RewardCfg(type='HookReward', reward_settings={}) if reward else None)
+    return FiniteStepTaskCfg(max_steps=length, robots=[robot_cfg], metrics=[HookMetricCfg()])
+
+
+def run_hook_episodes(env_num=3, steps=5, **kw):
+    """Run ``env_num`` episodes of :func:`hook_task` side by side; per slot, its rewards, the step
+    its episode ended on, its info then, and the hook calls counted."""
+    ran = {slot: {'rewards': [], 'ended': None, 'info': None} for slot in range(env_num)}
+    with Env(config([hook_task(**kw)] * env_num, env_num=env_num)) as env:
+        env.reset()
+        for step in range(1, steps + 1):
+            _, reward, terminated, _, info = env.step([{'courier': {'wheels': [1.0]}}] * env_num)
+            for slot in range(env_num):
+                if ran[slot]['ended'] is None:
+                    ran[slot]['rewards'].append(reward[slot])
+                    if terminated[slot]:
+                        ran[slot]['ended'], ran[slot]['info'] = step, info[slot]
+    return ran, dict(HOOKS)
+
+
+@pytest.mark.parametrize('hook', ['is_done', 'pre_step', 'action_to_control', 'apply_action', 'calc', 'update',
+                                  'get_obs', 'get_data'])
+def test_one_slots_failing_hook_ends_its_episode_and_the_others_run_every_hook_once(hooks, hook):
+    """docs/reliability.md: one slot's error ends its episode; every other slot's step is as if
+    nothing had happened (a per-slot adapter runs each slot once, it is not run again slot by slot)."""
+    clean, clean_hooks = run_hook_episodes()
+    HOOKS.clear()
+    FAIL[hook, 1] = 2 + (hook in ('get_obs', 'get_data'))  # its 2nd step (observations: the reset's counts too)
+    ran, counted = run_hook_episodes()
+    assert ran[1]['ended'] == 2 and ran[1]['info']['failed'] == f'RuntimeError: {hook} broke in env 1'
+    assert ran[1]['rewards'][-1] == 0.0
+    for slot in (0, 2):
+        assert ran[slot]['ended'] == 4 and ran[slot]['rewards'] == clean[slot]['rewards'] == [0.5, 1.0, 1.5, 2.0]
+        assert ran[slot]['info']['metrics'] == clean[slot]['info']['metrics'] == {'updates': 3}
+        assert 'failed' not in ran[slot]['info']
+        for name in ('pre_step', 'is_done', 'apply_action', 'action_to_control', 'calc', 'update', 'get_obs',
+                     'get_data', 'robot.post_reset', 'sensor.post_reset'):
+            assert counted.get((name, slot)) == clean_hooks.get((name, slot)), (name, slot)
+    assert clean_hooks['pre_step', 0] == clean_hooks['is_done', 0] == clean_hooks['apply_action', 0] == 4
+    assert clean_hooks['calc', 0] == 4 and clean_hooks['update', 0] == 3
+    assert clean_hooks['get_obs', 0] == clean_hooks['get_data', 0] == 5  # the reset's and each step's, once
+
+
+@pytest.mark.parametrize('hook', ['get_obs', 'get_data', 'update'])
+def test_one_slots_failing_hook_under_a_built_in_task_leaves_the_others_alone(hooks, hook):
+    clean, clean_hooks = run_hook_episodes(task='built-in')
+    HOOKS.clear()
+    FAIL[hook, 1] = 2 + (hook in ('get_obs', 'get_data'))
+    ran, counted = run_hook_episodes(task='built-in')
+    assert ran[1]['ended'] == 2 and ran[1]['info']['failed'] == f'RuntimeError: {hook} broke in env 1'
+    for slot in (0, 2):
+        assert ran[slot]['ended'] == 4 and ran[slot]['info']['metrics'] == clean[slot]['info']['metrics']
+        for name in ('apply_action', 'action_to_control', 'update', 'get_obs', 'get_data'):
+            assert counted.get((name, slot)) == clean_hooks.get((name, slot)), (name, slot)
+    assert clean_hooks['get_obs', 0] == clean_hooks['get_data', 0] == 5
+
+
+@pytest.mark.parametrize(('robot', 'task'), [('per-slot', 'per-slot'), ('per-slot', 'built-in'), ('built-in', 'per-slot'),
+                                             ('built-in', 'built-in')])
+def test_post_reset_runs_once_per_episode_and_get_obs_and_get_data_once_per_step(hooks, robot, task):
+    """As InternUtopia: ``task.post_reset`` -> ``robot.post_reset`` -> the sensors', once per
+    episode; each step observes a robot once (``get_obs``, its sensors' ``get_data``), whoever reads
+    it (the step's observation, the task's ``get_observations``, a metric's ``update``)."""
+    with Env(config([hook_task(robot=robot, task=task, reward=False, length=10)] * 6, env_num=3)) as env:
+        obs, _ = env.reset()
+        for slot in range(3):
+            if robot == 'per-slot':
+                assert HOOKS['robot.post_reset', slot] == 1
+                assert obs[slot]['courier']['obs_calls'] == 1
+            assert HOOKS['sensor.post_reset', slot] == 1 and HOOKS['get_data', slot] == 1
+            assert obs[slot]['courier']['sensors']['odo'] == {'reads': 1}
+        for step in range(2, 5):
+            obs, *_ = env.step([{'courier': {'wheels': [1.0]}}] * 3)
+            for slot in range(3):
+                assert obs[slot]['courier']['sensors']['odo'] == {'reads': step}
+                assert HOOKS['get_data', slot] == step
+                if robot == 'per-slot':
+                    assert obs[slot]['courier']['obs_calls'] == HOOKS['get_obs', slot] == step
+        assert HOOKS.get(('robot.post_reset', 0), 0) == (1 if robot == 'per-slot' else 0)
+        assert HOOKS['sensor.post_reset', 0] == 1
+        HOOKS.clear()
+        obs, _ = env.reset([1])  # the slot's next episode: its post_reset once again
+        assert HOOKS['sensor.post_reset', 1] == 1 and HOOKS.get(('sensor.post_reset', 0)) is None
+        assert HOOKS.get(('robot.post_reset', 1)) == (1 if robot == 'per-slot' else None)
+        assert len(obs) == 1 and obs[0]['courier']['sensors']['odo'] == {'reads': 1}  # (the reset slots' observations)
+
+
+def test_nan_targets_keep_a_joints_target_whatever_their_type_and_inf_is_an_error():
+    with Env(config([hook_task(reward=False, length=50)], env_num=1)) as env:
+        env.reset()
+        robot = next(iter(env.runner.current_tasks.values())).robots['courier']
+        articulation = robot.articulation
+        ctrl = articulation.group.bound_world.data.ctrl
+        wheels = [a for a in articulation._servos()['velocity'].tolist() if a >= 0]
+        for kept in ([float('nan')] * 2, [np.float32('nan')] * 2, np.full(2, np.nan, np.float32),
+                     np.full(2, np.nan), [None, np.float64('nan')], np.array([None, np.nan], dtype=object)):
+            articulation.apply_action(ArticulationAction(joint_velocities=[5.0, 6.0]))
+            articulation.apply_action(ArticulationAction(joint_velocities=kept))
+            assert ctrl[0, wheels].tolist() == [5.0, 6.0], kept
+        articulation.apply_action(ArticulationAction(joint_velocities=[np.float32(1.5), np.float32('nan')]))
+        assert ctrl[0, wheels].tolist() == [1.5, 6.0]
+        for bad in ([np.inf, 1.0], [1.0, np.float32('-inf')], np.array([np.inf, 0.0], np.float32)):
+            with pytest.raises(ValueError, match=r"joint_velocities for robot 'courier' in env 0: joint "
+                                                 r"'(left|right)_wheel_joint' has target -?inf; targets must be finite"):
+                articulation.apply_action(ArticulationAction(joint_velocities=bad))
+            assert ctrl[0, wheels].tolist() == [1.5, 6.0]  # nothing written
+        with pytest.raises(ValueError, match=r"joint_efforts for robot 'courier' in env 0: joint 'left_wheel_joint'"):
+            articulation.apply_action(ArticulationAction(joint_efforts=[np.inf, 0.0]))
+        with pytest.raises(ValueError, match=r"joint_velocities for robot 'courier' in env 0 has 1 entries for 2 joints"):
+            articulation.apply_action(ArticulationAction(joint_velocities=[1.0]))
+
+
+@pytest.mark.parametrize(('targets', 'message'), [
+    ('inf', "ValueError: controller 'wheels': ArticulationAction joint_velocities for robot 'courier' in env 1: "
+            "joint 'left_wheel_joint' has target inf"),
+    ('short', "ValueError: controller 'wheels': ArticulationAction joint_velocities for robot 'courier' in env 1 has "
+              "1 entries for 2 joints")])
+def test_a_bad_target_from_a_controller_ends_its_slots_episode_naming_the_controller(hooks, targets, message):
+    tasks = [hook_task(reward=False), hook_task(reward=False, targets=targets), hook_task(reward=False)]
+    with Env(config(tasks, env_num=3)) as env:
+        env.reset()
+        obs, _, terminated, _, info = env.step([{'courier': {'wheels': [1.0]}}] * 3)
+        assert terminated == [False, True, False] and info[1]['failed'].startswith(message)
+        assert all(np.isfinite(env.runner.view.robots(0)['courier'].bound_world.data.ctrl[0]))
+        assert HOOKS['apply_action', 0] == HOOKS['apply_action', 2] == 1
+
+
+def test_nan32_targets_from_a_controller_keep_the_wheels_targets(hooks):
+    with Env(config([hook_task(reward=False, targets='nan32')], env_num=1)) as env:
+        env.reset()
+        _, _, terminated, _, info = env.step([{'courier': {'wheels': [1.0]}}])
+        data = env.runner.view.robots(0)['courier'].bound_world.data
+        assert terminated == [False] and 'failed' not in info[0] and np.all(np.isfinite(data.ctrl[0]))

@@ -8,7 +8,8 @@ targets to it. Here an ``IArticulation`` does the same on the slot's own MuJoCo 
   ``joint_names``); indices refer to that list;
 - ``apply_action`` writes ``joint_positions`` to the joints' position servos, ``joint_velocities``
   to their velocity servos (``ValueError`` naming the joint when it has no such servo) and applies
-  ``joint_efforts`` as joint torques;
+  ``joint_efforts`` as joint torques; a ``None`` or NaN entry (of any float type) keeps that
+  joint's target, an infinite one is a ``ValueError`` naming the robot, env and joint;
 - ``set_joint_positions`` / ``set_joint_velocities`` teleport joint states;
 - poses come from :class:`~internutopia.core.util.pose_mixin.PoseMixin` (world, env, local).
 
@@ -171,36 +172,68 @@ class IArticulation(PoseMixin):
 
     def apply_action(self, action: ArticulationAction) -> None:
         """Send ``action``'s targets to the joints' servos and torques (see the module docstring).
+        A ``None`` or NaN entry (a Python float, a numpy scalar of any precision, in a list or an
+        array) leaves that joint's target alone, as in InternUtopia; every target is checked
+        before any is written.
 
         Raises:
-            ValueError: a target for a joint without a servo of that kind, or a wrong length.
+            ValueError: a target for a joint without a servo of that kind, an infinite (or
+                non-numeric) target, or a wrong length; naming the robot, the env and the joint.
         """
         if action is None:
             return
         indices = self._indices(action.joint_indices)
         servos = self._servos()
         data = self.group.bound_world.data
-        for kind, values in (('position', action.joint_positions), ('velocity', action.joint_velocities)):
+        writes: list[tuple[int, float]] = []
+        for kind, what, values in (('position', 'joint_positions', action.joint_positions),
+                                   ('velocity', 'joint_velocities', action.joint_velocities)):
             if values is None:
                 continue
-            values = list(values) if not isinstance(values, np.ndarray) else values.reshape(-1).tolist()
-            if len(values) != len(indices):
-                raise ValueError(f'ArticulationAction joint_{kind}s has {len(values)} entries for {len(indices)} joints')
-            for index, value in zip(indices.tolist(), values, strict=True):
-                if value is None or (isinstance(value, float) and np.isnan(value)):
+            targets = self._targets(values, indices, what)
+            for index, value in zip(indices.tolist(), targets.tolist(), strict=True):
+                if value != value:  # NaN (and None): keep the target
                     continue
                 actuator = servos[kind][index]
                 if actuator < 0:
                     raise ValueError(f'joint {self.group.joint_names[index]!r} of robot {self.group.name!r} has no {kind} '
                                      f'servo; joints with one: {[n for n, a in zip(self.group.joint_names, servos[kind], strict=True) if a >= 0]}')
-                data.ctrl[self.slot, actuator] = float(value)
+                writes.append((int(actuator), value))
+        efforts = None
         if action.joint_efforts is not None:
-            efforts = np.asarray([np.nan if e is None else e for e in action.joint_efforts], dtype=float).reshape(-1)
-            if len(efforts) != len(indices):
-                raise ValueError(f'ArticulationAction joint_efforts has {len(efforts)} entries for {len(indices)} joints')
+            efforts = self._targets(action.joint_efforts, indices, 'joint_efforts')
+        for actuator, value in writes:
+            data.ctrl[self.slot, actuator] = value
+        if efforts is not None:
             given = ~np.isnan(efforts)
             dof = self.group.joint_dofadr[self.slot][indices]
             data.qfrc_applied[self.slot, dof[given]] = efforts[given]
+
+    def _targets(self, values: Any, indices: np.ndarray, what: str) -> np.ndarray:
+        """``values`` (a list or an array, ``None`` entries allowed) as floats, NaN where a target
+        is kept; ``ValueError`` naming the robot, env and joint for a wrong length or an infinite
+        or non-numeric entry."""
+        where = f'ArticulationAction {what} for robot {self.group.name!r} in env {self.slot}'
+        entries: Any
+        if isinstance(values, np.ndarray) and values.dtype != object:
+            entries = values.reshape(-1)
+        else:
+            entries = [np.nan if value is None else value for value in (values.reshape(-1) if isinstance(values, np.ndarray) else values)]
+        if len(entries) != len(indices):
+            raise ValueError(f'{where} has {len(entries)} entries for {len(indices)} joints '
+                             f'({[self.group.joint_names[i] for i in indices.tolist()]})')
+        try:
+            targets = np.asarray(entries, dtype=float).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f'{where}: entries must be numbers, None or NaN; got {values!r} ({exc})') from None
+        if len(targets) != len(indices):
+            raise ValueError(f'{where} has {len(targets)} entries for {len(indices)} joints')
+        infinite = np.isinf(targets)
+        if infinite.any():
+            joint = self.group.joint_names[int(indices[int(np.argmax(infinite))])]
+            raise ValueError(f'{where}: joint {joint!r} has target {targets[infinite][0]}; targets must be finite '
+                             '(None or NaN leaves a joint\'s target alone)')
+        return targets
 
     def set_gains(self, kps: Any = None, kds: Any = None, joint_indices: Any = None) -> None:
         """Position-servo stiffness ``kps`` and damping ``kds`` (for every slot of this structure)."""

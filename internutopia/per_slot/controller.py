@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
+from internutopia.core.runner.failures import SlotFailures
 from internutopia.core.util.trees import row
 from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
 from internutopia.per_slot.style import with_api
@@ -163,10 +164,17 @@ class SlotControllerAdapter(BaseController):
         return list(actions)
 
     def apply(self, slots: np.ndarray, batch: Any) -> None:
+        errors: dict[int, Exception] = {}
         for slot, action in zip(np.asarray(slots).tolist(), batch, strict=True):
-            control = self._instance(slot).action_to_control(action)
-            if control is not None:
-                self._robot_in_slot(self.robot, slot).articulation.apply_action(control)
+            try:
+                instance = self._instance(slot)
+                control = instance.action_to_control(action)
+                if control is not None:
+                    apply_control(self._robot_in_slot(self.robot, slot).articulation, control, self.name)
+            except Exception as exc:  # this slot's episode fails; the others' commands stand (applied once)
+                errors[slot] = exc
+        if errors:
+            raise SlotFailures(errors)
 
     def get_obs(self, slots: np.ndarray) -> Any:
         return [self._instance(slot).get_obs() for slot in np.asarray(slots).tolist()]
@@ -177,6 +185,15 @@ class SlotControllerAdapter(BaseController):
             old = self._instances.pop(slot, None)
             if old is not None:
                 old.cleanup()
+
+
+def apply_control(articulation: Any, control: Any, controller_name: Any) -> None:
+    """``articulation.apply_action(control)``, a ``ValueError`` (a bad target) naming the controller
+    that returned ``control``."""
+    try:
+        articulation.apply_action(control)
+    except ValueError as exc:
+        raise ValueError(f'controller {controller_name!r}: {exc}') from None
 
 
 def controller_in_slot(controller: BaseController, slot: int, robot: Any, scene: Any) -> Any:
@@ -205,5 +222,5 @@ def inject_sub_controllers(parent: Any, configs: list[Any], robot: Any, scene: A
         raise ValueError(f'controller {parent.name!r} has no sub-controller(s) {missing}; it has {have}')
 
 
-__all__ = ['PER_SLOT_CONTROLLER_METHODS', 'SlotController', 'SlotControllerAdapter', 'SlotControllerView',
+__all__ = ['PER_SLOT_CONTROLLER_METHODS', 'SlotController', 'SlotControllerAdapter', 'SlotControllerView', 'apply_control',
            'controller_in_slot', 'create_controllers', 'inject_sub_controllers']

@@ -18,6 +18,7 @@ Either way the object is a :class:`SlotRobot`, with InternUtopia's attributes: `
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import warnings
 import weakref
@@ -29,15 +30,16 @@ import numpy as np
 
 from internutopia.core.config import RobotCfg, SimConfig
 from internutopia.core.robot.base import BaseRobot
+from internutopia.core.runner.failures import SlotFailures
 from internutopia.core.util.trees import row
 from internutopia.per_slot.articulation import IArticulation
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
-from internutopia.per_slot.controller import controller_in_slot
+from internutopia.per_slot.controller import apply_control, controller_in_slot
 from internutopia.per_slot.instances import OrderedObsMixin
 from internutopia.per_slot.model import ModelRobot
 from internutopia.per_slot.rigid_body import IRigidBody
 from internutopia.per_slot.scene import SlotScene
-from internutopia.per_slot.sensor import sensor_in_slot
+from internutopia.per_slot.sensor import SlotSensorAdapter, sensor_in_slot
 from internutopia.per_slot.style import instance_class, is_per_slot, vectorized_base, with_api
 
 #: Methods only InternUtopia-style (per-slot) robot classes define.
@@ -54,6 +56,8 @@ class SlotRobot(OrderedObsMixin):
 
     _slot_group: BaseRobot | None = None
     _slot: int = -1
+    #: Whether the episode's ``post_reset`` ran (see :func:`start_robot`).
+    _slot_started: bool = False
     # Set by __init__, as InternUtopia's robots have them.
     name: str
     config: Any
@@ -92,7 +96,7 @@ class SlotRobot(OrderedObsMixin):
                 continue
             control = controller.action_to_control(controller_action)
             if control is not None:
-                self.articulation.apply_action(control)
+                apply_control(self.articulation, control, controller_name)
 
     def get_obs(self) -> dict[str, Any]:
         """This slot's row of the group's observation (position, orientation, joints, controllers,
@@ -166,7 +170,9 @@ class SlotRobot(OrderedObsMixin):
 
     def post_reset(self) -> None:
         """Called once the episode's start state is in place: the sensors' ``post_reset`` (in which
-        ``ICamera.create`` makes cameras on this robot in this slot, as InternUtopia's sensors do)."""
+        ``ICamera.create`` makes cameras on this robot in this slot, as InternUtopia's sensors do).
+        The env calls it once per slot and episode (see :func:`start_robot`)."""
+        self._slot_started = True
         group = self._slot_group
         token = BUILDING.set(SlotRobotContext(group, self._slot, self._scene.origin)) if group is not None else None
         try:
@@ -204,9 +210,15 @@ class SlotActionSink:
         return list(parsed)
 
     def apply(self, slots: np.ndarray, actions: list[Any]) -> None:
+        errors: dict[int, Exception] = {}
         for slot, action in zip(slots.tolist(), actions, strict=True):
-            # Each slot gets its own dict: scripts often send one object to every slot.
-            self.group.instance(slot).apply_action(dict(action))
+            try:
+                # Each slot gets its own dict: scripts often send one object to every slot.
+                self.group.instance(slot).apply_action(dict(action))
+            except Exception as exc:  # this slot's episode fails; the others' actions stand (applied once)
+                errors[slot] = exc
+        if errors:
+            raise SlotFailures(errors)
 
 
 if TYPE_CHECKING:
@@ -232,6 +244,9 @@ class SlotRobotGroup(_BuiltinRobot):
         self.slot_configs: dict[int, RobotCfg] = {}
         #: Each slot's row of the built-in observation, with the slot's sim time when it was read.
         self._rows: dict[int, tuple[float, dict[str, Any]]] = {}
+        #: Each slot's instance's ``get_obs()`` (or its error), with the slot's sim time: a robot is
+        #: observed once a step, however many readers ask (the step's observation, a metric's).
+        self._observed: dict[int, tuple[float, Any, Exception | None]] = {}
         self._sink = SlotActionSink(self)
 
     def commanded(self, controller_actions: Any) -> list[tuple[str | None, Any, Any]]:
@@ -243,6 +258,7 @@ class SlotRobotGroup(_BuiltinRobot):
         for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
             self.slot_configs[slot] = config
             self._rows.pop(slot, None)
+            self._observed.pop(slot, None)
             old = self.instances.pop(slot, None)
             if old is not None:
                 old.cleanup()
@@ -250,16 +266,39 @@ class SlotRobotGroup(_BuiltinRobot):
     def state_changed(self, slot: int) -> None:
         super().state_changed(slot)
         self._rows.pop(slot, None)
+        self._observed.pop(slot, None)
+        for sensor in self.sensors.values():
+            if isinstance(sensor, SlotSensorAdapter):
+                sensor.forget(slot)
 
     # (A list, one observation per slot, where the built-in class has arrays: array_api is False.)
     def get_obs(self, slots: np.ndarray) -> list[Any]:  # type: ignore[override]
-        """One observation per slot of ``slots``: its instance's ``get_obs()``."""
-        slots = np.asarray(slots, dtype=np.intp)
-        tree = self.builtin_obs(slots)  # read once for all slots; the instances read their rows
+        """One observation per slot of ``slots``: its instance's ``get_obs()``, called once per slot
+        and step (asked again in the same step, the same observation, or the same error)."""
         times = self.bound_world.data.time
-        for index, slot in enumerate(slots.tolist()):
-            self._rows[slot] = (float(times[slot]), row(tree, index))
-        return [self.instance(slot).get_obs() for slot in slots.tolist()]
+        observed = self._observed
+        listed = np.asarray(slots, dtype=np.intp).tolist()
+        todo = []
+        for slot in listed:
+            held = observed.get(slot)
+            if held is None or held[0] != float(times[slot]):
+                todo.append(slot)
+        if todo:
+            tree = self.builtin_obs(np.array(todo, dtype=np.intp))  # read once for these slots; the instances read their rows
+            for index, slot in enumerate(todo):
+                time = float(times[slot])
+                self._rows[slot] = (time, row(tree, index))
+                try:
+                    observed[slot] = (time, self.instance(slot).get_obs(), None)
+                except Exception as exc:  # (kept: the slot's error again if asked again this step)
+                    observed[slot] = (time, None, exc)
+        out = []
+        for slot in listed:
+            _, obs, error = observed[slot]
+            if error is not None:
+                raise error  # (after every other slot was observed: asked again, each gives what it gave)
+            out.append(obs)
+        return out
 
     def builtin_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """The built-in class's observation arrays of ``slots``."""
@@ -277,7 +316,8 @@ class SlotRobotGroup(_BuiltinRobot):
         made = self.instances.get(slot)
         if made is None:
             made = build_robot(self.instance_class, self, slot, self.slot_configs.get(slot, self.config), self.instances)
-            made.post_reset()
+            if not _TASK_STARTS.get():
+                start_robot(made)
         return made
 
 
@@ -348,8 +388,32 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
     # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
     made = build_robot(with_api(robot_api(type(group)), type(group)), group, slot, config, {})  # type: ignore[arg-type]
     views[slot] = (episode, made)
-    made.post_reset()  # the episode's start: its per-slot sensors' post_reset, as InternUtopia calls it
+    if not _TASK_STARTS.get():
+        start_robot(made)  # the episode's start: its per-slot sensors' post_reset, as InternUtopia calls it
     return made
+
+
+#: True while an upstream-style task starts its episode: the robots it builds get their
+#: ``post_reset`` from the task's (InternUtopia's order), not when they are built.
+_TASK_STARTS: contextvars.ContextVar[bool] = contextvars.ContextVar('internutopia_task_starts', default=False)
+
+
+def start_robot(robot: Any) -> None:
+    """``robot.post_reset()`` unless it ran already for this slot and episode: once per episode,
+    whoever asks first (the robot's building, its task's ``post_reset``)."""
+    if not robot._slot_started:
+        robot._slot_started = True
+        robot.post_reset()
+
+
+def robots_start_with_task() -> contextvars.Token:
+    """From now until :func:`robots_started` is given the token, robots built are started by their task."""
+    return _TASK_STARTS.set(True)
+
+
+def robots_started(token: contextvars.Token) -> None:
+    """End what :func:`robots_start_with_task` began."""
+    _TASK_STARTS.reset(token)
 
 
 def slot_row(group: BaseRobot, slot: int) -> dict[str, Any]:
@@ -382,4 +446,5 @@ def init_robots(task_config: Any, scene: Any) -> OrderedDict[str, Any]:
 
 
 __all__ = ['PER_SLOT_ROBOT_METHODS', 'SlotActionSink', 'SlotRobot', 'SlotRobotGroup', 'create_robots', 'init_robots',
-           'robot_group_class', 'robot_in_slot', 'robot_maker', 'slot_row']
+           'robot_group_class', 'robot_in_slot', 'robot_maker', 'robots_start_with_task', 'robots_started', 'slot_row',
+           'start_robot']

@@ -101,20 +101,40 @@ class SlotSensorAdapter(BaseSensor):
         self.instance_class = instance_class
         self._robot_in_slot = robot_in_slot
         self._instances: dict[int, Any] = {}
+        #: Each slot's ``get_data()`` (or its error) with the slot's sim time: a sensor is read once
+        #: a step, however many readers observe its robot (the step's observation, a metric's).
+        self._read: dict[int, tuple[float, Any, Exception | None]] = {}
 
     def in_slot(self, slot: int, robot: Any, scene: Any) -> Any:
         """``slot``'s instance, made with the slot's robot object ``robot`` and ``scene`` if there is none yet."""
         return build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene)
 
     def get_obs(self, slots: np.ndarray) -> Any:
+        times = self.robot.bound_world.data.time
+        read = self._read
         out = []
         for slot in np.asarray(slots).tolist():
-            self._robot_in_slot(self.robot, slot)  # builds the slot's sensor instance with the robot's
-            out.append(self._instances[slot].get_data())
+            time = float(times[slot])
+            held = read.get(slot)
+            if held is None or held[0] != time:
+                try:
+                    self._robot_in_slot(self.robot, slot)  # builds the slot's sensor instance with the robot's
+                    held = (time, self._instances[slot].get_data(), None)
+                except Exception as exc:  # (kept: asked again this step, the same error, no second call)
+                    held = (time, None, exc)
+                read[slot] = held
+            if held[2] is not None:
+                raise held[2]
+            out.append(held[1])
         return out
+
+    def forget(self, slot: int) -> None:
+        """``slot``'s state was set by hand: read it again when asked, even in the same step."""
+        self._read.pop(slot, None)
 
     def reset(self, slots: np.ndarray) -> None:
         for slot in np.asarray(slots).tolist():
+            self._read.pop(slot, None)
             old = self._instances.pop(slot, None)
             if old is not None:
                 old.cleanup()

@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.runner.failures import SlotFailures
 from internutopia.core.task.base import BaseTask
 from internutopia.core.util.trees import row
 from internutopia.core.view import EnvView
 from internutopia.per_slot.metric import metric_in_slot
 from internutopia.per_slot.reward import check_slot_reward
 from internutopia.per_slot.rigid_body import IRigidBody
-from internutopia.per_slot.robot import robot_in_slot
+from internutopia.per_slot.robot import robot_in_slot, robots_start_with_task, robots_started, start_robot
 from internutopia.per_slot.scene import SlotScene, task_name
 from internutopia.per_slot.style import instance_class, is_per_slot, with_api
 
@@ -144,10 +145,11 @@ class SlotTask:
         self.steps += 1
 
     def post_reset(self) -> None:
-        """Called once the episode's start state is in place: the robots' ``post_reset``."""
+        """Called once the episode's start state is in place: the robots' ``post_reset`` (each
+        robot's runs once per episode: not again for a robot started already)."""
         self.steps = 0
         for robot in self.robots.values():
-            robot.post_reset()
+            start_robot(robot)
 
     def cleanup(self) -> None:
         """Called when the slot's episode is replaced: the robots' ``cleanup``."""
@@ -172,14 +174,17 @@ class SlotTaskAdapter(BaseTask):
 
     #: Observations are per-slot dicts, not arrays.
     array_api = False
+    #: The instance's ``get_observations()`` is the slot's whole observation, its robots' entries
+    #: included (InternUtopia's): the runner does not observe the slot's robot groups apart.
+    replaces_robot_observations = True
 
     def __init__(self, view: EnvView, instance_class: type) -> None:
         super().__init__(view)
         self.instance_class = instance_class
         self.instances: dict[int, Any] = {}
-        #: ``{slot: (step, observations)}``: each instance's ``get_observations()`` runs once a step,
-        #: however many readers (the step's observations, the slot's metrics) ask for it.
-        self._observed: dict[int, tuple[int, Any]] = {}
+        #: ``{slot: (step, observations, error)}``: each instance's ``get_observations()`` runs once a
+        #: step, however many readers (the step's observations, the slot's metrics) ask for it.
+        self._observed: dict[int, tuple[int, Any, Exception | None]] = {}
         #: Slots whose instance said ``is_done()`` on the latest step.
         self.done = np.zeros(view.env_num, dtype=bool)
 
@@ -189,10 +194,17 @@ class SlotTaskAdapter(BaseTask):
         if old is not None:
             old.cleanup()
         scene = SlotScene(self.view, slot)
-        instance = self.instance_class(config, scene)
-        instance.set_up_runtime(task_name(self.view, slot), slot, scene.env_offset)
-        instance.set_up_scene(scene)
-        instance.post_reset()
+        # As InternUtopia: the robots' post_reset runs in the task's (once), not when they are built.
+        token = robots_start_with_task()
+        try:
+            instance = self.instance_class(config, scene)
+            instance.set_up_runtime(task_name(self.view, slot), slot, scene.env_offset)
+            instance.set_up_scene(scene)
+            instance.post_reset()
+        finally:
+            robots_started(token)
+        for group in self.view.robots(slot).values():  # (a task whose post_reset did not start them all)
+            start_robot(robot_in_slot(group, slot))
         self.instances[slot] = instance
         self._observed.pop(slot, None)
         self.done[slot] = False
@@ -201,26 +213,40 @@ class SlotTaskAdapter(BaseTask):
         reward = np.zeros(len(slots))  # the reward of the episode's config is the runner's (a SlotRewardAdapter)
         terminated = np.zeros(len(slots), dtype=bool)
         steps = self.view.steps
+        errors: dict[int, Exception] = {}
         for index, slot in enumerate(np.asarray(slots).tolist()):
             instance = self.instances[slot]
-            # InternUtopia's world calls each task's pre_step once a step (it counts ``steps``; a
-            # task may count more itself, as InternManip's does in is_done).
-            instance.pre_step(int(steps[slot]), float(steps[slot]) * self.view.physics_dt)
-            # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
-            # get_observations); the observations are kept for the step's obs and metrics.
-            self.observation(slot)
-            terminated[index] = bool(instance.is_done())
+            try:
+                # InternUtopia's world calls each task's pre_step once a step (it counts ``steps``; a
+                # task may count more itself, as InternManip's does in is_done).
+                instance.pre_step(int(steps[slot]), float(steps[slot]) * self.view.physics_dt)
+                # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
+                # get_observations); the observations are kept for the step's obs and metrics.
+                self.observation(slot)
+                terminated[index] = bool(instance.is_done())
+            except Exception as exc:  # this slot's episode fails; the others' step stands (run once)
+                errors[slot] = exc
+                terminated[index] = False
         self.done[slots] = terminated
-        return reward, terminated, np.zeros(len(slots), dtype=bool)
+        result = reward, terminated, np.zeros(len(slots), dtype=bool)
+        if errors:
+            raise SlotFailures(errors, result)
+        return result
 
     def observation(self, slot: int) -> Any:
         """``slot``'s instance's ``get_observations()`` for the current step (computed once a step)."""
         step = int(self.view.steps[slot])
         held = self._observed.get(slot)
         if held is None or held[0] != step:
-            observed = self.instances[slot].get_observations()
-            self._mark_render(slot, observed)
-            held = self._observed[slot] = (step, observed)
+            try:
+                observed = self.instances[slot].get_observations()
+                self._mark_render(slot, observed)
+            except Exception as exc:  # (kept: asked again this step, the same error, no second call)
+                self._observed[slot] = (step, None, exc)
+                raise
+            held = self._observed[slot] = (step, observed, None)
+        if held[2] is not None:
+            raise held[2]
         return held[1]
 
     def _mark_render(self, slot: int, observed: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.runner.failures import SlotFailures
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.slots import SlotTable
 
@@ -305,9 +306,13 @@ def row_of(batch: Any, row: int) -> Any:
     return batch
 
 
-def apply_alone(controller: Any, slots: np.ndarray, batch: Any) -> dict[int, Exception]:
-    """``controller.apply(slots, batch)`` raised: apply each slot's command alone; the slots it
-    fails for, with their errors (every other slot's command is applied)."""
+def apply_alone(controller: Any, slots: np.ndarray, batch: Any, raised: BaseException | None = None) -> dict[int, Exception]:
+    """``controller.apply(slots, batch)`` raised ``raised``: apply each slot's command alone; the
+    slots it fails for, with their errors (every other slot's command is applied). When ``raised``
+    is a :class:`~internutopia.core.runner.failures.SlotFailures` (a per-slot adapter, which applied
+    every slot's command once already), its slots are the answer and nothing is applied again."""
+    if isinstance(raised, SlotFailures):
+        return dict(raised.errors)
     failed: dict[int, Exception] = {}
     for row, slot in enumerate(slots.tolist()):
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['Attempts', 'failed_record', 'slots_that_fail', 'step_result_of', 'tag_episode']
+__all__ = ['Attempts', 'SlotFailures', 'failed_record', 'slots_that_fail', 'step_result_of', 'tag_episode']
 
 #: Attribute set on an exception to say which episode (its queue index) it came from.
 EPISODE_ATTRIBUTE = 'internutopia_episode_index'
@@ -85,6 +85,27 @@ def failed_record(index: int, slot: int | None, task_type: str, scene: str | Non
     if metrics is not None:
         record['metrics'] = metrics
     return record
+
+
+class SlotFailures(Exception):
+    """Raised by a group call that ran each of its slots on its own (a per-slot adapter running
+    one upstream-style instance per slot) when some of them raised: ``errors`` are those slots'
+    errors, ``result`` what the call returns, its failed slots' entries left at their defaults.
+
+    The call ran every other slot once and must not run them again (their hooks keep state: a
+    metric counting its updates, a task counting its steps), so the runner takes ``errors`` and
+    ``result`` as they are instead of calling it again slot by slot (:func:`slots_that_fail`).
+    """
+
+    def __init__(self, errors: dict[int, Exception], result: Any = None) -> None:
+        first_slot, first = next(iter(errors.items()))
+        super().__init__(f'env {first_slot}: {type(first).__name__}: {first}'
+                         + (f' (and {len(errors) - 1} more env(s))' if len(errors) > 1 else ''))
+        self.errors = errors
+        self.result = result
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.errors, self.result)
 
 
 def slots_that_fail(call: Callable[[np.ndarray], Any], slots: np.ndarray) -> dict[int, Exception]:

@@ -325,10 +325,30 @@ class Observer:
         self._arrays_ready: tuple[Any, int, bool] | None = None
 
     def observe(self, slots: np.ndarray) -> list[dict[str, Any]]:
-        """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}``."""
+        """Per-slot observation dicts for ``slots``: ``{robot_name: {...}}`` and the tasks' entries.
+
+        A task whose ``replaces_robot_observations`` is true (an upstream-style task, whose
+        ``get_observations()`` gives its robots' entries) observes its slots alone: their robot
+        groups are not asked, so each robot is observed once a step."""
         if not len(slots):
             return []
-        out = entity_observations(self.groups.robots.values(), slots, self.env_num, self._splitters)
+        robot_slots = slots
+        for task in self.terms.tasks.values():
+            if getattr(task, 'replaces_robot_observations', False):
+                members = self.terms.members_of(task, slots)
+                if len(members):
+                    robot_slots = np.setdiff1d(robot_slots, members)
+        if robot_slots is slots:
+            out = entity_observations(self.groups.robots.values(), slots, self.env_num, self._splitters)
+        else:
+            # An upstream-style task's observation is its slot's whole observation, robots included
+            # (InternUtopia's): its robots are observed by it alone, once a step.
+            out = [{} for _ in slots]
+            if len(robot_slots):
+                position = {slot: index for index, slot in enumerate(np.asarray(slots).tolist())}
+                observed = entity_observations(self.groups.robots.values(), robot_slots, self.env_num, self._splitters)
+                for slot, robot_obs in zip(robot_slots.tolist(), observed, strict=True):
+                    out[position[slot]] = robot_obs
         row_of = None
         for task in self.terms.tasks.values():
             if type(task).get_observations is _BASE_TASK_OBSERVATIONS:

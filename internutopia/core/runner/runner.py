@@ -410,8 +410,8 @@ class Runner(RunnerReads):
                 slots = np.asarray(slots, dtype=np.intp)
             try:
                 controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
-            except Exception:
-                failed.update(apply_alone(controller, slots, batch))
+            except Exception as exc:
+                failed.update(apply_alone(controller, slots, batch, exc))
         for hook in before_physics:
             hook()
         return failed

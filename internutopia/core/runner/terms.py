@@ -20,7 +20,7 @@ from internutopia.core.config import TaskCfg
 from internutopia.core.metric.base import BaseMetric
 from internutopia.core.reward.base import BaseReward
 from internutopia.core.robot.base import rows_of
-from internutopia.core.runner.failures import slots_that_fail
+from internutopia.core.runner.failures import SlotFailures, slots_that_fail
 from internutopia.core.runner.slots import SlotTable
 from internutopia.core.task.base import BaseTask, CombinedStep, RecordedSteps
 from internutopia.core.view import EnvView
@@ -179,7 +179,8 @@ class Terms:
         """Reward, terminated and truncated, shape (env_num,), after a physics step of ``slots``
         (zero/False elsewhere), whether any task that can end an episode ran, and the slots whose
         task, reward or metric raised, with the error (those slots' episodes fail; see
-        :func:`~internutopia.core.runner.failures.slots_that_fail`)."""
+        :func:`~internutopia.core.runner.failures.slots_that_fail`; a call raising
+        :class:`~internutopia.core.runner.failures.SlotFailures` names them itself)."""
         reward = np.zeros(self.env_num)
         terminated = np.zeros(self.env_num, dtype=bool)
         truncated = np.zeros(self.env_num, dtype=bool)
@@ -195,6 +196,9 @@ class Terms:
                 else:
                     reward[rows], terminated[rows], truncated[rows] = combined.step(served)
                     ran.append(combined)
+            except SlotFailures as exc:  # (each slot ran once: the others' results stand)
+                reward[rows], terminated[rows], truncated[rows] = exc.result
+                failed.update(exc.errors)
             except Exception:
                 combined_failed |= combined is not None
                 self._step_alone(task, served, reward, terminated, truncated, failed)
@@ -207,6 +211,10 @@ class Terms:
                 continue
             try:
                 reward[rows] += reward_object.calc(served)
+            except SlotFailures as exc:
+                reward[rows] += exc.result
+                for slot, error in exc.errors.items():
+                    failed.setdefault(slot, error)
             except Exception:
                 def add_alone(one: np.ndarray, owner: BaseReward = reward_object) -> None:
                     reward[one] += owner.calc(one)
@@ -218,6 +226,9 @@ class Terms:
                 continue
             try:
                 metric.update(served)
+            except SlotFailures as exc:
+                for slot, error in exc.errors.items():
+                    failed.setdefault(slot, error)
             except Exception:
                 for slot, error in slots_that_fail(metric.update, served).items():
                     failed.setdefault(slot, error)
