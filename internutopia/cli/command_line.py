@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from internutopia.cli.config_file import ConfigError, load_config
 from internutopia.cli.run_command import _print_summary, run
@@ -95,24 +96,21 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'expected a port 0-65535 (0: any free port), got {text!r}') from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f'expected a port 0-65535 (0: any free port), got {value}')
-    return value
+def _in_range(kind: type, low: float, high: float, expected: str) -> Any:
+    """An argparse type: ``text`` as ``kind`` within ``[low, high]`` (NaN never is), else an error saying ``expected``."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'expected {expected}, got {text!r}') from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f'expected {expected}, got {text}')
+        return value
+    return parse
 
 
-def _speed(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'expected a number >= 0 (0: as fast as it runs), got {text!r}') from None
-    if not 0 <= value < float('inf'):  # also rejects nan
-        raise argparse.ArgumentTypeError(f'expected a finite number >= 0 (0: as fast as it runs), got {text}')
-    return value
+_port = _in_range(int, 0, 65535, 'a port 0-65535 (0: any free port)')
+_speed = _in_range(float, 0.0, 1.7976931348623157e308, 'a finite number >= 0 (0: as fast as it runs)')
 
 
 def _bench(argv: list[str]) -> int:

@@ -20,9 +20,21 @@ from internutopia.core.episode_queue import Episode
 from internutopia.core.runner import SlotStatus, check_episode
 from internutopia.core.runner.failures import EPISODE_ATTRIBUTE
 
-__all__ = ['RunnerRecovery']
+__all__ = ['RunnerRecovery', 'check_taken']
 
 logger = logging.getLogger('internutopia.core.distribution.runners')
+
+
+def check_taken(episodes: list[Episode | None]) -> None:
+    """Check each episode taken from the queue for a reset (its types and files), before any
+    runner changes; the error of one that fails carries its queue index."""
+    for episode in episodes:
+        if episode is not None:
+            try:
+                check_episode(episode)
+            except Exception as exc:
+                setattr(exc, EPISODE_ATTRIBUTE, episode.index)
+                raise
 
 
 class RunnerRecovery:
@@ -109,13 +121,7 @@ class RunnerRecovery:
         mine: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
         deadline = time.monotonic() + self._dist.reset_timeout_s
         try:
-            for episode in mine:
-                if episode is not None:
-                    try:
-                        check_episode(episode)
-                    except Exception as exc:
-                        setattr(exc, EPISODE_ATTRIBUTE, episode.index)
-                        raise
+            check_taken(mine)
             self._wait_ready(runner_id)
             self._get_runner(self._pool.actors[runner_id].prepare.remote(mine), deadline, runner_id)  # a new world
         except lost as exc:

@@ -50,11 +50,10 @@ from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.distribution.pool import ActorPool, import_ray
-from internutopia.core.distribution.recovery import RunnerRecovery
+from internutopia.core.distribution.recovery import RunnerRecovery, check_taken
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
-from internutopia.core.runner import RunnerSet, SlotStatus, check_episode
-from internutopia.core.runner.failures import EPISODE_ATTRIBUTE
+from internutopia.core.runner import RunnerSet, SlotStatus
 from internutopia.core.runner.guard import CallGuard
 
 __all__ = ['RayRunners']
@@ -271,13 +270,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         deadline = time.monotonic() + self._dist.reset_timeout_s
         episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
         try:
-            for episode in episodes:
-                if episode is not None:
-                    try:
-                        check_episode(episode)
-                    except Exception as exc:
-                        setattr(exc, EPISODE_ATTRIBUTE, episode.index)
-                        raise
+            check_taken(episodes)
         except Exception as exc:
             self._give_back(episodes, exc)
             raise
