@@ -91,7 +91,7 @@ def run_cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     ('--speed', '-2', 'expected a finite number >= 0 (0: as fast as it runs), got -2'),
     ('--speed', 'nan', 'expected a finite number >= 0 (0: as fast as it runs), got nan'),
     ('--speed', 'inf', 'expected a finite number >= 0 (0: as fast as it runs), got inf'),
-    ('--speed', 'fast', "expected a number >= 0 (0: as fast as it runs), got 'fast'"),
+    ('--speed', 'fast', "expected a finite number >= 0 (0: as fast as it runs), got 'fast'"),
 ])
 def test_a_bad_port_or_speed_is_a_usage_error(capsys, option, value, message):
     with pytest.raises(SystemExit) as exit_:
