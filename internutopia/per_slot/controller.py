@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from internutopia.core.controller.base import BaseController, BaseVelocityController
-from internutopia.core.runner.failures import SlotFailures
+from internutopia.core.runner.failures import each_slot
 from internutopia.core.util.trees import row
 from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
 from internutopia.per_slot.style import with_api
@@ -164,17 +164,12 @@ class SlotControllerAdapter(BaseController):
         return list(actions)
 
     def apply(self, slots: np.ndarray, batch: Any) -> None:
-        errors: dict[int, Exception] = {}
-        for slot, action in zip(np.asarray(slots).tolist(), batch, strict=True):
-            try:
-                instance = self._instance(slot)
-                control = instance.action_to_control(action)
-                if control is not None:
-                    apply_control(self._robot_in_slot(self.robot, slot).articulation, control, self.name)
-            except Exception as exc:  # this slot's episode fails; the others' commands stand (applied once)
-                errors[slot] = exc
-        if errors:
-            raise SlotFailures(errors)
+        def one(index: int, slot: int) -> None:
+            control = self._instance(slot).action_to_control(batch[index])
+            if control is not None:
+                apply_control(self._robot_in_slot(self.robot, slot).articulation, control, self.name)
+
+        each_slot(slots, one)
 
     def get_obs(self, slots: np.ndarray) -> Any:
         return [self._instance(slot).get_obs() for slot in np.asarray(slots).tolist()]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.metric.base import BaseMetric
-from internutopia.core.runner.failures import SlotFailures
+from internutopia.core.runner.failures import each_slot
 from internutopia.core.view import EnvView
 from internutopia.per_slot.scene import task_name
 from internutopia.per_slot.style import instance_class, is_per_slot
@@ -102,16 +102,12 @@ class SlotMetricAdapter(BaseMetric):
         self.instances[slot] = made
 
     def update(self, slots: np.ndarray) -> None:
-        errors: dict[int, Exception] = {}
-        for slot in np.asarray(slots, dtype=np.intp).tolist():
-            try:
-                obs = self._task_observations(self.view, slot)
-                if obs is not None:  # (InternUtopia stops updating a task's metrics once it is done)
-                    self.instances[slot].update(obs)
-            except Exception as exc:  # this slot's episode fails; the others were updated once
-                errors[slot] = exc
-        if errors:
-            raise SlotFailures(errors)
+        def one(index: int, slot: int) -> None:
+            obs = self._task_observations(self.view, slot)
+            if obs is not None:  # (InternUtopia stops updating a task's metrics once it is done)
+                self.instances[slot].update(obs)
+
+        each_slot(slots, one)
 
     def calc(self, slot: int) -> Any:
         return self.instances[slot].calc()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.reward.base import BaseReward
-from internutopia.core.runner.failures import SlotFailures
+from internutopia.core.runner.failures import each_slot
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
 from internutopia.per_slot.style import instance_class, is_per_slot
@@ -71,17 +71,13 @@ class SlotRewardAdapter(BaseReward):
         task_object.reward = made  # InternUtopia's task.reward: the same object
 
     def calc(self, slots: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(slots))
-        errors: dict[int, Exception] = {}
-        for index, slot in enumerate(np.asarray(slots).tolist()):
-            try:
-                value = self.instances[slot].calc()
-                out[index] = float(value) if value is not None else 0.0
-            except Exception as exc:  # this slot's episode fails; the others' rewards stand (calc() ran once)
-                errors[slot] = exc
-                out[index] = 0.0
-        if errors:
-            raise SlotFailures(errors, out)
+        out = np.zeros(len(slots))  # (a slot whose calc() raises keeps 0)
+
+        def one(index: int, slot: int) -> None:
+            value = self.instances[slot].calc()
+            out[index] = float(value) if value is not None else 0.0
+
+        each_slot(slots, one, out)
         return out
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from internutopia.core.config import RobotCfg, SimConfig
 from internutopia.core.robot.base import BaseRobot
-from internutopia.core.runner.failures import SlotFailures
+from internutopia.core.runner.failures import each_slot
 from internutopia.core.util.trees import row
 from internutopia.per_slot.articulation import IArticulation
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
@@ -210,15 +210,8 @@ class SlotActionSink:
         return list(parsed)
 
     def apply(self, slots: np.ndarray, actions: list[Any]) -> None:
-        errors: dict[int, Exception] = {}
-        for slot, action in zip(slots.tolist(), actions, strict=True):
-            try:
-                # Each slot gets its own dict: scripts often send one object to every slot.
-                self.group.instance(slot).apply_action(dict(action))
-            except Exception as exc:  # this slot's episode fails; the others' actions stand (applied once)
-                errors[slot] = exc
-        if errors:
-            raise SlotFailures(errors)
+        # (each slot's own dict: scripts often send one object to every slot)
+        each_slot(slots, lambda index, slot: self.group.instance(slot).apply_action(dict(actions[index])))
 
 
 if TYPE_CHECKING:

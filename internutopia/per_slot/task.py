@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.runner.failures import SlotFailures
+from internutopia.core.runner.failures import each_slot
 from internutopia.core.task.base import BaseTask
 from internutopia.core.util.trees import row
 from internutopia.core.view import EnvView
@@ -213,24 +213,22 @@ class SlotTaskAdapter(BaseTask):
         reward = np.zeros(len(slots))  # the reward of the episode's config is the runner's (a SlotRewardAdapter)
         terminated = np.zeros(len(slots), dtype=bool)
         steps = self.view.steps
-        errors: dict[int, Exception] = {}
-        for index, slot in enumerate(np.asarray(slots).tolist()):
+        result = reward, terminated, np.zeros(len(slots), dtype=bool)  # (a slot that raises: not terminated)
+
+        def one(index: int, slot: int) -> None:
             instance = self.instances[slot]
-            try:
-                # InternUtopia's world calls each task's pre_step once a step (it counts ``steps``; a
-                # task may count more itself, as InternManip's does in is_done).
-                instance.pre_step(int(steps[slot]), float(steps[slot]) * self.view.physics_dt)
-                # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
-                # get_observations); the observations are kept for the step's obs and metrics.
-                self.observation(slot)
-                terminated[index] = bool(instance.is_done())
-            except Exception as exc:  # this slot's episode fails; the others' step stands (run once)
-                errors[slot] = exc
-                terminated[index] = False
-        self.done[slots] = terminated
-        result = reward, terminated, np.zeros(len(slots), dtype=bool)
-        if errors:
-            raise SlotFailures(errors, result)
+            # InternUtopia's world calls each task's pre_step once a step (it counts ``steps``; a
+            # task may count more itself, as InternManip's does in is_done).
+            instance.pre_step(int(steps[slot]), float(steps[slot]) * self.view.physics_dt)
+            # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
+            # get_observations); the observations are kept for the step's obs and metrics.
+            self.observation(slot)
+            terminated[index] = bool(instance.is_done())
+
+        try:
+            each_slot(slots, one, result)
+        finally:
+            self.done[slots] = terminated
         return result
 
     def observation(self, slot: int) -> Any:

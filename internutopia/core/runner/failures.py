@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['Attempts', 'SlotFailures', 'failed_record', 'slots_that_fail', 'step_result_of', 'tag_episode']
+__all__ = ['Attempts', 'SlotFailures', 'each_slot', 'failed_record', 'slots_that_fail', 'step_result_of', 'tag_episode']
 
 #: Attribute set on an exception to say which episode (its queue index) it came from.
 EPISODE_ATTRIBUTE = 'internutopia_episode_index'
@@ -106,6 +106,20 @@ class SlotFailures(Exception):
 
     def __reduce__(self) -> Any:
         return type(self), (self.errors, self.result)
+
+
+def each_slot(slots: Any, call: Callable[[int, int], None], result: Any = None) -> None:
+    """``call(index, slot)`` for each of ``slots``, once each, whatever the others raise; then a
+    :class:`SlotFailures` of the slots that raised (with ``result``, the others' results), if any:
+    a per-slot adapter's group call, whose slots keep state between calls and must not be re-run."""
+    errors: dict[int, Exception] = {}
+    for index, slot in enumerate(np.asarray(slots).tolist()):
+        try:
+            call(index, slot)
+        except Exception as exc:  # this slot's episode fails; the others' calls stand (each ran once)
+            errors[slot] = exc
+    if errors:
+        raise SlotFailures(errors, result)
 
 
 def slots_that_fail(call: Callable[[np.ndarray], Any], slots: np.ndarray) -> dict[int, Exception]:
