@@ -35,12 +35,14 @@ import_extensions()
 
 class StartFaultTaskCfg(FiniteStepTaskCfg):
     """``kill_flag``: the runner process exits as the episode starts, unless the file exists (it is
-    made first, so the rerun starts); ``start_fails``: the start raises, every time."""
+    made first, so the rerun starts); ``start_fails``: the start raises, every time;
+    ``step_fails_at``: the episode's step of that number raises (0: none does)."""
 
     type: str = 'DistStartFaultTask'
     mark: float = 0.0
     kill_flag: str | None = None
     start_fails: bool = False
+    step_fails_at: int = 0
 
 
 @BaseTask.register('DistStartFaultTask')
@@ -48,6 +50,7 @@ class StartFaultTask(FiniteStepTask):
     def __init__(self, view) -> None:
         super().__init__(view)
         self.marks = np.zeros(self.env_num)
+        self.fails_at = np.zeros(self.env_num, dtype=np.int64)
 
     def reset_slot(self, slot: int, config) -> None:
         if config.kill_flag and not os.path.exists(config.kill_flag):
@@ -57,6 +60,12 @@ class StartFaultTask(FiniteStepTask):
             raise RuntimeError('this start always breaks')
         super().reset_slot(slot, config)
         self.marks[slot] = config.mark
+        self.fails_at[slot] = config.step_fails_at
+
+    def step(self, slots: np.ndarray):
+        if (self.view.steps[slots] == self.fails_at[slots]).any():
+            raise ValueError('this step breaks')
+        return super().step(slots)
 
     def get_observations(self, slots: np.ndarray) -> dict:
         return {'mark': self.marks[slots]}
@@ -309,10 +318,80 @@ def test_a_runners_warnings_reach_the_driver(local_ray):
             assert [str(w.message) for w in caught] == [
                 "action[1]: no robot 'rover' in env 1 (robots: ['jetbot']); its commands are ignored "
                 '(warned once per robot name)']
-            if e is env:
-                assert caught[0].filename == __file__  # it points at the caller's step
+            assert caught[0].filename == __file__  # it points at the caller's step, on Ray and on one process
         with pytest.raises(RuntimeError, match=r'nor does it have step_arrays: read the observations of step\(\)'):
             env.state_arrays()
     finally:
         env.close()
         reference.close()
+
+
+class _Calls:
+    """An observer that keeps what each step gave it."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple] = []
+
+    def on_reset(self, slots, obs, info) -> None:
+        pass
+
+    def on_step(self, action, result) -> None:
+        self.steps.append(result)
+
+    def on_close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize('flags', ['internutopia', 'gymnasium'])
+def test_episode_errors_raise_on_ray_carries_the_whole_step(local_ray, tmp_path, flags):
+    """With ``episode_errors='raise'`` the driver's error carries every slot's results of the
+    complete step (``step_result_of``), as on one process, and the env's observers see that step."""
+    from internutopia.core.runner.failures import step_result_of
+
+    tasks = [_task(0, steps=6, step_fails_at=2), _task(1, steps=6)]
+    carried = {}
+    for where in ('ray', 'local'):
+        path = tmp_path / f'{where}.jsonl'
+        config = Config(env_num=2 if where == 'local' else 1, metrics_save_path=str(path), task_configs=tasks,
+                        episode_errors='raise')
+        env = Env(config.distribute(RayDistributionCfg(proc_num=2)) if where == 'ray' else config)
+        calls = _Calls()
+        env.add_observer(calls)
+        try:
+            env.reset()
+            env.step([None, None], flags=flags)
+            with pytest.raises(RuntimeError if where == 'ray' else ValueError, match='this step breaks') as raised:
+                env.step([None, None], flags=flags)
+            carried[where] = result = step_result_of(raised.value)
+            assert result is not None and calls.steps[-1] is result and len(calls.steps) == 2  # the observers saw it
+            env.step([None, None], flags=flags)  # the env steps on; the failed slot holds no episode
+            assert env.active_slots == [1]
+        finally:
+            env.close()
+        assert [r['outcome'] for r in _records(path)[0]] == ['failed']
+    ours, local = carried['ray'], carried['local']
+    assert ours[2] == local[2] == [True, False]  # the failed episode ended; the other runs on
+    assert ours[3] == local[3] == [False, False] and ours[1] == local[1]
+    assert [o['mark'] for o in ours[0]] == [o['mark'] for o in local[0]] == [0.0, 1.0]  # every slot's step, whole
+    assert np.allclose(ours[0][1]['jetbot']['position'], local[0][1]['jetbot']['position'])
+    assert ours[4][0]['failed'] == local[4][0]['failed'] == 'ValueError: this step breaks'
+
+
+def test_a_first_reset_that_episode_errors_raise_raised_after_leaves_the_ray_env_stepping(local_ray, tmp_path):
+    """A start that fails for good is raised once the reset is complete; the episodes that did
+    start run, and the env steps (it used to refuse to, as if never reset)."""
+    path = tmp_path / 'records.jsonl'
+    tasks = [_task(0, start_fails=True), _task(1, steps=3), _task(2, steps=3)]
+    config = Config(env_num=1, metrics_save_path=str(path), task_configs=tasks, episode_errors='raise',
+                    episode_attempts=1)
+    env = Env(config.distribute(RayDistributionCfg(proc_num=2)))
+    try:
+        with pytest.raises(RuntimeError, match='episode 0 failed in slot 0: RuntimeError: this start always breaks'):
+            env.reset()
+        assert sorted(env.active_slots) == [0, 1]  # slot 0 took the next episode instead
+        _drive(env)
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == [0, 1, 2] and records[0][0]['outcome'] == 'failed'
+    assert all(records[i][0].get('outcome') != 'failed' and len(records[i]) == 1 for i in (1, 2))

@@ -143,8 +143,9 @@ def test_warm_up_moves_physics_but_no_episode_clock(vec):
 def test_action_for_a_robot_the_slot_lacks_is_ignored_with_one_warning(vec):
     env = vec([jetbot_task(max_steps=50)], env_num=1)
     env.reset()
-    with pytest.warns(UserWarning, match="no robot 'h1_1' in env 0"):
+    with pytest.warns(UserWarning, match="no robot 'h1_1' in env 0") as caught:
         obs = env.step([{'h1_1': {'move_by_speed': [1.0, 0.0]}, **DRIVE}])[0]
+    assert caught[0].filename == __file__  # it points at the caller's step, not into the package
     assert obs[0]['jetbot']['position'][0] > 0  # the jetbot's own command still applied
     with warnings.catch_warnings():
         warnings.simplefilter('error')

@@ -12,6 +12,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Protocol
 
+from internutopia.core.util.caller import caller_stacklevel
+
 __all__ = ['ObservedCalls', 'StepObserver', 'Viewer', 'notify_observers', 'open_viewer', 'synced_viewer']
 
 
@@ -85,7 +87,7 @@ def open_viewer(runner: Any) -> Viewer | None:
     try:
         return runner.backend.passive_viewer(runner.world)
     except Exception as exc:  # pragma: no cover - depends on the machine's GUI stack
-        warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=3)
+        warnings.warn(f'headless=False but the viewer is unavailable ({exc}); running without a window', stacklevel=caller_stacklevel())
         return None
 
 
@@ -94,7 +96,7 @@ def synced_viewer(viewer: Viewer) -> Viewer | None:
     try:
         viewer.sync()
     except Exception as exc:  # pragma: no cover - needs a display
-        warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=3)
+        warnings.warn(f'the viewer failed ({exc}); running without a window', stacklevel=caller_stacklevel())
         viewer.close()
         return None
     return viewer

@@ -34,6 +34,8 @@ import time
 import warnings
 from typing import Any
 
+from internutopia.core.util.caller import caller_stacklevel
+
 logger = logging.getLogger(__name__)
 
 #: The formats of a results line: ours (one record per episode) and InternUtopia's (its metric dict).
@@ -160,7 +162,7 @@ class ResultsWriter:
     def _write_failed(self, exc: OSError, warn: bool) -> bool:
         if warn:
             warnings.warn(f'metrics_save_path {self.target!r}: cannot write {self.lines_pending} episode record(s) '
-                          f'({exc}); they are kept and written with the next record', RuntimeWarning, stacklevel=4)
+                          f'({exc}); they are kept and written with the next record', RuntimeWarning, stacklevel=caller_stacklevel())
         return False
 
     def _follow_the_path(self) -> None:
@@ -189,7 +191,7 @@ class ResultsWriter:
         message = (f'metrics_save_path {self.target!r} was deleted while the run wrote it; it was made again with '
                    f'the {self.lines_written} line(s) written so far')
         logger.warning(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=5)
+        warnings.warn(message, RuntimeWarning, stacklevel=caller_stacklevel())
 
     def _aggregate(self, record: dict[str, Any]) -> None:
         self._reported += 1

@@ -39,7 +39,7 @@ from internutopia.core.env_results import Finished, convert_step, internutopia_f
 from internutopia.core.env_upstream import UpstreamEnvMembers
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
-from internutopia.core.runner.failures import step_result_of
+from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE, step_result_of
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.runner.observations import ObservedEntries
 from internutopia.core.simulation_app import MAX_STEPS_ENV, SimulationApp, StopAppAfter, max_steps_from_environ
@@ -320,7 +320,16 @@ class Env(UpstreamEnvMembers, ObservedCalls):
         """:meth:`step` itself: the runners' step, its flags as asked, the viewer synced."""
         if flags == 'internutopia':
             step = self._step_internutopia
-            result = step(list(action)) if step is not None else internutopia_flags(self._step(list(action)))
+            if step is not None:
+                result = step(list(action))
+            else:
+                try:
+                    result = internutopia_flags(self._step(list(action)))
+                except Exception as exc:  # (a complete step that episode_errors='raise' raised after: its flags too)
+                    carried = step_result_of(exc)
+                    if carried is not None:
+                        setattr(exc, STEP_RESULT_ATTRIBUTE, internutopia_flags(carried))
+                    raise
         elif flags == 'gymnasium':
             result = self._step(list(action))
         else:

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.util.caller import caller_stacklevel
+
 __all__ = ['Layout', 'numeric_leaves']
 
 #: Observation keys beside the robots' (objects' poses and the task's readings).
@@ -172,7 +174,7 @@ class Layout:
                     why = ('got no command before the layout was fixed' if example is None
                            else 'takes arguments that are not a fixed-size number array')
                     warnings.warn(f'recording: controller {controller!r} of robot {robot!r} {why}; its commands are '
-                                  'left out of the recorded action', stacklevel=3)
+                                  'left out of the recorded action', stacklevel=caller_stacklevel())
                     continue
                 blocks.append(ActionBlock(robot, controller, len(action_names), size, parse))
                 action_names.extend([f'{robot}.{controller}'] if size == 1 else [f'{robot}.{controller}.{i}' for i in range(size)])

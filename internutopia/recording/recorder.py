@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.util.caller import caller_stacklevel
 from internutopia.recording.files import import_pyarrow
 from internutopia.recording.layout import Layout
 from internutopia.recording.video import VideoOptions
@@ -374,7 +375,7 @@ class Recorder:
     def _warn(self, message: str) -> None:
         if message not in self._warned:
             self._warned.add(message)
-            warnings.warn(message, stacklevel=3)
+            warnings.warn(message, stacklevel=caller_stacklevel())
 
 
 def _task_text(task_cfg: Any) -> str:

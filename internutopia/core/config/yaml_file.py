@@ -29,6 +29,7 @@ from internutopia.core.config.unknown_keys import (
     unknown_keys_mode,
     warning_message,
 )
+from internutopia.core.util.caller import caller_stacklevel
 
 #: Most nodes that aliases may add to a file when expanded (beyond the file's own nodes).
 MAX_ALIAS_NODES = 1_000_000
@@ -318,7 +319,7 @@ def load_yaml_config(path: str | os.PathLike[str], model: type[BaseModel], stric
         raise ConfigFileError(path, format_problems(path, problems))
     if mode != 'quiet':
         for text in format_problems(path, notes):
-            warnings.warn(text, UnknownConfigKeyWarning, stacklevel=3)
+            warnings.warn(text, UnknownConfigKeyWarning, stacklevel=caller_stacklevel())
     return config
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from internutopia.core.config import DistributedConfig
 from internutopia.core.runner.guard import held_interrupts
+from internutopia.core.util.caller import caller_stacklevel
 
 logger = logging.getLogger('internutopia.core.distribution.runners')
 
@@ -66,7 +67,7 @@ def connect(ray: Any, config: DistributedConfig) -> tuple[bool, float]:
 
             warnings.warn(f'gpu_num_per_proc={dist.gpu_num_per_proc} for proc_num={dist.proc_num} asks for '
                           f'{dist.proc_num * dist.gpu_num_per_proc} GPUs and this machine has {have}; the MuJoCo '
-                          'backend runs on CPU, so the runners reserve none', stacklevel=6)
+                          'backend runs on CPU, so the runners reserve none', stacklevel=caller_stacklevel())
             gpus_per_proc = 0.0
     else:
         if dist.head_address.startswith('ray://'):

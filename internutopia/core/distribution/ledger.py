@@ -13,7 +13,7 @@ from typing import Any
 
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
-from internutopia.core.runner.failures import EPISODE_ATTRIBUTE, Attempts, failed_record
+from internutopia.core.runner.failures import EPISODE_ATTRIBUTE, STEP_RESULT_ATTRIBUTE, Attempts, failed_record
 
 __all__ = ['FailureLedger']
 
@@ -73,11 +73,15 @@ class FailureLedger:
                                 *exc.args[1:])
         return back
 
-    def check(self, records: list[dict[str, Any]]) -> None:
+    def check(self, records: list[dict[str, Any]], call_result: Any = None) -> None:
         """With ``episode_errors='raise'``: raise for the first episode among ``records`` (those a
-        call wrote) recorded as failed."""
+        complete call wrote) recorded as failed, carrying ``call_result``, what the call gave every
+        slot (:func:`~internutopia.core.runner.failures.step_result_of`, as on one process)."""
         failed = [record for record in records if record.get('outcome') == 'failed']
         if failed and self.raise_failed:
             first = failed[0]
-            raise RuntimeError(f"episode {first['episode_index']} failed in slot {first['slot']}: "
-                               f"{first['error_type']}: {first['error']} (recorded as failed)")
+            error = RuntimeError(f"episode {first['episode_index']} failed in slot {first['slot']}: "
+                                 f"{first['error_type']}: {first['error']} (recorded as failed)")
+            if call_result is not None:
+                setattr(error, STEP_RESULT_ATTRIBUTE, call_result)
+            raise error

@@ -35,9 +35,7 @@ The actors themselves (starting Ray, placing, awaiting, replacing and killing th
 from __future__ import annotations
 
 import logging
-import os
 import re
-import sys
 import time
 import warnings
 from collections.abc import Iterable
@@ -55,6 +53,7 @@ from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus
 from internutopia.core.runner.guard import CallGuard
+from internutopia.core.util.caller import caller_stacklevel
 
 __all__ = ['RayRunners']
 
@@ -67,15 +66,6 @@ def _no_command(entry: Any) -> bool:
 
 #: The runner's warning for an action naming a robot its slot does not have (once per robot name).
 _NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` (for a ``warnings.warn`` in the caller) of the first frame outside this package."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 class RayRunners(RunnerRecovery, RunnerSet):
@@ -152,7 +142,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
                 if robot.group(1) in self._unknown_robots:
                     continue
                 self._unknown_robots.add(robot.group(1))
-            warnings.warn(message, category, stacklevel=_user_stacklevel())
+            warnings.warn(message, category, stacklevel=caller_stacklevel())
 
     def _teardown(self) -> None:
         self._pool.teardown()
@@ -320,8 +310,8 @@ class RayRunners(RunnerRecovery, RunnerSet):
                 obs[k] = observation
         if error is not None:
             raise error
-        self._ledger.check(failed_now)
         info = [e.config if e is not None else None for e in held]
+        self._ledger.check(failed_now, (obs, info))
         return obs, info
 
     def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
@@ -450,7 +440,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         self._failures.clear()
         if error is not None:
             raise error
-        self._ledger.check(failed_now)
+        self._ledger.check(failed_now, (obs, reward, terminated, truncated, info))
         return obs, reward, terminated, truncated, info
 
     def observe(self, slots: list[int]) -> list[Any]:

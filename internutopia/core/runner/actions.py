@@ -143,8 +143,10 @@ class ActionParser:
         warned.add(robot_name)
         import warnings
 
+        from internutopia.core.util.caller import caller_stacklevel
+
         warnings.warn(f'action[{slot}]: no robot {robot_name!r} in env {slot} (robots: {sorted(robots)}); its commands '
-                      'are ignored (warned once per robot name)', stacklevel=5)
+                      'are ignored (warned once per robot name)', stacklevel=caller_stacklevel())
 
     def parse_batched(self, actions: dict[str, dict[str, Any]]) -> dict[int, tuple[Any, np.ndarray, Any]]:
         """Validate ``{robot_name: {controller_name: (env_num, ...) array}}``; changes nothing.

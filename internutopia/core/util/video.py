@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from internutopia.core.util.caller import caller_stacklevel
+
 
 def mp4_available() -> bool:
     """True when ``imageio`` and ``imageio-ffmpeg`` can be imported (MP4 output possible)."""
@@ -118,7 +120,7 @@ class VideoRecorder:
     def _fall_back(self, why: str) -> None:
         self.path = os.path.splitext(self.requested_path)[0] + '.gif'
         self.format = 'gif'
-        warnings.warn(f'cannot write MP4 ({why}); writing a GIF to {self.path} instead', stacklevel=3)
+        warnings.warn(f'cannot write MP4 ({why}); writing a GIF to {self.path} instead', stacklevel=caller_stacklevel())
 
     def append(self, frame: Any) -> None:
         """Add one frame (see :func:`to_rgb` for what is accepted)."""

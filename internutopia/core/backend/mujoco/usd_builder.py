@@ -27,6 +27,7 @@ from internutopia.core.backend.mujoco.mesh_geometry import (
 )
 from internutopia.core.backend.mujoco.render.semantics import add_semantics_text, usd_prim_label
 from internutopia.core.backend.mujoco.scene_scale import effective_scene_scale
+from internutopia.core.util.caller import caller_stacklevel
 
 __all__ = ['GROUP_COLLIDER', 'GROUP_HIDDEN_COLLIDER', 'GROUP_VISUAL', 'UsdSceneBuilder']
 
@@ -119,7 +120,7 @@ class UsdSceneBuilder:
                     geom.density = value
         add_semantics_text(self.spec, self.geom_labels)
         for message in self.messages:  # reported at the caller of usd_scene_to_spec
-            warnings.warn(f'{self.path}: {message}', stacklevel=3)
+            warnings.warn(f'{self.path}: {message}', stacklevel=caller_stacklevel())
         return self.spec
 
     def _warn(self, message: str) -> None:

@@ -29,6 +29,7 @@ from internutopia.core.backend.mujoco.world import Pack as MujocoPack
 from internutopia.core.backend.mujoco.world import physics_dt_of
 from internutopia.core.backend.warp.buffers import Buffers, buffer_overflow_mask, overflow_names, size_buffers
 from internutopia.core.backend.warp.health import find_diverged
+from internutopia.core.util.caller import caller_stacklevel
 from internutopia.core.util.memory import check_slots_fit
 
 __all__ = ['HostStates', 'UnsupportedFeature', 'WarpPack', 'WarpPackData', 'unsupported_message', 'warn_overflows']
@@ -254,4 +255,4 @@ def warn_overflows(overflows: dict[int, list[str]], buffers: Buffers) -> None:
     buffers_hit = sorted({name for names in overflows.values() for name in names})
     warnings.warn(f'warp backend: the step of env(s) {sorted(overflows)} overflowed MuJoCo Warp\'s {", ".join(buffers_hit)} '
                   f'(nconmax={buffers.nconmax}, njmax={buffers.njmax} per world); their episodes end as diverged and '
-                  f'the buffers of their structure are doubled', RuntimeWarning, stacklevel=4)
+                  f'the buffers of their structure are doubled', RuntimeWarning, stacklevel=caller_stacklevel())

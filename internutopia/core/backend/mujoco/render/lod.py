@@ -29,6 +29,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from internutopia.core.util.caller import caller_stacklevel
+
 #: Triangles a mesh may keep; larger meshes are decimated to this many (for rendering only). The
 #: H1 then draws 10k of its 286k triangles, and its third-person frame stays within about 38 dB
 #: PSNR of the full-detail frame (``docs/rendering.md``).
@@ -100,7 +102,7 @@ def available() -> bool:
         except Exception as error:  # noqa: BLE001 - any failure: render at full detail
             warnings.warn(f'meshoptimizer does not import ({type(error).__name__}: {error}); cameras draw meshes at full '
                           "detail (slower). Install it with \"pip install 'internutopia[lod]'\" (it builds from source: needs a C++ "
-                          'compiler).', RuntimeWarning, stacklevel=3)
+                          'compiler).', RuntimeWarning, stacklevel=caller_stacklevel())
             _AVAILABLE = False
     return _AVAILABLE
 
