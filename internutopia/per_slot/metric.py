@@ -20,7 +20,7 @@ from internutopia.core.metric.base import BaseMetric
 from internutopia.core.runner.failures import each_slot
 from internutopia.core.view import EnvView
 from internutopia.per_slot.scene import task_name
-from internutopia.per_slot.style import instance_class, is_per_slot
+from internutopia.per_slot.style import instance_class, is_per_slot, make_instance
 
 #: How a per-slot metric class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
 METRIC_MARKS = (('set_up_runtime',), ('calc',), ('task_config',))
@@ -41,6 +41,10 @@ class SlotMetric:
     env_id: Any
     env_offset: Any
     task_name: Any
+    #: Where the class builds on a built-in metric (``class MyDist(TraveledDistanceMetric)``), the
+    #: adapter running that built-in for every slot (set before ``__init__``): the default ``calc()``
+    #: is the built-in's value for this slot's episode, as its upstream twin would give.
+    runner_of_slot: Any = None
 
     def __init__(self, config: Any, task_config: Any) -> None:
         self.env_offset: Any = None
@@ -59,11 +63,14 @@ class SlotMetric:
 
     def update(self, obs: Any) -> None:
         """Accumulate after a step, given the slot's task observations (``{robot_name: robot_obs}``
-        and the task's own entries)."""
+        and the task's own entries). A built-in behind accumulates on its own: nothing to do."""
 
     def calc(self) -> Any:
-        """The metric's value for the episode (JSON-serializable)."""
-        raise NotImplementedError(f'{type(self).__name__}.calc is not implemented')
+        """The metric's value for the episode (JSON-serializable): upstream-style metrics define
+        it; one built on a built-in metric gets the built-in's value for this slot."""
+        if self.runner_of_slot is None:
+            raise NotImplementedError(f'{type(self).__name__}.calc is not implemented')
+        return self.runner_of_slot.builtin_calc(self.env_id)
 
 
 class SlotMetricView:
@@ -88,7 +95,17 @@ class SlotMetricView:
 
 
 class SlotMetricAdapter(BaseMetric):
-    """Runs the upstream-style metric class ``instance_class`` for every slot whose episode lists the config."""
+    """Runs the upstream-style metric class ``instance_class`` for every slot whose episode lists the config.
+
+    Where the class builds on a built-in metric, the adapter stands in front of that built-in
+    (:func:`~internutopia.per_slot.style.adapter_class`): the built-in starts and accumulates for
+    every slot as on its own, before the instances' ``update``.
+    """
+
+    #: A subclass of a built-in metric is run with the built-in behind this adapter.
+    runs_builtins = True
+    #: The built-in metric behind (set on the class :func:`~internutopia.per_slot.style.adapter_class` makes).
+    builtin_class: type | None = None
 
     def __init__(self, config: Any, view: EnvView, instance_class: type, task_observations: TaskObservations) -> None:
         super().__init__(config, view)
@@ -97,11 +114,16 @@ class SlotMetricAdapter(BaseMetric):
         self._task_observations = task_observations
 
     def reset_slot(self, slot: int, task: Any) -> None:
-        made = self.instance_class(self.config, task)
+        if self.builtin_class is not None:
+            super().reset_slot(slot, task)
+        made = make_instance(self.instance_class, self, self.config, task)
         made.set_up_runtime(task_name(self.view, slot), slot, self.view.origin(slot).tolist())
         self.instances[slot] = made
 
     def update(self, slots: np.ndarray) -> None:
+        if self.builtin_class is not None:
+            super().update(slots)
+
         def one(index: int, slot: int) -> None:
             obs = self._task_observations(self.view, slot)
             if obs is not None:  # (InternUtopia stops updating a task's metrics once it is done)
@@ -111,6 +133,10 @@ class SlotMetricAdapter(BaseMetric):
 
     def calc(self, slot: int) -> Any:
         return self.instances[slot].calc()
+
+    def builtin_calc(self, slot: int) -> Any:
+        """The built-in metric's value for ``slot``'s episode."""
+        return super().calc(slot)
 
 
 def metric_in_slot(metric: BaseMetric, slot: int) -> Any:

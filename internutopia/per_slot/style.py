@@ -92,6 +92,51 @@ def instance_class(cls: type, api: type, family: type, marks: tuple[tuple[str, .
                                                 '__doc__': cls.__doc__})
 
 
+@functools.cache
+def adapter_class(adapter: type, cls: type, family: type, marks: tuple[tuple[str, ...], ...]) -> type:
+    """The vectorized class that runs the per-slot class ``cls`` (registered under ``family``) for
+    every slot: ``adapter`` itself where ``cls`` builds on ``family`` alone; where it builds on a
+    built-in (``class GpsTask(FiniteStepTask)``), ``adapter`` in front of that built-in, so the
+    built-in runs for every slot as it would on its own (its ``reset_slot``, ``step``, ``update``,
+    ... reached through the adapter's ``super()``) and the per-slot instances' default methods
+    (``is_done()``, ``calc()``, ``get_data()``, ...) give its results for their slot, as the
+    built-in's upstream counterpart would."""
+    builtin = vectorized_base(cls, family, *marks)
+    if builtin is family or issubclass(builtin, adapter):
+        return adapter
+    return type(f'{builtin.__name__}SlotAdapter', (adapter, builtin),
+                {'__module__': adapter.__module__, '__qualname__': f'{builtin.__qualname__}SlotAdapter',
+                 'builtin_class': builtin})
+
+
+def make_instance(cls: Any, runner: Any, *args: Any) -> Any:
+    """``cls(*args)``, with ``runner_of_slot`` set to the adapter ``runner`` before ``__init__`` runs,
+    where ``runner`` runs a built-in (:func:`adapter_class`): what the instance's default
+    methods read the built-in's results from, its own ``__init__`` included."""
+    instance = cls.__new__(cls)
+    if getattr(runner, 'builtin_class', None) is not None:
+        instance.runner_of_slot = runner
+    instance.__init__(*args)
+    return instance
+
+
+def builtin_api_maker(family: type, api_of: Callable[[type], type], marks: tuple[tuple[str, ...], ...],
+                      adapter: type, *extra: Any) -> Callable[[type], Callable[..., Any] | None]:
+    """:func:`adapter_maker` for a family whose per-slot API depends on the built-in a class builds
+    on: the instances' API is ``api_of(builtin)`` (a subclass of a built-in camera is an
+    ``ICamera``; one of a built-in controller has its upstream twin's ``forward``), and the
+    adapter stands in front of that built-in (:func:`adapter_class`)."""
+
+    def maker(cls: type) -> Callable[..., Any] | None:
+        if not is_per_slot(cls, family, *marks):
+            return None
+        made = instance_class(cls, api_of(vectorized_base(cls, family, *marks)), family, marks)
+        runs = adapter_class(adapter, cls, family, marks)
+        return lambda *args: runs(*args, made, *extra)
+
+    return maker
+
+
 def adapter_maker(family: type, api: type, marks: tuple[tuple[str, ...], ...], adapter: Callable[..., Any],
                   *extra: Any) -> Callable[[type], Callable[..., Any] | None]:
     """The registry adapter of one family (see :meth:`internutopia.core.registry.Registry.adapt_with`):
@@ -102,9 +147,11 @@ def adapter_maker(family: type, api: type, marks: tuple[tuple[str, ...], ...], a
         if not is_per_slot(cls, family, *marks):
             return None
         made = instance_class(cls, api, family, marks)
-        return lambda *args: adapter(*args, made, *extra)
+        # (an adapter class with ``runs_builtins`` runs a subclass of a built-in in front of it)
+        runs = adapter_class(adapter, cls, family, marks) if getattr(adapter, 'runs_builtins', False) else adapter
+        return lambda *args: runs(*args, made, *extra)
 
     return maker
 
 
-__all__ = ['adapter_maker', 'instance_class', 'is_per_slot', 'vectorized_base', 'with_api']
+__all__ = ['adapter_class', 'adapter_maker', 'builtin_api_maker', 'make_instance', 'instance_class', 'is_per_slot', 'vectorized_base', 'with_api']

@@ -31,7 +31,7 @@ from internutopia.per_slot.reward import check_slot_reward
 from internutopia.per_slot.rigid_body import IRigidBody
 from internutopia.per_slot.robot import robot_in_slot, robots_start_with_task, robots_started, start_robot
 from internutopia.per_slot.scene import SlotScene, task_name
-from internutopia.per_slot.style import instance_class, is_per_slot, with_api
+from internutopia.per_slot.style import instance_class, is_per_slot, make_instance, with_api
 
 #: Methods only InternUtopia-style (per-slot) task classes define.
 PER_SLOT_TASK_METHODS = ('is_done', 'calculate_metrics', 'set_up_scene', 'load', 'pre_step', 'post_reset', 'set_up_runtime')
@@ -76,6 +76,10 @@ class SlotTask:
     steps: int
     work: bool
     loaded: bool
+    #: Where the class builds on a built-in task (``class GpsTask(FiniteStepTask)``), the adapter
+    #: running that built-in for every slot (set before ``__init__``): the default ``is_done()`` and
+    #: ``get_observations()`` give the built-in's results for this slot, as its upstream twin would.
+    runner_of_slot: Any = None
 
     def __init__(self, config: Any, scene: Any) -> None:
         view, slot = scene.view, scene.slot
@@ -99,7 +103,7 @@ class SlotTask:
         #: The episode's reward (a per-slot reward object): the env's reward adapter sets it when the
         #: episode starts, after the task (see :class:`~internutopia.per_slot.reward.SlotRewardAdapter`).
         self.reward = None
-        if config.reward is not None:
+        if config.reward is not None and self.runner_of_slot is None:  # (a built-in behind takes its own rewards)
             check_slot_reward(config.reward)
 
     def set_up_runtime(self, task_name: Any, env_id: int, env_offset: list[float]) -> None:
@@ -120,16 +124,22 @@ class SlotTask:
             self.load()
 
     def is_done(self) -> bool:
-        """Whether the episode is over (upstream-style tasks define it)."""
-        raise NotImplementedError(f'{type(self).__name__}.is_done is not implemented')
+        """Whether the episode is over: upstream-style tasks define it; one built on a built-in
+        task gets the built-in's verdict for this step (it ended the episode, either way)."""
+        if self.runner_of_slot is None:
+            raise NotImplementedError(f'{type(self).__name__}.is_done is not implemented')
+        return bool(self.runner_of_slot.builtin_ended[self.env_id])
 
     def get_observations(self) -> dict[str, Any]:
-        """``{robot_name: robot.get_obs()}`` of the episode's robots (those that observe something)."""
+        """``{robot_name: robot.get_obs()}`` of the episode's robots (those that observe something),
+        and, for a task built on a built-in task, the built-in's own entries (a goal, ...)."""
         obs = {}
         for name, robot in self.robots.items():
             robot_obs = robot.get_obs()
             if robot_obs:
                 obs[name] = robot_obs
+        if self.runner_of_slot is not None:
+            obs.update(self.runner_of_slot.builtin_observation(self.env_id))
         return obs
 
     def calculate_metrics(self) -> dict[str, Any]:
@@ -170,7 +180,18 @@ class SlotTask:
 
 
 class SlotTaskAdapter(BaseTask):
-    """Runs the upstream-style task class ``instance_class`` in every slot whose episode is of its type."""
+    """Runs the upstream-style task class ``instance_class`` in every slot whose episode is of its type.
+
+    Where the class builds on a built-in task, the adapter stands in front of that built-in
+    (:func:`~internutopia.per_slot.style.adapter_class`): the built-in starts and steps every slot
+    as on its own, its reward is the step's, and its flags are the episode's unless the class
+    decides with its own ``is_done()`` (then ``terminated`` is that).
+    """
+
+    #: A subclass of a built-in task is run with the built-in behind this adapter.
+    runs_builtins = True
+    #: The built-in task behind (set on the class :func:`~internutopia.per_slot.style.adapter_class` makes).
+    builtin_class: type | None = None
 
     #: Observations are per-slot dicts, not arrays.
     array_api = False
@@ -187,6 +208,10 @@ class SlotTaskAdapter(BaseTask):
         self._observed: dict[int, tuple[int, Any, Exception | None]] = {}
         #: Slots whose instance said ``is_done()`` on the latest step.
         self.done = np.zeros(view.env_num, dtype=bool)
+        #: Slots whose episode the built-in task behind ended on the latest step.
+        self.builtin_ended = np.zeros(view.env_num, dtype=bool)
+        #: Whether the class ends its episodes itself (its own ``is_done()``) rather than the built-in behind.
+        self._decides_end = self.builtin_class is None or getattr(instance_class, 'is_done', None) is not SlotTask.is_done
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
@@ -197,7 +222,7 @@ class SlotTaskAdapter(BaseTask):
         # As InternUtopia: the robots' post_reset runs in the task's (once), not when they are built.
         token = robots_start_with_task()
         try:
-            instance = self.instance_class(config, scene)
+            instance = make_instance(self.instance_class, self, config, scene)
             instance.set_up_runtime(task_name(self.view, slot), slot, scene.env_offset)
             instance.set_up_scene(scene)
             instance.post_reset()
@@ -207,13 +232,30 @@ class SlotTaskAdapter(BaseTask):
             start_robot(robot_in_slot(group, slot))
         self.instances[slot] = instance
         self._observed.pop(slot, None)
-        self.done[slot] = False
+        self.done[slot] = self.builtin_ended[slot] = False
+
+    def reset_slots(self, slots: np.ndarray, configs: Any) -> None:
+        # (one slot at a time, each instance made: a built-in behind that starts slots in one call
+        # leaves each as its reset_slot would, which the adapter's reset_slot calls)
+        BaseTask.reset_slots(self, slots, configs)
+
+    def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
+        return 0  # (every step asks each instance: pre_step, get_observations, is_done)
+
+    def combined_step(self, rewards: Any, metrics: Any) -> None:
+        return None  # (the instances run every step; a built-in behind steps alone)
 
     def step(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        reward = np.zeros(len(slots))  # the reward of the episode's config is the runner's (a SlotRewardAdapter)
-        terminated = np.zeros(len(slots), dtype=bool)
+        # (the reward of the episode's config is the runner's, a SlotRewardAdapter; a built-in's own is kept)
+        reward, terminated, truncated = np.zeros(len(slots)), np.zeros(len(slots), dtype=bool), np.zeros(len(slots), dtype=bool)
+        if self.builtin_class is not None:
+            reward, ended_by, truncated_by = (np.array(part) for part in super().step(slots))
+            self.builtin_ended[slots] = ended_by | truncated_by
+            if not self._decides_end:
+                terminated, truncated = ended_by.astype(bool), truncated_by.astype(bool)
         steps = self.view.steps
-        result = reward, terminated, np.zeros(len(slots), dtype=bool)  # (a slot that raises: not terminated)
+        result = reward, terminated, truncated  # (a slot that raises: not terminated)
+        decides = self._decides_end
 
         def one(index: int, slot: int) -> None:
             instance = self.instances[slot]
@@ -223,13 +265,21 @@ class SlotTaskAdapter(BaseTask):
             # InternUtopia reads a step's observations before it asks is_done() (tasks may decide in
             # get_observations); the observations are kept for the step's obs and metrics.
             self.observation(slot)
-            terminated[index] = bool(instance.is_done())
+            if decides:
+                terminated[index] = bool(instance.is_done())
 
         try:
             each_slot(slots, one, result)
         finally:
-            self.done[slots] = terminated
+            self.done[slots] = terminated | truncated
         return result
+
+    def builtin_observation(self, slot: int) -> dict[str, Any]:
+        """The built-in task's own observation entries for ``slot`` (``{}`` without one)."""
+        if self.builtin_class is None:
+            return {}
+        extra = super().get_observations(np.array([slot], dtype=np.intp))
+        return row(extra, 0) if extra else {}
 
     def observation(self, slot: int) -> Any:
         """``slot``'s instance's ``get_observations()`` for the current step (computed once a step)."""
@@ -265,7 +315,7 @@ class SlotTaskAdapter(BaseTask):
         instance = self.instances.get(slot)
         if instance is not None and type(instance).calculate_metrics is not SlotTask.calculate_metrics:
             return instance.calculate_metrics()
-        return metrics
+        return super().episode_metrics(slot, metrics)  # (a built-in behind may compute its own)
 
 
 # (A base made by a call, which mypy cannot follow: SlotTask's API in front of BaseTask.)
