@@ -56,6 +56,24 @@ def pick_controller(robot_group: Any, controller: str | None) -> str:
     return names[0]
 
 
+def _holds_none(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype == object and any(_holds_none(v) for v in value.ravel().tolist())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_none(v) for v in value)
+    return False
+
+def _rows_with_none(actions: Any) -> list[int]:
+    """The envs (rows of ``actions``) whose action holds ``None`` (numpy would make it NaN)."""
+    if isinstance(actions, np.ndarray) and (actions.dtype != object or actions.ndim == 0):
+        return []
+    if not isinstance(actions, (list, tuple, np.ndarray)):
+        return []  # (not a batch: the shape check says so)
+    return [i for i, row in enumerate(actions) if _holds_none(row)]
+
+
 class ActionLayout:
     """How one sub-environment's action (a ``Box``) drives the controllers of one robot.
 
@@ -82,7 +100,16 @@ class ActionLayout:
         #: The controllers the action drives, and each one's slice of the action.
         self.controller_names = tuple(names)
         self.controller_name = names[0] if len(names) == 1 else '+'.join(names)
-        parts = [controller_action_space(robot_group.controllers[name], env) for name in names]
+        if action_space is not None and not isinstance(action_space, spaces.Box):
+            raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
+        if action_space is not None and len(names) == 1:
+            # (the override stands for a controller whose space is not known: its shape is the argument's)
+            try:
+                parts = [controller_action_space(robot_group.controllers[names[0]], env)]
+            except ValueError:
+                parts = [action_space]
+        else:
+            parts = [controller_action_space(robot_group.controllers[name], env) for name in names]
         #: ``(controller, slice of the flat action, the controller's argument shape)`` per controller.
         self.slices: list[tuple[str, slice, tuple[int, ...]]] = []
         start = 0
@@ -94,8 +121,12 @@ class ActionLayout:
             action_space = parts[0] if len(parts) == 1 else spaces.Box(
                 np.concatenate([p.low.ravel() for p in parts]), np.concatenate([p.high.ravel() for p in parts]),
                 dtype=np.float32)
-        elif not isinstance(action_space, spaces.Box):
-            raise TypeError(f'action_space must be a gymnasium Box; got {type(action_space).__name__}')
+        else:
+            expected = parts[0].shape if len(parts) == 1 else (start,)
+            if action_space.shape != expected:
+                what = ', '.join(f'{name} {shape}' for name, _, shape in self.slices)
+                raise ValueError(f'action_space must have shape {expected} (the argument shape of the controllers it '
+                                 f'drives: {what}); got a Box of shape {action_space.shape}')
         #: One sub-environment's action space.
         self.space: spaces.Box = action_space
         self._float_bounds: tuple[spaces.Box, np.ndarray, np.ndarray] | None = None  # (see _bounds)
@@ -113,6 +144,10 @@ class ActionLayout:
             bad = non_number(actions)
             if bad is not None:
                 raise ValueError(f'actions must be numbers of shape {shape}; got {bad}')
+            nones = _rows_with_none(actions)
+            if nones:
+                raise ValueError(f'actions of env(s) {nones} hold None, which is not a number; '
+                                 f'actions must be numbers of shape {shape}')
             try:
                 array = np.asarray(actions, dtype=np.float64)
             except OverflowError:

@@ -64,6 +64,8 @@ class FlatEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Start the next episode (``seed`` restarts the episode source); after :meth:`close`, the
         first episode of a world built again."""
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict (of VectorEnv's reset options) or None; got {type(options).__name__} {options!r}")
         if self._envs.closed:
             if self._reopen is None:
                 raise RuntimeError('this FlatEnv is closed, and it was given vector_env= so it cannot build its world again')

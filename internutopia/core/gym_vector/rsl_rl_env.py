@@ -14,7 +14,9 @@ That is Gymnasium's ``SAME_STEP`` autoreset with ``dones = terminated | truncate
 ``Box`` observation. The observation is one group, ``'policy'``, which the actor and the critic
 both read (rsl-rl's default ``obs_groups``). Observations are copied into fresh tensors: rsl-rl
 keeps the previous step's observation until it stores the transition, and the vector env may
-reuse its arrays.
+reuse its arrays. The vector env may return numpy arrays or torch tensors (``array_backend``
+``'numpy'`` or ``'torch'``: a torch observation goes to ``device`` without a stop on the host);
+Warp arrays are refused.
 
 Finished episodes are kept, as arrays, for whoever reports progress: :meth:`RslRlVecEnv.take_episodes`
 returns their returns, lengths (env steps) and every metric the episodes recorded, and forgets
@@ -57,15 +59,23 @@ __all__ = ['OBS_GROUP', 'RslRlVecEnv']
 OBS_GROUP = 'policy'
 
 
+def _host(values: Any) -> np.ndarray:
+    """``values`` (a numpy array or a torch tensor) as a numpy array on the host."""
+    if isinstance(values, torch.Tensor):
+        return values.detach().cpu().numpy()
+    return np.asarray(values)
+
+
 class RslRlVecEnv:
     """rsl-rl's ``VecEnv`` interface (duck-typed: rsl-rl checks no base class) over a ``SAME_STEP``
     vector env of this project; see the module docstring.
 
     Args:
         env: a :class:`VectorEnv` (or a Gymnasium vector wrapper around one) with
-            ``autoreset_mode='SameStep'`` and a flat ``Box`` observation.
+            ``autoreset_mode='SameStep'``, a flat ``Box`` observation and ``array_backend``
+            ``'numpy'`` or ``'torch'``.
         seed: the seed of the first reset (``None``: unseeded).
-        device: where the tensors go (the vector env's arrays are numpy, on the CPU).
+        device: where the tensors go (the vector env's numpy arrays, or its torch tensors, are moved there).
     """
 
     def __init__(self, env: gym.vector.VectorEnv, seed: int | None = None, device: str | torch.device = 'cpu') -> None:
@@ -74,6 +84,10 @@ class RslRlVecEnv:
         if env.metadata.get('autoreset_mode') != AutoresetMode.SAME_STEP:
             raise ValueError("RslRlVecEnv needs autoreset_mode='SameStep' (rsl-rl's dones are the episodes that ended "
                              'on the step, whose observation is already the next episode\'s)')
+        backend = getattr(env.unwrapped, 'array_backend', 'numpy')
+        if backend not in ('numpy', 'torch'):
+            raise ValueError(f"RslRlVecEnv needs a VectorEnv returning numpy arrays or torch tensors (array_backend='numpy' "
+                             f"or 'torch'); got array_backend={backend!r}")
         space = env.single_observation_space
         if not isinstance(space, gym.spaces.Box) or len(space.shape) != 1:
             raise ValueError(f"RslRlVecEnv needs a flat Box observation (obs_mode='flat'); got {space}")
@@ -93,10 +107,13 @@ class RslRlVecEnv:
         obs, _ = env.reset(seed=seed)
         self._obs = self._observations(obs)
 
-    def _observations(self, obs: np.ndarray) -> TensorDict:
+    def _observations(self, obs: np.ndarray | torch.Tensor) -> TensorDict:
         # A copy: rsl-rl holds the previous observation until it stores the transition.
-        return TensorDict({OBS_GROUP: torch.tensor(obs, dtype=torch.float32, device=self.device)},
-                          batch_size=[self.num_envs], device=self.device)
+        if isinstance(obs, torch.Tensor):
+            tensor = obs.detach().to(self.device, torch.float32, copy=True)
+        else:
+            tensor = torch.tensor(obs, dtype=torch.float32, device=self.device)
+        return TensorDict({OBS_GROUP: tensor}, batch_size=[self.num_envs], device=self.device)
 
     def get_observations(self) -> TensorDict:
         """The current observations (``{'policy': (num_envs, obs_size)}``)."""
@@ -107,6 +124,8 @@ class RslRlVecEnv:
         dones, extras)`` as rsl-rl expects (see the module docstring)."""
         array = actions.detach().to('cpu', torch.float32).numpy().reshape(self.num_envs, *self._action_shape)
         obs, rewards, terminated, truncated, info = self.env.step(array)
+        # (rewards and flags, one number per env, are booked on the host whatever the array backend)
+        rewards, terminated, truncated = _host(rewards), _host(terminated), _host(truncated)
         dones = terminated | truncated
         self._returns += rewards
         self.episode_length_buf += 1

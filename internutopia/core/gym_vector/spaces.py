@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.spaces import utils as space_utils
 
 
 class ScalarBox(spaces.Box):
@@ -25,7 +26,9 @@ class EmptyDict(spaces.Space):
     """The space of an always-empty dict (e.g. ``'sensors': {}`` of a robot without sensors).
 
     Gymnasium's checker rejects an empty ``spaces.Dict``, so empty entries of the InternUtopia
-    observation dict get this space instead.
+    observation dict get this space instead. It flattens to nothing (``flatdim`` 0: an empty
+    ``bool`` ``Box``, which changes no other part's dtype), so a ``Dict`` holding it goes through
+    ``gymnasium.spaces.flatten`` and ``gymnasium.wrappers.FlattenObservation``.
     """
 
     def __init__(self, seed: Any = None) -> None:
@@ -33,7 +36,7 @@ class EmptyDict(spaces.Space):
 
     @property
     def is_np_flattenable(self) -> bool:
-        return False
+        return True
 
     def sample(self, mask: Any = None, probability: Any = None) -> dict:
         return {}
@@ -46,6 +49,24 @@ class EmptyDict(spaces.Space):
 
     def __repr__(self) -> str:
         return 'EmptyDict()'
+
+# Gymnasium's flattening functions dispatch on the space's type, and know only their own spaces.
+@space_utils.flatdim.register(EmptyDict)
+def _flatdim_empty_dict(space: EmptyDict) -> int:
+    return 0
+
+@space_utils.flatten.register(EmptyDict)
+def _flatten_empty_dict(space: EmptyDict, x: dict) -> np.ndarray:
+    return np.zeros(0, dtype=np.bool_)
+
+@space_utils.unflatten.register(EmptyDict)
+def _unflatten_empty_dict(space: EmptyDict, x: Any) -> dict:
+    return {}
+
+@space_utils.flatten_space.register(EmptyDict)
+def _flatten_space_empty_dict(space: EmptyDict) -> spaces.Box:
+    nothing: np.dtype[Any] = np.dtype(np.bool_)  # (bool: promotes no other part's dtype in a Dict's Box)
+    return spaces.Box(low=0, high=1, shape=(0,), dtype=nothing)
 
 class LabelTable(spaces.Space):
     """The space of a camera annotation's side table: labels and ids whose keys and lengths change
