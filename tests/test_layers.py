@@ -42,6 +42,7 @@ LAYERS = {
     'internutopia.core.backend': BACKEND,
     'internutopia.core.scene': BACKEND,
     'internutopia.core.robot': ENTITIES,
+    'internutopia.core.robot.isaacsim': ENTITIES,  # InternUtopia's Isaac-only classes: importable, they raise when built
     'internutopia.core.controller': ENTITIES,
     'internutopia.core.sensor': ENTITIES,
     'internutopia.core.object': ENTITIES,

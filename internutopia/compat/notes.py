@@ -107,8 +107,9 @@ NOTES: dict[str, tuple[str, str]] = {
     # -- absent: Isaac Sim and InternUtopia's web UI --------------------------------------------------
     'internutopia.core.datahub': (IMPROVED, "kept in this process (episode-finished flags, observations, actions, chat and "
                                             'log messages) with no web UI behind it; thread-safe'),
-    'internutopia.core.robot.isaacsim': (ABSENT, "Isaac Sim's implementation of IArticulation; here IArticulation itself "
-                                         'works on MuJoCo'),
+    'internutopia.core.robot.isaacsim': (IMPROVED, "importable; Isaac Sim's implementation of IArticulation cannot load a "
+                                           'USD on MuJoCo: building it raises an error naming IArticulation.create (a '
+                                           "per-slot robot's articulation in its slot), which works here"),
     'internutopia.core.runner.SimulatorRunner.setup_isaacsim': (ABSENT, _ISAAC),
     'internutopia.core.runner.SimulatorRunner.setup_streaming_420': (ABSENT, _ISAAC),
     'internutopia.core.runner.SimulatorRunner.setup_streaming_450': (ABSENT, _ISAAC),

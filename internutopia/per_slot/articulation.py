@@ -10,6 +10,11 @@ targets to it. Here an ``IArticulation`` does the same on the slot's own MuJoCo 
   to their velocity servos (``ValueError`` naming the joint when it has no such servo) and applies
   ``joint_efforts`` as joint torques; a ``None`` or NaN entry (of any float type) keeps that
   joint's target, an infinite one is a ``ValueError`` naming the robot, env and joint;
+- joints that one position servo drives together (a robot group's ``coupled_position_servos()``:
+  the Franka's two fingers, on the one gripper servo of their coupling tendon) take position
+  targets too: the servo's target is the mean of the targets given to its joints (Isaac Sim's
+  ``ParallelGripper.forward`` gives both fingers one target), and ``get_applied_action`` reports
+  the servo's target for each of them;
 - ``set_joint_positions`` / ``set_joint_velocities`` teleport joint states;
 - poses come from :class:`~internutopia.core.util.pose_mixin.PoseMixin` (world, env, local).
 
@@ -145,28 +150,35 @@ class IArticulation(PoseMixin):
         return self
 
     def get_applied_action(self) -> ArticulationAction:
-        """The servo targets in force (position and velocity servos) and applied joint torques."""
+        """The servo targets in force (position and velocity servos; a coupled servo's for each of
+        its joints) and applied joint torques."""
         servos = self._servos()
         data = self.group.bound_world.data
-        positions = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['position']]
+        driving = np.where(servos['position'] >= 0, servos['position'], servos['coupled'])
+        positions = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in driving]
         velocities = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['velocity']]
         efforts = data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot]].tolist()
         return ArticulationAction(positions, velocities, efforts)
 
     # -- commands ------------------------------------------------------------------------------
     def _servos(self) -> dict[str, np.ndarray]:
-        """Actuator ids driving each joint as a position servo, a velocity servo or a motor (-1: none)."""
+        """Actuator ids driving each joint as a position servo, a velocity servo or a motor, and the
+        position servo driving it together with other joints (``'coupled'``; -1: none)."""
         version = id(self.group.world)
         if self._actuators is not None and self._actuators[0] == version:
             return self._actuators[1]
         lookup = self.group.bound_world.lookup
         joints = lookup.ids('joint', [self.group.full_name(n) for n in self.group.joint_names]).tolist()
-        out = {kind: np.full(len(joints), -1, dtype=np.intp) for kind in ('position', 'velocity', 'motor')}
+        out = {kind: np.full(len(joints), -1, dtype=np.intp) for kind in ('position', 'velocity', 'motor', 'coupled')}
         kinds = {ServoKind.POSITION: 'position', ServoKind.VELOCITY: 'velocity', ServoKind.MOTOR: 'motor'}
         actuators = lookup.actuators()
         for actuator, joint, kind in zip(actuators.ids.tolist(), actuators.joint.tolist(), actuators.kind.tolist(), strict=True):
             if joint in joints:
                 out[kinds[ServoKind(kind)]][joints.index(joint)] = actuator
+        coupled = getattr(self.group, 'coupled_position_servos', None)
+        for actuator, names in (coupled() if coupled is not None else {}).items():
+            for name in names:
+                out['coupled'][list(self.group.joint_names).index(name)] = actuator
         self._actuators = (version, out)
         return out
 
@@ -186,6 +198,7 @@ class IArticulation(PoseMixin):
         servos = self._servos()
         data = self.group.bound_world.data
         writes: list[tuple[int, float]] = []
+        shared: dict[int, list[float]] = {}  # a coupled servo's joints' targets
         for kind, what, values in (('position', 'joint_positions', action.joint_positions),
                                    ('velocity', 'joint_velocities', action.joint_velocities)):
             if values is None:
@@ -195,10 +208,16 @@ class IArticulation(PoseMixin):
                 if value != value:  # NaN (and None): keep the target
                     continue
                 actuator = servos[kind][index]
+                if actuator < 0 and kind == 'position' and servos['coupled'][index] >= 0:
+                    shared.setdefault(int(servos['coupled'][index]), []).append(value)
+                    continue
                 if actuator < 0:
+                    driven = [n for n, a, c in zip(self.group.joint_names, servos[kind], servos['coupled'], strict=True)
+                              if a >= 0 or (kind == 'position' and c >= 0)]
                     raise ValueError(f'joint {self.group.joint_names[index]!r} of robot {self.group.name!r} has no {kind} '
-                                     f'servo; joints with one: {[n for n, a in zip(self.group.joint_names, servos[kind], strict=True) if a >= 0]}')
+                                     f'servo; joints with one: {driven}')
                 writes.append((int(actuator), value))
+        writes += [(actuator, sum(values) / len(values)) for actuator, values in shared.items()]
         efforts = None
         if action.joint_efforts is not None:
             efforts = self._targets(action.joint_efforts, indices, 'joint_efforts')
@@ -282,6 +301,12 @@ class IArticulation(PoseMixin):
     def restore_status(self) -> None:
         """Nothing to restore: resetting one slot leaves every other slot's state as it was."""
 
+    def parallel_gripper(self, joint_names: Sequence[str], opened_positions: Sequence[float],
+                         closed_positions: Sequence[float]) -> ParallelGripper:
+        """Isaac Sim's ``ParallelGripper`` on joints ``joint_names`` of this articulation (a robot's
+        ``articulation.gripper``, see :class:`ParallelGripper`)."""
+        return ParallelGripper(self, joint_names, opened_positions, closed_positions)
+
     @classmethod
     def create(cls, usd_path: str | None = None, prim_path: str | None = None, name: str | None = None,
                *args: Any, **kwargs: Any) -> IArticulation:
@@ -297,6 +322,61 @@ class IArticulation(PoseMixin):
         return f'IArticulation({self.group.name!r}, env {self.slot}, {self.num_dof} joints)'
 
 
+class ParallelGripper:
+    """Isaac Sim's ``ParallelGripper`` (``articulation.gripper`` of InternUtopia's Franka): finger
+    joints of one robot in one slot, with their open and closed positions.
+
+    ``forward('open' | 'close')`` returns, as Isaac's does, an :class:`ArticulationAction` over every
+    joint of the articulation with only the fingers' position targets given (``None`` elsewhere)
+    and commands nothing: the caller applies it (``articulation.apply_action``), alone or merged
+    into an arm command (InternManip takes ``forward(...).joint_positions[-2:]``). ``open()`` and
+    ``close()`` apply it at once.
+    """
+
+    def __init__(self, articulation: IArticulation, joint_names: Sequence[str], opened_positions: Sequence[float],
+                 closed_positions: Sequence[float]) -> None:
+        self.articulation = articulation
+        self.joint_prim_names = list(joint_names)
+        self.joint_dof_indicies = np.array([articulation.get_dof_index(name) for name in joint_names], dtype=np.intp)
+        self.joint_opened_positions = _values(opened_positions, len(joint_names), 'opened_positions')
+        self.joint_closed_positions = _values(closed_positions, len(joint_names), 'closed_positions')
+
+    def forward(self, action: str) -> ArticulationAction:
+        """The fingers' targets of ``action`` (``'open'`` or ``'close'``) over every joint (see the class docstring)."""
+        if action not in ('open', 'close'):
+            raise ValueError(f"the gripper of robot {self.articulation.name!r} takes 'open' or 'close'; got {action!r}")
+        positions = self.joint_opened_positions if action == 'open' else self.joint_closed_positions
+        targets: list[float | None] = [None] * self.articulation.num_dof
+        for index, value in zip(self.joint_dof_indicies.tolist(), positions.tolist(), strict=True):
+            targets[index] = value
+        return ArticulationAction(joint_positions=targets)
+
+    def open(self) -> None:
+        """Open the gripper (apply ``forward('open')``)."""
+        self.articulation.apply_action(self.forward('open'))
+
+    def close(self) -> None:
+        """Close the gripper (apply ``forward('close')``)."""
+        self.articulation.apply_action(self.forward('close'))
+
+    def apply_action(self, control_actions: ArticulationAction) -> None:
+        """Apply targets given for the gripper's joints only (in ``joint_prim_names`` order), as Isaac's does."""
+        self.articulation.apply_action(ArticulationAction(
+            joint_positions=control_actions.joint_positions, joint_velocities=control_actions.joint_velocities,
+            joint_efforts=control_actions.joint_efforts, joint_indices=self.joint_dof_indicies))
+
+    def get_joint_positions(self) -> np.ndarray:
+        """The finger joints' positions."""
+        return self.articulation.get_joint_positions(self.joint_dof_indicies)
+
+    def set_joint_positions(self, positions: Sequence[float]) -> None:
+        """Teleport the finger joints to ``positions``."""
+        self.articulation.set_joint_positions(positions, self.joint_dof_indicies)
+
+    def __repr__(self) -> str:
+        return f'ParallelGripper({self.articulation.name!r}, env {self.articulation.slot}, {self.joint_prim_names})'
+
+
 def _values(values: Any, count: int, what: str) -> np.ndarray:
     array = np.asarray(values, dtype=float).reshape(-1)
     if array.shape != (count,) or not np.all(np.isfinite(array)):
@@ -304,4 +384,4 @@ def _values(values: Any, count: int, what: str) -> np.ndarray:
     return array
 
 
-__all__ = ['IArticulation']
+__all__ = ['IArticulation', 'ParallelGripper']

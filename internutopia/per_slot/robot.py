@@ -87,7 +87,11 @@ class SlotRobot(OrderedObsMixin):
     # -- InternUtopia's API --------------------------------------------------------------------
     def apply_action(self, action: dict[str, Any]) -> None:
         """Send each ``{controller_name: args}`` entry to that controller (unknown names are skipped
-        with a warning, as in InternUtopia)."""
+        with a warning, as in InternUtopia); anything but a dict is a ``ValueError``."""
+        if not isinstance(action, dict):
+            raise ValueError(f'robot {self.name!r} in env {self._slot} takes a dict {{controller_name: args}}; got '
+                             f'{type(action).__name__} (an upstream-style robot class that takes other actions '
+                             'defines its own apply_action)')
         for controller_name, controller_action in action.items():
             controller = self.controllers.get(controller_name)
             if controller is None:
@@ -171,7 +175,8 @@ class SlotRobot(OrderedObsMixin):
     def post_reset(self) -> None:
         """Called once the episode's start state is in place: the sensors' ``post_reset`` (in which
         ``ICamera.create`` makes cameras on this robot in this slot, as InternUtopia's sensors do).
-        The env calls it once per slot and episode (see :func:`start_robot`)."""
+        The env calls it once per slot and episode (see :func:`start_robot`); one that raises
+        leaves the robot not started."""
         self._slot_started = True
         group = self._slot_group
         token = BUILDING.set(SlotRobotContext(group, self._slot, self._scene.origin)) if group is not None else None
@@ -180,6 +185,9 @@ class SlotRobot(OrderedObsMixin):
                 hook = getattr(sensor, 'post_reset', None)
                 if hook is not None:
                     hook()
+        except BaseException:
+            self._slot_started = False
+            raise
         finally:
             if token is not None:
                 BUILDING.reset(token)
@@ -194,24 +202,36 @@ class SlotRobot(OrderedObsMixin):
 
 class SlotActionSink:
     """Takes the action entries of a robot run by an upstream-style class and hands each slot's
-    ``{controller_name: args}`` to that slot's instance (``apply_action``), in the step's command phase."""
+    action to that slot's instance (``apply_action``), in the step's command phase.
+
+    As InternUtopia's runner does, the action goes to the class's ``apply_action`` as it was
+    given, whatever it is (InternManip's robots take a list of joint targets); a dict is handed
+    over as a shallow copy of its own per slot (scripts often send one dict to every slot). Only a
+    class that keeps :meth:`SlotRobot.apply_action` (``{controller_name: args}``) needs a dict.
+    """
 
     def __init__(self, group: SlotRobotGroup) -> None:
         self.group = group
         self.name = f'{group.name} (per-slot robot)'
 
     def parse_action(self, action: Any) -> Any:
-        """InternUtopia's robots take ``{controller_name: args}``; anything else is a ``ValueError``."""
-        if not isinstance(action, dict):
-            raise ValueError(f'robot {self.group.name!r} takes a dict {{controller_name: args}}; got {type(action).__name__}')
+        """The action, unchanged; a ``ValueError`` when it is not a dict and the class's
+        ``apply_action`` is :class:`SlotRobot`'s own (which takes ``{controller_name: args}``)."""
+        if not isinstance(action, dict) and getattr(self.group.instance_class, 'apply_action', None) is SlotRobot.apply_action:
+            raise ValueError(f'robot {self.group.name!r} ({self.group.instance_class.__name__}, whose apply_action is the '
+                             f'built-in one) takes a dict {{controller_name: args}}; got {type(action).__name__}')
         return action
 
     def batch(self, parsed: list[Any]) -> list[Any]:
         return list(parsed)
 
     def apply(self, slots: np.ndarray, actions: list[Any]) -> None:
-        # (each slot's own dict: scripts often send one object to every slot)
-        each_slot(slots, lambda index, slot: self.group.instance(slot).apply_action(dict(actions[index])))
+        each_slot(slots, lambda index, slot: self.group.instance(slot).apply_action(_own(actions[index])))
+
+
+def _own(action: Any) -> Any:
+    """``action`` for one slot: a dict copied (its entries shared), anything else as it is."""
+    return dict(action) if isinstance(action, dict) else action
 
 
 if TYPE_CHECKING:
@@ -305,13 +325,23 @@ class SlotRobotGroup(_BuiltinRobot):
         return row(self.builtin_obs(np.array([slot], dtype=np.intp)), 0)
 
     def instance(self, slot: int) -> Any:
-        """``slot``'s instance of the upstream-style class (made once per slot and episode)."""
+        """``slot``'s instance of the upstream-style class (made once per slot and episode; one
+        whose start raised is dropped: the next call builds and starts another)."""
         made = self.instances.get(slot)
         if made is None:
             made = build_robot(self.instance_class, self, slot, self.slot_configs.get(slot, self.config), self.instances)
             if not _TASK_STARTS.get():
                 start_robot(made)
         return made
+
+    def forget_instance(self, slot: int, instance: Any) -> None:
+        """Drop ``instance`` (whose start raised) if it is still ``slot``'s, with its ``cleanup``."""
+        held = self.instances.pop(slot, None)
+        if held is not instance:  # (another one is the slot's now: it stays)
+            if held is not None:
+                self.instances[slot] = held
+            return
+        instance.cleanup()
 
 
 @functools.cache
@@ -393,10 +423,36 @@ _TASK_STARTS: contextvars.ContextVar[bool] = contextvars.ContextVar('internutopi
 
 def start_robot(robot: Any) -> None:
     """``robot.post_reset()`` unless it ran already for this slot and episode: once per episode,
-    whoever asks first (the robot's building, its task's ``post_reset``)."""
-    if not robot._slot_started:
-        robot._slot_started = True
+    whoever asks first (the robot's building, its task's ``post_reset``).
+
+    A ``post_reset`` that raises leaves the robot not started, and no longer the slot's: the
+    episode's start failed (its error, unchanged, ends or retries it), and the next asker (a retry
+    of the start) gets a robot built afresh, whose ``post_reset`` runs again.
+    """
+    if robot._slot_started:
+        return
+    robot._slot_started = True  # (before the call: a post_reset asking for its own robot does not start it again)
+    try:
         robot.post_reset()
+    except BaseException:
+        robot._slot_started = False
+        try:
+            _forget(robot)
+        except Exception as cleanup_error:  # (the start's error is the one raised and recorded)
+            warnings.warn(f'robot {getattr(robot, "name", "?")!r} in env {robot._slot}: its cleanup after a failed start '
+                          f'raised {type(cleanup_error).__name__}: {cleanup_error}', stacklevel=2)
+        raise
+
+
+def _forget(robot: Any) -> None:
+    """Drop ``robot`` (whose start failed) from the cache it is kept in, so that it is not reused."""
+    group, slot = robot._slot_group, robot._slot
+    if isinstance(group, SlotRobotGroup):
+        group.forget_instance(slot, robot)
+        return
+    views = _views.get(group) if group is not None else None
+    if views is not None and views.get(slot, (None, None))[1] is robot:
+        del views[slot]
 
 
 def robots_start_with_task() -> contextvars.Token:

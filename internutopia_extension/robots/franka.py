@@ -72,35 +72,20 @@ __all__ = ['ARM_JOINTS', 'ARM_MAX_SPEED', 'FINGER_CLOSED', 'FINGER_JOINTS', 'FIN
 _SERVOS = len(ARM_JOINTS) + 1
 
 
-class FrankaGripperInSlot:
-    """InternUtopia's ``articulation.gripper`` of one slot's Franka (Isaac's parallel gripper):
-    ``forward('open' | 'close')`` commands the hand right away, as the built-in gripper controller
-    does, and returns no joint targets (an upstream-style controller may return what it returns)."""
-
-    def __init__(self, group: FrankaRobot, slot: int) -> None:
-        self.group = group
-        self.slot = int(slot)
-
-    def forward(self, action: str) -> None:
-        if action not in ('open', 'close'):
-            raise ValueError(f"the Franka's gripper takes 'open' or 'close'; got {action!r}")
-        group = self.group
-        target = group.gripper_ctrl_open if action == 'open' else group.gripper_ctrl_closed
-        group.bound_world.data.ctrl[self.slot, group.gripper_actuator] = target
-
-    def get_joint_positions(self) -> np.ndarray:
-        """The two finger joints' positions (m)."""
-        return self.group.bound_world.data.qpos[self.slot, self.group.finger_qposadr].copy()
-
-
 class FrankaUpstreamMethods:
-    """What InternUtopia's Franka articulation has beyond joints, for one slot's Franka."""
+    """What InternUtopia's Franka articulation has beyond joints, for one slot's Franka: its
+    ``gripper``, Isaac's parallel gripper on the two finger joints. ``forward('open' | 'close')``
+    returns the fingers' position targets (over all nine joints, the arm's ``None``) without
+    commanding them; applied, the fingers' targets drive the gripper servo (their mean: see
+    :meth:`FrankaRobot.coupled_position_servos`), as the built-in gripper controller does."""
 
     _slot_group: Any
-    _slot: int
+    articulation: Any
 
     def articulation_parts(self) -> dict[str, Any]:
-        return {'gripper': FrankaGripperInSlot(self._slot_group, self._slot)}
+        group = self._slot_group
+        return {'gripper': self.articulation.parallel_gripper(
+            FINGER_JOINTS, [group.gripper_ctrl_open] * 2, [group.gripper_ctrl_closed] * 2)}
 
 
 @BaseRobot.register('FrankaRobot')
@@ -180,6 +165,13 @@ class FrankaRobot(BaseRobot):
         self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
         self._joint_columns: Any = self._joint_qposadr
         self._servo_kernel: Any = None
+
+    def coupled_position_servos(self) -> dict[int, tuple[str, ...]]:
+        """The gripper servo drives both finger joints (on their coupling tendon, whose length is
+        their mean): position targets given to the fingers (Isaac's gripper gives both one, and
+        InternManip's nine-value joint action ends with them) set its goal to their mean, the
+        opening of one finger (m; ``gripper_ctrl_closed``, past closed, squeezes with the grip force)."""
+        return {self.gripper_actuator: tuple(FINGER_JOINTS)}
 
     def build_spec(self) -> mujoco.MjSpec:
         return panda_spec(self.base_body, self._physics_dt, self.max_physics_dt)
