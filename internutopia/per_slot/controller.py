@@ -4,11 +4,16 @@
   built as ``cls(config, robot, scene)``) is run by a :class:`SlotControllerAdapter`: one instance
   per slot and episode; each commanded slot's action goes through its instance, and the returned
   :class:`~internutopia.per_slot.articulation_action.ArticulationAction` goes to that slot's robot.
+- An upstream-style class built on a built-in controller (``class DiscreteDD(DifferentialDriveController)``
+  calling ``self.forward(...)``) is run by the adapter put in front of that built-in
+  (:func:`~internutopia.per_slot.style.adapter_class`): the built-in binds, resets and observes
+  the slots as on its own, and the instances' default methods (:class:`SlotBuiltinController`:
+  ``action_to_control``, ``get_obs``, upstream's ``forward``) command and read it for their slot.
 - A built-in controller seen from one slot (a per-slot robot's ``controllers[name]``) is a
   :class:`SlotControllerView`: ``get_obs()`` is the slot's row of the controller's observation and
   ``action_to_control(action)`` commands the slot right away (returning no joint targets).
 
-Both are :class:`SlotController` objects, with InternUtopia's controller attributes.
+All are :class:`SlotController` objects, with InternUtopia's controller attributes.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from internutopia.core.util.trees import row
 from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
 from internutopia.per_slot.style import with_api
 
+_NO_VALUE: Any = object()
+
 if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
     from internutopia.per_slot.articulation_subset import ArticulationSubset
@@ -42,6 +49,12 @@ RobotInSlot = Callable[['BaseRobot', int], Any]
 class SlotController(OrderedObsMixin):
     """InternUtopia's per-instance controller: one slot's controller, built as ``cls(config, robot, scene)``."""
 
+    #: Where the class builds on a built-in controller (``class DiscreteDD(DifferentialDriveController)``),
+    #: the adapter running that built-in for the robot's slots (set before ``__init__``, with
+    #: ``_slot``): the default ``action_to_control`` and ``get_obs`` command and read it for this slot.
+    runner_of_slot: Any = None
+    #: The slot of an instance run by an adapter (set before ``__init__``).
+    _slot: int = -1
     config: Any
     name: str
     scene: Any
@@ -63,12 +76,20 @@ class SlotController(OrderedObsMixin):
         self._obs: dict[str, Any] = {}
 
     def action_to_control(self, action: Any) -> Any:
-        """Turn one slot's action into an ``ArticulationAction`` (upstream-style controllers define it)."""
-        raise NotImplementedError(f'{type(self).__name__}.action_to_control is not implemented')
+        """Turn one slot's action into an ``ArticulationAction``: upstream-style controllers define
+        it; one built on a built-in controller commands the built-in for this slot right away
+        (its argument check applies) and returns no joint targets (``None``)."""
+        runner = self.runner_of_slot
+        if runner is None:
+            raise NotImplementedError(f'{type(self).__name__}.action_to_control is not implemented')
+        command_slot(runner, self._slot, action)
+        return None
 
     def get_obs(self) -> OrderedDict:
-        """This slot's controller observation (none by default)."""
-        return OrderedDict()
+        """This slot's controller observation: none by default; the built-in's row for this slot
+        for a class built on a built-in controller."""
+        runner = self.runner_of_slot
+        return OrderedDict() if runner is None else observe_slot(runner, self._slot)
 
     def cleanup(self) -> None:
         """Called when the slot's episode is replaced."""
@@ -93,43 +114,69 @@ class SlotControllerView(with_api(SlotController, BaseController)):  # type: ign
         self.sub_controllers = [controller_in_slot(sub, slot, robot, scene) for sub in group.sub_controllers]
 
     def get_obs(self) -> OrderedDict:
-        return OrderedDict(row(self.group.get_obs(np.array([self.slot], dtype=np.intp)), 0))
+        return observe_slot(self.group, self.slot)
 
     def action_to_control(self, action: Any) -> None:
         """Command this slot now (the controller's own argument check applies); no joint targets to return."""
-        parsed = self.group.parse_action(action)
-        self.group.apply(np.array([self.slot], dtype=np.intp), self.group.batch([parsed]))
+        command_slot(self.group, self.slot, action)
         return None
 
-    def forward(self, forward_speed: float = 0.0, rotation_speed: float = 0.0, lateral_speed: float = 0.0,
-                *args: Any, **kwargs: Any) -> None:
-        """InternUtopia's ``forward`` of a move-by-speed controller (the differential drive's, H1's,
-        G1's): drive this slot's base at ``forward_speed`` (m/s), ``rotation_speed`` (rad/s) and
-        ``lateral_speed`` (m/s; ignored by a robot that cannot move sideways) from now on. It
-        commands the slot right away and returns no joint targets (``None``), so a composite
-        controller's ``action_to_control`` may return what it returns. Further arguments of
-        upstream's signatures (a G1's ``height``, ...) are accepted and change nothing.
-
-        Raises:
-            AttributeError: the controller is not a move-by-speed controller (upstream's other
-                controllers' ``forward`` take poses and paths: use ``action_to_control(action)``).
-        """
-        group = self.group
-        if not isinstance(group, BaseVelocityController):
-            raise AttributeError(f'{type(group).__name__} {self.name!r} has no forward() here (only move-by-speed '
-                                 'controllers do); command it with action_to_control(action)')
-        speeds = np.array([[forward_speed, lateral_speed, rotation_speed]], dtype=float)
-        if not np.all(np.isfinite(speeds)):
-            raise ValueError(f'{self.name!r}.forward: speeds must be finite numbers; got {speeds[0].tolist()}')
-        group.apply_base_velocity(np.array([self.slot], dtype=np.intp), speeds)
-        return None
+    def forward(self, *args: Any, **kwargs: Any) -> None:
+        """InternUtopia's ``forward`` of this controller, for this slot: see :func:`upstream_forward`."""
+        return upstream_forward(self.group, self.slot, self.name, args, kwargs)
 
     def __repr__(self) -> str:
         return f'{type(self.group).__name__}({self.name!r}, env {self.slot})'
 
 
+class SlotBuiltinController(SlotController):
+    """The per-slot API of a class built on a built-in controller (``class DiscreteDD(DifferentialDriveController)``):
+    :class:`SlotController`'s, whose default ``action_to_control`` and ``get_obs`` are the
+    built-in's for the slot, plus upstream's ``forward`` of the built-in's upstream twin
+    (:func:`upstream_forward`) and the attributes its ``__init__`` sets from the config (a
+    differential drive's ``_wheel_base``, a move_to_point's ``forward_speed``, ...)."""
+
+    def __init__(self, config: Any, robot: Any, scene: Any) -> None:  # noqa: D107
+        super().__init__(config, robot, scene)
+        runner = self.runner_of_slot
+        for attribute, (key, default) in upstream_table(runner, UPSTREAM_ATTRIBUTES).items():
+            value = getattr(config, key, None) if key else None
+            setattr(self, attribute, default if value is None else value)
+
+    def forward(self, *args: Any, **kwargs: Any) -> None:
+        """InternUtopia's ``forward`` of the built-in's upstream twin, for this slot: see :func:`upstream_forward`."""
+        return upstream_forward(self.runner_of_slot, self._slot, self.name, args, kwargs)
+
+
+def controller_api(builtin: type) -> type:
+    """The per-slot API of the instances of a class built on the controller class ``builtin``
+    (``BaseController`` itself for a class built on nothing else)."""
+    return SlotController if builtin is BaseController else SlotBuiltinController
+
+
 class SlotControllerAdapter(BaseController):
-    """Runs an upstream-style controller class for every slot of a robot group, one instance per slot and episode."""
+    """Runs an upstream-style controller class for every slot of a robot group, one instance per slot and episode.
+
+    Where the class builds on a built-in controller, the adapter stands in front of that built-in
+    (:func:`~internutopia.per_slot.style.adapter_class`): the built-in (its sub-controllers
+    included) binds, resets and observes the slots as on its own; each slot's action goes to the
+    slot's instance, whose default methods command the built-in for that slot.
+    """
+
+    #: A subclass of a built-in controller is run with the built-in behind this adapter.
+    runs_builtins = True
+    #: The built-in controller behind (set on the class :func:`~internutopia.per_slot.style.adapter_class` makes).
+    builtin_class: type | None = None
+
+    # (A property where the base class has a class attribute: one a built-in behind sets when bound is ignored.)
+    @property
+    def idempotent_apply(self) -> bool:
+        """Never: each slot's instance decides what an action does, on every step."""
+        return False
+
+    @idempotent_apply.setter
+    def idempotent_apply(self, value: bool) -> None:
+        pass  # (a built-in behind sets its own when bound; the instances' code decides here)
 
     def __init__(self, config: Any, robot: BaseRobot, instance_class: type[SlotController], robot_in_slot: RobotInSlot) -> None:
         super().__init__(config, robot)
@@ -140,7 +187,10 @@ class SlotControllerAdapter(BaseController):
     def in_slot(self, slot: int, robot: Any, scene: Any) -> Any:
         """``slot``'s instance, made with the slot's robot object ``robot`` and ``scene`` if there is none yet."""
         fresh = slot not in self._instances
-        made = build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene)
+        preset: dict[str, Any] = {'_slot': int(slot)}
+        if self.builtin_class is not None:
+            preset['runner_of_slot'] = self
+        made = build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene, preset=preset)
         if fresh and self.sub_controllers and not made.sub_controllers:
             made.sub_controllers = [controller_in_slot(sub, slot, robot, scene) for sub in self.sub_controllers]
         return made
@@ -150,8 +200,11 @@ class SlotControllerAdapter(BaseController):
         if made is None:
             robot = self._robot_in_slot(self.robot, slot)  # builds the slot's robot object, and with it this instance
             made = self._instances.get(slot)
-            if made is None:  # an upstream-style robot that did not take this controller
+            if made is None:  # a robot object made before this try of the episode, or one that did not take it
                 made = self.in_slot(slot, robot, robot._scene)
+                controllers = getattr(robot, 'controllers', None)
+                if isinstance(controllers, dict) and self.name in controllers:
+                    controllers[self.name] = made
         return made
 
     def parse_action(self, action: Any) -> Any:
@@ -180,6 +233,141 @@ class SlotControllerAdapter(BaseController):
             old = self._instances.pop(slot, None)
             if old is not None:
                 old.cleanup()
+
+
+def _builtin(controller: BaseController) -> Any:
+    """What runs ``controller``'s built-in behaviour: past the adapter's own methods for one
+    behind an adapter (``super(SlotControllerAdapter, controller)``), else the controller."""
+    return super(SlotControllerAdapter, controller) if isinstance(controller, SlotControllerAdapter) else controller
+
+
+def command_slot(controller: BaseController, slot: int, action: Any) -> None:
+    """Command the built-in ``controller`` (or the built-in behind an adapter) for ``slot`` with one
+    slot's ``action``, right away (its ``parse_action`` checks it)."""
+    builtin = _builtin(controller)
+    parsed = builtin.parse_action(action)
+    builtin.apply(np.array([slot], dtype=np.intp), builtin.batch([parsed]))
+
+
+def observe_slot(controller: BaseController, slot: int) -> OrderedDict:
+    """``slot``'s row of the observation of the built-in ``controller`` (or of the built-in behind an adapter)."""
+    return OrderedDict(row(_builtin(controller).get_obs(np.array([slot], dtype=np.intp)), 0))
+
+
+#: Upstream's ``forward`` of the built-in controllers other than move-by-speed ones, by class name:
+#: its parameters (with defaults, ``_NO_VALUE`` where required) and those that make the action the
+#: built-in takes (the rest, a start pose, speeds, a threshold, are the built-in's own: the robot's
+#: pose now, its config's speeds).
+UPSTREAM_FORWARD: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    'MoveToPointBySpeedController': ({'start_position': _NO_VALUE, 'start_orientation': _NO_VALUE, 'goal_position': _NO_VALUE,
+                                      'forward_speed': 1.0, 'rotation_speed': 8.0, 'threshold': 0.02}, ('goal_position',)),
+    'MoveAlongPathPointsController': ({'start_position': _NO_VALUE, 'start_orientation': _NO_VALUE, 'path_points': _NO_VALUE,
+                                       'forward_speed': 1.0, 'rotation_speed': 8.0, 'threshold': 0.02}, ('path_points',)),
+    'RotateController': ({'start_orientation': _NO_VALUE, 'goal_orientation': _NO_VALUE, 'rotation_speed': 3.0,
+                          'threshold': 0.02}, ('goal_orientation',)),
+    'JointController': ({'joint_positions': None, 'joint_velocities': None}, ('joint_positions',)),
+    'GripperController': ({'action': _NO_VALUE}, ('action',)),
+    'RecoverController': ({'target_position': _NO_VALUE, 'target_orientation': None}, ('target_position', 'target_orientation')),
+    'InverseKinematicsController': ({'eef_target_position': _NO_VALUE, 'eef_target_orientation': None},
+                                    ('eef_target_position', 'eef_target_orientation')),
+}
+#: The attributes upstream's ``__init__`` of a built-in's twin sets from its config, by class name:
+#: ``{attribute: (config key, default)}``.
+UPSTREAM_ATTRIBUTES: dict[str, dict[str, tuple[str, Any]]] = {
+    'DifferentialDriveController': {'_robot_scale': ('', 1.0), '_wheel_base': ('wheel_base', None),
+                                    '_wheel_radius': ('wheel_radius', None)},
+    'MoveToPointBySpeedController': {'forward_speed': ('forward_speed', 1.0), 'rotation_speed': ('rotation_speed', 8.0),
+                                     'threshold': ('threshold', 0.02), 'goal_position': ('', None), 'last_threshold': ('', None)},
+    'MoveAlongPathPointsController': {'forward_speed': ('forward_speed', 1.0), 'rotation_speed': ('rotation_speed', 8.0),
+                                      'threshold': ('threshold', 0.02)},
+    'RotateController': {'rotation_speed': ('rotation_speed', 3.0), 'threshold': ('threshold', 0.02), 'goal_orientation': ('', None)},
+    'RecoverController': {'recover_height': ('recover_height', None)},
+}
+
+
+def upstream_table(controller: Any, table: dict[str, Any]) -> Any:
+    """The entry of ``table`` for the nearest class of ``controller`` named in it (``{}`` for none)."""
+    for klass in type(controller).__mro__:
+        entry = table.get(klass.__name__)
+        if entry is not None:
+            return entry
+    return {}
+
+
+def upstream_forward(controller: BaseController, slot: int, name: str, args: tuple, kwargs: dict[str, Any]) -> None:
+    """InternUtopia's ``forward(...)`` of the built-in ``controller``'s upstream twin, for ``slot``:
+    it commands the slot right away, as the built-in computes it, and returns no joint targets
+    (``None``), so an ``action_to_control`` may return what it returns.
+
+    - a move-by-speed controller (the differential drive's, H1's, G1's):
+      ``forward(forward_speed=0, rotation_speed=0, lateral_speed=0)`` drives the base at those
+      speeds (m/s, rad/s; ``lateral_speed`` is ignored by a robot that cannot move sideways), from
+      now on; further arguments of upstream's signatures (a G1's ``height``, ...) change nothing;
+    - the others (move_to_point, move_along_path, rotate, joint, gripper, recover, IK) take
+      upstream's arguments and command the built-in with the action upstream's
+      ``action_to_control`` would have made of them (``goal_position``, ``path_points``,
+      ``goal_orientation``, ...): the built-in steers from the robot's pose now, with its config's
+      speeds and threshold.
+
+    Raises:
+        AttributeError: the controller's upstream twin has no ``forward`` known here.
+        TypeError: arguments that upstream's ``forward`` does not take.
+        ValueError: arguments the built-in refuses (not finite speeds, a bad goal...).
+    """
+    if isinstance(controller, BaseVelocityController):
+        speeds = _speeds(name, args, kwargs)
+        if not np.all(np.isfinite(speeds)):
+            raise ValueError(f'{name!r}.forward: speeds must be finite numbers; got {speeds[0].tolist()}')
+        controller.apply_base_velocity(np.array([slot], dtype=np.intp), speeds)
+        return None
+    entry = upstream_table(controller, UPSTREAM_FORWARD)
+    if not entry:
+        raise AttributeError(f'{type(controller).__name__} {name!r} has no forward() here; command it with '
+                             'action_to_control(action)')
+    parameters, used = entry
+    bound = _bind(name, parameters, args, kwargs)
+    if used == ('joint_positions',) and bound['joint_positions'] is None:
+        return None  # (no targets: nothing changes, as upstream's empty ArticulationAction)
+    action = [bound[key] for key in used]
+    while action and action[-1] is None:
+        action.pop()
+    command_slot(controller, slot, action)
+    return None
+
+
+def _speeds(name: str, args: tuple, kwargs: dict[str, Any]) -> np.ndarray:
+    """``[[forward, lateral, rotation]]`` of a move-by-speed ``forward(forward_speed, rotation_speed, lateral_speed, ...)``."""
+    values = dict(zip(('forward_speed', 'rotation_speed', 'lateral_speed'), args, strict=False))
+    for key in ('forward_speed', 'rotation_speed', 'lateral_speed'):
+        if key in kwargs:
+            if key in values:
+                raise TypeError(f'{name!r}.forward() got multiple values for argument {key!r}')
+            values[key] = kwargs[key]
+    try:
+        return np.array([[values.get('forward_speed', 0.0), values.get('lateral_speed', 0.0), values.get('rotation_speed', 0.0)]],
+                        dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f'{name!r}.forward: speeds must be numbers; got {values}') from None
+
+
+def _bind(name: str, parameters: dict[str, Any], args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's ``forward`` arguments ``args``, ``kwargs`` by parameter name, defaults filled in."""
+    names = list(parameters)
+    if len(args) > len(names):
+        raise TypeError(f'{name!r}.forward() takes {len(names)} arguments ({", ".join(names)}); got {len(args)}')
+    bound = dict(zip(names, args, strict=False))
+    for key, value in kwargs.items():
+        if key not in parameters:
+            raise TypeError(f'{name!r}.forward() got an unexpected argument {key!r}; it takes {", ".join(names)}')
+        if key in bound:
+            raise TypeError(f'{name!r}.forward() got multiple values for argument {key!r}')
+        bound[key] = value
+    for key, default in parameters.items():
+        if key not in bound:
+            if default is _NO_VALUE:
+                raise TypeError(f'{name!r}.forward() is missing the argument {key!r}')
+            bound[key] = default
+    return bound
 
 
 def apply_control(articulation: Any, control: Any, controller_name: Any) -> None:
@@ -217,5 +405,6 @@ def inject_sub_controllers(parent: Any, configs: list[Any], robot: Any, scene: A
         raise ValueError(f'controller {parent.name!r} has no sub-controller(s) {missing}; it has {have}')
 
 
-__all__ = ['PER_SLOT_CONTROLLER_METHODS', 'SlotController', 'SlotControllerAdapter', 'SlotControllerView', 'apply_control',
-           'controller_in_slot', 'create_controllers', 'inject_sub_controllers']
+__all__ = ['PER_SLOT_CONTROLLER_METHODS', 'UPSTREAM_ATTRIBUTES', 'UPSTREAM_FORWARD', 'SlotBuiltinController', 'SlotController',
+           'SlotControllerAdapter', 'SlotControllerView', 'apply_control', 'command_slot', 'controller_api', 'controller_in_slot',
+           'create_controllers', 'inject_sub_controllers', 'observe_slot', 'upstream_forward']

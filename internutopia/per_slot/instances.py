@@ -13,12 +13,14 @@ from typing import Any, TypeVar
 _T = TypeVar('_T')
 
 
-def build_slot_instance(instances: dict[int, Any], slot: int, cls: type[_T], *args: Any) -> _T:
+def build_slot_instance(instances: dict[int, Any], slot: int, cls: type[_T], *args: Any,
+                        preset: dict[str, Any] | None = None) -> _T:
     """``instances[slot]``, made as ``cls(*args)`` when there is none yet.
 
     The instance is registered before its ``__init__`` runs, so lookups made while it builds
     (a robot's sensors asking for their robot's instance) find it; a failing ``__init__``
-    leaves no half-built instance behind.
+    leaves no half-built instance behind. ``preset``: attributes set on the new instance before
+    its ``__init__`` runs (the adapter and slot its default methods read).
 
     >>> made = {}
     >>> build_slot_instance(made, 3, dict, {'a': 1}) is build_slot_instance(made, 3, dict, {'b': 2})
@@ -29,6 +31,8 @@ def build_slot_instance(instances: dict[int, Any], slot: int, cls: type[_T], *ar
     instance = instances.get(slot)
     if instance is None:
         instance = instances[slot] = cls.__new__(cls)
+        for name, value in (preset or {}).items():
+            setattr(instance, name, value)
         try:
             cls.__init__(instance, *args)
         except BaseException:

@@ -18,13 +18,13 @@ from internutopia.core.robot.base import BaseRobot
 from internutopia.core.runner.runner import Runner
 from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.task.base import BaseTask
-from internutopia.per_slot.controller import CONTROLLER_MARKS, SlotController, SlotControllerAdapter
+from internutopia.per_slot.controller import CONTROLLER_MARKS, SlotController, SlotControllerAdapter, controller_api
 from internutopia.per_slot.metric import METRIC_MARKS, SlotMetric, SlotMetricAdapter
 from internutopia.per_slot.reward import REWARD_MARKS, SlotReward, SlotRewardAdapter
 from internutopia.per_slot.robot import SlotRobot, robot_in_slot, robot_maker
 from internutopia.per_slot.runner import UpstreamRunner
-from internutopia.per_slot.sensor import SENSOR_MARKS, SlotSensor, SlotSensorAdapter
-from internutopia.per_slot.style import adapter_maker, with_api
+from internutopia.per_slot.sensor import SENSOR_MARKS, SlotSensor, SlotSensorAdapter, sensor_api
+from internutopia.per_slot.style import adapter_maker, builtin_api_maker, with_api
 from internutopia.per_slot.task import TASK_MARKS, SlotTask, SlotTaskAdapter, task_in_slot, task_observations
 
 #: The per-slot API (InternUtopia's methods and attributes) of each base class's per-slot objects.
@@ -44,9 +44,11 @@ def install() -> None:
             return
         BaseRobot.registry.adapt_with(robot_maker)
         # Each adapter is built as adapter(<what the core passes>, instance class, <what it needs from above>).
+        # (a controller or sensor class built on a built-in: the built-in behind the adapter, the
+        # instances' API that of the built-in's upstream twin: forward(), an ICamera)
         BaseController.registry.adapt_with(
-            adapter_maker(BaseController, SlotController, CONTROLLER_MARKS, SlotControllerAdapter, robot_in_slot))
-        BaseSensor.registry.adapt_with(adapter_maker(BaseSensor, SlotSensor, SENSOR_MARKS, SlotSensorAdapter, robot_in_slot))
+            builtin_api_maker(BaseController, controller_api, CONTROLLER_MARKS, SlotControllerAdapter, robot_in_slot))
+        BaseSensor.registry.adapt_with(builtin_api_maker(BaseSensor, sensor_api, SENSOR_MARKS, SlotSensorAdapter, robot_in_slot))
         BaseTask.registry.adapt_with(adapter_maker(BaseTask, SlotTask, TASK_MARKS, SlotTaskAdapter))
         BaseMetric.registry.adapt_with(adapter_maker(BaseMetric, SlotMetric, METRIC_MARKS, SlotMetricAdapter, task_observations))
         BaseReward.registry.adapt_with(adapter_maker(BaseReward, SlotReward, REWARD_MARKS, SlotRewardAdapter, task_in_slot))

@@ -45,6 +45,7 @@ from internutopia.core.backend.mujoco.render import FrameRequest, RenderClock, m
 from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
+from internutopia.core.util.trees import row
 from internutopia_extension.configs.sensors import RepCameraCfg
 from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, slot_part_labels, tight_boxes
 from internutopia_extension.sensors.camera_mounts import (  # noqa: F401  (forward_camera_quat: users import it from here)
@@ -195,7 +196,7 @@ class RepCamera(BaseSensor):
 
     def camera_params(self, slot: int) -> dict[str, Any]:
         """``slot``'s ``camera_params`` of its last image (see the module docstring)."""
-        return {key: value[0] for key, value in self._camera_params(np.array([slot], dtype=np.intp)).items()}
+        return row(self._camera_params(np.array([slot], dtype=np.intp)), 0)  # (its 'pose' is a dict of rows)
 
     def _camera_params(self, slots: np.ndarray) -> dict[str, Any]:
         rotations = np.zeros((len(slots), 9))

@@ -81,6 +81,8 @@ class Env(gym.Env):
             if len(task.robots) > 1:
                 raise ValueError(f'gym_env.Env drives one robot; task_configs[{index}] has {len(task.robots)}')
         self.render_mode = render_mode
+        # One step() is one physics step: the env's control rate is 1 / physics_dt.
+        self.metadata = {**type(self).metadata, 'render_fps': 1.0 / config.simulator.physics_dt}
         self._source = EpisodeSource(episodes, config.task_configs, endless=endless)
         self._vec_env = VecEnv(config, episodes=self._source.stream(np.random.default_rng()))
         self._robot_name: str | None = None
@@ -88,8 +90,24 @@ class Env(gym.Env):
         self._last: tuple[Any, bool] | None = None  # (obs, truncated) of the step that ended the episode
         self._pending: tuple[Any, dict | None] | None = None
         try:
-            self._pending = first = self._start(seed=None)
+            results = self._vec_env.runner.results
+            kept, before = results.keep_records, len(results.records)
+            results.keep_records = True  # (for the first start only: what failed, if it did)
+            try:
+                self._pending = first = self._start(seed=None)
+            finally:
+                results.keep_records = kept
+                started = results.records[before:]
+                if not kept:
+                    del results.records[before:]
             if first[0] is None:
+                failed = [r for r in started if r.get('outcome') == 'failed']
+                if failed:
+                    last = failed[-1]
+                    raise RuntimeError(f"gym_env.Env: no episode started: {len(failed)} failed to start; the last, episode "
+                                       f"{last.get('episode_index')}, after {last.get('attempts')} attempt(s): "
+                                       f"{last.get('error_type')}: {last.get('error')} (Config.episode_errors='raise' "
+                                       'raises the error itself)')
                 raise ValueError('gym_env.Env: the episode source has no episodes')
             self.observation_space = self._observation_space(first[0])
             self.action_space = self._action_space()
@@ -192,8 +210,11 @@ class Env(gym.Env):
         """Start the next episode; ``(robot_obs, {'task_config': TaskCfg, ...})``, or ``(None, None)``
         when the queue has no episode left (InternUtopia's value).
 
-        ``seed`` seeds :attr:`np_random` and starts the episode sequence over.
+        ``seed`` seeds :attr:`np_random` and starts the episode sequence over. ``options`` must be
+        ``None`` or a dict (this env takes no options; InternUtopia's ignores them too).
         """
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f'options must be a dict or None; got {type(options).__name__} {options!r}')
         super().reset(seed=seed)
         if self._pending is not None and seed is None:
             out, self._pending = self._pending, None  # the episode started when the env was built
