@@ -75,3 +75,41 @@ def test_icamera_create_is_mounted_as_the_built_in_camera(link, made_cfg):
     near = configured['depth'] < 20.0
     assert near.mean() > 0.3 and made['depth'].min() > 0.2
     np.testing.assert_allclose(made['depth'][near], configured['depth'][near], rtol=2e-2)
+
+
+class OverheadCameraCfg(SensorCfg):
+    type: str = 'OverheadMadeCamera'
+
+
+@BaseSensor.register('OverheadMadeCamera')
+class OverheadMadeCamera(LogoLinkCamera):
+    """A made camera moved in world coordinates, 2 m above the robot (InternNav's top-down camera)."""
+
+    link = 'torso_link'
+
+    def get_data(self):
+        position = self._robot.articulation.get_world_pose()[0]
+        self._camera.set_world_pose([position[0], position[1], position[2] + 2.0], [-0.70710678, 0.0, 0.0, 0.70710678])
+        return {'pose': self._camera.get_world_pose(), 'depth': self._camera.get_distance_to_image_plane()}
+
+
+def test_a_made_cameras_world_pose_is_the_stages_in_every_slot():
+    """``set_world_pose``/``get_world_pose`` of an ``ICamera.create`` camera take world (stage)
+    coordinates in every slot, as InternUtopia's do: slot 1's camera above its own robot, 10 m
+    away, sees what slot 0's sees (it used to take them for the slot's own frame)."""
+    robot = H1RobotCfg(locomotion='carried', sensors=[OverheadCameraCfg(name='top')])
+    task = FiniteStepTaskCfg(max_steps=20, robots=[robot])
+    config = Config(simulator=SimConfig(headless=True), env_num=2, env_offset_size=10.0, metrics_save_path='none',
+                    task_configs=[task] * 2)
+    with Env(config) as env:
+        env.reset()
+        for _ in range(2):
+            obs = env.step([None, None])[0]
+        robots = [task.robots['h1'].articulation.get_world_pose()[0] for task in env.runner.current_tasks.values()]
+    cameras = [slot_obs['h1']['sensors']['top'] for slot_obs in obs]
+    assert abs(robots[1][1] - robots[0][1]) == pytest.approx(10.0, abs=0.2)  # (the slots' robots 10 m apart)
+    for robot_position, camera in zip(robots, cameras, strict=True):
+        np.testing.assert_allclose(camera['pose'][0], robot_position + [0.0, 0.0, 2.0], atol=0.05)
+    np.testing.assert_allclose(cameras[1]['depth'], cameras[0]['depth'], atol=1e-3)  # the same view
+    for camera in cameras:  # (looking down at its own robot: the head, not the floor 3 m below)
+        assert camera['depth'][HEIGHT // 2, WIDTH // 2] < 1.6

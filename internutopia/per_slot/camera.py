@@ -104,7 +104,9 @@ class ICamera(PoseMixin):
                        distance_to_image_plane=bool(distance_to_image_plane),
                        bounding_box_2d_tight=bool(bounding_box_2d_tight), camera_params=bool(camera_params),
                        resolution=resolution, position=position, translation=translation, orientation=orientation)
-        return CreatedCameraView(camera, context.slot, name)
+        view = CreatedCameraView(camera, context.slot, name)
+        view.offset = np.asarray(context.origin, dtype=float)  # (world poses are the stage's: the slot's origin added)
+        return view
 
 
 #: The registered sensor type whose ``create_camera(group, slot, **arguments)`` makes the cameras of
