@@ -17,19 +17,42 @@ so YAML and JSON round-trip to the same classes:
 >>> cfg = ControllerCfg.model_validate({'name': 'spin', 'type': 'SpinController', 'speed': 2.0})
 >>> type(cfg).__name__, cfg.speed
 ('SpinCfg', 2.0)
+
+``None`` (InternUtopia types most of its fields ``Optional``) is read through one table per class,
+``_none_means``: where InternUtopia's code gives ``None`` a meaning, the table says which value it
+stands for, and that value replaces it when the config is built or a field is assigned, so nothing
+downstream ever sees ``None``. ``None`` for any other field that does not declare ``None`` is an
+error naming the field and what it takes (InternUtopia would fail on it later, or read it as
+something no one means, such as a robot named ``'None'``):
+
+>>> from internutopia.core.config import SimConfig
+>>> SimConfig(headless=None).headless
+False
+>>> SimConfig(backend=None)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for SimConfig
+backend
+  backend must not be None: give a string; left out, it is 'mujoco' ...
 """
 
 from __future__ import annotations
 
 import builtins
+import copy
+import functools
 import inspect
-from typing import Any, ClassVar, Protocol, TypeVar, overload
+import types
+import typing
+import weakref
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, TypeVar, Union, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from internutopia.core.config.unknown_keys import current_mode, error_message, warn_unknown
-from internutopia.core.config.values import Quat, Scale, Vec3, numeric_mismatch, wants_numbers
+from internutopia.core.config.values import Quat, Scale, Vec3, expected_values, numeric_mismatch, wants_numbers
 
 
 class _Named(Protocol):
@@ -81,10 +104,13 @@ def known_keys(cls: builtins.type[BaseModel]) -> frozenset[str]:
     return _KNOWN_KEYS[cls][1]
 
 
-def _errors_of(exc: ValidationError) -> list[InitErrorDetails]:
-    """``exc``'s errors, re-raisable in another ``ValidationError`` (type and message kept)."""
+def _errors_of(exc: ValidationError, left_out: frozenset[str] = frozenset()) -> list[InitErrorDetails]:
+    """``exc``'s errors, re-raisable in another ``ValidationError`` (type and message kept), less the
+    'missing' errors of the keys in ``left_out`` (reported otherwise)."""
     out: list[InitErrorDetails] = []
     for error in exc.errors():
+        if error['type'] == 'missing' and len(error['loc']) == 1 and error['loc'][0] in left_out:
+            continue
         message = error['msg'].removeprefix('Value error, ')
         out.append(InitErrorDetails(type=PydanticCustomError(error['type'], '{message}', {'message': message}),
                                     loc=error['loc'], input=error.get('input')))
@@ -98,6 +124,53 @@ def _unknown_key_errors(owner: str, unknown: dict[str, Any], known: frozenset[st
                              loc=(key,), input=value) for key, value in unknown.items()]
 
 
+class _Meaning:
+    """A marker in a ``_none_means`` table (its repr is its name)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+#: In a ``_none_means`` table: ``None`` stands for the field's default (a subclass's own default, if
+#: it declares one).
+FIELD_DEFAULT: Any = _Meaning('FIELD_DEFAULT')
+#: In a ``_none_means`` table: ``None`` is an error for this field (drops a base class's entry).
+NONE_REJECTED: Any = _Meaning('NONE_REJECTED')
+#: What :meth:`BaseCfg._none_for` answers for a field where ``None`` is an error.
+_REJECT: Any = _Meaning('REJECT')
+
+
+@functools.lru_cache(maxsize=1024)
+def _takes_none(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` holds ``None`` as a value of its own."""
+    if annotation is Any or annotation is object or annotation is None or annotation is type(None):
+        return True
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _takes_none(args[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_takes_none(arg) for arg in args)
+    if origin is typing.Literal:
+        return None in args
+    return False
+
+
+def takes_none(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` holds ``None`` as a value of its own (``X | None``, ``Any``)."""
+    try:
+        return _takes_none(annotation)
+    except TypeError:  # an unhashable annotation (e.g. one carrying a dict): no None declared there
+        return False
+
+
+#: ``class -> its merged _none_means table`` (see :meth:`BaseCfg.none_meanings`); classes made at
+#: run time (in a function, or rebuilt by unpickling) are not kept alive by it.
+_NONE_TABLES: weakref.WeakKeyDictionary[builtins.type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 class BaseCfg(BaseModel):
     """A config model: assignments are validated, every float is finite, a number field takes no
     bool, text or time (see :func:`~internutopia.core.config.values.numeric_mismatch`), and an
@@ -106,6 +179,66 @@ class BaseCfg(BaseModel):
     model_config = ConfigDict(extra='ignore', validate_assignment=True, protected_namespaces=(), allow_inf_nan=False)
     #: Number fields that also take text (parsed by their own validators, e.g. ``'1/240'`` seconds).
     _text_numbers: ClassVar[tuple[str, ...]] = ()
+    #: What ``None`` given for a field stands for, where InternUtopia types the field ``Optional``
+    #: and its code gives ``None`` a meaning: ``{field: value}`` (:data:`FIELD_DEFAULT`: the
+    #: field's default). Each class lists its own fields; subclasses inherit the entries and may
+    #: change one, or drop it with :data:`NONE_REJECTED` (see :meth:`none_meanings`).
+    _none_means: ClassVar[Mapping[str, Any]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        own = vars(cls).get('_none_means') or {}
+        unknown = sorted(set(own) - set(cls.model_fields))
+        if unknown:
+            raise TypeError(f'{cls.__name__}._none_means names fields it does not have: {unknown}')
+
+    @classmethod
+    def none_meanings(cls) -> Mapping[str, Any]:
+        """``{field: the value None stands for}``: this class's ``_none_means`` over its bases'."""
+        table = _NONE_TABLES.get(cls)
+        if table is None:
+            table = {}
+            for klass in reversed(cls.__mro__):
+                for name, meaning in (vars(klass).get('_none_means') or {}).items():
+                    if meaning is NONE_REJECTED:
+                        table.pop(name, None)
+                    else:
+                        table[name] = meaning
+            _NONE_TABLES[cls] = table
+        return table
+
+    @classmethod
+    def _none_for(cls, name: str) -> Any:
+        """What ``None`` given for field ``name`` becomes: the value of the table (a fresh copy),
+        ``None`` itself where the field declares ``None``, or :data:`_REJECT`."""
+        meaning = cls.none_meanings().get(name, _REJECT)
+        if meaning is FIELD_DEFAULT:
+            return cls.model_fields[name].get_default(call_default_factory=True)
+        if meaning is not _REJECT:
+            return copy.deepcopy(meaning)
+        return None if takes_none(cls.model_fields[name].annotation) else _REJECT
+
+    @classmethod
+    def _none_error(cls, name: str) -> InitErrorDetails:
+        """The error of ``None`` given for field ``name``, which does not take it."""
+        field = cls.model_fields[name]
+        message = f'{name} must not be None: give {expected_values(field.annotation, field.metadata)}'
+        if not field.is_required():
+            try:
+                default = repr(field.get_default(call_default_factory=True))
+            except Exception:  # a factory of the validated data: no default to show
+                default = ''
+            message += f'; left out, it is {default}' if 0 < len(default) <= 60 else '; or leave it out for its default'
+        return InitErrorDetails(type=PydanticCustomError('none_not_allowed', '{message}', {'message': message}),
+                                loc=(name,), input=None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if value is None and name in type(self).model_fields:
+            value = type(self)._none_for(name)
+            if value is _REJECT:
+                raise ValidationError.from_exception_data(type(self).__name__, [type(self)._none_error(name)])
+        super().__setattr__(name, value)
 
     @field_validator('*', mode='before')
     @classmethod
@@ -131,22 +264,44 @@ class BaseCfg(BaseModel):
         target = cls._dispatch_target(data, info)
         if target is not None:
             return target.model_validate(data)
+        errors: list[InitErrorDetails] = []
+        data, rejected = cls._nones_resolved(data)
+        errors += [cls._none_error(key) for key in rejected]
         known = known_keys(cls)
         unknown = [key for key in data if key not in known]
-        if not unknown:
+        if unknown:
+            mode = 'error' if cls.model_config.get('extra') == 'forbid' else current_mode()
+            if mode == 'error':
+                # Every problem of this mapping at once: its unknown keys and its other fields' errors.
+                errors += _unknown_key_errors(cls.__name__, {key: data[key] for key in unknown}, known)
+                data = {key: value for key, value in data.items() if key in known}
+            elif mode == 'warn':
+                warn_unknown(cls.__name__, unknown, known, kept=cls.model_config.get('extra') == 'allow')
+        if not errors:
             return handler(data)
-        mode = 'error' if cls.model_config.get('extra') == 'forbid' else current_mode()
-        if mode == 'error':
-            # Every problem of this mapping at once: its unknown keys and its other fields' errors.
-            errors = _unknown_key_errors(cls.__name__, {key: data[key] for key in unknown}, known)
-            try:
-                handler({key: value for key, value in data.items() if key in known})
-            except ValidationError as exc:
-                errors += _errors_of(exc)
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        if mode == 'warn':
-            warn_unknown(cls.__name__, unknown, known, kept=cls.model_config.get('extra') == 'allow')
-        return handler(data)
+        try:
+            handler(data)
+        except ValidationError as exc:
+            errors += _errors_of(exc, left_out=frozenset(rejected))
+        raise ValidationError.from_exception_data(cls.__name__, errors)
+
+    @classmethod
+    def _nones_resolved(cls, data: dict) -> tuple[dict, list[str]]:
+        """``data`` with each ``None`` of a field replaced by what it stands for (a new dict; the
+        caller's is left as it is), less the fields where ``None`` is an error, and those fields."""
+        fields = cls.model_fields
+        nones = [key for key, value in data.items() if value is None and key in fields]
+        if not nones:
+            return data, []
+        resolved, rejected = dict(data), []
+        for key in nones:
+            value = cls._none_for(key)
+            if value is _REJECT:
+                del resolved[key]
+                rejected.append(key)
+            else:
+                resolved[key] = value
+        return resolved, rejected
 
     def update(self: _Cfg, **changes: Any) -> _Cfg:
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.
@@ -227,4 +382,5 @@ class TypedCfg(BaseCfg):
         return None
 
 
-__all__ = ['BaseCfg', 'Quat', 'Scale', 'TypedCfg', 'Vec3', 'known_keys', 'unique_names']
+__all__ = ['FIELD_DEFAULT', 'NONE_REJECTED', 'BaseCfg', 'Quat', 'Scale', 'TypedCfg', 'Vec3', 'known_keys', 'takes_none',
+           'unique_names']

@@ -4,7 +4,8 @@ and out) and :class:`DistributedConfig` (a ``Config`` run on several Ray workers
 from __future__ import annotations
 
 import os
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import Field, SerializeAsAny, field_validator
@@ -34,6 +35,9 @@ class Config(BaseCfg):
     #: call is complete and consistent.
     episode_errors: Literal['record', 'raise'] = 'record'
     task_configs: list[SerializeAsAny[TaskCfg]]
+    #: ``metrics_save_path=None`` is ``'none'``: no results written (InternUtopia's documented
+    #: meaning: "``None`` or ``'none'``: do not save").
+    _none_means: ClassVar[Mapping[str, Any]] = {'metrics_save_path': 'none'}
 
     @field_validator('env_num')
     @classmethod

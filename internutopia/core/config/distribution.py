@@ -18,7 +18,8 @@ proc_num
 from __future__ import annotations
 
 import os
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -64,6 +65,8 @@ class RayDistributionCfg(DistributionCfg):
     """
 
     type: Literal['ray'] = 'ray'
+    #: ``type=None`` is ``'ray'`` (InternUtopia never reads it: the class is what picks Ray).
+    _none_means: ClassVar[Mapping[str, Any]] = {'type': 'ray'}
     head_address: str | None = None
     working_dir: str | None = None
     cpu_num_per_proc: float = Field(1.0, gt=0)

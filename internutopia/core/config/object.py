@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
 
 
@@ -19,6 +22,10 @@ class ObjectCfg(TypedCfg):
     orientation: Quat = (1.0, 0.0, 0.0, 0.0)
     scale: Scale = (1.0, 1.0, 1.0)
     label: str | None = None
+    #: ``None`` as InternUtopia's objects read it: no rotation, no scaling (its ``UsdObject`` leaves
+    #: the pose and scale unset). A ``None`` position is an error: InternUtopia adds the slot's
+    #: offset to it before anything is built.
+    _none_means: ClassVar[Mapping[str, Any]] = {'orientation': (1.0, 0.0, 0.0, 0.0), 'scale': (1.0, 1.0, 1.0)}
 
 
 __all__ = ['ObjectCfg']

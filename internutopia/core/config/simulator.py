@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -84,6 +85,12 @@ class SimConfig(BaseCfg):
     rendering_lod: bool = True
     rendering_threads: int | None = None
     _text_numbers: ClassVar[tuple[str, ...]] = ('physics_dt', 'rendering_dt')
+    #: ``None`` as InternUtopia reads it: a step length Isaac Sim's ``World`` is given as ``None``
+    #: is its default, 1/60 s; the switches are read by their truth value there (``None`` is off).
+    _none_means: ClassVar[Mapping[str, Any]] = {
+        'physics_dt': 1 / 60, 'rendering_dt': 1 / 60,
+        'use_fabric': False, 'headless': False, 'webrtc': False, 'native': False,
+    }
 
     @field_validator('physics_dt', 'rendering_dt', mode='before')
     @classmethod

@@ -154,10 +154,43 @@ def numeric_mismatch(annotation: Any, value: Any) -> str | None:
     return None
 
 
+def expected_values(annotation: Any, metadata: list[Any] | tuple[Any, ...] = ()) -> str:
+    """What a field of type ``annotation`` takes, in words (``'an integer >= 1'``, ``'True or False'``,
+    ``"one of 'records', 'upstream'"``, ``'3 numbers'``); ``metadata`` are the field's constraints
+    (pydantic's ``FieldInfo.metadata``: ``Ge``, ``Gt``, ``Le``, ``Lt``). For error messages."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return expected_values(args[0], [*args[1:], *metadata])
+    bounds = ''.join(f' {sign} {getattr(item, attr)}' for item in metadata
+                     for attr, sign in (('ge', '>='), ('gt', '>'), ('le', '<='), ('lt', '<')) if hasattr(item, attr))
+    if origin is Union or origin is types.UnionType:
+        return ' or '.join(expected_values(arm) for arm in args if arm is not type(None))
+    if origin is typing.Literal:
+        return 'one of ' + ', '.join(repr(arg) for arg in args)
+    if annotation is bool:
+        return 'True or False'
+    if annotation is int or annotation is float:
+        return ('an integer' if annotation is int else 'a number') + bounds
+    if annotation is str:
+        return 'a string'
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        kinds = {expected_values(arg) for arg in args}
+        if kinds <= {'a number', 'an integer'}:
+            return f"{len(args)} {'integers' if kinds == {'an integer'} else 'numbers'}"
+        return f'a tuple of {len(args)} items'
+    if origin in (list, tuple):
+        return 'a list ([] for none)' if origin is list else 'a tuple'
+    if origin is dict or annotation is dict:
+        return 'a mapping'
+    if isinstance(annotation, type):
+        return f'a {annotation.__name__}'
+    return f'a value of type {annotation!r}'
+
+
 def not_a_number(value: Any) -> str | None:
     """Why ``value`` (given for a number) is none, e.g. ``'the timedelta64 ...'``; ``None`` if it is one."""
     return _not_a_number_kind(value)
 
 
 __all__ = ['INT64_RANGE', 'MAX_COORDINATE_M', 'MAX_OFFSET_M', 'MAX_STEPS', 'SCALE_RANGE', 'Quat', 'Scale', 'Vec3',
-           'check_position', 'check_steps', 'not_a_number', 'numeric_mismatch']
+           'check_position', 'check_steps', 'expected_values', 'not_a_number', 'numeric_mismatch']

@@ -52,7 +52,7 @@ class BaseMetric:
         names = [robot.name for robot in task.robots]
         name = getattr(self.config, 'robot_name', None)  # a metric config's own field (InternUtopia's)
         if name is None:
-            name = self.config.metric_config.get('robot_name', getattr(task, 'robot_name', None))
+            name = self.config.metric_option('robot_name', getattr(task, 'robot_name', None))
         if name is None:
             if not names:
                 raise ValueError(f'{self.name}: the episode has no robot to measure')

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from internutopia.core.config import MetricCfg
+from internutopia.core.config.metric import MetricOptions
 
 
 # Manipulation metrics (read the ManipulationTask of the slot).
@@ -15,7 +14,7 @@ class PickPlaceSuccessMetricCfg(MetricCfg):
 
     type: str = 'PickPlaceSuccessMetric'
     name: str | None = 'success'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 class ObjectDistanceToGoalMetricCfg(MetricCfg):
@@ -23,7 +22,7 @@ class ObjectDistanceToGoalMetricCfg(MetricCfg):
 
     type: str = 'ObjectDistanceToGoalMetric'
     name: str | None = 'distance_to_goal'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 class DroppedMetricCfg(MetricCfg):
@@ -31,7 +30,7 @@ class DroppedMetricCfg(MetricCfg):
 
     type: str = 'DroppedMetric'
     name: str | None = 'dropped'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 __all__ = ['DroppedMetricCfg', 'ObjectDistanceToGoalMetricCfg', 'PickPlaceSuccessMetricCfg']

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from internutopia.core.config import MetricCfg
+from internutopia.core.config.metric import MetricOptions
 
 
 # Point-goal navigation metrics. Each reads the episode's ``goal`` (and ``success_distance``,
@@ -17,7 +16,7 @@ class SuccessMetricCfg(MetricCfg):
 
     type: str = 'SuccessMetric'
     name: str | None = 'success'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 class SPLMetricCfg(MetricCfg):
@@ -29,7 +28,7 @@ class SPLMetricCfg(MetricCfg):
 
     type: str = 'SPLMetric'
     name: str | None = 'spl'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 class DistanceToGoalMetricCfg(MetricCfg):
@@ -37,7 +36,7 @@ class DistanceToGoalMetricCfg(MetricCfg):
 
     type: str = 'DistanceToGoalMetric'
     name: str | None = 'distance_to_goal'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 class StepsMetricCfg(MetricCfg):
@@ -45,7 +44,7 @@ class StepsMetricCfg(MetricCfg):
 
     type: str = 'StepsMetric'
     name: str | None = 'steps'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 class CollisionCountMetricCfg(MetricCfg):
@@ -60,7 +59,7 @@ class CollisionCountMetricCfg(MetricCfg):
 
     type: str = 'CollisionCountMetric'
     name: str | None = 'collisions'
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 __all__ = ['CollisionCountMetricCfg', 'DistanceToGoalMetricCfg', 'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg']

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from internutopia.core.config import MetricCfg
+from internutopia.core.config.metric import MetricOptions
 
 
 class TraveledDistanceMetricCfg(MetricCfg):
@@ -19,7 +18,7 @@ class TraveledDistanceMetricCfg(MetricCfg):
     type: str = 'TraveledDistanceMetric'
     name: str | None = 'traveled_distance_metric'
     robot_name: str | None = None
-    metric_config: dict[str, Any] = Field(default_factory=dict)
+    metric_config: MetricOptions = Field(default_factory=dict)
 
 
 __all__ = ['TraveledDistanceMetricCfg']

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import ObjectCfg
+from internutopia.core.config.base import NONE_REJECTED
 from internutopia.core.config.values import SCALE_RANGE
 
 
@@ -35,6 +38,8 @@ class _BoxCfg(ObjectCfg):
 
     color: tuple[float, ...] | None = None
     scale: tuple[float, float, float] = (0.1, 0.1, 0.1)
+    #: InternUtopia's cubes make an array of a ``None`` scale and fail on it.
+    _none_means: ClassVar[Mapping[str, Any]] = {'scale': NONE_REJECTED}
 
     @field_validator('color')
     @classmethod
@@ -59,6 +64,9 @@ class DynamicCubeCfg(_BoxCfg):
     mass: float | None = None
     density: float | None = None
     collider: bool = True
+    #: InternUtopia's ``DynamicCube`` always collides (it never reads ``collider``), and makes an
+    #: array of a ``None`` orientation and fails on it.
+    _none_means: ClassVar[Mapping[str, Any]] = {'collider': True, 'orientation': NONE_REJECTED}
 
     @field_validator('mass')
     @classmethod

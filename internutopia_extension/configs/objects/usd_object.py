@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from pydantic import field_validator
 
 from internutopia.core.config import ObjectCfg
@@ -22,6 +25,8 @@ class UsdObjCfg(ObjectCfg):
     usd_path: AssetPath
     collider: bool = True
     dynamic: bool = False
+    #: InternUtopia's ``UsdObject`` reads ``collider`` by its truth value: ``None`` is no collider.
+    _none_means: ClassVar[Mapping[str, Any]] = {'collider': False}
     mass: float | None = None
 
     @field_validator('mass')

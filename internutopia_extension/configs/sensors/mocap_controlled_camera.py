@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from internutopia_extension.configs.sensors.rep_camera import RepCameraCfg
 
 
@@ -14,6 +17,8 @@ class MocapControlledCameraCfg(RepCameraCfg):
     type: str = 'MocapControlledCamera'
     resolution: tuple[int, int] = (320, 240)
     landmarks: bool = True
+    #: InternUtopia's ``MocapControlledCamera`` renders 320x240 where no resolution is given.
+    _none_means: ClassVar[Mapping[str, Any]] = {'resolution': (320, 240)}
 
 
 __all__ = ['MocapControlledCameraCfg']

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import field_validator, model_validator
 
@@ -13,8 +14,9 @@ class RepCameraCfg(SensorCfg):
     """A camera on a robot (InternUtopia's ``RepCamera``; see ``docs/rendering.md``).
 
     ``prim_path`` names the robot body it is mounted on and the camera, as ``'<body>/<camera>'``.
-    ``resolution`` is ``(width, height)``. ``rgba`` gives ``uint8 (H, W, 4)``, ``depth`` gives
-    ``float32 (H, W)`` in metres, ``camera_params`` adds intrinsics and the camera pose.
+    ``resolution`` is ``(width, height)``: 64x64 unless given, as InternUtopia's. ``rgba`` gives
+    ``uint8 (H, W, 4)``, ``depth`` gives ``float32 (H, W)`` in metres, ``camera_params`` adds
+    intrinsics and the camera pose.
     ``position``/``translation`` (the same thing; InternUtopia's name) and ``orientation`` (wxyz)
     place the camera in the body's frame, looking along its -z axis with +y up (the USD and MuJoCo
     camera convention); when left out, a default mount of the robot is used. ``multisamples`` is
@@ -28,7 +30,8 @@ class RepCameraCfg(SensorCfg):
     """
 
     type: str = 'RepCamera'
-    resolution: tuple[int, int] = (640, 480)
+    #: InternUtopia's default: its ``RepCamera`` renders 64x64 where no resolution is given.
+    resolution: tuple[int, int] = (64, 64)
     rgba: bool = True
     depth: bool = False
     pointcloud: bool = False
@@ -43,6 +46,12 @@ class RepCameraCfg(SensorCfg):
     translation: tuple[float, float, float] | None = None
     orientation: tuple[float, float, float, float] | None = None
     multisamples: int = 0
+    #: ``None`` as InternUtopia's ``RepCamera`` reads it: no resolution is 64x64, and the outputs
+    #: are switched by their truth value (``None`` is off, also for ``rgba``).
+    _none_means: ClassVar[Mapping[str, Any]] = {
+        'resolution': (64, 64),
+        'rgba': False, 'depth': False, 'pointcloud': False, 'camera_params': False, 'landmarks': False,
+    }
 
     @field_validator('resolution')
     @classmethod

@@ -110,7 +110,7 @@ class PointNavTaskCfg(TaskCfg):
         if self.robot_name is not None and self.robot_name not in names:
             raise ValueError(f'robot_name {self.robot_name!r} is not one of the robots {names}')
         for m, metric in enumerate(self.metrics):
-            name = metric.metric_config.get('robot_name')
+            name = metric.metric_option('robot_name')
             if name is not None and name not in names:
                 raise ValueError(f'metrics[{m}].metric_config robot_name {name!r} is not one of the robots {names}')
         reserved = sorted(set(names) & set(POINT_NAV_RESERVED_NAMES))

@@ -25,6 +25,14 @@ class RewardCfg(TypedCfg):
     reward_type: str | None = None
     reward_settings: dict[str, Any] | None = None
 
+    @classmethod
+    def _nones_resolved(cls, data: dict) -> tuple[dict, list[str]]:
+        # ``type=None`` beside a ``reward_type`` is "not given" (InternUtopia's RewardCfg has no
+        # ``type``; it keeps one given as an unknown key): the type is the reward_type.
+        if 'type' in data and data['type'] is None and data.get('reward_type') is not None:
+            data = {key: value for key, value in data.items() if key != 'type'}
+        return super()._nones_resolved(data)
+
     @model_validator(mode='before')
     @classmethod
     def _type_from_reward_type(cls, data: Any) -> Any:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from pydantic import ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3, unique_names
@@ -36,6 +39,13 @@ class TaskCfg(TypedCfg):
     scene_orientation: Quat = (1.0, 0.0, 0.0, 0.0)
     robots: list[SerializeAsAny[RobotCfg]] = Field(default_factory=list)
     objects: list[SerializeAsAny[ObjectCfg]] = Field(default_factory=list)
+    #: ``None`` as InternUtopia reads it: a scene unscaled (it creates the scene prim with
+    #: ``scale=None``) and unrotated (it never reads ``scene_orientation``); no results file (as
+    #: ``Config.metrics_save_path``). ``None`` for ``robots``, ``objects``, ``metrics`` or
+    #: ``scene_position`` is an error: InternUtopia iterates over them, or adds the slot's offset.
+    _none_means: ClassVar[Mapping[str, Any]] = {
+        'scene_scale': (1.0, 1.0, 1.0), 'scene_orientation': (1.0, 0.0, 0.0, 0.0), 'metrics_save_path': 'none',
+    }
 
     @field_validator('robots')
     @classmethod
