@@ -54,7 +54,9 @@ def _run(env_id: str, one_pass: bool, vector_steps: int, monkeypatch, **kwargs) 
 
 @pytest.mark.parametrize(('env_id', 'steps', 'kwargs', 'busy'), [
     ('internutopia/H1Walk-v0', 120, {}, False),
-    ('internutopia/H1Walk-v0', 120, {'seconds': 0.2}, False),  # (time limits: every episode ends on its last step)
+    # (time limits: every episode ends on its last step; SAME_STEP: each vector step ticks, where
+    # NEXT_STEP's step after every env ended only starts their next episodes)
+    ('internutopia/H1Walk-v0', 120, {'seconds': 0.2, 'autoreset_mode': 'SameStep'}, False),
     ('internutopia/H1Walk-v0', 90, {'seconds': 0.7}, True),  # (commands and pushes due between payments)
     ('internutopia/AliengoWalk-v0', 80, {}, False),
     ('internutopia/GR1Walk-v0', 40, {}, False),

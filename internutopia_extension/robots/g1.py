@@ -96,6 +96,8 @@ class G1Robot(BaseRobot):
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.default_joint_pos
         self.policy.reset(slots)
         self.command[slots] = 0.0
+        if len(slots) == len(self.slots):  # (every slot anew: the policy ticks from now, as in a fresh world)
+            self.clock.restart(float(data.time[slots[0]]))
 
     def begin_step(self) -> None:
         self.command[rows_of(self.slots, self.env_num)] = 0.0

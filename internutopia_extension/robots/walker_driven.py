@@ -95,6 +95,10 @@ class WalkerDrivenRobot(BaseRobot):
         else:
             qvel[slots[:, None], self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
         self.walker.reset(slots)
+        if len(slots) == len(self.slots):
+            # Every slot starts anew (a Gymnasium reset(seed=...)): the policy ticks from now, as in
+            # a fresh world, so the same seed and actions give the same trajectories whatever ran before.
+            self.walker.clock.restart(float(self.bound_world.data.time[slots[0]]))
 
     def begin_step(self) -> None:
         if self.walker is not None and len(self.slots):

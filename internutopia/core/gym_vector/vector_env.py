@@ -341,7 +341,9 @@ class VectorEnv(gym.vector.VectorEnv):
         # raised there: each starts its next episode now, as NEXT_STEP does)
         to_reset = self._ended.nonzero()[0]
         live = ~self._ended
-        if self.array_path and self._arrays_allowed():
+        if not live.any():  # (every env starts its next episode: none steps, and the world's clock stays)
+            rewards, terminated, truncated, infos = self._idle_step()
+        elif self.array_path and self._arrays_allowed():
             if len(to_reset) and self._start_in_step:
                 with held_interrupts():  # (a Ctrl-C is raised once the envs that started are booked)
                     rewards, terminated, truncated, infos = self._step_arrays(actions, live, to_reset.tolist())
@@ -370,6 +372,13 @@ class VectorEnv(gym.vector.VectorEnv):
         obs, rewards, terminated, truncated = convert_tree((self._batch_obs(), rewards, terminated, truncated),
                                                            self.array_backend, self.array_device)
         return obs, rewards, terminated, truncated, infos
+
+    def _idle_step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """A step in which no env runs an episode (``NEXT_STEP``'s step after every env ended):
+        no physics, as Gymnasium's autoreset asks, so the episodes start at the time they would
+        in ``SAME_STEP`` mode and run the same (a walking policy's ticks keep their phase)."""
+        self._ended_infos = {}
+        return np.zeros(self.num_envs), np.zeros(self.num_envs, dtype=bool), np.zeros(self.num_envs, dtype=bool), {}
 
     def _arrays_allowed(self) -> bool:
         """Whether every robot and task of the running episodes has the array API (an upstream-style,
