@@ -18,6 +18,7 @@ All are :class:`SlotController` objects, with InternUtopia's controller attribut
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -335,39 +336,32 @@ def upstream_forward(controller: BaseController, slot: int, name: str, args: tup
     return None
 
 
+#: Upstream's ``forward`` of a move-by-speed controller: its speeds (further arguments of upstream's
+#: signatures, a G1's ``height``, ... are taken and change nothing).
+_SPEEDS = {'forward_speed': 0.0, 'rotation_speed': 0.0, 'lateral_speed': 0.0}
+
+
 def _speeds(name: str, args: tuple, kwargs: dict[str, Any]) -> np.ndarray:
     """``[[forward, lateral, rotation]]`` of a move-by-speed ``forward(forward_speed, rotation_speed, lateral_speed, ...)``."""
-    values = dict(zip(('forward_speed', 'rotation_speed', 'lateral_speed'), args, strict=False))
-    for key in ('forward_speed', 'rotation_speed', 'lateral_speed'):
-        if key in kwargs:
-            if key in values:
-                raise TypeError(f'{name!r}.forward() got multiple values for argument {key!r}')
-            values[key] = kwargs[key]
+    values = _bind(name, _SPEEDS, args[:3], {key: value for key, value in kwargs.items() if key in _SPEEDS})
     try:
-        return np.array([[values.get('forward_speed', 0.0), values.get('lateral_speed', 0.0), values.get('rotation_speed', 0.0)]],
-                        dtype=float)
+        return np.array([[values['forward_speed'], values['lateral_speed'], values['rotation_speed']]], dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f'{name!r}.forward: speeds must be numbers; got {values}') from None
 
 
 def _bind(name: str, parameters: dict[str, Any], args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Upstream's ``forward`` arguments ``args``, ``kwargs`` by parameter name, defaults filled in."""
-    names = list(parameters)
-    if len(args) > len(names):
-        raise TypeError(f'{name!r}.forward() takes {len(names)} arguments ({", ".join(names)}); got {len(args)}')
-    bound = dict(zip(names, args, strict=False))
-    for key, value in kwargs.items():
-        if key not in parameters:
-            raise TypeError(f'{name!r}.forward() got an unexpected argument {key!r}; it takes {", ".join(names)}')
-        if key in bound:
-            raise TypeError(f'{name!r}.forward() got multiple values for argument {key!r}')
-        bound[key] = value
-    for key, default in parameters.items():
-        if key not in bound:
-            if default is _NO_VALUE:
-                raise TypeError(f'{name!r}.forward() is missing the argument {key!r}')
-            bound[key] = default
-    return bound
+    """Upstream's ``forward`` arguments ``args``, ``kwargs`` by parameter name, defaults filled in
+    (``parameters``: name -> default, ``_NO_VALUE`` where required); ``TypeError`` as Python's own."""
+    signature = inspect.Signature([inspect.Parameter(key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                     default=inspect.Parameter.empty if default is _NO_VALUE else default)
+                                   for key, default in parameters.items()])
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f'{name!r}.forward{signature}: {exc}') from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def apply_control(articulation: Any, control: Any, controller_name: Any) -> None:

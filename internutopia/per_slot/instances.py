@@ -41,6 +41,22 @@ def build_slot_instance(instances: dict[int, Any], slot: int, cls: type[_T], *ar
     return instance
 
 
+def stale_slots(held: dict[int, tuple], slots: Any, times: Any) -> list[int]:
+    """The slots of ``slots`` whose entry in ``held`` (``{slot: (sim time, ...)}``, what was read
+    for each slot and when) is missing or from another time than ``times[slot]``: the slots to
+    read again this step (a hook runs once a step, however many readers ask).
+
+    >>> stale_slots({0: (0.5, 'a'), 1: (0.25, 'b')}, [0, 1, 2], [0.5, 0.5, 0.5])
+    [1, 2]
+    """
+    stale = []
+    for slot in slots:
+        entry = held.get(slot)
+        if entry is None or entry[0] != float(times[slot]):
+            stale.append(slot)
+    return stale
+
+
 class OrderedObsMixin:
     """InternUtopia's ``_make_ordered`` helper for per-slot robots, controllers and sensors:
     observations with their keys in the order of the first call."""
@@ -56,4 +72,4 @@ class OrderedObsMixin:
         return OrderedDict((key, obs[key]) for key in self.obs_keys)
 
 
-__all__ = ['OrderedObsMixin', 'build_slot_instance']
+__all__ = ['OrderedObsMixin', 'build_slot_instance', 'stale_slots']

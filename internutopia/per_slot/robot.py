@@ -35,7 +35,7 @@ from internutopia.core.util.trees import row
 from internutopia.per_slot.articulation import IArticulation
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
 from internutopia.per_slot.controller import apply_control, controller_in_slot
-from internutopia.per_slot.instances import OrderedObsMixin
+from internutopia.per_slot.instances import OrderedObsMixin, stale_slots
 from internutopia.per_slot.model import ModelRobot
 from internutopia.per_slot.rigid_body import IRigidBody
 from internutopia.per_slot.scene import SlotScene
@@ -291,11 +291,7 @@ class SlotRobotGroup(_BuiltinRobot):
         times = self.bound_world.data.time
         observed = self._observed
         listed = np.asarray(slots, dtype=np.intp).tolist()
-        todo = []
-        for slot in listed:
-            held = observed.get(slot)
-            if held is None or held[0] != float(times[slot]):
-                todo.append(slot)
+        todo = stale_slots(observed, listed, times)
         if todo:
             tree = self.builtin_obs(np.array(todo, dtype=np.intp))  # read once for these slots; the instances read their rows
             for index, slot in enumerate(todo):

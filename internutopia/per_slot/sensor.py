@@ -28,7 +28,7 @@ from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.trees import row
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
 from internutopia.per_slot.camera import ICamera
-from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
+from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance, stale_slots
 from internutopia.per_slot.style import with_api
 
 if TYPE_CHECKING:
@@ -219,11 +219,7 @@ class SlotSensorAdapter(BaseSensor):
         times = self.robot.bound_world.data.time
         read = self._read
         listed = np.asarray(slots).tolist()
-        todo = []
-        for slot in listed:
-            held = read.get(slot)
-            if held is None or held[0] != float(times[slot]):
-                todo.append(slot)
+        todo = stale_slots(read, listed, times)
         if todo:
             if self.builtin_class is not None:
                 self._prefetch(todo)
