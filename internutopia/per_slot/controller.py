@@ -29,7 +29,7 @@ import numpy as np
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.runner.failures import each_slot
 from internutopia.core.util.trees import row
-from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance
+from internutopia.per_slot.instances import OrderedObsMixin, adapter_preset, build_slot_instance
 from internutopia.per_slot.style import with_api
 
 _NO_VALUE: Any = object()
@@ -188,10 +188,8 @@ class SlotControllerAdapter(BaseController):
     def in_slot(self, slot: int, robot: Any, scene: Any) -> Any:
         """``slot``'s instance, made with the slot's robot object ``robot`` and ``scene`` if there is none yet."""
         fresh = slot not in self._instances
-        preset: dict[str, Any] = {'_slot': int(slot)}
-        if self.builtin_class is not None:
-            preset['runner_of_slot'] = self
-        made = build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene, preset=preset)
+        made = build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene,
+                                   preset=adapter_preset(self, slot))
         if fresh and self.sub_controllers and not made.sub_controllers:
             made.sub_controllers = [controller_in_slot(sub, slot, robot, scene) for sub in self.sub_controllers]
         return made

@@ -41,6 +41,16 @@ def build_slot_instance(instances: dict[int, Any], slot: int, cls: type[_T], *ar
     return instance
 
 
+def adapter_preset(adapter: Any, slot: int) -> dict[str, Any]:
+    """What an adapter sets on its new instance for ``slot`` before its ``__init__`` runs (the
+    ``preset`` of :func:`build_slot_instance`): the slot, and the adapter itself where it runs a
+    built-in behind (``builtin_class``), which the instance's default methods read."""
+    preset: dict[str, Any] = {'_slot': int(slot)}
+    if getattr(adapter, 'builtin_class', None) is not None:
+        preset['runner_of_slot'] = adapter
+    return preset
+
+
 def stale_slots(held: dict[int, tuple], slots: Any, times: Any) -> list[int]:
     """The slots of ``slots`` whose entry in ``held`` (``{slot: (sim time, ...)}``, what was read
     for each slot and when) is missing or from another time than ``times[slot]``: the slots to
@@ -72,4 +82,4 @@ class OrderedObsMixin:
         return OrderedDict((key, obs[key]) for key in self.obs_keys)
 
 
-__all__ = ['OrderedObsMixin', 'build_slot_instance', 'stale_slots']
+__all__ = ['OrderedObsMixin', 'adapter_preset', 'build_slot_instance', 'stale_slots']

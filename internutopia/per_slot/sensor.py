@@ -28,7 +28,7 @@ from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.trees import row
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
 from internutopia.per_slot.camera import ICamera
-from internutopia.per_slot.instances import OrderedObsMixin, build_slot_instance, stale_slots
+from internutopia.per_slot.instances import OrderedObsMixin, adapter_preset, build_slot_instance, stale_slots
 from internutopia.per_slot.style import with_api
 
 if TYPE_CHECKING:
@@ -188,10 +188,8 @@ class SlotSensorAdapter(BaseSensor):
 
     def in_slot(self, slot: int, robot: Any, scene: Any) -> Any:
         """``slot``'s instance, made with the slot's robot object ``robot`` and ``scene`` if there is none yet."""
-        preset: dict[str, Any] = {'_slot': int(slot)}
-        if self.builtin_class is not None:
-            preset['runner_of_slot'] = self
-        return build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene, preset=preset)
+        return build_slot_instance(self._instances, slot, self.instance_class, self.config, robot, scene,
+                                   preset=adapter_preset(self, slot))
 
     def _instance(self, slot: int) -> Any:
         """``slot``'s instance, made now if the slot has none (its robot object builds it with its own)."""
