@@ -332,12 +332,9 @@ class SlotRobotGroup(_BuiltinRobot):
 
     def forget_instance(self, slot: int, instance: Any) -> None:
         """Drop ``instance`` (whose start raised) if it is still ``slot``'s, with its ``cleanup``."""
-        held = self.instances.pop(slot, None)
-        if held is not instance:  # (another one is the slot's now: it stays)
-            if held is not None:
-                self.instances[slot] = held
-            return
-        instance.cleanup()
+        if self.instances.get(slot) is instance:  # (else another one is the slot's now: it stays)
+            del self.instances[slot]
+            instance.cleanup()
 
 
 @functools.cache
