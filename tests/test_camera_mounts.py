@@ -113,3 +113,90 @@ def test_a_made_cameras_world_pose_is_the_stages_in_every_slot():
     np.testing.assert_allclose(cameras[1]['depth'], cameras[0]['depth'], atol=1e-3)  # the same view
     for camera in cameras:  # (looking down at its own robot: the head, not the floor 3 m below)
         assert camera['depth'][HEIGHT // 2, WIDTH // 2] < 1.6
+
+
+class TopDownCameraCfg(SensorCfg):
+    type: str = 'TopDownRobotPrimCamera'
+    prim_path: str | None = 'topdown_camera_500'
+    #: ``ICamera.create``'s ``translation`` (``None``: no pose given), in the robot prim's frame.
+    translation: tuple[float, float, float] | None = None
+    #: Moved 2 m above the robot in world coordinates every step, as InternNav's H1 does.
+    follow: bool = True
+
+
+@BaseSensor.register('TopDownRobotPrimCamera')
+class TopDownRobotPrimCamera(BaseSensor):
+    """InternNav's top-down camera: ``prim_path`` right under the robot prim (``'/h1/topdown_camera_500'``,
+    no link), made in ``post_reset`` (``VLNCamera``) and moved by ``set_world_pose`` each step."""
+
+    def __init__(self, config, robot, scene=None):
+        super().__init__(config, robot, scene)
+        self._camera = None
+        self.made = None
+
+    def post_reset(self):
+        self._camera = ICamera.create(name=self.name, prim_path=self._robot.config.prim_path + '/' + self.config.prim_path,
+                                      rgba=True, distance_to_image_plane=True, resolution=(WIDTH, HEIGHT),
+                                      translation=self.config.translation)
+        self.made = (self._camera.get_world_pose(), self._robot.articulation.get_world_pose())
+
+    def get_data(self):
+        if self.config.follow:
+            position = self._robot.articulation.get_world_pose()[0]
+            self._camera.set_world_pose([position[0], position[1], position[2] + 2.0], [-0.70710678, 0.0, 0.0, 0.70710678])
+        return {'made': self.made, 'pose': self._camera.get_world_pose(), 'rgba': self._camera.get_rgba(),
+                'depth': self._camera.get_distance_to_image_plane()}
+
+
+def test_a_camera_right_under_the_robot_prim_goes_on_its_root_body():
+    """A camera made on ``'<robot prim>/<camera>'`` (no link: InternNav's ``topdown_camera_500``,
+    InternManip's ``obs_camera``) goes on the robot's root body, in the robot prim's frame, as an
+    Xform under the robot prim (it used to fail every episode at reset). In both slots: with no
+    pose given it is made at the root's origin; moved 2 m above the robot each step (world
+    coordinates), it sees the robot below it, not the floor; made with ``translation=(0, 0, 2)``
+    (identity: looking down the root's -z) it sits 2 m above the root and sees the robot too."""
+    robot = H1RobotCfg(locomotion='carried', sensors=[
+        TopDownCameraCfg(name='topdown_camera_500'),
+        TopDownCameraCfg(name='above', prim_path='above_camera', translation=(0.0, 0.0, 2.0), follow=False)])
+    task = FiniteStepTaskCfg(max_steps=20, robots=[robot])
+    config = Config(simulator=SimConfig(headless=True), env_num=2, env_offset_size=10.0, metrics_save_path='none',
+                    task_configs=[task] * 2)
+    with Env(config) as env:
+        env.reset()
+        for _ in range(2):
+            obs = env.step([None, None])[0]
+        robots = [task.robots['h1'].articulation.get_world_pose()[0] for task in env.runner.current_tasks.values()]
+    assert abs(robots[1][1] - robots[0][1]) == pytest.approx(10.0, abs=0.2)  # (the slots' robots 10 m apart, world)
+    for slot_obs, robot_position in zip(obs, robots, strict=True):
+        sensors = slot_obs['h1']['sensors']
+        top, above = sensors['topdown_camera_500'], sensors['above']
+        (made_position, made_orientation), (root_position, root_orientation) = top['made']
+        np.testing.assert_allclose(made_position, root_position, atol=1e-6)  # (no pose: the root's origin, H1's pelvis)
+        np.testing.assert_allclose(np.abs(np.dot(made_orientation, root_orientation)), 1.0, atol=1e-6)
+        np.testing.assert_allclose(above['made'][0][0], above['made'][1][0] + [0.0, 0.0, 2.0], atol=1e-6)
+        np.testing.assert_allclose(top['pose'][0], robot_position + [0.0, 0.0, 2.0], atol=0.05)
+        for camera in (top, above):
+            assert camera['rgba'].shape == (HEIGHT, WIDTH, 4) and camera['depth'].shape == (HEIGHT, WIDTH)
+            # the robot below: its head about 1.3 m down, the floor about 3 m (the image's corners)
+            assert camera['depth'][HEIGHT // 2, WIDTH // 2] < 1.6
+            assert min(camera['depth'][0, 0], camera['depth'][-1, -1]) > 2.5
+
+
+def test_a_camera_under_the_robot_prim_is_placed_in_the_prims_frame():
+    """Where the root body rides off the robot prim's origin (Jetbot's chassis, 3.5 cm above its
+    root frame on the ground), a camera right under the robot prim is placed in the prim's frame,
+    as an Xform there is: with no pose at the prim's origin, ``translation`` from there."""
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+
+    robot = JetbotRobotCfg(sensors=[TopDownCameraCfg(name='bare', prim_path='bare', follow=False),
+                                    TopDownCameraCfg(name='lifted', prim_path='lifted', translation=(0.0, 0.0, 1.0),
+                                                     follow=False)])
+    config = Config(simulator=SimConfig(headless=True), env_num=1, metrics_save_path='none',
+                    task_configs=[FiniteStepTaskCfg(max_steps=5, robots=[robot])])
+    with Env(config) as env:
+        env.reset()
+        sensors = env.step([None])[0][0]['jetbot']['sensors']
+    (bare, _), (chassis, _) = sensors['bare']['made']
+    np.testing.assert_allclose(bare, chassis - [0.0, 0.0, 0.035], atol=1e-6)  # (on the ground, the prim's origin)
+    np.testing.assert_allclose(sensors['lifted']['made'][0][0], chassis + [0.0, 0.0, 1.0 - 0.035], atol=1e-6)
+    assert sensors['lifted']['depth'][HEIGHT // 2, WIDTH // 2] < 1.0  # (the jetbot below it, not the floor 1 m down)

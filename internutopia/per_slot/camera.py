@@ -7,7 +7,9 @@ A per-slot robot's ``sensors[name]`` is an ``ICamera`` when that sensor is a cam
 new pose is kept relative to the body the camera is mounted on, so the camera goes on following
 that body from there, as a camera prim under an Isaac Sim link does. ``ICamera.create(...)``
 (InternUtopia's factory, called in a per-slot robot's ``__init__`` or a sensor's ``post_reset``)
-makes a camera on a link of that robot in its slot.
+makes a camera on a link of that robot in its slot, or on its root body for a camera right under
+the robot prim. A getter of an output the camera was not made with returns ``None``, as
+InternUtopia's do.
 """
 
 from __future__ import annotations
@@ -35,30 +37,38 @@ class ICamera(PoseMixin):
     def _reading(self) -> dict[str, Any]:
         return self.get_data()
 
-    def get_rgba(self) -> np.ndarray:
-        """The last colour image, ``uint8 (H, W, 4)``."""
-        reading = self._reading()
-        if 'rgba' not in reading:
-            raise ValueError(f'camera {self.name!r} renders no colour image (rgba=False in its config)')
-        return reading['rgba']
+    def _sensor(self) -> Any:
+        """The camera that answers for this slot (``camera_params``, ``depth_image``): the robot
+        group's camera sensor, or a camera made by :meth:`create`."""
+        return self._camera
 
-    def get_distance_to_image_plane(self) -> np.ndarray:
-        """The last depth image, metres along the optical axis, ``float32 (H, W)``."""
-        reading = self._reading()
-        if 'depth' not in reading:
-            raise ValueError(f'camera {self.name!r} renders no depth (depth=False in its config)')
-        return reading['depth']
+    # Each getter gives None for an output the camera was not made with, as InternUtopia's do.
+    def get_rgba(self) -> np.ndarray | None:
+        """The last colour image, ``uint8 (H, W, 4)``; ``None`` for a camera without one (``rgba=False``)."""
+        return self._reading().get('rgba')
 
-    def get_camera_params(self) -> dict[str, Any]:
-        """Isaac's ``camera_params`` keys, intrinsics ``(3, 3)`` and the env-local pose of the last image."""
-        return self._camera.camera_params(self.slot)
-
-    def get_bounding_box_2d_tight(self) -> dict[str, Any]:
-        """Tight 2D boxes of the labelled things in the last image (``{'data', 'info'}``, Isaac's layout)."""
+    def get_distance_to_image_plane(self) -> np.ndarray | None:
+        """The last depth image, metres along the optical axis, ``float32 (H, W)``; ``None`` for a
+        camera without one (``distance_to_image_plane=False``; a configured camera has one with
+        ``depth=True`` or ``pointcloud=True``)."""
         reading = self._reading()
-        if 'bounding_box_2d_tight' not in reading:
-            raise ValueError(f'camera {self.name!r} computes no boxes (landmarks=False in its config)')
-        return reading['bounding_box_2d_tight']
+        depth = reading.get('depth')
+        if depth is None:  # (a configured camera's depth drawn for its point cloud only)
+            depth_image = getattr(self._sensor(), 'depth_image', None)
+            depth = None if depth_image is None else depth_image(self.slot)
+        return depth
+
+    def get_camera_params(self) -> dict[str, Any] | None:
+        """Isaac's ``camera_params`` keys, intrinsics ``(3, 3)`` and the env-local pose of the last
+        image; ``None`` for a camera made without them (``camera_params=False``; a configured camera
+        has them with ``camera_params=True`` or ``pointcloud=True``)."""
+        return self._sensor().camera_params(self.slot)
+
+    def get_bounding_box_2d_tight(self) -> dict[str, Any] | None:
+        """Tight 2D boxes of the labelled things in the last image (``{'data', 'info'}``, Isaac's
+        layout); ``None`` for a camera that computes none (``bounding_box_2d_tight=False``; a
+        configured camera computes them with ``landmarks=True`` or a segmentation)."""
+        return self._reading().get('bounding_box_2d_tight')
 
     def _env_pose(self) -> tuple[np.ndarray, np.ndarray]:
         return self._camera.camera_pose(self.slot)
@@ -79,13 +89,16 @@ class ICamera(PoseMixin):
         """A camera on a link of the per-slot robot whose sensors are being built or reset
         (InternUtopia's factory, same arguments; see ``internutopia_extension/sensors/created_camera.py``).
 
-        ``prim_path`` is ``'<robot prim>/<link>/<camera>'``; ``translation`` (link frame) or
-        ``position`` (env-local) and ``orientation`` (wxyz) place it; ``resolution`` is
-        ``(width, height)``. Any simulator type names this package's renderer.
+        ``prim_path`` is ``'<robot prim>/<link>/<camera>'``, or ``'<robot prim>/<camera>'`` for a
+        camera on the robot's root body (in the robot prim's frame, as an Xform under the robot
+        prim); ``translation`` (link frame) or ``position`` (env-local) and ``orientation`` (wxyz)
+        place it; ``resolution`` is ``(width, height)``. Any simulator type names this package's
+        renderer.
 
         Raises:
             ValueError: called outside a per-slot robot's ``__init__`` or its sensors'
-                ``post_reset``, an unknown ``simulator_type``, or a ``prim_path`` naming no link.
+                ``post_reset``, an unknown ``simulator_type``, or a ``prim_path`` neither naming a
+                link nor under the robot prim.
         """
         valid = [s.value for s in Simulator]
         if simulator_type not in valid:

@@ -332,9 +332,10 @@ class SlotRobotGroup(_BuiltinRobot):
 
     def forget_instance(self, slot: int, instance: Any) -> None:
         """Drop ``instance`` (whose start raised) if it is still ``slot``'s, with its ``cleanup``."""
-        if self.instances.get(slot) is instance:  # (else another one is the slot's now: it stays)
+        held: Any = self.instances.get(slot)
+        if held is instance:  # (else another one is the slot's now: it stays)
             del self.instances[slot]
-            instance.cleanup()
+            held.cleanup()
 
 
 @functools.cache

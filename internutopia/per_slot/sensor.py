@@ -137,7 +137,10 @@ class SlotCameraSensor(SlotSensor, ICamera):
     def _reading(self) -> dict[str, Any]:
         return self.runner_of_slot.builtin_reading(self._slot)
 
-    def get_camera_params(self) -> dict[str, Any]:
+    def _sensor(self) -> Any:
+        return self.runner_of_slot
+
+    def get_camera_params(self) -> dict[str, Any] | None:
         return self.runner_of_slot.camera_params(self._slot)
 
     def _env_pose(self) -> tuple[np.ndarray, np.ndarray]:

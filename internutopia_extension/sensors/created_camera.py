@@ -8,8 +8,12 @@ in a sensor's ``post_reset``. The per-slot layer answers with an ``ICamera`` ove
 of the robot and slot whose sensor is being reset: a pinhole camera fixed to the robot body named in ``prim_path`` (the deepest
 path component that is a body of the robot), at ``translation`` (body frame) or ``position``
 (env-local, kept relative to the body from then on) with ``orientation`` (wxyz; identity looks
-along the body's -z with +y up, as a USD camera prim does). Its vertical field of view is
-:data:`CREATED_FOVY_DEG` and it clips at :data:`CREATED_CLIPPING` metres.
+along the body's -z with +y up, as a USD camera prim does). A ``prim_path`` under the robot prim
+that names no link (``'<robot prim>/<camera>'``, as InternNav's top-down camera) puts the camera
+on the robot's root body, ``translation`` in the robot prim's frame (see
+:meth:`CreatedCamera._resolve_body`). Its vertical field of view is :data:`CREATED_FOVY_DEG` and it
+clips at :data:`CREATED_CLIPPING` metres. An output the camera was not made with reads ``None``
+(as InternUtopia's camera answers).
 
 A frame is drawn on the first ``get_*`` call of a step (one frame per camera and step, shared by
 the calls of that step), with the slot's own scene only, like every camera here.
@@ -56,8 +60,10 @@ class CreatedCamera:
         if width < 1 or height < 1:
             raise ValueError(f'camera {name!r}: resolution is (width, height) in pixels, each >= 1; got {resolution}')
         self.resolution = (width, height)
-        self.body, mount = self._resolve_body(prim_path)
-        self.local_position = np.zeros(3)
+        self.body, mount, origin = self._resolve_body(prim_path)
+        #: Where the frame that ``translation`` is given in sits on the body (its origin but for a
+        #: camera right under the robot prim: the prim's frame, see :meth:`_resolve_body`).
+        self.local_position = origin.copy()
         self.local_quat = np.array([1.0, 0.0, 0.0, 0.0])
         if mount is not None and translation is None and position is None and orientation is None:
             # an upstream link folded into another body here: where the built-in camera goes on it
@@ -65,7 +71,7 @@ class CreatedCamera:
             self.local_quat = np.asarray(mount.orientation, dtype=float)
         quat = None if orientation is None else np.asarray(orientation, dtype=float)
         if translation is not None:
-            self.local_position = np.asarray(translation, dtype=float)
+            self.local_position = origin + np.asarray(translation, dtype=float)
             if quat is not None:
                 self.local_quat = quat / np.linalg.norm(quat)
         elif position is not None or quat is not None:
@@ -75,27 +81,39 @@ class CreatedCamera:
         self._table: tuple[tuple, SemanticTable] | None = None
 
     # -- where it is ---------------------------------------------------------------------------
-    def _resolve_body(self, prim_path: str | None) -> tuple[int, CameraMount | None]:
-        """The body the camera goes on, and the robot's camera mount when ``prim_path`` names the
+    def _resolve_body(self, prim_path: str | None) -> tuple[int, CameraMount | None, np.ndarray]:
+        """The body the camera goes on, the robot's camera mount when ``prim_path`` names the
         mount's body (``'/aliengo/trunk/Camera'``) or a link of InternUtopia's asset that this
         robot's model folds into another body (``'/h1/logo_link/Camera'``: H1's head logo, part of
         its torso here), as a configured camera with that ``prim_path`` is mounted
-        (:meth:`RepCamera.resolve_mount`)."""
+        (:meth:`RepCamera.resolve_mount`), and the origin of the frame ``translation`` is given in,
+        in the body's frame.
+
+        A camera right under the robot prim, on no link (InternNav's ``'/h1/topdown_camera_500'``,
+        InternManip's ``'/franka/franka/obs_camera'``: an Xform of the robot prim that is no link),
+        goes on the robot's root body (:attr:`BaseRobot.base_body`) in the robot prim's frame: at
+        its origin when no pose is given (the root body's, but for a root body that rides off it,
+        as Jetbot's chassis does, :attr:`BaseRobot.root_offset`)."""
         group = self.group
         prefix = f'{group.name}/'
         bodies = {name[len(prefix):]: i for i, name in enumerate(group.bound_world.lookup.names('body'))
                   if name.startswith(prefix)}
         parts = [p for p in (prim_path or '').split('/') if p]
         mount = camera_mounts(group).get('third' if is_third_person(parts[-1]) else 'first') if parts else None
+        origin = np.zeros(3)
         for part in reversed(parts[:-1]):
             if part in bodies:  # (on the mount's own body: at the mount, as a configured camera is)
-                return bodies[part], mount if mount is not None and mount.body == part else None
+                return bodies[part], mount if mount is not None and mount.body == part else None, origin
         if any(part in BODY_ALIASES for part in parts[:-1]):
             if mount is not None and mount.body in bodies:
-                return bodies[mount.body], mount
+                return bodies[mount.body], mount, origin
+        robot_prim = [p for p in (getattr(group.config, 'prim_path', None) or f'/{group.name}').split('/') if p]
+        if len(parts) > len(robot_prim) and parts[:len(robot_prim)] == robot_prim and group.base_body in bodies:
+            return bodies[group.base_body], None, origin - np.asarray(group.root_offset, dtype=float)
         raise ValueError(f'camera {self.name!r}: prim_path {prim_path!r} names no body of robot {group.name!r} before '
-                         f"the camera's own name (a camera goes on a link: '<robot prim>/<link>/<camera>'); "
-                         f'bodies: {sorted(bodies)}')
+                         f"the camera's own name and is not under the robot's prim {'/' + '/'.join(robot_prim)!r} "
+                         f"(a camera goes on a link, '<robot prim>/<link>/<camera>', or on the robot prim, "
+                         f"'<robot prim>/<camera>'); bodies: {sorted(bodies)}")
 
     def _body_pose(self) -> tuple[np.ndarray, np.ndarray]:
         data = self.group.bound_world.mjdata(self.slot)
@@ -172,11 +190,10 @@ class CreatedCamera:
             self._table = (key, SemanticTable.build(drawn, labels))
         return self._table[1]
 
-    def camera_params(self, slot: int) -> dict[str, Any]:
-        """Isaac's ``camera_params`` keys of this step's view (env-local)."""
-        if not self.with_params:
-            raise ValueError(f'camera {self.name!r} was created with camera_params=False')
-        return self.reading(slot)['camera_params']
+    def camera_params(self, slot: int) -> dict[str, Any] | None:
+        """Isaac's ``camera_params`` keys of this step's view (env-local); ``None`` for a camera
+        made with ``camera_params=False`` (as InternUtopia's camera answers)."""
+        return self.reading(slot)['camera_params'] if self.with_params else None
 
 
 __all__ = ['CREATED_CLIPPING', 'CREATED_FOVY_DEG', 'CreatedCamera']

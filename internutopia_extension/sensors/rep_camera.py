@@ -194,9 +194,21 @@ class RepCamera(BaseSensor):
         self.moved[int(slot)] = (local_pos, local_quat)
         self.fresh[slot] = True  # the next observation shows the new view
 
-    def camera_params(self, slot: int) -> dict[str, Any]:
-        """``slot``'s ``camera_params`` of its last image (see the module docstring)."""
+    def camera_params(self, slot: int) -> dict[str, Any] | None:
+        """``slot``'s ``camera_params`` of its last image (see the module docstring); ``None`` when
+        the camera has none (``camera_params`` and ``pointcloud`` off: InternUtopia's ``RepCamera``
+        makes its camera without them then, and its ``ICamera`` answers ``None``)."""
+        if not (self.config.camera_params or self.config.pointcloud):
+            return None
         return row(self._camera_params(np.array([slot], dtype=np.intp)), 0)  # (its 'pose' is a dict of rows)
+
+    def depth_image(self, slot: int) -> np.ndarray | None:
+        """A copy of ``slot``'s last depth image, ``float32 (H, W)``; ``None`` when the camera draws
+        none (``depth`` and ``pointcloud`` off). With ``pointcloud`` alone the observation has no
+        ``'depth'``, but InternUtopia's camera is made with one: its ``ICamera`` gives it."""
+        if not (self.config.depth or self.config.pointcloud) or self._depth is None:
+            return None
+        return self._depth.array[slot].copy()
 
     def _camera_params(self, slots: np.ndarray) -> dict[str, Any]:
         rotations = np.zeros((len(slots), 9))
