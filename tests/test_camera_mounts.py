@@ -98,14 +98,7 @@ def test_a_made_cameras_world_pose_is_the_stages_in_every_slot():
     coordinates in every slot, as InternUtopia's do: slot 1's camera above its own robot, 10 m
     away, sees what slot 0's sees (it used to take them for the slot's own frame)."""
     robot = H1RobotCfg(locomotion='carried', sensors=[OverheadCameraCfg(name='top')])
-    task = FiniteStepTaskCfg(max_steps=20, robots=[robot])
-    config = Config(simulator=SimConfig(headless=True), env_num=2, env_offset_size=10.0, metrics_save_path='none',
-                    task_configs=[task] * 2)
-    with Env(config) as env:
-        env.reset()
-        for _ in range(2):
-            obs = env.step([None, None])[0]
-        robots = [task.robots['h1'].articulation.get_world_pose()[0] for task in env.runner.current_tasks.values()]
+    obs, robots = _two_slots_stepped(robot)
     cameras = [slot_obs['h1']['sensors']['top'] for slot_obs in obs]
     assert abs(robots[1][1] - robots[0][1]) == pytest.approx(10.0, abs=0.2)  # (the slots' robots 10 m apart)
     for robot_position, camera in zip(robots, cameras, strict=True):
@@ -158,14 +151,7 @@ def test_a_camera_right_under_the_robot_prim_goes_on_its_root_body():
     robot = H1RobotCfg(locomotion='carried', sensors=[
         TopDownCameraCfg(name='topdown_camera_500'),
         TopDownCameraCfg(name='above', prim_path='above_camera', translation=(0.0, 0.0, 2.0), follow=False)])
-    task = FiniteStepTaskCfg(max_steps=20, robots=[robot])
-    config = Config(simulator=SimConfig(headless=True), env_num=2, env_offset_size=10.0, metrics_save_path='none',
-                    task_configs=[task] * 2)
-    with Env(config) as env:
-        env.reset()
-        for _ in range(2):
-            obs = env.step([None, None])[0]
-        robots = [task.robots['h1'].articulation.get_world_pose()[0] for task in env.runner.current_tasks.values()]
+    obs, robots = _two_slots_stepped(robot)
     assert abs(robots[1][1] - robots[0][1]) == pytest.approx(10.0, abs=0.2)  # (the slots' robots 10 m apart, world)
     for slot_obs, robot_position in zip(obs, robots, strict=True):
         sensors = slot_obs['h1']['sensors']
@@ -200,3 +186,17 @@ def test_a_camera_under_the_robot_prim_is_placed_in_the_prims_frame():
     np.testing.assert_allclose(bare, chassis - [0.0, 0.0, 0.035], atol=1e-6)  # (on the ground, the prim's origin)
     np.testing.assert_allclose(sensors['lifted']['made'][0][0], chassis + [0.0, 0.0, 1.0 - 0.035], atol=1e-6)
     assert sensors['lifted']['depth'][HEIGHT // 2, WIDTH // 2] < 1.0  # (the jetbot below it, not the floor 1 m down)
+
+
+def _two_slots_stepped(robot) -> tuple[list, list]:
+    """Two slots 10 m apart of an H1 ``robot``, stepped twice: their observations and the robots'
+    world positions."""
+    task = FiniteStepTaskCfg(max_steps=20, robots=[robot])
+    config = Config(simulator=SimConfig(headless=True), env_num=2, env_offset_size=10.0, metrics_save_path='none',
+                    task_configs=[task] * 2)
+    with Env(config) as env:
+        env.reset()
+        for _ in range(2):
+            obs = env.step([None, None])[0]
+        robots = [task.robots['h1'].articulation.get_world_pose()[0] for task in env.runner.current_tasks.values()]
+    return obs, robots
