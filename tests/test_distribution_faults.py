@@ -134,7 +134,9 @@ def _none_left(before: set[int]) -> dict[int, str]:
 
 
 def _kill_runner(env: Env, runner_id: int, sig: int = signal.SIGKILL) -> int:
-    pid = env.runner_info()[runner_id]['pid']
+    # (asked of the actor without the env's timeouts: runner_info() would replace a runner that a
+    # loaded machine keeps from answering within step_timeout_s, a restart the test does not count)
+    pid = ray.get(env.runner_actors[runner_id].ready.remote(), timeout=120)['pid']
     os.kill(pid, sig)
     if sig == signal.SIGKILL:
         deadline = time.monotonic() + 20
