@@ -15,6 +15,7 @@ from gymnasium.vector.utils import batch_space
 from internutopia.core.backend.arrays import check_array_backend, convert_tree
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
+from internutopia.core.gym_vector import arguments
 from internutopia.core.gym_vector.actions import ActionLayout
 from internutopia.core.gym_vector.episodes import (
     EpisodeSource,
@@ -31,25 +32,6 @@ from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as InternVecEnv
 
 __all__ = ['SlotView', 'VectorEnv']  # SlotView lives in slot_view.py; this module's path of it is kept
-
-def _resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None) -> Config:
-    if isinstance(config, (str, os.PathLike)):
-        config = Config.from_yaml(config)
-    if not isinstance(config, Config):
-        raise TypeError(f'config must be an internutopia Config or the path of a YAML config; got {type(config).__name__}')
-    if num_envs is not None and num_envs != config.env_num:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f'num_envs must be an int >= 1; got {num_envs!r}')
-        config = config.update(env_num=int(num_envs))
-    return config
-
-def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
-    if isinstance(mode, AutoresetMode):
-        return mode
-    for member in AutoresetMode:
-        if mode in (member.value, member.name, member.name.lower()):
-            return member
-    raise ValueError(f'autoreset_mode must be one of {[m.value for m in AutoresetMode]}; got {mode!r}')
 
 class VectorEnv(gym.vector.VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` whose sub-environments are the slots of one ``vec_env.Env``.
@@ -93,21 +75,20 @@ class VectorEnv(gym.vector.VectorEnv):
                  action_space: spaces.Box | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  render_mode: str | None = None, array_backend: str = 'numpy') -> None:
-        config = _resolve_config(config, num_envs)
+        config = arguments.resolve_config(config, num_envs)
         self.array_backend = check_array_backend(array_backend)
         if obs_mode not in ('flat', 'dict'):
             raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
-        if isinstance(action_repeat, bool) or not isinstance(action_repeat, (int, np.integer)) or action_repeat < 1:
-            raise ValueError(f'action_repeat must be an int >= 1; got {action_repeat!r}')
+        action_repeat = arguments.action_repeat(action_repeat)
         if render_mode not in (None, 'rgb_array'):
             raise ValueError(f"render_mode must be None or 'rgb_array'; got {render_mode!r}")
-        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.autoreset_mode = arguments.autoreset_mode(autoreset_mode)
         self.metadata = {**type(self).metadata, 'autoreset_mode': self.autoreset_mode,
-                         'render_fps': 1.0 / (config.simulator.physics_dt * int(action_repeat))}
+                         'render_fps': 1.0 / (config.simulator.physics_dt * action_repeat)}
         self.render_mode = render_mode
         self.num_envs = config.env_num
         self.obs_mode = obs_mode
-        self.action_repeat = int(action_repeat)
+        self.action_repeat = action_repeat
         self.closed = False
         self._source = EpisodeSource(episodes, config.task_configs, endless=True)
         if self._source.listed is not None:  # (each one now, not at the autoreset that reaches it)
@@ -289,20 +270,7 @@ class VectorEnv(gym.vector.VectorEnv):
         if isinstance(seed, (list, tuple)) and len(seed) != self.num_envs:
             raise ValueError(f'If seeds are passed as a list the length must match num_envs={self.num_envs} '
                              f'but got length={len(seed)}.')
-        options = dict(options or {})
-        mask = options.pop('reset_mask', None)
-        if mask is not None:
-            if not isinstance(mask, np.ndarray):
-                raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
-            if mask.shape != (self.num_envs,):
-                raise ValueError(f"`options['reset_mask']` must have shape `({self.num_envs},)`, got {mask.shape}")
-            if mask.dtype != np.bool_:
-                raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
-            if not np.any(mask):
-                raise ValueError("`options['reset_mask']` must contain a boolean array with at least one True value, "
-                                 f'got reset_mask={mask}')
-        if options:
-            raise ValueError(f'unknown reset option(s) {sorted(options)}; valid options: [\'reset_mask\']')
+        mask = arguments.reset_mask(options, self.num_envs)
         if seed is not None:
             episodes_rng = _seed_generator(seed)  # (checks seed: nothing is seeded by a bad one)
             first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
