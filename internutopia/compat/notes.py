@@ -179,6 +179,9 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.configs.sensors.RepCameraCfg.landmarks': (SAME, 'tight 2D boxes and landmarks of labelled '
                                                                       'things, Isaac layout (docs/perception.md)'),
     'internutopia_extension.configs.sensors.RepCameraCfg.pointcloud': (SAME, 'env-local points, one per pixel that hit something'),
+    'internutopia_extension.configs.sensors.RepCameraCfg.camera_params': (
+        SAME, "Isaac's keys, the view transform in the world frame as upstream's; beside them env-local `pose` and "
+              '`intrinsics` (docs/perception.md)'),
     'internutopia_extension.configs.controllers.h1_move_by_speed_controller.H1MoveBySpeedControllerCfg.policy_weights_path': (
         SAME, 'accepted and unused: no H1 walking policy is on PyPI; H1 walks with the policy this project trained '
               '(`H1RobotCfg.walking_policy` picks another; docs/robots.md)'),
@@ -217,6 +220,9 @@ NOTES: dict[str, tuple[str, str]] = {
                                                                'the same structure shares'),
     'internutopia.core.sensor.camera.ICamera': (IMPROVED, 'a camera sensor of one slot: images, params, poses (moving it '
                                                 'keeps it on its body)'),
+    'internutopia.core.sensor.camera.ICamera.get_camera_params': (SAME, "Isaac's keys, the view transform in the world "
+                                                                  "frame (the slot's origin, the camera's `offset`, "
+                                                                  "included) as upstream's (docs/perception.md)"),
     'internutopia.core.sensor.camera.ICamera.get_bounding_box_2d_tight': (SAME, 'Isaac layout; occlusion ratio from '
                                                                           'pixels drawn alone (docs/perception.md)'),
     'internutopia.core.sensor.camera.ICamera.create': (SAME, "a camera on a robot link, in a robot's __init__ or a "

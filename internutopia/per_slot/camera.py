@@ -59,9 +59,11 @@ class ICamera(PoseMixin):
         return depth
 
     def get_camera_params(self) -> dict[str, Any] | None:
-        """Isaac's ``camera_params`` keys, intrinsics ``(3, 3)`` and the env-local pose of the last
-        image; ``None`` for a camera made without them (``camera_params=False``; a configured camera
-        has them with ``camera_params=True`` or ``pointcloud=True``)."""
+        """Isaac's ``camera_params`` keys of the last image, its view transform in the world frame
+        as Isaac's (the slot's origin, ``offset``, included: InternUtopia's un-projection then
+        subtracts ``offset``); a configured camera's also have ``intrinsics`` ``(3, 3)`` and the
+        env-local ``pose``. ``None`` for a camera made without them (``camera_params=False``; a
+        configured camera has them with ``camera_params=True`` or ``pointcloud=True``)."""
         return self._sensor().camera_params(self.slot)
 
     def get_bounding_box_2d_tight(self) -> dict[str, Any] | None:

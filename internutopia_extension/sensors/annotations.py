@@ -41,6 +41,17 @@ def slot_part_labels(robot: Any, slot: int) -> dict[str, str | None]:
     return labels
 
 
+def world_origins(robot: Any, slots: Any) -> np.ndarray:
+    """The world origins ``(len(slots), 3)`` of ``slots`` (their env offsets: where InternUtopia
+    places env ``i``; world = env-local + origin), as seen from ``robot`` (a robot group); zeros
+    for a group outside an env."""
+    slots = np.asarray(slots, dtype=np.intp).reshape(-1)
+    view = robot.env_view
+    if view is None:
+        return np.zeros((len(slots), 3))
+    return np.array([view.origin(int(slot)) for slot in slots.tolist()], dtype=float).reshape(len(slots), 3)
+
+
 def _box_pass(instances: np.ndarray, count: int, bounds: np.ndarray, pixels: np.ndarray) -> None:
     """Compiled twin of :func:`visible_boxes_numpy`: one pass over the pixels, per (frame, instance)
     its pixel count and ``[x_min, y_min, x_max, y_max]`` (``bounds`` starts as ``[W, H, -1, -1]``)."""
@@ -142,17 +153,23 @@ def landmarks(boxes: np.ndarray, id_to_labels: dict[str, dict[str, str]]) -> lis
 
 
 def isaac_camera_params(width: int, height: int, fovy_deg: float, near: float, far: float,
-                        positions: np.ndarray, rotations: np.ndarray) -> dict[str, Any]:
+                        positions: np.ndarray, rotations: np.ndarray, origins: np.ndarray | None = None) -> dict[str, Any]:
     """The keys of Isaac Sim's ``camera_params`` annotator for ``N`` frames of one camera.
 
     ``positions`` ``(N, 3)`` and ``rotations`` ``(N, 3, 3)`` are the camera poses (env-local; the
-    camera looks along its -z with +y up). Matrices are flattened row-major in USD's row-vector
-    convention, as Isaac gives them: ``cameraViewTransform.reshape(4, 4).T`` maps env-local points
-    to the camera frame; the focal length and aperture are in millimetres (Isaac's default
-    horizontal aperture), so that ``width * cameraFocalLength / cameraAperture[0]`` is the focal
-    length in pixels. Values are ``(N, ...)`` arrays (strings: lists).
+    camera looks along its -z with +y up) and ``origins`` ``(N, 3)`` the world origins of their
+    slots (``None``: zeros). The view transform is in the world frame, as Isaac's annotator gives
+    it for a camera of env ``i`` placed at its env offset:
+    ``cameraViewTransform.reshape(4, 4).T`` maps world points (env-local + the slot's origin) to
+    the camera frame, so InternUtopia's un-projection, which subtracts the camera's ``offset``
+    afterwards, gives env-local points. Matrices are flattened row-major in USD's row-vector
+    convention, as Isaac gives them; the focal length and aperture are in millimetres (Isaac's
+    default horizontal aperture), so that ``width * cameraFocalLength / cameraAperture[0]`` is the
+    focal length in pixels. Values are ``(N, ...)`` arrays (strings: lists).
     """
     frames = len(positions)
+    if origins is not None:
+        positions = np.asarray(positions, dtype=float) + np.asarray(origins, dtype=float)
     tan_y = math.tan(math.radians(fovy_deg) / 2)
     aperture = np.array([HORIZONTAL_APERTURE_MM, HORIZONTAL_APERTURE_MM * height / width])
     focal_mm = (aperture[1] / 2) / tan_y
@@ -192,4 +209,4 @@ def isaac_camera_params(width: int, height: int, fovy_deg: float, near: float, f
 
 
 __all__ = ['BOX_DTYPE', 'GL_TO_CV', 'HORIZONTAL_APERTURE_MM', 'isaac_camera_params', 'landmarks', 'slot_part_labels',
-           'tight_boxes', 'visible_boxes', 'visible_boxes_numpy']
+           'tight_boxes', 'visible_boxes', 'visible_boxes_numpy', 'world_origins']

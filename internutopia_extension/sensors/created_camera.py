@@ -30,7 +30,7 @@ import numpy as np
 from internutopia.core.backend.mujoco.render import FrameRequest, pack_render
 from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
-from internutopia_extension.sensors.annotations import isaac_camera_params, slot_part_labels, tight_boxes
+from internutopia_extension.sensors.annotations import isaac_camera_params, slot_part_labels, tight_boxes, world_origins
 from internutopia_extension.sensors.camera_mounts import BODY_ALIASES, CameraMount, camera_mounts, is_third_person
 
 #: Vertical field of view of a created camera (degrees): a RepCameraCfg's default.
@@ -174,7 +174,7 @@ class CreatedCamera:
         if depth is not None:
             frame['depth'] = depth
         params = isaac_camera_params(width, height, CREATED_FOVY_DEG, near, far, request.position[None],
-                                     request.xmat.reshape(1, 3, 3))
+                                     request.xmat.reshape(1, 3, 3), origins=world_origins(self.group, [self.slot]))
         if self.with_params:
             frame['camera_params'] = {key: value[0] for key, value in params.items()}
         if ids is not None and table is not None:
@@ -191,7 +191,8 @@ class CreatedCamera:
         return self._table[1]
 
     def camera_params(self, slot: int) -> dict[str, Any] | None:
-        """Isaac's ``camera_params`` keys of this step's view (env-local); ``None`` for a camera
+        """Isaac's ``camera_params`` keys of this step's view (the view transform in the world
+        frame, the slot's origin included, as Isaac's annotator gives it); ``None`` for a camera
         made with ``camera_params=False`` (as InternUtopia's camera answers)."""
         return self.reading(slot)['camera_params'] if self.with_params else None
 

@@ -8,7 +8,9 @@ Observation ``obs[i][robot]['sensors'][name]``:
   and ``'pose'`` (``'position'`` ``(3,)``, ``'orientation'`` ``(4,)`` wxyz: the env-local pose of
   that image's camera, looking along its -z with +y up), beside the keys of Isaac Sim's
   ``camera_params`` annotator (``cameraViewTransform``, ``cameraFocalLength``, ``cameraAperture``,
-  ``renderProductResolution``, ...; see :func:`~internutopia_extension.sensors.annotations.isaac_camera_params`);
+  ``renderProductResolution``, ...; see :func:`~internutopia_extension.sensors.annotations.isaac_camera_params`),
+  whose view transform is in the world frame, as Isaac's is (the slot's origin, its ``ICamera``'s
+  ``offset``, included);
 * ``'semantic_segmentation'`` / ``'instance_segmentation'`` (when enabled): ``{'data': int32 (H, W),
   'info': {'idToLabels': ...}}`` (see :mod:`internutopia.core.backend.mujoco.render.semantics`);
 * ``'bounding_box_2d_tight'`` and ``'landmarks'`` (when ``landmarks=True``): tight 2D boxes of the
@@ -47,7 +49,13 @@ from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.trees import row
 from internutopia_extension.configs.sensors import RepCameraCfg
-from internutopia_extension.sensors.annotations import isaac_camera_params, landmarks, slot_part_labels, tight_boxes
+from internutopia_extension.sensors.annotations import (
+    isaac_camera_params,
+    landmarks,
+    slot_part_labels,
+    tight_boxes,
+    world_origins,
+)
 from internutopia_extension.sensors.camera_mounts import (  # noqa: F401  (forward_camera_quat: users import it from here)
     BODY_ALIASES,
     CAMERA_MOUNTS,
@@ -216,7 +224,7 @@ class RepCamera(BaseSensor):
             mujoco.mju_quat2Mat(rotations[row_index], quat)
         near, far = self.config.clipping_range_m
         out = isaac_camera_params(self.width, self.height, self.config.fovy_deg, near, far, self.position[slots],
-                                  rotations.reshape(-1, 3, 3))
+                                  rotations.reshape(-1, 3, 3), origins=world_origins(self.robot, slots))
         out['intrinsics'] = np.broadcast_to(self.intrinsics, (len(slots), 3, 3)).copy()
         out['pose'] = {'position': self.position[slots].copy(), 'orientation': self.orientation[slots].copy()}
         return out
