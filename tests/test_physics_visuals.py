@@ -317,6 +317,46 @@ def test_a_gr1_compiles_without_reading_its_meshes_and_moves_the_same():
     assert np.array_equal(position, position_before)
 
 
+def test_a_walking_g1_moves_bit_for_bit_as_when_its_kept_spec_was_the_compiled_one():
+    # G1 collides with 24 meshes, so its physics compile makes them (106 MB of vertices, faces,
+    # hulls and trees in the compiled spec, for a 44 MB model). The spec kept for the drawn model
+    # was a copy of the compiled one, which kept all that alive with the model; now a copy
+    # compiles and the kept spec never does. The model, its drawn model and the motion are the same.
+    import contextlib
+    from unittest import mock
+
+    from internutopia.core.backend.mujoco import visuals, world
+    from internutopia_extension.configs.robots.g1 import G1RobotCfg
+    from internutopia_extension.configs.robots.g1 import move_by_speed_cfg as g1_move_by_speed
+
+    def as_before(spec: mujoco.MjSpec, keep_visuals: bool) -> mujoco.MjModel:
+        assert not keep_visuals
+        full = spec.copy()
+        explicit_inertials(spec)
+        spec.compiler.discardvisual = True
+        model = spec.compile()
+        visuals._kept_specs[model] = full
+        return model
+
+    runs = {}
+    for before in (True, False):
+        patch = mock.patch.object(world, 'compile_physics', as_before) if before else contextlib.nullcontext()
+        robot = G1RobotCfg(controllers=[g1_move_by_speed])
+        with patch, Env(Config(env_num=1, metrics_save_path='none', task_configs=[FiniteStepTaskCfg(max_steps=10 ** 6, robots=[robot])])) as env:
+            env.reset()
+            pack = env.runner.world.pack(0)
+            for _ in range(150):
+                env.step_arrays({'g1': {'move_by_speed': WALK[None]}})
+            runs[before] = (_model_arrays(pack.model), _model_arrays(drawn_model(pack.model)), pack.batch.state.copy())
+    (model, drawn, state), (model_before, drawn_before, state_before) = runs[False], runs[True]
+    assert model['mesh_vertnum'].size == 24 and drawn['geom_type'].size > model['geom_type'].size  # (meshes in both)
+    for now, then in ((model, model_before), (drawn, drawn_before)):
+        assert now.keys() == then.keys()
+        for name, array in now.items():
+            assert np.array_equal(array, then[name], equal_nan=True), name
+    assert np.array_equal(state, state_before)
+
+
 def test_bodies_without_an_inertial_get_the_one_mujoco_derives_where_no_mesh_gives_it():
     def spec(tip_mesh: bool = False) -> mujoco.MjSpec:
         made = mujoco.MjSpec()
