@@ -32,7 +32,8 @@ directory, then from the config file's folder and that folder's parent, so the c
 
 The package's modules: ``config_file`` (loading and validating a config file), ``overrides``
 (``--set``), ``policies`` (what ``run`` sends each slot), ``run_command`` (the ``run`` command),
-``command_line`` (the command line itself: parsing and dispatch, ``main``).
+``view_command`` (the ``view`` command: a run watched in a browser), ``command_line`` (the command
+line itself: parsing and dispatch, ``main``).
 """
 
 from internutopia.cli.command_line import EXIT_ERROR, EXIT_OK, EXIT_USAGE, main

@@ -179,7 +179,7 @@ def _main(argv: list[str]) -> int:
         return EXIT_INTERRUPTED if summary['interrupted'] else EXIT_OK
     if args.command == 'view':
         try:
-            from internutopia.viewer.command import view
+            from internutopia.cli.view_command import view
             from internutopia.viewer.server import ViewerStartError
         except ImportError as exc:
             print(f'internutopia view: {exc}', file=sys.stderr)
