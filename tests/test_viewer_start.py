@@ -234,6 +234,25 @@ def test_a_server_that_never_starts_is_an_error_after_the_timeout(monkeypatch):
         release.set()  # ends the stalled stand-in for viser's thread
 
 
+def test_a_start_stuck_before_visers_server_thread_is_an_error_after_twice_the_timeout(monkeypatch):
+    """A viser whose server thread is not where the watch looks for it (a private attribute that
+    a later viser may move) and whose start never returns: an error, not a wait forever."""
+    from viser import infra
+
+    release = threading.Event()
+    monkeypatch.setattr(infra.WebsockServer, 'start', lambda self: release.wait(30))
+    monkeypatch.setattr(threading, 'excepthook', lambda args: None)  # (viser's start, released, finds no loop)
+    monkeypatch.setattr(server_module, 'START_TIMEOUT_S', 0.5)
+    MAY_STAY.add('internutopia-viewer-start')
+    began = time.monotonic()
+    try:
+        with pytest.raises(ViewerStartError, match=r'the web server \(viser\) did not start within 1 s'):
+            Viewer(fake_env(), host='127.0.0.1', port=0)
+        assert time.monotonic() - began < FAST_S
+    finally:
+        release.set()  # ends the stalled stand-in for viser's start
+
+
 # -- the command -------------------------------------------------------------------------------------------
 def test_the_reported_bad_host_ends_at_once():
     done, took = run_cli('--host', NOT_HERE)

@@ -11,6 +11,7 @@ second, or after :data:`START_TIMEOUT_S` for a server that never says it serves.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import socket
 import threading
@@ -105,26 +106,37 @@ def start_server(viser: Any, host: str, port: int, timeout: float | None = None)
     timeout = START_TIMEOUT_S if timeout is None else timeout
     server = viser.ViserServer.__new__(viser.ViserServer)
     outcome: dict[str, BaseException | None] = {}
+    abandoned = threading.Event()  # (set once the caller gave up on this start)
 
     def construct() -> None:
         try:
             server.__init__(host=host, port=port, verbose=False)
         except BaseException as exc:  # handed to the caller's thread
             outcome['error'] = exc
+            # (viser registers its stop at exit halfway through its start: a half-built server's fails there)
+            atexit.unregister(server.stop)
         else:
             outcome['error'] = None
+            if abandoned.is_set():  # it came up after the caller gave up: nobody will use or stop it
+                _stop_quietly(server)
 
     builder = threading.Thread(target=construct, name='internutopia-viewer-start', daemon=True)
     builder.start()
     started = None  # when viser's server thread was first seen
+    began = time.monotonic()
     where = _where(host, port)
     try:
         while True:
             builder.join(0.02)
             if not builder.is_alive():
                 break
+            # (viser's server thread is a private attribute: a viser that keeps it elsewhere is
+            # watched by the start's own clock, twice the timeout, instead of never)
             loop = getattr(vars(server).get('_websock_server'), '_server_thread', None)
             if loop is None:
+                if time.monotonic() - began > 2 * timeout:
+                    raise ViewerStartError(f'cannot serve the viewer on {where}: the web server (viser) did not '
+                                           f'start within {2 * timeout:g} s')
                 continue  # viser is still setting up, before its server thread
             if started is None:
                 started = time.monotonic()
@@ -138,6 +150,7 @@ def start_server(viser: Any, host: str, port: int, timeout: float | None = None)
                 raise ViewerStartError(f'cannot serve the viewer on {where}: the web server (viser) did not start '
                                        f'within {timeout:g} s')
     except BaseException:
+        abandoned.set()
         _abandon(builder, server, outcome)
         raise
     error = outcome.get('error')
@@ -164,7 +177,14 @@ def _abandon(builder: threading.Thread, server: Any, outcome: dict[str, BaseExce
     # stays so: a daemon thread, idle, that never keeps the process alive)
     builder.join(2.0)
     if not builder.is_alive() and 'error' in outcome and outcome['error'] is None:
-        try:
-            server.stop()
-        except Exception:  # noqa: BLE001 - already failing; the original error is what matters
-            pass
+        _stop_quietly(server)
+
+
+def _stop_quietly(server: Any) -> None:
+    """Stop an abandoned server, and take it off viser's stops at exit (one that never came up
+    fails there, with a traceback)."""
+    atexit.unregister(server.stop)
+    try:
+        server.stop()
+    except Exception:  # noqa: BLE001 - already failing; the original error is what matters
+        pass
