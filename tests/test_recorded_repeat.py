@@ -293,3 +293,47 @@ def test_a_walking_robots_repeat_runs_recorded_from_tick_to_tick_bit_for_bit(env
     steps = [count for count, _ in calls]
     assert sum(steps) >= 0.8 * 30 * 20 and max(steps) == 4  # (20 physics steps an action: most of them in calls of 4)
     assert sum(early for _, early in calls) >= 4  # (episodes that ended between two ticks, their slots run on)
+
+
+def test_metrics_that_raise_as_an_episode_ends_inside_a_recorded_repeat_fail_only_that_episode():
+    """An episode that ends on an inner step of a recorded call and whose metrics raise there
+    (injected into the terms' ``episode_metrics``): that env's episode fails with its error in
+    the infos and the next starts; the other env's episode runs on and ends as its task says."""
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=2, **_EPISODES)
+    try:
+        runner = env.unwrapped._vec.runner
+        recorded = {'calls': 0}
+        advance = runner.recorded.advance
+
+        def counted(*args):
+            done = advance(*args)
+            recorded['calls'] += done is not None
+            return done
+
+        runner.recorded.advance = counted
+        episode_metrics = runner.terms.episode_metrics
+        raised = []
+
+        def metrics(slot):
+            if slot == 0 and not raised:
+                raised.append(int(runner.table.steps[slot]))
+                raise ZeroDivisionError('the metric divided by zero')
+            return episode_metrics(slot)
+
+        env.reset(seed=3)
+        runner.terms.episode_metrics = metrics
+        still = np.zeros(env.action_space.shape, dtype=np.float32)  # (standing still: episodes end by their time limit)
+        infos = []
+        for _ in range(8):
+            _, _, terminated, truncated, info = env.step(still)
+            infos.append((terminated.copy(), truncated.copy(), info))
+        ended_at = [k for k, (t, u, _) in enumerate(infos) if t[0] or u[0]]
+        assert raised == [40] and recorded['calls'] >= 6 and ended_at == [6]  # (40 steps: the 4th of the 7th repeat)
+        terminated, truncated, info = infos[6]
+        assert terminated.tolist() == [True, False] and truncated.tolist() == [False, True]  # (env 1: its time limit)
+        assert info['failed'][0] == 'ZeroDivisionError: the metric divided by zero' and info['_failed'].tolist() == [True, False]
+        assert info['metrics']['_success'].tolist() == [False, True]  # (env 0's metrics: none, they raised)
+        assert info['steps'].tolist() == [40, 40]
+        assert infos[7][2]['episode_index'].tolist() == [2, 3]  # (both envs took their next episodes)
+    finally:
+        env.close()

@@ -56,7 +56,8 @@ def _fresh_counters():
 class FaultTaskCfg(FiniteStepTaskCfg):
     """A finite-step task that fails as told: its first ``start_failures`` starts raise, its step
     ``step_failure_at`` raises, ``interrupt_start`` starts raise ``KeyboardInterrupt``, its
-    observation raises in the first ``observe_failures`` episodes started."""
+    observation raises in the first ``observe_failures`` episodes started, its metrics raise as
+    its episode ends with ``metrics_failure``."""
 
     type: str = 'ReliabilityFaultTask'
     tag: int = 0
@@ -64,6 +65,7 @@ class FaultTaskCfg(FiniteStepTaskCfg):
     step_failure_at: int = 0
     interrupt_start: int = 0
     observe_failures: int = 0
+    metrics_failure: bool = False
 
 
 @BaseTask.register('ReliabilityFaultTask')
@@ -79,6 +81,10 @@ class FaultTask(FiniteStepTask):
         self.step_failure_at[slot] = config.step_failure_at
         self.blind = getattr(self, 'blind', {})
         self.blind.pop(slot, None)
+        self.metrics_fail = getattr(self, 'metrics_fail', set())
+        self.metrics_fail.discard(slot)
+        if config.metrics_failure:
+            self.metrics_fail.add(slot)
         if STARTS[config.tag] <= config.observe_failures:
             self.blind[slot] = config.tag
 
@@ -89,6 +95,8 @@ class FaultTask(FiniteStepTask):
         return {'countdown': self.view.steps[slots].astype(float)}
 
     def episode_metrics(self, slot: int, metrics: dict):
+        if slot in getattr(self, 'metrics_fail', ()):
+            raise ZeroDivisionError(f'metrics of slot {slot} divided by zero')
         if SIGNAL_WHEN_WRITTEN:  # Ctrl-C while the episode's record is being written
             kind = SIGNAL_WHEN_WRITTEN.pop()
             return {**metrics, 'mark': _SignalWhenSerialised() if kind == 1 else _InterruptWhenSerialised()}
@@ -239,6 +247,45 @@ def test_a_step_that_raises_for_one_slot_ends_only_that_episode(make_config, tmp
     assert sorted(got) == [0, 1, 2]
     assert got[0]['outcome'] == 'failed' and got[0]['stage'] == 'step' and got[0]['steps'] == 3
     assert got[1]['steps'] == 6 and got[2]['steps'] == 2
+
+
+def test_metrics_that_raise_as_an_episode_ends_fail_only_that_episode(make_config, tmp_path):
+    # (they used to raise out of every step from then on: the slot never left its ended episode)
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=2, metrics_failure=True), task(1, max_steps=5), task(2, max_steps=2)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset()
+        env.step([None, None])
+        obs, reward, terminated, truncated, info = env.step([None, None])
+        assert terminated == [True, False] and reward[0] == 0.0
+        assert info[0]['failed'] == 'ZeroDivisionError: metrics of slot 0 divided by zero'
+        assert info[1] == {'episode_index': 1, 'steps': 2} and obs[1] is not None
+        _, _, _, _, info = env.step([None, None])  # slot 1 steps on, slot 0 waits for its reset
+        assert info == [None, {'episode_index': 1, 'steps': 3}]
+        assert env.reset([0])[1][0].tag == 2
+        for _ in range(2):
+            env.step([None, None])
+        assert env.finished
+    got = {r['episode_index']: r for r in records(path)}
+    assert sorted(got) == [0, 1, 2] and len(records(path)) == 3
+    assert got[0]['outcome'] == 'failed' and got[0]['stage'] == 'step' and got[0]['steps'] == 2
+    assert got[0]['error_type'] == 'ZeroDivisionError' and 'metrics' not in got[0]
+    assert got[1]['steps'] == 5 and got[2]['steps'] == 2 and 'outcome' not in got[1]
+
+
+def test_metrics_that_raise_inside_an_action_repeat_fail_only_that_episode(make_config, tmp_path):
+    path = tmp_path / 'results.jsonl'
+    tasks = [task(0, max_steps=2, metrics_failure=True), task(1, max_steps=8)]
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset()
+        out = env.step_arrays({}, repeat=4)
+        assert out.terminated.tolist() == [True, False] and out.truncated.tolist() == [False, False]
+        assert out.failed == {0: 'ZeroDivisionError: metrics of slot 0 divided by zero'}
+        assert env.runner.view.steps.tolist() == [2, 4] and env.active_slots == [1]
+        out = env.step_arrays({}, repeat=4)
+        assert (out.terminated | out.truncated).tolist() == [False, True] and not out.failed
+    got = {r['episode_index']: r for r in records(path)}
+    assert got[0]['outcome'] == 'failed' and got[0]['steps'] == 2 and got[1]['steps'] == 8
 
 
 def test_episode_errors_raise_reraises_after_recording(make_config, tmp_path):

@@ -18,6 +18,17 @@ from internutopia.core.runner.slots import SlotStatus
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-slot comparisons (enum lookups are slow)
 
 
+class MetricsFailed(Exception):
+    """Raised by :meth:`EpisodeEnds.finish` when an episode's metrics raise as it ends (a
+    metric's ``calc()``, a task's ``calculate_metrics()``): ``error`` is theirs. The slot is left
+    running, for :meth:`EpisodeEnds.fail_running` to end as failed."""
+
+    def __init__(self, slot: int, error: Exception) -> None:
+        super().__init__(f'env {slot}: {type(error).__name__}: {error}')
+        self.slot = slot
+        self.error = error
+
+
 class EpisodeEnds:
     """Ends the running episodes of a runner's slots (see the module docstring).
 
@@ -38,7 +49,7 @@ class EpisodeEnds:
             metrics = self.runner.terms.episode_metrics(slot)
         except Exception as exc:
             if outcome != 'abandoned':
-                raise
+                raise MetricsFailed(slot, exc) from exc
             # An episode reset before it ended: metrics written for finished episodes may not
             # compute on it (InternUtopia never asks them then); the reset goes on regardless.
             metrics, metrics_error = None, exc
@@ -58,6 +69,20 @@ class EpisodeEnds:
             raise
         return metrics
 
+    def finish_each(self, slots: Any, terminated: np.ndarray, truncated: np.ndarray,
+                    outcome: str | None = None) -> tuple[dict[int, Any], dict[int, Exception]]:
+        """:meth:`finish` for each of ``slots``: their metrics by slot, and the errors of those whose
+        metrics raised (each left running for :meth:`fail_running`, which ends it with a failed
+        record); the other slots end as their tasks said, whatever one slot's metrics do."""
+        metrics: dict[int, Any] = {}
+        raised: dict[int, Exception] = {}
+        for slot in slots:
+            try:
+                metrics[slot] = self.finish(slot, bool(terminated[slot]), bool(truncated[slot]), outcome)
+            except MetricsFailed as failure:
+                raised[slot] = failure.error
+        return metrics, raised
+
     def restore_start_state(self, slot: int) -> None:
         """Put ``slot`` back at its episode's start state, controllers and sensors reset (after a
         divergence: no NaN or runaway command stays behind for the slot's next episode)."""
@@ -68,17 +93,20 @@ class EpisodeEnds:
         table.set_status(slot, SlotStatus.DONE)
         self.runner.world.forward(np.array([slot]))
 
-    def fail_running(self, done: Advance, failed: dict[int, Exception]) -> None:
+    def fail_running(self, done: Advance, failed: dict[int, Exception], metrics_raised: Any = ()) -> None:
         """End the running episodes of ``failed`` slots as failed (one record each, the slot is
-        done: ``terminated`` on this step, ``info`` says why); no other slot is touched."""
+        done: ``terminated`` on this step, ``info`` says why); no other slot is touched. The slots
+        of ``metrics_raised`` failed in their metrics, which are not asked again."""
         table = self.runner.table
         for slot, exc in failed.items():
             if table.status[slot] != _ACTIVE:
                 continue
-            try:
-                metrics = self.runner.terms.episode_metrics(slot)
-            except Exception:
-                metrics = None  # the metric may be what failed
+            metrics = None
+            if slot not in metrics_raised:
+                try:
+                    metrics = self.runner.terms.episode_metrics(slot)
+                except Exception:
+                    metrics = None  # the metric may be what failed
             table.set_status(slot, SlotStatus.DONE)
             episode = table.episodes[slot]
             assert episode is not None  # (an active slot)
@@ -92,4 +120,4 @@ class EpisodeEnds:
             done.failed[slot] = f'{type(exc).__name__}: {exc}'
 
 
-__all__ = ['EpisodeEnds']
+__all__ = ['EpisodeEnds', 'MetricsFailed']

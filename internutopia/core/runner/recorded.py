@@ -122,8 +122,10 @@ class RecordedRepeats:
         ``observe`` (by default ``slots``): the final observations of episodes that ended, as the
         step-by-step path takes them after the step they ended on."""
         runner = self.runner
-        done.metrics.update({slot: runner.ends.finish(slot, bool(done.terminated[slot]), bool(done.truncated[slot]))
-                             for slot in slots.tolist()})
+        metrics, raised = runner.ends.finish_each(slots.tolist(), done.terminated, done.truncated)
+        done.metrics.update(metrics)
+        if raised:  # (their metrics raised as they ended: failed records, the others' stand)
+            runner.ends.fail_running(done, raised, raised)
         return runner._observe_arrays_isolated(done, slots if observe is None else observe, observe_only)
 
     def _task_pass(self, commands: Commands, remaining: int, active: np.ndarray) -> tuple[Any, int] | None:

@@ -380,19 +380,27 @@ class Runner(RunnerReads):
         reward, terminated, truncated, tasks_stepped, term_failed = self.terms.step(stepped)
         failed.update(term_failed)
         ended = terminated | truncated if tasks_stepped else None  # (diverged slots were not stepped: never here)
-        metrics = {}
-        for slot in diverged:
-            terminated[slot] = True
-            metrics[slot] = self.ends.finish(slot, True, False, outcome='diverged')
-            self.ends.restore_start_state(slot)
+        metrics: dict[int, Any] = {}
+        metrics_raised: dict[int, Exception] = {}  # (episodes whose metrics raised as they ended: failed)
+        if diverged:
+            terminated[list(diverged)] = True
+            metrics, metrics_raised = self.ends.finish_each(diverged, terminated, truncated, outcome='diverged')
+            for slot in diverged:
+                self.ends.restore_start_state(slot)
+                if slot in metrics_raised:  # (back at its start state, it ends with a failed record below)
+                    failed[slot] = metrics_raised[slot]
+                    self.table.set_status(slot, SlotStatus.ACTIVE)
         tasks_ended = ended is not None and bool(np.count_nonzero(ended))
         if ended is not None and tasks_ended:
-            metrics.update({slot: self.ends.finish(slot, bool(terminated[slot]), bool(truncated[slot]))
-                            for slot in ended.nonzero()[0].tolist() if slot not in failed})
+            ended_metrics, raised = self.ends.finish_each([slot for slot in ended.nonzero()[0].tolist() if slot not in failed],
+                                                          terminated, truncated)
+            metrics.update(ended_metrics)
+            failed.update(raised)
+            metrics_raised.update(raised)
         done = Advance(active, reward, terminated, truncated, metrics, diverged, any_ended=tasks_ended or bool(diverged),
                        steps=steps)
         if failed:
-            self.ends.fail_running(done, failed)
+            self.ends.fail_running(done, failed, metrics_raised)
         return done
 
     def _apply_commands(self, commands: Commands, before_physics_hooks: bool = True) -> dict[int, Exception]:
