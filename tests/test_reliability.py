@@ -289,3 +289,37 @@ def test_an_env_left_open_by_a_test_part_1(make_config):
 
 def test_an_env_left_open_by_a_test_part_2_is_closed_after_it():
     assert _LEFT_OPEN and not _LEFT_OPEN[0].simulation_app.is_running()
+
+
+def test_a_diverging_slot_whose_metrics_raise_fails_alone_back_at_its_start(make_config, tmp_path):
+    """A divergence whose episode's metrics raise as it ends (injected into the terms'
+    ``episode_metrics``): one failed record for that episode, its slot back at its start state and
+    done until reset; the other slots step on untouched."""
+    path = tmp_path / 'results.jsonl'
+    tasks = [jetbot_task(max_steps=50, position=(0.1 * k, 0.0, 0.035)) for k in range(3)]
+    action = {'jetbot': {'move_by_speed': [0.4, 0.8]}}
+    with Env(make_config(tasks, env_num=2, metrics_save_path=str(path))) as env:
+        env.reset()
+        start = env.get_observations()[1]['jetbot']['position'].copy()
+        episode_metrics = env.runner.terms.episode_metrics
+
+        def metrics(slot):
+            if slot == 1:
+                raise ZeroDivisionError('no distance in a blown-up run')
+            return episode_metrics(slot)
+
+        env.runner.terms.episode_metrics = metrics
+        env.step([action] * 2)
+        env.runner.world.pack(1).data.qvel[1, :] = 1e30
+        obs, reward, terminated, truncated, info = env.step([action] * 2)
+        assert terminated == [False, True] and reward[1] == 0.0 and obs[0] is not None
+        assert info[1]['diverged'] is True and info[1]['failed'] == 'ZeroDivisionError: no distance in a blown-up run'
+        assert env.active_slots == [0]
+        np.testing.assert_allclose(env.runner.world.pack(1).data.qpos[1, :3], start, atol=1e-9)  # (back at its start)
+        _, _, _, _, info = env.step([action] * 2)
+        assert info[0]['steps'] == 3 and info[1] is None
+        env.runner.terms.episode_metrics = episode_metrics
+    got = [json.loads(line) for line in path.read_text().splitlines()]
+    failed = [r for r in got if r['slot'] == 1]
+    assert len(failed) == 1 and failed[0]['outcome'] == 'failed' and failed[0]['error_type'] == 'ZeroDivisionError'
+    assert 'metrics' not in failed[0] and failed[0]['steps'] == 2
