@@ -111,7 +111,13 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     try:
         env = Env(config)  # starts the results file empty: one run per file
     except ValueError as exc:  # e.g. a results path that cannot be written
+        if recorder is not None:
+            recorder.close()  # (its folder unclaimed: nothing was recorded)
         raise ConfigError(path, [f'{path}: {exc}']) from None
+    except BaseException:
+        if recorder is not None:
+            recorder.close()
+        raise
     env.runner.results.summary_on_close = False  # this command prints its own summary
     if recorder is not None:
         recorder.attach(env)  # env.close() finishes its saves
@@ -164,12 +170,13 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
 
 
 def _recorder(path: str, root: str) -> Any:
-    """The ``--record`` recorder (made before the env: a bad folder fails before anything runs)."""
+    """The ``--record`` recorder (made before the env: a folder that is taken, not empty, cannot be
+    created or not written fails before anything runs)."""
     try:
         from internutopia.recording import Recorder
 
         return Recorder(root)
-    except (ImportError, FileExistsError) as exc:
+    except (ImportError, OSError) as exc:  # (FileExistsError, NotADirectoryError, PermissionError, ...)
         raise ConfigError(path, [f'--record: {exc}']) from None
 
 

@@ -1,4 +1,5 @@
-"""What a recording stores per frame: the features table, fixed once from the first recorded step.
+"""What a recording stores per frame: the features table, fixed once from the first recorded step
+(the ``action`` columns from the first step that sends a command, :meth:`Layout.set_actions`).
 
 A :class:`Layout` is LeRobot's features table (name -> dtype, shape, names) plus the functions that
 turn one slot's observation and action into that table's row. It is derived from the run itself:
@@ -155,9 +156,7 @@ class Layout:
                 controller's ``parse_action`` and one command it received (``None`` when none was
                 seen yet: then a fixed ``action_shape`` sizes it, else it is left out).
         """
-        state_leaves = [leaf for robot in robots for leaf in numeric_leaves(obs[robot], robot, skip=('sensors',))]
-        env_leaves = [leaf for key in ENVIRONMENT_KEYS if isinstance(obs.get(key), Mapping)
-                      for leaf in numeric_leaves(obs[key], key)]
+        state_leaves, env_leaves, cameras, shapes = _observation_parts(obs, robots)
         features: dict[str, dict[str, Any]] = {}
         state_names = _column_names(state_leaves)
         features['observation.state'] = {'dtype': 'float32', 'shape': (len(state_names),), 'names': state_names}
@@ -165,9 +164,25 @@ class Layout:
         if environment_names:
             features['observation.environment_state'] = {'dtype': 'float32', 'shape': (len(environment_names),),
                                                          'names': environment_names}
+        for key in cameras:
+            height, width = shapes[key]
+            features[key] = {'dtype': 'video', 'shape': (height, width, 3), 'names': ['height', 'width', 'channels']}
+        features.update(EXTRA_FEATURES)
+        features.update(DEFAULT_FEATURES)
+        no_env = np.zeros(0, np.float32)
+        layout = cls(features=features, state_names=state_names, environment_names=environment_names,
+                     action_blocks=[], cameras=cameras, robots=list(robots), state=_flattener(state_leaves),
+                     environment_state=_flattener(env_leaves) if env_leaves else (lambda tree: no_env))
+        if actions:
+            layout.set_actions(actions)
+        return layout
+
+    def set_actions(self, actions: Mapping[str, Mapping[str, tuple[Callable[[Any], Any], Any]]]) -> None:
+        """Fix the ``action`` columns (:meth:`from_observation`'s ``actions``): a recording lays out
+        the observation at its first step and the actions at the first step that sends a command."""
         blocks: list[ActionBlock] = []
         action_names: list[str] = []
-        for robot in robots:
+        for robot in self.robots:
             for controller, (parse, example) in actions.get(robot, {}).items():
                 size = _action_size(parse, example)
                 if size is None:
@@ -178,23 +193,16 @@ class Layout:
                     continue
                 blocks.append(ActionBlock(robot, controller, len(action_names), size, parse))
                 action_names.extend([f'{robot}.{controller}'] if size == 1 else [f'{robot}.{controller}.{i}' for i in range(size)])
-        if action_names:  # (none when no controller's command could be laid out: no action column)
-            features['action'] = {'dtype': 'float32', 'shape': (len(action_names),), 'names': action_names}
-        cameras: dict[str, tuple[str, str]] = {}
-        for robot in robots:
-            for sensor, reading in (obs[robot].get('sensors') or {}).items():
-                image = reading.get('rgba') if isinstance(reading, Mapping) else None
-                if isinstance(image, np.ndarray) and image.ndim == 3 and image.dtype == np.uint8:
-                    key = 'observation.images.' + (sensor if len(robots) == 1 else f'{robot}.{sensor}')
-                    cameras[key] = (robot, sensor)
-                    height, width = image.shape[:2]
-                    features[key] = {'dtype': 'video', 'shape': (height, width, 3), 'names': ['height', 'width', 'channels']}
-        features.update(EXTRA_FEATURES)
-        features.update(DEFAULT_FEATURES)
-        no_env = np.zeros(0, np.float32)
-        return cls(features=features, state_names=state_names, environment_names=environment_names,
-                   action_blocks=blocks, cameras=cameras, robots=list(robots), state=_flattener(state_leaves),
-                   environment_state=_flattener(env_leaves) if env_leaves else (lambda tree: no_env))
+        action = {'dtype': 'float32', 'shape': (len(action_names),), 'names': action_names} if action_names else None
+        ordered: dict[str, dict[str, Any]] = {}
+        for key, spec in self.features.items():  # (after the states, before the cameras)
+            if key == 'action':
+                continue
+            if action is not None and 'action' not in ordered and (key.startswith('observation.images.')
+                                                                   or key in EXTRA_FEATURES):
+                ordered['action'] = action
+            ordered[key] = spec
+        self.features, self.action_blocks = ordered, blocks
 
     @property
     def action_size(self) -> int:
@@ -217,16 +225,37 @@ class Layout:
         return [obs[robot]['sensors'][sensor]['rgba'][..., :3] for robot, sensor in self.cameras.values()]
 
     def matches(self, obs: Mapping[str, Any], robots: Sequence[str]) -> bool:
-        """Whether another episode's first observation fits this layout (same robots, state size and cameras)."""
+        """Whether another episode's first observation fits this layout: the same robots, the same
+        state and environment columns (names, so sizes too) and the same cameras at the same sizes,
+        none missing and none more."""
         if list(robots) != self.robots:
             return False
         try:
-            return (self.state(obs).size == len(self.state_names)
-                    and self.environment_state(obs).size == len(self.environment_names)
-                    and all(obs[r]['sensors'][s]['rgba'].shape[:2] == tuple(self.features[k]['shape'][:2])
-                            for k, (r, s) in self.cameras.items()))
-        except (KeyError, TypeError, ValueError):
+            state_leaves, env_leaves, cameras, shapes = _observation_parts(obs, robots)
+        except (KeyError, TypeError, ValueError, AttributeError):
             return False
+        return (_column_names(state_leaves) == self.state_names and _column_names(env_leaves) == self.environment_names
+                and cameras == self.cameras
+                and all(shapes[key] == tuple(self.features[key]['shape'][:2]) for key in cameras))
+
+
+def _observation_parts(obs: Mapping[str, Any], robots: Sequence[str]) -> tuple[
+        list[tuple[str, Any]], list[tuple[str, Any]], dict[str, tuple[str, str]], dict[str, tuple[int, int]]]:
+    """A slot observation's state leaves, environment leaves, cameras (feature key -> robot,
+    sensor) and their image sizes (height, width)."""
+    state_leaves = [leaf for robot in robots for leaf in numeric_leaves(obs[robot], robot, skip=('sensors',))]
+    env_leaves = [leaf for key in ENVIRONMENT_KEYS if isinstance(obs.get(key), Mapping)
+                  for leaf in numeric_leaves(obs[key], key)]
+    cameras: dict[str, tuple[str, str]] = {}
+    shapes: dict[str, tuple[int, int]] = {}
+    for robot in robots:
+        for sensor, reading in (obs[robot].get('sensors') or {}).items():
+            image = reading.get('rgba') if isinstance(reading, Mapping) else None
+            if isinstance(image, np.ndarray) and image.ndim == 3 and image.dtype == np.uint8:
+                key = 'observation.images.' + (sensor if len(robots) == 1 else f'{robot}.{sensor}')
+                cameras[key] = (robot, sensor)
+                shapes[key] = (int(image.shape[0]), int(image.shape[1]))
+    return state_leaves, env_leaves, cameras, shapes
 
 
 def _action_size(parse: Callable[[Any], Any], example: Any) -> int | None:

@@ -13,7 +13,10 @@ Videos are decoded by ``torchcodec``, which needs FFmpeg's shared libraries (Deb
 
 from __future__ import annotations
 
+import glob
+import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -52,9 +55,28 @@ def import_torchvision() -> Any:
 def open_lerobot_dataset(root: str | os.PathLike, repo_id: str = 'local/recording', **kwargs: Any) -> Any:
     """``lerobot.datasets.lerobot_dataset.LeRobotDataset(repo_id, root=root, **kwargs)``, offline.
 
+    Only the episodes ``meta/info.json`` counts are read: the files a recording killed between an
+    episode's files and ``info.json`` left at later indices are left out (LeRobot's own reader would
+    load their rows: they are passed as ``episodes=range(total_episodes)`` and dropped from
+    ``meta.episodes``).
+
     Raises:
+        FileNotFoundError: ``root`` holds no dataset (no ``meta/info.json``).
+        ValueError: the dataset has no saved episode (LeRobot cannot open an empty dataset).
         ImportError: ``lerobot`` (or what its dataset code imports) is not installed.
     """
+    root = os.fspath(root)
+    try:
+        with open(os.path.join(root, 'meta', 'info.json')) as f:
+            info = json.load(f)
+    except FileNotFoundError:
+        raise FileNotFoundError(f'{root!r} holds no dataset: there is no meta/info.json (the recording never '
+                                'recorded a step)') from None
+    total = int(info.get('total_episodes') or 0)
+    if total == 0:
+        raise ValueError(f'{root!r} holds no saved episode (meta/info.json: total_episodes 0): the recording ended '
+                         'before any episode was saved (every one was abandoned, failed, without success or '
+                         'skipped), and LeRobot cannot open a dataset without episodes')
     os.environ.setdefault('HF_HUB_OFFLINE', '1')  # a local folder: never ask the Hub
     try:
         import_torchvision()
@@ -62,4 +84,25 @@ def open_lerobot_dataset(root: str | os.PathLike, repo_id: str = 'local/recordin
     except ImportError as exc:
         raise ImportError(f"reading a recording with LeRobot needs lerobot and its dataset code's imports "
                           f"({exc.name} is missing): {INSTALL_HINT}") from None
-    return LeRobotDataset(repo_id, root=os.fspath(root), **kwargs)
+    uncounted = _uncounted_files(root, total, int(info.get('chunks_size') or 1000))
+    if uncounted and kwargs.get('episodes') is None:
+        kwargs['episodes'] = list(range(total))
+    dataset = LeRobotDataset(repo_id, root=root, **kwargs)
+    if uncounted:
+        episodes = dataset.meta.episodes
+        keep = [i for i, index in enumerate(episodes['episode_index']) if int(index) < total]
+        if len(keep) != len(episodes):
+            dataset.meta.episodes = episodes.select(keep)
+    return dataset
+
+
+def _uncounted_files(root: str, total: int, chunks_size: int) -> list[str]:
+    """The episode files of ``root`` at episode indices ``total`` and up (not counted in ``info.json``)."""
+    found = []
+    pattern = re.compile(r'chunk-(\d+)[/\\]file-(\d+)\.(parquet|mp4)$')
+    for path in glob.glob(os.path.join(root, 'data', '*', '*.parquet')) + glob.glob(
+            os.path.join(root, 'meta', 'episodes', '*', '*.parquet')):
+        match = pattern.search(path)
+        if match and int(match.group(1)) * chunks_size + int(match.group(2)) >= total:
+            found.append(path)
+    return found

@@ -31,13 +31,22 @@ between two of the recorder's updates; each update is also ordered so that an ex
 it whole: a frame's row is one tuple appended at once, the layout is set once its writer runs,
 and an episode an error cut short (it would miss a frame) is dropped, not saved with a gap.
 
-The layout (:mod:`internutopia.recording.layout`) is fixed by the first recorded step; an episode
-whose robots, state size or cameras differ is skipped with a warning (record such runs into
-separate datasets).
+The layout (:mod:`internutopia.recording.layout`) is fixed by the first recorded step: the
+observation's columns and cameras at once (each step's state row is laid out and its camera frames
+sent to the writer as they come), the ``action`` columns at the first step that sends a command
+(or ends an episode): the rows before it keep no action and get ``NaN`` ones then, so nothing of
+the observations is kept while a run sends no command. An episode whose robots, state columns or
+cameras differ from the layout's, in either direction, is skipped with a warning and counted in
+``episodes_dropped`` once, when it ends or is abandoned (record such runs into separate datasets).
+
+``root`` is claimed when the recorder is made (:func:`~internutopia.recording.files.claim_folder`):
+created, and a claim file written in it that another recorder refuses; an unusable ``root`` (under
+a file, not writable) is refused then. :meth:`Recorder.close` removes the claim file.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import itertools
@@ -48,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.util.caller import caller_stacklevel
-from internutopia.recording.files import import_pyarrow
+from internutopia.recording.files import claim_folder, import_pyarrow, release_folder
 from internutopia.recording.layout import Layout
 from internutopia.recording.video import VideoOptions
 from internutopia.recording.writer import DatasetWriter
@@ -65,13 +74,13 @@ class _SlotEpisode:
         self.slot = slot
         self.task = task
         self.robots = robots
-        #: One tuple per frame (appended whole): state, environment state, action, reward, done, truncated.
+        #: One tuple per frame (appended whole): state, environment state, action, reward, done,
+        #: truncated. The action is ``None`` until the action columns are fixed (then ``NaN``s).
         self.rows: list[tuple[Any, Any, Any, float, bool, bool]] = []
-        self.pending: Any = None  # the latest observation (not yet a frame)
-        self.laid_out = False  # pending (and raw) hold observations as they came, until the layout exists
+        self.pending: Any = None  # the latest observation laid out (not yet a frame); None when skipped
+        self.raw: Any = None  # its first observation as it came (a copy), until the layout exists
         self.skipped = False
         self.opened = False
-        self.raw: list[tuple[Any, Any, Any, bool, bool]] = []  # steps before the layout was fixed
 
 
 class Recorder:
@@ -79,38 +88,40 @@ class Recorder:
 
     Args:
         root: the dataset's folder; it must not exist yet, or be empty (``overwrite=True``
-            deletes what is there).
+            deletes what is there). It is created and claimed at once (see the module doc).
         keep_failed: also save episodes that ended without success (marked ``next.success`` false).
         video: how camera frames are encoded (:class:`~internutopia.recording.video.VideoOptions`).
-        overwrite: replace an existing dataset at ``root``.
+        overwrite: replace an existing dataset at ``root`` (not one another running recording claims).
 
     Attributes:
         episodes_saved: episodes the writer has saved (their files complete and counted).
         saved_run_indices: their ``run_episode_index``, in the order they were saved.
         episodes_dropped: episodes not to be saved (abandoned, failed, without success, not fitting
-            the layout) and episodes an error cut short.
+            the layout) and episodes an error cut short; each counted once, when it ends or is
+            abandoned (a ``success`` metric is read as a bool: see :meth:`_success`).
         saves_failed: episodes to be saved whose files could not be written (each one warned about;
             a writer that died loses those not yet saved, counted here at :meth:`close`).
 
     Raises:
         ImportError: ``pyarrow`` or ``av`` is missing (the ``dataset`` extra).
-        FileExistsError: ``root`` holds files and ``overwrite`` is false.
+        TypeError: ``keep_failed`` or ``overwrite`` is not a bool, ``video`` not a ``VideoOptions``.
+        FileExistsError: ``root`` holds files and ``overwrite`` is false, or another recording that
+            may still run claims it.
+        OSError: ``root`` cannot be created or written (the message names it).
     """
 
     def __init__(self, root: str | os.PathLike, *, keep_failed: bool = False, video: VideoOptions | None = None,
                  overwrite: bool = False) -> None:
         import_pyarrow()
+        for name, flag in (('keep_failed', keep_failed), ('overwrite', overwrite)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f'Recorder: {name}={flag!r}: valid values are True and False')
+        if video is not None and not isinstance(video, VideoOptions):
+            raise TypeError(f'Recorder: video={video!r}: a VideoOptions (internutopia.recording.VideoOptions(codec=..., '
+                            'crf=..., preset=...)) or None (the defaults)')
         root = os.fspath(root)
-        if os.path.exists(root) and (not os.path.isdir(root) or os.listdir(root)):
-            if not overwrite:
-                raise FileExistsError(f'record: {root!r} already exists and is not empty; choose a new folder '
-                                      'or pass overwrite=True')
-            if os.path.isdir(root):
-                import shutil
-
-                shutil.rmtree(root)
-            else:
-                os.remove(root)
+        self._claim, self._created = claim_folder(root, bool(overwrite))
+        atexit.register(self._release)  # (a recorder never closed: its claim goes with its process)
         self.root = root
         self.keep_failed = bool(keep_failed)
         self.video = video or VideoOptions()
@@ -123,6 +134,7 @@ class Recorder:
         self._layout: Layout | None = None
         self._writer: DatasetWriter | None = None
         self._slots: dict[int, _SlotEpisode] = {}
+        self._actions_fixed = False  # the layout's action columns (fixed after the others)
         self._tokens = itertools.count()
         self._warned: set[str] = set()
 
@@ -169,32 +181,43 @@ class Recorder:
     def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None:
         """A step's action list and its results (either flag convention)."""
         obs, reward, terminated, truncated, info = result
+        error: Exception | None = None
         if self._layout is None and self._slots:
-            # The action layout needs commands to size it: fixed at the first step that sends one
-            # (or ends an episode); steps before it are kept as they came and laid out then.
-            ending = any(obs[s] is None or terminated[s] or truncated[s] for s in self._slots)
-            if not ending and not any(action[s] for s in self._slots):
-                for slot, episode in self._slots.items():
-                    # Copies: a loop may fill in the same action dict for its next steps.
-                    episode.raw.append((episode.pending[0], copy.deepcopy(action[slot]), reward[slot], False,
-                                        bool(truncated[slot])))
-                    episode.pending = (copy.deepcopy(obs[slot]), None, None)
-                return
             try:
-                self._make_layout(action)
+                self._make_layout()  # the observation's columns and cameras, and the writer
             except Exception:
                 for slot in list(self._slots):  # they would miss this step: never saved (no writer yet)
                     self._abandon(slot)
                 raise
-        error: Exception | None = None
+        if self._layout is not None:
+            for slot, episode in list(self._slots.items()):
+                if episode.raw is None:
+                    continue
+                raw, episode.raw = episode.raw, None  # (its first observation, kept until the layout existed)
+                try:
+                    self._observe(episode, raw)
+                except Exception as exc:  # noqa: BLE001 - raised below, once the other slots have their rows
+                    error = error or exc
+                    with contextlib.suppress(Exception):
+                        self._abandon(slot)
+        if self._layout is not None and not self._actions_fixed:
+            # The action columns need commands to size them: fixed at the first step that sends one
+            # (or ends an episode); the rows before it get NaN actions then.
+            live = [slot for slot, episode in self._slots.items() if not episode.skipped]
+            if any(obs[s] is None or terminated[s] or truncated[s] or action[s] for s in live):
+                try:
+                    self._fix_actions(action, live)
+                except Exception:
+                    for slot in list(self._slots):  # they would miss this step's action
+                        self._abandon(slot)
+                    raise
         for slot, episode in list(self._slots.items()):
             ended = obs[slot] is None or bool(terminated[slot]) or bool(truncated[slot])
             try:
-                if not episode.laid_out:
-                    self._lay_out(episode)  # the steps seen before the layout existed
-                if episode.pending is None:  # skipped (another layout)
+                if episode.skipped:  # (another layout)
                     if ended:
                         del self._slots[slot]
+                        self.episodes_dropped += 1
                     continue
                 self._add_row(episode, action[slot], reward[slot], ended, bool(truncated[slot]))
                 if ended:
@@ -216,7 +239,9 @@ class Recorder:
         layout, writer = self._layout, self._writer
         assert layout is not None and writer is not None  # made together
         state, environment, images = episode.pending
-        row = (state, environment, layout.action(entry), float(reward or 0.0), ended, truncated)
+        # (before the action columns are fixed no slot sent a command: its row gets NaNs then)
+        actions = layout.action(entry) if self._actions_fixed else None
+        row = (state, environment, actions, float(reward or 0.0), ended, truncated)
         if not episode.opened:
             writer.open_episode(episode.token)
             episode.opened = True
@@ -242,6 +267,19 @@ class Recorder:
         Raises:
             RuntimeError: the writer died or hung (the episodes it had not saved are lost).
         """
+        try:
+            self._close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Remove the claim file of ``root`` (and ``root``, if this recorder made it and wrote nothing)."""
+        if self._writer is not None and not self._writer.closed:
+            return  # (the writer still writes: its close, then this recorder's, release the folder)
+        atexit.unregister(self._release)
+        release_folder(self.root, self._claim, self._created)
+
+    def _close(self) -> None:
         if self._env is not None:
             with contextlib.suppress(ValueError):  # (removed already: a second close)
                 self._env.remove_observer(self)
@@ -270,59 +308,62 @@ class Recorder:
     # -- the recording's own work --------------------------------------------------------------
     def _observe(self, episode: _SlotEpisode, slot_obs: Any) -> None:
         layout = self._layout
-        if layout is not None and not episode.opened and not layout.matches(slot_obs, episode.robots):
-            self._warn(f'recording: episode {episode.run_index} (slot {episode.slot}) does not fit the dataset\'s layout '
-                       f'(robots {episode.robots}, cameras or state differ); it is not recorded')
-            episode.pending, episode.skipped, episode.laid_out = None, True, True
-            return
         if layout is None:
-            # Laid out once the first action is known; a copy, as the env may reuse its arrays.
-            episode.pending = (copy.deepcopy(slot_obs), None, None)
+            # Laid out once the layout exists (the next step); a copy, as the env may reuse its arrays.
+            episode.raw = copy.deepcopy(slot_obs)
+            return
+        if not episode.opened and not episode.rows and not layout.matches(slot_obs, episode.robots):
+            self._warn(f'recording: episode {episode.run_index} (slot {episode.slot}) does not fit the dataset\'s layout '
+                       f'(robots {episode.robots}, state columns or cameras differ); it is not recorded')
+            episode.pending, episode.skipped = None, True
             return
         images = [np.array(image) for image in layout.images(slot_obs)]
         episode.pending = (layout.state(slot_obs), layout.environment_state(slot_obs), images)
-        episode.laid_out = True
 
-    def _make_layout(self, action: list[Any]) -> None:
+    def _make_layout(self) -> None:
+        """The observation's columns and cameras, from the first slot's first observation, and the
+        writer (the action columns come later: :meth:`_fix_actions`)."""
         runner = self._env.runner
         first = min(self._slots)
         episode = self._slots[first]
-        slot_obs = episode.pending[0]
-        actions: dict[str, dict[str, tuple[Any, Any]]] = {}
-        for robot in episode.robots:
-            group = runner.slot_robots[first][robot]
-            robot_actions = actions[robot] = {}
-            for name, controller in group.controllers.items():
-                # the first command any slot (of the same robots) sent this controller
-                example = next((entry[robot][name] for slot, entry in enumerate(action)
-                                if slot in self._slots and self._slots[slot].robots == episode.robots
-                                and entry and robot in entry and name in (entry[robot] or {})), None)
-                if example is None and getattr(controller, 'action_shape', None):
-                    example = np.zeros(controller.action_shape)
-                robot_actions[name] = (controller.parse_action, example)
-        layout = Layout.from_observation(slot_obs, episode.robots, actions)
+        layout = Layout.from_observation(episode.raw, episode.robots, {})
         robot_type = type(runner.slot_robots[first][episode.robots[0]]).__name__ if episode.robots else None
         writer = DatasetWriter(self.root, layout.features, list(layout.cameras), self._fps, self.video,
-                               robot_type=robot_type, max_queue=max(64, 8 * self._env.env_num))
+                               robot_type=robot_type, max_queue=max(64, 8 * self._env.env_num), claim=self._claim)
         self._layout, self._writer = layout, writer  # together, once the writer runs (on_step lays out the episodes)
 
-    def _lay_out(self, episode: _SlotEpisode) -> None:
-        """An episode that started before the layout existed: its steps so far as frames, and its
-        latest observation laid out."""
-        current = episode.pending[0]
-        raw, episode.raw = episode.raw, []
-        for raw_obs, entry, reward, ended, truncated in raw:
-            self._observe(episode, raw_obs)
-            if episode.pending is None:  # (skipped: it does not fit)
-                return
-            self._add_row(episode, entry, reward, ended, truncated)
-        self._observe(episode, current)
+    def _fix_actions(self, action: list[Any], live: list[int]) -> None:
+        """The action columns, sized by the commands of this step (the first that sends any), or a
+        controller's fixed ``action_shape``; the rows recorded before get ``NaN`` actions."""
+        layout, writer = self._layout, self._writer
+        assert layout is not None and writer is not None  # made together
+        runner = self._env.runner
+        actions: dict[str, dict[str, tuple[Any, Any]]] = {}
+        if live:
+            first = min(live)
+            for robot in layout.robots:
+                group = runner.slot_robots[first][robot]
+                robot_actions = actions[robot] = {}
+                for name, controller in group.controllers.items():
+                    # the first command any slot (of the layout's robots) sent this controller
+                    example = next((entry[robot][name] for slot, entry in enumerate(action)
+                                    if slot in live and entry and robot in entry and name in (entry[robot] or {})), None)
+                    if example is None and getattr(controller, 'action_shape', None):
+                        example = np.zeros(controller.action_shape)
+                    robot_actions[name] = (controller.parse_action, example)
+        layout.set_actions(actions)
+        writer.set_features(layout.features)
+        missing = np.full(layout.action_size, np.nan, np.float32)
+        for episode in self._slots.values():
+            if any(row[2] is None for row in episode.rows):
+                episode.rows = [row if row[2] is not None else (row[0], row[1], missing, *row[3:]) for row in episode.rows]
+        self._actions_fixed = True
 
     def _finish(self, episode: _SlotEpisode, info: dict[str, Any]) -> None:
         """Queue an ended episode's save (counted saved once the writer reports it), or its drop."""
         assert self._writer is not None
         metrics = info.get('metrics') or {}
-        success = metrics.get('success') if isinstance(metrics, dict) else None
+        success = self._success(episode, metrics.get('success') if isinstance(metrics, dict) else None)
         failed = bool(info.get('failed') or info.get('diverged'))
         keep = not failed and (success is not False or self.keep_failed)
         if not keep:
@@ -347,6 +388,24 @@ class Recorder:
         self._writer.save_episode(episode.token, columns, episode.task, extra)
         self._saving[episode.token] = episode.run_index
 
+    def _success(self, episode: _SlotEpisode, value: Any) -> bool | None:
+        """An episode's ``success`` metric as a bool (``None``: it has none). A number or a numpy
+        scalar is true when non-zero; anything else (a string, an array of several values, NaN) is
+        warned about and taken as no success."""
+        if value is None:
+            return None
+        if not isinstance(value, (str, bytes)):
+            try:
+                array = np.asarray(value)
+            except Exception:  # noqa: BLE001 - not a number: warned about below
+                array = np.asarray(None)
+            if array.ndim == 0 and array.dtype.kind in 'biuf' and not (array.dtype.kind == 'f' and np.isnan(array)):
+                return bool(array)
+        self._warn(f'recording: episode {episode.run_index} has a success metric of {value!r} ({type(value).__name__}), '
+                   'not a bool or a number: it is taken as unsuccessful (dropped, or saved with success false when '
+                   'keep_failed=True)')
+        return False
+
     def _collect(self) -> None:
         """Count the saves the writer reported done; warn of the episodes it could not write."""
         if self._writer is None:
@@ -367,8 +426,7 @@ class Recorder:
         episode = self._slots.pop(slot, None)
         if episode is None:
             return
-        if not episode.skipped:
-            self.episodes_dropped += 1
+        self.episodes_dropped += 1  # (a skipped one too: counted here or when it ends, once)
         if episode.opened and self._writer is not None:
             self._writer.drop_episode(episode.token)
 

@@ -19,19 +19,34 @@ __all__ = ['VideoOptions', 'VideoStream']
 X264_TUNES = ('film', 'animation', 'grain', 'stillimage', 'psnr', 'ssim', 'fastdecode', 'zerolatency')
 
 #: FFmpeg encoder -> the codec it writes.
-CODEC_NAMES = {'libx264': 'h264', 'libopenh264': 'h264', 'libsvtav1': 'av1', 'libaom-av1': 'av1', 'libvpx-vp9': 'vp9'}
+CODEC_NAMES = {'libx264': 'h264', 'libx265': 'hevc', 'libopenh264': 'h264', 'libsvtav1': 'av1', 'libaom-av1': 'av1',
+               'libvpx-vp9': 'vp9'}
+#: The speed presets of the encoders that take one (x264's and x265's ``--preset``); other encoders' ``preset``
+#: is not passed to them.
+PRESETS = ('ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow', 'placebo')
+PRESET_CODECS = ('libx264', 'libx265')
+#: The largest ``crf`` per encoder (8-bit video; 63 for the others: AV1's and VP9's scale).
+CRF_MAX = {'libx264': 51, 'libx265': 51}
+#: Encoders named in the message of a codec refused (those this PyAV build has).
+COMMON_CODECS = ('libx264', 'libx265', 'libsvtav1', 'libaom-av1', 'libvpx-vp9', 'libopenh264', 'mpeg4')
 
 
 @dataclasses.dataclass(frozen=True)
 class VideoOptions:
     """How camera frames are encoded.
 
+    Every field is checked when the options are made (``TypeError``/``ValueError`` naming the
+    field and its valid values).
+
     Attributes:
-        codec: an FFmpeg encoder PyAV ships (``libx264``, ``libsvtav1``, ``libopenh264``, ...).
-        crf: constant rate factor (lower: better and bigger; 0 is lossless with ``libx264``).
-        preset: the encoder's speed preset (``libx264``: ``ultrafast`` ... ``veryslow``).
-        gop: frames between keyframes (LeRobot's own writer uses 2, for fast random access).
-        threads: encoder threads per stream (many streams run at once, so 1).
+        codec: a video encoder of the installed PyAV (FFmpeg) build that writes ``yuv420p``
+            (``libx264``, ``libx265``, ``libsvtav1``, ``libvpx-vp9``, ...).
+        crf: constant rate factor, an int from 0 to 51 for ``libx264``/``libx265``, to 63 for the
+            others (lower: better and bigger; 0 is lossless with ``libx264``).
+        preset: the speed preset of ``libx264``/``libx265`` (:data:`PRESETS`: ``ultrafast`` ...
+            ``placebo``); other encoders are not given it.
+        gop: frames between keyframes, at least 1 (LeRobot's own writer uses 2, for fast random access).
+        threads: encoder threads per stream, 0 (FFmpeg picks) to 256 (many streams run at once, so 1).
         tune: ``libx264``'s ``tune`` (``None``: none). ``'zerolatency'`` drops the encoder's
             look-ahead and frame buffering: an open stream takes about a third of the memory
             (docs/datasets.md has the figures) for somewhat larger files at the same ``crf``.
@@ -45,6 +60,20 @@ class VideoOptions:
     tune: str | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.codec, str):
+            raise TypeError(f'VideoOptions.codec={self.codec!r}: the name of a video encoder, a str (e.g. libx264)')
+        _check_codec(self.codec)
+        for field, low, high in (('crf', 0, CRF_MAX.get(self.codec, 63)), ('gop', 1, None), ('threads', 0, 256)):
+            value = getattr(self, field)
+            valid = f'an int from {low}' + (f' to {high}' if high is not None else ' up')
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f'VideoOptions.{field}={value!r}: {valid}' + (f' (codec {self.codec})' if field == 'crf' else ''))
+            if value < low or (high is not None and value > high):
+                raise ValueError(f'VideoOptions.{field}={value!r}: {valid}' + (f' (codec {self.codec})' if field == 'crf' else ''))
+        if not isinstance(self.preset, str):
+            raise TypeError(f'VideoOptions.preset={self.preset!r}: a str ({", ".join(PRESETS)})')
+        if self.codec in PRESET_CODECS and self.preset not in PRESETS:
+            raise ValueError(f'VideoOptions.preset={self.preset!r}: {self.codec} presets are {", ".join(PRESETS)}')
         if self.tune is not None and (self.codec != 'libx264' or self.tune not in X264_TUNES):
             raise ValueError(f'VideoOptions.tune={self.tune!r}: tune is an option of codec libx264 (codec={self.codec!r}); '
                              f'valid tunes: {", ".join(X264_TUNES)}')
@@ -57,11 +86,36 @@ class VideoOptions:
     def stream_options(self) -> dict[str, str]:
         """The encoder options PyAV passes to FFmpeg."""
         options = {'crf': str(self.crf), 'g': str(self.gop)}
-        if self.codec == 'libx264':
+        if self.codec in PRESET_CODECS:
             options['preset'] = self.preset
             if self.tune is not None:
                 options['tune'] = self.tune
         return options
+
+
+def _check_codec(codec: str) -> None:
+    """Raise ``ValueError`` unless ``codec`` is a video encoder of PyAV's FFmpeg that writes ``yuv420p``
+    (not checked when PyAV is missing: the recorder then refuses to start, naming it)."""
+    try:
+        import av
+    except ImportError:
+        return
+    try:
+        found: Any = av.codec.Codec(codec, 'w')
+        formats = [f.name for f in (found.video_formats or [])]
+        fits = found.type == 'video' and (not formats or 'yuv420p' in formats)
+    except Exception:  # noqa: BLE001 - (UnknownCodecError: no such encoder)
+        fits = False
+    if not fits:
+        have = []
+        for name in COMMON_CODECS:
+            try:
+                if av.codec.Codec(name, 'w').type == 'video':
+                    have.append(name)
+            except Exception:  # noqa: BLE001 - not in this build
+                continue
+        raise ValueError(f'VideoOptions.codec={codec!r}: not a video encoder (writing yuv420p) of this PyAV/FFmpeg build; '
+                         f'valid codecs include {", ".join(have)}')
 
 
 class VideoStream:

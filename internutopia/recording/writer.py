@@ -18,7 +18,8 @@ The worker ignores Ctrl-C (the terminal sends it to the whole process group): th
 without closing, the worker still saves what was queued, then exits. If the worker dies (killed,
 out of memory, or it never started: a script that makes its env at import time without an
 ``if __name__ == '__main__':`` guard cannot start ``spawn`` processes), or cannot create the
-dataset's folder, the next send, flush or close raises a ``RuntimeError`` saying so instead of
+dataset (a folder that is not its recording's, :func:`~internutopia.recording.files.claim_folder`,
+or that holds a dataset already), the next send, flush or close raises a ``RuntimeError`` saying so instead of
 waiting on a queue nobody reads.
 """
 
@@ -77,6 +78,14 @@ def _serve(jobs: Any, reports: Any, done: Any, parent: int, args: tuple) -> None
             done.value += 1
             break
         name, job_args = job
+        if name == 'set_features':  # (no episode's job: a failure to write meta/ is reported, the next save writes it)
+            try:
+                files.set_features(*job_args)
+            except BaseException as exc:  # noqa: BLE001 - reported to the recorder
+                reports.put((None, f'{name}: {exc!r}'))
+            finally:
+                done.value += 1
+            continue
         token = job_args[0]
         try:
             if token in failed:
@@ -113,7 +122,8 @@ class DatasetWriter:
     """
 
     def __init__(self, root: str, features: dict[str, dict[str, Any]], cameras: list[str], fps: float,
-                 video: VideoOptions | None = None, robot_type: str | None = None, max_queue: int = 64) -> None:
+                 video: VideoOptions | None = None, robot_type: str | None = None, max_queue: int = 64,
+                 claim: str | None = None) -> None:
         import_pyarrow()
         self.root = os.path.abspath(root)
         context = multiprocessing.get_context('spawn')
@@ -125,13 +135,22 @@ class DatasetWriter:
         #: Episode ends sent whose report has not come yet, and the reports come and not yet taken.
         self._due = 0
         self._received: list[tuple[int | None, str | None]] = []
-        args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type)
+        args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type, claim)
         self._process = context.Process(target=_serve, args=(self._jobs, self._reports, self._done, os.getpid(), args),
                                         name='internutopia-dataset-writer', daemon=True)
         self._process.start()
         self._closed = False
         self._failure: str | None = None  # why the worker was lost (raised again by close)
         atexit.register(self.close)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the writer is closed (or lost): it writes nothing more."""
+        return self._closed
+
+    def set_features(self, features: dict[str, dict[str, Any]]) -> None:
+        """Replace the features table (before any episode is saved; :meth:`DatasetFiles.set_features`)."""
+        self._put('set_features', features)
 
     def open_episode(self, token: int) -> None:
         """Start an episode's video files (``token``: the recorder's id of the episode)."""
