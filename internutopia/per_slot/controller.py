@@ -29,7 +29,7 @@ import numpy as np
 from internutopia.core.controller.base import BaseController, BaseVelocityController
 from internutopia.core.runner.failures import each_slot
 from internutopia.core.util.trees import row
-from internutopia.per_slot.instances import OrderedObsMixin, adapter_preset, build_slot_instance
+from internutopia.per_slot.instances import OrderedObsMixin, adapter_preset, build_slot_instance, stale_slots
 from internutopia.per_slot.style import with_api
 
 _NO_VALUE: Any = object()
@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from internutopia.core.robot.base import BaseRobot
     from internutopia.per_slot.articulation_subset import ArticulationSubset
 
-#: Methods only InternUtopia-style (per-slot) controller classes define.
-PER_SLOT_CONTROLLER_METHODS = ('action_to_control', 'get_joint_subset')
+#: Methods only InternUtopia-style (per-slot) controller classes define (the built-in controllers
+#: here have no ``forward``: a subclass overriding upstream's ``forward`` is written per slot).
+PER_SLOT_CONTROLLER_METHODS = ('action_to_control', 'get_joint_subset', 'forward')
 #: How a per-slot controller class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
 CONTROLLER_MARKS = (PER_SLOT_CONTROLLER_METHODS, ('get_obs',), ('scene',))
 
@@ -79,10 +80,15 @@ class SlotController(OrderedObsMixin):
     def action_to_control(self, action: Any) -> Any:
         """Turn one slot's action into an ``ArticulationAction``: upstream-style controllers define
         it; one built on a built-in controller commands the built-in for this slot right away
-        (its argument check applies) and returns no joint targets (``None``)."""
+        (its argument check applies) and returns no joint targets (``None``); where its class
+        overrides upstream's ``forward``, the action goes to ``self.forward(...)`` as the arguments
+        upstream's ``action_to_control`` of the built-in's twin makes of it (see :func:`forward_call`)."""
         runner = self.runner_of_slot
         if runner is None:
             raise NotImplementedError(f'{type(self).__name__}.action_to_control is not implemented')
+        forward = getattr(type(self), 'forward', None)
+        if forward is not None and forward is not SlotBuiltinController.forward:
+            return forward_call(self, runner, action)
         command_slot(runner, self._slot, action)
         return None
 
@@ -184,6 +190,10 @@ class SlotControllerAdapter(BaseController):
         self.instance_class = instance_class
         self._robot_in_slot = robot_in_slot
         self._instances: dict[int, Any] = {}
+        #: Each slot's ``get_obs()`` (or its error) with the slot's sim time: a controller is
+        #: observed once a step, however many readers observe its robot (the step's observation, a metric's).
+        self._observed: dict[int, tuple[float, Any, Exception | None]] = {}
+        robot.add_listener(self)  # (told when a slot's state is set by hand, and when its episode is over)
 
     def in_slot(self, slot: int, robot: Any, scene: Any) -> Any:
         """``slot``'s instance, made with the slot's robot object ``robot`` and ``scene`` if there is none yet."""
@@ -224,14 +234,39 @@ class SlotControllerAdapter(BaseController):
         each_slot(slots, one)
 
     def get_obs(self, slots: np.ndarray) -> Any:
-        return [self._instance(slot).get_obs() for slot in np.asarray(slots).tolist()]
+        """Each slot's instance's ``get_obs()``, called once per slot and step (asked again in the
+        same step, the same observation, or the same error; again after a state set by hand)."""
+        times = self.robot.bound_world.data.time
+        observed = self._observed
+        listed = np.asarray(slots).tolist()
+        for slot in stale_slots(observed, listed, times):
+            time = float(times[slot])
+            try:
+                observed[slot] = (time, self._instance(slot).get_obs(), None)
+            except Exception as exc:  # (kept: asked again this step, the same error, no second call)
+                observed[slot] = (time, None, exc)
+        out = []
+        for slot in listed:
+            _, obs, error = observed[slot]
+            if error is not None:
+                raise error  # (after every slot was observed: asked again, each gives what it gave)
+            out.append(obs)
+        return out
+
+    def state_changed(self, slot: int) -> None:
+        """``slot``'s state was set by hand: observe it again when asked, even in the same step."""
+        self._observed.pop(slot, None)
+
+    def episode_ended(self, slot: int) -> None:
+        """``slot``'s episode is over: its instance goes (its ``cleanup()`` is its robot's to call,
+        InternUtopia's ``BaseRobot.cleanup``, once)."""
+        self._instances.pop(slot, None)
+        self._observed.pop(slot, None)
 
     def reset(self, slots: np.ndarray) -> None:
         super().reset(slots)
         for slot in np.asarray(slots).tolist():
-            old = self._instances.pop(slot, None)
-            if old is not None:
-                old.cleanup()
+            self.episode_ended(slot)  # (the last episode's, if its end was not told)
 
 
 def _builtin(controller: BaseController) -> Any:
@@ -282,6 +317,134 @@ UPSTREAM_ATTRIBUTES: dict[str, dict[str, tuple[str, Any]]] = {
     'RotateController': {'rotation_speed': ('rotation_speed', 3.0), 'threshold': ('threshold', 0.02), 'goal_orientation': ('', None)},
     'RecoverController': {'recover_height': ('recover_height', None)},
 }
+
+
+def _need(name: str, action: Any, count: int, at_least: bool = False) -> None:
+    if at_least and len(action) < count or not at_least and len(action) != count:
+        raise ValueError(f'controller {name!r}: the action must contain {"at least " if at_least else ""}{count} '
+                         f'element(s); got {len(action)}')
+
+
+def _array(value: Any) -> Any:
+    return None if value is None else np.array(value)
+
+
+def _speeds_call(count: int, height: float | None = None) -> Callable[[Any, Any], tuple[tuple, dict[str, Any]]]:
+    """Upstream's move-by-speed ``action_to_control``: ``[forward, rotation]`` for a differential
+    drive (``count`` 2), else ``[forward, lateral, rotation]`` (and, with ``height``, G1's and GR1's
+    optional ``height`` and ``target_upper_joint_pos``)."""
+    def call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+        _need(controller.name, action, count, at_least=height is not None)
+        if count == 2:
+            return (), {'forward_speed': action[0], 'rotation_speed': action[1]}
+        kwargs = {'forward_speed': action[0], 'lateral_speed': action[1], 'rotation_speed': action[2]}
+        if height is not None:
+            kwargs['height'] = action[3] if len(action) > 3 and action[3] is not None else height
+            kwargs['target_upper_joint_pos'] = action[4] if len(action) > 4 else None
+        return (), kwargs
+    return call
+
+
+def _goal_call(key: str, convert: Callable[[Any], Any], oracle: bool = False) -> Callable[[Any, Any], tuple[tuple, dict[str, Any]]]:
+    """Upstream's move_to_point / move_along_path ``action_to_control``: the robot's pose now, the
+    action's goal, the controller's speeds and threshold (the oracle's scaled by the robot's scale)."""
+    def call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+        _need(controller.name, action, 1)
+        position, orientation = controller.robot.get_pose()
+        threshold = controller.threshold * (float(controller.robot.get_robot_scale()[0]) if oracle else 1.0)
+        return (), {'start_position': position, 'start_orientation': orientation, key: convert(action[0]),
+                    'forward_speed': controller.forward_speed, 'rotation_speed': controller.rotation_speed,
+                    'threshold': threshold}
+    return call
+
+
+def _rotate_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+    _need(controller.name, action, 1)
+    return (), {'start_orientation': controller.robot.get_pose()[1], 'goal_orientation': action[0],
+                'rotation_speed': controller.rotation_speed, 'threshold': controller.threshold}
+
+
+def _joint_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]] | None:
+    if len(action) == 0:
+        return None  # (upstream returns an empty ArticulationAction without calling forward)
+    positions = _array(action[0])
+    velocities = _array(action[1]) if len(action) > 1 else None
+    if positions is None and len(action) > 1:
+        subset = getattr(controller, 'joint_subset', None)
+        positions = (subset if subset is not None else controller.robot.articulation).get_joint_positions()
+    return (), {'joint_positions': positions, 'joint_velocities': velocities}
+
+
+def _gripper_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+    if len(action) != 1 or action[0] not in ('open', 'close'):
+        raise ValueError(f'controller {controller.name!r}: the action must be a list with one str, "open" or "close"; got {action}')
+    return (action[0],), {}
+
+
+def _ik_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+    _need(controller.name, action, 2)
+    return (), {'eef_target_position': _array(action[0]), 'eef_target_orientation': _array(action[1])}
+
+
+def _recover_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+    return (tuple(action[:2]) if len(action) > 1 else (action[0],)), {}
+
+
+def _first_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+    return (action[0],), {}
+
+
+def _teleop_call(controller: Any, action: Any) -> tuple[tuple, dict[str, Any]]:
+    _need(controller.name, action, 5)
+    keys = ('left_pose', 'right_pose', 'head_pose', 'left_hand_mat', 'right_hand_mat')
+    return (), dict(zip(keys, action, strict=True))
+
+
+#: What upstream's ``action_to_control`` of each built-in controller's twin passes to its
+#: ``forward``, by class name: ``call(controller, action) -> (args, kwargs)`` (``None``: no call),
+#: and whether upstream unpacks ``forward``'s result as ``(action, success)``.
+UPSTREAM_ACTION_TO_FORWARD: dict[str, tuple[Callable[[Any, Any], tuple[tuple, dict[str, Any]] | None], bool]] = {
+    'DifferentialDriveController': (_speeds_call(2), False),
+    'H1MoveBySpeedController': (_speeds_call(3), False),
+    'AliengoMoveBySpeedController': (_speeds_call(3), False),
+    'G1MoveBySpeedController': (_speeds_call(3, height=0.74), False),
+    'GR1MoveBySpeedController': (_speeds_call(3, height=0.9), False),
+    'MoveToPointOracleController': (_goal_call('goal_position', np.array, oracle=True), False),
+    'MoveToPointBySpeedController': (_goal_call('goal_position', np.array), False),
+    'MoveAlongPathPointsController': (_goal_call('path_points', lambda points: points), False),
+    'RotateController': (_rotate_call, False),
+    'JointController': (_joint_call, False),
+    'GripperController': (_gripper_call, False),
+    'InverseKinematicsController': (_ik_call, True),
+    'RecoverController': (_recover_call, False),
+    'FrankaMocapTeleopController': (_first_call, True),
+    'GR1TeleOpController': (_teleop_call, False),
+}
+
+
+def forward_call(controller: Any, runner: Any, action: Any) -> Any:
+    """Upstream's ``action_to_control(action)`` of the built-in ``runner``'s twin, for an instance
+    ``controller`` whose class overrides ``forward``: ``controller.forward(...)`` with the arguments
+    upstream makes of ``action`` (:data:`UPSTREAM_ACTION_TO_FORWARD`), its result returned (the
+    action of an ``(action, success)`` pair, ``success`` kept as ``controller.success``).
+
+    Raises:
+        TypeError: the built-in has no upstream twin whose ``action_to_control`` calls ``forward``.
+        ValueError: an action upstream's ``action_to_control`` refuses (its length, ...).
+    """
+    entry = upstream_table(runner, UPSTREAM_ACTION_TO_FORWARD)
+    if not entry:
+        raise TypeError(f'{type(controller).__name__} overrides forward(), but {type(runner).__name__}\'s action_to_control '
+                        'has no upstream forward() to call; define action_to_control(action) as well')
+    make, unpacks = entry
+    call = make(controller, action)
+    if call is None:
+        return None
+    args, kwargs = call
+    result = controller.forward(*args, **kwargs)
+    if unpacks and isinstance(result, tuple) and len(result) == 2:
+        result, controller.success = result
+    return result
 
 
 def upstream_table(controller: Any, table: dict[str, Any]) -> Any:
@@ -397,6 +560,6 @@ def inject_sub_controllers(parent: Any, configs: list[Any], robot: Any, scene: A
         raise ValueError(f'controller {parent.name!r} has no sub-controller(s) {missing}; it has {have}')
 
 
-__all__ = ['PER_SLOT_CONTROLLER_METHODS', 'UPSTREAM_ATTRIBUTES', 'UPSTREAM_FORWARD', 'SlotBuiltinController', 'SlotController',
+__all__ = ['PER_SLOT_CONTROLLER_METHODS', 'UPSTREAM_ACTION_TO_FORWARD', 'UPSTREAM_ATTRIBUTES', 'UPSTREAM_FORWARD', 'SlotBuiltinController', 'SlotController',
            'SlotControllerAdapter', 'SlotControllerView', 'apply_control', 'command_slot', 'controller_api', 'controller_in_slot',
-           'create_controllers', 'inject_sub_controllers', 'observe_slot', 'upstream_forward']
+           'create_controllers', 'forward_call', 'inject_sub_controllers', 'observe_slot', 'upstream_forward']

@@ -7,6 +7,7 @@ InternUtopia's robots, controllers and sensors are per-instance objects; the ada
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from typing import Any, TypeVar
 
@@ -67,6 +68,24 @@ def stale_slots(held: dict[int, tuple], slots: Any, times: Any) -> list[int]:
     return stale
 
 
+class SlotStateListener:
+    """Registered with robot and object groups (``Entity.add_listener``): when a slot's state is set
+    by hand (``state_changed(slot)``), the slot's entries of ``held`` (what was read of it this
+    step) go, so that the next reader reads it again."""
+
+    def __init__(self, *held: dict[int, Any]) -> None:
+        self._held = held
+
+    def state_changed(self, slot: int) -> None:
+        for entries in self._held:
+            entries.pop(slot, None)
+
+
+def warn_cleanup_error(instance: Any, slot: int, exc: Exception) -> None:
+    """Warn that ``instance.cleanup()`` raised ``exc`` in ``slot`` (the reset it ran in goes on)."""
+    warnings.warn(f'{type(instance).__name__}.cleanup() in env {slot} raised {type(exc).__name__}: {exc}', stacklevel=3)
+
+
 class OrderedObsMixin:
     """InternUtopia's ``_make_ordered`` helper for per-slot robots, controllers and sensors:
     observations with their keys in the order of the first call."""
@@ -82,4 +101,4 @@ class OrderedObsMixin:
         return OrderedDict((key, obs[key]) for key in self.obs_keys)
 
 
-__all__ = ['OrderedObsMixin', 'adapter_preset', 'build_slot_instance', 'stale_slots']
+__all__ = ['OrderedObsMixin', 'SlotStateListener', 'adapter_preset', 'build_slot_instance', 'stale_slots', 'warn_cleanup_error']

@@ -20,10 +20,25 @@ from internutopia.core.metric.base import BaseMetric
 from internutopia.core.runner.failures import each_slot
 from internutopia.core.view import EnvView
 from internutopia.per_slot.scene import task_name
-from internutopia.per_slot.style import instance_class, is_per_slot, make_instance
+from internutopia.per_slot.style import instance_class, is_per_slot, make_instance, positional_parameters
 
-#: How a per-slot metric class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
-METRIC_MARKS = (('set_up_runtime',), ('calc',), ('task_config',))
+#: How a per-slot metric class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`):
+#: ``set_up_runtime``, a ``calc()`` without a slot, ``__init__(config, task_config)``, or an
+#: ``update`` whose argument is not ``slots`` (InternUtopia's ``update(obs)``).
+METRIC_MARKS = (('set_up_runtime',), ('calc',), ('task_config',), ('update',))
+
+#: What InternUtopia's built-in metrics have that a subclass of their twin here reads, by class
+#: name: ``({attribute: config key}, {attribute: live value of (the built-in behind, slot)})``. The
+#: config values are set when the instance is made; the live ones are read from the built-in
+#: each time until the instance sets its own.
+UPSTREAM_METRIC_ATTRIBUTES: dict[str, tuple[dict[str, str], dict[str, Callable[[Any, int], Any]]]] = {
+    'TraveledDistanceMetric': ({'robot_name': 'robot_name'},
+                               {'distance': lambda metric, slot: float(metric.distance[slot]),
+                                'position': lambda metric, slot: metric.last_position[slot].copy()}),
+    'RecordingMetric': ({'robot_name': 'robot_name', 'fields': 'fields', 'param': ''},
+                        {'step': lambda metric, slot: len(metric.records[slot]),
+                         'obs': lambda metric, slot: metric.calc(slot)}),
+}
 
 #: ``task_observations(view, slot)``: the slot's task observations after this step, or ``None``
 #: when its task ended the episode on this step (given by the task module, which builds on this one).
@@ -54,6 +69,20 @@ class SlotMetric:
         self.name = config.name
         self.task_config = task_config
         self.metric_config = config.metric_config
+        if self.runner_of_slot is not None:  # (a class built on a built-in: its upstream twin's attributes)
+            for attribute, key in upstream_entry(self.runner_of_slot, UPSTREAM_METRIC_ATTRIBUTES)[0].items():
+                setattr(self, attribute, getattr(config, key, None) if key else config)
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for names not found otherwise: the live attributes of a built-in's upstream twin)
+        runner = self.__dict__.get('runner_of_slot')
+        live = upstream_entry(runner, UPSTREAM_METRIC_ATTRIBUTES)[1].get(name) if runner is not None else None
+        if live is None:
+            raise AttributeError(f'{type(self).__name__!r} object has no attribute {name!r}')
+        slot = self.__dict__.get('_slot')
+        if slot is None:
+            raise AttributeError(f'{type(self).__name__!r} object has no attribute {name!r} (yet: its slot is not known)')
+        return live(runner, slot)
 
     def set_up_runtime(self, task_name: Any, env_id: Any, env_offset: Any) -> None:
         """Record the episode's name, slot and slot origin."""
@@ -71,6 +100,16 @@ class SlotMetric:
         if self.runner_of_slot is None:
             raise NotImplementedError(f'{type(self).__name__}.calc is not implemented')
         return self.runner_of_slot.builtin_calc(self.env_id)
+
+
+def upstream_entry(runner: Any, table: dict[str, Any]) -> Any:
+    """The entry of ``table`` for the nearest class of the built-in ``runner`` runs that is named
+    in it (``({}, {})`` for none)."""
+    for klass in type(runner).__mro__:
+        entry = table.get(klass.__name__)
+        if entry is not None:
+            return entry
+    return ({}, {})
 
 
 class SlotMetricView:
@@ -108,6 +147,11 @@ class SlotMetricAdapter(BaseMetric):
     builtin_class: type | None = None
 
     def __init__(self, config: Any, view: EnvView, instance_class: type, task_observations: TaskObservations) -> None:
+        takes = positional_parameters(getattr(instance_class, 'calc', None))
+        if takes:  # (InternUtopia's update(obs) with this package's calc(slot): neither way runs it)
+            raise TypeError(f'metric class {instance_class.__qualname__} ({config.type!r}) is written per slot, '
+                            f'InternUtopia\'s way (update(obs), calc()), but its calc takes {takes}: a per-slot metric\'s '
+                            'calc() takes no argument (or write update(slots) and calc(slot) to serve every slot at once)')
         super().__init__(config, view)
         self.instance_class = instance_class
         self.instances: dict[int, Any] = {}
@@ -116,9 +160,14 @@ class SlotMetricAdapter(BaseMetric):
     def reset_slot(self, slot: int, task: Any) -> None:
         if self.builtin_class is not None:
             super().reset_slot(slot, task)
-        made = make_instance(self.instance_class, self, self.config, task)
+        self.instances.pop(slot, None)  # (the slot's last episode's, if its end was not told)
+        made = make_instance(self.instance_class, self, self.config, task, preset={'_slot': int(slot)})
         made.set_up_runtime(task_name(self.view, slot), slot, self.view.origin(slot).tolist())
         self.instances[slot] = made
+
+    def episode_ended(self, slot: int) -> None:
+        """``slot``'s episode is over: its instance goes (InternUtopia's metrics have no ``cleanup``)."""
+        self.instances.pop(slot, None)
 
     def update(self, slots: np.ndarray) -> None:
         if self.builtin_class is not None:

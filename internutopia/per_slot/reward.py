@@ -7,6 +7,7 @@ episode, made with that slot's per-slot task object and the config's ``reward_se
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,8 @@ REWARD_MARKS = (('init_setting', '_calc_next_state'), ('calc', 'reset'), ('setti
 
 #: ``task_in_slot(task, slot)``: the per-slot task object (given by the task module, which builds on this one).
 TaskInSlot = Callable[[BaseTask, int], Any]
+#: ``task_ended(view, slot)``: whether the slot's upstream-style task ended its episode on this step.
+TaskEnded = Callable[[EnvView, int], bool]
 
 
 class SlotReward:
@@ -57,28 +60,50 @@ class SlotReward:
 class SlotRewardAdapter(BaseReward):
     """Runs the upstream-style reward class ``instance_class`` for every slot whose task config names it."""
 
-    def __init__(self, config: Any, view: EnvView, instance_class: type, task_in_slot: TaskInSlot) -> None:
+    def __init__(self, config: Any, view: EnvView, instance_class: type, task_in_slot: TaskInSlot,
+                 task_ended: TaskEnded | None = None) -> None:
         super().__init__(config, view)
         self.instance_class = instance_class
         self._task_in_slot = task_in_slot
+        self._task_ended = task_ended
         self.instances: dict[int, Any] = {}
 
     def reset_slot(self, slot: int, task: Any) -> None:
         task_object = self._task_in_slot(self.view.task(slot), slot)
-        made = self.instance_class(task_object, dict(self.settings))
+        made: Any = getattr(task_object, 'reward', None)
+        if type(made) is not self.instance_class:  # (an upstream-style task made it in its __init__, as InternUtopia's)
+            made = self.instance_class(task_object, dict(self.settings))
         made.reset()
         self.instances[slot] = made
         task_object.reward = made  # InternUtopia's task.reward: the same object
 
+    def episode_ended(self, slot: int) -> None:
+        """``slot``'s episode is over: its instance goes."""
+        self.instances.pop(slot, None)
+
     def calc(self, slots: np.ndarray) -> np.ndarray:
         out = np.zeros(len(slots))  # (a slot whose calc() raises keeps 0)
+        ended = self._task_ended
 
         def one(index: int, slot: int) -> None:
-            value = self.instances[slot].calc()
-            out[index] = float(value) if value is not None else 0.0
+            if ended is not None and ended(self.view, slot):
+                return  # (InternUtopia calls no reward on the step its task ends the episode: 0.0 here)
+            instance = self.instances[slot]
+            out[index] = _as_reward(instance.calc(), instance, slot)
 
         each_slot(slots, one, out)
         return out
+
+
+def _as_reward(value: Any, instance: Any, slot: int) -> float:
+    """``value``, returned by ``instance.calc()`` in ``slot``, as a float: a number (``None`` is 0.0)
+    or an array of one; anything else is a ``TypeError`` naming the class and env."""
+    if value is None:
+        return 0.0
+    if isinstance(value, numbers.Real) or isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in 'biuf':
+        return float(value.reshape(()) if isinstance(value, np.ndarray) else value)
+    shape = f' of shape {value.shape}' if isinstance(value, np.ndarray) else ''
+    raise TypeError(f'{type(instance).__name__}.calc() in env {slot} returned {type(value).__name__}{shape}; expected a number')
 
 
 def reward_class(cls: type) -> type:

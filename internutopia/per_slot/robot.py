@@ -35,11 +35,11 @@ from internutopia.core.util.trees import row
 from internutopia.per_slot.articulation import IArticulation
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
 from internutopia.per_slot.controller import apply_control, controller_in_slot
-from internutopia.per_slot.instances import OrderedObsMixin, stale_slots
+from internutopia.per_slot.instances import OrderedObsMixin, stale_slots, warn_cleanup_error
 from internutopia.per_slot.model import ModelRobot
 from internutopia.per_slot.rigid_body import IRigidBody
 from internutopia.per_slot.scene import SlotScene
-from internutopia.per_slot.sensor import SlotSensorAdapter, sensor_in_slot
+from internutopia.per_slot.sensor import sensor_in_slot
 from internutopia.per_slot.style import instance_class, is_per_slot, vectorized_base, with_api
 
 #: Methods only InternUtopia-style (per-slot) robot classes define.
@@ -58,6 +58,8 @@ class SlotRobot(OrderedObsMixin):
     _slot: int = -1
     #: Whether the episode's ``post_reset`` ran (see :func:`start_robot`).
     _slot_started: bool = False
+    #: Whether the episode is over for this object: its ``cleanup`` ran, or its task's ran (see :func:`end_robot`).
+    _slot_ended: bool = False
     # Set by __init__, as InternUtopia's robots have them.
     name: str
     config: Any
@@ -193,7 +195,8 @@ class SlotRobot(OrderedObsMixin):
                 BUILDING.reset(token)
 
     def cleanup(self) -> None:
-        """Called when the slot's episode is replaced: the controllers' and sensors' ``cleanup``."""
+        """Called once when the slot's episode is over (by its task's ``cleanup``, InternUtopia's
+        order): the controllers' and sensors' ``cleanup``."""
         for part in (*self.controllers.values(), *self.sensors.values()):
             hook = getattr(part, 'cleanup', None)
             if hook is not None:
@@ -267,22 +270,35 @@ class SlotRobotGroup(_BuiltinRobot):
         return [(None, self._sink, controller_actions)]
 
     def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
+        for slot in np.asarray(slots).tolist():
+            self._end_instance(slot)  # (the slot's last episode's, if its end was not told)
         super().reset_slots(slots, configs)
         for slot, config in zip(np.asarray(slots).tolist(), configs, strict=True):
             self.slot_configs[slot] = config
             self._rows.pop(slot, None)
             self._observed.pop(slot, None)
-            old = self.instances.pop(slot, None)
-            if old is not None:
-                old.cleanup()
 
-    def state_changed(self, slot: int) -> None:
-        super().state_changed(slot)
+    def episode_ended(self, slot: int) -> None:
+        """``slot``'s episode is over: its instance's ``cleanup()`` runs (once: not when its task's
+        cleanup already took care of it) and the instance goes; then the group's listeners (its
+        per-slot controllers and sensors let their instances go)."""
+        self._end_instance(slot)
         self._rows.pop(slot, None)
         self._observed.pop(slot, None)
-        for sensor in self.sensors.values():
-            if isinstance(sensor, SlotSensorAdapter):
-                sensor.forget(slot)
+        super().episode_ended(slot)
+
+    def _end_instance(self, slot: int) -> None:
+        old = self.instances.pop(slot, None)
+        if old is not None:
+            try:
+                end_robot(old)
+            except Exception as exc:
+                warn_cleanup_error(old, slot, exc)
+
+    def state_changed(self, slot: int) -> None:
+        self._rows.pop(slot, None)
+        self._observed.pop(slot, None)
+        super().state_changed(slot)  # (the listeners: per-slot sensors and controllers read again)
 
     # (A list, one observation per slot, where the built-in class has arrays: array_api is False.)
     def get_obs(self, slots: np.ndarray) -> list[Any]:  # type: ignore[override]
@@ -335,7 +351,7 @@ class SlotRobotGroup(_BuiltinRobot):
         held: Any = self.instances.get(slot)
         if held is instance:  # (else another one is the slot's now: it stays)
             del self.instances[slot]
-            held.cleanup()
+            end_robot(held)
 
 
 @functools.cache
@@ -400,6 +416,11 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
     held = views.get(slot)
     if held is not None and held[0] == episode:
         return held[1]
+    if held is not None:  # (the slot's last episode's, if its end was not told)
+        _end_view(views, slot)
+    if group not in _view_enders:
+        _view_enders[group] = _ViewEnder(views)
+        group.add_listener(_view_enders[group])
     task = group.env_view.task_config(slot) if group.env_view is not None else None
     config = next((r for r in task.robots if r.name == group.name), group.config) if task is not None else group.config
     # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
@@ -408,6 +429,45 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
     if not _TASK_STARTS.get():
         start_robot(made)  # the episode's start: its per-slot sensors' post_reset, as InternUtopia calls it
     return made
+
+
+class _ViewEnder:
+    """A built-in robot group's listener: when one of its slots' episodes is over, the slot's
+    per-slot object (see :func:`robot_in_slot`) gets its ``cleanup()`` (once) and goes."""
+
+    def __init__(self, views: dict[int, tuple[Any, Any]]) -> None:
+        self.views = views
+
+    def episode_ended(self, slot: int) -> None:
+        _end_view(self.views, slot)
+
+
+def _end_view(views: dict[int, tuple[Any, Any]], slot: int) -> None:
+    held = views.pop(slot, None)
+    if held is not None:
+        try:
+            end_robot(held[1])
+        except Exception as exc:
+            warn_cleanup_error(held[1], slot, exc)
+
+
+#: The listener of each built-in robot group whose per-slot objects were made.
+_view_enders: weakref.WeakKeyDictionary[BaseRobot, _ViewEnder] = weakref.WeakKeyDictionary()
+
+
+def end_robot(robot: Any) -> None:
+    """``robot.cleanup()`` unless its episode is over for it already (its cleanup ran, or its
+    task's did): once per slot and episode, whoever asks first (its task's ``cleanup``, the reset
+    that ends the episode)."""
+    if getattr(robot, '_slot_ended', False):
+        return
+    mark_ended(robot)
+    robot.cleanup()
+
+
+def mark_ended(robot: Any) -> None:
+    """The episode is over for ``robot`` (a per-slot robot object): :func:`end_robot` does nothing more."""
+    robot._slot_ended = True
 
 
 #: True while an upstream-style task starts its episode: the robots it builds get their
@@ -488,6 +548,6 @@ def init_robots(task_config: Any, scene: Any) -> OrderedDict[str, Any]:
     return create_robots(task_config, scene)
 
 
-__all__ = ['PER_SLOT_ROBOT_METHODS', 'SlotActionSink', 'SlotRobot', 'SlotRobotGroup', 'create_robots', 'init_robots',
+__all__ = ['PER_SLOT_ROBOT_METHODS', 'SlotActionSink', 'SlotRobot', 'SlotRobotGroup', 'create_robots', 'end_robot', 'init_robots', 'mark_ended',
            'robot_group_class', 'robot_in_slot', 'robot_maker', 'robots_start_with_task', 'robots_started', 'slot_row',
            'start_robot']

@@ -188,6 +188,7 @@ class SlotSensorAdapter(BaseSensor):
         #: The built-in's rows of the slots being read now (read for them at once, then each
         #: slot's instance takes its own: one batch of pictures for a camera's slots).
         self._prefetched: dict[int, Any] = {}
+        robot.add_listener(self)  # (told when a slot's state is set by hand, and when its episode is over)
 
     def in_slot(self, slot: int, robot: Any, scene: Any) -> Any:
         """``slot``'s instance, made with the slot's robot object ``robot`` and ``scene`` if there is none yet."""
@@ -262,13 +263,20 @@ class SlotSensorAdapter(BaseSensor):
         """``slot``'s state was set by hand: read it again when asked, even in the same step."""
         self._read.pop(slot, None)
 
+    def state_changed(self, slot: int) -> None:
+        """Told by the robot's group (a listener): :meth:`forget`."""
+        self.forget(slot)
+
+    def episode_ended(self, slot: int) -> None:
+        """``slot``'s episode is over: its instance goes (its ``cleanup()`` is its robot's to call,
+        InternUtopia's ``BaseRobot.cleanup``, once)."""
+        self._instances.pop(slot, None)
+        self._read.pop(slot, None)
+
     def reset(self, slots: np.ndarray) -> None:
         super().reset(slots)  # (the built-in behind's)
         for slot in np.asarray(slots).tolist():
-            self._read.pop(slot, None)
-            old = self._instances.pop(slot, None)
-            if old is not None:
-                old.cleanup()
+            self.episode_ended(slot)  # (the last episode's, if its end was not told)
 
 
 def sensor_in_slot(sensor: BaseSensor, slot: int, robot: Any, scene: Any) -> Any:

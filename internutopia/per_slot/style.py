@@ -9,8 +9,9 @@ detects it here and has its objects built by a per-slot adapter (``docs/extensio
 
 A class counts as per-slot when a class in its MRO below the base class takes ``scene`` (or
 another per-slot constructor argument) in ``__init__``, or defines one of its family's per-slot
-methods, or defines a method of the family with no argument where ours take ``slots``. The
-built-in types define none of these.
+methods, or defines a method of the family with no argument where ours take ``slots``, or (for
+the methods a family names so) one whose first argument is not called ``slots`` where ours take
+``slots`` (a metric's ``update(obs)``). The built-in types define none of these.
 """
 
 from __future__ import annotations
@@ -31,26 +32,36 @@ def _positional(function: object) -> list[str]:
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
 
 
-def _defines_per_slot(klass: type, methods: set[str], no_slots: set[str], init_params: set[str]) -> bool:
+def positional_parameters(function: object) -> list[str]:
+    """The positional parameters of the method ``function`` after ``self`` (``[]`` for what is no function)."""
+    return _positional(function)
+
+
+def _defines_per_slot(klass: type, methods: set[str], no_slots: set[str], init_params: set[str],
+                      slot_params: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether ``klass`` itself (not its bases) defines something only per-slot classes define."""
     own = vars(klass)
     if '__init__' in own and init_params & set(_positional(own['__init__'])):
         return True
     if methods & set(own):
         return True
-    return any(not _positional(own[name]) for name in no_slots & set(own))
+    if any(not _positional(own[name]) for name in no_slots & set(own)):
+        return True
+    return any((named := _positional(own[name])) and named[0] != 'slots' for name in slot_params & set(own))
 
 
 def is_per_slot(cls: type, base: type, methods: Iterable[str] = (), no_slots: Iterable[str] = (),
-                init_params: Iterable[str] = ('scene',)) -> bool:
+                init_params: Iterable[str] = ('scene',), slot_params: Iterable[str] = ()) -> bool:
     """Whether ``cls`` (a subclass of ``base``) is written per slot, InternUtopia's way.
 
     Args:
         methods: method names that only per-slot classes of this family define.
         no_slots: method names both styles define, per-slot ones without arguments.
         init_params: ``__init__`` parameter names only per-slot classes take.
+        slot_params: method names both styles define, ours with a first argument called
+            ``slots``, per-slot ones with another (a metric's ``update(obs)``).
     """
-    markers = set(methods), set(no_slots), set(init_params)
+    markers = set(methods), set(no_slots), set(init_params), set(slot_params)
     for klass in cls.__mro__:
         if klass is base or not issubclass(klass, base):
             break
@@ -60,10 +71,10 @@ def is_per_slot(cls: type, base: type, methods: Iterable[str] = (), no_slots: It
 
 
 def vectorized_base(cls: type, base: type, methods: Iterable[str] = (), no_slots: Iterable[str] = (),
-                    init_params: Iterable[str] = ('scene',)) -> type:
+                    init_params: Iterable[str] = ('scene',), slot_params: Iterable[str] = ()) -> type:
     """The nearest class in ``cls``'s MRO deriving from ``base`` that is not written per slot (``base`` at worst)."""
     for klass in cls.__mro__:
-        if issubclass(klass, base) and not is_per_slot(klass, base, methods, no_slots, init_params):
+        if issubclass(klass, base) and not is_per_slot(klass, base, methods, no_slots, init_params, slot_params):
             return klass
     return base
 
@@ -109,11 +120,14 @@ def adapter_class(adapter: type, cls: type, family: type, marks: tuple[tuple[str
                  'builtin_class': builtin})
 
 
-def make_instance(cls: Any, runner: Any, *args: Any) -> Any:
+def make_instance(cls: Any, runner: Any, *args: Any, preset: dict[str, Any] | None = None) -> Any:
     """``cls(*args)``, with ``runner_of_slot`` set to the adapter ``runner`` before ``__init__`` runs,
     where ``runner`` runs a built-in (:func:`adapter_class`): what the instance's default
-    methods read the built-in's results from, its own ``__init__`` included."""
+    methods read the built-in's results from, its own ``__init__`` included. ``preset``: other
+    attributes set before ``__init__`` (the instance's slot)."""
     instance = cls.__new__(cls)
+    for name, value in (preset or {}).items():
+        setattr(instance, name, value)
     if getattr(runner, 'builtin_class', None) is not None:
         instance.runner_of_slot = runner
     instance.__init__(*args)
@@ -154,4 +168,5 @@ def adapter_maker(family: type, api: type, marks: tuple[tuple[str, ...], ...], a
     return maker
 
 
-__all__ = ['adapter_class', 'adapter_maker', 'builtin_api_maker', 'make_instance', 'instance_class', 'is_per_slot', 'vectorized_base', 'with_api']
+__all__ = ['adapter_class', 'adapter_maker', 'builtin_api_maker', 'make_instance', 'instance_class', 'is_per_slot',
+           'positional_parameters', 'vectorized_base', 'with_api']

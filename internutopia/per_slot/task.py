@@ -15,9 +15,11 @@ Both are :class:`SlotTask` objects: they have the slot's robots and objects by n
 
 from __future__ import annotations
 
+import numbers
+import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -26,10 +28,11 @@ from internutopia.core.runner.failures import each_slot
 from internutopia.core.task.base import BaseTask
 from internutopia.core.util.trees import row
 from internutopia.core.view import EnvView
-from internutopia.per_slot.metric import metric_in_slot
-from internutopia.per_slot.reward import check_slot_reward
+from internutopia.per_slot.instances import SlotStateListener
+from internutopia.per_slot.metric import metric_in_slot, upstream_entry
+from internutopia.per_slot.reward import check_slot_reward, create_reward
 from internutopia.per_slot.rigid_body import IRigidBody
-from internutopia.per_slot.robot import robot_in_slot, robots_start_with_task, robots_started, start_robot
+from internutopia.per_slot.robot import end_robot, mark_ended, robot_in_slot, robots_start_with_task, robots_started, start_robot
 from internutopia.per_slot.scene import SlotScene, task_name
 from internutopia.per_slot.style import instance_class, is_per_slot, make_instance, with_api
 
@@ -37,6 +40,18 @@ from internutopia.per_slot.style import instance_class, is_per_slot, make_instan
 PER_SLOT_TASK_METHODS = ('is_done', 'calculate_metrics', 'set_up_scene', 'load', 'pre_step', 'post_reset', 'set_up_runtime')
 #: How a per-slot task class is told apart (see :func:`~internutopia.per_slot.style.is_per_slot`).
 TASK_MARKS = (PER_SLOT_TASK_METHODS, ('get_observations',), ('scene',))
+
+#: What InternUtopia's built-in tasks have that a subclass of their twin here reads, by class name:
+#: ``({attribute: config key}, {attribute: live value of (the built-in behind, slot)})``. The config
+#: values are set by ``__init__``; the live ones are read each time until the instance sets its own
+#: (upstream's ``FiniteStepTask`` counts ``stop_count`` from 1 in ``is_done``, its
+#: ``ManipulationTask`` ``step_counter``: the episode's steps here).
+UPSTREAM_TASK_ATTRIBUTES: dict[str, tuple[dict[str, str], dict[str, Callable[[Any, int], Any]]]] = {
+    'FiniteStepTask': ({'max_steps': 'max_steps'}, {'stop_count': lambda task, slot: int(task.view.steps[slot]) + 1}),
+    'ManipulationTask': ({'max_steps': 'max_steps', 'prompt': 'prompt'},
+                         {'step_counter': lambda task, slot: int(task.view.steps[slot])}),
+    'SingleInferenceTask': ({}, {}),
+}
 
 
 class SlotMetrics(Mapping):
@@ -80,6 +95,9 @@ class SlotTask:
     #: running that built-in for every slot (set before ``__init__``): the default ``is_done()`` and
     #: ``get_observations()`` give the built-in's results for this slot, as its upstream twin would.
     runner_of_slot: Any = None
+    #: Whether ``__init__`` makes the episode's reward (``self.reward``), as InternUtopia's does:
+    #: for the tasks the env runs (a built-in task seen from a slot has the env's).
+    _makes_reward = True
 
     def __init__(self, config: Any, scene: Any) -> None:
         view, slot = scene.view, scene.slot
@@ -105,6 +123,19 @@ class SlotTask:
         self.reward = None
         if config.reward is not None and self.runner_of_slot is None:  # (a built-in behind takes its own rewards)
             check_slot_reward(config.reward)
+            if self._makes_reward:  # (InternUtopia's BaseTask.__init__ makes it; the env's reward adapter takes it)
+                self.reward = create_reward(config.reward, self)
+        if self.runner_of_slot is not None:  # (a class built on a built-in: its upstream twin's attributes)
+            for attribute, key in upstream_entry(self.runner_of_slot, UPSTREAM_TASK_ATTRIBUTES)[0].items():
+                setattr(self, attribute, getattr(config, key, None))
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for names not found otherwise: the live attributes of a built-in's upstream twin)
+        runner = self.__dict__.get('runner_of_slot')
+        live = upstream_entry(runner, UPSTREAM_TASK_ATTRIBUTES)[1].get(name) if runner is not None else None
+        if live is None:
+            raise AttributeError(f'{type(self).__name__!r} object has no attribute {name!r}')
+        return live(runner, self.__dict__['env_id'])
 
     def set_up_runtime(self, task_name: Any, env_id: int, env_offset: list[float]) -> None:
         """Name the episode and record its slot and the slot's origin."""
@@ -162,9 +193,10 @@ class SlotTask:
             start_robot(robot)
 
     def cleanup(self) -> None:
-        """Called when the slot's episode is replaced: the robots' ``cleanup``."""
+        """Called once when the slot's episode is over (the reset that replaces it, or empties the
+        slot): the robots' ``cleanup``, each once."""
         for robot in self.robots.values():
-            robot.cleanup()
+            end_robot(robot)
 
     def save_info(self) -> None:
         """Nothing to save: resetting one slot leaves every other slot's state as it was."""
@@ -195,6 +227,8 @@ class SlotTaskAdapter(BaseTask):
 
     #: Observations are per-slot dicts, not arrays.
     array_api = False
+    #: InternUtopia's task makes its metrics in its ``__init__``: the runner starts them first.
+    reads_metrics_at_start = True
     #: The instance's ``get_observations()`` is the slot's whole observation, its robots' entries
     #: included (InternUtopia's): the runner does not observe the slot's robot groups apart.
     replaces_robot_observations = True
@@ -203,9 +237,12 @@ class SlotTaskAdapter(BaseTask):
         super().__init__(view)
         self.instance_class = instance_class
         self.instances: dict[int, Any] = {}
-        #: ``{slot: (step, observations, error)}``: each instance's ``get_observations()`` runs once a
-        #: step, however many readers (the step's observations, the slot's metrics) ask for it.
-        self._observed: dict[int, tuple[int, Any, Exception | None]] = {}
+        #: ``{slot: ((step, sim time), observations, error)}``: each instance's ``get_observations()``
+        #: runs once a step, however many readers (the step's observations, the slot's metrics) ask
+        #: for it; again after physics outside a step (a warm-up) or a state set by hand.
+        self._observed: dict[int, tuple[tuple[int, float], Any, Exception | None]] = {}
+        #: Told by the slot's robot and object groups when a slot's state is set by hand.
+        self._state_listener = SlotStateListener(self._observed)
         #: Slots whose instance said ``is_done()`` on the latest step.
         self.done = np.zeros(view.env_num, dtype=bool)
         #: Slots whose episode the built-in task behind ended on the latest step.
@@ -215,9 +252,10 @@ class SlotTaskAdapter(BaseTask):
 
     def reset_slot(self, slot: int, config: Any) -> None:
         super().reset_slot(slot, config)
-        old = self.instances.pop(slot, None)
-        if old is not None:
-            old.cleanup()
+        self.episode_ended(slot)  # (the slot's last episode's instance, if its end was not told)
+        groups: list[Any] = [*self.view.robots(slot).values(), *self.view.objects(slot).values()]
+        for group in groups:
+            group.add_listener(self._state_listener)
         scene = SlotScene(self.view, slot)
         # As InternUtopia: the robots' post_reset runs in the task's (once), not when they are built.
         token = robots_start_with_task()
@@ -233,6 +271,22 @@ class SlotTaskAdapter(BaseTask):
         self.instances[slot] = instance
         self._observed.pop(slot, None)
         self.done[slot] = self.builtin_ended[slot] = False
+
+    def episode_ended(self, slot: int) -> None:
+        """``slot``'s episode is over (the reset that replaces it or empties the slot): its instance's
+        ``cleanup()`` runs, once, and with it (InternUtopia's ``BaseTask.cleanup``) its robots'; the
+        instance goes. A ``cleanup`` that raises is a warning: the reset goes on."""
+        self._observed.pop(slot, None)
+        instance = self.instances.pop(slot, None)
+        if instance is None:
+            return
+        try:
+            instance.cleanup()
+        except Exception as exc:
+            warnings.warn(f'{type(instance).__name__}.cleanup() in env {slot} raised {type(exc).__name__}: {exc}', stacklevel=2)
+        finally:
+            for robot in dict(getattr(instance, 'robots', None) or {}).values():
+                mark_ended(robot)  # (cleaned up by the task's cleanup, or left alone by it, as InternUtopia)
 
     def reset_slots(self, slots: np.ndarray, configs: Any) -> None:
         # (one slot at a time, each instance made: a built-in behind that starts slots in one call
@@ -266,7 +320,7 @@ class SlotTaskAdapter(BaseTask):
             # get_observations); the observations are kept for the step's obs and metrics.
             self.observation(slot)
             if decides:
-                terminated[index] = bool(instance.is_done())
+                terminated[index] = _as_bool(instance.is_done(), instance, 'is_done', slot)
 
         try:
             each_slot(slots, one, result)
@@ -282,12 +336,18 @@ class SlotTaskAdapter(BaseTask):
         return row(extra, 0) if extra else {}
 
     def observation(self, slot: int) -> Any:
-        """``slot``'s instance's ``get_observations()`` for the current step (computed once a step)."""
-        step = int(self.view.steps[slot])
+        """``slot``'s instance's ``get_observations()`` for the current step (computed once a step;
+        again once the slot's simulation moved outside a step, or its state was set by hand)."""
+        pack = self.view.pack(slot)
+        step = (int(self.view.steps[slot]), float(pack.data.time[slot]) if pack is not None else 0.0)
         held = self._observed.get(slot)
         if held is None or held[0] != step:
             try:
-                observed = self.instances[slot].get_observations()
+                instance = self.instances[slot]
+                observed = instance.get_observations()
+                if not isinstance(observed, Mapping):
+                    raise TypeError(f'{type(instance).__name__}.get_observations() in env {slot} returned '
+                                    f'{type(observed).__name__}; expected a dict ({{robot_name: robot_obs, ...}})')
                 self._mark_render(slot, observed)
             except Exception as exc:  # (kept: asked again this step, the same error, no second call)
                 self._observed[slot] = (step, None, exc)
@@ -318,9 +378,21 @@ class SlotTaskAdapter(BaseTask):
         return super().episode_metrics(slot, metrics)  # (a built-in behind may compute its own)
 
 
+def _as_bool(value: Any, instance: Any, method: str, slot: int) -> bool:
+    """``value``, returned by ``instance.method()`` in ``slot``, as a bool: a bool (Python's or
+    numpy's, or an array of none dimension) or an integer; anything else is a ``TypeError`` naming
+    the class, method and env."""
+    if isinstance(value, (bool, np.bool_, numbers.Integral)) or isinstance(value, np.ndarray) and value.ndim == 0 \
+            and value.dtype.kind in 'biu':
+        return bool(value)
+    raise TypeError(f'{type(instance).__name__}.{method}() in env {slot} returned {type(value).__name__}; expected a bool')
+
+
 # (A base made by a call, which mypy cannot follow: SlotTask's API in front of BaseTask.)
 class SlotTaskView(with_api(SlotTask, BaseTask)):  # type: ignore[misc]
     """A built-in task's episode in one slot, with InternUtopia's task attributes and methods."""
+
+    _makes_reward = False
 
     def __init__(self, task: BaseTask, slot: int) -> None:  # noqa: D107
         view = task.view
@@ -363,6 +435,13 @@ def task_in_slot(task: BaseTask, slot: int) -> Any:
     return held[1]
 
 
+def task_ended(view: EnvView, slot: int) -> bool:
+    """Whether ``slot``'s upstream-style task said ``is_done()`` on this step (InternUtopia then
+    calls neither the episode's metrics' ``update`` nor its reward's ``calc``)."""
+    task = view.task(slot)
+    return isinstance(task, SlotTaskAdapter) and bool(task.done[slot])
+
+
 def task_observations(view: EnvView, slot: int) -> Any:
     """What InternUtopia hands a metric's ``update`` after a step: the task's observations of
     ``slot``, or ``None`` when an upstream-style task said ``is_done()`` on this step."""
@@ -395,5 +474,5 @@ def create_task(config: Any, scene: Any) -> Any:
     return task_in_slot(task, scene.slot)
 
 
-__all__ = ['PER_SLOT_TASK_METHODS', 'SlotMetrics', 'SlotTask', 'SlotTaskAdapter', 'SlotTaskView', 'create_task',
-           'task_in_slot', 'task_observations']
+__all__ = ['PER_SLOT_TASK_METHODS', 'UPSTREAM_TASK_ATTRIBUTES', 'SlotMetrics', 'SlotTask', 'SlotTaskAdapter', 'SlotTaskView',
+           'create_task', 'task_ended', 'task_in_slot', 'task_observations']

@@ -87,6 +87,8 @@ class Entity(Generic[EntityCfgT]):
     env_view: Any = None
     _pose_views: tuple[np.ndarray, np.ndarray] | None = None
     _joint_views: tuple[np.ndarray, np.ndarray] | None = None
+    #: What :meth:`add_listener` registered (a class-level empty default: none).
+    _listeners: tuple[Any, ...] = ()
 
     def __init__(self, config: EntityCfgT, env_num: int, sim: SimConfig) -> None:
         self.config = config
@@ -240,9 +242,30 @@ class Entity(Generic[EntityCfgT]):
         world.forward(np.array([slot]))
         self.state_changed(slot)
 
+    def add_listener(self, listener: Any) -> None:
+        """Have ``listener`` told about this entity's slots: its ``state_changed(slot)`` (where it
+        has one) after :meth:`state_changed`, its ``episode_ended(slot)`` after :meth:`episode_ended`.
+        Anything that keeps what it read of a slot (a reading kept for the step, an object per
+        slot and episode) registers so, without the entity knowing what it is; once is enough."""
+        if not any(listener is held for held in self._listeners):
+            self._listeners = (*self._listeners, listener)
+
     def state_changed(self, slot: int) -> None:
         """Called after ``slot``'s state was written outside a step (a teleport, joints set by hand):
-        a group that caches what it read this step drops ``slot``'s rows here."""
+        a group that caches what it read this step drops ``slot``'s rows here (and calls this
+        one); the listeners (:meth:`add_listener`) are told."""
+        for listener in self._listeners:
+            hook = getattr(listener, 'state_changed', None)
+            if hook is not None:
+                hook(slot)
+
+    def episode_ended(self, slot: int) -> None:
+        """Called when ``slot``'s episode that had this entity is over (the reset that replaces it,
+        or empties the slot): the listeners (:meth:`add_listener`) are told."""
+        for listener in self._listeners:
+            hook = getattr(listener, 'episode_ended', None)
+            if hook is not None:
+                hook(slot)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         """Observation arrays with a leading ``len(slots)`` axis."""

@@ -7,6 +7,12 @@ serves: tasks (reward 0 unless a reward says otherwise, terminated, truncated), 
 (added), then metrics (updated). The runner owns the rewards; tasks never build them. A task
 may offer one pass that also does the work of the rewards and metrics serving its slots
 (:meth:`~internutopia.core.task.base.BaseTask.combined_step`); those are then not called apart.
+
+When a slot's episode is over (:meth:`Terms.leave`: the reset that replaces it or empties the
+slot), its task, then its reward and metrics, then its robot and object groups are told, each
+through its ``episode_ended(slot)`` where it has one (a neutral hook: objects that keep something
+per slot and episode let it go there). A task whose ``reads_metrics_at_start`` is true starts
+after its metrics (and before its reward), so that its start sees them.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ _BASE_METRIC_UPDATE = BaseMetric.update  # metrics that keep it need no call per
 
 #: :meth:`Terms.recorded_pass`'s result: reward, terminated, truncated and steps run, per slot.
 RecordedResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _reads_metrics_at_start(task: BaseTask) -> bool:
+    """Whether ``task`` starts after its metrics (its ``reads_metrics_at_start``; see the module docstring)."""
+    return bool(getattr(task, 'reads_metrics_at_start', False))
 
 
 class _StepPlan(NamedTuple):
@@ -69,6 +80,8 @@ class Terms:
         self._version = 0  # moves whenever a mask changes (an episode starts or leaves)
         #: The last :meth:`_plan`: ``(slots asked, _version, plan)``.
         self._last_plan: tuple[np.ndarray, int, _StepPlan] | None = None
+        #: Each slot's robot and object groups of its episode (told when it is over, see :meth:`leave`).
+        self._slot_entities: list[tuple[Any, ...]] = [() for _ in range(self.env_num)]
 
     # -- an episode's start and end --------------------------------------------------------------
     def start(self, slot: int, task: TaskCfg) -> None:
@@ -76,9 +89,15 @@ class Terms:
         task_object = self._task_object(task.type)
         self._attach(slot, task_object)
         # The task first (an upstream-style task reads its robots when it starts), then its
-        # metrics, then its reward (which may read the task).
-        task_object.reset_slot(slot, task)
-        self._start_metrics_and_reward(slot, task)
+        # metrics, then its reward (which may read the task); the metrics first for a task that
+        # reads them as it starts (InternUtopia's tasks make theirs in their __init__).
+        if _reads_metrics_at_start(task_object):
+            self._start_metrics(slot, task)
+            task_object.reset_slot(slot, task)
+            self._start_reward(slot, task)
+        else:
+            task_object.reset_slot(slot, task)
+            self._start_metrics_and_reward(slot, task)
 
     def start_many(self, slots: list[int], tasks: list[TaskCfg], started: list[int], failed: dict[int, Exception]) -> None:
         """Start the episodes ``tasks`` of ``slots`` (their states in place), as :meth:`start` each,
@@ -94,7 +113,8 @@ class Terms:
             by_type.setdefault(task.type, []).append(k)
         for type_name, ks in by_type.items():
             task_object = self.tasks.get(type_name)  # (made by the first start of its type, below)
-            if len(ks) > 1 and task_object is not None and type(task_object).reset_slots is not _BASE_TASK_RESET_SLOTS:
+            if (len(ks) > 1 and task_object is not None and type(task_object).reset_slots is not _BASE_TASK_RESET_SLOTS
+                    and not _reads_metrics_at_start(task_object)):
                 group_slots = [slots[k] for k in ks]
                 group_tasks = [tasks[k] for k in ks]
                 for slot in group_slots:
@@ -132,9 +152,15 @@ class Terms:
         self.table.slot_task[slot] = task_object
         self.table.slot_metrics[slot] = []
         self._mask(task_object)[slot] = True
+        self._slot_entities[slot] = (*self.table.slot_robots[slot].values(), *self.table.slot_objects[slot].values())
 
     def _start_metrics_and_reward(self, slot: int, task: TaskCfg) -> None:
         """Start the metrics and the reward of ``slot``'s episode ``task`` (its task started)."""
+        self._start_metrics(slot, task)
+        self._start_reward(slot, task)
+
+    def _start_metrics(self, slot: int, task: TaskCfg) -> None:
+        """Start the metrics of ``slot``'s episode ``task``."""
         self._version += 1
         metrics = self.table.slot_metrics[slot] = []
         for metric_cfg in task.metrics:
@@ -146,6 +172,12 @@ class Terms:
         for metric in metrics:
             metric.reset_slot(slot, task)
             self._mask(metric)[slot] = True
+        if len(self.metrics) > _IDLE_METRICS_KEPT:
+            self._drop_idle(self.metrics)
+
+    def _start_reward(self, slot: int, task: TaskCfg) -> None:
+        """Start the reward of ``slot``'s episode ``task`` (its task started)."""
+        self._version += 1
         reward_cfg = getattr(task, 'reward', None)
         if reward_cfg is not None:
             key = reward_cfg.model_dump_json()
@@ -154,18 +186,28 @@ class Terms:
                 reward = self.rewards[key] = BaseReward.create(reward_cfg, self.view, where=f'{task.type}.reward')
             reward.reset_slot(slot, task)
             self._mask(reward)[slot] = True
-        if len(self.metrics) > _IDLE_METRICS_KEPT:
-            self._drop_idle(self.metrics)
         if len(self.rewards) > _IDLE_METRICS_KEPT:
             self._drop_idle(self.rewards)
 
     def leave(self, slot: int) -> None:
-        """``slot`` is served by none of them any more."""
+        """``slot`` is served by none of them any more: its episode, if it had one, is over.
+
+        Its task, then its rewards and metrics, then its robot and object groups are told, each
+        through its ``episode_ended(slot)`` where it has one (see the module docstring).
+        """
         self._version += 1
+        task = self.table.slot_task[slot]
+        terms = [owner for owner in (*self.rewards.values(), *self.metrics.values())
+                 if (mask := self.members.get(id(owner))) is not None and mask[slot]]
+        entities, self._slot_entities[slot] = self._slot_entities[slot], ()
         self.table.slot_task[slot] = None
         self.table.slot_metrics[slot] = []
         for mask in self.members.values():
             mask[slot] = False
+        for owner in (task, *terms, *entities):
+            hook = getattr(owner, 'episode_ended', None) if owner is not None else None
+            if hook is not None:
+                hook(slot)
 
     def episode_metrics(self, slot: int) -> Any:
         """The metrics of ``slot``'s episode now: each metric object's value, by name (or what
