@@ -20,9 +20,9 @@ from internutopia.core.config import Config, SimConfig
 from internutopia.core.robot.controller import BaseController
 from internutopia.core.task import BaseMetric, BaseTask
 from internutopia.core.vec_env import Env
-from internutopia.per_slot.controller import UPSTREAM_ACTION_TO_FORWARD, forward_call
 from internutopia.per_slot.metric import UPSTREAM_METRIC_ATTRIBUTES
 from internutopia.per_slot.task import UPSTREAM_TASK_ATTRIBUTES
+from internutopia.per_slot.upstream_forward import UPSTREAM_ACTION_TO_FORWARD, forward_call
 from internutopia_extension.configs.controllers import DifferentialDriveControllerCfg
 from internutopia_extension.configs.metrics.recording_metric import RecordingMetricCfg
 from internutopia_extension.configs.metrics.traveled_distance_metric import TraveledDistanceMetricCfg

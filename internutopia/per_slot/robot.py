@@ -18,7 +18,6 @@ Either way the object is a :class:`SlotRobot`, with InternUtopia's attributes: `
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import warnings
 import weakref
@@ -38,6 +37,7 @@ from internutopia.per_slot.controller import apply_control, controller_in_slot
 from internutopia.per_slot.instances import OrderedObsMixin, stale_slots, warn_cleanup_error
 from internutopia.per_slot.model import ModelRobot
 from internutopia.per_slot.rigid_body import IRigidBody
+from internutopia.per_slot.robot_episode import built_robots_start, end_robot, start_robot
 from internutopia.per_slot.scene import SlotScene
 from internutopia.per_slot.sensor import sensor_in_slot
 from internutopia.per_slot.style import instance_class, is_per_slot, vectorized_base, with_api
@@ -56,7 +56,7 @@ class SlotRobot(OrderedObsMixin):
 
     _slot_group: BaseRobot | None = None
     _slot: int = -1
-    #: Whether the episode's ``post_reset`` ran (see :func:`start_robot`).
+    #: Whether the episode's ``post_reset`` ran (see :func:`~internutopia.per_slot.robot_episode.start_robot`).
     _slot_started: bool = False
     #: Whether the episode is over for this object: its ``cleanup`` ran, or its task's ran (see :func:`end_robot`).
     _slot_ended: bool = False
@@ -177,7 +177,7 @@ class SlotRobot(OrderedObsMixin):
     def post_reset(self) -> None:
         """Called once the episode's start state is in place: the sensors' ``post_reset`` (in which
         ``ICamera.create`` makes cameras on this robot in this slot, as InternUtopia's sensors do).
-        The env calls it once per slot and episode (see :func:`start_robot`); one that raises
+        The env calls it once per slot and episode (see :func:`~internutopia.per_slot.robot_episode.start_robot`); one that raises
         leaves the robot not started."""
         self._slot_started = True
         group = self._slot_group
@@ -193,6 +193,11 @@ class SlotRobot(OrderedObsMixin):
         finally:
             if token is not None:
                 BUILDING.reset(token)
+
+    def _forget_slot(self) -> None:
+        """Let this object go from where it is kept for its slot (its start failed: a retry builds
+        another)."""
+        _forget(self)
 
     def cleanup(self) -> None:
         """Called once when the slot's episode is over (by its task's ``cleanup``, InternUtopia's
@@ -342,7 +347,7 @@ class SlotRobotGroup(_BuiltinRobot):
         made = self.instances.get(slot)
         if made is None:
             made = build_robot(self.instance_class, self, slot, self.slot_configs.get(slot, self.config), self.instances)
-            if not _TASK_STARTS.get():
+            if built_robots_start():
                 start_robot(made)
         return made
 
@@ -426,7 +431,7 @@ def robot_in_slot(group: BaseRobot, slot: int) -> Any:
     # (mypy takes class objects for unhashable, python/mypy#11470: the cache's Hashable check)
     made = build_robot(with_api(robot_api(type(group)), type(group)), group, slot, config, {})  # type: ignore[arg-type]
     views[slot] = (episode, made)
-    if not _TASK_STARTS.get():
+    if built_robots_start():
         start_robot(made)  # the episode's start: its per-slot sensors' post_reset, as InternUtopia calls it
     return made
 
@@ -455,49 +460,6 @@ def _end_view(views: dict[int, tuple[Any, Any]], slot: int) -> None:
 _view_enders: weakref.WeakKeyDictionary[BaseRobot, _ViewEnder] = weakref.WeakKeyDictionary()
 
 
-def end_robot(robot: Any) -> None:
-    """``robot.cleanup()`` unless its episode is over for it already (its cleanup ran, or its
-    task's did): once per slot and episode, whoever asks first (its task's ``cleanup``, the reset
-    that ends the episode)."""
-    if getattr(robot, '_slot_ended', False):
-        return
-    mark_ended(robot)
-    robot.cleanup()
-
-
-def mark_ended(robot: Any) -> None:
-    """The episode is over for ``robot`` (a per-slot robot object): :func:`end_robot` does nothing more."""
-    robot._slot_ended = True
-
-
-#: True while an upstream-style task starts its episode: the robots it builds get their
-#: ``post_reset`` from the task's (InternUtopia's order), not when they are built.
-_TASK_STARTS: contextvars.ContextVar[bool] = contextvars.ContextVar('internutopia_task_starts', default=False)
-
-
-def start_robot(robot: Any) -> None:
-    """``robot.post_reset()`` unless it ran already for this slot and episode: once per episode,
-    whoever asks first (the robot's building, its task's ``post_reset``).
-
-    A ``post_reset`` that raises leaves the robot not started, and no longer the slot's: the
-    episode's start failed (its error, unchanged, ends or retries it), and the next asker (a retry
-    of the start) gets a robot built afresh, whose ``post_reset`` runs again.
-    """
-    if robot._slot_started:
-        return
-    robot._slot_started = True  # (before the call: a post_reset asking for its own robot does not start it again)
-    try:
-        robot.post_reset()
-    except BaseException:
-        robot._slot_started = False
-        try:
-            _forget(robot)
-        except Exception as cleanup_error:  # (the start's error is the one raised and recorded)
-            warnings.warn(f'robot {getattr(robot, "name", "?")!r} in env {robot._slot}: its cleanup after a failed start '
-                          f'raised {type(cleanup_error).__name__}: {cleanup_error}', stacklevel=2)
-        raise
-
-
 def _forget(robot: Any) -> None:
     """Drop ``robot`` (whose start failed) from the cache it is kept in, so that it is not reused."""
     group, slot = robot._slot_group, robot._slot
@@ -507,16 +469,6 @@ def _forget(robot: Any) -> None:
     views = _views.get(group) if group is not None else None
     if views is not None and views.get(slot, (None, None))[1] is robot:
         del views[slot]
-
-
-def robots_start_with_task() -> contextvars.Token:
-    """From now until :func:`robots_started` is given the token, robots built are started by their task."""
-    return _TASK_STARTS.set(True)
-
-
-def robots_started(token: contextvars.Token) -> None:
-    """End what :func:`robots_start_with_task` began."""
-    _TASK_STARTS.reset(token)
 
 
 def slot_row(group: BaseRobot, slot: int) -> dict[str, Any]:
@@ -548,6 +500,5 @@ def init_robots(task_config: Any, scene: Any) -> OrderedDict[str, Any]:
     return create_robots(task_config, scene)
 
 
-__all__ = ['PER_SLOT_ROBOT_METHODS', 'SlotActionSink', 'SlotRobot', 'SlotRobotGroup', 'create_robots', 'end_robot', 'init_robots', 'mark_ended',
-           'robot_group_class', 'robot_in_slot', 'robot_maker', 'robots_start_with_task', 'robots_started', 'slot_row',
-           'start_robot']
+__all__ = ['PER_SLOT_ROBOT_METHODS', 'SlotActionSink', 'SlotRobot', 'SlotRobotGroup', 'create_robots', 'init_robots',
+           'robot_group_class', 'robot_in_slot', 'robot_maker', 'slot_row']

@@ -32,7 +32,8 @@ from internutopia.per_slot.instances import SlotStateListener
 from internutopia.per_slot.metric import metric_in_slot, upstream_entry
 from internutopia.per_slot.reward import check_slot_reward, create_reward
 from internutopia.per_slot.rigid_body import IRigidBody
-from internutopia.per_slot.robot import end_robot, mark_ended, robot_in_slot, robots_start_with_task, robots_started, start_robot
+from internutopia.per_slot.robot import robot_in_slot
+from internutopia.per_slot.robot_episode import end_robot, mark_ended, robots_start_with_task, robots_started, start_robot
 from internutopia.per_slot.scene import SlotScene, task_name
 from internutopia.per_slot.style import instance_class, is_per_slot, make_instance, with_api
 
