@@ -362,7 +362,8 @@ def test_set_with_a_bad_key_names_the_valid_ones(tmp_path, capsys, override, mes
 def test_set_values_are_checked_as_in_the_file(tmp_path, capsys):
     path = write(tmp_path, ANCHORED)
     assert cli.main(['validate', path, '--set', 'env_num=abc']) == cli.EXIT_ERROR
-    assert f'{path}:1: env_num: ' in capsys.readouterr().err  # the line of the value it replaced
+    # the line of the value it replaced, and the override that put it there
+    assert f'{path}:1: --set env_num=abc: env_num: ' in capsys.readouterr().err
     assert cli.main(['validate', path, '--set', 'env_num=3']) == cli.EXIT_OK
     assert 'env_num 3' in capsys.readouterr().out
 

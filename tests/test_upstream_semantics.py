@@ -215,14 +215,14 @@ def test_robot_scale_is_applied_or_refused(vec):
     assert abs(obs[0]['jetbot']['position'][2] - 3 * 0.035) < 0.01
     model = big.runner.world.pack(0).model
     assert model.geom('jetbot/left_wheel').size[0] == pytest.approx(3 * 0.03)
-    uneven = vec([SingleInferenceTaskCfg(robots=[JetbotRobotCfg(scale=(1.0, 2.0, 1.0))])], env_num=1)
-    with pytest.raises(ValueError, match=r'scale=\(1.0, 2.0, 1.0\) cannot be honoured.*uniformly'):
-        uneven.reset()
+    # Refused before any reset: an uneven Jetbot scale when its config is built, a scale the H1
+    # cannot honour when the env is built (naming the field), not at the first reset.
+    with pytest.raises(ValueError, match=r'a Jetbot scales uniformly only.*\(1.0, 2.0, 1.0\)'):
+        JetbotRobotCfg(scale=(1.0, 2.0, 1.0))
     from internutopia_extension.configs.robots.h1 import H1RobotCfg
 
-    h1 = vec([SingleInferenceTaskCfg(robots=[H1RobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
-    with pytest.raises(ValueError, match=r'scale=\(2.0, 2.0, 2.0\) cannot be honoured.*H1Robot'):
-        h1.reset()
+    with pytest.raises(ValueError, match=r'task_configs\[0\]\.robots\[0\]\.scale: \(2.0, 2.0, 2.0\) cannot be honoured.*H1Robot'):
+        vec([SingleInferenceTaskCfg(robots=[H1RobotCfg(scale=(2.0, 2.0, 2.0))])], env_num=1)
 
 
 def test_default_physics_step_is_internutopias_and_g1_runs_in_substeps():

@@ -15,6 +15,7 @@ from internutopia.core.config.yaml_file import (
     line_of,
     node_at,
     path_text,
+    problem_at,
     read_yaml,
     validate_data,
 )
@@ -96,13 +97,18 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
 
     import_extensions()
     data, root, problems = read_yaml(path)
+    overridden: list[tuple[tuple, str]] = []  # (path, override): problems there are the override's
     if overrides and isinstance(data, dict):
         from internutopia.cli.overrides import apply_overrides
 
         try:
-            data = apply_overrides(data, overrides)
+            data = apply_overrides(data, overrides, applied=overridden)
         except ValueError as exc:
             raise ConfigError(path, [f'{path}: {exc}']) from None
+
+    def at(loc: tuple, message: str) -> tuple[int | None, str]:
+        return problem_at(root, loc, message, overridden)
+
     for loc, kind, entry in _typed_entries(data):
         if not isinstance(entry, dict):
             continue
@@ -110,21 +116,23 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
         registry = _registries()[kind]
         needs = missing_extra(kind, type_name) if isinstance(type_name, str) else None
         if needs is not None:  # (declared by the type: internutopia.core.extras)
-            problems.append((_line(_node_at(root, loc + ('type',))), f'{_path_text(loc + ("type",))}: {needs}'))
+            problems.append(at(loc + ('type',), f'{_path_text(loc + ("type",))}: {needs}'))
         elif isinstance(type_name, str) and type_name not in registry:
-            problems.append((_line(_node_at(root, loc + ('type',))),
-                             f'{_path_text(loc + ("type",))}: unknown {kind} type {type_name!r}; '
-                             f'registered {kind} types: {registry.names()}'))
-    config, invalid, _ = validate_data(data, root, strict=True, model=Config)
+            problems.append(at(loc + ('type',), f'{_path_text(loc + ("type",))}: unknown {kind} type {type_name!r}; '
+                                                f'registered {kind} types: {registry.names()}'))
+    config, invalid, _ = validate_data(data, root, strict=True, model=Config, overridden=overridden)
     problems += invalid
     config_dir = os.path.dirname(os.path.abspath(path))
     for loc, file_path in _raw_file_fields(data):
         if resolve_file(file_path, config_dir) is None:
-            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: file not found: {file_path!r} '
-                             f'({_where_looked(file_path, config_dir)})'))
+            problems.append(at(loc, f'{_path_text(loc)}: file not found: {file_path!r} '
+                                    f'({_where_looked(file_path, config_dir)})'))
+    if config is not None and not problems:
+        problems.extend(at(loc, message) for loc, message in _scale_problems(config))
     if config is not None and not problems:
         config, _ = with_resolved_files(config, config_dir)
-        problems.extend(_scene_problems(config, root))
+        problems.extend(at(loc, message) for loc, message in _scene_problems(config))
+        problems.extend(at(loc, message) for loc, message in _sensor_mount_problems(config))
     if problems:
         raise ConfigError(path, format_problems(path, problems))
     assert config is not None  # validation failed: it left problems
@@ -167,12 +175,12 @@ def _raw_file_fields(data: Any) -> list[tuple[tuple, str]]:
 _USD_SUFFIXES = ('.usd', '.usda', '.usdc', '.usdz')
 
 
-def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:
+def _scene_problems(config: Any) -> list[tuple[tuple, str]]:
     """Load and compile every distinct scene of ``config`` (paths already resolved): a malformed
-    file (bad XML or USD, an invalid model) is reported at its ``scene_asset_path``."""
+    file (bad XML or USD, an invalid model) is reported at its ``scene_asset_path``: ``(loc, message)``."""
     from internutopia.core.scene import scene_spec
 
-    problems: list[tuple[int | None, str]] = []
+    problems: list[tuple[tuple, str]] = []
     seen: set[tuple] = set()
     for t, task in enumerate(config.task_configs):
         key = (task.scene_asset_path, task.scene_scale, task.scene_position, task.scene_orientation)
@@ -184,10 +192,54 @@ def _scene_problems(config: Any, root: Any) -> list[tuple[int | None, str]]:
             model = scene_spec(task).compile()
         except Exception as exc:  # noqa: BLE001 - MuJoCo and the USD reader raise several types
             reason = ' '.join(str(exc).split())
-            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: cannot load scene {task.scene_asset_path!r}: {reason}'))
+            problems.append((loc, f'{_path_text(loc)}: cannot load scene {task.scene_asset_path!r}: {reason}'))
             continue
         for reason in _out_of_range(model):
-            problems.append((_line(_node_at(root, loc)), f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {reason}'))
+            problems.append((loc, f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {reason}'))
+    return problems
+
+
+def _scale_problems(config: Any) -> list[tuple[tuple, str]]:
+    """Robots scaled where their class cannot scale its model (the rule a reset enforces)."""
+    from internutopia.core.runner.checks import robot_scale_problems
+
+    problems: list[tuple[tuple, str]] = []
+    for t, task in enumerate(config.task_configs):
+        for r, message in robot_scale_problems(task):
+            loc = ('task_configs', t, 'robots', r, 'scale')
+            problems.append((loc, f'{_path_text(loc)}: {message}'))
+    return problems
+
+
+def _sensor_mount_problems(config: Any) -> list[tuple[tuple, str]]:
+    """Sensors whose ``prim_path`` names no body of their robot: each robot with a sensor that sets
+    one is built (not simulated) and its sensors are mounted on its model, as a reset mounts them.
+    A robot that cannot be built here (an optional package missing) is left to the reset."""
+    from internutopia.core.robot.base import BaseRobot
+
+    problems: list[tuple[tuple, str]] = []
+    seen: set[str] = set()
+    for t, task in enumerate(config.task_configs):
+        for r, robot_cfg in enumerate(task.robots):
+            sensors = [(s, c) for s, c in enumerate(robot_cfg.sensors or []) if c.enable and c.prim_path]
+            key = robot_cfg.model_dump_json()
+            if not sensors or key in seen:
+                continue
+            seen.add(key)
+            try:
+                robot = BaseRobot.create(robot_cfg, 1, config.simulator)
+                spec = robot.build_spec()
+            except Exception:  # noqa: BLE001 - the reset reports it, with its own message
+                continue
+            for s, sensor_cfg in sensors:
+                sensor = robot.sensors.get(sensor_cfg.name)
+                if sensor is None:
+                    continue
+                try:
+                    sensor.add_to_spec(spec)
+                except ValueError as exc:
+                    loc = ('task_configs', t, 'robots', r, 'sensors', s, 'prim_path')
+                    problems.append((loc, f'{_path_text(loc)}: {exc}'))
     return problems
 
 

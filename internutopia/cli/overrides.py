@@ -8,7 +8,9 @@ bad value gets the same error as in the file.
 
 A key must already be in the file, or be a field of the config class at that place (a
 ``simulator`` that does not set ``rendering_dt`` still takes ``simulator.rendering_dt``); any
-other key is an error that names the valid ones.
+other key is an error that names the valid ones. A free dict (``reward_settings``, the
+``metric_config`` of a metric that declares no options) takes any key. A list the file leaves
+out has no entries to index: set the whole list (``--set task_configs.0.robots.0.controllers=[...]``).
 
 >>> data = {'env_num': 1, 'task_configs': [{'type': 'FiniteStepTask', 'max_steps': 10}]}
 >>> changed = apply_overrides(data, ['env_num=4', 'task_configs.0.max_steps=100'])
@@ -29,7 +31,7 @@ from typing import Any
 import yaml
 
 from internutopia.core.config import Config
-from internutopia.core.config.yaml_file import owner_of
+from internutopia.core.config.yaml_file import load_value, owner_of
 
 __all__ = ['apply_overrides', 'parse_override']
 
@@ -48,15 +50,64 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     if any(not part for part in parts):
         raise ValueError(f'--set {text}: empty part in the key {key!r}; keys are dotted paths such as simulator.physics_dt')
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ''
+        value = load_value(raw) if raw.strip() else ''
     except yaml.YAMLError as exc:
         problem = ' '.join(str(getattr(exc, 'problem', None) or exc).split())
         raise ValueError(f'--set {text}: the value {raw!r} is not valid YAML ({problem})') from None
     return [int(part) if part.lstrip('-').isdigit() else part for part in parts], value
 
 
-def _valid_keys(data: Any, node: dict, loc: list[str | int]) -> list[str]:
-    """Keys a mapping at ``loc`` may take: those it has, and the fields of its config class."""
+def _field_at(data: Any, loc: Sequence[str | int]) -> Any:
+    """The pydantic field that holds the value at ``loc`` (a key of a config class), else ``None``."""
+    if not loc or isinstance(loc[-1], int):
+        return None
+    try:
+        parent = owner_of(data, list(loc[:-1]), Config)
+    except Exception:  # noqa: BLE001 - an unknown type name: nothing is known there
+        return None
+    return parent.model_fields.get(loc[-1]) if parent is not None else None
+
+
+def _takes_any_key(data: Any, loc: Sequence[str | int]) -> bool:
+    """Whether the mapping at ``loc`` is a free dict (``reward_settings``, a metric's own
+    ``metric_config``), or lies inside one: any key goes there."""
+    for depth in range(len(loc), 0, -1):
+        field = _field_at(data, loc[:depth])
+        if field is None:
+            continue
+        try:
+            model = owner_of(data, list(loc[:depth]), Config)
+        except Exception:  # noqa: BLE001
+            model = None
+        return model is None and _is_mapping_type(field.annotation)
+    return False
+
+
+def _is_mapping_type(annotation: Any) -> bool:
+    import typing
+
+    if annotation is Any or annotation is dict:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is dict:
+        return True
+    return any(_is_mapping_type(arg) for arg in typing.get_args(annotation) if arg is not type(None))
+
+
+def _is_list_type(annotation: Any) -> bool:
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        return True
+    return origin is not dict and any(_is_list_type(arg) for arg in typing.get_args(annotation))
+
+
+def _valid_keys(data: Any, node: dict, loc: list[str | int]) -> list[str] | None:
+    """Keys a mapping at ``loc`` may take: those it has, and the fields of its config class;
+    ``None`` for a free dict, which takes any key."""
+    if _takes_any_key(data, loc):
+        return None
     keys = set(node)
     try:
         model = owner_of(data, loc, Config)  # the config class at a place in the data
@@ -81,13 +132,15 @@ def _where(loc: Sequence[str | int]) -> str:
     return 'the top level' if not loc else '.'.join(str(part) for part in loc)
 
 
-def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
+def apply_overrides(data: dict, overrides: Sequence[str], applied: list[tuple[tuple[str | int, ...], str]] | None = None) -> dict:
     """A copy of the YAML ``data`` with ``overrides`` (``'key.path=value'``) applied in order;
-    ``data`` is not changed.
+    ``data`` is not changed. ``applied``, when given, receives ``(path, override)`` for each (list
+    indices counted from 0), so problems found under a path can be reported as the override's.
 
     Raises:
         ValueError: a malformed override, an unknown key (the message names the valid keys), an
-            index out of range, or a path through something that is not a mapping or a list.
+            index out of range, a list field the file leaves out indexed into, or a path through
+            something that is not a mapping or a list.
     """
     from internutopia_extension import import_extensions
 
@@ -96,26 +149,42 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
     for text in overrides:
         path, value = parse_override(text)
         node: Any = out
+        where: list[str | int] = []  # the path so far, list indices counted from 0
+        created: tuple[str | int, ...] | None = None  # the first section this override made, if any
         for depth, part in enumerate(path):
             loc = path[:depth]
             last = depth == len(path) - 1
             if isinstance(node, dict):
-                if isinstance(part, int) or part not in _valid_keys(out, node, loc):
-                    valid = _valid_keys(out, node, loc)
-                    raise ValueError(f'--set {text}: unknown key {part!r} at {_where(loc)}; valid keys: {", ".join(valid)}')
+                valid = _valid_keys(out, node, where)
+                if valid is None:  # a free dict: any key (a digit too, as text)
+                    part = str(part)
+                elif isinstance(part, int) or part not in valid:
+                    raise ValueError(f'--set {text}: unknown key {part!r} at {_where(loc)}; valid keys: '
+                                     f'{", ".join(valid) or "(none known at this place)"}')
                 if last:
                     node[part] = value
                 elif part not in node or node[part] is None:
+                    field = _field_at(out, [*where, part])
+                    if isinstance(path[depth + 1], int) or (field is not None and _is_list_type(field.annotation)):
+                        at = _where([*loc, part])
+                        raise ValueError(f'--set {text}: {at} is not in the file, so it has no entry {path[depth + 1]!r}; '
+                                         f'set the whole list instead, e.g. --set {at}=[...]')
                     node[part] = {}  # a section the file leaves out (e.g. simulator)
+                    if created is None:
+                        created = (*where, part)
                 node = node[part]
             elif isinstance(node, list):
                 if not isinstance(part, int) or not -len(node) <= part < len(node):
                     raise ValueError(f'--set {text}: {_where(loc)} is a list of {len(node)} entries; use an index '
                                      f'0..{len(node) - 1}, got {part!r}')
+                part %= len(node)
                 if last:
                     node[part] = value
                 node = node[part]
             else:
                 raise ValueError(f'--set {text}: {_where(loc)} is a value ({node!r}), not a mapping or a list; '
                                  f'it has no {part!r}')
+            where.append(part)
+        if applied is not None:  # (a section it made is all its own)
+            applied.append((created if created is not None else tuple(where), text))
     return out

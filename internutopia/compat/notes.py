@@ -151,10 +151,10 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.config.SimConfig.webrtc': (SAME, _ACCEPTED + ' (no streaming)'),
     'internutopia.core.config.Config': (IMPROVED, _IGNORED_KEYS + '; values checked (finite, in range); the env never '
                                         'changes it'),
-    'internutopia.core.config.robot.BaseCfg': (IMPROVED, '`update()` validates its changes and returns a copy; unknown '
-                                                         'keys as in the constructor'),
-    'internutopia.core.config.sensor.BaseCfg': (IMPROVED, '`update()` validates its changes and returns a copy; unknown '
-                                                          'keys as in the constructor'),
+    'internutopia.core.config.robot.BaseCfg': (IMPROVED, '`update()` validates its changes and returns a deep copy, as '
+                                                         'upstream; unknown keys as in the constructor'),
+    'internutopia.core.config.sensor.BaseCfg': (IMPROVED, '`update()` validates its changes and returns a deep copy, as '
+                                                          'upstream; unknown keys as in the constructor'),
     'internutopia.core.config.TaskCfg': (SAME, _KEPT_KEYS),
     'internutopia.core.config.task.TaskCfg': (SAME, _KEPT_KEYS),
     'internutopia.core.config.robot.ControllerCfg': (SAME, _KEPT_KEYS),
@@ -171,6 +171,39 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.config.task.TaskCfg.robots_root_path': (SAME, _ACCEPTED + ' (a slot has no stage paths)'),
     'internutopia.core.config.task.TaskCfg.objects_root_path': (SAME, _ACCEPTED + ' (a slot has no stage paths)'),
     'internutopia.core.config.task.TaskCfg.reward': (IMPROVED, 'computed for any task type, vectorized or per slot'),
+    'internutopia.core.config.task.TaskCfg.scene_orientation': (
+        IMPROVED, 'rotates the scene here (a wxyz quaternion); upstream declares it and never reads it, '
+                  'so a config written for upstream with a rotation other than (1, 0, 0, 0) gets a rotated scene here'),
+    'internutopia.core.config.SimConfig.physics_dt': (
+        IMPROVED, 'within [1e-6, 1] s (a longer step is no simulation of a robot: MuJoCo diverges); a fraction such as '
+                  "'1/240' too, as upstream"),
+    'internutopia.core.config.SimConfig.rendering_dt': (
+        IMPROVED, '> 0 and at most 1e9 physics steps (rendering_dt / physics_dt), so the render clock counts in integers'),
+    'internutopia_extension.configs.controllers.dd_controller.DifferentialDriveControllerCfg.wheel_base': (
+        IMPROVED, 'checked: metres > 0 (and at most 100 km)'),
+    'internutopia_extension.configs.controllers.dd_controller.DifferentialDriveControllerCfg.wheel_radius': (
+        IMPROVED, 'checked: metres > 0 (and at most 100 km); the wheel speeds are divided by it'),
+    'internutopia_extension.configs.controllers.recover_controller.RecoverControllerCfg.recover_height': (
+        IMPROVED, 'sets the base upright at `recover_height` (metres > 0, checked) directly instead of driving the joints'),
+    'internutopia_extension.configs.controllers.move_to_point_by_speed_controller.MoveToPointBySpeedControllerCfg.forward_speed': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 1.0, as upstream'),
+    'internutopia_extension.configs.controllers.move_to_point_by_speed_controller.MoveToPointBySpeedControllerCfg.rotation_speed': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 8.0, as upstream'),
+    'internutopia_extension.configs.controllers.move_to_point_by_speed_controller.MoveToPointBySpeedControllerCfg.threshold': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 0.02, as upstream'),
+    'internutopia_extension.configs.controllers.move_along_path_points_controller.MoveAlongPathPointsControllerCfg.forward_speed': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 1.0, as upstream'),
+    'internutopia_extension.configs.controllers.move_along_path_points_controller.MoveAlongPathPointsControllerCfg.rotation_speed': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 8.0, as upstream'),
+    'internutopia_extension.configs.controllers.move_along_path_points_controller.MoveAlongPathPointsControllerCfg.threshold': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 0.02, as upstream'),
+    'internutopia_extension.configs.controllers.rotate_controller.RotateControllerCfg.rotation_speed': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 3.0, as upstream'),
+    'internutopia_extension.configs.controllers.rotate_controller.RotateControllerCfg.threshold': (
+        SAME, '> 0 (checked); None is the controller\'s fallback, 0.02, as upstream'),
+    'internutopia_extension.configs.metrics.traveled_distance_metric.TraveledDistanceMetricCfg': (
+        IMPROVED, '`metric_config` options are checked when the config is built: `robot_name` (a string); any other '
+                  'option is an unknown key (kept, with a warning; an error in strict mode)'),
     'internutopia.core.config.task.reward.RewardCfg.reward_type': (SAME, 'the same as `type` (either may be given)'),
     'internutopia.core.config.distribution.DistributionCfg.gpu_num_per_proc': (
         IMPROVED, 'default 0: MuJoCo runs on CPU; a request a machine cannot meet is dropped with a warning'),
@@ -272,6 +305,7 @@ EXACT = frozenset({
     'internutopia.core.config.task.reward.RewardCfg',
     'internutopia.core.config.distribution.DistributionCfg',
     'internutopia.core.config.distribution.RayDistributionCfg',
+    'internutopia_extension.configs.metrics.traveled_distance_metric.TraveledDistanceMetricCfg',
 })
 
 

@@ -109,6 +109,9 @@ class Env(UpstreamEnvMembers, ObservedCalls):
         # or editing one of its TaskCfgs later changes nothing. An iterator is drawn from lazily
         # (it may be endless), so what it yields is taken when a reset reaches it.
         if isinstance(episodes, (list, tuple)):
+            if not episodes:
+                raise ValueError('episodes must hold at least one TaskCfg (leave it out, or pass None, to run '
+                                 "the config's task_configs)")
             episodes = [task.model_copy(deep=True) if isinstance(task, TaskCfg) else task for task in episodes]
         # A list's misspelt types fail here, not at the reset that reaches them.
         check_task_list(episodes if episodes is not None else config.task_configs)

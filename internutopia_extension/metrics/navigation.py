@@ -131,7 +131,7 @@ class CollisionCountMetric(_GoalMetric):
         self.count = np.zeros(self.env_num, dtype=np.int64)
         self.in_collision = np.zeros(self.env_num, dtype=bool)
         self.free_steps = np.zeros(self.env_num, dtype=np.int64)
-        self.release_steps = int(config.metric_config.get('release_steps', 12))
+        self.release_steps = int(config.metric_option('release_steps', 12))  # (checked by its config class)
         if self.release_steps < 1:
             raise ValueError(f'{self.name}: metric_config release_steps must be >= 1; got {self.release_steps}')
         self._tables: dict[tuple[int, str], tuple] = {}  # (id(lookup), robot) -> geom tables

@@ -52,7 +52,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from internutopia.core.config.unknown_keys import current_mode, error_message, warn_unknown
-from internutopia.core.config.values import Quat, Scale, Vec3, expected_values, numeric_mismatch, wants_numbers
+from internutopia.core.config.values import (
+    Quat,
+    Scale,
+    Vec3,
+    expected_values,
+    numeric_mismatch,
+    tuple_length_problem,
+    wants_numbers,
+)
 
 
 class _Named(Protocol):
@@ -246,7 +254,7 @@ class BaseCfg(BaseModel):
         field = cls.model_fields.get(info.field_name or '')
         if field is None or not wants_numbers(field.annotation) or (info.field_name in cls._text_numbers and isinstance(value, str)):
             return value
-        problem = numeric_mismatch(field.annotation, value)
+        problem = tuple_length_problem(info.field_name or '', field.annotation, value, field.metadata) or numeric_mismatch(field.annotation, value)
         if problem is not None:
             raise ValueError(problem)
         return value
@@ -306,6 +314,10 @@ class BaseCfg(BaseModel):
     def update(self: _Cfg, **changes: Any) -> _Cfg:
         """Return a validated copy with ``changes`` applied; ``self`` is left untouched.
 
+        The copy shares nothing with ``self``: what it keeps of ``self`` is deep-copied (InternUtopia's
+        ``model_copy(update=..., deep=True)``), so editing the copy's robots, lists or sub-configs
+        leaves ``self`` as it was. The values given in ``changes`` are taken as given, as there.
+
         A key this class does not declare is handled as in the constructor (ignored or kept, with a
         warning; an error in strict mode). Keys the config already kept travel with the copy (and
         may be changed) without being reported again.
@@ -315,17 +327,23 @@ class BaseCfg(BaseModel):
                 the message names the nearest valid fields).
         """
         fields = type(self).model_fields
-        kept = dict(self.model_extra or {})
-        values = {name: getattr(self, name) for name in self.model_fields_set if name in fields}
+        # As InternUtopia's ``model_copy(update=changes, deep=True)``: the values the copy keeps
+        # (fields and kept keys) are deep copies, so editing the copy never changes ``self``; the
+        # values of ``changes`` go in as given.
+        memo: dict[int, Any] = {}
+        kept = {key: value if key in changes else copy.deepcopy(value, memo)
+                for key, value in (self.model_extra or {}).items()}
+        values = {name: copy.deepcopy(getattr(self, name), memo)
+                  for name in self.model_fields_set if name in fields and name not in changes}
         for key, value in changes.items():
             if key in kept:
                 kept[key] = value
             else:
                 values[key] = value
-        copy = type(self)(**values)
-        if kept and copy.__pydantic_extra__ is not None:
-            copy.__pydantic_extra__.update(kept)
-        return copy
+        result = type(self)(**values)
+        if kept and result.__pydantic_extra__ is not None:
+            result.__pydantic_extra__.update(kept)
+        return result
 
 
 class TypedCfg(BaseCfg):

@@ -14,17 +14,33 @@ Thresholds(success_distance=3.0)
 
 The built-in metrics read their options by key: their configs (``TraveledDistanceMetricCfg``, the
 navigation and manipulation metrics) declare ``metric_config`` as :data:`MetricOptions`, which
-takes a model as the dict of its fields.
+takes a model as the dict of its fields, and declare the options they read (``_options``, a
+:class:`MetricOptionsCfg`), so a bad value fails when the config is built, naming it, and an
+option they do not read is an unknown key (a warning; an error in strict mode):
+
+>>> class WindowOptions(MetricOptionsCfg):
+...     window: int = 10
+>>> class WindowMetricCfg(MetricCfg):
+...     type: str = 'WindowMetric'
+...     metric_config: MetricOptions = Field(default_factory=dict)
+...     _options = WindowOptions
+>>> WindowMetricCfg(metric_config={'window': 'long'})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for WindowMetricCfg
+metric_config.window
+  Value error, must be an integer; got the text 'long' ...
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, ValidationInfo, field_validator
 
-from internutopia.core.config.base import FIELD_DEFAULT, TypedCfg
+from internutopia.core.config.base import FIELD_DEFAULT, BaseCfg, TypedCfg
 
 
 def _dict_of_options(value: Any) -> dict[str, Any]:
@@ -56,6 +72,23 @@ MetricConfig = Annotated[Any, PlainValidator(_dict_or_model)]
 MetricOptions = Annotated[dict[str, Any], BeforeValidator(_model_as_options)]
 
 
+class MetricOptionsCfg(BaseCfg):
+    """The options a built-in metric reads from its ``metric_config``, declared so they are checked
+    when the config is built (``MetricCfg._options`` names a subclass): a value of the wrong kind
+    is an error naming ``metric_config.<option>``, and an option the metric does not read is an
+    unknown key (kept in ``metric_config``, as InternUtopia keeps whatever it holds, with an
+    :class:`~internutopia.core.config.unknown_keys.UnknownConfigKeyWarning`; an error in strict
+    mode and in ``internutopia validate``).
+
+    ``robot_name`` picks the robot a metric measures (default: the task's ``robot_name``, else its
+    first robot).
+    """
+
+    model_config = ConfigDict(extra='allow')
+
+    robot_name: str | None = None
+
+
 class MetricCfg(TypedCfg):
     """A metric computed over an episode and reported when it ends."""
 
@@ -65,6 +98,30 @@ class MetricCfg(TypedCfg):
     #: ``metric_config=None`` is ``{}``: no options (InternUtopia's default; its metrics never
     #: require it).
     _none_means: ClassVar[Mapping[str, Any]] = {'metric_config': FIELD_DEFAULT}
+    #: The options this metric reads from ``metric_config`` (a :class:`MetricOptionsCfg`
+    #: subclass), checked when the config is built; ``None``: any dict or model, as InternUtopia's.
+    _options: ClassVar[builtins.type[BaseCfg] | None] = None
+
+    @classmethod
+    def nested_model(cls, field: str) -> builtins.type[BaseModel] | None:
+        """The config class that checks the mapping of ``field`` where its annotation does not say
+        (``metric_config``: :attr:`_options`); for messages that list its keys."""
+        return cls._options if field == 'metric_config' else None
+
+    @field_validator('metric_config')
+    @classmethod
+    def _declared_options(cls, value: Any, info: ValidationInfo) -> Any:
+        options = cls._options
+        if options is None and isinstance(info.data.get('type'), str):
+            # A plain MetricCfg(type='CollisionCountMetric', ...): the options of that type's class.
+            target = cls.config_class_for(info.data['type'])
+            options = getattr(target, '_options', None)
+        if options is None or not isinstance(value, dict):
+            return value
+        checked = options.model_validate(value)  # (its errors are reported at metric_config.<key>)
+        extra = checked.model_extra or {}
+        return {key: getattr(checked, key) if key in options.model_fields else extra.get(key, item)
+                for key, item in value.items()}
 
     def metric_option(self, key: str, default: Any = None) -> Any:
         """The option ``key`` of ``metric_config`` (a dict's key, or a model's field), else ``default``."""
@@ -74,4 +131,4 @@ class MetricCfg(TypedCfg):
         return options.get(key, default) if isinstance(options, Mapping) else default
 
 
-__all__ = ['MetricCfg', 'MetricConfig', 'MetricOptions']
+__all__ = ['MetricCfg', 'MetricConfig', 'MetricOptions', 'MetricOptionsCfg']

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from pydantic import ValidationInfo, field_validator
+
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
+from internutopia.core.config.values import checked_pose
 
 
 class ObjectCfg(TypedCfg):
@@ -26,6 +29,12 @@ class ObjectCfg(TypedCfg):
     #: the pose and scale unset). A ``None`` position is an error: InternUtopia adds the slot's
     #: offset to it before anything is built.
     _none_means: ClassVar[Mapping[str, Any]] = {'orientation': (1.0, 0.0, 0.0, 0.0), 'scale': (1.0, 1.0, 1.0)}
+
+    @field_validator('position', 'orientation', 'scale')
+    @classmethod
+    def _pose_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        # (Also for a subclass that redeclares the field with a plain tuple type.)
+        return checked_pose(value, info.field_name or '')
 
 
 __all__ = ['ObjectCfg']

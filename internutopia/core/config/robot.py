@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, SerializeAsAny, field_validator
+from typing import Any
+
+from pydantic import ConfigDict, SerializeAsAny, ValidationInfo, field_validator
 
 from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3, unique_names
 from internutopia.core.config.files import AssetPath
 from internutopia.core.config.sensor import SensorCfg
+from internutopia.core.config.values import checked_pose
 
 
 class ControllerCfg(TypedCfg):
@@ -35,6 +38,12 @@ class RobotCfg(TypedCfg):
     scale: Scale | None = None
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+
+    @field_validator('position', 'orientation', 'scale')
+    @classmethod
+    def _pose_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        # (Also for a subclass that redeclares the field with a plain tuple type.)
+        return checked_pose(value, info.field_name or '')
 
     @field_validator('controllers')
     @classmethod

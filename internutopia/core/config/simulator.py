@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import field_validator
 
 from internutopia.core.config.base import BaseCfg
-from internutopia.core.config.values import MAX_STEPS
+from internutopia.core.config.values import MAX_RENDER_PERIOD, MAX_STEPS, PHYSICS_DT_RANGE
 from internutopia.core.plugins import load_extensions
 
 #: Names ``SimConfig.backend`` accepts; :func:`internutopia.core.backend.register_backend` adds to it.
@@ -41,6 +41,10 @@ def _positive_seconds(value: Any, field: str) -> float:
         seconds = float(value)
     if not (math.isfinite(seconds) and seconds > 0):
         raise ValueError(f'{field} must be a finite number of seconds > 0; got {value!r}')
+    low, high = PHYSICS_DT_RANGE
+    if field == 'physics_dt' and not low <= seconds <= high:
+        raise ValueError(f'physics_dt (the simulated time of one env step) must be within [{low:g}, {high:g}] seconds; '
+                         f'got {value!r}')
     return seconds
 
 
@@ -57,9 +61,10 @@ class SimConfig(BaseCfg):
     """Simulator settings. ``backend`` picks the physics engine: ``'mujoco'`` (built in) or one an
     extension registered (``internutopia.core.backend.register_backend``).
 
-    ``physics_dt`` is the simulated time of one env step (InternUtopia's default, 1/60 s); robots
-    that need finer physics (the G1's servos) run that step in substeps. ``rendering_dt`` and
-    ``rendering_interval`` set how often cameras render.
+    ``physics_dt`` is the simulated time of one env step (InternUtopia's default, 1/60 s), within
+    [1e-6, 1] s; robots that need finer physics (the G1's servos) run that step in substeps.
+    ``rendering_dt`` and ``rendering_interval`` set how often cameras render; ``rendering_dt`` is
+    > 0 and at most 1e9 physics steps.
 
     ``rendering_lod`` draws cameras and the overview with decimated visual meshes (rendering only;
     see ``docs/rendering.md``). Physics models are compiled without their visual-only geoms, for a
@@ -95,7 +100,17 @@ class SimConfig(BaseCfg):
     @field_validator('physics_dt', 'rendering_dt', mode='before')
     @classmethod
     def _dt_positive(cls, value: Any, info: Any) -> float:
-        return _positive_seconds(value, info.field_name)
+        seconds = _positive_seconds(value, info.field_name)
+        # The render clock counts physics steps per render in an integer (RenderClock.period). On
+        # construction physics_dt is checked first; an assignment sees the other field's value.
+        other = info.data.get('rendering_dt' if info.field_name == 'physics_dt' else 'physics_dt')
+        if isinstance(other, float):
+            physics, rendering = (seconds, other) if info.field_name == 'physics_dt' else (other, seconds)
+            if rendering / physics > MAX_RENDER_PERIOD:
+                raise ValueError(f'rendering_dt / physics_dt must be at most {MAX_RENDER_PERIOD:.0e} '
+                                 f'(physics steps per render); got rendering_dt {rendering:g} s with physics_dt '
+                                 f'{physics:g} s')
+        return seconds
 
     @field_validator('backend')
     @classmethod

@@ -20,6 +20,7 @@ import functools
 import math
 import types
 import typing
+from collections.abc import Sequence
 from typing import Annotated, Any, Union
 
 import numpy as np
@@ -35,6 +36,13 @@ SCALE_RANGE = (1e-6, 1e4)
 #: Largest step count (``max_steps`` and the like): a billion env steps, far below where the
 #: step counters (64-bit integers) could overflow.
 MAX_STEPS = 10**9
+#: Range of ``SimConfig.physics_dt`` in seconds (one env step's simulated time): a step longer than
+#: a second is no simulation of a robot (MuJoCo diverges), a step under a microsecond makes no
+#: progress.
+PHYSICS_DT_RANGE = (1e-6, 1.0)
+#: Largest ``rendering_dt / physics_dt``: the render clock counts physics steps between renders in
+#: a 64-bit integer (:class:`~internutopia.core.backend.clock.RenderClock`), as step counts do.
+MAX_RENDER_PERIOD = MAX_STEPS
 #: Every ``int`` field of every config fits a 64-bit integer (numpy arrays of counts and ids).
 INT64_RANGE = (-(2**63), 2**63 - 1)
 
@@ -59,6 +67,34 @@ def check_position(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
     return value
 
 
+def check_scale(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    """``value`` if every component is within :data:`SCALE_RANGE`, else a ``ValueError``."""
+    return _scale_in_range(value)
+
+
+def check_quaternion(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    """``value`` unless it is all zeros (a ``ValueError``)."""
+    return _nonzero_quaternion(value)
+
+
+def checked_pose(value: Any, kind: str) -> Any:
+    """``value`` checked as a ``kind`` (``'position'``, ``'orientation'``, ``'scale'``) when it is a
+    tuple or list of numbers: what the base config classes run for their pose fields, so a subclass
+    that redeclares such a field with a plain ``tuple[float, float, float]`` keeps the checks."""
+    if isinstance(value, (tuple, list)) and all(isinstance(c, (int, float)) for c in value):
+        {'position': check_position, 'orientation': _nonzero_quaternion, 'scale': _scale_in_range}[kind](tuple(value))
+    return value
+
+
+def check_positive(value: float, field: str, unit: str, most: float | None = None) -> float:
+    """``value`` if it is a number > 0 (and at most ``most``), else a ``ValueError`` naming ``field``
+    and the range (``unit``: what it measures, e.g. ``'m/s'``)."""
+    if not (value > 0 and (most is None or value <= most)):
+        bound = f' and at most {most:g}' if most is not None else ''
+        raise ValueError(f'{field} must be a number > 0{bound} ({unit}); got {value}')
+    return value
+
+
 def check_steps(value: int, field: str = 'max_steps') -> int:
     """``value`` if it is a step count in ``1..MAX_STEPS``, else a ``ValueError`` naming ``field``."""
     if not 1 <= value <= MAX_STEPS:
@@ -72,6 +108,47 @@ Vec3 = Annotated[tuple[float, float, float], AfterValidator(check_position)]
 Quat = Annotated[tuple[float, float, float, float], AfterValidator(_nonzero_quaternion)]
 #: An xyz scale; every component within :data:`SCALE_RANGE`.
 Scale = Annotated[tuple[float, float, float], AfterValidator(_scale_in_range)]
+
+
+#: Names of the components of the checked tuples, for messages (``position must be 3 numbers (x, y, z)``).
+_COMPONENTS: dict[Any, str] = {check_position: 'x, y, z', _scale_in_range: 'x, y, z', _nonzero_quaternion: 'w, x, y, z'}
+
+
+def _fixed_tuple(annotation: Any) -> tuple[int, str] | None:
+    """``(length, component names or '')`` of a fixed-length tuple type (also inside ``Annotated``
+    and ``X | None``), else ``None``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        found = _fixed_tuple(args[0])
+        if found is None:
+            return None
+        names = next((_COMPONENTS[m.func] for m in args[1:] if isinstance(m, AfterValidator) and m.func in _COMPONENTS), '')
+        return found[0], names or found[1]
+    if origin is Union or origin is types.UnionType:
+        arms = [arm for arm in args if arm is not type(None)]
+        return _fixed_tuple(arms[0]) if len(arms) == 1 else None
+    if origin is tuple and args and args[-1] is not Ellipsis and args != ((),):
+        return len(args), ''
+    return None
+
+
+def tuple_length_problem(name: str, annotation: Any, value: Any, metadata: Sequence[Any] = ()) -> str | None:
+    """Why ``value`` (given for field ``name`` of type ``annotation``) has the wrong number of items
+    for a fixed-length tuple, e.g. ``'position must be 3 numbers (x, y, z); got 2: [1.0, 2.0]'``;
+    ``None`` when it has the right number, or is no list, tuple or 1-D array at all (pydantic judges that).
+    ``metadata``: the field's (pydantic keeps a plain ``Annotated`` field's validators there)."""
+    if not isinstance(value, (list, tuple, np.ndarray)) or (isinstance(value, np.ndarray) and value.ndim != 1):
+        return None
+    found = _fixed_tuple(annotation)
+    if found is None or len(value) == found[0]:
+        return None
+    length, names = found
+    names = next((_COMPONENTS[m.func] for m in metadata if isinstance(m, AfterValidator) and m.func in _COMPONENTS), names)
+    what = expected_values(annotation)
+    if ' or ' in what:  # ('3 numbers or None'): the tuple's part
+        what = what.split(' or ')[0]
+    shown = value.tolist() if isinstance(value, np.ndarray) else value
+    return f'{name} must be {what}{f" ({names})" if names else ""}; got {len(value)}: {shown!r}'
 
 
 def _not_a_number_kind(value: Any) -> str | None:
@@ -192,5 +269,6 @@ def not_a_number(value: Any) -> str | None:
     return _not_a_number_kind(value)
 
 
-__all__ = ['INT64_RANGE', 'MAX_COORDINATE_M', 'MAX_OFFSET_M', 'MAX_STEPS', 'SCALE_RANGE', 'Quat', 'Scale', 'Vec3',
-           'check_position', 'check_steps', 'expected_values', 'not_a_number', 'numeric_mismatch']
+__all__ = ['INT64_RANGE', 'MAX_COORDINATE_M', 'MAX_OFFSET_M', 'MAX_RENDER_PERIOD', 'MAX_STEPS', 'PHYSICS_DT_RANGE', 'SCALE_RANGE', 'Quat', 'Scale', 'Vec3',
+           'check_position', 'check_positive', 'check_quaternion', 'checked_pose', 'check_scale', 'check_steps', 'expected_values', 'not_a_number',
+           'numeric_mismatch', 'tuple_length_problem']

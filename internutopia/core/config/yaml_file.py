@@ -3,7 +3,8 @@
 One reader serves :meth:`Config.from_yaml <internutopia.core.config.Config.from_yaml>` and the
 ``internutopia`` command, so both report the same problems the same way:
 
-- the file must be UTF-8 YAML with a mapping at the top;
+- the file must be UTF-8 YAML with a mapping at the top; numbers are read as YAML 1.2 reads them
+  (``1e1`` and ``5e-3`` are floats; :class:`ConfigLoader`);
 - a key given twice in one mapping is an error naming both lines (YAML itself keeps the last);
 - aliases (``*name``) may add at most :data:`MAX_ALIAS_NODES` nodes when expanded, and may not
   refer to themselves; the expansion is counted on the parsed node graph, before anything is
@@ -15,6 +16,7 @@ One reader serves :meth:`Config.from_yaml <internutopia.core.config.Config.from_
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,6 +35,24 @@ from internutopia.core.util.caller import caller_stacklevel
 
 #: Most nodes that aliases may add to a file when expanded (beyond the file's own nodes).
 MAX_ALIAS_NODES = 1_000_000
+
+class ConfigLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading numbers as YAML 1.2 does: ``1e1``, ``5e-3`` and ``1.5e3`` are
+    floats (YAML 1.1, PyYAML's, reads a float only with a dot and a signed exponent, and takes
+    these for text). A subclass: PyYAML's own ``SafeLoader`` is left as it is."""
+
+
+# (PyYAML copies the resolver table into the subclass on its first addition.)
+ConfigLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$'),
+    list('-+0123456789.'))
+
+
+def load_value(text: str) -> Any:
+    """One YAML value read as a config file's values are (:class:`ConfigLoader`), e.g. a ``--set`` value."""
+    return yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - ConfigLoader is a SafeLoader
+
 
 #: ``(line or None, message)``: one problem of a file.
 Problem = tuple[int | None, str]
@@ -186,7 +206,7 @@ def read_yaml(path: str | os.PathLike[str]) -> tuple[Any, Any, list[Problem]]:
     """
     path = os.fspath(path)
     text = _read_text(path)
-    loader = yaml.SafeLoader(text)
+    loader = ConfigLoader(text)
     try:
         try:
             root = loader.get_single_node()
@@ -247,32 +267,77 @@ def owner_of(data: Any, loc: Sequence[Any], top: type) -> Any:
             field = cls.model_fields.get(part)
             if field is None:
                 return None
-            cls = model_in(field.annotation)
+            nested = getattr(cls, 'nested_model', None)  # (a dict field checked by a class: metric_config)
+            cls = (nested(part) if nested is not None else None) or model_in(field.annotation)
             node = node.get(part) if isinstance(node, dict) else None
         cls = refine(cls, node)
     return cls
 
 
-def validation_problems(errors: Sequence[Mapping[str, Any]], root: Any) -> list[Problem]:
-    """``(line, message)`` of each pydantic error of a file (from ``ValidationError.errors()``)."""
+#: ``(path, override)``: a value the command line's ``--set`` put at ``path`` (list indices from 0).
+Overridden = Sequence[tuple[Sequence[Any], str]]
+
+
+def override_of(loc: Sequence[Any], overridden: Overridden) -> tuple[Sequence[Any], str] | None:
+    """``(path, override)`` of the ``--set`` override whose path ``loc`` lies in (the most specific;
+    the last of equals), if any."""
+    found: tuple[Sequence[Any], str] | None = None
+    parts = [str(p) for p in loc]
+    for path, text in overridden:
+        if (found is None or len(path) >= len(found[0])) and parts[:len(path)] == [str(p) for p in path]:
+            found = (path, text)
+    return found
+
+
+def _in_file(root: Any, loc: Sequence[Any]) -> bool:
+    """Whether the file itself holds a value at ``loc``."""
+    node = root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((value for key, value in reversed(node.value) if key.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+        else:
+            return False
+        if node is None:
+            return False
+    return True
+
+
+def problem_at(root: Any, loc: Sequence[Any], message: str, overridden: Overridden = (), key: bool = False) -> Problem:
+    """``(line, message)`` of a problem of the value at ``loc`` (``key``: of the key itself). A value
+    set by ``--set`` is reported as that override's (``'--set KEY=VALUE: message'``), at the line of
+    the value it replaced, or with no line where the file has none there."""
+    override = override_of(loc, overridden)
+    if override is not None:
+        path, text = override
+        return (line_of(node_at(root, path)) if _in_file(root, path) else None), f'--set {text}: {message}'
+    return line_of(key_node_at(root, loc) if key else node_at(root, loc)), message
+
+
+def validation_problems(errors: Sequence[Mapping[str, Any]], root: Any, overridden: Overridden = ()) -> list[Problem]:
+    """``(line, message)`` of each pydantic error of a file (from ``ValidationError.errors()``);
+    ``overridden``: paths set by ``--set`` (their problems are reported as the override's)."""
     problems: list[Problem] = []
     for error in errors:
         loc = tuple(error['loc'])
         message = error['msg'].removeprefix('Value error, ')
         if error['type'] == 'extra_forbidden':
-            problems.append((line_of(key_node_at(root, loc)), f'{path_text(loc)}: {message}'))
+            problems.append(problem_at(root, loc, f'{path_text(loc)}: {message}', overridden, key=True))
         elif error['type'] == 'missing':
-            problems.append((line_of(node_at(root, loc[:-1])), f'{path_text(loc)}: missing required field {loc[-1]!r}'))
+            problems.append(problem_at(root, loc[:-1], f'{path_text(loc)}: missing required field {loc[-1]!r}', overridden))
         else:
             got = '' if 'got ' in message else f' (got {error.get("input")!r})'
-            problems.append((line_of(node_at(root, loc)), f'{path_text(loc)}: {message}{got}'))
+            problems.append(problem_at(root, loc, f'{path_text(loc)}: {message}{got}', overridden))
     return problems
 
 
-def validate_data(data: Any, root: Any, strict: bool, model: type[BaseModel]) -> tuple[Any, list[Problem], list[Problem]]:
+def validate_data(data: Any, root: Any, strict: bool, model: type[BaseModel],
+                  overridden: Overridden = ()) -> tuple[Any, list[Problem], list[Problem]]:
     """Validate raw config ``data`` as ``model`` (e.g. ``Config``): ``(config or None, problems, unknown keys)``.
 
-    Every error of the file is found at once. Unknown keys are problems when ``strict``; otherwise
+    Every error of the file is found at once (those under a path of ``overridden``, set by
+    ``--set``, as that override's). Unknown keys are problems when ``strict``; otherwise
     they are returned apart (``(line, warning text)``) and the config is built as the Python
     constructors build it (ignored or kept keys).
     """
@@ -286,7 +351,7 @@ def validate_data(data: Any, root: Any, strict: bool, model: type[BaseModel]) ->
     unknown = [e for e in errors if e['type'] == 'extra_forbidden']
     others = [e for e in errors if e['type'] != 'extra_forbidden']
     if strict or others:
-        return None, validation_problems(unknown + others if strict else others, root), []
+        return None, validation_problems(unknown + others if strict else others, root, overridden), []
     notes: list[Problem] = []
     for error in unknown:
         loc = tuple(error['loc'])
@@ -323,5 +388,6 @@ def load_yaml_config(path: str | os.PathLike[str], model: type[BaseModel], stric
     return config
 
 
-__all__ = ['MAX_ALIAS_NODES', 'ConfigFileError', 'Problem', 'format_problems', 'key_node_at', 'line_of',
-           'load_yaml_config', 'node_at', 'owner_of', 'path_text', 'read_yaml', 'validate_data', 'validation_problems']
+__all__ = ['MAX_ALIAS_NODES', 'ConfigFileError', 'ConfigLoader', 'Overridden', 'Problem', 'format_problems', 'key_node_at',
+           'line_of', 'load_value', 'load_yaml_config', 'node_at', 'override_of', 'owner_of', 'path_text', 'problem_at',
+           'read_yaml', 'validate_data', 'validation_problems']

@@ -94,6 +94,30 @@ def check_types(task: TaskCfg, where: str) -> None:
         registry.get(name, at)
 
 
+def check_robot_scales(task: TaskCfg, where: str) -> None:
+    """Each robot's ``scale`` is one its class can honour: ``None`` or ``(1, 1, 1)`` unless the class
+    scales its model (``BaseRobot.supports_scale``), the rule :meth:`BaseRobot.create` enforces.
+    Robots of unregistered types are left to :func:`check_types`.
+
+    Raises:
+        ValueError: naming the field (``where.robots[i].scale``), the robot type and what it takes.
+    """
+    for r, message in robot_scale_problems(task):
+        raise ValueError(f'{where}.robots[{r}].scale: {message}')
+
+
+def robot_scale_problems(task: TaskCfg) -> Iterator[tuple[int, str]]:
+    """``(robot index, message)`` of each robot of ``task`` whose ``scale`` its class cannot honour
+    (see :func:`check_robot_scales`)."""
+    for r, robot in enumerate(task.robots):
+        scale = robot.scale
+        if scale is None or tuple(scale) == (1.0, 1.0, 1.0) or robot.type not in BaseRobot.registry:
+            continue
+        if not BaseRobot.registry.get(robot.type).supports_scale:
+            yield r, (f'{tuple(scale)} cannot be honoured: {robot.type} does not scale its model (MuJoCo has no '
+                      "consistent rescaling of a robot's masses, joints and actuators); use None or (1.0, 1.0, 1.0)")
+
+
 def check_episode(episode: Episode) -> None:
     """Everything about ``episode`` a reset could fail on before it changes a slot: its types and
     the files it names."""
@@ -101,6 +125,7 @@ def check_episode(episode: Episode) -> None:
     where = f'task_configs[{episode.index}]'
     check_entries(task, where)
     check_types(task, where)
+    check_robot_scales(task, where)
     _check_file(task.scene_asset_path, f'{where}.scene_asset_path', 'scene')
     for o, obj in enumerate(task.objects):
         _check_file(getattr(obj, 'usd_path', None), f'{where}.objects[{o}].usd_path', 'object')
@@ -112,7 +137,8 @@ def check_task_list(task_configs: Iterable[Any]) -> None:
 
     So a misspelt type fails when the env is built, not at the reset that reaches it (which would
     fail again on every retry: the episode goes back to the front of the queue). Each distinct
-    combination of type names is resolved once.
+    combination of type names is resolved once. Each robot's ``scale`` is checked against its
+    class (:func:`check_robot_scales`) too.
     """
     if not isinstance(task_configs, (list, tuple)):
         return
@@ -125,3 +151,4 @@ def check_task_list(task_configs: Iterable[Any]) -> None:
         if names not in seen:
             check_types(task, f'task_configs[{index}]')
             seen.add(names)
+        check_robot_scales(task, f'task_configs[{index}]')

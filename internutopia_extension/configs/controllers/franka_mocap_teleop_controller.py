@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from internutopia.core.config import ControllerCfg
+from internutopia.core.config.values import Vec3
 
 
 class FrankaMocapTeleopControllerCfg(ControllerCfg):
@@ -22,8 +23,8 @@ class FrankaMocapTeleopControllerCfg(ControllerCfg):
 
     type: str = 'FrankaMocapTeleopController'
     scale: tuple[float, float, float]
-    target_position: tuple[float, float, float]
-    origin_xyz: tuple[float, float, float] | None = None
+    target_position: Vec3
+    origin_xyz: Vec3 | None = None
     origin_xyz_angle: tuple[float, float, float] | None = None
 
     @field_validator('scale')

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pydantic import field_validator
+
 from internutopia.core.config import ControllerCfg
+from internutopia.core.config.values import MAX_COORDINATE_M, check_positive
 
 
 class RecoverControllerCfg(ControllerCfg):
@@ -14,6 +17,11 @@ class RecoverControllerCfg(ControllerCfg):
 
     type: str = 'RecoverController'
     recover_height: float
+
+    @field_validator('recover_height')
+    @classmethod
+    def _height_positive(cls, value: float) -> float:
+        return check_positive(value, 'recover_height', 'metres above the slot floor', MAX_COORDINATE_M)
 
 
 __all__ = ['RecoverControllerCfg']

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from internutopia.core.config import MetricCfg
-from internutopia.core.config.metric import MetricOptions
+from internutopia.core.config.metric import MetricOptions, MetricOptionsCfg
 
 
 # Manipulation metrics (read the ManipulationTask of the slot).
@@ -15,6 +15,8 @@ class PickPlaceSuccessMetricCfg(MetricCfg):
     type: str = 'PickPlaceSuccessMetric'
     name: str | None = 'success'
     metric_config: MetricOptions = Field(default_factory=dict)
+    #: (``robot_name`` only.)
+    _options = MetricOptionsCfg
 
 
 class ObjectDistanceToGoalMetricCfg(MetricCfg):
@@ -23,6 +25,8 @@ class ObjectDistanceToGoalMetricCfg(MetricCfg):
     type: str = 'ObjectDistanceToGoalMetric'
     name: str | None = 'distance_to_goal'
     metric_config: MetricOptions = Field(default_factory=dict)
+    #: (``robot_name`` only.)
+    _options = MetricOptionsCfg
 
 
 class DroppedMetricCfg(MetricCfg):
@@ -31,6 +35,8 @@ class DroppedMetricCfg(MetricCfg):
     type: str = 'DroppedMetric'
     name: str | None = 'dropped'
     metric_config: MetricOptions = Field(default_factory=dict)
+    #: (``robot_name`` only.)
+    _options = MetricOptionsCfg
 
 
 __all__ = ['DroppedMetricCfg', 'ObjectDistanceToGoalMetricCfg', 'PickPlaceSuccessMetricCfg']

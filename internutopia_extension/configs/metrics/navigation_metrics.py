@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from internutopia.core.config import MetricCfg
-from internutopia.core.config.metric import MetricOptions
+from internutopia.core.config.metric import MetricOptions, MetricOptionsCfg
+from internutopia.core.config.values import check_steps
+
+
+class NavigationMetricOptions(MetricOptionsCfg):
+    """``metric_config`` of the navigation metrics: ``robot_name``, the robot measured (default: the
+    task's ``robot_name``, else its first robot)."""
+
+
+class CollisionCountMetricOptions(NavigationMetricOptions):
+    """``metric_config`` of :class:`CollisionCountMetricCfg`: also ``release_steps``, the env steps
+    without contact that end a collision (1..10**9, default 12)."""
+
+    release_steps: int = 12
+
+    @field_validator('release_steps')
+    @classmethod
+    def _release_steps_positive(cls, value: int) -> int:
+        return check_steps(value, 'release_steps')
 
 
 # Point-goal navigation metrics. Each reads the episode's ``goal`` (and ``success_distance``,
@@ -17,6 +35,7 @@ class SuccessMetricCfg(MetricCfg):
     type: str = 'SuccessMetric'
     name: str | None = 'success'
     metric_config: MetricOptions = Field(default_factory=dict)
+    _options = NavigationMetricOptions
 
 
 class SPLMetricCfg(MetricCfg):
@@ -29,6 +48,7 @@ class SPLMetricCfg(MetricCfg):
     type: str = 'SPLMetric'
     name: str | None = 'spl'
     metric_config: MetricOptions = Field(default_factory=dict)
+    _options = NavigationMetricOptions
 
 
 class DistanceToGoalMetricCfg(MetricCfg):
@@ -37,6 +57,7 @@ class DistanceToGoalMetricCfg(MetricCfg):
     type: str = 'DistanceToGoalMetric'
     name: str | None = 'distance_to_goal'
     metric_config: MetricOptions = Field(default_factory=dict)
+    _options = NavigationMetricOptions
 
 
 class StepsMetricCfg(MetricCfg):
@@ -45,6 +66,7 @@ class StepsMetricCfg(MetricCfg):
     type: str = 'StepsMetric'
     name: str | None = 'steps'
     metric_config: MetricOptions = Field(default_factory=dict)
+    _options = NavigationMetricOptions
 
 
 class CollisionCountMetricCfg(MetricCfg):
@@ -53,13 +75,15 @@ class CollisionCountMetricCfg(MetricCfg):
     A collision starts on a step where some geom of the robot touches a non-floor geom (scene,
     object, another robot) after a step where none did. Floor: planes, height fields, and contacts
     with static geoms whose normal is within ~25 degrees of vertical (floors made of boxes/meshes).
-    A collision ends after ``metric_config['release_steps']`` (default 12) steps without contact,
-    so chattering against a wall counts once.
+    A collision ends after ``metric_config['release_steps']`` (default 12, at least 1) steps without
+    contact, so chattering against a wall counts once.
     """
 
     type: str = 'CollisionCountMetric'
     name: str | None = 'collisions'
     metric_config: MetricOptions = Field(default_factory=dict)
+    _options = CollisionCountMetricOptions
 
 
-__all__ = ['CollisionCountMetricCfg', 'DistanceToGoalMetricCfg', 'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg']
+__all__ = ['CollisionCountMetricCfg', 'CollisionCountMetricOptions', 'DistanceToGoalMetricCfg', 'NavigationMetricOptions',
+           'SPLMetricCfg', 'StepsMetricCfg', 'SuccessMetricCfg']

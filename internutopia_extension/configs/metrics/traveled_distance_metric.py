@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from internutopia.core.config import MetricCfg
-from internutopia.core.config.metric import MetricOptions
+from internutopia.core.config.metric import MetricOptions, MetricOptionsCfg
 
 
 class TraveledDistanceMetricCfg(MetricCfg):
@@ -19,6 +19,8 @@ class TraveledDistanceMetricCfg(MetricCfg):
     name: str | None = 'traveled_distance_metric'
     robot_name: str | None = None
     metric_config: MetricOptions = Field(default_factory=dict)
+    #: (``robot_name`` only.)
+    _options = MetricOptionsCfg
 
 
 __all__ = ['TraveledDistanceMetricCfg']

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.core.config.values import Vec3
 from internutopia_extension.configs.controllers import (
     AliengoMoveBySpeedControllerCfg,
     JointControllerCfg,
@@ -53,7 +54,7 @@ class AliengoRobotCfg(RobotCfg):
     name: str = 'aliengo'
     type: str = 'AliengoRobot'
     prim_path: str | None = '/aliengo'
-    position: tuple[float, float, float] = (0.0, 0.0, 0.37)
+    position: Vec3 = (0.0, 0.0, 0.37)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     walking_policy: str = 'default'

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.core.config.values import Vec3
 from internutopia_extension.configs.controllers import (
     G1MoveBySpeedControllerCfg,
     JointControllerCfg,
@@ -44,6 +45,6 @@ class G1RobotCfg(RobotCfg):
     name: str = 'g1'
     type: str = 'G1Robot'
     prim_path: str | None = '/g1'
-    position: tuple[float, float, float] = (0.0, 0.0, 0.757)
+    position: Vec3 = (0.0, 0.0, 0.757)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None

@@ -15,6 +15,7 @@ from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
 from internutopia.core.config.files import AssetPath
+from internutopia.core.config.values import Vec3
 from internutopia.macros import gm
 from internutopia_extension.configs.controllers import (
     JointControllerCfg,
@@ -130,7 +131,7 @@ class GR1RobotCfg(RobotCfg):
     type: str = 'GR1Robot'
     prim_path: str | None = '/gr1'
     usd_path: AssetPath | None = gm.ASSET_PATH + '/robots/gr1/gr1.usd'
-    position: tuple[float, float, float] = (0.0, 0.0, 0.95)
+    position: Vec3 = (0.0, 0.0, 0.95)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     locomotion: Literal['walking', 'carried'] = 'walking'

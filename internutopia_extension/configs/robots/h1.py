@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
+from internutopia.core.config.values import Vec3
 from internutopia_extension.configs.controllers import (
     H1MoveBySpeedControllerCfg,
     JointControllerCfg,
@@ -72,7 +73,7 @@ class H1RobotCfg(RobotCfg):
     name: str = 'h1'
     type: str = 'H1Robot'
     prim_path: str | None = '/h1'
-    position: tuple[float, float, float] = (0.0, 0.0, 1.05)
+    position: Vec3 = (0.0, 0.0, 1.05)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     locomotion: Literal['walking', 'carried'] = 'walking'

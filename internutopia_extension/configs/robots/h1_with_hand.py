@@ -15,6 +15,7 @@ from pydantic import SerializeAsAny
 
 from internutopia.core.config import ControllerCfg, RobotCfg, SensorCfg
 from internutopia.core.config.files import AssetPath
+from internutopia.core.config.values import Vec3
 from internutopia.macros import gm
 from internutopia_extension.configs.controllers import (
     H1MoveBySpeedControllerCfg,
@@ -95,7 +96,7 @@ class H1WithHandRobotCfg(RobotCfg):
     type: str = 'H1WithHandRobot'
     prim_path: str | None = '/h1_with_hand'
     usd_path: AssetPath | None = gm.ASSET_PATH + '/robots/h1_with_hand/h1_with_hand_rt_v2.usd'
-    position: tuple[float, float, float] = (0.0, 0.0, 1.05)
+    position: Vec3 = (0.0, 0.0, 1.05)
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
     locomotion: Literal['walking', 'carried'] = 'walking'

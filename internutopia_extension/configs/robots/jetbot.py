@@ -50,7 +50,11 @@ class JetbotRobotCfg(RobotCfg):
     @field_validator('scale')
     @classmethod
     def _simulable_scale(cls, value: tuple[float, float, float] | None) -> tuple[float, float, float] | None:
-        # Below 1/100 the scaled chassis' inertia is too small for MuJoCo to compile the model.
+        # The model scales uniformly only (internutopia_extension.robots.scaling); below 1/100 the
+        # scaled chassis' inertia is too small for MuJoCo to compile the model.
+        if value is not None and not value[0] == value[1] == value[2]:
+            raise ValueError(f'a Jetbot scales uniformly only: scale must be three equal numbers (s, s, s) or None; '
+                             f'got {tuple(value)}')
         if value is not None and min(value) < 0.01:
             raise ValueError(f'a Jetbot scaled below 0.01 cannot be simulated; got scale {tuple(value)}')
         return value

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import SensorCfg
+from internutopia.core.config.values import Quat, Vec3
 
 
 class RepCameraCfg(SensorCfg):
@@ -42,9 +43,9 @@ class RepCameraCfg(SensorCfg):
     report_rendered: bool = False
     clipping_range_m: tuple[float, float] = (0.01, 1000.0)
     fovy_deg: float = 60.0
-    position: tuple[float, float, float] | None = None
-    translation: tuple[float, float, float] | None = None
-    orientation: tuple[float, float, float, float] | None = None
+    position: Vec3 | None = None
+    translation: Vec3 | None = None
+    orientation: Quat | None = None
     multisamples: int = 0
     #: ``None`` as InternUtopia's ``RepCamera`` reads it: no resolution is 64x64, and the outputs
     #: are switched by their truth value (``None`` is off, also for ``rgba``).

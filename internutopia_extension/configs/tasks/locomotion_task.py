@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import TaskCfg
-from internutopia.core.config.values import check_steps
+from internutopia.core.config.values import MAX_COORDINATE_M, check_steps
 
 
 class LocomotionTaskCfg(TaskCfg):
@@ -78,8 +78,10 @@ class LocomotionTaskCfg(TaskCfg):
     @field_validator('goals')
     @classmethod
     def _goals(cls, value: list[tuple[float, float]] | None) -> list[tuple[float, float]] | None:
-        if value is not None and (not value or not all(math.isfinite(x) for point in value for x in point)):
-            raise ValueError(f'goals must be a non-empty list of finite (x, y) points; got {value!r}')
+        if value is not None and (not value or not all(math.isfinite(x) and abs(x) <= MAX_COORDINATE_M
+                                                       for point in value for x in point)):
+            raise ValueError(f'goals must be a non-empty list of finite (x, y) points, every coordinate within '
+                             f'+-{MAX_COORDINATE_M:g} m; got {value!r}')
         return value
 
     @field_validator('goal_speed', 'goal_tolerance')

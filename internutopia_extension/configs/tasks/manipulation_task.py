@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, TaskCfg
-from internutopia.core.config.values import check_steps
+from internutopia.core.config.values import Vec3, check_steps
 
 #: Top-level observation keys a ManipulationTask adds next to the robots (so no robot may use them).
 MANIPULATION_RESERVED_NAMES = ('task', 'objects')
@@ -48,7 +48,7 @@ class ManipulationTaskCfg(TaskCfg):
     prompt: str | None = ''
     target: str
     episode_idx: int
-    goal_position: tuple[float, float, float] | None = None
+    goal_position: Vec3 | None = None
     success_distance: float = 0.03
     robot_name: str | None = None
     #: What counts as success when ``goal_position`` is set: ``'place'`` the object rests at the

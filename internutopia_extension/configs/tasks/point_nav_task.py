@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, RewardCfg, TaskCfg
-from internutopia.core.config.values import check_steps
+from internutopia.core.config.values import Vec3, check_steps
 
 #: Keys of ``PointNavProgressRewardCfg.reward_settings`` and their defaults.
 POINT_NAV_REWARD_DEFAULTS: dict[str, float] = {'scale': 1.0, 'success_bonus': 1.0, 'step_penalty': 0.0}
@@ -65,7 +65,7 @@ class PointNavTaskCfg(TaskCfg):
     """
 
     type: str = 'PointNavTask'
-    goal: tuple[float, float, float]
+    goal: Vec3
     success_distance: float = 0.3
     max_steps: int = 500
     reward: SerializeAsAny[RewardCfg] | None = Field(default_factory=PointNavProgressRewardCfg)

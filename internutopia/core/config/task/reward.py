@@ -12,10 +12,14 @@ from internutopia.core.config.base import TypedCfg
 class RewardCfg(TypedCfg):
     """A reward of a task; ``reward_settings`` are the reward's own parameters.
 
-    ``reward_type`` is InternUtopia's name of ``type``: give either (or both, equal); both read the same.
+    ``reward_type`` is InternUtopia's name of ``type``: give either (or both, equal); both read the
+    same, and changing either (by assignment or ``update``) changes both.
 
     >>> RewardCfg(reward_type='Progress').type, RewardCfg(type='Progress').reward_type
     ('Progress', 'Progress')
+    >>> RewardCfg(reward_type='Progress').update(reward_type='Other').type
+    'Other'
+
     """
 
     model_config = ConfigDict(extra='allow')  # as InternUtopia's: unknown keys are kept (with a warning)
@@ -43,6 +47,29 @@ class RewardCfg(TypedCfg):
             if given is None:
                 data = {**data, 'type': data['reward_type']}
         return data
+
+    def update(self, **changes: Any) -> Any:
+        """A validated copy with ``changes`` (see :meth:`BaseCfg.update`); a new ``type`` or
+        ``reward_type`` given alone changes both."""
+        for name, other in (('type', 'reward_type'), ('reward_type', 'type')):
+            if changes.get(name) is not None and other not in changes:
+                changes = {**changes, other: changes[name]}
+        return super().update(**changes)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # ``type`` and ``reward_type`` are one setting: assigning either sets both (checked together).
+        if name in ('type', 'reward_type') and value is not None:
+            other = 'reward_type' if name == 'type' else 'type'
+            before = self.__dict__.get(other)
+            self.__dict__[other] = value  # (validated with ``name`` just below; restored if that fails)
+            try:
+                super().__setattr__(name, value)
+            except Exception:
+                self.__dict__[other] = before
+                raise
+            self.__pydantic_fields_set__.add(other)
+            return
+        super().__setattr__(name, value)
 
     @model_validator(mode='after')
     def _reward_type_from_type(self) -> RewardCfg:

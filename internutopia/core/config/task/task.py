@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3, unique_names
 from internutopia.core.config.files import AssetPath
@@ -13,6 +13,7 @@ from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import RobotCfg
 from internutopia.core.config.task.reward import RewardCfg
+from internutopia.core.config.values import checked_pose
 
 
 class TaskCfg(TypedCfg):
@@ -46,6 +47,12 @@ class TaskCfg(TypedCfg):
     _none_means: ClassVar[Mapping[str, Any]] = {
         'scene_scale': (1.0, 1.0, 1.0), 'scene_orientation': (1.0, 0.0, 0.0, 0.0), 'metrics_save_path': 'none',
     }
+
+    @field_validator('scene_position', 'scene_orientation', 'scene_scale')
+    @classmethod
+    def _scene_pose_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        # (Also for a subclass that redeclares the field with a plain tuple type.)
+        return checked_pose(value, (info.field_name or '').removeprefix('scene_'))
 
     @field_validator('robots')
     @classmethod
