@@ -3,10 +3,10 @@ its constructor's arguments and ``reset``'s options.
 
 Each check raises before anything changes, naming the argument and what it accepts:
 
->>> from internutopia.core.gym_vector.arguments import autoreset_mode
->>> autoreset_mode('same_step')
+>>> from internutopia.core.gym_vector.arguments import parse_autoreset_mode
+>>> parse_autoreset_mode('same_step')
 <AutoresetMode.SAME_STEP: 'SameStep'>
->>> autoreset_mode('later')
+>>> parse_autoreset_mode('later')
 Traceback (most recent call last):
 ...
 ValueError: autoreset_mode must be one of ['NextStep', 'SameStep', 'Disabled']; got 'later'
@@ -22,7 +22,7 @@ from gymnasium.vector import AutoresetMode
 
 from internutopia.core.config import Config
 
-__all__ = ['action_repeat', 'autoreset_mode', 'reset_mask', 'resolve_config']
+__all__ = ['check_action_repeat', 'parse_autoreset_mode', 'reset_mask', 'resolve_config']
 
 
 def resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None) -> Config:
@@ -39,7 +39,7 @@ def resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None
     return config
 
 
-def autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
+def parse_autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
     """``mode`` as Gymnasium's ``AutoresetMode``: a member, its value, its name or its name in lower case."""
     if isinstance(mode, AutoresetMode):
         return mode
@@ -49,7 +49,7 @@ def autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
     raise ValueError(f'autoreset_mode must be one of {[m.value for m in AutoresetMode]}; got {mode!r}')
 
 
-def action_repeat(repeat: Any) -> int:
+def check_action_repeat(repeat: Any) -> int:
     """``repeat`` (physics steps per ``step()``) as an int >= 1."""
     if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
         raise ValueError(f'action_repeat must be an int >= 1; got {repeat!r}')

@@ -15,8 +15,8 @@ from gymnasium.vector.utils import batch_space
 from internutopia.core.backend.arrays import check_array_backend, convert_tree
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode, EpisodeQueue
-from internutopia.core.gym_vector import arguments
 from internutopia.core.gym_vector.actions import ActionLayout
+from internutopia.core.gym_vector.arguments import check_action_repeat, parse_autoreset_mode, reset_mask, resolve_config
 from internutopia.core.gym_vector.episodes import (
     EpisodeSource,
     _seed_generator,
@@ -75,14 +75,14 @@ class VectorEnv(gym.vector.VectorEnv):
                  action_space: spaces.Box | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  render_mode: str | None = None, array_backend: str = 'numpy') -> None:
-        config = arguments.resolve_config(config, num_envs)
+        config = resolve_config(config, num_envs)
         self.array_backend = check_array_backend(array_backend)
         if obs_mode not in ('flat', 'dict'):
             raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
-        action_repeat = arguments.action_repeat(action_repeat)
+        action_repeat = check_action_repeat(action_repeat)
         if render_mode not in (None, 'rgb_array'):
             raise ValueError(f"render_mode must be None or 'rgb_array'; got {render_mode!r}")
-        self.autoreset_mode = arguments.autoreset_mode(autoreset_mode)
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
         self.metadata = {**type(self).metadata, 'autoreset_mode': self.autoreset_mode,
                          'render_fps': 1.0 / (config.simulator.physics_dt * action_repeat)}
         self.render_mode = render_mode
@@ -270,7 +270,7 @@ class VectorEnv(gym.vector.VectorEnv):
         if isinstance(seed, (list, tuple)) and len(seed) != self.num_envs:
             raise ValueError(f'If seeds are passed as a list the length must match num_envs={self.num_envs} '
                              f'but got length={len(seed)}.')
-        mask = arguments.reset_mask(options, self.num_envs)
+        mask = reset_mask(options, self.num_envs)
         if seed is not None:
             episodes_rng = _seed_generator(seed)  # (checks seed: nothing is seeded by a bad one)
             first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
