@@ -119,10 +119,10 @@ class RunnerRecovery:
         lost = (ray.exceptions.RayActorError, RunnerHung)
         local = [g % self._local_num for g in slots]
         mine: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
-        deadline = time.monotonic() + self._dist.reset_timeout_s
         try:
             check_taken(mine)
-            self._wait_ready(runner_id)
+            self._wait_ready(runner_id)  # (its own start-up timeout: the reset's time starts after it)
+            deadline = time.monotonic() + self._dist.reset_timeout_s
             self._get_runner(self._pool.actors[runner_id].prepare.remote(mine), deadline, runner_id)  # a new world
         except lost as exc:
             self._runner_failed(runner_id, mine, reason=exc)

@@ -129,6 +129,13 @@ class RayRunners(RunnerRecovery, RunnerSet):
     def _wait_ready(self, runner_id: int) -> None:
         self._pool.wait_ready(runner_id)
 
+    def _all_ready(self) -> None:
+        """Wait until every runner has built its world (a runner restarted since the last call
+        still starting: at most its start-up timeout), before a call's own timeout starts, so that
+        time spent on one runner's start is never taken from another's answer."""
+        for r in range(self._proc_num):
+            self._wait_ready(r)
+
     def _submit_reset(self, runner_id: int, local: list[int], episodes: list[Episode | None]) -> tuple[int, Any]:
         """Start runner ``runner_id``'s reset of its ``local`` slots with ``episodes``: its ticket and ref."""
         self._ticket += 1
@@ -180,8 +187,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         import ray
 
         self._check_open()
-        for r in range(self._proc_num):
-            self._wait_ready(r)
+        self._all_ready()
         deadline = time.monotonic() + self._dist.step_timeout_s
         refs = [actor.ready.remote() for actor in self._pool.actors]
         out = []
@@ -222,8 +228,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         takes longer than ``reset_timeout_s`` is replaced (its episodes requeued, as in a step)."""
         import ray
 
-        for r in range(self._proc_num):
-            self._wait_ready(r)
+        self._all_ready()
         deadline = time.monotonic() + self._dist.reset_timeout_s
         refs = [actor.warm_up.remote(steps) for actor in self._pool.actors]
         for r, ref in enumerate(refs):
@@ -257,6 +262,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         import ray
 
         lost = (ray.exceptions.RayActorError, RunnerHung)
+        self._all_ready()
         deadline = time.monotonic() + self._dist.reset_timeout_s
         episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
         try:
@@ -366,6 +372,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         n = self._local_num
         chunks = [actions[r * n:(r + 1) * n] for r in range(self._proc_num)]
         active = self._status == SlotStatus.ACTIVE
+        self._all_ready()
         deadline = time.monotonic() + self._dist.step_timeout_s
 
         # 1. every runner with a command for an active slot validates its slice; nothing moves yet.
@@ -450,6 +457,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         import ray
 
         groups = self._slices(slots)
+        self._all_ready()
         deadline = time.monotonic() + self._dist.step_timeout_s
         refs = {}
         for r, positions in groups.items():
