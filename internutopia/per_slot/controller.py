@@ -28,7 +28,14 @@ import numpy as np
 from internutopia.core.controller.base import BaseController
 from internutopia.core.runner.failures import each_slot
 from internutopia.core.util.trees import row
-from internutopia.per_slot.instances import OrderedObsMixin, adapter_preset, build_slot_instance, stale_slots
+from internutopia.per_slot.instances import (
+    OrderedObsMixin,
+    adapter_preset,
+    build_slot_instance,
+    held_values,
+    read_once,
+    stale_slots,
+)
 from internutopia.per_slot.style import with_api
 from internutopia.per_slot.upstream_forward import UPSTREAM_ATTRIBUTES, forward_action, forward_call, upstream_table
 
@@ -238,19 +245,8 @@ class SlotControllerAdapter(BaseController):
         times = self.robot.bound_world.data.time
         observed = self._observed
         listed = np.asarray(slots).tolist()
-        for slot in stale_slots(observed, listed, times):
-            time = float(times[slot])
-            try:
-                observed[slot] = (time, self._instance(slot).get_obs(), None)
-            except Exception as exc:  # (kept: asked again this step, the same error, no second call)
-                observed[slot] = (time, None, exc)
-        out = []
-        for slot in listed:
-            _, obs, error = observed[slot]
-            if error is not None:
-                raise error  # (after every slot was observed: asked again, each gives what it gave)
-            out.append(obs)
-        return out
+        read_once(observed, stale_slots(observed, listed, times), times, lambda slot: self._instance(slot).get_obs())
+        return held_values(observed, listed)
 
     def state_changed(self, slot: int) -> None:
         """``slot``'s state was set by hand: observe it again when asked, even in the same step."""

@@ -68,6 +68,30 @@ def stale_slots(held: dict[int, tuple], slots: Any, times: Any) -> list[int]:
     return stale
 
 
+def read_once(held: dict[int, tuple], slots: list[int], times: Any, read: Any) -> None:
+    """``held[slot] = (sim time, read(slot), None)`` for each of ``slots``, or ``(sim time, None,
+    error)`` where ``read`` raises: the error is kept too, so a reader asking again this step gets
+    the same error without a second call."""
+    for slot in slots:
+        time = float(times[slot])
+        try:
+            held[slot] = (time, read(slot), None)
+        except Exception as exc:  # (kept: asked again this step, the same error, no second call)
+            held[slot] = (time, None, exc)
+
+
+def held_values(held: dict[int, tuple], slots: list[int]) -> list[Any]:
+    """What :func:`read_once` kept for ``slots``, in order; the first slot's error kept there is
+    raised (after every slot was read: asked again, each gives what it gave)."""
+    out = []
+    for slot in slots:
+        _, value, error = held[slot]
+        if error is not None:
+            raise error
+        out.append(value)
+    return out
+
+
 class SlotStateListener:
     """Registered with robot and object groups (``Entity.add_listener``): when a slot's state is set
     by hand (``state_changed(slot)``), the slot's entries of ``held`` (what was read of it this

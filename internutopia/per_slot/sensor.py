@@ -28,7 +28,14 @@ from internutopia.core.sensor.base import BaseSensor
 from internutopia.core.util.trees import row
 from internutopia.per_slot.building import BUILDING, SlotRobotContext
 from internutopia.per_slot.camera import ICamera
-from internutopia.per_slot.instances import OrderedObsMixin, adapter_preset, build_slot_instance, stale_slots
+from internutopia.per_slot.instances import (
+    OrderedObsMixin,
+    adapter_preset,
+    build_slot_instance,
+    held_values,
+    read_once,
+    stale_slots,
+)
 from internutopia.per_slot.style import with_api
 
 if TYPE_CHECKING:
@@ -226,21 +233,10 @@ class SlotSensorAdapter(BaseSensor):
             if self.builtin_class is not None:
                 self._prefetch(todo)
             try:
-                for slot in todo:
-                    time = float(times[slot])
-                    try:
-                        read[slot] = (time, self._instance(slot).get_data(), None)
-                    except Exception as exc:  # (kept: asked again this step, the same error, no second call)
-                        read[slot] = (time, None, exc)
+                read_once(read, todo, times, lambda slot: self._instance(slot).get_data())
             finally:
                 self._prefetched.clear()
-        out = []
-        for slot in listed:
-            _, data, error = read[slot]
-            if error is not None:
-                raise error  # (after every slot was read: asked again, each gives what it gave)
-            out.append(data)
-        return out
+        return held_values(read, listed)
 
     def _prefetch(self, slots: list[int]) -> None:
         """Read the built-in for ``slots`` at once; where that raises, each slot reads alone
