@@ -192,6 +192,8 @@ class BaseCfg(BaseModel):
     #: field's default). Each class lists its own fields; subclasses inherit the entries and may
     #: change one, or drop it with :data:`NONE_REJECTED` (see :meth:`none_meanings`).
     _none_means: ClassVar[Mapping[str, Any]] = {}
+    #: Where a kept unknown key is kept, in its warning (``None``: as an attribute).
+    _unknown_kept_where: ClassVar[str | None] = None
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -284,7 +286,8 @@ class BaseCfg(BaseModel):
                 errors += _unknown_key_errors(cls.__name__, {key: data[key] for key in unknown}, known)
                 data = {key: value for key, value in data.items() if key in known}
             elif mode == 'warn':
-                warn_unknown(cls.__name__, unknown, known, kept=cls.model_config.get('extra') == 'allow')
+                warn_unknown(cls.__name__, unknown, known, kept=cls.model_config.get('extra') == 'allow',
+                             kept_where=cls._unknown_kept_where)
         if not errors:
             return handler(data)
         try:

@@ -85,6 +85,8 @@ class MetricOptionsCfg(BaseCfg):
     """
 
     model_config = ConfigDict(extra='allow')
+    _unknown_kept_where: ClassVar[str | None] = ("kept in metric_config, as InternUtopia keeps whatever it holds "
+                                                 '(the metric does not read it)')
 
     robot_name: str | None = None
 

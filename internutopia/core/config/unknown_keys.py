@@ -125,10 +125,11 @@ def error_message(owner: str, key: Any, known: Iterable[str]) -> str:
     return f'unknown field {key!r} of {owner}; {hint}valid fields: {names}'
 
 
-def warning_message(owner: str, key: Any, known: Iterable[str], kept: bool) -> str:
-    """The warning for an unknown ``key`` of ``owner`` that was kept (or ignored)."""
+def warning_message(owner: str, key: Any, known: Iterable[str], kept: bool, kept_where: str | None = None) -> str:
+    """The warning for an unknown ``key`` of ``owner`` that was kept (or ignored); ``kept_where``
+    says where a kept key is kept, for a class that keeps it elsewhere than as an attribute."""
     near = nearest_keys(str(key), known)[:1]
-    what = ('kept as an attribute, as InternUtopia keeps unknown keys of this class' if kept
+    what = ((kept_where or 'kept as an attribute, as InternUtopia keeps unknown keys of this class') if kept
             else 'ignored, as InternUtopia ignores it')
     return (f'unknown key {key!r} of {owner}: {what}; nearest known key: {_quoted(near) or "none"} '
             f'(strict mode makes this an error: {STRICT_ENV}=1 or internutopia.core.config.strict_config())')
@@ -148,12 +149,15 @@ def _caller_stacklevel() -> int:
     return 1
 
 
-def warn_unknown(owner: str, keys: Iterable[Any], known: Iterable[str], kept: bool, where: str = '') -> None:
-    """One :class:`UnknownConfigKeyWarning` per key (``where``: a ``file:line: path: `` prefix)."""
+def warn_unknown(owner: str, keys: Iterable[Any], known: Iterable[str], kept: bool, where: str = '',
+                 kept_where: str | None = None) -> None:
+    """One :class:`UnknownConfigKeyWarning` per key (``where``: a ``file:line: path: `` prefix;
+    ``kept_where``: see :func:`warning_message`)."""
     names = list(known)
     level = _caller_stacklevel()
     for key in keys:
-        warnings.warn(where + warning_message(owner, key, names, kept), UnknownConfigKeyWarning, stacklevel=level)
+        warnings.warn(where + warning_message(owner, key, names, kept, kept_where), UnknownConfigKeyWarning,
+                      stacklevel=level)
 
 
 __all__ = ['STRICT_ENV', 'UnknownConfigKeyWarning', 'current_mode', 'error_message', 'is_strict', 'nearest_keys',
