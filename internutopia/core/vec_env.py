@@ -474,15 +474,22 @@ class Env(UpstreamEnvMembers, ObservedCalls):
         with held_interrupts():  # a Ctrl-C during close is raised once everything is released
             if not self._app.is_running():
                 return
-            for observer in self._observers:
-                observer.on_close()
-            try:
-                if self._viewer is not None:
-                    self._viewer.close()
-                    self._viewer = None
-                self._runners.close()
-            finally:  # (closed even when a release raises: a second close never releases twice)
-                self._app.close()
+            # (a step or reset running in another thread: a RuntimeError naming it, nothing released)
+            with self._runners.guard.enter('close'):
+                observed: Exception | None = None
+                try:  # (an observer that raises keeps neither the others nor the release from the close)
+                    notify_observers(self._observers, 'on_close')
+                except Exception as exc:  # noqa: BLE001 - raised once everything is released
+                    observed = exc
+                try:
+                    if self._viewer is not None:
+                        self._viewer.close()
+                        self._viewer = None
+                    self._runners.close()
+                finally:  # (closed even when a release raises: a second close never releases twice)
+                    self._app.close()
+            if observed is not None:
+                raise observed
 
     def __enter__(self) -> Env:
         return self

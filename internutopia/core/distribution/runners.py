@@ -100,7 +100,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         #: Robot names an action named for a slot without them (warned once per name).
         self._unknown_robots: set[str] = set()
         self._failures: dict[int, dict[str, Any]] = {}
-        self._guard = CallGuard('this Env')
+        self.guard = CallGuard('this Env')
         self._closed = False
         self._queue_len_at_close = 0
         self._extensions: Extensions = collect()
@@ -255,7 +255,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
                 changes (after ``Config.episode_attempts`` such tries the episode is recorded as
                 failed instead of going back to the queue).
         """
-        with self._guard.enter('reset'):
+        with self.guard.enter('reset'):
             return self._reset(slots)
 
     def _reset(self, slots: list[int]) -> tuple[list[Any], list[TaskCfg | None]]:
@@ -362,7 +362,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
             ValueError: an unknown robot/controller name or bad arguments for an active slot
                 (message with global ids); raised before any runner is stepped.
         """
-        with self._guard.enter('step'):
+        with self.guard.enter('step'):
             return self._step(actions)
 
     def _step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.config import Config, TaskCfg
+from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries
 from internutopia.core.runner.runner import ArrayStep, Runner
 from internutopia.core.runner.slots import SlotStatus
@@ -31,9 +32,13 @@ class RunnerSet(ABC):
 
     Attributes:
         env_num: slots in all.
+        guard: one call at a time (:class:`~internutopia.core.runner.guard.CallGuard`): the env's
+            ``close`` enters it too, so a close from another thread never releases the world
+            under a running step.
     """
 
     env_num: int
+    guard: CallGuard
 
     @abstractmethod
     def reset(self, slots: list[int], observe: bool = True) -> tuple[list[Any], list[TaskCfg | None]]:
@@ -96,6 +101,7 @@ class LocalRunners(RunnerSet):
     def __init__(self, config: Config, episodes: Iterable[TaskCfg] | None = None, runner_class: type[Runner] = Runner) -> None:
         self.runner = runner_class(config, episodes)
         self.env_num = config.env_num
+        self.guard = self.runner.guard
         # The step path goes straight to the runner: no call in between (the runner's bound methods
         # stand in for this class's, which have the same signatures).
         self.step = self.runner.step  # type: ignore[method-assign]
