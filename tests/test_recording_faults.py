@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -409,3 +412,103 @@ def test_a_step_raised_after_by_episode_errors_raise_still_reaches_the_recording
     episodes = _episodes(root)
     assert sorted(e['run'] for e in episodes) == [1, 2, 3] and all(_whole(e) for e in episodes)
     assert recorder.episodes_dropped == 1  # episode 0, failed
+
+
+# ------------------------------------------------------------------------------------------------
+# A closed recording holds nothing of its writer: no descriptor, no thread, however long it is kept
+def _fds_and_threads() -> tuple[int, list[str]]:
+    import threading
+
+    return len(os.listdir('/proc/self/fd')), sorted(thread.name for thread in threading.enumerate())
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self/fd'), reason='counts descriptors in /proc')
+def test_closed_recordings_kept_alive_hold_no_descriptor_or_thread(tmp_path):
+    def record(index: int) -> Recorder:
+        with Env(_config(_tasks(1, camera=True))) as env:
+            recorder = Recorder(str(tmp_path / f'ds{index}')).attach(env)
+            _drive(env)
+        assert recorder.episodes_saved == 1
+        return recorder
+
+    kept = [record(0)]  # (the first starts what stays for good: the resource tracker, the renderer)
+    before = _fds_and_threads()
+    kept += [record(index) for index in range(1, 4)]
+    assert _fds_and_threads() == before
+    assert all(recorder._writer.closed and not recorder._writer._process.is_alive() for recorder in kept)
+
+
+def test_a_closed_writer_releases_its_queues_and_process_whether_it_ended_or_died(tmp_path):
+    ended = DatasetWriter(str(tmp_path / 'ended'), {}, [], 30.0)
+    ended.close()
+    died = DatasetWriter(str(tmp_path / 'died'), {}, [], 30.0)
+    died.flush()
+    os.kill(died._process.pid, signal.SIGKILL)
+    died._process.join(10)
+    with pytest.raises(RuntimeError, match=r'died \(exit code -9\)'):
+        died.close()
+    for writer, code in ((ended, 0), (died, -9)):
+        assert writer._jobs._closed and writer._reports._closed  # (their pipes and sending thread gone)
+        assert not writer._process.is_alive() and writer._process.exitcode == code
+        writer.take_reports()  # (answers without its queues)
+    ended.flush()  # (returns at once)
+    with pytest.raises(RuntimeError, match=r'died \(exit code -9\)'):
+        died.close()  # (says so again)
+
+
+# ------------------------------------------------------------------------------------------------
+# The recording benchmark: no run outlives it, its folder does not either
+def _dead(pid: int) -> bool:
+    try:
+        with open(f'/proc/{pid}/stat', encoding='utf-8') as stream:
+            return stream.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')  # a zombie has ended
+    except OSError:
+        return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='reads the process tree from /proc')
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGKILL])
+def test_no_run_outlives_a_killed_recording_benchmark(tmp_path, sig):
+    from internutopia.bench.processes import children_of
+
+    bench = subprocess.Popen([sys.executable, '-m', 'internutopia.bench.recording', '--env-num', '1', '--episodes',
+                              '100000', '--pairs', '1'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, 'TMPDIR': str(tmp_path)}, start_new_session=True)
+    try:
+        tree: list[int] = []
+        deadline = time.monotonic() + 60
+        while not tree and time.monotonic() < deadline:
+            time.sleep(0.5)
+            tree = children_of(bench.pid)
+        assert tree, 'the run never started'
+        time.sleep(2.0)  # the run is building or stepping its env
+        tree = children_of(bench.pid)
+        os.kill(bench.pid, sig)
+        assert bench.wait(30) == -sig
+        deadline = time.monotonic() + 15
+        while not all(_dead(pid) for pid in tree) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [pid for pid in tree if not _dead(pid)] == [], 'processes outlived the benchmark'
+        if sig == signal.SIGTERM:
+            assert os.listdir(tmp_path) == []  # (its temporary folder removed)
+    finally:
+        if bench.poll() is None:
+            os.killpg(bench.pid, signal.SIGKILL)
+
+
+def test_a_recording_benchmark_run_past_its_time_limit_is_killed(monkeypatch):
+    from internutopia.bench import recording
+
+    monkeypatch.setattr(recording.sys, 'executable', sys.executable)
+    command = [sys.executable, '-c', 'import time; time.sleep(60)']
+    real = subprocess.Popen
+
+    def popen(args, **kw):
+        return real(command, **kw)
+
+    monkeypatch.setattr(recording.subprocess, 'Popen', popen)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match='ran past its time limit of 1 s; its processes were killed'):
+        recording._child(1, 1, 1 / 30, None, timeout_s=1)
+    assert time.monotonic() - started < 10

@@ -9,7 +9,13 @@ episode's files), and reports its peak resident memory. Runs alternate, plain th
 ``--pairs`` pairs, so each pair sees nearly the same machine; ``ratio`` is the median of the pairs'
 recorded / plain wall times.
 
-Run: ``python -m internutopia.bench.recording [--env-num 16] [--episodes 16] [--pairs 2]``.
+Each run has a time limit (``--timeout``, seconds; past it its processes are killed and the
+benchmark fails saying so), and no run outlives the benchmark (:mod:`internutopia.bench.processes`):
+a run leads a process group of its own (its dataset writer joins it) and dies with the benchmark,
+and a ``SIGTERM``, ``SIGHUP`` or Ctrl-C to the benchmark kills the run's group and removes the
+temporary dataset folder before it ends.
+
+Run: ``python -m internutopia.bench.recording [--env-num 16] [--episodes 16] [--pairs 2] [--timeout 3600]``.
 """
 
 from __future__ import annotations
@@ -19,18 +25,38 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
 import numpy as np
 
+from internutopia.bench import processes
+
 __all__ = ['bench_config', 'run', 'run_once']
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', '..', 'configs', 'franka_pick_place.yaml')
 SIZE = 256
+#: Default time limit of one run (seconds).
+DEFAULT_TIMEOUT_S = 3600.0
+
+
+class _Terminated(BaseException):
+    """The benchmark got ``SIGTERM`` or ``SIGHUP``: unwinds it (its runs killed, its folder removed),
+    then it ends by that signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    processes.kill_tracked()  # (first: the exception may land in the middle of a run's own cleanup)
+    raise _Terminated(signum)
 
 
 def bench_config(env_num: int, episodes: int, physics_dt: float) -> Any:
@@ -93,27 +119,71 @@ def run_once(env_num: int, episodes: int, physics_dt: float, record: str | None)
     return out
 
 
-def _child(env_num: int, episodes: int, physics_dt: float, record: str | None) -> dict[str, Any]:
+def _child(env_num: int, episodes: int, physics_dt: float, record: str | None,
+           timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """One run in a fresh process, which leads a process group of its own (its dataset writer joins
+    it): the group is killed however this call ends (past ``timeout_s``, an error, a signal)."""
     command = [sys.executable, '-m', 'internutopia.bench.recording', '--child', '--env-num', str(env_num),
                '--episodes', str(episodes), '--physics-dt', repr(physics_dt)] + (['--record', record] if record else [])
-    done = subprocess.run(command, capture_output=True, text=True, check=False,
-                          env={**os.environ, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
-    if done.returncode != 0:
-        raise RuntimeError(f'benchmark run failed:\n{done.stderr[-3000:]}')
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=processes.become_group_leader,  # (setpgid only: safe between fork and exec)
+                             env={**os.environ, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')})
+    processes.track_group(child.pid)  # (for the benchmark's exit; the signals are handled by run())
+    try:
+        try:
+            out, err = child.communicate(timeout=timeout_s or None)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f'benchmark run ran past its time limit of {timeout_s:g} s; its processes were '
+                               'killed') from None
+    finally:
+        _end(child)
+    if child.returncode != 0:
+        raise RuntimeError(f'benchmark run failed (exit status {child.returncode}):\n{err[-3000:]}')
+    return json.loads(out.strip().splitlines()[-1])
 
 
-def run(env_num: int = 16, episodes: int = 16, pairs: int = 2, physics_dt: float = 1 / 30) -> dict[str, Any]:
-    """Alternating plain and recorded runs; their figures and the median recorded / plain ratio."""
+def _end(child: subprocess.Popen) -> None:
+    """Kill ``child``'s process group (whatever of it is left) and wait for the child."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if child.poll() is None:
+        child.kill()
+    try:
+        child.communicate(timeout=10)  # (reaps it and closes its pipes)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+    processes.untrack(child.pid)
+
+
+def run(env_num: int = 16, episodes: int = 16, pairs: int = 2, physics_dt: float = 1 / 30,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """Alternating plain and recorded runs; their figures and the median recorded / plain ratio.
+
+    Each run is killed past ``timeout_s`` seconds (``None`` or 0: no limit), which raises. On the
+    main thread, a ``SIGTERM`` or ``SIGHUP`` meanwhile kills the running run, removes the temporary
+    folder and ends the process by that signal (Ctrl-C does the same as ``KeyboardInterrupt``)."""
+    handled = ('SIGTERM', 'SIGHUP') if threading.current_thread() is threading.main_thread() else ()
+    previous = {name: signal.signal(getattr(signal, name), _terminate) for name in handled if hasattr(signal, name)}
     folder = tempfile.mkdtemp(prefix='internutopia-recording-bench-')
     try:
         rows = []
         for pair in range(pairs):
-            plain = _child(env_num, episodes, physics_dt, None)
-            recorded = _child(env_num, episodes, physics_dt, os.path.join(folder, f'pair{pair}'))
+            plain = _child(env_num, episodes, physics_dt, None, timeout_s)
+            recorded = _child(env_num, episodes, physics_dt, os.path.join(folder, f'pair{pair}'), timeout_s)
             rows.append({'plain': plain, 'recorded': recorded, 'ratio': round(recorded['wall_s'] / plain['wall_s'], 3)})
+    except _Terminated as stop:
+        shutil.rmtree(folder, ignore_errors=True)
+        for name, handler in previous.items():
+            signal.signal(getattr(signal, name), handler)
+        signal.signal(stop.signum, signal.SIG_DFL)  # end as the signal would have
+        os.kill(os.getpid(), stop.signum)
+        raise  # (only where the signal's default action does not end the process)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        for name, handler in previous.items():
+            signal.signal(getattr(signal, name), handler)
     return {'case': 'recording', 'env_num': env_num, 'episodes': episodes, 'physics_dt': physics_dt,
             'cameras': f'2 x {SIZE}x{SIZE} RGB', 'ratio': round(float(np.median([r['ratio'] for r in rows])), 3),
             'pairs': rows}
@@ -125,13 +195,16 @@ def main() -> None:
     parser.add_argument('--episodes', type=int, default=16)
     parser.add_argument('--pairs', type=int, default=2)
     parser.add_argument('--physics-dt', type=float, default=1 / 30)
+    parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S,
+                        help='time limit of one run in seconds (0: none); past it the run is killed and the benchmark fails')
     parser.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--record', default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        processes.die_with_parent()  # (killed by the kernel, or its watchdog, the moment the benchmark dies)
         print(json.dumps(run_once(args.env_num, args.episodes, args.physics_dt, args.record)))
         return
-    result = run(args.env_num, args.episodes, args.pairs, args.physics_dt)
+    result = run(args.env_num, args.episodes, args.pairs, args.physics_dt, args.timeout)
     for index, pair in enumerate(result['pairs']):
         for side in ('plain', 'recorded'):
             row = pair[side]

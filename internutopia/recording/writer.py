@@ -112,6 +112,23 @@ def _serve(jobs: Any, reports: Any, done: Any, parent: int, args: tuple) -> None
     files.close()
 
 
+class _Ended:
+    """What a writer keeps of its worker process once it has ended and its handle was closed (which
+    frees the handle's descriptor): the same answers as the ``Process`` of an ended worker."""
+
+    def __init__(self, pid: int | None, exitcode: int | None) -> None:
+        self.pid, self.exitcode = pid, exitcode
+
+    def is_alive(self) -> bool:
+        return False
+
+    def join(self, timeout: float | None = None) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
 class DatasetWriter:
     """Writes a recording's episodes into ``root`` on a worker process (see the module doc).
 
@@ -136,11 +153,12 @@ class DatasetWriter:
         self._due = 0
         self._received: list[tuple[int | None, str | None]] = []
         args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type, claim)
-        self._process = context.Process(target=_serve, args=(self._jobs, self._reports, self._done, os.getpid(), args),
-                                        name='internutopia-dataset-writer', daemon=True)
+        self._process: Any = context.Process(target=_serve, args=(self._jobs, self._reports, self._done, os.getpid(), args),
+                                             name='internutopia-dataset-writer', daemon=True)
         self._process.start()
         self._closed = False
         self._failure: str | None = None  # why the worker was lost (raised again by close)
+        self._released = False  # the queues and process handle released (the worker has ended)
         atexit.register(self.close)
 
     @property
@@ -270,16 +288,36 @@ class DatasetWriter:
         raise RuntimeError(self._failure)
 
     def _ended(self) -> None:
-        """Once the worker has ended: take its last reports, and remove the staging folder (the
-        unsaved episodes' videos) that one which died leaves behind."""
-        if self._process.exitcode is not None:
-            self._receive(everything=True)
-            shutil.rmtree(os.path.join(self.root, STAGING), ignore_errors=True)
+        """Once the worker has ended: take its last reports, remove the staging folder (the
+        unsaved episodes' videos) that one which died leaves behind, and release the queues (their
+        pipes and sending thread) and the process handle, so a closed writer holds no descriptor
+        or thread however long it is kept."""
+        if self._released or self._process.exitcode is None:
+            return
+        self._receive(everything=True)
+        shutil.rmtree(os.path.join(self.root, STAGING), ignore_errors=True)
+        self._released = True
+        lost = self._failure is not None or self._process.exitcode != 0 or self._done.value < self._sent
+        self._jobs.close()
+        if lost:  # jobs may be left unread in its pipe: the sending thread must not be waited for
+            self._jobs.cancel_join_thread()
+        else:  # the worker took every job (the last one told it to stop): the thread has sent them all
+            self._jobs.join_thread()
+        self._reports.close()
+        self._reports.join_thread()  # (this process never puts on it: no thread to wait for)
+        # A queue's pipe is closed by its sending thread when it ends (as ``_jobs``' was); this one
+        # never had that thread, and ``close()`` leaves it open: close both its ends.
+        for end in (getattr(self._reports, '_reader', None), getattr(self._reports, '_writer', None)):
+            if end is not None:
+                end.close()
+        pid, code = self._process.pid, self._process.exitcode
+        self._process.close()
+        self._process = _Ended(pid, code)
 
     def _receive(self, everything: bool = False) -> None:
         """Move the reports in the worker's pipe to ``_received``: those due, or ``everything`` there
         (once the worker has ended)."""
-        while self._due or everything:
+        while (self._due or everything) and not self._released:
             try:
                 token, error = self._reports.get_nowait()
             except queue.Empty:
