@@ -223,10 +223,17 @@ class MujocoWorld:
         for error messages; a backend built on this world makes its own kind of pack here)."""
         return Pack(key, model, self.env_num, self.threads)
 
+    def parked_pack_bytes(self, pack: Pack) -> float:
+        """Estimated bytes ``pack`` holds while parked (counted against the parked budget)."""
+        return pack_bytes(pack.model, self.env_num, self.threads)
+
     def _unpark_beyond(self, budget: float) -> None:
         """Free the batches of the least recently parked packs until the rest fit ``budget`` bytes;
         their compiled models stay cached for the next episode of their structure."""
-        sizes = {key: self.env_num * pack_bytes_per_slot(pack.model) for key, pack in self._parked.items()}
+        # A pack's whole estimate: its slots' state and the model buffer and threads' stacks it
+        # holds whatever its slots (counting the slots alone, a small structure's pack looked a
+        # few kB while it held over a MB, and the parked packs grew without bound).
+        sizes = {key: self.parked_pack_bytes(pack) for key, pack in self._parked.items()}
         total = sum(sizes.values())
         freed = False
         while self._parked and total > budget:
@@ -400,3 +407,4 @@ class MujocoWorld:
         self._models.clear()
         self._parked.clear()
         self.slot_keys = [None] * self.env_num
+        _return_freed_memory()  # glibc keeps the freed batches otherwise
