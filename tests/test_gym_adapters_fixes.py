@@ -19,6 +19,7 @@ from internutopia.core.gym_vector import EmptyDict, FlatEnv, VectorEnv, sb3_vec_
 from internutopia.core.gym_vector.actions import ActionLayout
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg
+from internutopia_extension.robots.h1_locomotion.policy.sb3_trainer import quiet_logger
 
 POINT_NAV = 'internutopia/JetbotPointNav-v0'
 
@@ -162,6 +163,7 @@ def test_sb3_trains_on_the_dict_observation_and_sees_its_values_unchanged():
         recorder.observations.clear()
         n_steps = 64
         model = PPO('MultiInputPolicy', venv, n_steps=n_steps, batch_size=64, n_epochs=1, device='cpu', seed=0)
+        model.set_logger(quiet_logger())  # (no /tmp/SB3-<date> folder left behind)
         model.learn(256)
         assert model.num_timesteps >= 256
         # The last rollout's observations are the vector env's, from the second rollout on
