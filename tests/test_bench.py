@@ -491,3 +491,53 @@ def test_physics_off_drops_the_forward_passes_a_reset_left_pending(monkeypatch):
         monkeypatch.setattr(mujoco, 'mj_forward', lambda *args: forwards.append(args))
         env.step_arrays(case.array_action(3))
         assert not pack._pending_rows and not forwards
+
+
+# ------------------------------------------------------------------------------------------------
+# The recording benchmark: no run outlives it, its folder does not either
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='reads the process tree from /proc')
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGKILL])
+def test_no_run_outlives_a_killed_recording_benchmark(tmp_path, sig):
+    from internutopia.bench.processes import children_of
+
+    bench = subprocess.Popen([sys.executable, '-m', 'internutopia.bench.recording', '--env-num', '1', '--episodes',
+                              '100000', '--pairs', '1'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, 'TMPDIR': str(tmp_path)}, start_new_session=True)
+    try:
+        tree: list[int] = []
+        deadline = time.monotonic() + 60
+        while not tree and time.monotonic() < deadline:
+            time.sleep(0.5)
+            tree = children_of(bench.pid)
+        assert tree, 'the run never started'
+        time.sleep(2.0)  # the run is building or stepping its env
+        tree = children_of(bench.pid)
+        os.kill(bench.pid, sig)
+        assert bench.wait(30) == -sig
+        deadline = time.monotonic() + 15
+        while not all(_dead(pid) for pid in tree) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [pid for pid in tree if not _dead(pid)] == [], 'processes outlived the benchmark'
+        if sig == signal.SIGTERM:
+            assert os.listdir(tmp_path) == []  # (its temporary folder removed)
+    finally:
+        if bench.poll() is None:
+            os.killpg(bench.pid, signal.SIGKILL)
+
+
+def test_a_recording_benchmark_run_past_its_time_limit_is_killed(monkeypatch):
+    from internutopia.bench import recording
+
+    monkeypatch.setattr(recording.sys, 'executable', sys.executable)
+    command = [sys.executable, '-c', 'import time; time.sleep(60)']
+    real = subprocess.Popen
+
+    def popen(args, **kw):
+        return real(command, **kw)
+
+    monkeypatch.setattr(recording.subprocess, 'Popen', popen)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match='ran past its time limit of 1 s; its processes were killed'):
+        recording._child(1, 1, 1 / 30, None, timeout_s=1)
+    assert time.monotonic() - started < 10
