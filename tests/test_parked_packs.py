@@ -9,8 +9,6 @@ never freed and the memory grew by about 1.3 MB per structure without bound.
 
 from __future__ import annotations
 
-import gc
-
 from internutopia.core.backend.mujoco import world as mujoco_world
 from internutopia.core.backend.mujoco.footprint import pack_bytes
 from internutopia.core.config import Config
@@ -18,6 +16,7 @@ from internutopia.core.vec_env import Env
 from internutopia_extension.configs.objects import DynamicCubeCfg
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+from tests.test_soak import held_mb
 
 EPISODES = 300
 ENV_NUM = 2
@@ -26,13 +25,6 @@ WARM = 50
 #: Allowed growth of the resident memory from episode WARM to the end (measured: about 23 MB
 #: with the fix, about 320 MB before it, when the parked packs were never freed).
 MAX_GROWTH_MB = 40.0
-
-
-def held_mb() -> float:
-    """Resident memory (MB) after collecting garbage."""
-    gc.collect()
-    with open('/proc/self/status', encoding='ascii') as stream:
-        return next(int(line.split()[1]) for line in stream if line.startswith('VmRSS:')) / 1024
 
 
 def episode(i: int) -> FiniteStepTaskCfg:
