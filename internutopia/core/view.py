@@ -170,6 +170,10 @@ class EnvView:
         """Where ``slot`` is drawn in the world (its grid origin): world = env-local + origin. Shape (3,)."""
         return np.array(self._world.origins[slot], dtype=float)
 
+    def origins_of(self, slots: Any) -> np.ndarray:
+        """:meth:`origin` of each of ``slots``, in one array ``(len(slots), 3)``."""
+        return np.asarray(self._world.origins, dtype=float)[np.asarray(slots, dtype=np.intp).reshape(-1)]
+
     def slot(self, slot: int) -> EnvSlot:
         """A view of one slot (see :class:`EnvSlot`)."""
         if not 0 <= int(slot) < self.env_num:

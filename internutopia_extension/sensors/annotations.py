@@ -47,9 +47,7 @@ def world_origins(robot: Any, slots: Any) -> np.ndarray:
     for a group outside an env."""
     slots = np.asarray(slots, dtype=np.intp).reshape(-1)
     view = robot.env_view
-    if view is None:
-        return np.zeros((len(slots), 3))
-    return np.array([view.origin(int(slot)) for slot in slots.tolist()], dtype=float).reshape(len(slots), 3)
+    return np.zeros((len(slots), 3)) if view is None else view.origins_of(slots)
 
 
 def _box_pass(instances: np.ndarray, count: int, bounds: np.ndarray, pixels: np.ndarray) -> None:
