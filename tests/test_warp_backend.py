@@ -127,6 +127,24 @@ def test_a_reset_of_some_slots_leaves_the_others_untouched_on_the_device(make_co
         assert got[0]['jetbot']['position'][0] < expected[1]['jetbot']['position'][0]
 
 
+def test_a_structure_is_uploaded_to_the_device_once_however_many_slots_take_it(monkeypatch):
+    # MuJoCo Warp's put_model is an upload to the device: checking the model (features MuJoCo Warp
+    # lacks) once per slot made 4,096 Jetbots start in 110 s on an H100; now once per structure.
+    import mujoco_warp
+
+    uploads: list[int] = []
+    put_model = mujoco_warp.put_model
+    monkeypatch.setattr(mujoco_warp, 'put_model', lambda model: uploads.append(model.nbody) or put_model(model))
+    with Env(warp_config([jetbot_cube_task() for _ in range(12)], env_num=6)) as env:
+        env.reset()
+        assert len(uploads) == 2  # the feature check and the pack's own model
+        env.step([DRIVE] * 6)
+        env.reset([0, 3, 5])  # new episodes of the same structure: nothing more goes up
+        assert len(uploads) == 2
+        obs = env.step([DRIVE] * 6)[0]
+        assert all(o is not None and np.isfinite(o['jetbot']['position']).all() for o in obs)
+
+
 def test_slots_without_an_episode_are_none_and_every_episode_has_one_record(tmp_path):
     path = tmp_path / 'results.jsonl'
     with Env(warp_config([jetbot_cube_task(max_steps=3) for _ in range(2)], metrics_save_path=str(path))) as env:
