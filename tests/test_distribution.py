@@ -318,6 +318,24 @@ class TestOnALocalRay:
             env.close()
             reference.close()
 
+    def test_a_resets_records_follow_its_reset_list_as_on_one_process(self, tmp_path):
+        # reset([3, 0]) abandons the episodes of slots 3 (runner 1) and 0 (runner 0): their records
+        # in that order, as one process writes them (they came runner by runner: 0, then 3).
+        written = {}
+        for name in ('ray', 'local'):
+            path = tmp_path / f'{name}.jsonl'
+            tasks = _tasks(6, lambda i: 50)
+            env = (_distributed(tasks, proc_num=2, env_num=2, metrics_save_path=str(path)) if name == 'ray' else
+                   Env(Config(env_num=4, metrics_save_path=str(path), task_configs=tasks)))
+            try:
+                env.reset()
+                env.step([None] * 4)
+                env.reset([3, 0])
+            finally:
+                env.close()
+            written[name] = [(r['episode_index'], r['slot'], r['outcome']) for r in map(json.loads, path.read_text().splitlines())]
+        assert written['ray'] == written['local'] == [(3, 3, 'abandoned'), (0, 0, 'abandoned')]
+
     def test_a_killed_runner_is_replaced_and_its_episodes_rerun_exactly_once(self):
         env = _distributed(_tasks(8, lambda i: 5), proc_num=2, env_num=2)
         try:
@@ -337,8 +355,9 @@ class TestOnALocalRay:
             assert env.runner_restarts == [0, 1] and env.runner_actors[1] != old
             assert env.slot_episodes == [0, 1, None, None]
             assert env.queue_len == 6  # 4 untouched + 2 requeued
-            obs, info = env.reset([3, 2])  # requeued episodes come first
-            assert [t.mark for t in info] == [2.0, 3.0] and [o['mark'] for o in obs] == [2.0, 3.0]
+            # Requeued episodes come first, one per runner: either may have killed it, so 3 waits.
+            obs, info = env.reset([3, 2])
+            assert [t.mark for t in info] == [2.0, 4.0] and [o['mark'] for o in obs] == [2.0, 4.0]
             finished: dict[int, int] = {}
             runs: dict[int, int] = {}
             while not env.finished:

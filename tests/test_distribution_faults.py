@@ -36,13 +36,17 @@ import_extensions()
 class StartFaultTaskCfg(FiniteStepTaskCfg):
     """``kill_flag``: the runner process exits as the episode starts, unless the file exists (it is
     made first, so the rerun starts); ``start_fails``: the start raises, every time;
-    ``step_fails_at``: the episode's step of that number raises (0: none does)."""
+    ``step_fails_at``: the episode's step of that number raises (0: none does); ``kill_always``:
+    the runner process exits as the episode starts, every time; ``kill_at_step``: it exits in the
+    episode's step of that number, every time (0: never)."""
 
     type: str = 'DistStartFaultTask'
     mark: float = 0.0
     kill_flag: str | None = None
     start_fails: bool = False
     step_fails_at: int = 0
+    kill_always: bool = False
+    kill_at_step: int = 0
 
 
 @BaseTask.register('DistStartFaultTask')
@@ -51,18 +55,23 @@ class StartFaultTask(FiniteStepTask):
         super().__init__(view)
         self.marks = np.zeros(self.env_num)
         self.fails_at = np.zeros(self.env_num, dtype=np.int64)
+        self.kills_at = np.zeros(self.env_num, dtype=np.int64)
 
     def reset_slot(self, slot: int, config) -> None:
-        if config.kill_flag and not os.path.exists(config.kill_flag):
-            open(config.kill_flag, 'w').close()
+        if config.kill_always or (config.kill_flag and not os.path.exists(config.kill_flag)):
+            if config.kill_flag:
+                open(config.kill_flag, 'w').close()
             os._exit(1)  # the worker process dies while the episode starts
         if config.start_fails:
             raise RuntimeError('this start always breaks')
         super().reset_slot(slot, config)
         self.marks[slot] = config.mark
         self.fails_at[slot] = config.step_fails_at
+        self.kills_at[slot] = config.kill_at_step
 
     def step(self, slots: np.ndarray):
+        if (self.view.steps[slots] == self.kills_at[slots]).any():
+            os._exit(1)  # the worker process dies in the middle of a step
         if (self.view.steps[slots] == self.fails_at[slots]).any():
             raise ValueError('this step breaks')
         return super().step(slots)
@@ -243,8 +252,8 @@ def test_a_dead_runner_is_replaced_by_every_call_that_finds_it(local_ray, tmp_pa
         assert info[2] == {'runner_failed': True, 'runner_id': 1, 'requeued_episode': 2} and terminated[2]
         assert info[3] == {'runner_failed': True, 'runner_id': 1, 'requeued_episode': 3} and terminated[3]
         assert info[0] == {'episode_index': 0, 'steps': 2}
-        env.reset([2, 3])
-        assert env.slot_episodes == [0, 1, 2, 3]
+        env.reset([2, 3])  # the requeued episodes first, one per runner (3 waits: either may have killed it)
+        assert env.slot_episodes == [0, 1, 2, 4]
 
         _kill_runner(env, 1)
         env.warm_up(2)
@@ -253,13 +262,13 @@ def test_a_dead_runner_is_replaced_by_every_call_that_finds_it(local_ray, tmp_pa
 
         old = _kill_runner(env, 0)
         pids = [i['pid'] for i in env.runner_info()]
-        assert old not in pids and env.runner_restarts == [1, 2] and env.slot_episodes == [None, None, 2, 3]
+        assert old not in pids and env.runner_restarts == [1, 2] and env.slot_episodes == [None, None, 2, 5]
         env.reset([0, 1])
 
         _kill_runner(env, 0)
         with pytest.raises(RuntimeError, match='runner 0 failed while rendering'):
             env.render(32, 24, runner_id=0)
-        assert env.runner_restarts == [2, 2] and env.slot_episodes == [None, None, 2, 3]
+        assert env.runner_restarts == [2, 2] and env.slot_episodes == [None, None, 2, 5]
         assert env.render(32, 24, runner_id=1).shape == (24, 32, 3)
         _, _, _, _, info = env.step([None] * 4)
         assert info[0]['requeued_episode'] == 0 and info[1]['requeued_episode'] == 1
@@ -399,3 +408,49 @@ def test_a_first_reset_that_episode_errors_raise_raised_after_leaves_the_ray_env
     records = _records(path)
     assert sorted(records) == [0, 1, 2] and records[0][0]['outcome'] == 'failed'
     assert all(records[i][0].get('outcome') != 'failed' and len(records[i]) == 1 for i in (1, 2))
+
+
+def test_an_episode_that_kills_its_runner_fails_alone_not_the_episodes_beside_it(local_ray, tmp_path):
+    """Episode 1 kills its runner at its second step, every time; episode 0 shares that runner.
+    Which of them killed it is not known at first: neither counts a try, both are suspects, and
+    the queue hands suspects out one per runner while others wait: a death with one suspect aboard
+    blames it. Only episode 1 is recorded as failed (episode 0 used to be too, after the same
+    three deaths)."""
+    path = tmp_path / 'results.jsonl'
+    tasks = [_task(i, kill_at_step=2 if i == 1 else 0) for i in range(6)]
+    env = _env(tasks, path, proc_num=2, env_num=2, step_timeout_s=20.0)
+    try:
+        env.reset()
+        _drive(env)
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == list(range(6)) and all(len(r) == 1 for r in records.values())
+    failed = records[1][0]
+    assert (failed['outcome'], failed['attempts'], failed['stage']) == ('failed', 3, 'runner')
+    assert all('outcome' not in records[i][0] and records[i][0]['steps'] == 4 for i in (0, 2, 3, 4, 5))
+    assert sum(env.runner_restarts) >= 4  # once unblamed, then a try counted each time
+
+
+def test_a_first_reset_a_runner_failed_twice_in_leaves_the_other_runners_slots_stepping(local_ray, tmp_path):
+    """Episode 0 kills its runner as it starts, every time: the first reset raises (the runner failed
+    twice), but runner 1's slot started episode 1, and the env steps on with it (it used to refuse
+    every step, as if never reset, and the next reset abandoned episode 1)."""
+    path = tmp_path / 'results.jsonl'
+    tasks = [_task(0, kill_always=True), _task(1), _task(2), _task(3)]
+    env = _env(tasks, path, proc_num=2, env_num=1, reset_timeout_s=60.0)
+    try:
+        with pytest.raises(RuntimeError, match=r'runner 0 failed twice while resetting slots \[0\]'):
+            env.reset()
+        assert env.active_slots == [1] and env.slot_episodes == [None, 1]
+        obs, _, _, _, info = env.step([None, None])
+        assert obs[0] is None and obs[1]['mark'] == 1.0 and info[1] == {'episode_index': 1, 'steps': 1}
+        obs, info = env.reset([0])  # its third death: recorded as failed; the slot takes episode 2
+        assert info[0].mark == 2.0 and obs[0]['mark'] == 2.0
+        _drive(env)
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == [0, 1, 2, 3] and all(len(r) == 1 for r in records.values())
+    assert (records[0][0]['outcome'], records[0][0]['attempts']) == ('failed', 3)
+    assert all('outcome' not in records[i][0] and records[i][0]['steps'] == 4 for i in (1, 2, 3))

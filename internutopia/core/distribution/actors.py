@@ -58,9 +58,30 @@ class QueueActor:
             kept = self._hands[runner_id] = (ticket, {})
         return kept[1]
 
-    def take(self, count: int) -> list[Episode | None]:
-        """The next ``count`` episodes in order, ``None`` for each one the queue cannot give."""
-        return [self._queue.next() for _ in range(count)]
+    def take(self, runners: list[int], suspects: list[int] | None = None) -> list[Episode | None]:
+        """The next episodes in order for a reset whose slots belong to ``runners`` (a runner id per
+        slot), ``None`` for each one the queue cannot give. An episode of ``suspects`` (queue indices
+        of episodes that were on a failed runner) goes to a runner that gets no other suspect in this
+        reset: one that would is passed over, keeping its place at the front of the queue, unless
+        nothing but suspects is left (see :class:`~internutopia.core.distribution.ledger.FailureLedger`)."""
+        if not suspects:
+            return [self._queue.next() for _ in runners]
+        suspected, passed_over = set(suspects), []
+        with_suspect: set[int] = set()
+        out: list[Episode | None] = []
+        for runner in runners:
+            episode = self._queue.next()
+            while episode is not None and episode.index in suspected and runner in with_suspect:
+                passed_over.append(episode)
+                episode = self._queue.next()
+            if episode is None and passed_over:  # nothing but suspects left: this runner takes two
+                episode = passed_over.pop(0)
+            if episode is not None and episode.index in suspected:
+                with_suspect.add(runner)
+            out.append(episode)
+        if passed_over:
+            self._queue.put_back(passed_over)
+        return out
 
     def next(self, holder: tuple[int, int] | None = None) -> Episode | None:
         """The next episode, or ``None``; ``holder``: the runner and reset taking it (see the class).

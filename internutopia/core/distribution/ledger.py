@@ -4,6 +4,14 @@ A distributed env counts, per episode, the tries that ended without a record: a 
 not load it, a runner that died or hung while running it. An episode that has had
 ``Config.episode_attempts`` of them is recorded as failed instead of going back to the queue, so
 no episode can stall a run; one whose record is written needs no more counting.
+
+A runner that fails takes every episode it ran with it, and which of them made it fail is not
+known. So a runner's failure counts a try only for the episodes that can be blamed: the one it ran
+alone, or those that were on a failed runner before (*suspects*). Its other episodes become
+suspects, with no try counted, and the queue hands suspects out at most one per runner in a reset
+(:meth:`~internutopia.core.distribution.actors.QueueActor.take`): the next failure names its
+episode, and an episode that crashes its runner no longer takes the others sharing it down. An
+episode runs at most ``Config.episode_attempts + 1`` times so.
 """
 
 from __future__ import annotations
@@ -31,22 +39,31 @@ class FailureLedger:
         self.attempts = Attempts(attempts)
         self.results = results
         self.raise_failed = raise_failed
+        #: Queue indices of the episodes that were on a runner when it failed, not ended since.
+        self.suspects: set[int] = set()
 
     def write(self, record: dict[str, Any]) -> None:
         """Write a runner's record; its episode has ended, so its tries need no more counting."""
         self.attempts.forget(record['episode_index'])
+        self.suspects.discard(record['episode_index'])
         self.results.write(record)
 
     def lost(self, hit: Iterable[tuple[int | None, Episode]], error: BaseException) -> tuple[list[Episode], dict[int, dict]]:
-        """Episodes (with their global slot, or ``None``) whose runner died or hung: the ones to
-        requeue (in index order; the others are recorded as failed) and the ``info`` note of each slot."""
+        """Episodes (with their global slot, or ``None``) of one runner that died or hung: the ones
+        to requeue (in index order; those out of tries are recorded as failed) and the ``info`` note
+        of each slot. A try is counted for the episode the runner ran alone, or for those already
+        suspects; the others become suspects (see the module docstring)."""
+        hit = list(hit)
+        blamed = {e.index for _, e in hit if e.index in self.suspects} or ({hit[0][1].index} if len(hit) == 1 else set())
         requeued: list[Episode] = []
         notes: dict[int, dict] = {}
         for slot, episode in hit:
-            tries, again = self.attempts.fail(episode.index)
+            tries, again = self.attempts.fail(episode.index) if episode.index in blamed else (0, True)
             if again:
                 requeued.append(episode)
+                self.suspects.add(episode.index)
             else:
+                self.suspects.discard(episode.index)
                 self.results.write(failed_record(episode.index, slot, episode.config.type, episode.config.scene_asset_path,
                                                  error, attempts=tries, steps=0, stage='runner'))
             if slot is not None:
@@ -65,6 +82,7 @@ class FailureLedger:
             tries, again = self.attempts.fail(culprit.index)
             if not again:
                 back.remove(culprit)
+                self.suspects.discard(culprit.index)
                 self.results.write(failed_record(culprit.index, None, culprit.config.type,
                                                  culprit.config.scene_asset_path, exc, attempts=tries, steps=0))
                 if exc.args and isinstance(exc.args[0], str):

@@ -118,7 +118,7 @@ class RunnerRecovery:
 
         lost = (ray.exceptions.RayActorError, RunnerHung)
         local = [g % self._local_num for g in slots]
-        mine: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
+        mine: list[Episode | None] = self._take(slots)
         try:
             check_taken(mine)
             self._wait_ready(runner_id)  # (its own start-up timeout: the reset's time starts after it)
@@ -136,6 +136,15 @@ class RunnerRecovery:
         except lost as exc:
             self._lost_in_reset(runner_id, slots, ticket, mine, exc)
             raise RuntimeError(f'runner {runner_id} failed twice while resetting slots {slots}: {exc}') from exc
+
+    def _take(self, slots: list[int]) -> list[Episode | None]:
+        """The next episodes of the queue for global ``slots``, in order, suspects spread one per
+        runner (:meth:`QueueActor.take <internutopia.core.distribution.actors.QueueActor.take>`)."""
+        import ray
+
+        runners = [g // self._local_num for g in slots]
+        suspects = sorted(self._ledger.suspects)
+        return self._unwrap(lambda: ray.get(self._pool.queue.take.remote(runners, suspects)))
 
     def _give_back(self, episodes: list[Episode | None], exc: BaseException) -> None:
         """A reset failed before any slot changed: its episodes go back to the queue (but one out

@@ -29,7 +29,10 @@ lost, and one counts as finished (its metrics record written, ``terminated``/``t
 reported) only when the driver has received that step.
 
 The actors themselves (starting Ray, placing, awaiting, replacing and killing them) are the
-:class:`~internutopia.core.distribution.pool.ActorPool`'s.
+:class:`~internutopia.core.distribution.pool.ActorPool`'s; what it answers without running
+episodes (runner info, observations, renders, warm-up) is
+:class:`~internutopia.core.distribution.queries.RunnerQueries`', and what it does when a runner
+fails, :class:`~internutopia.core.distribution.recovery.RunnerRecovery`'s.
 """
 
 from __future__ import annotations
@@ -48,10 +51,12 @@ from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.distribution.pool import ActorPool, import_ray
+from internutopia.core.distribution.queries import RunnerQueries
 from internutopia.core.distribution.recovery import RunnerRecovery, check_taken
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import RunnerSet, SlotStatus
+from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.util.caller import caller_stacklevel
 
@@ -68,7 +73,7 @@ def _no_command(entry: Any) -> bool:
 _NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
 
 
-class RayRunners(RunnerRecovery, RunnerSet):
+class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
     """``proc_num`` runner actors of ``env_num`` slots each, and one queue actor, as one set of runners.
 
     Global slot ``g`` is local slot ``g % env_num`` of runner ``g // env_num``. See the module
@@ -156,88 +161,6 @@ class RayRunners(RunnerRecovery, RunnerSet):
         self._results.close()
 
     # ------------------------------------------------------------------------------------------
-    @property
-    def proc_num(self) -> int:
-        """Number of runner actors."""
-        return self._proc_num
-
-    @property
-    def actors(self) -> list[Any]:
-        """The Ray actor handles of the runners, by runner id (replaced when one is restarted)."""
-        return list(self._pool.actors)
-
-    @property
-    def queue_actor(self) -> Any:
-        """The Ray actor handle of the episode queue."""
-        return self._pool.queue
-
-    @property
-    def runner_restarts(self) -> list[int]:
-        """How many times each runner was replaced (it died or hung), by runner id."""
-        return self._pool.restarts
-
-    def runner_info(self) -> list[dict[str, Any]]:
-        """``{'runner_id', 'pid', 'host'}`` of each runner. A runner that died or does not answer
-        within ``step_timeout_s`` is replaced (its episodes requeued, as in a step) and its
-        successor's are given.
-
-        Raises:
-            RuntimeError: the env is closed (asking would start Ray again).
-        """
-        import ray
-
-        self._check_open()
-        self._all_ready()
-        deadline = time.monotonic() + self._dist.step_timeout_s
-        refs = [actor.ready.remote() for actor in self._pool.actors]
-        out = []
-        for r, ref in enumerate(refs):
-            try:
-                out.append(self._get_runner(ref, deadline, r))
-            except (ray.exceptions.RayActorError, RunnerHung) as exc:
-                self._runner_failed(r, reason=exc)
-                self._wait_ready(r)
-                out.append(self._pool.get(self._pool.actors[r].ready.remote(), f'runner {r}', startup=True))
-        return out
-
-    def active_slots(self) -> list[int]:
-        return [int(s) for s in np.flatnonzero(self._status == SlotStatus.ACTIVE)]
-
-    def slot_episodes(self) -> list[int | None]:
-        """Queue index of the episode each active slot runs (``None`` for done and empty slots)."""
-        return [e.index if e is not None and s == SlotStatus.ACTIVE else None
-                for e, s in zip(self._episodes, self._status, strict=True)]
-
-    def queue_len(self) -> int:
-        import ray
-
-        if self._closed:
-            return self._queue_len_at_close  # (asking the gone queue actor would start Ray again)
-        return ray.get(self._pool.queue.size.remote())
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError('this Env is closed')
-
-    def active_task_configs(self) -> dict[int, TaskCfg]:
-        return {g: e.config for g, (e, s) in enumerate(zip(self._episodes, self._status, strict=True))
-                if e is not None and s != SlotStatus.EMPTY}
-
-    def warm_up(self, steps: int) -> None:
-        """Physics steps outside the episodes on every runner, concurrently. A runner that dies or
-        takes longer than ``reset_timeout_s`` is replaced (its episodes requeued, as in a step)."""
-        import ray
-
-        self._all_ready()
-        deadline = time.monotonic() + self._dist.reset_timeout_s
-        refs = [actor.warm_up.remote(steps) for actor in self._pool.actors]
-        for r, ref in enumerate(refs):
-            try:
-                self._get_runner(ref, deadline, r)
-            except (ray.exceptions.RayActorError, RunnerHung) as exc:
-                self._runner_failed(r, reason=exc)
-
-    # ------------------------------------------------------------------------------------------
     def _slices(self, slots: list[int]) -> dict[int, list[int]]:
         """Positions in ``slots`` grouped by runner, in runner order, keeping the caller's order within."""
         groups: dict[int, list[int]] = {}
@@ -264,7 +187,7 @@ class RayRunners(RunnerRecovery, RunnerSet):
         lost = (ray.exceptions.RayActorError, RunnerHung)
         self._all_ready()
         deadline = time.monotonic() + self._dist.reset_timeout_s
-        episodes: list[Episode | None] = self._unwrap(lambda: ray.get(self._pool.queue.take.remote(len(slots))))
+        episodes: list[Episode | None] = self._take(slots)
         try:
             check_taken(episodes)
         except Exception as exc:
@@ -273,14 +196,15 @@ class RayRunners(RunnerRecovery, RunnerSet):
         groups = self._slices(slots)
         self._prepare(slots, episodes, groups, deadline)
         obs: list[Any] = [None] * len(slots)
-        held: list[Episode | None] = list(episodes)
+        held: list[Episode | None] = [None] * len(slots)  # (what each slot runs after this reset)
         refs = {}
         for r, positions in groups.items():
             self._wait_ready(r)
             refs[r] = self._submit_reset(r, [slots[k] % self._local_num for k in positions],
                                          [episodes[k] for k in positions])
         error: BaseException | None = None
-        failed_now: list[dict[str, Any]] = []
+        records: list[dict[str, Any]] = []
+        started = False
         for r, positions in groups.items():
             mine = [episodes[k] for k in positions]
             ticket, ref = refs[r]
@@ -299,13 +223,12 @@ class RayRunners(RunnerRecovery, RunnerSet):
             except Exception as exc:  # the runner put its episodes back itself
                 error = error or exc
                 continue
-            observations, records, now_held, warned = result
+            observations, written, now_held, warned = result
             self._warn(warned)
-            for record in records:
+            started = True
+            for record in written:
                 record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
-                self._ledger.write(record)
-                if record.get('outcome') == 'failed':
-                    failed_now.append(record)
+            records.extend(written)
             for k, observation, episode in zip(positions, observations, now_held, strict=True):
                 g = slots[k]
                 held[k] = episode
@@ -314,10 +237,17 @@ class RayRunners(RunnerRecovery, RunnerSet):
                 self._steps[g], self._started_at[g] = 0, time.perf_counter()
                 self._failures.pop(g, None)
                 obs[k] = observation
-        if error is not None:
-            raise error
+        # The records in the caller's order of slots, as one process writes them (not runner by runner).
+        order = {g: k for k, g in enumerate(slots)}
+        records.sort(key=lambda record: order.get(record['slot'], len(slots)))
+        for record in records:
+            self._ledger.write(record)
         info = [e.config if e is not None else None for e in held]
-        self._ledger.check(failed_now, (obs, info))
+        if error is not None:
+            if started:  # other runners' slots started their episodes: the env steps on with them
+                setattr(error, STEP_RESULT_ATTRIBUTE, (obs, info))
+            raise error
+        self._ledger.check(records, (obs, info))
         return obs, info
 
     def _prepare(self, slots: list[int], episodes: list[Episode | None], groups: dict[int, list[int]],
@@ -449,50 +379,6 @@ class RayRunners(RunnerRecovery, RunnerSet):
             raise error
         self._ledger.check(failed_now, (obs, reward, terminated, truncated, info))
         return obs, reward, terminated, truncated, info
-
-    def observe(self, slots: list[int]) -> list[Any]:
-        """Current observations of global ``slots`` (``None`` for slots not running an episode). A
-        runner that dies or takes longer than ``step_timeout_s`` is replaced as in a step: its
-        slots observe ``None`` and the next step reports them (``info[g]['runner_failed']``)."""
-        import ray
-
-        groups = self._slices(slots)
-        self._all_ready()
-        deadline = time.monotonic() + self._dist.step_timeout_s
-        refs = {}
-        for r, positions in groups.items():
-            self._wait_ready(r)
-            refs[r] = self._pool.actors[r].observe.remote([slots[k] % self._local_num for k in positions])
-        out: list[Any] = [None] * len(slots)
-        for r, positions in groups.items():
-            try:
-                observed = self._get_runner(refs[r], deadline, r)
-            except (ray.exceptions.RayActorError, RunnerHung) as exc:
-                self._runner_failed(r, reason=exc)
-                continue
-            for k, observation in zip(positions, observed, strict=True):
-                out[k] = observation
-        return out
-
-    def render(self, width: int, height: int, runner_id: int = 0) -> Any:
-        """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots).
-
-        Raises:
-            RuntimeError: the runner died or took longer than ``step_timeout_s``; it is replaced
-                (its episodes requeued, reported by the next step, as in a step).
-        """
-        import ray
-
-        if not 0 <= runner_id < self._proc_num:
-            raise ValueError(f'runner_id {runner_id} is out of range; valid runner ids: 0..{self._proc_num - 1}')
-        self._wait_ready(runner_id)
-        ref = self._pool.actors[runner_id].render.remote(width, height)
-        try:
-            return self._get_runner(ref, time.monotonic() + self._dist.step_timeout_s, runner_id)
-        except (ray.exceptions.RayActorError, RunnerHung) as exc:
-            self._runner_failed(runner_id, reason=exc)
-            raise RuntimeError(f'runner {runner_id} failed while rendering ({type(exc).__name__}); it was replaced, '
-                               'its episodes requeued (the next step reports its slots)') from exc
 
     def close(self) -> None:
         """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""
