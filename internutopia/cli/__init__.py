@@ -13,9 +13,10 @@ policy chosen by its episode's task (:mod:`~internutopia.cli.policies`): ``move_
 task's ``goal`` when the task has a goal and the robot has that controller (for a point-nav task,
 only its navigating robot); pick and place for a task with a ``target`` object and a
 ``goal_position`` and an arm with IK and gripper controllers; otherwise no command (robots stand
-or stop). Episode results go to a JSON-lines file, one record per finished episode, and a summary
-(episodes, metric means, env-steps/s) is printed at the end. Ctrl-C ends the run after the
-current step, with the summary; a second Ctrl-C ends it at once. Both exit with status 130.
+or stop). Episode results go to a JSON-lines file, one record per episode that ended, and a summary
+(episodes finished, failed and diverged, metric means, env-steps/s) is printed at the end; the
+exit status is 3 when an episode failed or diverged. Ctrl-C ends the run after the current step,
+with the summary; a second Ctrl-C ends it at once. Both exit with status 130.
 
 ``--set KEY=VALUE`` (``run``, ``validate``, and ``bench`` with ``--config``) changes a value of the
 config before it is checked: ``--set env_num=4 --set task_configs.0.max_steps=100``
@@ -36,8 +37,8 @@ The package's modules: ``config_file`` (loading and validating a config file), `
 line itself: parsing and dispatch, ``main``).
 """
 
-from internutopia.cli.command_line import EXIT_ERROR, EXIT_OK, EXIT_USAGE, main
+from internutopia.cli.command_line import EXIT_EPISODES_FAILED, EXIT_ERROR, EXIT_OK, EXIT_USAGE, main
 from internutopia.cli.config_file import ConfigError, load_config
 from internutopia.cli.run_command import default_actions, run
 
-__all__ = ['EXIT_ERROR', 'EXIT_OK', 'EXIT_USAGE', 'ConfigError', 'default_actions', 'load_config', 'main', 'run']
+__all__ = ['EXIT_EPISODES_FAILED', 'EXIT_ERROR', 'EXIT_OK', 'EXIT_USAGE', 'ConfigError', 'default_actions', 'load_config', 'main', 'run']

@@ -11,9 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from internutopia.cli.config_file import ConfigError, load_config
-from internutopia.cli.run_command import _print_summary, run
+from internutopia.cli.run_command import _print_summary, episodes_went_wrong, run
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+#: Exit status of ``run`` when an episode failed (an extension raised, or it failed to load) or
+#: diverged; the summary says how many. (Not 1: that is a config refused before anything ran.)
+EXIT_EPISODES_FAILED = 3
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
 
@@ -31,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a YAML config headless with a scripted policy per task: robots drive to the task's goal with "
                     'move_to_point when it has one; an arm with IK and gripper controllers picks the task\'s target object '
                     'and places it at its goal_position; other robots get no command. Prints a summary. Ctrl-C ends the '
-                    'run after the current step (the summary is still printed); a second Ctrl-C stops at once.')
+                    'run after the current step (the summary is still printed); a second Ctrl-C stops at once. Exit '
+                    'status: 0 when every episode ran to its end, 1 when the config is refused, 3 when an episode '
+                    'failed or diverged, 130 after Ctrl-C.')
     run_parser.add_argument('config', help='YAML config file')
     run_parser.add_argument('--steps', type=_positive_int, default=None,
                             help='stop after N steps of the env, each stepping every slot once (so at most N x env_num '
@@ -39,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     run_parser.add_argument('--env-num', type=_positive_int, default=None, help="env slots (default: the config's env_num)")
     run_parser.add_argument('--results', default=None,
                             help="JSON-lines file for episode results (default: the config's metrics_save_path when it "
-                                 'is a file, else results/<config name>.jsonl); overwritten')
+                                 'is a file, else results/<config name>.jsonl); overwritten. "console": print them; '
+                                 '"none": write none')
     _add_set(run_parser)
     run_parser.add_argument('--record', default=None, metavar='DIR',
                             help='record every finished episode into a LeRobot dataset at DIR (a new folder; '
@@ -126,7 +132,8 @@ def _bench(argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``internutopia`` console script; returns the exit status (130 after Ctrl-C)."""
+    """The ``internutopia`` console script; returns the exit status (130 after Ctrl-C; for ``run``, 3
+    when an episode failed or diverged)."""
     try:
         status = _main(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
@@ -176,7 +183,15 @@ def _main(argv: list[str]) -> int:
             print(json.dumps(summary))
         else:
             _print_summary(summary)
-        return EXIT_INTERRUPTED if summary['interrupted'] else EXIT_OK
+        if summary['interrupted']:
+            return EXIT_INTERRUPTED
+        wrong = episodes_went_wrong(summary)
+        if wrong:
+            kinds = ' or '.join(kind for kind in ('failed', 'diverged') if summary.get(f'episodes_{kind}'))
+            print(f"internutopia run: {wrong} of {summary['episodes_total']} episode(s) {kinds} (exit status "
+                  f'{EXIT_EPISODES_FAILED})', file=sys.stderr)
+            return EXIT_EPISODES_FAILED
+        return EXIT_OK
     if args.command == 'view':
         try:
             from internutopia.cli.view_command import view
@@ -199,4 +214,4 @@ def _main(argv: list[str]) -> int:
     return EXIT_USAGE
 
 
-__all__ = ['EXIT_ERROR', 'EXIT_INTERRUPTED', 'EXIT_OK', 'EXIT_USAGE', 'main']
+__all__ = ['EXIT_EPISODES_FAILED', 'EXIT_ERROR', 'EXIT_INTERRUPTED', 'EXIT_OK', 'EXIT_USAGE', 'main']

@@ -86,7 +86,8 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
     errors here, whatever the strict setting: a file is checked strictly), bad values, unknown
     ``type`` names, missing files and scenes that do not load. Relative and ``package://`` file paths
     are resolved (see :mod:`internutopia.core.config.files`) in the returned config; the file is not
-    changed. ``env_num`` overrides the file's; ``overrides`` (``'key.path=value'``, the command
+    changed. ``env_num`` overrides the file's, as ``'env_num=N'`` in ``overrides`` would (checked with
+    the file; its problems are reported as ``--env-num N``'s); ``overrides`` (``'key.path=value'``, the command
     line's ``--set``) change the loaded data before it is checked (:mod:`internutopia.cli.overrides`).
 
     Raises:
@@ -105,9 +106,21 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
             data = apply_overrides(data, overrides, applied=overridden)
         except ValueError as exc:
             raise ConfigError(path, [f'{path}: {exc}']) from None
+    # --env-num N is --set env_num=N, applied last (checked with the rest, its problems its own).
+    if env_num is not None and isinstance(data, dict):
+        data = {**data, 'env_num': env_num}
+        overridden.append((('env_num',), f'env_num={env_num}'))
+
+    def said(problem: tuple[int | None, str]) -> tuple[int | None, str]:
+        """A problem of ``--env-num N`` as that option's (reported as the ``--set`` it stands for)."""
+        line, text = problem
+        as_set = f'--set env_num={env_num}: '
+        if env_num is not None and text.startswith(as_set):
+            text = f'--env-num {env_num}: {text[len(as_set):]}'
+        return line, text
 
     def at(loc: tuple, message: str) -> tuple[int | None, str]:
-        return problem_at(root, loc, message, overridden)
+        return said(problem_at(root, loc, message, overridden))
 
     for loc, kind, entry in _typed_entries(data):
         if not isinstance(entry, dict):
@@ -121,7 +134,7 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
             problems.append(at(loc + ('type',), f'{_path_text(loc + ("type",))}: unknown {kind} type {type_name!r}; '
                                                 f'registered {kind} types: {registry.names()}'))
     config, invalid, _ = validate_data(data, root, strict=True, model=Config, overridden=overridden)
-    problems += invalid
+    problems += [said(problem) for problem in invalid]
     config_dir = os.path.dirname(os.path.abspath(path))
     for loc, file_path in _raw_file_fields(data):
         if resolve_file(file_path, config_dir) is None:
@@ -136,8 +149,6 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
     if problems:
         raise ConfigError(path, format_problems(path, problems))
     assert config is not None  # validation failed: it left problems
-    if env_num is not None:
-        config = config.update(env_num=env_num)
     return config
 
 

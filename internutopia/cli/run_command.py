@@ -1,7 +1,13 @@
 """``internutopia run``: a config run headless with scripted actions (:mod:`internutopia.cli.policies`),
 a progress bar and a summary.
 
-Ctrl-C stops the run after the current step: the env is closed (every finished episode is in the
+Episodes are counted from the run's results (one record per episode that ended, however it
+ended): *finished* are those that ended as their task says (success or not, a step limit
+included); *failed* ones raised (in an extension's code, or failed to load), *diverged* ones had
+their simulation blow up, *abandoned* ones were reset while running. The progress bar and the
+summary count the same: ``episodes finished: 2/3 (1 failed)``.
+
+Ctrl-C stops the run after the current step: the env is closed (every episode that ended is in the
 results file) and the summary printed. From then on a second Ctrl-C ends the process at once, with
 a one-line message, no summary and exit status 130 (:func:`stop_at_once`).
 """
@@ -29,14 +35,39 @@ def default_actions(env: Any) -> list[dict | None]:
     return out
 
 
+#: The ``outcome`` of an episode's record that says how it ended, when not as its task says
+#: (:mod:`internutopia.core.results`), in the order the summary names them.
+OUTCOMES = ('failed', 'diverged', 'abandoned')
+
+
+def episode_counts(results: Any) -> dict[str, int]:
+    """How the episodes of a run so far ended, from its results writer (``env.runner.results``; every
+    record counts, written to a file or not): ``ended`` (all of them), ``finished`` (as their task
+    says), and one count per :data:`OUTCOMES` entry."""
+    summary = results.summary()
+    outcomes = summary['outcomes']
+    counts = {'ended': summary['records']}
+    counts.update({kind: int(outcomes.get(kind, 0)) for kind in OUTCOMES})
+    counts['finished'] = counts['ended'] - sum(int(n) for n in outcomes.values())
+    return counts
+
+
+def _not_finished(counts: dict[str, Any]) -> str:
+    """``'1 failed, 2 diverged'``: the episodes that ended otherwise than as their task says ('' for none)."""
+    return ', '.join(f'{counts[kind]} {kind}' for kind in OUTCOMES if counts.get(kind))
+
+
 class _Progress:
-    """Episodes done / total and env-steps/s: tqdm when installed, else text lines on stderr."""
+    """Episodes finished / total and env-steps/s: tqdm when installed, else text lines on stderr.
+    Episodes that ended otherwise (failed, diverged, abandoned) are not counted as finished: the
+    bar says how many of those there were."""
 
     def __init__(self, total: int | None, enabled: bool) -> None:
         self.total = total
         self.enabled = enabled
         self.bar = None
         self._last = 0.0
+        self._others = ''
         if enabled:
             try:
                 from tqdm import tqdm
@@ -45,21 +76,25 @@ class _Progress:
             except ImportError:
                 self.bar = None
 
-    def update(self, done: int, new: int, rate: float, steps: int, force: bool = False) -> None:
+    def update(self, counts: dict[str, int], new: int, rate: float, steps: int, force: bool = False) -> None:
+        """``counts``: :func:`episode_counts`; ``new``: episodes finished since the last update."""
         if not self.enabled:
             return
+        others = _not_finished(counts)
         if self.bar is not None:
             if new:
                 self.bar.update(new)
             now = time.perf_counter()
-            if force or now - self._last > 0.5:
-                self.bar.set_postfix_str(f'{rate:,.0f} env-steps/s, {steps} steps', refresh=True)
-                self._last = now
+            if force or others != self._others or now - self._last > 0.5:
+                self.bar.set_postfix_str((f'{others}, ' if others else '') + f'{rate:,.0f} env-steps/s, {steps} steps',
+                                         refresh=True)
+                self._last, self._others = now, others
             return
         now = time.perf_counter()
         if force or now - self._last > 2.0:
             total = '?' if self.total is None else self.total
-            print(f'[internutopia] episodes {done}/{total}  {rate:,.0f} env-steps/s  ({steps} steps)', file=sys.stderr, flush=True)
+            print(f"[internutopia] episodes {counts['finished']}/{total}" + (f' ({others})' if others else '')
+                  + f'  {rate:,.0f} env-steps/s  ({steps} steps)', file=sys.stderr, flush=True)
             self._last = now
 
     def close(self) -> None:
@@ -72,8 +107,10 @@ def stop_at_once(results: str) -> None:
     user wants out, and a traceback from wherever the second one lands (closing the env, writing
     the summary, the interpreter's shutdown) would only hide what happened."""
 
+    kept = {'none': 'not written anywhere (--results none)', 'console': 'printed above'}.get(results, f'in {results}')
+
     def handler(signum: int, frame: Any) -> None:
-        print(f'\ninternutopia: stopped by a second Ctrl-C; episodes finished before it are in {results}',
+        print(f'\ninternutopia: stopped by a second Ctrl-C; the records of the episodes that ended before it are {kept}',
               file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(130)
@@ -122,13 +159,15 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     if recorder is not None:
         recorder.attach(env)  # env.close() finishes its saves
     bar = _Progress(total, progress)
-    finished = 0
+    results_writer = env.runner.results
+    counts = {'ended': 0, 'finished': 0, **dict.fromkeys(OUTCOMES, 0)}
     env_steps = 0
     taken = 0
     started = time.perf_counter()
     interrupted = False
     try:
         obs, _ = env.reset()
+        counts = episode_counts(results_writer)  # (an episode may fail to load)
         policy = ScriptedPolicy(env)
         policy.start(list(range(env.env_num)))
         started = time.perf_counter()  # env-steps/s counts stepping, not building the world
@@ -137,31 +176,41 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
             obs, _, terminated, truncated, info = env.step(policy.actions(obs))
             taken += 1
             env_steps += active
-            # Episodes that ended on this step (slots without a running episode report terminated too).
+            # Episodes that ended on this step, however (slots without a running episode report terminated too).
             ended = [slot for slot in range(env.env_num) if terminated[slot] and info[slot] is not None]
-            finished += len(ended)
+            new = 0
             if ended:
                 new_obs, _ = env.reset(ended)
                 for slot, slot_obs in zip(ended, new_obs, strict=True):
                     obs[slot] = slot_obs
                 policy.start(ended)
+                before, counts = counts['finished'], episode_counts(results_writer)  # (after the reset: its load failures too)
+                new = counts['finished'] - before
             rate = env_steps / max(time.perf_counter() - started, 1e-9)
-            bar.update(finished, len(ended), rate, taken)
+            bar.update(counts, new, rate, taken)
     except KeyboardInterrupt:
         interrupted = True
         stop_at_once(results)
-        print(f'\n[internutopia] interrupted: closing the env and writing the summary (results in {results}); '
+        where = {'none': 'no results file', 'console': 'results printed above'}.get(results, f'results in {results}')
+        print(f'\n[internutopia] interrupted: closing the env and writing the summary ({where}); '
               'press Ctrl-C again to stop at once', file=sys.stderr, flush=True)
     finally:
         wall = time.perf_counter() - started
-        bar.update(finished, 0, env_steps / max(wall, 1e-9), taken, force=True)
+        before, counts = counts['finished'], episode_counts(results_writer)  # (with the records of an interrupted step)
+        bar.update(counts, counts['finished'] - before, env_steps / max(wall, 1e-9), taken, force=True)
         bar.close()
-        metrics_mean = env.runner.results.summary()['metrics_mean']  # aggregates only: flat memory
-        env.close()
+        metrics_mean = results_writer.summary()['metrics_mean']  # aggregates only: flat memory
+        try:
+            env.close()  # (a Ctrl-C here is held until the env is closed, then raised)
+        except KeyboardInterrupt:  # every record is written: the summary still says what ran
+            interrupted = True
     summary = {
-        'config': path, 'episodes_finished': finished, 'episodes_total': total, 'steps': taken,
-        'env_steps': env_steps, 'wall_s': round(wall, 3), 'env_steps_per_s': round(env_steps / max(wall, 1e-9), 1),
-        'metrics_mean': metrics_mean, 'results': results, 'interrupted': interrupted,
+        'config': path, 'episodes_finished': counts['finished'], 'episodes_total': total,
+        'episodes_ended': counts['ended'], **{f'episodes_{kind}': counts[kind] for kind in OUTCOMES},
+        'steps': taken, 'env_steps': env_steps, 'wall_s': round(wall, 3),
+        'env_steps_per_s': round(env_steps / max(wall, 1e-9), 1),
+        'metrics_mean': metrics_mean, 'results': results, 'results_format': config.metrics_save_format,
+        'interrupted': interrupted,
     }
     if recorder is not None:
         summary.update(dataset=record, dataset_episodes=recorder.episodes_saved,
@@ -180,14 +229,31 @@ def _recorder(path: str, root: str) -> Any:
         raise ConfigError(path, [f'--record: {exc}']) from None
 
 
+def episodes_went_wrong(summary: dict[str, Any]) -> int:
+    """How many episodes of a run's ``summary`` failed or diverged (``internutopia run`` then exits
+    with status 3)."""
+    return int(summary.get('episodes_failed', 0)) + int(summary.get('episodes_diverged', 0))
+
+
 def _print_summary(summary: dict[str, Any]) -> None:
+    others = _not_finished({kind: summary.get(f'episodes_{kind}', 0) for kind in OUTCOMES})
     print(f"episodes finished: {summary['episodes_finished']}/{summary['episodes_total']}"
-          + ('  (interrupted)' if summary['interrupted'] else ''))
+          + (f' ({others})' if others else '') + ('  (interrupted)' if summary['interrupted'] else ''))
     print(f"steps: {summary['steps']}  env-steps: {summary['env_steps']}  wall: {summary['wall_s']:.1f} s  "
           f"({summary['env_steps_per_s']:,.0f} env-steps/s)")
+    over = 'finished and diverged episodes' if summary.get('episodes_diverged') else 'finished episodes'
     for name, value in summary['metrics_mean'].items():
-        print(f'  {name}: {value:.4g} (mean over finished episodes)')
-    print(f"results: {summary['results']} (one JSON line per episode)")
+        print(f'  {name}: {value:.4g} (mean over {over})')
+    if summary.get('results_format') == 'upstream':  # (Config.metrics_save_format)
+        lines = "InternUtopia's format: one JSON line of metrics per episode, failed ones left out"
+    else:
+        lines = 'one JSON line per episode' + ('; the "error" of each failed one says why' if summary.get('episodes_failed') else '')
+    if summary['results'] == 'none':
+        print('results: no results file written (--results none)')
+    elif summary['results'] == 'console':
+        print(f'results: printed above ({lines})')
+    else:
+        print(f"results: {summary['results']} ({lines})")
     if 'dataset' in summary:
         left_out = summary.get('dataset_left_out', 0)
         if not os.path.isfile(os.path.join(summary['dataset'], 'meta', 'info.json')):
