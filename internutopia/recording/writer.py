@@ -13,7 +13,8 @@ later jobs and goes on with the others (the dataset is as it was before the epis
 dropped, with the error that undid it if one did (:meth:`DatasetWriter.take_reports`), so the
 recorder counts what is on disk.
 
-The worker ignores Ctrl-C (the terminal sends it to the whole process group): the recorder's
+The worker ignores Ctrl-C (the terminal sends it to the whole process group), from its start
+(:func:`_start_without_sigint`): the recorder's
 :meth:`DatasetWriter.close` lets it finish the saves already queued. If the recording process dies
 without closing, the worker still saves what was queued, then exits. If the worker dies (killed,
 out of memory, or it never started: a script that makes its env at import time without an
@@ -59,7 +60,11 @@ _ENDS = ('save_episode', 'drop_episode')
 
 def _serve(jobs: Any, reports: Any, done: Any, parent: int, args: tuple) -> None:
     """The worker process: run jobs on a ``DatasetFiles`` until told to stop or orphaned."""
+    # Ignoring SIGINT discards one that came since the process started (it was born with SIGINT
+    # blocked, :func:`_start_without_sigint`, so none could kill it before this line).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _SIGMASK:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         files = DatasetFiles(*args)
     except BaseException as exc:  # noqa: BLE001 - reported to the recorder
@@ -112,6 +117,32 @@ def _serve(jobs: Any, reports: Any, done: Any, parent: int, args: tuple) -> None
     files.close()
 
 
+#: Whether this platform has per-thread signal masks (POSIX; not Windows, whose Ctrl-C is no signal to a process group).
+_SIGMASK = hasattr(signal, 'pthread_sigmask')
+
+
+def _start_without_sigint(process: Any) -> None:
+    """Start ``process`` (a ``spawn`` child) with SIGINT blocked in it from its first instruction.
+
+    The child is in the caller's process group, so a terminal's Ctrl-C reaches it too; it ignores
+    SIGINT once :func:`_serve` runs, but starting Python and unpickling its arguments takes about
+    half a second, and a Ctrl-C then would kill it (``exit code -2``) and lose the whole recording.
+    A signal mask is inherited through ``fork`` and kept by ``exec``, so the child is born with
+    SIGINT blocked: a Ctrl-C stays pending until :func:`_serve`'s ``SIG_IGN`` discards it. Only this
+    thread's mask is changed, and only while the process starts: no handler is touched (Ctrl-C's,
+    or one holding it for a call), and a SIGINT for this process in the meantime is not lost: it is
+    handled when the mask is put back (or at once by another thread). From any thread.
+    """
+    if not _SIGMASK:
+        process.start()
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 class _Ended:
     """What a writer keeps of its worker process once it has ended and its handle was closed (which
     frees the handle's descriptor): the same answers as the ``Process`` of an ended worker."""
@@ -155,7 +186,7 @@ class DatasetWriter:
         args = (self.root, features, cameras, fps, video or VideoOptions(), robot_type, claim)
         self._process: Any = context.Process(target=_serve, args=(self._jobs, self._reports, self._done, os.getpid(), args),
                                              name='internutopia-dataset-writer', daemon=True)
-        self._process.start()
+        _start_without_sigint(self._process)
         self._closed = False
         self._failure: str | None = None  # why the worker was lost (raised again by close)
         self._released = False  # the queues and process handle released (the worker has ended)

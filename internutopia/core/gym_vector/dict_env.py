@@ -51,6 +51,8 @@ from gymnasium import spaces
 
 from internutopia.core.config import Config
 from internutopia.core.episode_queue import EpisodeQueue
+from internutopia.core.runner.failures import step_result_of
+from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as VecEnv
 
 
@@ -89,6 +91,9 @@ class Env(gym.Env):
         self._running = False
         self._last: tuple[Any, bool] | None = None  # (obs, truncated) of the step that ended the episode
         self._pending: tuple[Any, dict | None] | None = None
+        #: Set when a step raised without its books (an error, or a ``KeyboardInterrupt`` raised by
+        #: code): the next step first checks that the slot still runs the episode (:meth:`_book_slot`).
+        self._unbooked = False
         try:
             results = self._vec_env.runner.results
             kept, before = results.keep_records, len(results.records)
@@ -215,19 +220,25 @@ class Env(gym.Env):
         """
         if options is not None and not isinstance(options, dict):
             raise TypeError(f'options must be a dict or None; got {type(options).__name__} {options!r}')
-        super().reset(seed=seed)
-        if self._pending is not None and seed is None:
-            out, self._pending = self._pending, None  # the episode started when the env was built
-            return out
-        self._pending = None
-        return self._start(seed)
+        # Ctrl-C held over the reset and its books (raised once both are done): an episode the
+        # slot started is booked as running, whether or not the return reaches the caller.
+        with held_interrupts():
+            super().reset(seed=seed)
+            if self._pending is not None and seed is None:
+                out, self._pending = self._pending, None  # the episode started when the env was built
+                return out
+            self._pending = None
+            return self._start(seed)
 
     def step(self, action: dict[str, Any] | None) -> tuple[Any, float, bool, bool, dict]:
         """Apply ``{controller_name: args}`` to the robot and advance one physics step.
 
         After the episode has ended (and before the next :meth:`reset`), a step moves nothing and
-        returns the final observation again with ``terminated=True``, as InternUtopia does.
+        returns the final observation again with ``terminated=True``, as InternUtopia does (so a
+        loop whose step that ended the episode was cut short by Ctrl-C sees the end on its next step).
         """
+        if self._unbooked:
+            self._book_slot()
         if self._pending is None and not self._running and self._last is None:
             if self.finished:
                 raise RuntimeError('no episode to step: every episode of the queue has been run (reset() returned '
@@ -243,12 +254,41 @@ class Env(gym.Env):
             final_obs, final_truncated = self._last
             return final_obs, 0.0, True, final_truncated, {}
         command = {self._robot_name: action} if action and self._robot_name is not None else None
-        obs, reward, terminated, truncated, info = self._vec_env.step([command])
-        robot_obs = obs[0][self._robot_name] if self._robot_name is not None else {}
-        if terminated[0]:
-            self._running = False
-            self._last = (robot_obs, bool(truncated[0]))
+        # Ctrl-C held over the step and its books (raised once both are done): a step that ended
+        # the episode is booked as its end, so the next step reports it again (instead of stepping
+        # a slot that runs no episode).
+        with held_interrupts():
+            try:
+                obs, reward, terminated, truncated, info = self._vec_env.step([command])
+            except BaseException as exc:
+                done = step_result_of(exc)  # (a complete step raised after: Config(episode_errors='raise'))
+                if done is not None and done[2][0]:
+                    self._end(done[0][0], done[3][0])
+                else:
+                    self._unbooked = True
+                raise
+            robot_obs = self._end(obs[0], truncated[0]) if terminated[0] else self._robot_obs(obs[0])
         return robot_obs, reward[0], terminated[0], truncated[0], info[0]
+
+    def _robot_obs(self, slot_obs: Any) -> Any:
+        """The robot's observation in the slot's ``slot_obs`` (``{}`` without a robot or observation)."""
+        if self._robot_name is None or slot_obs is None:
+            return {}
+        return slot_obs[self._robot_name]
+
+    def _end(self, slot_obs: Any, truncated: Any) -> Any:
+        """Book the episode's end (the step returns its final observation from now on); its robot observation."""
+        robot_obs = self._robot_obs(slot_obs)
+        self._running = False
+        self._last = (robot_obs, bool(truncated))
+        return robot_obs
+
+    def _book_slot(self) -> None:
+        """After a step that raised without its books: an episode the slot no longer runs is ended
+        (the next steps report ``terminated``, so the loop resets)."""
+        self._unbooked = False
+        if self._running and not self._vec_env.active_slots:
+            self._end(None, False)
 
     def render(self, mode: str | None = None) -> Any:
         """The overview image (``uint8 (H, W, 3)``) for ``mode='rgb_array'`` (or ``render_mode='rgb_array'``

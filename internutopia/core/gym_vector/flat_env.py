@@ -13,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 from internutopia.core.config import Config
 from internutopia.core.gym_vector.sb3 import _unbatch_info
 from internutopia.core.gym_vector.vector_env import VectorEnv
+from internutopia.core.runner.guard import held_interrupts
 
 
 class FlatEnv(gym.Env):
@@ -55,6 +56,9 @@ class FlatEnv(gym.Env):
         self.observation_space = vector_env.single_observation_space
         self.action_space = vector_env.single_action_space
         self._running = False
+        #: The end (final observation, flags) of an episode whose ending step raised
+        #: ``KeyboardInterrupt`` (a Ctrl-C): the caller never saw it, so the next step reports it.
+        self._unseen_end: tuple[Any, bool, bool] | None = None
 
     @property
     def vector_env(self) -> VectorEnv:
@@ -70,19 +74,49 @@ class FlatEnv(gym.Env):
             if self._reopen is None:
                 raise RuntimeError('this FlatEnv is closed, and it was given vector_env= so it cannot build its world again')
             self._envs = self._reopen()
-        super().reset(seed=seed)
-        obs, info = self._envs.reset(seed=seed, options=options)
-        self._running = True
+        with held_interrupts():  # (a Ctrl-C is raised once the episode that started is booked)
+            super().reset(seed=seed)
+            obs, info = self._envs.reset(seed=seed, options=options)
+            self._running = True
+            self._unseen_end = None
         return self._unbatch(obs), _unbatch_info(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        """One ``step`` of the slot; reset after ``terminated or truncated``."""
+        """One ``step`` of the slot; reset after ``terminated or truncated``.
+
+        A step whose ``KeyboardInterrupt`` (Ctrl-C) cut off the return of the step that ended the
+        episode does not step: it returns that end again (the final observation, reward ``0.0``,
+        the same ``terminated``/``truncated``, info ``{}``), so the loop resets as usual.
+        """
         if not self._running:
+            unseen = self._unseen_end
+            if unseen is not None:
+                self._unseen_end = None
+                return unseen[0], 0.0, unseen[1], unseen[2], {}
             raise RuntimeError('the episode has ended (or reset() was not called); call reset() first')
-        obs, reward, terminated, truncated, info = self._envs.step(np.asarray(action)[None])
-        if terminated[0] or truncated[0]:
-            self._running = False
-        return self._unbatch(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch_info(info)
+        # Ctrl-C held over the step and its books (raised once both are done): a step that ended the
+        # episode is booked as its end, to be reported again if the Ctrl-C kept it from the caller.
+        with held_interrupts():
+            try:
+                obs, reward, terminated, truncated, info = self._envs.step(np.asarray(action)[None])
+            except BaseException:
+                self._check_running()  # (a step that raised after its episode ended, e.g. episode_errors='raise')
+                raise
+            result = (self._unbatch(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _unbatch_info(info))
+            if result[2] or result[3]:
+                self._running = False
+                self._unseen_end = (result[0], result[2], result[3])
+        self._unseen_end = None  # (returned: seen)
+        return result
+
+    def _check_running(self) -> None:
+        """After a step that raised: the episode is over when the slot no longer runs it (the next
+        step asks for a reset instead of stepping a slot without an episode)."""
+        try:
+            if not self._envs.closed and not self._envs.vec_env.active_slots:
+                self._running = False
+        except Exception:  # noqa: BLE001 - (the step's own error is the one raised)
+            pass
 
     def _unbatch(self, obs: Any) -> Any:
         if isinstance(obs, dict):

@@ -132,6 +132,10 @@ class VectorEnv(gym.vector.VectorEnv):
         self._start_in_step = self.autoreset_mode == AutoresetMode.NEXT_STEP and config.episode_errors != 'raise'
         self._ended_infos: dict[int, dict[str, Any]] = {}
         self._ended = np.zeros(self.num_envs, dtype=bool)
+        #: Set when a step or reset raised before its books were complete (an error, or a
+        #: ``KeyboardInterrupt`` raised by code): the next step books the envs that run no episode
+        #: as ended (:meth:`_book_idle_envs`), so they start their next ones instead of freezing.
+        self._unbooked = False
         self._every_env = np.arange(self.num_envs)  # (rows of every env, in order)
         self._every_env.flags.writeable = False
         self._fresh: list | None = list(info)  # the episodes of the construction-time reset
@@ -271,21 +275,30 @@ class VectorEnv(gym.vector.VectorEnv):
             raise ValueError(f'If seeds are passed as a list the length must match num_envs={self.num_envs} '
                              f'but got length={len(seed)}.')
         mask = reset_mask(options, self.num_envs)
-        if seed is not None:
-            episodes_rng = _seed_generator(seed)  # (checks seed: nothing is seeded by a bad one)
-            first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
-            super().reset(seed=None if first is None else int(first))
-            self._restart_source(episodes_rng)
-        slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
-        if self._fresh is not None and seed is None and mask is None:
-            # The construction-time reset already started these episodes: hand them out.
-            episodes = cast('list[Episode]', self._vec.runner.episodes)  # check_started: every slot got one
-            infos = [self._reset_info(task, episodes[slot].index) for slot, task in enumerate(self._fresh)]
-        else:
-            infos = self._take(slots)
-        self._fresh = None
-        info = self._add_infos({}, slots, infos)
-        return convert_tree(self._batch_obs(), self.array_backend, self.array_device), info
+        episodes_rng = _seed_generator(seed) if seed is not None else None  # (checks seed: nothing is seeded by a bad one)
+        # Ctrl-C held over the reset and its books (raised once both are done): the envs that got
+        # their episodes are booked as running them, whether or not the return reaches the caller.
+        with held_interrupts():
+            try:
+                if seed is not None:
+                    assert episodes_rng is not None
+                    first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
+                    super().reset(seed=None if first is None else int(first))
+                    self._restart_source(episodes_rng)
+                slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
+                if self._fresh is not None and seed is None and mask is None:
+                    # The construction-time reset already started these episodes: hand them out.
+                    episodes = cast('list[Episode]', self._vec.runner.episodes)  # check_started: every slot got one
+                    infos = [self._reset_info(task, episodes[slot].index) for slot, task in enumerate(self._fresh)]
+                else:
+                    infos = self._take(slots)
+                self._fresh = None
+                info = self._add_infos({}, slots, infos)
+                obs = self._batch_obs()
+            except BaseException:
+                self._unbooked = True
+                raise
+        return convert_tree(obs, self.array_backend, self.array_device), info
 
     def _restart_source(self, rng: np.random.Generator) -> None:
         if self._source.restartable:
@@ -301,10 +314,36 @@ class VectorEnv(gym.vector.VectorEnv):
         if self._fresh is not None:
             raise RuntimeError('call reset() before step()')
         actions = self.action_layout.check(actions, self.num_envs)
+        if self._unbooked:
+            self._book_idle_envs()
         if self.autoreset_mode == AutoresetMode.DISABLED and self._ended.any():
             ended_ids = [int(i) for i in np.flatnonzero(self._ended)]
             raise RuntimeError(f'env(s) {ended_ids} ended their episodes; with autoreset_mode=DISABLED call '
                                "reset(options={'reset_mask': mask}) for them before the next step()")
+        # Ctrl-C held over the whole step, its autoresets and its books (raised once all are done):
+        # an interrupted step is complete, only its return is lost, and the next step goes on from
+        # it as the autoreset mode says (docs/gymnasium.md, "Ctrl-C").
+        with held_interrupts():
+            try:
+                obs, rewards, terminated, truncated, infos = self._step(actions)
+            except BaseException:
+                self._unbooked = True  # (books left halfway: the next step mends them)
+                raise
+        obs, rewards, terminated, truncated = convert_tree((obs, rewards, terminated, truncated),
+                                                           self.array_backend, self.array_device)
+        return obs, rewards, terminated, truncated, infos
+
+    def _book_idle_envs(self) -> None:
+        """Book every env whose slot runs no episode as ended (after a step or reset that raised
+        before its books were complete): it starts its next episode on this step (``NEXT_STEP``,
+        ``SAME_STEP``) or must be reset (``DISABLED``), instead of being stepped as if it ran."""
+        idle = np.ones(self.num_envs, dtype=bool)
+        idle[self._vec.active_slots] = False
+        self._ended |= idle
+        self._unbooked = False
+
+    def _step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """:meth:`step` after its checks: the physics steps, the autoresets, the books."""
         # (NEXT_STEP's envs that ended on the last step; in SAME_STEP mode, envs whose autoreset
         # raised there: each starts its next episode now, as NEXT_STEP does)
         to_reset = self._ended.nonzero()[0]
@@ -313,8 +352,7 @@ class VectorEnv(gym.vector.VectorEnv):
             rewards, terminated, truncated, infos = self._idle_step()
         elif self.array_path and self._arrays_allowed():
             if len(to_reset) and self._start_in_step:
-                with held_interrupts():  # (a Ctrl-C is raised once the envs that started are booked)
-                    rewards, terminated, truncated, infos = self._step_arrays(actions, live, to_reset.tolist())
+                rewards, terminated, truncated, infos = self._step_arrays(actions, live, to_reset.tolist())
                 to_reset = to_reset[:0]  # (started in the step's call)
             else:
                 rewards, terminated, truncated, infos = self._step_arrays(actions, live)
@@ -337,9 +375,7 @@ class VectorEnv(gym.vector.VectorEnv):
             slots = to_reset.tolist()
             infos = self._add_infos(infos, slots, self._take(slots))
         self._ended = ended
-        obs, rewards, terminated, truncated = convert_tree((self._batch_obs(), rewards, terminated, truncated),
-                                                           self.array_backend, self.array_device)
-        return obs, rewards, terminated, truncated, infos
+        return self._batch_obs(), rewards, terminated, truncated, infos
 
     def _idle_step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """A step in which no env runs an episode (``NEXT_STEP``'s step after every env ended):
