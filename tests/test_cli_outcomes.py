@@ -168,6 +168,15 @@ def test_a_ctrl_c_while_the_env_closes_at_the_end_still_prints_the_summary(tmp_p
     assert len(results.read_text().splitlines()) == 3
 
 
+def test_results_printed_to_the_console_name_how_each_episode_ended(tmp_path, capsys):
+    path = config_file(tmp_path)
+    assert cli.main(['run', path, '--no-progress', '--results', 'console']) == EXIT_EPISODES_FAILED
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith('[internutopia] episode ')]
+    assert sorted(line.split(':')[0] for line in printed) == ['[internutopia] episode failed'] + ['[internutopia] episode finished'] * 2
+    failed = json.loads(next(line for line in printed if 'failed:' in line).split(': ', 1)[1])
+    assert failed['outcome'] == 'failed' and failed['error'] == 'boom at step'
+
+
 def test_a_clean_run_exits_0_with_the_plain_summary(tmp_path, capsys):
     path = config_file(tmp_path, booms=('', '', ''))
     assert cli.main(['run', path, '--no-progress', '--results', 'none']) == 0

@@ -113,7 +113,9 @@ class ResultsWriter:
         if line is None:
             return
         if self.target == 'console':
-            print(line if self.record_format == 'upstream' else f'[internutopia] episode finished: {line}', flush=True)
+            # (an episode that ended otherwise than as its task says is named so: failed, diverged, abandoned)
+            ended = f"episode {record['outcome']}" if record.get('outcome') else 'episode finished'
+            print(line if self.record_format == 'upstream' else f'[internutopia] {ended}: {line}', flush=True)
             self.lines_written += 1
             return
         self._pending += (line + '\n').encode('utf-8')
