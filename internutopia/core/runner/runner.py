@@ -161,11 +161,12 @@ class Runner(RunnerReads):
             merge_rows(tree, part, rows)
         return taken, tree
 
-    def _place_episode(self, slot: int, episode: Episode | None) -> None:
-        """Hand ``slot`` its episode and write its start state (no forward pass); raises what
-        placing it raised (:meth:`EpisodeStarts.place <internutopia.core.runner.starts.EpisodeStarts.place>`)."""
+    def _place_episodes(self, slots: list[int], episodes: list[Episode | None]) -> None:
+        """Hand each of ``slots`` its episode and write its start state (no forward pass); raises
+        what placing the first failing slot raised, once the others are placed
+        (:meth:`EpisodeStarts.place <internutopia.core.runner.starts.EpisodeStarts.place>`)."""
         failed: list[tuple[int, Exception]] = []
-        self.starts.place([slot], [episode], failed)
+        self.starts.place(slots, episodes, failed)
         if failed:
             raise failed[0][1]
 
@@ -385,8 +386,8 @@ class Runner(RunnerReads):
         if diverged:
             terminated[list(diverged)] = True
             metrics, metrics_raised = self.ends.finish_each(diverged, terminated, truncated, outcome='diverged')
+            self.ends.restore_start_states(diverged)  # (one forward pass for them all)
             for slot in diverged:
-                self.ends.restore_start_state(slot)
                 if slot in metrics_raised:  # (back at its start state, it ends with a failed record below)
                     failed[slot] = metrics_raised[slot]
                     self.table.set_status(slot, SlotStatus.ACTIVE)

@@ -16,6 +16,7 @@ state, as the MuJoCo pack does on a scratch ``MjData``.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -39,6 +40,9 @@ _STEPPED = ('qpos', 'qvel', 'act')
 #: State fields moved to the device before a step (``time`` stays float64 on the host: float32
 #: time would lose milliseconds within a day of simulated time).
 _UPLOADED = ('qpos', 'qvel', 'act', 'ctrl', 'qfrc_applied', 'xfrc_applied', 'mocap_pos', 'mocap_quat')
+#: Device arrays kept (the same allocations) when the buffers grow: those ``state_arrays()`` hands
+#: out as views (``internutopia.core.backend.arrays.DEVICE_STATE_FIELDS``), and the time.
+_KEPT_ON_GROWTH = (*_UPLOADED, 'sensordata', 'time')
 
 
 class UnsupportedFeature(ValueError):
@@ -88,6 +92,7 @@ class WarpPack(MujocoPack):
             self.buffers = size_buffers(model)
             self.wdata = self._make_data(self.buffers)
             self._diverged = warp.zeros(env_num, dtype=warp.int32)
+            self._device_bytes: int | None = None  # (held_bytes: the device arrays' bytes, counted once)
             self._pending_reset = np.zeros(env_num, dtype=bool)
         #: The host states as the CPU renderer reads a MuJoCo batch (``get_data``): cameras, the
         #: overview and :meth:`mjdata` draw and measure a slot from its host copy.
@@ -111,8 +116,28 @@ class WarpPack(MujocoPack):
         return host.reshape(*host.shape[:-2], 9) if is_matrix else host
 
     def set_slots(self, slots: np.ndarray) -> None:
-        self.slots = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
+        """The pack holds ``slots`` from now on. The worlds of slots that left (their queue ran out,
+        or they went to another structure's pack) are put at rest with no controls or applied
+        forces, and idle there: MuJoCo Warp steps every world of the ``Data``, but each step starts
+        a world that no slot of the pack holds from its host row, which stays at rest (only the
+        pack's own slots' rows come back from the device)."""
+        kept = np.asarray(sorted(int(s) for s in slots), dtype=np.intp)
+        left = np.setdiff1d(self.slots, kept)
+        self.slots = kept
         self._step_ids = None if len(self.slots) == self.env_num else self.slots
+        if len(left):
+            self._idle(left)
+
+    def _idle(self, rows: np.ndarray) -> None:
+        """Put the worlds of ``rows`` (no slot of the pack's) at rest, ``ctrl``, ``qfrc_applied``
+        and ``xfrc_applied`` zero and mocap bodies where the model puts them, on the host and on
+        the device (solver warm start and all), so views of the device state show them at rest too."""
+        rest = self._rest  # (a fresh MjData: no controls, no applied forces)
+        for name in _UPLOADED:
+            getattr(self.data, name)[rows] = getattr(rest, name)
+        self._pending_reset[rows] = True
+        with self._wp.ScopedDevice(self.device):
+            self._upload()
 
     # -- host <-> device ----------------------------------------------------------------------
     def reset_rows(self, slots: np.ndarray, time: float) -> None:
@@ -169,8 +194,10 @@ class WarpPack(MujocoPack):
             for _ in range(self.substeps * steps):
                 self._mjw.step(self.wmodel, self.wdata)
             find_diverged(self.wdata, self._diverged)
-        self._download(_STEPPED)
-        self._download(self._bound)
+        # Only the pack's slots' rows come back: the others stay at rest on the host, and the next
+        # upload starts their worlds from there again (they idle at rest, as on the MuJoCo backend).
+        self._download(_STEPPED, rows=self._step_ids)
+        self._download(self._bound, rows=self._step_ids)
         self.data.time[self.slots] += self.physics_dt * steps
 
     def forward(self, slots: np.ndarray) -> None:
@@ -194,7 +221,13 @@ class WarpPack(MujocoPack):
     def failed_rows(self) -> tuple[np.ndarray, dict[int, list[str]]]:
         """After a step: the pack's slots whose state diverged, and the slots whose step overflowed
         a buffer with the buffers' names. Clears the device's overflow flags."""
-        diverged = self._diverged.numpy()[self.slots] != 0
+        flags = self._diverged.numpy()
+        diverged = flags[self.slots] != 0
+        if self._step_ids is not None and np.count_nonzero(flags) > np.count_nonzero(diverged):
+            # A world no slot holds diverged (it idles at rest): start it over at the next upload.
+            idle = np.ones(self.env_num, dtype=bool)
+            idle[self.slots] = False
+            self._pending_reset[idle & (flags != 0)] = True
         overflow = self.wdata.overflow.numpy()
         hit = self.slots[(overflow[self.slots] & buffer_overflow_mask()) != 0]
         overflows = {int(slot): overflow_names(int(overflow[slot])) for slot in hit}
@@ -204,12 +237,43 @@ class WarpPack(MujocoPack):
 
     def grow_buffers(self) -> None:
         """Double the contact and constraint capacities: a new device ``Data`` holding every
-        slot's current state (the solver's warm start starts over)."""
+        slot's current state (the solver's warm start starts over). The state arrays
+        (:data:`_KEPT_ON_GROWTH`) are the old ``Data``'s, the same device allocations, so views
+        of them (``Env.state_arrays``) taken before the growth follow the steps after it."""
         self.buffers = self.buffers.doubled()
         with self._wp.ScopedDevice(self.device):
-            self.wdata = self._make_data(self.buffers)
+            old, new = self.wdata, self._make_data(self.buffers)
+            for name in _KEPT_ON_GROWTH:
+                kept = getattr(old, name)
+                if kept.shape == getattr(new, name).shape and kept.dtype == getattr(new, name).dtype:
+                    setattr(new, name, kept)
+            self.wdata = new
+            del old
+            self._device_bytes = None
             self._pending_reset[:] = False
             self._upload()
+
+    def held_bytes(self) -> float:
+        """Bytes the pack holds: its device arrays (MuJoCo Warp's ``Model`` and ``Data``, the
+        health flags) and its host copies of the state, outputs and bound fields. 0 once released."""
+        if not hasattr(self, 'wdata'):
+            return 0.0
+        if self._device_bytes is None:
+            self._device_bytes = device_array_bytes(self.wdata, self.wmodel, self._diverged)
+        names = dict.fromkeys((*state.STATE_FIELDS, *state.OUTPUT_FIELDS, *self._bound))
+        host = sum(getattr(self.data, name).nbytes for name in names)
+        return float(self._device_bytes + host + self._pending_reset.nbytes)
+
+    def release(self) -> None:
+        """Drop the pack's device objects (``wmodel``, ``wdata``, the health flags) and the
+        renderer's view of its host states, so their memory is freed now, not when the last
+        robot or controller that refers to the pack goes. The pack is unusable afterwards."""
+        for name in ('wdata', 'wmodel', '_diverged'):
+            self.__dict__.pop(name, None)
+        self.batch = None  # (HostStates refers back to the pack: a reference cycle)
+        self._scratch = None
+        self._drawn = None
+        self._device_bytes = 0
 
     def set_servo_gains(self, actuators: np.ndarray, kp: np.ndarray | None = None, kv: np.ndarray | None = None) -> None:
         """Set position-servo gains of ``actuators`` for every slot: on the host model (lookups,
@@ -242,6 +306,29 @@ def unsupported_message(who: str, error: Exception, parts: list[str] | tuple[str
     users = f"its part(s) {', '.join(repr(p) for p in parts)}" if parts else 'its scene, robots or objects'
     return (f"{who} cannot run on the warp backend: {users} use a MuJoCo feature MuJoCo Warp "
             f"lacks ({str(error).rstrip('.')}); run it with SimConfig(backend='mujoco')")
+
+
+def device_array_bytes(*objects: Any) -> int:
+    """Bytes of the distinct Warp arrays held by ``objects`` (Warp arrays, or MuJoCo Warp's
+    ``Model``/``Data`` and the dataclasses within them, such as ``Data.contact``)."""
+    import warp
+
+    seen: set[int] = set()
+    total = 0
+
+    def visit(value: Any, depth: int) -> None:
+        nonlocal total
+        if isinstance(value, warp.array):
+            if value.ptr and value.ptr not in seen:
+                seen.add(value.ptr)
+                total += int(value.capacity)
+        elif depth < 3 and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for field in dataclasses.fields(value):
+                visit(getattr(value, field.name, None), depth + 1)
+
+    for value in objects:
+        visit(value, 0)
+    return total
 
 
 def _host_bytes_per_slot(model: mujoco.MjModel) -> float:

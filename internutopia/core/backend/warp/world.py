@@ -45,6 +45,14 @@ class WarpWorld(MujocoWorld):
     def _new_pack(self, key: str, model: mujoco.MjModel, slot: int) -> Pack:
         return WarpPack(key, model, self.env_num, self._wp, self._mjw, self.device, slot)
 
+    def parked_pack_bytes(self, pack: Pack) -> float:
+        """Bytes ``pack`` holds while parked: its device arrays (MuJoCo Warp's ``Model`` and
+        ``Data``, contact and constraint buffers included, sized for every env slot) and its host
+        copies, as allocated (the MuJoCo pack's CPU-batch estimate counts a fraction of them)."""
+        if isinstance(pack, WarpPack):
+            return pack.held_bytes()
+        return super().parked_pack_bytes(pack)
+
     def prepare(self, key: str, parts: Callable[[], list[SlotPart]]) -> None:
         """As the MuJoCo world's, and check that MuJoCo Warp supports every feature of the model.
 
@@ -119,7 +127,12 @@ class WarpWorld(MujocoWorld):
         return failed
 
     def close(self) -> None:
-        """Drop every pack (and its device arrays) and cached model."""
+        """Drop every pack and cached model, and free every pack's device arrays now: robots,
+        controllers and sensors still refer to the packs while the env is held, so each pack
+        lets go of its ``wdata``, ``wmodel`` and device scratch itself (:meth:`WarpPack.release`)."""
+        for pack in [*self.packs.values(), *self._parked.values()]:
+            if isinstance(pack, WarpPack):
+                pack.release()
         self._failed.clear()
         self._supported.clear()
         super().close()
