@@ -102,10 +102,6 @@ class EpisodeEnds:
                 table.set_status(slot, SlotStatus.DONE)
             self.runner.world.forward(np.asarray(slots, dtype=np.intp))
 
-    def restore_start_state(self, slot: int) -> None:
-        """:meth:`restore_start_states` of one slot."""
-        self.restore_start_states([slot])
-
     def fail_running(self, done: Advance, failed: dict[int, Exception], metrics_raised: Any = ()) -> None:
         """End the running episodes of ``failed`` slots as failed (one record each, the slot is
         done: ``terminated`` on this step, ``info`` says why); no other slot is touched. The slots
