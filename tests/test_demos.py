@@ -46,7 +46,7 @@ def test_h1_traveled_distance_writes_its_metric(capsys):
 def test_jetbot_settles_at_its_last_waypoint():
     """InternUtopia's jetbot demo: at scale 5, following four points, the Jetbot stops inside the
     path's 0.1 m threshold of the last one and stays there (it used to circle it 0.07-0.16 m away)."""
-    result = jetbot_locomotion.main(['--steps', '6000'])
+    result = jetbot_locomotion.main(['--steps', '8000'])  # (the path takes 6436 steps at the commanded 0.5 m/s)
     assert result['finished'], result
     assert result['distance_to_goal'] < 0.1, result
     assert result['drift'] < 0.01, result

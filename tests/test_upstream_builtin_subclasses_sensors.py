@@ -282,6 +282,20 @@ def test_super_action_to_control_of_a_controller_subclass_commands_its_slot_as_t
     assert ours[0]['jetbot']['position'][0] > 0.05
 
 
+def test_a_controller_subclass_of_a_scaled_jetbot_sees_its_wheels_scaled_as_upstream():
+    # Upstream's __init__ multiplies wheel_base and wheel_radius by the robot's scale; and the
+    # scaled robot drives the commanded speed, as the built-in does.
+    wheels = {'wheel_base': 0.1125, 'wheel_radius': 0.03}
+    actions = [{'drive': [0.2, 0.0]}] * 2
+    ours = _drive(JetbotRobotCfg(scale=(5.0, 5.0, 5.0), controllers=[CountingCfg(name='drive', **wheels)]), actions, steps=60)
+    builtin = _drive(JetbotRobotCfg(scale=(5.0, 5.0, 5.0), controllers=[DifferentialDriveControllerCfg(name='drive', **wheels)]),
+                     actions, steps=60)
+    for slot in range(2):
+        np.testing.assert_allclose(ours[slot]['jetbot']['position'], builtin[slot]['jetbot']['position'], atol=1e-9)
+        assert ours[slot]['jetbot']['controllers']['drive']['wheel_base'] == pytest.approx(5 * 0.1125)
+    assert 0.15 < ours[0]['jetbot']['position'][0] < 0.22  # 1 s at 0.2 m/s, from rest (not five times that)
+
+
 def test_a_move_to_point_subclass_calling_forward_reaches_the_goal_as_the_builtin():
     goal = [0.3, 0.1, 0.0]
     point = {'forward_speed': 0.5, 'rotation_speed': 3.0, 'threshold': 0.05, 'sub_controllers': [move_by_speed_cfg]}

@@ -1,7 +1,7 @@
 """A Jetbot at scale 5 follows a four-point path and settles at its last waypoint.
 
 Run: ``MUJOCO_GL=egl python -m internutopia.demo.jetbot_locomotion [--steps N]`` (headless it stops
-after 6000 env steps, or 200 steps after the path is done). Prints the position and the distance
+after 8000 env steps, or 200 steps after the path is done). Prints the position and the distance
 to the current waypoint every 1000 steps, and where the Jetbot came to rest.
 """
 
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Follow the path; return ``{'steps', 'position', 'distance_to_goal', 'finished', 'drift'}``
     (``drift``: metres moved over the last half of the steps after the path was done, once the
     braking has died down)."""
-    args = demo_arguments(__doc__, default_steps=6000).parse_args(argv)
+    args = demo_arguments(__doc__, default_steps=8000).parse_args(argv)
     budget = step_budget(args)
     jetbot = JetbotRobotCfg(position=(0.0, 0.0, 0.0), controllers=[move_to_point_cfg, move_along_path_cfg], scale=(5.0, 5.0, 5.0))
     config = Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, headless=not has_display()),

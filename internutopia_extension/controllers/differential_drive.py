@@ -1,5 +1,10 @@
 """Two-wheel differential drive: ``[forward_speed, rotation_speed]`` -> wheel velocity targets.
 
+The config's ``wheel_base`` and ``wheel_radius`` are the unscaled robot's: a robot built at
+``RobotCfg.scale=(s, s, s)`` has wheels ``s`` times as large and as far apart, and both are
+multiplied by ``s`` (as upstream's controller multiplies them by ``robot.get_robot_scale()[0]``), so
+the robot drives the commanded m/s and turns the commanded rad/s at any scale.
+
 Wheel targets are clamped to +-:data:`MAX_WHEEL_SPEED` rad/s. The wheel motors are force-limited
 far below that speed, so a command beyond the robot's top speed drives it at full torque, as a
 real motor would; without the clamp a command over MuJoCo's limit on controls (1e10) is set to
@@ -8,7 +13,7 @@ zero by MuJoCo, with only a console warning: ``move_by_speed`` at 1e9 m/s stood 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +24,7 @@ from internutopia.core.util.jit import Kernel
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
 from internutopia_extension.configs.controllers.dd_controller import DifferentialDriveControllerCfg
+from internutopia_extension.robots.scaling import uniform_factor
 
 #: Largest wheel velocity target (rad/s): far beyond what the force-limited wheel motors reach,
 #: so clamping changes no reachable motion.
@@ -36,6 +42,15 @@ class DifferentialDriveController(BaseVelocityController):
     #: The wheel speeds are the command's alone (no state read): applying it again writes the same.
     idempotent_apply = True
 
+    def __init__(self, config: DifferentialDriveControllerCfg, robot: Any) -> None:
+        super().__init__(config, robot)
+        #: The factor the robot's model was scaled by (1 for a robot that is never scaled).
+        scaled = getattr(robot, 'supports_scale', False)
+        self.scale = uniform_factor(robot.config.scale, f'robot {robot.name!r}') if scaled else 1.0
+        #: Half the distance between the wheels and the wheel radius (metres), of the scaled model.
+        self.half_base = float(config.wheel_base) * self.scale / 2
+        self.radius = float(config.wheel_radius) * self.scale
+
     def bind(self, world: Pack) -> None:
         super().bind(world)
         self.world = world
@@ -50,8 +65,8 @@ class DifferentialDriveController(BaseVelocityController):
 
     def wheel_speeds(self, forward: np.ndarray, rotation: np.ndarray) -> np.ndarray:
         """Left/right wheel angular speeds ``(k, 2)`` in rad/s."""
-        half_base = self.config.wheel_base / 2
-        speeds = np.stack([forward - rotation * half_base, forward + rotation * half_base], axis=-1) / self.config.wheel_radius
+        half_base = self.half_base
+        speeds = np.stack([forward - rotation * half_base, forward + rotation * half_base], axis=-1) / self.radius
         return np.clip(speeds, -MAX_WHEEL_SPEED, MAX_WHEEL_SPEED)
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
@@ -65,8 +80,7 @@ class DifferentialDriveController(BaseVelocityController):
         ctrl = self.world.data.ctrl
         left, right = self.columns
         if _wheels_kernel.available:
-            _wheels_kernel(ctrl, slots, left, right, commands, rotation_column, float(self.config.wheel_base) / 2,
-                           float(self.config.wheel_radius), MAX_WHEEL_SPEED)
+            _wheels_kernel(ctrl, slots, left, right, commands, rotation_column, self.half_base, self.radius, MAX_WHEEL_SPEED)
             return
         speeds = self.wheel_speeds(commands[:, 0], commands[:, rotation_column])
         rows = rows_of(slots, self.env_num)
