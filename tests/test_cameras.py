@@ -16,6 +16,7 @@ from internutopia.core.backend.mujoco.render import (  # noqa: E402
     overview_camera,
     pack_render,
 )
+from internutopia.core.backend.mujoco.visuals import DrawnState  # noqa: E402
 from internutopia.core.config import Config, SimConfig, strict_config  # noqa: E402
 from internutopia.core.util.video import VideoRecorder, mp4_available  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
@@ -239,11 +240,15 @@ def test_slot_cameras_see_their_own_slot_culled_to_the_view(wall_scene):
     culling = pack_render(pack).cameras(16, 12).culling
     (group,) = env.runner.robot_groups.values()
     cam = int(group.sensors['camera'].cam_id[1])
-    data = pack.mjdata(1)
+    # The culling works on the drawn model (visual-only geoms, the Jetbot's wheel cylinders among
+    # them, are not in the physics model): its state of slot 1, as the renderer loads it.
+    state = DrawnState(pack)
+    data, drawn = state.load(1), state.model
     groups = culling.camera_groups(cam, data, 16 / 12, 0.01, 100.0)
-    assert groups[model.geom('scene/wall').id] == model.geom_group[model.geom('scene/wall').id]  # ahead: drawn
+    wall = drawn.geom('scene/wall').id
+    assert groups[wall] == drawn.geom_group[wall]  # ahead: drawn
     ahead = (data.geom_xpos - data.cam_xpos[cam]) @ data.cam_xmat[cam].reshape(3, 3)
-    behind = [g for g in culling.cullable if -ahead[g, 2] + model.geom_rbound[g] < 0]
+    behind = [g for g in culling.cullable if -ahead[g, 2] + drawn.geom_rbound[g] < 0]
     assert behind and all(groups[g] == HIDDEN_GROUP for g in behind)
     env.close()
 

@@ -133,17 +133,22 @@ def test_starting_the_writer_keeps_the_callers_ctrl_c_handling(tmp_path, monkeyp
         real_start(process)
 
     monkeypatch.setattr(writer_module, '_start_without_sigint', start)
-    with held_interrupts():
-        handler = signal.getsignal(signal.SIGINT)
-    writer = None
-    with pytest.raises(KeyboardInterrupt):
+    # (Python's own Ctrl-C handling, whatever a test before this one in the process left behind)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
         with held_interrupts():
-            writer = DatasetWriter(str(tmp_path / 'ds'), {}, [], 30.0)
-            assert signal.getsignal(signal.SIGINT) is handler and not _sigint_blocked()
-            writer.flush()
-    assert writer is not None and seen == {'blocked': True}
-    assert signal.getsignal(signal.SIGINT) is handler and not _sigint_blocked()
-    writer.close()
+            handler = signal.getsignal(signal.SIGINT)
+        writer = None
+        with pytest.raises(KeyboardInterrupt):
+            with held_interrupts():
+                writer = DatasetWriter(str(tmp_path / 'ds'), {}, [], 30.0)
+                assert signal.getsignal(signal.SIGINT) is handler and not _sigint_blocked()
+                writer.flush()
+        assert writer is not None and seen == {'blocked': True}
+        assert signal.getsignal(signal.SIGINT) is handler and not _sigint_blocked()
+        writer.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert writer._process.exitcode == 0
 
 
