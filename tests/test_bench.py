@@ -289,6 +289,20 @@ def _dead(pid: int) -> bool:
         return True
 
 
+def _kill_and_outlive_none(bench: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to the benchmark process ``bench``: it ends by it, and within 15 s so does
+    every process it had started."""
+    from internutopia.bench.processes import children_of
+
+    tree = children_of(bench.pid)
+    os.kill(bench.pid, sig)
+    assert bench.wait(30) == -sig
+    deadline = time.monotonic() + 15
+    while not all(_dead(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [pid for pid in tree if not _dead(pid)] == [], 'processes outlived the benchmark'
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason='reads the process tree from /proc')
 @pytest.mark.parametrize('sig', [signal.SIGKILL, signal.SIGTERM])
@@ -309,13 +323,7 @@ def test_no_process_outlives_a_killed_benchmark(sig):
             workers = [pid for pid in tree if any(pid in children_of(server) for server in servers)]
         assert len(workers) >= 2, 'the pool never started'
         time.sleep(1.0)  # the workers are building or stepping their envs
-        tree = children_of(bench.pid)
-        os.kill(bench.pid, sig)
-        assert bench.wait(30) == -sig
-        deadline = time.monotonic() + 15
-        while not all(_dead(pid) for pid in tree) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert [pid for pid in tree if not _dead(pid)] == [], 'processes outlived the benchmark'
+        _kill_and_outlive_none(bench, sig)
     finally:
         if bench.poll() is None:
             os.killpg(bench.pid, signal.SIGKILL)
@@ -512,13 +520,7 @@ def test_no_run_outlives_a_killed_recording_benchmark(tmp_path, sig):
             tree = children_of(bench.pid)
         assert tree, 'the run never started'
         time.sleep(2.0)  # the run is building or stepping its env
-        tree = children_of(bench.pid)
-        os.kill(bench.pid, sig)
-        assert bench.wait(30) == -sig
-        deadline = time.monotonic() + 15
-        while not all(_dead(pid) for pid in tree) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert [pid for pid in tree if not _dead(pid)] == [], 'processes outlived the benchmark'
+        _kill_and_outlive_none(bench, sig)
         if sig == signal.SIGTERM:
             assert os.listdir(tmp_path) == []  # (its temporary folder removed)
     finally:
