@@ -152,14 +152,9 @@ class SlotBuiltinController(SlotController):
     def __init__(self, config: Any, robot: Any, scene: Any) -> None:  # noqa: D107
         super().__init__(config, robot, scene)
         runner = self.runner_of_slot
-        for attribute, (key, default) in upstream_table(runner, UPSTREAM_ATTRIBUTES).items():
-            value = getattr(config, key, None) if key else None
+        for attribute, (source, default) in upstream_table(runner, UPSTREAM_ATTRIBUTES).items():
+            value = source(runner) if callable(source) else getattr(config, source, None) if source else None
             setattr(self, attribute, default if value is None else value)
-        if hasattr(self, '_robot_scale'):  # a differential drive's wheels, scaled with the robot as upstream's __init__ does
-            self._robot_scale = float(np.asarray(robot.get_robot_scale(), dtype=float).reshape(-1)[0])
-            for attribute in ('_wheel_base', '_wheel_radius'):
-                if getattr(self, attribute) is not None:
-                    setattr(self, attribute, getattr(self, attribute) * self._robot_scale)
 
     def forward(self, *args: Any, **kwargs: Any) -> None:
         """InternUtopia's ``forward`` of the built-in's upstream twin, for this slot: see :func:`upstream_forward`."""

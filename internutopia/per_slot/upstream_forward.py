@@ -39,11 +39,14 @@ UPSTREAM_FORWARD: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     'InverseKinematicsController': ({'eef_target_position': _NO_VALUE, 'eef_target_orientation': None},
                                     ('eef_target_position', 'eef_target_orientation')),
 }
-#: The attributes upstream's ``__init__`` of a built-in's twin sets from its config, by class name:
-#: ``{attribute: (config key, default)}``.
-UPSTREAM_ATTRIBUTES: dict[str, dict[str, tuple[str, Any]]] = {
-    'DifferentialDriveController': {'_robot_scale': ('', 1.0), '_wheel_base': ('wheel_base', None),
-                                    '_wheel_radius': ('wheel_radius', None)},
+#: The attributes upstream's ``__init__`` of a built-in's twin sets, by class name:
+#: ``{attribute: (source, default)}``, the source a config key (``''``: none, the default stands)
+#: or a function of the built-in controller, where the built-in holds the value as it uses it (a
+#: differential drive's wheels, scaled with the robot as upstream's ``__init__`` scales them).
+UPSTREAM_ATTRIBUTES: dict[str, dict[str, tuple[str | Callable[[Any], Any], Any]]] = {
+    'DifferentialDriveController': {'_robot_scale': (lambda drive: drive.scale, 1.0),
+                                    '_wheel_base': (lambda drive: 2 * drive.half_base, None),
+                                    '_wheel_radius': (lambda drive: drive.radius, None)},
     'MoveToPointBySpeedController': {'forward_speed': ('forward_speed', 1.0), 'rotation_speed': ('rotation_speed', 8.0),
                                      'threshold': ('threshold', 0.02), 'goal_position': ('', None), 'last_threshold': ('', None)},
     'MoveAlongPathPointsController': {'forward_speed': ('forward_speed', 1.0), 'rotation_speed': ('rotation_speed', 8.0),
