@@ -204,6 +204,19 @@ def test_distribution_config_is_strict_and_keeps_the_users_objects():
         DistributedConfig(env_num=1, task_configs=[task])
 
 
+def test_a_proc_num_the_machine_cannot_hold_is_refused_by_name_before_anything_starts():
+    cfg = Config(env_num=2, metrics_save_path='none', task_configs=[FiniteStepTaskCfg(max_steps=3, robots=[JetbotRobotCfg()])])
+    before = cfg.model_dump()
+    # A local Ray: each runner is a process of at least ~100 MB (a bare MemoryError before, from
+    # the driver's books; at a few hundred, a machine out of memory).
+    with pytest.raises(ValueError, match=r'proc_num=1000000000000 needs about .* lower proc_num \(at most about \d+ here\)'):
+        Env(cfg.distribute(RayDistributionCfg(proc_num=10**12)))
+    # On a cluster only the driver's books are here: still refused by name, not by a MemoryError.
+    with pytest.raises(ValueError, match=r"proc_num=1000000000000 needs about .* books of the runners' slots"):
+        Env(cfg.distribute(RayDistributionCfg(proc_num=10**12, head_address='ray://nowhere.invalid:10001')))
+    assert not ray.is_initialized() and cfg.model_dump() == before
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir('/proc'), reason='reads the process table from /proc')
 def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():

@@ -59,6 +59,7 @@ from internutopia.core.runner import RunnerSet, SlotStatus
 from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.util.caller import caller_stacklevel
+from internutopia.core.util.memory import RUNNER_PROCESS_BYTES, check_runners_fit
 
 __all__ = ['RayRunners']
 
@@ -69,6 +70,9 @@ def _no_command(entry: Any) -> bool:
     return entry is None or (isinstance(entry, dict) and not entry)
 
 
+#: Bytes the driver keeps per slot of every runner (its status, episode, step count and start
+#: time, with their Python objects): an upper estimate, for the check of ``proc_num``.
+_BOOK_BYTES_PER_SLOT = 64
 #: The runner's warning for an action naming a robot its slot does not have (once per robot name).
 _NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
 
@@ -94,6 +98,13 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         self._local_num = config.env_num
         self._proc_num = self._dist.proc_num
         total = self.env_num = self._proc_num * self._local_num
+        # (Before the driver's books of every slot and before any process starts: a mistyped
+        # proc_num is an error naming it, not a MemoryError or a machine out of memory.)
+        books = self._local_num * _BOOK_BYTES_PER_SLOT
+        if self._dist.head_address is None:
+            check_runners_fit(self._proc_num, RUNNER_PROCESS_BYTES + books, 'its runner processes on this machine')
+        else:
+            check_runners_fit(self._proc_num, books, "this process's books of the runners' slots")
         self._status = np.full(total, SlotStatus.EMPTY, dtype=np.int8)
         self._episodes: list[Episode | None] = [None] * total
         #: Per slot, the steps of its episode and when it started (for the record of an episode

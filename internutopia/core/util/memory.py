@@ -247,5 +247,34 @@ def check_slots_fit(env_num: int, bytes_per_slot: float, what: str, fixed_bytes:
                      '(Config.distribute)')
 
 
-__all__ = ['JIT_ENGINE_BYTES', 'NUMBA_IMPORT_BYTES', 'MemoryRoom', 'available_bytes', 'cgroup_room', 'check_slots_fit',
+#: The least a Ray runner process of a distributed env takes on its own (its unique resident
+#: bytes: Python, Ray's worker, MuJoCo and this package imported, a one-Jetbot world stepped):
+#: 103-123 MB measured on Linux x86-64 (docs/distributed.md). Its slots' worlds come on top.
+RUNNER_PROCESS_BYTES = 100e6
+
+
+def check_runners_fit(proc_num: int, bytes_per_runner: float, what: str) -> None:
+    """Raise ``ValueError`` when ``proc_num * bytes_per_runner`` exceeds the memory available now,
+    naming ``proc_num`` (a distributed env's runner count), before anything is started.
+
+    >>> check_runners_fit(2, 1e6, 'a test')
+    >>> check_runners_fit(10**12, 1e8, 'a test')       # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: proc_num=1000000000000 needs about ... GiB for a test (about 100 MB per runner) ...
+    """
+    needed = proc_num * bytes_per_runner
+    available = available_bytes()
+    if available is None or needed <= available:
+        return
+    gib = 2 ** 30
+    fits = int(available // bytes_per_runner)
+    raise ValueError(f'proc_num={proc_num} needs about {needed / gib:.1f} GiB for {what} (about '
+                     f'{bytes_per_runner / 1e6:.0f} MB per runner) but this process has {available / gib:.1f} GiB '
+                     f'available: lower proc_num (at most about {fits} here) or run the runners on a cluster '
+                     '(RayDistributionCfg.head_address)')
+
+
+__all__ = ['JIT_ENGINE_BYTES', 'NUMBA_IMPORT_BYTES', 'RUNNER_PROCESS_BYTES', 'MemoryRoom', 'available_bytes', 'cgroup_room',
+           'check_runners_fit', 'check_slots_fit',
            'jit_runtime_bytes', 'memory_rooms', 'note_runtime_loaded', 'runtimes_loaded', 'tightest_room']
