@@ -161,7 +161,8 @@ def test_bench_json_has_every_figure():
 
 def test_bench_rejects_bad_arguments():
     for argv, message in ((['--robots', 'walle'], 'unknown robot'), (['--cameras', 'x'], 'unknown camera setting'),
-                          (['--repeat', '0'], '--repeat must be at least 1')):
+                          (['--repeat', '0'], '--repeat must be at least 1'),
+                          (['--env-nums', '1,x'], "'1,x' is not a comma-separated list of int values")):
         result = subprocess.run([sys.executable, '-m', 'internutopia.bench', *argv], capture_output=True, text=True)
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
 

@@ -157,7 +157,13 @@ def _checked_config(path: str, overrides: list[str]) -> tuple[str, int] | None:
 
 
 def _csv(kind: Any) -> Any:
-    return lambda text: [kind(part) for part in text.split(',') if part]
+    """An argparse type: a comma-separated list of ``kind`` (its error names the entry and the type wanted)."""
+    def parse(text: str) -> list[Any]:
+        try:
+            return [kind(part) for part in text.split(',') if part]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'{text!r} is not a comma-separated list of {kind.__name__} values') from None
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
