@@ -165,6 +165,33 @@ def test_a_diverging_slot_ends_its_own_episode_and_nothing_else(make_config, tmp
     assert faulty[-1][0][1] is not None
 
 
+@pytest.mark.parametrize('api', ['dict', 'array'])
+def test_a_diverged_point_nav_episode_is_scored_where_it_was_not_where_the_engine_put_it(make_config, api):
+    # The engine puts a diverged slot back to its rest pose at the slot's origin; the goal is
+    # there, 3 m from where the robot drove: scored from the rest pose it was a success (SPL 1).
+    from internutopia_extension.configs.tasks import PointNavTaskCfg
+
+    task = PointNavTaskCfg(goal=(0.0, 0.0, 0.0), success_distance=0.3, max_steps=50,
+                           robots=[JetbotRobotCfg(position=(3.0, 0.0, 0.035))])
+    drive = {'jetbot': {'move_by_speed': [0.2, 0.0]}}
+    with Env(make_config([task] * 2, env_num=2)) as env:
+        env.reset()
+        for _ in range(2):
+            env.step([drive] * 2)
+        env.runner.world.pack(1).data.qvel[1, :] = 1e30
+        if api == 'dict':
+            _, _, terminated, _, info = env.step([drive] * 2)
+            assert terminated[1] is True and info[1]['diverged'] is True
+            metrics, other = info[1]['metrics'], info[0]
+        else:
+            out = env.step_arrays({'jetbot': {'move_by_speed': np.tile([0.2, 0.0], (2, 1))}})
+            assert out.diverged == (1,) and bool(out.terminated[1])
+            metrics, other = out.metrics[1], None
+    assert metrics['success'] is False and metrics['spl'] == 0.0
+    assert abs(metrics['distance_to_goal'] - 3.0) < 0.05  # (where it was after two steps; 0.0 from the rest pose)
+    assert other is None or 'diverged' not in other
+
+
 def test_a_runaway_command_ends_its_slot_with_the_divergence_flagged(make_config):
     # The case: a huge move_by_speed on an H1 blows its simulation up after a few steps
     # (with the controller's speed limit lifted: by default such a command is clamped to top speed).

@@ -36,6 +36,9 @@ class _GoalMetric(BaseMetric):
         self.robot = view.tracker()
         self.goal = np.zeros((self.env_num, 3))
         self.success_distance = np.zeros(self.env_num)
+        #: Per slot, whether its task keeps this robot's distance to this goal after each step it
+        #: completed (a ``PointNavTask`` measuring the same robot): the end distance is read there.
+        self.task_tracks_distance = np.zeros(self.env_num, dtype=bool)
 
     def reset_slot(self, slot: int, task) -> None:
         goal = getattr(task, 'goal', None)
@@ -44,10 +47,25 @@ class _GoalMetric(BaseMetric):
                              f'{task.type} has none')
         self.goal[slot] = goal
         self.success_distance[slot] = getattr(task, 'success_distance', 0.3)
-        self.robot.track(slot, self.measured_robot(task))
+        robot = self.measured_robot(task)
+        self.robot.track(slot, robot)
+        running = self.view.task(slot)
+        nav_robot = getattr(task, 'nav_robot_name', None)
+        self.task_tracks_distance[slot] = (isinstance(getattr(running, 'distance', None), np.ndarray)
+                                           and callable(nav_robot) and nav_robot() == robot)
 
     def distance(self, slots: np.ndarray) -> np.ndarray:
         return xy_distance(self.robot.positions(slots), self.goal[slots])
+
+    def end_distance(self, slot: int) -> float:
+        """The distance at the end of ``slot``'s episode: the task's after its last completed step
+        where it keeps one, else measured now. The same for an episode its task ended; for one
+        whose simulation diverged, the engine has put the robot back to its rest pose at the slot's
+        origin, which the task's distance never saw (measured, the goal's own distance from the
+        origin would be scored)."""
+        if self.task_tracks_distance[slot]:
+            return float(self.view.task(slot).distance[slot])
+        return float(self.distance(np.array([slot]))[0])
 
 
 @BaseMetric.register('SuccessMetric')
@@ -55,7 +73,7 @@ class SuccessMetric(_GoalMetric):
     """Whether the episode ended within ``success_distance`` of the goal."""
 
     def calc(self, slot: int) -> bool:
-        return bool(self.distance(np.array([slot]))[0] < self.success_distance[slot])
+        return bool(self.end_distance(slot) < self.success_distance[slot])
 
 
 @BaseMetric.register('DistanceToGoalMetric')
@@ -63,7 +81,7 @@ class DistanceToGoalMetric(_GoalMetric):
     """xy distance from the robot's base to the goal at the end of the episode."""
 
     def calc(self, slot: int) -> float:
-        return float(self.distance(np.array([slot]))[0])
+        return self.end_distance(slot)
 
 
 @BaseMetric.register('SPLMetric')
@@ -98,7 +116,7 @@ class SPLMetric(_GoalMetric):
         self.last_xy[rows] = xy
 
     def calc(self, slot: int) -> float:
-        if not self.distance(np.array([slot]))[0] < self.success_distance[slot]:
+        if not self.end_distance(slot) < self.success_distance[slot]:
             return 0.0
         shortest, travelled = self.shortest[slot], self.travelled[slot]
         return float(shortest / max(travelled, shortest)) if max(travelled, shortest) > 0 else 1.0
