@@ -28,11 +28,14 @@ import gc
 import json
 import logging
 import math
+import numbers
 import os
 import stat
 import time
 import warnings
 from typing import Any
+
+import numpy as np
 
 from internutopia.core.util.caller import caller_stacklevel
 
@@ -204,7 +207,8 @@ class ResultsWriter:
             return  # not finished: no metrics, or metrics of a cut-short episode
         self._episodes += 1
         for name, value in (record.get('metrics') or {}).items():
-            if isinstance(value, (bool, int, float)) and not (isinstance(value, float) and math.isnan(value)):
+            # (numpy's scalars too: a metric's np.bool_ or np.float32 is a number the record writes)
+            if isinstance(value, (numbers.Real, np.bool_)) and not math.isnan(value):
                 total = self._sums.setdefault(name, [0.0, 0])
                 total[0] += float(value)
                 total[1] += 1

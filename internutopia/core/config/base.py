@@ -71,19 +71,27 @@ class _Named(Protocol):
 _Item = TypeVar('_Item', bound=_Named)
 
 
+def _name_or_type(item: Any) -> Any:
+    """The name an entry goes by: its ``name``, or its ``type`` where it has none (a metric's)."""
+    return item.name if item.name is not None else getattr(item, 'type', None)
+
+
 @overload
 def unique_names(items: list[_Item], what: str) -> list[_Item]: ...
 @overload
 def unique_names(items: None, what: str) -> None: ...
 def unique_names(items: list[_Item] | None, what: str) -> list[_Item] | None:
-    """``items`` unchanged when their ``name``s are all different, else a ``ValueError`` listing the
-    repeated names: two entries of one name would silently replace each other (a robot's
-    controllers, sensors; a task's objects, metrics are looked up by name)."""
+    """``items`` unchanged when the names they go by are all different, else a ``ValueError``
+    listing the repeated names: two entries of one name would silently replace each other (a
+    robot's controllers, sensors; a task's objects, metrics are looked up by name). An entry
+    without a name goes by its type (a metric is reported under it)."""
     if items:
-        names = [item.name for item in items]
+        names = [_name_or_type(item) for item in items]
         repeated = sorted({name for name in names if names.count(name) > 1}, key=str)
         if repeated:
-            raise ValueError(f'{what} names must be unique; repeated: {repeated}')
+            unnamed = any(item.name is None for item in items)
+            raise ValueError(f'{what} names must be unique; repeated: {repeated}'
+                             + (' (an entry without a name goes by its type: give each of them a name)' if unnamed else ''))
     return items
 
 

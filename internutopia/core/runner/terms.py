@@ -43,6 +43,20 @@ _BASE_METRIC_UPDATE = BaseMetric.update  # metrics that keep it need no call per
 RecordedResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
+def _json_value(value: Any) -> Any:
+    """What a config value pydantic cannot write as JSON stands for in :func:`config_key`: a numpy
+    array's or scalar's values (they compare by value), else its ``repr``."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else repr(value)
+
+
+def config_key(config: Any) -> str:
+    """The key a metric or reward config's object is shared by (episodes whose configs are equal
+    share one): its JSON, with values JSON has no form for (numpy arrays and scalars in
+    ``metric_config`` or ``reward_settings``, which InternUtopia passes through) written by
+    :func:`_json_value` instead of failing every start."""
+    return config.model_dump_json(fallback=_json_value)
+
+
 def _reads_metrics_at_start(task: BaseTask) -> bool:
     """Whether ``task`` starts after its metrics (its ``reads_metrics_at_start``; see the module docstring)."""
     return bool(getattr(task, 'reads_metrics_at_start', False))
@@ -164,7 +178,7 @@ class Terms:
         self._version += 1
         metrics = self.table.slot_metrics[slot] = []
         for metric_cfg in task.metrics:
-            key = metric_cfg.model_dump_json()
+            key = config_key(metric_cfg)
             metric = self.metrics.get(key)
             if metric is None:
                 metric = self.metrics[key] = BaseMetric.create(metric_cfg, self.view)
@@ -180,7 +194,7 @@ class Terms:
         self._version += 1
         reward_cfg = getattr(task, 'reward', None)
         if reward_cfg is not None:
-            key = reward_cfg.model_dump_json()
+            key = config_key(reward_cfg)
             reward = self.rewards.get(key)
             if reward is None:
                 reward = self.rewards[key] = BaseReward.create(reward_cfg, self.view, where=f'{task.type}.reward')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -14,6 +15,7 @@ from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import RobotCfg
 from internutopia.core.config.task.reward import RewardCfg
 from internutopia.core.config.values import checked_pose
+from internutopia.core.util.caller import caller_stacklevel
 
 
 class TaskCfg(TypedCfg):
@@ -27,6 +29,9 @@ class TaskCfg(TypedCfg):
     type: str
     metrics: list[SerializeAsAny[MetricCfg]] = Field(default_factory=list)
     reward: SerializeAsAny[RewardCfg] | None = None
+    #: Not read: every episode's record goes to ``Config.metrics_save_path`` (InternUtopia's
+    #: ``TaskCfg`` has no such field; kept so that YAML files written with it still load). A value
+    #: other than the default warns that it changes nothing.
     metrics_save_path: str = 'console'
     #: Where the scene, robots and objects live in a USD stage (InternUtopia's fields; kept for
     #: configs written for it: a MuJoCo slot has no stage paths, so they change nothing here).
@@ -67,7 +72,16 @@ class TaskCfg(TypedCfg):
     @field_validator('metrics')
     @classmethod
     def _unique_metric_names(cls, metrics: list[MetricCfg]) -> list[MetricCfg]:
-        return unique_names(metrics, 'metric')
+        return unique_names(metrics, 'metric')  # (a metric without a name is reported under its type)
+
+    @field_validator('metrics_save_path')
+    @classmethod
+    def _metrics_save_path_not_read(cls, value: str) -> str:
+        if value != 'console':
+            warnings.warn(f'TaskCfg.metrics_save_path={value!r} changes nothing: every episode\'s record goes to '
+                          'Config.metrics_save_path (InternUtopia\'s TaskCfg has no such field)', UserWarning,
+                          stacklevel=caller_stacklevel())
+        return value
 
     @model_validator(mode='after')
     def _robots_and_objects_named_apart(self) -> TaskCfg:
