@@ -17,6 +17,9 @@ from internutopia_extension.configs.tasks import POINT_NAV_REWARD_DEFAULTS
 from internutopia_extension.tasks.point_nav import PointNavTask
 from internutopia_extension.tasks.point_nav_kernels import progress_kernel
 
+#: What the reward reads of the task of its slots, per slot (a ``PointNavTask``'s arrays).
+_TASK_ARRAYS = ('prev_distance', 'distance', 'success')
+
 
 @BaseReward.register('PointNavProgressReward')
 class PointNavProgressReward(BaseReward):
@@ -33,6 +36,16 @@ class PointNavProgressReward(BaseReward):
         self.success_bonus = float(values['success_bonus'])
         self.step_penalty = float(values['step_penalty'])
         self._kernel = progress_kernel.compiled_or(None)  # (warmed by the task)
+
+    def reset_slot(self, slot: int, task) -> None:
+        # Checked here, at the start, so that a task without the arrays fails its start (recorded,
+        # with a warning) rather than its first step.
+        task_object = self.view.task(slot)
+        missing = [name for name in _TASK_ARRAYS if not hasattr(task_object, name)]
+        if missing:
+            raise ValueError(f'{self.config.type} (the reward) needs a task with a goal that keeps the per-slot '
+                             f'arrays {list(_TASK_ARRAYS)} (a PointNavTask: PointNavTaskCfg); task {task.type} '
+                             f'({type(task_object).__name__}) has no {", ".join(missing)}')
 
     def calc(self, slots: np.ndarray) -> np.ndarray:
         task = self.view.task(int(slots[0]))  # every slot of one call belongs to the same task object

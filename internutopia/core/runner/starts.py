@@ -9,7 +9,10 @@
 - then the slots are placed; the episodes they were running are abandoned (recorded);
 - then each episode starts (task, metrics, reward). One whose start raises fails alone: it goes
   back to the front of the queue while it has tries left, else it is recorded as failed, and
-  its slot takes the next episode; every other slot is untouched;
+  its slot takes the next episode; every other slot is untouched. With
+  ``Config.episode_errors='record'`` (the default) an episode recorded so also warns
+  (``RuntimeWarning``: its index, its slot and the error), once, after its last try, so that a
+  run without a results file learns of it; with ``'raise'`` the reset raises the error instead;
 - where the caller asks for the new episodes' observations (``vec_env.Env.reset`` does), the
   first observation is part of the start: a slot whose observation raises (a sensor, a task's
   observation) has an episode that failed to start, as above;
@@ -20,6 +23,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -33,6 +37,7 @@ from internutopia.core.runner.failures import failed_record, slots_that_fail, ta
 from internutopia.core.runner.observations import merge_rows
 from internutopia.core.runner.slots import SlotStatus
 from internutopia.core.scene import structure_key
+from internutopia.core.util.caller import caller_stacklevel
 
 __all__ = ['EpisodeStarts']
 
@@ -269,6 +274,8 @@ class EpisodeStarts:
                 self._record_failed(episode, slot, exc, tries)
                 self.runner._failed_errors.append(exc)
                 self._failed_in_reset += 1
+                if self.runner.config.episode_errors == 'record':  # ('raise': the reset raises it)
+                    _warn_failed(episode.index, slot, exc, tries)
         if again:
             self.runner.queue.put_back(again)
         if self._failed_in_reset >= self._failed_limit:
@@ -396,6 +403,15 @@ class EpisodeStarts:
         self.runner.table.episodes[slot] = None
         self.runner.table.set_status(slot, SlotStatus.EMPTY)
 
+
+
+def _warn_failed(index: int, slot: int | None, exc: BaseException, tries: int) -> None:
+    """Tell the caller that episode ``index`` is recorded as failed after its last try (with
+    ``Config.episode_errors='record'`` a reset goes on, and with ``metrics_save_path='none'`` the
+    record is nowhere to be read)."""
+    what = f'failed to start in slot {slot}' if slot is not None else 'failed to load (it had no slot yet)'
+    warnings.warn(f'episode {index} {what} ({tries} attempt(s), Config.episode_attempts) and is recorded as failed: '
+                  f'{type(exc).__name__}: {exc}', RuntimeWarning, stacklevel=caller_stacklevel())
 
 
 def _note(exc: BaseException, text: str) -> None:

@@ -11,6 +11,13 @@ class RecordingMetricCfg(MetricCfg):
     ``fields`` lists keys of the robot's observation to keep (e.g. ``['joint_action']``,
     ``['eef_position', 'controllers']``); ``None`` keeps the whole observation. The value is
     ``{step: {robot_name: {field: value}}}`` with steps counted from 0 and arrays as lists.
+
+    A built-in task config checks ``robot_name`` when it is built: a name that is not one of the
+    task's robots is a ``ValueError``, except in a one-robot task, whose robot is recorded whatever
+    the name (with a warning at the reset), as InternUtopia's metric does. ``fields`` are checked
+    at the reset that starts the episode (a robot's observation keys depend on its class,
+    controllers and sensors): a field the robot does not observe fails that episode's start, which
+    is recorded as failed with a ``RuntimeWarning`` naming the fields there are.
     """
 
     type: str = 'RecordingMetric'

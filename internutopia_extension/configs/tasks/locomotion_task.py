@@ -10,10 +10,14 @@ from pydantic import field_validator, model_validator
 
 from internutopia.core.config import TaskCfg
 from internutopia.core.config.values import MAX_COORDINATE_M, check_steps
+from internutopia_extension.configs.tasks.robot_names import check_metric_robot_names, check_robot_name
 
 
 class LocomotionTaskCfg(TaskCfg):
     """An episode in which robot ``robot`` (a walking H1) is given velocity commands.
+
+    ``robot`` must name one of ``robots`` (a ``ValueError`` when the config is built, naming the
+    robots there are; not checked while ``robots`` is empty).
 
     ``commands`` is the schedule: ``(start_time_s, forward, lateral, yaw_rate)`` entries in
     increasing start time (the first at 0); each holds until the next. The episode ends when the
@@ -95,6 +99,13 @@ class LocomotionTaskCfg(TaskCfg):
     def _goals_or_commands(self) -> LocomotionTaskCfg:
         if self.goals is not None and self.commands != [(0.0, 0.0, 0.0, 0.0)]:
             raise ValueError('give goals or a commands schedule, not both')
+        return self
+
+    @model_validator(mode='after')
+    def _robots_present(self) -> LocomotionTaskCfg:
+        # (Not checked while robots is empty: a template may get its robots later, with update().)
+        check_robot_name(self.robot, 'robot', self.robots)
+        check_metric_robot_names(self.metrics, self.robots)
         return self
 
     @field_validator('reward_scales')

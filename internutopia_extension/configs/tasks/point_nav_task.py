@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, RewardCfg, TaskCfg
 from internutopia.core.config.values import Vec3, check_steps
+from internutopia_extension.configs.tasks.robot_names import check_metric_robot_names
 
 #: Keys of ``PointNavProgressRewardCfg.reward_settings`` and their defaults.
 POINT_NAV_REWARD_DEFAULTS: dict[str, float] = {'scale': 1.0, 'success_bonus': 1.0, 'step_penalty': 0.0}
@@ -36,9 +38,10 @@ class PointNavProgressRewardCfg(RewardCfg):
         if unknown:
             raise ValueError(f'unknown reward_settings key(s) {unknown}; valid keys: {sorted(POINT_NAV_REWARD_DEFAULTS)}')
         for key, setting in value.items():
-            if isinstance(setting, bool) or not isinstance(setting, (int, float)) or not math.isfinite(setting):
+            # Any real number (a numpy scalar too: np.float32(0.5)), not a bool; kept as a Python float.
+            if isinstance(setting, bool) or not isinstance(setting, numbers.Real) or not math.isfinite(setting):
                 raise ValueError(f'reward_settings[{key!r}] must be a finite number; got {setting!r}')
-        return value
+        return {key: float(setting) for key, setting in value.items()}
 
 
 def _default_point_nav_metrics() -> list[MetricCfg]:
@@ -109,10 +112,7 @@ class PointNavTaskCfg(TaskCfg):
             raise ValueError('a PointNavTask needs a robot: robots is empty')
         if self.robot_name is not None and self.robot_name not in names:
             raise ValueError(f'robot_name {self.robot_name!r} is not one of the robots {names}')
-        for m, metric in enumerate(self.metrics):
-            name = metric.metric_option('robot_name')
-            if name is not None and name not in names:
-                raise ValueError(f'metrics[{m}].metric_config robot_name {name!r} is not one of the robots {names}')
+        check_metric_robot_names(self.metrics, self.robots)
         reserved = sorted(set(names) & set(POINT_NAV_RESERVED_NAMES))
         if reserved:
             raise ValueError(f'robot name(s) {reserved} are reserved: PointNavTask observations use the keys '
