@@ -22,7 +22,7 @@ from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import breadth_first_joints
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 from internutopia_extension.robots.g1_locomotion.policy_kernel import CompiledAct, compiled_act
-from internutopia_extension.robots.policy_clock import PolicyClock
+from internutopia_extension.robots.policy_clock import PolicyClock, keeps_running
 
 
 @functools.cache
@@ -67,6 +67,8 @@ class G1Robot(BaseRobot):
         return _g1_spec(self.policy_name).copy()
 
     def bind(self, world: Any, slots: np.ndarray) -> None:
+        # (read before the slots change: see the clock below)
+        runs_on = self.world is not None and keeps_running(self.slots, slots)
         super().bind(world, slots)
         self.actuator_id = np.zeros((self.env_num, len(self.policy_joints)), dtype=np.intp)
         #: ``(root qpos address, root dof address, ctrl columns)`` when every address the policy
@@ -87,7 +89,12 @@ class G1Robot(BaseRobot):
                                                   qa, va, int(first[0]))
                 if self._compiled_act is not None:
                     self._compiled_act.warm(world.data.qpos, world.data.qvel, world.data.ctrl, self.command)
-        self.clock.restart(world.time)
+        if not runs_on:
+            # None of the group's slots ran before: the clock starts anew (reset_slots starts it
+            # again at their episodes' start). While a slot runs on through the bind (the pack gained
+            # or lost other slots) it keeps its schedule: a joining slot's row time is stale until
+            # its reset, and restarting there ticked on every physics step until it caught up.
+            self.clock.restart(world.time)
 
     def reset_slots(self, slots: np.ndarray, configs: Sequence[RobotCfg]) -> None:
         super().reset_slots(slots, configs)
@@ -96,7 +103,7 @@ class G1Robot(BaseRobot):
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.default_joint_pos
         self.policy.reset(slots)
         self.command[slots] = 0.0
-        if len(slots) == len(self.slots):  # (every slot anew: the policy ticks from now, as in a fresh world)
+        if len(slots) == len(self.slots):  # (every slot anew: the policy ticks from now, as in a fresh world; else with the running slots)
             self.clock.restart(float(data.time[slots[0]]))
 
     def begin_step(self) -> None:

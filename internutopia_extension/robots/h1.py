@@ -101,10 +101,7 @@ class H1Robot(WalkerDrivenRobot):
             # Frozen: the walker recognises the group's slots by identity on every step (a new
             # array comes with every bind).
             self.slots.flags.writeable = False
-            if len(self.slots):
-                assert self._root_qposadr is not None  # (a free pelvis)
-                self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
-                                 int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+            self.bind_walker(world)
             return
         #: Mocap index of the base target (the same in every slot of the pack).
         self.mocap_index = int(model.body_mocapid[model.body(self.full_name(self.mocap_body)).id])

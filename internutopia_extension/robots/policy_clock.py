@@ -6,6 +6,11 @@ next tick time (a small epsilon absorbs the float drift of summed steps); taking
 next tick one period on. Between two ticks nothing the policy drives changes, which is what the
 runner's fused and recorded steps rely on (:meth:`steps_before`).
 
+A group bound anew because its pack gained or lost slots keeps its clock while any of its slots
+goes on running through the change (:func:`keeps_running`): their ticks stay where they were, and a
+slot that joins ticks with them from the next tick on, as a slot reset within the pack does. Only a
+group whose every slot starts anew starts the clock anew (at their episodes' start).
+
 >>> clock = PolicyClock(0.02)
 >>> clock.due(0.0), clock.due(0.005), clock.steps_before(0.0, 0.005, 10)
 (True, False, 3)
@@ -13,7 +18,9 @@ runner's fused and recorded steps rely on (:meth:`steps_before`).
 
 from __future__ import annotations
 
-__all__ = ['PolicyClock']
+from collections.abc import Iterable
+
+__all__ = ['PolicyClock', 'keeps_running']
 
 #: Absorbs the float drift of a time summed from physics steps against one summed from periods.
 _EPSILON = 1e-9
@@ -44,3 +51,15 @@ class PolicyClock:
         while steps < limit and time + (steps + 1) * dt + _EPSILON < self.next_tick:
             steps += 1
         return steps
+
+
+def keeps_running(before: Iterable[int], after: Iterable[int]) -> bool:
+    """Whether a robot group that held the slots ``before`` and is bound anew for ``after`` (its
+    pack gained or lost slots) keeps a slot running through the change: then its policy clock
+    keeps its schedule (restarting it would move the running slots' ticks: from a joining slot's
+    stale row time, every physics step would tick until the clock caught up).
+
+    >>> keeps_running([1], [0, 1]), keeps_running([0, 1], [1]), keeps_running([], [0]), keeps_running([1], [0])
+    (True, True, False, False)
+    """
+    return not {int(slot) for slot in before}.isdisjoint(int(slot) for slot in after)

@@ -14,6 +14,7 @@ import numpy as np
 
 from internutopia.core.robot.base import BaseRobot, as_slice, observes_by_need
 from internutopia_extension.robots.h1_locomotion.walker import ROW_BY_ROW, OnnxPolicy
+from internutopia_extension.robots.policy_clock import keeps_running
 
 
 class WalkerDrivenRobot(BaseRobot):
@@ -49,12 +50,27 @@ class WalkerDrivenRobot(BaseRobot):
         """The joints whose servo targets the walker sets (none when nothing walks)."""
         return tuple(self.walker.gait.LEG_JOINTS) if self.walker is not None else ()
 
+    # Whether the last bind kept a slot of the group running (see bind).
+    _walker_runs_on = False
+
+    def bind(self, world: Any, slots: np.ndarray) -> None:
+        # Read before the slots change: whether a slot of the group runs on through this bind (the
+        # pack gained or lost other slots), so that the walker's clock keeps its schedule.
+        self._walker_runs_on = self.world is not None and keeps_running(self.slots, slots)
+        super().bind(world, slots)
+
     def bind_walker(self, world: Any) -> None:
-        """Bind :attr:`walker` to ``world``'s data and this pack's free base (call from ``bind``)."""
+        """Bind :attr:`walker` to ``world``'s data and this pack's free base (call from ``bind``,
+        after ``super().bind``). The walker's 50 Hz clock keeps its schedule while a slot of the
+        group runs on through the bind: a slot joining the pack (its row's time is stale until its
+        reset) ticks with the others from their next tick on, as a slot reset within the pack does,
+        and a slot leaving it moves no tick of the others. A group whose slots all start anew
+        starts it at their episodes' start (:meth:`reset_walking`, after the reset's time is set)."""
         if self.walker is not None and len(self.slots):
             assert self._root_qposadr is not None  # (a free base)
+            time = None if self._walker_runs_on else float(world.data.time[self.slots[0]])
             self.walker.bind(world.data, world.lookup, self.full_name(''), self._root_qposadr,
-                             int(self.root_dofadr[self.slots[0]]), float(world.data.time[self.slots[0]]))
+                             int(self.root_dofadr[self.slots[0]]), time)
 
     def stand(self, slots: np.ndarray, standing: np.ndarray) -> None:
         """Put the robots of ``slots`` at rest in the joint pose ``standing`` (every joint of
@@ -96,8 +112,9 @@ class WalkerDrivenRobot(BaseRobot):
             qvel[slots[:, None], self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
         self.walker.reset(slots)
         if len(slots) == len(self.slots):
-            # Every slot starts anew (a Gymnasium reset(seed=...)): the policy ticks from now, as in
-            # a fresh world, so the same seed and actions give the same trajectories whatever ran before.
+            # Every slot starts anew (a Gymnasium reset(seed=...), or the first slots of a pack): the
+            # policy ticks from now, as in a fresh world, so the same seed and actions give the same
+            # trajectories whatever ran before. (Otherwise the slots reset tick with the running ones.)
             self.walker.clock.restart(float(self.bound_world.data.time[slots[0]]))
 
     def begin_step(self) -> None:

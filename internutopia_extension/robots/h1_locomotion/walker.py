@@ -166,8 +166,11 @@ class H1Walker:
         # begin_step's slots when they were every row in order (then one whole-array copy serves).
         self._all_rows: np.ndarray | None = None
 
-    def bind(self, data: Any, lookup: Any, prefix: str, root_qposadr: int, root_dofadr: int, time: float) -> None:
-        """Look up the state columns the walker reads (``prefix``: the robot's name prefix)."""
+    def bind(self, data: Any, lookup: Any, prefix: str, root_qposadr: int, root_dofadr: int, time: float | None) -> None:
+        """Look up the state columns the walker reads (``prefix``: the robot's name prefix). The
+        policy clock starts at ``time`` (a group bound with none of its slots running before), or,
+        with ``None``, keeps its schedule (slots of the group run on through a change of its pack's
+        slots: see :func:`~internutopia_extension.robots.policy_clock.keeps_running`)."""
         self.data = data
         legs = lookup.joints([prefix + name for name in self.gait.LEG_JOINTS])
         qpos, dof = legs.qposadr.astype(np.intp), legs.dofadr.astype(np.intp)
@@ -185,7 +188,8 @@ class H1Walker:
         self._touch = np.array([sensor[f'{foot}_sole_touch'].adr for foot in self.feet], dtype=np.intp)
         self._foot_pos = np.array([sensor[f'{foot}_sole_pos'].adr for foot in self.feet], dtype=np.intp)
         self._foot_vel = np.array([sensor[f'{foot}_sole_vel'].adr for foot in self.feet], dtype=np.intp)
-        self.clock.restart(time)
+        if time is not None:
+            self.clock.restart(time)
         self.compiled = compiled_tick(self)
         self.compiled_state = compiled_walk_state(self, WalkState.empty(0, len(self.gait.LEG_JOINTS), len(self.feet)))
 
