@@ -268,9 +268,13 @@ def test_run_with_steps_env_num_and_plain_progress(tmp_path, capsys, monkeypatch
     results.write_text('old line\n')
     assert cli.main(['run', path, '--steps', '30', '--env-num', '3', '--results', str(results)]) == 0
     captured = capsys.readouterr()
-    assert 'episodes finished: 0/4' in captured.out and 'steps: 30  env-steps: 90' in captured.out
+    assert 'episodes finished: 0/4 (3 abandoned)' in captured.out and 'steps: 30  env-steps: 90' in captured.out
     assert '[internutopia] episodes 0/4' in captured.err
-    assert results.read_text() == ''  # overwritten, and no episode finished
+    # Overwritten; no episode finished, and the three still running when the run stopped were
+    # abandoned by the close, each with its record (the fourth never started: none).
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(r['episode_index'], r['outcome'], r['steps']) for r in records] == [(0, 'abandoned', 30), (1, 'abandoned', 30),
+                                                                                 (2, 'abandoned', 30)]
 
 
 def test_run_prints_its_summary_once(tmp_path, capsys):

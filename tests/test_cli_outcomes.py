@@ -140,7 +140,8 @@ def test_ctrl_c_still_exits_130_after_a_failed_episode(tmp_path, capsys, monkeyp
     finally:
         signal.signal(signal.SIGINT, handler)  # (the run made the next Ctrl-C end the process at once)
     out, err = capsys.readouterr()
-    assert out.splitlines()[0] == 'episodes finished: 0/3 (1 failed)  (interrupted)'
+    # (the two episodes still running when it stopped: abandoned by the env's close)
+    assert out.splitlines()[0] == 'episodes finished: 0/3 (1 failed, 2 abandoned)  (interrupted)'
     assert 'interrupted: closing the env and writing the summary (no results file)' in err
 
 

@@ -347,7 +347,9 @@ class TestOnALocalRay:
             finally:
                 env.close()
             written[name] = [(r['episode_index'], r['slot'], r['outcome']) for r in map(json.loads, path.read_text().splitlines())]
-        assert written['ray'] == written['local'] == [(3, 3, 'abandoned'), (0, 0, 'abandoned')]
+        # Then the close abandons what still runs, slot by slot, on Ray as on one process.
+        assert written['ray'] == written['local'] == [(3, 3, 'abandoned'), (0, 0, 'abandoned'), (5, 0, 'abandoned'),
+                                                      (1, 1, 'abandoned'), (2, 2, 'abandoned'), (4, 3, 'abandoned')]
 
     def test_a_killed_runner_is_replaced_and_its_episodes_rerun_exactly_once(self):
         env = _distributed(_tasks(8, lambda i: 5), proc_num=2, env_num=2)
@@ -479,9 +481,12 @@ class TestOnALocalRay:
         finally:
             env.close()
             reference.close()
-        # Resetting running slot 1 abandoned its episode: recorded, with the global slot id.
+        # Resetting running slot 1 abandoned its episode: recorded, with the global slot id; the
+        # close abandoned the two still running (each runner's, with its metrics).
         records = [json.loads(line) for line in results.read_text().splitlines()]
-        assert [(r['episode_index'], r['slot'], r['outcome'], r['steps']) for r in records] == [(1, 1, 'abandoned', 2)]
+        assert [(r['episode_index'], r['slot'], r['outcome'], r['steps']) for r in records] == [
+            (1, 1, 'abandoned', 2), (0, 0, 'abandoned', 2), (2, 1, 'abandoned', 0)]
+        assert all(r['metrics'] is not None and 'metrics_error' not in r for r in records)
 
     def test_failing_starts_and_steps_end_their_own_episodes_once(self, tmp_path):
         path = tmp_path / 'results.jsonl'

@@ -281,6 +281,27 @@ def test_a_dead_runner_is_replaced_by_every_call_that_finds_it(local_ray, tmp_pa
     assert all(r[0]['steps'] == 4 and 'outcome' not in r[0] for r in records.values())  # each reran in full
 
 
+def test_the_close_records_every_running_episode_once_a_dead_runners_too(local_ray, tmp_path):
+    # The episodes still running at the close are abandoned, each with one record: a live runner
+    # writes its own (with metrics); for one that died, the driver writes them (no metrics, why).
+    path = tmp_path / 'results.jsonl'
+    env = _env([_task(i, steps=50) for i in range(6)], path, proc_num=2, env_num=2)
+    try:
+        env.reset()
+        env.step([None] * 4)
+        _kill_runner(env, 1)
+    finally:
+        env.close()
+    records = _records(path)
+    assert sorted(records) == [0, 1, 2, 3] and all(len(r) == 1 for r in records.values())
+    for index, (record,) in records.items():
+        assert record['outcome'] == 'abandoned' and record['slot'] == index
+        if index < 2:  # runner 0's: its metrics, as when a reset abandons an episode
+            assert record['steps'] == 1 and record['metrics'] is not None and 'metrics_error' not in record
+        else:
+            assert record['metrics'] is None and record['metrics_error'].startswith('runner 1 did not answer at close (')
+
+
 def test_a_hung_runner_does_not_block_observations_or_warm_up(local_ray, tmp_path):
     path = tmp_path / 'results.jsonl'
     # (reset_timeout_s bounds warm_up's wait too; 20 s leaves a loaded 2-core machine room for a

@@ -132,7 +132,8 @@ def test_a_step_whose_restart_does_not_load_is_not_taken(make_config, tmp_path):
         assert [c.robots[0].type for c in out.started] == ['JetbotRobot', 'JetbotRobot']
         assert [e.index for e in env.runner.episodes] == [3, 4]
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    assert sorted(r['episode_index'] for r in records) == [0, 1, 2]
+    assert sorted(r['episode_index'] for r in records) == [0, 1, 2, 3, 4]  # (3 and 4 abandoned by the close)
+    assert [r['episode_index'] for r in records if r.get('outcome') == 'abandoned'] == [3, 4]
     assert [(r['episode_index'], r['attempts']) for r in records if r.get('outcome') == 'failed'] == [(2, 3)]
 
 

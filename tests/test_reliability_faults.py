@@ -174,7 +174,9 @@ def test_a_failing_start_leaves_the_other_slots_running(make_config, tmp_path, f
         obs, _, _, _, info = env.step([None, None])
         assert info[0] == {'episode_index': 0, 'steps': 3} and info[1] == {'episode_index': 3, 'steps': 1}
         assert obs[0]['countdown'] == 3.0 and obs[1]['countdown'] == 1.0
-    assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed')]
+    # (0 and 3 ran on to the close, which abandoned them)
+    assert [(r['episode_index'], r.get('outcome')) for r in records(path)] == [(1, None), (2, 'failed'), (0, 'abandoned'),
+                                                                               (3, 'abandoned')]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -210,7 +212,8 @@ def test_reset_arrays_isolates_a_first_observation_that_raises(make_config, tmp_
         np.testing.assert_array_equal(obs['countdown'], [0.0, 0.0, 0.0])
         np.testing.assert_allclose(obs['jetbot']['position'][:, 2], 0.035, atol=1e-3)  # (its start height)
         assert env.step_arrays({}).obs['countdown'].tolist() == [1.0, 1.0, 1.0]
-    assert [(r['episode_index'], r.get('outcome'), r['attempts']) for r in records(path)] == [(1, 'failed', 3)]
+    assert [(r['episode_index'], r.get('outcome'), r.get('attempts')) for r in records(path)] == [
+        (1, 'failed', 3), (0, 'abandoned', None), (3, 'abandoned', None), (2, 'abandoned', None)]  # (the close's)
 
 
 def test_a_reset_whose_every_episode_fails_to_start_stops_instead_of_draining_an_endless_queue(make_config, tmp_path):
@@ -408,7 +411,8 @@ def test_a_start_in_the_step_whose_first_observation_raises_is_a_failed_start(ma
         assert out.active.tolist() == [True, False] and out.obs['countdown'].tolist() == [2.0, 0.0]
         assert env.step_arrays({}).obs['countdown'].tolist() == [3.0, 1.0]
     got = records(path)
-    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(1, None), (2, 'failed')]
+    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(1, None), (2, 'failed'), (0, 'abandoned'),
+                                                                     (3, 'abandoned')]  # (the last two: the close's)
     assert got[1]['error'] == 'the sensor of task 2 is unplugged' and got[1]['attempts'] == 3
 
 
@@ -424,7 +428,7 @@ def test_a_running_slot_whose_observation_raises_fails_alone_when_others_start_i
         assert [cfg.tag for cfg in out.started] == [2] and out.obs['countdown'].tolist() == [0.0, 0.0]
         assert env.active_slots == [1]
     got = records(path)
-    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(1, None), (0, 'failed')]
+    assert [(r['episode_index'], r.get('outcome')) for r in got] == [(1, None), (0, 'failed'), (2, 'abandoned')]  # (the close's)
     assert got[1]['stage'] == 'step' and got[1]['steps'] == 2
 
 
@@ -449,5 +453,7 @@ def test_ctrl_c_in_a_vector_step_that_starts_envs_keeps_them_started(make_config
         assert info['episode_index'].tolist() == [0, 2] and info['steps'].tolist() == [4, 1]
     finally:
         env.close()
-    # Episode 1 ended; episode 2 was never abandoned to start again (0 and 2 ran on to the close).
-    assert [(r['episode_index'], r.get('outcome', 'ended')) for r in records(path)] == [(1, 'ended')]
+    # Episode 1 ended; episode 2 was never abandoned to start again (0 and 2 ran on to the close,
+    # which abandoned each of them once).
+    assert [(r['episode_index'], r.get('outcome', 'ended')) for r in records(path)] == [(1, 'ended'), (0, 'abandoned'),
+                                                                                        (2, 'abandoned')]

@@ -204,6 +204,7 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
             env.close()  # (a Ctrl-C here is held until the env is closed, then raised)
         except KeyboardInterrupt:  # every record is written: the summary still says what ran
             interrupted = True
+        counts = episode_counts(results_writer)  # (the episodes still running were abandoned by the close)
     summary = {
         'config': path, 'episodes_finished': counts['finished'], 'episodes_total': total,
         'episodes_ended': counts['ended'], **{f'episodes_{kind}': counts[kind] for kind in OUTCOMES},

@@ -290,6 +290,14 @@ class RunnerActor:
         """An overview image of this runner's world."""
         return self.runner.backend.render_overview(self.runner.world, width, height)
 
+    def abandon_running(self) -> bytes:
+        """End this world's running episodes as abandoned (the env is closing): their records,
+        packed (``Runner.abandon_running``)."""
+        self.runner.abandon_running()
+        records = self.runner.results.records
+        self.runner.results.records = []
+        return _packed(records)
+
     def close(self) -> None:
         self.runner.backend.release(self.runner.world)
         self.runner.close()

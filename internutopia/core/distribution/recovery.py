@@ -94,15 +94,9 @@ class RunnerRecovery:
         import ray
 
         for g in slots:
-            episode = self._episodes[g]
-            if self._status[g] == SlotStatus.ACTIVE and episode is not None:
-                self._ledger.write({
-                    'episode_index': episode.index, 'slot': g, 'task_type': episode.config.type,
-                    'scene': episode.config.scene_asset_path, 'metrics': None, 'steps': int(self._steps[g]),
-                    'terminated': False, 'truncated': False,
-                    'wall_time_s': round(time.perf_counter() - float(self._started_at[g]), 6), 'outcome': 'abandoned',
-                    'metrics_error': f'runner {runner_id} failed during the reset that abandoned this episode '
-                                     f'({type(reason).__name__}): its metrics were not read'})
+            if self._status[g] == SlotStatus.ACTIVE and self._episodes[g] is not None:
+                self._ledger.write(self._abandoned_record(g, f'runner {runner_id} failed during the reset that abandoned '
+                                                             f'this episode ({type(reason).__name__}): its metrics were not read'))
             self._status[g] = SlotStatus.EMPTY
             self._episodes[g] = None
             self._failures.pop(g, None)
@@ -110,6 +104,17 @@ class RunnerRecovery:
         gone = set(back) | {e.index for e in held}
         in_flight = [e for e in handed if e is not None and e.index not in gone] + held
         self._runner_failed(runner_id, in_flight, reason=reason)
+
+    def _abandoned_record(self, g: int, why: str) -> dict[str, Any]:
+        """The record of global slot ``g``'s running episode, abandoned where its runner could not
+        write it (no metrics; ``why`` says so)."""
+        episode = self._episodes[g]
+        assert episode is not None, f'slot {g} runs no episode'
+        return {'episode_index': episode.index, 'slot': g, 'task_type': episode.config.type,
+                'scene': episode.config.scene_asset_path, 'metrics': None, 'steps': int(self._steps[g]),
+                'terminated': False, 'truncated': False,
+                'wall_time_s': round(time.perf_counter() - float(self._started_at[g]), 6), 'outcome': 'abandoned',
+                'metrics_error': why}
 
     def _reset_again(self, runner_id: int, slots: list[int]) -> Any:
         """After runner ``runner_id`` failed in a reset of global ``slots``: the same reset on its new

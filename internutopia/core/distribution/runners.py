@@ -73,6 +73,8 @@ def _no_command(entry: Any) -> bool:
 #: Bytes the driver keeps per slot of every runner (its status, episode, step count and start
 #: time, with their Python objects): an upper estimate, for the check of ``proc_num``.
 _BOOK_BYTES_PER_SLOT = 64
+#: The longest a close waits for the runners' records of the episodes still running (all runners at once).
+_CLOSE_RECORDS_TIMEOUT_S = 10.0
 #: The runner's warning for an action naming a robot its slot does not have (once per robot name).
 _NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
 
@@ -400,4 +402,37 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         except Exception:  # the queue actor is gone already: nothing more will be handed out
             self._queue_len_at_close = 0
         self._closed = True
-        self._teardown()
+        try:
+            self._abandon_running()
+        finally:
+            self._teardown()
+
+    def _abandon_running(self) -> None:
+        """End the episodes still running as abandoned, each with its record, as one process does
+        at close: each runner computes its own (all at once, at most ``_CLOSE_RECORDS_TIMEOUT_S``
+        in all); for a runner that does not answer, the driver writes them without metrics."""
+        running: dict[int, list[int]] = {}
+        for g in np.flatnonzero(self._status == SlotStatus.ACTIVE).tolist():
+            running.setdefault(g // self._local_num, []).append(g)
+        refs = {}
+        for r in running:
+            try:
+                refs[r] = self._pool.actors[r].abandon_running.remote()
+            except Exception as exc:  # noqa: BLE001 - its records are written here instead
+                refs[r] = exc
+        deadline = time.monotonic() + _CLOSE_RECORDS_TIMEOUT_S
+        for r, ref in refs.items():
+            try:
+                if isinstance(ref, Exception):
+                    raise ref
+                records = get_result(ref, deadline, r)
+            except Exception as exc:  # noqa: BLE001 - dead, hung or failing: the driver records them
+                records = [self._abandoned_record(g, f'runner {r} did not answer at close ({type(exc).__name__}): '
+                                                     'its metrics were not read') for g in running[r]]
+            else:
+                for record in records:
+                    record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
+            for record in records:
+                self._ledger.write(record)
+            for g in running[r]:
+                self._status[g] = SlotStatus.DONE
