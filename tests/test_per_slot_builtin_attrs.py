@@ -148,7 +148,7 @@ def test_a_built_in_metric_subclass_overriding_only_update_gets_the_slots_observ
             obs, _, _, _, info = env.step([DRIVE])
             xs.append(float(obs[0]['jetbot']['position'][0]))
     assert 'failed' not in info[0] and info[0]['metrics']['d'] > 0.0
-    assert SEEN == xs
+    assert SEEN == xs[:-1]  # (no update(obs) on the step the task ends the episode on, as upstream)
 
 
 # -- a controller overriding only forward() ---------------------------------------------------------

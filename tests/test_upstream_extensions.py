@@ -200,18 +200,21 @@ def test_per_slot_controller_sensor_metric_and_reward_on_built_in_types():
     with Env(config(tasks)) as env:
         env.reset()
         total = [0.0, 0.0]
+        xs = []
         for _ in range(120):
             # slot 0 drives forward, slot 1 spins in place with the upstream-style controller
             obs, reward, terminated, _, info = env.step([{'jetbot': {'move_by_speed': [0.3, 0.0]}},
                                                         {'jetbot': {'spin': [1.0]}}])
             total = [t + r for t, r in zip(total, reward, strict=True)]
+            xs.append(obs[0]['jetbot']['position'][0])
         drove, spun = obs[0]['jetbot'], obs[1]['jetbot']
         assert drove['position'][0] > 0.05 and np.linalg.norm(spun['position'][:2]) < 0.5 * drove['position'][0]
         assert abs(spun['orientation'][3]) > 0.3  # turned about z
         assert abs(spun['joint_velocities'][0] + spun['joint_velocities'][1]) < 1.0 < abs(spun['joint_velocities'][1])
         assert spun['controllers']['spin'] == {'calls': 120} and drove['controllers']['spin'] == {'calls': 0}
         assert drove['sensors']['odometer']['x'] == pytest.approx(drove['position'][0])
-        assert total[0] == pytest.approx(10.0 * drove['position'][0], rel=1e-3)  # the per-slot reward, summed (0 on step 1)
+        # the per-slot reward, summed: 0 on step 1, and not asked on step 120, which ends the episode (as upstream)
+        assert total[0] == pytest.approx(10.0 * xs[-2], rel=1e-3) and xs[-2] < xs[-1]
         assert info[0]['metrics']['path_length'] > 0.05 and terminated == [True, True]
 
 

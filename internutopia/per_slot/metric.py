@@ -4,7 +4,9 @@
   ``calc()`` when the episode ends) is run by a :class:`SlotMetricAdapter`: one instance per slot
   and episode, given what InternUtopia gives it: the slot's task observations (the task's
   ``get_observations()``: ``{robot_name: robot_obs}`` plus what the task adds) after every step
-  on which the episode goes on (not on the step its task ends it).
+  on which the episode goes on: not on the step its task ends it (``terminated`` or ``truncated``,
+  whether the task is upstream-style or one of this package's, as the runner tells the adapter
+  through its ``episodes_ending`` hook).
 - A built-in metric seen from one slot (a per-slot task's ``metrics[name]``) is a
   :class:`SlotMetricView`: ``calc()`` is the metric's value for that slot's episode so far.
 """
@@ -40,8 +42,8 @@ UPSTREAM_METRIC_ATTRIBUTES: dict[str, tuple[dict[str, str], dict[str, Callable[[
                          'obs': lambda metric, slot: metric.calc(slot)}),
 }
 
-#: ``task_observations(view, slot)``: the slot's task observations after this step, or ``None``
-#: when its task ended the episode on this step (given by the task module, which builds on this one).
+#: ``task_observations(view, slot)``: the slot's task observations after this step (given by the
+#: task module, which builds on this one).
 TaskObservations = Callable[[EnvView, int], Any]
 
 
@@ -156,6 +158,8 @@ class SlotMetricAdapter(BaseMetric):
         self.instance_class = instance_class
         self.instances: dict[int, Any] = {}
         self._task_observations = task_observations
+        #: The slots whose episode ends on the step being run (see :meth:`episodes_ending`).
+        self._ending: np.ndarray | None = None
 
     def reset_slot(self, slot: int, task: Any) -> None:
         if self.builtin_class is not None:
@@ -169,14 +173,20 @@ class SlotMetricAdapter(BaseMetric):
         """``slot``'s episode is over: its instance goes (InternUtopia's metrics have no ``cleanup``)."""
         self.instances.pop(slot, None)
 
+    def episodes_ending(self, ending: np.ndarray) -> None:
+        """The runner's hook, before each step's metric updates: ``ending[slot]``, whether
+        ``slot``'s task ended its episode on this step (terminated or truncated)."""
+        self._ending = ending
+
     def update(self, slots: np.ndarray) -> None:
         if self.builtin_class is not None:
-            super().update(slots)
+            super().update(slots)  # (a built-in behind accumulates on every step, as on its own)
+        ending = self._ending
 
         def one(index: int, slot: int) -> None:
-            obs = self._task_observations(self.view, slot)
-            if obs is not None:  # (InternUtopia stops updating a task's metrics once it is done)
-                self.instances[slot].update(obs)
+            if ending is not None and ending[slot]:
+                return  # (InternUtopia updates no metric of a task on the step it is done)
+            self.instances[slot].update(self._task_observations(self.view, slot))
 
         each_slot(slots, one)
 

@@ -25,7 +25,7 @@ from internutopia.per_slot.robot import SlotRobot, robot_in_slot, robot_maker
 from internutopia.per_slot.runner import UpstreamRunner
 from internutopia.per_slot.sensor import SENSOR_MARKS, SlotSensor, SlotSensorAdapter, sensor_api
 from internutopia.per_slot.style import adapter_maker, builtin_api_maker, with_api
-from internutopia.per_slot.task import TASK_MARKS, SlotTask, SlotTaskAdapter, task_ended, task_in_slot, task_observations
+from internutopia.per_slot.task import TASK_MARKS, SlotTask, SlotTaskAdapter, task_in_slot, task_observations
 
 #: The per-slot API (InternUtopia's methods and attributes) of each base class's per-slot objects.
 PER_SLOT_APIS: dict[type, type] = {BaseRobot: SlotRobot, BaseController: SlotController, BaseSensor: SlotSensor,
@@ -51,8 +51,7 @@ def install() -> None:
         BaseSensor.registry.adapt_with(builtin_api_maker(BaseSensor, sensor_api, SENSOR_MARKS, SlotSensorAdapter, robot_in_slot))
         BaseTask.registry.adapt_with(adapter_maker(BaseTask, SlotTask, TASK_MARKS, SlotTaskAdapter))
         BaseMetric.registry.adapt_with(adapter_maker(BaseMetric, SlotMetric, METRIC_MARKS, SlotMetricAdapter, task_observations))
-        BaseReward.registry.adapt_with(adapter_maker(BaseReward, SlotReward, REWARD_MARKS, SlotRewardAdapter, task_in_slot,
-                                                     task_ended))
+        BaseReward.registry.adapt_with(adapter_maker(BaseReward, SlotReward, REWARD_MARKS, SlotRewardAdapter, task_in_slot))
         _installed = True
 
 

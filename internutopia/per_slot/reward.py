@@ -2,7 +2,10 @@
 
 An upstream-style reward class (``cls(task, settings)`` with ``calc()`` returning the step's
 reward of one episode) is run by a :class:`SlotRewardAdapter`: one instance per slot and
-episode, made with that slot's per-slot task object and the config's ``reward_settings``.
+episode, made with that slot's per-slot task object and the config's ``reward_settings``. As
+InternUtopia, ``calc()`` is not called on the step the episode's task ends it (``terminated`` or
+``truncated``, whether the task is upstream-style or one of this package's, as the runner tells
+the adapter through its ``episodes_ending`` hook): that step's reward from it is 0.0.
 """
 
 from __future__ import annotations
@@ -24,8 +27,6 @@ REWARD_MARKS = (('init_setting', '_calc_next_state'), ('calc', 'reset'), ('setti
 
 #: ``task_in_slot(task, slot)``: the per-slot task object (given by the task module, which builds on this one).
 TaskInSlot = Callable[[BaseTask, int], Any]
-#: ``task_ended(view, slot)``: whether the slot's upstream-style task ended its episode on this step.
-TaskEnded = Callable[[EnvView, int], bool]
 
 
 class SlotReward:
@@ -60,13 +61,13 @@ class SlotReward:
 class SlotRewardAdapter(BaseReward):
     """Runs the upstream-style reward class ``instance_class`` for every slot whose task config names it."""
 
-    def __init__(self, config: Any, view: EnvView, instance_class: type, task_in_slot: TaskInSlot,
-                 task_ended: TaskEnded | None = None) -> None:
+    def __init__(self, config: Any, view: EnvView, instance_class: type, task_in_slot: TaskInSlot) -> None:
         super().__init__(config, view)
         self.instance_class = instance_class
         self._task_in_slot = task_in_slot
-        self._task_ended = task_ended
         self.instances: dict[int, Any] = {}
+        #: The slots whose episode ends on the step being run (see :meth:`episodes_ending`).
+        self._ending: np.ndarray | None = None
 
     def reset_slot(self, slot: int, task: Any) -> None:
         task_object = self._task_in_slot(self.view.task(slot), slot)
@@ -81,12 +82,17 @@ class SlotRewardAdapter(BaseReward):
         """``slot``'s episode is over: its instance goes."""
         self.instances.pop(slot, None)
 
+    def episodes_ending(self, ending: np.ndarray) -> None:
+        """The runner's hook, before each step's rewards: ``ending[slot]``, whether ``slot``'s task
+        ended its episode on this step (terminated or truncated)."""
+        self._ending = ending
+
     def calc(self, slots: np.ndarray) -> np.ndarray:
         out = np.zeros(len(slots))  # (a slot whose calc() raises keeps 0)
-        ended = self._task_ended
+        ending = self._ending
 
         def one(index: int, slot: int) -> None:
-            if ended is not None and ended(self.view, slot):
+            if ending is not None and ending[slot]:
                 return  # (InternUtopia calls no reward on the step its task ends the episode: 0.0 here)
             instance = self.instances[slot]
             out[index] = _as_reward(instance.calc(), instance, slot)

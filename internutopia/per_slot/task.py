@@ -436,19 +436,12 @@ def task_in_slot(task: BaseTask, slot: int) -> Any:
     return held[1]
 
 
-def task_ended(view: EnvView, slot: int) -> bool:
-    """Whether ``slot``'s upstream-style task said ``is_done()`` on this step (InternUtopia then
-    calls neither the episode's metrics' ``update`` nor its reward's ``calc``)."""
-    task = view.task(slot)
-    return isinstance(task, SlotTaskAdapter) and bool(task.done[slot])
-
-
 def task_observations(view: EnvView, slot: int) -> Any:
     """What InternUtopia hands a metric's ``update`` after a step: the task's observations of
-    ``slot``, or ``None`` when an upstream-style task said ``is_done()`` on this step."""
+    ``slot`` (asked only on steps that do not end the episode; see :class:`~.metric.SlotMetricAdapter`)."""
     task = view.task(slot)
     if isinstance(task, SlotTaskAdapter):
-        return None if task.done[slot] else task.observation(slot)
+        return task.observation(slot)
     if task is None:
         return view.slot(slot).robot_observations()
     return task_in_slot(task, slot).get_observations()
@@ -476,4 +469,4 @@ def create_task(config: Any, scene: Any) -> Any:
 
 
 __all__ = ['PER_SLOT_TASK_METHODS', 'UPSTREAM_TASK_ATTRIBUTES', 'SlotMetrics', 'SlotTask', 'SlotTaskAdapter', 'SlotTaskView',
-           'create_task', 'task_ended', 'task_in_slot', 'task_observations']
+           'create_task', 'task_in_slot', 'task_observations']

@@ -8,6 +8,13 @@ serves: tasks (reward 0 unless a reward says otherwise, terminated, truncated), 
 may offer one pass that also does the work of the rewards and metrics serving its slots
 (:meth:`~internutopia.core.task.base.BaseTask.combined_step`); those are then not called apart.
 
+A reward or metric whose class has an ``episodes_ending(ending)`` method (a neutral hook, for
+those that treat the step an episode ends on apart, e.g. the per-slot layer's adapters, which
+follow InternUtopia: no ``calc()`` or ``update(obs)`` on that step) is told before the rewards and
+metrics of each step run: ``ending`` is the step's ``terminated | truncated`` as the tasks gave
+them, shape (env_num,), read-only, valid for that step's calls. Nothing else changes: it is still
+called for all the slots it serves. A step with no such object computes nothing for it.
+
 When a slot's episode is over (:meth:`Terms.leave`: the reset that replaces it or empties the
 slot), its task, then its reward and metrics, then its robot and object groups are told, each
 through its ``episode_ended(slot)`` where it has one (a neutral hook: objects that keep something
@@ -64,11 +71,14 @@ def _reads_metrics_at_start(task: BaseTask) -> bool:
 
 class _StepPlan(NamedTuple):
     """:meth:`Terms._plan`: ``(object, slots it serves, their rows)`` of each task, reward and
-    metric run in a step (a task's with its combined step, or ``None``)."""
+    metric run in a step (a task's with its combined step, or ``None``), and the hooks of those
+    rewards and metrics told which slots' episodes end on the step (``episodes_ending``, see the
+    module docstring)."""
 
     tasks: tuple[tuple[BaseTask, np.ndarray, Any, CombinedStep | None], ...]
     rewards: tuple[tuple[BaseReward, np.ndarray, Any], ...]
     metrics: tuple[tuple[BaseMetric, np.ndarray, Any], ...]
+    told: tuple[Callable[[np.ndarray], None], ...] = ()
 
 
 class Terms:
@@ -262,6 +272,11 @@ class Terms:
             # (made without combining: it lists the objects the combined steps that ran covered, skipped below)
             covered = {id(owner) for combined in ran for owner in (*combined.rewards, *combined.metrics)}
             plan = self._plan(np.setdiff1d(slots, np.fromiter(failed, dtype=np.intp, count=len(failed))), combine=False)
+        if plan.told:  # (rewards and metrics that treat the step an episode ends on apart)
+            ending = terminated | truncated
+            ending.flags.writeable = False
+            for tell in plan.told:
+                tell(ending)
         for reward_object, served, rows in plan.rewards:
             if covered and id(reward_object) in covered:
                 continue
@@ -370,7 +385,9 @@ class Terms:
             if combine and type(task).combined_step is not _BASE_TASK_COMBINED_STEP:
                 combined = self._combine(task, members, rewards, metrics)
             tasks.append((task, members, rows, combined))
-        plan = _StepPlan(tuple(tasks), tuple(rewards), tuple(metrics))
+        told = tuple(owner.episodes_ending for owner, _, _ in (*rewards, *metrics)
+                     if getattr(type(owner), 'episodes_ending', None) is not None)
+        plan = _StepPlan(tuple(tasks), tuple(rewards), tuple(metrics), told)
         if combine and not slots.flags.writeable:
             self._last_plan = (slots, self._version, plan)
         return plan
