@@ -59,6 +59,17 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia_extension.controllers.h1_move_by_speed_controller.H1MoveBySpeedController': (
         IMPROVED, "`[forward, lateral, yaw_rate]` is the walking policy's velocity command (or, with "
                   "`locomotion='carried'`, moves H1 as a holonomic base), every slot in one call (docs/robots.md)"),
+    'internutopia_extension.controllers.move_to_point_by_speed_controller.MoveToPointBySpeedController': (
+        IMPROVED, '`finished` turns true within `threshold`, as upstream, then stays true (the robot standing) while '
+                  'the same goal is held and the error stays below 3x `threshold`; near the goal a robot that moves '
+                  'sideways steps straight to it (docs/compatibility.md)'),
+    'internutopia_extension.controllers.move_along_path_points_controller.MoveAlongPathPointsController': (
+        IMPROVED, 'its own `threshold` and speeds, as upstream; the last point held as `move_to_point` holds its goal '
+                  '(docs/compatibility.md)'),
+    'internutopia_extension.controllers.rotate_controller.RotateController': (
+        IMPROVED, '`finished` turns true within `threshold`, as upstream, then stays true while the same heading is '
+                  'held and the error stays below 3x `threshold`; never commands less than 0.2 rad/s, which a walking '
+                  "robot's gait would not act on (docs/compatibility.md)"),
     'internutopia_extension.controllers.rmpflow_controller.RMPFlowController': (
         IMPROVED, "Isaac's Lula RMPflow is not available: the damped least-squares IK controller under this name"),
     'internutopia_extension.controllers.move_to_point_oracle_controller.MoveToPointOracleController': (
