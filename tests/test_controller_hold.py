@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-import internutopia_extension.controllers.base_motion as base_motion
+import internutopia_extension.controllers.steering as steering
 from internutopia.core.util import jit
 from internutopia.core.util.math import yaw_to_quat
 from internutopia.core.vec_env import Env
@@ -42,7 +42,7 @@ def _env(make_config, robots: list) -> Env:
 @pytest.mark.parametrize('sideways, decel', [(False, 0.0), (True, 0.0), (True, 0.5)],
                          ids=['differential', 'holonomic', 'walking'])
 def test_compiled_hold_law_is_the_numpy_one(sideways, decel):
-    if not base_motion._hold_kernel.available:
+    if not steering._hold_kernel.available:
         pytest.skip('numba is not available here')
     rng = np.random.default_rng(4)
     k = 400
@@ -52,14 +52,14 @@ def test_compiled_hold_law_is_the_numpy_one(sideways, decel):
     goal = position + rng.normal(scale=0.5, size=(k, 3)) * rng.choice([0.05, 0.3, 1.0, 4.0], size=(k, 1))
     held = rng.random(k) < 0.5
     args = (position, orientation, goal, 0.8, 1.5, 0.05)
-    velocity, arrived = base_motion.steer_and_hold(*args, sideways, held, decel)
-    expected_velocity, expected_arrived = base_motion._hold_numpy(*args, sideways, decel, held)
+    velocity, arrived = steering.steer_and_hold(*args, sideways, held, decel)
+    expected_velocity, expected_arrived = steering._hold_numpy(*args, sideways, decel, held)
     np.testing.assert_array_equal(arrived, expected_arrived)
     np.testing.assert_allclose(velocity, expected_velocity, rtol=0, atol=1e-12)
     distance = np.hypot(*(goal - position)[:, :2].T)
     # held within RELEASE thresholds, else within the threshold only; every mode seen
-    np.testing.assert_array_equal(arrived, (distance < 0.05) | (held & (distance < base_motion.RELEASE * 0.05)))
-    assert (held & ~arrived & (distance < 0.05 * base_motion.RELEASE)).sum() == 0
+    np.testing.assert_array_equal(arrived, (distance < 0.05) | (held & (distance < steering.RELEASE * 0.05)))
+    assert (held & ~arrived & (distance < 0.05 * steering.RELEASE)).sum() == 0
     assert ((distance > 0.05) & (distance < 0.15) & arrived).any() and ((distance > 0.05) & (distance < 0.15) & ~arrived).any()
     assert (velocity[arrived] == 0).all() and (np.abs(velocity[~arrived]).sum(axis=1) > 0).all()
     near = ~arrived & (distance < 0.3)
@@ -192,7 +192,7 @@ def test_a_reached_goal_is_held_until_the_robot_leaves_the_band(make_config, mon
                                 lambda slots, velocity: commands.update(zip(slots.tolist(), np.array(velocity), strict=True)))
         positions, orientations = point.robot.pose_views
         slots = np.arange(2, dtype=np.intp)
-        release = base_motion.RELEASE
+        release = steering.RELEASE
 
         def place(x: float, yaw: float = 0.0) -> None:
             positions[slots, :2] = [[x, 0.0], [x, 0.0]]
@@ -221,7 +221,7 @@ def test_a_reached_goal_is_held_until_the_robot_leaves_the_band(make_config, mon
             place(0.0, yaw)
             rotate.apply(slots, goal)
             assert rotate.finished.tolist() == [finished] * 2, yaw
-            expected = 0.0 if finished else -max(base_motion.MIN_TURN_RATE, 3.0 * yaw)
+            expected = 0.0 if finished else -max(steering.MIN_TURN_RATE, 3.0 * yaw)
             assert commands[0][2] == pytest.approx(expected), yaw
 
         threshold = path.config.threshold
@@ -289,7 +289,7 @@ def test_h1_with_hands_holds_a_turn(make_config):
         for k, yaw in enumerate(starts):
             w, _, _, z = obs[k]['r']['orientation']
             error = (2 * math.atan2(z, w) - (yaw - 3.0) + np.pi) % (2 * np.pi) - np.pi
-            assert abs(error) < base_motion.RELEASE * h1_with_hand.rotate_cfg.threshold
+            assert abs(error) < steering.RELEASE * h1_with_hand.rotate_cfg.threshold
 
 
 def test_gr1_holds_a_reached_point(make_config):

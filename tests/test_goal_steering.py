@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from internutopia.core.util import jit
-from internutopia_extension.controllers import base_motion
-from internutopia_extension.controllers.base_motion import steer_towards, steer_towards_each
+from internutopia_extension.controllers import steering
+from internutopia_extension.controllers.steering import steer_towards, steer_towards_each
 
 
 def _poses(rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -36,7 +36,7 @@ def test_each_base_steers_with_its_own_threshold(numpy_path):
         velocity, arrived = steer_towards_each(position, orientation, goal, 0.7, 0.9, thresholds)
     for threshold in np.unique(thresholds):  # each threshold's rows as steer_towards gives them
         rows = thresholds == threshold
-        expected_velocity, expected_arrived = base_motion._steer_numpy(position[rows], orientation[rows], goal[rows],
+        expected_velocity, expected_arrived = steering._steer_numpy(position[rows], orientation[rows], goal[rows],
                                                                        0.7, 0.9, float(threshold))
         np.testing.assert_array_equal(arrived[rows], expected_arrived)
         np.testing.assert_allclose(velocity[rows], expected_velocity, rtol=0, atol=1e-12)

@@ -16,6 +16,7 @@ import internutopia.core.util.jit as jit
 import internutopia.core.util.math as rotation_math
 import internutopia_extension.controllers.base_motion as base_motion
 import internutopia_extension.controllers.holonomic_base as holonomic_base
+import internutopia_extension.controllers.steering as steering
 from internutopia.core.util.math import yaw_to_quat
 
 # numba is a dependency wherever it is published (see pyproject.toml); there the kernels must run.
@@ -23,9 +24,9 @@ NUMBA_EXPECTED = sys.version_info < (3, 15) and os.environ.get(jit.ENV_SWITCH, '
 
 
 def test_kernels_are_available_where_numba_is_a_dependency():
-    assert base_motion._steer_kernel.available == NUMBA_EXPECTED
+    assert steering._steer_kernel.available == NUMBA_EXPECTED
     assert holonomic_base._carry_kernel.available == NUMBA_EXPECTED
-    assert base_motion._follow_kernel.available == NUMBA_EXPECTED
+    assert steering.FOLLOW_KERNEL.available == NUMBA_EXPECTED
     import internutopia_extension.controllers.differential_drive as differential_drive
 
     assert differential_drive._wheels_kernel.available == NUMBA_EXPECTED
@@ -42,14 +43,14 @@ def test_steer_kernel_matches_numpy(seed):
     goal = position + rng.normal(scale=2.0, size=(k, 3))
     goal[:10, :2] = position[:10, :2] + 0.01  # within the threshold: these stop
     speeds = (float(rng.uniform(0.1, 2.0)), float(rng.uniform(0.1, 2.0)), 0.05)
-    expected_velocity, expected_arrived = base_motion._steer_numpy(position, orientation, goal, *speeds)
+    expected_velocity, expected_arrived = steering._steer_numpy(position, orientation, goal, *speeds)
     velocity, arrived = np.empty((k, 3)), np.empty(k, dtype=bool)
-    base_motion._steer_kernel(position, orientation, goal, *speeds[:2], np.full(k, speeds[2]), velocity, arrived)
+    steering._steer_kernel(position, orientation, goal, *speeds[:2], np.full(k, speeds[2]), velocity, arrived)
     np.testing.assert_array_equal(arrived, expected_arrived)
     assert arrived[:10].all() and not arrived[10:].all()
     np.testing.assert_allclose(velocity, expected_velocity, rtol=0, atol=1e-12)
     # The public function takes the compiled path here and gives the same answer.
-    public_velocity, _ = base_motion.steer_towards(position, orientation, goal, *speeds)
+    public_velocity, _ = steering.steer_towards(position, orientation, goal, *speeds)
     np.testing.assert_array_equal(public_velocity, velocity)
 
 
@@ -120,7 +121,7 @@ def test_switch_off_runs_numpy_with_the_same_motion():
 
 
 def test_module_examples():
-    for module in (jit, rotation_math, base_motion):
+    for module in (jit, rotation_math, base_motion, steering):
         failures, _ = doctest.testmod(module)
         assert failures == 0, module.__name__
 

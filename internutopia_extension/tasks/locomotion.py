@@ -29,7 +29,7 @@ import numpy as np
 
 from internutopia.core.task.base import BaseTask
 from internutopia.core.view import EnvView
-from internutopia_extension.controllers.base_motion import steer_towards_each, warm_steering
+from internutopia_extension.controllers.steering import steer_towards_each, warm_steering
 from internutopia_extension.robots.h1_locomotion.rewards import ONCE_TERMS, TERMS
 from internutopia_extension.robots.locomotion_rewards_kernel import CompiledPayment
 from internutopia_extension.tasks import locomotion_kernels

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.util.jit import Kernel
-from internutopia_extension.controllers.base_motion import STEER_KERNEL
+from internutopia_extension.controllers.steering import STEER_KERNEL
 from internutopia_extension.robots.locomotion_rewards_kernel import PAY_KERNEL, pay_rows
 from internutopia_extension.robots.walk_state_kernel import STATE_KERNEL, state_rows
 
