@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from internutopia.core.config import Config, MetricCfg, SimConfig
+from internutopia.core.config import Config, MetricCfg, SimConfig, TaskCfg
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.metrics import RecordingMetricCfg, SPLMetricCfg, TraveledDistanceMetricCfg
 from internutopia_extension.configs.robots.h1 import H1RobotCfg
@@ -75,6 +76,31 @@ def test_a_recording_metric_of_a_one_robot_task_may_name_another_robot_as_upstre
     # its metric records the one robot whatever the name (with a warning at the reset).
     task = FiniteStepTaskCfg(max_steps=2, robots=[JETBOT], metrics=[RecordingMetricCfg(robot_name='franka')])
     assert task.metrics[0].robot_name == 'franka'
+
+
+def test_an_extension_task_config_and_a_plain_one_check_metric_robot_names_too():
+    # The check is TaskCfg's own: an extension's task config (InternNav's way: a subclass of
+    # TaskCfg with its own fields) and a plain TaskCfg reject a metric naming a robot they lack.
+    class NavEvalTaskCfg(TaskCfg):
+        type: str = 'NavEvalTask'
+        max_steps: int = 100
+
+    with pytest.raises(ValidationError, match=r"metrics\[0\]\.robot_name 'h1' is not one of the robots \['jetbot'\]"):
+        NavEvalTaskCfg(robots=[JETBOT], metrics=[TraveledDistanceMetricCfg(robot_name='h1')])
+    with pytest.raises(ValidationError, match=r"metrics\[0\]\.metric_config robot_name 'h2' is not one of the robots "
+                                              r"\['jetbot'\] \(metric 'm' \(MyMetric\)\)"):
+        TaskCfg(type='MyTask', robots=[JETBOT], metrics=[MetricCfg(type='MyMetric', name='m', metric_config={'robot_name': 'h2'})])
+    assert NavEvalTaskCfg(robots=[JETBOT], metrics=[TraveledDistanceMetricCfg(robot_name='jetbot')]).max_steps == 100
+
+    # An extension's metric that measures a one-robot task's robot whatever its name says it so.
+    class CameraLogMetricCfg(MetricCfg):
+        type: str = 'CameraLogMetric'
+        robot_name: str = 'robot'
+        any_robot_when_alone: ClassVar[bool] = True
+
+    assert NavEvalTaskCfg(robots=[JETBOT], metrics=[CameraLogMetricCfg()]).metrics[0].robot_name == 'robot'
+    with pytest.raises(ValidationError, match=r"metrics\[0\]\.robot_name 'robot' is not one of the robots \['a', 'b'\]"):
+        NavEvalTaskCfg(robots=TWO, metrics=[CameraLogMetricCfg()])
 
 
 def test_a_task_without_robots_checks_no_names_and_yaml_round_trips(tmp_path):

@@ -103,6 +103,9 @@ class MetricCfg(TypedCfg):
     #: The options this metric reads from ``metric_config`` (a :class:`MetricOptionsCfg`
     #: subclass), checked when the config is built; ``None``: any dict or model, as InternUtopia's.
     _options: ClassVar[builtins.type[BaseCfg] | None] = None
+    #: Whether the metric measures the one robot of a one-robot task whatever its ``robot_name``
+    #: says (checked when a task config is built: :mod:`~internutopia.core.config.task.robot_names`).
+    any_robot_when_alone: ClassVar[bool] = False
 
     @classmethod
     def nested_model(cls, field: str) -> builtins.type[BaseModel] | None:

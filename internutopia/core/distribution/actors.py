@@ -292,8 +292,8 @@ class RunnerActor:
 
     def abandon_running(self) -> bytes:
         """End this world's running episodes as abandoned (the env is closing): their records,
-        packed (``Runner.abandon_running``)."""
-        self.runner.abandon_running()
+        packed (``EpisodeEnds.abandon_running``)."""
+        self.runner.ends.abandon_running()
         records = self.runner.results.records
         self.runner.results.records = []
         return _packed(records)

@@ -6,6 +6,7 @@ extension's error on a step (a failed record).
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -14,6 +15,8 @@ import numpy as np
 from internutopia.core.runner.failures import failed_record
 from internutopia.core.runner.outcomes import Advance
 from internutopia.core.runner.slots import SlotStatus
+
+logger = logging.getLogger(__name__)
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-slot comparisons (enum lookups are slow)
 
@@ -68,6 +71,16 @@ class EpisodeEnds:
                 table.set_status(slot, SlotStatus.ACTIVE)
             raise
         return metrics
+
+    def abandon_running(self) -> None:
+        """End every episode still running as abandoned, each with its record (as a reset of its
+        slot would): the env is closing, and every episode handed out ends with one record. One
+        slot's failure (its metrics, the write) is logged and leaves the others' records be."""
+        for slot in self.runner.table.active_slots().tolist():
+            try:
+                self.finish(slot, False, False, outcome='abandoned')
+            except Exception:  # noqa: BLE001 - a close goes on whatever one record does
+                logger.exception('env %d: the record of the episode abandoned at close failed', slot)
 
     def finish_each(self, slots: Any, terminated: np.ndarray, truncated: np.ndarray,
                     outcome: str | None = None) -> tuple[dict[int, Any], dict[int, Exception]]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,8 +46,6 @@ from internutopia.core.runner.starts import EpisodeStarts
 from internutopia.core.runner.terms import Terms
 from internutopia.core.util.memory import check_slots_fit, jit_runtime_bytes, runtimes_loaded
 from internutopia.core.view import EnvView
-
-logger = logging.getLogger(__name__)
 
 _ACTIVE = int(SlotStatus.ACTIVE)  # a plain int for per-step comparisons (enum lookups are slow)
 
@@ -478,21 +475,11 @@ class Runner(RunnerReads):
                 self.world.step()
                 self.world_steps += 1
 
-    def abandon_running(self) -> None:
-        """End every episode still running as abandoned, each with its record (as a reset of its
-        slot would): the env is closing, and every episode handed out ends with one record. One
-        slot's failure (its metrics, the write) is logged and leaves the others' records be."""
-        for slot in self.table.active_slots().tolist():
-            try:
-                self.ends.finish(slot, False, False, outcome='abandoned')
-            except Exception:  # noqa: BLE001 - a close goes on whatever one record does
-                logger.exception('env %d: the record of the episode abandoned at close failed', slot)
-
     def close(self) -> None:
         """End the episodes still running (abandoned, recorded), release the world and flush the
         results file; print the run summary when results go somewhere and an episode finished (a
         summary of nothing says nothing)."""
-        self.abandon_running()
+        self.ends.abandon_running()
         summary = self.results.summary()
         if self.results.summary_on_close and self.results.target != 'none' and summary['episodes']:
             print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)

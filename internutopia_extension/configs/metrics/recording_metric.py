@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from internutopia.core.config import MetricCfg
 
 
@@ -12,7 +14,7 @@ class RecordingMetricCfg(MetricCfg):
     ``['eef_position', 'controllers']``); ``None`` keeps the whole observation. The value is
     ``{step: {robot_name: {field: value}}}`` with steps counted from 0 and arrays as lists.
 
-    A built-in task config checks ``robot_name`` when it is built: a name that is not one of the
+    A task config checks ``robot_name`` when it is built: a name that is not one of the
     task's robots is a ``ValueError``, except in a one-robot task, whose robot is recorded whatever
     the name (with a warning at the reset), as InternUtopia's metric does. ``fields`` are checked
     at the reset that starts the episode (a robot's observation keys depend on its class,
@@ -21,6 +23,7 @@ class RecordingMetricCfg(MetricCfg):
     """
 
     type: str = 'RecordingMetric'
+    any_robot_when_alone: ClassVar[bool] = True  # (as InternUtopia's RecordingMetric)
     name: str | None = 'recording_metric'
     robot_name: str
     fields: list[str] | None = None

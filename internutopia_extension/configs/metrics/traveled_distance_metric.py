@@ -12,7 +12,7 @@ class TraveledDistanceMetricCfg(MetricCfg):
     """Path length of a robot's base over the episode, in metres.
 
     ``robot_name`` (InternUtopia's field, or ``metric_config={'robot_name': 'h1'}``) picks the
-    robot; default: the episode's first robot. A built-in task config checks, when it is built,
+    robot; default: the episode's first robot. A task config checks, when it is built,
     that the name is one of its robots (a ``ValueError`` naming them).
     """
 

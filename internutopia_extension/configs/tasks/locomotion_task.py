@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import field_validator, model_validator
 
 from internutopia.core.config import TaskCfg
+from internutopia.core.config.task.robot_names import check_robot_name
 from internutopia.core.config.values import MAX_COORDINATE_M, check_steps
-from internutopia_extension.configs.tasks.robot_names import check_metric_robot_names, check_robot_name
 
 
 class LocomotionTaskCfg(TaskCfg):
@@ -105,7 +105,6 @@ class LocomotionTaskCfg(TaskCfg):
     def _robots_present(self) -> LocomotionTaskCfg:
         # (Not checked while robots is empty: a template may get its robots later, with update().)
         check_robot_name(self.robot, 'robot', self.robots)
-        check_metric_robot_names(self.metrics, self.robots)
         return self
 
     @field_validator('reward_scales')

@@ -8,7 +8,6 @@ from pydantic import field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, TaskCfg
 from internutopia.core.config.values import Vec3, check_steps
-from internutopia_extension.configs.tasks.robot_names import check_metric_robot_names
 
 #: Top-level observation keys a ManipulationTask adds next to the robots (so no robot may use them).
 MANIPULATION_RESERVED_NAMES = ('task', 'objects')
@@ -101,7 +100,6 @@ class ManipulationTaskCfg(TaskCfg):
         if reserved:
             raise ValueError(f'robot name(s) {reserved} are reserved: ManipulationTask observations use the keys '
                              f'{list(MANIPULATION_RESERVED_NAMES)} next to the robots')
-        check_metric_robot_names(self.metrics, self.robots)
         return self
 
     def gripper_robot_name(self) -> str | None:

@@ -10,7 +10,6 @@ from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from internutopia.core.config import MetricCfg, RewardCfg, TaskCfg
 from internutopia.core.config.values import Vec3, check_steps
-from internutopia_extension.configs.tasks.robot_names import check_metric_robot_names
 
 #: Keys of ``PointNavProgressRewardCfg.reward_settings`` and their defaults.
 POINT_NAV_REWARD_DEFAULTS: dict[str, float] = {'scale': 1.0, 'success_bonus': 1.0, 'step_penalty': 0.0}
@@ -112,7 +111,6 @@ class PointNavTaskCfg(TaskCfg):
             raise ValueError('a PointNavTask needs a robot: robots is empty')
         if self.robot_name is not None and self.robot_name not in names:
             raise ValueError(f'robot_name {self.robot_name!r} is not one of the robots {names}')
-        check_metric_robot_names(self.metrics, self.robots)
         reserved = sorted(set(names) & set(POINT_NAV_RESERVED_NAMES))
         if reserved:
             raise ValueError(f'robot name(s) {reserved} are reserved: PointNavTask observations use the keys '

@@ -14,6 +14,7 @@ from internutopia.core.config.metric import MetricCfg
 from internutopia.core.config.object import ObjectCfg
 from internutopia.core.config.robot import RobotCfg
 from internutopia.core.config.task.reward import RewardCfg
+from internutopia.core.config.task.robot_names import check_metric_robot_names
 from internutopia.core.config.values import checked_pose
 from internutopia.core.util.caller import caller_stacklevel
 
@@ -90,6 +91,13 @@ class TaskCfg(TypedCfg):
         shared = sorted({r.name for r in self.robots} & {o.name for o in self.objects}, key=str)
         if shared:
             raise ValueError(f'a robot and an object of a task must not share a name; shared: {shared}')
+        return self
+
+    @model_validator(mode='after')
+    def _metric_robots_present(self) -> TaskCfg:
+        # (Every task config, an extension's too: a metric naming a robot the task lacks would
+        # fail every episode's start; see robot_names.)
+        check_metric_robot_names(self.metrics, self.robots)
         return self
 
 

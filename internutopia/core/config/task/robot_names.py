@@ -1,24 +1,25 @@
 """Checks, when a task config is built, that the robot names its metrics give are robots of the task.
 
 A metric picks the robot it measures by its own ``robot_name`` field (``TraveledDistanceMetricCfg``,
-``RecordingMetricCfg``) or by ``metric_config['robot_name']`` (every built-in metric). A name that
-is not one of the task's robots would fail the start of every episode of the task (the episode is
-recorded as failed), so the built-in task configs reject it when they are built, naming the field,
-the name and the robots there are:
+``RecordingMetricCfg``) or by ``metric_config['robot_name']`` (every built-in metric, and an
+extension's that reads the option so). A name that is not one of the task's robots would fail the
+start of every episode of the task (the episode is recorded as failed), so every task config
+(:class:`~internutopia.core.config.TaskCfg` and its subclasses, an extension's too) rejects it
+when it is built, naming the field, the name and the robots there are:
 
->>> from internutopia_extension.configs.metrics import TraveledDistanceMetricCfg
->>> from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
->>> from internutopia_extension.configs.tasks import FiniteStepTaskCfg
->>> FiniteStepTaskCfg(robots=[JetbotRobotCfg()], metrics=[TraveledDistanceMetricCfg(robot_name='h1')])  # doctest: +ELLIPSIS
+>>> from internutopia.core.config import MetricCfg, RobotCfg, TaskCfg
+>>> TaskCfg(type='MyTask', robots=[RobotCfg(name='jetbot', type='JetbotRobot')],
+...         metrics=[MetricCfg(type='MyMetric', metric_config={'robot_name': 'h1'})])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-pydantic_core._pydantic_core.ValidationError: 1 validation error for FiniteStepTaskCfg
-  Value error, metrics[0].robot_name 'h1' is not one of the robots ['jetbot'] (metric 'traveled_distance_metric' ...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for TaskCfg
+  Value error, metrics[0].metric_config robot_name 'h1' is not one of the robots ['jetbot'] (metric MyMetric) ...
 
 Two cases are left to the start of the episode: a task with no robots yet (a robot-less episode is
-legal, and a template may get its robots later with ``update(robots=...)``), and a
-``RecordingMetric`` in a one-robot task, which records that robot whatever its ``robot_name``
-says (with a warning), as InternUtopia's does.
+legal, and a template may get its robots later with ``update(robots=...)``), and a metric whose
+config class says it measures the one robot of a one-robot task whatever its ``robot_name``
+(``any_robot_when_alone``: ``RecordingMetricCfg``, with a warning at the start, as InternUtopia's
+``RecordingMetric`` does).
 """
 
 from __future__ import annotations
@@ -28,14 +29,9 @@ from typing import Any
 
 __all__ = ['check_metric_robot_names', 'check_robot_name']
 
-#: Metric types that record the one robot of a one-robot episode whatever their ``robot_name``.
-_ANY_ROBOT_WHEN_ALONE = ('RecordingMetric',)
 
-
-def _records_any_robot_when_alone(metric: Any) -> bool:
-    from internutopia_extension.configs.metrics.recording_metric import RecordingMetricCfg
-
-    return isinstance(metric, RecordingMetricCfg) or getattr(metric, 'type', None) in _ANY_ROBOT_WHEN_ALONE
+def _any_robot_when_alone(metric: Any) -> bool:
+    return bool(getattr(type(metric), 'any_robot_when_alone', False))
 
 
 def _metric_label(metric: Any) -> str:
@@ -60,7 +56,7 @@ def check_metric_robot_names(metrics: Sequence[Any], robots: Sequence[Any]) -> N
     for m, metric in enumerate(metrics):
         own = getattr(metric, 'robot_name', None)
         if (isinstance(own, str) and own not in names
-                and not (len(names) == 1 and _records_any_robot_when_alone(metric))):
+                and not (len(names) == 1 and _any_robot_when_alone(metric))):
             raise ValueError(f'metrics[{m}].robot_name {own!r} is not one of the robots {names} '
                              f'({_metric_label(metric)})')
         option = metric.metric_option('robot_name') if hasattr(metric, 'metric_option') else None
