@@ -103,9 +103,9 @@ def test_a_pseudo_terminal_is_read_key_by_key_and_given_back_its_settings():
         os.close(terminal)
 
 
-@pytest.mark.parametrize('hold', [0, -1.0])
+@pytest.mark.parametrize('hold', [0, -1.0, float('nan'), float('inf'), '1', True])
 def test_bad_hold_is_refused(hold):
-    with pytest.raises(ValueError, match='hold must be > 0'):
+    with pytest.raises(ValueError, match=r'hold must be a finite number of seconds > 0; got'):
         KeyboardInteraction(hold=hold)
 
 

@@ -62,7 +62,9 @@ def view(path: str, port: int, host: str = '0.0.0.0', overrides: Sequence[str] =
             obs, _, terminated, _, info = env.step(policy.actions(obs))
             taken += 1
             ended = [slot for slot in range(env.env_num) if terminated[slot] and info[slot] is not None]
-            if ended:
+            # (The last episodes to end keep their slots: a reset with the queue empty would empty
+            # them, and the page keeps the last state.)
+            if ended and (env.queue_len or env.active_slots):
                 new_obs, _ = env.reset(ended)
                 for slot, slot_obs in zip(ended, new_obs, strict=True):
                     obs[slot] = slot_obs

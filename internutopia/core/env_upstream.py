@@ -53,6 +53,12 @@ class UpstreamEnvMembers:
         return Finished(not self._runners.active_slots() and self._runners.queue_len() == 0)
 
     @property
+    def queue_len(self) -> int:
+        """Episodes still in the queue, not yet handed to a slot, requeued ones included (this
+        package's; ``finished`` reads it)."""
+        return self._runners.queue_len()
+
+    @property
     def proc_num(self) -> int:
         """Number of runner processes (1: this env runs in this process; see ``DistributedEnv``)."""
         return 1

@@ -15,6 +15,7 @@ hand frames for the mocap-teleoperated Franka (``docs/robots.md``)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,15 +41,29 @@ class PoseHandle:
     def __init__(self, viewer: Any, position: Sequence[float] = (0.0, 0.0, 0.0),
                  wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0), slot: int = 0, name: str = 'teleop', scale: float = 0.2,
                  **controls: Any) -> None:
-        if not 0 <= slot < len(viewer.origins):
-            raise ValueError(f'slot must be one of the env\'s slots 0..{len(viewer.origins) - 1}; got {slot}')
+        if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < len(viewer.origins):
+            raise ValueError(f'slot must be one of the env\'s slots 0..{len(viewer.origins) - 1}; got {slot!r}')
+        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) or not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f'scale must be a finite number > 0 (the arrows\' length, m); got {scale!r}')
+        in_use: set[str] = viewer.handle_names
+        if name in in_use:
+            raise ValueError(f'a pose handle named {name!r} is on this page already (names in use: {sorted(in_use)}): '
+                             'give each handle its own name')
+        start = _vector(position, 3, 'position')
+        turn = _vector(wxyz, 4, 'wxyz')
+        norm = float(np.linalg.norm(turn))
+        if norm < 1e-9:
+            raise ValueError(f'wxyz must be a rotation quaternion (w, x, y, z), not zero; got {tuple(wxyz)!r}')
         self.origin = np.asarray(viewer.origins[slot], dtype=float)
-        self.slot = slot
+        self.slot = int(slot)
+        self.name = name
         self.drags = 0  # updates received from a page
         controls.setdefault('depth_test', False)  # drawn over the robot, so it can always be grabbed
         self.control = viewer.server.scene.add_transform_controls(
-            f'/handles/{name}', scale=scale, position=tuple(self.origin + np.asarray(position, dtype=float)),
-            wxyz=tuple(float(v) for v in wxyz), **controls)
+            f'/handles/{name}', scale=float(scale), position=tuple(self.origin + start),
+            wxyz=tuple(float(v) for v in turn / norm), **controls)
+        in_use.add(name)
+        self._names_in_use = in_use
         self.checkbox = viewer.server.gui.add_checkbox(f'{name}: gripper closed', initial_value=False)
         self.control.on_update(self._count)
 
@@ -62,7 +77,7 @@ class PoseHandle:
 
     @position.setter
     def position(self, value: Sequence[float]) -> None:
-        self.control.position = tuple(self.origin + np.asarray(value, dtype=float))
+        self.control.position = tuple(self.origin + _vector(value, 3, 'position'))
 
     @property
     def wxyz(self) -> np.ndarray:
@@ -75,6 +90,20 @@ class PoseHandle:
         return bool(self.checkbox.value)
 
     def remove(self) -> None:
-        """Take the handle and its checkbox off the page."""
+        """Take the handle and its checkbox off the page (its name is free again); twice does nothing."""
+        if self.name not in self._names_in_use:
+            return
+        self._names_in_use.discard(self.name)
         self.control.remove()
         self.checkbox.remove()
+
+
+def _vector(value: Any, size: int, what: str) -> np.ndarray:
+    """``value`` as ``size`` finite floats, or a ``ValueError`` naming ``what``."""
+    try:
+        vector = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        vector = None
+    if vector is None or vector.shape != (size,) or not np.isfinite(vector).all():
+        raise ValueError(f'{what} must be {size} finite numbers; got {value!r}')
+    return vector

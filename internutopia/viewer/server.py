@@ -18,6 +18,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from viser import ViserServer
 
@@ -74,9 +76,10 @@ def check_address(host: str, port: int) -> int:
             machine, the port cannot be used (e.g. below 1024 without root), or it and every port
             tried after it are taken. The message names the host, the port and the cause.
     """
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+    if isinstance(port, bool) or not isinstance(port, (int, np.integer)) or not 0 <= port <= MAX_PORT:
         raise ViewerStartError(f'cannot serve the viewer on port {port!r}: valid ports are 0-{MAX_PORT} '
                                '(0: any free port)')
+    port = int(port)  # (a numpy integer too)
     addresses = _resolve(host, port)
     last = min(port + PORT_TRIES - 1, MAX_PORT) if port else 0
     for candidate in range(port, last + 1):

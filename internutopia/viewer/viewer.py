@@ -9,7 +9,9 @@ line gives the env step and the slots running.
 Each structure's bodies are drawn as instanced meshes (one mesh per body and colour, one instance
 per slot holding that structure; :mod:`internutopia.viewer.geometry`), moved every update from the
 bodies' poses (``Pack.body_poses``). Updates are limited to ``max_rate_hz`` per second of wall
-time, so a fast env is slowed by about a millisecond per update, not per step::
+time, so a fast env is slowed by about a millisecond per update, not per step; an update the
+limit held back is made once the limit allows (by a helper thread, between the env's calls), so
+the page always comes to show where a script stopped::
 
     from internutopia.viewer import attach_viewer
 
@@ -20,6 +22,7 @@ time, so a fast env is slowed by about a millisecond per update, not per step::
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,15 +73,34 @@ class Viewer:
         except ImportError:
             raise ImportError("the viewer needs the 'viewer' extra: pip install 'internutopia[viewer]'") from None
         self.env = env
+        env_num, spacing = _grid_of(env)  # (checked before the server starts)
+        if isinstance(max_rate_hz, bool) or not isinstance(max_rate_hz, (int, float)) or not max_rate_hz >= 0:
+            raise ValueError(f'max_rate_hz must be a number >= 0 (0: no limit); got {max_rate_hz!r}')
+        self.host = host
         self.server = start_server(viser, host, check_address(host, port))
+        try:
+            self._build(env_num, spacing, max_rate_hz)
+        except BaseException:  # (a viewer that failed to come up leaves no server behind)
+            self.server.stop()
+            raise
+
+    def _build(self, env_num: int, spacing: float, max_rate_hz: float) -> None:
+        """The page's scene and panel, and the thread that makes held-back updates."""
         self.period = 1.0 / max_rate_hz if max_rate_hz > 0 else 0.0
+        self.closed = False
+        #: Held over every wrapped env call and every update: the helper thread's updates come
+        #: between the env's calls, never while one changes the world.
+        self.lock = threading.RLock()
+        self._held_back = threading.Event()  # an update the rate limit held back is due
+        self._stopping = threading.Event()
+        self._unwrap: list[tuple[str, Any, Any, bool]] = []  # (env method, wrapper, original, the env had its own)
+        #: The names of the page's pose handles (:class:`~internutopia.viewer.pose_handle.PoseHandle`), one each.
+        self.handle_names: set[str] = set()
         self.steps = 0
         self._last = -np.inf
         self._packs: dict[str, _PackNodes] = {}
         self._obs: list | None = None
         self._last_image = -np.inf
-        env_num = env.env_num
-        spacing = env.config.env_offset_size
         self.origins = slot_origins(env_num, spacing)
         scene = self.server.scene
         scene.set_up_direction('+z')
@@ -92,8 +114,11 @@ class Viewer:
         self.image = gui.add_image(np.zeros((48, 64, 3), dtype=np.uint8), label='camera image', format='jpeg')
         self.image.visible = False  # until a camera image arrives
         self._positions: dict[int, np.ndarray] = {}  # slot -> (nbody, 3) world positions of its bodies
+        self._aimed: tuple[tuple[float, ...], tuple[float, ...]] | None = None  # the last view aimed at
         self.follow.on_update(lambda _: self._aim_all())
         self._aim_all()
+        self._trailer = threading.Thread(target=self._make_held_back_updates, name='internutopia-viewer-updates', daemon=True)
+        self._trailer.start()
 
     @property
     def port(self) -> int:
@@ -102,7 +127,10 @@ class Viewer:
 
     @property
     def url(self) -> str:
-        return f'http://localhost:{self.port}'
+        """The page's address: on ``host``, or on ``localhost`` where the server listens on every
+        interface (``0.0.0.0``, ``::``)."""
+        host = 'localhost' if self.host in ('', '0.0.0.0', '::') else self.host
+        return f'http://[{host}]:{self.port}' if ':' in host else f'http://{host}:{self.port}'
 
     # -- the scene ---------------------------------------------------------------------------------
     def _sync_packs(self) -> list[tuple[Any, _PackNodes]]:
@@ -139,13 +167,39 @@ class Viewer:
 
     def update(self, obs: list | None = None, force: bool = False) -> bool:
         """Move the page to the env's current state (and show ``obs``' camera images); at most
-        ``max_rate_hz`` times a second unless ``force``. Returns whether it updated."""
-        if obs is not None:
-            self._obs = obs
-        now = time.perf_counter()
-        if not force and now - self._last < self.period:
-            return False
-        self._last = now
+        ``max_rate_hz`` times a second unless ``force`` (an update held back is made when the
+        limit allows). Returns whether it updated now; after :meth:`close`, nothing happens."""
+        with self.lock:
+            if self.closed:
+                return False
+            if obs is not None:
+                self._obs = obs
+            now = time.perf_counter()
+            if not force and now - self._last < self.period:
+                self._held_back.set()
+                return False
+            self._held_back.clear()
+            self._last = now
+            self._draw()
+            return True
+
+    def _make_held_back_updates(self) -> None:
+        """The helper thread: an update the rate limit held back, made once the limit allows and
+        no wrapped env call runs (so a page shows where a script stopped stepping)."""
+        while not self._stopping.is_set():
+            self._held_back.wait()
+            delay = self._last + self.period - time.perf_counter()
+            if self._stopping.wait(max(delay, 0.0)):
+                return
+            with self.lock:  # (waits for a wrapped env call to return; that call may have updated already)
+                if self._held_back.is_set():
+                    try:
+                        self.update()  # (held back again if an update came meanwhile: the loop waits anew)
+                    except Exception:  # noqa: BLE001 - the env's next call updates (and raises) in the script's thread
+                        self._held_back.clear()
+
+    def _draw(self) -> None:
+        """Move the page's scene and panel to the env's current state."""
         positions: dict[int, np.ndarray] = {}
         with self.server.atomic():
             for pack, nodes in self._sync_packs():
@@ -160,7 +214,6 @@ class Viewer:
             self._positions = positions
             self._update_panel()
         self._aim_all()
-        return True
 
     # -- the panel: status, camera images, following a slot ----------------------------------------------
     def _followed(self) -> int | None:
@@ -209,8 +262,12 @@ class Viewer:
         """Point new pages' cameras (and ``Reset View``) at the grid or the followed slot; when a
         slot is followed, move every open page's camera along with it."""
         position, look_at = self._view()
-        self.server.initial_camera.position = tuple(position)
-        self.server.initial_camera.look_at = tuple(look_at)
+        aim = (tuple(position.tolist()), tuple(look_at.tolist()))
+        if aim == self._aimed:
+            return  # (unchanged: a camera the script set itself stays as it set it)
+        self._aimed = aim
+        self.server.initial_camera.position = aim[0]
+        self.server.initial_camera.look_at = aim[1]
         if clients and self._followed() is not None:
             for client in self.server.get_clients().values():
                 client.camera.look_at = tuple(look_at)
@@ -223,39 +280,91 @@ class Viewer:
         return ViewerKeys(self, label=label)
 
     def close(self) -> None:
-        """Stop the web server."""
+        """Stop the web server and the updates: the env's methods are its own again (those
+        :func:`attach_viewer` wrapped; where another viewer wrapped them since, this one's wrapper
+        passes the calls through). Closing twice does nothing."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._stopping.set()
+            self._held_back.set()  # (wakes the helper thread, which then ends)
+            for name, wrapper, original, had_own in self._unwrap:
+                if vars(self.env).get(name) is wrapper:
+                    if had_own:
+                        setattr(self.env, name, original)
+                    else:
+                        delattr(self.env, name)  # (the class's method again)
+            self._unwrap.clear()
+        if self._trailer is not threading.current_thread():
+            self._trailer.join(timeout=5.0)
         self.server.stop()
+
+
+def _grid_of(env: Any) -> tuple[int, float]:
+    """``(env_num, env_offset_size)`` of an open env, or a ``ValueError`` saying what ``env`` lacks."""
+    if getattr(env, 'is_remote', False):
+        raise ValueError(f'attach_viewer draws a world of this process; the slots of a {type(env).__name__} run in '
+                         "Ray's processes (draw one runner's world with env.render(runner_id=...))")
+    for attribute in ('env_num', 'config'):
+        if not hasattr(env, attribute):
+            raise ValueError(f'attach_viewer needs an internutopia.core.vec_env.Env; got {type(env).__name__} '
+                             f'(no {attribute!r})')
+    app = getattr(env, 'simulation_app', None)
+    if app is not None and not app.is_running():
+        raise ValueError('attach_viewer: this Env is closed')
+    return int(env.env_num), float(env.config.env_offset_size)
+
+
+#: The env methods :func:`attach_viewer` wraps: the page is updated after each.
+_FOLLOWED = ('reset', 'reset_arrays', 'step', 'step_arrays', 'warm_up')
 
 
 def attach_viewer(env: Any, host: str = '0.0.0.0', port: int = DEFAULT_PORT, max_rate_hz: float = 30.0) -> Viewer:
     """Serve a live view of ``env`` at ``http://HOST:PORT`` and keep it current: the env's
-    ``reset``, ``step`` and ``step_arrays`` are wrapped on this env object (its class is
-    untouched), and its ``close`` stops the server too. Returns the :class:`Viewer`."""
+    ``reset``, ``reset_arrays``, ``step``, ``step_arrays`` and ``warm_up`` are wrapped on this
+    env object (its class is untouched; :meth:`Viewer.close` puts them back), and its ``close``
+    stops the server too. Returns the :class:`Viewer`.
+
+    Raises:
+        ValueError: ``env`` is not an open env, or ``max_rate_hz`` is not a number >= 0.
+        ViewerStartError: the server cannot start (see :func:`~internutopia.viewer.server.check_address`).
+    """
+    _grid_of(env)  # (a distributed or closed env: said first)
+    for attribute in ('runner', 'reset', 'step', 'close'):  # (what the page follows; checked before the server starts)
+        if not hasattr(env, attribute):
+            raise ValueError(f'attach_viewer needs an internutopia.core.vec_env.Env; got {type(env).__name__} '
+                             f'(no {attribute!r})')
     viewer = Viewer(env, host=host, port=port, max_rate_hz=max_rate_hz)
-    reset, step, step_arrays, close = env.reset, env.step, env.step_arrays, env.close
 
-    def viewed_reset(*args: Any, **kwargs: Any) -> Any:
-        out = reset(*args, **kwargs)
-        viewer.update(force=True)
-        return out
+    def follow(name: str) -> Any:
+        original = getattr(env, name)
+        steps = name.startswith('step')
 
-    def viewed_step(*args: Any, **kwargs: Any) -> Any:
-        out = step(*args, **kwargs)
-        viewer.steps += 1
-        viewer.update(out[0])
-        return out
+        def viewed(*args: Any, **kwargs: Any) -> Any:
+            if viewer.closed:
+                return original(*args, **kwargs)
+            with viewer.lock:  # (the viewer's helper thread draws only between calls)
+                out = original(*args, **kwargs)
+                if steps:
+                    viewer.steps += 1
+                viewer.update(out[0] if name == 'step' else None, force=not steps)
+                return out
 
-    def viewed_step_arrays(*args: Any, **kwargs: Any) -> Any:
-        out = step_arrays(*args, **kwargs)
-        viewer.steps += 1
-        viewer.update()
-        return out
+        viewed.__doc__, viewed.__wrapped__ = original.__doc__, original  # type: ignore[attr-defined]
+        viewer._unwrap.append((name, viewed, original, name in vars(env)))
+        return viewed
+
+    wrapped = {name: follow(name) for name in _FOLLOWED if hasattr(env, name)}
+    close = env.close
 
     def viewed_close() -> Any:
         viewer.close()
         return close()
 
-    env.reset, env.step, env.step_arrays, env.close = viewed_reset, viewed_step, viewed_step_arrays, viewed_close
+    viewer._unwrap.append(('close', viewed_close, close, 'close' in vars(env)))
+    for name, viewed in {**wrapped, 'close': viewed_close}.items():
+        setattr(env, name, viewed)
     if env.runner.world.built:  # attached after the first reset: show the state now
         viewer.update(force=True)
     return viewer

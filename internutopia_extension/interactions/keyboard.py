@@ -33,6 +33,7 @@ command: one key at a time.
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import select
 import sys
@@ -123,8 +124,8 @@ class KeyboardInteraction(BaseInteraction):
 
     def __init__(self, viewer: Any = None, stream: int | IO[Any] | None = None, hold: float = DEFAULT_HOLD) -> None:
         super().__init__()
-        if not hold > 0:
-            raise ValueError(f'hold must be > 0 seconds; got {hold}')
+        if isinstance(hold, bool) or not isinstance(hold, (int, float, np.integer, np.floating)) or not 0 < hold < math.inf:
+            raise ValueError(f'hold must be a finite number of seconds > 0; got {hold!r}')
         self._type = 'Keyboard'
         self.hold = float(hold)
         self.terminal = TerminalKeys(stream)

@@ -127,11 +127,6 @@ class DistributedEnv(Env):
         """Queue index of the episode each active slot runs (``None`` for done and empty slots)."""
         return self._runners.slot_episodes()
 
-    @property
-    def queue_len(self) -> int:
-        """Episodes still in the queue (including requeued ones)."""
-        return self._runners.queue_len()
-
     # (Not Env.render's third argument, the Gymnasium mode: as documented, a distributed env
     # draws one runner's world, chosen by id.)
     def render(self, width: int = 640, height: int = 480, runner_id: int = 0) -> Any:  # type: ignore[override]
