@@ -431,6 +431,33 @@ def test_a_first_reset_that_episode_errors_raise_raised_after_leaves_the_ray_env
     assert all(records[i][0].get('outcome') != 'failed' and len(records[i]) == 1 for i in (1, 2))
 
 
+@pytest.mark.parametrize('episode_errors', ['record', 'raise'])
+def test_a_failed_start_on_ray_warns_naming_the_envs_slot_or_only_raises(local_ray, tmp_path, episode_errors):
+    """A start that fails for good, on the second runner's slot: with 'record' the driver warns
+    once, naming the env's slot (3, not the runner's own 1), as one process does; with 'raise' the
+    reset raises and nothing warns (the runners record, the driver raises: it used to do both)."""
+    tasks = [_task(0), _task(1), _task(2), _task(3, start_fails=True)]
+    config = Config(env_num=2, metrics_save_path=str(tmp_path / 'records.jsonl'), task_configs=tasks,
+                    episode_errors=episode_errors, episode_attempts=1)
+    env = Env(config.distribute(RayDistributionCfg(proc_num=2)))
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            if episode_errors == 'raise':
+                with pytest.raises(RuntimeError, match='episode 3 failed in slot 3: RuntimeError: this start always breaks'):
+                    env.reset()
+            else:
+                env.reset()
+        failed = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        if episode_errors == 'raise':
+            assert failed == []
+        else:
+            assert failed == ['episode 3 failed to start in slot 3 (1 attempt(s), Config.episode_attempts) and is '
+                              'recorded as failed: RuntimeError: this start always breaks']
+    finally:
+        env.close()
+
+
 def test_an_episode_that_kills_its_runner_fails_alone_not_the_episodes_beside_it(local_ray, tmp_path):
     """Episode 1 kills its runner at its second step, every time; episode 0 shares that runner.
     Which of them killed it is not known at first: neither counts a try, both are suspects, and

@@ -77,6 +77,9 @@ _BOOK_BYTES_PER_SLOT = 64
 _CLOSE_RECORDS_TIMEOUT_S = 10.0
 #: The runner's warning for an action naming a robot its slot does not have (once per robot name).
 _NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
+#: The runner's warning for an episode recorded as failed as it loaded or started
+#: (``starts._warn_failed``): the slot it names is the runner's own.
+_FAILED_START = re.compile(r'^episode \d+ failed to (?:load|start in slot (\d+)) ')
 
 
 class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
@@ -159,14 +162,21 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         self._ticket += 1
         return self._ticket, self._pool.actors[runner_id].reset.remote(local, episodes, self._ticket)
 
-    def _warn(self, warned: list[tuple[type[Warning], str]]) -> None:
-        """Warn, here, what a runner warned (its own output is not shown)."""
+    def _warn(self, warned: list[tuple[type[Warning], str]], runner_id: int | None = None) -> None:
+        """Warn, here, what runner ``runner_id`` warned (its own output is not shown)."""
         for category, message in warned:
             robot = _NO_ROBOT.match(message)
             if robot is not None:  # (once per robot name, as on one process, however many runners)
                 if robot.group(1) in self._unknown_robots:
                     continue
                 self._unknown_robots.add(robot.group(1))
+            failed = _FAILED_START.match(message)
+            if failed is not None:
+                if self._ledger.raise_failed:
+                    continue  # (episode_errors='raise': the call raises the error instead, as on one process)
+                if runner_id is not None and failed.group(1) is not None:  # (the slot of the env, not of its runner)
+                    start, end = failed.span(1)
+                    message = f'{message[:start]}{runner_id * self._local_num + int(failed.group(1))}{message[end:]}'
             warnings.warn(message, category, stacklevel=caller_stacklevel())
 
     def _teardown(self) -> None:
@@ -237,7 +247,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 error = error or exc
                 continue
             observations, written, now_held, warned = result
-            self._warn(warned)
+            self._warn(warned, r)
             started = True
             for record in written:
                 record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
@@ -384,7 +394,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 self._ledger.write(record)
                 if record.get('outcome') == 'failed':
                     failed_now.append(record)
-            self._warn(result[6])
+            self._warn(result[6], r)
         for g, note in self._failures.items():
             info[g] = dict(note)
         self._failures.clear()
