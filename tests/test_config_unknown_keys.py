@@ -153,6 +153,26 @@ def test_unknown_keys_do_not_hide_type_dispatch():
     assert type(cfg) is DifferentialDriveControllerCfg and caught == []
 
 
+def test_a_typed_class_built_by_name_points_at_its_types_own_config_class():
+    # MetricCfg(type='RecordingMetric', robot_name=...) stays a MetricCfg and drops robot_name: the
+    # warning (and strict mode's error) says which class declares it, not the nearest key ('name').
+    from internutopia_extension.configs.metrics import RecordingMetricCfg
+
+    cfg, caught = _warnings_of(lambda: MetricCfg(type='RecordingMetric', robot_name='h1', speed=2))
+    assert type(cfg) is MetricCfg and len(caught) == 2
+    robot_name, speed = (str(w.message) for w in caught)
+    assert "unknown key 'robot_name' of MetricCfg: ignored" in robot_name
+    assert ("it is a field of RecordingMetricCfg, the config class of type 'RecordingMetric': build "
+            f"RecordingMetricCfg(...) (from {RecordingMetricCfg.__module__})") in robot_name
+    assert 'nearest known key' not in robot_name
+    assert 'nearest known key' in speed and 'RecordingMetricCfg' not in speed  # not its field
+    with strict_config(), pytest.raises(ValidationError) as raised:
+        MetricCfg(type='RecordingMetric', robot_name='h1')
+    assert "unknown field 'robot_name' of MetricCfg; it is a field of RecordingMetricCfg" in str(raised.value)
+    # The type's own class takes it.
+    assert RecordingMetricCfg(robot_name='h1').robot_name == 'h1'
+
+
 def write(tmp_path, text):
     path = tmp_path / 'c.yaml'
     path.write_text(textwrap.dedent(text))

@@ -133,10 +133,12 @@ def _errors_of(exc: ValidationError, left_out: frozenset[str] = frozenset()) -> 
     return out
 
 
-def _unknown_key_errors(owner: str, unknown: dict[str, Any], known: frozenset[str]) -> list[InitErrorDetails]:
-    """One ``extra_forbidden`` error per unknown key, naming the nearest declared keys."""
+def _unknown_key_errors(owner: str, unknown: dict[str, Any], known: frozenset[str],
+                        hints: dict[str, str]) -> list[InitErrorDetails]:
+    """One ``extra_forbidden`` error per unknown key, naming the nearest declared keys (or saying
+    its hint)."""
     return [InitErrorDetails(type=PydanticCustomError('extra_forbidden', '{message}',
-                                                      {'message': error_message(owner, key, known)}),
+                                                      {'message': error_message(owner, key, known, hints.get(key))}),
                              loc=(key,), input=value) for key, value in unknown.items()]
 
 
@@ -291,11 +293,12 @@ class BaseCfg(BaseModel):
             mode = 'error' if cls.model_config.get('extra') == 'forbid' else current_mode()
             if mode == 'error':
                 # Every problem of this mapping at once: its unknown keys and its other fields' errors.
-                errors += _unknown_key_errors(cls.__name__, {key: data[key] for key in unknown}, known)
+                errors += _unknown_key_errors(cls.__name__, {key: data[key] for key in unknown}, known,
+                                              cls._unknown_key_hints(data, unknown))
                 data = {key: value for key, value in data.items() if key in known}
             elif mode == 'warn':
                 warn_unknown(cls.__name__, unknown, known, kept=cls.model_config.get('extra') == 'allow',
-                             kept_where=cls._unknown_kept_where)
+                             kept_where=cls._unknown_kept_where, hints=cls._unknown_key_hints(data, unknown))
         if not errors:
             return handler(data)
         try:
@@ -303,6 +306,12 @@ class BaseCfg(BaseModel):
         except ValidationError as exc:
             errors += _errors_of(exc, left_out=frozenset(rejected))
         raise ValidationError.from_exception_data(cls.__name__, errors)
+
+    @classmethod
+    def _unknown_key_hints(cls, data: dict, unknown: list[str]) -> dict[str, str]:
+        """What to do instead, for those of the ``unknown`` keys of ``data`` where more can be said
+        than the nearest declared key."""
+        return {}
 
     @classmethod
     def _nones_resolved(cls, data: dict) -> tuple[dict, list[str]]:
@@ -397,18 +406,40 @@ class TypedCfg(BaseCfg):
         return cls._family_table.get(type_name)
 
     @classmethod
+    def _type_of(cls, data: dict) -> Any:
+        """The type ``data`` names (``type``, else the family's alias of it)."""
+        type_name = data.get('type')
+        if type_name is None and cls._type_alias:
+            type_name = data.get(cls._type_alias)
+        return type_name
+
+    @classmethod
+    def _registered_subclass(cls, type_name: Any) -> builtins.type[TypedCfg] | None:
+        """The subclass of ``cls`` registered for ``type_name`` (``None``: none, or ``cls`` itself)."""
+        if not isinstance(type_name, str) or not hasattr(cls, '_family_table'):
+            return None
+        target = cls._family_table.get(type_name)
+        return target if target is not None and target is not cls and issubclass(target, cls) else None
+
+    @classmethod
+    def _unknown_key_hints(cls, data: dict, unknown: list[str]) -> dict[str, str]:
+        # A plain MetricCfg(type='RecordingMetric', robot_name=...): built by name, the class stays
+        # MetricCfg and drops the key, which the type's own config class declares.
+        type_name = cls._type_of(data)
+        target = cls._registered_subclass(type_name)
+        if target is None:
+            return {}
+        fields = known_keys(target)
+        return {key: (f'it is a field of {target.__name__}, the config class of type {type_name!r}: build '
+                      f'{target.__name__}(...) (from {target.__module__}) to set it')
+                for key in unknown if key in fields}
+
+    @classmethod
     def _dispatch_target(cls, data: dict, info: ValidationInfo) -> builtins.type[BaseCfg] | None:
         context = info.context
         if isinstance(context, dict) and context.get(_DIRECT_INIT_KEY) == id(data):
             return None
-        type_name = data.get('type')
-        if type_name is None and cls._type_alias:
-            type_name = data.get(cls._type_alias)
-        if isinstance(type_name, str) and hasattr(cls, '_family_table'):
-            target = cls._family_table.get(type_name)
-            if target is not None and target is not cls and issubclass(target, cls):
-                return target
-        return None
+        return cls._registered_subclass(cls._type_of(data))
 
 
 __all__ = ['FIELD_DEFAULT', 'NONE_REJECTED', 'BaseCfg', 'Quat', 'Scale', 'TypedCfg', 'Vec3', 'known_keys', 'takes_none',

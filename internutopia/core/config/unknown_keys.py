@@ -36,7 +36,7 @@ import difflib
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -117,21 +117,24 @@ def _quoted(names: list[str]) -> str:
     return ', '.join(repr(n) for n in names)
 
 
-def error_message(owner: str, key: Any, known: Iterable[str]) -> str:
-    """The error for an unknown ``key`` of the config class named ``owner``."""
+def error_message(owner: str, key: Any, known: Iterable[str], hint: str | None = None) -> str:
+    """The error for an unknown ``key`` of the config class named ``owner`` (``hint``: what to do
+    instead, said in place of the nearest declared keys)."""
     names = sorted(known)
     near = nearest_keys(str(key), names)
-    hint = f'did you mean {_quoted(near)}? ' if near else ''
-    return f'unknown field {key!r} of {owner}; {hint}valid fields: {names}'
+    said = f'{hint}; ' if hint else f'did you mean {_quoted(near)}? ' if near else ''
+    return f'unknown field {key!r} of {owner}; {said}valid fields: {names}'
 
 
-def warning_message(owner: str, key: Any, known: Iterable[str], kept: bool, kept_where: str | None = None) -> str:
+def warning_message(owner: str, key: Any, known: Iterable[str], kept: bool, kept_where: str | None = None,
+                    hint: str | None = None) -> str:
     """The warning for an unknown ``key`` of ``owner`` that was kept (or ignored); ``kept_where``
-    says where a kept key is kept, for a class that keeps it elsewhere than as an attribute."""
-    near = nearest_keys(str(key), known)[:1]
+    says where a kept key is kept, for a class that keeps it elsewhere than as an attribute;
+    ``hint``: what to do instead, said in place of the nearest declared key."""
     what = ((kept_where or 'kept as an attribute, as InternUtopia keeps unknown keys of this class') if kept
             else 'ignored, as InternUtopia ignores it')
-    return (f'unknown key {key!r} of {owner}: {what}; nearest known key: {_quoted(near) or "none"} '
+    said = hint or f'nearest known key: {_quoted(nearest_keys(str(key), known)[:1]) or "none"}'
+    return (f'unknown key {key!r} of {owner}: {what}; {said} '
             f'(strict mode makes this an error: {STRICT_ENV}=1 or internutopia.core.config.strict_config())')
 
 
@@ -150,14 +153,15 @@ def _caller_stacklevel() -> int:
 
 
 def warn_unknown(owner: str, keys: Iterable[Any], known: Iterable[str], kept: bool, where: str = '',
-                 kept_where: str | None = None) -> None:
+                 kept_where: str | None = None, hints: Mapping[Any, str] | None = None) -> None:
     """One :class:`UnknownConfigKeyWarning` per key (``where``: a ``file:line: path: `` prefix;
-    ``kept_where``: see :func:`warning_message`)."""
+    ``kept_where`` and a key's entry in ``hints``: see :func:`warning_message`)."""
     names = list(known)
+    hints = hints or {}
     level = _caller_stacklevel()
     for key in keys:
-        warnings.warn(where + warning_message(owner, key, names, kept, kept_where), UnknownConfigKeyWarning,
-                      stacklevel=level)
+        warnings.warn(where + warning_message(owner, key, names, kept, kept_where, hints.get(key)),
+                      UnknownConfigKeyWarning, stacklevel=level)
 
 
 __all__ = ['STRICT_ENV', 'UnknownConfigKeyWarning', 'current_mode', 'error_message', 'is_strict', 'nearest_keys',
