@@ -130,9 +130,10 @@ def test_a_skipped_episode_running_at_close_is_counted_once(tmp_path):
     with Env(_config(tasks, env_num=2)) as env:
         recorder = Recorder(root).attach(env)
         env.reset()
-        with pytest.warns(UserWarning, match='episode 1 .*does not fit'):
+        with pytest.warns(UserWarning, match='episode 1 .*does not fit') as caught:
             for _ in range(5):
                 env.step([_act(0.1), _act(0.2)])
+    assert not [w for w in caught if "out of the recording's sight" in str(w.message)]  # (it keeps no rows: not a gap)
     assert (recorder.saved_run_indices, recorder.episodes_dropped) == ([0], 1)
 
 
@@ -561,3 +562,73 @@ def test_a_dataset_without_episodes_says_so(tmp_path):
         open_lerobot_dataset(root)
     with pytest.raises(FileNotFoundError, match='holds no dataset: there is no meta/info.json'):
         open_lerobot_dataset(str(tmp_path / 'nothing'))
+
+
+# ------------------------------------------------------------------------------------------------
+# Cameras of odd size (yuv420p needs even ones) and commands of a varying size (a path)
+def test_a_camera_of_odd_size_is_recorded(tmp_path):
+    root = str(tmp_path / 'ds')
+    robot = _robot().update(sensors=[jetbot_camera_cfg.update(resolution=(31, 23), depth=False)])
+    images = []
+    with Env(_config([CheckTaskCfg(max_steps=4, robots=[robot])])) as env:
+        recorder = Recorder(root).attach(env)
+        obs, _ = env.reset()
+        for t in range(4):
+            images.append(obs[0]['jetbot']['sensors']['camera']['rgba'][..., :3].copy())
+            obs, *_ = env.step([_act(0.5 + 0.1 * t)])
+    assert (recorder.episodes_saved, recorder.saves_failed) == (1, 0)
+    dataset = open_lerobot_dataset(root)
+    assert dataset.meta.info['features']['observation.images.camera']['info']['video.pix_fmt'] == 'yuv444p'
+    for t, image in enumerate(images):
+        decoded = (dataset[t]['observation.images.camera'].numpy().transpose(1, 2, 0) * 255).round()
+        assert decoded.shape == (23, 31, 3)
+        mse = np.mean((decoded - image.astype(np.float64)) ** 2)
+        assert mse == 0 or 10 * np.log10(255.0 ** 2 / mse) > 27.0  # (the frame itself, within the codec's error)
+
+
+def test_a_camera_of_odd_size_an_encoder_cannot_take_is_refused_naming_it(tmp_path):
+    if not _has_encoder('libsvtav1'):
+        pytest.skip('libsvtav1 (an encoder of yuv420p only) is not in this PyAV build')
+    robot = _robot().update(sensors=[jetbot_camera_cfg.update(resolution=(31, 23), depth=False)])
+    with Env(_config([CheckTaskCfg(max_steps=4, robots=[robot])])) as env:
+        recorder = Recorder(str(tmp_path / 'ds'), video=VideoOptions(codec='libsvtav1', crf=30)).attach(env)
+        env.reset()
+        with pytest.raises(ValueError, match=r'camera observation.images.camera: a 31x23 camera cannot be encoded with libsvtav1'):
+            env.step([_act(0.1)])
+    assert (recorder.episodes_saved, recorder.episodes_dropped) == (0, 1)
+
+
+def _has_encoder(codec: str) -> bool:
+    try:
+        VideoOptions(codec=codec)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_path_controller_is_left_out_and_its_episodes_saved(tmp_path):
+    root = str(tmp_path / 'ds')
+    paths = [[(1.0, 0.0)], [(1.0, 0.0), (2.0, 0.0)], [(1.0, 0.0), (2.0, 0.0), (2.0, 1.0)], [(0.5, 0.5)]]
+    with Env(_config([CheckTaskCfg(max_steps=4, robots=[_robot(all_controllers=True)])])) as env:
+        recorder = Recorder(root).attach(env)
+        env.reset()
+        with pytest.warns(UserWarning, match="controller 'move_along_path' of robot 'jetbot' takes arguments that are not"):
+            for t, path in enumerate(paths):  # a path of another length at each step
+                env.step([{'jetbot': {'move_along_path': [path], 'move_by_speed': [0.1 * t, 0.0]}}])
+    assert (recorder.episodes_saved, recorder.episodes_dropped) == (1, 0)
+    dataset = open_lerobot_dataset(root)
+    names = dataset.features['action']['names']
+    assert not any('move_along_path' in name for name in names)
+    actions = np.stack(dataset.hf_dataset.with_format('numpy')['action'])
+    np.testing.assert_allclose(actions[:, names.index('jetbot.move_by_speed.0')], [0.0, 0.1, 0.2, 0.3], atol=1e-6)
+
+
+def test_a_command_of_another_size_than_the_layouts_is_recorded_as_nan():
+    from internutopia.recording.layout import Layout
+
+    obs = {'arm': {'joint_positions': np.zeros(3)}}
+    layout = Layout.from_observation(obs, ['arm'], {'arm': {'joints': (np.asarray, [1.0, 2.0]), 'grip': (float, 1.0)}})
+    assert layout.action_size == 3
+    with pytest.warns(UserWarning, match="controller 'joints' of robot 'arm' got a command of 3 numbers where the layout has 2"):
+        row = layout.action({'arm': {'joints': [1.0, 2.0, 3.0], 'grip': 0.0}})
+    assert np.isnan(row[:2]).all() and row[2] == 0.0

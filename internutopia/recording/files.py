@@ -426,7 +426,7 @@ class DatasetFiles:
             if spec['dtype'] == 'video':
                 height, width = spec['shape'][:2]
                 entry['info'] = {'video.height': height, 'video.width': width, 'video.codec': self.video.codec_name,
-                                 'video.pix_fmt': 'yuv420p', 'video.is_depth_map': False, 'video.fps': self.fps,
+                                 'video.pix_fmt': self.video.pix_fmt(width, height), 'video.is_depth_map': False, 'video.fps': self.fps,
                                  'video.channels': 3, 'has_audio': False}
             features[name] = entry
         info = {'codebase_version': CODEBASE_VERSION, 'robot_type': self.robot_type,

@@ -16,7 +16,8 @@ turn one slot's observation and action into that table's row. It is derived from
   ``x, y, z, qw, qx, qy, qz`` (a unit quaternion) and its mode (0 hold, 1 position, 2 pose), the
   gripper ``1.0`` open / ``0.0`` closed); ``NaN`` where that
   controller got no command on the step. A controller whose parsed arguments are not a fixed-size
-  number array (a path of waypoints) is left out, with a warning naming it.
+  number array (a path of waypoints: more than one dimension) is left out, with a warning naming
+  it; a later command of another size than the first is recorded as ``NaN`` (warned about).
 - ``observation.images.<camera>`` (video): each camera sensor's RGB image (``rgba`` without alpha),
   named by the sensor, prefixed by ``<robot>.`` when the run has several robots.
 
@@ -187,7 +188,7 @@ class Layout:
                 size = _action_size(parse, example)
                 if size is None:
                     why = ('got no command before the layout was fixed' if example is None
-                           else 'takes arguments that are not a fixed-size number array')
+                           else 'takes arguments that are not a fixed-size number array (a path of waypoints)')
                     warnings.warn(f'recording: controller {controller!r} of robot {robot!r} {why}; its commands are '
                                   'left out of the recorded action', stacklevel=caller_stacklevel())
                     continue
@@ -217,7 +218,13 @@ class Layout:
         for block in self.action_blocks:
             commands = entry.get(block.robot)
             if commands and block.controller in commands:
-                row[block.start:block.start + block.size] = np.ravel(np.asarray(block.parse(commands[block.controller]), np.float32))
+                values = np.ravel(np.asarray(block.parse(commands[block.controller]), np.float32))
+                if values.size != block.size:  # (the step itself was fine: its frame is kept, this command NaN)
+                    warnings.warn(f'recording: controller {block.controller!r} of robot {block.robot!r} got a command of '
+                                  f'{values.size} numbers where the layout has {block.size}; it is recorded as NaN',
+                                  stacklevel=caller_stacklevel())
+                    continue
+                row[block.start:block.start + block.size] = values
         return row
 
     def images(self, obs: Mapping[str, Any]) -> list[np.ndarray]:
@@ -266,5 +273,7 @@ def _action_size(parse: Callable[[Any], Any], example: Any) -> int | None:
     except (ValueError, TypeError):
         return None
     if parsed.dtype.kind not in 'fiub' or parsed.dtype == object:
+        return None
+    if parsed.ndim > 1:  # a list of points (move_along_path's (n, 3)): its length varies from command to command
         return None
     return int(parsed.size)

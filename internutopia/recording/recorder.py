@@ -20,7 +20,8 @@ on the writer's process) and saved when it ends:
   ``env_slot`` the slot it ran in; ``meta/episodes`` carries both and ``success``;
 - an episode reset before it ended (abandoned), or one that failed (an error, a diverged
   simulation) is never saved; one that ended without success (its ``success`` metric false)
-  is dropped unless ``keep_failed=True``, which saves it with ``next.success`` false;
+  is dropped unless ``keep_failed=True``, which saves it with ``next.success`` false; one that
+  ``env.step_arrays``/``env.reset_arrays`` (not observed) moved while recorded is dropped, warned;
 - ``episodes_saved`` and ``saved_run_indices`` count the episodes the writer has saved (on disk:
   every one queued so far after :meth:`Recorder.flush` or :meth:`Recorder.close`); an episode
   whose files could not be written is that episode's loss only: warned about, counted in
@@ -214,6 +215,11 @@ class Recorder:
         for slot, episode in list(self._slots.items()):
             ended = obs[slot] is None or bool(terminated[slot]) or bool(truncated[slot])
             try:
+                if not episode.skipped and _moved_unseen(episode, info[slot]):  # (a skipped one keeps no rows)
+                    self._warn(f'recording: episode {episode.run_index} (slot {slot}) ran steps or was replaced out of the '
+                               "recording's sight (env.step_arrays or env.reset_arrays: not recorded); it is not saved")
+                    self._abandon(slot)
+                    continue
                 if episode.skipped:  # (another layout)
                     if ended:
                         del self._slots[slot]
@@ -327,6 +333,12 @@ class Recorder:
         first = min(self._slots)
         episode = self._slots[first]
         layout = Layout.from_observation(episode.raw, episode.robots, {})
+        for key in layout.cameras:  # (a size the encoder cannot take: refused now, not at every save)
+            height, width = layout.features[key]['shape'][:2]
+            try:
+                self.video.pix_fmt(width, height)
+            except ValueError as exc:
+                raise ValueError(f'recording to {self.root}: camera {key}: {exc}') from None
         robot_type = type(runner.slot_robots[first][episode.robots[0]]).__name__ if episode.robots else None
         writer = DatasetWriter(self.root, layout.features, list(layout.cameras), self._fps, self.video,
                                robot_type=robot_type, max_queue=max(64, 8 * self._env.env_num), claim=self._claim)
@@ -434,6 +446,16 @@ class Recorder:
         if message not in self._warned:
             self._warned.add(message)
             warnings.warn(message, stacklevel=caller_stacklevel())
+
+
+def _moved_unseen(episode: _SlotEpisode, info: Any) -> bool:
+    """Whether the step's ``info`` of ``episode``'s slot says another episode runs there, or that it
+    ran steps the recorder did not see (the array API's steps and resets are not observed): its
+    frames would have gaps, or another episode's frames."""
+    if not isinstance(info, dict):
+        return False
+    index, steps = info.get('episode_index'), info.get('steps')
+    return (index is not None and int(index) != episode.run_index) or (steps is not None and int(steps) != len(episode.rows) + 1)
 
 
 def _task_text(task_cfg: Any) -> str:

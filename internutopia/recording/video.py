@@ -3,6 +3,8 @@
 Frames are encoded as they arrive (on the recorder's worker thread), so an episode never sits in
 memory as raw images. H.264 (``libx264``) in ``yuv420p`` with a keyframe every ``gop`` frames: what
 LeRobot's decoders (torchcodec, PyAV) read, and small and fast at the image sizes of robot cameras.
+``yuv420p`` needs even sizes: a camera of odd width or height is encoded in ``yuv444p``
+(:meth:`VideoOptions.pix_fmt`).
 """
 
 from __future__ import annotations
@@ -78,6 +80,22 @@ class VideoOptions:
             raise ValueError(f'VideoOptions.tune={self.tune!r}: tune is an option of codec libx264 (codec={self.codec!r}); '
                              f'valid tunes: {", ".join(X264_TUNES)}')
 
+    def pix_fmt(self, width: int, height: int) -> str:
+        """The pixel format a ``width`` x ``height`` camera is encoded in: ``yuv420p`` (colour at half
+        resolution, what LeRobot's own writer uses), which needs even sizes; ``yuv444p`` (full colour
+        resolution) for an odd width or height, where the encoder writes it (``libx264``, ``libx265``).
+
+        Raises:
+            ValueError: an odd size and an encoder that writes ``yuv420p`` only (naming both).
+        """
+        if width % 2 == 0 and height % 2 == 0:
+            return 'yuv420p'
+        if 'yuv444p' in _pixel_formats(self.codec):
+            return 'yuv444p'
+        raise ValueError(f'a {width}x{height} camera cannot be encoded with {self.codec}: it writes yuv420p only, '
+                         'which needs an even width and height; use even camera resolutions or '
+                         "VideoOptions(codec='libx264')")
+
     @property
     def codec_name(self) -> str:
         """The codec's name in LeRobot's ``info.json`` (``h264``, ``av1``, ...)."""
@@ -91,6 +109,13 @@ class VideoOptions:
             if self.tune is not None:
                 options['tune'] = self.tune
         return options
+
+
+def _pixel_formats(codec: str) -> list[str]:
+    """The pixel formats encoder ``codec`` writes (``[]`` if PyAV does not say)."""
+    import av
+
+    return [f.name for f in (av.codec.Codec(codec, 'w').video_formats or [])]
 
 
 def _check_codec(codec: str) -> None:
@@ -129,7 +154,7 @@ class VideoStream:
         self._container: Any = av.open(path, mode='w')
         rate = Fraction(fps).limit_denominator(1000)
         stream: Any = self._container.add_stream(options.codec, rate=rate, options=options.stream_options())
-        stream.width, stream.height, stream.pix_fmt = width, height, 'yuv420p'
+        stream.width, stream.height, stream.pix_fmt = width, height, options.pix_fmt(width, height)
         stream.codec_context.thread_count = options.threads
         stream.codec_context.time_base = 1 / rate
         self._stream = stream
