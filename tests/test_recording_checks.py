@@ -632,3 +632,19 @@ def test_a_command_of_another_size_than_the_layouts_is_recorded_as_nan():
     with pytest.warns(UserWarning, match="controller 'joints' of robot 'arm' got a command of 3 numbers where the layout has 2"):
         row = layout.action({'arm': {'joints': [1.0, 2.0, 3.0], 'grip': 0.0}})
     assert np.isnan(row[:2]).all() and row[2] == 0.0
+
+
+def test_a_relative_root_names_the_folder_it_was_made_in_after_a_chdir(tmp_path, monkeypatch):
+    # The writer opens the folder at the first step: a script that changes its working folder
+    # between making the recorder and stepping still records into the folder it named.
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / 'elsewhere'
+    elsewhere.mkdir()
+    with Env(_config([CheckTaskCfg(max_steps=2, robots=[_robot()])])) as env:
+        recorder = Recorder('demos').attach(env)
+        assert recorder.root == str(tmp_path / 'demos')
+        monkeypatch.chdir(elsewhere)
+        _drive(env)
+        recorder.close()
+    assert recorder.episodes_saved == 1 and not (elsewhere / 'demos').exists()
+    assert open_lerobot_dataset(tmp_path / 'demos').num_episodes == 1

@@ -120,7 +120,8 @@ class Recorder:
         if video is not None and not isinstance(video, VideoOptions):
             raise TypeError(f'Recorder: video={video!r}: a VideoOptions (internutopia.recording.VideoOptions(codec=..., '
                             'crf=..., preset=...)) or None (the defaults)')
-        root = os.fspath(root)
+        # (absolute now: the writer opens it at the first step, after a chdir the script may make)
+        root = os.path.abspath(os.fspath(root))
         self._claim, self._created = claim_folder(root, bool(overwrite))
         atexit.register(self._release)  # (a recorder never closed: its claim goes with its process)
         self.root = root
