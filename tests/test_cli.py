@@ -62,6 +62,17 @@ def test_bench_delegates_its_arguments(monkeypatch):
     assert seen == [['--robots', 'jetbot', '--json']]
 
 
+def test_view_without_the_viewer_extra_says_how_to_install_it(monkeypatch, capsys):
+    """Said before the config is loaded and the env built (it used to end in an ImportError traceback)."""
+    import internutopia.cli.config_file
+
+    monkeypatch.setitem(sys.modules, 'viser', None)  # makes "import viser" fail, as when it is not installed
+    monkeypatch.setattr(internutopia.cli.config_file, 'load_config', lambda *a, **k: pytest.fail('config loaded'))
+    assert cli.main(['view', os.path.join(CONFIGS, 'h1_example.yaml'), '--steps', '1']) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err == "internutopia view: the viewer needs the 'viewer' extra: pip install 'internutopia[viewer]'\n"
+
+
 def test_bench_missing_is_a_clear_message(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, 'internutopia.bench', None)  # makes "import internutopia.bench" fail
     assert cli.main(['bench']) == cli.EXIT_USAGE
@@ -189,6 +200,36 @@ def test_bad_values_missing_fields_and_files(tmp_path):
     assert 'cannot read' in problems_of(str(tmp_path / 'absent.yaml'))[0]
 
 
+def test_object_files_that_are_folders_or_do_not_load(tmp_path, capsys, monkeypatch):
+    """An object's usd_path that is a folder, or a file that does not load: validate used to say OK,
+    and run then died in its first reset with a traceback."""
+    (tmp_path / 'folder.usd').mkdir()
+    (tmp_path / 'bad.usda').write_text('garbage')
+    config = """\
+        env_num: 1
+        task_configs:
+          - type: FiniteStepTask
+            max_steps: 3
+            objects:
+              - {type: UsdObject, name: o, usd_path: %s}
+        """
+    folder = write(tmp_path, config % 'folder.usd', 'folder.yaml')
+    assert problems_of(folder) == [f"{folder}:6: task_configs[0].objects[0].usd_path: 'folder.usd' is a folder "
+                                   f"(found at {tmp_path / 'folder.usd'}), not a file"]
+    bad = write(tmp_path, config % 'bad.usda', 'bad.yaml')
+    problems = problems_of(bad)
+    assert len(problems) == 1 and problems[0].startswith(f"{bad}:6: task_configs[0].objects[0].usd_path: object 'o' "
+                                                         f"(usd_path): failed to open USD scene")
+    assert cli.main(['run', bad, '--no-progress', '--results', 'none']) == cli.EXIT_ERROR
+    assert 'failed to open USD scene' in capsys.readouterr().err
+    # What the checks miss but the first reset refuses is reported as a problem too, not a traceback.
+    monkeypatch.setattr('internutopia.cli.config_file._object_problems', lambda config: [])
+    assert cli.main(['run', bad, '--no-progress', '--results', 'none']) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"{bad}: object 'o' (usd_path): failed to open USD scene" in err
+    assert 'Traceback' not in err
+
+
 def test_a_file_that_is_not_utf8_is_a_problem_not_a_traceback(tmp_path, capsys):
     path = tmp_path / 'latin1.yaml'
     path.write_bytes('env_num: 1\n# caf\xe9\ntask_configs: []\n'.encode('latin-1'))
@@ -288,7 +329,92 @@ def test_run_with_a_results_path_that_cannot_be_written(tmp_path, capsys):
     path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
     assert cli.main(['run', path, '--results', str(tmp_path)]) == cli.EXIT_ERROR
     err = capsys.readouterr().err
-    assert f"metrics_save_path '{tmp_path}' is a directory" in err and 'Traceback' not in err
+    # (named as the option the user gave, not as the config field it fills)
+    assert f"--results '{tmp_path}' is a directory" in err and 'metrics_save_path' not in err and 'Traceback' not in err
+
+
+def test_run_refuses_results_that_name_the_config_file(tmp_path, capsys):
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
+    before = open(path).read()
+    assert cli.main(['run', path, '--results', path, '--no-progress']) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f'--results {path} is the config file itself, which the results would overwrite' in err
+    assert open(path).read() == before  # (it used to be emptied and filled with results)
+
+
+def test_run_json_keeps_stdout_to_the_summary_line(tmp_path, capsys):
+    """--json with --results console: stdout is the summary's JSON alone; the records go to stderr."""
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
+    assert cli.main(['run', path, '--no-progress', '--results', 'console', '--json']) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)['episodes_finished'] == 1  # (one JSON document: the whole of stdout)
+    assert '[internutopia] episode finished: {' in captured.err
+
+
+def test_run_json_is_valid_json_when_a_metric_mean_is_infinite(tmp_path, capsys, monkeypatch):
+    import internutopia_extension.metrics.navigation as navigation
+
+    monkeypatch.setattr(navigation.StepsMetric, 'calc', lambda self, slot: float('inf'))
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
+    assert cli.main(['run', path, '--no-progress', '--results', 'none', '--json']) == 0
+
+    def no_constant(name):
+        raise AssertionError(f'not JSON: {name}')
+
+    summary = json.loads(capsys.readouterr().out, parse_constant=no_constant)  # (no Infinity, NaN)
+    assert summary['metrics_mean']['steps'] is None and summary['metrics_mean']['success'] == 1.0
+
+
+def test_run_record_errors_name_no_python_argument(tmp_path, capsys):
+    path = nav_config(tmp_path, [(1.0, 0.0, 0.0)], env_num=1)
+    taken = tmp_path / 'taken'
+    taken.mkdir()
+    (taken / 'x').write_text('')
+    assert cli.main(['run', path, '--record', str(taken), '--no-progress', '--results', 'none']) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert 'already exists and is not empty; choose a new folder or delete this one first' in err
+    assert 'overwrite=True' not in err  # (the command line has no such option)
+    # An empty DIR is refused too, not taken for no --record at all.
+    assert cli.main(['run', path, '--record', '', '--no-progress', '--results', 'none']) == cli.EXIT_ERROR
+    assert capsys.readouterr().err == "--record: expected the folder for the dataset; got ''\n"
+
+
+def test_run_into_a_closed_pipe_stops_quietly(tmp_path):
+    """``internutopia run ... --results console | head -1``: exit status 141, no traceback."""
+    path = nav_config(tmp_path, [(0.5, 0.0, 0.0)] * 6, env_num=1)
+    run = subprocess.Popen([sys.executable, '-m', 'internutopia.cli', 'run', path, '--results', 'console', '--no-progress'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert run.stdout is not None and run.stderr is not None
+        assert run.stdout.readline().startswith('[internutopia] episode finished: {')
+        run.stdout.close()  # the reader goes away, as head does
+        err = run.stderr.read()
+        run.wait(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == cli.command_line.EXIT_BROKEN_PIPE, err[-2000:]
+    assert 'Traceback' not in err and 'BrokenPipeError' not in err
+
+
+def test_run_whose_progress_goes_into_a_closed_pipe_still_closes_the_env(tmp_path):
+    """``internutopia run ... 2>&1 | head -c 100``: the run stops (exit status 141), and the env is
+    closed all the same, so the episodes still running get their records (they used to get none)."""
+    path = nav_config(tmp_path, [(3.0, 0.0, 0.0)] * 10, env_num=2)
+    results = tmp_path / 'r.jsonl'
+    run = subprocess.Popen([sys.executable, '-m', 'internutopia.cli', 'run', path, '--results', str(results)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        assert run.stdout is not None
+        assert run.stdout.read(100)  # (the progress bar's first lines)
+        run.stdout.close()
+        run.wait(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == cli.command_line.EXIT_BROKEN_PIPE
+    outcomes = [json.loads(line).get('outcome') for line in results.read_text().splitlines()]
+    assert outcomes.count('abandoned') == 2  # (the two slots' episodes, abandoned by the env's close)
 
 
 def test_run_without_a_goal_gives_no_command(tmp_path, capsys):
@@ -345,6 +471,37 @@ def test_set_changes_values_before_they_are_checked(tmp_path):
     assert [t.max_steps for t in config.task_configs] == [20, 100]
     # the two episodes share their robots through the YAML anchor: only the first one moved
     assert [t.robots[0].position for t in config.task_configs] == [(1.0, 2.0, 0.0), (0.0, 0.0, 0.0)]
+
+
+@pytest.mark.parametrize('override, message', [
+    ('task_configs.0.robots=[{type: JetbotRobot, name: j, controllers: &a [{type: DifferentialDriveController, name: x, '
+     'sub_controllers: *a}]}]', 'an alias refers to a value that contains it (a recursive structure is no config value)'),
+    ('env_num=' + '[' * 3000 + ']' * 3000, 'the value is nested too deeply to be a config value'),
+    ('task_configs.0.max_steps=[&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], '
+     + ', '.join(f'&a{i} [' + ', '.join([f'*a{i - 1}'] * 10) + ']' for i in range(1, 8)) + ']',
+     'its aliases expand the value past 1_000_000 values; write it out, or nest fewer aliases'),
+])
+def test_set_values_that_loop_nest_or_expand_too_far(tmp_path, capsys, override, message):
+    """Refused as a file's aliases are, with a message (a loop used to end in a RecursionError traceback)."""
+    path = write(tmp_path, 'env_num: 1\ntask_configs:\n  - type: FiniteStepTask\n')
+    assert cli.main(['validate', path, '--set', override]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err == f'{path}: --set {override}: {message}\n'
+
+
+def test_set_on_a_file_with_a_numeric_key(tmp_path, capsys):
+    """A key YAML reads as a number (``1: 2``) is a problem of the file, not a TypeError of --set."""
+    path = write(tmp_path, """\
+        1: 2
+        env_num: 1
+        task_configs:
+          - type: FiniteStepTask
+        """)
+    assert cli.main(['validate', path, '--set', 'env_num=2']) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f'{path}:1: [1]: unknown field 1 of Config' in err and 'Traceback' not in err
+    assert cli.main(['validate', path, '--set', 'env_nm=2']) == cli.EXIT_ERROR
+    assert "unknown key 'env_nm' at the top level; valid keys: 1, env_num," in capsys.readouterr().err
 
 
 @pytest.mark.parametrize('override, message', [

@@ -138,11 +138,36 @@ def test_ctrl_c_still_exits_130_after_a_failed_episode(tmp_path, capsys, monkeyp
     try:
         assert cli.main(['run', path, '--no-progress', '--results', 'none']) == EXIT_INTERRUPTED == 130
     finally:
-        signal.signal(signal.SIGINT, handler)  # (the run made the next Ctrl-C end the process at once)
+        signal.signal(signal.SIGINT, handler)  # (as the test found it)
     out, err = capsys.readouterr()
     # (the two episodes still running when it stopped: abandoned by the env's close)
     assert out.splitlines()[0] == 'episodes finished: 0/3 (1 failed, 2 abandoned)  (interrupted)'
     assert 'interrupted: closing the env and writing the summary (no results file)' in err
+
+
+def test_run_gives_ctrl_c_back_once_it_returns(tmp_path, monkeypatch):
+    """``internutopia.cli.run`` from Python: after a Ctrl-C it returns its summary, and the caller's
+    next Ctrl-C is a KeyboardInterrupt again, not the run's "end the process at once" (os._exit)."""
+    from internutopia.core.vec_env import Env
+
+    step = Env.step
+    calls = []
+
+    def interrupted_on_the_fourth_step(self, action, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return step(self, action, **kwargs)
+
+    monkeypatch.setattr(Env, 'step', interrupted_on_the_fourth_step)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        summary = cli.run(config_file(tmp_path, booms=('', '', '')), results='none', progress=False)
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    assert summary['interrupted']
+    assert 'stop_at_once' not in getattr(after, '__qualname__', '')  # (the handler of the run's own Ctrl-C: gone)
 
 
 def test_a_ctrl_c_while_the_env_closes_at_the_end_still_prints_the_summary(tmp_path, capsys, monkeypatch):

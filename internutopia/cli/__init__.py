@@ -2,9 +2,11 @@
 
 ::
 
-    internutopia run CONFIG.yaml [--steps N] [--env-num N] [--results PATH] [--set KEY=VALUE ...]
+    internutopia run CONFIG.yaml [--steps N] [--env-num N] [--results PATH] [--set KEY=VALUE ...] [--record DIR]
+                                 [--no-progress] [--json]
     internutopia validate CONFIG.yaml [CONFIG.yaml ...] [--set KEY=VALUE ...]
-    internutopia view CONFIG.yaml [--port N] [--set KEY=VALUE ...]   (a live web viewer: internutopia.viewer)
+    internutopia view CONFIG.yaml [--port N] [--host ADDR] [--speed X] [--steps N] [--set KEY=VALUE ...]
+                                 (a live web viewer: internutopia.viewer)
     internutopia bench [ARGS ...]          (the benchmark: internutopia.bench)
 
 ``run`` runs a config headless with a progress bar (episodes done / total and env-steps per
@@ -18,14 +20,15 @@ or stop). Episode results go to a JSON-lines file, one record per episode that e
 exit status is 3 when an episode failed or diverged. Ctrl-C ends the run after the current step,
 with the summary; a second Ctrl-C ends it at once. Both exit with status 130.
 
-``--set KEY=VALUE`` (``run``, ``validate``, and ``bench`` with ``--config``) changes a value of the
+``--set KEY=VALUE`` (``run``, ``validate``, ``view``, and ``bench`` with ``--config``) changes a value of the
 config before it is checked: ``--set env_num=4 --set task_configs.0.max_steps=100``
 (:mod:`~internutopia.cli.overrides`).
 
 ``validate`` loads a config the way ``run`` does and reports every problem with its place: a file
 that is not UTF-8 text, YAML syntax errors with line and column, unknown fields with their path
 and the valid fields, bad values, unknown ``type`` names with the registered types, missing scene
-or asset files, and scenes that do not load (malformed MJCF or USD).
+or asset files (and folders given as files), and scenes and objects' files that do not load (malformed
+MJCF or USD).
 
 Relative file paths in a config (``scene_asset_path``, ``usd_path``) are looked up from the current
 directory, then from the config file's folder and that folder's parent, so the configs in

@@ -4,14 +4,16 @@ or ``bench`` (see :mod:`internutopia.cli` for what each command does)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from internutopia.cli.config_file import ConfigError, load_config
-from internutopia.cli.run_command import _print_summary, episodes_went_wrong, run
+from internutopia.cli.run_command import _print_summary, episodes_went_wrong, quiet_stdout, run
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 #: Exit status of ``run`` when an episode failed (an extension raised, or it failed to load) or
@@ -19,6 +21,9 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_EPISODES_FAILED = 3
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
+#: Exit status when the reader of the output went away (``internutopia run ... | head``): 128 +
+#: SIGPIPE, the status of a command that signal ends, as it ends ``cat`` and other tools.
+EXIT_BROKEN_PIPE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,6 +124,18 @@ _port = _in_range(int, 0, 65535, 'a port 0-65535 (0: any free port)')
 _speed = _in_range(float, 0.0, 1.7976931348623157e308, 'a finite number >= 0 (0: as fast as it runs)')
 
 
+def _json_safe(value: Any) -> Any:
+    """``value`` with every float that is not finite as ``None``: JSON has no ``Infinity`` or ``NaN``
+    (a metric's mean is infinite when an episode reported ``inf``, as a time-to-goal metric may)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
+
+
 def _bench(argv: list[str]) -> int:
     try:
         from internutopia.bench import main as bench_main
@@ -139,6 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('\ninternutopia: interrupted (Ctrl-C)', file=sys.stderr)
         status = EXIT_INTERRUPTED
+    except BrokenPipeError:  # the output's reader went away: stop without a traceback, as other tools do
+        quiet_stdout()
+        status = EXIT_BROKEN_PIPE
     if status == EXIT_INTERRUPTED and argv is None:
         # The console script after Ctrl-C: everything is closed and written, so end here rather
         # than in the interpreter's shutdown, where a second Ctrl-C would land on default handlers.
@@ -172,15 +192,19 @@ def _main(argv: list[str]) -> int:
                   f'env_num {config.env_num})')
         return status
     if args.command == 'run':
+        # --json: stdout holds the summary's JSON line alone, so a JSON reader can take it; what
+        # the run prints there (the records of --results console) goes to stderr.
+        to_stderr = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
         try:
-            summary = run(args.config, steps=args.steps, env_num=args.env_num, results=args.results,
-                          progress=not args.no_progress, overrides=args.overrides, record=args.record)
+            with to_stderr:
+                summary = run(args.config, steps=args.steps, env_num=args.env_num, results=args.results,
+                              progress=not args.no_progress, overrides=args.overrides, record=args.record)
         except ConfigError as exc:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             return EXIT_ERROR
         if args.json:
-            print(json.dumps(summary))
+            print(json.dumps(_json_safe(summary), allow_nan=False))
         else:
             _print_summary(summary)
         if summary['interrupted']:
@@ -194,8 +218,10 @@ def _main(argv: list[str]) -> int:
         return EXIT_OK
     if args.command == 'view':
         try:
-            from internutopia.cli.view_command import view
+            from internutopia.cli.view_command import need_viewer, view
             from internutopia.viewer.server import ViewerStartError
+
+            need_viewer()  # (before the config is loaded and the env built)
         except ImportError as exc:
             print(f'internutopia view: {exc}', file=sys.stderr)
             return EXIT_USAGE
@@ -214,4 +240,4 @@ def _main(argv: list[str]) -> int:
     return EXIT_USAGE
 
 
-__all__ = ['EXIT_EPISODES_FAILED', 'EXIT_ERROR', 'EXIT_INTERRUPTED', 'EXIT_OK', 'EXIT_USAGE', 'main']
+__all__ = ['EXIT_BROKEN_PIPE', 'EXIT_EPISODES_FAILED', 'EXIT_ERROR', 'EXIT_INTERRUPTED', 'EXIT_OK', 'EXIT_USAGE', 'main']

@@ -137,14 +137,19 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
     problems += [said(problem) for problem in invalid]
     config_dir = os.path.dirname(os.path.abspath(path))
     for loc, file_path in _raw_file_fields(data):
-        if resolve_file(file_path, config_dir) is None:
+        found = resolve_file(file_path, config_dir)
+        if found is None:
             problems.append(at(loc, f'{_path_text(loc)}: file not found: {file_path!r} '
                                     f'({_where_looked(file_path, config_dir)})'))
+        elif os.path.isdir(found):  # (the reset reads a file there: a folder is no file)
+            where = '' if found == file_path else f' (found at {found})'
+            problems.append(at(loc, f'{_path_text(loc)}: {file_path!r} is a folder{where}, not a file'))
     if config is not None and not problems:
         problems.extend(at(loc, message) for loc, message in _scale_problems(config))
     if config is not None and not problems:
         config, _ = with_resolved_files(config, config_dir)
         problems.extend(at(loc, message) for loc, message in _scene_problems(config))
+        problems.extend(at(loc, message) for loc, message in _object_problems(config))
         problems.extend(at(loc, message) for loc, message in _sensor_mount_problems(config))
     if problems:
         raise ConfigError(path, format_problems(path, problems))
@@ -207,6 +212,27 @@ def _scene_problems(config: Any) -> list[tuple[tuple, str]]:
             continue
         for reason in _out_of_range(model):
             problems.append((loc, f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {reason}'))
+    return problems
+
+
+def _object_problems(config: Any) -> list[tuple[tuple, str]]:
+    """Objects whose file does not load (a ``usd_path`` that is malformed USD or MJCF, or holds no
+    geometry): each distinct object with a file is built (not simulated), as a reset builds it."""
+    from internutopia.core.object.base import BaseObject
+
+    problems: list[tuple[tuple, str]] = []
+    seen: set[str] = set()
+    for t, task in enumerate(config.task_configs):
+        for o, object_cfg in enumerate(task.objects):
+            key = object_cfg.model_dump_json(exclude={'name', 'position', 'orientation'})
+            if not getattr(object_cfg, 'usd_path', None) or key in seen:
+                continue
+            seen.add(key)
+            try:
+                BaseObject.create(object_cfg, 1, config.simulator).build_spec()
+            except (OSError, ValueError) as exc:  # (the file's problems; anything else is left to the reset)
+                loc = ('task_configs', t, 'objects', o, 'usd_path')
+                problems.append((loc, f'{_path_text(loc)}: {" ".join(str(exc).split())}'))
     return problems
 
 

@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from internutopia.core.config import Config
-from internutopia.core.config.yaml_file import load_value, owner_of
+from internutopia.core.config.yaml_file import MAX_ALIAS_NODES, load_value, owner_of
 
 __all__ = ['apply_overrides', 'parse_override']
 
@@ -40,7 +40,9 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     """``'a.b.0.c=value'`` -> ``(['a', 'b', 0, 'c'], value read as YAML)``.
 
     Raises:
-        ValueError: no ``=``, an empty key or an empty part of it, or a value that is not YAML.
+        ValueError: no ``=``, an empty key or an empty part of it, or a value that is not YAML, that
+            is nested too deeply, or whose aliases make it contain itself or expand past
+            :data:`~internutopia.core.config.yaml_file.MAX_ALIAS_NODES` values (refused in a file too).
     """
     key, sep, raw = text.partition('=')
     key = key.strip()
@@ -51,10 +53,41 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
         raise ValueError(f'--set {text}: empty part in the key {key!r}; keys are dotted paths such as simulator.physics_dt')
     try:
         value = load_value(raw) if raw.strip() else ''
+        _expanded_size(value, set(), {})
     except yaml.YAMLError as exc:
         problem = ' '.join(str(getattr(exc, 'problem', None) or exc).split())
         raise ValueError(f'--set {text}: the value {raw!r} is not valid YAML ({problem})') from None
+    except RecursionError:
+        raise ValueError(f'--set {text}: the value is nested too deeply to be a config value') from None
+    except _Unusable as exc:
+        raise ValueError(f'--set {text}: {exc}') from None
     return [int(part) if part.lstrip('-').isdigit() else part for part in parts], value
+
+
+class _Unusable(ValueError):
+    """A ``--set`` value that contains itself or expands too far through its aliases."""
+
+
+def _expanded_size(value: Any, on_path: set[int], sizes: dict[int, int]) -> int:
+    """How many values ``value`` holds, its shared parts (YAML aliases: ``&a [1, 2]``, ``*a``)
+    counted each time they are used; the checks a file's aliases get, so that a value the config's
+    checks then walk (a loop would recurse until Python gives up) is refused with a message."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    if id(value) in sizes:
+        return sizes[id(value)]
+    if id(value) in on_path:
+        raise _Unusable('an alias refers to a value that contains it (a recursive structure is no config value)')
+    on_path.add(id(value))
+    total = 1
+    for item in value.values() if isinstance(value, dict) else value:
+        total += _expanded_size(item, on_path, sizes)
+        if total > MAX_ALIAS_NODES:
+            raise _Unusable(f'its aliases expand the value past {MAX_ALIAS_NODES:_} values; write it out, or nest '
+                            'fewer aliases')
+    on_path.discard(id(value))
+    sizes[id(value)] = total
+    return total
 
 
 def _field_at(data: Any, loc: Sequence[str | int]) -> Any:
@@ -115,7 +148,9 @@ def _valid_keys(data: Any, node: dict, loc: list[str | int]) -> list[str] | None
         model = None
     if model is not None:
         keys |= set(model.model_fields)
-    return sorted(keys)
+    # (As text: a file may hold keys YAML reads as numbers, ``1: 2``, which no config field is;
+    # they are listed, and cannot be mixed with the names in a sort.)
+    return sorted({str(key) for key in keys})
 
 
 def _unshared(value: Any) -> Any:

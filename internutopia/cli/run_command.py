@@ -8,12 +8,14 @@ their simulation blow up, *abandoned* ones were reset while running. The progres
 summary count the same: ``episodes finished: 2/3 (1 failed)``.
 
 Ctrl-C stops the run after the current step: the env is closed (every episode that ended is in the
-results file) and the summary printed. From then on a second Ctrl-C ends the process at once, with
-a one-line message, no summary and exit status 130 (:func:`stop_at_once`).
+results file) and the summary printed. From then on, until :func:`run` returns (and gives Ctrl-C
+back to what handled it before), a second Ctrl-C ends the process at once, with a one-line
+message, no summary and exit status 130 (:func:`stop_at_once`).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
@@ -131,6 +133,7 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     from internutopia.core.vec_env import Env
 
     config = load_config(path, env_num, overrides)
+    given = results is not None  # (problems with a path the user gave are reported as --results')
     if results is None:
         target = config.metrics_save_path
         if target in ('console', 'none'):
@@ -138,19 +141,26 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
             results = os.path.join('results', f'{stem}.jsonl')
         else:
             results = target
+    if _same_file(results, path):  # (the results writer would empty it before the first step)
+        what = f'--results {results}' if given else f'metrics_save_path {results!r}'
+        raise ConfigError(path, [f'{path}: {what} is the config file itself, which the results would overwrite; '
+                                 "give another file, 'console' or 'none'"])
     config = config.update(metrics_save_path=results, simulator=config.simulator.update(headless=True))
     total = len(config.task_configs)
     endless = [t.type for t in config.task_configs if t.type == 'SingleInferenceTask']
     if endless and steps is None:
         print(f'[internutopia] {len(endless)} episode(s) are {endless[0]}s, which never end by themselves: running until '
               'interrupted (Ctrl-C); pass --steps N to stop after N steps of the env (N x env_num env-steps)', file=sys.stderr, flush=True)
-    recorder = _recorder(path, record) if record else None
+    recorder = _recorder(path, record) if record is not None else None  # ('' is refused, not ignored)
     try:
         env = Env(config)  # starts the results file empty: one run per file
     except ValueError as exc:  # e.g. a results path that cannot be written
         if recorder is not None:
             recorder.close()  # (its folder unclaimed: nothing was recorded)
-        raise ConfigError(path, [f'{path}: {exc}']) from None
+        message = str(exc)
+        if given and message.startswith(f'metrics_save_path {results!r}'):  # the user gave --results, not a field
+            message = '--results' + message[len('metrics_save_path'):]
+        raise ConfigError(path, [f'{path}: {message}']) from None
     except BaseException:
         if recorder is not None:
             recorder.close()
@@ -165,8 +175,12 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     taken = 0
     started = time.perf_counter()
     interrupted = False
+    replaced: Any = None  # the SIGINT handler stop_at_once replaced (put back once the env is closed)
     try:
-        obs, _ = env.reset()
+        try:
+            obs, _ = env.reset()
+        except ValueError as exc:  # a check of the first start (a file that does not load, ...): nothing ran
+            raise ConfigError(path, [f'{path}: {" ".join(str(exc).split())}']) from None
         counts = episode_counts(results_writer)  # (an episode may fail to load)
         policy = ScriptedPolicy(env)
         policy.start(list(range(env.env_num)))
@@ -188,8 +202,12 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
                 new = counts['finished'] - before
             rate = env_steps / max(time.perf_counter() - started, 1e-9)
             bar.update(counts, new, rate, taken)
+    except BrokenPipeError:  # stdout's reader went away (--results console | head): stop, closing the env quietly
+        quiet_stdout()
+        raise
     except KeyboardInterrupt:
         interrupted = True
+        replaced = signal.getsignal(signal.SIGINT)
         stop_at_once(results)
         where = {'none': 'no results file', 'console': 'results printed above'}.get(results, f'results in {results}')
         print(f'\n[internutopia] interrupted: closing the env and writing the summary ({where}); '
@@ -197,13 +215,20 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
     finally:
         wall = time.perf_counter() - started
         before, counts = counts['finished'], episode_counts(results_writer)  # (with the records of an interrupted step)
-        bar.update(counts, counts['finished'] - before, env_steps / max(wall, 1e-9), taken, force=True)
-        bar.close()
+        try:
+            bar.update(counts, counts['finished'] - before, env_steps / max(wall, 1e-9), taken, force=True)
+            bar.close()
+        except BrokenPipeError:  # (stderr's reader went away, as with `2>&1 | head`: the env is closed all the same)
+            pass
         metrics_mean = results_writer.summary()['metrics_mean']  # aggregates only: flat memory
         try:
             env.close()  # (a Ctrl-C here is held until the env is closed, then raised)
         except KeyboardInterrupt:  # every record is written: the summary still says what ran
             interrupted = True
+        finally:
+            # (run() called from Python: the caller's own Ctrl-C handling is back once the run is over)
+            if replaced is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, replaced)
         counts = episode_counts(results_writer)  # (the episodes still running were abandoned by the close)
     summary = {
         'config': path, 'episodes_finished': counts['finished'], 'episodes_total': total,
@@ -222,12 +247,40 @@ def run(path: str, steps: int | None = None, env_num: int | None = None, results
 def _recorder(path: str, root: str) -> Any:
     """The ``--record`` recorder (made before the env: a folder that is taken, not empty, cannot be
     created or not written fails before anything runs)."""
+    if not root.strip():  # (an empty shell variable, say: no folder named, and not the current one)
+        raise ConfigError(path, [f'--record: expected the folder for the dataset; got {root!r}'])
     try:
         from internutopia.recording import Recorder
 
         return Recorder(root)
     except (ImportError, OSError) as exc:  # (FileExistsError, NotADirectoryError, PermissionError, ...)
-        raise ConfigError(path, [f'--record: {exc}']) from None
+        # (The recorder's hint names its Python argument; the command line has no way to overwrite.)
+        message = str(exc).replace('or pass overwrite=True', 'or delete this one first')
+        raise ConfigError(path, [f'--record: {message}']) from None
+
+
+def _same_file(results: str, config_path: str) -> bool:
+    """Whether the results path ``results`` names the config file itself."""
+    if results in ('console', 'none'):
+        return False
+    try:
+        return os.path.samefile(results, config_path)
+    except (OSError, ValueError):  # (no such file yet: not the config)
+        return False
+
+
+def quiet_stdout() -> None:
+    """Send what is still written to stdout nowhere: its reader went away (``run ... | head``), and
+    each later line (the records of the episodes the env's close abandons, the summary, the
+    interpreter's last flush) would raise ``BrokenPipeError`` again, each with its traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # (a stdout without a file)
+        sys.stdout = open(os.devnull, 'w')  # noqa: SIM115 - stdout for the rest of the process
 
 
 def episodes_went_wrong(summary: dict[str, Any]) -> int:

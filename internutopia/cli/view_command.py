@@ -16,7 +16,17 @@ from typing import Any
 from internutopia.viewer.server import check_address
 from internutopia.viewer.viewer import attach_viewer
 
-__all__ = ['view']
+__all__ = ['need_viewer', 'view']
+
+
+def need_viewer() -> None:
+    """Raise ``ImportError`` (saying how to install it) when the viewer's web server, ``viser``, is
+    missing: checked before the config is loaded and the env built, which the viewer would only
+    find out after."""
+    try:
+        import viser  # noqa: F401 - only whether it imports
+    except ImportError:
+        raise ImportError("the viewer needs the 'viewer' extra: pip install 'internutopia[viewer]'") from None
 
 
 def view(path: str, port: int, host: str = '0.0.0.0', overrides: Sequence[str] = (), speed: float = 1.0,
@@ -27,6 +37,7 @@ def view(path: str, port: int, host: str = '0.0.0.0', overrides: Sequence[str] =
     simulated seconds per wall-clock second, >= 0 (0: as fast as it runs).
 
     Raises:
+        ImportError: ``viser`` is not installed (:func:`need_viewer`).
         ConfigError: the config has problems.
         ViewerStartError: the web server cannot start on ``host:port`` (checked before the env is
             built; the message names the host, the port and the cause).
@@ -38,6 +49,7 @@ def view(path: str, port: int, host: str = '0.0.0.0', overrides: Sequence[str] =
 
     if not 0 <= speed < float('inf'):
         raise ValueError(f'speed must be a finite number >= 0 (0: as fast as it runs), got {speed}')
+    need_viewer()
     config = load_config(path, overrides=overrides)
     check_address(host, port)  # fail now, before building the env
     config = config.update(metrics_save_path='none', simulator=config.simulator.update(headless=True))
