@@ -234,3 +234,38 @@ def test_random_ctrl_c_on_ray_never_wedges_the_env_and_loses_no_episode(tmp_path
         _check_the_books(env, loop, sender, path, episodes, None)
     finally:
         env.close()
+
+
+_USD_IMPORT_INTERRUPTED = r'''
+import os, signal, sys
+from internutopia.core.backend.mujoco import usd_scene
+sent = []
+def send_in_pxr(frame, event, arg):  # a Ctrl-C while USD's loader runs a pxr module's Python
+    if not sent and event == 'call' and os.sep + 'Sdf' + os.sep in frame.f_code.co_filename:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.setprofile(send_in_pxr)
+try:
+    usd_scene.import_usd()
+    outcome = 'not interrupted'
+except KeyboardInterrupt:
+    outcome = 'interrupted'
+sys.setprofile(None)
+from pxr import Sdf, Usd
+stage = Usd.Stage.CreateInMemory()
+stage.DefinePrim('/cube', 'Cube')
+print(outcome, bool(sent), stage.GetPrimAtPath('/cube').GetTypeName())
+'''
+
+
+def test_a_ctrl_c_while_usd_is_imported_is_raised_after_the_import_and_usd_works():
+    # USD's module loader turns an exception raised in a module's Python into a printed warning:
+    # a Ctrl-C in the first scene load was swallowed (the run went on) and left pxr.Sdf half
+    # loaded. The import holds Ctrl-C, raises it once USD is in, and USD works afterwards.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, '-c', _USD_IMPORT_INTERRUPTED], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ['interrupted', 'True', 'Cube']
+    assert 'Error loading' not in done.stderr and 'KeyboardInterrupt' not in done.stderr

@@ -96,8 +96,12 @@ is raised here rather than at world compile time.
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
 import mujoco
 import numpy as np
@@ -220,6 +224,7 @@ def usd_scene_to_spec(path: str | os.PathLike,
     path = _existing(path, USD_EXTENSIONS)
     s, pos, quat = _check_transform(scale, position, orientation_wxyz)
     try:
+        import_usd()
         from pxr import Usd
     except ImportError as exc:  # pragma: no cover - usd-core is a dependency
         raise ImportError('loading USD scenes needs the usd-core package (pxr)') from exc
@@ -236,6 +241,43 @@ def usd_scene_to_spec(path: str | os.PathLike,
 
 # ------------------------------------------------------------------------------------------------
 # argument checks
+#: The USD modules the scene builder uses (usd-core's ``pxr``).
+USD_MODULES = ('pxr.Usd', 'pxr.UsdGeom', 'pxr.UsdPhysics', 'pxr.UsdShade', 'pxr.UsdLux')
+
+
+def import_usd() -> None:
+    """Import :data:`USD_MODULES` (once; later calls cost a dict lookup) with Ctrl-C held until
+    they are in: USD's module loader runs Python as it post-processes each module and turns an
+    exception raised there into a printed warning, so a Ctrl-C landing in the import (a few hundred
+    milliseconds, the first time a USD scene loads) was swallowed and the run went on. A SIGINT
+    that arrives meanwhile goes to the handler that was in place once the import is done (in the
+    main thread; elsewhere signals are not delivered anyway)."""
+    if USD_MODULES[-1] in sys.modules:
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        _import_usd_modules()
+        return
+    arrived: list[FrameType | None] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(frame))
+    try:
+        _import_usd_modules()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if arrived:
+        if callable(previous):
+            previous(signal.SIGINT, arrived[0])
+        elif previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _import_usd_modules() -> None:
+    import importlib
+
+    for name in USD_MODULES:
+        importlib.import_module(name)
+
+
 def _extension(path: str | os.PathLike) -> str:
     return Path(os.fspath(path)).suffix.lower()
 
