@@ -141,8 +141,9 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.vec_env.Env.reset': (IMPROVED, '`reset(reset_list)` or `reset(env_ids=...)`, validated first; an empty '
                                             'slot takes the next episode; other slots are never disturbed'),
     'internutopia.core.vec_env.Env.finished': (IMPROVED, 'callable as upstream and usable as a truth value'),
-    'internutopia.core.vec_env.Env.warm_up': (IMPROVED, 'physics steps outside the episodes (no task or metric sees them); '
-                                              'render-only warm-up has nothing to do on MuJoCo'),
+    'internutopia.core.vec_env.Env.warm_up': (IMPROVED, 'physics steps outside the episodes (no reward, metric or built-in task '
+                                              "sees them; an upstream-style task's `pre_step` runs on each, as Isaac Sim's "
+                                              'world calls it); render-only warm-up has nothing to do on MuJoCo'),
     'internutopia.core.vec_env.Env.render': (IMPROVED, 'returns an overview image of every slot'),
     'internutopia.core.vec_env.Env.runner': (IMPROVED, 'the runner, with SimulatorRunner\'s members (current_tasks, get_obj, dt, ...)'),
     'internutopia.core.vec_env.Env.close': (IMPROVED, 'also stops simulation_app; a second close does nothing'),

@@ -28,6 +28,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from internutopia.core.registry import loading_extensions
+
 __all__ = ['ENTRY_POINT_GROUP', 'add_extension', 'load_extensions', 'loaded_extensions']
 
 #: The entry-point group extension packages declare.
@@ -74,7 +76,8 @@ def load_extensions() -> list[str]:
             if name in _done:
                 continue
             try:
-                load()
+                with loading_extensions():  # (a class a script registered under a built-in name stays)
+                    load()
             except Exception as exc:
                 raise ImportError(f'internutopia extension {name!r} ({what}) failed to load: {exc}') from exc
             _done.add(name)

@@ -26,7 +26,9 @@ registry one function deciding, once per class, what builds its objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 T = TypeVar('T', bound=type)
@@ -34,6 +36,34 @@ T = TypeVar('T', bound=type)
 #: ``adapter(cls)``: what builds objects of ``cls`` (called with the arguments the core passes the
 #: class), or ``None`` when the class itself does.
 Adapter = Callable[[type], Callable[..., Any] | None]
+
+#: True while the env loads the installed extensions by itself (:func:`loading_extensions`).
+_LOADING_EXTENSIONS: contextvars.ContextVar[bool] = contextvars.ContextVar('internutopia_loading_extensions', default=False)
+
+
+@contextlib.contextmanager
+def loading_extensions() -> Iterator[None]:
+    """Registrations made inside this block (the extensions ``vec_env.Env`` and the config loader
+    load by themselves, :func:`internutopia.core.plugins.load_extensions`) do not replace a class
+    a script registered before under the same name.
+
+    InternUtopia's env loads no extension: a package that registers its own class under a built-in
+    name (InternManip's ``@BaseTask.register('ManipulationTask')``) keeps it there, and it must here too.
+
+    >>> tasks = Registry('task')
+    >>> @tasks.register('Pick')
+    ... class MyPick: ...
+    >>> with loading_extensions():
+    ...     @tasks.register('Pick')
+    ...     class BuiltinPick: ...
+    >>> tasks.get('Pick') is MyPick
+    True
+    """
+    token = _LOADING_EXTENSIONS.set(True)
+    try:
+        yield
+    finally:
+        _LOADING_EXTENSIONS.reset(token)
 
 
 class Registry(Generic[T]):
@@ -47,11 +77,18 @@ class Registry(Generic[T]):
         self._adapter: Adapter | None = None
         #: ``{name: (class, maker)}``: the maker decided when the class was registered.
         self._makers: dict[str, tuple[T, Callable[..., Any]]] = {}
+        #: Names a script registered itself (not while extensions load by themselves, see :func:`loading_extensions`).
+        self._scripts_names: set[str] = set()
 
     def register(self, name: str) -> Callable[[T], T]:
-        """Decorator registering a class under ``name``; re-registering a name replaces it."""
+        """Decorator registering a class under ``name``; re-registering a name replaces it (except a
+        script's own class, by the extensions the env loads by itself: :func:`loading_extensions`)."""
 
         def decorate(cls: T) -> T:
+            if not _LOADING_EXTENSIONS.get():
+                self._scripts_names.add(name)
+            elif name in self._scripts_names:
+                return cls  # (the script's class stays, as in InternUtopia, whose env loads no extension)
             self._classes[name] = cls
             self._makers[name] = (cls, self._maker_of(cls))
             return cls

@@ -183,7 +183,8 @@ class SlotTask:
 
     def pre_step(self, time_step_index: int, simulation_time: float) -> None:
         """Called once every env step, after the physics step and before the step's observations
-        and ``is_done()``: counts ``steps`` (the episode's steps so far, as InternUtopia counts them)."""
+        and ``is_done()``, and on each physics step of ``env.warm_up`` (as Isaac Sim's world
+        calls it): counts ``steps`` (the episode's steps so far, as InternUtopia counts them)."""
         self.steps += 1
 
     def post_reset(self) -> None:
@@ -296,6 +297,18 @@ class SlotTaskAdapter(BaseTask):
 
     def quiet_steps(self, slots: np.ndarray, limit: int) -> int:
         return 0  # (every step asks each instance: pre_step, get_observations, is_done)
+
+    def warm_up_step(self, slots: np.ndarray) -> None:
+        """A warm-up physics step (``env.warm_up``): each instance's ``pre_step``, as Isaac Sim's
+        world calls it on every one of its steps, warm-up ones included (InternUtopia's
+        ``BaseTask.pre_step`` counts ``steps``; InternManip's task then ends at ``max_step`` sooner)."""
+        if self.builtin_class is not None:
+            super().warm_up_step(slots)
+        steps = self.view.steps
+        for slot in np.asarray(slots).tolist():
+            instance = self.instances.get(slot)
+            if instance is not None:
+                instance.pre_step(int(steps[slot]), float(steps[slot]) * self.view.physics_dt)
 
     def combined_step(self, rewards: Any, metrics: Any) -> None:
         return None  # (the instances run every step; a built-in behind steps alone)

@@ -461,12 +461,15 @@ class Runner(RunnerReads):
 
     def warm_up(self, steps: int = 10, render: bool = True, physics: bool = True) -> None:
         """Advance the physics ``steps`` times with no commands, outside the episodes: robots run
-        their own loops (balance policies), tasks, metrics and step counts see nothing.
-        ``physics=False`` (InternUtopia's render-only warm-up) does nothing: MuJoCo needs no warm-up frames."""
+        their own loops (balance policies); rewards, metrics and step counts see nothing, tasks
+        only their ``warm_up_step`` (the per-slot ones run InternUtopia's ``pre_step``, as Isaac
+        Sim's world does on each of its steps). ``physics=False`` (InternUtopia's render-only
+        warm-up) does nothing: MuJoCo needs no warm-up frames."""
         if not physics:
             return
         with self.guard.enter('warm_up'):
             begin_step, before_physics = self.groups.step_hooks()
+            slots = self.table.active_slots()
             for _ in range(steps):
                 for hook in begin_step:
                     hook()
@@ -474,6 +477,7 @@ class Runner(RunnerReads):
                     hook()
                 self.world.step()
                 self.world_steps += 1
+                self.terms.warm_up_step(slots)
 
     def close(self) -> None:
         """End the episodes still running (abandoned, recorded), release the world and flush the

@@ -426,6 +426,14 @@ class Terms:
                 failed[slot] = exc
                 reward[slot], terminated[slot], truncated[slot] = 0.0, False, False
 
+    def warm_up_step(self, slots: np.ndarray) -> None:
+        """Tell each task with a :meth:`~internutopia.core.task.base.BaseTask.warm_up_step` that
+        its slots among ``slots`` took a physics step outside their episodes."""
+        for task in list(self.tasks.values()):
+            served = self.members_of(task, slots)
+            if len(served) and type(task).warm_up_step is not BaseTask.warm_up_step:
+                task.warm_up_step(served)
+
     def members_of(self, owner: Any, slots: np.ndarray) -> np.ndarray:
         """Those of ``slots`` that ``owner`` (a task, reward or metric object) serves.
 

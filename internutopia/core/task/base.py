@@ -140,6 +140,10 @@ class BaseTask:
         """
         return None
 
+    def warm_up_step(self, slots: np.ndarray) -> None:
+        """Optional: one physics step of ``slots`` outside their episodes (``Env.warm_up``) has
+        happened. By default nothing: the episodes' steps, rewards and metrics do not see it."""
+
     def get_observations(self, slots: np.ndarray) -> dict[str, Any]:
         """Task-level observations (e.g. the goal), arrays with a leading ``len(slots)`` axis."""
         return {}
