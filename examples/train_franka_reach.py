@@ -152,7 +152,7 @@ def plot(summary: dict[str, Any], path: str) -> None:
             label=f"PPO, held-out episodes ({summary['eval_episodes']}, deterministic)")
     ax.axhline(100 * summary['random_success'], color='tab:red', linestyle=':',
                label=f"random policy ({100 * summary['random_success']:.1f}%)")
-    ax.set_xlabel('env steps (10 Hz actions, 16 slots in one world)')
+    ax.set_xlabel(f"env steps (10 Hz actions, {summary['num_envs']} slots in one world)")
     ax.set_ylabel('success rate (%)')
     ax.set_ylim(-2, 102)
     ax.set_title(f"Franka reach, PPO on CPU: {100 * summary['trained_success']:.0f}% success "

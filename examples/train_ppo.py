@@ -178,7 +178,7 @@ def plot(summary: dict[str, Any], path: str) -> None:
         ax.plot(*zip(*train, strict=True), 's--', color='tab:green', alpha=0.7, label='PPO, last 100 training episodes')
     ax.axhline(100 * summary['random_success'], color='tab:red', linestyle=':',
                label=f"random policy ({100 * summary['random_success']:.1f}%)")
-    ax.set_xlabel('env steps (10 Hz actions, 16 slots in one world)')
+    ax.set_xlabel(f"env steps (10 Hz actions, {summary['num_envs']} slots in one world)")
     ax.set_ylabel('success rate (%)')
     ax.set_ylim(-2, 102)
     ax.set_title(f"Jetbot point-goal navigation, PPO on CPU: {100 * summary['trained_success']:.0f}% success at the end "

@@ -74,6 +74,17 @@ def _rows_with_none(actions: Any) -> list[int]:
     return [i for i, row in enumerate(actions) if _holds_none(row)]
 
 
+def _tensor_numpy(tensor: Any) -> np.ndarray:
+    """A torch tensor on the host as a numpy array: ``bfloat16`` (a mixed-precision policy's
+    output), which numpy has no type for, as the ``float32`` that holds it exactly."""
+    try:
+        return tensor.numpy()
+    except TypeError:
+        if tensor.is_floating_point():
+            return tensor.float().numpy()
+        raise
+
+
 class ActionLayout:
     """How one sub-environment's action (a ``Box``) drives the controllers of one robot.
 
@@ -131,11 +142,15 @@ class ActionLayout:
         self.space: spaces.Box = action_space
         self._float_bounds: tuple[spaces.Box, np.ndarray, np.ndarray] | None = None  # (see _bounds)
 
-    def check(self, actions: Any, num_envs: int) -> np.ndarray:
-        """``actions`` of ``num_envs`` envs as a ``float64`` array, or a ``ValueError`` saying what is wrong."""
-        shape = (num_envs, *self.space.shape)
+    def check(self, actions: Any, num_envs: int, one: bool = False) -> np.ndarray:
+        """``actions`` of ``num_envs`` envs as a ``float64`` array, or a ``ValueError`` saying what is wrong.
+
+        ``one``: ``actions`` is one env's action (``FlatEnv``'s, of :attr:`space`'s shape), named so in
+        the errors (not as a batch its caller never made), and returned as a batch of one.
+        """
+        shape = self.space.shape if one else (num_envs, *self.space.shape)
         if not isinstance(actions, np.ndarray) and hasattr(actions, 'numpy'):  # a torch tensor or a Warp array
-            actions = actions.detach().cpu().numpy() if hasattr(actions, 'detach') else actions.numpy()
+            actions = _tensor_numpy(actions.detach().cpu()) if hasattr(actions, 'detach') else actions.numpy()
         if type(actions) is np.ndarray and actions.dtype.kind in 'fiu':  # (the usual batch: no walk of it)
             array = actions.astype(np.float64, copy=False)
         else:
@@ -144,7 +159,9 @@ class ActionLayout:
             bad = non_number(actions)
             if bad is not None:
                 raise ValueError(f'actions must be numbers of shape {shape}; got {bad}')
-            nones = _rows_with_none(actions)
+            if one and _holds_none(actions):
+                raise ValueError(f'action holds None, which is not a number; actions must be numbers of shape {shape}')
+            nones = [] if one else _rows_with_none(actions)
             if nones:
                 raise ValueError(f'actions of env(s) {nones} hold None, which is not a number; '
                                  f'actions must be numbers of shape {shape}')
@@ -155,12 +172,16 @@ class ActionLayout:
             except (TypeError, ValueError):
                 raise ValueError(f'actions must be numbers of shape {shape}; got {type(actions).__name__}') from None
         if array.shape != shape:
+            if one:
+                raise ValueError(f'action must have shape {shape} (action_space.shape); got {array.shape}')
             raise ValueError(f'actions must have shape {shape} (num_envs, *single_action_space.shape); got {array.shape}')
         # (a finite sum means every action is finite; only a sum that is not looks at each one)
         if not math.isfinite(float(array.sum())) and not np.isfinite(array).all():
+            if one:
+                raise ValueError(f'action {array.tolist()} is not finite (NaN or inf)')
             envs = sorted({int(i) for i in np.argwhere(~np.isfinite(array))[:, 0]})
             raise ValueError(f'actions of env(s) {envs} are not finite (NaN or inf)')
-        return array
+        return array[None] if one else array
 
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """:attr:`space`'s bounds as ``float64`` (the actions' type: a ufunc on the two types costs

@@ -99,6 +99,10 @@ class FlatEnv(gym.Env):
         with held_interrupts():
             try:
                 obs, reward, terminated, truncated, info = self._envs.step(np.asarray(action)[None])
+            except ValueError:
+                self._check_running()
+                self._check_action(action)  # (a bad action named as the one action it is, not a batch of one)
+                raise
             except BaseException:
                 self._check_running()  # (a step that raised after its episode ended, e.g. episode_errors='raise')
                 raise
@@ -108,6 +112,15 @@ class FlatEnv(gym.Env):
                 self._unseen_end = (result[0], result[2], result[3])
         self._unseen_end = None  # (returned: seen)
         return result
+
+    def _check_action(self, action: Any) -> None:
+        """After a step that raised ``ValueError``: the action's own error, worded for one env's action
+        of ``action_space``'s shape (the vector env's names the batch of one made of it); nothing when
+        the action is fine (the step's error was another)."""
+        try:
+            self._envs.action_layout.check(action, 1, one=True)
+        except ValueError as exc:
+            raise exc from None
 
     def _check_running(self) -> None:
         """After a step that raised: the episode is over when the slot no longer runs it (the next

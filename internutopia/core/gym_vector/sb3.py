@@ -31,6 +31,25 @@ def _unbatch_info(info: dict[str, Any]) -> dict[str, Any]:
         out[key] = _unbatch_info(value) if isinstance(value, dict) else (value[0].item() if isinstance(value[0], np.generic) else value[0])
     return out
 
+
+def _env_infos(info: dict[str, Any], num_envs: int) -> list[dict[str, Any]]:
+    """Gymnasium's vector info (arrays with ``_key`` masks) as one dict per env, as SB3 keeps them.
+
+    >>> _env_infos({'episode_index': np.array([4, 0]), '_episode_index': np.array([True, False])}, 2)
+    [{'episode_index': 4}, {}]
+    """
+    out: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+    for key, value in info.items():
+        if key.startswith('_'):
+            continue
+        mask = info.get(f'_{key}', np.ones(num_envs, dtype=bool))
+        rows = _env_infos(value, num_envs) if isinstance(value, dict) else None
+        for env in np.flatnonzero(mask).tolist():
+            item = value[env] if rows is None else rows[env]
+            out[env][key] = item.item() if isinstance(item, np.generic) else item
+    return out
+
+
 class SB3DictKeys:
     """A ``Dict`` observation space as Stable-Baselines3 takes it, and the observations mapped to it.
 
@@ -175,7 +194,10 @@ def sb3_vec_env(env: gym.vector.VectorEnv) -> Any:
         def reset(self) -> Any:
             seed = self._seeds[0] if any(s is not None for s in self._seeds) else None
             options = _one_options(self._options, self.num_envs)
-            obs, _ = self.inner.reset(seed=seed, options=options)
+            obs, info = self.inner.reset(seed=seed, options=options)
+            for env, env_info in enumerate(_env_infos(info, self.num_envs)):
+                if env_info:  # (SB3 keeps each env's reset info; envs a masked reset left keep theirs)
+                    self.reset_infos[env] = env_info
             self._reset_seeds()
             self._reset_options()
             return self._obs(obs)
@@ -222,5 +244,12 @@ def sb3_vec_env(env: gym.vector.VectorEnv) -> Any:
         def get_images(self) -> Any:
             image = self.core.vec_env.render()
             return [image for _ in range(self.num_envs)]
+
+        def render(self, mode: str | None = None) -> Any:
+            # The world's overview already shows every env: SB3's own render would tile
+            # get_images' num_envs copies of it into one image num_envs times its size.
+            if (mode or self.render_mode) == 'rgb_array' and self.render_mode == 'rgb_array':
+                return self.core.vec_env.render()
+            return super().render(mode)
 
     return InternUtopiaSB3VecEnv(env, core)
