@@ -181,3 +181,8 @@ def test_view_keeps_the_last_episodes_on_the_page_once_every_episode_has_finishe
     # slot 1's was the last: the page still draws its robot where it stopped.
     assert sorted(viewer._positions) == [1]
     assert [slots for nodes in viewer._packs.values() for slots in [nodes.slots]] == [(1,)]
+    # The pack's nodes were made again for slot 1 alone: the page holds those meshes and their
+    # node, and nothing left over from the two-slot pack (an empty node under /packs each time).
+    (nodes,) = viewer._packs.values()
+    under_packs = sorted(name for name in viewer.server.scene._handle_from_node_name if name.startswith('/packs/'))
+    assert under_packs == sorted([nodes.root] + [f'{nodes.root}/{index}' for index in range(len(nodes.handles))])

@@ -49,6 +49,7 @@ class _PackNodes:
     """The scene nodes of one pack: one batched mesh per (body, colour), instances = the pack's slots."""
 
     slots: tuple[int, ...]
+    root: str  # the scene node the meshes hang under (``/packs/<key>``)
     handles: list[tuple[int, Any]] = field(default_factory=list)  # (body id, handle)
 
 
@@ -139,27 +140,32 @@ class Viewer:
         live = [pack for pack in world.packs.values() if len(pack.slots)]
         keep = {pack.key for pack in live}
         for key in [k for k in self._packs if k not in keep]:
-            for _, handle in self._packs.pop(key).handles:
-                handle.remove()
+            self._drop(self._packs.pop(key))
         out = []
         for pack in live:
             slots = tuple(int(s) for s in pack.slots)
             nodes = self._packs.get(pack.key)
             if nodes is None or nodes.slots != slots:
                 if nodes is not None:
-                    for _, handle in nodes.handles:
-                        handle.remove()
+                    self._drop(nodes)
                 nodes = self._packs[pack.key] = self._make_nodes(pack, slots)
             out.append((pack, nodes))
         return out
 
+    def _drop(self, nodes: _PackNodes) -> None:
+        """Take a pack's meshes off the page, and the node they hung under (the page makes it with
+        the first mesh, and would keep it, empty, after its meshes are gone)."""
+        for _, handle in nodes.handles:
+            handle.remove()
+        self.server.scene.remove_by_name(nodes.root)
+
     def _make_nodes(self, pack: Any, slots: tuple[int, ...]) -> _PackNodes:
-        nodes = _PackNodes(slots)
+        nodes = _PackNodes(slots, f'/packs/{abs(hash(pack.key)) % 10 ** 8}')
         count = len(slots)
         identity = np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
         for index, mesh in enumerate(body_meshes(pack.drawn_model)):
             handle = self.server.scene.add_batched_meshes_simple(
-                f'/packs/{abs(hash(pack.key)) % 10 ** 8}/{index}', mesh.vertices, mesh.faces, batched_wxyzs=identity,
+                f'{nodes.root}/{index}', mesh.vertices, mesh.faces, batched_wxyzs=identity,
                 batched_positions=self.origins[list(slots)], batched_colors=mesh.rgb,
                 opacity=None if mesh.opacity >= 1.0 else mesh.opacity, lod='off', cast_shadow=False, receive_shadow=False)
             nodes.handles.append((mesh.body, handle))
