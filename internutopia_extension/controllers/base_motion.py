@@ -147,8 +147,8 @@ class MoveAlongPathPointsController(BaseController):
         self._follow_kernel: Any = None  # set by bind
 
     def parse_action(self, action: Any) -> Any:
-        if isinstance(action, (list, tuple)) and len(action) == 1:
-            action = action[0]
+        if (isinstance(action, (list, tuple)) or isinstance(action, np.ndarray) and action.ndim == 3) and len(action) == 1:
+            action = action[0]  # ([[p0, p1, ...]] as a list or as InternUtopia's one-element array of a path)
         path = as_float_array(action, None, 'move_along_path expects [[p0, p1, ...]]; path')
         if path.ndim != 2 or path.shape[0] == 0 or path.shape[1] not in (2, 3):
             raise ValueError(f'move_along_path expects [[p0, p1, ...]] with 2D or 3D points; got shape {path.shape}')

@@ -9,19 +9,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from internutopia.core.controller.base import BaseController, as_float_array
+from internutopia.core.controller.base import BaseController
 from internutopia_extension.controllers.h1_leg_action import H1LegActionController
-from internutopia_extension.controllers.holonomic_base import WalkingOrCarriedSpeedController
+from internutopia_extension.controllers.holonomic_base import UnsetSpeedExtras, WalkingOrCarriedSpeedController
 from internutopia_extension.controllers.joint_controller import JointController
 from internutopia_extension.robots.gr1_locomotion.gait import ACTION_SIZE as LEG_ACTION_SIZE
 
 
 @BaseController.register('GR1MoveBySpeedController')
-class GR1MoveBySpeedController(WalkingOrCarriedSpeedController):
+class GR1MoveBySpeedController(UnsetSpeedExtras, WalkingOrCarriedSpeedController):
     """``[forward, lateral, yaw_rate]`` (body frame) -> the walking policy's command, or the carried base's motion.
 
     InternUtopia's action may carry a pelvis height and upper-body joint targets as 4th and 5th
@@ -31,26 +27,8 @@ class GR1MoveBySpeedController(WalkingOrCarriedSpeedController):
     [0.5, 0.0, 0.1]
     """
 
-    action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate] (a 4th and 5th value only as None); action'
-
-    @classmethod
-    def split_action(cls, action: Any) -> Any:
-        """``action`` without InternUtopia's trailing ``None`` height and upper-body pose."""
-        if isinstance(action, (list, tuple)) and 3 < len(action) <= 5:
-            extra = action[3:]
-            if any(value is not None for value in extra):
-                raise ValueError(f'{cls.action_text}: GR1\'s walking policy here takes a velocity only (it sets no pelvis '
-                                 f'height or upper-body pose; a carried GR1 has neither); got {list(extra)!r} after the velocity')
-            return list(action[:3])
-        return action
-
-    def parse_action(self, action: Any) -> np.ndarray:
-        return as_float_array(self.split_action(action), self.action_shape, self.action_text)
-
-    def parse_batch(self, actions: Any) -> np.ndarray:
-        if isinstance(actions, np.ndarray) and actions.dtype != object:
-            return super().parse_batch(actions)
-        return np.stack([self.parse_action(action) for action in actions]) if len(actions) else np.zeros((0, 3))
+    extras_refusal = ("GR1's walking policy here takes a velocity only (it sets no pelvis height or upper-body pose; "
+                      'a carried GR1 has neither)')
 
 
 @BaseController.register('GR1TeleOpController')

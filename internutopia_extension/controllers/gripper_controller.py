@@ -44,10 +44,10 @@ class GripperController(BaseController):
 
     def parse_action(self, action: Any) -> float:
         command = action[0] if isinstance(action, (list, tuple)) and len(action) == 1 else action
+        if isinstance(command, np.ndarray) and command.shape == (1,):
+            command = command[0]  # a Gymnasium action's one number, or np.array(['open']) as InternUtopia takes it
         if isinstance(command, str) and command in _COMMANDS:
             return _COMMANDS[command]
-        if isinstance(command, np.ndarray) and command.shape == (1,):
-            command = command[0]  # a Gymnasium action's one number
         if isinstance(command, (int, float, np.integer, np.floating)) and not isinstance(command, bool) and np.isfinite(command):
             return 1.0 if command >= 0.5 else 0.0  # as the array API: >= 0.5 opens
         raise ValueError(f"gripper action must be ['open'], ['close'] or a number (>= 0.5 opens); got {action!r}")

@@ -12,12 +12,45 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from internutopia.core.controller.base import BaseController, BaseVelocityController
+from internutopia.core.controller.base import BaseController, BaseVelocityController, as_float_array
 from internutopia.core.robot.base import rows_of
 from internutopia.core.util.jit import Kernel
 
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
+
+
+class UnsetSpeedExtras(BaseVelocityController):
+    """The parsing of a humanoid's ``move_by_speed`` whose InternUtopia action may carry a
+    pelvis height and upper-body joint targets as 4th and 5th values (G1's, GR1's): they are
+    accepted as ``None`` and refused otherwise (``extras_refusal`` says why), since the walking
+    policy here takes a velocity only.
+
+    >>> UnsetSpeedExtras.split_action([0.5, 0.0, 0.1, None, None])
+    [0.5, 0.0, 0.1]
+    """
+
+    action_shape = (3,)
+    action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate] (a 4th and 5th value only as None); action'
+    extras_refusal = 'the walking policy here takes a velocity only (it sets no pelvis height or upper-body pose)'
+
+    @classmethod
+    def split_action(cls, action: Any) -> Any:
+        """``action`` without InternUtopia's trailing ``None`` height and upper-body pose."""
+        if isinstance(action, (list, tuple)) and 3 < len(action) <= 5:
+            extra = action[3:]
+            if any(value is not None for value in extra):
+                raise ValueError(f'{cls.action_text}: {cls.extras_refusal}; got {list(extra)!r} after the velocity')
+            return list(action[:3])
+        return action
+
+    def parse_action(self, action: Any) -> np.ndarray:
+        return as_float_array(self.split_action(action), self.action_shape, self.action_text)
+
+    def parse_batch(self, actions: Any) -> np.ndarray:
+        if isinstance(actions, np.ndarray) and actions.dtype != object:
+            return as_float_array(actions, (-1, *self.action_shape), self.action_text)
+        return np.stack([self.parse_action(action) for action in actions]) if len(actions) else np.zeros((0, 3))
 
 
 @BaseController.register('HolonomicBaseController')

@@ -39,12 +39,30 @@ class JointController(BaseController):
             self.actuators[robot.slots] = robot.ids(robot.slots, 'actuator', self.joint_names)
 
     def parse_action(self, action: Any) -> np.ndarray:
-        if isinstance(action, (list, tuple)) and len(action) == 1 and np.ndim(action[0]) == 1:
+        """``[q_1, ..., q_n]``, or InternUtopia's forms: ``[positions]``, ``[positions, velocities]``
+        (the velocities are checked and not used: the actuators are position servos), ``[]`` or
+        ``[None]`` (no new targets: the servos keep theirs)."""
+        n = len(self.joint_names)
+        text = f'joint_controller expects {n} joint targets; action'
+        if isinstance(action, np.ndarray) and action.ndim == 2 and len(action) in (1, 2):
+            action = list(action)
+        if isinstance(action, (list, tuple)) and len(action) in (1, 2) and all(
+                part is None or np.ndim(part) == 1 for part in action):
+            if len(action) == 2 and action[1] is not None:
+                if action[0] is None:
+                    raise ValueError(f'{text}: velocity targets alone ([None, velocities]) are not supported, the '
+                                     f'actuators are position servos; send [positions]; got {action!r}')
+                as_float_array(action[1], (n,), f'joint_controller expects {n} joint velocities; velocities')
             action = action[0]
-        return as_float_array(action, (len(self.joint_names),), f'joint_controller expects {len(self.joint_names)} joint targets; action')
+        if action is None or (isinstance(action, (list, tuple)) and len(action) == 0):
+            return np.full(n, np.nan)  # no new targets (InternUtopia's empty ArticulationAction)
+        return as_float_array(action, (n,), text)
 
     def parse_batch(self, actions: Any) -> np.ndarray:
         return as_float_array(actions, (-1, len(self.joint_names)), f'joint_controller expects {len(self.joint_names)} joint targets per env; actions')
 
     def apply(self, slots: np.ndarray, batch: np.ndarray) -> None:
+        if batch.shape[1] and np.isnan(batch[:, 0]).any():  # parse_action's "no new targets" rows (parse_batch has none)
+            given = ~np.isnan(batch[:, 0])
+            slots, batch = slots[given], batch[given]
         self.world.data.ctrl[slots[:, None], self.actuators[slots]] = batch

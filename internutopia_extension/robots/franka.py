@@ -53,6 +53,7 @@ from internutopia_extension.robots.franka_model import (
     ARM_MAX_ACCELERATION,
     ARM_MAX_SPEED,
     FINGER_ACCELERATION,
+    FINGER_BODIES,
     FINGER_CLOSED,
     FINGER_JOINTS,
     FINGER_OPEN,
@@ -73,19 +74,41 @@ _SERVOS = len(ARM_JOINTS) + 1
 
 
 class FrankaUpstreamMethods:
-    """What InternUtopia's Franka articulation has beyond joints, for one slot's Franka: its
-    ``gripper``, Isaac's parallel gripper on the two finger joints. ``forward('open' | 'close')``
-    returns the fingers' position targets (over all nine joints, the arm's ``None``) without
-    commanding them; applied, the fingers' targets drive the gripper servo (their mean: see
+    """What InternUtopia's Franka has beyond the common robot API, for one slot's Franka: its
+    articulation's ``gripper``, Isaac's parallel gripper on the two finger joints, and
+    ``end_effector`` (the ``panda_rightfinger`` body, whose pose is the observation's
+    ``eef_position``/``eef_orientation``); the robot's ``get_robot_ik_base()`` (``panda_link0``)
+    and ``get_last_action()``. The gripper's ``forward('open' | 'close')`` returns the fingers'
+    position targets (over all nine joints, the arm's ``None``) without commanding them; applied,
+    the fingers' targets drive the gripper servo (their mean: see
     :meth:`FrankaRobot.coupled_position_servos`), as the built-in gripper controller does."""
 
     _slot_group: Any
+    _slot: int
+    _scene: Any
     articulation: Any
+    config: Any
+    name: str
+    _rigid_body_map: dict[str, Any]
 
     def articulation_parts(self) -> dict[str, Any]:
+        from internutopia.per_slot.rigid_body import IRigidBody
+
         group = self._slot_group
         return {'gripper': self.articulation.parallel_gripper(
-            FINGER_JOINTS, [group.gripper_ctrl_open] * 2, [group.gripper_ctrl_closed] * 2)}
+                    FINGER_JOINTS, [group.gripper_ctrl_open] * 2, [group.gripper_ctrl_closed] * 2),
+                'end_effector': IRigidBody(group, self._slot, FINGER_BODIES[1], origin=self._scene.origin)}
+
+    def get_robot_ik_base(self) -> Any:
+        """The arm's base body ``panda_link0`` (InternUtopia's IK base of the Franka)."""
+        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
+        return self._rigid_body_map[f'{root}/panda_link0']
+
+    def get_last_action(self) -> np.ndarray:
+        """The joint position targets in force, ``(9,)``: the observation's ``joint_action``
+        (InternUtopia's is the list of the last step's articulation actions, as dicts)."""
+        group = self._slot_group
+        return group.joint_action(np.array([self._slot], dtype=np.intp))[0]
 
 
 @BaseRobot.register('FrankaRobot')
@@ -391,6 +414,11 @@ class FrankaRobot(BaseRobot):
         position, orientation = self.finger_pose(slots, obs['joint_positions'])
         obs['eef_position'] = position
         obs['eef_orientation'] = orientation
+        obs['joint_action'] = self.joint_action(slots)
+        return obs
+
+    def joint_action(self, slots: np.ndarray) -> np.ndarray:
+        """The joint position targets in force for ``slots``, ``(k, 9)``: the arm's, then the fingers' (metres)."""
         assert self.world is not None  # it observes its slots: bound
         ctrl = self.world.data.ctrl
         rows, own, actuators, _, _ = self._index(slots)  # (slices for every slot: no gathers)
@@ -398,8 +426,7 @@ class FrankaRobot(BaseRobot):
         action[:, :-1] = ctrl[rows, actuators]  # the arm's targets, then the fingers' (metres)
         np.clip(action[:, -2], FINGER_CLOSED, FINGER_OPEN, out=action[:, -2])  # (closed aims past 0)
         action[:, -1] = action[:, -2]
-        obs['joint_action'] = action
-        return obs
+        return action
 
 
 class Franka:

@@ -17,8 +17,9 @@ import mujoco
 import numpy as np
 
 from internutopia.core.config import RobotCfg
-from internutopia.core.controller.base import BaseController, BaseVelocityController
+from internutopia.core.controller.base import BaseController
 from internutopia.core.robot.base import BaseRobot, rows_of
+from internutopia_extension.controllers.holonomic_base import UnsetSpeedExtras
 from internutopia_extension.robots.assets import breadth_first_joints
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 from internutopia_extension.robots.g1_locomotion.policy_kernel import CompiledAct, compiled_act
@@ -30,11 +31,38 @@ def _g1_spec(policy_name: str) -> mujoco.MjSpec:
     return build_g1_spec(G1LocomotionPolicy(capacity=1, name=policy_name))
 
 
+class G1UpstreamMethods:
+    """InternUtopia's G1 attributes of one slot's G1: its ``post_reset`` looks up the base
+    (``_robot_base``, the pelvis) and the torso IMU (``_imu_in_torso``, which InternUtopia's G1
+    controller reads its orientation and angular velocity from) by prim path, as InternUtopia's
+    does. The model has the IMU as a site on ``torso_link`` with the link's orientation, so
+    ``_imu_in_torso`` is that link: the same orientation and angular velocity (its position is the
+    link's, 15 cm below the IMU)."""
+
+    config: Any
+    name: str
+    _rigid_body_map: dict[str, Any]
+
+    def post_reset(self) -> None:
+        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
+        self._robot_base = self._rigid_body_map[f'{root}/pelvis']
+        self._imu_in_torso = self._rigid_body_map[f'{root}/torso_link']
+        super().post_reset()  # type: ignore[misc]
+
+    def get_robot_base(self) -> Any:
+        """The pelvis's rigid body, as InternUtopia's G1 gives it."""
+        return self._robot_base
+
+    def set_gains(self) -> None:
+        """The servo gains are set when the model is built; nothing to do."""
+
+
 @BaseRobot.register('G1Robot')
 class G1Robot(BaseRobot):
     """A walking G1; the policy is shared by all slots and ticks for all of them at once."""
 
     base_body = 'pelvis'
+    upstream_methods = G1UpstreamMethods
     #: The policy was trained with 200 Hz physics and its servo gains need it: with a longer
     #: ``physics_dt`` (InternUtopia's default is 1/60) each env step runs in substeps of <= 1/200 s.
     max_physics_dt = 1 / 200
@@ -147,11 +175,13 @@ class G1Robot(BaseRobot):
 
 
 @BaseController.register('G1MoveBySpeedController')
-class G1MoveBySpeedController(BaseVelocityController):
-    """``[forward, lateral, yaw_rate]`` -> the G1 policy's velocity command for this step."""
+class G1MoveBySpeedController(UnsetSpeedExtras):
+    """``[forward, lateral, yaw_rate]`` -> the G1 policy's velocity command for this step.
 
-    action_shape = (3,)
-    action_text = 'move_by_speed expects [forward_speed, lateral_speed, yaw_rate]; action'
+    InternUtopia's action may carry a pelvis height and the 15 upper-body joint targets as 4th and
+    5th values; they are accepted when ``None`` (a value is refused: the policy sets neither)."""
+
+    extras_refusal = "G1's walking policy here takes a velocity only (it sets no pelvis height or upper-body pose)"
     #: The command is only stored (the policy reads it on its ticks): applying it again changes nothing.
     idempotent_apply = True
 

@@ -20,7 +20,18 @@ from internutopia_extension.configs.controllers import (
 )
 from internutopia_extension.configs.sensors import RepCameraCfg
 
-move_by_speed_cfg = G1MoveBySpeedControllerCfg(name='move_by_speed')
+#: The joints of InternUtopia's G1 policy, in its order: the 29 joints' breadth-first order less
+#: ``waist_roll_joint`` and ``waist_pitch_joint`` (``move_by_speed_cfg.joint_names``; unused here).
+G1_POLICY_JOINT_NAMES = [
+    'left_hip_pitch_joint', 'right_hip_pitch_joint', 'waist_yaw_joint', 'left_hip_roll_joint', 'right_hip_roll_joint',
+    'left_hip_yaw_joint', 'right_hip_yaw_joint', 'left_knee_joint', 'right_knee_joint', 'left_shoulder_pitch_joint',
+    'right_shoulder_pitch_joint', 'left_ankle_pitch_joint', 'right_ankle_pitch_joint', 'left_shoulder_roll_joint',
+    'right_shoulder_roll_joint', 'left_ankle_roll_joint', 'right_ankle_roll_joint', 'left_shoulder_yaw_joint',
+    'right_shoulder_yaw_joint', 'left_elbow_joint', 'right_elbow_joint', 'left_wrist_roll_joint', 'right_wrist_roll_joint',
+    'left_wrist_pitch_joint', 'right_wrist_pitch_joint', 'left_wrist_yaw_joint', 'right_wrist_yaw_joint',
+]
+
+move_by_speed_cfg = G1MoveBySpeedControllerCfg(name='move_by_speed', joint_names=G1_POLICY_JOINT_NAMES)
 
 move_to_point_cfg = MoveToPointBySpeedControllerCfg(
     name='move_to_point', forward_speed=0.6, rotation_speed=1.0, threshold=0.1, sub_controllers=[move_by_speed_cfg],

@@ -33,7 +33,8 @@ H1_JOINT_NAMES = [
     'left_ankle_joint', 'right_ankle_joint', 'left_elbow_joint', 'right_elbow_joint',
 ]
 
-move_by_speed_cfg = H1MoveBySpeedControllerCfg(name='move_by_speed')
+#: ``joint_names``: InternUtopia's (its policy's joint order), accepted and unused here.
+move_by_speed_cfg = H1MoveBySpeedControllerCfg(name='move_by_speed', joint_names=H1_JOINT_NAMES)
 
 move_to_point_cfg = MoveToPointBySpeedControllerCfg(
     name='move_to_point', forward_speed=1.0, rotation_speed=1.0, threshold=0.05, sub_controllers=[move_by_speed_cfg],

@@ -35,7 +35,8 @@ RIGHT_ARM_JOINT_NAMES = ['right_shoulder_pitch_joint', 'right_shoulder_roll_join
 #: Position targets of H1's 19 body joints (InternUtopia's order, as H1's).
 joint_controller = JointControllerCfg(name='joint_controller', joint_names=H1_JOINT_NAMES)
 
-move_by_speed_cfg = H1MoveBySpeedControllerCfg(name='move_by_speed')
+#: ``joint_names``: InternUtopia's (its policy's joint order), accepted and unused here.
+move_by_speed_cfg = H1MoveBySpeedControllerCfg(name='move_by_speed', joint_names=H1_JOINT_NAMES)
 
 move_to_point_cfg = MoveToPointBySpeedControllerCfg(
     name='move_to_point', forward_speed=1.0, rotation_speed=1.0, threshold=0.05, sub_controllers=[move_by_speed_cfg],
