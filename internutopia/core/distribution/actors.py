@@ -131,7 +131,8 @@ class QueueProxy:
 
     The driver takes a reset's episodes from the queue actor itself (so they go to the slots in
     the caller's order and it knows where each one went) and preloads them here; the runner's
-    ``reset`` then pulls exactly those, ``None`` included, without another round trip.
+    ``reset`` then pulls exactly those, ``None`` included, without another round trip. What the
+    reset puts back stays here, first, until the reset is over (:meth:`clear`).
     """
 
     def __init__(self, handle: Any, runner_id: int | None = None) -> None:
@@ -146,8 +147,14 @@ class QueueProxy:
         self._holder = (self._runner_id, ticket) if ticket is not None and self._runner_id is not None else None
 
     def clear(self) -> None:
+        """The reset is over: what it put back and did not take again goes to the queue actor's front."""
+        left, holder = [e for e in self._preloaded if e is not None], self._holder
         self._preloaded.clear()
         self._holder = None
+        if left:
+            import ray
+
+            ray.get(self._handle.put_back.remote(left, holder))
 
     def next(self) -> Episode | None:
         if self._preloaded:
@@ -158,7 +165,11 @@ class QueueProxy:
 
     def put_back(self, episodes: Iterable[Episode]) -> None:
         episodes = list(episodes)
-        if episodes:
+        if episodes and self._holder is not None:
+            # (In a reset: at the front of this runner's own queue, so a slot whose episode failed
+            # to start tries it again, as on one process, not another runner's put back at once.)
+            self._preloaded.extendleft(reversed(episodes))
+        elif episodes:
             import ray
 
             ray.get(self._handle.put_back.remote(episodes, self._holder))
@@ -183,6 +194,8 @@ def _packed(result: Any) -> bytes:
         return cloudpickle.dumps(result, protocol=4)
 
 
+#: The attribute of a runner's ``ValueError`` holding the warnings raised before it (``(category, message)``).
+WARNED = 'runner_warnings'
 _ACTION_PREFIX = re.compile(r'^action\[(\d+)\]')
 _ENV_ID = re.compile(r'robots in env (\d+):')
 _IN_ENV = re.compile(r'\bin env (\d+)\b')
@@ -233,13 +246,34 @@ class RunnerActor:
         message = _ENV_ID.sub(lambda m: f'robots in env {int(m.group(1)) + self.offset}:', message)
         return ValueError(message)
 
+    def _invalid(self, exc: ValueError) -> ValueError:
+        """``exc`` with global ids, carrying the warnings raised before it (:data:`WARNED`): the
+        driver warns them with the error, as one process does, not with the next answer."""
+        error = self._global_message(exc)
+        setattr(error, WARNED, self._warnings())
+        return error
+
     def check(self, actions: list[Any]) -> list[tuple[type[Warning], str]]:
-        """Validate this runner's slice of an action list; changes nothing. The warnings raised
-        here since the last answer (see :attr:`warnings`)."""
-        try:
-            self.runner.parse_actions(actions)
-        except ValueError as exc:
-            raise self._global_message(exc) from None
+        """Validate this runner's slice of an action list; changes nothing, not even which robot
+        names were warned about (the step that follows warns them again). The warnings it raised
+        (a check that raises carries them, see :meth:`_invalid`): the driver warns them only when
+        another runner's slice is invalid, so no step follows."""
+        warned = self.runner.actions._warned_robot_names
+        before = set(warned)
+        error: ValueError | None = None
+        # (Caught here, not shown: Python's registry of shown warnings would hide the step's.)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                self.runner.parse_actions(actions)
+            except ValueError as exc:
+                error = exc
+            finally:
+                warned.intersection_update(before)
+        for warning in caught:
+            self._keep_warning(warning.message, warning.category, warning.filename, warning.lineno)
+        if error is not None:
+            raise self._invalid(error) from None
         return self._warnings()
 
     def prepare(self, episodes: list[Episode | None]) -> None:
@@ -277,7 +311,7 @@ class RunnerActor:
         try:
             obs, reward, terminated, truncated, info = self.runner.step(actions)
         except ValueError as exc:
-            raise self._global_message(exc) from None
+            raise self._invalid(exc) from None
         records = self.runner.results.records
         self.runner.results.records = []
         return _packed((obs, reward, terminated, truncated, info, records, self._warnings()))

@@ -1,4 +1,5 @@
-"""Waiting for a runner actor's answer: its own exceptions out, a bounded wait, a hang named."""
+"""Calling a runner actor and waiting for its answer: actions it cannot be sent named, its own
+exceptions out, a bounded wait, a hang named."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ['RunnerHung', 'get_result', 'unwrap']
+__all__ = ['RunnerHung', 'get_result', 'send_actions', 'unwrap']
 
 
 class RunnerHung(RuntimeError):
@@ -44,4 +45,22 @@ def unwrap(call: Callable[[], Any]) -> Any:
     except ray.exceptions.RayTaskError as exc:
         if isinstance(exc.cause, BaseException):
             raise exc.cause from None
+        raise
+
+
+def send_actions(method: Any, actions: list[Any], offset: int) -> Any:
+    """``method.remote(actions)`` (a runner's ``check`` or ``step``); an entry Ray cannot serialize
+    (a generator, a lock) is a ``ValueError`` naming its slot (``offset``: the global id of
+    ``actions[0]``), as one process's check of its arguments is, and the call is not made."""
+    try:
+        return method.remote(actions)
+    except Exception:
+        import ray.cloudpickle as cloudpickle
+
+        for i, entry in enumerate(actions):
+            try:
+                cloudpickle.dumps(entry)
+            except Exception as exc:  # noqa: BLE001 - named in the error
+                raise ValueError(f'action[{offset + i}]: cannot be sent to its Ray runner ({type(exc).__name__}: {exc}); '
+                                 'action arguments must be numbers, lists or arrays') from None
         raise

@@ -128,8 +128,14 @@ class DistributedEnv(Env):
         return self._runners.slot_episodes()
 
     # (Not Env.render's third argument, the Gymnasium mode: as documented, a distributed env
-    # draws one runner's world, chosen by id.)
-    def render(self, width: int = 640, height: int = 480, runner_id: int = 0) -> Any:  # type: ignore[override]
-        """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots)."""
+    # draws one runner's world, chosen by id; the mode is taken by keyword, as Env takes it.)
+    def render(self, width: int = 640, height: int = 480, runner_id: int = 0,  # type: ignore[override]
+               *, mode: str = 'rgb_array') -> Any:
+        """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots);
+        ``mode='human'`` returns ``None``, as ``Env.render`` does (no window draws Ray's worlds)."""
         self._check_open()
+        if mode not in ('rgb_array', 'human'):
+            raise ValueError(f"render mode must be 'rgb_array' or 'human'; got {mode!r}")
+        if mode == 'human':
+            return None
         return self._runners.render(width, height, runner_id)

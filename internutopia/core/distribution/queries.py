@@ -156,6 +156,9 @@ class RunnerQueries:
         """
         import ray
 
+        if isinstance(runner_id, (bool, np.bool_)) or not isinstance(runner_id, (int, np.integer)):
+            raise ValueError(f'runner_id must be an int in 0..{self._proc_num - 1}; got {runner_id!r} (the third '
+                             "argument of a distributed env's render is the runner id; give mode= by keyword)")
         if not 0 <= runner_id < self._proc_num:
             raise ValueError(f'runner_id {runner_id} is out of range; valid runner ids: 0..{self._proc_num - 1}')
         self._wait_ready(runner_id)

@@ -37,17 +37,19 @@ fails, :class:`~internutopia.core.distribution.recovery.RunnerRecovery`'s.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
 import warnings
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from internutopia.core.config import DistributedConfig, TaskCfg
-from internutopia.core.distribution.calls import RunnerHung, get_result, unwrap
+from internutopia.core.distribution.actors import WARNED
+from internutopia.core.distribution.calls import RunnerHung, get_result, send_actions, unwrap
 from internutopia.core.distribution.extensions import Extensions, collect, pack
 from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.distribution.pool import ActorPool, import_ray
@@ -55,9 +57,10 @@ from internutopia.core.distribution.queries import RunnerQueries
 from internutopia.core.distribution.recovery import RunnerRecovery, check_taken
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
-from internutopia.core.runner import RunnerSet, SlotStatus
+from internutopia.core.runner import ArrayStep, RunnerSet, SlotStatus
 from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE
 from internutopia.core.runner.guard import CallGuard
+from internutopia.core.runner.observations import ObservedEntries
 from internutopia.core.util.caller import caller_stacklevel
 from internutopia.core.util.memory import RUNNER_PROCESS_BYTES, check_runners_fit
 
@@ -80,6 +83,9 @@ _NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
 #: The runner's warning for an episode recorded as failed as it loaded or started
 #: (``starts._warn_failed``): the slot it names is the runner's own.
 _FAILED_START = re.compile(r'^episode \d+ failed to (?:load|start in slot (\d+)) ')
+#: What ``step_arrays``/``reset_arrays`` say on Ray (docs/distributed.md).
+_NO_ARRAYS = ("{call}() is not available on a Ray-distributed env: its worlds live in its runners' processes; "
+              'use {instead}() (per-slot observations) or get_observations()')
 
 
 class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
@@ -179,6 +185,11 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                     message = f'{message[:start]}{runner_id * self._local_num + int(failed.group(1))}{message[end:]}'
             warnings.warn(message, category, stacklevel=caller_stacklevel())
 
+    def _raise_invalid(self, error: ValueError) -> NoReturn:
+        """Warn what the runner warned before finding ``error`` (see ``RunnerActor._invalid``), then raise it."""
+        self._warn(getattr(error, WARNED, None) or [])
+        raise error
+
     def _teardown(self) -> None:
         self._pool.teardown()
         self._results.close()
@@ -227,6 +238,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                                          [episodes[k] for k in positions])
         error: BaseException | None = None
         records: list[dict[str, Any]] = []
+        warned_by: list[tuple[int, type[Warning], str]] = []  # (runner id, category, message)
         started = False
         for r, positions in groups.items():
             mine = [episodes[k] for k in positions]
@@ -247,7 +259,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 error = error or exc
                 continue
             observations, written, now_held, warned = result
-            self._warn(warned, r)
+            warned_by.extend((r, category, message) for category, message in warned)
             started = True
             for record in written:
                 record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
@@ -260,11 +272,19 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 self._steps[g], self._started_at[g] = 0, time.perf_counter()
                 self._failures.pop(g, None)
                 obs[k] = observation
-        # The records in the caller's order of slots, as one process writes them (not runner by runner).
+        # The records, and the warnings of failed starts, in the caller's order of slots, as one
+        # process gives them (not runner by runner).
         order = {g: k for k, g in enumerate(slots)}
         records.sort(key=lambda record: order.get(record['slot'], len(slots)))
         for record in records:
             self._ledger.write(record)
+
+        def position(item: tuple[int, type[Warning], str]) -> int:
+            failed = _FAILED_START.match(item[2])
+            return -1 if failed is None or failed.group(1) is None else order.get(item[0] * self._local_num + int(failed.group(1)), -1)
+
+        for r, category, message in sorted(warned_by, key=position):
+            self._warn([(category, message)], r)
         info = [e.config if e is not None else None for e in held]
         if error is not None:
             if started:  # other runners' slots started their episodes: the env steps on with them
@@ -305,6 +325,16 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
     def _unwrap(self, call: Any) -> Any:
         return unwrap(call)
 
+    def reset_arrays(self, slots: list[int], only: ObservedEntries | None = None) -> tuple[dict[str, Any] | None, list[TaskCfg | None]]:
+        """Not on Ray: a ``NotImplementedError`` saying what to use instead."""
+        raise NotImplementedError(_NO_ARRAYS.format(call='reset_arrays', instead='reset'))
+
+    def step_arrays(self, actions: dict[str, dict[str, Any]], observe: bool = True,
+                    observe_only: ObservedEntries | None = None, repeat: int = 1,
+                    restart: list[int] | None = None) -> ArrayStep:
+        """Not on Ray: a ``NotImplementedError`` saying what to use instead."""
+        raise NotImplementedError(_NO_ARRAYS.format(call='step_arrays', instead='step'))
+
     def step(self, actions: list[Any]) -> tuple[list, list, list, list, list]:
         """Advance every runner with an active slot by one step, concurrently.
 
@@ -323,8 +353,12 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
 
         lost = (ray.exceptions.RayActorError, RunnerHung)
         n = self._local_num
-        chunks = [actions[r * n:(r + 1) * n] for r in range(self._proc_num)]
         active = self._status == SlotStatus.ACTIVE
+        # (Entries of slots that run no episode are ignored, as on one process: not sent at all, so
+        # what Ray cannot serialize there cannot fail a runner's step after another's has moved.)
+        running = active.tolist()
+        chunks = [[entry if running[r * n + i] else None for i, entry in enumerate(actions[r * n:(r + 1) * n])]
+                  for r in range(self._proc_num)]
         self._all_ready()
         deadline = time.monotonic() + self._dist.step_timeout_s
 
@@ -336,20 +370,27 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
             for r in busy if len(busy) > 1 else ():
                 if any(active[r * n + i] and not _no_command(chunks[r][i]) for i in range(n)):
                     self._wait_ready(r)
-                    checks[r] = self._pool.actors[r].check.remote(chunks[r])
-            invalid: BaseException | None = None
+                    checks[r] = send_actions(self._pool.actors[r].check, chunks[r], r * n)
+            warned: dict[int, list[tuple[type[Warning], str]]] = {}
+            invalid: dict[int, ValueError] = {}
             dead: dict[int, BaseException] = {}
             for r, ref in checks.items():
                 try:
-                    self._warn(self._get_runner(ref, deadline, r) or [])
+                    warned[r] = self._get_runner(ref, deadline, r) or []
                 except lost as exc:
                     dead[r] = exc
                 except ValueError as exc:
-                    invalid = invalid or exc
+                    invalid[r] = exc
             for r, why in dead.items():
                 self._runner_failed(r, reason=why)
-            if invalid is not None:
-                raise invalid
+            if invalid:
+                # The first bad slot's error, after the warnings of the slots before it, as on one
+                # process (a check keeps no warning: when all are valid, the step warns them).
+                first = min(invalid)
+                for r in sorted(warned):
+                    if r < first:
+                        self._warn(warned[r])
+                self._raise_invalid(invalid[first])
             if not dead:
                 break
             active = self._status == SlotStatus.ACTIVE  # the dead runners' slots are empty now
@@ -365,7 +406,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         for r in range(self._proc_num):
             if active[r * n:(r + 1) * n].any():
                 self._wait_ready(r)
-                refs[r] = self._pool.actors[r].step.remote(chunks[r])
+                refs[r] = send_actions(self._pool.actors[r].step, chunks[r], r * n)
         error: BaseException | None = None
         failed_now: list[dict[str, Any]] = []
         for r, ref in refs.items():
@@ -376,7 +417,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 continue
             except ValueError as exc:  # only when this was the one runner stepped: nothing moved
                 if len(refs) == 1:
-                    raise
+                    self._raise_invalid(exc)
                 error = error or exc
                 continue
             except Exception as exc:  # an error in the user's task or robot code: re-raised below
@@ -405,28 +446,38 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
 
     def close(self) -> None:
         """Kill the runner and queue actors and shut down the Ray this env started (or connected to)."""
+        import ray
+
         if self._closed:
             return
+        # (Ray shut down by the caller first: asking an actor would start a new Ray, and leave it running.)
+        connected = ray.is_initialized()
         try:
-            self._queue_len_at_close = self.queue_len() if self._pool.queue is not None else 0
+            self._queue_len_at_close = self.queue_len() if connected and self._pool.queue is not None else 0
         except Exception:  # the queue actor is gone already: nothing more will be handed out
             self._queue_len_at_close = 0
         self._closed = True
         try:
-            self._abandon_running()
+            self._abandon_running(connected)
+            summary = self._results.summary()  # (as one process prints it at close: Runner.close)
+            if self._results.summary_on_close and self._results.target != 'none' and summary['episodes']:
+                print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
         finally:
             self._teardown()
 
-    def _abandon_running(self) -> None:
+    def _abandon_running(self, connected: bool = True) -> None:
         """End the episodes still running as abandoned, each with its record, as one process does
         at close: each runner computes its own (all at once, at most ``_CLOSE_RECORDS_TIMEOUT_S``
-        in all); for a runner that does not answer, the driver writes them without metrics."""
+        in all); for a runner that does not answer, or when Ray is no longer ``connected``, the
+        driver writes them without metrics."""
         running: dict[int, list[int]] = {}
         for g in np.flatnonzero(self._status == SlotStatus.ACTIVE).tolist():
             running.setdefault(g // self._local_num, []).append(g)
-        refs = {}
+        refs: dict[int, Any] = {}
         for r in running:
             try:
+                if not connected:
+                    raise RuntimeError('Ray was shut down before the env was closed')
                 refs[r] = self._pool.actors[r].abandon_running.remote()
             except Exception as exc:  # noqa: BLE001 - its records are written here instead
                 refs[r] = exc
@@ -437,8 +488,8 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                     raise ref
                 records = get_result(ref, deadline, r)
             except Exception as exc:  # noqa: BLE001 - dead, hung or failing: the driver records them
-                records = [self._abandoned_record(g, f'runner {r} did not answer at close ({type(exc).__name__}): '
-                                                     'its metrics were not read') for g in running[r]]
+                why = f'runner {r} did not answer at close ({type(exc).__name__})' if connected else str(exc)
+                records = [self._abandoned_record(g, f'{why}: its metrics were not read') for g in running[r]]
             else:
                 for record in records:
                     record['slot'] = r * self._local_num + record['slot'] if record.get('slot') is not None else None
