@@ -148,3 +148,19 @@ def test_config_id_takes_a_metrics_path_so_envs_built_side_by_side_can_run(tmp_p
     finally:
         vector.close()
     assert config.metrics_save_path == str(tmp_path / 'results.jsonl')  # (the user's config is unchanged)
+
+
+def test_the_gymnasium_adapters_refuse_a_distributed_config_by_name():
+    # A DistributedConfig's worlds live in Ray runners: the adapters failed deep inside (a zip()
+    # length error, NotInDistributedMode); now they refuse it before anything starts, Ray included.
+    from internutopia.core.distribution import RayDistributionCfg
+    from internutopia.core.gym_env import Env as GymEnv
+
+    task = PointNavTaskCfg(robots=[JetbotRobotCfg(position=(0.0, 0.0, 0.05))], goal=(1.0, 0.0, 0.0))
+    distributed = Config(env_num=1, metrics_save_path='none', task_configs=[task] * 2).distribute(RayDistributionCfg(proc_num=2))
+    for build, name in ((lambda: VectorEnv(distributed), 'the Gymnasium VectorEnv'), (lambda: GymEnv(distributed), 'gym_env.Env')):
+        with pytest.raises(ValueError, match=rf'^{name} runs its world in this process; a DistributedConfig \(Ray, '
+                                             r'distribution_config.proc_num=2\) is not supported: pass config.base_config\(\)'):
+            build()
+    ray = pytest.importorskip('ray')
+    assert not ray.is_initialized()

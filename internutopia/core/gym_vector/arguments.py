@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from internutopia.core.config import Config
+from internutopia.core.config import Config, DistributedConfig
 
-__all__ = ['check_action_repeat', 'parse_autoreset_mode', 'reset_mask', 'resolve_config']
+__all__ = ['check_action_repeat', 'parse_autoreset_mode', 'refuse_distributed', 'reset_mask', 'resolve_config']
 
 
 def resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None) -> Config:
@@ -32,11 +32,23 @@ def resolve_config(config: Config | str | os.PathLike[str], num_envs: int | None
         config = Config.from_yaml(config)
     if not isinstance(config, Config):
         raise TypeError(f'config must be an internutopia Config or the path of a YAML config; got {type(config).__name__}')
+    refuse_distributed(config, 'the Gymnasium VectorEnv')
     if num_envs is not None and num_envs != config.env_num:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f'num_envs must be an int >= 1; got {num_envs!r}')
         config = config.update(env_num=int(num_envs))
     return config
+
+
+def refuse_distributed(config: Config, adapter: str) -> None:
+    """A ``ValueError`` for a :class:`~internutopia.core.config.DistributedConfig`: the Gymnasium
+    adapters step the world's arrays in this process, which a Ray-distributed env keeps in its
+    runners' processes (they failed deep inside with an unrelated error)."""
+    if isinstance(config, DistributedConfig):
+        raise ValueError(f'{adapter} runs its world in this process; a DistributedConfig (Ray, '
+                         f'distribution_config.proc_num={config.distribution_config.proc_num}) is not supported: pass '
+                         'config.base_config() (the same slots in one world here), or step vec_env.Env(config) on Ray '
+                         'with reset()/step()')
 
 
 def parse_autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:

@@ -51,6 +51,7 @@ from gymnasium import spaces
 
 from internutopia.core.config import Config
 from internutopia.core.episode_queue import EpisodeQueue
+from internutopia.core.gym_vector.arguments import refuse_distributed
 from internutopia.core.runner.failures import step_result_of
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as VecEnv
@@ -74,6 +75,7 @@ class Env(gym.Env):
     def __init__(self, config: Config, render_mode: str | None = None, episodes: Any = None, endless: bool = False) -> None:
         from internutopia.core.gym_vector import EpisodeSource
 
+        refuse_distributed(config, 'gym_env.Env')
         if config.env_num != 1:
             raise ValueError(f'gym_env.Env runs one env slot; config.env_num must be 1, got {config.env_num} '
                              '(use internutopia.core.vec_env.Env for more)')
