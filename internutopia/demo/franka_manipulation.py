@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = demo_arguments(__doc__, default_steps=1600)
     parser.add_argument('--phase-steps', type=int, default=400, help='env steps of each phase (default 400)')
     args = parser.parse_args(argv)
+    if args.phase_steps < 1:
+        parser.error(f'--phase-steps must be >= 1; got {args.phase_steps}')
     budget = step_budget(args)
     require_extra('robot', 'FrankaRobot')
     from internutopia_extension.configs.metrics import RecordingMetricCfg
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                robots=[FrankaRobotCfg(position=(0, 0, 0), controllers=[arm_ik_cfg, gripper_cfg])],
                                prompt='Prompt test 1', target='franka_manipulation', episode_idx=0,
                                # the episode ends on step max_steps + 1: with the last phase's last step
-                               max_steps=(4 * args.phase_steps if budget is None else min(budget, 4 * args.phase_steps)) - 1)
+                               max_steps=max((4 * args.phase_steps if budget is None else min(budget, 4 * args.phase_steps)) - 1, 1))
     config = Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 240, headless=not has_display()),
                     metrics_save_path=out, task_configs=[task])
     phases: list[tuple[str, dict[str, Any], np.ndarray | None]] = [

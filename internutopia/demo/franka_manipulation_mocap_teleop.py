@@ -75,14 +75,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     task = ManipulationTaskCfg(metrics=[RecordingMetricCfg(robot_name=franka.name, fields=['joint_action'])],
                                scene_asset_path=gm.ASSET_PATH + '/scenes/demo_scenes/franka_mocap_teleop/table_scene.usd',
                                robots=[franka], prompt='Prompt test 1', target='franka_manipulation_mocap_teleop',
-                               episode_idx=0, max_steps=10000 if budget is None else budget - 1)
+                               episode_idx=0, max_steps=10000 if budget is None else max(budget - 1, 1))
     # The camera renders 30 frames a second (InternUtopia's demo: every physics step, 240).
     config = Config(simulator=SimConfig(physics_dt=1 / 240, rendering_dt=1 / 30, headless=not has_display()),
                     metrics_save_path=out, task_configs=[task])
     import_extensions()
     env = Env(config)
     env.reset()
-    source = _source(args, env, teleop_cfg)
+    try:
+        source = _source(args, env, teleop_cfg)
+    except (ConnectionError, RuntimeError) as error:  # no mocap server there: one line, the env closed
+        env.close()
+        raise SystemExit(f'this demo cannot run: {error}') from None
     reports: list[dict[str, Any]] = []
     step = 0
     try:

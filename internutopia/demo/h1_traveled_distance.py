@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--max-steps', type=int, default=300, help="the episode's length in env steps (default 300)")
     parser.add_argument('--out', default=None, help='results file (default: a new file in the temp folder)')
     args = parser.parse_args(argv)
+    if args.max_steps < 1:
+        parser.error(f'--max-steps must be >= 1; got {args.max_steps}')
     budget = step_budget(args)
     out = args.out or os.path.join(tempfile.mkdtemp(prefix='h1_traveled_distance_'), 'h1_traveled_distance_metric.jsonl')
     h1 = H1RobotCfg(position=(0.0, 0.0, 1.05), controllers=[move_by_speed_cfg, move_along_path_cfg, rotate_cfg],

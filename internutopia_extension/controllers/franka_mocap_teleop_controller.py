@@ -13,9 +13,10 @@ Per step, for each slot:
 * **right-hand orientation -> gripper orientation**: ``CAMERA_TO_ROBOT @ R_hand @ GRIPPER_FROM_HAND``.
 * **right thumb-index pinch** (tips closer than 5 cm) closes the gripper, opening them opens it
   (commanded on a change only, as InternUtopia does).
-* **left-hand gestures**, each after 12 frames held: thumb on the ring-finger tip halves the motion
-  (fine positioning); thumb on the middle-finger tip keeps the gripper's present orientation
-  instead of the hand's. Thumb on the index tip held for 60 frames moves a
+* **left-hand gestures**, each after 12 frames held: thumb on the little-finger tip re-takes the
+  wrist's reference each frame, so the right hand moves without moving the target (a clutch);
+  thumb on the ring-finger tip halves the motion (fine positioning); thumb on the middle-finger
+  tip keeps the gripper's present orientation instead of the hand's. Thumb on the index tip held for 60 frames moves a
   ``MocapControlledCamera`` of the robot with the left wrist (see
   :mod:`internutopia_extension.sensors.mocap_controlled_camera`).
 
@@ -55,7 +56,7 @@ __all__ = ['GESTURE_FRAMES', 'FrankaMocapTeleopController']
 #: Frames a left-hand gesture must be held before it acts (InternUtopia's 12).
 GESTURE_FRAMES = 12
 _GESTURES = ('lh_thumb_little', 'lh_thumb_ring', 'lh_thumb_middle')
-_HALF, _KEEP_ORIENTATION = 1, 2
+_REBASE, _HALF, _KEEP_ORIENTATION = 0, 1, 2
 _RH = COLUMNS['rh_x']
 _RH_ROT = COLUMNS['rh_rot0']
 
@@ -113,6 +114,7 @@ class FrankaMocapTeleopController(BaseController):
         delta = np.where(moved[:, None], wrist - self.wrist_ref[slots], 0.0)
         step = (delta @ CAMERA_TO_ROBOT.T) * self.scale
         step[gestures[:, _HALF]] *= 0.5
+        step[gestures[:, _REBASE]] = 0.0  # the wrist's reference re-taken before the motion (InternUtopia's order)
         self.target_pos[slots] += step
         self.wrist_ref[slots[seen]] = wrist[seen]
         self.has_ref[slots] = seen

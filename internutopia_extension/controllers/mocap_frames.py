@@ -67,7 +67,7 @@ def _array(frame: Mapping[str, Any], key: str, shape: tuple[int, ...], text: str
     value = frame[key]
     try:
         array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: an integer too large for a float)
         raise ValueError(f'mocap frame key {key!r} must be {text}, shape {shape}; got {value!r:.200}') from None
     if array.shape != shape:
         raise ValueError(f'mocap frame key {key!r} must be {text}, shape {shape}; got shape {array.shape}')
@@ -135,7 +135,7 @@ def hand_keypoints(pinch: bool, pinched_with: int = _INDEX) -> np.ndarray:
     fingertip ``pinched_with`` (8 index, 12 middle, 16 ring, 20 little) when ``pinch``."""
     kps = np.zeros((_KEYPOINTS, 3))
     for finger in range(5):  # four joints per finger, fanned out in the hand's plane
-        angle = np.radians(-40.0 + 20.0 * finger)
+        angle = np.radians(-60.0 + 30.0 * finger)  # (fingertips > 5 cm apart: one gesture at a time)
         direction = np.array([np.sin(angle), -np.cos(angle), 0.0])
         for joint in range(4):
             kps[1 + 4 * finger + joint] = direction * 0.03 * (joint + 1 + (finger > 0))

@@ -35,6 +35,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import re
 import select
 import sys
 import time
@@ -48,6 +49,8 @@ from internutopia.core.util.interaction import BaseInteraction
 KEYS = 'ikjluo'
 #: Seconds a key counts as held after it last arrived (a held key repeats after about 0.5 s, then every ~30 ms).
 DEFAULT_HOLD = 0.6
+#: A terminal's escape sequence (arrows, F1-F12, Home, End: ``ESC [ ... X`` or ``ESC O X``): not typed keys.
+_ESCAPE = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]|O.?)?')
 
 
 class TerminalKeys:
@@ -98,7 +101,8 @@ class TerminalKeys:
                 break
             chunks.append(chunk)
         now = time.monotonic()
-        return [(now, char) for char in b''.join(chunks).decode(errors='ignore')]
+        # (without the sequences, F1 = ESC O P would read as 'o', and Home = ESC O H too)
+        return [(now, char) for char in _ESCAPE.sub('', b''.join(chunks).decode(errors='ignore'))]
 
     def close(self) -> None:
         """Give the terminal its settings back (idempotent)."""

@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import socket
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -188,7 +190,9 @@ class MocapServer:
     reply before the first). Frames come from ``frames`` (each ``/results`` takes the next; the
     last is repeated when it runs out) or are ``POST``-ed to ``/results`` as JSON: the server checks
     each (:func:`~internutopia_extension.controllers.mocap_frames.pack_frame`) and answers 400
-    with the error, naming the bad key; a body over :data:`MAX_FRAME_BYTES` is refused with 413.
+    with the error, naming the bad key; a body over :data:`MAX_FRAME_BYTES` is refused with 413
+    (a frame of ``frames`` or :meth:`put` may hold numpy arrays; one JSON cannot carry, or an
+    iterator that raises, is answered 500 with the error, and the server keeps serving).
     It listens on ``host`` (``127.0.0.1``: this machine only) and ``port`` (0: a free one;
     :attr:`url` says where). Use it as a context manager, or call :meth:`close`.
 
@@ -208,6 +212,8 @@ class MocapServer:
         self.running = False
         self.frames_received = 0  # frames POST-ed
         self.frames_served = 0  # answers to GET /results
+        #: Connections being served (a handler thread each), shut at :meth:`close`.
+        self._connections: dict[threading.Thread, Any] = {}
         try:
             self._httpd = ThreadingHTTPServer((host, port), _handler(self))
         except OSError as error:
@@ -238,10 +244,18 @@ class MocapServer:
             return self._latest if self._latest is not None else dict(NO_RESULTS)
 
     def close(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving, end the connections still open (a stalled client's too) and release the port."""
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+        with self._lock:
+            connections = list(self._connections.items())
+        for thread, connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)  # (the handler's blocked read returns at once)
+            except OSError:
+                pass  # already closed
+            thread.join(timeout=5)
 
     def __enter__(self) -> MocapServer:
         return self
@@ -254,13 +268,32 @@ def _handler(server: MocapServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         timeout = 10  # seconds a connection may stall before it is dropped
 
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._connections[threading.current_thread()] = self.connection
+
+        def finish(self) -> None:
+            with server._lock:
+                server._connections.pop(threading.current_thread(), None)
+            try:
+                super().finish()
+            except OSError:
+                pass  # the client went away
+
         def _reply(self, status: int, body: Any) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header('Content-Type', 'application/json')
-            self.send_header('Content-Length', str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                data = json.dumps(body, default=_jsonable).encode()
+            except (TypeError, ValueError) as error:  # a frame of the Python source that JSON cannot carry
+                status, data = 500, json.dumps({'status': 'error', 'message': f'frame is not JSON: {error}'}).encode()
+            try:
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                self.close_connection = True  # the client went away
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             path = self.path.split('?')[0].rstrip('/')
@@ -277,7 +310,12 @@ def _handler(server: MocapServer) -> type[BaseHTTPRequestHandler]:
                     server.running = False
                     self._reply(200, {'status': 'stopped', 'message': 'Streaming stopped.'})
             elif path == '/results':
-                self._reply(200, server.latest())
+                try:
+                    latest = server.latest()
+                except Exception as error:  # noqa: BLE001 - the user's frame iterator failed: say so, keep serving
+                    self._reply(500, {'status': 'error', 'message': f'frame source failed: {type(error).__name__}: {error}'})
+                    return
+                self._reply(200, latest)
             else:
                 self._reply(404, {'status': 'error', 'message': f'no such path {path!r}; paths: /start, /results, /stop'})
 
@@ -290,12 +328,22 @@ def _handler(server: MocapServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._reply(411, {'status': 'error', 'message': 'a frame needs a Content-Length'})
                 return
+            if length < 0:
+                self._reply(400, {'status': 'error', 'message': f'Content-Length must be >= 0; got {length}'})
+                return
             if not 0 < length <= MAX_FRAME_BYTES:
                 self._reply(413, {'status': 'error', 'message': f'a frame is 1..{MAX_FRAME_BYTES} bytes of JSON; got {length}'})
                 return
+            body = self.rfile.read(length)
+            if len(body) < length:  # the client went away (or the server is closing) mid-body
+                self.close_connection = True
+                return
             try:
-                frame = json.loads(self.rfile.read(length))
+                frame = json.loads(body)
                 server.put(frame)
+            except RecursionError:
+                self._reply(400, {'status': 'error', 'message': 'frame JSON is nested too deeply'})
+                return
             except ValueError as error:  # (JSON errors are ValueErrors too)
                 self._reply(400, {'status': 'error', 'message': str(error)})
                 return
@@ -305,6 +353,13 @@ def _handler(server: MocapServer) -> type[BaseHTTPRequestHandler]:
             pass  # (one line per request would flood a teleoperation session's terminal)
 
     return Handler
+
+
+def _jsonable(value: Any) -> Any:
+    """What JSON carries of a frame's numpy values (a frame put or iterated from Python)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f'{type(value).__name__} is not JSON serializable')
 
 
 def scripted_frames(steps: int | None = None, scale: Iterable[float] = (0.25, 0.75, 0.75), period: int = 480,
@@ -332,7 +387,11 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument('--posted', action='store_true', help='serve POST-ed frames instead of the scripted hand')
     parser.add_argument('--seconds', type=float, default=None, help='stop after this many seconds (default: Ctrl-C)')
     args = parser.parse_args(argv)
-    server = MocapServer(args.host, args.port, frames=None if args.posted else scripted_frames())
+    try:
+        server = MocapServer(args.host, args.port, frames=None if args.posted else scripted_frames())
+    except OSError as error:  # the port taken, an address not of this machine: one line, not a traceback
+        print(f'[internutopia] {error.strerror or error}', file=sys.stderr, flush=True)
+        return 2
     print(f'[internutopia] mocap server at {server.url} ({"POST frames to /results" if args.posted else "scripted hand"})',
           flush=True)
     try:
