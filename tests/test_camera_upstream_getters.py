@@ -127,7 +127,9 @@ def test_getters_of_outputs_a_camera_was_not_made_with_return_none():
         _assert_real_outputs(slot_views['colour'], {'get_rgba'})
         _assert_real_outputs(slot_views['cloud'], depth_and_params)
         _assert_real_outputs(got['gray']['getters'], depth_and_params)
-        assert 'depth' not in got['gray'] and got['gray']['pointcloud'].shape[1] == 3  # (the observation as configured)
+        # (a point-cloud-only camera gives the depth and params it is made from, as InternUtopia's RepCamera)
+        assert {'depth', 'camera_params', 'pointcloud'} <= set(got['gray']) and got['gray']['pointcloud'].shape[1] == 3
+        np.testing.assert_array_equal(got['gray']['depth'], got['gray']['getters']['get_distance_to_image_plane'])
         # the depth a point-cloud-only camera gives is its frame's: the same camera, the same view
         np.testing.assert_allclose(got['gray']['getters']['get_distance_to_image_plane'],
                                    slot_views['cloud']['get_distance_to_image_plane'], atol=1e-4)

@@ -251,7 +251,7 @@ def test_camera_seen_from_a_slot_moves_and_gives_a_pointcloud():
     with Env(config([task] * 2)) as env:
         obs, _ = env.reset()
         reading = obs[1]['jetbot']['sensors']['camera']
-        assert sorted(reading) == ['depth', 'pointcloud', 'rgba']  # InternUtopia's keys, no more
+        assert sorted(reading) == ['camera_params', 'depth', 'pointcloud', 'rgba']  # InternUtopia's keys (a point cloud brings its params), no more
         points = reading['pointcloud']
         assert points.dtype == np.float32 and points.shape[1] == 3 and len(points) > 0.5 * 64 * 48  # the rest is sky
         on_box = points[(np.abs(points[:, 1]) < 0.2) & (points[:, 2] > 0.05)]

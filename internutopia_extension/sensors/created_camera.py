@@ -70,6 +70,11 @@ class CreatedCamera:
             self.local_position = np.asarray(mount.position, dtype=float)
             self.local_quat = np.asarray(mount.orientation, dtype=float)
         quat = None if orientation is None else np.asarray(orientation, dtype=float)
+        if quat is not None and not (quat.shape == (4,) and np.isfinite(quat).all() and np.linalg.norm(quat) > 0):
+            raise ValueError(f'camera {name!r}: orientation must be a non-zero wxyz quaternion; got {orientation}')
+        for what, value in (('translation', translation), ('position', position)):
+            if value is not None and not (np.shape(value) == (3,) and np.isfinite(np.asarray(value, dtype=float)).all()):
+                raise ValueError(f'camera {name!r}: {what} must be three finite numbers (m); got {value}')
         if translation is not None:
             self.local_position = origin + np.asarray(translation, dtype=float)
             if quat is not None:

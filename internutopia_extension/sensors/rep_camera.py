@@ -301,13 +301,15 @@ class RepCamera(BaseSensor):
         if self.config.rgba:
             assert self._rgba is not None  # drawn above (stamps start as NaN: stale)
             out['rgba'] = self._rgba.read(slots)  # later frames never change what a caller holds
-        if self.config.depth:
+        # (A point cloud brings the depth and params it is made from, as InternUtopia's RepCamera
+        # gives them, in its order.)
+        if self.config.depth or self.config.pointcloud:
             assert self._depth is not None
             out['depth'] = self._depth.read(slots)
+        if self.config.camera_params or self.config.pointcloud:
+            out['camera_params'] = self._camera_params(slots)
         if self.config.pointcloud:
             out['pointcloud'] = [self.pointcloud(slot) for slot in slots.tolist()]
-        if self.config.camera_params:
-            out['camera_params'] = self._camera_params(slots)
         if self.wants_ids:
             self._annotations(slots, out)
         if self.config.report_rendered:
@@ -375,13 +377,13 @@ def render_cameras(pack: Any, cameras: list[RepCamera], slots: np.ndarray, time:
         for (width, height, samples), requests in batches.items():
             state.cameras(width, height, samples, lod=lod, threads=threads).render(requests)
     for camera, stale, requests in jobs:
-        if not requests:  # camera_params only: the pose, with nothing drawn
+        if not requests:  # camera_params only: the pose (a moved camera's too), with nothing drawn
             requests = []
             for slot in stale.tolist():
-                data = pack.mjdata(slot)
-                cam = int(camera.cam_id[slot])
-                requests.append(FrameRequest(slot, cam, None, None, position=data.cam_xpos[cam].copy(),
-                                             xmat=data.cam_xmat[cam].copy()))
+                position, orientation = camera.camera_pose(slot)
+                xmat = np.zeros(9)
+                mujoco.mju_quat2Mat(xmat, orientation)
+                requests.append(FrameRequest(slot, int(camera.cam_id[slot]), None, None, position=position, xmat=xmat))
         camera._took(requests, stale, time)
 
 

@@ -139,12 +139,21 @@ class _Worker:
         buffers: resolving multisampled ids would blend them)."""
         return request.rgb is None and self.buffers.samples == 0
 
+    def _second_pass(self, request: FrameRequest) -> bool:
+        """Whether ``request`` is drawn a second time, single-sample (into :attr:`id_buffers`): for
+        its ids beside colour, and for the depth of a multisampled frame (a multisampled depth
+        buffer resolves to one sample's depth, off the pixel centre: a floor pixel near the horizon
+        read several percent too near), which then comes from that pass with the ids."""
+        if request.segmentation is not None:
+            return not self._shared_ids(request)
+        return request.depth is not None and self.buffers.samples > 0
+
     def render(self, requests: list[FrameRequest]) -> None:
         width, height = self.owner.frame_size
         capacity = batch_capacity(len(requests), width, height)
         self.context.make_current()
         self.buffers.grow(capacity)
-        if any(r.segmentation is not None and not self._shared_ids(r) for r in requests):
+        if any(self._second_pass(r) for r in requests):
             if self.id_buffers is None:
                 self.id_buffers = FrameBuffers(self.context.mjr, width, height, capacity, samples=0)
             self.id_buffers.grow(capacity)
@@ -185,13 +194,15 @@ class _Worker:
                 context.set_clip(request.near, request.far)
             ids = request.segmentation is not None
             shared = ids and self._shared_ids(request)
-            buffers.bind(index)
-            # A frame with no colour and ids: the id-coloured pass gives the depth as well.
-            context.draw(self.rect, single_pass=True, flat=request.rgb is None, ids=shared)
-            if ids and not shared:
+            second = self._second_pass(request)
+            if request.rgb is not None or not second:
+                buffers.bind(index)
+                # A frame with no colour and ids: the id-coloured pass gives the depth as well.
+                context.draw(self.rect, single_pass=True, flat=request.rgb is None, ids=shared)
+            if second:
                 assert self.id_buffers is not None
-                self.id_buffers.bind(index)  # the same scene again, for the ids
-                context.draw(self.rect, ids=True)
+                self.id_buffers.bind(index)  # the same scene again, single-sample: ids, depth
+                context.draw(self.rect, single_pass=True, flat=True, ids=ids)
             scene_geoms.append(context.scene_geoms() if ids else None)
             fields.append(fovy)
             if request.geom_instances is not None:
@@ -201,14 +212,18 @@ class _Worker:
         for index, request in enumerate(requests):
             ids = request.segmentation is not None
             shared = ids and self._shared_ids(request)
+            second = self._second_pass(request)
             colour = request.rgb is not None
-            buffers.read(index, self.rgba if colour or shared else None, self.depth if request.depth is not None else None)
+            depth_second = request.depth is not None and second and buffers.samples > 0  # (not the resolved one)
+            if colour or not second:
+                buffers.read(index, self.rgba if colour or shared else None,
+                             self.depth if request.depth is not None and not depth_second else None)
             if request.rgb is not None:
                 context.copy_colour(self.rgba, request.rgb, request.xmat, fields[index])
+            if second:
+                assert self.id_buffers is not None
+                self.id_buffers.read(index, self.rgba if ids else None, self.depth if depth_second else None)
             if ids:
-                if not shared:
-                    assert self.id_buffers is not None
-                    self.id_buffers.read(index, self.rgba, None)
                 geoms = scene_geoms[index]
                 assert geoms is not None and request.segmentation is not None
                 # Scene index -> model geom id; index -1 (nothing drawn) -> the appended -1.
