@@ -24,28 +24,14 @@ from internutopia_extension.robots.aliengo_locomotion import gait, rewards
 from internutopia_extension.robots.aliengo_locomotion.episodes import START_HEIGHT
 from internutopia_extension.robots.aliengo_locomotion.model import walking_spec
 from internutopia_extension.robots.aliengo_locomotion.walker import POLICY_PATH, AliengoWalker
+from internutopia_extension.robots.upstream_bodies import UpstreamBodies
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 
-class AliengoUpstreamMethods:
-    """InternUtopia's Aliengo methods of one slot's Aliengo (its ``post_reset`` looks up the base
-    by prim path, as InternUtopia's does)."""
+class AliengoUpstreamMethods(UpstreamBodies):
+    """InternUtopia's Aliengo attributes of one slot's Aliengo (its base, by InternUtopia's name)."""
 
-    config: Any
-    name: str
-    _rigid_body_map: dict[str, Any]
-
-    def post_reset(self) -> None:
-        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
-        self._robot_base = self._rigid_body_map[f'{root}/base']
-        super().post_reset()  # type: ignore[misc]
-
-    def get_robot_base(self) -> Any:
-        """The base's rigid body (InternUtopia's name)."""
-        return self._robot_base
-
-    def set_gains(self) -> None:
-        """The servo gains are set when the model is built; nothing to do."""
+    upstream_bodies = {'_robot_base': 'base'}
 
 
 @BaseRobot.register('AliengoRobot')

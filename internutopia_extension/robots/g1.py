@@ -24,6 +24,7 @@ from internutopia_extension.robots.assets import breadth_first_joints
 from internutopia_extension.robots.g1_locomotion import G1LocomotionPolicy, build_g1_spec
 from internutopia_extension.robots.g1_locomotion.policy_kernel import CompiledAct, compiled_act
 from internutopia_extension.robots.policy_clock import PolicyClock, keeps_running
+from internutopia_extension.robots.upstream_bodies import UpstreamBodies
 
 
 @functools.cache
@@ -31,30 +32,14 @@ def _g1_spec(policy_name: str) -> mujoco.MjSpec:
     return build_g1_spec(G1LocomotionPolicy(capacity=1, name=policy_name))
 
 
-class G1UpstreamMethods:
-    """InternUtopia's G1 attributes of one slot's G1: its ``post_reset`` looks up the base
-    (``_robot_base``, the pelvis) and the torso IMU (``_imu_in_torso``, which InternUtopia's G1
-    controller reads its orientation and angular velocity from) by prim path, as InternUtopia's
-    does. The model has the IMU as a site on ``torso_link`` with the link's orientation, so
-    ``_imu_in_torso`` is that link: the same orientation and angular velocity (its position is the
-    link's, 15 cm below the IMU)."""
+class G1UpstreamMethods(UpstreamBodies):
+    """InternUtopia's G1 attributes of one slot's G1: the base (``_robot_base``, the pelvis) and
+    the torso IMU (``_imu_in_torso``, which InternUtopia's G1 controller reads its orientation and
+    angular velocity from). The model has the IMU as a site on ``torso_link`` with the link's
+    orientation, so ``_imu_in_torso`` is that link: the same orientation and angular velocity (its
+    position is the link's, 15 cm below the IMU)."""
 
-    config: Any
-    name: str
-    _rigid_body_map: dict[str, Any]
-
-    def post_reset(self) -> None:
-        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
-        self._robot_base = self._rigid_body_map[f'{root}/pelvis']
-        self._imu_in_torso = self._rigid_body_map[f'{root}/torso_link']
-        super().post_reset()  # type: ignore[misc]
-
-    def get_robot_base(self) -> Any:
-        """The pelvis's rigid body, as InternUtopia's G1 gives it."""
-        return self._robot_base
-
-    def set_gains(self) -> None:
-        """The servo gains are set when the model is built; nothing to do."""
+    upstream_bodies = {'_robot_base': 'pelvis', '_imu_in_torso': 'torso_link'}
 
 
 @BaseRobot.register('G1Robot')

@@ -35,31 +35,17 @@ from internutopia_extension.robots.carried_base import reset_targets, teleport_t
 from internutopia_extension.robots.gr1_locomotion import gait, rewards
 from internutopia_extension.robots.gr1_locomotion.walker import POLICY_PATH, GR1Walker
 from internutopia_extension.robots.gr1_model import STANDING_HEIGHT, STANDING_POSE, carried_spec, walking_spec
+from internutopia_extension.robots.upstream_bodies import UpstreamBodies
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 #: A GR1 spawned at most this far above its standing height stands on the floor instead.
 DROP_MARGIN = 0.1
 
 
-class GR1UpstreamMethods:
-    """InternUtopia's GR1 methods of one slot's GR1 (its base is the torso, as InternUtopia's)."""
+class GR1UpstreamMethods(UpstreamBodies):
+    """InternUtopia's GR1 attributes of one slot's GR1 (its base is the torso, as InternUtopia's)."""
 
-    config: Any
-    name: str
-    _rigid_body_map: dict[str, Any]
-
-    def post_reset(self) -> None:
-        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
-        self._robot_base = self._rigid_body_map[f'{root}/torso_link']
-        self._imu_in_torso = self._rigid_body_map[f'{root}/imu_link']
-        super().post_reset()  # type: ignore[misc]
-
-    def get_robot_base(self) -> Any:
-        """The torso link, as InternUtopia's GR1 gives it."""
-        return self._robot_base
-
-    def set_gains(self) -> None:
-        """The servo gains are set when the model is built; nothing to do."""
+    upstream_bodies = {'_robot_base': 'torso_link', '_imu_in_torso': 'imu_link'}
 
 
 @BaseRobot.register('GR1Robot')

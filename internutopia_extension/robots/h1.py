@@ -26,6 +26,7 @@ from internutopia_extension.robots.carried_base import reset_targets, teleport_t
 from internutopia_extension.robots.h1_locomotion import gait, rewards
 from internutopia_extension.robots.h1_locomotion.model import h1_base_spec, walking_spec
 from internutopia_extension.robots.h1_locomotion.walker import POLICY_PATH, H1Walker
+from internutopia_extension.robots.upstream_bodies import UpstreamBodies
 from internutopia_extension.robots.walker_driven import WalkerDrivenRobot
 
 #: (kp, kd) of the carried H1's standing-pose servos, by joint-name substring.
@@ -36,27 +37,18 @@ _H1_GAINS = {'hip': (200.0, 5.0), 'knee': (300.0, 6.0), 'ankle': (40.0, 2.0), 't
 _SOLE_FRICTION = 0.05
 
 
-class H1UpstreamMethods:
-    """InternUtopia's H1 methods of one slot's H1 (its ``post_reset`` looks up the base and ankles by
-    prim path, as InternUtopia's does, for subclasses that read them)."""
+class H1UpstreamMethods(UpstreamBodies):
+    """InternUtopia's H1 methods of one slot's H1 (the base and ankles it looks up, for subclasses
+    that read them)."""
 
-    config: Any
-    name: str
-    _rigid_body_map: dict[str, Any]
-
-    def post_reset(self) -> None:
-        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
-        self._robot_base = self._rigid_body_map[f'{root}/pelvis']
-        self._robot_right_ankle = self._rigid_body_map[f'{root}/right_ankle_link']
-        self._robot_left_ankle = self._rigid_body_map[f'{root}/left_ankle_link']
-        super().post_reset()  # type: ignore[misc]
+    upstream_bodies = {'_robot_base': 'pelvis', '_robot_right_ankle': 'right_ankle_link',
+                       '_robot_left_ankle': 'left_ankle_link'}
+    _robot_right_ankle: Any
+    _robot_left_ankle: Any
 
     def get_ankle_height(self) -> float:
         """The lower ankle's height above the floor (m), world z as InternUtopia reports it."""
         return float(min(self._robot_right_ankle.get_pose()[0][2], self._robot_left_ankle.get_pose()[0][2]))
-
-    def set_gains(self) -> None:
-        """The servo gains are set when the model is built; nothing to do."""
 
 
 def _carried_spec(mocap_body: str) -> mujoco.MjSpec:

@@ -36,10 +36,8 @@ IK_BASE = 'torso_link'
 class H1WithHandUpstreamMethods(H1UpstreamMethods):
     """InternUtopia's H1-with-hand methods of one slot's robot (beyond H1's: the IK base)."""
 
-    def post_reset(self) -> None:
-        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
-        self._robot_ik_base = self._rigid_body_map[f'{root}/{IK_BASE}']
-        super().post_reset()
+    upstream_bodies = {**H1UpstreamMethods.upstream_bodies, '_robot_ik_base': IK_BASE}
+    _robot_ik_base: Any
 
     def get_robot_ik_base(self) -> Any:
         """The torso link (the arms' IK base), as InternUtopia's robot gives it."""
