@@ -126,6 +126,17 @@ def _env_classes() -> list[type]:
     return [vec_env.Env, gym_env.Env, VectorEnv, FlatEnv]
 
 
+@pytest.fixture(scope='class')
+def local_ray():
+    """One local Ray for a class of tests, started here (the envs join it and leave it running
+    on close) and shut down after the class."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture(autouse=True)
 def close_every_env_the_test_opens(monkeypatch):
     """Every env a test builds (``vec_env.Env``, a Ray ``DistributedEnv``, ``gym_env.Env``,

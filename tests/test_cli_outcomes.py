@@ -120,7 +120,8 @@ def test_a_diverged_episode_is_counted_as_diverged(tmp_path, capsys, monkeypatch
     assert 'internutopia run: 1 of 3 episode(s) diverged (exit status 3)' in err
 
 
-def test_ctrl_c_still_exits_130_after_a_failed_episode(tmp_path, capsys, monkeypatch):
+def _interrupt_the_fourth_step(monkeypatch) -> None:
+    """Make the env's fourth step raise KeyboardInterrupt, as a Ctrl-C held over it would."""
     from internutopia.core.vec_env import Env
 
     step = Env.step
@@ -133,6 +134,10 @@ def test_ctrl_c_still_exits_130_after_a_failed_episode(tmp_path, capsys, monkeyp
         return step(self, action, **kwargs)
 
     monkeypatch.setattr(Env, 'step', interrupted_on_the_fourth_step)
+
+
+def test_ctrl_c_still_exits_130_after_a_failed_episode(tmp_path, capsys, monkeypatch):
+    _interrupt_the_fourth_step(monkeypatch)
     path = config_file(tmp_path)
     handler = signal.getsignal(signal.SIGINT)
     try:
@@ -148,18 +153,7 @@ def test_ctrl_c_still_exits_130_after_a_failed_episode(tmp_path, capsys, monkeyp
 def test_run_gives_ctrl_c_back_once_it_returns(tmp_path, monkeypatch):
     """``internutopia.cli.run`` from Python: after a Ctrl-C it returns its summary, and the caller's
     next Ctrl-C is a KeyboardInterrupt again, not the run's "end the process at once" (os._exit)."""
-    from internutopia.core.vec_env import Env
-
-    step = Env.step
-    calls = []
-
-    def interrupted_on_the_fourth_step(self, action, **kwargs):
-        calls.append(1)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return step(self, action, **kwargs)
-
-    monkeypatch.setattr(Env, 'step', interrupted_on_the_fourth_step)
+    _interrupt_the_fourth_step(monkeypatch)
     handler = signal.getsignal(signal.SIGINT)
     try:
         summary = cli.run(config_file(tmp_path, booms=('', '', '')), results='none', progress=False)

@@ -251,15 +251,9 @@ def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
 
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.usefixtures('local_ray')
 class TestOnALocalRay:
     """Envs joining one Ray started by the test (they leave it running on close)."""
-
-    @pytest.fixture(scope='class', autouse=True)
-    @classmethod
-    def local_ray(cls):
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        yield
-        ray.shutdown()
 
     def test_every_episode_runs_exactly_once_with_random_partial_resets(self, tmp_path):
         rng = random.Random(7)

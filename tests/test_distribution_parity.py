@@ -69,15 +69,9 @@ def _warned(call) -> tuple[str, list[str]]:
     return outcome, [str(w.message) for w in caught]
 
 
+@pytest.mark.usefixtures('local_ray')
 class TestParityOnALocalRay:
     """Envs joining one Ray started here (they leave it running on close)."""
-
-    @pytest.fixture(scope='class', autouse=True)
-    @classmethod
-    def local_ray(cls):
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        yield
-        ray.shutdown()
 
     def test_close_prints_the_run_summary_as_one_process_does(self, tmp_path, capsys):
         printed = {}
