@@ -80,9 +80,9 @@ class SlotRobot(OrderedObsMixin):
         self.obs_keys: list[str] = []
         self._rigid_body_map: dict[str, IRigidBody] = {}
         self.articulation = IArticulation(group, self._slot, origin=scene.origin)
+        self.create_rigid_bodies()  # (before the parts, which may be bodies: the Franka's ``end_effector``)
         for part_name, part in self.articulation_parts().items():  # e.g. the Franka's ``articulation.gripper``
             setattr(self.articulation, part_name, part)
-        self.create_rigid_bodies()
         self.controllers = OrderedDict((name, controller_in_slot(c, self._slot, self, scene)) for name, c in group.controllers.items())
         self.sensors = OrderedDict((name, sensor_in_slot(s, self._slot, self, scene)) for name, s in group.sensors.items())
 
@@ -119,8 +119,9 @@ class SlotRobot(OrderedObsMixin):
 
     def articulation_parts(self) -> dict[str, Any]:
         """Parts InternUtopia's articulation of this robot has beyond joints (a Franka's ``gripper``),
-        by attribute name; the robot's ``upstream_methods`` provide them. Set before the
-        controllers are built, which look them up."""
+        by attribute name; the robot's ``upstream_methods`` provide them. Set after the rigid
+        bodies are looked up (``_rigid_body_map``) and before the controllers are built, which
+        look them up."""
         return {}
 
     def get_robot_base(self) -> IRigidBody:

@@ -85,19 +85,17 @@ class FrankaUpstreamMethods:
 
     _slot_group: Any
     _slot: int
-    _scene: Any
     articulation: Any
     config: Any
     name: str
     _rigid_body_map: dict[str, Any]
 
     def articulation_parts(self) -> dict[str, Any]:
-        from internutopia.per_slot.rigid_body import IRigidBody
-
         group = self._slot_group
+        root = (self.config.prim_path or f'/{self.name}').rstrip('/')
         return {'gripper': self.articulation.parallel_gripper(
                     FINGER_JOINTS, [group.gripper_ctrl_open] * 2, [group.gripper_ctrl_closed] * 2),
-                'end_effector': IRigidBody(group, self._slot, FINGER_BODIES[1], origin=self._scene.origin)}
+                'end_effector': self._rigid_body_map[f'{root}/{FINGER_BODIES[1]}']}
 
     def get_robot_ik_base(self) -> Any:
         """The arm's base body ``panda_link0`` (InternUtopia's IK base of the Franka)."""
