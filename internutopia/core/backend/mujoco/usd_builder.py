@@ -27,6 +27,7 @@ from internutopia.core.backend.mujoco.mesh_geometry import (
 )
 from internutopia.core.backend.mujoco.render.semantics import add_semantics_text, usd_prim_label
 from internutopia.core.backend.mujoco.scene_scale import effective_scene_scale
+from internutopia.core.backend.mujoco.usd_ground import emit_plane, ground_like, settle_grounds
 from internutopia.core.util.caller import caller_stacklevel
 
 __all__ = ['GROUP_COLLIDER', 'GROUP_HIDDEN_COLLIDER', 'GROUP_VISUAL', 'UsdSceneBuilder']
@@ -37,7 +38,6 @@ GROUP_VISUAL = 2
 GROUP_HIDDEN_COLLIDER = 3
 
 _DEFAULT_RGBA = (0.7, 0.7, 0.7, 1.0)
-_GROUND_WORDS = ('ground', 'plane')
 _MAX_MESH_PARTS = 256
 _THIN_BOX_HALF = 0.005  # metres: half thickness of the box replacing a colliding flat mesh
 _GROUND_MAX_TILT_COS = math.cos(math.radians(25.0))
@@ -73,11 +73,14 @@ class UsdSceneBuilder:
         self.has_collision_api = any(
             p.HasAPI(UsdPhysics.CollisionAPI)
             for p in Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)))
-        self.body_geoms: dict[str, list] = {}  # body name -> [(geom, volume)]
+        self.body_geoms: dict[str, list] = {}  # body name -> [(geom, volume, prim path)]
         self.body_mass: dict[str, tuple[str, float]] = {}  # body name -> ('mass' | 'density', value)
+        self.prim_mass: dict[str, tuple[str, float]] = {}  # MassAPI of the colliders in bodies, likewise
         #: Semantic label and labelled prim of each geom under a prim with USD semantics (kept in the spec).
         self.geom_labels: dict[str, tuple[str, str]] = {}
         self._prim_labels: dict[str, tuple[str, str] | None] = {}
+        #: Flat ground-named meshes, made planes or not once the whole stage is in (``usd_ground``).
+        self.ground_candidates: list[tuple] = []
 
     # -- names --------------------------------------------------------------------------------
     def _name(self, base: str, kind: str = 'geom') -> str:
@@ -102,6 +105,7 @@ class UsdSceneBuilder:
             body, collision = self._visit(prim, body, collision)
             for child in reversed(prim.GetFilteredChildren(predicate)):
                 stack.append((child, body, collision))
+        settle_grounds(self)
         for type_name, example in self.unsupported.items():
             self._warn(f'skipping unsupported USD prim type {type_name!r} (e.g. {example})')
         for body in list(self.spec.worldbody.bodies):
@@ -111,13 +115,14 @@ class UsdSceneBuilder:
                 self.spec.delete(body)
                 continue
             kind, value = self.body_mass.get(body.name, (None, 0.0))
-            if kind == 'mass':  # one density for the body's geoms so that they add up to the mass
-                volume = sum(v for _, v in geoms)
-                for geom, _ in geoms:
-                    geom.density = value / max(volume, 1e-12)
-            elif kind == 'density':
-                for geom, _ in geoms:
-                    geom.density = value
+            # the body's mass wins; else each collider's own MassAPI, else the body's density (as PhysX)
+            groups = [geoms] if kind == 'mass' else [[g for g in geoms if g[2] == p] for p in {g[2] for g in geoms}]
+            for group in groups:
+                gkind, gvalue = (kind, value) if kind == 'mass' else self.prim_mass.get(group[0][2], (kind, value))
+                volume = sum(v for _, v, _ in group)  # a mass: one density so that the geoms add up to it
+                for geom, _, _ in group:
+                    if gkind is not None:
+                        geom.density = gvalue / max(volume, 1e-12) if gkind == 'mass' else gvalue
         add_semantics_text(self.spec, self.geom_labels)
         for message in self.messages:  # reported at the caller of usd_scene_to_spec
             warnings.warn(f'{self.path}: {message}', stacklevel=caller_stacklevel())
@@ -159,8 +164,10 @@ class UsdSceneBuilder:
                   or imageable.ComputePurpose() == UsdGeom.Tokens.guide)
         if hidden and not (collides and self.has_collision_api):
             return body, collision
+        world = self._world(prim)
+        if world is None:
+            return body, collision
         style = self._style(prim, collides, hidden)
-        world = self.top @ self._world_matrix(prim)
         if body is None:
             parent, rel = self.spec.worldbody, world
         else:
@@ -169,8 +176,13 @@ class UsdSceneBuilder:
         getattr(self, f'_emit_{kind}')(prim, parent, rel, style, body is not None)
         return body, collision
 
-    def _world_matrix(self, prim) -> np.ndarray:
-        return np.array(self.xform_cache.GetLocalToWorldTransform(prim), dtype=float).T
+    def _world(self, prim) -> np.ndarray | None:
+        """The prim's transform into the scene frame, or ``None`` (warned) when it is not finite."""
+        world = self.top @ np.array(self.xform_cache.GetLocalToWorldTransform(prim), dtype=float).T
+        if np.all(np.isfinite(world)):
+            return world
+        self._warn(f'prim {prim.GetPath()} has a non-finite transform; skipped')
+        return None
 
     def _is_dynamic(self, prim) -> bool:
         from pxr import UsdPhysics
@@ -181,27 +193,37 @@ class UsdSceneBuilder:
         return (enabled is None or bool(enabled)) and not bool(kinematic)
 
     def _rigid_body(self, prim):
-        from pxr import UsdPhysics
-
-        world = self.top @ self._world_matrix(prim)
+        world = self._world(prim)
+        if world is None:
+            return None
         rot, _ = self._rotation_scale(world[:3, :3])
         pos = world[:3, 3]
         body = self.spec.worldbody.add_body(name=self._name(str(prim.GetPath()), 'body'), pos=pos.tolist(),
                                             quat=mat_to_quat(rot).tolist())
         body.add_freejoint()
-        if prim.HasAPI(UsdPhysics.MassAPI):
-            mass_api = UsdPhysics.MassAPI(prim)
-            mass = mass_api.GetMassAttr().Get(self.time)
-            density = mass_api.GetDensityAttr().Get(self.time)
-            length = float(np.prod(self.eff)) ** (1.0 / 3.0)
-            if mass is not None and mass > 0:
-                self.body_mass[body.name] = ('mass', float(mass) * self.kg_per_unit)
-            elif density is not None and density > 0:
-                self.body_mass[body.name] = ('density', float(density) * self.kg_per_unit / length ** 3)
+        mass = self._mass_props(prim)
+        if mass is not None:
+            self.body_mass[body.name] = mass
         inv = np.eye(4)
         inv[:3, :3] = rot.T
         inv[:3, 3] = -rot.T @ pos
         return body, inv
+
+    def _mass_props(self, prim) -> tuple[str, float] | None:
+        """``('mass', kg)`` or ``('density', kg/m^3)`` from the prim's ``UsdPhysics.MassAPI``, if any."""
+        from pxr import UsdPhysics
+
+        if not prim.HasAPI(UsdPhysics.MassAPI):
+            return None
+        mass_api = UsdPhysics.MassAPI(prim)
+        mass = mass_api.GetMassAttr().Get(self.time)
+        density = mass_api.GetDensityAttr().Get(self.time)
+        length = float(np.prod(self.eff)) ** (1.0 / 3.0)
+        if mass is not None and mass > 0:
+            return 'mass', float(mass) * self.kg_per_unit
+        if density is not None and density > 0:
+            return 'density', float(density) * self.kg_per_unit / length ** 3
+        return None
 
     # -- appearance / physics properties ------------------------------------------------------
     def _style(self, prim, collides: bool, hidden: bool) -> dict[str, Any]:
@@ -282,6 +304,9 @@ class UsdSceneBuilder:
         return rot, s
 
     def _add_geom(self, parent, prim, style: dict, suffix: str = '', volume: float | None = None, **kwargs):
+        if not all(np.all(np.isfinite(kwargs.get(key, 0.0))) for key in ('size', 'pos', 'quat')):
+            self._warn(f'prim {prim.GetPath()} has a non-finite size or placement; skipped')
+            return None
         geom = parent.add_geom(name=self._name(str(prim.GetPath()) + suffix), **style, **kwargs)
         labelled = self._semantics(prim)
         if labelled is not None:
@@ -290,7 +315,11 @@ class UsdSceneBuilder:
             size = np.asarray(kwargs.get('size', [0, 0, 0]), dtype=float)
             if volume is None:
                 volume = primitive_volume(kwargs['type'], size)
-            self.body_geoms.setdefault(parent.name, []).append((geom, volume))
+            path = str(prim.GetPath())
+            self.body_geoms.setdefault(parent.name, []).append((geom, volume, path))
+            mass = self._mass_props(prim) if path not in self.prim_mass else None
+            if mass is not None:
+                self.prim_mass[path] = mass
         return geom
 
     def _semantics(self, prim) -> tuple[str, str] | None:
@@ -384,42 +413,10 @@ class UsdSceneBuilder:
         return self._round_shape(prim, parent, rel, style, UsdGeom.Cylinder_1,
                                  ('GetRadiusTopAttr', 'GetRadiusBottomAttr'), mujoco.mjtGeom.mjGEOM_CYLINDER)
 
-    def _plane_geom(self, parent, prim, style, centre, axes, half) -> None:
-        axes = np.array(axes, dtype=float)
-        if axes[2, 2] < 0:  # normal (third column) pointing down: turn over about u
-            axes[:, 1:] *= -1
-        self._add_geom(parent, prim, style, type=mujoco.mjtGeom.mjGEOM_PLANE,
-                       size=[max(float(half[0]), 0.0), max(float(half[1]), 0.0), 0.5],
-                       pos=np.asarray(centre).tolist(), quat=mat_to_quat(axes).tolist())
-
     def _emit_plane(self, prim, parent, rel, style, dynamic) -> int:
-        from pxr import UsdGeom
+        return emit_plane(self, prim, parent, rel, style, dynamic)
 
-        if dynamic:
-            self._warn(f'plane {prim.GetPath()} is in a rigid body; MuJoCo planes must be static, skipped')
-            return 0
-        api = UsdGeom.Plane(prim)
-        width = abs(float(api.GetWidthAttr().Get(self.time) or 0.0))
-        length = abs(float(api.GetLengthAttr().Get(self.time) or 0.0))
-        axis = str(api.GetAxisAttr().Get(self.time) or 'Z')
-        # (u, v, n) in the prim's frame and the USD extents along u and v
-        if axis == 'X':
-            local, extents = np.array([[0.0, 0, 1], [1, 0, 0], [0, 1, 0]]), (length, width)
-        elif axis == 'Y':
-            local, extents = np.array([[0.0, 1, 0], [0, 0, 1], [1, 0, 0]]), (length, width)
-        else:
-            local, extents = np.eye(3), (width, length)
-        linear = rel[:3, :3] @ local
-        lengths = np.linalg.norm(linear, axis=0)
-        u = linear[:, 0] / max(lengths[0], 1e-12)
-        n = np.cross(linear[:, 0], linear[:, 1])
-        n = n / max(np.linalg.norm(n), 1e-12)
-        v = np.cross(n, u)
-        self._plane_geom(parent, prim, style, rel[:3, 3], np.stack([u, v, n], axis=1),
-                         (extents[0] / 2 * lengths[0], extents[1] / 2 * lengths[1]))
-        return 1
-
-    def _emit_mesh(self, prim, parent, rel, style, dynamic) -> int:
+    def _emit_mesh(self, prim, parent, rel, style, dynamic, ground: bool = True) -> int:
         from pxr import UsdGeom
 
         api = UsdGeom.Mesh(prim)
@@ -432,6 +429,12 @@ class UsdSceneBuilder:
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= len(points)):
             self._warn(f'mesh {prim.GetPath()} has out-of-range face indices; skipped')
+            return 0
+        if not np.all(np.isfinite(points)):
+            self._warn(f'mesh {prim.GetPath()} has non-finite points; skipped')
+            return 0
+        if int(np.sum(counts)) != indices.size:
+            self._warn(f'mesh {prim.GetPath()} has faceVertexCounts not matching its faceVertexIndices; skipped')
             return 0
         tris = triangulate(counts, indices, api.GetHoleIndicesAttr().Get(self.time))
         if len(tris) == 0:
@@ -448,12 +451,12 @@ class UsdSceneBuilder:
         quat = mat_to_quat(rot).tolist()
         collides = style.get('contype', 1) != 0
 
-        # ground: a flat mesh named like a ground plane
-        if not dynamic and self._ground_like(prim):
+        # ground: a flat mesh named like a ground plane (a plane if nothing lies below: usd_ground)
+        if ground and not dynamic and ground_like(prim):
             used = verts[np.unique(tris)] @ rot.T
             flat, centre, axes, half = flatness(used)
             if flat and abs(axes[2, 2]) >= _GROUND_MAX_TILT_COS:
-                self._plane_geom(parent, prim, style, centre + offset, axes, half)
+                self.ground_candidates.append((prim, parent, rel, style, centre + offset, axes, half))
                 return 1
 
         parts = [tris]
@@ -488,13 +491,3 @@ class UsdSceneBuilder:
                            type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mesh_name, pos=offset.tolist(), quat=quat)
             count += 1
         return count
-
-    @staticmethod
-    def _ground_like(prim) -> bool:
-        p = prim
-        while p and not p.IsPseudoRoot():
-            name = p.GetName().lower()
-            if any(word in name for word in _GROUND_WORDS):
-                return True
-            p = p.GetParent()
-        return False

@@ -47,7 +47,8 @@ sheared transform (non-uniform scale above a rotated child) is approximated for 
 says so); meshes stay exact.
 
 Masses given by ``UsdPhysics.MassAPI`` are converted by ``kilogramsPerUnit``; densities additionally
-by the effective length scale.
+by the effective length scale. As in PhysX, a rigid body's own mass wins; otherwise each collider's
+``MassAPI`` (mass or density) decides for its geoms, and the body's density for the others.
 
 What is loaded from USD
 -----------------------
@@ -57,7 +58,9 @@ What is loaded from USD
 * ``UsdGeom.Mesh`` polygons are fan-triangulated (holes removed, winding fixed for ``leftHanded``
   meshes and mirroring transforms) into a mesh asset with baked vertices. A flat mesh on a prim whose
   name, or an ancestor's name, contains ``ground`` or ``plane`` (case-insensitive) and whose normal is
-  within 25 degrees of vertical becomes a MuJoCo plane. Since MuJoCo collides a mesh by its convex
+  within 25 degrees of vertical becomes a MuJoCo plane -- unless static colliding geometry reaches
+  more than 5 cm below it (a plane is a half-space: a tabletop or ceiling under ``GroundFloor`` must
+  stay finite; see :mod:`~internutopia.core.backend.mujoco.usd_ground`). Since MuJoCo collides a mesh by its convex
   hull, a colliding mesh made of several disconnected parts is split into one geom per part (up to
   256 parts). A colliding flat mesh that is not a ground becomes a thin box (MuJoCo cannot hull a flat
   mesh); a visual-only flat mesh stays a mesh;
@@ -78,6 +81,8 @@ are skipped -- except colliders in a stage that uses ``CollisionAPI``: they stil
 geoms in geom group 3 (hidden by default in MuJoCo viewers). Geom groups: 0 visible colliders, 2
 visual-only geoms, 3 hidden colliders.
 
+Prims with non-finite transforms, points or sizes, and meshes whose ``faceVertexCounts`` do not add
+up to their ``faceVertexIndices``, are skipped with a warning naming the file and the prim.
 Prims of geometric types that are not supported (``Cone``, ``Points``, curves, point instancers, ...)
 and physics joints are skipped with one :func:`warnings.warn` per type. Structural prims (``Xform``,
 ``Scope``, materials, shaders, cameras, lights, render settings, ...) are ignored silently. All root
