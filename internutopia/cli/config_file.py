@@ -4,6 +4,7 @@ and every problem reported with its line and field path (:class:`ConfigError`)."
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -205,11 +206,20 @@ def _scene_problems(config: Any) -> list[tuple[tuple, str]]:
         seen.add(key)
         loc = ('task_configs', t, 'scene_asset_path')
         try:
-            model = scene_spec(task).compile()
+            # (A prim with non-finite geometry is skipped by the loader with a warning; a file
+            # checked is reported with it as a problem.)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                model = scene_spec(task).compile()
         except Exception as exc:  # noqa: BLE001 - MuJoCo and the USD reader raise several types
             reason = ' '.join(str(exc).split())
             problems.append((loc, f'{_path_text(loc)}: cannot load scene {task.scene_asset_path!r}: {reason}'))
             continue
+        for warning in caught:
+            if 'non-finite' in str(warning.message):
+                problems.append((loc, f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {warning.message}'))
+            else:  # (the rest as a run shows them)
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         for reason in _out_of_range(model):
             problems.append((loc, f'{_path_text(loc)}: scene {task.scene_asset_path!r}: {reason}'))
     return problems
