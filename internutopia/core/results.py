@@ -213,6 +213,14 @@ class ResultsWriter:
                 total[0] += float(value)
                 total[1] += 1
 
+    def print_summary(self) -> None:
+        """Print ``[internutopia] run summary: {...}`` when the env closes (one process's runner, or
+        a Ray env's driver): when results go somewhere, :attr:`summary_on_close` holds and an
+        episode finished (a summary of nothing says nothing)."""
+        summary = self.summary()
+        if self.summary_on_close and self.target != 'none' and summary['episodes']:
+            print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
+
     def summary(self) -> dict[str, Any]:
         """Aggregates over the episodes reported so far.
 

@@ -37,7 +37,6 @@ fails, :class:`~internutopia.core.distribution.recovery.RunnerRecovery`'s.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -459,9 +458,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         self._closed = True
         try:
             self._abandon_running(connected)
-            summary = self._results.summary()  # (as one process prints it at close: Runner.close)
-            if self._results.summary_on_close and self._results.target != 'none' and summary['episodes']:
-                print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
+            self._results.print_summary()  # (as one process prints it at close: Runner.close)
         finally:
             self._teardown()
 

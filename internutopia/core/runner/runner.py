@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -484,9 +483,7 @@ class Runner(RunnerReads):
         results file; print the run summary when results go somewhere and an episode finished (a
         summary of nothing says nothing)."""
         self.ends.abandon_running()
-        summary = self.results.summary()
-        if self.results.summary_on_close and self.results.target != 'none' and summary['episodes']:
-            print(f'[internutopia] run summary: {json.dumps(summary)}', flush=True)
+        self.results.print_summary()
         self.results.close()
         self.world.close()
 
