@@ -113,7 +113,7 @@ def test_the_vector_env_gathers_only_what_its_keys_read() -> None:
         picked = runner.observe_arrays(rows, only)
         assert set(picked) == {'jetbot', 'task'} and set(picked['jetbot']) == only['jetbot']
         assert runner.terms.view.observed_entries is None  # the hint lasts only while observing
-        full_rows, picked_rows = np.zeros_like(inner._obs_rows), np.zeros_like(inner._obs_rows)
+        full_rows, picked_rows = np.zeros_like(inner._rows.rows), np.zeros_like(inner._rows.rows)
         inner.layout.flat_rows(everything, rows, full_rows)
         inner.layout.flat_rows(picked, rows, picked_rows)
         np.testing.assert_array_equal(picked_rows, full_rows)

@@ -27,6 +27,7 @@ from internutopia.core.gym_vector.episodes import (
 )
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
 from internutopia.core.gym_vector.infos import add_env_infos
+from internutopia.core.gym_vector.obs_rows import ObservationRows
 from internutopia.core.gym_vector.slot_view import SlotView
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as InternVecEnv
@@ -121,7 +122,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         #: The observation rows of every env (flat ``(num_envs, D)`` or a dict of ``(num_envs, ...)``
         #: arrays): what ``reset``/``step`` return a copy of.
-        self._obs_rows: Any = self._batch_from_dicts(list(obs))
+        self._rows = ObservationRows(self.layout, obs_mode, list(obs))
         self._episode_index = np.array([e.index if e is not None else -1 for e in self._vec.runner.episodes], dtype=int)
         #: Step through ``vec_env.Env.step_arrays`` (batched arrays end to end) when the layout and
         #: every robot and task allow it; else through per-slot dicts.
@@ -178,32 +179,6 @@ class VectorEnv(gym.vector.VectorEnv):
         return list(self.layout.keys)
 
     # -- observations and infos ----------------------------------------------------------------
-    def _batch_from_dicts(self, slot_obs: list[dict]) -> Any:
-        if self.obs_mode == 'flat':
-            return self.layout.flat(slot_obs)
-        return self.layout.dict(slot_obs)
-
-    def _set_rows(self, slots: list[int], slot_obs: list[dict]) -> None:
-        """Replace the observation rows of ``slots`` with those of their per-slot dicts."""
-        if not slots:
-            return
-        rows = self._batch_from_dicts(slot_obs)
-        if self.obs_mode == 'flat':
-            self._obs_rows[slots] = rows
-        else:
-            for key, value in rows.items():
-                self._obs_rows[key][slots] = value
-
-    def _batch_obs(self) -> Any:
-        if self.obs_mode == 'flat':
-            return self._obs_rows.copy()
-        return {k: v.copy() for k, v in self._obs_rows.items()}
-
-    def _single_obs(self, slot: int) -> Any:
-        if self.obs_mode == 'flat':
-            return self._obs_rows[slot].copy()
-        return {k: np.array(v[slot]) for k, v in self._obs_rows.items()}
-
     @staticmethod
     def _reset_info(task: TaskCfg, index: int) -> dict[str, Any]:
         return {'episode_index': index, 'task_config': task}
@@ -221,14 +196,14 @@ class VectorEnv(gym.vector.VectorEnv):
             obs, info = self._vec.reset(slots)
         out = self._note_started(slots, info)
         if tree is not None:
-            self._set_array_rows(np.asarray(slots, dtype=np.intp), tree)
+            self._rows.write_started(np.asarray(slots, dtype=np.intp), tree)
         else:
             if arrays:  # observed after all, per slot
                 every = self._vec.get_observations()
                 obs = [every[slot] for slot in slots]
             for slot, o in zip(slots, obs, strict=True):
                 self.layout.check(o, slot)
-            self._set_rows(slots, list(obs))
+            self._rows.set_from_dicts(slots, list(obs))
         return out
 
     def _note_started(self, slots: list[int], info: list[Any]) -> list[dict[str, Any]]:
@@ -251,14 +226,6 @@ class VectorEnv(gym.vector.VectorEnv):
         """``infos`` with ``slot_infos`` (one per slot of ``slots``) added: what Gymnasium's
         ``_add_info`` gives slot by slot, each column and mask written once for all the slots."""
         return add_env_infos(infos, slots, slot_infos, self.num_envs, self._add_info) if slots else infos
-
-    def _set_array_rows(self, rows: np.ndarray, tree: dict[str, Any]) -> None:
-        """Replace the observation rows of ``rows`` (slots whose episodes just started) from their
-        array observation ``tree``; a new episode whose observation does not fit the spaces is a ``ValueError``."""
-        try:
-            self._write_rows(tree, rows)
-        except (ValueError, KeyError, IndexError) as exc:
-            raise ValueError(f'env(s) {rows.tolist()}: the new episode does not match the observation space ({exc})') from None
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int | None] | None = None,
@@ -294,7 +261,7 @@ class VectorEnv(gym.vector.VectorEnv):
                     infos = self._take(slots)
                 self._fresh = None
                 info = self._add_infos({}, slots, infos)
-                obs = self._batch_obs()
+                obs = self._rows.batch()
             except BaseException:
                 self._unbooked = True
                 raise
@@ -366,7 +333,7 @@ class VectorEnv(gym.vector.VectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             slots = [int(i) for i in np.flatnonzero(ended)]
             for slot in slots:
-                infos = self._add_info(infos, {'final_obs': self._single_obs(slot),
+                infos = self._add_info(infos, {'final_obs': self._rows.single(slot),
                                                'final_info': self._final_info(slot)}, slot)
             infos = self._add_infos(infos, slots, self._take(slots))
             ended[:] = False
@@ -375,7 +342,7 @@ class VectorEnv(gym.vector.VectorEnv):
             slots = to_reset.tolist()
             infos = self._add_infos(infos, slots, self._take(slots))
         self._ended = ended
-        return self._batch_obs(), rewards, terminated, truncated, infos
+        return self._rows.batch(), rewards, terminated, truncated, infos
 
     def _idle_step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """A step in which no env runs an episode (``NEXT_STEP``'s step after every env ended):
@@ -412,7 +379,7 @@ class VectorEnv(gym.vector.VectorEnv):
                     commands[row] = None
             if not live.any():
                 break
-        self._set_rows(list(slot_obs), list(slot_obs.values()))
+        self._rows.set_from_dicts(list(slot_obs), list(slot_obs.values()))
         same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
         ended = terminated | truncated
         self._ended_infos = {slot: info for slot, info in enumerate(step_info) if info is not None and ended[slot]}
@@ -437,12 +404,12 @@ class VectorEnv(gym.vector.VectorEnv):
             # (NEXT_STEP's envs that ran, ``live``, and those that started, the others, are every env)
             assert len(rows) + len(restart) == self.num_envs
             try:  # (the new episodes' first observations with the others': one pass)
-                self._write_rows(out.obs, self._every_env)
+                self._rows.write(out.obs, self._every_env)
             except (ValueError, KeyError, IndexError):
-                self._write_rows(out.obs, rows)  # (the step's rows raise as a step's do)
-                self._set_array_rows(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
+                self._rows.write(out.obs, rows)  # (the step's rows raise as a step's do)
+                self._rows.write_started(np.asarray(restart, dtype=np.intp), out.obs)  # (a new episode that does not fit: named)
         elif len(rows):
-            self._write_rows(out.obs, rows)
+            self._rows.write(out.obs, rows)
         if len(rows) == self.num_envs:  # (every env ran: the result's arrays are this step's own)
             rewards, terminated, truncated = out.reward, out.terminated, out.truncated
         else:
@@ -471,13 +438,6 @@ class VectorEnv(gym.vector.VectorEnv):
         if restart is not None:
             infos = self._add_infos(infos, restart, reset_infos)
         return rewards, terminated, truncated, infos
-
-    def _write_rows(self, obs: dict[str, Any], rows: np.ndarray) -> None:
-        """Copy the rows ``rows`` of an array observation into the observation rows."""
-        if self.obs_mode == 'flat':
-            self.layout.flat_rows(obs, rows, self._obs_rows)
-        else:
-            self.layout.dict_rows(obs, rows, self._obs_rows)
 
     def _final_info(self, slot: int) -> dict[str, Any]:
         """The step info of ``slot`` whose episode ended on this step (``SAME_STEP``'s ``final_info``)."""
