@@ -41,6 +41,7 @@ LAYERS = {
     'internutopia.core.datahub': CONFIG,  # a process-local store with no dependencies
     'internutopia.core.backend': BACKEND,
     'internutopia.core.scene': BACKEND,
+    'internutopia.core.entity': ENTITIES,  # the base of robots and objects
     'internutopia.core.robot': ENTITIES,
     'internutopia.core.robot.isaacsim': ENTITIES,  # InternUtopia's Isaac-only classes: importable, they raise when built
     'internutopia.core.controller': ENTITIES,

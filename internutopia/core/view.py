@@ -7,7 +7,7 @@ episode uses it. Through the view it reads, and never changes:
   (``steps``);
 - each slot's robots and objects by name (:meth:`EnvView.robots`, :meth:`EnvView.objects`): entity
   *groups*, each one named robot or object in every slot of one structure (see
-  :class:`~internutopia.core.robot.base.Entity`), read for many slots at once;
+  :class:`~internutopia.core.entity.Entity`), read for many slots at once;
 - the world's arrays: a group's ``world`` is its :class:`~internutopia.core.backend.interface.Pack`
   (``pack.model``, ``pack.data``), also reachable per slot with :meth:`EnvView.pack`;
 - :attr:`EnvView.version`, which changes whenever slots change packs: caches of which slot is in
@@ -33,8 +33,9 @@ import numpy as np
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
     from internutopia.core.config import SimConfig, TaskCfg
+    from internutopia.core.entity import Entity
     from internutopia.core.object.base import BaseObject
-    from internutopia.core.robot.base import BaseRobot, Entity
+    from internutopia.core.robot.base import BaseRobot
 
 __all__ = ['EntityTracker', 'EnvSlot', 'EnvView', 'GroupSource', 'SlotSource']
 

@@ -21,14 +21,14 @@ from internutopia.core.util.pose_mixin import PoseMixin
 from internutopia.per_slot.building import building_robot
 
 if TYPE_CHECKING:
-    from internutopia.core.robot.base import Entity
+    from internutopia.core.entity import Entity
 
 
 class IRigidBody(PoseMixin):
     """Body ``body`` (its name in the entity's model; the base body when ``None``) of ``entity`` in ``slot``.
 
     Args:
-        entity: the robot or object group (see :class:`~internutopia.core.robot.base.Entity`).
+        entity: the robot or object group (see :class:`~internutopia.core.entity.Entity`).
         slot: the env slot.
         body: a body name of the entity's model, or ``None`` for its base body.
         origin: the slot's origin in the world frame.

@@ -27,7 +27,7 @@ from internutopia.core.config import Simulator, TaskCfg
 from internutopia.per_slot.rigid_body import IRigidBody
 
 if TYPE_CHECKING:
-    from internutopia.core.robot.base import Entity
+    from internutopia.core.entity import Entity
     from internutopia.core.view import EnvSlot, EnvView
 
 

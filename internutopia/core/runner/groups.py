@@ -16,8 +16,9 @@ import numpy as np
 
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import ObjectCfg, RobotCfg, SimConfig, TaskCfg
+from internutopia.core.entity import Entity
 from internutopia.core.object.base import BaseObject
-from internutopia.core.robot.base import BaseRobot, Entity
+from internutopia.core.robot.base import BaseRobot
 from internutopia.core.runner.slots import SlotTable
 from internutopia.core.scene import scene_spec
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.robot.base import Entity
+from internutopia.core.entity import Entity
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.terms import Terms
 from internutopia.core.task.base import BaseTask

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.entity import Entity
 from internutopia.core.episode_queue import Episode
-from internutopia.core.robot.base import BaseRobot, Entity
+from internutopia.core.robot.base import BaseRobot
 from internutopia.core.runner.actions import ActionParser, Commands
 from internutopia.core.runner.groups import EntityGroups
 from internutopia.core.runner.observations import ObservedEntries, Observer

@@ -21,9 +21,10 @@ import numpy as np
 from internutopia.core.episode_queue import Episode
 
 if TYPE_CHECKING:
+    from internutopia.core.entity import Entity
     from internutopia.core.metric.base import BaseMetric
     from internutopia.core.object.base import BaseObject
-    from internutopia.core.robot.base import BaseRobot, Entity
+    from internutopia.core.robot.base import BaseRobot
     from internutopia.core.task.base import BaseTask
 
 
