@@ -70,9 +70,12 @@ class UsdSceneBuilder:
         top[:3, :3] = quat_to_mat(quat) @ np.diag(self.eff) @ up_rot
         top[:3, 3] = pos
         self.top = top  # stage world (stage units, stage up axis) -> scene frame (metres, z up)
-        self.has_collision_api = any(
-            p.HasAPI(UsdPhysics.CollisionAPI)
-            for p in Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)))
+        prims = list(Usd.PrimRange(stage.GetPseudoRoot(), Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)))
+        self.has_collision_api = any(p.HasAPI(UsdPhysics.CollisionAPI) for p in prims)
+        #: Whether some geometry has purpose ``render``: its ``proxy`` twins (lightweight stand-ins
+        #: for interactive viewports) are then not drawn, as a renderer of final images leaves them out.
+        self.has_render_purpose = any(p.IsA(UsdGeom.Gprim) and UsdGeom.Imageable(p).ComputePurpose() == UsdGeom.Tokens.render
+                                      for p in prims)
         self.body_geoms: dict[str, list] = {}  # body name -> [(geom, volume, prim path)]
         self.body_mass: dict[str, tuple[str, float]] = {}  # body name -> ('mass' | 'density', value)
         self.prim_mass: dict[str, tuple[str, float]] = {}  # MassAPI of the colliders in bodies, likewise
@@ -160,8 +163,9 @@ class UsdSceneBuilder:
 
         collides = bool(collision) if self.has_collision_api else True
         imageable = UsdGeom.Imageable(prim)
-        hidden = (imageable.ComputeVisibility(self.time) == UsdGeom.Tokens.invisible
-                  or imageable.ComputePurpose() == UsdGeom.Tokens.guide)
+        purpose = imageable.ComputePurpose()
+        hidden = (imageable.ComputeVisibility(self.time) == UsdGeom.Tokens.invisible or purpose == UsdGeom.Tokens.guide
+                  or (purpose == UsdGeom.Tokens.proxy and self.has_render_purpose))
         if hidden and not (collides and self.has_collision_api):
             return body, collision
         world = self._world(prim)

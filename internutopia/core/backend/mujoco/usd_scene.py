@@ -75,8 +75,9 @@ Collision: if any prim of the stage has ``UsdPhysics.CollisionAPI``, only prims 
 prim having it, the nearest one's ``collisionEnabled`` deciding) collide, and every other geom is
 visual only (``contype = conaffinity = 0``). A stage without any ``CollisionAPI`` collides everywhere.
 
-Visibility: prims that are invisible (``visibility`` computed ``invisible``) or have purpose ``guide``
-are skipped -- except colliders in a stage that uses ``CollisionAPI``: they still collide in Isaac
+Visibility: prims that are invisible (``visibility`` computed ``invisible``), have purpose ``guide``,
+or have purpose ``proxy`` in a stage with ``render``-purpose geometry (the proxies are lightweight
+twins of that geometry for interactive viewports, not drawn in final images) are skipped -- except colliders in a stage that uses ``CollisionAPI``: they still collide in Isaac
 (e.g. the ``guide`` ``CollisionPlane`` of Isaac's ground planes), so they are kept as collision-only
 geoms in geom group 3 (hidden by default in MuJoCo viewers). Geom groups: 0 visible colliders, 2
 visual-only geoms, 3 hidden colliders.
