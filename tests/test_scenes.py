@@ -330,7 +330,9 @@ def test_flat_ground_mesh_becomes_plane_and_other_flat_colliders_thin_boxes(tmp_
     assert model.geom('World/GroundPlane/Mesh').type[0] == PLANE
     shelf = model.geom('World/Shelf')
     assert shelf.type[0] == BOX
-    np.testing.assert_allclose(data.geom_xpos[shelf.id], [0, 0, 1], atol=1e-9)
+    # the box lies behind the quad's front (its winding faces up): its top is the shelf's surface
+    np.testing.assert_allclose(data.geom_xpos[shelf.id], [0, 0, 1 - shelf.size[2]], atol=1e-9)
+    assert data.geom_xpos[shelf.id][2] + shelf.size[2] == pytest.approx(1.0, abs=1e-9)
 
 
 def test_colliding_mesh_is_split_into_parts(tmp_path):

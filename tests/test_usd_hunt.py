@@ -38,11 +38,11 @@ def test_ground_named_group_keeps_tabletop_and_ceiling_finite(tmp_path):
     assert model.geom('env0/scene/World/GroundFloor/Floor').type[0] == PLANE
     for name, z in (('Kitchen/Table/Top', 0.75), ('Ceiling', 2.5)):
         geom = model.geom(f'env0/scene/World/GroundFloor/{name}')
-        assert geom.type[0] == BOX
-        assert data.geom_xpos[geom.id][2] == pytest.approx(z, abs=1e-9)
+        assert geom.type[0] == BOX  # (its top face on the quad, which faces up)
+        assert data.geom_xpos[geom.id][2] + geom.size[2] == pytest.approx(z, abs=1e-9)
     simulate(model, data, 2.0)
     assert data.body('far').xpos[2] == pytest.approx(0.1, abs=2e-3)  # on the floor
-    assert data.body('on_table').xpos[2] == pytest.approx(0.75 + 0.005 + 0.1, abs=2e-3)  # on the top
+    assert data.body('on_table').xpos[2] == pytest.approx(0.75 + 0.1, abs=2e-3)  # on the top's surface
 
 
 def test_ground_mesh_with_geometry_resting_on_it_is_still_a_plane(tmp_path):
@@ -133,3 +133,22 @@ def test_mass_api_on_colliders_sets_the_body_mass(tmp_path):
     parts = [i for i in range(model.ngeom) if model.geom(i).name.startswith('World/B/Parts')]
     assert len(parts) == 2
     assert model.geom_type[parts[0]] == mujoco.mjtGeom.mjGEOM_MESH
+
+
+def test_a_flat_colliders_box_lies_behind_the_side_its_faces_show(tmp_path):
+    # A ceiling quad wound to face down gets its box above it (its surface is the box's bottom);
+    # a double-sided quad (both windings) keeps its box centred on it.
+    stage = new_stage(tmp_path / 'sides.usda')
+    ceiling = _quad(stage, '/World/Ceiling', 2.0, 1.0)
+    ceiling.CreateFaceVertexIndicesAttr([0, 3, 2, 1])  # (faces -z)
+    both = _quad(stage, '/World/Sign', 1.0, 0.5)
+    both.GetPointsAttr().Set([(4 + x, y, z) for x, y, z in both.GetPointsAttr().Get()])
+    both.CreateFaceVertexCountsAttr([4, 4])
+    both.CreateFaceVertexIndicesAttr([0, 1, 2, 3, 0, 3, 2, 1])
+    stage.Save()
+    world = world_with(usd_scene_to_spec(tmp_path / 'sides.usda'))
+    model, data = compiled(world)
+    ceiling_geom = model.geom('env0/scene/World/Ceiling')
+    assert data.geom_xpos[ceiling_geom.id][2] - ceiling_geom.size[2] == pytest.approx(2.0, abs=1e-9)
+    sign = model.geom('env0/scene/World/Sign')
+    assert data.geom_xpos[sign.id][2] == pytest.approx(1.0, abs=1e-9)

@@ -18,7 +18,7 @@ import mujoco
 import numpy as np
 
 __all__ = [
-    'connected_components', 'flatness', 'mat_to_quat', 'mesh_volume', 'polar_decomposition', 'primitive_volume',
+    'connected_components', 'flatness', 'front_side', 'mat_to_quat', 'mesh_volume', 'polar_decomposition', 'primitive_volume',
     'quat_to_mat', 'triangulate',
 ]
 
@@ -110,6 +110,24 @@ def flatness(verts: np.ndarray) -> tuple[bool, np.ndarray, np.ndarray, np.ndarra
     flat = extent[2] <= FLAT_REL_TOL * max(extent.max(), 1e-12) + 1e-12
     centre = centre + axes @ ((plo + phi) / 2)
     return bool(flat), centre, axes, extent / 2
+
+
+def front_side(verts: np.ndarray, tris: np.ndarray, normal: np.ndarray) -> float:
+    """Which side of a flat mesh its faces show, along ``normal``: ``1.0`` when their winding (the
+    right-hand rule, area-weighted) faces along it, ``-1.0`` against it, ``0.0`` when the faces
+    cancel out (a double-sided mesh: front and back triangles alike).
+
+    >>> quad = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    >>> front_side(quad, np.array([[0, 1, 2], [0, 2, 3]]), np.array([0.0, 0, 1]))
+    1.0
+    """
+    a, b, c = verts[tris[:, 0]], verts[tris[:, 1]], verts[tris[:, 2]]
+    area_normal = np.cross(b - a, c - a).sum(axis=0)
+    total = float(np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
+    along = float(area_normal @ normal)
+    if total <= 0.0 or abs(along) < 0.5 * total:  # (mostly cancelling: no side to prefer)
+        return 0.0
+    return 1.0 if along > 0 else -1.0
 
 
 def polar_decomposition(linear: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

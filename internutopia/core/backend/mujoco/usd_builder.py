@@ -18,6 +18,7 @@ import numpy as np
 from internutopia.core.backend.mujoco.mesh_geometry import (
     connected_components,
     flatness,
+    front_side,
     mat_to_quat,
     mesh_volume,
     polar_decomposition,
@@ -481,6 +482,9 @@ class UsdSceneBuilder:
             flat, centre, axes, half = flatness(part_verts)
             if flat and collides:  # MuJoCo cannot hull a flat mesh: a thin box instead
                 half_t = _THIN_BOX_HALF
+                # (behind the face: its front, the side its winding faces, is the surface things
+                # touch, so a cup rests on a tabletop quad and not 5 mm above it)
+                centre = centre - half_t * front_side(part_verts, part_tris, axes[:, 2]) * axes[:, 2]
                 self._add_geom(parent, prim, style, suffix, type=mujoco.mjtGeom.mjGEOM_BOX,
                                size=[max(half[0], half_t), max(half[1], half_t), half_t],
                                pos=(rot @ centre + offset).tolist(), quat=mat_to_quat(rot @ axes).tolist())

@@ -63,7 +63,8 @@ What is loaded from USD
   stay finite; see :mod:`~internutopia.core.backend.mujoco.usd_ground`). Since MuJoCo collides a mesh by its convex
   hull, a colliding mesh made of several disconnected parts is split into one geom per part (up to
   256 parts). A colliding flat mesh that is not a ground becomes a thin box (MuJoCo cannot hull a flat
-  mesh); a visual-only flat mesh stays a mesh;
+  mesh), 1 cm thick, behind the side its faces show (a tabletop quad facing up: the box's top is its
+  surface), centred on a double-sided mesh; a visual-only flat mesh stays a mesh;
 * colour: the ``displayColor``/``displayOpacity`` primvars (averaged when not constant), else the
   ``diffuseColor``/``opacity`` of a bound ``UsdPreviewSurface``, else grey;
 * friction: ``dynamicFriction`` of a bound physics material (``UsdPhysics.MaterialAPI``);
