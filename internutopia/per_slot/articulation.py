@@ -227,6 +227,11 @@ class IArticulation(PoseMixin):
             given = ~np.isnan(efforts)
             dof = self.group.joint_dofadr[self.slot][indices]
             data.qfrc_applied[self.slot, dof[given]] = efforts[given]
+        # A group that resets servo targets each step (the Jetbot stops wheels given no command)
+        # is told, to keep targets applied between steps (see its ``servo_targets_applied``).
+        told = getattr(self.group, 'servo_targets_applied', None) if writes else None
+        if told is not None:
+            told(self.slot)
 
     def _targets(self, values: Any, indices: np.ndarray, what: str) -> np.ndarray:
         """``values`` (a list or an array, ``None`` entries allowed) as floats, NaN where a target

@@ -41,6 +41,7 @@ from internutopia.per_slot.robot_episode import built_robots_start, end_robot, s
 from internutopia.per_slot.scene import SlotScene
 from internutopia.per_slot.sensor import sensor_in_slot
 from internutopia.per_slot.style import instance_class, is_per_slot, vectorized_base, with_api
+from internutopia.per_slot.wheeled import slot_articulation
 
 #: Methods only InternUtopia-style (per-slot) robot classes define.
 PER_SLOT_ROBOT_METHODS = ('apply_action', 'get_robot_base', 'get_robot_scale', 'set_up_to_scene', 'get_rigid_bodies')
@@ -79,7 +80,8 @@ class SlotRobot(OrderedObsMixin):
         self.env_num = group.env_num
         self.obs_keys: list[str] = []
         self._rigid_body_map: dict[str, IRigidBody] = {}
-        self.articulation = IArticulation(group, self._slot, origin=scene.origin)
+        # (a WheeledArticulation for a robot that names its wheel joints: the Jetbot's)
+        self.articulation = slot_articulation(group, self._slot, origin=scene.origin)
         self.create_rigid_bodies()  # (before the parts, which may be bodies: the Franka's ``end_effector``)
         for part_name, part in self.articulation_parts().items():  # e.g. the Franka's ``articulation.gripper``
             setattr(self.articulation, part_name, part)
@@ -129,7 +131,7 @@ class SlotRobot(OrderedObsMixin):
         return self.articulation.base()
 
     def get_robot_scale(self) -> np.ndarray:
-        """The robot's scale, ``(1, 1, 1)`` (robots are not scaled here; see ``RobotCfg.scale``)."""
+        """The robot's ``config.scale`` (``(1, 1, 1)`` when ``None``), as InternUtopia's robots give it."""
         return np.asarray(self.config.scale if self.config.scale is not None else (1.0, 1.0, 1.0), dtype=float)
 
     def get_robot_articulation(self) -> IArticulation:

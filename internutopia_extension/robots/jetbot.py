@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import mujoco
+import numpy as np
 
 from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import load_spec, own_asset_path
@@ -16,7 +17,8 @@ _USD_SUFFIXES = ('.usd', '.usda', '.usdc', '.usdz')
 
 @BaseRobot.register('JetbotRobot')
 class JetbotRobot(BaseRobot):
-    """Two velocity-driven wheels and a caster; stops when no wheel command arrives in a step."""
+    """Two velocity-driven wheels and a caster; stops when no wheel command arrives in a step,
+    unless wheel targets applied between steps hold (:meth:`servo_targets_applied`)."""
 
     base_body = 'chassis'
     #: The model scales uniformly (``RobotCfg.scale=(s, s, s)``; see :mod:`internutopia_extension.robots.scaling`).
@@ -29,6 +31,11 @@ class JetbotRobot(BaseRobot):
         return (0.0, 0.0, 0.035 * uniform_factor(self.config.scale, f'robot {self.name!r}'))
     joint_names = ['left_wheel_joint', 'right_wheel_joint']
     wheel_actuators = ('left_wheel_joint', 'right_wheel_joint')
+    #: The wheel joints, left then right (InternUtopia's ``WheeledRobot(wheel_dof_names=...)``): a
+    #: slot's robot object (``robots[name]`` of ``env.runner.current_tasks``, an upstream-style
+    #: subclass's ``self``) has a wheeled ``articulation`` over them (``get_wheel_positions()``,
+    #: ``apply_wheel_actions(...)``: :mod:`internutopia.per_slot.wheeled`).
+    wheel_dof_names = ('left_wheel_joint', 'right_wheel_joint')
     actuated_joints = ['left_wheel_joint', 'right_wheel_joint']
 
     def build_spec(self) -> mujoco.MjSpec:
@@ -49,6 +56,17 @@ class JetbotRobot(BaseRobot):
                              f'({", ".join(_MODEL_SUFFIXES)}), or None (or an Isaac Sim .usd path) for the built-in Jetbot')
         return str(path)
 
+    def __init__(self, config, env_num, sim) -> None:
+        super().__init__(config, env_num, sim)
+        #: Per slot, the wheel targets applied between env steps and held since (see
+        #: :meth:`servo_targets_applied`); ``_holding`` marks the slots holding some.
+        self._held_wheels = np.zeros((env_num, len(self.wheel_actuators)))
+        self._holding = np.zeros(env_num, dtype=bool)
+        self._any_held = False
+        #: Each slot's sim time at the last :meth:`begin_step` (NaN: none in its episode yet): a
+        #: target applied at that time is the step's command, one applied later was given between steps.
+        self._step_time = np.full(env_num, np.nan)
+
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
         self._wheel_ctrl = self.ids(self.slots[:1], 'actuator', list(self.wheel_actuators))[0]
@@ -56,18 +74,64 @@ class JetbotRobot(BaseRobot):
         # Adjacent wheel actuators (the usual case) are one slice of ctrl columns: no gather.
         self._wheel_columns = slice(first, last + 1) if last - first + 1 == len(self._wheel_ctrl) else None
 
+    def reset_slots(self, slots, configs) -> None:
+        super().reset_slots(slots, configs)
+        self._release(np.asarray(slots, dtype=np.intp))
+
+    def episode_ended(self, slot: int) -> None:
+        self._release(np.array([slot], dtype=np.intp))
+        super().episode_ended(slot)
+
+    def _release(self, slots: np.ndarray) -> None:
+        """Forget the held wheel targets and the last step's time of ``slots`` (a new episode)."""
+        self._holding[slots] = False
+        self._step_time[slots] = np.nan
+
+    def servo_targets_applied(self, slot: int) -> None:
+        """Told by a slot's articulation (InternUtopia's ``apply_action``, ``apply_wheel_actions``)
+        that it wrote wheel targets of ``slot``. In a step's command phase (a per-slot robot's
+        ``apply_action``, a controller's ``ArticulationAction``) they are that step's command, as
+        a controller's are: the wheels stop on a later step given no command. Given between
+        steps (a script, a task's hook), they stay, as Isaac Sim's drive targets do, until a
+        command of a later step replaces them (or another applied between steps, or the episode ends)."""
+        data = self.bound_world.data
+        if float(data.time[slot]) == self._step_time[slot]:
+            self._holding[slot] = False  # (this step's command replaces a held one)
+            return
+        self._held_wheels[slot] = data.ctrl[slot, self._wheel_ctrl]
+        self._holding[slot] = True
+        self._any_held = True
+
     def quiet_steps(self, limit: int) -> int:
-        """Every step of an action repeat: :meth:`begin_step` stops the wheels, and the command
-        the controller applies again after it sets them as they were (a wheel given no command
-        is stopped already)."""
+        """Every step of an action repeat: :meth:`begin_step` stops the wheels (or sets the held
+        targets), and the command the controller applies again after it sets them as they were
+        (a wheel given no command is stopped, or held, already)."""
         return limit
 
     def begin_step(self) -> None:
-        if not len(self.slots):
+        slots = self.slots
+        if not len(slots):
             return
         world = self.world
         assert world is not None  # bound: it has slots
+        data = world.data
+        rows = rows_of(slots, self.env_num)
+        self._step_time[rows] = data.time[rows]
+        held = self._held_slots(data.ctrl) if self._any_held else None
         if self._wheel_columns is not None:
-            world.data.ctrl[rows_of(self.slots, self.env_num), self._wheel_columns] = 0.0
+            data.ctrl[rows, self._wheel_columns] = 0.0
         else:
-            world.data.ctrl[self.slots[:, None], self._wheel_ctrl] = 0.0
+            data.ctrl[slots[:, None], self._wheel_ctrl] = 0.0
+        if held is not None and len(held):
+            data.ctrl[held[:, None], self._wheel_ctrl] = self._held_wheels[held]
+
+    def _held_slots(self, ctrl: np.ndarray) -> np.ndarray:
+        """The slots whose wheel targets applied between steps still hold: those of the group's
+        slots whose targets no command of the last step replaced (a command that changed them)."""
+        held = np.flatnonzero(self._holding)
+        held = held[np.isin(held, self.slots)]
+        replaced = np.any(ctrl[held[:, None], self._wheel_ctrl] != self._held_wheels[held], axis=1)
+        self._holding[held[replaced]] = False
+        held = held[~replaced]
+        self._any_held = bool(self._holding.any())
+        return held
