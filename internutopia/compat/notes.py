@@ -81,8 +81,9 @@ NOTES: dict[str, tuple[str, str]] = {
         IMPROVED, "importable; upstream's Isaac articulation of a Panda USD cannot be built on MuJoCo: constructing it "
                   'raises an error naming FrankaRobot, whose per-slot objects have the articulation and its gripper'),
     'internutopia_extension.robots.jetbot.WheeledRobot': (
-        ABSENT, "Isaac Sim's wheeled-articulation wrapper that upstream's Jetbot is built on; JetbotRobot here is a "
-                'MuJoCo model with its own differential drive'),
+        ABSENT, "Isaac Sim's wheeled-articulation wrapper that upstream's Jetbot is built on, as a constructor (of a USD "
+                "prim); its API (get_wheel_positions, apply_wheel_actions, ...) is on a slot's Jetbot articulation, a "
+                'WheeledArticulation (internutopia.per_slot.wheeled, docs/robots.md#jetbot)'),
     'internutopia_extension.tasks.single_inference_task.SimpleInferenceTask': (
         SAME, 'also importable as SingleInferenceTask, the name its config type uses'),
     # -- absent: teleoperation ---------------------------------------------------------------------
@@ -284,7 +285,9 @@ NOTES: dict[str, tuple[str, str]] = {
     'internutopia.core.runner.SimulatorRunner.world_clear': (SAME, 'nothing to clear: a reset replaces the slot\'s content'),
     'internutopia.core.runner.SimulatorRunner.stop': (SAME, 'nothing to stop: env.close() releases the world'),
     'internutopia.core.task_config_manager': (IMPROVED, "a view of the env's own episode queue; episodes may hold "
-                                              'different robots (InternUtopia requires the same robot types)'),
+                                              'different robots (InternUtopia requires the same robot types); an '
+                                              "episode a script takes with get_next() gets a record ('handed_out'), "
+                                              'not lost'),
     'internutopia.core.util.log': (SAME, 'a logging.Logger named internutopia'),
 }
 

@@ -38,7 +38,10 @@ def check_reset_list(reset_list: Any, env_num: int, name: str = 'reset_list') ->
     """
     if isinstance(reset_list, (str, bytes, dict)) or not hasattr(reset_list, '__iter__'):
         raise ValueError(f'{name} must be a list of env ids in 0..{env_num - 1}; got {reset_list!r}')
-    slots = list(reset_list)
+    try:
+        slots = list(reset_list)
+    except TypeError:  # (iterable by its type only: a 0-d numpy array)
+        raise ValueError(f'{name} must be a list of env ids in 0..{env_num - 1}; got {reset_list!r}') from None
     seen = set()
     for slot in slots:
         # An int or an integer scalar (numpy's included); not a bool, a float or an array.

@@ -37,6 +37,7 @@ class UpstreamEnvMembers:
     _app: SimulationApp
     _config: Config
     _runners: RunnerSet
+    _episode_list: list[TaskCfg] | None
 
     @property
     def simulation_app(self) -> SimulationApp:

@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 #: The formats of a results line: ours (one record per episode) and InternUtopia's (its metric dict).
 RECORD_FORMATS = ('records', 'upstream')
+#: The outcomes of episodes that did not finish: reset while running, failed, or handed by
+#: ``env.task_config_manager.get_next()`` to its caller instead of a slot.
+NOT_FINISHED = ('abandoned', 'failed', 'handed_out')
 
 #: The one call that sends bytes to the file (a name of its own, so tests can make it fail).
 _write_bytes = os.write
@@ -126,10 +129,10 @@ class ResultsWriter:
 
     def _payload(self, record: dict[str, Any]) -> Any:
         """What goes on the record's line: the record, or (upstream format) its metric dict, or
-        ``None`` for an episode upstream would not report (abandoned or failed)."""
+        ``None`` for an episode upstream would not report (abandoned, failed or handed out)."""
         if self.record_format == 'records':
             return record
-        if record.get('outcome') in ('abandoned', 'failed'):
+        if record.get('outcome') in NOT_FINISHED:
             return None
         return record.get('metrics') or {}
 
@@ -203,7 +206,7 @@ class ResultsWriter:
         kind = record.get('outcome')
         if kind is not None:
             self._counts[kind] = self._counts.get(kind, 0) + 1
-        if kind in ('abandoned', 'failed'):
+        if kind in NOT_FINISHED:
             return  # not finished: no metrics, or metrics of a cut-short episode
         self._episodes += 1
         for name, value in (record.get('metrics') or {}).items():
@@ -224,12 +227,12 @@ class ResultsWriter:
     def summary(self) -> dict[str, Any]:
         """Aggregates over the episodes reported so far.
 
-        ``episodes``: finished episodes (abandoned and failed ones not counted); ``records``: every
+        ``episodes``: finished episodes (abandoned, failed and handed-out ones not counted); ``records``: every
         episode reported, whatever its outcome; ``success`` and ``spl``: means
         of the metrics of those names (``None`` when no episode reported them); ``metrics_mean``:
         the mean of every numeric (or bool) metric, over the episodes that reported it;
         ``outcomes``: how many records had each ``outcome`` (``'abandoned'``, ``'diverged'``,
-        ``'failed'``); ``lines_pending``: lines a failed write still holds back;
+        ``'failed'``, ``'handed_out'``); ``lines_pending``: lines a failed write still holds back;
         ``wall_time_s``: from the writer's creation (the env's) to the last record;
         ``episodes_per_second``: ``episodes / wall_time_s``.
         """

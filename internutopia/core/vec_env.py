@@ -118,6 +118,8 @@ class Env(UpstreamEnvMembers, ObservedCalls):
         for name in type(config).model_fields:  # (its validators again: model_copy(update=...) skips them)
             setattr(config, name, getattr(config, name))
         self._config = config
+        # (the episodes the env runs, as task_config_manager lists them: None for an iterator)
+        self._episode_list = episodes if isinstance(episodes, list) else config.task_configs if episodes is None else None
         self._app = SimulationApp()
         max_steps = max_steps_from_environ()
         if max_steps is not None:  # (InternUtopia's scripts loop on is_running(): a headless job bounds them)

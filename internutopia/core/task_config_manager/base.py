@@ -12,7 +12,10 @@ class BaseTaskConfigManager:
     """Hands out the episodes of a :class:`Config` in order, each once.
 
     Attributes:
-        task_configs: the config's episodes (the user's objects; each handed-out episode is a copy).
+        task_configs: the episodes (a manager made from a ``Config``: the user's objects, each
+            handed-out episode a copy; an env's manager: the episodes that env runs, its own copies,
+            ``[]`` for an env drawing from an iterator).
+        len_tasks: how many (``None`` for an env drawing from an iterator: it may be endless).
         env_num: slots of the env.
         env_offset_size: spacing of the slots' grid.
     """
@@ -22,7 +25,7 @@ class BaseTaskConfigManager:
     task_configs: list[TaskCfg]
     env_num: int
     env_offset_size: float
-    len_tasks: int
+    len_tasks: int | None
 
     def __init__(self, config: Config) -> None:
         if not isinstance(config, Config):
@@ -54,19 +57,25 @@ class BaseTaskConfigManager:
     @property
     def current_task_config_idx(self) -> int:
         """How many episodes were handed out so far (0 when the queue is another process's)."""
-        return self._queue.taken if self._queue is not None else 0
+        queue = self._queue_or_none()
+        return queue.taken if isinstance(queue, EpisodeQueue) else 0
+
+    def _queue_or_none(self) -> Any:
+        """The queue this manager hands episodes out of, ``None`` when it lives in another process."""
+        return self._queue
 
     def _pop_next_episode(self) -> TaskCfg | None:
         """The next episode's ``TaskCfg`` (a copy), or ``None`` when none is left."""
         episode = self._local_queue().next()
         return episode.config if episode is not None else None
 
-    def _local_queue(self) -> EpisodeQueue:
+    def _local_queue(self) -> Any:
         """The queue this manager hands episodes out of (``NotImplementedError`` for a distributed env's)."""
-        if self._queue is None:
+        queue = self._queue_or_none()
+        if queue is None:
             raise NotImplementedError('get_next() of a distributed env: its episode queue is a Ray actor that the env '
                                       'itself draws from; reset slots with env.reset(env_ids=...)')
-        return self._queue
+        return queue
 
     def get_active_task_configs(self) -> dict[int, TaskCfg]:
         """``{env_id: TaskCfg}`` of the slots holding an episode."""
