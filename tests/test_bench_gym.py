@@ -69,7 +69,7 @@ def test_bad_arguments_name_the_valid_values(capsys: pytest.CaptureFixture[str])
         main(['--num-envs', '0'])
     with pytest.raises(SystemExit):
         main(['--ab', 'one_pass', '--pairs', '0'])
-    assert '--pairs and --chunk must be at least 1' in capsys.readouterr().err
+    assert '--pairs must be at least 1; got 0' in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(['--plain-steps', '-1'])
     assert '--plain-steps must be 0 (no plain loop) or more; got -1' in capsys.readouterr().err

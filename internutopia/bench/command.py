@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from internutopia.bench import cameras as camera_rows
-from internutopia.bench import processes
+from internutopia.bench import options, processes
 from internutopia.bench.baseline import EMPTY, AsyncBaseline
 from internutopia.bench.cases import CAMERAS, CASES, get_case
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S
@@ -194,7 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--cameras', type=_csv(str), default=None,
                         help=f'comma-separated camera settings: {",".join(CAMERAS)} (default off; with --full off,on). '
                              'With only off, no row renders: the camera rows are skipped too')
-    parser.add_argument('--api', type=_csv(str), default=list(APIS), help='dict, array, or dict,array')
+    parser.add_argument('--api', type=_csv(str), default=list(APIS), help='dict, array, or dict,array (default dict,array)')
     parser.add_argument('--steps', type=int, default=600, help='timed steps of ours per run (default 600)')
     parser.add_argument('--chunk', type=int, default=20, help='steps per timed chunk; one ours/limit pair each (default 20)')
     parser.add_argument('--camera-steps', type=int, default=60,
@@ -212,7 +212,7 @@ def _parser() -> argparse.ArgumentParser:
                              'as many as env_num and memory allow)')
     parser.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT_S,
                         help=f'time limit of one measurement in seconds; past it its processes are killed and the row '
-                             f'is left out (default {DEFAULT_TIMEOUT_S:.0f})')
+                             f'is left out (default {DEFAULT_TIMEOUT_S:.0f}; inf: no limit)')
     parser.add_argument('--render-cameras', type=_csv(str), default=list(camera_rows.SETTINGS),
                         help='camera rows: comma-separated settings ' + ','.join(camera_rows.SETTINGS) + ' (default: all)')
     parser.add_argument('--render-robots', type=_csv(str), default=['h1'],
@@ -249,9 +249,9 @@ def main(argv: list[str] | None = None) -> int:
             value = preset[option]
             value = value() if callable(value) else value
             setattr(args, option, list(value) if isinstance(value, list) else value)
-    for robot in args.robots:
-        if robot not in CASES:
-            parser.error(f'unknown robot {robot!r}; choose from {", ".join(CASES)}')
+    # (an empty list measures nothing, a repeated entry the same rows twice: both refused, naming the option)
+    options.checked_list(parser, '--robots', args.robots, choices=CASES, what='robot',
+                         allow_empty=bool(args.gym or args.config))  # (--robots "" with --gym: only those rows)
     if args.gym:
         import gymnasium
 
@@ -261,30 +261,42 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f'unknown Gymnasium ids {unknown}; internutopia ids: '
                          f'{sorted(k for k in gymnasium.registry if k.startswith("internutopia/"))}')
+        options.checked_list(parser, '--gym', options.text_list(args.gym), what='id')
     if any(api not in APIS for api in args.api):
         parser.error('--api takes dict, array or dict,array')
+    options.checked_list(parser, '--api', args.api, choices=APIS, what='API')
     for camera in args.cameras:
         if camera not in CAMERAS:
             parser.error(f'unknown camera setting {camera!r}; --cameras takes {", ".join(CAMERAS)}')
+    options.checked_list(parser, '--cameras', args.cameras, choices=CAMERAS, what='camera setting')
     for name in args.render_cameras:
         if name not in camera_rows.SETTINGS:
             parser.error(f'unknown camera row setting {name!r}; --render-cameras takes {", ".join(camera_rows.SETTINGS)}')
+    options.checked_list(parser, '--render-cameras', args.render_cameras, choices=camera_rows.SETTINGS,
+                         what='camera row setting', allow_empty=True)
     for robot in args.render_robots:
         if robot not in camera_rows.ROBOTS:
             parser.error(f'no camera rows for robot {robot!r}; --render-robots takes {", ".join(camera_rows.ROBOTS)}')
+    options.checked_list(parser, '--render-robots', args.render_robots, choices=camera_rows.ROBOTS, what='robot',
+                         allow_empty=True)  # (none: no camera rows, as --no-render)
     if any(n < 1 for n in args.env_nums):
         parser.error('--env-nums must be positive')
+    options.checked_list(parser, '--env-nums', args.env_nums, what='slot count')
     if not 0 < args.memory_share <= 1:
         parser.error('--memory-share must be in (0, 1]')
     if args.async_max_workers is not None and args.async_max_workers < 1:
         parser.error('--async-max-workers must be at least 1')
-    if args.timeout <= 0:
-        parser.error('--timeout must be positive')
+    options.positive_seconds(parser, '--timeout', args.timeout)
     if args.render_threads is not None and not 1 <= args.render_threads <= 64:
         parser.error('--render-threads must be 1..64')
     for option in ('steps', 'chunk', 'camera_steps', 'repeat', 'render_steps'):
         if getattr(args, option) < 1:
             parser.error(f'--{option.replace("_", "-")} must be at least 1')
+    if args.device is not None:
+        if args.backend != 'warp':
+            parser.error(f'--device {args.device} places the warp backend; it needs --backend warp (MuJoCo steps on the CPU)')
+        if not re.fullmatch(r'cpu|cuda(:\d+)?', args.device):
+            parser.error(f"--device takes cpu, cuda or cuda:N (a GPU's index); got {args.device!r}")
     if args.overrides and not args.config:
         parser.error('--set changes a config file: it needs --config CONFIG')
     default_to_egl(headless_only=False)  # (not where no EGL loads: MuJoCo's import would fail, and physics needs none)
@@ -306,9 +318,9 @@ def main(argv: list[str] | None = None) -> int:
                       memory_share=args.memory_share, async_max_workers=args.async_max_workers, timeout_s=args.timeout,
                       backend=args.backend, device=args.device,
                       gym_ids=[i for i in args.gym.split(',') if i] if args.gym else None)
-    except KeyboardInterrupt:
-        ended = processes.kill_tracked()
-        print(f'internutopia bench: interrupted; {ended} process group(s) it had started were ended', file=sys.stderr)
+    except KeyboardInterrupt:  # (the signal's handler ended them already: processes.install_cleanup)
+        processes.kill_tracked()
+        print('internutopia bench: interrupted; every process it had started was ended', file=sys.stderr)
         return 130
     finally:
         processes.kill_tracked()
@@ -325,5 +337,5 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(gym_markdown_table(figures['gym_rows']))
     if args.json:
-        print(json.dumps(figures))
+        print(options.json_line(figures))
     return 0

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.bench import options
 from internutopia.bench.fresh import run_in_fresh_process
 from internutopia.bench.paired import summarize, time_calls, time_pairs
 from internutopia.core.backend.mujoco.render.gl import default_to_egl
@@ -266,10 +267,16 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument('--chunk', type=int, default=5, help='steps per chunk (default: 5)')
     parser.add_argument('--parts', action='store_true', help="time the parts of ours' step in situ instead")
     args = parser.parse_args(argv)
+    from internutopia.bench.cases import CASES
+
+    robots = options.checked_list(parser, '--robots', options.text_list(args.robots), choices=CASES, what='robot')
+    env_nums = options.int_list(parser, '--env-nums', args.env_nums)
+    options.at_least(parser, '--pairs', args.pairs)
+    options.at_least(parser, '--chunk', args.chunk)
     default_to_egl(headless_only=False)
     out: list[dict[str, Any]] = []
-    for robot in filter(None, args.robots.split(',')):
-        for env_num in (int(n) for n in args.env_nums.split(',') if n):
+    for robot in robots:
+        for env_num in env_nums:
             if args.parts:
                 parts = part_times(robot, env_num)
                 print(f"{robot} x{env_num}: {parts['step_us']:.1f} us a step (timers included)", flush=True)
@@ -284,4 +291,4 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 if __name__ == '__main__':
-    main()
+    options.interrupted('python -m internutopia.bench.floor', main)

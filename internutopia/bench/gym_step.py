@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import time
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.bench import options
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
 from internutopia.bench.gym_limit import GymLimit
 from internutopia.bench.paired import involuntary_switches, summarize, time_calls
@@ -225,7 +225,7 @@ def format_gym_row(row: dict[str, Any]) -> str:
     """One progress line of a gym row."""
     return (f"{row['id']} x{row['num_envs']}: ours/limit {row['ratio']:.2f} (IQR {row['ratio_q1']:.2f}-{row['ratio_q3']:.2f}), "
             f"physics share {row['physics_share']:.2f} ({row['physics_share_q1']:.2f}-{row['physics_share_q3']:.2f}), "
-            f"plain loop {row['plain_physics_share']:.2f}, "
+            f"plain loop {_share(row['plain_physics_share'])}, "
             f"{row['env_steps_per_s']:,.0f} env-steps/s (limit {row['limit_env_steps_per_s']:,.0f}), "
             f"{row['pairs']} pairs of {row['chunk']} vector steps, {row['clean_pairs']} clean")
 
@@ -257,15 +257,20 @@ def gym_markdown_table(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         lines.append(f"| {r['id']} | {r['num_envs']} | {r['action_repeat']} | {r['env_steps_per_s']:,.0f} | "
                      f"{r['limit_env_steps_per_s']:,.0f} | {r['ratio']:.2f} | {r['ratio_q1']:.2f}-{r['ratio_q3']:.2f} | "
-                     f"{r['physics_share']:.2f} | {r['plain_physics_share']:.2f} | {r['clean_pairs']}/{r['pairs']} |")
+                     f"{r['physics_share']:.2f} | {_share(r['plain_physics_share'])} | {r['clean_pairs']}/{r['pairs']} |")
     return '\n'.join(lines)
+
+
+def _share(value: float) -> str:
+    """A physics share as the rows print it: ``n/a`` for the plain loop's when it did not run (``nan``)."""
+    return 'n/a' if value != value else f'{value:.2f}'
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     from internutopia.bench import processes
     from internutopia.bench.report import machine
 
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(prog='python -m internutopia.bench.gym_step', description=__doc__.split('\n\n')[0])
     parser.add_argument('--ids', default=','.join(DEFAULT_IDS), help=f'comma-separated ids (default {",".join(DEFAULT_IDS)})')
     parser.add_argument('--num-envs', default='64', help='comma-separated env counts (default 64)')
     parser.add_argument('--pairs', type=int, default=None,
@@ -291,15 +296,16 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parser.parse_args(argv)
     if args.fused_ab:
         args.ab = 'fuse_steps'
-    try:
-        num_envs = [int(text) for text in args.num_envs.split(',') if text]
-    except ValueError:
-        parser.error(f'--num-envs must be comma-separated integers; got {args.num_envs!r}')
-    if not num_envs or any(n < 1 for n in num_envs) or (args.pairs is not None and args.pairs < 1) or args.chunk < 1:
-        parser.error('--num-envs, --pairs and --chunk must be at least 1')
+    if args.markdown and (args.phases or args.ab):
+        parser.error('--markdown prints the paired rows as a table; --phases and --ab print lines of their own')
+    num_envs = options.int_list(parser, '--num-envs', args.num_envs)
+    if args.pairs is not None:
+        options.at_least(parser, '--pairs', args.pairs)
+    options.at_least(parser, '--chunk', args.chunk)
+    options.positive_seconds(parser, '--timeout', args.timeout)
     if args.plain_steps < 0:
         parser.error(f'--plain-steps must be 0 (no plain loop) or more; got {args.plain_steps}')
-    ids = [text for text in args.ids.split(',') if text]
+    ids = options.checked_list(parser, '--ids', options.text_list(args.ids), what='id')
     import gymnasium as gym
 
     import internutopia.envs  # noqa: F401
@@ -339,9 +345,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if args.markdown and not (args.phases or args.ab):
         print(gym_markdown_table(rows))
     if args.json:
-        print(json.dumps({'machine': first, 'load_at_end': machine()['load'], 'rows': rows}))
+        print(options.json_line({'machine': first, 'load_at_end': machine()['load'], 'rows': rows}))
     return rows
 
 
 if __name__ == '__main__':
-    main()
+    options.interrupted('python -m internutopia.bench.gym_step', main)

@@ -59,6 +59,8 @@ import sys
 import tempfile
 from typing import Any
 
+from internutopia.bench import options
+
 _HELPER = '''
 #include <valgrind/callgrind.h>
 void count_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
@@ -300,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         library, child_robot, child_env_num, child_api, calls = argv[1:6]
         _measure(library, child_robot, int(child_env_num), child_api, argv[6:], int(calls))
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(prog='python -m internutopia.bench.step_instructions', description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', default='h1', help='comma-separated benchmark cases (internutopia.bench.cases)')
     parser.add_argument('--env-nums', default='1,64', help='comma-separated slot counts')
     parser.add_argument('--api', default='array,dict', help='dict, array, or both')
@@ -323,13 +325,25 @@ def main(argv: list[str] | None = None) -> int:
     for phase in [] if args.code else phases:
         if phase not in valid:
             parser.error(f'unknown phase {phase!r}; choose from {", ".join(valid)}')
-    cases = [(env_id, ['gym']) for env_id in args.gym.split(',')] if args.gym else [
-        (robot, args.api.split(',')) for robot in args.robots.split(',')]
+    options.at_least(parser, '--calls', args.calls)
+    env_nums = options.int_list(parser, '--env-nums', args.env_nums)
+    if args.gym:
+        names = options.checked_list(parser, '--gym', options.text_list(args.gym), what='id')
+        cases = [(env_id, ['gym']) for env_id in names]
+    else:
+        apis = options.checked_list(parser, '--api', options.text_list(args.api), choices=('dict', 'array'), what='API')
+        names = options.checked_list(parser, '--robots', options.text_list(args.robots), what='robot')
+        cases = [(robot, apis) for robot in names]
+    for name, apis in cases:  # (before valgrind starts, which takes seconds: every case, not only the first)
+        try:
+            _check_case(name, apis[0])
+        except ValueError as exc:
+            parser.error(str(exc))
     baseline = read_counts(pathlib.Path(args.baseline).read_text(encoding='utf-8')) if args.baseline else None
     changes: dict[str, float] = {}
     missing: list[str] = []  # (counted, but not in the baseline)
     for robot, apis in cases:
-        for env_num in (int(n) for n in args.env_nums.split(',')):
+        for env_num in env_nums:
             for api in apis:
                 for phase, instructions in zip(phases, count(robot, env_num, api, phases, args.calls), strict=True):
                     key = f'{robot} x{env_num} {api} {phase}'
@@ -364,4 +378,4 @@ def read_counts(text: str) -> dict[str, int]:
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(options.interrupted('python -m internutopia.bench.step_instructions', main))

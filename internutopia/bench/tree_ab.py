@@ -18,7 +18,6 @@ modules of either tree, so any two versions that build the id can be compared.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import select
 import subprocess
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.bench import options
 from internutopia.bench.paired import summarize
 
 __all__ = ['PAIRS', 'measure_tree_ab']
@@ -167,21 +167,36 @@ def _format(row: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(prog='python -m internutopia.bench.tree_ab', description=__doc__.split('\n\n')[0])
     parser.add_argument('--before', required=True, help='a checkout of this project to compare against')
     parser.add_argument('--after', default=str(Path(__file__).resolve().parents[2]), help='the other checkout (default: this one)')
-    parser.add_argument('--ids', default='internutopia/H1Walk-v0', help='comma-separated Gymnasium ids')
-    parser.add_argument('--num-envs', type=int, default=64)
+    parser.add_argument('--ids', default='internutopia/H1Walk-v0', help='comma-separated Gymnasium ids (default internutopia/H1Walk-v0)')
+    parser.add_argument('--num-envs', type=int, default=64, help='envs of each vector env (default 64)')
     parser.add_argument('--pairs', type=int, default=PAIRS, help=f'pairs of blocks (default {PAIRS})')
     parser.add_argument('--steps', type=int, default=STEPS, help=f'vector steps per block (default {STEPS})')
     parser.add_argument('--json', action='store_true', help='print each row as a JSON line too')
     args = parser.parse_args(argv)
-    for env_id in args.ids.split(','):
+    for option in ('--num-envs', '--pairs', '--steps'):
+        options.at_least(parser, option, getattr(args, option[2:].replace('-', '_')))
+    for option in ('--before', '--after'):
+        tree = Path(getattr(args, option[2:])).resolve()
+        if not (tree / 'internutopia' / '__init__.py').is_file():
+            parser.error(f'{option} {tree} is not a checkout of this project (no internutopia/__init__.py)')
+    ids = options.checked_list(parser, '--ids', options.text_list(args.ids), what='id')
+    import gymnasium
+
+    import internutopia.envs  # noqa: F401  (registers this tree's ids)
+
+    unknown = [i for i in ids if i not in gymnasium.registry]
+    if unknown:  # (an id the workers cannot build would fail with no more than "did not start")
+        parser.error(f'unknown ids {unknown} in --ids; internutopia ids: '
+                     f'{sorted(k for k in gymnasium.registry if k.startswith("internutopia/"))}')
+    for env_id in ids:
         row = measure_tree_ab(args.before, args.after, env_id, args.num_envs, args.pairs, args.steps)
         print(_format(row), flush=True)
         if args.json:
-            print(json.dumps(row), flush=True)
+            print(options.json_line(row), flush=True)
 
 
 if __name__ == '__main__':
-    main()
+    options.interrupted('python -m internutopia.bench.tree_ab', main)
