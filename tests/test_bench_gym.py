@@ -3,6 +3,7 @@ the motion of the vector env it is paired with, resets included. (No timing is a
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 import gymnasium as gym
@@ -116,12 +117,16 @@ def test_the_config_id_runs_the_users_config_and_needs_it(capsys: pytest.Capture
     shipped = yaml.safe_load((Path(__file__).resolve().parents[1] / 'configs' / 'jetbot_point_nav.yaml').read_text())
     config = str(tmp_path / 'jetbot_point_nav.yaml')  # (its records go nowhere: none written into the checkout)
     Path(config).write_text(yaml.safe_dump({**shipped, 'metrics_save_path': 'none'}))
+    handler = signal.getsignal(signal.SIGINT)
     rows = main(['--ids', 'internutopia/Config-v0', '--config', config, '--num-envs', '2', '--pairs', '3', '--chunk', '2',
                  '--plain-steps', '4'])
     assert [(row['id'], row['num_envs'], row['pairs'], row['plain_steps']) for row in rows] == [('internutopia/Config-v0', 2, 3, 4)]
     assert 0.0 < rows[0]['physics_share'] <= 1.0 and rows[0]['env_steps_per_s'] > 0
     assert 0.0 < rows[0]['plain_physics_share'] < 1.0 and rows[0]['plain_env_steps_per_s'] > 0
     assert 'plain loop' in capsys.readouterr().out
+    # The process's Ctrl-C handler is given back: an env made after it holds Ctrl-C over its calls
+    # again (the benchmark's handler, left behind, let a later env's step be cut in half).
+    assert signal.getsignal(signal.SIGINT) is handler
     for argv in (['--ids', 'internutopia/Config-v0'], ['--ids', 'internutopia/JetbotPointNav-v0', '--config', config],
                  ['--ids', 'internutopia/Config-v0', '--config', config, '--ab', 'one_pass']):
         with pytest.raises(SystemExit):

@@ -324,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         processes.kill_tracked()
+        processes.uninstall_cleanup()  # (the caller's own handlers again, where main runs in its process)
     print(f'machine: {figures["machine"]}, load at end {figures["load_at_end"]}')
     if args.markdown:
         if figures['rows']:

@@ -341,6 +341,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                            id_kwargs=id_kwargs, plain_steps=args.plain_steps)
     finally:
         processes.kill_tracked()
+        processes.uninstall_cleanup()  # (the caller's own handlers again, where main runs in its process)
     print(f'machine: {first}, load at end {machine()["load"]}')
     if args.markdown and not (args.phases or args.ab):
         print(gym_markdown_table(rows))

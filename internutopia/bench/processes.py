@@ -34,7 +34,7 @@ from types import FrameType
 from typing import Any
 
 __all__ = ['become_group_leader', 'children_of', 'die_with_parent', 'install_cleanup', 'kill_tracked',
-           'process_peak_mb', 'tree_peak_mb', 'track_group', 'track_pid', 'untrack']
+           'process_peak_mb', 'tree_peak_mb', 'track_group', 'track_pid', 'uninstall_cleanup', 'untrack']
 
 #: ``prctl`` option that sets the signal a process gets when its parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
@@ -44,6 +44,10 @@ WATCHDOG_PERIOD_S = 0.5
 _groups: set[int] = set()
 _pids: set[int] = set()
 _installed = False
+_atexit_registered = False
+#: The signals :func:`install_cleanup` takes over, and the handlers it found there (given back by :func:`uninstall_cleanup`).
+_CLEANUP_SIGNALS = ('SIGTERM', 'SIGHUP', 'SIGINT')
+_replaced: dict[int, Any] = {}
 
 
 def die_with_parent() -> None:
@@ -131,16 +135,36 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 def install_cleanup() -> None:
     """In the benchmark's own process: kill every tracked child at exit and on ``SIGTERM``,
     ``SIGHUP`` and ``SIGINT`` (which then goes on as ``KeyboardInterrupt``). Idempotent; only
-    from the main thread (signal handlers live there)."""
-    global _installed
+    from the main thread (signal handlers live there). :func:`uninstall_cleanup` gives the
+    process its handlers back."""
+    global _installed, _atexit_registered
     if _installed:
         return
-    atexit.register(kill_tracked)
+    if not _atexit_registered:
+        atexit.register(kill_tracked)
+        _atexit_registered = True
     if threading.current_thread() is threading.main_thread():
-        for name in ('SIGTERM', 'SIGHUP', 'SIGINT'):
+        for name in _CLEANUP_SIGNALS:
             if hasattr(signal, name):
-                signal.signal(getattr(signal, name), _on_signal)
+                number = getattr(signal, name)
+                _replaced[number] = signal.getsignal(number)
+                signal.signal(number, _on_signal)
     _installed = True
+
+
+def uninstall_cleanup() -> None:
+    """Give back the signal handlers :func:`install_cleanup` replaced (the ends of the benchmark
+    tools' ``main``: one called in a script's or a test's own process leaves its Ctrl-C handling
+    as it found it, so that an env made there afterwards holds Ctrl-C over its calls again).
+    Tracked processes are still killed at exit. Does nothing when nothing is installed."""
+    global _installed
+    if not _installed:
+        return
+    if threading.current_thread() is threading.main_thread():
+        for number, handler in _replaced.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        _replaced.clear()
+    _installed = False
 
 
 # ------------------------------------------------------------------------------------------------
