@@ -1,13 +1,26 @@
-"""``UsdObject``: a USD or MJCF file loaded like a scene and wrapped into one body named ``body``."""
+"""``UsdObject``: a USD or MJCF file loaded like a scene and wrapped into one body named ``body``.
+
+A USD file is placed as InternUtopia places it. There, ``add_reference_to_stage`` references the
+file's default prim at the object's prim path, and the ``RigidPrim``/``GeometryPrim`` made on it
+sets that prim's translate, orient and scale to the config's ``position``, ``orientation`` and
+``scale``, which replaces the file's own transform of the prim. So here the top prim (the default
+prim; the only root prim of a file without one) sits at the body's origin, with the file's own
+translate, rotation and scale of it dropped; ``scale`` scales everything under it, and the
+transforms of its descendants are kept. Root prims besides the top prim are not part of the
+reference, so their geometry is left out, with a warning.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import warnings
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 
 from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
+from internutopia.core.backend.mujoco.usd_scene import USD_EXTENSIONS
 from internutopia.core.object.base import BaseObject
+from internutopia.core.util.caller import caller_stacklevel
 from internutopia_extension.objects.placed import PlacedObject
 
 if TYPE_CHECKING:
@@ -36,13 +49,24 @@ class UsdObject(PlacedObject):
 
     def _build(self) -> mujoco.MjSpec:
         config = self.config
+        usd = str(config.usd_path).lower().endswith(USD_EXTENSIONS)
         try:
-            content = scene_to_spec(config.usd_path, scale=config.scale)
+            if usd:
+                content = _usd_content(str(config.usd_path), config.scale)
+            else:
+                content = scene_to_spec(config.usd_path, scale=config.scale)
         except (FileNotFoundError, ValueError) as exc:
             raise type(exc)(f'object {config.name!r} (usd_path): {exc}') from exc
         for joint in list(content.joints):
             if joint.type == mujoco.mjtJoint.mjJNT_FREE:
                 content.delete(joint)
+        if usd and any(g.contype or g.conaffinity for g in content.geoms if g.type != mujoco.mjtGeom.mjGEOM_PLANE):
+            # PhysX weighs a rigid body by its colliders alone; MuJoCo weighs every geom, and a
+            # visual mesh (a decal, an open surface) can weigh anything. (A file without colliders
+            # keeps its geoms' masses: something has to weigh.)
+            for geom in content.geoms:
+                if not (geom.contype or geom.conaffinity):
+                    geom.mass = 0.0
         for geom in list(content.geoms):
             if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
                 content.delete(geom)
@@ -72,3 +96,52 @@ class UsdObject(PlacedObject):
             if body.explicitinertial:
                 body.mass = body.mass * factor
                 body.inertia = [i * factor for i in body.inertia]
+
+
+def _usd_content(path: str, scale: Any) -> mujoco.MjSpec:
+    """The USD file at ``path`` as a spec, its top prim (see the module docstring) at the origin
+    with its own transform dropped, scaled by ``scale`` (the scene loader's units rule)."""
+    from internutopia.core.backend.mujoco import usd_scene
+    from internutopia.core.backend.mujoco.usd_builder import UsdSceneBuilder
+
+    file = usd_scene._existing(path, USD_EXTENSIONS)
+    factor, position, orientation = usd_scene._check_transform(scale, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))
+    usd_scene.import_usd()
+    from pxr import Usd
+
+    try:
+        stage = Usd.Stage.Open(str(file), Usd.Stage.LoadAll)
+    except Exception as exc:  # pxr raises Tf.ErrorException on unreadable layers
+        raise ValueError(f'failed to open USD scene {path!r}: {exc}') from exc
+    if stage is None:
+        raise ValueError(f'failed to open USD scene {path!r}')
+    _reference_top_prim(stage, path)
+    return UsdSceneBuilder(stage, str(file), factor, position, orientation).build()
+
+
+def _reference_top_prim(stage: Any, path: str) -> None:
+    """Edit ``stage``'s session layer (the file is left as it is) so that it holds what Isaac Sim's
+    reference to the file holds: the top prim with an identity transform, and no geometry besides
+    its subtree (other root prims are deactivated, unless they hold no geometry: materials bound
+    from inside the top prim keep their colours). Nothing changes for a file of several root prims
+    without a default prim (no top prim to tell)."""
+    from pxr import Usd, UsdGeom
+
+    top = stage.GetDefaultPrim()
+    if not top or not top.IsValid():
+        roots = list(stage.GetPseudoRoot().GetChildren())
+        if len(roots) != 1:
+            return
+        top = roots[0]
+    stage.SetEditTarget(stage.GetSessionLayer())
+    if top.IsA(UsdGeom.Xformable):
+        UsdGeom.Xformable(top).ClearXformOpOrder()  # an empty op order over the file's: identity
+    predicate = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
+    left_out = []
+    for root in stage.GetPseudoRoot().GetChildren():
+        if root != top and any(p.IsA(UsdGeom.Gprim) or p.IsA(UsdGeom.PointInstancer) for p in Usd.PrimRange(root, predicate)):
+            root.SetActive(False)
+            left_out.append(str(root.GetPath()))
+    if left_out:
+        warnings.warn(f'{path}: {", ".join(left_out)} left out: an object is its file\'s default prim '
+                      f'{top.GetPath()} (what a reference to the file holds)', stacklevel=caller_stacklevel())

@@ -30,11 +30,35 @@ class BaseObject(Entity[ObjectCfg]):
 
     @classmethod
     def create(cls, config: ObjectCfg, env_num: int, sim: SimConfig, where: str = '') -> BaseObject:
-        """Instantiate the object class registered for ``config.type``."""
+        """Instantiate the object class registered for ``config.type``.
+
+        Raises:
+            ValueError: an unknown type, or a ``name`` that is empty or holds a ``/`` (the model
+                names an object's parts ``<name>/<part>``, and camera annotations and lookups
+                read the object's name back up to the first ``/``).
+        """
+        name = config.name
+        if not isinstance(name, str) or not name or '/' in name:
+            location = f' (in {where})' if where else ''
+            raise ValueError(f"object name {name!r}{location} must be a non-empty name without '/' "
+                             f"(the object's parts are named '<name>/<part>')")
         return cls.registry.get(config.type, where)(config, env_num, sim)
 
     def set_up_to_scene(self, scene: Any) -> None:
         """Nothing to set up: the env places every slot's objects from the task config."""
+
+    def teleport(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
+        """:meth:`Entity.teleport <internutopia.core.entity.Entity.teleport>` with ``orientation``
+        normalized (a free joint keeps what is written, so the pose read back would not be a unit
+        quaternion); an all-zero or non-finite one is a ``ValueError``."""
+        if orientation is not None:
+            quat = np.asarray(orientation, dtype=float).reshape(-1)
+            norm = float(np.linalg.norm(quat)) if quat.shape == (4,) else 0.0
+            if not np.isfinite(norm) or norm < 1e-9:
+                raise ValueError(f'{self.name!r}: orientation must be a non-zero wxyz quaternion (w, x, y, z); '
+                                 f'got {np.asarray(orientation).tolist()}')
+            orientation = quat / norm
+        super().teleport(slot, position, orientation)
 
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)
