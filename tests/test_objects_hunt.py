@@ -225,7 +225,7 @@ def test_object_orientations_are_unit_quaternions():
         body = scene.get(name)
         body.set_pose([0.5, 0.5, 0.5], [0.0, 0.0, 0.0, 5.0])
         np.testing.assert_allclose(body.get_pose()[1], [0.0, 0.0, 0.0, 1.0])
-        with pytest.raises(ValueError, match=rf"'{name}': orientation must be a non-zero wxyz quaternion"):
+        with pytest.raises(ValueError, match=rf"'{name}' in env 0: orientation must be a non-zero wxyz quaternion"):
             body.set_pose(orientation=[0.0, 0.0, 0.0, 0.0])
         np.testing.assert_allclose(body.get_pose()[1], [0.0, 0.0, 0.0, 1.0])  # unchanged
     obs, *_ = env.step([None])

@@ -12,6 +12,7 @@ objects (:mod:`internutopia.core.object.base`) subclass it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -29,6 +30,19 @@ __all__ = ['NO_ID', 'Entity', 'EntityCfgT', 'as_slice', 'rows_of', 'take_rows']
 
 #: The config type of an entity: a robot's or an object's.
 EntityCfgT = TypeVar('EntityCfgT', bound=RobotCfg | ObjectCfg)
+
+
+def unit_quaternion(quat: Any) -> tuple[float, float, float, float]:
+    """A wxyz quaternion (non-zero: configs check it) scaled to unit length, as Python floats.
+
+    >>> unit_quaternion((2.0, 0.0, 0.0, 0.0))
+    (1.0, 0.0, 0.0, 0.0)
+    """
+    w, x, y, z = (float(v) for v in quat)
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    if norm == 1.0:
+        return w, x, y, z
+    return w / norm, x / norm, y / norm, z / norm
 
 
 def rows_of(slots: np.ndarray, env_num: int) -> np.ndarray | slice:
@@ -169,7 +183,8 @@ class Entity(Generic[EntityCfgT]):
             adr = self.root_qposadr[slot]
             if adr == NO_ID:
                 continue
-            orientation = config.orientation if config.orientation is not None else (1.0, 0.0, 0.0, 0.0)
+            # (a config's quaternion need not be a unit one: a free joint keeps what is written)
+            orientation = unit_quaternion(config.orientation) if config.orientation is not None else (1.0, 0.0, 0.0, 0.0)
             qpos[slot, adr:adr + 3] = self.base_position(config.position, orientation)
             qpos[slot, adr + 3:adr + 7] = orientation
 
@@ -208,11 +223,22 @@ class Entity(Generic[EntityCfgT]):
     def teleport(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
         """Put the base body of ``slot`` at an env-local pose, at rest (``None`` keeps that part).
 
+        ``orientation`` is normalized (a free joint or a mocap body keeps what is written, so
+        the pose read back would not be a unit quaternion).
+
         Raises:
-            ValueError: the base is fixed in the scene (neither free-floating nor mocap-driven).
+            ValueError: the base is fixed in the scene (neither free-floating nor mocap-driven),
+                or ``orientation`` is not four finite numbers, not all zero.
         """
         world = self.world
         assert world is not None, 'teleport before bind'
+        if orientation is not None:
+            quat = np.asarray(orientation, dtype=float).reshape(-1)
+            norm = float(np.linalg.norm(quat)) if quat.shape == (4,) else 0.0
+            if not np.isfinite(norm) or norm < 1e-9:
+                raise ValueError(f'{self.name!r} in env {slot}: orientation must be a non-zero wxyz quaternion '
+                                 f'(w, x, y, z) of finite numbers; got {np.asarray(orientation).tolist()}')
+            orientation = quat / norm
         data = world.data
         adr, dof = int(self.root_qposadr[slot]), int(self.root_dofadr[slot])
         if adr != NO_ID:

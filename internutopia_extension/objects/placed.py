@@ -55,14 +55,8 @@ class PlacedObject(BaseObject):
             self.mocap_id[self.slots] = world.model.body_mocapid[self.base_body_id[self.slots]]
 
     def reset_slots(self, slots: np.ndarray, configs) -> None:
-        super().reset_slots(slots, configs)  # free joints: qpos = position, orientation
+        super().reset_slots(slots, configs)  # free joints: qpos = position, unit orientation
         slots = np.asarray(slots, dtype=np.intp)
-        free = slots[self.root_qposadr[slots] != NO_ID]
-        if len(free):  # a unit quaternion, as a mocap body's below (the config's need not be one)
-            assert self.world is not None, 'reset before bind'
-            adr = int(self.root_qposadr[free[0]])  # (the same in every slot of the pack)
-            quats = self.world.data.qpos[free, adr + 3:adr + 7]
-            self.world.data.qpos[free, adr + 3:adr + 7] = quats / np.linalg.norm(quats, axis=1, keepdims=True)
         mocap = self.mocap_id[slots]
         static = mocap != NO_ID
         if not np.any(static):

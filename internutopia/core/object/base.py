@@ -47,19 +47,6 @@ class BaseObject(Entity[ObjectCfg]):
     def set_up_to_scene(self, scene: Any) -> None:
         """Nothing to set up: the env places every slot's objects from the task config."""
 
-    def teleport(self, slot: int, position: np.ndarray | None, orientation: np.ndarray | None) -> None:
-        """:meth:`Entity.teleport <internutopia.core.entity.Entity.teleport>` with ``orientation``
-        normalized (a free joint keeps what is written, so the pose read back would not be a unit
-        quaternion); an all-zero or non-finite one is a ``ValueError``."""
-        if orientation is not None:
-            quat = np.asarray(orientation, dtype=float).reshape(-1)
-            norm = float(np.linalg.norm(quat)) if quat.shape == (4,) else 0.0
-            if not np.isfinite(norm) or norm < 1e-9:
-                raise ValueError(f'{self.name!r}: orientation must be a non-zero wxyz quaternion (w, x, y, z); '
-                                 f'got {np.asarray(orientation).tolist()}')
-            orientation = quat / norm
-        super().teleport(slot, position, orientation)
-
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:
         obs = super().get_obs(slots)
         dof = self.root_dofadr[slots]

@@ -64,7 +64,7 @@ class PoseMixin:
 
     def set_pose(self, position: Sequence[float] | None = None, orientation: Sequence[float] | None = None) -> None:
         """Teleport to a pose in the env frame (``None`` keeps that part)."""
-        self._set_env_pose(_vector(position, 3, 'position'), _vector(orientation, 4, 'orientation'))
+        self._set_env_pose(_vector(position, 3, 'position', self), _vector(orientation, 4, 'orientation', self))
 
     def get_world_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """Position and orientation in the world frame (the env frame shifted by the slot's origin)."""
@@ -73,8 +73,8 @@ class PoseMixin:
 
     def set_world_pose(self, position: Sequence[float] | None = None, orientation: Sequence[float] | None = None) -> None:
         """Teleport to a pose in the world frame (``None`` keeps that part)."""
-        world_position = _vector(position, 3, 'position')
-        self._set_env_pose(None if world_position is None else world_position - self._origin(), _vector(orientation, 4, 'orientation'))
+        world_position = _vector(position, 3, 'position', self)
+        self._set_env_pose(None if world_position is None else world_position - self._origin(), _vector(orientation, 4, 'orientation', self))
 
     def get_local_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """Position and orientation relative to the parent (the env frame for a root)."""
@@ -83,15 +83,19 @@ class PoseMixin:
 
     def set_local_pose(self, translation: Sequence[float] | None = None, orientation: Sequence[float] | None = None) -> None:
         """Teleport to a pose relative to the parent (``None`` keeps that part)."""
-        self._set_local_pose(_vector(translation, 3, 'translation'), _vector(orientation, 4, 'orientation'))
+        self._set_local_pose(_vector(translation, 3, 'translation', self), _vector(orientation, 4, 'orientation', self))
 
 
-def _vector(value: Any, size: int, what: str) -> np.ndarray | None:
+def _vector(value: Any, size: int, what: str, owner: Any) -> np.ndarray | None:
+    """``value`` as ``size`` finite floats (``None`` stays); a ``ValueError`` naming ``owner`` (its
+    ``name`` and env) and ``what`` otherwise."""
     if value is None:
         return None
     array = np.asarray(value, dtype=float).reshape(-1)
     if array.shape != (size,) or not np.all(np.isfinite(array)):
-        raise ValueError(f'{what} must be {size} finite numbers; got {value!r}')
+        name = getattr(owner, 'name', None)
+        who = f'{name!r} in env {getattr(owner, "env_id", "?")}: ' if name is not None else ''
+        raise ValueError(f'{who}{what} must be {size} finite numbers; got {value!r}')
     return array
 
 
