@@ -152,3 +152,25 @@ def test_a_flat_colliders_box_lies_behind_the_side_its_faces_show(tmp_path):
     assert data.geom_xpos[ceiling_geom.id][2] - ceiling_geom.size[2] == pytest.approx(2.0, abs=1e-9)
     sign = model.geom('env0/scene/World/Sign')
     assert data.geom_xpos[sign.id][2] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_rigid_bodys_visual_only_geometry_weighs_nothing(tmp_path):
+    # A 20 cm collider cube with a 1 m visual sphere around it (a detailed mesh, a decal): PhysX
+    # weighs the collider alone, 8 kg at water's density; MuJoCo weighed both (4.2 t). A body with
+    # no collider at all keeps its geoms' masses (something has to weigh).
+    stage = new_stage(tmp_path / 'weigh.usda')
+    body = UsdGeom.Xform.Define(stage, '/World/Crate')
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    cube = UsdGeom.Cube.Define(stage, '/World/Crate/Box')
+    cube.CreateSizeAttr(0.2)
+    UsdPhysics.CollisionAPI.Apply(cube.GetPrim())
+    UsdGeom.Sphere.Define(stage, '/World/Crate/Look').CreateRadiusAttr(1.0)
+    ghost = UsdGeom.Xform.Define(stage, '/World/Ghost')
+    ghost.AddTranslateOp().Set((5.0, 0.0, 0.0))
+    UsdPhysics.RigidBodyAPI.Apply(ghost.GetPrim())
+    UsdGeom.Cube.Define(stage, '/World/Ghost/Box').CreateSizeAttr(0.2)
+    stage.Save()
+    model, _ = compiled(usd_scene_to_spec(tmp_path / 'weigh.usda'))
+    assert model.body('World/Crate').mass[0] == pytest.approx(1000 * 0.2 ** 3, rel=1e-6)
+    assert model.geom('World/Crate/Look').contype[0] == 0  # (drawn, weightless)
+    assert model.body('World/Ghost').mass[0] == pytest.approx(1000 * 0.2 ** 3, rel=1e-6)

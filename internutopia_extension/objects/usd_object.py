@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import mujoco
 
 from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
+from internutopia.core.backend.mujoco.usd_mass import weightless_visuals
 from internutopia.core.backend.mujoco.usd_scene import USD_EXTENSIONS
 from internutopia.core.object.base import BaseObject
 from internutopia.core.util.caller import caller_stacklevel
@@ -60,13 +61,8 @@ class UsdObject(PlacedObject):
         for joint in list(content.joints):
             if joint.type == mujoco.mjtJoint.mjJNT_FREE:
                 content.delete(joint)
-        if usd and any(g.contype or g.conaffinity for g in content.geoms if g.type != mujoco.mjtGeom.mjGEOM_PLANE):
-            # PhysX weighs a rigid body by its colliders alone; MuJoCo weighs every geom, and a
-            # visual mesh (a decal, an open surface) can weigh anything. (A file without colliders
-            # keeps its geoms' masses: something has to weigh.)
-            for geom in content.geoms:
-                if not (geom.contype or geom.conaffinity):
-                    geom.mass = 0.0
+        if usd:  # (PhysX weighs a rigid body by its colliders alone: usd_mass)
+            weightless_visuals(list(content.geoms))
         for geom in list(content.geoms):
             if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
                 content.delete(geom)

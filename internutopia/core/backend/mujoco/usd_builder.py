@@ -29,6 +29,7 @@ from internutopia.core.backend.mujoco.mesh_geometry import (
 from internutopia.core.backend.mujoco.render.semantics import add_semantics_text, usd_prim_label
 from internutopia.core.backend.mujoco.scene_scale import effective_scene_scale
 from internutopia.core.backend.mujoco.usd_ground import emit_plane, ground_like, settle_grounds
+from internutopia.core.backend.mujoco.usd_mass import mass_props, weigh_body
 from internutopia.core.util.caller import caller_stacklevel
 
 __all__ = ['GROUP_COLLIDER', 'GROUP_HIDDEN_COLLIDER', 'GROUP_VISUAL', 'UsdSceneBuilder']
@@ -118,15 +119,7 @@ class UsdSceneBuilder:
                 self._warn(f'rigid body {body.name!r} has no loadable geometry; dropped')
                 self.spec.delete(body)
                 continue
-            kind, value = self.body_mass.get(body.name, (None, 0.0))
-            # the body's mass wins; else each collider's own MassAPI, else the body's density (as PhysX)
-            groups = [geoms] if kind == 'mass' else [[g for g in geoms if g[2] == p] for p in {g[2] for g in geoms}]
-            for group in groups:
-                gkind, gvalue = (kind, value) if kind == 'mass' else self.prim_mass.get(group[0][2], (kind, value))
-                volume = sum(v for _, v, _ in group)  # a mass: one density so that the geoms add up to it
-                for geom, _, _ in group:
-                    if gkind is not None:
-                        geom.density = gvalue / max(volume, 1e-12) if gkind == 'mass' else gvalue
+            weigh_body(geoms, self.body_mass.get(body.name, (None, 0.0)), self.prim_mass)
         add_semantics_text(self.spec, self.geom_labels)
         for message in self.messages:  # reported at the caller of usd_scene_to_spec
             warnings.warn(f'{self.path}: {message}', stacklevel=caller_stacklevel())
@@ -216,19 +209,7 @@ class UsdSceneBuilder:
 
     def _mass_props(self, prim) -> tuple[str, float] | None:
         """``('mass', kg)`` or ``('density', kg/m^3)`` from the prim's ``UsdPhysics.MassAPI``, if any."""
-        from pxr import UsdPhysics
-
-        if not prim.HasAPI(UsdPhysics.MassAPI):
-            return None
-        mass_api = UsdPhysics.MassAPI(prim)
-        mass = mass_api.GetMassAttr().Get(self.time)
-        density = mass_api.GetDensityAttr().Get(self.time)
-        length = float(np.prod(self.eff)) ** (1.0 / 3.0)
-        if mass is not None and mass > 0:
-            return 'mass', float(mass) * self.kg_per_unit
-        if density is not None and density > 0:
-            return 'density', float(density) * self.kg_per_unit / length ** 3
-        return None
+        return mass_props(prim, self.time, self.kg_per_unit, self.eff)
 
     # -- appearance / physics properties ------------------------------------------------------
     def _style(self, prim, collides: bool, hidden: bool) -> dict[str, Any]:

@@ -48,7 +48,9 @@ says so); meshes stay exact.
 
 Masses given by ``UsdPhysics.MassAPI`` are converted by ``kilogramsPerUnit``; densities additionally
 by the effective length scale. As in PhysX, a rigid body's own mass wins; otherwise each collider's
-``MassAPI`` (mass or density) decides for its geoms, and the body's density for the others.
+``MassAPI`` (mass or density) decides for its geoms, and the body's density for the others; and
+only colliders weigh: a body's visual-only geoms weigh nothing where it has colliders
+(:mod:`~internutopia.core.backend.mujoco.usd_mass`).
 
 What is loaded from USD
 -----------------------
