@@ -237,11 +237,15 @@ def test_object_orientations_are_unit_quaternions():
 def test_object_names_without_slash(name):
     # The model names an object's parts '<name>/<part>' and camera annotations read the name back
     # up to the first '/': 'shelf/box' was unlabelled in segmentation (or labelled 'shelf').
-    task = FiniteStepTaskCfg(max_steps=3, robots=[], objects=[VisualCubeCfg(name=name)])
-    env = make_env([task], env_num=1)
-    with pytest.raises(ValueError, match=rf"object name {name!r} \(in task_configs\[0\]\) must be a non-empty name without '/'"):
-        env.reset()
-    env.close()
+    # Refused when the config is built (and so by `internutopia validate`), naming the field.
+    with pytest.raises(ValueError, match=rf"name\n  Value error, an object's name must be non-empty and hold no '/' .*got {name!r}"):
+        VisualCubeCfg(name=name)
+    with pytest.raises(ValueError, match=rf"a robot's name must be non-empty and hold no '/' .*got {name!r}"):
+        JetbotRobotCfg(name=name)
+    cube = VisualCubeCfg(name='box')
+    with pytest.raises(ValueError, match="an object's name must be non-empty"):
+        cube.name = name  # (assignment is validated too)
+    assert cube.name == 'box'
 
 
 def test_object_colours_and_places_in_a_camera_image_of_each_slot(tmp_path):

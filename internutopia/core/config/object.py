@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationInfo, field_validator
 
 from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
-from internutopia.core.config.values import checked_pose
+from internutopia.core.config.values import check_entity_name, checked_pose
 
 
 class ObjectCfg(TypedCfg):
@@ -29,6 +29,11 @@ class ObjectCfg(TypedCfg):
     #: the pose and scale unset). A ``None`` position is an error: InternUtopia adds the slot's
     #: offset to it before anything is built.
     _none_means: ClassVar[Mapping[str, Any]] = {'orientation': (1.0, 0.0, 0.0, 0.0), 'scale': (1.0, 1.0, 1.0)}
+
+    @field_validator('name')
+    @classmethod
+    def _usable_name(cls, name: str) -> str:
+        return check_entity_name(name, 'object')
 
     @field_validator('position', 'orientation', 'scale')
     @classmethod

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, SerializeAsAny, ValidationInfo, field_validator
 from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3, unique_names
 from internutopia.core.config.files import AssetPath
 from internutopia.core.config.sensor import SensorCfg
-from internutopia.core.config.values import checked_pose
+from internutopia.core.config.values import check_entity_name, checked_pose
 
 
 class ControllerCfg(TypedCfg):
@@ -38,6 +38,11 @@ class RobotCfg(TypedCfg):
     scale: Scale | None = None
     controllers: list[SerializeAsAny[ControllerCfg]] | None = None
     sensors: list[SerializeAsAny[SensorCfg]] | None = None
+
+    @field_validator('name')
+    @classmethod
+    def _usable_name(cls, name: str) -> str:
+        return check_entity_name(name, 'robot')
 
     @field_validator('position', 'orientation', 'scale')
     @classmethod

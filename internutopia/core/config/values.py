@@ -86,6 +86,17 @@ def checked_pose(value: Any, kind: str) -> Any:
     return value
 
 
+def check_entity_name(name: str, kind: str) -> str:
+    """``name`` of a robot or object (``kind``) if it is not empty and holds no ``'/'``: the model
+    names an entity's parts ``<name>/<part>`` and camera annotations read the name back up to the
+    first ``'/'`` (an object ``'shelf/box'`` was left unlabelled, or labelled ``'shelf'``)."""
+    if not name or '/' in name:
+        article = 'an' if kind[:1] in 'aeiou' else 'a'
+        raise ValueError(f"{article} {kind}'s name must be non-empty and hold no '/' (its parts are named "
+                         f"'<name>/<part>'); got {name!r}")
+    return name
+
+
 def check_positive(value: float, field: str, unit: str, most: float | None = None) -> float:
     """``value`` if it is a number > 0 (and at most ``most``), else a ``ValueError`` naming ``field``
     and the range (``unit``: what it measures, e.g. ``'m/s'``)."""
@@ -270,5 +281,5 @@ def not_a_number(value: Any) -> str | None:
 
 
 __all__ = ['INT64_RANGE', 'MAX_COORDINATE_M', 'MAX_OFFSET_M', 'MAX_RENDER_PERIOD', 'MAX_STEPS', 'PHYSICS_DT_RANGE', 'SCALE_RANGE', 'Quat', 'Scale', 'Vec3',
-           'check_position', 'check_positive', 'check_quaternion', 'checked_pose', 'check_scale', 'check_steps', 'expected_values', 'not_a_number',
+           'check_entity_name', 'check_position', 'check_positive', 'check_quaternion', 'checked_pose', 'check_scale', 'check_steps', 'expected_values', 'not_a_number',
            'numeric_mismatch', 'tuple_length_problem']

@@ -30,18 +30,8 @@ class BaseObject(Entity[ObjectCfg]):
 
     @classmethod
     def create(cls, config: ObjectCfg, env_num: int, sim: SimConfig, where: str = '') -> BaseObject:
-        """Instantiate the object class registered for ``config.type``.
-
-        Raises:
-            ValueError: an unknown type, or a ``name`` that is empty or holds a ``/`` (the model
-                names an object's parts ``<name>/<part>``, and camera annotations and lookups
-                read the object's name back up to the first ``/``).
-        """
-        name = config.name
-        if not isinstance(name, str) or not name or '/' in name:
-            location = f' (in {where})' if where else ''
-            raise ValueError(f"object name {name!r}{location} must be a non-empty name without '/' "
-                             f"(the object's parts are named '<name>/<part>')")
+        """Instantiate the object class registered for ``config.type`` (its ``name`` is checked
+        by the config: :func:`~internutopia.core.config.values.check_entity_name`)."""
         return cls.registry.get(config.type, where)(config, env_num, sim)
 
     def set_up_to_scene(self, scene: Any) -> None:
