@@ -12,6 +12,7 @@ reference, so their geometry is left out, with a warning.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import mujoco
 
 from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
 from internutopia.core.backend.mujoco.usd_mass import weightless_visuals
-from internutopia.core.backend.mujoco.usd_scene import USD_EXTENSIONS
+from internutopia.core.backend.mujoco.usd_scene import USD_EXTENSIONS, usd_scene_to_spec
 from internutopia.core.object.base import BaseObject
 from internutopia.core.util.caller import caller_stacklevel
 from internutopia_extension.objects.placed import PlacedObject
@@ -97,22 +98,7 @@ class UsdObject(PlacedObject):
 def _usd_content(path: str, scale: Any) -> mujoco.MjSpec:
     """The USD file at ``path`` as a spec, its top prim (see the module docstring) at the origin
     with its own transform dropped, scaled by ``scale`` (the scene loader's units rule)."""
-    from internutopia.core.backend.mujoco import usd_scene
-    from internutopia.core.backend.mujoco.usd_builder import UsdSceneBuilder
-
-    file = usd_scene._existing(path, USD_EXTENSIONS)
-    factor, position, orientation = usd_scene._check_transform(scale, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))
-    usd_scene.import_usd()
-    from pxr import Usd
-
-    try:
-        stage = Usd.Stage.Open(str(file), Usd.Stage.LoadAll)
-    except Exception as exc:  # pxr raises Tf.ErrorException on unreadable layers
-        raise ValueError(f'failed to open USD scene {path!r}: {exc}') from exc
-    if stage is None:
-        raise ValueError(f'failed to open USD scene {path!r}')
-    _reference_top_prim(stage, path)
-    return UsdSceneBuilder(stage, str(file), factor, position, orientation).build()
+    return usd_scene_to_spec(path, scale, edit_stage=functools.partial(_reference_top_prim, path=path))
 
 
 def _reference_top_prim(stage: Any, path: str) -> None:

@@ -108,9 +108,10 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -225,10 +226,13 @@ def mjcf_scene_to_spec(path: str | os.PathLike,
 def usd_scene_to_spec(path: str | os.PathLike,
                       scale: float | Sequence[float] = (1.0, 1.0, 1.0),
                       position: Sequence[float] = (0.0, 0.0, 0.0),
-                      orientation_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> mujoco.MjSpec:
+                      orientation_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
+                      edit_stage: Callable[[Any], None] | None = None) -> mujoco.MjSpec:
     """A USD stage (``.usd``/``.usda``/``.usdc``/``.usdz``) as a spec of static geoms and free bodies.
 
     See the module docstring for the units rule, what is loaded and how collision is decided.
+    ``edit_stage(stage)``, when given, runs on the opened stage before it is converted (to edit
+    its session layer, say: the file itself is never written).
     """
     path = _existing(path, USD_EXTENSIONS)
     s, pos, quat = _check_transform(scale, position, orientation_wxyz)
@@ -243,6 +247,8 @@ def usd_scene_to_spec(path: str | os.PathLike,
         raise ValueError(f'failed to open USD scene {str(path)!r}: {exc}') from exc
     if stage is None:
         raise ValueError(f'failed to open USD scene {str(path)!r}')
+    if edit_stage is not None:
+        edit_stage(stage)
     from internutopia.core.backend.mujoco.usd_builder import UsdSceneBuilder
 
     return UsdSceneBuilder(stage, str(path), s, pos, quat).build()  # warns at this function's caller
