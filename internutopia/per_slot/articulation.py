@@ -9,7 +9,10 @@ targets to it. Here an ``IArticulation`` does the same on the slot's own MuJoCo 
 - ``apply_action`` writes ``joint_positions`` to the joints' position servos, ``joint_velocities``
   to their velocity servos (``ValueError`` naming the joint when it has no such servo) and applies
   ``joint_efforts`` as joint torques; a ``None`` or NaN entry (of any float type) keeps that
-  joint's target, an infinite one is a ``ValueError`` naming the robot, env and joint;
+  joint's target, an infinite one is a ``ValueError`` naming the robot, env and joint; targets
+  applied between env steps stay in force, as Isaac Sim's drive targets do, until something
+  changes them (a controller's command, another action, a new episode), except those a robot's
+  own loop sets on its ticks (a walking policy's legs, all of G1's joints; ``docs/robots.md``);
 - joints that one position servo drives together (a robot group's ``coupled_position_servos()``:
   the Franka's two fingers, on the one gripper servo of their coupling tendon) take position
   targets too: the servo's target is the mean of the targets given to its joints (Isaac Sim's
@@ -227,11 +230,13 @@ class IArticulation(PoseMixin):
             given = ~np.isnan(efforts)
             dof = self.group.joint_dofadr[self.slot][indices]
             data.qfrc_applied[self.slot, dof[given]] = efforts[given]
-        # A group that resets servo targets each step (the Jetbot stops wheels given no command)
-        # is told, to keep targets applied between steps (see its ``servo_targets_applied``).
+        # A group that rewrites servo targets each step is told which actuators were written, so
+        # that targets applied between steps are not lost: the Jetbot, which stops wheels given no
+        # command, holds them; the Franka, whose targets move towards goals its controllers set,
+        # makes them the goals (see their ``servo_targets_applied``).
         told = getattr(self.group, 'servo_targets_applied', None) if writes else None
         if told is not None:
-            told(self.slot)
+            told(self.slot, np.array([actuator for actuator, _ in writes], dtype=np.intp))
 
     def _targets(self, values: Any, indices: np.ndarray, what: str) -> np.ndarray:
         """``values`` (a list or an array, ``None`` entries allowed) as floats, NaN where a target

@@ -87,9 +87,10 @@ class JetbotRobot(BaseRobot):
         self._holding[slots] = False
         self._step_time[slots] = np.nan
 
-    def servo_targets_applied(self, slot: int) -> None:
+    def servo_targets_applied(self, slot: int, actuators: np.ndarray | None = None) -> None:
         """Told by a slot's articulation (InternUtopia's ``apply_action``, ``apply_wheel_actions``)
-        that it wrote wheel targets of ``slot``. In a step's command phase (a per-slot robot's
+        that it wrote wheel targets of ``slot`` (``actuators``: the ones written; every servo of
+        the Jetbot is a wheel's). In a step's command phase (a per-slot robot's
         ``apply_action``, a controller's ``ArticulationAction``) they are that step's command, as
         a controller's are: the wheels stop on a later step given no command. Given between
         steps (a script, a task's hook), they stay, as Isaac Sim's drive targets do, until a
