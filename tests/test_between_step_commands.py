@@ -56,7 +56,7 @@ def run(env: Env, steps: int, action: dict | None = None) -> list:
 # -- Franka: arm targets and the gripper ---------------------------------------------------------
 @pytest.fixture(scope='module')
 def franka_env():
-    env = make_env(FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg, joint_controller_cfg]), episodes=12)
+    env = make_env(FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg, joint_controller_cfg]), episodes=14)
     yield env
     env.close()
 
@@ -96,12 +96,28 @@ def test_a_repeated_ik_command_replaces_franka_arm_targets_applied_between_steps
     articulation = robot_of(env, 0, 'franka').articulation
     moved = articulation.get_joint_positions()[:7] + [0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     articulation.apply_action(ArticulationAction(joint_positions=[*moved, None, None]))
-    env.step([{}, {}])  # (a step without the command: the arm leaves for the targets given)
-    assert not env.get_observations()[0]['franka']['controllers']['arm_ik_controller']['finished']
+    left = run(env, HALF)[0]['franka']['controllers']['arm_ik_controller']  # (no command: the arm leaves)
+    assert not left['finished'] and np.linalg.norm(left['eef_position'] - target[0]) > 0.05
     obs = run(env, SECOND, hold)
     ik = obs[0]['franka']['controllers']['arm_ik_controller']
     assert ik['finished'] and np.linalg.norm(ik['eef_position'] - target[0]) < 0.01
     assert obs[1]['franka']['controllers']['arm_ik_controller']['finished']  # (the other slot held its pose throughout)
+
+
+def test_an_ik_command_repeated_after_a_joint_command_is_solved_again(franka_env):
+    """The IK skips a command that repeats its last one only while its solution is still the
+    goals in force: after a joint_controller command moved the arm, the same IK target takes the
+    tool back (it used to do nothing: the arm stayed at the joint goals)."""
+    env = franka_env
+    env.reset()
+    target = [np.array([0.5, 0.0, 0.3]), np.array([0.0, 1.0, 0.0, 0.0])]
+    hold = {'franka': {'arm_ik_controller': target}}
+    obs = run(env, SECOND, hold)
+    joints = obs[0]['franka']['joint_positions'][:7] + [0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0]
+    away = run(env, SECOND, {'franka': {'joint_controller': [joints]}})[0]['franka']['controllers']['arm_ik_controller']
+    assert not away['finished'] and np.linalg.norm(away['eef_position'] - target[0]) > 0.05
+    back = run(env, SECOND, hold)[0]['franka']['controllers']['arm_ik_controller']
+    assert back['finished'] and np.linalg.norm(back['eef_position'] - target[0]) < 0.01
 
 
 def test_the_franka_gripper_opens_and_closes_between_steps(franka_env):

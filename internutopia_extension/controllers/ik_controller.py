@@ -69,6 +69,10 @@ class InverseKinematicsController(BaseController):
         self.has_target = np.zeros(n, dtype=bool)
         self.success = np.zeros(n, dtype=bool)
         self._last = np.full((n, 8), np.nan)  # the parsed command each slot's solution answers
+        #: The joint goals each slot's last solve wrote (sized at bind): a repeated command is
+        #: skipped only while they are still the goals in force (another controller's command,
+        #: or targets applied through the articulation, replace them: then it is solved again).
+        self._solved = np.full((n, 0), np.nan)
         self.chain: SerialChain | None = None  # set by bind
         self._base_moves = False
         self.columns = np.zeros(0, dtype=np.intp)
@@ -91,6 +95,8 @@ class InverseKinematicsController(BaseController):
         if len(self.actuators) != chain.size:
             raise ValueError(f'controller {self.name!r}: the chain to {self.config.end_effector_frame_name!r} has '
                              f'{chain.size} joints but robot {robot.name!r} actuates {len(self.actuators)}')
+        if self._solved.shape[1] != len(self.actuators):
+            self._solved = np.full((self.env_num, len(self.actuators)), np.nan)
         self.rest = np.asarray(robot.home, dtype=float)
         #: Whether the arm's base moves during an episode (the robot says so: ``ik_base_moves``).
         self._base_moves = bool(getattr(robot, 'ik_base_moves', False))
@@ -141,7 +147,8 @@ class InverseKinematicsController(BaseController):
         # matches: its mode is 0 where the last command's is 1, 2 or NaN.) Slots are sorted ids, so
         # as many as there are envs are every slot in order: the last commands as they are.
         last = self._last if len(slots) == self.env_num else self._last[slots]
-        if batch.tobytes() == last.tobytes() and not self._base_moves:
+        if (batch.tobytes() == last.tobytes() and not self._base_moves
+                and np.array_equal(self.robot.world.data.ctrl[slots[:, None], self.actuators], self._solved[slots])):
             return
         self._apply(slots, batch)
 
@@ -162,7 +169,8 @@ class InverseKinematicsController(BaseController):
         # A repeated command needs no new solve: its best answer is in force already.
         # (On a base that moves, e.g. a walking humanoid, an env-local target moves in the arm's
         # frame: every command is solved again, warm-started from the goals in force.)
-        fresh = ~np.all(batch == self._last[slots], axis=1) | self._base_moves
+        fresh = (~np.all(batch == self._last[slots], axis=1) | self._base_moves
+                 | ~np.all(ctrl[slots[:, None], self.actuators] == self._solved[slots], axis=1))
         if not np.any(fresh):
             return
         slots, batch = slots[fresh], batch[fresh]
@@ -181,6 +189,7 @@ class InverseKinematicsController(BaseController):
         assert self.chain is not None  # (bound: its robot has slots)
         q, pos_err, rot_err = solve_ik_restarts(self.chain, start, position, rotation, weight, rest, self.params)
         ctrl[slots[:, None], self.actuators] = q
+        self._solved[slots] = q
         self.target_world[slots] = world
         self.target_pos[slots] = position
         self.target_rot[slots] = rotation

@@ -34,7 +34,6 @@ import numpy as np
 
 from internutopia.core.robot.base import NO_ID, BaseRobot, as_slice
 from internutopia.core.util.math import quat_right_matrix
-from internutopia_extension.controllers.ik_controller import InverseKinematicsController
 from internutopia_extension.controllers.kinematics import SerialChain, fk_frames, mat_to_quat, quat_to_mat
 from internutopia_extension.robots.franka_kernels import (
     ACCELERATION,
@@ -305,22 +304,15 @@ class FrankaRobot(BaseRobot):
         controller's, another action) replaces them or the episode ends; the targets move towards
         them at the joint speed limits. Written in a step's command phase, where ``ctrl`` holds
         the goals, they are that already; written between steps, where it holds the targets in
-        force, :meth:`begin_step` would put the old goals back over them without this.
-
-        New arm goals end the IK controller's command in the slot (as another IK command would):
-        it forgets it, so that the same target sent again is solved again and replaces them, as
-        InternUtopia's IK, which solves every command, does (a command repeating the one in force
-        costs it no solve)."""
+        force, :meth:`begin_step` would put the old goals back over them without this. (An IK
+        command repeated after them is solved again: the IK skips a repeat only while its
+        solution is still the goals in force.)"""
         actuators = np.asarray(actuators, dtype=np.intp)
         servos = self._servo_columns[0]
         columns = np.flatnonzero(np.isin(servos, actuators))
         if not len(columns):
             return
         self.servo_goal[slot, columns] = self.bound_world.data.ctrl[slot, servos[columns]]
-        if columns[0] < len(ARM_JOINTS):  # (columns ascend: the arm's first, the gripper's last)
-            for controller in self.controllers.values():
-                if isinstance(controller, InverseKinematicsController):
-                    controller.reset(np.array([slot], dtype=np.intp))
 
     def begin_step(self) -> None:
         """Put the servos' goals into ``ctrl``: controllers read them there (the IK's warm start)
