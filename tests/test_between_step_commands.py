@@ -56,7 +56,7 @@ def run(env: Env, steps: int, action: dict | None = None) -> list:
 # -- Franka: arm targets and the gripper ---------------------------------------------------------
 @pytest.fixture(scope='module')
 def franka_env():
-    env = make_env(FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg, joint_controller_cfg]), episodes=14)
+    env = make_env(FrankaRobotCfg(controllers=[arm_ik_cfg, gripper_cfg, joint_controller_cfg]), episodes=16)
     yield env
     env.close()
 
@@ -82,6 +82,26 @@ def test_franka_arm_targets_applied_between_steps_are_reached_and_held(franka_en
     env.step([{'franka': {'joint_controller': [replaced]}}, {}])
     obs = run(env, SECOND)
     np.testing.assert_allclose(obs[0]['franka']['joint_positions'][:7], replaced, atol=0.01)
+
+
+def test_franka_applied_action_reads_the_goals_so_a_read_change_apply_leaves_the_others_going(franka_env):
+    """Isaac's drive targets are the goals: ``get_applied_action()`` while the arm is on its way
+    reports them, not the rate-limited targets, so changing one joint and applying the action back
+    does not stop the others mid-way (it froze them where they were)."""
+    env = franka_env
+    env.reset()
+    articulation = robot_of(env, 0, 'franka').articulation
+    goal = np.array(HOME) + [0.8, -0.4, 0.0, 0.6, 0.0, 0.0, 0.0]
+    env.step([{'franka': {'joint_controller': [goal]}}, {}])
+    run(env, 3)  # (on the way: the targets move at the joints' speed limits)
+    assert np.abs(articulation.get_joint_positions()[:7] - goal).max() > 0.3
+    applied = articulation.get_applied_action()
+    np.testing.assert_allclose(applied.joint_positions[:7], goal, atol=1e-12)
+    changed = list(applied.joint_positions)
+    changed[2] += 0.3
+    articulation.apply_action(ArticulationAction(joint_positions=changed))
+    obs = run(env, 2 * SECOND)
+    np.testing.assert_allclose(obs[0]['franka']['joint_positions'][:7], goal + [0, 0, 0.3, 0, 0, 0, 0], atol=0.01)
 
 
 def test_a_repeated_ik_command_replaces_franka_arm_targets_applied_between_steps(franka_env):

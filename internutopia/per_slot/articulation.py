@@ -154,12 +154,20 @@ class IArticulation(PoseMixin):
 
     def get_applied_action(self) -> ArticulationAction:
         """The servo targets in force (position and velocity servos; a coupled servo's for each of
-        its joints) and applied joint torques."""
+        its joints) and applied joint torques. A robot whose servos move towards goals at a
+        limited speed (the Franka) reports the goals, as Isaac Sim's drive targets are: a script
+        that changes one entry and applies the action back leaves the others where they were going."""
         servos = self._servos()
         data = self.group.bound_world.data
+        targets = data.ctrl[self.slot]
+        goals = getattr(self.group, 'servo_goals', None)
+        in_force = goals(self.slot) if goals is not None else None
+        if in_force is not None:
+            targets = targets.copy()
+            targets[in_force[0]] = in_force[1]
         driving = np.where(servos['position'] >= 0, servos['position'], servos['coupled'])
-        positions = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in driving]
-        velocities = [float(data.ctrl[self.slot, a]) if a >= 0 else None for a in servos['velocity']]
+        positions = [float(targets[a]) if a >= 0 else None for a in driving]
+        velocities = [float(targets[a]) if a >= 0 else None for a in servos['velocity']]
         efforts = data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot]].tolist()
         return ArticulationAction(positions, velocities, efforts)
 
