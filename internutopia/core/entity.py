@@ -12,8 +12,10 @@ objects (:mod:`internutopia.core.object.base`) subclass it.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
@@ -26,10 +28,32 @@ from internutopia.core.util.math import rotate_one
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
 
-__all__ = ['NO_ID', 'Entity', 'EntityCfgT', 'as_slice', 'rows_of', 'take_rows']
+__all__ = ['NO_ID', 'Entity', 'EntityCfgT', 'as_slice', 'command_phase', 'in_command_phase', 'rows_of', 'take_rows',
+           'unit_quaternion']
 
 #: The config type of an entity: a robot's or an object's.
 EntityCfgT = TypeVar('EntityCfgT', bound=RobotCfg | ObjectCfg)
+
+
+#: True while the runner applies a step's commands (the robots' ``begin_step`` hooks, the
+#: controllers, the ``before_physics`` hooks): a target written then is that step's command;
+#: one written outside (a script or a task's hook between steps) is one the robot keeps.
+_COMMANDING: contextvars.ContextVar[bool] = contextvars.ContextVar('internutopia_commanding', default=False)
+
+
+@contextlib.contextmanager
+def command_phase() -> Iterator[None]:
+    """Mark a step's command phase (the runner's, around applying the commands)."""
+    token = _COMMANDING.set(True)
+    try:
+        yield
+    finally:
+        _COMMANDING.reset(token)
+
+
+def in_command_phase() -> bool:
+    """Whether a step's commands are being applied now (see :func:`command_phase`)."""
+    return _COMMANDING.get()
 
 
 def unit_quaternion(quat: Any) -> tuple[float, float, float, float]:

@@ -32,6 +32,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from internutopia.core.entity import in_command_phase
 from internutopia.core.robot.base import NO_ID, BaseRobot, as_slice
 from internutopia.core.util.math import quat_right_matrix
 from internutopia_extension.controllers.kinematics import SerialChain, fk_frames, mat_to_quat, quat_to_mat
@@ -181,9 +182,6 @@ class FrankaRobot(BaseRobot):
         self.arm_dofadr = np.zeros(len(ARM_JOINTS), dtype=np.intp)
         #: Actuator, qpos and dof addresses of the servos (the gripper's: its tendon's first finger).
         self._servo_columns = np.zeros((3, _SERVOS), dtype=np.intp)
-        #: Between :meth:`begin_step` and :meth:`before_physics` (a step's command phase) ``ctrl``
-        #: holds the servos' goals; otherwise the targets moving towards them (:meth:`servo_goals`).
-        self._commanding = False
         # The same addresses as slices where they are consecutive (they are in the Panda's model).
         self._servo_slices: tuple[Any, Any, Any] = (self._servo_columns[0], self._servo_columns[1], self._servo_columns[2])
         self._joint_qposadr = np.concatenate([self.arm_qposadr, self.finger_qposadr])
@@ -321,7 +319,6 @@ class FrankaRobot(BaseRobot):
         """Put the servos' goals into ``ctrl``: controllers read them there (the IK's warm start)
         and write new ones."""
         slots, world = self.slots, self.world
-        self._commanding = True
         if len(slots):
             assert world is not None  # bound: it has slots
             rows, own, actuators, _, _ = self._index(slots)
@@ -332,7 +329,7 @@ class FrankaRobot(BaseRobot):
         values (between steps: the targets on their way to the goals), for a slot's articulation's
         ``get_applied_action`` (InternUtopia's targets are the goals); ``None`` in a step's command
         phase, where ``ctrl`` holds the goals."""
-        if self._commanding:
+        if in_command_phase():  # (from begin_step to before_physics ctrl holds the goals)
             return None
         return self._servo_columns[0], self.servo_goal[slot]
 
@@ -341,7 +338,6 @@ class FrankaRobot(BaseRobot):
         them by at most their speed limit times the physics step, and within their force limits
         at the joints' state (:func:`~internutopia_extension.robots.franka_kernels.servo_targets`)."""
         slots, world = self.slots, self.world
-        self._commanding = False
         if not len(slots):
             return
         assert world is not None  # bound: it has slots

@@ -7,6 +7,7 @@ import os
 import mujoco
 import numpy as np
 
+from internutopia.core.entity import in_command_phase
 from internutopia.core.robot.base import BaseRobot, rows_of
 from internutopia_extension.robots.assets import load_spec, own_asset_path
 from internutopia_extension.robots.scaling import scale_spec, uniform_factor
@@ -63,9 +64,6 @@ class JetbotRobot(BaseRobot):
         self._held_wheels = np.zeros((env_num, len(self.wheel_actuators)))
         self._holding = np.zeros(env_num, dtype=bool)
         self._any_held = False
-        #: Each slot's sim time at the last :meth:`begin_step` (NaN: none in its episode yet): a
-        #: target applied at that time is the step's command, one applied later was given between steps.
-        self._step_time = np.full(env_num, np.nan)
 
     def bind(self, world, slots) -> None:
         super().bind(world, slots)
@@ -83,9 +81,8 @@ class JetbotRobot(BaseRobot):
         super().episode_ended(slot)
 
     def _release(self, slots: np.ndarray) -> None:
-        """Forget the held wheel targets and the last step's time of ``slots`` (a new episode)."""
+        """Forget the held wheel targets of ``slots`` (a new episode)."""
         self._holding[slots] = False
-        self._step_time[slots] = np.nan
 
     def servo_targets_applied(self, slot: int, actuators: np.ndarray | None = None) -> None:
         """Told by a slot's articulation (InternUtopia's ``apply_action``, ``apply_wheel_actions``)
@@ -95,11 +92,10 @@ class JetbotRobot(BaseRobot):
         a controller's are: the wheels stop on a later step given no command. Given between
         steps (a script, a task's hook), they stay, as Isaac Sim's drive targets do, until a
         command of a later step replaces them (or another applied between steps, or the episode ends)."""
-        data = self.bound_world.data
-        if float(data.time[slot]) == self._step_time[slot]:
+        if in_command_phase():
             self._holding[slot] = False  # (this step's command replaces a held one)
             return
-        self._held_wheels[slot] = data.ctrl[slot, self._wheel_ctrl]
+        self._held_wheels[slot] = self.bound_world.data.ctrl[slot, self._wheel_ctrl]
         self._holding[slot] = True
         self._any_held = True
 
@@ -116,11 +112,9 @@ class JetbotRobot(BaseRobot):
         world = self.world
         assert world is not None  # bound: it has slots
         data = world.data
-        rows = rows_of(slots, self.env_num)
-        self._step_time[rows] = data.time[rows]
         held = self._held_slots(data.ctrl) if self._any_held else None
         if self._wheel_columns is not None:
-            data.ctrl[rows, self._wheel_columns] = 0.0
+            data.ctrl[rows_of(slots, self.env_num), self._wheel_columns] = 0.0
         else:
             data.ctrl[slots[:, None], self._wheel_ctrl] = 0.0
         if held is not None and len(held):

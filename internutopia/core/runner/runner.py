@@ -28,6 +28,7 @@ import numpy as np
 
 from internutopia.core.backend import get_backend
 from internutopia.core.config import Config, TaskCfg
+from internutopia.core.entity import command_phase
 from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner.actions import ActionParser, Commands, Unbatched, apply_alone
@@ -410,18 +411,19 @@ class Runner(RunnerReads):
         begin_step, before_physics = self.groups.step_hooks()
         if not before_physics_hooks:
             before_physics = []
-        for hook in begin_step:
-            hook()
         failed: dict[int, Exception] = {}
-        for controller, slots, batch in commands.values():
-            if type(slots) is not np.ndarray:  # the dict API's per-slot lists
-                slots = np.asarray(slots, dtype=np.intp)
-            try:
-                controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
-            except Exception as exc:
-                failed.update(apply_alone(controller, slots, batch, exc))
-        for hook in before_physics:
-            hook()
+        with command_phase():  # (what robots are told now is this step's command, not a held target)
+            for hook in begin_step:
+                hook()
+            for controller, slots, batch in commands.values():
+                if type(slots) is not np.ndarray:  # the dict API's per-slot lists
+                    slots = np.asarray(slots, dtype=np.intp)
+                try:
+                    controller.apply(slots, batch if not isinstance(batch, Unbatched) else controller.batch(batch))
+                except Exception as exc:
+                    failed.update(apply_alone(controller, slots, batch, exc))
+            for hook in before_physics:
+                hook()
         return failed
 
     def _quiet_steps(self, commands: Commands, limit: int) -> int:
