@@ -146,8 +146,9 @@ def test_fresh_episodes_are_taken_uncopied_a_users_task_configs_are_copied():
     assert uncopied.config is fresh[0]
     with pytest.raises(ValueError, match='not both'):
         FreshEpisodes([users], family='a', families=['b'])
-    with pytest.raises(TypeError, match='expected a TaskCfg'):
-        EpisodeQueue([Fresh('not a config', 'x')]).next()  # type: ignore[arg-type]
+    # (handed out marked refused: the reset that draws it records it as failed)
+    refused = EpisodeQueue([Fresh('not a config', 'x')]).next()  # type: ignore[arg-type]
+    assert refused.refused == 'task_configs[0] is a str, expected a TaskCfg' and refused.config.type == 'str'
 
 
 def _locomotion_state(env) -> dict:

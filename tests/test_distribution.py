@@ -451,6 +451,29 @@ class TestOnALocalRay:
             env.close()
             reference.close()
 
+    def test_an_entry_that_is_no_taskcfg_is_recorded_as_failed_once_as_on_one_process(self, tmp_path):
+        path = tmp_path / 'results.jsonl'
+        entries = iter([fault_task(2), {'type': 'FiniteStepTask'}, fault_task(2), fault_task(2)])
+        config = Config(env_num=1, metrics_save_path=str(path), task_configs=[fault_task(2)])
+        env = Env(config.distribute(RayDistributionCfg(proc_num=2)), episodes=entries)
+        try:
+            with pytest.raises(TypeError, match=r'task_configs\[1\] is a dict, expected a TaskCfg'):
+                env.reset()
+            assert env.slot_episodes == [None, None]  # (the reset changed no slot)
+            env.reset()
+            assert env.slot_episodes == [0, 2]
+            for _ in range(2):
+                env.step([None, None])
+            env.reset()
+            assert env.slot_episodes == [3, None]
+        finally:
+            env.close()
+        records = _records_by_index(path)
+        assert sorted(records) == [0, 1, 2, 3] and all(len(r) == 1 for r in records.values())
+        refused = records[1][0]
+        assert (refused['outcome'], refused['error_type'], refused['task_type'], refused['attempts']) == (
+            'failed', 'TypeError', 'dict', 1)
+
     def test_a_reset_that_fails_on_one_runner_changes_no_runner(self, tmp_path):
         # Slot 1's next episode has a missing scene: slot 0 (another runner) keeps its episode, both
         # episodes go back to the queue, exactly as on one process.

@@ -170,6 +170,43 @@ def test_every_episode_ends_once_whatever_ends_it(tmp_path):
     assert outcomes == {0: None, 1: 'abandoned', 2: None, 3: 'abandoned', 4: 'handed_out', 5: 'abandoned', 6: 'abandoned'}
 
 
+def test_an_iterators_entry_that_is_no_taskcfg_is_recorded_as_failed_once_and_keeps_its_index(tmp_path):
+    """An iterator of episodes can yield anything (a dict where a ``TaskCfg`` was meant): the reset
+    that draws it raises a TypeError naming it, as before, but the entry now takes its index and
+    gets one ``failed`` record (it got none, and the next episode took its index); it is not tried
+    again, and the slots go on with the episodes after it."""
+    path = tmp_path / 'r.jsonl'
+    entries = iter([task(0, steps=1), {'type': 'FiniteStepTask'}, task(2, steps=1), task(3, steps=1)])
+    env = make_env([task(9)], env_num=2, path=path, episodes=entries)
+    with pytest.raises(TypeError, match=r'task_configs\[1\] is a dict, expected a TaskCfg'):
+        env.reset()
+    assert env.active_slots == []  # (the reset changed no slot: episode 0 went back to the queue)
+    _, info = env.reset()
+    assert xs(info) == [0.0, 2.0]
+    env.step([None, None])
+    _, info = env.reset()
+    assert xs(info) == [3.0, None]
+    env.close()
+    lines = sorted(records(path), key=lambda r: r['episode_index'])
+    assert [r['episode_index'] for r in lines] == [0, 1, 2, 3]
+    refused = lines[1]
+    assert (refused['outcome'], refused['error_type'], refused['task_type'], refused['attempts'], refused['slot']) == (
+        'failed', 'TypeError', 'dict', 1, None)
+    assert all('outcome' not in r for r in (lines[0], lines[2]))
+
+
+def test_get_next_of_an_entry_that_is_no_taskcfg_records_it_as_failed_and_goes_on(tmp_path):
+    path = tmp_path / 'r.jsonl'
+    env = make_env([task(9)], env_num=1, path=path, episodes=iter([task(0), 'task 1', task(2)]))
+    manager = env.task_config_manager
+    assert manager.get_next(0)[0] == 'task_0'
+    with pytest.raises(TypeError, match=r'task_configs\[1\] is a str'):
+        manager.get_next(0)
+    assert manager.get_next(0)[0] == 'task_2' and manager.current_task_config_idx == 3
+    env.close()
+    assert [(r['episode_index'], r['outcome']) for r in records(path)] == [(0, 'handed_out'), (1, 'failed'), (2, 'handed_out')]
+
+
 def test_a_handed_out_episode_gets_no_line_in_internutopias_format(tmp_path):
     path = tmp_path / 'r.jsonl'
     env = make_env([task(0, steps=1), task(1, steps=1)], env_num=1, path=path, metrics_save_format='upstream')

@@ -37,6 +37,11 @@ class Episode:
     index: int
     config: TaskCfg
     family: Hashable | None = None
+    #: Why the queue's entry at ``index`` is not an episode (it is not a ``TaskCfg``); ``None``
+    #: for a real one. Such an entry still takes its index and is handed out, with a stand-in
+    #: ``config`` naming the entry's Python type, so that the reset that draws it records it as
+    #: failed (once: retrying cannot help) instead of losing it.
+    refused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,12 @@ class EpisodeQueue:
     """Hands out episodes in order, each once. Accepts a list or any iterator of ``TaskCfg``.
 
     An iterator lets training run forever (e.g. ``itertools.cycle(task_configs)`` or a generator
-    that samples new episodes); a list is consumed once.
+    that samples new episodes); a list is consumed once. An entry that is not a ``TaskCfg`` is
+    handed out too, marked :attr:`Episode.refused`: the reset that draws it records it as failed.
+
+    >>> queue = EpisodeQueue(iter([{'type': 'SingleInferenceTask'}]))
+    >>> queue.next().refused
+    'task_configs[0] is a dict, expected a TaskCfg'
     """
 
     def __init__(self, task_configs: Iterable[TaskCfg | Fresh]) -> None:
@@ -91,7 +101,9 @@ class EpisodeQueue:
         if type(task) is Fresh and isinstance(task.config, TaskCfg):  # built for the env alone: no copy
             episode = Episode(self._next_index, task.config, task.family)
         elif not isinstance(task, TaskCfg):
-            raise TypeError(f'episode {self._next_index} of task_configs is a {type(task).__name__}, expected a TaskCfg')
+            entry = task.config if type(task) is Fresh else task
+            episode = Episode(self._next_index, TaskCfg.model_construct(type=type(entry).__name__),
+                              refused=f'task_configs[{self._next_index}] is a {type(entry).__name__}, expected a TaskCfg')
         else:
             episode = Episode(self._next_index, task.model_copy(deep=True))
         self._next_index += 1

@@ -79,7 +79,7 @@ class FailureLedger:
         back = [e for e in episodes if e is not None]
         culprit = next((e for e in back if e.index == index), None)
         if culprit is not None and isinstance(exc, Exception):
-            tries, again = self.attempts.fail(culprit.index)
+            tries, again = self.attempts.fail(culprit.index, culprit.refused is None)
             if not again:
                 back.remove(culprit)
                 self.suspects.discard(culprit.index)

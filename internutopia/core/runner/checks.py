@@ -121,6 +121,8 @@ def robot_scale_problems(task: TaskCfg) -> Iterator[tuple[int, str]]:
 def check_episode(episode: Episode) -> None:
     """Everything about ``episode`` a reset could fail on before it changes a slot: its types and
     the files it names."""
+    if episode.refused is not None:
+        raise TypeError(episode.refused)
     task = episode.config
     where = f'task_configs[{episode.index}]'
     check_entries(task, where)

@@ -56,10 +56,11 @@ class Attempts:
         self.limit = limit
         self._failed: dict[int, int] = {}
 
-    def fail(self, index: int) -> tuple[int, bool]:
-        """One more failed try of episode ``index``: ``(tries so far, whether it may be tried again)``."""
+    def fail(self, index: int, retryable: bool = True) -> tuple[int, bool]:
+        """One more failed try of episode ``index``: ``(tries so far, whether it may be tried again)``;
+        never again when not ``retryable`` (an entry that is no episode: it would fail the same)."""
         tries = self._failed.get(index, 0) + 1
-        if tries >= self.limit:
+        if tries >= self.limit or not retryable:
             self._failed.pop(index, None)
             return tries, False
         self._failed[index] = tries

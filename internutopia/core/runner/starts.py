@@ -232,7 +232,7 @@ class EpisodeStarts:
         except BaseException as exc:  # (KeyboardInterrupt too: no episode taken is lost)
             back = [e for e in taken if e is not None]
             if episode is not None and isinstance(exc, Exception):
-                tries, again = self.runner.attempts.fail(episode.index)
+                tries, again = self.runner.attempts.fail(episode.index, episode.refused is None)
                 if again:
                     back.append(episode)
                 else:
@@ -267,7 +267,7 @@ class EpisodeStarts:
         (past the reset's limit of such records, the reset stops: ``RuntimeError``)."""
         again = []
         for episode, slot, exc in failures:
-            tries, retry = self.runner.attempts.fail(episode.index)
+            tries, retry = self.runner.attempts.fail(episode.index, episode.refused is None)
             if retry:
                 again.append(episode)
             else:

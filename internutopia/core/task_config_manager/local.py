@@ -9,6 +9,7 @@ import numpy as np
 from internutopia.core.config import Config, TaskCfg
 from internutopia.core.episode_queue import Episode
 from internutopia.core.grid import slot_origins
+from internutopia.core.runner.failures import failed_record
 from internutopia.core.task_config_manager.base import BaseTaskConfigManager
 
 #: The ``outcome`` of the record of an episode an env's manager handed to its caller (``get_next``).
@@ -81,6 +82,8 @@ class LocalTaskConfigManager(BaseTaskConfigManager):
             ValueError: ``env_id`` is not an int in ``range(env_num)``, or it is ``None`` and every
                 slot was handed an episode already; nothing is taken.
             RuntimeError: the env is closed.
+            TypeError: the env's next entry is not a ``TaskCfg`` (an iterator of episodes can yield
+                anything); it is taken and recorded as failed, so the next call goes on after it.
         """
         if env_id is not None and (isinstance(env_id, (bool, np.bool_)) or not isinstance(env_id, (int, np.integer))
                                    or not 0 <= env_id < self.env_num):
@@ -94,6 +97,11 @@ class LocalTaskConfigManager(BaseTaskConfigManager):
         # (one call at a time, Ctrl-C held: the episode taken is recorded as handed out, never lost)
         with self._env.runner.guard.enter('get_next'):
             episode = queue.next()
+            if episode is not None and episode.refused is not None:  # (not a TaskCfg: recorded as failed)
+                error = TypeError(episode.refused)
+                self._env.runner.results.write(failed_record(episode.index, None, episode.config.type, None, error,
+                                                             attempts=1, steps=0))
+                raise error
             if episode is not None:
                 self._env.runner.results.write(handed_out_record(episode, self._next_env_id if env_id is None else int(env_id)))
             return self._hand_out(episode, env_id)
