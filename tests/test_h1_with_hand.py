@@ -175,3 +175,34 @@ def test_a_slots_robot_has_internutopias_h1_with_hand_methods():
         np.testing.assert_allclose(robot.get_robot_ik_base().get_pose()[0], torso)
         assert 0.0 < robot.get_ankle_height() < 0.2 < torso[2]
         np.testing.assert_allclose(robot._robot_base.get_pose()[0], obs[0][NAME]['position'])
+
+
+def test_a_slots_articulation_has_the_finger_joints_and_drives_them(env):
+    """InternUtopia's articulation of the robot has its fingers as joints (it had the 19 body joints
+    only): an upstream-style script reads them and closes a hand through ``apply_action``; the
+    target holds between steps, other slots' hands stay open, a follower joint is refused by name."""
+    from internutopia.core.robot.articulation_action import ArticulationAction
+    from internutopia.core.robot.articulation_subset import ArticulationSubset
+
+    env.reset()
+    robots = [env.runner.current_tasks[env.runner.env_id_to_task_name_map[slot]].robots[NAME] for slot in range(ENVS)]
+    articulation = robots[0].articulation
+    fingers = model.hand_joint_names('left') + model.hand_joint_names('right')
+    assert articulation.dof_names == [*H1_JOINT_NAMES, *fingers] and articulation.num_dof == 19 + 24
+    driven = model.hand_joint_names('right', driven=True)
+    closed = dict(zip(driven, model.HAND_CLOSED.tolist(), strict=True))
+    subset = ArticulationSubset(articulation, driven)
+    articulation.apply_action(ArticulationAction(joint_positions=list(closed.values()), joint_indices=subset.joint_indices))
+    obs = run(env, {}, 100)  # no hand command: the targets applied between steps hold
+    hands = [robot_obs(obs, slot)['controllers']['hand_controller'] for slot in range(ENVS)]
+    assert hands[0]['closure'][1] > 0.85 and hands[0]['closure'][0] < 0.05 and np.all(hands[1]['closure'] < 0.05)
+    index = articulation.get_dof_index('R_index_proximal_joint')
+    assert articulation.get_joint_positions([index])[0] > 1.3
+    np.testing.assert_allclose(articulation.get_joint_positions()[19 + 12:], hands[0]['right_joint_positions'])
+    np.testing.assert_allclose(articulation.get_applied_action().joint_positions[index], closed['R_index_proximal_joint'])
+    assert articulation.get_applied_action().joint_positions[articulation.get_dof_index('R_index_intermediate_joint')] is None
+    with pytest.raises(ValueError, match="joint 'R_index_intermediate_joint' of robot 'h1_with_hand' has no position servo"):
+        articulation.apply_action(ArticulationAction(joint_positions=[0.5], joint_indices=[articulation.get_dof_index('R_index_intermediate_joint')]))
+    # The hand controller's next command replaces the targets.
+    obs = run(env, {NAME: {'hand_controller': 'open'}}, 100)
+    assert np.all(robot_obs(obs, 0)['controllers']['hand_controller']['closure'] < 0.05)

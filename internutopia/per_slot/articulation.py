@@ -5,7 +5,8 @@ code reads joint states from it and sends :class:`~internutopia.per_slot.articul
 targets to it. Here an ``IArticulation`` does the same on the slot's own MuJoCo simulation:
 
 - joints are the robot's hinge and slide joints, in ``dof_names`` order (the robot's
-  ``joint_names``); indices refer to that list;
+  ``joint_names``, or its ``articulation_joint_names`` where InternUtopia's articulation of it has
+  more joints than it reports: H1 with hands has its fingers too); indices refer to that list;
 - ``apply_action`` writes ``joint_positions`` to the joints' position servos, ``joint_velocities``
   to their velocity servos (``ValueError`` naming the joint when it has no such servo) and applies
   ``joint_efforts`` as joint torques; a ``None`` or NaN entry (of any float type) keeps that
@@ -56,6 +57,7 @@ class IArticulation(PoseMixin):
         self.prim_path = f'/World/env_{self.slot}/{group.name}'
         self.status: Any = None
         self._actuators: tuple[int, dict[str, np.ndarray]] | None = None
+        self._joint_table: tuple[int, list[str], np.ndarray, np.ndarray] | None = None
 
     # -- structure -----------------------------------------------------------------------------
     @property
@@ -63,15 +65,27 @@ class IArticulation(PoseMixin):
         """Always ``True``: the slot's simulation exists as long as the episode runs."""
         return True
 
+    def _joints(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The articulation's joint names and this slot's ``qpos`` and ``qvel`` addresses of them."""
+        group = self.group
+        names = getattr(group, 'articulation_joint_names', None)
+        if not names:
+            return group.joint_names, group.joint_qposadr[self.slot], group.joint_dofadr[self.slot]
+        version = id(group.world)
+        if self._joint_table is None or self._joint_table[0] != version:
+            joints = group.bound_world.lookup.joints([group.full_name(n) for n in names])
+            self._joint_table = (version, list(names), joints.qposadr.astype(np.intp), joints.dofadr.astype(np.intp))
+        return self._joint_table[1], self._joint_table[2], self._joint_table[3]
+
     @property
     def dof_names(self) -> list[str]:
         """The robot's joints (hinge and slide), in the order indices refer to."""
-        return list(self.group.joint_names)
+        return list(self._joints()[0])
 
     @property
     def num_dof(self) -> int:
         """Number of joints."""
-        return len(self.group.joint_names)
+        return len(self._joints()[0])
 
     @property
     def num_bodies(self) -> int:
@@ -81,7 +95,7 @@ class IArticulation(PoseMixin):
 
     def get_dof_index(self, dof_name: str) -> int:
         """Index of joint ``dof_name``; ``ValueError`` listing the joints otherwise."""
-        names = self.group.joint_names
+        names = self._joints()[0]
         if dof_name not in names:
             raise ValueError(f'robot {self.group.name!r} has no joint {dof_name!r}; joints: {list(names)}')
         return list(names).index(dof_name)
@@ -98,19 +112,19 @@ class IArticulation(PoseMixin):
     # -- joint state ---------------------------------------------------------------------------
     def get_joint_positions(self, joint_indices: Any = None) -> np.ndarray:
         """Joint positions (rad or m), for ``joint_indices`` (all when ``None``)."""
-        adr = self.group.joint_qposadr[self.slot][self._indices(joint_indices)]
+        adr = self._joints()[1][self._indices(joint_indices)]
         return self.group.bound_world.data.qpos[self.slot, adr].copy()
 
     def get_joint_velocities(self, joint_indices: Any = None) -> np.ndarray:
         """Joint velocities (rad/s or m/s), for ``joint_indices`` (all when ``None``)."""
-        adr = self.group.joint_dofadr[self.slot][self._indices(joint_indices)]
+        adr = self._joints()[2][self._indices(joint_indices)]
         return self.group.bound_world.data.qvel[self.slot, adr].copy()
 
     def set_joint_positions(self, positions: Sequence[float], joint_indices: Any = None) -> None:
         """Teleport joints to ``positions`` (the slot's derived state is recomputed)."""
         indices = self._indices(joint_indices)
         values = _values(positions, len(indices), 'positions')
-        self.group.bound_world.data.qpos[self.slot, self.group.joint_qposadr[self.slot][indices]] = values
+        self.group.bound_world.data.qpos[self.slot, self._joints()[1][indices]] = values
         self.group.bound_world.forward(np.array([self.slot]))
         self.group.state_changed(self.slot)
 
@@ -118,7 +132,7 @@ class IArticulation(PoseMixin):
         """Set joint velocities."""
         indices = self._indices(joint_indices)
         values = _values(velocities, len(indices), 'velocities')
-        self.group.bound_world.data.qvel[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
+        self.group.bound_world.data.qvel[self.slot, self._joints()[2][indices]] = values
         self.group.state_changed(self.slot)
 
     def set_joint_efforts(self, efforts: Sequence[float], joint_indices: Any = None) -> None:
@@ -126,7 +140,7 @@ class IArticulation(PoseMixin):
         (MuJoCo's ``qfrc_applied``; zeros remove them)."""
         indices = self._indices(joint_indices)
         values = _values(efforts, len(indices), 'efforts')
-        self.group.bound_world.data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot][indices]] = values
+        self.group.bound_world.data.qfrc_applied[self.slot, self._joints()[2][indices]] = values
 
     def set_world_velocity(self, velocity: Sequence[float]) -> None:
         """Set the free-floating base's velocity ``[vx, vy, vz, wx, wy, wz]`` (world axes, m/s and
@@ -168,7 +182,7 @@ class IArticulation(PoseMixin):
         driving = np.where(servos['position'] >= 0, servos['position'], servos['coupled'])
         positions = [float(targets[a]) if a >= 0 else None for a in driving]
         velocities = [float(targets[a]) if a >= 0 else None for a in servos['velocity']]
-        efforts = data.qfrc_applied[self.slot, self.group.joint_dofadr[self.slot]].tolist()
+        efforts = data.qfrc_applied[self.slot, self._joints()[2]].tolist()
         return ArticulationAction(positions, velocities, efforts)
 
     # -- commands ------------------------------------------------------------------------------
@@ -179,7 +193,8 @@ class IArticulation(PoseMixin):
         if self._actuators is not None and self._actuators[0] == version:
             return self._actuators[1]
         lookup = self.group.bound_world.lookup
-        joints = lookup.ids('joint', [self.group.full_name(n) for n in self.group.joint_names]).tolist()
+        names = self._joints()[0]
+        joints = lookup.ids('joint', [self.group.full_name(n) for n in names]).tolist()
         out = {kind: np.full(len(joints), -1, dtype=np.intp) for kind in ('position', 'velocity', 'motor', 'coupled')}
         kinds = {ServoKind.POSITION: 'position', ServoKind.VELOCITY: 'velocity', ServoKind.MOTOR: 'motor'}
         actuators = lookup.actuators()
@@ -187,9 +202,9 @@ class IArticulation(PoseMixin):
             if joint in joints:
                 out[kinds[ServoKind(kind)]][joints.index(joint)] = actuator
         coupled = getattr(self.group, 'coupled_position_servos', None)
-        for actuator, names in (coupled() if coupled is not None else {}).items():
-            for name in names:
-                out['coupled'][list(self.group.joint_names).index(name)] = actuator
+        for actuator, together in (coupled() if coupled is not None else {}).items():
+            for name in together:
+                out['coupled'][names.index(name)] = actuator
         self._actuators = (version, out)
         return out
 
@@ -223,9 +238,10 @@ class IArticulation(PoseMixin):
                     shared.setdefault(int(servos['coupled'][index]), []).append(value)
                     continue
                 if actuator < 0:
-                    driven = [n for n, a, c in zip(self.group.joint_names, servos[kind], servos['coupled'], strict=True)
+                    names = self._joints()[0]
+                    driven = [n for n, a, c in zip(names, servos[kind], servos['coupled'], strict=True)
                               if a >= 0 or (kind == 'position' and c >= 0)]
-                    raise ValueError(f'joint {self.group.joint_names[index]!r} of robot {self.group.name!r} has no {kind} '
+                    raise ValueError(f'joint {names[index]!r} of robot {self.group.name!r} has no {kind} '
                                      f'servo; joints with one: {driven}')
                 writes.append((int(actuator), value))
         writes += [(actuator, sum(values) / len(values)) for actuator, values in shared.items()]
@@ -236,7 +252,7 @@ class IArticulation(PoseMixin):
             data.ctrl[self.slot, actuator] = value
         if efforts is not None:
             given = ~np.isnan(efforts)
-            dof = self.group.joint_dofadr[self.slot][indices]
+            dof = self._joints()[2][indices]
             data.qfrc_applied[self.slot, dof[given]] = efforts[given]
         # A group that rewrites servo targets each step is told which actuators were written, so
         # that targets applied between steps are not lost: the Jetbot, which stops wheels given no
@@ -258,7 +274,7 @@ class IArticulation(PoseMixin):
             entries = [np.nan if value is None else value for value in (values.reshape(-1) if isinstance(values, np.ndarray) else values)]
         if len(entries) != len(indices):
             raise ValueError(f'{where} has {len(entries)} entries for {len(indices)} joints '
-                             f'({[self.group.joint_names[i] for i in indices.tolist()]})')
+                             f'({[self._joints()[0][i] for i in indices.tolist()]})')
         try:
             targets = np.asarray(entries, dtype=float).reshape(-1)
         except (TypeError, ValueError) as exc:
@@ -267,7 +283,7 @@ class IArticulation(PoseMixin):
             raise ValueError(f'{where} has {len(targets)} entries for {len(indices)} joints')
         infinite = np.isinf(targets)
         if infinite.any():
-            joint = self.group.joint_names[int(indices[int(np.argmax(infinite))])]
+            joint = self._joints()[0][int(indices[int(np.argmax(infinite))])]
             raise ValueError(f'{where}: joint {joint!r} has target {targets[infinite][0]}; targets must be finite '
                              '(None or NaN leaves a joint\'s target alone)')
         return targets

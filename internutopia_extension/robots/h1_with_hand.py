@@ -12,7 +12,8 @@ Beyond H1's controllers it offers what an arm needs for the batched IK controlle
 from ``torso_link`` (InternUtopia's IK base) to a frame of the right arm (``right_hand_link``),
 the arm's joints and actuators, and the torso's pose. :mod:`~.h1_with_hand_hands` opens and closes
 the hands. ``joint_positions`` are H1's 19 body joints (InternUtopia's order), as the
-``joint_controller`` drives them; the finger joints are in the hand controller's observation.
+``joint_controller`` drives them; the finger joints are in the hand controller's observation
+and, for upstream-style code, in ``robot.articulation`` (:attr:`H1WithHandRobot.articulation_joint_names`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ class H1WithHandRobot(H1Robot):
     """H1 with two Inspire hands; see the module docstring."""
 
     upstream_methods = H1WithHandUpstreamMethods
+    #: The joints of the robot's articulation as an upstream-style script sees it
+    #: (``robot.articulation.dof_names``): the 19 body joints (``joint_names``, InternUtopia's
+    #: order), then the left hand's 12 finger joints and the right hand's (URDF order). InternUtopia's
+    #: articulation of its USD robot has the fingers too (in an order its file sets); address them
+    #: by name (``get_dof_index``, ``ArticulationSubset``). Only the 6 driven joints of a hand take
+    #: position targets; the other 6 follow them (the URDF's couplings) and have no servo.
+    articulation_joint_names = [*H1Robot.joint_names, *hand_joint_names('left'), *hand_joint_names('right')]
     #: The IK rest posture of the right arm (H1's standing pose: forearms forward).
     home = np.zeros(len(RIGHT_ARM_JOINT_NAMES))
     #: The IK base (the torso) moves as the robot walks and sways: the IK controller solves a
