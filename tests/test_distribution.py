@@ -474,6 +474,21 @@ class TestOnALocalRay:
         assert (refused['outcome'], refused['error_type'], refused['task_type'], refused['attempts']) == (
             'failed', 'TypeError', 'dict', 1)
 
+    def test_render_envs_draws_each_slot_in_its_runner_as_one_process_does(self):
+        tasks = _tasks(4)
+        env = _distributed(tasks, proc_num=2, env_num=2)
+        local = Env(Config(env_num=4, metrics_save_path='none', task_configs=tasks))
+        try:
+            env.reset()
+            local.reset()
+            ours, theirs = env.render_envs([3, 0, 2], 160, 120), local.render_envs([3, 0, 2], 160, 120)
+            assert [frame.shape for frame in ours] == [(120, 160, 3)] * 3
+            for a, b in zip(ours, theirs, strict=True):
+                assert np.abs(a.astype(int) - b.astype(int)).max() <= 2
+        finally:
+            env.close()
+            local.close()
+
     def test_a_reset_that_fails_on_one_runner_changes_no_runner(self, tmp_path):
         # Slot 1's next episode has a missing scene: slot 0 (another runner) keeps its episode, both
         # episodes go back to the queue, exactly as on one process.

@@ -36,7 +36,9 @@ def test_sb3_bridge_renders_the_overview_once_and_keeps_the_reset_infos():
     try:
         venv.reset()
         image = venv.render()
-        assert image.shape == envs.render().shape == (480, 640, 3) and image.dtype == np.uint8
+        assert image.shape == envs.render_overview().shape == (480, 640, 3) and image.dtype == np.uint8
+        frames = venv.get_images()  # (a frame per env, as SB3's VecEnv gives)
+        assert len(frames) == 4 and all(frame.shape == (480, 640, 3) for frame in frames)
         assert venv.render('rgb_array').shape == (480, 640, 3)
         assert [info['episode_index'] for info in venv.reset_infos] == [0, 1, 2, 3]
         assert all(info['task_config'].type == 'PointNavTask' for info in venv.reset_infos)

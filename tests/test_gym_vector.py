@@ -21,6 +21,7 @@ from gymnasium.vector import AutoresetMode
 import internutopia  # noqa: F401  (registers the ids)
 from internutopia.core.config import Config, SimConfig
 from internutopia.core.gym_vector import VectorEnv, sb3_vec_env
+from internutopia.core.vec_env import Env
 from internutopia_extension.configs.robots import h1
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg, PointNavTaskCfg
@@ -513,12 +514,40 @@ def test_gymnasium_vector_wrappers_work_on_it():
     listed.close()
 
 
-def test_render_gives_the_grid_overview():
-    envs = VectorEnv(config([jetbot_task()], env_num=2), render_mode='rgb_array')
-    envs.reset()
-    image = envs.render()
-    assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3 and image.std() > 0
+def test_render_gives_a_frame_per_env_each_its_slot_alone_and_the_overview_on_request():
+    """Gymnasium's vector ``render()`` is a tuple of ``num_envs`` frames (it was one overview image,
+    which Gymnasium's vector rendering wrappers cannot take). Each frame draws its slot alone: two
+    envs running the same episode give the same frame, a robot elsewhere in its cell another."""
+    here, there = jetbot_task(position=(0.0, 0.0, 0.0)), jetbot_task(position=(1.5, 1.0, 0.0))
+    envs = VectorEnv(config([here, here, there], env_num=3), render_mode='rgb_array')
+    envs.reset(seed=0)
+    frames = envs.render()
+    assert isinstance(frames, tuple) and len(frames) == 3
+    assert all(f.shape == (480, 640, 3) and f.dtype == np.uint8 and f.std() > 10 for f in frames)
+    # (no neighbour drawn into either: equal but for rounding at the slots' different origins)
+    assert np.abs(frames[0].astype(int) - frames[1].astype(int)).max() <= 2
+    moved = np.abs(frames[2].astype(int) - frames[0].astype(int)).max(axis=2) > 40
+    assert moved.sum() > 100  # the jetbot stands elsewhere
+    overview = envs.render_overview()
+    assert overview.shape == (480, 640, 3) and not any(np.array_equal(overview, f) for f in frames)
     envs.close()
+    assert VectorEnv(config([here], env_num=1)).render() is None  # (no render mode)
+
+
+def test_render_envs_of_the_vec_env_checks_its_ids_and_draws_an_empty_slot_as_sky():
+    env = Env(config([jetbot_task()], env_num=2))
+    env.reset([0])  # slot 1 holds no episode
+    frames = env.render_envs(width=160, height=120)
+    assert [f.shape for f in frames] == [(120, 160, 3)] * 2
+    sky = frames[1].astype(int)
+    assert np.all(np.abs(np.diff(sky, axis=1)) <= 2)  # nothing drawn: rows of one colour (the gradient sky)
+    assert frames[0].astype(int).std() > sky.std() + 5
+    assert np.array_equal(env.render_envs([0], 160, 120)[0], frames[0])
+    with pytest.raises(ValueError, match=r'env id 2 in env_ids is out of range; valid env ids: 0\.\.1'):
+        env.render_envs([2])
+    with pytest.raises(ValueError, match='width and height must be positive'):
+        env.render_envs(width=0)
+    env.close()
 
 
 # ------------------------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ LAYERS = {
     'internutopia.core.env_checks': ENV,
     'internutopia.core.env_results': ENV,
     'internutopia.core.env_upstream': ENV,
+    'internutopia.core.env_views': ENV,
     'internutopia.core.task_config_manager': ENV,  # InternUtopia's view of the env's episode queue
     'internutopia.core.gym_env': ADAPTERS,
     'internutopia.core.gym_vector': ADAPTERS,

@@ -28,15 +28,16 @@ changes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from internutopia.core.backend.arrays import PackArrays, array_device, check_array_backend, pack_states
+from internutopia.core.backend.arrays import check_array_backend
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.env_checks import check_action_list, check_reset_list, check_warm_up, reset_slots
 from internutopia.core.env_protocols import ObservedCalls, StepObserver, Viewer, notify_observers, open_viewer, synced_viewer
 from internutopia.core.env_results import Finished, convert_step, internutopia_flags
 from internutopia.core.env_upstream import UpstreamEnvMembers
+from internutopia.core.env_views import EnvViews
 from internutopia.core.plugins import load_extensions
 from internutopia.core.runner import ArrayStep, LocalRunners, Runner, RunnerSet, check_task_list
 from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE, step_result_of
@@ -73,7 +74,7 @@ def _env_class_for(config: Any) -> type[Env] | None:
     return None
 
 
-class Env(UpstreamEnvMembers, ObservedCalls):
+class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
     """A vectorized env of ``config.env_num`` slots sharing one physics world.
 
     Args:
@@ -426,50 +427,6 @@ class Env(UpstreamEnvMembers, ObservedCalls):
         if array_backend != 'numpy':
             result = convert_step(result, array_backend, self.array_device)
         return result
-
-    @property
-    def array_device(self) -> str:
-        """The device the backend's arrays live on: ``'cpu'``, or ``'cuda:N'`` on the ``warp`` backend on a GPU."""
-        world = self._runners.runner.world if isinstance(self._runners, LocalRunners) else None
-        return array_device(self._config.simulator, world)
-
-    def state_arrays(self, fields: Sequence[str] = ('qpos', 'qvel'), *, array_backend: str = 'torch') -> list[PackArrays]:
-        """The physics state where it lives, without a copy: per pack (the slots of one structure)
-        its ``fields`` as ``(env_num, ...)`` arrays, row ``i`` env slot ``i``.
-
-        On the ``warp`` backend, torch tensors are ``warp.to_torch`` views of the device's float32
-        data and Warp arrays are that data; on ``mujoco``, views of the float64 host arrays.
-        ``'numpy'`` gives the host arrays on both. They hold the state the next step starts from;
-        read them (on ``warp`` the next step starts from the host copy, so writes there are lost).
-
-        Raises:
-            ValueError: an unknown field or array library (the message names the valid ones).
-            RuntimeError: before the first reset, or on a Ray-distributed env (its worlds live in
-                its runners' processes).
-        """
-        self._check_open()
-        if self._first_reset:
-            raise RuntimeError('call reset() before state_arrays()')
-        check_array_backend(array_backend)
-        if not isinstance(self._runners, LocalRunners):
-            raise RuntimeError("state_arrays() views the world in this process; a Ray-distributed env's worlds live "
-                               'in its runners (nor does it have step_arrays: read the observations of step() or get_observations())')
-        return pack_states(self._runners.runner.world, self.env_num, list(fields), array_backend)
-
-    def render(self, width: int = 640, height: int = 480, mode: str = 'rgb_array') -> Any:
-        """An RGB image ``uint8 (height, width, 3)`` of the whole grid, from above at an angle.
-
-        Every slot is in view (see ``internutopia.core.backend.mujoco.render.overview_camera``);
-        feed frames to ``internutopia.core.util.video.VideoRecorder`` to make a video. ``mode``
-        is Gymnasium's: ``'rgb_array'`` returns the image, ``'human'`` returns ``None`` (a window
-        follows the env when ``SimConfig(headless=False)`` on a machine with a display).
-        """
-        self._check_open()
-        if mode not in ('rgb_array', 'human'):
-            raise ValueError(f"render mode must be 'rgb_array' or 'human'; got {mode!r}")
-        if mode == 'human':
-            return None
-        return self._runners.render(width, height)
 
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""

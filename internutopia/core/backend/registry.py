@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,9 @@ class Backend:
         release: ``(world) -> None``: free what rendering holds for ``world`` (called on close).
         passive_viewer: ``(world) -> viewer`` with ``sync()`` and ``close()``, or ``None`` if the
             backend has no window.
+        render_envs: ``(world, slots, width, height) -> [uint8 (height, width, 3)]``: each slot
+            alone, one image per slot (a Gymnasium vector env's ``render()``); ``None`` if the
+            backend cannot.
     """
 
     name: str
@@ -35,6 +38,7 @@ class Backend:
     render_overview: Callable[[Any, int, int], np.ndarray]
     release: Callable[[Any], None]
     passive_viewer: Callable[[Any], Any] | None = None
+    render_envs: Callable[[Any, Sequence[int], int, int], list[np.ndarray]] | None = None
 
 
 _loaders: dict[str, Callable[[], Backend]] = {}
@@ -78,7 +82,7 @@ def _mujoco() -> Backend:
 
         return render.PassiveViewer(world)
 
-    return Backend('mujoco', MujocoWorld, render.render_overview, render.release, passive_viewer)
+    return Backend('mujoco', MujocoWorld, render.render_overview, render.release, passive_viewer, render.render_envs)
 
 
 def _warp() -> Backend:
@@ -90,7 +94,7 @@ def _warp() -> Backend:
     from internutopia.core.backend.mujoco import render
     from internutopia.core.backend.warp.world import WarpWorld
 
-    return Backend('warp', WarpWorld, render.render_overview, render.release, None)
+    return Backend('warp', WarpWorld, render.render_overview, render.release, None, render.render_envs)
 
 
 register_backend('mujoco', _mujoco)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner import SlotStatus
+from internutopia.core.runner.runners import render_envs
 
 if TYPE_CHECKING:
     from internutopia.core.config import Config
@@ -323,6 +324,10 @@ class RunnerActor:
     def render(self, width: int, height: int) -> Any:
         """An overview image of this runner's world."""
         return self.runner.backend.render_overview(self.runner.world, width, height)
+
+    def render_envs(self, slots: list[int], width: int, height: int) -> list[Any]:
+        """One image per slot of ``slots`` (this world's), each slot alone."""
+        return render_envs(self.runner, slots, width, height)
 
     def abandon_running(self) -> bytes:
         """End this world's running episodes as abandoned (the env is closing): their records,

@@ -147,6 +147,32 @@ class RunnerQueries:
                 out[k] = observation
         return out
 
+    def render_envs(self, slots: list[int], width: int, height: int) -> list[Any]:
+        """One image per global slot of ``slots``, each drawn by its runner (``Env.render_envs``).
+
+        Raises:
+            RuntimeError: a runner died or took longer than ``step_timeout_s``; it is replaced
+                (its episodes requeued, reported by the next step, as in a step).
+        """
+        import ray
+
+        groups = self._slices(slots)
+        self._all_ready()
+        deadline = time.monotonic() + self._dist.step_timeout_s
+        refs = {r: self._pool.actors[r].render_envs.remote([slots[k] % self._local_num for k in positions], width, height)
+                for r, positions in groups.items()}
+        out: list[Any] = [None] * len(slots)
+        for r, positions in groups.items():
+            try:
+                frames = self._get_runner(refs[r], deadline, r)
+            except (ray.exceptions.RayActorError, RunnerHung) as exc:
+                self._runner_failed(r, reason=exc)
+                raise RuntimeError(f'runner {r} failed while rendering ({type(exc).__name__}); it was replaced, '
+                                   'its episodes requeued (the next step reports its slots)') from exc
+            for k, frame in zip(positions, frames, strict=True):
+                out[k] = frame
+        return out
+
     def render(self, width: int, height: int, runner_id: int = 0) -> Any:
         """An RGB image ``(height, width, 3)`` of runner ``runner_id``'s world (its ``env_num`` slots).
 

@@ -137,8 +137,9 @@ class FlatEnv(gym.Env):
         return obs[0]
 
     def render(self) -> np.ndarray | None:
-        """The slot's overview image with ``render_mode='rgb_array'``."""
-        return self._envs.render()
+        """The env's frame ``uint8 (480, 640, 3)`` with ``render_mode='rgb_array'``."""
+        frames = self._envs.render()
+        return frames[0] if frames is not None else None
 
     def close(self) -> None:
         """Release the world (idempotent)."""

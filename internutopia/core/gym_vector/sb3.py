@@ -242,12 +242,11 @@ def sb3_vec_env(env: gym.vector.VectorEnv) -> Any:
             return [False for _ in self._get_indices(indices)]
 
         def get_images(self) -> Any:
-            image = self.core.vec_env.render()
-            return [image for _ in range(self.num_envs)]
+            return self.core.vec_env.render_envs()  # (a frame per env, each its slot alone)
 
         def render(self, mode: str | None = None) -> Any:
-            # The world's overview already shows every env: SB3's own render would tile
-            # get_images' num_envs copies of it into one image num_envs times its size.
+            # The world's overview already shows every env, at the size of one frame: SB3's own
+            # render would tile get_images' num_envs frames into one image of many frames' size.
             if (mode or self.render_mode) == 'rgb_array' and self.render_mode == 'rgb_array':
                 return self.core.vec_env.render()
             return super().render(mode)

@@ -56,7 +56,7 @@ class VectorEnv(gym.vector.VectorEnv):
         action_space: override the controller's action space (a ``Box`` of its argument shape).
         autoreset_mode: Gymnasium's ``AutoresetMode`` (or its value): ``NEXT_STEP`` (default),
             ``SAME_STEP`` or ``DISABLED``.
-        render_mode: ``None`` or ``'rgb_array'`` (an overview image of the whole grid).
+        render_mode: ``None`` or ``'rgb_array'`` (a frame per env; :meth:`render_overview` for the grid).
         array_backend: ``'numpy'`` (default), ``'torch'`` or ``'warp'``: the library of the
             observations, rewards, terminations and truncations ``reset``/``step`` return, on the
             backend's device (:attr:`array_device`); sharing the numpy arrays' memory on the CPU,
@@ -444,11 +444,17 @@ class VectorEnv(gym.vector.VectorEnv):
         return self._ended_infos[slot]
 
     # (Gymnasium types a vector env's render as a frame per sub-environment; this one draws them all in one image.)
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """With ``render_mode='rgb_array'``: one overview image ``(H, W, 3)`` of the whole grid (all envs)."""
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """With ``render_mode='rgb_array'``: a frame ``uint8 (480, 640, 3)`` per env, as Gymnasium's
+        vector envs give (each env's slot alone, ``vec_env.render_envs``); the whole grid in one
+        image is :meth:`render_overview`."""
         if self.render_mode == 'rgb_array':
-            return self._vec.render()
+            return tuple(self._vec.render_envs())
         return None
+
+    def render_overview(self, width: int = 640, height: int = 480) -> np.ndarray:
+        """One image ``uint8 (height, width, 3)`` of the whole grid, every env in view (``vec_env.render``)."""
+        return self._vec.render(width, height)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Per sub-environment: call ``name`` of its :class:`SlotView` (or return it if not callable).

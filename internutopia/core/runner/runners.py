@@ -85,8 +85,21 @@ class RunnerSet(ABC):
         """An overview image ``uint8 (height, width, 3)`` of the slots."""
 
     @abstractmethod
+    def render_envs(self, slots: list[int], width: int, height: int) -> list[np.ndarray]:
+        """One image ``uint8 (height, width, 3)`` per slot of ``slots``, each slot alone."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release every runner and world; no call may follow."""
+
+
+def render_envs(runner: Runner, slots: list[int], width: int, height: int) -> list[np.ndarray]:
+    """``runner``'s world drawn once per slot of ``slots``, each slot alone (its backend's
+    ``render_envs``); ``NotImplementedError`` naming a backend that cannot."""
+    draw = runner.backend.render_envs
+    if draw is None:
+        raise NotImplementedError(f'the {runner.backend.name!r} physics backend draws no per-env frames (render_envs)')
+    return draw(runner.world, slots, width, height)
 
 
 class LocalRunners(RunnerSet):
@@ -143,6 +156,9 @@ class LocalRunners(RunnerSet):
 
     def render(self, width: int, height: int) -> np.ndarray:
         return self.runner.backend.render_overview(self.runner.world, width, height)
+
+    def render_envs(self, slots: list[int], width: int, height: int) -> list[np.ndarray]:
+        return render_envs(self.runner, slots, width, height)
 
     def close(self) -> None:
         self.runner.backend.release(self.runner.world)

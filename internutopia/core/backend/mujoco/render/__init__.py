@@ -28,7 +28,9 @@ from internutopia.core.backend.mujoco.render.lod import FACE_BUDGET, cache_dir, 
 from internutopia.core.backend.mujoco.render.overview import (
     OVERVIEW_FOVY,
     OverviewCamera,
+    env_camera,
     overview_camera,
+    render_envs,
     render_overview,
 )
 from internutopia.core.backend.mujoco.render.pack import (
@@ -52,5 +54,5 @@ from internutopia.core.backend.mujoco.render.viewer import PassiveViewer
 
 __all__ = ['FACE_BUDGET', 'HIDDEN_GROUP', 'HORIZON_M', 'MAX_BUFFER_PIXELS', 'OVERVIEW_FOVY', 'CameraRenderer', 'FrameRequest',
            'FrustumCulling', 'OverviewCamera', 'PackRender', 'PassiveViewer', 'RenderClock', 'RenderContext', 'RenderModel',
-           'cache_dir', 'camera_renderers', 'gl_context_class', 'has_render_state', 'lod_model', 'mat_to_quat', 'metric_depth',
-           'overview_camera', 'pack_render', 'release', 'render_contexts', 'render_overview', 'world_packs']
+           'cache_dir', 'camera_renderers', 'env_camera', 'gl_context_class', 'has_render_state', 'lod_model', 'mat_to_quat', 'metric_depth',
+           'overview_camera', 'pack_render', 'release', 'render_contexts', 'render_envs', 'render_overview', 'world_packs']

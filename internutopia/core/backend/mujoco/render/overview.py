@@ -1,4 +1,5 @@
-"""The overview: one image of the whole grid, every slot drawn at its grid origin (``env.render()``).
+"""The overview: one image of the whole grid, every slot drawn at its grid origin (``env.render()``);
+and each env's own frame, its slot alone (``env.render_envs()``, a Gymnasium vector env's ``render()``).
 
 Each slot is its own simulation; the overview draws each slot's geoms moved to the slot's grid
 origin, with ground planes cut to the slot's cell (see :class:`~.scene.RenderModel`), so the grid
@@ -9,6 +10,7 @@ one pass; with several packs the images are merged by depth.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,8 +87,23 @@ def overview_camera(world: MujocoWorld, width: int = 640, height: int = 480, azi
     """
     origins = np.asarray(world.origins, dtype=float)
     half = world.offset / 2
-    low = origins[:, :2].min(axis=0) - half
-    high = origins[:, :2].max(axis=0) + half
+    return _framing(origins[:, :2].min(axis=0) - half, origins[:, :2].max(axis=0) + half, width, height,
+                    azimuth, elevation, height_m)
+
+
+def env_camera(world: MujocoWorld, slot: int, width: int = 640, height: int = 480, azimuth: float = 160.0,
+               elevation: float = -35.0, height_m: float = 2.0) -> OverviewCamera:
+    """The camera of slot ``slot``'s own frame (:func:`render_envs`): the overview's view, aimed at
+    the slot's cell and just far enough back to see all of it (up to ``height_m`` above the ground)."""
+    origin = np.asarray(world.origins, dtype=float)[int(slot), :2]
+    half = world.offset / 2
+    return _framing(origin - half, origin + half, width, height, azimuth, elevation, height_m)
+
+
+def _framing(low: np.ndarray, high: np.ndarray, width: int, height: int, azimuth: float, elevation: float,
+             height_m: float) -> OverviewCamera:
+    """A camera looking at the middle of the ground rectangle ``low``-``high`` (x, y) from just far
+    enough back that the box over it, ``height_m`` tall, fills the view."""
     lookat = np.array([(low[0] + high[0]) / 2, (low[1] + high[1]) / 2, 0.0])
     camera = OverviewCamera(lookat=lookat, distance=1.0, azimuth=azimuth, elevation=elevation)
     right, up, forward = camera.axes()
@@ -112,16 +129,42 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
     pack (one model) draws all its slots, each at its grid origin, in one pass; with several packs
     the images are merged by depth. Drawn with the model's multisampling (4x by default).
     """
-    width, height = int(width), int(height)
-    if width < 1 or height < 1:
-        raise ValueError(f'overview size must be positive; got width={width}, height={height}')
+    width, height = _size(width, height)
     packs = world_packs(world)
     if not packs:
         raise RuntimeError('nothing to render: the world is not built yet (call env.reset() first) or is closed')
     camera = camera or overview_camera(world, width, height)
+    return _draw(world, [(pack, pack.slots.tolist()) for pack in packs], camera, width, height)
+
+
+def render_envs(world: MujocoWorld, slots: Sequence[int], width: int = 640, height: int = 480) -> list[np.ndarray]:
+    """One RGB image ``uint8 (height, width, 3)`` per slot of ``slots``: that slot alone (no
+    neighbour drawn), seen by :func:`env_camera`, the overview's view aimed at its cell. A slot
+    that holds nothing (no episode yet) is the empty sky."""
+    width, height = _size(width, height)
+    pack_of = {slot: pack for pack in world_packs(world) for slot in pack.slots.tolist()}
+    frames = []
+    for slot in slots:
+        pack = pack_of.get(int(slot))
+        camera = env_camera(world, int(slot), width, height)
+        frames.append(_draw(world, [(pack, [int(slot)])] if pack is not None else [], camera, width, height))
+    return frames
+
+
+def _size(width: int, height: int) -> tuple[int, int]:
+    width, height = int(width), int(height)
+    if width < 1 or height < 1:
+        raise ValueError(f'overview size must be positive; got width={width}, height={height}')
+    return width, height
+
+
+def _draw(world: MujocoWorld, draws: list[tuple[Any, list[int]]], camera: OverviewCamera, width: int,
+          height: int) -> np.ndarray:
+    """Draw each ``(pack, slots)`` of ``draws`` (each slot at its grid origin) from ``camera``; with
+    several packs the images are merged by depth, the sky filling what none drew."""
     near, far = 0.05, 4.0 * camera.distance + 50.0
     image = np.empty((height, width, 3), dtype=np.uint8)
-    merge = len(packs) > 1
+    merge = len(draws) != 1
     best = np.full((height, width), np.inf, dtype=np.float32) if merge else None
     rgba = np.empty((height, width, 4), dtype=np.uint8)
     raw = np.empty((height, width), dtype=np.float32) if merge else None
@@ -129,22 +172,25 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
     origins = np.asarray(world.origins, dtype=float)
     rect = mujoco.MjrRect(0, 0, width, height)
     lod = _lod_setting(world)
-    for pack in packs:
+    right, up, forward = camera.axes()
+    rotation = np.stack([right, up, -forward], axis=1)  # camera axes in the world's
+    sky = True
+    for pack, slots in draws:
         context = pack_render(pack).overview_context(width, height, lod, world.offset / 2)
         context.make_current()
         model = context.model
-        context.ensure_capacity(len(pack.slots) * (model.ngeom + 10))
+        context.ensure_capacity(len(slots) * (model.ngeom + 10))
         model.vis.global_.fovy = camera.fovy  # the overview's own copy of the model: no one else reads it
         view = camera.mjv_camera()
-        for index, slot in enumerate(pack.slots.tolist()):
-            data = pack.drawn_data(slot)
-            context.update_scene(data, view, offset=origins[slot], add=index > 0)
+        for index, slot in enumerate(slots):
+            context.update_scene(pack.drawn_data(slot), view, offset=origins[slot], add=index > 0)
         context.set_clip(near, far)
         context.draw(rect, single_pass=merge)
         context.read(rect, rgba, raw)
         glcam = context.scene.camera[0]
-        forward, up = np.asarray(glcam.forward, dtype=float), np.asarray(glcam.up, dtype=float)
-        rotation = np.stack([np.cross(forward, up), up, -forward], axis=1)  # camera axes in the world's
+        gl_forward, gl_up = np.asarray(glcam.forward, dtype=float), np.asarray(glcam.up, dtype=float)
+        rotation = np.stack([np.cross(gl_forward, gl_up), gl_up, -gl_forward], axis=1)
+        sky = context.sky
         if not merge:
             context.copy_colour(rgba, image, rotation, camera.fovy)  # with the sky behind
             continue
@@ -156,7 +202,7 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
         nearer = depth < best * (1 - 1e-3)
         image[nearer] = layer[nearer]
         best[nearer] = depth[nearer]
-    if merge and context.sky:  # where no pack drew anything: the sky
+    if merge and sky:  # where no pack drew anything: the sky
         assert best is not None
         empty = ~np.isfinite(best) | (best >= far * (1 - 1e-4))
         image[empty] = sky_colour(rotation, (height / 2) / math.tan(math.radians(camera.fovy) / 2), width,
@@ -164,4 +210,4 @@ def render_overview(world: MujocoWorld, width: int = 640, height: int = 480,
     return image
 
 
-__all__ = ['OVERVIEW_FOVY', 'OverviewCamera', 'overview_camera', 'render_overview']
+__all__ = ['OVERVIEW_FOVY', 'OverviewCamera', 'env_camera', 'overview_camera', 'render_envs', 'render_overview']
