@@ -95,9 +95,9 @@ def load_config(path: str, env_num: int | None = None, overrides: Sequence[str] 
         ConfigError: every problem found, each with its line and path in the file.
     """
     from internutopia.core.config import Config
-    from internutopia_extension import import_extensions
+    from internutopia.core.plugins import load_extensions
 
-    import_extensions()
+    load_extensions()  # (the built-in types and every installed extension's, as an Env loads them)
     data, root, problems = read_yaml(path)
     overridden: list[tuple[tuple, str]] = []  # (path, override): problems there are the override's
     if overrides and isinstance(data, dict):

@@ -177,9 +177,9 @@ def apply_overrides(data: dict, overrides: Sequence[str], applied: list[tuple[tu
             index out of range, a list field the file leaves out indexed into, or a path through
             something that is not a mapping or a list.
     """
-    from internutopia_extension import import_extensions
+    from internutopia.core.plugins import load_extensions
 
-    import_extensions()  # typed entries ('type: H1Robot') resolve to their config classes
+    load_extensions()  # typed entries ('type: H1Robot') resolve to their config classes (installed extensions' too)
     out = _unshared(data)
     for text in overrides:
         path, value = parse_override(text)

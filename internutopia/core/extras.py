@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 
 #: The kinds of typed config entries a declaration may name.
@@ -35,12 +36,15 @@ class Extra:
     install: str
 
     def missing_modules(self) -> list[str]:
-        """The import names of :attr:`modules` that cannot be found (nothing is imported)."""
+        """The import names of :attr:`modules` that cannot be found (a top-level name's module is
+        not imported; a dotted name's parent packages are)."""
         missing = []
         for module in self.modules:
             try:
                 found = importlib.util.find_spec(module) is not None
-            except (ImportError, ValueError):  # a parent package missing, or a broken install
+            except ValueError:  # (the module is in sys.modules without a __spec__: a stub a script put there)
+                found = sys.modules.get(module) is not None
+            except Exception:  # a parent package missing, or one that fails to import (a broken install)
                 found = False
             if not found:
                 missing.append(module)
@@ -63,6 +67,10 @@ def needs_extra(kind: str, type_name: str, extra: str | None, *modules: str, ins
         raise ValueError(f'kind must be one of {list(KINDS)}; got {kind!r}')
     if not modules:
         raise ValueError(f'needs_extra({kind!r}, {type_name!r}, ...) names no module to look for')
+    for module in modules:
+        if not isinstance(module, str) or not module or module.startswith('.'):
+            raise ValueError(f'needs_extra({kind!r}, {type_name!r}, ...): modules are absolute import names '
+                             f'(a str such as \'numpy\' or \'pkg.sub\'); got {module!r}')
     if install is None:
         if extra is None:
             raise ValueError(f'needs_extra({kind!r}, {type_name!r}, ...): give the extra or the install command')

@@ -37,7 +37,9 @@ ENTRY_POINT_GROUP = 'internutopia.extensions'
 
 _added: dict[str, Callable[[], Any]] = {}
 _loaded: list[str] = []
-_done: set[str] = set()
+_done: set[str] = set()  # names of the extensions run (an added one stands for entry points of its name)
+_done_entries: set[tuple[str, str]] = set()  # (name, value) of the entry points run
+_running: set[tuple[str, str]] = set()  # being loaded now (one whose loading builds an env or a config)
 _lock = threading.RLock()
 _scanned: list[importlib.metadata.EntryPoint] | None = None  # installed distributions do not change while we run
 
@@ -63,24 +65,38 @@ def load_extensions() -> list[str]:
     """Run every extension not run yet: those added with :func:`add_extension`, then the entry points
     of the group :data:`ENTRY_POINT_GROUP` of every installed distribution, by name.
 
+    An entry point is one extension per name and target: two distributions declaring the same
+    name for different targets are both loaded (the name is listed twice), one declaring the same
+    target twice is loaded once, and one of an added extension's name is not run (the added loader
+    stands for it). An extension whose loading calls this function again (it builds an env or
+    reads a config at import) is not run a second time from within itself.
+
     Returns the names of all extensions loaded so far in this process, in load order.
 
     Raises:
         ImportError: an extension failed to load (the message names it and what it points to).
     """
     with _lock:
-        pending: list[tuple[str, str, Callable[[], Any]]] = [(name, name, loader) for name, loader in _added.items()]
+        pending: list[tuple[tuple[str, str], str, Callable[[], Any]]] = [
+            ((name, ''), name, loader) for name, loader in _added.items()]
         for entry in _entry_points():
-            pending.append((entry.name, entry.value, _entry_point_loader(entry)))
-        for name, what, load in pending:
-            if name in _done:
+            if entry.name not in _added:
+                pending.append(((entry.name, entry.value), entry.value, _entry_point_loader(entry)))
+        for key, what, load in pending:
+            name, value = key
+            if key in _running or (name in _done if not value else key in _done_entries):
                 continue
+            _running.add(key)
             try:
                 with loading_extensions():  # (a class a script registered under a built-in name stays)
                     load()
             except Exception as exc:
                 raise ImportError(f'internutopia extension {name!r} ({what}) failed to load: {exc}') from exc
+            finally:
+                _running.discard(key)
             _done.add(name)
+            if value:
+                _done_entries.add(key)
             _loaded.append(name)
         return list(_loaded)
 
