@@ -9,6 +9,7 @@ them is replaced as in a step (:class:`~internutopia.core.distribution.recovery.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -127,25 +128,7 @@ class RunnerQueries:
         """Current observations of global ``slots`` (``None`` for slots not running an episode). A
         runner that dies or takes longer than ``step_timeout_s`` is replaced as in a step: its
         slots observe ``None`` and the next step reports them (``info[g]['runner_failed']``)."""
-        import ray
-
-        groups = self._slices(slots)
-        self._all_ready()
-        deadline = time.monotonic() + self._dist.step_timeout_s
-        refs = {}
-        for r, positions in groups.items():
-            self._wait_ready(r)
-            refs[r] = self._pool.actors[r].observe.remote([slots[k] % self._local_num for k in positions])
-        out: list[Any] = [None] * len(slots)
-        for r, positions in groups.items():
-            try:
-                observed = self._get_runner(refs[r], deadline, r)
-            except (ray.exceptions.RayActorError, RunnerHung) as exc:
-                self._runner_failed(r, reason=exc)
-                continue
-            for k, observation in zip(positions, observed, strict=True):
-                out[k] = observation
-        return out
+        return self._ask_slots('observe', slots)
 
     def render_envs(self, slots: list[int], width: int, height: int) -> list[Any]:
         """One image per global slot of ``slots``, each drawn by its runner (``Env.render_envs``).
@@ -154,23 +137,39 @@ class RunnerQueries:
             RuntimeError: a runner died or took longer than ``step_timeout_s``; it is replaced
                 (its episodes requeued, reported by the next step, as in a step).
         """
+
+        def lost(runner_id: int, exc: BaseException) -> None:
+            raise RuntimeError(f'runner {runner_id} failed while rendering ({type(exc).__name__}); it was replaced, '
+                               'its episodes requeued (the next step reports its slots)') from exc
+
+        return self._ask_slots('render_envs', slots, width, height, lost=lost)
+
+    def _ask_slots(self, method: str, slots: list[int], *args: Any,
+                   lost: Callable[[int, BaseException], None] | None = None) -> list[Any]:
+        """Runner method ``method`` on each runner's share of global ``slots`` (as its local ids,
+        then ``args``), all concurrently: the answers, one per slot in ``slots``' order. A runner
+        that dies or takes longer than ``step_timeout_s`` is replaced, then ``lost(runner_id,
+        error)`` is called (without it, that runner's slots answer ``None``)."""
         import ray
 
         groups = self._slices(slots)
         self._all_ready()
         deadline = time.monotonic() + self._dist.step_timeout_s
-        refs = {r: self._pool.actors[r].render_envs.remote([slots[k] % self._local_num for k in positions], width, height)
-                for r, positions in groups.items()}
+        refs = {}
+        for r, positions in groups.items():
+            self._wait_ready(r)
+            refs[r] = getattr(self._pool.actors[r], method).remote([slots[k] % self._local_num for k in positions], *args)
         out: list[Any] = [None] * len(slots)
         for r, positions in groups.items():
             try:
-                frames = self._get_runner(refs[r], deadline, r)
+                answers = self._get_runner(refs[r], deadline, r)
             except (ray.exceptions.RayActorError, RunnerHung) as exc:
                 self._runner_failed(r, reason=exc)
-                raise RuntimeError(f'runner {r} failed while rendering ({type(exc).__name__}); it was replaced, '
-                                   'its episodes requeued (the next step reports its slots)') from exc
-            for k, frame in zip(positions, frames, strict=True):
-                out[k] = frame
+                if lost is not None:
+                    lost(r, exc)
+                continue
+            for k, answer in zip(positions, answers, strict=True):
+                out[k] = answer
         return out
 
     def render(self, width: int, height: int, runner_id: int = 0) -> Any:
