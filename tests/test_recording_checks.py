@@ -634,6 +634,26 @@ def test_a_command_of_another_size_than_the_layouts_is_recorded_as_nan():
     assert np.isnan(row[:2]).all() and row[2] == 0.0
 
 
+def test_a_controller_without_a_command_is_warned_about_only_when_one_comes():
+    """A controller that had no command when the ``action`` columns were fixed is left out; nothing
+    is lost (nor warned about) until it gets one, then once."""
+    import warnings
+
+    from internutopia.recording.layout import Layout
+
+    obs = {'arm': {'joint_positions': np.zeros(3)}}
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # (no warning while the other controller is never commanded)
+        layout = Layout.from_observation(obs, ['arm'], {'arm': {'joints': (np.asarray, [1.0, 2.0]), 'grip': (float, None)}})
+        row = layout.action({'arm': {'joints': [1.0, 2.0]}})
+    assert layout.action_size == 2 and row.tolist() == [1.0, 2.0]
+    with pytest.warns(UserWarning, match="controller 'grip' of robot 'arm' got no command before the layout was fixed"):
+        layout.action({'arm': {'joints': [1.0, 2.0], 'grip': 0.0}})
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # (once)
+        assert np.isnan(layout.action({'arm': {'grip': 1.0}})).all()  # (grip left out; joints not sent)
+
+
 def test_a_relative_root_names_the_folder_it_was_made_in_after_a_chdir(tmp_path, monkeypatch):
     # The writer opens the folder at the first step: a script that changes its working folder
     # between making the recorder and stepping still records into the folder it named.

@@ -451,29 +451,3 @@ def test_a_closed_writer_releases_its_queues_and_process_whether_it_ended_or_die
     ended.flush()  # (returns at once)
     with pytest.raises(RuntimeError, match=r'died \(exit code -9\)'):
         died.close()  # (says so again)
-
-
-# ------------------------------------------------------------------------------------------------
-# Steps and resets the recording does not see (the array API): never saved as a whole episode
-@pytest.mark.parametrize('unseen', ['step_arrays', 'reset_arrays'])
-def test_an_episode_moved_by_the_array_api_is_not_saved_with_gaps_or_another_episodes_frames(tmp_path, unseen):
-    root = str(tmp_path / 'ds')
-    with Env(_config(_tasks(3, steps=4))) as env:
-        recorder = Recorder(root).attach(env)
-        env.reset()  # episode 0
-        env.step([_act(_speed(0, 0))])
-        if unseen == 'step_arrays':  # episode 0 takes a step the recording does not see
-            env.step_arrays({'jetbot': {'move_by_speed': np.array([[_speed(0, 1), 0.0]])}})
-        else:  # episode 0 abandoned and episode 1 started, neither seen
-            env.reset_arrays([0])
-        with pytest.warns(UserWarning, match=r'episode 0 \(slot 0\) ran steps or was replaced .*it is not saved'):
-            env.step([_act(_speed(0, 2))])
-        while not env.finished:  # the next episodes, seen whole
-            if not env.active_slots:
-                env.reset()
-            run = int(env.runner.episodes[0].index)
-            env.step([_act(_speed(run, int(env.runner.table.steps[0])))])
-    saved = [1, 2] if unseen == 'step_arrays' else [2]
-    assert recorder.saved_run_indices == saved and recorder.episodes_dropped == 1
-    episodes = _episodes(root)
-    assert [e['run'] for e in episodes] == saved and all(_whole(e, steps=4) for e in episodes)

@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from internutopia.core.util.caller import caller_stacklevel
 
-__all__ = ['ObservedCalls', 'StepObserver', 'Viewer', 'notify_observers', 'open_viewer', 'synced_viewer']
+__all__ = ['ArrayStepObserver', 'ObservedCalls', 'StepObserver', 'Viewer', 'notify_observers', 'open_viewer', 'synced_viewer']
 
 
 class Viewer(Protocol):
@@ -35,24 +35,43 @@ class StepObserver(Protocol):
     def on_close(self) -> None: ...
 
 
+@runtime_checkable
+class ArrayStepObserver(StepObserver, Protocol):
+    """A :class:`StepObserver` that also sees the array API's calls (an observer without these two
+    methods is not called for them)."""
+
+    def on_reset_arrays(self, slots: list[int], obs: dict[str, Any] | None, info: list[Any] | None) -> None:
+        """``reset_arrays``' result (``obs``/``info`` ``None``: a reset that raised once complete)."""
+
+    def on_step_arrays(self, action: dict[str, dict[str, Any]], result: Any, repeat: int,
+                       reset_list: list[int] | None) -> None:
+        """``step_arrays``' batched action, its ``ArrayStep``, its ``repeat`` and ``reset_list``."""
+
+
 class ObservedCalls:
     """The env's observer hook (:meth:`add_observer`, :meth:`remove_observer`): the tools that
     watch a run, called by ``vec_env.Env``'s ``reset``, ``step`` and ``close``."""
 
     #: Tools watching the run (:meth:`add_observer`); empty: the step path checks one tuple.
     _observers: tuple[StepObserver, ...] = ()
+    #: Those of them that take the array API's calls too (``on_step_arrays``, ``on_reset_arrays``).
+    _array_observers: tuple[ArrayStepObserver, ...] = ()
 
     def add_observer(self, observer: StepObserver) -> None:
         """Call ``observer`` with what every later :meth:`reset` and :meth:`step` return, and on
-        :meth:`close` (``on_reset(slots, obs, info)``, ``on_step(action, result)``, ``on_close()``).
+        :meth:`close` (``on_reset(slots, obs, info)``, ``on_step(action, result)``, ``on_close()``);
+        an observer that defines ``on_reset_arrays(slots, obs, info)`` and ``on_step_arrays(action,
+        result, repeat, reset_list)`` is called with ``reset_arrays``' and ``step_arrays``' too
+        (while one is added, ``step_arrays(observe=False)`` observes every slot all the same).
 
         The hook of tools that watch a run, such as ``internutopia.recording.Recorder``; nothing
-        runs for it while no observer is added. ``step_arrays`` is not observed.
+        runs for it while no observer is added.
         Observers are called with Ctrl-C held, so a call a ``KeyboardInterrupt`` ended still
         reaches every observer, whole, before the interrupt is raised; an observer that raises
         does not keep the others from the call (the first error is raised after them all).
         """
         self._observers = (*self._observers, observer)
+        self._array_observers = tuple(added for added in self._observers if isinstance(added, ArrayStepObserver))
 
     def remove_observer(self, observer: StepObserver) -> None:
         """Stop calling ``observer`` (added with :meth:`add_observer`); the run goes on without it.
@@ -63,9 +82,10 @@ class ObservedCalls:
         if not any(added is observer for added in self._observers):
             raise ValueError(f'remove_observer: {observer!r} is not an observer of this env')
         self._observers = tuple(added for added in self._observers if added is not observer)
+        self._array_observers = tuple(added for added in self._array_observers if added is not observer)
 
 
-def notify_observers(observers: tuple[StepObserver, ...], method: str, *args: Any) -> None:
+def notify_observers(observers: tuple[Any, ...], method: str, *args: Any) -> None:
     """Call ``method`` of every observer with ``args``; the first error is raised after them all
     (each observer sees every call, whatever another one does with it)."""
     error: Exception | None = None

@@ -249,8 +249,8 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
         first observation (other rows are zeros; ``{}`` when no slot got one), or ``None`` when a
         robot or task in use is upstream-style (per-slot dicts only: read them with
         :meth:`get_observations`); ``info`` is :meth:`reset`'s, aligned to ``reset_list``.
-        ``observe_only``: see :meth:`step_arrays`.
-        Like :meth:`step_arrays`, not seen by the observers of :meth:`add_observer`.
+        ``observe_only``: see :meth:`step_arrays`. Observers (:meth:`add_observer`) that take the
+        array API's calls see it (a recording's episode boundaries).
 
         A slot whose first observation raises (a sensor's or a task's error) has an episode that
         failed to start: back to the queue while it has tries left (``Config.episode_attempts``),
@@ -276,8 +276,16 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
         self._check_open()
         slots = reset_slots(reset_list, None, self.env_num)
         with held_interrupts():  # (as reset: never half-recorded)
-            obs, info = self._runners.reset_arrays(slots, observe_only)
+            try:
+                obs, info = self._runners.reset_arrays(slots, observe_only)
+            except Exception as exc:
+                if step_result_of(exc) is not None:  # (complete: an episode_errors='raise' error after it)
+                    self._first_reset = False
+                    notify_observers(self._array_observers, 'on_reset_arrays', slots, None, None)
+                raise
             self._first_reset = False
+            if self._array_observers:
+                notify_observers(self._array_observers, 'on_reset_arrays', slots, obs, info)
         return obs, info
 
     def step(self, action: list[Any], *, flags: str = 'internutopia') -> tuple[list, list, list, list, list]:
@@ -363,7 +371,8 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
                 itself without a copy.
             observe: ``False`` observes only the slots whose episode ended on this step (the
                 others' rows are zeros; ``obs`` is ``{}`` when none ended): for a loop that
-                repeats an action and reads the last step's observation only.
+                repeats an action and reads the last step's observation only. Ignored while an
+                observer of the array API is added (a ``Recorder``: its frames need every row).
             observe_only: the entries of ``obs`` the caller reads, ``{top_level_key: children}``
                 (a robot's name or a task observation's key; ``children`` a set of the names
                 under it to keep, or ``None`` for all of it): the others are left out of ``obs``
@@ -411,12 +420,24 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
             raise RuntimeError('call reset() before step_arrays()')
         if array_backend != 'numpy':
             check_array_backend(array_backend)
+        restart: list[int] | None = None
         if reset_list is not None:
             restart = check_reset_list(reset_list, self.env_num)
             running = sorted(set(restart).intersection(self._runners.active_slots()))
             if running:
                 raise ValueError(f'reset_list: env(s) {running} are running episodes; step_arrays(reset_list=...) '
                                  'starts slots whose episode has ended or that hold none (reset() starts any slot)')
+        if self._array_observers:  # (Ctrl-C held over the call and its observers, as step does)
+            with held_interrupts():
+                try:  # (every slot observed: a recording's frames need them)
+                    result = self._runners.step_arrays(action, True, observe_only, repeat, restart)
+                except Exception as exc:
+                    done = step_result_of(exc)  # (a step that was complete: episode_errors='raise')
+                    if done is not None:
+                        notify_observers(self._array_observers, 'on_step_arrays', action, done, repeat, restart)
+                    raise
+                notify_observers(self._array_observers, 'on_step_arrays', action, result, repeat, restart)
+        elif restart is not None:
             result = self._runners.step_arrays(action, observe, observe_only, repeat, restart)
         elif observe_only is None and type(repeat) is int and repeat == 1:
             result = self._runners.step_arrays(action) if observe else self._runners.step_arrays(action, observe=False)

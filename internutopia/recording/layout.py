@@ -144,6 +144,9 @@ class Layout:
     robots: list[str]
     state: Callable[[Mapping[str, Any]], np.ndarray]
     environment_state: Callable[[Mapping[str, Any]], np.ndarray]
+    #: Controllers left out of ``action`` because none of them had a command when it was fixed
+    #: (warned about at the first command one of them gets later: only then is anything lost).
+    unsized: set[tuple[str, str]] = dataclasses.field(default_factory=set)
 
     @classmethod
     def from_observation(cls, obs: Mapping[str, Any], robots: Sequence[str],
@@ -186,11 +189,13 @@ class Layout:
         for robot in self.robots:
             for controller, (parse, example) in actions.get(robot, {}).items():
                 size = _action_size(parse, example)
+                if size is None and example is None:
+                    self.unsized.add((robot, controller))
+                    continue
                 if size is None:
-                    why = ('got no command before the layout was fixed' if example is None
-                           else 'takes arguments that are not a fixed-size number array (a path of waypoints)')
-                    warnings.warn(f'recording: controller {controller!r} of robot {robot!r} {why}; its commands are '
-                                  'left out of the recorded action', stacklevel=caller_stacklevel())
+                    warnings.warn(f'recording: controller {controller!r} of robot {robot!r} takes arguments that are not a '
+                                  'fixed-size number array (a path of waypoints); its commands are left out of the '
+                                  'recorded action', stacklevel=caller_stacklevel())
                     continue
                 blocks.append(ActionBlock(robot, controller, len(action_names), size, parse))
                 action_names.extend([f'{robot}.{controller}'] if size == 1 else [f'{robot}.{controller}.{i}' for i in range(size)])
@@ -215,6 +220,8 @@ class Layout:
         row = np.full(self.action_size, np.nan, np.float32)
         if not entry:
             return row
+        if self.unsized:
+            self._warn_unsized(entry)
         for block in self.action_blocks:
             commands = entry.get(block.robot)
             if commands and block.controller in commands:
@@ -226,6 +233,15 @@ class Layout:
                     continue
                 row[block.start:block.start + block.size] = values
         return row
+
+    def _warn_unsized(self, entry: Mapping[str, Any]) -> None:
+        """Warn (once per controller) of a command for a controller the ``action`` columns left out."""
+        for robot, controller in sorted(self.unsized):
+            if controller in (entry.get(robot) or {}):
+                self.unsized.discard((robot, controller))
+                warnings.warn(f'recording: controller {controller!r} of robot {robot!r} got no command before the '
+                              'layout was fixed; its commands are left out of the recorded action',
+                              stacklevel=caller_stacklevel())
 
     def images(self, obs: Mapping[str, Any]) -> list[np.ndarray]:
         """Each camera's RGB image of one slot's observation, in :attr:`cameras` order."""

@@ -5,23 +5,27 @@ dataset episode, in the order episodes finish::
 
     env = Env(config)
     recorder = Recorder('demos/pick_place').attach(env)
-    ...  # reset/step as usual (env.step: the dict API; env.step_arrays is not recorded)
+    ...  # reset/step as usual: the dict API (env.step) or the array API (env.step_arrays)
     env.close()                     # waits for the last saves; or recorder.close()
 
-It sees what the user saw: the env calls it with each ``reset``'s and ``step``'s results (a
-narrow observer hook of ``vec_env.Env``; nothing below the env knows it exists). Each slot's
+It sees what the user saw: the env calls it with each ``reset``'s and ``step``'s results, and
+``reset_arrays``'s and ``step_arrays``' (a narrow observer hook of ``vec_env.Env``; nothing below
+the env knows it exists), so a Gymnasium vector env (``attach`` takes one) is recorded too. Each slot's
 episode is buffered on its own (its per-step rows; its camera frames go straight to a video encoder
 on the writer's process) and saved when it ends:
 
 - frame ``t`` of an episode holds the observation the action was chosen from, the action sent
   (as its controllers received it), and the reward and flags of the step it led to (``next.*``);
-  an episode of ``n`` steps has ``n`` frames (the final observation is not a frame);
+  an episode of ``n`` steps has ``n`` frames (the final observation is not a frame); a call of
+  ``step_arrays(repeat=k)`` (a Gymnasium env's action repeat) is one frame, and the dataset's
+  ``fps`` is ``1 / (k * physics_dt)``, ``k`` that of the first recorded step;
 - ``run_episode_index`` is the episode's index in the run's queue and results file,
   ``env_slot`` the slot it ran in; ``meta/episodes`` carries both and ``success``;
 - an episode reset before it ended (abandoned), or one that failed (an error, a diverged
   simulation) is never saved; one that ended without success (its ``success`` metric false)
   is dropped unless ``keep_failed=True``, which saves it with ``next.success`` false; one that
-  ``env.step_arrays``/``env.reset_arrays`` (not observed) moved while recorded is dropped, warned;
+  moved out of the recording's sight (the runner stepped directly, a step of another ``repeat``
+  than the recording's, ``step_arrays(observe=False)``) is dropped, warned;
 - ``episodes_saved`` and ``saved_run_indices`` count the episodes the writer has saved (on disk:
   every one queued so far after :meth:`Recorder.flush` or :meth:`Recorder.close`); an episode
   whose files could not be written is that episode's loss only: warned about, counted in
@@ -58,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.util.caller import caller_stacklevel
+from internutopia.recording.calls import array_step_lists, moved_unseen, slot_row, task_text
 from internutopia.recording.files import claim_folder, import_pyarrow, release_folder
 from internutopia.recording.layout import Layout
 from internutopia.recording.video import VideoOptions
@@ -82,6 +87,7 @@ class _SlotEpisode:
         self.raw: Any = None  # its first observation as it came (a copy), until the layout exists
         self.skipped = False
         self.opened = False
+        self.steps = 0  # the runner's step count of the episode at its latest observation
 
 
 class Recorder:
@@ -137,21 +143,26 @@ class Recorder:
         self._writer: DatasetWriter | None = None
         self._slots: dict[int, _SlotEpisode] = {}
         self._actions_fixed = False  # the layout's action columns (fixed after the others)
+        self._repeat: int | None = None  # physics steps per frame (fixed by the first recorded step)
         self._tokens = itertools.count()
         self._warned: set[str] = set()
 
     def attach(self, env: Any) -> Recorder:
-        """Record ``env`` from its next ``reset`` on; returns ``self``.
+        """Record ``env`` from its next ``reset`` on; returns ``self``. ``env`` is a ``vec_env.Env``
+        or a Gymnasium vector env of this project (its ``vec_env`` is recorded, through any
+        wrappers: a frame per vector step).
 
         Raises:
             TypeError: ``env`` has no observer hook or no local runner (a Ray-distributed env).
         """
+        if not hasattr(env, 'add_observer'):
+            env = getattr(getattr(env, 'unwrapped', env), 'vec_env', env)
         if not hasattr(env, 'add_observer') or getattr(env, 'is_remote', False):
             raise TypeError(f'Recorder.attach: {type(env).__name__} cannot be recorded (needs a local vec_env.Env)')
         if self._env is not None:
             raise RuntimeError('this Recorder is already attached to an env')
         self._env = env
-        self._fps = 1.0 / env.get_dt()
+        self._dt = env.get_dt()
         env.add_observer(self)
         return self
 
@@ -171,7 +182,7 @@ class Recorder:
                 if slot_obs is None:
                     continue
                 robots = list(runner.slot_robots[slot])
-                episode = _SlotEpisode(next(self._tokens), int(runner.episodes[slot].index), slot, _task_text(task_cfg), robots)
+                episode = _SlotEpisode(next(self._tokens), int(runner.episodes[slot].index), slot, task_text(task_cfg), robots)
                 self._observe(episode, slot_obs)
                 self._slots[slot] = episode  # (once observed: an error leaves the slot unrecorded, not half-set)
             except Exception as exc:  # noqa: BLE001 - the other slots' episodes still start; raised below
@@ -180,10 +191,45 @@ class Recorder:
         if error is not None:
             raise error
 
+    def on_reset_arrays(self, slots: list[int], obs: dict[str, Any] | None, info: list[Any] | None) -> None:
+        """``env.reset_arrays``' call: slots ``slots`` took new episodes; ``obs`` the array
+        observation (``None`` where the env has none, or ``info`` ``None`` for a reset that raised
+        once complete: each slot's observation is read from the env)."""
+        if obs is None or info is None:
+            every, configs = self._env.get_observations(), self._env.active_task_configs
+            info = [configs.get(slot) if every[slot] is not None else None for slot in slots] if info is None else info
+            self.on_reset(slots, [every[slot] for slot in slots], info)
+        else:
+            self.on_reset(slots, [slot_row(obs, slot) if task is not None else None for slot, task in zip(slots, info, strict=True)], info)
+
     def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None:
         """A step's action list and its results (either flag convention)."""
+        self._on_step(action, result, 1)
+
+    def on_step_arrays(self, action: dict[str, dict[str, Any]], result: Any, repeat: int,
+                       reset_list: list[int] | None) -> None:
+        """``env.step_arrays``' call: its batched action, its ``ArrayStep``, its ``repeat`` (a
+        frame) and the slots it started after the step (``reset_list``), read per slot."""
+        actions, lists = array_step_lists(action, result, self._env.runner)
+        try:
+            self._on_step(actions, lists, int(repeat))
+        finally:
+            if reset_list is not None and result.started is not None:
+                self.on_reset(list(reset_list), [slot_row(result.obs, slot) if task is not None else None
+                                                 for slot, task in zip(reset_list, result.started, strict=True)],
+                              list(result.started))
+
+    def _on_step(self, action: list[Any], result: tuple[list, list, list, list, list], repeat: int) -> None:
+        """A step's per-slot action list and results, each a frame of ``repeat`` physics steps."""
         obs, reward, terminated, truncated, info = result
         error: Exception | None = None
+        if self._repeat is None:
+            self._repeat = repeat
+        elif repeat != self._repeat:
+            self._warn(f'recording: a step of repeat={repeat} in a recording of {self._repeat} physics step(s) per '
+                       'frame: the episodes it ran are not saved (record each repeat into its own dataset)')
+            for slot in [slot for slot in self._slots if info[slot] is not None]:
+                self._abandon(slot)
         if self._layout is None and self._slots:
             try:
                 self._make_layout()  # the observation's columns and cameras, and the writer
@@ -216,11 +262,15 @@ class Recorder:
         for slot, episode in list(self._slots.items()):
             ended = obs[slot] is None or bool(terminated[slot]) or bool(truncated[slot])
             try:
-                if not episode.skipped and _moved_unseen(episode, info[slot]):  # (a skipped one keeps no rows)
-                    self._warn(f'recording: episode {episode.run_index} (slot {slot}) ran steps or was replaced out of the '
-                               "recording's sight (env.step_arrays or env.reset_arrays: not recorded); it is not saved")
+                if not episode.skipped and moved_unseen(episode.run_index, episode.steps, info[slot], repeat):
+                    self._warn(f'recording: episode {episode.run_index} (slot {slot}) ran steps, ended or was replaced out '
+                               "of the recording's sight (the runner stepped directly, or step_arrays(observe=False)); "
+                               'it is not saved')
                     self._abandon(slot)
                     continue
+                steps = info[slot].get('steps')
+                if steps is not None:
+                    episode.steps = int(steps)
                 if episode.skipped:  # (another layout)
                     if ended:
                         del self._slots[slot]
@@ -341,7 +391,8 @@ class Recorder:
             except ValueError as exc:
                 raise ValueError(f'recording to {self.root}: camera {key}: {exc}') from None
         robot_type = type(runner.slot_robots[first][episode.robots[0]]).__name__ if episode.robots else None
-        writer = DatasetWriter(self.root, layout.features, list(layout.cameras), self._fps, self.video,
+        fps = 1.0 / (self._dt * (self._repeat or 1))
+        writer = DatasetWriter(self.root, layout.features, list(layout.cameras), fps, self.video,
                                robot_type=robot_type, max_queue=max(64, 8 * self._env.env_num), claim=self._claim)
         self._layout, self._writer = layout, writer  # together, once the writer runs (on_step lays out the episodes)
 
@@ -448,21 +499,3 @@ class Recorder:
             self._warned.add(message)
             warnings.warn(message, stacklevel=caller_stacklevel())
 
-
-def _moved_unseen(episode: _SlotEpisode, info: Any) -> bool:
-    """Whether the step's ``info`` of ``episode``'s slot says another episode runs there, or that it
-    ran steps the recorder did not see (the array API's steps and resets are not observed): its
-    frames would have gaps, or another episode's frames."""
-    if not isinstance(info, dict):
-        return False
-    index, steps = info.get('episode_index'), info.get('steps')
-    return (index is not None and int(index) != episode.run_index) or (steps is not None and int(steps) != len(episode.rows) + 1)
-
-
-def _task_text(task_cfg: Any) -> str:
-    """An episode's task text: its ``prompt`` (or ``instruction``), else its task type."""
-    for field in ('prompt', 'instruction', 'task_description'):
-        text = getattr(task_cfg, field, None)
-        if isinstance(text, str) and text:
-            return text
-    return str(getattr(task_cfg, 'type', 'task'))

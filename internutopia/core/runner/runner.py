@@ -210,7 +210,7 @@ class Runner(RunnerReads):
             obs = self._observe_arrays_isolated(done, observed, observe_only)
             result = ArrayStep(obs, done.reward, done.terminated, done.truncated, self._active_mask(done.active),
                                done.metrics, done.diverged, done.failed)
-            self._raise_recorded()
+            self._raise_recorded(result)
             return result
 
     def step_arrays_repeated(self, actions: dict[str, dict[str, Any]], repeat: int,

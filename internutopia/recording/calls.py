@@ -1,0 +1,112 @@
+"""The env's calls as the recorder reads them: one slot's part of an array call, and the checks on
+what a step says of each slot's episode.
+
+The recorder keeps one buffer per slot and reads each call per slot (a frame is one slot's row).
+``env.step``/``env.reset`` hand it per-slot lists already; ``env.step_arrays``/``env.reset_arrays``
+(the array API, and so every Gymnasium vector env) hand it arrays over all slots, which
+:func:`array_step_lists` and :func:`slot_row` turn into the same per-slot form. That per-slot work
+runs only while a recorder is attached; an unrecorded run's array step has none.
+
+>>> import numpy as np
+>>> tree = {'arm': {'position': np.arange(6.0).reshape(2, 3), 'render': np.array([True, False]),
+...                 'controllers': {'ik': {'done': np.array([False, True])}}}}
+>>> row = slot_row(tree, 1)
+>>> row['arm']['position'].tolist(), bool(row['arm']['render']), bool(row['arm']['controllers']['ik']['done'])
+([3.0, 4.0, 5.0], False, True)
+>>> slot_actions({'arm': {'ik': np.array([[1.0, 2.0], [3.0, 4.0]])}}, np.array([1]), env_num=2)
+[None, {'arm': {'ik': array([3., 4.])}}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'slot_row', 'task_text']
+
+
+def slot_row(tree: Mapping[str, Any], slot: int) -> dict[str, Any]:
+    """Slot ``slot``'s observation dict from an array observation (every leaf's row ``slot``; a
+    leaf that is not an array of rows, a string, is kept as it is)."""
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            out[key] = slot_row(value, slot)
+        elif isinstance(value, np.ndarray) and value.ndim:
+            out[key] = value[slot]
+        else:
+            out[key] = value
+    return out
+
+
+def slot_actions(action: Mapping[str, Mapping[str, Any]], slots: np.ndarray, env_num: int) -> list[Any]:
+    """The per-slot action list (``env.step``'s form) of a batched action: each of ``slots``
+    gets ``{robot: {controller: its row}}``, every other slot ``None``."""
+    out: list[Any] = [None] * env_num
+    for slot in slots.tolist():
+        out[slot] = {robot: {name: rows[slot] for name, rows in (controllers or {}).items()}
+                     for robot, controllers in action.items()}
+    return out
+
+
+def array_step_lists(action: Mapping[str, Mapping[str, Any]], result: Any, runner: Any
+                     ) -> tuple[list[Any], tuple[list, list, list, list, list]]:
+    """An ``env.step_arrays`` call (its batched ``action`` and its ``ArrayStep`` ``result``) as
+    ``env.step`` would give it with ``flags='gymnasium'``: the per-slot action list and
+    ``(obs, reward, terminated, truncated, info)`` lists, ``None`` for slots that did not run.
+
+    ``info`` of a slot that ran holds its episode's index and step count (read from ``runner``
+    after the call) and, for an episode that ended, its ``metrics`` and ``failed``/``diverged``;
+    a slot whose episode failed gets ``obs`` ``None`` (as ``env.step`` gives it).
+    """
+    env_num = len(result.reward)
+    ran = np.flatnonzero(result.active)
+    actions = slot_actions(action, ran, env_num)
+    obs: list[Any] = [None] * env_num
+    reward: list[Any] = [None] * env_num
+    terminated: list[Any] = [None] * env_num
+    truncated: list[Any] = [None] * env_num
+    info: list[Any] = [None] * env_num
+    episodes, steps = runner.episodes, runner.steps
+    for slot in ran.tolist():
+        failed = slot in result.failed
+        slot_info: dict[str, Any] = {'episode_index': int(episodes[slot].index), 'steps': int(steps[slot])}
+        ended = failed or bool(result.terminated[slot]) or bool(result.truncated[slot]) or slot in result.diverged
+        if ended:
+            slot_info['metrics'] = result.metrics.get(slot, {})
+            if failed:
+                slot_info['failed'] = result.failed[slot]
+            if slot in result.diverged:
+                slot_info['diverged'] = True
+        obs[slot] = None if failed else slot_row(result.obs, slot)
+        reward[slot] = float(result.reward[slot])
+        terminated[slot] = ended and not bool(result.truncated[slot])
+        truncated[slot] = bool(result.truncated[slot])
+        info[slot] = slot_info
+    return actions, (obs, reward, terminated, truncated, info)
+
+
+def moved_unseen(run_index: int, steps_seen: int, info: Any, repeat: int) -> bool:
+    """Whether a step's ``info`` of a recorded episode's slot says another episode runs there, that
+    none runs (``info`` ``None``: the episode ended out of the recording's sight), or that it ran
+    steps the recorder did not see: more than ``repeat`` since the ``steps_seen`` it last saw
+    (its frames would have gaps, or another episode's frames)."""
+    if not isinstance(info, dict):
+        return True
+    index, steps = info.get('episode_index'), info.get('steps')
+    if index is not None and int(index) != run_index:
+        return True
+    if info.get('failed') or info.get('diverged'):  # (its count may stop where it failed: dropped anyway)
+        return False
+    return steps is not None and not 0 < int(steps) - steps_seen <= repeat
+
+
+def task_text(task_cfg: Any) -> str:
+    """An episode's task text: its ``prompt`` (or ``instruction``), else its task type."""
+    for field in ('prompt', 'instruction', 'task_description'):
+        text = getattr(task_cfg, field, None)
+        if isinstance(text, str) and text:
+            return text
+    return str(getattr(task_cfg, 'type', 'task'))
