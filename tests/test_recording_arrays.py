@@ -188,7 +188,9 @@ def test_observe_false_is_recorded_with_the_observations(tmp_path):
 def test_a_gymnasium_vector_env_is_recorded_as_it_stepped(tmp_path, autoreset_mode):
     """``Recorder.attach`` takes a Gymnasium vector env (through its wrappers): a frame per vector
     step (its action repeat of physics steps, the dataset's fps), each frame the observation the
-    env returned, the action it was given and the reward it returned."""
+    env returned, the action it was given and the reward it returned. A first ``reset()`` without a
+    seed takes its episodes again (the construction's reset ran before the recorder could see
+    them), so they are recorded too."""
     root = str(tmp_path / 'ds')
     envs = gym.wrappers.vector.RecordEpisodeStatistics(
         gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=2, obs_mode='dict', max_steps=30,
@@ -199,7 +201,7 @@ def test_a_gymnasium_vector_env_is_recorded_as_it_stepped(tmp_path, autoreset_mo
     running: list[list] = [[], []]  # per env: (observation, action, reward) of its episode so far
     finished: list[tuple[int, list]] = []
     try:
-        obs, _ = envs.reset(seed=1)
+        obs, _ = envs.reset(seed=1) if autoreset_mode == 'NextStep' else envs.reset()
         fresh = [True, True]
         for _ in range(25):
             actions = rng.uniform(-0.4, 0.4, (2, 2)).astype(np.float32)
@@ -264,3 +266,18 @@ def test_an_array_step_raised_after_by_episode_errors_raise_still_reaches_the_re
     assert raised == 1 and broke and recorder.episodes_dropped == 1
     episodes = _dataset(root)
     assert sorted(e['run'] for e in episodes) == [1, 2, 3] and all(_whole(e) for e in episodes)
+
+
+def test_episodes_running_before_the_recorder_was_attached_are_warned_about(tmp_path):
+    root = str(tmp_path / 'ds')
+    with Env(_config(4, env_num=2)) as env:
+        env.reset_arrays()
+        env.step_arrays(_batch(env))
+        recorder = Recorder(root).attach(env)
+        with pytest.warns(UserWarning, match=r'slot\(s\) \[0, 1\] started before the recorder was attached and are not recorded'):
+            env.step_arrays(_batch(env))
+        while not env.finished:
+            idle = [slot for slot in range(2) if slot not in env.active_slots]
+            env.step_arrays(_batch(env), reset_list=idle or None)
+    assert sorted(recorder.saved_run_indices) == [2, 3] and recorder.episodes_dropped == 0
+    assert all(_whole(e) for e in _dataset(root))

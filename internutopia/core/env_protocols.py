@@ -73,6 +73,13 @@ class ObservedCalls:
         self._observers = (*self._observers, observer)
         self._array_observers = tuple(added for added in self._observers if isinstance(added, ArrayStepObserver))
 
+    @property
+    def observed(self) -> bool:
+        """Whether an observer of the array API's calls too (an :class:`ArrayStepObserver`, such as a
+        ``Recorder``) watches this env: a Gymnasium vector env's first reset then starts its episodes
+        in view rather than handing out those its construction started."""
+        return bool(self._array_observers)
+
     def remove_observer(self, observer: StepObserver) -> None:
         """Stop calling ``observer`` (added with :meth:`add_observer`); the run goes on without it.
 

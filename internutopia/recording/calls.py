@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'slot_row', 'task_text']
+__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'slot_row', 'started_rows', 'success_of', 'task_text']
 
 
 def slot_row(tree: Mapping[str, Any], slot: int) -> dict[str, Any]:
@@ -39,6 +39,12 @@ def slot_row(tree: Mapping[str, Any], slot: int) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def started_rows(tree: Mapping[str, Any], slots: list[int], tasks: list[Any]) -> list[Any]:
+    """The first observation of each of ``slots`` that started an episode (its task config in
+    ``tasks``, aligned), ``None`` for one that got none (the queue ran out)."""
+    return [slot_row(tree, slot) if task is not None else None for slot, task in zip(slots, tasks, strict=True)]
 
 
 def slot_actions(action: Mapping[str, Mapping[str, Any]], slots: np.ndarray, env_num: int) -> list[Any]:
@@ -110,3 +116,23 @@ def task_text(task_cfg: Any) -> str:
         if isinstance(text, str) and text:
             return text
     return str(getattr(task_cfg, 'type', 'task'))
+
+
+def success_of(value: Any) -> tuple[bool | None, bool]:
+    """An episode's ``success`` metric as a bool, and whether it could be read as one: ``None`` (no
+    such metric) stays ``None``; a number or a numpy scalar is true when non-zero; anything else (a
+    string, an array of several values, NaN) is ``(False, False)``.
+
+    >>> success_of(np.False_), success_of(2), success_of(None), success_of('yes')
+    ((False, True), (True, True), (None, True), (False, False))
+    """
+    if value is None:
+        return None, True
+    if not isinstance(value, (str, bytes)):
+        try:
+            array = np.asarray(value)
+        except Exception:  # noqa: BLE001 - not a number: unreadable
+            return False, False
+        if array.ndim == 0 and array.dtype.kind in 'biuf' and not (array.dtype.kind == 'f' and np.isnan(array)):
+            return bool(array), True
+    return False, False

@@ -21,11 +21,10 @@ on the writer's process) and saved when it ends:
   ``fps`` is ``1 / (k * physics_dt)``, ``k`` that of the first recorded step;
 - ``run_episode_index`` is the episode's index in the run's queue and results file,
   ``env_slot`` the slot it ran in; ``meta/episodes`` carries both and ``success``;
-- an episode reset before it ended (abandoned), or one that failed (an error, a diverged
-  simulation) is never saved; one that ended without success (its ``success`` metric false)
-  is dropped unless ``keep_failed=True``, which saves it with ``next.success`` false; one that
-  moved out of the recording's sight (the runner stepped directly, a step of another ``repeat``
-  than the recording's, ``step_arrays(observe=False)``) is dropped, warned;
+- an episode abandoned, failed (an error, a diverged simulation), moved out of the recording's
+  sight (the runner stepped directly; a step of another ``repeat``), or running before ``attach``
+  is never saved (the last two warned); one without success (its ``success`` metric false) is
+  dropped unless ``keep_failed=True``, which saves it with ``next.success`` false;
 - ``episodes_saved`` and ``saved_run_indices`` count the episodes the writer has saved (on disk:
   every one queued so far after :meth:`Recorder.flush` or :meth:`Recorder.close`); an episode
   whose files could not be written is that episode's loss only: warned about, counted in
@@ -36,13 +35,10 @@ between two of the recorder's updates; each update is also ordered so that an ex
 it whole: a frame's row is one tuple appended at once, the layout is set once its writer runs,
 and an episode an error cut short (it would miss a frame) is dropped, not saved with a gap.
 
-The layout (:mod:`internutopia.recording.layout`) is fixed by the first recorded step: the
-observation's columns and cameras at once (each step's state row is laid out and its camera frames
-sent to the writer as they come), the ``action`` columns at the first step that sends a command
-(or ends an episode): the rows before it keep no action and get ``NaN`` ones then, so nothing of
-the observations is kept while a run sends no command. An episode whose robots, state columns or
-cameras differ from the layout's, in either direction, is skipped with a warning and counted in
-``episodes_dropped`` once, when it ends or is abandoned (record such runs into separate datasets).
+The layout (:mod:`internutopia.recording.layout`) is fixed by the first recorded step, its
+``action`` columns by the first that sends a command (the rows before get ``NaN`` actions). An
+episode whose robots, state columns or cameras differ from the layout's is skipped with a warning
+and counted in ``episodes_dropped`` once (record such runs into separate datasets).
 
 ``root`` is claimed when the recorder is made (:func:`~internutopia.recording.files.claim_folder`):
 created, and a claim file written in it that another recorder refuses; an unusable ``root`` (under
@@ -62,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.util.caller import caller_stacklevel
-from internutopia.recording.calls import array_step_lists, moved_unseen, slot_row, task_text
+from internutopia.recording.calls import array_step_lists, moved_unseen, started_rows, success_of, task_text
 from internutopia.recording.files import claim_folder, import_pyarrow, release_folder
 from internutopia.recording.layout import Layout
 from internutopia.recording.video import VideoOptions
@@ -144,6 +140,7 @@ class Recorder:
         self._slots: dict[int, _SlotEpisode] = {}
         self._actions_fixed = False  # the layout's action columns (fixed after the others)
         self._repeat: int | None = None  # physics steps per frame (fixed by the first recorded step)
+        self._first_call = True  # (episodes running before it are not recorded: warned about there)
         self._tokens = itertools.count()
         self._warned: set[str] = set()
 
@@ -175,6 +172,8 @@ class Recorder:
     def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None:
         """Slots ``slots`` took new episodes (``obs``/``info`` aligned to them)."""
         runner = self._env.runner
+        if self._first_call:
+            self._warn_started_before([slot for slot in self._env.active_slots if slot not in slots])
         error: Exception | None = None
         for slot, slot_obs, task_cfg in zip(slots, obs, info, strict=True):
             try:
@@ -200,7 +199,7 @@ class Recorder:
             info = [configs.get(slot) if every[slot] is not None else None for slot in slots] if info is None else info
             self.on_reset(slots, [every[slot] for slot in slots], info)
         else:
-            self.on_reset(slots, [slot_row(obs, slot) if task is not None else None for slot, task in zip(slots, info, strict=True)], info)
+            self.on_reset(slots, started_rows(obs, slots, info), info)
 
     def on_step(self, action: list[Any], result: tuple[list, list, list, list, list]) -> None:
         """A step's action list and its results (either flag convention)."""
@@ -215,14 +214,14 @@ class Recorder:
             self._on_step(actions, lists, int(repeat))
         finally:
             if reset_list is not None and result.started is not None:
-                self.on_reset(list(reset_list), [slot_row(result.obs, slot) if task is not None else None
-                                                 for slot, task in zip(reset_list, result.started, strict=True)],
-                              list(result.started))
+                self.on_reset(list(reset_list), started_rows(result.obs, reset_list, result.started), list(result.started))
 
     def _on_step(self, action: list[Any], result: tuple[list, list, list, list, list], repeat: int) -> None:
         """A step's per-slot action list and results, each a frame of ``repeat`` physics steps."""
         obs, reward, terminated, truncated, info = result
         error: Exception | None = None
+        if self._first_call:
+            self._warn_started_before([slot for slot, slot_info in enumerate(info) if slot_info is not None])
         if self._repeat is None:
             self._repeat = repeat
         elif repeat != self._repeat:
@@ -453,22 +452,14 @@ class Recorder:
         self._saving[episode.token] = episode.run_index
 
     def _success(self, episode: _SlotEpisode, value: Any) -> bool | None:
-        """An episode's ``success`` metric as a bool (``None``: it has none). A number or a numpy
-        scalar is true when non-zero; anything else (a string, an array of several values, NaN) is
-        warned about and taken as no success."""
-        if value is None:
-            return None
-        if not isinstance(value, (str, bytes)):
-            try:
-                array = np.asarray(value)
-            except Exception:  # noqa: BLE001 - not a number: warned about below
-                array = np.asarray(None)
-            if array.ndim == 0 and array.dtype.kind in 'biuf' and not (array.dtype.kind == 'f' and np.isnan(array)):
-                return bool(array)
-        self._warn(f'recording: episode {episode.run_index} has a success metric of {value!r} ({type(value).__name__}), '
-                   'not a bool or a number: it is taken as unsuccessful (dropped, or saved with success false when '
-                   'keep_failed=True)')
-        return False
+        """An episode's ``success`` metric as a bool (:func:`~internutopia.recording.calls.success_of`),
+        warned about when it is not a bool or a number."""
+        success, readable = success_of(value)
+        if not readable:
+            self._warn(f'recording: episode {episode.run_index} has a success metric of {value!r} ({type(value).__name__}), '
+                       'not a bool or a number: it is taken as unsuccessful (dropped, or saved with success false when '
+                       'keep_failed=True)')
+        return success
 
     def _collect(self) -> None:
         """Count the saves the writer reported done; warn of the episodes it could not write."""
@@ -493,6 +484,14 @@ class Recorder:
         self.episodes_dropped += 1  # (a skipped one too: counted here or when it ends, once)
         if episode.opened and self._writer is not None:
             self._writer.drop_episode(episode.token)
+
+    def _warn_started_before(self, slots: list[int]) -> None:
+        """At the first call the recorder sees: warn of the episodes that started before it was
+        attached (in ``slots``), which it cannot record."""
+        self._first_call = False
+        if slots:
+            self._warn(f'recording: the episodes running in slot(s) {slots} started before the recorder was attached '
+                       'and are not recorded (attach it before the first reset)')
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:

@@ -253,8 +253,9 @@ class VectorEnv(gym.vector.VectorEnv):
                     super().reset(seed=None if first is None else int(first))
                     self._restart_source(episodes_rng)
                 slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
-                if self._fresh is not None and seed is None and mask is None:
-                    # The construction-time reset already started these episodes: hand them out.
+                if self._fresh is not None and seed is None and mask is None and not self._vec.observed:
+                    # The construction-time reset already started these episodes: hand them out
+                    # (taken again when a tool watches the env since, a Recorder: it sees them start).
                     episodes = cast('list[Episode]', self._vec.runner.episodes)  # check_started: every slot got one
                     infos = [self._reset_info(task, episodes[slot].index) for slot, task in enumerate(self._fresh)]
                 else:
