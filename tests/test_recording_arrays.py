@@ -281,3 +281,41 @@ def test_episodes_running_before_the_recorder_was_attached_are_warned_about(tmp_
             env.step_arrays(_batch(env), reset_list=idle or None)
     assert sorted(recorder.saved_run_indices) == [2, 3] and recorder.episodes_dropped == 0
     assert all(_whole(e) for e in _dataset(root))
+
+
+@pytest.mark.parametrize('kind', ['single env', 'SB3 bridge'])
+def test_a_single_gymnasium_env_and_the_sb3_bridge_are_recorded(tmp_path, kind):
+    """``attach`` finds the ``vec_env.Env`` under ``gym.make``'s env and under ``sb3_vec_env``: every
+    episode that ends is saved, a frame per step it took."""
+    from internutopia.core.gym_vector import sb3_vec_env
+
+    root = str(tmp_path / 'ds')
+    rng = np.random.default_rng(0)
+    lengths: list[int] = []
+    if kind == 'single env':
+        env = gym.make('internutopia/JetbotPointNav-v0', max_steps=30)
+        recorder = Recorder(root, keep_failed=True).attach(env)
+        env.reset(seed=0)
+        steps = 0
+        for _ in range(16):
+            steps += 1
+            _, _, terminated, truncated, _ = env.step(rng.uniform(-0.4, 0.4, 2).astype(np.float32))
+            if terminated or truncated:
+                lengths.append(steps)
+                steps = 0
+                env.reset()
+        env.close()
+    else:
+        venv = sb3_vec_env(gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=2, autoreset_mode='SameStep', max_steps=30))
+        recorder = Recorder(root, keep_failed=True).attach(venv)
+        venv.reset()
+        steps = np.zeros(2, dtype=int)
+        for _ in range(12):
+            steps += 1
+            _, _, dones, _ = venv.step(rng.uniform(-0.4, 0.4, (2, 2)).astype(np.float32))
+            lengths += steps[dones].tolist()
+            steps[dones] = 0
+        venv.close()
+    dataset = open_lerobot_dataset(root)
+    assert len(lengths) >= 3 and recorder.episodes_saved == len(lengths) == dataset.num_episodes
+    assert sorted(int(n) for n in dataset.meta.episodes['length']) == sorted(lengths)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'slot_row', 'started_rows', 'success_of', 'task_text']
+__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'slot_row', 'started_rows', 'success_of', 'task_text', 'vec_env_of']
 
 
 def slot_row(tree: Mapping[str, Any], slot: int) -> dict[str, Any]:
@@ -136,3 +136,18 @@ def success_of(value: Any) -> tuple[bool | None, bool]:
         if array.ndim == 0 and array.dtype.kind in 'biuf' and not (array.dtype.kind == 'f' and np.isnan(array)):
             return bool(array), True
     return False, False
+
+
+def vec_env_of(env: Any) -> Any:
+    """The ``vec_env.Env`` a recorder attaches to: ``env`` itself, or the one under a Gymnasium env
+    of this project (``unwrapped.vec_env``, through wrappers; a single env's ``vector_env``) or an
+    SB3/rsl-rl bridge (``core``);
+    ``env`` unchanged when it is none of these (``Recorder.attach`` refuses it then)."""
+    unwrapped = getattr(env, 'unwrapped', None)
+    for candidate in (env, unwrapped, getattr(unwrapped, 'vector_env', None), getattr(env, 'core', None)):
+        if hasattr(candidate, 'add_observer'):
+            return candidate
+        inner = getattr(candidate, 'vec_env', None)
+        if hasattr(inner, 'add_observer'):
+            return inner
+    return env

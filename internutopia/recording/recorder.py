@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from internutopia.core.util.caller import caller_stacklevel
-from internutopia.recording.calls import array_step_lists, moved_unseen, started_rows, success_of, task_text
+from internutopia.recording.calls import array_step_lists, moved_unseen, started_rows, success_of, task_text, vec_env_of
 from internutopia.recording.files import claim_folder, import_pyarrow, release_folder
 from internutopia.recording.layout import Layout
 from internutopia.recording.video import VideoOptions
@@ -145,15 +145,14 @@ class Recorder:
         self._warned: set[str] = set()
 
     def attach(self, env: Any) -> Recorder:
-        """Record ``env`` from its next ``reset`` on; returns ``self``. ``env`` is a ``vec_env.Env``
-        or a Gymnasium vector env of this project (its ``vec_env`` is recorded, through any
-        wrappers: a frame per vector step).
+        """Record ``env`` from its next ``reset`` on; returns ``self``. ``env`` is a ``vec_env.Env``,
+        or a Gymnasium env of this project (vector or single, through any wrappers) or its SB3 or
+        rsl-rl bridge: the ``vec_env.Env`` under it is recorded (a frame per vector step).
 
         Raises:
             TypeError: ``env`` has no observer hook or no local runner (a Ray-distributed env).
         """
-        if not hasattr(env, 'add_observer'):
-            env = getattr(getattr(env, 'unwrapped', env), 'vec_env', env)
+        env = vec_env_of(env)
         if not hasattr(env, 'add_observer') or getattr(env, 'is_remote', False):
             raise TypeError(f'Recorder.attach: {type(env).__name__} cannot be recorded (needs a local vec_env.Env)')
         if self._env is not None:
