@@ -141,8 +141,8 @@ def success_of(value: Any) -> tuple[bool | None, bool]:
 def vec_env_of(env: Any) -> Any:
     """The ``vec_env.Env`` a recorder attaches to: ``env`` itself, or the one under a Gymnasium env
     of this project (``unwrapped.vec_env``, through wrappers; a single env's ``vector_env``) or an
-    SB3/rsl-rl bridge (``core``);
-    ``env`` unchanged when it is none of these (``Recorder.attach`` refuses it then)."""
+    SB3/rsl-rl bridge (``core``); ``env`` unchanged when it is none of these (``Recorder.attach``
+    refuses it then)."""
     unwrapped = getattr(env, 'unwrapped', None)
     for candidate in (env, unwrapped, getattr(unwrapped, 'vector_env', None), getattr(env, 'core', None)):
         if hasattr(candidate, 'add_observer'):
