@@ -26,6 +26,8 @@ episodes of a YAML config (``configs/franka_pick_place.yaml``: 4 fixed ones) ins
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -129,17 +131,48 @@ def run(config: Config, jump: bool) -> dict[int, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--config', default=None, help='a YAML config to run instead of random episodes')
-    parser.add_argument('--episodes', type=int, default=16, help='random episodes to run (default 16)')
-    parser.add_argument('--slots', type=int, default=16, help='env slots (default 16)')
-    parser.add_argument('--seed', type=int, default=0, help='seed of the random episodes')
+    # (defaults None: given with --config, they are refused rather than silently ignored)
+    parser.add_argument('--episodes', type=int, default=None, help='random episodes to run (default 16)')
+    parser.add_argument('--slots', type=int, default=None, help='env slots (default 16)')
+    parser.add_argument('--seed', type=int, default=None, help='seed of the random episodes')
     parser.add_argument('--stream', action='store_true', help='stream a smooth path instead of jumping to each waypoint')
-    parser.add_argument('--physics-dt', type=float, default=PHYSICS_DT, help='seconds per env step (default 1/240)')
+    parser.add_argument('--physics-dt', type=float, default=None, help='seconds per env step (default 1/240)')
     parser.add_argument('--table', action='store_true', help='stand the arm and the cubes on a lab table')
-    parser.add_argument('--results', default='results/franka_pick_place.jsonl', help="results file ('none': none)")
+    parser.add_argument('--results', default=None, help="results file ('none': none; default results/franka_pick_place.jsonl)")
     args = parser.parse_args()
+    random_only = {'--episodes': args.episodes, '--slots': args.slots, '--seed': args.seed, '--physics-dt': args.physics_dt,
+                   '--table': args.table or None, '--results': args.results}
+    if args.config is not None:
+        given = [flag for flag, value in random_only.items() if value is not None]
+        if given:
+            parser.error(f"{', '.join(given)}: for the random episodes only; a --config's episodes run as its file says")
+    else:
+        args.episodes = 16 if args.episodes is None else args.episodes
+        args.slots = 16 if args.slots is None else args.slots
+        args.seed = 0 if args.seed is None else args.seed
+        args.physics_dt = PHYSICS_DT if args.physics_dt is None else args.physics_dt
+        args.results = 'results/franka_pick_place.jsonl' if args.results is None else args.results
+        if args.episodes < 1 or args.slots < 1:
+            parser.error('--episodes and --slots must be >= 1')
+        if not args.physics_dt > 0:
+            parser.error(f'--physics-dt must be > 0 seconds; got {args.physics_dt}')
+        if args.results not in ('none', 'console'):
+            try:  # before the run, not when its first episode ends
+                os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+                with open(args.results, 'a', encoding='utf-8'):
+                    pass
+            except OSError as exc:
+                parser.error(f'--results {args.results}: cannot be written: {exc.strerror or exc}')
     import_extensions()
     if args.config is not None:
-        results = run(Config.from_yaml(args.config), jump=not args.stream)
+        try:
+            config = Config.from_yaml(args.config)
+        except ValueError as exc:  # (a ConfigFileError: the file's problems, each with its line)
+            parser.error(str(exc))
+        if not all(isinstance(task, ManipulationTaskCfg) and task.goal_position is not None for task in config.task_configs):
+            parser.error(f'{args.config}: this example picks and places; every episode must be a ManipulationTaskCfg '
+                         'with a goal_position')
+        results = run(config, jump=not args.stream)
     else:
         results = run_episodes(random_episodes(args.episodes, args.seed, args.table), args.slots, jump=not args.stream,
                                results=args.results, physics_dt=args.physics_dt)
@@ -148,7 +181,8 @@ def main() -> None:
         print(f"episode {index}: success={metrics['success']} distance={metrics['distance_to_goal']:.4f} m "
               f"steps={metrics['steps']} dropped={metrics['dropped']}")
     failed = [index for index, metrics in results.items() if not metrics['success']]
-    assert not failed, f'episodes {failed} did not place their cube'
+    if failed:  # (not an assert: the check holds under python -O too)
+        sys.exit(f'episodes {failed} did not place their cube')
     print(f'all {len(results)} cubes placed' + ('' if args.config else f' (results: {args.results})'))
 
 

@@ -64,13 +64,23 @@ def scripted_actions(policy: ScriptedPickPlace, obs: list, targets: dict[int, st
     return actions
 
 
-def generate(config: Config, out: str | None, keep_failed: bool = False, overwrite: bool = False, stream: bool = False) -> dict:
-    """Run every episode of ``config`` with the scripted policy, recording into ``out`` (``None``:
-    no recording); the counts of episodes run, succeeded and saved, and the wall time. ``stream``:
-    the scripted policy streams a smooth path instead of sending each waypoint at once."""
+def generate(config: Config, out: str | Recorder | None, keep_failed: bool = False, overwrite: bool = False,
+             stream: bool = False) -> dict:
+    """Run every episode of ``config`` with the scripted policy, recording into ``out`` (a folder, a
+    :class:`Recorder` made for it, or ``None``: no recording); the counts of episodes run, succeeded
+    and saved, and the wall time. ``stream``: the scripted policy streams a smooth path instead of
+    sending each waypoint at once."""
     import_extensions()
-    env = Env(config)
-    recorder = Recorder(out, keep_failed=keep_failed, overwrite=overwrite).attach(env) if out else None
+    # The dataset folder is claimed before the env is built: one that cannot be used is refused at once.
+    recorder = out if isinstance(out, Recorder) else Recorder(out, keep_failed=keep_failed, overwrite=overwrite) if out else None
+    try:
+        env = Env(config)
+    except BaseException:
+        if recorder is not None:
+            recorder.close()  # (releases the folder's claim)
+        raise
+    if recorder is not None:
+        recorder.attach(env)
     policy = ScriptedPickPlace(physics_dt=config.simulator.physics_dt, jump=not stream)
     began = time.perf_counter()
     steps = succeeded = finished = 0
@@ -111,8 +121,16 @@ def main() -> None:
     parser.add_argument('--overwrite', action='store_true', help='replace an existing dataset at --out')
     parser.add_argument('--stream', action='store_true', help='stream smooth paths instead of jumping to each waypoint')
     args = parser.parse_args()
+    if args.episodes < 1 or args.slots < 1:
+        parser.error('--episodes and --slots must be >= 1')
+    if not args.physics_dt > 0:
+        parser.error(f'--physics-dt must be > 0 seconds; got {args.physics_dt}')
     config = demo_config(args.episodes, args.slots, args.seed, args.cameras, args.physics_dt)
-    summary = generate(config, args.out, args.keep_failed, args.overwrite, args.stream)
+    try:  # the folder first: one that holds a dataset or cannot be written is refused before anything runs
+        recorder = Recorder(args.out, keep_failed=args.keep_failed, overwrite=args.overwrite)
+    except OSError as exc:  # (FileExistsError included)
+        parser.error(f"--out: {str(exc).replace('overwrite=True', '--overwrite')}")
+    summary = generate(config, recorder, stream=args.stream)
     print(f"{summary['episodes']} episodes, {summary['succeeded']} succeeded, {summary['saved']} saved to {args.out} "
           f"({summary['steps']} steps, {summary['wall_s']} s)")
 

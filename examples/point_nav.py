@@ -21,6 +21,7 @@ import numpy as np
 from internutopia.core.config import Config
 from internutopia.core.episodes import FreeSpace
 from internutopia.core.vec_env import Env
+from internutopia_extension.configs.tasks import PointNavTaskCfg
 
 
 def main() -> None:
@@ -28,7 +29,14 @@ def main() -> None:
     parser.add_argument('--config', default='configs/jetbot_point_nav.yaml')
     parser.add_argument('--episodes', type=int, default=None, help='run only the first N episodes')
     args = parser.parse_args()
-    config = Config.from_yaml(args.config)
+    if args.episodes is not None and args.episodes < 1:
+        parser.error(f'--episodes must be >= 1; got {args.episodes}')
+    try:
+        config = Config.from_yaml(args.config)
+    except ValueError as exc:  # (a ConfigFileError: the file's problems, each with its line)
+        parser.error(str(exc))
+    if not all(isinstance(task, PointNavTaskCfg) for task in config.task_configs):
+        parser.error(f'{args.config}: this example drives to point goals; every episode must be a PointNavTaskCfg')
     if args.episodes is not None:
         config = config.update(task_configs=config.task_configs[:args.episodes])
 

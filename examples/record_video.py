@@ -80,11 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.every < 1:
         parser.error('--steps and --every must be >= 1')
-    if args.width < 1 or args.height < 1:
-        parser.error('--width and --height must be >= 1')
+    if not (1 <= args.width <= 8192 and 1 <= args.height <= 8192):
+        parser.error('--width and --height must be in 1..8192 pixels')
     problem = format_problem(args.out)
     if problem:
         parser.error(problem)  # before anything is built or rendered
+    folder = os.path.dirname(os.path.abspath(args.out))
+    try:  # (the videos are finished at the end of the run: a folder they cannot go to is refused now)
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        parser.error(f'cannot write {args.out}: its folder cannot be created ({exc.strerror or exc})')
+    if not os.access(folder, os.W_OK):
+        parser.error(f'cannot write {args.out}: its folder {folder} is not writable')
 
     import_extensions()
     env = Env(build_config(args.head_camera, args.every))

@@ -76,15 +76,28 @@ def main() -> None:
     parser.add_argument('--size', type=int, nargs=2, default=(320, 240), metavar=('W', 'H'), help='camera resolution')
     parser.add_argument('--max-depth', type=float, default=8.0, help='depth drawn black from here on (m)')
     args = parser.parse_args()
+    if args.steps < 1:
+        parser.error(f'--steps must be >= 1; got {args.steps}')
+    if not all(1 <= side <= 8192 for side in args.size):
+        parser.error(f'--size W H must be in 1..8192 pixels each; got {args.size[0]} {args.size[1]}')
+    if not args.max_depth > 0:
+        parser.error(f'--max-depth must be > 0 metres; got {args.max_depth}')
     try:
         from PIL import Image, ImageDraw
     except ImportError:
         sys.exit("this example writes a PNG with Pillow, which the 'video' extra installs: pip install 'internutopia[video]'")
+    # The picture is saved at the end: a file Pillow cannot write, or a folder it cannot go to, is refused now.
+    suffix = os.path.splitext(args.out)[1].lower()
+    if Image.registered_extensions().get(suffix) not in Image.SAVE:
+        parser.error(f"--out {args.out}: Pillow cannot write {suffix or 'a file without a suffix'}; name a .png")
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        parser.error(f'--out {args.out}: the folder {folder} does not exist or is not writable')
     import_extensions()
     width, height = args.size
     with Env(build_config(width, height)) as env:
         env.reset()
-        for _ in range(max(1, args.steps)):
+        for _ in range(args.steps):
             obs, *_ = env.step([None])
         reading = obs[0]['jetbot']['sensors']['camera']
     image = Image.fromarray(panels(reading, args.max_depth))

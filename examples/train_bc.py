@@ -87,9 +87,15 @@ def load_demos(root: str, seed: int = 0) -> dict:
     """The demonstrations' inputs and targets (see the module doc), read by LeRobot's dataset class,
     with :data:`NOISY_COPIES` augmented copies."""
     dataset = open_lerobot_dataset(root)
+    state_names = (dataset.features.get('observation.state') or {}).get('names') or []
+    env_names = (dataset.features.get('observation.environment_state') or {}).get('names') or []
+    missing = [name for name in TCP + FINGER if name not in state_names] + [name for name in CUBE + CUBE_QUAT + GOAL
+                                                                           if name not in env_names]
+    if missing or 'action' not in dataset.features:
+        more = f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''
+        raise ValueError(f'{root} is not a pick-and-place dataset of examples/generate_demos.py: it has no column '
+                         f"{(missing or ['action'])[0]!r}{more}")
     table = dataset.hf_dataset.with_format('numpy')
-    state_names = dataset.features['observation.state']['names']
-    env_names = dataset.features['observation.environment_state']['names']
     state, environment = np.stack(table['observation.state']), np.stack(table['observation.environment_state'])
     actions, episode = np.stack(table['action']), np.asarray(table['episode_index'])
     tcp, finger = columns(state, state_names, TCP), columns(state, state_names, FINGER)
@@ -194,7 +200,13 @@ def main() -> None:
     parser.add_argument('--slots', type=int, default=16)
     parser.add_argument('--seed', type=int, default=1000, help='seed of the evaluation episodes (demos: 0)')
     args = parser.parse_args()
-    demos = load_demos(args.data)
+    for flag, count in (('--epochs', args.epochs), ('--eval-episodes', args.eval_episodes), ('--slots', args.slots)):
+        if count < 1:  # (before the training, not after it)
+            parser.error(f'{flag} must be >= 1; got {count}')
+    try:
+        demos = load_demos(args.data)
+    except (OSError, ValueError) as exc:  # no dataset there, or not one of generate_demos.py's
+        parser.error(f'--data: {exc}')
     began = time.perf_counter()
     policy = train(demos['inputs'], demos['targets'], args.epochs)
     print(f"trained on {demos['episodes']} demonstrations ({demos['frames']} frames, {len(demos['inputs'])} with the "

@@ -63,6 +63,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the env uses the other core)')
     parser.add_argument('--learning-rate', type=float, default=3e-4)
     args = parser.parse_args(argv)
+    for flag, count in (('--steps', args.steps), ('--num-envs', args.num_envs), ('--eval-episodes', args.eval_episodes),
+                        ('--eval-every', args.eval_every), ('--threads', args.threads)):
+        if count < 1:
+            parser.error(f'{flag} must be >= 1; got {count}')
+    if not args.learning_rate > 0:
+        parser.error(f'--learning-rate must be > 0; got {args.learning_rate}')
+    try:  # (the results are written at the end: a folder they cannot go to is refused now)
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as exc:
+        parser.error(f'--out {args.out}: cannot be created: {exc.strerror or exc}')
 
     import torch
     from stable_baselines3 import PPO
@@ -73,7 +83,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from internutopia.core.gym_vector import sb3_vec_env
 
     torch.set_num_threads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
     started = time.perf_counter()
     eval_envs = make_envs(args.num_envs, 'NextStep')
     rng = np.random.default_rng(args.seed)

@@ -71,6 +71,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument('--out', default='results/ppo_jetbot', help='output folder (default results/ppo_jetbot)')
     parser.add_argument('--threads', type=int, default=1, help='torch threads (default 1: the env uses the other core)')
     args = parser.parse_args(argv)
+    for flag, count in (('--steps', args.steps), ('--num-envs', args.num_envs), ('--eval-episodes', args.eval_episodes),
+                        ('--eval-every', args.eval_every), ('--threads', args.threads)):
+        if count < 1:
+            parser.error(f'{flag} must be >= 1; got {count}')
+    try:  # (the results are written at the end: a folder they cannot go to is refused now)
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as exc:
+        parser.error(f'--out {args.out}: cannot be created: {exc.strerror or exc}')
 
     import torch
     from stable_baselines3 import PPO
@@ -81,7 +89,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from internutopia.core.gym_vector import sb3_vec_env
 
     torch.set_num_threads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
     started = time.perf_counter()
 
     eval_envs = make_envs(args.num_envs, 'NextStep')
@@ -151,7 +158,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"({summary['steps']} steps, {summary['minutes']:.1f} min on CPU)")
 
     with open(os.path.join(args.out, 'learning_curve.json'), 'w', encoding='utf-8') as stream:
-        json.dump(summary, stream, indent=2)
+        # NaN (no training episode had ended yet) is written as null: NaN is not JSON, and strict readers refuse it.
+        json.dump(without_nan(summary), stream, indent=2, allow_nan=False)
     model.save(os.path.join(args.out, 'model.zip'))
     train_envs.save(os.path.join(args.out, 'vecnormalize.pkl'))
     plot(summary, os.path.join(args.out, 'learning_curve.png'))
@@ -159,6 +167,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     eval_envs.close()
     train_envs.close()
     return summary
+
+
+def without_nan(value: Any) -> Any:
+    """``value`` (dicts, lists, numbers) with every NaN replaced by ``None``."""
+    if isinstance(value, dict):
+        return {key: without_nan(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_nan(item) for item in value]
+    return None if isinstance(value, float) and np.isnan(value) else value
 
 
 def plot(summary: dict[str, Any], path: str) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -135,10 +136,12 @@ def distill(robot: str = 'h1', teacher: str = 'default', out: str | Path = 'runs
             rows.append(row)
             print(', '.join(f'{k} {v:.5g}' if isinstance(v, float) else f'{k} {v}' for k, v in row.items()), flush=True)
             export_actor(body, head, gait.OBS_SIZE, out / spec.policy_file, gait)
-            with open(out / 'distill.csv', 'w', newline='') as stream:
+            temporary = out / 'distill.csv.tmp'  # (then replaced at once: a stopped run leaves the whole file)
+            with open(temporary, 'w', newline='') as stream:
                 writer = csv.DictWriter(stream, fieldnames=COLUMNS)
                 writer.writeheader()
                 writer.writerows(rows)
+            os.replace(temporary, out / 'distill.csv')
     finally:
         envs.close()
     return out / spec.policy_file
@@ -161,7 +164,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--sidestep-share', type=float, default=0.3)
     parser.add_argument('--stand-share', type=float, default=0.3)
     args = parser.parse_args(argv)
-    hidden = tuple(int(width) for width in args.hidden.split(','))
+    try:
+        hidden = tuple(int(width) for width in args.hidden.split(','))
+    except ValueError:
+        hidden = ()
+    if not hidden or min(hidden) < 1:
+        parser.error(f'--hidden {args.hidden!r}: comma-separated layer widths >= 1, e.g. 128,64')
+    for flag, count in (('--rounds', args.rounds), ('--steps', args.steps), ('--num-envs', args.num_envs), ('--epochs', args.epochs)):
+        if count < 1:
+            parser.error(f'{flag} must be >= 1; got {count}')
+    for flag, share in (('--lateral-share', args.lateral_share), ('--sidestep-share', args.sidestep_share),
+                        ('--stand-share', args.stand_share)):
+        if not 0.0 <= share <= 1.0:
+            parser.error(f'{flag} must be between 0 and 1; got {share}')
+    if args.teacher == 'default' and args.robot != 'h1':
+        parser.error(f"--teacher default is H1's shipped policy; give the path of the {args.robot} policy to distil")
+    if args.teacher != 'default' and not Path(args.teacher).is_file():
+        parser.error(f'--teacher {args.teacher}: no such file')
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f'--out {args.out}: cannot be created: {exc.strerror or exc}')
     shares = {'lateral_share': args.lateral_share, 'sidestep_share': args.sidestep_share, 'stand_share': args.stand_share}
     path = distill(args.robot, args.teacher, args.out, hidden, args.rounds, args.steps, args.num_envs, args.epochs, seed=args.seed,
                    shares=shares)

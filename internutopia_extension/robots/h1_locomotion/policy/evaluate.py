@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -184,7 +185,9 @@ def navigate(policy: str, num_envs: int, seconds: float, physics_dt: float, goal
 def standing(policy: str, num_envs: int, seconds: float, physics_dt: float, seed: int, symmetric: bool = True,
              robot: str = 'h1', stand_hold: bool = True) -> dict[str, Any]:
     """Falls and drift of robots told to stand (see the module docstring): the even slots from their
-    spawn pose, the odd ones after walking a random command for :data:`WALK_BEFORE_STANDING` seconds."""
+    spawn pose, the odd ones after walking a random command for :data:`WALK_BEFORE_STANDING` seconds.
+    The drift is measured from :data:`SETTLE_SECONDS` after the stop: with ``seconds`` no longer than
+    that, only the falls are reported (and a ``note`` says why)."""
     env, rng = _user_driven_env(ROBOTS[robot], policy, num_envs, physics_dt, seed, symmetric, stand_hold)
     stand = {robot: {'move_by_speed': [0.0, 0.0, 0.0]}}
     after_walking = np.arange(num_envs) % 2 == 1
@@ -213,14 +216,18 @@ def standing(policy: str, num_envs: int, seconds: float, physics_dt: float, seed
 
     def summary(chosen: np.ndarray) -> dict[str, Any]:
         upright = chosen & ~fell
-        if not upright.any():
+        if not upright.any() or span <= 0:  # (none up, or no settled pose to measure the drift from)
             return {'fall_rate': float(np.mean(fell[chosen])), 'episodes': int(chosen.sum())}
         return {'fall_rate': float(np.mean(fell[chosen])), 'episodes': int(chosen.sum()),
                 'drift_mean_m': float(np.mean(drift[upright])), 'drift_max_m': float(np.max(drift[upright])),
                 'drift_speed_mean_m_s': float(np.mean(drift[upright])) / span,
                 'turn_mean_rad': float(np.mean(turned[upright])), 'turn_max_rad': float(np.max(turned[upright]))}
 
-    return {'seconds': seconds, 'from_spawn': summary(~after_walking), 'after_walking': summary(after_walking)}
+    result = {'seconds': seconds, 'from_spawn': summary(~after_walking), 'after_walking': summary(after_walking)}
+    if span <= 0:
+        result['note'] = (f'no drift: it is measured from {SETTLE_SECONDS:g} s after the stop to the end, and the run '
+                          f'stood {seconds:g} s')
+    return result
 
 
 def falls_and_weight(policy: str, num_envs: int, seconds: float, seed: int, pushes: bool = False,
@@ -321,6 +328,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = sorted(set(chosen) - set(MEASURES))
     if unknown or not chosen:
         parser.error(f'--measures {args.measures!r}: unknown {unknown}; valid measurements: {", ".join(MEASURES)}')
+    if args.num_envs < 1:
+        parser.error(f'--num-envs must be >= 1; got {args.num_envs}')
+    if not (args.seconds > 0 and args.physics_dt > 0):
+        parser.error(f'--seconds and --physics-dt must be > 0; got {args.seconds:g} and {args.physics_dt:g}')
+    if args.policy != 'default' and not os.path.isfile(args.policy):
+        parser.error(f"--policy {args.policy}: no such file ('default' is the shipped policy)")
+    if args.json:  # (written after the measurements, which may take long: a path it cannot go to is refused now)
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            parser.error(f'--json {args.json}: the folder {folder} does not exist or is not writable')
     how = {'symmetric': not args.network_only, 'robot': args.robot, 'stand_hold': not args.no_stand_hold}
     run = {
         'paths': lambda: navigate(args.policy, args.num_envs, args.seconds, args.physics_dt, 'path', args.seed, **how),

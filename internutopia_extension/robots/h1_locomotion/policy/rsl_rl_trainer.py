@@ -99,11 +99,12 @@ def train_rsl_rl(args: argparse.Namespace, robot: WalkingRobot, gait_module: Mod
             iterations = max(1, min(-(-(next_save - steps) // per_iteration), -(-(args.steps - steps) // per_iteration)))
             runner.learn(num_learning_iterations=iterations)
             steps += iterations * per_iteration
-            row = progress.append(steps, envs.take_episodes(), runner.alg.learning_rate)
+            # The checkpoint and the policy first, then the row: a row always has its checkpoint.
             temporary = out / 'checkpoint.tmp.pt'
             runner.save(str(temporary), infos={'steps': steps, 'robot': robot.env_id})
             os.replace(temporary, checkpoint)
             export_rsl_rl_actor(runner.alg.get_policy(), out / robot.policy_file, gait_module)
+            row = progress.append(steps, envs.take_episodes(), runner.alg.learning_rate)
             print(format_row(row), flush=True)
     finally:
         torch.set_num_threads(args.threads)

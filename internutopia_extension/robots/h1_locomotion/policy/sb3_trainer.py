@@ -60,6 +60,10 @@ def train_sb3(args: argparse.Namespace, robot: WalkingRobot, gait_module: Module
     if args.resume and checkpoint.is_file():
         model = ppo_class.load(checkpoint, env=envs, device=args.torch_device)
         print(f'resumed from {checkpoint} at {model.num_timesteps:,} steps', flush=True)
+        if model.num_timesteps >= args.steps:
+            print(f'the run is at {model.num_timesteps:,} steps already (--steps {args.steps:,}): nothing to train', flush=True)
+            envs.close()
+            return
     else:
         model = ppo_class('MlpPolicy', envs, **sb3_ppo_kwargs(args.rollout, args.num_envs, args.learning_rate, args.seed,
                                                               args.torch_device))
@@ -87,6 +91,7 @@ def train_sb3(args: argparse.Namespace, robot: WalkingRobot, gait_module: Module
             self.next_save = (model.num_timesteps // args.checkpoint_every + 1) * args.checkpoint_every
             self.rate = float(model.lr_schedule(1.0))
             self.updates = 0
+            self.last_row = model.num_timesteps  # (the step of the last progress row: a resumed run's is its checkpoint's)
 
         def _on_rollout_start(self) -> None:
             torch.set_num_threads(args.threads)  # the physics steps again: it takes the other cores
@@ -126,20 +131,32 @@ def train_sb3(args: argparse.Namespace, robot: WalkingRobot, gait_module: Module
             if self.num_timesteps < self.next_save:
                 return
             self.next_save += args.checkpoint_every
-            episodes = {key: np.array([float(r.get(key, np.nan)) for r in self.records])
-                        for key in ('fell', 'seconds', 'mean_velocity_error', 'mean_yaw_rate_error')}
-            episodes['reward'] = np.array(self.rewards, dtype=float)  # (VecMonitor's returns)
-            row = progress.append(self.num_timesteps, episodes, self.rate)
-            extra = f'  mirror_loss {model.last_mirror_loss:.3g}' if model.mirror_weight else ''
-            self.records, self.rewards = [], []
+            self.save()
+
+        def save(self) -> None:
+            """The checkpoint and the policy, then the progress row: a row always has its checkpoint
+            (a run stopped in between resumes from it, without a row for steps it did not keep)."""
             temporary = out / 'checkpoint.tmp.zip'
             model.save(temporary)
             os.replace(temporary, checkpoint)
             export_onnx(model, out / robot.policy_file, gait_module)
+            steps = model.num_timesteps
+            if steps <= self.last_row:
+                return  # (the end of a run: its last update saved, its row written at the rollout's end)
+            episodes = {key: np.array([float(r.get(key, np.nan)) for r in self.records])
+                        for key in ('fell', 'seconds', 'mean_velocity_error', 'mean_yaw_rate_error')}
+            episodes['reward'] = np.array(self.rewards, dtype=float)  # (VecMonitor's returns)
+            row = progress.append(steps, episodes, self.rate)
+            self.last_row = steps
+            extra = f'  mirror_loss {model.last_mirror_loss:.3g}' if model.mirror_weight else ''
+            self.records, self.rewards = [], []
             print(format_row(row) + extra, flush=True)
 
+    callback = Checkpoints()
     try:
-        model.learn(total_timesteps=max(args.steps - model.num_timesteps, 1), callback=Checkpoints(), reset_num_timesteps=False)
+        model.learn(total_timesteps=args.steps - model.num_timesteps, callback=callback, reset_num_timesteps=False)
+        # The end of the run: its last update (and the steps past the last checkpoint) saved too.
+        callback.save()
     finally:
         torch.set_num_threads(args.threads)
         envs.close()

@@ -7,11 +7,13 @@ policy's file name, the robot's gait and reward modules).
 
 The env is this project's own vectorized env: ``--num-envs`` H1s in one MuJoCo world, each
 following random velocity commands (:mod:`internutopia.envs.locomotion`). Every
-``--checkpoint-every`` env steps the run saves, under ``--out``, a checkpoint (``checkpoint.zip``,
+``--checkpoint-every`` env steps, and at its end, the run saves, under ``--out``, a checkpoint (``checkpoint.zip``,
 the PPO model and optimizer), the policy as ONNX (``h1_walk.onnx``, what the walking H1 runs), and
 a row of ``progress.csv``: episodes ended, share that fell, mean episode length, velocity
 tracking error and reward. ``--resume`` continues from the checkpoint (the step count carries on),
-so a long training can run in pieces. ``--plot`` draws ``progress.csv`` as ``training.png``.
+so a long training can run in pieces; a new run is refused in an ``--out`` that holds one (its
+checkpoint or progress rows), as is a run of one robot or trainer in another's. ``--plot`` draws
+``progress.csv`` as ``training.png``.
 
 The learning rate adapts to the policy's change per update (legged_gym's rule): after each update
 whose mean KL divergence was above twice :data:`DESIRED_KL` it drops by 1.5x, below half it rises
@@ -119,6 +121,46 @@ def _init_action_scale(parser: argparse.ArgumentParser, items: list[str], gait: 
     return action_scale({**ACTION_SCALE_BY_KIND, **given})
 
 
+#: Each trainer's checkpoint file in ``--out``.
+CHECKPOINTS = {'sb3': 'checkpoint.zip', 'rsl_rl': 'checkpoint.pt'}
+
+
+def _progress_rows(out: Path) -> int:
+    """How many rows ``out/progress.csv`` holds (0 without the file)."""
+    path = out / 'progress.csv'
+    if not path.is_file():
+        return 0
+    with open(path, encoding='utf-8') as stream:
+        return max(0, sum(1 for line in stream if line.strip()) - 1)
+
+
+def _check_out(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Path) -> None:
+    """A parser error, before anything is built, where ``out`` holds files the run would overwrite
+    or mix with its own: another robot's run, the other trainer's checkpoint, or, for a new run (no
+    ``--resume``, or nothing it could resume), a run's checkpoint or progress rows."""
+    own, other = CHECKPOINTS[args.trainer], CHECKPOINTS['rsl_rl' if args.trainer == 'sb3' else 'sb3']
+    checkpoints = [name for name in CHECKPOINTS.values() if (out / name).is_file()]
+    policies = [name for name, robot in ROBOTS.items() if (out / robot.policy_file).is_file()]
+    if (checkpoints or _progress_rows(out)) and policies and args.robot not in policies:
+        parser.error(f"{out} holds {' and '.join(policies)}'s run ({ROBOTS[policies[0]].policy_file}); "
+                     f'train --robot {args.robot} in another --out (or continue that run with --robot {policies[0]})')
+    if args.resume and not (out / own).is_file() and (out / other).is_file():
+        if args.trainer == 'rsl_rl':
+            parser.error(f"{out} holds the sb3 trainer's checkpoint.zip; resume it with --trainer sb3 (or train rsl_rl in another --out)")
+        parser.error(f"{out} holds the rsl_rl trainer's checkpoint.pt; resume it with --trainer rsl_rl (or train sb3 in another --out)")
+    if args.resume and (out / own).is_file():
+        if args.init_from:
+            parser.error(f'--init-from starts a new run, but {out} holds {own}, which --resume continues; '
+                         'drop one of them (a new run needs another --out)')
+        return
+    rows = _progress_rows(out)
+    if checkpoints or rows:
+        held = ', '.join([*checkpoints, *([f'progress.csv ({rows} rows)'] if rows else [])])
+        how = ('--resume continues it' if checkpoints else f'there is no {own} to resume it from')
+        parser.error(f'{out} holds a run ({held}): a new run would overwrite its checkpoint and policy and add its rows '
+                     f'to its progress; {how}, or choose another --out')
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--robot', choices=sorted(ROBOTS), default='h1', help='the walking robot to train (default h1)')
@@ -180,13 +222,24 @@ def main(argv: list[str] | None = None) -> None:
     if args.trainer == 'rsl_rl' and (args.critic_warmup or (args.init_from and not args.init_from.endswith('.onnx'))):
         parser.error("--trainer rsl_rl starts from an exported .onnx policy only, without --critic-warmup "
                      "(a checkpoint.zip and the critic's warm-up are the sb3 trainer's)")
-    for flag, count in (('--threads', args.threads), ('--update-threads', args.update_threads)):
+    for flag, count in (('--threads', args.threads), ('--update-threads', args.update_threads), ('--steps', args.steps),
+                        ('--num-envs', args.num_envs), ('--checkpoint-every', args.checkpoint_every), ('--rollout', args.rollout)):
         if count is not None and count < 1:
             parser.error(f'{flag} must be at least 1; got {count}')
+    if args.rollout * args.num_envs < 2:
+        parser.error('--rollout x --num-envs must be at least 2 (the transitions of one update)')
+    for flag, value in (('--learning-rate', args.learning_rate), ('--max-std', args.max_std)):
+        if not value > 0:
+            parser.error(f'{flag} must be > 0; got {value}')
+    if args.init_from and not Path(args.init_from).is_file():
+        parser.error(f'--init-from {args.init_from}: no such file')
     out = Path(args.out or f'runs/{args.robot}_walk')
     if args.plot:
+        if not (out / 'progress.csv').is_file():
+            parser.error(f'--plot draws {out / "progress.csv"}, which does not exist (a run writes it there)')
         plot(out / 'progress.csv', out / 'training.png', robot.title)
         return
+    _check_out(parser, args, out)
 
     # Before torch loads (policy.torch_threads): more update threads pay only with sleeping OpenMP waits.
     passive = sleeping_openmp()
@@ -198,9 +251,10 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     print(f'torch threads: {args.threads} collecting, {args.update_threads} updating '
           f'(OpenMP waits {"passively" if passive else "actively"})', flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.trainer == 'rsl_rl' and args.resume and not (out / 'checkpoint.pt').is_file() and (out / 'checkpoint.zip').is_file():
-        parser.error(f"{out} holds the sb3 trainer's checkpoint.zip; resume it with --trainer sb3 (or train rsl_rl in another --out)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f'--out {out}: cannot be created: {exc.strerror or exc}')
     # By its id (the 'module:' prefix imports what registers it): the env is an application's.
     walk = gymnasium.make_vec(f'internutopia:{robot.env_id}', num_envs=args.num_envs, autoreset_mode='SameStep',
                               backend=args.backend, device=args.device, pushes=not args.no_pushes,
