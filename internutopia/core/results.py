@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.util.caller import caller_stacklevel
+from internutopia.core.util.caller import caller_stacklevel, warn_per_episode
 
 logger = logging.getLogger(__name__)
 
@@ -168,9 +168,9 @@ class ResultsWriter:
             del self._pending[:count]
 
     def _write_failed(self, exc: OSError, warn: bool) -> bool:
-        if warn:
-            warnings.warn(f'metrics_save_path {self.target!r}: cannot write {self.lines_pending} episode record(s) '
-                          f'({exc}); they are kept and written with the next record', RuntimeWarning, stacklevel=caller_stacklevel())
+        if warn:  # (its count moves on with every record: kept out of the caller's warning registry)
+            warn_per_episode(f'metrics_save_path {self.target!r}: cannot write {self.lines_pending} episode record(s) '
+                             f'({exc}); they are kept and written with the next record', RuntimeWarning)
         return False
 
     def _follow_the_path(self) -> None:

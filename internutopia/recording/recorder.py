@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from internutopia.core.util.caller import caller_stacklevel
+from internutopia.core.util.caller import caller_stacklevel, warn_per_episode
 from internutopia.recording.calls import array_step_lists, moved_unseen, started_rows, success_of, task_text, vec_env_of
 from internutopia.recording.files import claim_folder, import_pyarrow, release_folder
 from internutopia.recording.layout import Layout
@@ -262,8 +262,7 @@ class Recorder:
             try:
                 if not episode.skipped and moved_unseen(episode.run_index, episode.steps, info[slot], repeat):
                     self._warn(f'recording: episode {episode.run_index} (slot {slot}) ran steps, ended or was replaced out '
-                               "of the recording's sight (the runner stepped directly, or step_arrays(observe=False)); "
-                               'it is not saved')
+                               "of the recording's sight (the runner stepped directly); it is not saved", per_episode=True)
                     self._abandon(slot)
                     continue
                 steps = info[slot].get('steps')
@@ -369,7 +368,7 @@ class Recorder:
             return
         if not episode.opened and not episode.rows and not layout.matches(slot_obs, episode.robots):
             self._warn(f'recording: episode {episode.run_index} (slot {episode.slot}) does not fit the dataset\'s layout '
-                       f'(robots {episode.robots}, state columns or cameras differ); it is not recorded')
+                       f'(robots {episode.robots}, state columns or cameras differ); it is not recorded', per_episode=True)
             episode.pending, episode.skipped = None, True
             return
         images = [np.array(image) for image in layout.images(slot_obs)]
@@ -457,7 +456,7 @@ class Recorder:
         if not readable:
             self._warn(f'recording: episode {episode.run_index} has a success metric of {value!r} ({type(value).__name__}), '
                        'not a bool or a number: it is taken as unsuccessful (dropped, or saved with success false when '
-                       'keep_failed=True)')
+                       'keep_failed=True)', per_episode=True)
         return success
 
     def _collect(self) -> None:
@@ -471,7 +470,7 @@ class Recorder:
                 self.saved_run_indices.append(run_index)
             elif run_index is not None:
                 self.saves_failed += 1
-                self._warn(f'recording: episode {run_index} could not be saved, it is not in the dataset: {error}')
+                self._warn(f'recording: episode {run_index} could not be saved, it is not in the dataset: {error}', per_episode=True)
             elif error is not None:  # (a dropped episode's files, or the writer's own)
                 self._warn(f'recording to {self.root}: {error}')
 
@@ -492,8 +491,10 @@ class Recorder:
             self._warn(f'recording: the episodes running in slot(s) {slots} started before the recorder was attached '
                        'and are not recorded (attach it before the first reset)')
 
-    def _warn(self, message: str) -> None:
-        if message not in self._warned:
+    def _warn(self, message: str, per_episode: bool = False) -> None:
+        if per_episode:  # (a text naming one episode: neither kept here nor in the caller's warning registry)
+            warn_per_episode(message)
+        elif message not in self._warned:
             self._warned.add(message)
             warnings.warn(message, stacklevel=caller_stacklevel())
 

@@ -60,7 +60,7 @@ from internutopia.core.runner import ArrayStep, RunnerSet, SlotStatus
 from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries
-from internutopia.core.util.caller import caller_stacklevel
+from internutopia.core.util.caller import caller_stacklevel, warn_per_episode
 from internutopia.core.util.memory import RUNNER_PROCESS_BYTES, check_runners_fit
 
 __all__ = ['RayRunners']
@@ -182,6 +182,9 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 if runner_id is not None and failed.group(1) is not None:  # (the slot of the env, not of its runner)
                     start, end = failed.span(1)
                     message = f'{message[:start]}{runner_id * self._local_num + int(failed.group(1))}{message[end:]}'
+                # (its text names the episode: kept out of the caller's warning registry, as on one process)
+                warn_per_episode(message, category)
+                continue
             warnings.warn(message, category, stacklevel=caller_stacklevel())
 
     def _raise_invalid(self, error: ValueError) -> NoReturn:

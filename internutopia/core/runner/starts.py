@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -37,7 +36,7 @@ from internutopia.core.runner.failures import failed_record, slots_that_fail, ta
 from internutopia.core.runner.observations import merge_rows
 from internutopia.core.runner.slots import SlotStatus
 from internutopia.core.scene import structure_key
-from internutopia.core.util.caller import caller_stacklevel
+from internutopia.core.util.caller import warn_per_episode
 
 __all__ = ['EpisodeStarts']
 
@@ -410,8 +409,10 @@ def _warn_failed(index: int, slot: int | None, exc: BaseException, tries: int) -
     ``Config.episode_errors='record'`` a reset goes on, and with ``metrics_save_path='none'`` the
     record is nowhere to be read)."""
     what = f'failed to start in slot {slot}' if slot is not None else 'failed to load (it had no slot yet)'
-    warnings.warn(f'episode {index} {what} ({tries} attempt(s), Config.episode_attempts) and is recorded as failed: '
-                  f'{type(exc).__name__}: {exc}', RuntimeWarning, stacklevel=caller_stacklevel())
+    # (its text names the episode: kept out of the caller's warning registry, which would hold one
+    # entry per failed episode for good)
+    warn_per_episode(f'episode {index} {what} ({tries} attempt(s), Config.episode_attempts) and is recorded as failed: '
+                     f'{type(exc).__name__}: {exc}', RuntimeWarning)
 
 
 def _note(exc: BaseException, text: str) -> None:
