@@ -61,10 +61,10 @@ def warn_per_episode(message: str, category: type[Warning] = UserWarning) -> Non
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_OURS):
         frame = frame.f_back
     # (what warnings.warn finds at that frame, but registry=None: a throwaway registry of its own;
-    # the module name too, so that filters naming the caller's module still apply)
+    # the module name too, so that filters naming the caller's module still apply. Not its globals:
+    # a `python -c` script's loader raises ImportError when asked for its source line)
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=frame.f_globals.get('__name__', '<string>'), registry=None,
-                           module_globals=frame.f_globals)
+                           module=frame.f_globals.get('__name__', '<string>'), registry=None)
 
 
 __all__ = ['caller_stacklevel', 'warn_per_episode']
