@@ -4,13 +4,14 @@ what a step says of each slot's episode.
 The recorder keeps one buffer per slot and reads each call per slot (a frame is one slot's row).
 ``env.step``/``env.reset`` hand it per-slot lists already; ``env.step_arrays``/``env.reset_arrays``
 (the array API, and so every Gymnasium vector env) hand it arrays over all slots, which
-:func:`array_step_lists` and :func:`slot_row` turn into the same per-slot form. That per-slot work
+:func:`array_step_lists` and :func:`started_rows` turn into the same per-slot form (a slot's
+row of a tree: ``internutopia.core.util.trees.row``). That per-slot work
 runs only while a recorder is attached; an unrecorded run's array step has none.
 
 >>> import numpy as np
 >>> tree = {'arm': {'position': np.arange(6.0).reshape(2, 3), 'render': np.array([True, False]),
 ...                 'controllers': {'ik': {'done': np.array([False, True])}}}}
->>> row = slot_row(tree, 1)
+>>> row = started_rows(tree, [1], ['a task'])[0]
 >>> row['arm']['position'].tolist(), bool(row['arm']['render']), bool(row['arm']['controllers']['ik']['done'])
 ([3.0, 4.0, 5.0], False, True)
 >>> slot_actions({'arm': {'ik': np.array([[1.0, 2.0], [3.0, 4.0]])}}, np.array([1]), env_num=2)
@@ -24,21 +25,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'slot_row', 'started_rows', 'success_of', 'task_text', 'vec_env_of']
+from internutopia.core.util.trees import row as slot_row
 
-
-def slot_row(tree: Mapping[str, Any], slot: int) -> dict[str, Any]:
-    """Slot ``slot``'s observation dict from an array observation (every leaf's row ``slot``; a
-    leaf that is not an array of rows, a string, is kept as it is)."""
-    out: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, Mapping):
-            out[key] = slot_row(value, slot)
-        elif isinstance(value, np.ndarray) and value.ndim:
-            out[key] = value[slot]
-        else:
-            out[key] = value
-    return out
+__all__ = ['array_step_lists', 'moved_unseen', 'slot_actions', 'started_rows', 'success_of', 'task_text', 'vec_env_of']
 
 
 def started_rows(tree: Mapping[str, Any], slots: list[int], tasks: list[Any]) -> list[Any]:
