@@ -35,12 +35,13 @@ def make_envs(num_envs: int, autoreset_mode: str) -> Any:
     import internutopia  # noqa: F401  (registers the Gymnasium ids)
 
     envs = gym.make_vec('internutopia/FrankaReach-v0', num_envs=num_envs, autoreset_mode=autoreset_mode)
-    unit = np.ones(envs.single_action_space.shape, dtype=np.float32)
+    unit = np.ones(tuple(envs.single_action_space.shape or ()), dtype=np.float32)
     return gym.wrappers.vector.RescaleAction(envs, min_action=-unit, max_action=unit)
 
 
 def evaluate(envs: Any, policy: Callable[[np.ndarray], np.ndarray], episodes: int, seed: int = EVAL_SEED) -> dict[str, float]:
-    """Success rate and mean steps over episodes ``0 .. episodes-1`` of the seeded stream."""
+    """Success rate and mean episode length in physics steps (``info['steps']``; an env step is 12)
+    over episodes ``0 .. episodes-1`` of the seeded stream."""
     obs, _ = envs.reset(seed=seed)
     results: dict[int, tuple[float, float]] = {}
     while len(results) < episodes:
@@ -50,6 +51,13 @@ def evaluate(envs: Any, policy: Callable[[np.ndarray], np.ndarray], episodes: in
             if index < episodes:
                 results[index] = (float(info['metrics']['success'][slot]), float(info['steps'][slot]))
     return {'success': float(np.mean([r[0] for r in results.values()])), 'steps': float(np.mean([r[1] for r in results.values()]))}
+
+
+def progress_line(point: dict[str, Any]) -> str:
+    """A line of the learning curve: env steps trained, held-out success, mean held-out episode
+    length (physics steps, as ``info['steps']`` counts them), minutes so far."""
+    return (f"steps {point['steps']:>7d}  eval success {point['eval_success']:6.1%}  mean episode "
+            f"{point['eval_steps']:.0f} physics steps  {point['minutes']:5.1f} min")
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -126,8 +134,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             point = {'steps': self.num_timesteps, 'eval_success': result['success'], 'eval_steps': result['steps'],
                      'minutes': (time.perf_counter() - started) / 60}
             curve.append(point)
-            print(f"steps {point['steps']:>7d}  eval success {point['eval_success']:6.1%}  mean steps "
-                  f"{point['eval_steps']:.1f}  {point['minutes']:5.1f} min", flush=True)
+            print(progress_line(point), flush=True)
 
     model.learn(total_timesteps=args.steps, callback=Progress())
     final = evaluate(eval_envs, trained_policy, args.eval_episodes)

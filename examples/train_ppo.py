@@ -39,7 +39,7 @@ def make_envs(num_envs: int, autoreset_mode: str) -> Any:
 
     envs = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=num_envs, obs_keys=OBS_KEYS,
                         autoreset_mode=autoreset_mode)
-    unit = np.ones(envs.single_action_space.shape, dtype=np.float32)
+    unit = np.ones(tuple(envs.single_action_space.shape or ()), dtype=np.float32)
     return gym.wrappers.vector.RescaleAction(envs, min_action=-unit, max_action=unit)
 
 
@@ -131,13 +131,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 return
             self.next_eval += args.eval_every
             result = evaluate(eval_envs, trained_policy, args.eval_episodes)
-            buffer = list(model.ep_success_buffer)
+            buffer = list(model.ep_success_buffer or ())
             point = {'steps': self.num_timesteps, 'eval_success': result['success'], 'eval_spl': result['spl'],
                      'train_success': float(np.mean(buffer)) if buffer else float('nan'),
                      'minutes': (time.perf_counter() - started) / 60}
             curve.append(point)
-            print(f"steps {point['steps']:>7d}  eval success {point['eval_success']:6.1%}  SPL {point['eval_spl']:.3f}  "
-                  f"train success (last 100) {point['train_success']:6.1%}  {point['minutes']:5.1f} min", flush=True)
+            print(progress_line(point), flush=True)
 
     model.learn(total_timesteps=args.steps, callback=Progress())
     train_minutes = (time.perf_counter() - started) / 60
@@ -167,6 +166,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     eval_envs.close()
     train_envs.close()
     return summary
+
+
+def progress_line(point: dict[str, Any]) -> str:
+    """A line of the learning curve; the training success (over the last 100 training episodes) is
+    ``n/a`` until a training episode has ended."""
+    train = point['train_success']
+    train_text = '   n/a' if np.isnan(train) else f'{train:6.1%}'
+    return (f"steps {point['steps']:>7d}  eval success {point['eval_success']:6.1%}  SPL {point['eval_spl']:.3f}  "
+            f"train success (last 100) {train_text}  {point['minutes']:5.1f} min")
 
 
 def without_nan(value: Any) -> Any:

@@ -32,3 +32,61 @@ def test_a_checkout_against_itself_steps_in_turns_and_leaves_no_worker():
 def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path):
     with pytest.raises(ValueError, match=f'{tmp_path} is not a checkout of this project'):
         measure_tree_ab(tmp_path, ROOT, 'internutopia/JetbotPointNav-v0')
+
+
+def _fake_tree(root: Path, ids: list[str]) -> Path:
+    """A folder that looks like a checkout whose ``internutopia.envs`` registers ``ids``."""
+    (root / 'internutopia' / 'envs').mkdir(parents=True)
+    (root / 'internutopia' / '__init__.py').write_text('')
+    (root / 'internutopia' / 'envs' / '__init__.py').write_text(
+        'import gymnasium\n' + ''.join(f'gymnasium.register(id={i!r}, entry_point="builtins:object")\n' for i in ids))
+    return root
+
+
+def test_ids_are_checked_against_the_trees_compared_not_the_running_one(tmp_path, capsys, monkeypatch):
+    from internutopia.bench import tree_ab
+
+    old = _fake_tree(tmp_path / 'old', ['internutopia/Both-v0', 'internutopia/Gone-v0'])
+    new = _fake_tree(tmp_path / 'new', ['internutopia/Both-v0', 'internutopia/Fresh-v0'])
+    assert tree_ab.tree_ids(old) == ['internutopia/Both-v0', 'internutopia/Gone-v0']
+
+    def refused(ids: str) -> str:
+        with pytest.raises(SystemExit) as exit_info:
+            tree_ab.main(['--before', str(old), '--after', str(new), '--ids', ids])
+        assert exit_info.value.code == 2
+        return capsys.readouterr().err
+
+    # an id of the running tree (this checkout) that neither compared tree has: refused
+    error = refused('internutopia/JetbotPointNav-v0')
+    assert "unknown ids ['internutopia/JetbotPointNav-v0'] in --ids: neither tree registers them" in error
+    assert f'--before {old}' in error and f'--after {new}' in error
+    error = refused('internutopia/Both-v0,internutopia/Fresh-v0')  # only in the after tree
+    assert f"ids ['internutopia/Fresh-v0'] in --ids are not registered in the before tree {old}" in error
+    assert "ids of both trees: ['internutopia/Both-v0']" in error
+    error = refused('internutopia/Gone-v0')
+    assert f"ids ['internutopia/Gone-v0'] in --ids are not registered in the after tree {new}" in error
+
+    measured = []
+
+    class Measured(Exception):
+        pass
+
+    def measure(before, after, env_id, *rest):
+        measured.append(env_id)
+        raise Measured
+
+    monkeypatch.setattr(tree_ab, 'measure_tree_ab', measure)
+    with pytest.raises(Measured):  # an id of both trees passes, though the running tree has none of that name
+        tree_ab.main(['--before', str(old), '--after', str(new), '--ids', 'internutopia/Both-v0'])
+    assert measured == ['internutopia/Both-v0']
+
+
+def test_a_tree_whose_ids_cannot_be_listed_is_named(tmp_path, capsys):
+    from internutopia.bench import tree_ab
+
+    broken = _fake_tree(tmp_path / 'broken', [])
+    (broken / 'internutopia' / 'envs' / '__init__.py').write_text('raise ImportError("no gymnasium here")\n')
+    with pytest.raises(SystemExit):
+        tree_ab.main(['--before', str(broken), '--ids', 'internutopia/JetbotPointNav-v0'])
+    assert f'--before {broken}: its ids cannot be listed: tree {broken}: cannot import internutopia.envs ' \
+           '(ImportError: no gymnasium here)' in capsys.readouterr().err

@@ -188,12 +188,17 @@ def test_training_examples_refuse_counts_below_one(capsys, tmp_path):
     assert not (tmp_path / 'o').exists()
 
 
-def test_ppo_example_writes_its_learning_curve_as_strict_json(tmp_path):
+def test_ppo_example_writes_its_learning_curve_as_strict_json(tmp_path, capsys):
     """``learning_curve.json`` held ``NaN`` (the training success before any training episode
-    ended), which is not JSON: strict readers (``jq``, browsers) refused the file."""
+    ended), which is not JSON: strict readers (``jq``, browsers) refused the file. Its progress
+    lines printed ``nan%`` for it."""
     pytest.importorskip('stable_baselines3')
     ppo = example('train_ppo')
     summary = ppo.main(['--steps', '512', '--num-envs', '2', '--eval-episodes', '2', '--eval-every', '256', '--out', str(tmp_path)])
+    progress = [line for line in capsys.readouterr().out.splitlines() if 'train success (last 100)' in line]
+    assert progress and not any('nan' in line for line in progress)
+    figures = [line.split('train success (last 100)')[1].split()[0] for line in progress]
+    assert all(figure == 'n/a' or 0.0 <= float(figure.rstrip('%')) <= 100.0 for figure in figures), figures
 
     def refuse(constant: str) -> None:
         raise ValueError(f'{constant} is not JSON')
@@ -202,6 +207,18 @@ def test_ppo_example_writes_its_learning_curve_as_strict_json(tmp_path):
     assert saved['steps'] == summary['steps'] >= 512 and len(saved['curve']) == len(summary['curve'])
     assert saved['curve'][0]['steps'] == 0 and saved['curve'][0]['train_success'] is None
     assert (tmp_path / 'model.zip').stat().st_size > 0
+
+
+def test_training_progress_lines_say_what_their_figures_count():
+    """The PPO example printed ``nan%`` as the training success before a training episode ended;
+    the reach example printed "mean steps 241.0" beside env steps, though it counts physics steps."""
+    ppo, reach = example('train_ppo'), example('train_franka_reach')
+    point = {'steps': 256, 'eval_success': 0.5, 'eval_spl': 0.25, 'train_success': float('nan'), 'minutes': 0.5}
+    assert ppo.progress_line(point) == ('steps     256  eval success  50.0%  SPL 0.250  train success (last 100)    n/a'
+                                        '    0.5 min')
+    assert ppo.progress_line({**point, 'train_success': 0.75}).endswith('train success (last 100)  75.0%    0.5 min')
+    line = reach.progress_line({'steps': 4096, 'eval_success': 0.25, 'eval_steps': 241.0, 'minutes': 1.25})
+    assert line == 'steps    4096  eval success  25.0%  mean episode 241 physics steps    1.2 min'
 
 
 def _checkpoint_steps(path: Path) -> int:

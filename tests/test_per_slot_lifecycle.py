@@ -232,6 +232,55 @@ def test_a_cleanup_that_raises_is_a_warning_and_the_next_episode_starts():
         assert obs[0] is not None
 
 
+def _kept_in_a_warning_registry(text: str) -> list[str]:
+    """Modules whose ``__warningregistry__`` holds a warning of ``text``."""
+    import sys
+
+    return [name for name, module in list(sys.modules.items())
+            if any(isinstance(key, tuple) and text in str(key[0])
+                   for key in (getattr(module, '__warningregistry__', None) or {}))]
+
+
+def test_cleanup_warnings_are_shown_every_time_at_the_callers_line_and_kept_nowhere():
+    """A per-slot cleanup warning names its slot and error, so each text is new: entered in the
+    warning registry of the module it pointed at (the runner's), they were kept for the process's
+    life, one per failing episode."""
+    from internutopia.per_slot.instances import warn_cleanup_error
+
+    class CountingBoomTaskCfg(TaskCfg):
+        type: str = 'LcCountingBoomTask'
+
+    @BaseTask.register('LcCountingBoomTask')
+    class LcCountingBoomTask(LcTask):
+        ended = 0
+
+        def cleanup(self):
+            type(self).ended += 1
+            raise RuntimeError(f'cleanup boom {type(self).ended}')
+
+    with make_env([CountingBoomTaskCfg(robots=[rover()]) for _ in range(4)]) as env:
+        env.reset()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('default')  # (a script's filter: each distinct text once per module)
+            for _ in range(3):
+                env.step([{'rover': {'move_by_speed': [0.3, 0.0]}}])
+                env.reset([0])
+    shown = [w for w in caught if 'LcCountingBoomTask.cleanup()' in str(w.message)]
+    assert [str(w.message) for w in shown] == [
+        f'LcCountingBoomTask.cleanup() in env 0 raised RuntimeError: cleanup boom {n}' for n in (1, 2, 3)]
+    assert {w.filename for w in shown} == {__file__}  # (the env.reset line here, the user's)
+    assert _kept_in_a_warning_registry('LcCountingBoomTask.cleanup()') == []
+
+    with warnings.catch_warnings(record=True) as caught:  # (a robot's, a controller's, a sensor's)
+        warnings.simplefilter('default')
+        for slot in range(2):
+            warn_cleanup_error(LcRobot.__new__(LcRobot), slot, RuntimeError('robot boom'))
+    assert [str(w.message) for w in caught] == [f'LcRobot.cleanup() in env {slot} raised RuntimeError: robot boom'
+                                                for slot in range(2)]
+    assert caught[0].filename == __file__
+    assert _kept_in_a_warning_registry('LcRobot.cleanup() in env') == []
+
+
 # -- a controller observed once a step ----------------------------------------------------------------
 COUNTS: collections.Counter = collections.Counter()
 

@@ -12,12 +12,15 @@ share (time inside the world's step over the vector step).
 
 ``--before`` is a checkout of this project (e.g. ``git worktree add /tmp/old HEAD~3``); the
 other tree is this one (``--after`` to name another). The workers run code sent to them, not
-modules of either tree, so any two versions that build the id can be compared.
+modules of either tree, so any two versions that build the id can be compared. ``--ids`` are
+checked against the ids each of the two trees registers (not the running tree's): an id one tree
+lacks is refused, naming that tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import select
 import subprocess
@@ -30,7 +33,7 @@ import numpy as np
 from internutopia.bench import options
 from internutopia.bench.paired import summarize
 
-__all__ = ['PAIRS', 'measure_tree_ab']
+__all__ = ['PAIRS', 'measure_tree_ab', 'tree_ids']
 
 #: Pairs of blocks a measurement times by default.
 PAIRS = 40
@@ -80,6 +83,43 @@ for line in sys.stdin:
     print(time.perf_counter() - began, physics[0], flush=True)
 env.close()
 '''
+
+
+# What a tree registers: the ids of its ``internutopia.envs``, as a JSON list.
+_IDS = r'''
+import json
+import gymnasium
+import internutopia.envs
+print(json.dumps(sorted(k for k in gymnasium.registry if k.startswith('internutopia/'))))
+'''
+
+
+def _running_tree() -> Path:
+    """The checkout this process imported ``internutopia`` from."""
+    return Path(__file__).resolve().parents[2]
+
+
+def tree_ids(tree: str | Path, timeout_s: float = TIMEOUT_S) -> list[str]:
+    """The Gymnasium ids checkout ``tree`` registers (``import internutopia.envs`` there), as its
+    workers see them: asked of a process running that tree, unless it is the one running now.
+
+    Raises:
+        RuntimeError: the tree's ``internutopia.envs`` cannot be imported (the error's last line).
+    """
+    tree = Path(tree).resolve()
+    if tree == _running_tree():
+        import gymnasium
+
+        import internutopia.envs  # noqa: F401  (registers this tree's ids)
+
+        return sorted(k for k in gymnasium.registry if k.startswith('internutopia/'))
+    environ = {**os.environ, 'PYTHONPATH': str(tree)}
+    done = subprocess.run([sys.executable, '-c', _IDS], cwd=tree, env=environ, capture_output=True, text=True,
+                          timeout=timeout_s)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise RuntimeError(f'tree {tree}: cannot import internutopia.envs ({lines[-1] if lines else "no error text"})')
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _answer(worker: subprocess.Popen, timeout_s: float, what: str) -> str:
@@ -183,14 +223,26 @@ def main(argv: list[str] | None = None) -> None:
         if not (tree / 'internutopia' / '__init__.py').is_file():
             parser.error(f'{option} {tree} is not a checkout of this project (no internutopia/__init__.py)')
     ids = options.checked_list(parser, '--ids', options.text_list(args.ids), what='id')
-    import gymnasium
-
-    import internutopia.envs  # noqa: F401  (registers this tree's ids)
-
-    unknown = [i for i in ids if i not in gymnasium.registry]
-    if unknown:  # (an id the workers cannot build would fail with no more than "did not start")
-        parser.error(f'unknown ids {unknown} in --ids; internutopia ids: '
-                     f'{sorted(k for k in gymnasium.registry if k.startswith("internutopia/"))}')
+    # (the ids of the trees compared, not of the one running: each worker builds its id in its own tree,
+    # and an id it cannot build would fail with no more than "did not start")
+    trees = {option: str(Path(getattr(args, option[2:])).resolve()) for option in ('--before', '--after')}
+    known: dict[str, list[str]] = {}
+    for option, path in trees.items():
+        if path not in known:
+            try:
+                known[path] = tree_ids(path)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+                parser.error(f'{option} {path}: its ids cannot be listed: {exc}')
+    before, after = known[trees['--before']], known[trees['--after']]
+    nowhere = [i for i in ids if i not in before and i not in after]
+    if nowhere:
+        parser.error(f"unknown ids {nowhere} in --ids: neither tree registers them (--before {trees['--before']}, "
+                     f"--after {trees['--after']}); their ids: {sorted(set(before) | set(after))}")
+    for option, other in (('--before', '--after'), ('--after', '--before')):
+        missing = [i for i in ids if i not in known[trees[option]]]
+        if missing:
+            parser.error(f'ids {missing} in --ids are not registered in the {option[2:]} tree {trees[option]} '
+                         f'(only in the {other[2:]} tree); ids of both trees: {sorted(set(before) & set(after))}')
     for env_id in ids:
         row = measure_tree_ab(args.before, args.after, env_id, args.num_envs, args.pairs, args.steps)
         print(_format(row), flush=True)

@@ -24,11 +24,13 @@ was never pip-installed still finds the built-in types). See ``docs/extensions.m
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from internutopia.core.registry import loading_extensions
+from internutopia.core.registry import snapshot as registry_snapshot
 
 __all__ = ['ENTRY_POINT_GROUP', 'add_extension', 'load_extensions', 'loaded_extensions']
 
@@ -73,6 +75,11 @@ def load_extensions() -> list[str]:
 
     Returns the names of all extensions loaded so far in this process, in load order.
 
+    A failed extension leaves nothing behind: the types it registered before failing are
+    unregistered again (the registries and config families are as they were before it ran) and the
+    modules of its package imported meanwhile are forgotten, so the next call runs it anew from
+    scratch (once its cause is fixed) instead of finding it half loaded.
+
     Raises:
         ImportError: an extension failed to load (the message names it and what it points to).
     """
@@ -87,10 +94,12 @@ def load_extensions() -> list[str]:
             if key in _running or (name in _done if not value else key in _done_entries):
                 continue
             _running.add(key)
+            undo = _undo_point()
             try:
                 with loading_extensions():  # (a class a script registered under a built-in name stays)
                     load()
             except Exception as exc:
+                undo(value.split(':')[0].split('.')[0] if value else '')
                 raise ImportError(f'internutopia extension {name!r} ({what}) failed to load: {exc}') from exc
             finally:
                 _running.discard(key)
@@ -99,6 +108,34 @@ def load_extensions() -> list[str]:
                 _done_entries.add(key)
             _loaded.append(name)
         return list(_loaded)
+
+
+def _undo_point() -> Callable[[str], None]:
+    """What undoes a failed extension load: ``undo(package)`` puts every registry and config family
+    back as it was now, and forgets the modules imported since (of ``package`` and of the packages
+    whose classes were dropped), so that loading the extension again imports them, and so registers
+    their classes, anew. The core's own modules and third-party imports are kept."""
+    restore_registries = registry_snapshot()
+    # (the config families: the roots' tables of type -> config class; read through sys.modules, as the
+    # config package imports this module: none exists before it is imported)
+    config_base = sys.modules.get('internutopia.core.config.base')
+    roots = config_base.TypedCfg.__subclasses__() if config_base is not None else []
+    families = {root: dict(root._family_table) for root in roots if '_family_table' in root.__dict__}
+    modules_before = set(sys.modules)
+
+    def undo(package: str) -> None:
+        dropped = restore_registries()
+        for root, table in families.items():
+            dropped += [cls for type_name, cls in root._family_table.items() if table.get(type_name) is not cls]
+            root._family_table.clear()
+            root._family_table.update(table)
+        packages = {getattr(cls, '__module__', '').split('.')[0] for cls in dropped} | {package}
+        packages -= {'', 'internutopia', '__main__', 'builtins'}
+        for module in list(sys.modules):
+            if module not in modules_before and module.split('.')[0] in packages:
+                del sys.modules[module]
+
+    return undo
 
 
 def _entry_point_loader(entry: importlib.metadata.EntryPoint) -> Callable[[], Any]:

@@ -98,6 +98,35 @@ def loading_extensions() -> Iterator[None]:
         _LOADING_EXTENSIONS.reset(token)
 
 
+def snapshot() -> Callable[[], list[type]]:
+    """The state of every registry now; calling the result puts them back as they were and returns
+    the classes that were registered since and are no longer (what a failed extension load undoes,
+    :func:`internutopia.core.plugins.load_extensions`).
+
+    >>> metrics = Registry('metric')
+    >>> undo = snapshot()
+    >>> @metrics.register('Score')
+    ... class Score: ...
+    >>> [cls.__name__ for cls in undo()], 'Score' in metrics
+    (['Score'], False)
+    """
+    states = {registry: registry._state() for registry in list(_REGISTRIES)}
+
+    def restore() -> list[type]:
+        dropped: list[type] = []
+        for registry in list(_REGISTRIES):
+            before = states.get(registry)
+            kept = set(map(id, before[0].values())) if before is not None else set()
+            dropped += [cls for cls in registry._classes.values() if id(cls) not in kept]
+            if before is not None:
+                registry._restore(before)
+            else:  # (a registry made since: the extension's own base class)
+                registry._restore(({}, {}, set(), {}, None))
+        return dropped
+
+    return restore
+
+
 class Registry(Generic[T]):
     """A table of classes of one kind, keyed by the ``type`` string configs use."""
 
@@ -216,6 +245,15 @@ class Registry(Generic[T]):
                                 f'{type(error).__name__}: {error}') from error
             made = self._makers[name]
         return made[1]
+
+    def _state(self) -> tuple[Any, ...]:
+        return (dict(self._classes), dict(self._makers), set(self._scripts_names), dict(self._failed), self._adapter)
+
+    def _restore(self, state: tuple[Any, ...]) -> None:
+        classes, makers, scripts_names, failed, adapter = state
+        self._classes.clear()  # (in place: ``table`` and ``BaseRobot.robots`` are this dict)
+        self._classes.update(classes)
+        self._makers, self._scripts_names, self._failed, self._adapter = dict(makers), set(scripts_names), dict(failed), adapter
 
     def names(self) -> list[str]:
         """Registered names, sorted."""

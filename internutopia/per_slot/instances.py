@@ -7,9 +7,10 @@ InternUtopia's robots, controllers and sensors are per-instance objects; the ada
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from typing import Any, TypeVar
+
+from internutopia.core.util.caller import warn_per_episode
 
 _T = TypeVar('_T')
 
@@ -106,8 +107,10 @@ class SlotStateListener:
 
 
 def warn_cleanup_error(instance: Any, slot: int, exc: Exception) -> None:
-    """Warn that ``instance.cleanup()`` raised ``exc`` in ``slot`` (the reset it ran in goes on)."""
-    warnings.warn(f'{type(instance).__name__}.cleanup() in env {slot} raised {type(exc).__name__}: {exc}', stacklevel=3)
+    """Warn that ``instance.cleanup()`` raised ``exc`` in ``slot`` (the reset it ran in goes on), at
+    the user's line that called into the project, every time, and kept in no module's
+    ``__warningregistry__`` (each slot and error makes its own text: a long run would keep them all)."""
+    warn_per_episode(f'{type(instance).__name__}.cleanup() in env {slot} raised {type(exc).__name__}: {exc}')
 
 
 class OrderedObsMixin:

@@ -16,7 +16,6 @@ Both are :class:`SlotTask` objects: they have the slot's robots and objects by n
 from __future__ import annotations
 
 import numbers
-import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +25,7 @@ import numpy as np
 
 from internutopia.core.runner.failures import each_slot
 from internutopia.core.task.base import BaseTask
+from internutopia.core.util.caller import warn_per_episode
 from internutopia.core.util.trees import row
 from internutopia.core.view import EnvView
 from internutopia.per_slot.instances import SlotStateListener
@@ -285,7 +285,8 @@ class SlotTaskAdapter(BaseTask):
         try:
             instance.cleanup()
         except Exception as exc:
-            warnings.warn(f'{type(instance).__name__}.cleanup() in env {slot} raised {type(exc).__name__}: {exc}', stacklevel=2)
+            # (a text per slot and error: shown each time, kept in no module's __warningregistry__)
+            warn_per_episode(f'{type(instance).__name__}.cleanup() in env {slot} raised {type(exc).__name__}: {exc}')
         finally:
             for robot in dict(getattr(instance, 'robots', None) or {}).values():
                 mark_ended(robot)  # (cleaned up by the task's cleanup, or left alone by it, as InternUtopia)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
+from internutopia.core.config.object import object_scale
 from internutopia.core.object.base import BaseObject
 from internutopia_extension.objects.placed import GROUP_VISUAL, PlacedObject, rgba
 
@@ -24,7 +25,7 @@ class DynamicCube(PlacedObject):
     def build_spec(self) -> mujoco.MjSpec:
         spec, body = self.new_root('dynamic_cube')
         geom = body.add_geom(name='box', type=mujoco.mjtGeom.mjGEOM_BOX,
-                             size=(np.asarray(self.config.scale, dtype=float) / 2).tolist(), rgba=rgba(self.config.color))
+                             size=(np.asarray(object_scale(self.config)) / 2).tolist(), rgba=rgba(self.config.color))
         if self.config.mass is not None:
             geom.mass = float(self.config.mass)
         elif self.config.density is not None:
@@ -43,6 +44,6 @@ class VisualCube(PlacedObject):
 
     def build_spec(self) -> mujoco.MjSpec:
         spec, body = self.new_root('visual_cube')
-        body.add_geom(name='box', type=mujoco.mjtGeom.mjGEOM_BOX, size=(np.asarray(self.config.scale, dtype=float) / 2).tolist(),
+        body.add_geom(name='box', type=mujoco.mjtGeom.mjGEOM_BOX, size=(np.asarray(object_scale(self.config)) / 2).tolist(),
                       rgba=rgba(self.config.color), contype=0, conaffinity=0, group=GROUP_VISUAL)
         return spec

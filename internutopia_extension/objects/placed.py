@@ -13,6 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from internutopia.core.config.object import object_orientation
 from internutopia.core.object.base import BaseObject
 from internutopia.core.robot.base import NO_ID
 
@@ -64,6 +65,6 @@ class PlacedObject(BaseObject):
         assert self.world is not None, 'reset before bind'
         data = self.world.data
         positions = np.array([c.position for c, s in zip(configs, static, strict=True) if s], dtype=float)
-        quats = np.array([c.orientation for c, s in zip(configs, static, strict=True) if s], dtype=float)
+        quats = np.array([object_orientation(c) for c, s in zip(configs, static, strict=True) if s], dtype=float)
         data.mocap_pos[slots[static], mocap[static]] = positions
         data.mocap_quat[slots[static], mocap[static]] = quats / np.linalg.norm(quats, axis=1, keepdims=True)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
+from internutopia.core.config.object import object_scale
 from internutopia.core.object.base import BaseObject
 from internutopia_extension.objects.placed import PlacedObject, rgba
 
@@ -31,7 +32,7 @@ class Table(PlacedObject):
     def build_spec(self) -> mujoco.MjSpec:
         config = self.config
         spec, body = self.new_root('table')
-        length, depth, height = (float(v) for v in config.scale)
+        length, depth, height = object_scale(config)
         thickness, leg = float(config.top_thickness), float(config.leg_width)
         top_rgba = rgba(config.color)
         body.add_geom(name='top', type=mujoco.mjtGeom.mjGEOM_BOX, size=[length / 2, depth / 2, thickness / 2],

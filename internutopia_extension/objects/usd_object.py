@@ -21,6 +21,7 @@ import mujoco
 from internutopia.core.backend.mujoco.scene_loader import scene_to_spec
 from internutopia.core.backend.mujoco.usd_mass import weightless_visuals
 from internutopia.core.backend.mujoco.usd_scene import USD_EXTENSIONS, usd_scene_to_spec
+from internutopia.core.config.object import object_scale
 from internutopia.core.object.base import BaseObject
 from internutopia.core.util.caller import caller_stacklevel
 from internutopia_extension.objects.placed import PlacedObject
@@ -54,9 +55,9 @@ class UsdObject(PlacedObject):
         usd = str(config.usd_path).lower().endswith(USD_EXTENSIONS)
         try:
             if usd:
-                content = _usd_content(str(config.usd_path), config.scale)
+                content = _usd_content(str(config.usd_path), object_scale(config))
             else:
-                content = scene_to_spec(config.usd_path, scale=config.scale)
+                content = scene_to_spec(config.usd_path, scale=object_scale(config))
         except (FileNotFoundError, ValueError) as exc:
             raise type(exc)(f'object {config.name!r} (usd_path): {exc}') from exc
         for joint in list(content.joints):

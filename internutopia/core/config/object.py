@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationInfo, field_validator
 
-from internutopia.core.config.base import Quat, Scale, TypedCfg, Vec3
+from internutopia.core.config.base import BaseCfg, Quat, Scale, TypedCfg, Vec3
 from internutopia.core.config.values import check_entity_name, checked_pose
 
 
@@ -42,4 +42,42 @@ class ObjectCfg(TypedCfg):
         return checked_pose(value, info.field_name or '')
 
 
-__all__ = ['ObjectCfg']
+def _or_default(config: Any, name: str) -> tuple[float, ...]:
+    value = getattr(config, name, None)
+    if value is None:
+        cls = type(config)
+        if not isinstance(config, BaseCfg):  # (a config of InternUtopia's kind: ObjectCfg's meaning)
+            value = _NONE_DEFAULTS[name]
+        elif name in cls.none_meanings():
+            value = cls._none_for(name)  # (a copy; FIELD_DEFAULT: the class's default)
+        else:  # (a class whose validation rejects None, e.g. the cubes' scale)
+            raise ValueError(f'object {getattr(config, "name", "?")!r} ({cls.__name__}): {name} must not be None')
+    return tuple(float(v) for v in value)
+
+
+_NONE_DEFAULTS: Mapping[str, tuple[float, ...]] = ObjectCfg._none_means
+
+
+def object_orientation(config: Any) -> tuple[float, ...]:
+    """The wxyz ``orientation`` of an object config, ``None`` read as its class's validation reads it
+    (identity for :class:`ObjectCfg`; ``ValueError`` where the class rejects ``None``). For readers of
+    a config built without validation (``model_copy(update=...)``, ``model_construct``), which may
+    hold ``None``; the config is not changed.
+
+    >>> object_orientation(ObjectCfg.model_construct(name='box', type='Box', orientation=None))
+    (1.0, 0.0, 0.0, 0.0)
+    """
+    return _or_default(config, 'orientation')
+
+
+def object_scale(config: Any) -> tuple[float, ...]:
+    """The ``scale`` of an object config, ``None`` read as its class says (``(1, 1, 1)`` for
+    :class:`ObjectCfg`); see :func:`object_orientation`.
+
+    >>> object_scale(ObjectCfg(name='box', type='Box').model_copy(update={'scale': None}))
+    (1.0, 1.0, 1.0)
+    """
+    return _or_default(config, 'scale')
+
+
+__all__ = ['ObjectCfg', 'object_orientation', 'object_scale']
