@@ -4,7 +4,12 @@ Import ``internutopia.core.vec_env.Env`` (many env slots in one world) or
 ``internutopia.core.gym_env.Env`` (one slot, one robot, a ``gymnasium.Env``).
 """
 
-__version__ = '0.1.0'
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # (the installed distribution's version: one source of truth, pyproject.toml)
+    __version__ = version('internutopia')
+except PackageNotFoundError:  # a checkout on sys.path that was never pip-installed
+    __version__ = '0.0.0+unknown'
 
 
 def _register_gymnasium_ids() -> None:
