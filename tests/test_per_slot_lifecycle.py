@@ -236,9 +236,11 @@ def _kept_in_a_warning_registry(text: str) -> list[str]:
     """Modules whose ``__warningregistry__`` holds a warning of ``text``."""
     import sys
 
-    return [name for name, module in list(sys.modules.items())
-            if any(isinstance(key, tuple) and text in str(key[0])
-                   for key in (getattr(module, '__warningregistry__', None) or {}))]
+    # (a real module's registry only: some objects in sys.modules answer any attribute, e.g. a lazy namespace)
+    registries = [(name, vars(module).get('__warningregistry__')) for name, module in list(sys.modules.items())
+                  if hasattr(module, '__dict__')]
+    return [name for name, registry in registries
+            if isinstance(registry, dict) and any(isinstance(key, tuple) and text in str(key[0]) for key in registry)]
 
 
 def test_cleanup_warnings_are_shown_every_time_at_the_callers_line_and_kept_nowhere():
