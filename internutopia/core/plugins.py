@@ -119,8 +119,8 @@ def _undo_point() -> Callable[[str], None]:
     # (the config families: the roots' tables of type -> config class; read through sys.modules, as the
     # config package imports this module: none exists before it is imported)
     config_base = sys.modules.get('internutopia.core.config.base')
-    roots = config_base.TypedCfg.__subclasses__() if config_base is not None else []
-    families = {root: dict(root._family_table) for root in roots if '_family_table' in root.__dict__}
+    roots = config_base.config_families().values() if config_base is not None else ()
+    families = {root: dict(root._family_table) for root in roots}
     modules_before = set(sys.modules)
 
     def undo(package: str) -> None:

@@ -442,5 +442,12 @@ class TypedCfg(BaseCfg):
         return cls._registered_subclass(cls._type_of(data))
 
 
-__all__ = ['FIELD_DEFAULT', 'NONE_REJECTED', 'BaseCfg', 'Quat', 'Scale', 'TypedCfg', 'Vec3', 'known_keys', 'takes_none',
+__all__ = ['FIELD_DEFAULT', 'NONE_REJECTED', 'BaseCfg', 'Quat', 'Scale', 'TypedCfg', 'Vec3', 'config_families', 'known_keys', 'takes_none',
            'unique_names']
+
+
+def config_families() -> dict[str, builtins.type[TypedCfg]]:
+    """The roots of the ``type``-keyed config families (``RobotCfg``, ``TaskCfg``, ...), by name:
+    each holds its family's table of ``type`` -> config class."""
+    return {root.__name__: root for root in TypedCfg.__subclasses__() if '_family_table' in root.__dict__}
+

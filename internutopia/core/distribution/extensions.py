@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from internutopia.core.config.base import config_families
+
 _BUILTIN_PACKAGES = ('internutopia', 'internutopia_extension')
 _MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
@@ -48,13 +50,6 @@ def registries() -> dict[str, Any]:
     return {'robot': BaseRobot.registry, 'controller': BaseController.registry, 'sensor': BaseSensor.registry,
             'task': BaseTask.registry, 'metric': BaseMetric.registry, 'object': BaseObject.registry,
             'reward': BaseReward.registry}
-
-
-def config_families() -> dict[str, Any]:
-    """The roots of the ``type``-keyed config families (``RobotCfg``, ``TaskCfg``, ...), by name."""
-    from internutopia.core.config.base import TypedCfg
-
-    return {root.__name__: root for root in TypedCfg.__subclasses__() if '_family_table' in root.__dict__}
 
 
 def _is_builtin(cls: type) -> bool:
