@@ -94,15 +94,25 @@ print(json.dumps(sorted(k for k in gymnasium.registry if k.startswith('internuto
 '''
 
 
+def _running_tree() -> Path:
+    """The checkout this process imported ``internutopia`` from."""
+    return Path(__file__).resolve().parents[2]
+
+
 def tree_ids(tree: str | Path, timeout_s: float = TIMEOUT_S) -> list[str]:
     """The Gymnasium ids checkout ``tree`` registers (``import internutopia.envs`` there), as its
-    workers see them: asked of a process running that tree (the running tree too, so both trees
-    are asked the same way).
+    workers see them: asked of a process running that tree, unless it is the one running now.
 
     Raises:
         RuntimeError: the tree's ``internutopia.envs`` cannot be imported (the error's last line).
     """
     tree = Path(tree).resolve()
+    if tree == _running_tree():  # (asked here: a bad --ids is refused before any process starts)
+        import gymnasium
+
+        import internutopia.envs  # noqa: F401  (registers this tree's ids)
+
+        return sorted(k for k in gymnasium.registry if k.startswith('internutopia/'))
     environ = {**os.environ, 'PYTHONPATH': str(tree)}
     done = subprocess.run([sys.executable, '-c', _IDS], cwd=tree, env=environ, capture_output=True, text=True,
                           timeout=timeout_s)
