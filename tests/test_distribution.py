@@ -19,7 +19,7 @@ import internutopia
 from internutopia.core.config import Config, TaskCfg, strict_config
 from internutopia.core.distribution import DistributedConfig, RayDistributionCfg
 from internutopia.core.task.base import BaseTask
-from internutopia.core.vec_env import Env
+from internutopia.core.vec_env import MAX_STEPS_ENV, Env
 from internutopia_extension import import_extensions
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
@@ -219,7 +219,9 @@ def test_a_proc_num_the_machine_cannot_hold_is_refused_by_name_before_anything_s
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir('/proc'), reason='reads the process table from /proc')
-def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
+def test_env_starts_its_own_ray_and_close_leaves_no_process_behind(monkeypatch):
+    # (a step bound that runs out stops the app, not the env: close() must still release Ray)
+    monkeypatch.setenv(MAX_STEPS_ENV, '1')
     assert not ray.is_initialized()
     before = set(_descendants(os.getpid()))
     cfg = Config(env_num=2, metrics_save_path='none', task_configs=_tasks(4, lambda i: 3))
@@ -233,6 +235,7 @@ def test_env_starts_its_own_ray_and_close_leaves_no_process_behind():
         obs, info = env.reset()
         assert [o['mark'] for o in obs] == [0.0, 1.0, 2.0, 3.0]
         env.step([None] * 4)
+        assert not env.closed
         ours = {pid: name for pid, name in _descendants(os.getpid()).items() if pid not in before}
         assert 'raylet' in ours.values() and 'gcs_server' in ours.values()
         assert set(runner_pids) <= set(ours)  # the runners are workers of our raylet

@@ -155,6 +155,47 @@ def test_a_bad_step_bound_is_refused(monkeypatch, value):
         Env(Config(task_configs=[SingleInferenceTaskCfg(robots=[JetbotRobotCfg()])]))
 
 
+def test_an_env_whose_step_bound_ran_out_is_still_released_by_close(monkeypatch):
+    """The bound stops the app (the script's loop ends); the env refuses further steps, saying why,
+    and its close() still releases the world and tells its observers."""
+    from internutopia.core.config import Config
+    from internutopia.core.vec_env import MAX_STEPS_ENV, Env
+    from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+    from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+    class CloseSeen:
+        closed = 0
+
+        def on_reset(self, *args):
+            pass
+
+        def on_step(self, *args):
+            pass
+
+        def on_close(self):
+            self.closed += 1
+
+    monkeypatch.setenv(MAX_STEPS_ENV, '2')
+    env = Env(Config(env_num=2, metrics_save_path='none',
+                     task_configs=[SingleInferenceTaskCfg(robots=[JetbotRobotCfg()])] * 2))
+    seen = CloseSeen()
+    env.add_observer(seen)
+    env.reset()
+    env.step([{}, {}])
+    env.step([{}, {}])
+    assert not env.simulation_app.is_running()
+    with pytest.raises(RuntimeError, match=f'this Env has stopped: .*{MAX_STEPS_ENV}.*call env.close'):
+        env.step([{}, {}])
+    world = env.runner.world
+    assert world.packs
+    env.close()
+    assert seen.closed == 1 and not world.packs  # (the physics batches are dropped)
+    env.close()  # (a second close releases nothing twice)
+    assert seen.closed == 1
+    with pytest.raises(RuntimeError, match='this Env is closed'):
+        env.step([{}, {}])
+
+
 # ------------------------------------------------------------------------------------------------
 # the web viewer: keys pressed in a real (headless) browser's page
 #: The page's keys field: the one editable text input that starts empty.

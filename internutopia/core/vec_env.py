@@ -122,6 +122,9 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
         # (the episodes the env runs, as task_config_manager lists them: None for an iterator)
         self._episode_list = episodes if isinstance(episodes, list) else config.task_configs if episodes is None else None
         self._app = SimulationApp()
+        # (closed by close() only: the app also stops when INTERNUTOPIA_MAX_STEPS runs out or a
+        # script calls simulation_app.close(), and the world must still be released then)
+        self._closed = False
         max_steps = max_steps_from_environ()
         if max_steps is not None:  # (InternUtopia's scripts loop on is_running(): a headless job bounds them)
             self.add_observer(StopAppAfter(self._app, max_steps))
@@ -198,8 +201,11 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
                 self._viewer = synced_viewer(self._viewer)
 
     def _check_open(self) -> None:
-        if not self._app.is_running():
+        if self._closed:
             raise RuntimeError('this Env is closed')
+        if not self._app.is_running():
+            raise RuntimeError(f'this Env has stopped: its simulation_app was closed ({MAX_STEPS_ENV} steps ran out, '
+                               'or simulation_app.close() was called); call env.close() to release it')
 
     # ------------------------------------------------------------------------------------------
     def reset(self, reset_list: list[int] | None = None, env_ids: list[int] | None = None, *,
@@ -452,7 +458,7 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
     def close(self) -> None:
         """Release the world and stop ``simulation_app``; further calls raise ``RuntimeError``."""
         with held_interrupts():  # a Ctrl-C during close is raised once everything is released
-            if not self._app.is_running():
+            if self._closed:
                 return
             # (a step or reset running in another thread: a RuntimeError naming it, nothing released)
             with self._runners.guard.enter('close'):
@@ -467,6 +473,7 @@ class Env(UpstreamEnvMembers, ObservedCalls, EnvViews):
                         self._viewer = None
                     self._runners.close()
                 finally:  # (closed even when a release raises: a second close never releases twice)
+                    self._closed = True
                     self._app.close()
             if observed is not None:
                 raise observed

@@ -86,7 +86,7 @@ class DistributedEnv(Env):
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
-        return not self._app.is_running()
+        return self._closed
 
     @property
     def finished(self) -> Finished:
