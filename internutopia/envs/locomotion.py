@@ -89,21 +89,21 @@ def make_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_walk_vec`."""
     from internutopia.core.gym_vector import FlatEnv
 
-    return FlatEnv(vector_env=make_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+    return FlatEnv.of(lambda: make_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
 def make_aliengo_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_aliengo_walk_vec`."""
     from internutopia.core.gym_vector import FlatEnv
 
-    return FlatEnv(vector_env=make_aliengo_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+    return FlatEnv.of(lambda: make_aliengo_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
 def make_gr1_walk(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_gr1_walk_vec`."""
     from internutopia.core.gym_vector import FlatEnv
 
-    return FlatEnv(vector_env=make_gr1_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+    return FlatEnv.of(lambda: make_gr1_walk_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
 __all__ = ['make_aliengo_walk', 'make_aliengo_walk_vec', 'make_gr1_walk', 'make_gr1_walk_vec', 'make_walk', 'make_walk_vec']

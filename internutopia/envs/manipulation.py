@@ -141,7 +141,7 @@ def make_manipulation(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_manipulation_vec`."""
     from internutopia.core.gym_vector import FlatEnv
 
-    return FlatEnv(vector_env=make_manipulation_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+    return FlatEnv.of(lambda: make_manipulation_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
 __all__ = ['REWARD_SCALES', 'WORKSPACE', 'make_manipulation', 'make_manipulation_vec', 'manipulation_action_space',

@@ -132,7 +132,7 @@ def make_point_nav(render_mode: str | None = None, **kwargs: Any) -> Any:
     """The one-env :class:`~internutopia.core.gym_vector.FlatEnv` of :func:`make_point_nav_vec`."""
     from internutopia.core.gym_vector import FlatEnv
 
-    return FlatEnv(vector_env=make_point_nav_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
+    return FlatEnv.of(lambda: make_point_nav_vec(num_envs=1, autoreset_mode='Disabled', render_mode=render_mode, **kwargs))
 
 
 __all__ = ['POINT_NAV_ROBOTS', 'make_point_nav', 'make_point_nav_vec', 'point_nav_robot_cfg', 'point_nav_sampler']

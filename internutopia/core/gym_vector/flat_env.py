@@ -60,6 +60,15 @@ class FlatEnv(gym.Env):
         #: ``KeyboardInterrupt`` (a Ctrl-C): the caller never saw it, so the next step reports it.
         self._unseen_end: tuple[Any, bool, bool] | None = None
 
+    @classmethod
+    def of(cls, make: Callable[[], VectorEnv]) -> FlatEnv:
+        """The ``FlatEnv`` over the one-slot :class:`VectorEnv` that ``make()`` builds; ``reset()``
+        after ``close()`` calls ``make()`` again for a new world, as a ``FlatEnv`` of a config does
+        (``gymnasium.make('internutopia/...')`` builds its env this way)."""
+        env = cls(vector_env=make())
+        env._reopen = make
+        return env
+
     @property
     def vector_env(self) -> VectorEnv:
         """The one-slot vector env underneath."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -92,7 +93,9 @@ class VideoRecorder:
 
     Frames are streamed to the MP4 encoder as they come (only a GIF is held in memory until
     :meth:`close`). All frames must have the size of the first; odd sizes are padded to even
-    ones for H.264.
+    ones for H.264. A recorder never closed (a loop that raised, a notebook cell re-run, a script
+    that ends without :meth:`close`) finishes its file when it is garbage-collected or when the
+    interpreter exits.
 
     Args:
         path: output file; its suffix picks the format (``.mp4``, else GIF).
@@ -110,15 +113,16 @@ class VideoRecorder:
         self.depth_range = depth_range
         self.frames = 0
         self._shape: tuple[int, ...] | None = None
-        self._writer: Any = None
-        self._gif_frames: list[np.ndarray] = []
+        self._out = _Output(self.path, self.fps)
+        # (finishes the file once: at close, when the recorder is collected, or at exit)
+        self._finish = weakref.finalize(self, self._out.finish)
         self._closed = False
         self.format = 'mp4' if self.path.lower().endswith('.mp4') else 'gif'
         if self.format == 'mp4' and not mp4_available():
             self._fall_back('imageio and imageio-ffmpeg are not installed (pip install internutopia[video])')
 
     def _fall_back(self, why: str) -> None:
-        self.path = os.path.splitext(self.requested_path)[0] + '.gif'
+        self.path = self._out.path = os.path.splitext(self.requested_path)[0] + '.gif'
         self.format = 'gif'
         warnings.warn(f'cannot write MP4 ({why}); writing a GIF to {self.path} instead', stacklevel=caller_stacklevel())
 
@@ -131,18 +135,19 @@ class VideoRecorder:
             self._shape = image.shape
         elif image.shape != self._shape:
             raise ValueError(f'frame {self.frames} has shape {image.shape[:2]}; this video is {self._shape[:2]} (H, W)')
+        out = self._out
         if self.format == 'mp4':
             image = _pad_even(image)
-            if self._writer is None:
+            if out.writer is None:
                 try:
-                    self._writer = self._open_mp4()
+                    out.writer = self._open_mp4()
                 except Exception as exc:  # encoder missing or broken: keep the frames as a GIF
                     self._fall_back(str(exc))
-            if self._writer is not None:
-                self._writer.append_data(image)
+            if out.writer is not None:
+                out.writer.append_data(image)
                 self.frames += 1
                 return
-        self._gif_frames.append(image)
+        out.gif_frames.append(image)
         self.frames += 1
 
     def _open_mp4(self) -> Any:
@@ -157,12 +162,7 @@ class VideoRecorder:
         if self._closed:
             return self.path
         self._closed = True
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        elif self._gif_frames:
-            _write_gif(self.path, self._gif_frames, self.fps)
-            self._gif_frames = []
+        self._finish()
         return self.path
 
     def __enter__(self) -> VideoRecorder:
@@ -170,6 +170,24 @@ class VideoRecorder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Output:
+    """What a :class:`VideoRecorder` has not finished writing: the MP4 encoder, or the GIF's frames
+    (kept apart from the recorder so that its finalizer can finish them without it)."""
+
+    def __init__(self, path: str, fps: float) -> None:
+        self.path, self.fps = path, fps
+        self.writer: Any = None
+        self.gif_frames: list[np.ndarray] = []
+
+    def finish(self) -> None:
+        writer, self.writer = self.writer, None
+        frames, self.gif_frames = self.gif_frames, []
+        if writer is not None:
+            writer.close()
+        elif frames:
+            _write_gif(self.path, frames, self.fps)
 
 
 def _pad_even(image: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ of their own next to it (see :mod:`.cameras`); the overview uses the buffer itse
 from __future__ import annotations
 
 import math
+import os
 
 import mujoco
 import numpy as np
@@ -16,6 +17,7 @@ from internutopia.core.backend.mujoco.render.framebuffers import _gl
 from internutopia.core.backend.mujoco.render.gl import new_gl_context, release_current
 from internutopia.core.backend.mujoco.render.scene import RenderModel
 from internutopia.core.backend.mujoco.render.sky import has_own_skybox, sky_composite, warm_sky_kernel
+from internutopia.core.util.inherited import keep_forever
 from internutopia.core.util.jit import Kernel
 
 _FLAG_REFLECTION = int(mujoco.mjtRndFlag.mjRND_REFLECTION)
@@ -40,6 +42,7 @@ class RenderContext:
     def __init__(self, render_model: RenderModel, width: int, height: int, samples: int, maxgeom: int = 0,
                  screen: int = 0) -> None:
         self.render_model = render_model
+        self._pid = os.getpid()  # (a context inherited through fork is never used: see .fork)
         self.size = (int(width), int(height))
         self.samples = int(samples)
         model = render_model.model
@@ -73,6 +76,9 @@ class RenderContext:
     def make_current(self) -> None:
         if self.mjr is None:
             raise RuntimeError('this render context was freed')
+        if self._pid != os.getpid():
+            raise RuntimeError(f'this render context was made in process {self._pid}, which this one was forked from: '
+                               'its GL state does not work here')
         self.gl.make_current()
 
     def release(self) -> None:
@@ -224,6 +230,9 @@ class RenderContext:
         if self.mjr is None:
             return
         mjr, self.mjr = self.mjr, None
+        if self._pid != os.getpid():  # (inherited through fork: its display is the parent's, see .fork)
+            keep_forever((mjr, self.gl))
+            return
         try:
             self.gl.make_current()
             mjr.free()

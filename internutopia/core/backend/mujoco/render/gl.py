@@ -41,8 +41,8 @@ import threading
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-#: EGL platform of Mesa's surfaceless displays (``EGL_MESA_platform_surfaceless``).
-_PLATFORM_SURFACELESS = 0x31DD
+from internutopia.core.backend.mujoco.render.fork import SURFACELESS, fresh_display, prepare_mujoco_display
+
 _GL_RENDERER = 0x1F01
 #: Mesa's llvmpipe reads its rasterizer thread count from this variable when a display is made.
 RASTERIZER_THREADS_VARIABLE = 'LP_NUM_THREADS'
@@ -110,6 +110,7 @@ def gl_context_class() -> type:
     backend = _backend()
     if sys.platform.startswith('linux') and backend == 'egl':
         from mujoco.egl import GLContext
+        prepare_mujoco_display(avoid=_Screens.variants())  # (a forked child: a display of its own)
         return GLContext
     if sys.platform.startswith('linux') and backend == 'osmesa':
         from mujoco.osmesa import GLContext
@@ -136,6 +137,7 @@ class EglContext:
         from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
 
         self.display = display
+        self._pid = os.getpid()  # (a context inherited through fork is never touched: see .fork)
         configs = (EGL.EGLConfig * 1)()
         found = ctypes.c_long()
         EGL.eglReleaseThread()
@@ -152,6 +154,9 @@ class EglContext:
 
         if not self._context or not _Screens.alive:
             raise RuntimeError('this GL context was freed')
+        if self._pid != os.getpid():
+            raise RuntimeError(f'this GL context was made in process {self._pid}, which this one was forked from: '
+                               'its EGL display does not work here (make a new context)')
         if not EGL.eglMakeCurrent(self.display, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, self._context):
             raise RuntimeError('Failed to make the EGL context current.')
 
@@ -159,7 +164,7 @@ class EglContext:
         """Make no context current on this thread."""
         from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
 
-        if _Screens.alive:
+        if _Screens.alive and self._pid == os.getpid():
             EGL.eglMakeCurrent(self.display, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, EGL.EGL_NO_CONTEXT)
 
     def free(self) -> None:
@@ -167,7 +172,7 @@ class EglContext:
         from mujoco.egl import egl_ext as EGL  # noqa: N812 - the library's name
 
         context, self._context = self._context, None
-        if not context or not _Screens.alive:
+        if not context or not _Screens.alive or self._pid != os.getpid():
             return
         current = EGL.eglGetCurrentContext()
         if current and current.address == context.address:
@@ -208,6 +213,20 @@ class _Screens:
     alive = True
     #: Whether each display was made to rasterize on its drawing threads (``{'mujoco': ..., 'second': ...}``).
     inline: dict[str, bool] = {'mujoco': False, 'second': False}
+    #: Which display the second one is (see :mod:`.fork`), while there is one.
+    variant: tuple[str, bool] | None = None
+
+    @classmethod
+    def variants(cls) -> tuple[tuple[str, bool], ...]:
+        """The displays this class holds (for :func:`.fork.prepare_mujoco_display` to pick another)."""
+        return (cls.variant,) if cls.variant is not None and cls.display is not None else ()
+
+    @classmethod
+    def after_fork_in_child(cls) -> None:
+        """Forget the parent's second display (see :mod:`.fork`): a forked child makes its own."""
+        cls.lock = threading.Lock()
+        cls.checked, cls.display, cls.variant, cls.default_renderer = False, None, None, None
+        cls.inline = {'mujoco': False, 'second': False}
 
     @classmethod
     def second_display(cls, width: int, height: int, inline: bool = False) -> Any:
@@ -238,8 +257,9 @@ class _Screens:
             inline = inline and mujoco_egl.EGL_DISPLAY is None
             second_renderer = None
             with _rasterizer_threads(inline) as second_inline:
-                display = EGL.eglGetPlatformDisplayEXT(_PLATFORM_SURFACELESS, None, None)
-                if display and EGL.eglInitialize(display, None, None):
+                made = fresh_display((SURFACELESS,))  # (in a forked child, one its parents never used)
+                if made is not None:
+                    display, cls.variant = made
                     second = EglContext(display)
                     try:
                         second.make_current()
@@ -259,6 +279,7 @@ class _Screens:
         if second_renderer is None or not mesa or second_renderer != cls.default_renderer:
             if display and second_renderer is not None:
                 EGL.eglTerminate(display)
+            cls.variant = None
             return None
         cls.inline = {'mujoco': made_inline, 'second': second_inline}
         atexit.register(_Screens.terminate)
@@ -272,6 +293,10 @@ class _Screens:
             if cls.display is not None and cls.alive:
                 cls.alive = False
                 EGL.eglTerminate(cls.display)
+
+
+if hasattr(os, 'register_at_fork'):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_Screens.after_fork_in_child)
 
 
 def prepare_screens(width: int, height: int, workers: int) -> dict[str, bool]:

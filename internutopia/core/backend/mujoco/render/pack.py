@@ -8,6 +8,7 @@ the overview's contexts. It lives as long as the pack, or until :func:`release`.
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import Any
 
@@ -15,6 +16,7 @@ from internutopia.core.backend.clock import RenderClock
 from internutopia.core.backend.mujoco.render.cameras import CameraRenderer
 from internutopia.core.backend.mujoco.render.context import RenderContext
 from internutopia.core.backend.mujoco.render.scene import Purpose, RenderModel
+from internutopia.core.util.inherited import keep_forever
 
 
 class PackRender:
@@ -25,6 +27,7 @@ class PackRender:
         self._models: dict[tuple, RenderModel] = {}
         self._cameras: dict[tuple[int, int, int, bool], CameraRenderer] = {}
         self._overview: dict[tuple[int, int, bool, float], RenderContext] = {}
+        self._pid = os.getpid()
 
     def _current(self) -> Any:
         pack = self._pack()
@@ -76,6 +79,9 @@ class PackRender:
         cameras, self._cameras = self._cameras, {}
         overview, self._overview = self._overview, {}
         self._models = {}
+        if self._pid != os.getpid():  # (inherited through fork: its GL state is the parent's, see .fork)
+            keep_forever((cameras, overview))
+            return
         for renderer in cameras.values():
             renderer.free()
         for context in overview.values():
@@ -100,6 +106,19 @@ def _drop_state(key: int, state: PackRender) -> None:
     if _STATES.get(key) is state:
         del _STATES[key]
     state.free()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child renders its packs with contexts of its own (see :mod:`.fork`): the inherited
+    rendering states are kept untouched, and the next render of each pack makes a new one."""
+    inherited = list(_STATES.values())
+    _STATES.clear()
+    for state in inherited:
+        state.free()  # (drops its contexts into fork.keep_forever, touching no GL)
+
+
+if hasattr(os, 'register_at_fork'):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def world_packs(world: Any) -> list[Any]:
