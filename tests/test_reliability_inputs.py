@@ -134,3 +134,24 @@ def test_the_memory_check_honours_the_process_limits(limit):
     assert f'under its {limit} limit (ulimit -{"v" if limit == "RLIMIT_AS" else "d"})' in done.stdout
     small = subprocess.run([sys.executable, '-c', _UNDER_A_LIMIT, limit, '4'], capture_output=True, text=True, timeout=120)
     assert small.stdout.strip() == 'ACCEPTED', small.stdout + small.stderr[-2000:]
+
+
+def test_cameras_whose_images_cannot_fit_are_refused_at_the_reset(make_config, monkeypatch):
+    """A camera draws every slot's images at the first observation: an env_num whose images cannot
+    fit is refused at the reset that places the camera, naming it (it used to grow past the
+    memory mid-step: 20,000 Jetbot cameras are 12 GB), and the env is still usable after."""
+    from internutopia_extension.configs.robots.jetbot import jetbot_camera_cfg
+
+    task = FiniteStepTaskCfg(max_steps=5, robots=[JetbotRobotCfg(sensors=[jetbot_camera_cfg])])
+    room = 200 * 2 ** 20
+    monkeypatch.setattr(memory, 'available_bytes', lambda: room)
+    monkeypatch.setattr(memory, 'tightest_room', lambda: None)
+    with Env(make_config([task] * 2, env_num=1000)) as env:  # 1000 x 614,400 bytes: 0.6 GiB
+        with pytest.raises(ValueError, match=r"env_num=1000 needs about 0\.6 GiB for the images of camera 'camera' "
+                                             r'\(320x240\) \(614400 bytes per slot\) .*at most about 341 here'):
+            env.reset([0])
+        assert env.active_slots == [] and env.queue_len == 2  # (nothing placed, no episode taken)
+        room = 2 ** 40  # (memory freed elsewhere: the same reset now runs)
+        obs, _ = env.reset([0])
+        frame = env.step([None] * 1000)[0][0]['jetbot']['sensors']['camera']['rgba']
+        assert obs[0] is not None and frame.shape == (240, 320, 4) and frame[..., :3].std() > 5

@@ -47,6 +47,7 @@ from internutopia.core.backend.mujoco.render import FrameRequest, RenderClock, m
 from internutopia.core.backend.mujoco.render.cameras import default_render_threads
 from internutopia.core.backend.mujoco.render.semantics import SemanticTable
 from internutopia.core.sensor.base import BaseSensor
+from internutopia.core.util.memory import check_slots_fit
 from internutopia.core.util.trees import row
 from internutopia_extension.configs.sensors import RepCameraCfg
 from internutopia_extension.sensors.annotations import (
@@ -84,6 +85,10 @@ class RepCamera(BaseSensor):
             self.config = config
         self.width, self.height = (int(v) for v in config.resolution)
         self.camera_name = f'rep_camera_{config.name}'
+        # Refused now rather than grown into: every slot's images are drawn at the first observation,
+        # past the machine's memory mid-step for a large env_num (20,000 Jetbot cameras take 12 GB).
+        check_slots_fit(robot.env_num, self.image_bytes_per_slot(), f'the images of camera {config.name!r} '
+                        f'({self.width}x{self.height})')
         self.cam_id = np.full(robot.env_num, -1, dtype=np.intp)
         self.stamp = np.full(robot.env_num, np.nan)  # sim time of each slot's image
         self.fresh = np.zeros(robot.env_num, dtype=bool)  # next observation must render
@@ -111,6 +116,13 @@ class RepCamera(BaseSensor):
         from internutopia_extension.sensors.created_camera import CreatedCamera
 
         return CreatedCamera(group, slot, **arguments)
+
+    def image_bytes_per_slot(self) -> int:
+        """Bytes this camera's images take per slot: colour and depth twice (the array an
+        observation handed out and the one drawn next, see :class:`FrameImages`), geom ids once."""
+        pixels, config = self.width * self.height, self.config
+        kept = 4 * pixels * (bool(config.rgba) + bool(config.depth or config.pointcloud))
+        return 2 * kept + (4 * pixels if self.wants_ids else 0)
 
     @property
     def wants_ids(self) -> bool:

@@ -65,7 +65,7 @@ def per_slot_lists(obs: list[Any], done: Advance, table: SlotTable, internutopia
     ended = done.terminated | done.truncated if internutopia else done.terminated
     if len(active) == n:  # every slot active: the per-slot lists are the rows themselves
         running: list[Episode] = episodes  # type: ignore[assignment]  # every slot active: each holds one
-        infos = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(running, steps, strict=True)]
+        infos: list[dict[str, Any]] = [{'episode_index': episode.index, 'steps': count} for episode, count in zip(running, steps, strict=True)]
         for slot, values in done.metrics.items():
             infos[slot]['metrics'] = values
         for slot in done.diverged:
