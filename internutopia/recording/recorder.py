@@ -59,31 +59,14 @@ import numpy as np
 
 from internutopia.core.util.caller import caller_stacklevel, warn_per_episode
 from internutopia.recording.calls import array_step_lists, moved_unseen, started_rows, success_of, task_text, vec_env_of
+from internutopia.recording.episode import SlotEpisode
 from internutopia.recording.files import claim_folder, import_pyarrow, release_folder
 from internutopia.recording.layout import Layout
+from internutopia.recording.source import SlotSource, slot_source
 from internutopia.recording.video import VideoOptions
 from internutopia.recording.writer import DatasetWriter
 
 __all__ = ['Recorder']
-
-
-class _SlotEpisode:
-    """One slot's episode as it is recorded: its rows so far and its latest observation's state."""
-
-    def __init__(self, token: int, run_index: int, slot: int, task: str, robots: list[str]) -> None:
-        self.token = token
-        self.run_index = run_index
-        self.slot = slot
-        self.task = task
-        self.robots = robots
-        #: One tuple per frame (appended whole): state, environment state, action, reward, done,
-        #: truncated. The action is ``None`` until the action columns are fixed (then ``NaN``s).
-        self.rows: list[tuple[Any, Any, Any, float, bool, bool]] = []
-        self.pending: Any = None  # the latest observation laid out (not yet a frame); None when skipped
-        self.raw: Any = None  # its first observation as it came (a copy), until the layout exists
-        self.skipped = False
-        self.opened = False
-        self.steps = 0  # the runner's step count of the episode at its latest observation
 
 
 class Recorder:
@@ -135,9 +118,10 @@ class Recorder:
         self.saved_run_indices: list[int] = []
         self._saving: dict[int, int] = {}  # token -> run index of the saves queued, not yet reported
         self._env: Any = None
+        self._source: SlotSource
         self._layout: Layout | None = None
         self._writer: DatasetWriter | None = None
-        self._slots: dict[int, _SlotEpisode] = {}
+        self._slots: dict[int, SlotEpisode] = {}
         self._actions_fixed = False  # the layout's action columns (fixed after the others)
         self._repeat: int | None = None  # physics steps per frame (fixed by the first recorded step)
         self._first_call = True  # (episodes running before it are not recorded: warned about there)
@@ -149,16 +133,19 @@ class Recorder:
         or a Gymnasium env of this project (vector or single, through any wrappers) or its SB3 or
         rsl-rl bridge: the ``vec_env.Env`` under it is recorded (a frame per vector step).
 
+        A Ray-distributed env is recorded too (its runners send each step's parsed commands back
+        while the recording is attached; :mod:`~internutopia.recording.source`).
+
         Raises:
-            TypeError: ``env`` has no observer hook or no local runner (a Ray-distributed env).
+            TypeError: ``env`` has no observer hook (not an env of this project).
         """
         env = vec_env_of(env)
-        if not hasattr(env, 'add_observer') or getattr(env, 'is_remote', False):
-            raise TypeError(f'Recorder.attach: {type(env).__name__} cannot be recorded (needs a local vec_env.Env)')
+        if not hasattr(env, 'add_observer'):
+            raise TypeError(f'Recorder.attach: {type(env).__name__} cannot be recorded (needs a vec_env.Env)')
         if self._env is not None:
             raise RuntimeError('this Recorder is already attached to an env')
+        self._source = slot_source(env)
         self._env = env
-        self._dt = env.get_dt()
         env.add_observer(self)
         return self
 
@@ -170,7 +157,7 @@ class Recorder:
     # -- the env's observer hook ---------------------------------------------------------------
     def on_reset(self, slots: list[int], obs: list[Any], info: list[Any]) -> None:
         """Slots ``slots`` took new episodes (``obs``/``info`` aligned to them)."""
-        runner = self._env.runner
+        source = self._source
         if self._first_call:
             self._warn_started_before([slot for slot in self._env.active_slots if slot not in slots])
         error: Exception | None = None
@@ -179,8 +166,8 @@ class Recorder:
                 self._abandon(slot)  # (forgotten first: a writer's error leaves no old episode in the slot)
                 if slot_obs is None:
                     continue
-                robots = list(runner.slot_robots[slot])
-                episode = _SlotEpisode(next(self._tokens), int(runner.episodes[slot].index), slot, task_text(task_cfg), robots)
+                robots = source.robots(slot)
+                episode = SlotEpisode(next(self._tokens), source.episode_index(slot), slot, task_text(task_cfg), robots)
                 self._observe(episode, slot_obs)
                 self._slots[slot] = episode  # (once observed: an error leaves the slot unrecorded, not half-set)
             except Exception as exc:  # noqa: BLE001 - the other slots' episodes still start; raised below
@@ -218,6 +205,7 @@ class Recorder:
     def _on_step(self, action: list[Any], result: tuple[list, list, list, list, list], repeat: int) -> None:
         """A step's per-slot action list and results, each a frame of ``repeat`` physics steps."""
         obs, reward, terminated, truncated, info = result
+        action = self._source.commands(action)
         error: Exception | None = None
         if self._first_call:
             self._warn_started_before([slot for slot, slot_info in enumerate(info) if slot_info is not None])
@@ -287,7 +275,7 @@ class Recorder:
         if error is not None:
             raise error
 
-    def _add_row(self, episode: _SlotEpisode, entry: Any, reward: Any, ended: bool, truncated: bool) -> None:
+    def _add_row(self, episode: SlotEpisode, entry: Any, reward: Any, ended: bool, truncated: bool) -> None:
         """One frame: the pending observation, the action sent from it, the step's reward and flags.
         Whole or not at all: the row is made first, its camera frames sent, then it is appended."""
         layout, writer = self._layout, self._writer
@@ -337,6 +325,7 @@ class Recorder:
         if self._env is not None:
             with contextlib.suppress(ValueError):  # (removed already: a second close)
                 self._env.remove_observer(self)
+                self._source.detach()
         error: Exception | None = None
         for slot in list(self._slots):
             try:
@@ -360,7 +349,7 @@ class Recorder:
             self._collect()
 
     # -- the recording's own work --------------------------------------------------------------
-    def _observe(self, episode: _SlotEpisode, slot_obs: Any) -> None:
+    def _observe(self, episode: SlotEpisode, slot_obs: Any) -> None:
         layout = self._layout
         if layout is None:
             # Laid out once the layout exists (the next step); a copy, as the env may reuse its arrays.
@@ -377,7 +366,6 @@ class Recorder:
     def _make_layout(self) -> None:
         """The observation's columns and cameras, from the first slot's first observation, and the
         writer (the action columns come later: :meth:`_fix_actions`)."""
-        runner = self._env.runner
         first = min(self._slots)
         episode = self._slots[first]
         layout = Layout.from_observation(episode.raw, episode.robots, {})
@@ -387,8 +375,8 @@ class Recorder:
                 self.video.pix_fmt(width, height)
             except ValueError as exc:
                 raise ValueError(f'recording to {self.root}: camera {key}: {exc}') from None
-        robot_type = type(runner.slot_robots[first][episode.robots[0]]).__name__ if episode.robots else None
-        fps = 1.0 / (self._dt * (self._repeat or 1))
+        robot_type = self._source.robot_type(first, episode.robots[0]) if episode.robots else None
+        fps = 1.0 / (self._source.dt * (self._repeat or 1))
         writer = DatasetWriter(self.root, layout.features, list(layout.cameras), fps, self.video,
                                robot_type=robot_type, max_queue=max(64, 8 * self._env.env_num), claim=self._claim)
         self._layout, self._writer = layout, writer  # together, once the writer runs (on_step lays out the episodes)
@@ -398,20 +386,16 @@ class Recorder:
         controller's fixed ``action_shape``; the rows recorded before get ``NaN`` actions."""
         layout, writer = self._layout, self._writer
         assert layout is not None and writer is not None  # made together
-        runner = self._env.runner
         actions: dict[str, dict[str, tuple[Any, Any]]] = {}
         if live:
             first = min(live)
             for robot in layout.robots:
-                group = runner.slot_robots[first][robot]
                 robot_actions = actions[robot] = {}
-                for name, controller in group.controllers.items():
+                for name, (parse, fixed) in self._source.controllers(first, robot).items():
                     # the first command any slot (of the layout's robots) sent this controller
                     example = next((entry[robot][name] for slot, entry in enumerate(action)
                                     if slot in live and entry and robot in entry and name in (entry[robot] or {})), None)
-                    if example is None and getattr(controller, 'action_shape', None):
-                        example = np.zeros(controller.action_shape)
-                    robot_actions[name] = (controller.parse_action, example)
+                    robot_actions[name] = (parse, fixed if example is None else example)
         layout.set_actions(actions)
         writer.set_features(layout.features)
         missing = np.full(layout.action_size, np.nan, np.float32)
@@ -420,12 +404,12 @@ class Recorder:
                 episode.rows = [row if row[2] is not None else (row[0], row[1], missing, *row[3:]) for row in episode.rows]
         self._actions_fixed = True
 
-    def _finish(self, episode: _SlotEpisode, info: dict[str, Any]) -> None:
+    def _finish(self, episode: SlotEpisode, info: dict[str, Any]) -> None:
         """Queue an ended episode's save (counted saved once the writer reports it), or its drop."""
         assert self._writer is not None
         metrics = info.get('metrics') or {}
         success = self._success(episode, metrics.get('success') if isinstance(metrics, dict) else None)
-        failed = bool(info.get('failed') or info.get('diverged'))
+        failed = bool(info.get('failed') or info.get('diverged') or info.get('runner_failed'))  # (runner_failed: on Ray)
         keep = not failed and (success is not False or self.keep_failed)
         if not keep:
             self._writer.drop_episode(episode.token)
@@ -449,7 +433,7 @@ class Recorder:
         self._writer.save_episode(episode.token, columns, episode.task, extra)
         self._saving[episode.token] = episode.run_index
 
-    def _success(self, episode: _SlotEpisode, value: Any) -> bool | None:
+    def _success(self, episode: SlotEpisode, value: Any) -> bool | None:
         """An episode's ``success`` metric as a bool (:func:`~internutopia.recording.calls.success_of`),
         warned about when it is not a bool or a number."""
         success, readable = success_of(value)

@@ -7,6 +7,7 @@ so one world behaves the same in an actor as in ``vec_env.Env``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import re
@@ -202,6 +203,30 @@ _ENV_ID = re.compile(r'robots in env (\d+):')
 _IN_ENV = re.compile(r'\bin env (\d+)\b')
 
 
+def parsed_commands(runner: Any, actions: list[Any]) -> list[Any]:
+    """Each slot's entry of ``actions`` as ``{robot: {controller: parse_action(args)}}`` (the form a
+    recording lays out; ``None`` for a slot without commands or episode). A command its controller
+    cannot parse is left out: the step that follows raises for it."""
+    out: list[Any] = [None] * len(actions)
+    slot_robots = runner.slot_robots
+    for slot, entry in enumerate(actions):
+        if not entry or not isinstance(entry, dict) or not slot_robots[slot]:
+            continue
+        parsed: dict[str, dict[str, Any]] = {}
+        for robot, commands in entry.items():
+            group = slot_robots[slot].get(robot)
+            if group is None or not isinstance(commands, dict):
+                continue
+            parsed[robot] = {}
+            for name, args in commands.items():
+                controller = group.controllers.get(name)
+                if controller is not None:
+                    with contextlib.suppress(Exception):
+                        parsed[robot][name] = controller.parse_action(args)
+        out[slot] = parsed
+    return out
+
+
 class RunnerActor:
     """One :class:`~internutopia.core.runner.Runner` (one world of ``env_num`` slots) in a worker.
 
@@ -306,16 +331,24 @@ class RunnerActor:
         observed = dict(zip(active, self.runner.observe(np.asarray(active, dtype=np.intp)), strict=True))
         return _packed([observed.get(slot) for slot in slots])
 
-    def step(self, actions: list[Any]) -> bytes:
+    def step(self, actions: list[Any], parsed: bool = False) -> bytes:
         """One step of this world: the five result lists, the finished-episode records and the
-        warnings (see :attr:`warnings`), packed."""
+        warnings (see :attr:`warnings`), packed; with ``parsed`` (a recording runs), each slot's
+        commands as its controllers parsed them too (:func:`parsed_commands`)."""
+        commands = parsed_commands(self.runner, actions) if parsed else None  # (before the step: an episode may end)
         try:
             obs, reward, terminated, truncated, info = self.runner.step(actions)
         except ValueError as exc:
             raise self._invalid(exc) from None
         records = self.runner.results.records
         self.runner.results.records = []
-        return _packed((obs, reward, terminated, truncated, info, records, self._warnings()))
+        return _packed((obs, reward, terminated, truncated, info, records, self._warnings(), commands))
+
+    def slot_controllers(self, slot: int) -> dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]:
+        """Local ``slot``'s robots: ``{name: (robot class name, {controller: its fixed action_shape or None})}``."""
+        return {name: (type(group).__name__, {controller_name: tuple(getattr(controller, 'action_shape', ())) or None
+                                              for controller_name, controller in group.controllers.items()})
+                for name, group in self.runner.slot_robots[slot].items()}
 
     def warm_up(self, steps: int) -> None:
         """Physics steps outside the episodes (``Runner.warm_up``)."""

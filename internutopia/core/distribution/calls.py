@@ -48,12 +48,12 @@ def unwrap(call: Callable[[], Any]) -> Any:
         raise
 
 
-def send_actions(method: Any, actions: list[Any], offset: int) -> Any:
-    """``method.remote(actions)`` (a runner's ``check`` or ``step``); an entry Ray cannot serialize
+def send_actions(method: Any, actions: list[Any], offset: int, **options: Any) -> Any:
+    """``method.remote(actions, **options)`` (a runner's ``check`` or ``step``); an entry Ray cannot serialize
     (a generator, a lock) is a ``ValueError`` naming its slot (``offset``: the global id of
     ``actions[0]``), as one process's check of its arguments is, and the call is not made."""
     try:
-        return method.remote(actions)
+        return method.remote(actions, **options)
     except Exception:
         import ray.cloudpickle as cloudpickle
 

@@ -127,6 +127,22 @@ class DistributedEnv(Env):
         """Queue index of the episode each active slot runs (``None`` for done and empty slots)."""
         return self._runners.slot_episodes()
 
+    # -- what a recording asks (internutopia.recording.source) ---------------------------------
+    def ship_parsed_actions(self, on: bool) -> None:
+        """Whether each step's runners send back its commands as their controllers parsed them
+        (:attr:`parsed_actions`); a recording turns it on while it is attached."""
+        self._runners.ship_parsed_actions(on)
+
+    @property
+    def parsed_actions(self) -> list[Any]:
+        """The latest step's commands per slot, ``{robot: {controller: parsed}}`` (``None`` for a
+        slot without commands), while :meth:`ship_parsed_actions` is on."""
+        return self._runners.parsed_actions
+
+    def slot_controllers(self, slot: int) -> dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]:
+        """Global ``slot``'s robots, ``{name: (robot class, {controller: fixed action_shape or None})}``."""
+        return self._runners.slot_controllers(slot)
+
     # (Not Env.render's third argument, the Gymnasium mode: as documented, a distributed env
     # draws one runner's world, chosen by id; the mode is taken by keyword, as Env takes it.)
     def render(self, width: int = 640, height: int = 480, runner_id: int = 0,  # type: ignore[override]

@@ -34,6 +34,7 @@ class RunnerQueries:
     _queue_len_at_close: int
     _pool: Any
     _dist: Any
+    _step_options: dict[str, Any]
 
     if TYPE_CHECKING:
         def _all_ready(self) -> None: ...
@@ -93,6 +94,19 @@ class RunnerQueries:
         """Queue index of the episode each active slot runs (``None`` for done and empty slots)."""
         return [e.index if e is not None and s == SlotStatus.ACTIVE else None
                 for e, s in zip(self._episodes, self._status, strict=True)]
+
+    def ship_parsed_actions(self, on: bool) -> None:
+        """Whether the runners send back each step's commands as their controllers parsed them
+        (``parsed_actions``, what a recording lays out); off, a step ships none."""
+        self._step_options = {'parsed': True} if on else {}
+
+    def slot_controllers(self, slot: int) -> dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]:
+        """Global ``slot``'s robots, asked of its runner (``RunnerActor.slot_controllers``)."""
+        self._check_open()
+        runner_id, local = divmod(slot, self._local_num)
+        self._wait_ready(runner_id)
+        deadline = time.monotonic() + self._dist.step_timeout_s
+        return self._get_runner(self._pool.actors[runner_id].slot_controllers.remote(local), deadline, runner_id)
 
     def queue_len(self) -> int:
         import ray

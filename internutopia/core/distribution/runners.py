@@ -1,9 +1,10 @@
 """``RayRunners``: the runners of a ``DistributedEnv``, ``proc_num`` Ray runner actors and one queue actor.
 
 ``vec_env.Env(config.distribute(RayDistributionCfg(proc_num=P)))`` returns a ``DistributedEnv``
-(:mod:`internutopia.core.distribution.env`) driving one of these. It has ``P * env_num`` slots; global slot ``g`` is local slot ``g % env_num`` of runner ``g // env_num``.
-One queue actor holds the episodes; the driver takes each reset's episodes from it in the
-caller's order, so every episode runs once, in the same slots as on one process.
+(:mod:`internutopia.core.distribution.env`) driving one of these. It has ``P * env_num`` slots;
+global slot ``g`` is local slot ``g % env_num`` of runner ``g // env_num``. One queue actor holds
+the episodes; the driver takes each reset's episodes from it in the caller's order, so every episode
+runs once, in the same slots as on one process.
 
 Per call (arguments already checked by ``vec_env.Env``, the same code as on one process):
 
@@ -12,21 +13,20 @@ Per call (arguments already checked by ``vec_env.Env``, the same code as on one 
   compiles the structures it lacks, checks memory: ``Runner.prepare``), all concurrently, and only
   when every runner is ready does any runner reset its share, all concurrently. So a missing scene
   for one slot raises before any slot changes, and the episodes go back to the queue.
-- ``step(actions)``: each runner with a command for an active slot
-  validates its slice (``Runner.parse_actions``), all concurrently, and only when every slice is
-  valid are the runners stepped, all concurrently; so a bad name raises ``ValueError`` before any
-  world moves. Runners with no active slot are not called.
+- ``step(actions)``: each runner with a command for an active slot validates its slice
+  (``Runner.parse_actions``), all concurrently, and only when every slice is valid are the runners
+  stepped, all concurrently; so a bad name raises ``ValueError`` before any world moves. Runners
+  with no active slot are not called.
 
 Faults: a runner that dies (``ray.exceptions.RayActorError``), or hangs (takes longer than
-``step_timeout_s`` over a step or ``reset_timeout_s`` over a reset), is killed and replaced by a
-new actor; the episodes it was running go back to the front of the queue (each at most
-``Config.episode_attempts`` times in all, then it is recorded as failed), and the step reports,
-for each hit slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed':
-True, 'requeued_episode': index, 'runner_id': r}`` (``'failed_episode'`` for one out of tries);
-those slots are empty until reset. Other runners'
-results are returned normally. The driver tracks which episode each slot holds, so no episode is
-lost, and one counts as finished (its metrics record written, ``terminated``/``truncated``
-reported) only when the driver has received that step.
+``step_timeout_s`` over a step or ``reset_timeout_s`` over a reset), is killed and replaced by a new
+actor; the episodes it was running go back to the front of the queue (each at most
+``Config.episode_attempts`` times in all, then it is recorded as failed), and the step reports, for
+each hit slot, ``None`` in obs/reward/terminated/truncated and ``info[g] = {'runner_failed': True,
+'requeued_episode': index, 'runner_id': r}`` (``'failed_episode'`` for one out of tries); those
+slots are empty until reset. Other runners' results are returned normally. The driver tracks which
+episode each slot holds, so no episode is lost, and one counts as finished (its metrics record
+written, ``terminated``/``truncated`` reported) only when the driver has received that step.
 
 The actors themselves (starting Ray, placing, awaiting, replacing and killing them) are the
 :class:`~internutopia.core.distribution.pool.ActorPool`'s; what it answers without running
@@ -38,9 +38,7 @@ fails, :class:`~internutopia.core.distribution.recovery.RunnerRecovery`'s.
 from __future__ import annotations
 
 import logging
-import re
 import time
-import warnings
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -54,13 +52,13 @@ from internutopia.core.distribution.ledger import FailureLedger
 from internutopia.core.distribution.pool import ActorPool, import_ray
 from internutopia.core.distribution.queries import RunnerQueries
 from internutopia.core.distribution.recovery import RunnerRecovery, check_taken
+from internutopia.core.distribution.runner_warnings import RunnerWarnings, failed_start_slot
 from internutopia.core.episode_queue import Episode
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner import ArrayStep, RunnerSet, SlotStatus
 from internutopia.core.runner.failures import STEP_RESULT_ATTRIBUTE
 from internutopia.core.runner.guard import CallGuard
 from internutopia.core.runner.observations import ObservedEntries
-from internutopia.core.util.caller import caller_stacklevel, warn_per_episode
 from internutopia.core.util.memory import RUNNER_PROCESS_BYTES, check_runners_fit
 
 __all__ = ['RayRunners']
@@ -77,11 +75,6 @@ def _no_command(entry: Any) -> bool:
 _BOOK_BYTES_PER_SLOT = 64
 #: The longest a close waits for the runners' records of the episodes still running (all runners at once).
 _CLOSE_RECORDS_TIMEOUT_S = 10.0
-#: The runner's warning for an action naming a robot its slot does not have (once per robot name).
-_NO_ROBOT = re.compile(r"^action\[\d+\]: no robot (.+?) in env \d+ ")
-#: The runner's warning for an episode recorded as failed as it loaded or started
-#: (``starts._warn_failed``): the slot it names is the runner's own.
-_FAILED_START = re.compile(r'^episode \d+ failed to (?:load|start in slot (\d+)) ')
 #: What ``step_arrays``/``reset_arrays`` say on Ray (docs/distributed.md).
 _NO_ARRAYS = ("{call}() is not available on a Ray-distributed env: its worlds live in its runners' processes; "
               'use {instead}() (per-slot observations) or get_observations()')
@@ -123,9 +116,10 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         self._started_at = np.zeros(total)
         #: Names each runner reset to the queue actor (see ``QueueActor.reclaim``).
         self._ticket = 0
-        #: Robot names an action named for a slot without them (warned once per name).
-        self._unknown_robots: set[str] = set()
         self._failures: dict[int, dict[str, Any]] = {}
+        #: The runners' step options: ``parsed=True`` while a recording runs (see ``ship_parsed_actions``).
+        self._step_options: dict[str, Any] = {}
+        self.parsed_actions: list[Any] = [None] * total
         self.guard = CallGuard('this Env')
         self._closed = False
         self._queue_len_at_close = 0
@@ -144,6 +138,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         self._results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
         #: Tries and records of the episodes that failed to load or were on a runner that died or hung.
         self._ledger = FailureLedger(config.episode_attempts, self._results, config.episode_errors == 'raise')
+        self._runner_warnings = RunnerWarnings(self._local_num, config.episode_errors == 'raise')
         try:
             self._pool = ActorPool(config, self._extensions, self._runner_config, packed_source)
         except BaseException:
@@ -169,23 +164,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
 
     def _warn(self, warned: list[tuple[type[Warning], str]], runner_id: int | None = None) -> None:
         """Warn, here, what runner ``runner_id`` warned (its own output is not shown)."""
-        for category, message in warned:
-            robot = _NO_ROBOT.match(message)
-            if robot is not None:  # (once per robot name, as on one process, however many runners)
-                if robot.group(1) in self._unknown_robots:
-                    continue
-                self._unknown_robots.add(robot.group(1))
-            failed = _FAILED_START.match(message)
-            if failed is not None:
-                if self._ledger.raise_failed:
-                    continue  # (episode_errors='raise': the call raises the error instead, as on one process)
-                if runner_id is not None and failed.group(1) is not None:  # (the slot of the env, not of its runner)
-                    start, end = failed.span(1)
-                    message = f'{message[:start]}{runner_id * self._local_num + int(failed.group(1))}{message[end:]}'
-                # (its text names the episode: kept out of the caller's warning registry, as on one process)
-                warn_per_episode(message, category)
-                continue
-            warnings.warn(message, category, stacklevel=caller_stacklevel())
+        self._runner_warnings.warn(warned, runner_id)
 
     def _raise_invalid(self, error: ValueError) -> NoReturn:
         """Warn what the runner warned before finding ``error`` (see ``RunnerActor._invalid``), then raise it."""
@@ -282,8 +261,8 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
             self._ledger.write(record)
 
         def position(item: tuple[int, type[Warning], str]) -> int:
-            failed = _FAILED_START.match(item[2])
-            return -1 if failed is None or failed.group(1) is None else order.get(item[0] * self._local_num + int(failed.group(1)), -1)
+            slot = failed_start_slot(item[2])
+            return -1 if slot is None else order.get(item[0] * self._local_num + slot, -1)
 
         for r, category, message in sorted(warned_by, key=position):
             self._warn([(category, message)], r)
@@ -405,10 +384,11 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         truncated: list = [None] * total
         info: list = [None] * total
         refs = {}
+        self.parsed_actions = [None] * total
         for r in range(self._proc_num):
             if active[r * n:(r + 1) * n].any():
                 self._wait_ready(r)
-                refs[r] = send_actions(self._pool.actors[r].step, chunks[r], r * n)
+                refs[r] = send_actions(self._pool.actors[r].step, chunks[r], r * n, **self._step_options)
         error: BaseException | None = None
         failed_now: list[dict[str, Any]] = []
         for r, ref in refs.items():
@@ -438,6 +418,8 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
                 if record.get('outcome') == 'failed':
                     failed_now.append(record)
             self._warn(result[6], r)
+            if result[7] is not None:
+                self.parsed_actions[lo:lo + n] = result[7]
         for g, note in self._failures.items():
             info[g] = dict(note)
         self._failures.clear()

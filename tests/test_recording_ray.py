@@ -1,0 +1,145 @@
+"""Recording a Ray-distributed env: the dataset holds every episode as a one-process recording of
+the same episodes does (the runners parse each step's commands and send them back while recorded).
+
+Every episode drives at speeds that name it (``_speed``), so each frame's action says which episode
+and step it came from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip('pyarrow')
+pytest.importorskip('ray')
+
+from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.distribution import RayDistributionCfg  # noqa: E402
+from internutopia.core.vec_env import Env  # noqa: E402
+from internutopia.recording import Recorder  # noqa: E402
+from internutopia.recording.reader import open_lerobot_dataset  # noqa: E402
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg  # noqa: E402
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+
+STEPS = 4
+
+
+def _config(count: int, env_num: int) -> Config:
+    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.05), controllers=[move_by_speed_cfg])
+    return Config(simulator=SimConfig(physics_dt=1 / 60, rendering_dt=1 / 60, headless=True), env_num=env_num,
+                  env_offset_size=5.0, metrics_save_path='none',
+                  task_configs=[FiniteStepTaskCfg(max_steps=STEPS, robots=[robot]) for _ in range(count)])
+
+
+def _speed(run_index: int, step: int) -> float:
+    return round(0.05 * (run_index + 1) + 0.01 * step, 3)
+
+
+def _run(env: Env, root: str) -> Recorder:
+    """Every episode of ``env``'s queue, each slot given its episode's next speed, recorded to ``root``."""
+    recorder = Recorder(root).attach(env)
+    remote = env.is_remote
+
+    def index_of(slot: int) -> int:
+        return int(env.slot_episodes[slot] if remote else env.runner.episodes[slot].index)
+
+    env.reset()
+    steps = dict.fromkeys(env.active_slots, 0)
+    while not env.finished:
+        running = {slot: index_of(slot) for slot in env.active_slots}
+        action = [{'jetbot': {'move_by_speed': (_speed(running[slot], steps[slot]), 0.0)}} if slot in running else None
+                  for slot in range(env.env_num)]
+        _, _, terminated, truncated, _ = env.step(action)
+        ended = [slot for slot in running if terminated[slot] or truncated[slot]]
+        steps = {slot: steps[slot] + 1 for slot in running if slot not in ended}
+        if ended:
+            env.reset(ended)
+            steps.update(dict.fromkeys([slot for slot in ended if slot in env.active_slots], 0))
+    recorder.close()
+    return recorder
+
+
+def _episodes(root: str) -> tuple[dict[int, dict], dict]:
+    """Each saved episode by run index (speeds, done flags, positions from its first frame), and the
+    dataset's features and robot type."""
+    dataset = open_lerobot_dataset(root)
+    table = dataset.hf_dataset.with_format('numpy')
+    names = dataset.features['observation.state']['names']
+    at = names.index('jetbot.position.0')
+    meta = dataset.meta.episodes
+    out = {}
+    for index in range(dataset.num_episodes):
+        rows = table.select(range(int(meta['dataset_from_index'][index]), int(meta['dataset_to_index'][index])))
+        positions = np.stack(rows['observation.state'])[:, at:at + 3]
+        out[int(meta['run_episode_index'][index])] = {
+            'speeds': np.round(np.stack(rows['action'])[:, 0].astype(float), 3).tolist(),
+            'done': np.asarray(rows['next.done']).tolist(), 'moved': positions - positions[0]}
+    return out, {'features': {k: v.get('names') for k, v in dataset.features.items()}, 'robot': dataset.meta.robot_type,
+                 'fps': dataset.fps}
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures('local_ray')
+def test_a_ray_run_is_recorded_as_one_process_records_it(tmp_path):
+    """Five episodes on two Ray runners of one slot each, and on one process of two slots: the same
+    episodes saved whole (each frame's action the speed sent, the last frame done), the same
+    columns, robot type and fps, and the same motion frame by frame."""
+    local = _run(Env(_config(5, env_num=2)), str(tmp_path / 'local'))
+    distributed = Env(_config(5, env_num=1).distribute(RayDistributionCfg(proc_num=2)))
+    remote = _run(distributed, str(tmp_path / 'ray'))
+    distributed.close()
+    assert local.episodes_saved == remote.episodes_saved == 5
+    assert remote.episodes_dropped == 0 and remote.saves_failed == 0
+    mine, about = _episodes(str(tmp_path / 'ray'))
+    theirs, about_local = _episodes(str(tmp_path / 'local'))
+    assert about == about_local and about['robot'] == 'JetbotRobot' and about['fps'] == 60
+    assert sorted(mine) == sorted(theirs) == [0, 1, 2, 3, 4]
+    for run, episode in mine.items():
+        assert episode['speeds'] == [_speed(run, t) for t in range(STEPS)]
+        assert episode['done'] == [False] * (STEPS - 1) + [True]
+        np.testing.assert_allclose(episode['moved'], theirs[run]['moved'], atol=1e-6)
+        assert episode['moved'][-1, 0] > 1e-5  # (it drove: the frames are not one state repeated)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures('local_ray')
+def test_an_episode_whose_runner_died_is_dropped_and_its_rerun_saved_whole(tmp_path):
+    """Runner 1 is killed two steps into its episode: that episode is dropped (its frames would
+    stop at the death), the rerun of it on the new runner is saved whole, as are the others."""
+    import ray
+
+    env = Env(_config(3, env_num=1).distribute(RayDistributionCfg(proc_num=2)))
+    recorder = Recorder(str(tmp_path / 'ray')).attach(env)
+    env.reset()
+    steps = {0: 0, 1: 0}
+    for _ in range(2):
+        env.step([{'jetbot': {'move_by_speed': (_speed(env.slot_episodes[s], steps[s]), 0.0)}} for s in range(2)])
+        steps = {s: steps[s] + 1 for s in steps}
+    old = env.runner_actors[1]
+    ray.kill(old)
+    while True:  # (wait until Ray reports it dead, so that the next step finds it so)
+        try:
+            ray.get(old.ready.remote(), timeout=5)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            break
+    failed_seen = False
+    while not env.finished:
+        running = {slot: env.slot_episodes[slot] for slot in env.active_slots}
+        action = [{'jetbot': {'move_by_speed': (_speed(running[s], steps[s]), 0.0)}} if s in running else None
+                  for s in range(2)]
+        _, _, terminated, truncated, info = env.step(action)
+        failed_seen = failed_seen or any(i and i.get('runner_failed') for i in info)
+        ended = [s for s in running if terminated[s] or truncated[s]]
+        steps = {s: steps[s] + 1 for s in running if s not in ended}
+        if ended:
+            env.reset(ended)
+            steps.update(dict.fromkeys([s for s in ended if s in env.active_slots], 0))
+    recorder.close()
+    env.close()
+    assert failed_seen and env.runner_restarts == [0, 1]
+    assert recorder.episodes_saved == 3 and recorder.episodes_dropped == 1
+    episodes, _ = _episodes(str(tmp_path / 'ray'))
+    assert sorted(episodes) == [0, 1, 2]
+    for run, episode in episodes.items():
+        assert episode['speeds'] == [_speed(run, t) for t in range(STEPS)]
+        assert episode['done'] == [False] * (STEPS - 1) + [True]
