@@ -21,6 +21,9 @@ from internutopia.recording.reader import open_lerobot_dataset  # noqa: E402
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
 
+#: (Each test joins a local Ray of its own: run with the other Ray tests, one cluster at a time.)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('ray'), pytest.mark.usefixtures('local_ray')]
+
 STEPS = 4
 
 
@@ -78,8 +81,6 @@ def _episodes(root: str) -> tuple[dict[int, dict], dict]:
                  'fps': dataset.fps}
 
 
-@pytest.mark.slow
-@pytest.mark.usefixtures('local_ray')
 def test_a_ray_run_is_recorded_as_one_process_records_it(tmp_path):
     """Five episodes on two Ray runners of one slot each, and on one process of two slots: the same
     episodes saved whole (each frame's action the speed sent, the last frame done), the same
@@ -101,8 +102,6 @@ def test_a_ray_run_is_recorded_as_one_process_records_it(tmp_path):
         assert episode['moved'][-1, 0] > 1e-5  # (it drove: the frames are not one state repeated)
 
 
-@pytest.mark.slow
-@pytest.mark.usefixtures('local_ray')
 def test_an_episode_whose_runner_died_is_dropped_and_its_rerun_saved_whole(tmp_path):
     """Runner 1 is killed two steps into its episode: that episode is dropped (its frames would
     stop at the death), the rerun of it on the new runner is saved whole, as are the others."""
