@@ -132,3 +132,75 @@ def test_a_driver_defined_task_and_robot_config_run_on_ray(tmp_path):
     result = json.loads(run.stdout.strip().splitlines()[-1])
     # every episode ran on a worker with its own config classes (the robot's label came through)
     assert result['marks'] == [100.0, 101.0, 102.0]
+
+
+CALIBRATED = '''
+import os
+from internutopia.core.task.base import BaseTask
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+from internutopia_extension.tasks.finite_step import FiniteStepTask
+
+CALIBRATION = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'calibration.txt')
+
+
+class CalibratedTaskCfg(FiniteStepTaskCfg):
+    type: str = 'CalibratedTask'
+
+
+@BaseTask.register('CalibratedTask')
+class CalibratedTask(FiniteStepTask):
+    pass
+
+
+with open(CALIBRATION) as calibration:  # (registered above: a failure here leaves a half-done import)
+    GAIN = float(calibration.read())
+'''
+
+HALF_IMPORTED = '''
+import os, warnings
+from calib_ext import CALIBRATION, CalibratedTaskCfg
+from internutopia.core.config import Config
+from internutopia.core.distribution import RayDistributionCfg
+from internutopia.core.vec_env import Env
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
+from internutopia_extension.configs.tasks import FiniteStepTaskCfg
+
+os.remove(CALIBRATION)  # (the workers will not find it: as on a machine without the file)
+assert CalibratedTaskCfg  # (imported, so registered here; this run's episodes do not use it)
+tasks = [FiniteStepTaskCfg(max_steps=2, robots=[JetbotRobotCfg()])] * 2
+env = Env(Config(env_num=2, metrics_save_path='none', episode_errors='record', task_configs=tasks)
+          .distribute(RayDistributionCfg(proc_num=1)))
+try:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        obs, info = env.reset()
+    print('WARNED', [str(w.message) for w in caught])
+    print('STARTED', [o is not None for o in obs])
+finally:
+    env.close()
+'''
+
+
+@pytest.mark.xdist_group('ray')  # one Ray cluster at a time (see conftest.py)
+@pytest.mark.slow
+def test_an_extension_module_a_worker_cannot_import_is_warned_in_the_driver(tmp_path):
+    """A user's extension package imports on the driver but raises halfway in the Ray worker (a
+    file only the driver's machine has): the run goes on without it (its episodes do not need it),
+    and the driver warns the worker's error at the first reset (a worker's own log is not shown).
+    (An episode list holding one of its configs cannot even be sent to the workers: the env's
+    start fails naming the import error.)"""
+    pytest.importorskip('ray')
+    package = tmp_path / 'calib_ext'
+    package.mkdir()
+    (package / '__init__.py').write_text(CALIBRATED)
+    (tmp_path / 'calibration.txt').write_text('1.5')
+    script = tmp_path / 'driver.py'
+    script.write_text(HALF_IMPORTED)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, 'PYTHONPATH': f'{ROOT}{os.pathsep}{tmp_path}'})
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    warned = next(line for line in lines if line.startswith('WARNED'))
+    assert ('cannot import extension module calib_ext in a Ray worker: FileNotFoundError: '
+            '[Errno 2] No such file or directory: ') in warned, warned
+    assert next(line for line in lines if line.startswith('STARTED')) == 'STARTED [True, True]'

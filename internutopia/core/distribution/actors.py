@@ -238,15 +238,15 @@ class RunnerActor:
         from internutopia.core.distribution.extensions import install, unpack
         from internutopia.core.runner import Runner
 
-        install(extensions)
+        #: Warnings raised here (``(category, message)``, global slot ids), sent to the driver
+        #: with the next answer of ``check``, ``step`` or ``reset``: a worker's own output is not
+        #: shown (``log_to_driver=False``), so the driver warns in its place. The first: the
+        #: driver's extensions this worker could not import (an episode needing them then fails).
+        self.warnings: list[tuple[type[Warning], str]] = [(RuntimeWarning, problem) for problem in install(extensions)]
         unpacked: Config = unpack(config)
         self.runner_id = runner_id
         self.offset = runner_id * unpacked.env_num
         self.queue = QueueProxy(queue_handle, runner_id)
-        #: Warnings raised here (``(category, message)``, global slot ids), sent to the driver
-        #: with the next answer of ``check``, ``step`` or ``reset``: a worker's own output is not
-        #: shown (``log_to_driver=False``), so the driver warns in its place.
-        self.warnings: list[tuple[type[Warning], str]] = []
         warnings.showwarning = self._keep_warning
         self.runner = Runner(unpacked, queue=self.queue)
         self.runner.results.keep_records = True  # drained by every step() and sent to the driver

@@ -17,6 +17,7 @@ A worker process starts with empty registries. The driver describes what it has 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import io
@@ -25,6 +26,7 @@ import os
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -143,37 +145,62 @@ def collect() -> Extensions:
     return extensions
 
 
-def install(extensions: Extensions) -> None:
-    """Mirror the driver's registries in this (worker) process.
+def install(extensions: Extensions) -> list[str]:
+    """Mirror the driver's registries in this (worker) process; returns what could not be mirrored.
 
     Call it before unpickling anything that may hold user classes (episodes, configs): that is
-    why actors take those as :func:`pack`-ed bytes. A module or class that fails here is logged
-    and left out (the error surfaces if an episode needs it), so one broken, unrelated
-    registration does not stop the run.
+    why actors take those as :func:`pack`-ed bytes. A module or class that fails here is left out
+    (an episode that needs it fails as an unknown type), so one broken, unrelated registration
+    does not stop the run; each failure is described in the list returned (a runner sends it to
+    the driver, which warns it: a worker's own output is not shown). A module whose import raised
+    halfway leaves none of its registrations behind.
     """
     import pickle
 
     from internutopia.core.plugins import load_extensions
-
+    problems: list[str] = []
     load_extensions()
     for name, data in extensions.sources.items():
         _unpack(name, data)
     for module_name in extensions.modules:
         try:
-            importlib.import_module(module_name)
+            with _undone_on_error():
+                importlib.import_module(module_name)
         except Exception as exc:
-            logger.warning('cannot import extension module %s in this worker: %r', module_name, exc)
+            problems.append(f'cannot import extension module {module_name} in a Ray worker: {type(exc).__name__}: {exc}')
     tables, roots = registries(), config_families()
     for table, key, name, blob in extensions.entries:
         try:
-            cls = pickle.loads(blob)
+            with _undone_on_error():  # (by reference, its class imports its module again)
+                cls = pickle.loads(blob)
         except Exception as exc:
-            logger.warning('cannot load extension %s %r in this worker: %r', key, name, exc)
+            problems.append(f'cannot load extension {key} {name!r} in a Ray worker: {type(exc).__name__}: {exc}')
             continue
         if table == 'registry':
             tables[key].register(name)(cls)
         else:
             roots[key]._family_table[name] = cls
+    for problem in problems:
+        logger.warning('%s', problem)
+    return problems
+
+
+@contextlib.contextmanager
+def _undone_on_error() -> Iterator[None]:
+    """Every registry and config family put back as it was when the block raises (a module whose
+    import raised halfway registered some of its classes)."""
+    from internutopia.core.registry import snapshot
+
+    undo = snapshot()
+    families = {root: dict(root._family_table) for root in config_families().values()}
+    try:
+        yield
+    except BaseException:
+        undo()
+        for root, table in families.items():
+            root._family_table.clear()
+            root._family_table.update(table)
+        raise
 
 
 def _unpack(name: str, data: bytes) -> None:
