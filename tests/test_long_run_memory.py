@@ -13,12 +13,11 @@ the registry's entries after hundreds of such warnings, each of which must still
 from __future__ import annotations
 
 import errno
-import types
 import warnings
 
 from internutopia.core import results
 from internutopia.core.config import Config, SimConfig
-from internutopia.core.distribution.runners import RayRunners
+from internutopia.core.distribution.runner_warnings import RunnerWarnings
 from internutopia.core.results import ResultsWriter
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.metrics import RecordingMetricCfg
@@ -62,14 +61,14 @@ def test_episodes_that_fail_to_start_leave_nothing_in_the_callers_warning_regist
 
 
 def test_the_ray_driver_warns_failed_starts_without_keeping_them():
-    # The driver shows what its runners warned (RayRunners._warn); a runner's failed-start
-    # warnings name their episode as on one process. (Called on a stand-in of the driver's books.)
-    driver = types.SimpleNamespace(_unknown_robots=set(), _ledger=types.SimpleNamespace(raise_failed=False), _local_num=4)
+    # The driver shows what its runners warned (RunnerWarnings, runners of 4 slots); a runner's
+    # failed-start warnings name their episode as on one process.
+    driver = RunnerWarnings(local_num=4, raise_failed=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('default')
         for index in range(MANY):
-            RayRunners._warn(driver, [(RuntimeWarning, f'episode {index} failed to start in slot 1 (1 attempt(s), '
-                                                       'Config.episode_attempts) and is recorded as failed: ValueError: bad')], 2)
+            driver.warn([(RuntimeWarning, f'episode {index} failed to start in slot 1 (1 attempt(s), '
+                                          'Config.episode_attempts) and is recorded as failed: ValueError: bad')], 2)
         entries = registry_entries()
     assert len(caught) == MANY and str(caught[7].message).startswith('episode 7 failed to start in slot 9 ')
     assert entries == 0

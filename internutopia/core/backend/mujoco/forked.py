@@ -28,7 +28,7 @@ POOL_CALLS = frozenset({'step', 'forward', 'rollout', 'reset', 'set_const'})
 _PACKS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def track(pack: Any) -> None:
+def guard_after_fork(pack: Any) -> None:
     """Note ``pack`` (a :class:`~.pack.Pack`, its ``batch`` made): a forked child guards its batch."""
     _PACKS.add(pack)
 
@@ -70,4 +70,4 @@ if hasattr(os, 'register_at_fork'):  # (not on Windows, which does not fork)
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-__all__ = ['POOL_CALLS', 'InheritedBatch', 'track']
+__all__ = ['POOL_CALLS', 'InheritedBatch', 'guard_after_fork']

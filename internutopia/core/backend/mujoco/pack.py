@@ -17,8 +17,8 @@ import numpy as np
 
 import internutopia.core.backend.state as state
 from internutopia.core.backend.model import ContactReadings, Contacts
-from internutopia.core.backend.mujoco import forked
 from internutopia.core.backend.mujoco.footprint import pack_bytes_per_slot, pack_fixed_bytes
+from internutopia.core.backend.mujoco.forked import guard_after_fork
 from internutopia.core.backend.mujoco.lookup import MujocoLookup
 from internutopia.core.backend.mujoco.visuals import DrawnState, drawn_model, pose_for_drawing
 from internutopia.core.util.memory import check_slots_fit
@@ -169,7 +169,7 @@ class Pack:
         # MjData per slot, and far less memory). Derived fields are bound outputs or recomputed.
         self.batch = mujoco.batch.Batch(model, env_num, nthread=threads, persistent=False)
         self.data = PackData(self.batch)
-        forked.track(self)  # (a forked child never steps nor frees this batch: see .forked)
+        guard_after_fork(self)  # (a forked child never steps nor frees this batch: see .forked)
         self.slots = np.zeros(0, dtype=np.intp)
         self._step_ids: np.ndarray | None = self.slots
         #: Every slot's divergence mark (a view), and its bytes when every slot of the pack is
