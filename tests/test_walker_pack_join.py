@@ -1,11 +1,14 @@
 """A walking robot's pack gaining or losing a slot leaves the robots walking in it alone.
 
-The slots of one structure share a pack, and its walking robots one 50 Hz policy clock. A slot reset
-into an episode of that structure joins the pack (the group is bound anew); the robots already
-walking there must go on as if nothing happened: the same path, bit for bit, and 50 policy ticks a
-second (a clock restarted from the joining slot's stale time once ticked on every physics step
-until it caught up: the gait ran 4.8 times too fast and GR1 fell). The same when a slot leaves the
-pack. A slot that joins an empty pack starts the clock at its own episode start, as in a fresh world.
+The slots of one structure share a pack, and its walking robots one robot group whose policy ticks
+at 50 Hz for each slot from that slot's episode start. A slot reset into an episode of that
+structure joins the pack (the group is bound anew); the robots already walking there must go on as
+if nothing happened: the same path, bit for bit, and 50 policy ticks a second (a clock restarted
+from the joining slot's stale time once ticked on every physics step until it caught up: the gait
+ran 4.8 times too fast and GR1 fell). The same when a slot leaves the pack. The joining slot walks
+the path it walks from a fresh world's start, whether its pack was empty or not (it used to take
+its first tick at the running slots' next one, up to 4 physics steps late: a path that depended on
+when the episode started).
 """
 
 from __future__ import annotations
@@ -88,19 +91,19 @@ def _run(tasks: list[SingleInferenceTaskCfg], watched: int = 1) -> dict[str, Any
             if tasks[1].robots:
                 paths[1].append(np.concatenate([obs[1]['bot']['position'], obs[1]['bot']['orientation']]))
         clock = _clock(env, watched)
-        before = clock.next_tick if clock is not None else None
+        before = clock.next_tick_of(watched) if clock is not None else None
         env.reset([0])
         clock = _clock(env, watched)
-        after, now = clock.next_tick, env.runner.world.time
-        due = clock.due
+        after, now = clock.next_tick_of(watched), env.runner.world.time
+        due = clock.due_slots
 
-        def counted(time: float) -> bool:
+        def counted(slots: np.ndarray, time: float) -> np.ndarray | None:
             nonlocal ticks
-            taken = due(time)
-            ticks += taken
+            taken = due(slots, time)
+            ticks += taken is not None and watched in taken.tolist()
             return taken
 
-        clock.due = counted
+        clock.due_slots = counted
         actions = [walk if task.robots else {} for task in (tasks[2], tasks[1])]
         for _ in range(AFTER):
             obs, *_ = env.step(actions)
@@ -136,7 +139,8 @@ def test_a_slot_joining_the_pack_of_a_walking_robot_leaves_its_path_and_its_50_h
     """Slot 1 walks; slot 0 (another structure) is reset into an episode of slot 1's structure, so
     the pack gains a slot: slot 1's path is the one it walks when slot 0's new episode is of another
     structure, its policy ticks 50 times a second, its clock's schedule unchanged by the reset. The
-    joining robot walks on the pack's ticks from the next one on (it walks off, upright)."""
+    joining robot walks the path it walks from a fresh world's start (its first tick on its
+    episode's first step, 1.04 s: between two of slot 1's ticks)."""
     alone = _run([_task(None), _task(robot), _task(None)])
     joined = _run([_task(None), _task(robot), _task(robot)])
     np.testing.assert_allclose(joined['path'], alone['path'], rtol=0, atol=1e-9)
@@ -145,7 +149,8 @@ def test_a_slot_joining_the_pack_of_a_walking_robot_leaves_its_path_and_its_50_h
     assert joined['after'] == joined['before'] == alone['after']  # (before: 0.0 s, with the world at 1.04 s)
     assert joined['now'] - 1 / 50 < joined['after'] <= joined['now'] + 1 / 50
     start, end = joined['joined_path'][0], joined['joined_path'][-1]
-    assert np.hypot(*(end[:2] - start[:2])) > 0.3 and end[2] > 0.7 * start[2]
+    assert np.hypot(*(end[:2] - start[:2])) > 0.3 and end[2] > 0.7 * start[2]  # (it walks off, upright)
+    np.testing.assert_allclose(joined['joined_path'], _fresh_path(robot), rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize('robot', ['gr1', pytest.param('aliengo', marks=SLOW), pytest.param('g1', marks=SLOW)])

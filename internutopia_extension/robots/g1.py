@@ -65,8 +65,8 @@ class G1Robot(BaseRobot):
         #: Columns of ``joint_names``-ordered arrays that give the policy's order.
         self._policy_columns = np.array([self.joint_names.index(n) for n in self.policy_joints], dtype=np.intp)
         self.command = np.zeros((env_num, 3))
-        #: The policy's 50 Hz clock (one for the group: its slots keep the world's time).
-        self.clock = PolicyClock(self.policy.control_dt)
+        #: The policy's 50 Hz clocks (each slot's from its episode's start).
+        self.clock = PolicyClock(self.policy.control_dt, env_num)
 
     @staticmethod
     def _all_controller_configs(configs: list) -> list:
@@ -116,8 +116,8 @@ class G1Robot(BaseRobot):
         data.ctrl[rows, self.actuator_id[slots]] = self.policy.default_joint_pos
         self.policy.reset(slots)
         self.command[slots] = 0.0
-        if len(slots) == len(self.slots):  # (every slot anew: the policy ticks from now, as in a fresh world; else with the running slots)
-            self.clock.restart(float(data.time[slots[0]]))
+        # (each slot's policy ticks from its episode's start, as in a fresh world)
+        self.clock.start(slots, float(data.time[slots[0]]), self.slots)
 
     def begin_step(self) -> None:
         self.command[rows_of(self.slots, self.env_num)] = 0.0
@@ -127,17 +127,20 @@ class G1Robot(BaseRobot):
         command that ``move_by_speed`` sets again, and ``before_physics`` acts only on a tick."""
         if not len(self.slots):
             return limit
-        return self.clock.steps_before(float(self.bound_world.data.time[self.slots[0]]), float(self.sim.physics_dt), limit)
+        return self.clock.steps_before(float(self.bound_world.data.time[self.slots[0]]), float(self.sim.physics_dt), limit,
+                                       self.slots)
 
     def before_physics(self) -> None:
-        # One shared 50 Hz clock for all slots (PolicyClock).
+        # (the slots keep the world's one time; each ticks on its own episode's 50 Hz schedule)
         slots, world = self.slots, self.world
         if not len(slots):
             return
         assert world is not None  # bound: it has slots
         data = world.data
-        if not self.clock.due(float(data.time[slots[0]])):  # (every slot keeps the one world clock)
+        ticking = self.clock.due_slots(slots, float(data.time[slots[0]]))
+        if ticking is None:
             return
+        slots = ticking
         if self._compiled_act is not None:
             self._compiled_act(slots, data.qpos, data.qvel, data.ctrl, self.command)
             return

@@ -111,11 +111,9 @@ class WalkerDrivenRobot(BaseRobot):
         else:
             qvel[slots[:, None], self.root_dofadr[slots][:, None] + np.arange(6)] = 0.0
         self.walker.reset(slots)
-        if len(slots) == len(self.slots):
-            # Every slot starts anew (a Gymnasium reset(seed=...), or the first slots of a pack): the
-            # policy ticks from now, as in a fresh world, so the same seed and actions give the same
-            # trajectories whatever ran before. (Otherwise the slots reset tick with the running ones.)
-            self.walker.clock.restart(float(self.bound_world.data.time[slots[0]]))
+        # Each slot's policy ticks from its episode's start, as in a fresh world, so an episode's
+        # path is the same whenever it starts and whatever else runs (a seed repeats its trajectories).
+        self.walker.clock.start(slots, float(self.bound_world.data.time[slots[0]]), self.slots)
 
     def begin_step(self) -> None:
         if self.walker is not None and len(self.slots):
@@ -123,9 +121,11 @@ class WalkerDrivenRobot(BaseRobot):
 
     def before_physics(self) -> None:
         walker, slots = self.walker, self.slots
-        # One 50 Hz clock for the world (every slot keeps the one world clock).
-        if walker is not None and len(slots) and walker.tick_due(float(self.bound_world.data.time[slots[0]])):
-            walker.tick(slots)
+        # (the slots keep the world's one time; each ticks on its own episode's 50 Hz schedule)
+        if walker is not None and len(slots):
+            ticking = walker.tick_due(slots, float(self.bound_world.data.time[slots[0]]))
+            if ticking is not None:
+                walker.tick(ticking)
 
     def quiet_steps(self, limit: int) -> int:
         """The steps after the coming one before the walker's next tick: ``begin_step`` gives each
@@ -134,7 +134,7 @@ class WalkerDrivenRobot(BaseRobot):
         walker, slots = self.walker, self.slots
         if walker is None or not len(slots):
             return limit
-        return walker.steps_before_tick(float(self.bound_world.data.time[slots[0]]), float(self.sim.physics_dt), limit)
+        return walker.steps_before_tick(slots, float(self.bound_world.data.time[slots[0]]), float(self.sim.physics_dt), limit)
 
     @observes_by_need
     def get_obs(self, slots: np.ndarray) -> dict[str, Any]:

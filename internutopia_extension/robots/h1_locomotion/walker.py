@@ -1,9 +1,11 @@
 """The walking controller's runtime for all H1s of a pack: gait clocks, commands, the policy tick.
 
 One :class:`H1Walker` serves every slot of a robot group. Every :data:`~.gait.CONTROL_DT` of
-simulated time (one clock for the whole world) it builds the observation of every robot
-(:func:`~.gait.observe`), gets the actions (one batched onnxruntime call of the policy, or the
-actions a training loop left in :attr:`H1Walker.pending_action`), and writes the leg servo targets.
+simulated time from each slot's episode start (:mod:`~internutopia_extension.robots.policy_clock`:
+one schedule for all slots while their episodes started on it) it builds the observation of every
+robot ticking (:func:`~.gait.observe`), gets the actions (one batched onnxruntime call of the
+policy, or the actions a training loop left in :attr:`H1Walker.pending_action`), and writes the leg
+servo targets.
 :meth:`H1Walker.state` gathers what a reward or a fall check reads.
 """
 
@@ -157,8 +159,8 @@ class H1Walker:
         self.pending_action = np.zeros((env_num, gait.ACTION_SIZE))
         spec = self.stand_hold_spec
         self.stand_hold = StandHold(spec, env_num) if stand_hold and spec is not None and policy is not None else None
-        #: The 50 Hz clock of the policy's ticks (one for the group: its slots keep the world's time).
-        self.clock = PolicyClock(self.gait.CONTROL_DT)
+        #: The 50 Hz clocks of the policy's ticks (each slot's from its episode's start).
+        self.clock = PolicyClock(self.gait.CONTROL_DT, env_num)
         #: The compiled observation and tick (:mod:`.tick_kernel`), set when bound; ``None``: numpy.
         self.compiled: CompiledTick | None = None
         #: The compiled :meth:`state` (:mod:`~internutopia_extension.robots.walk_state_kernel`), set when bound; ``None``: numpy.
@@ -256,14 +258,15 @@ class H1Walker:
         leg_dq = data.qvel[slots, self._legs_v]
         return self.gait.observe(quat, lin_vel, ang_vel, leg_q, leg_dq, self.action[slots], self.followed[slots], self.phase[slots])
 
-    def tick_due(self, time: float) -> bool:
-        """Whether the 50 Hz tick falls on the step starting at ``time`` (then it is taken)."""
-        return self.clock.due(time)
+    def tick_due(self, slots: np.ndarray, time: float) -> np.ndarray | None:
+        """Which of ``slots`` take their 50 Hz tick on the step starting at ``time`` (``None``:
+        none; ``slots`` itself: all of them); their ticks are taken."""
+        return self.clock.due_slots(slots, time)
 
-    def steps_before_tick(self, time: float, dt: float, limit: int) -> int:
+    def steps_before_tick(self, slots: np.ndarray, time: float, dt: float, limit: int) -> int:
         """How many of the physics steps after the one starting at ``time`` (each ``dt`` long; at
-        most ``limit``) start before the next tick (:meth:`tick_due` false on each)."""
-        return self.clock.steps_before(time, dt, limit)
+        most ``limit``) start before the next tick of any of ``slots`` (:meth:`tick_due` ``None`` on each)."""
+        return self.clock.steps_before(time, dt, limit, slots)
 
     def tick(self, slots: np.ndarray) -> None:
         """One policy tick for ``slots``: observe, act, set the leg servo targets; then ramp the
