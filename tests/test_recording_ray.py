@@ -7,6 +7,8 @@ and step it came from.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -38,26 +40,34 @@ def _speed(run_index: int, step: int) -> float:
     return round(0.05 * (run_index + 1) + 0.01 * step, 3)
 
 
-def _run(env: Env, root: str) -> Recorder:
-    """Every episode of ``env``'s queue, each slot given its episode's next speed, recorded to ``root``."""
-    recorder = Recorder(root).attach(env)
-    remote = env.is_remote
+def _index_of(env: Env, slot: int) -> int:
+    """Queue index of the episode ``slot`` runs."""
+    return int(env.slot_episodes[slot] if env.is_remote else env.runner.episodes[slot].index)
 
-    def index_of(slot: int) -> int:
-        return int(env.slot_episodes[slot] if remote else env.runner.episodes[slot].index)
 
-    env.reset()
-    steps = dict.fromkeys(env.active_slots, 0)
+def _drive(env: Env, steps: dict[int, int]) -> bool:
+    """Step ``env`` until its queue is done, each running slot given its episode's next speed
+    (``steps``: each slot's steps so far); whether a step reported a runner that failed."""
+    failed_seen = False
     while not env.finished:
-        running = {slot: index_of(slot) for slot in env.active_slots}
+        running = {slot: _index_of(env, slot) for slot in env.active_slots}
         action = [{'jetbot': {'move_by_speed': (_speed(running[slot], steps[slot]), 0.0)}} if slot in running else None
                   for slot in range(env.env_num)]
-        _, _, terminated, truncated, _ = env.step(action)
+        _, _, terminated, truncated, info = env.step(action)
+        failed_seen = failed_seen or any(entry and entry.get('runner_failed') for entry in info)
         ended = [slot for slot in running if terminated[slot] or truncated[slot]]
         steps = {slot: steps[slot] + 1 for slot in running if slot not in ended}
         if ended:
             env.reset(ended)
             steps.update(dict.fromkeys([slot for slot in ended if slot in env.active_slots], 0))
+    return failed_seen
+
+
+def _run(env: Env, root: str) -> Recorder:
+    """Every episode of ``env``'s queue, recorded to ``root``."""
+    recorder = Recorder(root).attach(env)
+    env.reset()
+    _drive(env, dict.fromkeys(env.active_slots, 0))
     recorder.close()
     return recorder
 
@@ -116,23 +126,15 @@ def test_an_episode_whose_runner_died_is_dropped_and_its_rerun_saved_whole(tmp_p
         steps = {s: steps[s] + 1 for s in steps}
     old = env.runner_actors[1]
     ray.kill(old)
-    while True:  # (wait until Ray reports it dead, so that the next step finds it so)
+    for _ in range(30):  # (until Ray reports it dead, so that the next step finds it so; 30 s at most)
         try:
-            ray.get(old.ready.remote(), timeout=5)
+            ray.get(old.ready.remote(), timeout=1)
         except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
             break
-    failed_seen = False
-    while not env.finished:
-        running = {slot: env.slot_episodes[slot] for slot in env.active_slots}
-        action = [{'jetbot': {'move_by_speed': (_speed(running[s], steps[s]), 0.0)}} if s in running else None
-                  for s in range(2)]
-        _, _, terminated, truncated, info = env.step(action)
-        failed_seen = failed_seen or any(i and i.get('runner_failed') for i in info)
-        ended = [s for s in running if terminated[s] or truncated[s]]
-        steps = {s: steps[s] + 1 for s in running if s not in ended}
-        if ended:
-            env.reset(ended)
-            steps.update(dict.fromkeys([s for s in ended if s in env.active_slots], 0))
+        time.sleep(1)
+    else:
+        pytest.fail('the killed runner still answers after 30 s')
+    failed_seen = _drive(env, steps)
     recorder.close()
     env.close()
     assert failed_seen and env.runner_restarts == [0, 1]
