@@ -161,6 +161,10 @@ class Recorder:
         if self._first_call:
             self._warn_started_before([slot for slot in self._env.active_slots if slot not in slots])
         error: Exception | None = None
+        try:
+            source.prepare([slot for slot, slot_obs in zip(slots, obs, strict=True) if slot_obs is not None])
+        except Exception as exc:  # noqa: BLE001 - its slots' episodes then go unrecorded below; raised after
+            error = exc
         for slot, slot_obs, task_cfg in zip(slots, obs, info, strict=True):
             try:
                 self._abandon(slot)  # (forgotten first: a writer's error leaves no old episode in the slot)

@@ -29,8 +29,11 @@ class SlotSource(Protocol):
     #: Seconds of simulated time one env step advances.
     dt: float
 
+    def prepare(self, slots: list[int]) -> None:
+        """Episodes just started in ``slots``: what :meth:`robots` will be asked about them."""
+
     def robots(self, slot: int) -> list[str]:
-        """Names of the robots of the episode that just started in ``slot``."""
+        """Names of the robots of the episode that just started in ``slot`` (after :meth:`prepare`)."""
 
     def episode_index(self, slot: int) -> int:
         """Queue index of the episode running in ``slot``."""
@@ -58,6 +61,9 @@ class LocalSlots:
     def __init__(self, env: Any) -> None:
         self._runner = env.runner
         self.dt = float(env.get_dt())
+
+    def prepare(self, slots: list[int]) -> None:
+        pass
 
     def robots(self, slot: int) -> list[str]:
         return list(self._runner.slot_robots[slot])
@@ -95,8 +101,13 @@ class RemoteSlots:
         self._asked: dict[int, dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]] = {}
         env.ship_parsed_actions(True)
 
+    def prepare(self, slots: list[int]) -> None:
+        for slot in slots:  # (an earlier episode's answer is never taken for this one's, should the call fail)
+            self._asked.pop(slot, None)
+        if slots:  # (one call to each runner concerned, all at once)
+            self._asked.update(zip(slots, self._env.slot_controllers(slots), strict=True))
+
     def robots(self, slot: int) -> list[str]:
-        self._asked[slot] = self._env.slot_controllers(slot)
         return list(self._asked[slot])
 
     def episode_index(self, slot: int) -> int:

@@ -344,11 +344,11 @@ class RunnerActor:
         self.runner.results.records = []
         return _packed((obs, reward, terminated, truncated, info, records, self._warnings(), commands))
 
-    def slot_controllers(self, slot: int) -> dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]:
-        """Local ``slot``'s robots: ``{name: (robot class name, {controller: its fixed action_shape or None})}``."""
-        return {name: (type(group).__name__, {controller_name: tuple(getattr(controller, 'action_shape', ())) or None
-                                              for controller_name, controller in group.controllers.items()})
-                for name, group in self.runner.slot_robots[slot].items()}
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]]:
+        """Each local slot's robots: ``{name: (robot class name, {controller: its fixed action_shape or None})}``."""
+        return [{name: (type(group).__name__, {controller_name: tuple(getattr(controller, 'action_shape', ())) or None
+                                               for controller_name, controller in group.controllers.items()})
+                 for name, group in self.runner.slot_robots[slot].items()} for slot in slots]
 
     def warm_up(self, steps: int) -> None:
         """Physics steps outside the episodes (``Runner.warm_up``)."""

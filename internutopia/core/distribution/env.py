@@ -139,9 +139,10 @@ class DistributedEnv(Env):
         slot without commands), while :meth:`ship_parsed_actions` is on."""
         return self._runners.parsed_actions
 
-    def slot_controllers(self, slot: int) -> dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]:
-        """Global ``slot``'s robots, ``{name: (robot class, {controller: fixed action_shape or None})}``."""
-        return self._runners.slot_controllers(slot)
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]]:
+        """Each of ``slots``' robots, ``{name: (robot class, {controller: fixed action_shape or None})}``
+        (one call to each runner concerned, all at once)."""
+        return self._runners.slot_controllers(list(slots))
 
     # (Not Env.render's third argument, the Gymnasium mode: as documented, a distributed env
     # draws one runner's world, chosen by id; the mode is taken by keyword, as Env takes it.)

@@ -100,13 +100,19 @@ class RunnerQueries:
         (``parsed_actions``, what a recording lays out); off, a step ships none."""
         self._step_options = {'parsed': True} if on else {}
 
-    def slot_controllers(self, slot: int) -> dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]:
-        """Global ``slot``'s robots, asked of its runner (``RunnerActor.slot_controllers``)."""
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]]:
+        """Each global slot's robots, asked of their runners at once (``RunnerActor.slot_controllers``)."""
         self._check_open()
-        runner_id, local = divmod(slot, self._local_num)
-        self._wait_ready(runner_id)
+        self._all_ready()
         deadline = time.monotonic() + self._dist.step_timeout_s
-        return self._get_runner(self._pool.actors[runner_id].slot_controllers.remote(local), deadline, runner_id)
+        groups = self._slices(slots)  # (positions in slots, by runner)
+        refs = {r: self._pool.actors[r].slot_controllers.remote([slots[k] % self._local_num for k in at])
+                for r, at in groups.items()}
+        out: list[Any] = [None] * len(slots)
+        for r, at in groups.items():
+            for k, robots in zip(at, self._get_runner(refs[r], deadline, r), strict=True):
+                out[k] = robots
+        return out
 
     def queue_len(self) -> int:
         import ray
