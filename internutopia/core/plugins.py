@@ -94,7 +94,7 @@ def load_extensions() -> list[str]:
             if key in _running or (name in _done if not value else key in _done_entries):
                 continue
             _running.add(key)
-            undo = _undo_point()
+            undo = undo_point()
             try:
                 with loading_extensions():  # (a class a script registered under a built-in name stays)
                     load()
@@ -110,8 +110,9 @@ def load_extensions() -> list[str]:
         return list(_loaded)
 
 
-def _undo_point() -> Callable[[str], None]:
-    """What undoes a failed extension load: ``undo(package)`` puts every registry and config family
+def undo_point() -> Callable[[str], None]:
+    """What undoes a failed extension load (here, or a user's module in a Ray worker:
+    :func:`internutopia.core.distribution.extensions.install`): ``undo(package)`` puts every registry and config family
     back as it was now, and forgets the modules imported since (of ``package`` and of the packages
     whose classes were dropped), so that loading the extension again imports them, and so registers
     their classes, anew. The core's own modules and third-party imports are kept."""

@@ -4,8 +4,9 @@ A :class:`~internutopia.recording.Recorder` lays out each slot's episode from th
 each frame's action from the commands sent, parsed by the robots' controllers. A local
 ``vec_env.Env`` holds robots and controllers in its runner (:class:`LocalSlots`). A Ray-distributed
 env's runners hold them in other processes (:class:`RemoteSlots`): while a recording is attached,
-each step's runners send back that step's commands as their controllers parsed them, and a slot's
-robots are asked of its runner when an episode starts there.
+each step's runners send back that step's commands as their controllers parsed them, and a reset's
+slots' robots are asked of their runners (one call each, all at once). Both read a slot's robots as
+the runner describes them (``Runner.slot_controllers``).
 
 Both answer the same questions, :class:`SlotSource`'s; :func:`slot_source` picks the one for an env.
 """
@@ -16,6 +17,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
+
+from internutopia.core.runner.reads import RobotDescription
 
 __all__ = ['LocalSlots', 'RemoteSlots', 'SlotSource', 'slot_source']
 
@@ -51,33 +54,60 @@ class SlotSource(Protocol):
         """The recording stops: undo what attaching asked of the env."""
 
 
-def _action_example(shape: tuple[int, ...] | None) -> np.ndarray | None:
-    return np.zeros(shape) if shape else None
+def _as_parsed(command: Any) -> Any:
+    """A command its runner's controller parsed already."""
+    return command
 
 
-class LocalSlots:
+class _DescribedSlots:
+    """The robots of the slots whose episodes just started, as the runner describes them
+    (``Runner.slot_controllers``: class name, each controller's fixed action shape), kept until the
+    slot's next episode; subclasses say where the descriptions and the command parsers come from."""
+
+    dt: float
+
+    def __init__(self) -> None:
+        self._described: dict[int, dict[str, RobotDescription]] = {}
+
+    def _describe(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
+        raise NotImplementedError
+
+    def _parser(self, slot: int, robot: str, controller: str) -> Callable[[Any], Any]:
+        raise NotImplementedError
+
+    def prepare(self, slots: list[int]) -> None:
+        for slot in slots:  # (an earlier episode's description is never taken for this one's, should the call fail)
+            self._described.pop(slot, None)
+        if slots:
+            self._described.update(zip(slots, self._describe(slots), strict=True))
+
+    def robots(self, slot: int) -> list[str]:
+        return list(self._described[slot])
+
+    def robot_type(self, slot: int, robot: str) -> str:
+        return self._described[slot][robot][0]
+
+    def controllers(self, slot: int, robot: str) -> dict[str, Parser]:
+        return {name: (self._parser(slot, robot, name), np.zeros(shape) if shape else None)
+                for name, shape in self._described[slot][robot][1].items()}
+
+
+class LocalSlots(_DescribedSlots):
     """A local ``vec_env.Env``: its runner's robots and controllers, read directly."""
 
     def __init__(self, env: Any) -> None:
+        super().__init__()
         self._runner = env.runner
         self.dt = float(env.get_dt())
 
-    def prepare(self, slots: list[int]) -> None:
-        pass
+    def _describe(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
+        return self._runner.slot_controllers(slots)
 
-    def robots(self, slot: int) -> list[str]:
-        return list(self._runner.slot_robots[slot])
+    def _parser(self, slot: int, robot: str, controller: str) -> Callable[[Any], Any]:
+        return self._runner.slot_robots[slot][robot].controllers[controller].parse_action
 
     def episode_index(self, slot: int) -> int:
         return int(self._runner.episodes[slot].index)
-
-    def robot_type(self, slot: int, robot: str) -> str:
-        return type(self._runner.slot_robots[slot][robot]).__name__
-
-    def controllers(self, slot: int, robot: str) -> dict[str, Parser]:
-        group = self._runner.slot_robots[slot][robot]
-        return {name: (controller.parse_action, _action_example(tuple(getattr(controller, 'action_shape', ()))))
-                for name, controller in group.controllers.items()}
 
     def commands(self, action: list[Any]) -> list[Any]:
         return action
@@ -86,29 +116,21 @@ class LocalSlots:
         pass
 
 
-def _as_parsed(command: Any) -> Any:
-    """A command its runner's controller parsed already."""
-    return command
-
-
-class RemoteSlots:
-    """A Ray-distributed env: its runners parse each step's commands and name a slot's robots."""
+class RemoteSlots(_DescribedSlots):
+    """A Ray-distributed env: its runners describe a reset's slots (one call each, all at once) and
+    parse each step's commands."""
 
     def __init__(self, env: Any) -> None:
+        super().__init__()
         self._env = env
         self.dt = float(env.config.simulator.physics_dt)
-        #: Each slot's robots as its runner named them when its episode started.
-        self._asked: dict[int, dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]] = {}
         env.ship_parsed_actions(True)
 
-    def prepare(self, slots: list[int]) -> None:
-        for slot in slots:  # (an earlier episode's answer is never taken for this one's, should the call fail)
-            self._asked.pop(slot, None)
-        if slots:  # (one call to each runner concerned, all at once)
-            self._asked.update(zip(slots, self._env.slot_controllers(slots), strict=True))
+    def _describe(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
+        return self._env.slot_controllers(slots)
 
-    def robots(self, slot: int) -> list[str]:
-        return list(self._asked[slot])
+    def _parser(self, slot: int, robot: str, controller: str) -> Callable[[Any], Any]:
+        return _as_parsed
 
     def episode_index(self, slot: int) -> int:
         index = self._env.slot_episodes[slot]
@@ -116,18 +138,11 @@ class RemoteSlots:
             raise RuntimeError(f'slot {slot} runs no episode')
         return int(index)
 
-    def robot_type(self, slot: int, robot: str) -> str:
-        return self._asked[slot][robot][0]
-
-    def controllers(self, slot: int, robot: str) -> dict[str, Parser]:
-        return {name: (_as_parsed, _action_example(shape)) for name, shape in self._asked[slot][robot][1].items()}
-
     def commands(self, action: list[Any]) -> list[Any]:
         return self._env.parsed_actions
 
     def detach(self) -> None:
-        if not self._env.closed:
-            self._env.ship_parsed_actions(False)
+        self._env.ship_parsed_actions(False)  # (a flag of the driver's: no call to the runners)
 
 
 def slot_source(env: Any) -> SlotSource:

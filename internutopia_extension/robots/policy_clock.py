@@ -49,11 +49,6 @@ class PolicyClock:
         #: Every slot's next tick while they tick on one schedule, else ``None``.
         self.shared: float | None = float(start)
 
-    @property
-    def next_tick(self) -> float:
-        """The group's next tick time (the earliest of its slots', when they differ)."""
-        return self.shared if self.shared is not None else float(self._next.min())
-
     def next_tick_of(self, slot: int) -> float:
         """Slot ``slot``'s next tick time."""
         return self.shared if self.shared is not None else float(self._next[slot])

@@ -7,7 +7,6 @@ so one world behaves the same in an actor as in ``vec_env.Env``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 import re
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner import SlotStatus
+from internutopia.core.runner.reads import RobotDescription
 from internutopia.core.runner.runners import render_envs
 
 if TYPE_CHECKING:
@@ -203,30 +203,6 @@ _ENV_ID = re.compile(r'robots in env (\d+):')
 _IN_ENV = re.compile(r'\bin env (\d+)\b')
 
 
-def parsed_commands(runner: Any, actions: list[Any]) -> list[Any]:
-    """Each slot's entry of ``actions`` as ``{robot: {controller: parse_action(args)}}`` (the form a
-    recording lays out; ``None`` for a slot without commands or episode). A command its controller
-    cannot parse is left out: the step that follows raises for it."""
-    out: list[Any] = [None] * len(actions)
-    slot_robots = runner.slot_robots
-    for slot, entry in enumerate(actions):
-        if not entry or not isinstance(entry, dict) or not slot_robots[slot]:
-            continue
-        parsed: dict[str, dict[str, Any]] = {}
-        for robot, commands in entry.items():
-            group = slot_robots[slot].get(robot)
-            if group is None or not isinstance(commands, dict):
-                continue
-            parsed[robot] = {}
-            for name, args in commands.items():
-                controller = group.controllers.get(name)
-                if controller is not None:
-                    with contextlib.suppress(Exception):
-                        parsed[robot][name] = controller.parse_action(args)
-        out[slot] = parsed
-    return out
-
-
 class RunnerActor:
     """One :class:`~internutopia.core.runner.Runner` (one world of ``env_num`` slots) in a worker.
 
@@ -334,8 +310,8 @@ class RunnerActor:
     def step(self, actions: list[Any], parsed: bool = False) -> bytes:
         """One step of this world: the five result lists, the finished-episode records and the
         warnings (see :attr:`warnings`), packed; with ``parsed`` (a recording runs), each slot's
-        commands as its controllers parsed them too (:func:`parsed_commands`)."""
-        commands = parsed_commands(self.runner, actions) if parsed else None  # (before the step: an episode may end)
+        commands as its controllers parsed them too (``Runner.parsed_commands``)."""
+        commands = self.runner.parsed_commands(actions) if parsed else None  # (before the step: an episode may end)
         try:
             obs, reward, terminated, truncated, info = self.runner.step(actions)
         except ValueError as exc:
@@ -344,11 +320,9 @@ class RunnerActor:
         self.runner.results.records = []
         return _packed((obs, reward, terminated, truncated, info, records, self._warnings(), commands))
 
-    def slot_controllers(self, slots: list[int]) -> list[dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]]:
-        """Each local slot's robots: ``{name: (robot class name, {controller: its fixed action_shape or None})}``."""
-        return [{name: (type(group).__name__, {controller_name: tuple(getattr(controller, 'action_shape', ())) or None
-                                               for controller_name, controller in group.controllers.items()})
-                 for name, group in self.runner.slot_robots[slot].items()} for slot in slots]
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
+        """Each local slot's robots, described (``Runner.slot_controllers``)."""
+        return self.runner.slot_controllers(slots)
 
     def warm_up(self, steps: int) -> None:
         """Physics steps outside the episodes (``Runner.warm_up``)."""

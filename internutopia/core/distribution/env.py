@@ -15,6 +15,7 @@ from typing import Any
 from internutopia.core.config import Config, DistributedConfig, TaskCfg
 from internutopia.core.distribution.runners import RayRunners
 from internutopia.core.runner import Runner
+from internutopia.core.runner.reads import RobotDescription
 from internutopia.core.vec_env import Env, Finished
 
 __all__ = ['DistributedEnv', 'NotInDistributedMode']
@@ -139,7 +140,7 @@ class DistributedEnv(Env):
         slot without commands), while :meth:`ship_parsed_actions` is on."""
         return self._runners.parsed_actions
 
-    def slot_controllers(self, slots: list[int]) -> list[dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]]:
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
         """Each of ``slots``' robots, ``{name: (robot class, {controller: fixed action_shape or None})}``
         (one call to each runner concerned, all at once)."""
         return self._runners.slot_controllers(list(slots))

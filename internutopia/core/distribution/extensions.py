@@ -17,7 +17,6 @@ A worker process starts with empty registries. The driver describes what it has 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import io
@@ -26,7 +25,6 @@ import os
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -157,23 +155,26 @@ def install(extensions: Extensions) -> list[str]:
     """
     import pickle
 
-    from internutopia.core.plugins import load_extensions
+    from internutopia.core.plugins import load_extensions, undo_point
+
     problems: list[str] = []
     load_extensions()
     for name, data in extensions.sources.items():
         _unpack(name, data)
     for module_name in extensions.modules:
+        undo = undo_point()
         try:
-            with _undone_on_error():
-                importlib.import_module(module_name)
+            importlib.import_module(module_name)
         except Exception as exc:
+            undo(module_name.split('.')[0])  # (what it registered before it raised, and its modules, forgotten)
             problems.append(f'cannot import extension module {module_name} in a Ray worker: {type(exc).__name__}: {exc}')
     tables, roots = registries(), config_families()
     for table, key, name, blob in extensions.entries:
+        undo = undo_point()
         try:
-            with _undone_on_error():  # (by reference, its class imports its module again)
-                cls = pickle.loads(blob)
+            cls = pickle.loads(blob)  # (by reference, its class imports its module again)
         except Exception as exc:
+            undo('')
             problems.append(f'cannot load extension {key} {name!r} in a Ray worker: {type(exc).__name__}: {exc}')
             continue
         if table == 'registry':
@@ -183,24 +184,6 @@ def install(extensions: Extensions) -> list[str]:
     for problem in problems:
         logger.warning('%s', problem)
     return problems
-
-
-@contextlib.contextmanager
-def _undone_on_error() -> Iterator[None]:
-    """Every registry and config family put back as it was when the block raises (a module whose
-    import raised halfway registered some of its classes)."""
-    from internutopia.core.registry import snapshot
-
-    undo = snapshot()
-    families = {root: dict(root._family_table) for root in config_families().values()}
-    try:
-        yield
-    except BaseException:
-        undo()
-        for root, table in families.items():
-            root._family_table.clear()
-            root._family_table.update(table)
-        raise
 
 
 def _unpack(name: str, data: bytes) -> None:

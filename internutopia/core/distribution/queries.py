@@ -18,6 +18,7 @@ from internutopia.core.config import TaskCfg
 from internutopia.core.distribution.calls import RunnerHung
 from internutopia.core.episode_queue import Episode
 from internutopia.core.runner import SlotStatus
+from internutopia.core.runner.reads import RobotDescription
 
 __all__ = ['RunnerQueries']
 
@@ -100,7 +101,7 @@ class RunnerQueries:
         (``parsed_actions``, what a recording lays out); off, a step ships none."""
         self._step_options = {'parsed': True} if on else {}
 
-    def slot_controllers(self, slots: list[int]) -> list[dict[str, tuple[str, dict[str, tuple[int, ...] | None]]]]:
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
         """Each global slot's robots, asked of their runners at once (``RunnerActor.slot_controllers``)."""
         self._check_open()
         self._all_ready()

@@ -138,7 +138,7 @@ class RayRunners(RunnerQueries, RunnerRecovery, RunnerSet):
         self._results = ResultsWriter(config.metrics_save_path, record_format=config.metrics_save_format)
         #: Tries and records of the episodes that failed to load or were on a runner that died or hung.
         self._ledger = FailureLedger(config.episode_attempts, self._results, config.episode_errors == 'raise')
-        self._runner_warnings = RunnerWarnings(self._local_num, config.episode_errors == 'raise')
+        self._runner_warnings = RunnerWarnings(self._local_num, self._ledger.raise_failed)
         try:
             self._pool = ActorPool(config, self._extensions, self._runner_config, packed_source)
         except BaseException:

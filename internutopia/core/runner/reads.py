@@ -7,6 +7,7 @@ groups, the terms, the observer, the action parser) and changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,11 @@ from internutopia.core.runner.slots import BYTES_PER_SLOT, SlotTable
 from internutopia.core.runner.terms import Terms
 from internutopia.core.util.memory import runtimes_loaded
 
-__all__ = ['RunnerReads']
+__all__ = ['RobotDescription', 'RunnerReads']
+
+#: A slot's robot as a recording lays it out: its class name and each controller's fixed
+#: ``action_shape`` (``None``: the controller takes arguments of no fixed shape).
+RobotDescription = tuple[str, dict[str, tuple[int, ...] | None]]
 
 
 class RunnerReads:
@@ -125,3 +130,32 @@ class RunnerReads:
     def members(self) -> dict[int, np.ndarray]:
         """Which slots each task, reward and metric object serves (the terms')."""
         return self.terms.members
+
+    def slot_controllers(self, slots: list[int]) -> list[dict[str, RobotDescription]]:
+        """Each of ``slots``' robots by name, described (:data:`RobotDescription`)."""
+        return [{name: (type(group).__name__, {controller_name: tuple(getattr(controller, 'action_shape', ())) or None
+                                               for controller_name, controller in group.controllers.items()})
+                 for name, group in self.table.slot_robots[slot].items()} for slot in slots]
+
+    def parsed_commands(self, actions: list[Any]) -> list[Any]:
+        """Each slot's entry of ``actions`` as ``{robot: {controller: parse_action(args)}}`` (what a
+        recording lays out; ``None`` for a slot without commands or robots). A command its controller
+        cannot parse is left out: the step that takes it raises for it."""
+        out: list[Any] = [None] * len(actions)
+        slot_robots = self.table.slot_robots
+        for slot, entry in enumerate(actions):
+            if not entry or not isinstance(entry, dict) or not slot_robots[slot]:
+                continue
+            parsed: dict[str, dict[str, Any]] = {}
+            for robot, commands in entry.items():
+                group = slot_robots[slot].get(robot)
+                if group is None or not isinstance(commands, dict):
+                    continue
+                parsed[robot] = {}
+                for name, args in commands.items():
+                    controller = group.controllers.get(name)
+                    if controller is not None:
+                        with contextlib.suppress(Exception):
+                            parsed[robot][name] = controller.parse_action(args)
+            out[slot] = parsed
+        return out

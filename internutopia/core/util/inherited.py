@@ -23,9 +23,4 @@ def keep_forever(thing: Any) -> None:
     _KEPT.append(thing)
 
 
-def kept_count() -> int:
-    """How many objects this process keeps (for tests)."""
-    return len(_KEPT)
-
-
-__all__ = ['keep_forever', 'kept_count']
+__all__ = ['keep_forever']

@@ -51,11 +51,6 @@ class _Displays:
     mujoco_variant: tuple[str, bool] = (DEVICE, False)
 
 
-def forked_from_renderer() -> bool:
-    """Whether this process was forked from one whose EGL displays it must not use."""
-    return bool(_Displays.spoiled)
-
-
 def fresh_display(platforms: tuple[str, ...] = (DEVICE, SURFACELESS), avoid: tuple[tuple[str, bool], ...] = ()) -> tuple[Any, tuple[str, bool]] | None:
     """An initialized EGL display of one of ``platforms`` that no process this one was forked from
     initialized, and not one of ``avoid``: ``(display, variant)``, or ``None`` when none is left.
@@ -157,5 +152,5 @@ if hasattr(os, 'register_at_fork'):  # (not on Windows, which does not fork)
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-__all__ = ['DEVICE', 'FORKED_HINT', 'PLATFORM_SURFACELESS', 'SURFACELESS', 'VARIANTS', 'forked_from_renderer', 'fresh_display',
+__all__ = ['DEVICE', 'FORKED_HINT', 'PLATFORM_SURFACELESS', 'SURFACELESS', 'VARIANTS', 'fresh_display',
            'prepare_mujoco_display']
