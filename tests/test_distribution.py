@@ -27,6 +27,9 @@ from internutopia_extension.tasks.finite_step import FiniteStepTask
 
 ray = pytest.importorskip('ray')
 
+# Every test here starts a Ray (or joins one started for it): one cluster at a time (see conftest.py).
+pytestmark = pytest.mark.xdist_group('ray')
+
 import_extensions()
 
 

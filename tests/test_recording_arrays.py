@@ -1,7 +1,7 @@
 """Recording runs of the array API (``env.step_arrays``/``env.reset_arrays``) and of the Gymnasium
 vector envs: the dataset on disk, read back with LeRobot's reader, holds each episode as it ran.
 
-Every episode drives at speeds that name it (``_speed``), so each frame's action says which episode
+Every episode drives at speeds that name it (``recording_helpers.speed``), so each frame's action says which episode
 and step it came from; states are compared with the observations the env returned.
 """
 
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip('pyarrow')
 
 import internutopia  # noqa: E402,F401  (registers the Gymnasium ids)
-from internutopia.core.config import Config, SimConfig  # noqa: E402
+from internutopia.core.config import Config  # noqa: E402
 from internutopia.core.task.base import BaseTask  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.recording import Recorder  # noqa: E402
@@ -24,6 +24,7 @@ from internutopia.recording.reader import open_lerobot_dataset  # noqa: E402
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg  # noqa: E402
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
 from internutopia_extension.tasks.finite_step import FiniteStepTask  # noqa: E402
+from tests.recording_helpers import jetbot_config, speed  # noqa: E402
 
 #: Run inside the next task step (a Ctrl-C), then forgotten.
 IN_STEP: list = []
@@ -41,6 +42,10 @@ class ArraysTask(FiniteStepTask):
         return super().step(slots)
 
 
+def _config(count: int, env_num: int, steps: int = 4) -> Config:
+    return jetbot_config(count, env_num, steps, ArraysTaskCfg)
+
+
 @pytest.fixture(autouse=True)
 def _no_hooks_left():
     IN_STEP.clear()
@@ -48,22 +53,12 @@ def _no_hooks_left():
     IN_STEP.clear()
 
 
-def _config(count: int, env_num: int, steps: int = 4) -> Config:
-    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.05), controllers=[move_by_speed_cfg])
-    return Config(simulator=SimConfig(physics_dt=1 / 60, rendering_dt=1 / 60, headless=True), env_num=env_num,
-                  env_offset_size=5.0, metrics_save_path='none',
-                  task_configs=[ArraysTaskCfg(max_steps=steps, robots=[robot]) for _ in range(count)])
-
-
-def _speed(run_index: int, step: int) -> float:
-    return round(0.05 * (run_index + 1) + 0.01 * step, 3)
-
 
 def _batch(env: Env) -> dict:
     """Every running slot's speed for its episode's next step (others: zeros)."""
     speeds = np.zeros((env.env_num, 2))
     for slot in env.active_slots:
-        speeds[slot, 0] = _speed(int(env.runner.episodes[slot].index), int(env.runner.table.steps[slot]))
+        speeds[slot, 0] = speed(int(env.runner.episodes[slot].index), int(env.runner.table.steps[slot]))
     return {'jetbot': {'move_by_speed': speeds}}
 
 
@@ -85,7 +80,7 @@ def _dataset(root: str) -> list[dict]:
 
 
 def _whole(episode: dict, steps: int = 4) -> bool:
-    return (episode['speeds'] == [_speed(episode['run'], t) for t in range(steps)]
+    return (episode['speeds'] == [speed(episode['run'], t) for t in range(steps)]
             and episode['done'] == [False] * (steps - 1) + [True])
 
 

@@ -1,7 +1,7 @@
 """Recording a Ray-distributed env: the dataset holds every episode as a one-process recording of
 the same episodes does (the runners parse each step's commands and send them back while recorded).
 
-Every episode drives at speeds that name it (``_speed``), so each frame's action says which episode
+Every episode drives at speeds that name it (``recording_helpers.speed``), so each frame's action says which episode
 and step it came from.
 """
 
@@ -15,29 +15,17 @@ import pytest
 pytest.importorskip('pyarrow')
 pytest.importorskip('ray')
 
-from internutopia.core.config import Config, SimConfig  # noqa: E402
 from internutopia.core.distribution import RayDistributionCfg  # noqa: E402
 from internutopia.core.vec_env import Env  # noqa: E402
 from internutopia.recording import Recorder  # noqa: E402
 from internutopia.recording.reader import open_lerobot_dataset  # noqa: E402
-from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, move_by_speed_cfg  # noqa: E402
-from internutopia_extension.configs.tasks import FiniteStepTaskCfg  # noqa: E402
+from tests.recording_helpers import jetbot_config, speed  # noqa: E402
 
 #: (Each test joins a local Ray of its own: run with the other Ray tests, one cluster at a time.)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('ray'), pytest.mark.usefixtures('local_ray')]
 
 STEPS = 4
 
-
-def _config(count: int, env_num: int) -> Config:
-    robot = JetbotRobotCfg(position=(0.0, 0.0, 0.05), controllers=[move_by_speed_cfg])
-    return Config(simulator=SimConfig(physics_dt=1 / 60, rendering_dt=1 / 60, headless=True), env_num=env_num,
-                  env_offset_size=5.0, metrics_save_path='none',
-                  task_configs=[FiniteStepTaskCfg(max_steps=STEPS, robots=[robot]) for _ in range(count)])
-
-
-def _speed(run_index: int, step: int) -> float:
-    return round(0.05 * (run_index + 1) + 0.01 * step, 3)
 
 
 def _index_of(env: Env, slot: int) -> int:
@@ -51,7 +39,7 @@ def _drive(env: Env, steps: dict[int, int]) -> bool:
     failed_seen = False
     while not env.finished:
         running = {slot: _index_of(env, slot) for slot in env.active_slots}
-        action = [{'jetbot': {'move_by_speed': (_speed(running[slot], steps[slot]), 0.0)}} if slot in running else None
+        action = [{'jetbot': {'move_by_speed': (speed(running[slot], steps[slot]), 0.0)}} if slot in running else None
                   for slot in range(env.env_num)]
         _, _, terminated, truncated, info = env.step(action)
         failed_seen = failed_seen or any(entry and entry.get('runner_failed') for entry in info)
@@ -95,8 +83,8 @@ def test_a_ray_run_is_recorded_as_one_process_records_it(tmp_path):
     """Five episodes on two Ray runners of one slot each, and on one process of two slots: the same
     episodes saved whole (each frame's action the speed sent, the last frame done), the same
     columns, robot type and fps, and the same motion frame by frame."""
-    local = _run(Env(_config(5, env_num=2)), str(tmp_path / 'local'))
-    distributed = Env(_config(5, env_num=1).distribute(RayDistributionCfg(proc_num=2)))
+    local = _run(Env(jetbot_config(5, env_num=2, steps=STEPS)), str(tmp_path / 'local'))
+    distributed = Env(jetbot_config(5, env_num=1, steps=STEPS).distribute(RayDistributionCfg(proc_num=2)))
     remote = _run(distributed, str(tmp_path / 'ray'))
     distributed.close()
     assert local.episodes_saved == remote.episodes_saved == 5
@@ -106,7 +94,7 @@ def test_a_ray_run_is_recorded_as_one_process_records_it(tmp_path):
     assert about == about_local and about['robot'] == 'JetbotRobot' and about['fps'] == 60
     assert sorted(mine) == sorted(theirs) == [0, 1, 2, 3, 4]
     for run, episode in mine.items():
-        assert episode['speeds'] == [_speed(run, t) for t in range(STEPS)]
+        assert episode['speeds'] == [speed(run, t) for t in range(STEPS)]
         assert episode['done'] == [False] * (STEPS - 1) + [True]
         np.testing.assert_allclose(episode['moved'], theirs[run]['moved'], atol=1e-6)
         assert episode['moved'][-1, 0] > 1e-5  # (it drove: the frames are not one state repeated)
@@ -117,12 +105,12 @@ def test_an_episode_whose_runner_died_is_dropped_and_its_rerun_saved_whole(tmp_p
     stop at the death), the rerun of it on the new runner is saved whole, as are the others."""
     import ray
 
-    env = Env(_config(3, env_num=1).distribute(RayDistributionCfg(proc_num=2)))
+    env = Env(jetbot_config(3, env_num=1, steps=STEPS).distribute(RayDistributionCfg(proc_num=2)))
     recorder = Recorder(str(tmp_path / 'ray')).attach(env)
     env.reset()
     steps = {0: 0, 1: 0}
     for _ in range(2):
-        env.step([{'jetbot': {'move_by_speed': (_speed(env.slot_episodes[s], steps[s]), 0.0)}} for s in range(2)])
+        env.step([{'jetbot': {'move_by_speed': (speed(env.slot_episodes[s], steps[s]), 0.0)}} for s in range(2)])
         steps = {s: steps[s] + 1 for s in steps}
     old = env.runner_actors[1]
     ray.kill(old)
@@ -142,5 +130,5 @@ def test_an_episode_whose_runner_died_is_dropped_and_its_rerun_saved_whole(tmp_p
     episodes, _ = _episodes(str(tmp_path / 'ray'))
     assert sorted(episodes) == [0, 1, 2]
     for run, episode in episodes.items():
-        assert episode['speeds'] == [_speed(run, t) for t in range(STEPS)]
+        assert episode['speeds'] == [speed(run, t) for t in range(STEPS)]
         assert episode['done'] == [False] * (STEPS - 1) + [True]
