@@ -1,0 +1,36 @@
+"""The staggered-starts benchmark (``internutopia.bench.staggered``): its staggered env's slots
+really tick on as many schedules as it has start groups (the network called on nearly every
+step instead of once a tick), every slot keeps running while timed, and bad options are refused
+by name."""
+
+from __future__ import annotations
+
+import onnxruntime
+import pytest
+
+from internutopia.bench.staggered import _measure, format_row, main, measure_staggered
+
+
+def test_staggered_slots_call_the_network_on_every_schedule():
+    run = onnxruntime.InferenceSession.run
+    row = _measure('h1_walking', 5, 'array', 5, 2, 24)
+    assert onnxruntime.InferenceSession.run is run  # (the counting wrapper is taken off again)
+    # Together: one call a 50 Hz tick, every 4.8 physics steps at 240 Hz. Five groups one physics
+    # step apart: a group ticks on four of every five steps at least.
+    assert 0.15 <= row['network_calls_per_step_together'] <= 0.25
+    assert row['network_calls_per_step_staggered'] >= 0.8
+    assert row['step_us_together'] > 0 and row['step_us_staggered'] > 0 and row['staggered_over_together'] > 0
+    assert '5 start groups' in format_row(row) and '0.21 -> ' in format_row(row)
+
+
+def test_bad_options_are_refused_by_name(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(ValueError, match=r'groups must be between 1 and env_num \(4\); got 5'):
+        measure_staggered('h1_walking', 4, groups=5)
+    with pytest.raises(ValueError, match="unknown api 'tensor'"):
+        measure_staggered('h1_walking', 4, api='tensor')
+    for argv, message in ((['--groups', '9', '--env-nums', '4'], '--groups 9 is more than the slots of --env-nums 4'),
+                          (['--robots', 'h2'], "unknown robot 'h2' in --robots"),
+                          (['--api', 'dict,tensor'], "unknown API 'tensor' in --api")):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert message in capsys.readouterr().err
