@@ -42,7 +42,8 @@ fresh process: timing, start-up, memory, resets), :mod:`~internutopia.bench.alte
 **Other measurements**, each its own command (``python -m internutopia.bench.NAME --help``):
 :mod:`~internutopia.bench.distributed` (Ray runners against one process),
 :mod:`~internutopia.bench.reset_cost` (resetting one slot: same structure against a rebuild),
-:mod:`~internutopia.bench.franka_ik` (the Franka's batched IK against ``mink``) and
+:mod:`~internutopia.bench.franka_ik` (the Franka's batched IK against ``mink``),
+:mod:`~internutopia.bench.staggered` (a walking robot's step with slots started at different times) and
 :mod:`~internutopia.bench.step_instructions` (instructions per step, counted by valgrind's callgrind).
 
 **Adding a case** (a robot, task or control): register it in ``internutopia/bench/cases.py``
