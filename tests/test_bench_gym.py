@@ -218,3 +218,33 @@ def test_gap_lengths_times_the_read_after_each_busy_loop() -> None:
     rows = gap_lengths(calls=3)
     assert [row['gap_ms'] for row in rows] == list(GAP_LENGTHS_MS)
     assert all(0 < row['median_us'] <= row['p90_us'] and 0 <= row['share_above_10_us'] <= 1 for row in rows)
+
+
+def test_episodes_restarted_on_a_rounds_first_vector_step_are_replayed_from_their_start() -> None:
+    """Episodes that end on a round's last vector step restart on the next round's first
+    (NEXT_STEP autoreset), before that round's first physics call: the replay writes their start
+    states too and ends where ours did (it used to go on from the ended episodes' states)."""
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=3, max_steps=12)
+    world = env.unwrapped._vec.runner.world
+    env.reset(seed=1)
+    limit = GymLimit(world)
+    rng = np.random.default_rng(0)
+    rounds = []
+    for _ in range(4):
+        limit.start_round()
+        ended = []
+        for _ in range(2):
+            _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32))
+            ended.append(bool(np.any(terminated | truncated)))
+            limit.end_vector_step()
+        (part,) = limit.parts
+        ours = part.after.copy()
+        first_written = part.steps[0][1].tolist()
+        limit.replay_steps()
+        rounds.append((ended, first_written))
+        np.testing.assert_array_equal(part.batch.state[:, part.motion], ours)
+    # (a 12-physics-step episode is two vector steps of six; the step after its end only starts
+    # the next one, and the physics call after that is the next round's first)
+    assert rounds[0] == ([False, True], []) and rounds[1] == ([False, False], [0, 1, 2])
+    limit.close()
+    env.close()

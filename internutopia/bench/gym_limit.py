@@ -43,16 +43,14 @@ class _Part:
         self.controls = _columns(pack.model, _CONTROL_BITS)
         self.motion = _columns(pack.model, _MOTION_BITS)
         self.start: np.ndarray | None = None
-        self.after: np.ndarray | None = None  # motion columns after the last physics step
+        self.after: np.ndarray | None = None  # motion columns after the last physics step (the round's start before its first)
         #: Per physics call: (controls, written rows, their state, physics steps in the call).
         self.steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
 
     def before_step(self, steps: int) -> None:
         state = self.pack.batch.state[self.slots]
-        if self.after is None:
-            written = np.zeros(0, dtype=np.intp)
-        else:
-            written = np.flatnonzero((state[:, self.motion] != self.after).any(axis=1))
+        assert self.after is not None, 'a physics call recorded before start_round'
+        written = np.flatnonzero((state[:, self.motion] != self.after).any(axis=1))
         self.steps.append((state[:, self.controls], written, state[written], steps))
 
     def after_step(self) -> None:
@@ -101,7 +99,9 @@ class GymLimit:
             self.parts = [_Part(self.world.packs[key], self.threads) for key, _ in layout]
         for part in self.parts:
             part.start = part.pack.batch.state[part.slots].copy()
-            part.after, part.steps = None, []
+            # (rows written before the round's first physics call, an autoreset at its first vector
+            # step, are found against the round's start: the replay starts there too)
+            part.after, part.steps = part.start[:, part.motion], []
         self.marks = []
         self.recording = True
         self.bookkeeping_s += time.perf_counter() - began
