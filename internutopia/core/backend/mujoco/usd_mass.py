@@ -54,7 +54,7 @@ def weigh_body(geoms: list[tuple[Any, float, str]], body_mass: tuple[str | None,
 
 
 def weightless_visuals(geoms: list[Any]) -> bool:
-    """Where some of ``geoms`` (a body's ``MjsGeom``\ s) collide, make the visual-only ones weigh
+    """Where some of ``geoms`` (a body's ``MjsGeom`` objects) collide, make the visual-only ones weigh
     nothing (see the module docstring); whether it did. Planes do not count as colliders (they
     are grounds, not parts of a body)."""
     def collides(geom: Any) -> bool:
