@@ -53,7 +53,6 @@ def _no_hooks_left():
     IN_STEP.clear()
 
 
-
 def _batch(env: Env) -> dict:
     """Every running slot's speed for its episode's next step (others: zeros)."""
     speeds = np.zeros((env.env_num, 2))

@@ -27,7 +27,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('ray'), pytest.mark.usef
 STEPS = 4
 
 
-
 def _index_of(env: Env, slot: int) -> int:
     """Queue index of the episode ``slot`` runs."""
     return int(env.slot_episodes[slot] if env.is_remote else env.runner.episodes[slot].index)
