@@ -124,6 +124,45 @@ def test_the_floor_refuses_bad_values_naming_the_option(argv, messages, capsys, 
     _refused(floor.main, argv, capsys, 'python -m internutopia.bench.floor', *messages)
 
 
+@pytest.mark.parametrize('tool', ['array_handover', 'profile_step', 'staggered'])
+@pytest.mark.parametrize('argv, messages', [
+    (['--robots', 'walle'], ["unknown robot 'walle' in --robots", 'jetbot']),
+    (['--robots', 'jetbot,jetbot'], ["--robots names 'jetbot' twice"]),
+    (['--env-nums', 'x'], ['--env-nums takes comma-separated whole numbers', "'x'"]),
+    (['--env-nums', '0'], ['--env-nums takes numbers of at least 1; got 0']),
+    (['--env-nums', ''], ['--env-nums is empty']),
+])
+def test_the_tools_of_cases_and_slot_counts_refuse_bad_values_naming_the_option(tool, argv, messages, capsys, nothing_runs,
+                                                                                monkeypatch):
+    """(array_handover and profile_step used to split the lists themselves: a traceback for
+    ``--env-nums x``, a failure inside a measurement for an unknown robot.)"""
+    import importlib
+
+    module = importlib.import_module(f'internutopia.bench.{tool}')
+    for measure in ('measure_handover', 'python_step_us', 'measure_staggered'):
+        if hasattr(module, measure):
+            monkeypatch.setattr(module, measure, lambda *a, **k: pytest.fail('a measurement started'))
+    _refused(module.main, argv, capsys, f'python -m internutopia.bench.{tool}', *messages)
+
+
+@pytest.mark.parametrize('tool, argv, message', [
+    ('staggered', ['--groups', '9', '--env-nums', '4'], '--groups 9 is more than the slots of --env-nums 4'),
+    ('staggered', ['--api', 'dict,tensor'], "unknown API 'tensor' in --api"),
+    ('staggered', ['--pairs', '0'], '--pairs must be at least 1'),
+    ('profile_step', ['--api', 'gym'], "unknown API 'gym' in --api"),
+    ('profile_step', ['--blocks', '0'], '--blocks must be at least 1'),
+    ('array_handover', ['--chunk', '0'], '--chunk must be at least 1'),
+])
+def test_the_tools_own_options_are_checked_too(tool, argv, message, capsys, nothing_runs, monkeypatch):
+    import importlib
+
+    module = importlib.import_module(f'internutopia.bench.{tool}')
+    for measure in ('measure_handover', 'python_step_us', 'measure_staggered'):
+        if hasattr(module, measure):
+            monkeypatch.setattr(module, measure, lambda *a, **k: pytest.fail('a measurement started'))
+    _refused(module.main, argv, capsys, message)
+
+
 @pytest.mark.parametrize('argv, messages', [
     (['--ids', ''], ['--ids is empty']),
     (['--ids', f'{GYM_ID},{GYM_ID}'], [f"--ids names '{GYM_ID}' twice"]),

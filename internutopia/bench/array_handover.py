@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.bench import options
 from internutopia.core.backend.arrays import ARRAY_BACKENDS
 from internutopia.core.env_results import STEP_ARRAYS, convert_step
 
@@ -128,16 +129,20 @@ def measure_handover(robot: str, env_num: int, backend: str | None, device: str 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.array_handover', description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robots', default='jetbot', help='comma-separated benchmark cases (default jetbot)')
-    parser.add_argument('--env-nums', default='64', help='comma-separated slot counts (default 64)')
+    options.add_case_options(parser, robots='jetbot', env_nums='64')
     parser.add_argument('--backend', choices=('mujoco', 'warp'), default=None, help="physics backend (default: the case's own)")
     parser.add_argument('--device', default=None, help="the Warp backend's device: 'cpu', 'cuda' or 'cuda:N'")
     parser.add_argument('--chunks', type=int, default=20, help='rounds of alternating chunks (default 20)')
     parser.add_argument('--chunk', type=int, default=10, help='steps per chunk (default 10)')
     parser.add_argument('--json', action='store_true', help='print one JSON object per row')
     args = parser.parse_args(argv)
-    for robot in args.robots.split(','):
-        for env_num in (int(value) for value in args.env_nums.split(',')):
+    from internutopia.bench.cases import CASES
+
+    robots, env_nums = options.checked_cases(parser, args, CASES)
+    options.at_least(parser, '--chunks', args.chunks)
+    options.at_least(parser, '--chunk', args.chunk)
+    for robot in robots:
+        for env_num in env_nums:
             row = measure_handover(robot, env_num, args.backend, args.device, args.chunks, args.chunk)
             if args.json:
                 print(json.dumps(row), flush=True)

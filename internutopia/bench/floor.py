@@ -261,16 +261,14 @@ def format_row(row: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.floor', description=__doc__.split('\n')[0])
-    parser.add_argument('--robots', default='h1', help='comma-separated cases of internutopia.bench.cases (default: h1)')
-    parser.add_argument('--env-nums', default='1', help='comma-separated slot counts (default: 1)')
+    options.add_case_options(parser, robots='h1', env_nums='1')
     parser.add_argument('--pairs', type=int, default=80, help='timed pairs of chunks per step (default: 80)')
     parser.add_argument('--chunk', type=int, default=5, help='steps per chunk (default: 5)')
     parser.add_argument('--parts', action='store_true', help="time the parts of ours' step in situ instead")
     args = parser.parse_args(argv)
     from internutopia.bench.cases import CASES
 
-    robots = options.checked_list(parser, '--robots', options.text_list(args.robots), choices=CASES, what='robot')
-    env_nums = options.int_list(parser, '--env-nums', args.env_nums)
+    robots, env_nums = options.checked_cases(parser, args, CASES)
     options.at_least(parser, '--pairs', args.pairs)
     options.at_least(parser, '--chunk', args.chunk)
     default_to_egl(headless_only=False)

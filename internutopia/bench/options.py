@@ -22,7 +22,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
-__all__ = ['checked_list', 'int_list', 'json_line', 'at_least', 'interrupted', 'positive_seconds', 'text_list']
+__all__ = ['add_case_options', 'at_least', 'checked_cases', 'checked_list', 'int_list', 'interrupted', 'json_line',
+           'positive_seconds', 'text_list']
 
 
 def _error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
@@ -66,6 +67,26 @@ def int_list(parser: argparse.ArgumentParser, option: str, text: str, minimum: i
         if value < minimum:
             _error(parser, f'{option} takes numbers of at least {minimum}; got {value}')
     return checked_list(parser, option, values, what='number')
+
+
+def add_case_options(parser: argparse.ArgumentParser, robots: str, env_nums: str) -> None:
+    """``--robots`` (cases of :data:`~internutopia.bench.cases.CASES`) and ``--env-nums`` (slot
+    counts), with these defaults; read them back with :func:`checked_cases`."""
+    parser.add_argument('--robots', default=robots, help=f'comma-separated cases of internutopia.bench.cases (default: {robots})')
+    parser.add_argument('--env-nums', default=env_nums, help=f'comma-separated slot counts (default: {env_nums})')
+
+
+def checked_cases(parser: argparse.ArgumentParser, args: argparse.Namespace, cases: Iterable[str]) -> tuple[list[str], list[int]]:
+    """The ``--robots`` and ``--env-nums`` of :func:`add_case_options`, checked: each robot one of
+    ``cases`` (the error lists them), the slot counts distinct whole numbers of at least 1.
+
+    >>> parser = argparse.ArgumentParser(prog='tool')
+    >>> add_case_options(parser, 'h1', '1,64')
+    >>> checked_cases(parser, parser.parse_args([]), ['h1', 'jetbot'])
+    (['h1'], [1, 64])
+    """
+    robots = checked_list(parser, '--robots', text_list(args.robots), choices=cases, what='robot')
+    return robots, int_list(parser, '--env-nums', args.env_nums)
 
 
 def at_least(parser: argparse.ArgumentParser, option: str, value: int, minimum: int = 1) -> int:

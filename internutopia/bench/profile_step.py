@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.bench import options
 from internutopia.core.backend.mujoco.pack import PackRollout
 
 __all__ = ['python_step_us', 'switch_physics_off']
@@ -107,20 +108,23 @@ def main(argv: list[str] | None = None) -> int:
     from internutopia.bench.cases import CASES
 
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.profile_step', description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robots', default='h1', help=f'comma-separated cases: {",".join(CASES)}')
-    parser.add_argument('--env-nums', default='64', help='comma-separated slot counts')
+    options.add_case_options(parser, robots='h1', env_nums='64')
     parser.add_argument('--api', default='array,dict', help='dict, array, or both')
     parser.add_argument('--steps', type=int, default=200, help='steps per timed block')
     parser.add_argument('--blocks', type=int, default=15, help='timed blocks (the best is reported)')
     parser.add_argument('--physics', action='store_true', help='keep the physics on (whole step)')
     parser.add_argument('--profile', action='store_true', help='print a cProfile listing per case')
     args = parser.parse_args(argv)
+    robots, env_nums = options.checked_cases(parser, args, CASES)
+    apis = options.checked_list(parser, '--api', options.text_list(args.api), choices=('dict', 'array'), what='API')
+    options.at_least(parser, '--steps', args.steps)
+    options.at_least(parser, '--blocks', args.blocks)
     from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
     default_to_egl(headless_only=False)
-    for robot in args.robots.split(','):
-        for env_num in (int(n) for n in args.env_nums.split(',')):
-            for api in args.api.split(','):
+    for robot in robots:
+        for env_num in env_nums:
+            for api in apis:
                 result = python_step_us(robot, env_num, api, args.steps, args.blocks, args.profile, args.physics)
                 print(f'{robot} x{env_num} {api}: {"step" if args.physics else "Python alone"} '
                       f'{result["best_us"]:.1f} us best, {result["median_us"]:.1f} us median; thread CPU time '

@@ -133,8 +133,7 @@ def format_row(row: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.staggered', description=__doc__.split('\n')[0])
-    parser.add_argument('--robots', default='h1_walking', help='comma-separated cases of internutopia.bench.cases (default: h1_walking)')
-    parser.add_argument('--env-nums', default='64', help='comma-separated slot counts (default: 64)')
+    options.add_case_options(parser, robots='h1_walking', env_nums='64')
     parser.add_argument('--api', default='dict', help="comma-separated APIs: dict (env.step), array (env.step_arrays) (default: dict)")
     parser.add_argument('--groups', type=int, default=GROUPS, help=f'start groups, one physics step apart (default: {GROUPS})')
     parser.add_argument('--pairs', type=int, default=20, help='timed pairs of blocks (default: 20)')
@@ -143,8 +142,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parser.parse_args(argv)
     from internutopia.bench.cases import CASES
 
-    robots = options.checked_list(parser, '--robots', options.text_list(args.robots), choices=CASES, what='robot')
-    env_nums = options.int_list(parser, '--env-nums', args.env_nums)
+    robots, env_nums = options.checked_cases(parser, args, CASES)
     apis = options.checked_list(parser, '--api', options.text_list(args.api), choices=('dict', 'array'), what='API')
     options.at_least(parser, '--groups', args.groups)
     options.at_least(parser, '--pairs', args.pairs)
