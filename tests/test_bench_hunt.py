@@ -124,6 +124,17 @@ def test_the_floor_refuses_bad_values_naming_the_option(argv, messages, capsys, 
     _refused(floor.main, argv, capsys, 'python -m internutopia.bench.floor', *messages)
 
 
+def _unmeasured(tool: str, monkeypatch: pytest.MonkeyPatch):
+    """The module of bench tool ``tool``, its measurement failing the test if it starts."""
+    import importlib
+
+    module = importlib.import_module(f'internutopia.bench.{tool}')
+    for measure in ('measure_handover', 'python_step_us', 'measure_staggered'):
+        if hasattr(module, measure):
+            monkeypatch.setattr(module, measure, lambda *a, **k: pytest.fail('a measurement started'))
+    return module
+
+
 @pytest.mark.parametrize('tool', ['array_handover', 'profile_step', 'staggered'])
 @pytest.mark.parametrize('argv, messages', [
     (['--robots', 'walle'], ["unknown robot 'walle' in --robots", 'jetbot']),
@@ -136,12 +147,7 @@ def test_the_tools_of_cases_and_slot_counts_refuse_bad_values_naming_the_option(
                                                                                 monkeypatch):
     """(array_handover and profile_step used to split the lists themselves: a traceback for
     ``--env-nums x``, a failure inside a measurement for an unknown robot.)"""
-    import importlib
-
-    module = importlib.import_module(f'internutopia.bench.{tool}')
-    for measure in ('measure_handover', 'python_step_us', 'measure_staggered'):
-        if hasattr(module, measure):
-            monkeypatch.setattr(module, measure, lambda *a, **k: pytest.fail('a measurement started'))
+    module = _unmeasured(tool, monkeypatch)
     _refused(module.main, argv, capsys, f'python -m internutopia.bench.{tool}', *messages)
 
 
@@ -154,12 +160,7 @@ def test_the_tools_of_cases_and_slot_counts_refuse_bad_values_naming_the_option(
     ('array_handover', ['--chunk', '0'], '--chunk must be at least 1'),
 ])
 def test_the_tools_own_options_are_checked_too(tool, argv, message, capsys, nothing_runs, monkeypatch):
-    import importlib
-
-    module = importlib.import_module(f'internutopia.bench.{tool}')
-    for measure in ('measure_handover', 'python_step_us', 'measure_staggered'):
-        if hasattr(module, measure):
-            monkeypatch.setattr(module, measure, lambda *a, **k: pytest.fail('a measurement started'))
+    module = _unmeasured(tool, monkeypatch)
     _refused(module.main, argv, capsys, message)
 
 

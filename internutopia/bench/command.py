@@ -21,7 +21,7 @@ from internutopia.core.backend.mujoco.render.gl import default_to_egl
 
 __all__ = ['main', 'run']
 
-APIS = ('dict', 'array')
+APIS = options.APIS
 #: What a run without options measures: short enough for a first try (3.5-4.5 minutes on a busy 2-core
 #: machine, less on a quiet one: docs/performance.md, "Running it").
 QUICK: dict[str, Any] = {'robots': ['h1'], 'env_nums': [1, 16, 64], 'cameras': ['off'], 'async_max_workers': 16}

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
-__all__ = ['add_case_options', 'at_least', 'checked_cases', 'checked_list', 'int_list', 'interrupted', 'json_line',
+__all__ = ['APIS', 'add_api_option', 'add_case_options', 'at_least', 'checked_apis', 'checked_cases', 'checked_list', 'int_list', 'interrupted', 'json_line',
            'positive_seconds', 'text_list']
 
 
@@ -87,6 +87,20 @@ def checked_cases(parser: argparse.ArgumentParser, args: argparse.Namespace, cas
     """
     robots = checked_list(parser, '--robots', text_list(args.robots), choices=cases, what='robot')
     return robots, int_list(parser, '--env-nums', args.env_nums)
+
+
+#: The env APIs a benchmark times: ``env.step`` with a dict per slot, ``env.step_arrays`` with batched arrays.
+APIS = ('dict', 'array')
+
+
+def add_api_option(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--api``: which of :data:`APIS` to time, comma-separated; read it back with :func:`checked_apis`."""
+    parser.add_argument('--api', default=default, help=f'comma-separated: dict (env.step), array (env.step_arrays) (default: {default})')
+
+
+def checked_apis(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The ``--api`` of :func:`add_api_option`, checked (each one of :data:`APIS`, none twice)."""
+    return checked_list(parser, '--api', text_list(args.api), choices=APIS, what='API')
 
 
 def at_least(parser: argparse.ArgumentParser, option: str, value: int, minimum: int = 1) -> int:

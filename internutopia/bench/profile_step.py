@@ -109,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.profile_step', description=__doc__.split('\n\n')[0])
     options.add_case_options(parser, robots='h1', env_nums='64')
-    parser.add_argument('--api', default='array,dict', help='dict, array, or both')
+    options.add_api_option(parser, 'array,dict')
     parser.add_argument('--steps', type=int, default=200, help='steps per timed block')
     parser.add_argument('--blocks', type=int, default=15, help='timed blocks (the best is reported)')
     parser.add_argument('--physics', action='store_true', help='keep the physics on (whole step)')
     parser.add_argument('--profile', action='store_true', help='print a cProfile listing per case')
     args = parser.parse_args(argv)
     robots, env_nums = options.checked_cases(parser, args, CASES)
-    apis = options.checked_list(parser, '--api', options.text_list(args.api), choices=('dict', 'array'), what='API')
+    apis = options.checked_apis(parser, args)
     options.at_least(parser, '--steps', args.steps)
     options.at_least(parser, '--blocks', args.blocks)
     from internutopia.core.backend.mujoco.render.gl import default_to_egl

@@ -134,7 +134,7 @@ def format_row(row: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.staggered', description=__doc__.split('\n')[0])
     options.add_case_options(parser, robots='h1_walking', env_nums='64')
-    parser.add_argument('--api', default='dict', help="comma-separated APIs: dict (env.step), array (env.step_arrays) (default: dict)")
+    options.add_api_option(parser, 'dict')
     parser.add_argument('--groups', type=int, default=GROUPS, help=f'start groups, one physics step apart (default: {GROUPS})')
     parser.add_argument('--pairs', type=int, default=20, help='timed pairs of blocks (default: 20)')
     parser.add_argument('--steps', type=int, default=48, help='steps per block (default: 48, ten ticks of a 50 Hz policy at 240 Hz)')
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     from internutopia.bench.cases import CASES
 
     robots, env_nums = options.checked_cases(parser, args, CASES)
-    apis = options.checked_list(parser, '--api', options.text_list(args.api), choices=('dict', 'array'), what='API')
+    apis = options.checked_apis(parser, args)
     options.at_least(parser, '--groups', args.groups)
     options.at_least(parser, '--pairs', args.pairs)
     options.at_least(parser, '--steps', args.steps)

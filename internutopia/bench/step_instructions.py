@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m internutopia.bench.step_instructions', description=__doc__.split('\n\n')[0])
     parser.add_argument('--robots', default='h1', help='comma-separated benchmark cases (internutopia.bench.cases)')
     parser.add_argument('--env-nums', default='1,64', help='comma-separated slot counts')
-    parser.add_argument('--api', default='array,dict', help='dict, array, or both')
+    options.add_api_option(parser, 'array,dict')
     parser.add_argument('--phases', default='step', help=f'comma-separated: {",".join(PHASES)}')
     parser.add_argument('--code', action='append', default=[],
                         help='a Python expression to count instead of the phases (repeatable; see above for its scope)')
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         names = options.checked_list(parser, '--gym', options.text_list(args.gym), what='id')
         cases = [(env_id, ['gym']) for env_id in names]
     else:
-        apis = options.checked_list(parser, '--api', options.text_list(args.api), choices=('dict', 'array'), what='API')
+        apis = options.checked_apis(parser, args)
         names = options.checked_list(parser, '--robots', options.text_list(args.robots), what='robot')
         cases = [(robot, apis) for robot in names]
     for name, apis in cases:  # (before valgrind starts, which takes seconds: every case, not only the first)
