@@ -109,21 +109,6 @@ def test_an_interrupted_benchmark_says_so_in_one_line_and_exits_130(monkeypatch,
     assert ended
 
 
-@pytest.mark.parametrize('argv, messages', [
-    (['--robots', 'walle'], ["unknown robot 'walle' in --robots", 'jetbot']),
-    (['--robots', ''], ['--robots is empty']),
-    (['--env-nums', 'x'], ['--env-nums takes comma-separated whole numbers', "'x'"]),
-    (['--env-nums', '0'], ['--env-nums takes numbers of at least 1; got 0']),
-    (['--env-nums', ''], ['--env-nums is empty']),
-    (['--pairs', '0'], ['--pairs must be at least 1']),
-    (['--chunk', '0'], ['--chunk must be at least 1']),
-])
-def test_the_floor_refuses_bad_values_naming_the_option(argv, messages, capsys, nothing_runs):
-    from internutopia.bench import floor
-
-    _refused(floor.main, argv, capsys, 'python -m internutopia.bench.floor', *messages)
-
-
 def _unmeasured(tool: str, monkeypatch: pytest.MonkeyPatch):
     """The module of bench tool ``tool``, its measurement failing the test if it starts."""
     import importlib
@@ -135,9 +120,10 @@ def _unmeasured(tool: str, monkeypatch: pytest.MonkeyPatch):
     return module
 
 
-@pytest.mark.parametrize('tool', ['array_handover', 'profile_step', 'staggered'])
+@pytest.mark.parametrize('tool', ['floor', 'array_handover', 'profile_step', 'staggered'])
 @pytest.mark.parametrize('argv, messages', [
     (['--robots', 'walle'], ["unknown robot 'walle' in --robots", 'jetbot']),
+    (['--robots', ''], ['--robots is empty']),
     (['--robots', 'jetbot,jetbot'], ["--robots names 'jetbot' twice"]),
     (['--env-nums', 'x'], ['--env-nums takes comma-separated whole numbers', "'x'"]),
     (['--env-nums', '0'], ['--env-nums takes numbers of at least 1; got 0']),
@@ -145,13 +131,16 @@ def _unmeasured(tool: str, monkeypatch: pytest.MonkeyPatch):
 ])
 def test_the_tools_of_cases_and_slot_counts_refuse_bad_values_naming_the_option(tool, argv, messages, capsys, nothing_runs,
                                                                                 monkeypatch):
-    """(array_handover and profile_step used to split the lists themselves: a traceback for
+    """The tools that take benchmark cases and slot counts read them with one helper
+    (``options.checked_cases``). (array_handover and profile_step used to split the lists themselves: a traceback for
     ``--env-nums x``, a failure inside a measurement for an unknown robot.)"""
     module = _unmeasured(tool, monkeypatch)
     _refused(module.main, argv, capsys, f'python -m internutopia.bench.{tool}', *messages)
 
 
 @pytest.mark.parametrize('tool, argv, message', [
+    ('floor', ['--pairs', '0'], '--pairs must be at least 1'),
+    ('floor', ['--chunk', '0'], '--chunk must be at least 1'),
     ('staggered', ['--groups', '9', '--env-nums', '4'], '--groups 9 is more than the slots of --env-nums 4'),
     ('staggered', ['--api', 'dict,tensor'], "unknown API 'tensor' in --api"),
     ('staggered', ['--pairs', '0'], '--pairs must be at least 1'),
