@@ -45,6 +45,9 @@ def server():
 @pytest.mark.parametrize(('body', 'headers', 'status', 'message'), [
     (b'[' * 5000 + b']' * 5000, None, 400, 'nested too deeply'),
     (b'{"rh_bones_kps": ' + b'[' * 3000 + b']' * 3000 + b'}', None, 400, 'nested too deeply'),
+    # (one level past the server's limit, which every Python parses; and past every parser's own)
+    (b'{"rh_bones_kps": ' + b'[' * 8 + b'0' + b']' * 8 + b'}', None, 400, 'nested too deeply'),
+    (b'[' * 30000 + b']' * 30000, None, 400, 'nested too deeply'),
     (json.dumps({'rh_bones_kps': [[10 ** 400, 0, 0]] + [[0, 0, 0]] * 20}).encode(), None, 400, "'rh_bones_kps' must be 21 keypoints"),
     (b'{}', {'Content-Length': '-1'}, 400, 'Content-Length must be >= 0'),
 ])

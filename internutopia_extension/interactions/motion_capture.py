@@ -46,6 +46,10 @@ __all__ = ['MAX_FRAME_BYTES', 'HandleMocap', 'IteratorMocap', 'MocapInteraction'
 
 #: Largest request body :class:`MocapServer` reads (a frame of two hands is about 3 KB as JSON).
 MAX_FRAME_BYTES = 64 * 1024
+#: Deepest nesting of lists and objects a frame's JSON may have (a frame is an object of lists of
+#: keypoints, three levels): deeper bodies get one answer on every Python, where the JSON parser's
+#: own recursion limit differs between versions (Python 3.13 parses 5,000 levels, 3.11 does not).
+MAX_FRAME_DEPTH = 8
 #: The reply to ``/results`` before any frame has arrived (InternUtopia's server sends the same).
 NO_RESULTS = {'status': 'error', 'message': 'No results available.'}
 
@@ -340,6 +344,8 @@ def _handler(server: MocapServer) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 frame = json.loads(body)
+                if _nested_deeper_than(frame, MAX_FRAME_DEPTH):
+                    raise RecursionError
                 server.put(frame)
             except RecursionError:
                 self._reply(400, {'status': 'error', 'message': 'frame JSON is nested too deeply'})
@@ -353,6 +359,23 @@ def _handler(server: MocapServer) -> type[BaseHTTPRequestHandler]:
             pass  # (one line per request would flood a teleoperation session's terminal)
 
     return Handler
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests lists and objects more than ``limit`` levels deep;
+    a loop, not recursion, so any depth the parser gave is walked.
+
+    >>> _nested_deeper_than({'a': [[1.0, 2.0]]}, 3), _nested_deeper_than([[[[]]]], 3), _nested_deeper_than(1.0, 0)
+    (False, True, False)
+    """
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def _jsonable(value: Any) -> Any:

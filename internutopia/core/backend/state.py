@@ -23,15 +23,17 @@ The field names are MuJoCo's ``MjData`` names, which MuJoCo Warp's ``Data`` shar
 shapes (``nq``, ``nv``, ``nu``, ``na``, ``nbody``, ``nmocap``, ``nsite``, ``ncam``, ``ngeom``,
 ``nsensordata``) are the pack's model's (:class:`~internutopia.core.backend.interface.ModelLookup`).
 
+A field not bound raises (Python 3.13 adds a "did you mean" hint at the end):
+
 >>> import numpy as np
 >>> data = StateArrays()
 >>> data.qpos = np.zeros((2, 7))
 >>> data.qpos.shape
 (2, 7)
->>> data.xpos
+>>> data.xpos  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-AttributeError: StateArrays has no field 'xpos' bound; bind it with pack.field('xpos')
+AttributeError: StateArrays has no field 'xpos' bound; bind it with pack.field('xpos')...
 """
 
 from __future__ import annotations
