@@ -176,6 +176,51 @@ def test_kept_failures_are_marked_unsuccessful_whatever_the_metrics_type(tmp_pat
 
 
 # ------------------------------------------------------------------------------------------------
+# The writer's libraries: missing, or installed but failing to import
+@pytest.mark.parametrize(('error', 'expected'), [
+    (ModuleNotFoundError("No module named 'pyarrow'", name='pyarrow'),
+     r"needs pyarrow and PyAV \(pyarrow is missing\): pip install 'internutopia\[dataset\]'"),
+    # (pyarrow 26 with NumPy 1.x: installed, so the install hint would not help)
+    (ImportError('pyarrow requires NumPy 2.0 or newer, found 1.26.4'),
+     r'needs pyarrow and PyAV; it is installed but did not import \(pyarrow requires NumPy 2\.0 or newer, found '
+     r"1\.26\.4\); the versions this project tests: pip install 'internutopia\[dataset\]'"),
+])
+def test_a_recorder_says_whether_its_libraries_are_missing_or_fail_to_import(tmp_path, monkeypatch, error, expected):
+    real_import = __import__
+
+    def failing_pyarrow(name, *args, **kwargs):
+        if name == 'pyarrow' or name.startswith('pyarrow.'):
+            raise error
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr('builtins.__import__', failing_pyarrow)
+    with pytest.raises(ImportError, match=expected):
+        Recorder(tmp_path / 'dataset')
+    assert not (tmp_path / 'dataset').exists()  # (refused before the folder was claimed)
+
+
+@pytest.mark.parametrize(('error', 'expected'), [
+    (ModuleNotFoundError("No module named 'lerobot'", name='lerobot'), r'imports \(lerobot is missing\): pip install --no-deps lerobot=='),
+    # (the pinned pandas with NumPy 1.x: its compiled part does not load)
+    (ImportError('C extension: None not built.'),
+     r'imports; it is installed but did not import \(C extension: None not built\.\); the versions this project tests: pip install --no-deps lerobot=='),
+])
+def test_the_reader_says_whether_lerobot_is_missing_or_fails_to_import(tmp_path, monkeypatch, error, expected):
+    (tmp_path / 'meta').mkdir()
+    (tmp_path / 'meta' / 'info.json').write_text(json.dumps({'total_episodes': 1}))
+    real_import = __import__
+
+    def failing_lerobot(name, *args, **kwargs):
+        if name == 'lerobot' or name.startswith('lerobot.'):
+            raise error
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr('builtins.__import__', failing_lerobot)
+    with pytest.raises(ImportError, match=expected):
+        open_lerobot_dataset(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------
 # The folder: checked and claimed when the recorder is made
 def test_an_unusable_root_is_refused_when_the_recorder_is_made(tmp_path):
     plain = tmp_path / 'plain'

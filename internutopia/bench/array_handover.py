@@ -83,7 +83,7 @@ def _describe(out: Any) -> str:
     first = _first_array(out.obs)
 
     def one(array: Any) -> str:
-        device = getattr(array, 'device', 'host')
+        device = getattr(array, 'device', 'cpu')  # (numpy's arrays say so from 2.0 on; 1.x's are on the CPU too)
         return f'{type(array).__module__.split(".")[0]}.{type(array).__name__} on {device}'
 
     return f'observation {one(first)}, reward {one(out.reward)}'

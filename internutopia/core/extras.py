@@ -109,4 +109,20 @@ def check_extra(kind: str, type_name: str, where: str = '') -> None:
         raise MissingExtraError(f'{where}: {message}' if where else message)
 
 
-__all__ = ['KINDS', 'Extra', 'MissingExtraError', 'check_extra', 'declared_extra', 'forget_extra', 'missing_extra', 'needs_extra']
+def import_failure(needs: str, exc: ImportError, install: str) -> ImportError:
+    """The error to raise when the packages ``needs`` names did not import: a missing one names
+    itself and ``install``; an installed one that failed to import (a compiled part built for
+    another NumPy, a version without a name the importer wants) says why, beside ``install``.
+
+    >>> print(import_failure('X needs pyarrow', ModuleNotFoundError('no pyarrow', name='pyarrow'), 'pip install pyarrow'))
+    X needs pyarrow (pyarrow is missing): pip install pyarrow
+    >>> print(import_failure('X needs pyarrow', ImportError('pyarrow requires NumPy 2.0 or newer'), 'pip install pyarrow'))
+    X needs pyarrow; it is installed but did not import (pyarrow requires NumPy 2.0 or newer); the versions this project tests: pip install pyarrow
+    """
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return ImportError(f'{needs} ({exc.name} is missing): {install}')
+    return ImportError(f'{needs}; it is installed but did not import ({exc}); the versions this project tests: {install}')
+
+
+__all__ = ['KINDS', 'Extra', 'MissingExtraError', 'check_extra', 'declared_extra', 'forget_extra', 'import_failure',
+           'missing_extra', 'needs_extra']

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from internutopia.core.extras import import_failure
 from internutopia.recording.stats import RunningStats, episode_stats
 from internutopia.recording.video import VideoOptions, VideoStream
 
@@ -58,14 +59,14 @@ CLAIM = '.recording-claim.json'
 
 
 def import_pyarrow() -> Any:
-    """``pyarrow`` and ``av``, or an ``ImportError`` naming the extra that installs them."""
+    """``pyarrow`` and ``av``, or an ``ImportError`` naming the extra that installs them (one
+    missing) or saying why they did not import (installed: pyarrow 26 and later refuse NumPy 1.x)."""
     try:
         import av  # noqa: F401
         import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
-        raise ImportError(f"recording a dataset needs pyarrow and PyAV ({exc.name} is missing): "
-                          "pip install 'internutopia[dataset]'") from None
+        raise import_failure('recording a dataset needs pyarrow and PyAV', exc, "pip install 'internutopia[dataset]'") from None
     return pyarrow
 
 

@@ -20,6 +20,8 @@ import re
 import sys
 from typing import Any
 
+from internutopia.core.extras import import_failure
+
 __all__ = ['import_torchvision', 'open_lerobot_dataset']
 
 #: The operators torchvision's import registers fake kernels for before its own library loads.
@@ -82,8 +84,8 @@ def open_lerobot_dataset(root: str | os.PathLike, repo_id: str = 'local/recordin
         import_torchvision()
         from lerobot.datasets.lerobot_dataset import LeRobotDataset
     except ImportError as exc:
-        raise ImportError(f"reading a recording with LeRobot needs lerobot and its dataset code's imports "
-                          f"({exc.name} is missing): {INSTALL_HINT}") from None
+        raise import_failure("reading a recording with LeRobot needs lerobot and its dataset code's imports", exc,
+                             INSTALL_HINT) from None
     uncounted = _uncounted_files(root, total, int(info.get('chunks_size') or 1000))
     if uncounted and kwargs.get('episodes') is None:
         kwargs['episodes'] = list(range(total))
