@@ -19,6 +19,7 @@ import pytest
 from internutopia.bench import CASES, Case, register_case
 from internutopia.bench.paired import summarize, time_pairs
 from internutopia.bench.report import combine_runs, markdown_table
+from tests.process_helpers import command_line
 
 
 class _FakeClock:
@@ -290,15 +291,6 @@ def _dead(pid: int) -> bool:
         return True
 
 
-def _cmdline(pid: int) -> str:
-    """A process's command line; '' when it has ended since it was listed (the pool's probe ends soon)."""
-    try:
-        with open(f'/proc/{pid}/cmdline', encoding='utf-8') as stream:
-            return stream.read()
-    except OSError:
-        return ''
-
-
 def _kill_and_outlive_none(bench: subprocess.Popen, sig: int) -> None:
     """Send ``sig`` to the benchmark process ``bench``: it ends by it, and within 15 s so does
     every process it had started."""
@@ -329,7 +321,7 @@ def test_no_process_outlives_a_killed_benchmark(sig):
         while len(workers) < 2 and time.monotonic() < deadline:  # the pool of 2 (after its one-worker probe)
             time.sleep(0.5)
             tree = children_of(bench.pid)
-            servers = [pid for pid in tree if 'forkserver' in _cmdline(pid)]
+            servers = [pid for pid in tree if 'forkserver' in command_line(pid)]
             workers = [pid for pid in tree if any(pid in children_of(server) for server in servers)]
         assert len(workers) >= 2, 'the pool never started'
         time.sleep(1.0)  # the workers are building or stepping their envs

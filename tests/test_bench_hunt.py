@@ -16,6 +16,7 @@ import time
 import pytest
 
 from internutopia.bench import options
+from tests.process_helpers import command_line
 
 GYM_ID = 'internutopia/JetbotPointNav-v0'
 
@@ -254,10 +255,10 @@ def test_ctrl_c_of_the_floor_tool_leaves_no_process_and_no_traceback():
     try:
         seen: set[int] = set()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any('spawn_main' in _cmdline(pid) for pid in seen):
+        while time.monotonic() < deadline and not any('spawn_main' in command_line(pid) for pid in seen):
             seen.update(children_of(tool.pid))
             time.sleep(0.2)
-        assert any('spawn_main' in _cmdline(pid) for pid in seen), 'the measurement never started'
+        assert any('spawn_main' in command_line(pid) for pid in seen), 'the measurement never started'
         time.sleep(1.0)
         os.killpg(tool.pid, signal.SIGINT)
         out, err = tool.communicate(timeout=30)
@@ -270,14 +271,6 @@ def test_ctrl_c_of_the_floor_tool_leaves_no_process_and_no_traceback():
     while any(os.path.exists(f'/proc/{pid}') and 'Z' not in _state(pid) for pid in seen) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [pid for pid in seen if os.path.exists(f'/proc/{pid}') and 'Z' not in _state(pid)] == []
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f'/proc/{pid}/cmdline', encoding='utf-8') as stream:
-            return stream.read()
-    except OSError:
-        return ''
 
 
 def _state(pid: int) -> str:

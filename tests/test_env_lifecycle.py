@@ -199,6 +199,58 @@ def test_envs_deleted_without_close_give_their_memory_and_threads_back():
     assert figures['rss'][-1] - figures['rss'][1] < 15.0, figures['rss']  # (measured: +0.1 MB)
 
 
+def test_an_unclosed_env_collected_inside_another_envs_render_leaves_its_pixels_alone():
+    """An env dropped without ``close`` in a reference cycle is freed by the cyclic GC wherever it
+    triggers: here inside another env's camera render (forced with ``gc.collect()`` there; one runs
+    inside its overview render too). That env's frames are what it draws alone, and the dropped
+    env's GL contexts are freed once the render is over (they were freed mid-render: the camera
+    frames came out wrong, and under load "an offscreen framebuffer could not be made (GL status 0x0)")."""
+    result = _run('''
+        from internutopia.core.backend.mujoco.render import context as context_module
+        from internutopia.core.backend.mujoco.render import pack as pack_module
+
+        def make():  # (small frames: one render worker, on the thread that steps)
+            robot = JetbotRobotCfg(position=(0.0, 0.0, 0.05), sensors=[jetbot_camera_cfg.update(resolution=(32, 24))])
+            task = FiniteStepTaskCfg(max_steps=1000, robots=[robot])
+            return Env(Config(env_num=2, metrics_save_path='none', task_configs=[task] * 2))
+
+        alone = make()
+        alone.reset()
+        expected = (drive(alone), alone.render(160, 120))
+        alone.close()
+
+        leaked = make()
+        leaked.reset()
+        drive(leaked, 1)
+        leaked.render(160, 120)
+        leaked_contexts = [c for state in pack_module._STATES.values() for c in state.contexts]
+        leaked._cycle = leaked  # (only the cyclic GC frees it now)
+        gc.disable()  # (and only where the render below calls it)
+        live = make()
+        live.reset()
+        del leaked
+
+        update_scene, collected = context_module.RenderContext.update_scene, {}
+        def collecting_update_scene(self, *args, **kwargs):
+            kind = 'overview' if kwargs.get('offset') is not None else 'camera'
+            if kind not in collected:  # (once per kind; cameras drawing on two threads may both get here)
+                collected.setdefault(kind, []).append(gc.collect())
+            return update_scene(self, *args, **kwargs)
+        context_module.RenderContext.update_scene = collecting_update_scene
+        got = (drive(live), live.render(160, 120))
+        print(json.dumps({'collected': collected, 'same_frames': same(got[0], expected[0]),
+                          'same_overview': bool(np.array_equal(got[1], expected[1])),
+                          'leaked_contexts': len(leaked_contexts),
+                          'leaked_freed': all(c.mjr is None for c in leaked_contexts)}))
+        live.close()
+    ''')
+    figures = _last_json(result)
+    assert sorted(figures['collected']) == ['camera', 'overview'] and sum(figures['collected']['camera']) > 0, figures
+    assert figures['same_frames'] and figures['same_overview'], figures
+    assert figures['leaked_contexts'] >= 2 and figures['leaked_freed'], figures
+    assert 'EGL' not in result.stderr and 'Traceback' not in result.stderr, result.stderr[-3000:]
+
+
 def test_the_interpreter_exits_cleanly_with_everything_left_open(tmp_path):
     """A script that leaves an env with cameras, a Gymnasium vector env, a ``gym.make`` env, a live
     viewer and a video recorder open ends at once with exit code 0 and no traceback, and the

@@ -41,6 +41,7 @@ from internutopia.core.backend.mujoco.render.scene import (
     RenderModel,
     occludable_geoms,
 )
+from internutopia.core.backend.mujoco.render.sections import render_section
 from internutopia.core.backend.mujoco.visuals import DrawnState
 
 
@@ -151,17 +152,18 @@ class _Worker:
     def render(self, requests: list[FrameRequest]) -> None:
         width, height = self.owner.frame_size
         capacity = batch_capacity(len(requests), width, height)
-        self.context.make_current()
-        self.buffers.grow(capacity)
-        if any(self._second_pass(r) for r in requests):
-            if self.id_buffers is None:
-                self.id_buffers = FrameBuffers(self.context.mjr, width, height, capacity, samples=0)
-            self.id_buffers.grow(capacity)
-        try:
-            for start in range(0, len(requests), capacity):
-                self._round(requests[start:start + capacity])
-        finally:
-            self.buffers.restore()
+        with render_section():
+            self.context.make_current()
+            self.buffers.grow(capacity)
+            if any(self._second_pass(r) for r in requests):
+                if self.id_buffers is None:
+                    self.id_buffers = FrameBuffers(self.context.mjr, width, height, capacity, samples=0)
+                self.id_buffers.grow(capacity)
+            try:
+                for start in range(0, len(requests), capacity):
+                    self._round(requests[start:start + capacity])
+            finally:
+                self.buffers.restore()
 
     def _round(self, requests: list[FrameRequest]) -> None:
         owner, context, data, camera, buffers = self.owner, self.context, self.data, self.camera, self.buffers

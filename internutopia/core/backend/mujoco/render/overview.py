@@ -19,6 +19,7 @@ import numpy as np
 
 from internutopia.core.backend.mujoco.render.context import metric_depth
 from internutopia.core.backend.mujoco.render.pack import pack_render, world_packs
+from internutopia.core.backend.mujoco.render.sections import render_section
 from internutopia.core.backend.mujoco.render.sky import sky_colour
 
 if TYPE_CHECKING:
@@ -177,16 +178,17 @@ def _draw(world: MujocoWorld, draws: list[tuple[Any, list[int]]], camera: Overvi
     sky = True
     for pack, slots in draws:
         context = pack_render(pack).overview_context(width, height, lod, world.offset / 2)
-        context.make_current()
-        model = context.model
-        context.ensure_capacity(len(slots) * (model.ngeom + 10))
-        model.vis.global_.fovy = camera.fovy  # the overview's own copy of the model: no one else reads it
-        view = camera.mjv_camera()
-        for index, slot in enumerate(slots):
-            context.update_scene(pack.drawn_data(slot), view, offset=origins[slot], add=index > 0)
-        context.set_clip(near, far)
-        context.draw(rect, single_pass=merge)
-        context.read(rect, rgba, raw)
+        with render_section():
+            context.make_current()
+            model = context.model
+            context.ensure_capacity(len(slots) * (model.ngeom + 10))
+            model.vis.global_.fovy = camera.fovy  # the overview's own copy of the model: no one else reads it
+            view = camera.mjv_camera()
+            for index, slot in enumerate(slots):
+                context.update_scene(pack.drawn_data(slot), view, offset=origins[slot], add=index > 0)
+            context.set_clip(near, far)
+            context.draw(rect, single_pass=merge)
+            context.read(rect, rgba, raw)
         glcam = context.scene.camera[0]
         gl_forward, gl_up = np.asarray(glcam.forward, dtype=float), np.asarray(glcam.up, dtype=float)
         rotation = np.stack([np.cross(gl_forward, gl_up), gl_up, -gl_forward], axis=1)

@@ -16,6 +16,7 @@ from internutopia.core.backend.clock import RenderClock
 from internutopia.core.backend.mujoco.render.cameras import CameraRenderer
 from internutopia.core.backend.mujoco.render.context import RenderContext
 from internutopia.core.backend.mujoco.render.scene import Purpose, RenderModel
+from internutopia.core.backend.mujoco.render.sections import free_outside_sections
 from internutopia.core.util.inherited import keep_forever
 
 
@@ -105,7 +106,7 @@ def pack_render(pack: Any) -> PackRender:
 def _drop_state(key: int, state: PackRender) -> None:
     if _STATES.get(key) is state:
         del _STATES[key]
-    state.free()
+    free_outside_sections(state.free)  # (the GC may run this inside another pack's render: see .sections)
 
 
 def _after_fork_in_child() -> None:
