@@ -177,6 +177,18 @@ def test_kept_failures_are_marked_unsuccessful_whatever_the_metrics_type(tmp_pat
 
 # ------------------------------------------------------------------------------------------------
 # The writer's libraries: missing, or installed but failing to import
+def _fail_imports_of(package: str, error: ImportError, monkeypatch) -> None:
+    """Every import of ``package`` (or a module in it) raises ``error`` for the rest of the test."""
+    real_import = __import__
+
+    def failing(name, *args, **kwargs):
+        if name == package or name.startswith(package + '.'):
+            raise error
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr('builtins.__import__', failing)
+
+
 @pytest.mark.parametrize(('error', 'expected'), [
     (ModuleNotFoundError("No module named 'pyarrow'", name='pyarrow'),
      r"needs pyarrow and PyAV \(pyarrow is missing\): pip install 'internutopia\[dataset\]'"),
@@ -186,14 +198,7 @@ def test_kept_failures_are_marked_unsuccessful_whatever_the_metrics_type(tmp_pat
      r"1\.26\.4\); the versions this project tests: pip install 'internutopia\[dataset\]'"),
 ])
 def test_a_recorder_says_whether_its_libraries_are_missing_or_fail_to_import(tmp_path, monkeypatch, error, expected):
-    real_import = __import__
-
-    def failing_pyarrow(name, *args, **kwargs):
-        if name == 'pyarrow' or name.startswith('pyarrow.'):
-            raise error
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr('builtins.__import__', failing_pyarrow)
+    _fail_imports_of('pyarrow', error, monkeypatch)
     with pytest.raises(ImportError, match=expected):
         Recorder(tmp_path / 'dataset')
     assert not (tmp_path / 'dataset').exists()  # (refused before the folder was claimed)
@@ -208,14 +213,7 @@ def test_a_recorder_says_whether_its_libraries_are_missing_or_fail_to_import(tmp
 def test_the_reader_says_whether_lerobot_is_missing_or_fails_to_import(tmp_path, monkeypatch, error, expected):
     (tmp_path / 'meta').mkdir()
     (tmp_path / 'meta' / 'info.json').write_text(json.dumps({'total_episodes': 1}))
-    real_import = __import__
-
-    def failing_lerobot(name, *args, **kwargs):
-        if name == 'lerobot' or name.startswith('lerobot.'):
-            raise error
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr('builtins.__import__', failing_lerobot)
+    _fail_imports_of('lerobot', error, monkeypatch)
     with pytest.raises(ImportError, match=expected):
         open_lerobot_dataset(tmp_path)
 
