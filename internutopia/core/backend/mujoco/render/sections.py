@@ -15,12 +15,19 @@ same thread) is freed when the section ends, before the next render makes its co
 []
 >>> freed
 ['dropped state']
+>>> import warnings
+>>> with warnings.catch_warnings(record=True) as caught, render_section():
+...     warnings.simplefilter('always')
+...     free_outside_sections(lambda: 1 / 0)
+>>> str(caught[0].message)
+"freeing the rendering state of a dropped env failed: ZeroDivisionError('division by zero')"
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 
 _thread = threading.local()  # per thread: how deep in render sections, and the frees waiting for their end
@@ -38,7 +45,16 @@ def render_section() -> Iterator[None]:
         if depth == 0:
             waiting, _thread.waiting = getattr(_thread, 'waiting', []), []
             for free in waiting:
-                free()
+                _free_reported(free)
+
+
+def _free_reported(free: Callable[[], None]) -> None:
+    """``free()``; an error is reported as a warning, as a finalizer's would be, never raised into
+    the render it waited for."""
+    try:
+        free()
+    except Exception as exc:  # noqa: BLE001 - a dropped state's cleanup must not fail a live env's render
+        warnings.warn(f'freeing the rendering state of a dropped env failed: {exc!r}', RuntimeWarning, stacklevel=2)
 
 
 def free_outside_sections(free: Callable[[], None]) -> None:
