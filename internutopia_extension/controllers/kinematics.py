@@ -376,37 +376,38 @@ def restart_seeds(chain: SerialChain, position: np.ndarray, rest: np.ndarray, co
 
     The rest posture with the first joint turned towards the target (when that joint turns about
     the base's vertical axis, as an arm's base joint does), the rest posture, then ``count``
-    postures drawn within the joint limits (the same draws every time).
+    postures drawn within the joint limits: the same draws every time and for every row, so a
+    row's answer never depends on how many rows are solved with it or where it sits among them
+    (the same target gives a Franka the same joints at any ``env_num``, in any slot).
     """
-    turns, drawn = _seed_plan(chain, np.shape(rest), count)
+    turns, drawn = _seed_plan(chain, count)
     if turns:
         turned = rest.copy()
         turned[:, 0] = np.clip(np.arctan2(position[:, 1], position[:, 0]), chain.lower[0], chain.upper[0])
         yield turned
     yield rest
-    yield from drawn
+    for posture in drawn:
+        yield np.broadcast_to(posture, np.shape(rest))
 
 
-#: ``(chain, turns, draws)`` by ``(id(chain), shape, count)``: what :func:`restart_seeds` needs of a
-#: chain, found once (a solve restarts a few rows on most steps of a Franka id).
-_SEED_PLANS: dict[tuple[int, tuple[int, ...], int], tuple[SerialChain, bool, tuple[np.ndarray, ...]]] = {}
+#: ``(chain, turns, draws)`` by ``(id(chain), count)``: what :func:`restart_seeds` needs of a chain,
+#: found once (a solve restarts a few rows on most steps of a Franka id).
+_SEED_PLANS: dict[tuple[int, int], tuple[SerialChain, bool, np.ndarray]] = {}
 _SEED_PLANS_KEPT = 256
 
 
-def _seed_plan(chain: SerialChain, shape: tuple[int, ...], count: int) -> tuple[bool, tuple[np.ndarray, ...]]:
-    """Whether ``chain``'s first joint turns about the base's vertical axis, and ``count`` random
-    postures of ``shape`` within its limits: the same draws as a generator seeded 0 gives each time
-    (kept read-only; a caller gets the same arrays again)."""
-    key = (id(chain), tuple(shape), count)
+def _seed_plan(chain: SerialChain, count: int) -> tuple[bool, np.ndarray]:
+    """Whether ``chain``'s first joint turns about the base's vertical axis, and ``(count, n)``
+    random postures within its limits: the draws of a generator seeded 0 (kept read-only; a
+    caller gets the same array again)."""
+    key = (id(chain), count)
     plan = _SEED_PLANS.get(key)
     if plan is not None and plan[0] is chain:
         return plan[1], plan[2]
     turns = bool(chain.body_joint[0] == 0 and np.allclose(chain.body_rot[0], np.eye(3))
                  and np.allclose(chain.joint_axis[0], (0, 0, 1)))
-    rng = np.random.default_rng(0)
-    drawn = tuple(rng.uniform(chain.lower, chain.upper, size=shape) for _ in range(count))
-    for posture in drawn:
-        posture.flags.writeable = False
+    drawn = np.random.default_rng(0).uniform(chain.lower, chain.upper, size=(count, chain.size))
+    drawn.flags.writeable = False
     if len(_SEED_PLANS) >= _SEED_PLANS_KEPT:
         _SEED_PLANS.clear()
     _SEED_PLANS[key] = (chain, turns, drawn)

@@ -1,35 +1,39 @@
-"""The onnxruntime session options of a walking policy's network: one or two intra-op threads.
+"""The onnxruntime session options of a walking policy's network: one intra-op thread unless asked.
 
-A walking policy runs its network once per 50 Hz tick on the rows of every robot it drives. From
-:data:`TWO_THREADS_FROM` rows on, two threads finish a call sooner than one (measured on a 2-core
-host: H1's network on 128 rows 511 -> 305 us, on 32 rows 157 -> 132 us; on 2 rows one thread is
-faster, 35 against 46 us). The threads spin between the layers of one call (a sleeping thread
-wakes too slowly for layers this small) but not after it: the physics threads need the cores
-until the next tick.
+A walking policy runs its network once per 50 Hz tick on the rows of every robot it drives. On one
+thread, ONNX Runtime's CPU kernels give a row the same output whatever else is in the call, so a
+robot's actions depend on its own observations alone: the same episode walks the same, bit for
+bit, at any ``env_num``, in any slot, in one process or split over Ray workers. On two threads the
+kernels split a call's work by its size, and for some row counts (27-39 and 62 of H1's network,
+measured) a row's output moves by a float32 ulp (1.8e-7) with the rows beside it: a walking H1
+then drifted 4e-9 m from its one-slot run in the first step at 16 slots and a chaotic gait grows
+that. What two threads gain is small on the project's 2-core hosts (H1's network on 128 rows 224
+-> 203 us on an Intel Xeon, 243 -> 135 us on an AMD EPYC, once per four to five physics steps of
+about 640 us; G1's on 64 rows 310 -> 312 us on the Xeon), so one thread is the default;
+``intra_op_threads=2`` on a policy's constructor (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`,
+:class:`~internutopia_extension.robots.g1_locomotion.policy.G1LocomotionPolicy`) trades that
+reproducibility for the speed. More than one thread spins between the layers of a call (a sleeping
+thread wakes too slowly for layers this small) but not after it: the physics threads need the
+cores until the next tick.
 
 The walking policies import ONNX Runtime through :func:`load_onnxruntime`, which, the first time
 it loads in a process, notes it for the env's memory estimate (:data:`ONNX_RUNTIME_BYTES`, with
 :func:`~internutopia.core.util.memory.note_runtime_loaded`).
 
->>> options, threads = policy_session_options(rows=128)
->>> threads == (2 if (os.cpu_count() or 1) > 1 else 1), policy_session_options(rows=4)[1]
-(True, 1)
+>>> policy_session_options()[1], policy_session_options(intra_op_threads=2)[1]
+(1, 2)
 """
 
 from __future__ import annotations
 
 import numbers
-import os
 import sys
 from typing import Any
 
 from internutopia.core.util.memory import note_runtime_loaded
 
-__all__ = ['ONNX_RUNTIME_BYTES', 'TWO_THREADS_FROM', 'load_onnxruntime', 'policy_session_options']
+__all__ = ['ONNX_RUNTIME_BYTES', 'load_onnxruntime', 'policy_session_options']
 
-#: Rows per call (robots, or twice the robots for a policy run with its mirror image) from which
-#: the network runs on two intra-op threads by default.
-TWO_THREADS_FROM = 32
 #: Resident bytes that importing ONNX Runtime and making its first session add to a process
 #: (measured on Linux x86-64 with onnxruntime 1.32 and H1's network: 20 MB the import, 10 MB the
 #: first session's thread pools and arenas).
@@ -45,14 +49,13 @@ def load_onnxruntime() -> Any:
     return onnxruntime
 
 
-def policy_session_options(rows: int, intra_op_threads: int | None = None) -> tuple[Any, int]:
-    """``(onnxruntime.SessionOptions, threads)`` for a network called on ``rows`` rows at a time:
-    ``intra_op_threads`` when given (>= 1), else 2 from :data:`TWO_THREADS_FROM` rows on a machine
-    with more than one core, else 1."""
+def policy_session_options(intra_op_threads: int | None = None) -> tuple[Any, int]:
+    """``(onnxruntime.SessionOptions, threads)`` for a walking policy's network: ``intra_op_threads``
+    when given (an int >= 1), else one (a row's output then never depends on the call's other rows)."""
     onnxruntime = load_onnxruntime()
 
     if intra_op_threads is None:
-        intra_op_threads = 2 if rows >= TWO_THREADS_FROM and (os.cpu_count() or 1) > 1 else 1
+        intra_op_threads = 1
     if isinstance(intra_op_threads, bool) or not isinstance(intra_op_threads, numbers.Integral) or intra_op_threads < 1:
         raise ValueError(f'intra_op_threads must be an int >= 1, got {intra_op_threads!r}')
     intra_op_threads = int(intra_op_threads)

@@ -36,7 +36,7 @@ class WalkerDrivenRobot(BaseRobot):
         choice = getattr(config, 'walking_policy', 'default')
         policy = None if choice == 'controller' else OnnxPolicy(
             default_policy if choice == 'default' else choice, symmetric=getattr(config, 'walking_policy_symmetric', True),
-            gait_module=gait, robot=robot, capacity=env_num)
+            gait_module=gait, robot=robot)
         self.walker = walker_class(env_num, policy, stand_hold=getattr(config, 'walking_stand_hold', True))
         #: The joints' pose at reset, in :attr:`joint_names` order (what :meth:`stand` takes).
         self.standing_pose = np.array([gait.STANDING_POSE.get(name, 0.0) for name in self.joint_names])

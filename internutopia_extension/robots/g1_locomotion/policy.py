@@ -4,11 +4,12 @@ The shipped ONNX graphs declare a batch of 1 on their inputs and outputs; :func:
 makes that dimension symbolic with the ``onnx`` package (the network itself is batch agnostic),
 so one ``InferenceSession.run`` serves every robot.
 
-The network (about 28 MFLOP for 64 robots) runs while the physics waits for its output, so for a
-large batch a second core that would idle joins in: two intra-op threads that spin between the
-layers of a call and stop spinning when the call returns (``session.force_spinning_stop``), so
-they take no time from the physics threads between calls. Measured on a 2-core machine, this
-moves 64 G1s from 0.82 to 0.85 of the physics limit; below 32 robots one thread is as fast.
+The network (about 28 MFLOP for 64 robots) runs on one onnxruntime thread, so a robot's actions
+never depend on the other robots in the call (:mod:`~internutopia_extension.robots.onnx_threads`);
+``intra_op_threads=2`` asks for a second thread, which on some hosts makes large batches faster
+(64 G1s went from 0.82 to 0.85 of the physics limit on an earlier session's 2-core host; a call on
+64 rows took 310 us on one thread and 312 on two on a 2-core Intel Xeon) and a row's output
+depend on the call's size.
 """
 
 from __future__ import annotations
@@ -134,9 +135,8 @@ class G1LocomotionPolicy:
             capacity: number of robots whose state this object holds.
             name: ``"ppo"`` or ``"fastsac"`` (ignored when ``onnx_path`` is given).
             onnx_path: explicit ONNX file (defaults to :func:`holosoma_policy_path`).
-            intra_op_threads: onnxruntime intra-op threads (CPU provider); default: 2 for a
-                ``capacity`` of at least :data:`~internutopia_extension.robots.onnx_threads.TWO_THREADS_FROM`
-                on a machine with more than one core, else 1.
+            intra_op_threads: onnxruntime intra-op threads (CPU provider); default 1, the one
+                count at which a robot's actions do not depend on the other rows of the call.
             gait_period: gait cycle period in seconds (1.0 s in training).
         """
         ort = load_onnxruntime()
@@ -146,7 +146,7 @@ class G1LocomotionPolicy:
         self.onnx_path: pathlib.Path = path
         raw = path.read_bytes()
 
-        options, intra_op_threads = policy_session_options(capacity, intra_op_threads)
+        options, intra_op_threads = policy_session_options(intra_op_threads)
         #: The intra-op threads one call uses.
         self.intra_op_threads: int = int(intra_op_threads)
         self._session = ort.InferenceSession(

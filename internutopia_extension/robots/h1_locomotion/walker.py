@@ -42,9 +42,8 @@ class OnnxPolicy:
     so, which takes the leftover bias out of its gait (a side-step as fast to the left as to the
     right, no drift sideways or turning while it walks straight). ``symmetric=False`` runs the
     network as it is (for a policy trained without the mirror loss, whose two sides may differ).
-    ``capacity``: the robots one call serves; from 32 rows on (16 robots, run with their mirror
-    images) the network runs on two threads (:mod:`~internutopia_extension.robots.onnx_threads`;
-    ``intra_op_threads`` sets the count).
+    The network runs on one onnxruntime thread, so a robot's action never depends on the other rows
+    of the call; ``intra_op_threads`` asks for more (:mod:`~internutopia_extension.robots.onnx_threads`).
 
     >>> policy = OnnxPolicy(POLICY_PATH)
     >>> obs = np.zeros((1, gait.OBS_SIZE), dtype=np.float32)
@@ -54,15 +53,14 @@ class OnnxPolicy:
     """
 
     def __init__(self, path: str | Path, symmetric: bool = True, gait_module: Any = gait, robot: str = 'H1',
-                 capacity: int = 1, intra_op_threads: int | None = None) -> None:
+                 intra_op_threads: int | None = None) -> None:
         onnxruntime = load_onnxruntime()
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f'{robot} walking policy {path} does not exist; train one with '
                                     f'python -m internutopia_extension.robots.h1_locomotion.policy.train --robot {robot.lower()}')
         gait = self.gait = gait_module
-        # A tick runs the network on every robot's row (and its mirror image's, when symmetric).
-        options, threads = policy_session_options(capacity * (2 if symmetric else 1), intra_op_threads)
+        options, threads = policy_session_options(intra_op_threads)
         #: The intra-op threads one call uses (see :mod:`~internutopia_extension.robots.onnx_threads`).
         self.intra_op_threads: int = threads
         self.session = onnxruntime.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])

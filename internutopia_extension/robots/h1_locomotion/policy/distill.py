@@ -94,7 +94,7 @@ def distill(robot: str = 'h1', teacher: str = 'default', out: str | Path = 'runs
     if teacher == 'default' and robot != 'h1':
         raise ValueError(f"teacher='default' is H1's shipped policy; give the path of the {robot} policy to distil")
     teacher_path = Path(POLICY_PATH if teacher == 'default' else teacher)
-    policy = OnnxPolicy(teacher_path, symmetric=True, gait_module=gait, robot=robot.upper(), capacity=num_envs)
+    policy = OnnxPolicy(teacher_path, symmetric=True, gait_module=gait, robot=robot.upper())
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
