@@ -156,7 +156,7 @@ def _locomotion_state(env) -> dict:
     task = runner.terms.tasks['LocomotionTask']
     pack = next(iter(runner.world.packs.values()))
     fields = ('max_steps', 'scales', 'next_command', 'next_change', 'period', 'next_push', 'has_goals',
-              'goal_count', 'goal_speed', 'goal_tolerance', 'push_interval')
+              'goal_count', 'goal_speed', 'goal_tolerance', 'push_interval', 'push_key', 'pushes_done')
     # (the goal table's columns beyond a slot's goal count are never read)
     goals = [task.goal_points[slot, :count].tolist() for slot, count in enumerate(task.goal_count)]
     return {'state': pack.batch.state.copy(), 'schedules': [list(s) for s in task.schedules] + goals,
@@ -183,7 +183,7 @@ def test_a_reset_of_many_slots_leaves_them_as_resets_one_by_one():
             else:
                 np.testing.assert_array_equal(a[key], b[key], err_msg=key)
         actions = np.random.default_rng(0).uniform(-1, 1, (30, 4, together.single_action_space.shape[0]))
-        for action in actions:  # and they go on the same (pushes drawn from the same generators)
+        for action in actions:  # and they go on the same (pushes drawn from each episode's own key)
             for x, y in zip(together.step(action)[:4], one_by_one.step(action)[:4], strict=True):
                 np.testing.assert_array_equal(x, y)
     finally:

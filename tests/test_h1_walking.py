@@ -216,6 +216,40 @@ def test_pushes_come_at_their_interval_and_only_to_their_slot():
     quiet.close()
 
 
+def test_an_episodes_pushes_depend_on_the_episode_alone():
+    """Pushes drawn from the episode's own push key: the same episode is pushed the same, bit for
+    bit, alone, as slot 2 of 3 beside other pushed episodes, and as a slot's second episode (its
+    ``push_seed``); with ``push_seed=None`` the key is the episode's queue index. Before, later
+    pushes came from one generator of the task shared by every slot, so a slot's pushes (the robot
+    on the floor 74 steps in) depended on its neighbours and on the episodes before it."""
+    def task(seed, speed=0.5):
+        return LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(locomotion='walking', position=(0.0, 0.0, 1.0), controllers=[])],
+                                 commands=[(0.0, 0.5, 0.0, 0.0)], push_interval=(0.2, 0.6), push_speed=speed,
+                                 push_seed=seed, end_on_fall=False)
+
+    def run(tasks, slot, first_steps=0):
+        config = Config(simulator=SimConfig(physics_dt=0.005, rendering_dt=0.005), env_num=len(tasks) - (first_steps > 0),
+                        env_offset_size=3.0, metrics_save_path='none', task_configs=tasks)
+        with Env(config) as env:
+            env.reset()
+            for _ in range(first_steps):
+                env.step([{}] * env.env_num)
+            if first_steps:
+                env.reset([slot])
+            motion = []
+            for _ in range(150):
+                obs, *_ = env.step([{}] * env.env_num)
+                motion.append(np.concatenate([obs[slot]['h1']['position'], obs[slot]['h1']['joint_velocities']]))
+        return np.array(motion)
+
+    alone = run([task(7)], 0)
+    np.testing.assert_array_equal(run([task(3, 1.0), task(None, 2.0), task(7)], 2), alone)
+    np.testing.assert_array_equal(run([task(3, 1.0), task(7)], 0, first_steps=37), alone)
+    assert not np.array_equal(run([task(8)], 0), alone)  # (another seed, other pushes)
+    assert not np.array_equal(run([task(None)], 0), alone)  # (queue index 0: key 0)
+    np.testing.assert_array_equal(run([task(0)], 0), run([task(None)], 0))
+
+
 def test_leg_action_needs_a_walking_h1_trained_from_outside():
     task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(controllers=[H1LegActionControllerCfg()])])
     with pytest.raises(ValueError, match="walking_policy is 'controller'.*locomotion='walking', walking_policy='default'"):
@@ -230,6 +264,7 @@ def test_leg_action_needs_a_walking_h1_trained_from_outside():
     ('push_interval', (2.0, 1.0), 'push_interval must be'),
     ('push_speed', float('inf'), 'push_speed'),
     ('push_speed', 9.0, r'push_speed must be a speed in \[0, 5\]'),
+    ('push_seed', -1, r'push_seed must be None or an int in \[0, 2\*\*63\); got -1'),
     ('goals', [], 'goals must be a non-empty list'),
     ('goals', [(1.0, float('nan'))], 'finite'),
     ('goal_speed', 0.0, 'goal_speed must be a positive number'),

@@ -35,7 +35,7 @@ def _run(env_id: str, one_pass: bool, vector_steps: int, monkeypatch, **kwargs) 
     monkeypatch.setattr(LocomotionTask, 'one_pass', one_pass)
     env = gym.make_vec(env_id, num_envs=4, **kwargs)
     runner = env.unwrapped.vec_env.runner
-    results = [env.reset(seed=5)]
+    results = [env.reset(seed=1)]
     rng = np.random.default_rng(1)
     for k in range(vector_steps):
         if k == 5:

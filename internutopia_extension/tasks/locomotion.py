@@ -68,14 +68,15 @@ _NEVER = int(np.iinfo(np.int64).max)
 _MASK64 = (1 << 64) - 1
 
 
-def _unit_hash(slot: int, episode: int) -> float:
-    """A number in [0, 1) fixed by ``slot`` and ``episode`` and spread evenly over them
-    (SplitMix64's finaliser of the pair).
+def _unit_hash(key: int, count: int, draw: int = 0) -> float:
+    """A number in [0, 1) fixed by ``key``, ``count`` and ``draw`` and spread evenly over them
+    (SplitMix64's finaliser of the three): draw ``draw`` of push ``count`` of the episode whose
+    pushes ``key`` seeds, so an episode's pushes depend on that episode alone.
 
-    >>> _unit_hash(3, 12) == _unit_hash(3, 12) != _unit_hash(4, 12)
+    >>> _unit_hash(3, 12) == _unit_hash(3, 12) != _unit_hash(4, 12) != _unit_hash(3, 12, 1)
     True
     """
-    z = (slot * 0x9E3779B97F4A7C15 + episode * 0xD1B54A32D192ED03 + 0x632BE59BD9B4E019) & _MASK64
+    z = (key * 0x9E3779B97F4A7C15 + count * 0xD1B54A32D192ED03 + draw * 0xA24BAED4963EE407 + 0x632BE59BD9B4E019) & _MASK64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
     return ((z ^ (z >> 31)) >> 11) / float(1 << 53)
@@ -127,7 +128,8 @@ class LocomotionTask(BaseTask):
         self.push_interval = np.zeros((n, 2))  # s; zeros: no pushes
         self.push_speed = np.zeros(n)
         self.next_push = np.full(n, _NEVER)  # step count of the slot's next push
-        self.rng = np.random.default_rng(0)
+        self.push_key = np.zeros(n, dtype=np.int64)  # what seeds the episode's pushes (see _start_row)
+        self.pushes_done = np.zeros(n, dtype=np.int64)  # the episode's pushes so far
         self.has_goals = np.zeros(n, dtype=bool)
         self.goal_points = np.zeros((n, 1, 3))  # (slot, goal, xyz); grows to the longest list of goals
         self.goal_count = np.zeros(n, dtype=np.int64)
@@ -202,13 +204,14 @@ class LocomotionTask(BaseTask):
         if interval is None:
             self.next_push[slot] = _NEVER
         else:
-            # The first push of an episode is when its slot and index say (the same episode in
-            # the same slot is first pushed at the same step); the later ones draw from the
-            # task's generator. (A hash, 0.7 us, not a generator seeded per episode, 17 us:
-            # a walking vector env restarts one or two episodes per vector step.)
-            unit = _unit_hash(slot, int(self.view.episode_index(slot) or 0))
-            low, high = interval
-            self.next_push[slot] = int(self.view.steps[slot]) + int(round((low + unit * (high - low)) / step_dt))
+            # Every draw of a push (when, which way, how hard) is a hash of the episode's push key
+            # and the push's number, never a generator shared by the slots: the same episode is
+            # pushed the same at any env_num, in any slot, after any episodes (a hash, 0.7 us; a
+            # generator seeded per episode costs 17 us, and a walking vector env restarts one or
+            # two episodes per vector step).
+            key = config.push_seed if config.push_seed is not None else self.view.episode_index(slot)
+            self.push_key[slot], self.pushes_done[slot] = int(key or 0), 0
+            self.next_push[slot] = self._push_delay(slot)
 
     def _start_commands(self, group: Any, members: np.ndarray) -> None:
         """Give ``members`` (slots of ``group`` starting their episodes) their schedules' first commands."""
@@ -235,9 +238,11 @@ class LocomotionTask(BaseTask):
         return start
 
     def _push_delay(self, slot: int) -> int:
-        """The step of ``slot``'s next push: a delay drawn uniform in its ``push_interval``."""
+        """The step of ``slot``'s next push: a delay uniform in its ``push_interval`` (draw 0 of
+        the push's hash)."""
         low, high = self.push_interval[slot]
-        return int(self.view.steps[slot]) + int(round(self.rng.uniform(low, high) / float(self.step_dt[slot])))
+        unit = _unit_hash(int(self.push_key[slot]), int(self.pushes_done[slot]))
+        return int(self.view.steps[slot]) + int(round((low + unit * (high - low)) / float(self.step_dt[slot])))
 
     def _base_scales(self, group: Any) -> np.ndarray:
         """The reward scales of ``group``'s robot class in the term table's order (made once per class)."""
@@ -283,8 +288,10 @@ class LocomotionTask(BaseTask):
         due = slots[self.view.steps[slots] >= self.next_push[slots]]
         for slot in due:
             robot = self.robot.entity(slot)
-            angle = self.rng.uniform(-np.pi, np.pi)
-            speed = self.rng.uniform(0.5, 1.0) * self.push_speed[slot]
+            key, count = int(self.push_key[slot]), int(self.pushes_done[slot])
+            angle = -np.pi + 2.0 * np.pi * _unit_hash(key, count, 1)
+            speed = (0.5 + 0.5 * _unit_hash(key, count, 2)) * self.push_speed[slot]
+            self.pushes_done[slot] = count + 1
             dof = int(robot.root_dofadr[slot])
             robot.bound_world.data.qvel[slot, dof:dof + 2] += speed * np.array([np.cos(angle), np.sin(angle)])
             self.next_push[slot] = self._push_delay(slot)

@@ -26,7 +26,9 @@ class LocomotionTaskCfg(TaskCfg):
     (:data:`internutopia_extension.robots.h1_locomotion.rewards.REWARD_SCALES`). With
     ``push_interval`` (seconds, ``(min, max)``) the robot is pushed at random intervals in that
     range: its pelvis gains a horizontal velocity of half to all of ``push_speed`` m/s in a random direction
-    (how a walking policy learns to recover).
+    (how a walking policy learns to recover). The pushes' draws come from ``push_seed`` (an int >= 0),
+    or, when it is ``None``, from the episode's index in the run's queue: an episode's pushes depend
+    on the episode alone, never on the other slots, the slot it runs in or the episodes before it.
 
     With ``goals`` (points ``(x, y)`` in the slot's frame) the commands come from steering through
     them in turn instead, the way ``move_to_point`` steers (forward up to ``goal_speed`` m/s, turning
@@ -44,6 +46,7 @@ class LocomotionTaskCfg(TaskCfg):
     reward_scales: dict[str, float] | None = None
     push_interval: tuple[float, float] | None = None
     push_speed: float = 0.5
+    push_seed: int | None = None
     goals: list[tuple[float, float]] | None = None
     goal_speed: float = 1.0
     goal_tolerance: float = 0.1
@@ -77,6 +80,13 @@ class LocomotionTaskCfg(TaskCfg):
     def _push_speed(cls, value: float) -> float:
         if not (math.isfinite(value) and 0.0 <= value <= 5.0):
             raise ValueError(f'push_speed must be a speed in [0, 5] m/s; got {value!r}')
+        return value
+
+    @field_validator('push_seed')
+    @classmethod
+    def _push_seed(cls, value: int | None) -> int | None:
+        if value is not None and not 0 <= value < 2 ** 63:
+            raise ValueError(f'push_seed must be None or an int in [0, 2**63); got {value!r}')
         return value
 
     @field_validator('goals')

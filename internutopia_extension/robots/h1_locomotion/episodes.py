@@ -162,6 +162,8 @@ def walk_sampler(batch: int = 16, seconds: float = EPISODE_SECONDS, pushes: bool
             steering = {'commands': commands}
         if template.reward_scales is not None:
             steering['reward_scales'] = dict(template.reward_scales)
+        if template.push_interval is not None:  # (its pushes follow the sampler's seed, as its commands do)
+            steering['push_seed'] = int(rng.integers(2 ** 63))
         return template.model_copy(update={'robots': [robot], **steering})
 
     def sample(rng: np.random.Generator) -> FreshEpisodes:
