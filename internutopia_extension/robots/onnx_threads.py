@@ -9,9 +9,10 @@ measured) a row's output moves by a float32 ulp (1.8e-7) with the rows beside it
 then drifted 4e-9 m from its one-slot run in the first step at 16 slots and a chaotic gait grows
 that. What two threads gain is small on the project's 2-core hosts (H1's network on 128 rows 224
 -> 203 us on an Intel Xeon, 243 -> 135 us on an AMD EPYC, once per four to five physics steps of
-about 640 us; G1's on 64 rows 310 -> 312 us on the Xeon), so one thread is the default;
-``intra_op_threads=2`` on a policy's constructor (:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`,
-:class:`~internutopia_extension.robots.g1_locomotion.policy.G1LocomotionPolicy`) trades that
+about 640 us; G1's on 64 rows 310 -> 312 us on the Xeon), so an env's walking robots run one
+thread; a script that runs a policy itself can pass ``intra_op_threads=2`` to its constructor
+(:class:`~internutopia_extension.robots.h1_locomotion.walker.OnnxPolicy`,
+:class:`~internutopia_extension.robots.g1_locomotion.policy.G1LocomotionPolicy`), trading that
 reproducibility for the speed. More than one thread spins between the layers of a call (a sleeping
 thread wakes too slowly for layers this small) but not after it: the physics threads need the
 cores until the next tick.
