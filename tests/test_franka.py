@@ -35,6 +35,20 @@ def euler_xyz(roll: float, pitch: float, yaw: float) -> np.ndarray:
     return out
 
 
+def workspace_targets(n: int) -> tuple[np.ndarray, ...]:
+    """``n`` IK problems drawn as the Franka ids' actions are (the workspace, the tool near pointing
+    down), from starts near home: targets, their rotations, the starts, the rest postures, the
+    rotation weights."""
+    from internutopia.envs.manipulation import DOWN as TOOL_DOWN
+    from internutopia.envs.manipulation import ORIENTATION_SLACK, WORKSPACE
+
+    rng = np.random.default_rng(1)
+    targets = rng.uniform(WORKSPACE[0], WORKSPACE[1], (n, 3))
+    quat = np.array(TOOL_DOWN) + rng.uniform(-ORIENTATION_SLACK, ORIENTATION_SLACK, (n, 4))
+    rotations = quat_to_mat(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    return targets, rotations, np.tile(HOME, (n, 1)) + rng.normal(0.0, 0.3, (n, 7)), np.tile(HOME, (n, 1)), np.ones(n)
+
+
 @pytest.fixture(scope='module')
 def chain():
     spec = FrankaRobot(FrankaRobotCfg(), 1, SimConfig()).build_spec()
@@ -112,16 +126,9 @@ def test_stalls_keep_the_successes_and_errors_of_the_franka_ids_workspace(chain)
     """Targets drawn as the Franka ids' actions are (the workspace, the tool near pointing down),
     from starts near home: the solves with restarts succeed for the same rows with and without the
     stall check, and the others end as close (to a few millimetres)."""
-    from internutopia.envs.manipulation import DOWN as TOOL_DOWN
-    from internutopia.envs.manipulation import ORIENTATION_SLACK, WORKSPACE
-
     _, ch = chain
-    rng = np.random.default_rng(1)
     n = 160
-    targets = rng.uniform(WORKSPACE[0], WORKSPACE[1], (n, 3))
-    quat = np.array(TOOL_DOWN) + rng.uniform(-ORIENTATION_SLACK, ORIENTATION_SLACK, (n, 4))
-    rotations = quat_to_mat(quat / np.linalg.norm(quat, axis=1, keepdims=True))
-    start, rest, weight = np.tile(HOME, (n, 1)) + rng.normal(0.0, 0.3, (n, 7)), np.tile(HOME, (n, 1)), np.ones(n)
+    targets, rotations, start, rest, weight = workspace_targets(n)
 
     def solve(params):
         _, pos_err, rot_err = kinematics.solve_ik_restarts(ch, start, targets, rotations, weight, rest, params)
@@ -172,16 +179,9 @@ def test_a_rows_answer_does_not_depend_on_the_rows_solved_with_it(chain):
     solved alone, bit for bit, the rows that needed the random restarts too (each row used to get
     restart postures drawn for its place in the batch: two of these rows came out up to 2.8 rad
     apart), so a Franka reaches the same way at any ``env_num`` and in any slot."""
-    from internutopia.envs.manipulation import DOWN as TOOL_DOWN
-    from internutopia.envs.manipulation import ORIENTATION_SLACK, WORKSPACE
-
     _, ch = chain
-    rng = np.random.default_rng(1)
     n = 64
-    targets = rng.uniform(WORKSPACE[0], WORKSPACE[1], (n, 3))
-    quat = np.array(TOOL_DOWN) + rng.uniform(-ORIENTATION_SLACK, ORIENTATION_SLACK, (n, 4))
-    rotations = quat_to_mat(quat / np.linalg.norm(quat, axis=1, keepdims=True))
-    start, rest, weight = np.tile(HOME, (n, 1)) + rng.normal(0.0, 0.3, (n, 7)), np.tile(HOME, (n, 1)), np.ones(n)
+    targets, rotations, start, rest, weight = workspace_targets(n)
     together = kinematics.solve_ik_restarts(ch, start, targets, rotations, weight, rest)
     pos_err, rot_err = together[1], together[2]
     params = kinematics.IKParams()
