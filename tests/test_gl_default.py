@@ -70,3 +70,42 @@ def test_rendering_with_no_display_picks_egl_where_it_loads(monkeypatch):
 
     assert gl.gl_context_class() is GLContext
     assert os.environ['MUJOCO_GL'] == 'egl'
+
+
+GLFW_WITHOUT_A_DISPLAY = '''
+import warnings
+from internutopia.core.config import Config
+from internutopia.core.vec_env import Env
+from internutopia_extension import import_extensions
+from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg, camera_cfg
+from internutopia_extension.configs.tasks import SingleInferenceTaskCfg
+
+import_extensions()
+robot = JetbotRobotCfg(sensors=[camera_cfg.update(resolution=(64, 48), enable=True)])
+config = Config(env_num=1, metrics_save_path='none', episode_attempts=1,
+                task_configs=[SingleInferenceTaskCfg(robots=[robot])])
+with warnings.catch_warnings(record=True) as caught, Env(config) as env:
+    warnings.simplefilter('always')
+    obs, _ = env.reset()
+print('OBS', obs)
+print('WARNED', [str(w.message) for w in caught if 'failed to start' in str(w.message)])
+'''
+
+
+def test_a_glfw_backend_without_a_display_fails_the_episode_with_a_hint_and_does_not_hang():
+    """``MUJOCO_GL=glx`` (or ``glfw``) on a machine without a display: GLFW only warns that it
+    cannot open a window, and MuJoCo then built its render context with no GL context current and
+    never returned (the env hung in its first camera frame). Now the camera's episode fails at
+    once with an error that says why and what to set."""
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key not in ('DISPLAY', 'WAYLAND_DISPLAY')}
+    env['MUJOCO_GL'] = 'glx'
+    done = subprocess.run([sys.executable, '-c', GLFW_WITHOUT_A_DISPLAY], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'OBS [None]' in done.stdout
+    assert ("cannot render: MUJOCO_GL='glx' draws through a GLFW window and GLFW could not open one (no display is set"
+            in done.stdout), done.stdout
+    assert 'leave MUJOCO_GL unset (EGL is then the default) or set MUJOCO_GL=egl or osmesa' in done.stdout

@@ -326,7 +326,24 @@ def new_gl_context(width: int, height: int, screen: int = 0) -> Any:
             return context
     context = gl_context_class()(int(width), int(height))
     context.make_current()
+    if type(context).__module__ == 'mujoco.glfw':
+        _check_glfw_context(context)
     return context
+
+
+def _check_glfw_context(context: Any) -> None:
+    """Raise where GLFW made no window, so no GL context is current: MuJoCo would build its render
+    context on none and never return (GLFW itself only warns)."""
+    import glfw
+
+    if glfw.get_current_context():
+        return
+    context.free()
+    display = os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY')
+    why = f'none on display {display!r}' if display else 'no display is set: DISPLAY and WAYLAND_DISPLAY are empty'
+    raise RuntimeError(f'cannot render: MUJOCO_GL={_backend()!r} draws through a GLFW window and GLFW could not '
+                       f'open one ({why}); on a machine without a display leave MUJOCO_GL unset (EGL is then the '
+                       f'default) or set MUJOCO_GL=egl or osmesa; {_NO_GL_HINT}')
 
 
 def release_current(context: Any) -> None:
