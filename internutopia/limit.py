@@ -25,13 +25,14 @@ Typical use::
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 
 import mujoco
 import mujoco.batch
 import numpy as np
+
+from internutopia.core.util.cpus import usable_cpus
 
 #: The state components a controller writes.
 _CONTROL_BITS = (mujoco.mjtState.mjSTATE_CTRL, mujoco.mjtState.mjSTATE_MOCAP_POS, mujoco.mjtState.mjSTATE_MOCAP_QUAT)
@@ -41,7 +42,7 @@ class PhysicsLimit:
     """Replays a world's recorded controls on raw ``mujoco.batch.Batch`` copies of its packs."""
 
     def __init__(self, world, threads: int | None = None) -> None:
-        threads = threads or os.cpu_count() or 1
+        threads = threads or usable_cpus()
         self._parts = []
         for pack in world.packs.values():
             if not len(pack.slots):

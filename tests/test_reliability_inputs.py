@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from internutopia.core.util import memory
+from internutopia.core.util import cgroups, memory
 from internutopia.core.vec_env import Env
 from internutopia_extension.configs.robots.jetbot import JetbotRobotCfg
 from internutopia_extension.configs.tasks import FiniteStepTaskCfg
@@ -81,8 +81,8 @@ def test_the_memory_check_uses_the_cgroup_limit(make_config, tmp_path, monkeypat
         (group / 'memory.limit_in_bytes').write_text(f'{512 * mib}\n')
         (group / 'memory.usage_in_bytes').write_text(f'{100 * mib}\n')
         (tmp_path / 'memory' / 'memory.limit_in_bytes').write_text('9223372036854771712\n')  # no limit
-    monkeypatch.setattr(memory, 'CGROUP_ROOT', str(tmp_path))
-    monkeypatch.setattr(memory, 'PROC_CGROUP', str(tmp_path / 'proc_cgroup'))
+    monkeypatch.setattr(cgroups, 'CGROUP_ROOT', str(tmp_path))
+    monkeypatch.setattr(cgroups, 'PROC_CGROUP', str(tmp_path / 'proc_cgroup'))
     assert memory.cgroup_room() == 412 * mib and memory.available_bytes() <= 412 * mib
     task = FiniteStepTaskCfg(robots=[JetbotRobotCfg()])
     with pytest.raises(ValueError, match=r'env_num=2000000 needs about 1\.\d GiB .* 0\.4 GiB available under its cgroup memory limit'):

@@ -35,7 +35,7 @@ class AsyncBaseline:
         share: the share of the free memory a pool may take.
         max_workers: at most this many workers per pool (``None``: memory decides).
         timeout_s: time limit of one pool's measurement.
-        cores: the cores the plan counts (``os.cpu_count()`` when ``None``).
+        cores: the cores the plan counts (:func:`~internutopia.core.util.cpus.usable_cpus` when ``None``).
     """
 
     def __init__(self, log: Callable[[str], Any] = print, share: float = DEFAULT_SHARE, max_workers: int | None = None,

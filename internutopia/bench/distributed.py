@@ -19,6 +19,8 @@ import os
 import time
 from typing import Any
 
+from internutopia.core.util.cpus import usable_cpus
+
 
 def _tasks(count: int) -> list[Any]:
     # The extension's configs, by type name.
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
 
     n = args.env_num
     # All setups stay open at once (only one steps at a time): reserve a logical CPU per runner.
-    ray.init(num_cpus=max(os.cpu_count() or 1, sum(args.procs)), include_dashboard=False, log_to_driver=False,
+    ray.init(num_cpus=max(usable_cpus(), sum(args.procs)), include_dashboard=False, log_to_driver=False,
              logging_level=logging.WARNING)
     setups: list[tuple[str, int, Any]] = []
     try:

@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 
 from internutopia.bench.paired import involuntary_switches
+from internutopia.core.util.cpus import usable_cpus
 
 __all__ = ['GymLimit']
 
@@ -66,10 +67,9 @@ class GymLimit:
     """
 
     def __init__(self, world: Any, threads: int | None = None) -> None:
-        import os
 
         self.world = world
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads or usable_cpus()
         self.physics_s = 0.0
         self.bookkeeping_s = 0.0
         self.parts: list[_Part] = []

@@ -18,8 +18,9 @@ True
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
+
+from internutopia.core.util.cpus import usable_cpus
 
 __all__ = ['MemoryBudget', 'PoolPlan', 'cgroup_free_mb', 'memory_budget', 'plan_pool']
 
@@ -131,10 +132,10 @@ def plan_pool(env_num: int, per_worker_mb: float, base_mb: float, budget: Memory
         per_worker_mb: peak memory of one worker, measured.
         base_mb: the rest of the pool's process tree (its driver, fork server), measured.
         budget: what the pool may take.
-        cores: the machine's cores (``os.cpu_count()`` when ``None``).
+        cores: the cores this process may use (:func:`~internutopia.core.util.cpus.usable_cpus` when ``None``).
         max_workers: an upper bound on the workers (``None``: none).
     """
-    cores = cores or os.cpu_count() or 1
+    cores = cores or usable_cpus()
     needed = base_mb + env_num * per_worker_mb
     usable = budget.usable_mb
     fit = env_num if per_worker_mb <= 0 else max(0, int((usable - base_mb) // per_worker_mb))

@@ -10,6 +10,7 @@ from typing import Any
 from internutopia.core.config import DistributedConfig
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.util.caller import caller_stacklevel
+from internutopia.core.util.cpus import usable_cpus
 
 logger = logging.getLogger('internutopia.core.distribution.runners')
 
@@ -49,7 +50,7 @@ def connect(ray: Any, config: DistributedConfig) -> tuple[bool, float]:
         # (the raylet gives its dashboard agent a fixed 15 s); a second start is warm.
         for attempt in range(_LOCAL_START_ATTEMPTS):
             try:
-                _init(ray, address='local', num_cpus=max(os.cpu_count() or 1, need), **common)
+                _init(ray, address='local', num_cpus=max(usable_cpus(), need), **common)
                 break
             except Exception as exc:
                 if ray.is_initialized():

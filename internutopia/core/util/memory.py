@@ -31,11 +31,7 @@ import sys
 from dataclasses import dataclass
 
 from internutopia.core.util import jit
-
-#: Where the cgroup file systems are mounted, and the file naming this process's cgroups
-#: (module attributes so that tests can point them at a made-up tree).
-CGROUP_ROOT = '/sys/fs/cgroup'
-PROC_CGROUP = '/proc/self/cgroup'
+from internutopia.core.util.cgroups import cgroup_folders, read_int
 
 #: A cgroup "limit" at or above this is no limit (cgroup v1 writes 2**63 rounded to a page).
 _NO_LIMIT = 2 ** 60
@@ -135,58 +131,14 @@ def cgroup_room() -> int | None:
     """Bytes left under the tightest memory limit of this process's cgroups (limit minus usage,
     at least 0), or ``None`` when no cgroup limits its memory."""
     rooms = []
-    for folder, limit_name, usage_name in _cgroup_folders():
-        limit = _read_int(os.path.join(folder, limit_name))
+    for folder, v2 in cgroup_folders('memory'):
+        limit_name, usage_name = ('memory.max', 'memory.current') if v2 else ('memory.limit_in_bytes', 'memory.usage_in_bytes')
+        limit = read_int(os.path.join(folder, limit_name))
         if limit is None or limit >= _NO_LIMIT:
             continue
-        usage = _read_int(os.path.join(folder, usage_name)) or 0
+        usage = read_int(os.path.join(folder, usage_name)) or 0
         rooms.append(max(limit - usage, 0))
     return min(rooms) if rooms else None
-
-
-def _cgroup_folders() -> list[tuple[str, str, str]]:
-    """``(folder, limit file, usage file)`` of this process's memory cgroup and every group above
-    it (v2: the unified hierarchy; v1: the ``memory`` controller's)."""
-    try:
-        with open(PROC_CGROUP, encoding='utf-8') as stream:
-            lines = stream.read().splitlines()
-    except OSError:
-        return []
-    found = []
-    for line in lines:
-        parts = line.split(':', 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, path = parts
-        if controllers == '':
-            base, limit_name, usage_name = CGROUP_ROOT, 'memory.max', 'memory.current'
-            if not os.path.exists(os.path.join(base, 'cgroup.controllers')):
-                base = os.path.join(CGROUP_ROOT, 'unified')  # a hybrid layout
-        elif 'memory' in controllers.split(','):
-            base, limit_name, usage_name = os.path.join(CGROUP_ROOT, 'memory'), 'memory.limit_in_bytes', 'memory.usage_in_bytes'
-        else:
-            continue
-        folder = os.path.normpath(os.path.join(base, path.lstrip('/')))
-        while True:  # this group and its ancestors: a parent's limit binds its children too
-            found.append((folder, limit_name, usage_name))
-            if folder == os.path.normpath(base) or not folder.startswith(os.path.normpath(base)):
-                break
-            folder = os.path.dirname(folder)
-    return found
-
-
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path, encoding='ascii') as stream:
-            text = stream.read().strip()
-    except OSError:
-        return None
-    if text == 'max':
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
 
 
 #: Resident bytes that importing numba adds to a process, and that loading the first compiled

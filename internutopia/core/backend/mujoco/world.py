@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from internutopia.core.backend.mujoco.visuals import compile_physics, discarded_
 from internutopia.core.backend.parts import SlotPart
 from internutopia.core.config import SimConfig
 from internutopia.core.grid import grid_columns, slot_origins
+from internutopia.core.util.cpus import usable_cpus
 from internutopia.core.util.memory import check_slots_fit
 
 __all__ = ['CONTACT_SLOTS', 'MujocoWorld', 'Pack', 'PackData', 'SlotPart', 'physics_dt_of']
@@ -94,7 +94,7 @@ class MujocoWorld:
         self.env_num = env_num
         self.offset = env_offset_size
         self.origins = slot_origins(env_num, env_offset_size)
-        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
+        self.threads = max(1, threads if threads is not None else usable_cpus())
         #: Packs by structure key.
         self.packs: dict[str, Pack] = {}
         #: Structure key of every slot (``None``: empty).

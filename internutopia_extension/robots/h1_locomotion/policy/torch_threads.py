@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
+from internutopia.core.util.cpus import usable_cpus
+
 __all__ = ['default_update_threads', 'sleeping_openmp']
 
 
@@ -28,6 +30,6 @@ def sleeping_openmp() -> bool:
 
 
 def default_update_threads() -> int:
-    """The update's torch threads when none are asked for: the machine's cores, at most 2 (the
-    count measured to pay off on the 2-core machine)."""
-    return max(1, min(2, os.cpu_count() or 1))
+    """The update's torch threads when none are asked for: the cores this process may use, at
+    most 2 (the count measured to pay off on the 2-core machine)."""
+    return max(1, min(2, usable_cpus()))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import queue
 import threading
 import weakref
@@ -43,13 +42,15 @@ from internutopia.core.backend.mujoco.render.scene import (
 )
 from internutopia.core.backend.mujoco.render.sections import render_section
 from internutopia.core.backend.mujoco.visuals import DrawnState
+from internutopia.core.util.cpus import usable_cpus
 
 
 def default_render_threads() -> int:
     """Render threads per camera image size when ``SimConfig.rendering_threads`` is ``None``: one
-    per core (at most 8). Mesa's vertex work runs on the thread that draws, so a second thread
-    keeps a second core busy while the first waits for its frames' rasterization."""
-    return max(1, min(os.cpu_count() or 1, 8))
+    per core this process may use (:func:`~internutopia.core.util.cpus.usable_cpus`), at most 8.
+    Mesa's vertex work runs on the thread that draws, so a second thread keeps a second core busy
+    while the first waits for its frames' rasterization."""
+    return max(1, min(usable_cpus(), 8))
 
 
 #: Seconds a render waits for another render thread's share of the frames (or for a thread to
