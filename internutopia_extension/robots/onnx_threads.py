@@ -50,13 +50,11 @@ def load_onnxruntime() -> Any:
     return onnxruntime
 
 
-def policy_session_options(intra_op_threads: int | None = None) -> tuple[Any, int]:
-    """``(onnxruntime.SessionOptions, threads)`` for a walking policy's network: ``intra_op_threads``
-    when given (an int >= 1), else one (a row's output then never depends on the call's other rows)."""
+def policy_session_options(intra_op_threads: int = 1) -> tuple[Any, int]:
+    """``(onnxruntime.SessionOptions, threads)`` for a walking policy's network on ``intra_op_threads``
+    threads (an int >= 1; on one, a row's output never depends on the call's other rows)."""
     onnxruntime = load_onnxruntime()
 
-    if intra_op_threads is None:
-        intra_op_threads = 1
     if isinstance(intra_op_threads, bool) or not isinstance(intra_op_threads, numbers.Integral) or intra_op_threads < 1:
         raise ValueError(f'intra_op_threads must be an int >= 1, got {intra_op_threads!r}')
     intra_op_threads = int(intra_op_threads)

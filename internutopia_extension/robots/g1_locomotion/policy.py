@@ -126,7 +126,7 @@ class G1LocomotionPolicy:
         name: str = 'ppo',
         *,
         onnx_path: str | pathlib.Path | None = None,
-        intra_op_threads: int | None = None,
+        intra_op_threads: int = 1,
         gait_period: float = _GAIT_PERIOD,
     ) -> None:
         """Load the ONNX policy and allocate state for ``capacity`` robots.

@@ -53,7 +53,7 @@ class OnnxPolicy:
     """
 
     def __init__(self, path: str | Path, symmetric: bool = True, gait_module: Any = gait, robot: str = 'H1',
-                 intra_op_threads: int | None = None) -> None:
+                 intra_op_threads: int = 1) -> None:
         onnxruntime = load_onnxruntime()
         path = Path(path)
         if not path.is_file():
