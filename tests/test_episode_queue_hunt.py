@@ -270,3 +270,40 @@ def test_a_managers_empty_queue_uses_no_env_id_as_internutopias_does():
     assert manager.get_next() == ('', None, None, None)  # (nothing left: no env id is used up)
     assert manager.get_next(1) == ('', 1, None, None) and manager.get_active_task_configs().keys() == {0}
     assert manager.get_next(0) == ('', 0, None, None) and manager.get_active_task_configs() == {}
+
+
+def test_an_episodes_seed_is_its_index_or_a_hash_of_the_queues_seed_and_index():
+    """``Episode.seed`` (what an episode's own draws key on, ``EnvView.episode_seed``): the index
+    without a queue seed; with one, a stable hash in [0, 2**63) that differs by seed and by index,
+    also for an episode put back and taken again. A Gymnasium reset's seed ``s`` and ``[s]`` start
+    queues of the same seed."""
+    from internutopia.core.episode_queue import EpisodeQueue
+    from internutopia.core.gym_vector.episodes import _queue_seed
+
+    assert [EpisodeQueue([task(0)] * 3).next().seed for _ in range(2)] == [0, 0]
+    plain = EpisodeQueue([task(0)] * 3)
+    assert [plain.next().seed for _ in range(3)] == [0, 1, 2]
+    seeded = [EpisodeQueue([task(0)] * 3, seed=seed) for seed in (11, 11, 12)]
+    seeds = [[queue.next().seed for _ in range(3)] for queue in seeded]
+    assert seeds[0] == seeds[1] and len(set(seeds[0])) == 3 and not set(seeds[0]) & set(seeds[2])
+    assert all(0 <= seed < 2 ** 63 for seed in seeds[0] + seeds[2])
+    queue = EpisodeQueue([task(0)] * 2, seed=11)
+    first = queue.next()
+    queue.put_back([first])
+    assert queue.next().seed == first.seed == seeds[0][0]
+    for bad in (-1, 1.5, True, '3'):
+        with pytest.raises(ValueError, match=f'seed must be None or an int >= 0; got {bad!r}'):
+            EpisodeQueue([task(0)], seed=bad)
+    assert _queue_seed(5) == _queue_seed([5]) == _queue_seed([None, 5]) != _queue_seed(6)
+    assert 0 <= _queue_seed(2 ** 70) < 2 ** 63
+
+
+def test_a_task_reads_its_episodes_seed_through_the_env_view():
+    """``EnvView.episode_seed(slot)`` (and a slot view's ``episode_seed``) is the slot's episode's
+    seed: its queue index for an env's own queue; ``None`` for a slot that never had one."""
+    with Env(Config(env_num=3, metrics_save_path='none', task_configs=[task(k) for k in range(5)])) as env:
+        env.reset([0, 2])
+        view = env.runner.view
+        assert [view.episode_seed(slot) for slot in range(3)] == [0, None, 1]
+        env.reset([1])
+        assert view.episode_seed(1) == 2 == view.slot(1).episode_seed

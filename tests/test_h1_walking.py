@@ -250,6 +250,47 @@ def test_an_episodes_pushes_depend_on_the_episode_alone():
     np.testing.assert_array_equal(run([task(0)], 0), run([task(None)], 0))
 
 
+def test_a_seeded_reset_decides_the_pushes_of_listed_episodes():
+    """A Gymnasium env of a list of pushed episodes (``internutopia/Config-v0``'s case) whose
+    ``push_seed`` is left ``None``: the episodes are the same for every ``reset(seed=...)``, the
+    pushes follow the seed (the queue's seed mixed with the episode's index), the same seed the
+    same pushes bit for bit, in the vector env and in the dict ``gym_env.Env``. Before, the key was
+    the queue index alone, which every seeded reset starts again at 0: the same pushes for every
+    seed."""
+    from internutopia.core.gym_env import Env as DictEnv
+    from internutopia.core.gym_vector import VectorEnv
+    from internutopia_extension.configs.robots.h1 import move_by_speed_cfg
+
+    task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(locomotion='walking', position=(0.0, 0.0, 1.0), controllers=[move_by_speed_cfg])],
+                             push_interval=(0.1, 0.3), push_speed=1.0, end_on_fall=False)
+    config = Config(simulator=SimConfig(physics_dt=0.005, rendering_dt=0.005), env_num=2, env_offset_size=3.0,
+                    metrics_save_path='none', task_configs=[task])
+
+    def run(envs, seed, action):  # (the vector env's flat observations, the dict env's positions)
+        obs, _ = envs.reset(seed=seed)
+        motion = []
+        for _ in range(60):
+            obs, *_ = envs.step(action)
+            motion.append(np.array(obs['position'] if isinstance(obs, dict) else obs))
+        return np.array(motion)
+
+    envs = VectorEnv(config)
+    try:
+        first, again, other = (run(envs, seed, np.zeros(envs.action_space.shape)) for seed in (1, 1, 2))
+    finally:
+        envs.close()
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+    assert not np.array_equal(first[:, 0], first[:, 1])  # (the two envs' episodes: indices 0 and 1)
+    env = DictEnv(config.model_copy(update={'env_num': 1}), endless=True)
+    try:
+        one, one_again, one_other = (run(env, seed, {'move_by_speed': [0.0, 0.0, 0.0]}) for seed in (5, 5, 6))
+    finally:
+        env.close()
+    np.testing.assert_array_equal(one, one_again)
+    assert not np.array_equal(one, one_other)
+
+
 def test_leg_action_needs_a_walking_h1_trained_from_outside():
     task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(controllers=[H1LegActionControllerCfg()])])
     with pytest.raises(ValueError, match="walking_policy is 'controller'.*locomotion='walking', walking_policy='default'"):

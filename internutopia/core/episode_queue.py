@@ -12,10 +12,19 @@ taken as it is.
 (0, False)
 >>> queue.next().index, queue.next(), len(queue)
 (1, None, 0)
+
+An episode's :attr:`Episode.seed` is what its own random draws key on (a walking task's pushes):
+its index, or with the queue started from a ``seed`` (a Gymnasium env's ``reset(seed=...)``) a
+hash of that seed and its index, so the same episode draws the same in any slot, beside any
+episodes, and other draws for another seed:
+
+>>> EpisodeQueue([task]).next().seed, EpisodeQueue([task], seed=7).next().seed == EpisodeQueue([task], seed=7).next().seed
+(0, True)
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from collections.abc import Hashable, Iterable, Iterator, Sized
 from dataclasses import dataclass
@@ -42,6 +51,22 @@ class Episode:
     #: ``config`` naming the entry's Python type, so that the reset that draws it records it as
     #: failed (once: retrying cannot help) instead of losing it.
     refused: str | None = None
+    #: What the episode's own random draws key on, an int in ``[0, 2**63)``: its ``index``, or a
+    #: hash of the queue's seed and its index (:func:`episode_seed`); ``None`` is read as ``index``.
+    seed: int | None = None
+
+
+def episode_seed(queue_seed: int | None, index: int) -> int:
+    """The seed of a queue's episode ``index``: ``index`` itself for a queue without a seed, else
+    a hash of both in ``[0, 2**63)`` (stable across processes and Python's hash seed).
+
+    >>> episode_seed(None, 3), episode_seed(5, 3) == episode_seed(5, 3) != episode_seed(6, 3)
+    (3, True)
+    """
+    if queue_seed is None:
+        return index
+    digest = hashlib.blake2b(f'{queue_seed}:{index}'.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, 'little') >> 1
 
 
 @dataclass(frozen=True)
@@ -78,13 +103,18 @@ class EpisodeQueue:
     An iterator lets training run forever (e.g. ``itertools.cycle(task_configs)`` or a generator
     that samples new episodes); a list is consumed once. An entry that is not a ``TaskCfg`` is
     handed out too, marked :attr:`Episode.refused`: the reset that draws it records it as failed.
+    ``seed`` (an int >= 0, or ``None``) is what the episodes' own seeds mix with (:attr:`Episode.seed`).
 
     >>> queue = EpisodeQueue(iter([{'type': 'SingleInferenceTask'}]))
     >>> queue.next().refused
     'task_configs[0] is a dict, expected a TaskCfg'
     """
 
-    def __init__(self, task_configs: Iterable[TaskCfg | Fresh]) -> None:
+    def __init__(self, task_configs: Iterable[TaskCfg | Fresh], seed: int | None = None) -> None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f'seed must be None or an int >= 0; got {seed!r}')
+        #: The seed the episodes' own seeds mix with (:attr:`Episode.seed`); ``None``: their indices.
+        self.seed = seed
         self._source: Iterator[TaskCfg | Fresh] = iter(task_configs)
         self._returned: deque[Episode] = deque()
         self._next_index = 0
@@ -98,14 +128,16 @@ class EpisodeQueue:
             task = next(self._source)
         except StopIteration:
             return None
+        index = self._next_index
+        seed = episode_seed(self.seed, index)
         if type(task) is Fresh and isinstance(task.config, TaskCfg):  # built for the env alone: no copy
-            episode = Episode(self._next_index, task.config, task.family)
+            episode = Episode(index, task.config, task.family, seed=seed)
         elif not isinstance(task, TaskCfg):
             entry = task.config if type(task) is Fresh else task
-            episode = Episode(self._next_index, TaskCfg.model_construct(type=type(entry).__name__),
-                              refused=f'task_configs[{self._next_index}] is a {type(entry).__name__}, expected a TaskCfg')
+            episode = Episode(index, TaskCfg.model_construct(type=type(entry).__name__),
+                              refused=f'task_configs[{index}] is a {type(entry).__name__}, expected a TaskCfg', seed=seed)
         else:
-            episode = Episode(self._next_index, task.model_copy(deep=True))
+            episode = Episode(index, task.model_copy(deep=True), seed=seed)
         self._next_index += 1
         return episode
 

@@ -162,6 +162,17 @@ class EnvView:
         episode = self._slots.episodes[slot]
         return episode.index if episode is not None else None
 
+    def episode_seed(self, slot: int) -> int | None:
+        """What the random draws of ``slot``'s current or last episode key on (``None`` if it
+        never had one): its queue index, or, when the queue was started from a seed (a Gymnasium
+        env's ``reset(seed=...)``), a hash of that seed and the index
+        (:attr:`~internutopia.core.episode_queue.Episode.seed`). Draws keyed on it depend on the
+        episode alone, never on the slot it runs in or on what runs beside it."""
+        episode = self._slots.episodes[slot]
+        if episode is None:
+            return None
+        return episode.seed if episode.seed is not None else episode.index
+
     def pack(self, slot: int) -> Pack | None:
         """The :class:`~internutopia.core.backend.interface.Pack` holding ``slot`` (its model
         and ``(env_num, ...)`` arrays), ``None`` for an empty slot."""
@@ -251,6 +262,11 @@ class EnvSlot:
     def episode_index(self) -> int | None:
         """The slot's current or last episode's queue index."""
         return self._view.episode_index(self.slot)
+
+    @property
+    def episode_seed(self) -> int | None:
+        """What the slot's current or last episode's random draws key on (:meth:`EnvView.episode_seed`)."""
+        return self._view.episode_seed(self.slot)
 
     @property
     def pack(self) -> Pack | None:

@@ -209,7 +209,7 @@ class LocomotionTask(BaseTask):
             # pushed the same at any env_num, in any slot, after any episodes (a hash, 0.7 us; a
             # generator seeded per episode costs 17 us, and a walking vector env restarts one or
             # two episodes per vector step).
-            key = config.push_seed if config.push_seed is not None else self.view.episode_index(slot)
+            key = config.push_seed if config.push_seed is not None else self.view.episode_seed(slot)
             self.push_key[slot], self.pushes_done[slot] = int(key or 0), 0
             self.next_push[slot] = self._push_delay(slot)
 

@@ -52,6 +52,7 @@ from gymnasium import spaces
 from internutopia.core.config import Config
 from internutopia.core.episode_queue import EpisodeQueue
 from internutopia.core.gym_vector.arguments import refuse_distributed
+from internutopia.core.gym_vector.episodes import _queue_seed
 from internutopia.core.runner.failures import step_result_of
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as VecEnv
@@ -198,7 +199,7 @@ class Env(gym.Env):
 
     def _start(self, seed: int | None) -> tuple[Any, dict | None]:
         if seed is not None and self._source.restartable:
-            self._vec_env.runner.queue = EpisodeQueue(self._source.stream(np.random.default_rng(seed)))
+            self._vec_env.runner.queue = EpisodeQueue(self._source.stream(np.random.default_rng(seed)), seed=_queue_seed(seed))
         obs, info = self._vec_env.reset([0])
         self._last = None
         if obs[0] is None:

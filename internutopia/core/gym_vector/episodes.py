@@ -117,6 +117,18 @@ def _seed_generator(seed: Any) -> np.random.Generator:
         seed = [int(s) for s in seed if s is not None] or None
     return np.random.default_rng(seed)
 
+
+def _queue_seed(seed: Any) -> int:
+    """The seed of the episode queue a reset's ``seed`` (checked by :func:`_seed_generator`)
+    starts: what the episodes' own draws mix with
+    (:attr:`~internutopia.core.episode_queue.Episode.seed`), so that with a list of episodes, the
+    same for every seed, the draws inside them (a walking task's pushes) still follow the seed.
+    The same for ``s`` and ``[s]``; a list of ``None`` only gives a fresh random one, as it gives
+    the generator."""
+    values = [int(s) for s in seed if s is not None] if isinstance(seed, (list, tuple)) else [int(seed)]
+    words = np.random.SeedSequence(values or None).generate_state(2, np.uint32)
+    return (int(words[0]) | int(words[1]) << 32) >> 1
+
 # What the episodes a vector env is handed must be: one robot in all of them, and never running dry.
 
 def check_started(slots: Sequence[int], configs: Sequence[Any]) -> None:

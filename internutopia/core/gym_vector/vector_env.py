@@ -19,6 +19,7 @@ from internutopia.core.gym_vector.actions import ActionLayout
 from internutopia.core.gym_vector.arguments import check_action_repeat, parse_autoreset_mode, reset_mask, resolve_config
 from internutopia.core.gym_vector.episodes import (
     EpisodeSource,
+    _queue_seed,
     _seed_generator,
     check_episode_list,
     check_robot,
@@ -251,7 +252,7 @@ class VectorEnv(gym.vector.VectorEnv):
                     assert episodes_rng is not None
                     first = seed if isinstance(seed, (int, np.integer)) else next((s for s in seed if s is not None), None)
                     super().reset(seed=None if first is None else int(first))
-                    self._restart_source(episodes_rng)
+                    self._restart_source(episodes_rng, _queue_seed(seed))
                 slots = list(range(self.num_envs)) if mask is None else [int(i) for i in np.flatnonzero(mask)]
                 if self._fresh is not None and seed is None and mask is None and not self._vec.observed:
                     # The construction-time reset already started these episodes: hand them out
@@ -268,9 +269,9 @@ class VectorEnv(gym.vector.VectorEnv):
                 raise
         return convert_tree(obs, self.array_backend, self.array_device), info
 
-    def _restart_source(self, rng: np.random.Generator) -> None:
+    def _restart_source(self, rng: np.random.Generator, queue_seed: int) -> None:
         if self._source.restartable:
-            self._vec.runner.queue = EpisodeQueue(self._source.stream(rng))
+            self._vec.runner.queue = EpisodeQueue(self._source.stream(rng), seed=queue_seed)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Apply ``actions`` (shape ``(num_envs, *single_action_space.shape)``) for ``action_repeat`` physics steps.

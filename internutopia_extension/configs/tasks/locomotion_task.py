@@ -27,7 +27,8 @@ class LocomotionTaskCfg(TaskCfg):
     ``push_interval`` (seconds, ``(min, max)``) the robot is pushed at random intervals in that
     range: its pelvis gains a horizontal velocity of half to all of ``push_speed`` m/s in a random direction
     (how a walking policy learns to recover). The pushes' draws come from ``push_seed`` (an int >= 0),
-    or, when it is ``None``, from the episode's index in the run's queue: an episode's pushes depend
+    or, when it is ``None``, from the episode's seed (``EnvView.episode_seed``: its index in the run's
+    queue, mixed with the seed of a Gymnasium env's ``reset(seed=...)``): an episode's pushes depend
     on the episode alone, never on the other slots, the slot it runs in or the episodes before it.
 
     With ``goals`` (points ``(x, y)`` in the slot's frame) the commands come from steering through
