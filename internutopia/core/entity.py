@@ -12,10 +12,9 @@ objects (:mod:`internutopia.core.object.base`) subclass it.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
@@ -28,7 +27,7 @@ from internutopia.core.util.math import rotate_one
 if TYPE_CHECKING:
     from internutopia.core.backend.interface import Pack
 
-__all__ = ['NO_ID', 'Entity', 'EntityCfgT', 'as_slice', 'command_phase', 'in_command_phase', 'rows_of', 'take_rows',
+__all__ = ['NO_ID', 'Entity', 'EntityCfgT', 'as_slice', 'begin_command_phase', 'end_command_phase', 'in_command_phase', 'rows_of', 'take_rows',
            'unit_quaternion']
 
 #: The config type of an entity: a robot's or an object's.
@@ -41,18 +40,21 @@ EntityCfgT = TypeVar('EntityCfgT', bound=RobotCfg | ObjectCfg)
 _COMMANDING: contextvars.ContextVar[bool] = contextvars.ContextVar('internutopia_commanding', default=False)
 
 
-@contextlib.contextmanager
-def command_phase() -> Iterator[None]:
-    """Mark a step's command phase (the runner's, around applying the commands)."""
-    token = _COMMANDING.set(True)
-    try:
-        yield
-    finally:
-        _COMMANDING.reset(token)
+def begin_command_phase() -> contextvars.Token[bool]:
+    """Mark the start of a step's command phase (the runner's, around applying the commands);
+    :func:`end_command_phase` with the token ends it (in a ``finally``). A pair of calls rather
+    than a context manager: every step runs it, and a ``contextlib`` one costs six times as much
+    (about 3 us against 0.5), a tenth of a one-slot step's Python."""
+    return _COMMANDING.set(True)
+
+
+def end_command_phase(token: contextvars.Token[bool]) -> None:
+    """End the command phase :func:`begin_command_phase` started (``token``: what it returned)."""
+    _COMMANDING.reset(token)
 
 
 def in_command_phase() -> bool:
-    """Whether a step's commands are being applied now (see :func:`command_phase`)."""
+    """Whether a step's commands are being applied now (see :func:`begin_command_phase`)."""
     return _COMMANDING.get()
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from internutopia.core.backend import get_backend
 from internutopia.core.config import Config, TaskCfg
-from internutopia.core.entity import command_phase
+from internutopia.core.entity import begin_command_phase, end_command_phase
 from internutopia.core.episode_queue import Episode, EpisodeQueue, EpisodeSource
 from internutopia.core.results import ResultsWriter
 from internutopia.core.runner.actions import ActionParser, Commands, Unbatched, apply_alone
@@ -412,7 +412,8 @@ class Runner(RunnerReads):
         if not before_physics_hooks:
             before_physics = []
         failed: dict[int, Exception] = {}
-        with command_phase():  # (what robots are told now is this step's command, not a held target)
+        phase = begin_command_phase()  # (what robots are told now is this step's command, not a held target)
+        try:
             for hook in begin_step:
                 hook()
             for controller, slots, batch in commands.values():
@@ -424,6 +425,8 @@ class Runner(RunnerReads):
                     failed.update(apply_alone(controller, slots, batch, exc))
             for hook in before_physics:
                 hook()
+        finally:
+            end_command_phase(phase)
         return failed
 
     def _quiet_steps(self, commands: Commands, limit: int) -> int:
