@@ -1,0 +1,78 @@
+"""How many Python functions a steady step calls: a budget per case, so per-step Python that
+creeps in shows as a failing count, not as a ratio lost in a noisy benchmark.
+
+At one slot a step's Python is most of its time (``docs/performance.md``, issue 49's one-slot
+goals), and each Python call costs from a tenth of a microsecond to a few: a
+``contextlib.contextmanager`` around the commands (a generator, ``__enter__``, ``__exit__`` and a
+helper, four calls) cost 9,600 instructions, 4.8 % of the carried H1's one-slot step, before it
+was counted here. Calls are counted, not timed: the count of a tree does not move with the
+machine's load, and the installed libraries' own Python calls are left out of it.
+
+A change that must add a call on every step raises the budget below and says what it costs in
+``docs/performance.md``; one that removes calls lowers it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from internutopia.bench.cases import get_case
+from internutopia.core.vec_env import Env
+
+#: Python calls of one steady step, (case, env_num, API) -> budget (the count at the fortieth session).
+BUDGETS = {
+    ('h1', 1, 'array'): 57,
+    ('h1', 1, 'dict'): 69,
+    ('h1', 64, 'array'): 57,
+    ('jetbot', 1, 'array'): 58,
+}
+
+
+def _calls_per_step(case_name: str, env_num: int, api: str, steps: int = 6) -> tuple[float, Counter]:
+    case = get_case(case_name)
+    with Env(case.config(env_num, 'off')) as env:
+        env.reset()
+        if api == 'dict':
+            actions = case.dict_actions(env_num)
+
+            def step() -> Any:
+                return env.step(actions)
+        else:
+            batched = case.array_action(env_num)
+
+            def step() -> Any:
+                return env.step_arrays(batched)
+        for _ in range(5):  # (past the first steps' plans and caches)
+            step()
+        calls: Counter = Counter()
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            # (ours and the standard library's: an installed library's own Python, MuJoCo's
+            # batch wrapper say, is its release's business, not this budget's)
+            if event == 'call' and 'site-packages' not in frame.f_code.co_filename:
+                calls[f'{frame.f_code.co_filename.rsplit("/", 1)[-1]}:{frame.f_code.co_name}'] += 1
+
+        sys.setprofile(profile)
+        try:
+            for _ in range(steps):
+                step()
+        finally:
+            sys.setprofile(None)
+        calls.pop('test_step_calls.py:step', None)  # (the loop's own function)
+        return sum(calls.values()) / steps, calls
+
+
+@pytest.mark.parametrize(('case_name', 'env_num', 'api'), list(BUDGETS))
+def test_a_steady_step_calls_no_more_python_functions_than_its_budget(case_name: str, env_num: int, api: str) -> None:
+    per_step, calls = _calls_per_step(case_name, env_num, api)
+    budget = BUDGETS[case_name, env_num, api]
+    listing = ', '.join(f'{name} x{count / 6:g}' for name, count in sorted(calls.items()))
+    assert per_step <= budget, (f'{case_name} x{env_num} {api}: {per_step:g} Python calls a step against a budget of '
+                                f'{budget}; raise the budget only for a call the step needs (and record its cost '
+                                f'in docs/performance.md). Calls: {listing}')
+    # (the count is the same step after step: a case whose count drifts is not a steady step)
+    assert per_step == int(per_step), listing
