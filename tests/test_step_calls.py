@@ -76,3 +76,48 @@ def test_a_steady_step_calls_no_more_python_functions_than_its_budget(case_name:
                                 f'in docs/performance.md). Calls: {listing}')
     # (the count is the same step after step: a case whose count drifts is not a steady step)
     assert per_step == int(per_step), listing
+
+
+#: Python calls of one steady Gymnasium vector step (8 envs, zero actions, no episode ending), id -> budget.
+GYM_BUDGETS = {
+    'internutopia/H1Walk-v0': 138,
+    'internutopia/JetbotPointNav-v0': 138,
+}
+
+
+@pytest.mark.parametrize('env_id', list(GYM_BUDGETS))
+def test_a_steady_gymnasium_vector_step_calls_no_more_python_functions_than_its_budget(env_id: str) -> None:
+    """The path RL users take, over 24 vector steps (a whole number of the walking policy's 50 Hz
+    ticks at H1Walk-v0's action repeat of 4) in which no episode ends."""
+    import gymnasium as gym
+    import numpy as np
+
+    import internutopia.envs  # noqa: F401  (registers the ids)
+
+    envs = gym.make_vec(env_id, num_envs=8)
+    try:
+        envs.reset(seed=0)
+        action = np.zeros(envs.action_space.shape, dtype=envs.action_space.dtype)
+        for _ in range(5):
+            envs.step(action)
+        calls: Counter = Counter()
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            if event == 'call' and 'site-packages' not in frame.f_code.co_filename:
+                calls[f'{frame.f_code.co_filename.rsplit("/", 1)[-1]}:{frame.f_code.co_name}'] += 1
+
+        ended = 0
+        sys.setprofile(profile)
+        try:
+            for _ in range(24):
+                _, _, terminated, truncated, _ = envs.step(action)
+                ended += int((terminated | truncated).sum())
+        finally:
+            sys.setprofile(None)
+    finally:
+        envs.close()
+    assert ended == 0  # (a steady stretch: the budget has no episode's end or start in it)
+    per_step = sum(calls.values()) / 24
+    listing = ', '.join(f'{name} x{count / 24:g}' for name, count in sorted(calls.items()))
+    assert per_step <= GYM_BUDGETS[env_id], (f'{env_id}: {per_step:g} Python calls a vector step against a budget of '
+                                             f'{GYM_BUDGETS[env_id]}. Calls: {listing}')
