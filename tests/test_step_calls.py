@@ -80,8 +80,8 @@ def test_a_steady_step_calls_no_more_python_functions_than_its_budget(case_name:
 
 #: Python calls of one steady Gymnasium vector step (8 envs, zero actions, no episode ending), id -> budget.
 GYM_BUDGETS = {
-    'internutopia/H1Walk-v0': 138,
-    'internutopia/JetbotPointNav-v0': 138,
+    'internutopia/H1Walk-v0': 136,
+    'internutopia/JetbotPointNav-v0': 136,
 }
 
 

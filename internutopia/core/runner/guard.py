@@ -170,10 +170,10 @@ class held_interrupts:  # noqa: N801 - used as a function: ``with held_interrupt
     __slots__ = ('_main',)
 
     def __enter__(self) -> None:
-        self._main = threading.current_thread() is threading.main_thread()
+        self._main = _get_ident() == _main_ident  # (as CallGuard tells it: every Gymnasium step enters this)
         if self._main:
             _DEFERRAL.depth += 1
-            if _getsignal(_SIGINT) is signal.default_int_handler:
+            if _getsignal(_SIGINT) is _DEFAULT_INT_HANDLER:
                 _DEFERRAL.install()
 
     def __exit__(self, *exc: object) -> None:
