@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,7 +33,27 @@ BUDGETS = {
 }
 
 
-def _calls_per_step(case_name: str, env_num: int, api: str, steps: int = 6) -> tuple[float, Counter]:
+def _calls_per_step(step: Callable[[], Any], steps: int) -> tuple[float, str]:
+    """The Python calls ``steps`` calls of ``step`` make, per call, and a listing of them."""
+    calls: Counter = Counter()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        # (ours and the standard library's: an installed library's own Python, MuJoCo's batch
+        # wrapper say, is its release's business, not this budget's)
+        if event == 'call' and 'site-packages' not in frame.f_code.co_filename:
+            calls[f'{frame.f_code.co_filename.rsplit("/", 1)[-1]}:{frame.f_code.co_name}'] += 1
+
+    sys.setprofile(profile)
+    try:
+        for _ in range(steps):
+            step()
+    finally:
+        sys.setprofile(None)
+    calls.pop(f'{__name__.rsplit(".", 1)[-1]}.py:{step.__name__}', None)  # (the caller's own function)
+    return sum(calls.values()) / steps, ', '.join(f'{name} x{count / steps:g}' for name, count in sorted(calls.items()))
+
+
+def _env_calls_per_step(case_name: str, env_num: int, api: str, steps: int = 6) -> tuple[float, str]:
     case = get_case(case_name)
     with Env(case.config(env_num, 'off')) as env:
         env.reset()
@@ -48,29 +69,13 @@ def _calls_per_step(case_name: str, env_num: int, api: str, steps: int = 6) -> t
                 return env.step_arrays(batched)
         for _ in range(5):  # (past the first steps' plans and caches)
             step()
-        calls: Counter = Counter()
-
-        def profile(frame: Any, event: str, arg: Any) -> None:
-            # (ours and the standard library's: an installed library's own Python, MuJoCo's
-            # batch wrapper say, is its release's business, not this budget's)
-            if event == 'call' and 'site-packages' not in frame.f_code.co_filename:
-                calls[f'{frame.f_code.co_filename.rsplit("/", 1)[-1]}:{frame.f_code.co_name}'] += 1
-
-        sys.setprofile(profile)
-        try:
-            for _ in range(steps):
-                step()
-        finally:
-            sys.setprofile(None)
-        calls.pop('test_step_calls.py:step', None)  # (the loop's own function)
-        return sum(calls.values()) / steps, calls
+        return _calls_per_step(step, steps)
 
 
 @pytest.mark.parametrize(('case_name', 'env_num', 'api'), list(BUDGETS))
 def test_a_steady_step_calls_no_more_python_functions_than_its_budget(case_name: str, env_num: int, api: str) -> None:
-    per_step, calls = _calls_per_step(case_name, env_num, api)
+    per_step, listing = _env_calls_per_step(case_name, env_num, api)
     budget = BUDGETS[case_name, env_num, api]
-    listing = ', '.join(f'{name} x{count / 6:g}' for name, count in sorted(calls.items()))
     assert per_step <= budget, (f'{case_name} x{env_num} {api}: {per_step:g} Python calls a step against a budget of '
                                 f'{budget}; raise the budget only for a call the step needs (and record its cost '
                                 f'in docs/performance.md). Calls: {listing}')
@@ -100,24 +105,16 @@ def test_a_steady_gymnasium_vector_step_calls_no_more_python_functions_than_its_
         action = np.zeros(envs.action_space.shape, dtype=envs.action_space.dtype)
         for _ in range(5):
             envs.step(action)
-        calls: Counter = Counter()
-
-        def profile(frame: Any, event: str, arg: Any) -> None:
-            if event == 'call' and 'site-packages' not in frame.f_code.co_filename:
-                calls[f'{frame.f_code.co_filename.rsplit("/", 1)[-1]}:{frame.f_code.co_name}'] += 1
-
         ended = 0
-        sys.setprofile(profile)
-        try:
-            for _ in range(24):
-                _, _, terminated, truncated, _ = envs.step(action)
-                ended += int((terminated | truncated).sum())
-        finally:
-            sys.setprofile(None)
+
+        def step() -> None:
+            nonlocal ended
+            _, _, terminated, truncated, _ = envs.step(action)
+            ended += int((terminated | truncated).sum())
+
+        per_step, listing = _calls_per_step(step, 24)
     finally:
         envs.close()
     assert ended == 0  # (a steady stretch: the budget has no episode's end or start in it)
-    per_step = sum(calls.values()) / 24
-    listing = ', '.join(f'{name} x{count / 24:g}' for name, count in sorted(calls.items()))
     assert per_step <= GYM_BUDGETS[env_id], (f'{env_id}: {per_step:g} Python calls a vector step against a budget of '
                                              f'{GYM_BUDGETS[env_id]}. Calls: {listing}')

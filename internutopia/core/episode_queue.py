@@ -51,9 +51,14 @@ class Episode:
     #: ``config`` naming the entry's Python type, so that the reset that draws it records it as
     #: failed (once: retrying cannot help) instead of losing it.
     refused: str | None = None
-    #: What the episode's own random draws key on, an int in ``[0, 2**63)``: its ``index``, or a
-    #: hash of the queue's seed and its index (:func:`episode_seed`); ``None`` is read as ``index``.
-    seed: int | None = None
+    #: The seed of the queue that handed it out (``None``: a queue started without one).
+    queue_seed: int | None = None
+
+    @property
+    def seed(self) -> int:
+        """What the episode's own random draws key on, an int in ``[0, 2**63)``: its ``index``, or
+        a hash of the queue's seed and its index (:func:`episode_seed`)."""
+        return episode_seed(self.queue_seed, self.index)
 
 
 def episode_seed(queue_seed: int | None, index: int) -> int:
@@ -128,16 +133,15 @@ class EpisodeQueue:
             task = next(self._source)
         except StopIteration:
             return None
-        index = self._next_index
-        seed = episode_seed(self.seed, index)
+        index, seed = self._next_index, self.seed
         if type(task) is Fresh and isinstance(task.config, TaskCfg):  # built for the env alone: no copy
-            episode = Episode(index, task.config, task.family, seed=seed)
+            episode = Episode(index, task.config, task.family, queue_seed=seed)
         elif not isinstance(task, TaskCfg):
             entry = task.config if type(task) is Fresh else task
             episode = Episode(index, TaskCfg.model_construct(type=type(entry).__name__),
-                              refused=f'task_configs[{index}] is a {type(entry).__name__}, expected a TaskCfg', seed=seed)
+                              refused=f'task_configs[{index}] is a {type(entry).__name__}, expected a TaskCfg', queue_seed=seed)
         else:
-            episode = Episode(index, task.model_copy(deep=True), seed=seed)
+            episode = Episode(index, task.model_copy(deep=True), queue_seed=seed)
         self._next_index += 1
         return episode
 

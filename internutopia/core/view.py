@@ -169,9 +169,7 @@ class EnvView:
         (:attr:`~internutopia.core.episode_queue.Episode.seed`). Draws keyed on it depend on the
         episode alone, never on the slot it runs in or on what runs beside it."""
         episode = self._slots.episodes[slot]
-        if episode is None:
-            return None
-        return episode.seed if episode.seed is not None else episode.index
+        return episode.seed if episode is not None else None
 
     def pack(self, slot: int) -> Pack | None:
         """The :class:`~internutopia.core.backend.interface.Pack` holding ``slot`` (its model
