@@ -4,6 +4,7 @@ the motion of the vector env it is paired with, resets included. (No timing is a
 from __future__ import annotations
 
 import signal
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -100,10 +101,16 @@ def test_the_plain_loop_times_the_physics_inside_a_users_loop() -> None:
         return rollout(steps, fields)
 
     limit._step, limit._rollout = counted, counted_rollout
-    share, step_s = _plain_share(lambda: env.step(rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)), limit, 5)
+    action = [np.zeros(env.action_space.shape, dtype=np.float32)]
+
+    def prepare() -> None:  # (a user's policy: its time is not the loop's)
+        action[0] = rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)
+        time.sleep(0.05)
+
+    share, step_s = _plain_share(lambda: env.step(action[0]), prepare, limit, 5)
     # (one call an action; an action repeat stops early on the step where every episode ended)
     assert 5 <= len(calls) <= 5 * env.unwrapped.action_repeat and limit.parts == [] and not limit.recording
-    assert 0.0 < share < 1.0 and step_s > 0
+    assert 0.0 < share < 1.0 and 0 < step_s < 0.05
     assert limit.physics_s == pytest.approx(share * step_s * 5)
     limit.close()
     env.close()
@@ -248,3 +255,54 @@ def test_episodes_restarted_on_a_rounds_first_vector_step_are_replayed_from_thei
     assert rounds[0] == ([False, True], []) and rounds[1] == ([False, False], [0, 1, 2])
     limit.close()
     env.close()
+
+
+def test_a_walking_ids_policy_keeps_its_robots_up_where_random_actions_fell_them() -> None:
+    """``--actions policy`` steps a walking id as a trained policy would: the shipped network on
+    the id's observation, so its robots walk for the episode instead of falling within a second."""
+    from internutopia.bench.action_sources import action_source
+
+    ended = {}
+    for kind in ('random', 'policy'):
+        env = gym.make_vec('internutopia/H1Walk-v0', num_envs=4)
+        obs, _ = env.reset(seed=0)
+        source = action_source(kind, env, 'internutopia/H1Walk-v0', obs, warm_steps=0)
+        fell = 0
+        for _ in range(100):  # (2 s of walking)
+            source.prepare()
+            obs, _, terminated, _, _ = env.step(source.action)
+            source.observe(obs)
+            fell += int(np.count_nonzero(terminated))
+        ended[kind] = fell
+        (h1,) = env.unwrapped.vec_env.runner.robot_groups.values()
+        height = h1.poses(np.arange(4))[0][:, 2]
+        env.close()
+    assert ended['random'] >= 4  # (the robots fell: four episodes or more ended)
+    assert ended['policy'] == 0 and bool(np.all(height > 0.8))  # (all four still up, pelvis about 1 m high)
+
+
+def test_the_policy_actions_need_a_walking_id(capsys: pytest.CaptureFixture[str]) -> None:
+    from internutopia.bench.action_sources import action_source, policy_ids
+
+    assert policy_ids() == ['internutopia/AliengoWalk-v0', 'internutopia/GR1Walk-v0', 'internutopia/H1Walk-v0']
+    env = gym.make_vec('internutopia/JetbotPointNav-v0', num_envs=1)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"'internutopia/JetbotPointNav-v0' has none \(walking ids: \['internutopia/AliengoWalk-v0'"):
+        action_source('policy', env, 'internutopia/JetbotPointNav-v0', obs, 0)
+    with pytest.raises(ValueError, match=r"actions must be one of \['random', 'policy'\]; got 'zero'"):
+        action_source('zero', env, 'internutopia/JetbotPointNav-v0', obs, 0)
+    env.close()
+    with pytest.raises(SystemExit):
+        main(['--actions', 'policy', '--ids', 'internutopia/H1Walk-v0,internutopia/JetbotPointNav-v0'])
+    assert "['internutopia/JetbotPointNav-v0'] have none (walking ids:" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(['--actions', 'policy', '--ids', 'internutopia/H1Walk-v0', '--ab', 'fuse_steps'])
+    assert '--ab steps with random actions' in capsys.readouterr().err
+
+
+def test_phases_with_the_policys_actions_leave_the_policy_out() -> None:
+    from internutopia.bench.gym_step import _phases
+
+    row = _phases('internutopia/H1Walk-v0', 2, 5, {}, 'policy')
+    assert row['actions'] == 'policy' and row['vector_step_ms'] > 0
+    assert 0 < row['shares']['physics (world.step)'] < 1

@@ -98,3 +98,18 @@ def test_the_upstream_format_writes_the_metric_dict_itself(make_config, tmp_path
         assert json.loads(capsys.readouterr().out) == {'steps_metric': 2}  # indented JSON, as InternUtopia prints
     with pytest.raises(ValueError, match='metrics_save_format'):
         make_config([task], metrics_save_format='upstream-ish')
+
+
+def test_the_summary_averages_every_kind_of_number_and_skips_nan_and_the_rest():
+    import numpy as np
+
+    writer = ResultsWriter('none')
+    writer.write({'episode_index': 0, 'metrics': {'success': True, 'spl': 0.5, 'steps': 10, 'fell': np.bool_(False),
+                                                  'error': np.float32(0.25), 'name': 'a', 'path': [1.0]}})
+    writer.write({'episode_index': 1, 'metrics': {'success': np.bool_(False), 'spl': float('nan'), 'steps': np.int64(20),
+                                                  'fell': True, 'error': np.float64('nan')}})
+    writer.write({'episode_index': 2, 'outcome': 'failed', 'metrics': {'spl': 1.0}})  # (not finished: not averaged)
+    summary = writer.summary()
+    assert summary['episodes'] == 2 and summary['records'] == 3 and summary['outcomes'] == {'failed': 1}
+    assert summary['success'] == 0.5 and summary['spl'] == 0.5  # (the NaN left out of the mean)
+    assert summary['metrics_mean'] == {'success': 0.5, 'spl': 0.5, 'steps': 15.0, 'fell': 0.5, 'error': 0.25}

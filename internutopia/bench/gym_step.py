@@ -1,7 +1,8 @@
 """The Gymnasium vector step against the physics limit: the path RL users take.
 
-``gymnasium.make_vec(ID, num_envs=N)`` steps with random actions (drawn before the timing), and
-each vector step is paired with the physics it ran (:mod:`internutopia.bench.paired`'s method:
+``gymnasium.make_vec(ID, num_envs=N)`` steps with random actions (drawn before the timing; or,
+``--actions policy``, a walking id's shipped policy, called outside the timed steps:
+:mod:`internutopia.bench.action_sources`), and each vector step is paired with the physics it ran (:mod:`internutopia.bench.paired`'s method:
 alternating chunks, one ratio per pair, the median over the pairs):
 
 - **ours**: one ``env.step(actions)`` of the vector env: ``action_repeat`` physics steps with the
@@ -26,6 +27,7 @@ the rows written between steps) is timed and taken out of ours' time.
     python -m internutopia.bench.gym_step                                  # the default ids at 64 envs
     python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --num-envs 1,64 --json
     python -m internutopia.bench.gym_step --phases                         # where a vector step's time goes
+    python -m internutopia.bench.gym_step --ids internutopia/H1Walk-v0 --actions policy   # its robots walking, not falling
     python -m internutopia.bench.gym_step --ab fuse_steps --ids internutopia/H1Walk-v0   # a switch on and off
     python -m internutopia.bench.gym_step --ids internutopia/Config-v0 --config configs/jetbot_point_nav.yaml   # any config
 """
@@ -42,10 +44,10 @@ from typing import Any
 import numpy as np
 
 from internutopia.bench import options
+from internutopia.bench.action_sources import ACTION_KINDS, action_source, policy_ids
 from internutopia.bench.fresh import DEFAULT_TIMEOUT_S, run_in_fresh_process
 from internutopia.bench.gym_limit import GymLimit
 from internutopia.bench.paired import involuntary_switches, summarize, time_calls
-from internutopia.bench.random_actions import warmed_random_actions
 from internutopia.bench.switch_ab import PAIRS as AB_PAIRS
 from internutopia.bench.switch_ab import SWITCHES, format_switch_ab, measure_switch_ab
 from internutopia.core.backend.mujoco.render.gl import default_to_egl
@@ -69,20 +71,25 @@ CONFIG_ID = 'internutopia/Config-v0'
 #: Vector steps timed and thrown away first (the limit's first replay starts its batch's threads).
 WARM_PAIRS = 2
 
-def _plain_share(step: Callable[[], None], limit: GymLimit, steps: int) -> tuple[float, float]:
+def _plain_share(step: Callable[[], None], prepare: Callable[[], None], limit: GymLimit, steps: int) -> tuple[float, float]:
     """``steps`` vector steps one after the other (``limit`` only timing the physics, recording
-    nothing): the physics time over the loop's, and the loop's seconds per vector step."""
+    nothing), each action made by ``prepare`` first: the physics time over the loop's (the
+    actions' making left out), and the loop's seconds per vector step."""
     limit.recording = False
     physics_before = limit.physics_s
+    preparing = 0.0
     began = time.perf_counter()
     for _ in range(steps):
+        start = time.perf_counter()
+        prepare()
+        preparing += time.perf_counter() - start
         step()
-    seconds = time.perf_counter() - began
+    seconds = time.perf_counter() - began - preparing
     return (limit.physics_s - physics_before) / seconds, seconds / steps
 
 
 def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[str, Any],
-             plain_steps: int = PLAIN_STEPS) -> dict[str, Any]:
+             plain_steps: int = PLAIN_STEPS, actions: str = 'random') -> dict[str, Any]:
     import gymnasium as gym
 
     import internutopia.envs  # noqa: F401  (registers the ids)
@@ -91,15 +98,13 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
     env = gym.make_vec(env_id, num_envs=num_envs, **kwargs)
     inner: Any = env.unwrapped  # internutopia's VectorEnv
     world = inner._vec.runner.world
-    env.reset(seed=0)
+    obs, _ = env.reset(seed=0)
     startup_s = time.perf_counter() - began
-    actions = warmed_random_actions(env, 20)
+    source = action_source(actions, env, env_id, obs, 20)
     limit = GymLimit(world)
-    counter = [0]
 
     def step() -> None:
-        env.step(actions[counter[0] % len(actions)])
-        counter[0] += 1
+        source.observe(env.step(source.action)[0])
 
     ours = np.empty(pairs)
     theirs = np.empty(pairs)
@@ -110,6 +115,7 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
         limit.start_round()
         ours_steps, ours_clean, physics_steps = np.empty(chunk), np.empty(chunk, dtype=bool), np.empty(chunk)
         for k in range(chunk):
+            source.prepare()  # (not timed: the action is the caller's)
             before, began = involuntary_switches(), time.perf_counter()
             kept, physics_before = limit.bookkeeping_s, limit.physics_s
             step()
@@ -127,12 +133,13 @@ def _measure(env_id: str, num_envs: int, pairs: int, chunk: int, kwargs: dict[st
         use = both if clean[pair] else slice(None)
         ours[pair], theirs[pair] = ours_steps[use].mean(), limit_steps[use].mean()
         physics[pair] = physics_steps[use].mean()
-    plain_share, plain_step_s = _plain_share(step, limit, plain_steps) if plain_steps > 0 else (float('nan'), float('nan'))
+    plain_share, plain_step_s = (_plain_share(step, source.prepare, limit, plain_steps) if plain_steps > 0
+                                 else (float('nan'), float('nan')))
     limit.close()
     out = summarize(ours, theirs, clean)
     use = np.ones(pairs, dtype=bool) if out['used'] == 'all' else clean
     shares = physics[use] / ours[use]
-    out.update({'id': env_id, 'num_envs': num_envs, 'action_repeat': inner.action_repeat, 'chunk': chunk,
+    out.update({'id': env_id, 'num_envs': num_envs, 'actions': actions, 'action_repeat': inner.action_repeat, 'chunk': chunk,
                 'physics_share': float(np.median(shares)), 'physics_share_q1': float(np.percentile(shares, 25)),
                 'physics_share_q3': float(np.percentile(shares, 75)), 'plain_physics_share': plain_share,
                 'plain_steps': plain_steps, 'plain_env_steps_per_s': num_envs / plain_step_s,
@@ -167,55 +174,58 @@ PHASES = (
 )
 
 
-def _phases(env_id: str, num_envs: int, steps: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _phases(env_id: str, num_envs: int, steps: int, kwargs: dict[str, Any], actions: str = 'random') -> dict[str, Any]:
     import gymnasium as gym
 
     import internutopia.envs  # noqa: F401  (registers the ids)
 
     env = gym.make_vec(env_id, num_envs=num_envs, **kwargs)
     inner: Any = env.unwrapped
-    env.reset(seed=0)  # (first: a seeded reset makes the episode queue anew, whose calls are timed)
+    obs, _ = env.reset(seed=0)  # (first: a seeded reset makes the episode queue anew, whose calls are timed)
     spent: dict[str, float] = {}
     for label, path, name in PHASES:
         owner = inner
         for part in filter(None, path.split('.')):
             owner = getattr(owner, part)
         time_calls(spent, owner, name, label)
-    actions = warmed_random_actions(env, 20)
+    source = action_source(actions, env, env_id, obs, 20)
     spent.clear()
-    began = time.perf_counter()
-    for k in range(steps):
-        env.step(actions[k % len(actions)])
-    total = time.perf_counter() - began
+    total = 0.0
+    for _ in range(steps):
+        source.prepare()  # (not timed)
+        began = time.perf_counter()
+        source.observe(env.step(source.action)[0])
+        total += time.perf_counter() - began
     env.close()
-    return {'id': env_id, 'num_envs': num_envs, 'steps': steps, 'vector_step_ms': total / steps * 1e3,
+    return {'id': env_id, 'num_envs': num_envs, 'actions': actions, 'steps': steps, 'vector_step_ms': total / steps * 1e3,
             'shares': {label: spent.get(label, 0.0) / total for label, _, _ in PHASES}}
 
 
 def phase_shares(env_id: str, num_envs: int, steps: int = 300, kwargs: dict[str, Any] | None = None,
-                 timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S, actions: str = 'random') -> dict[str, Any]:
     """Where a vector step's time goes (:data:`PHASES`, each timed around its call; one timer costs
-    about a microsecond), over ``steps`` vector steps with random actions, in a fresh process: the
-    share of each phase in the whole and the milliseconds per vector step."""
-    return run_in_fresh_process(_phases, env_id, num_envs, steps, dict(kwargs or {}),
+    about a microsecond), over ``steps`` vector steps with ``actions`` (:data:`ACTION_KINDS`), in a
+    fresh process: the share of each phase in the whole and the milliseconds per vector step."""
+    return run_in_fresh_process(_phases, env_id, num_envs, steps, dict(kwargs or {}), actions,
                                 what=f'gym phases {env_id} x{num_envs}', timeout_s=timeout_s)
 
 
 def measure_gym(env_id: str, num_envs: int, pairs: int = PAIRS, chunk: int = 5, kwargs: dict[str, Any] | None = None,
-                timeout_s: float | None = DEFAULT_TIMEOUT_S, plain_steps: int = PLAIN_STEPS) -> dict[str, Any]:
-    """One run of ``env_id`` at ``num_envs`` in a fresh process: ``pairs`` pairs of ``chunk``
-    vector steps, then a plain loop of ``plain_steps`` (0: none). Returns
+                timeout_s: float | None = DEFAULT_TIMEOUT_S, plain_steps: int = PLAIN_STEPS, actions: str = 'random') -> dict[str, Any]:
+    """One run of ``env_id`` at ``num_envs`` in a fresh process, stepped with ``actions``
+    (:data:`ACTION_KINDS`): ``pairs`` pairs of ``chunk`` vector steps, then a plain loop of
+    ``plain_steps`` (0: none). Returns
     :func:`~internutopia.bench.paired.summarize`'s figures (``ratio``: ours over the limit, median
     of the pairs) with ``physics_share`` (and its quartiles), ``plain_physics_share`` (``nan``
     without the loop), speeds and ``written_rows_per_vector_step`` (rows the limit copied from
     ours: resets and pushes)."""
-    return run_in_fresh_process(_measure, env_id, num_envs, pairs, chunk, dict(kwargs or {}), plain_steps,
+    return run_in_fresh_process(_measure, env_id, num_envs, pairs, chunk, dict(kwargs or {}), plain_steps, actions,
                                 what=f'gym benchmark {env_id} x{num_envs}', timeout_s=timeout_s)
 
 
 def format_phases(row: dict[str, Any]) -> str:
     """The lines of a :func:`phase_shares` row: the vector step, then each phase's share."""
-    lines = [f"{row['id']} x{row['num_envs']}: {row['vector_step_ms']:.2f} ms per vector step"]
+    lines = [f"{row['id']} x{row['num_envs']} ({row.get('actions', 'random')} actions): {row['vector_step_ms']:.2f} ms per vector step"]
     width = max(len(label) for label in row['shares'])
     lines += [f'  {label:<{width}} {share:6.1%}' for label, share in row['shares'].items()]
     return '\n'.join(lines)
@@ -223,7 +233,7 @@ def format_phases(row: dict[str, Any]) -> str:
 
 def format_gym_row(row: dict[str, Any]) -> str:
     """One progress line of a gym row."""
-    return (f"{row['id']} x{row['num_envs']}: ours/limit {row['ratio']:.2f} (IQR {row['ratio_q1']:.2f}-{row['ratio_q3']:.2f}), "
+    return (f"{row['id']} x{row['num_envs']} ({row.get('actions', 'random')} actions): ours/limit {row['ratio']:.2f} (IQR {row['ratio_q1']:.2f}-{row['ratio_q3']:.2f}), "
             f"physics share {row['physics_share']:.2f} ({row['physics_share_q1']:.2f}-{row['physics_share_q3']:.2f}), "
             f"plain loop {_share(row['plain_physics_share'])}, "
             f"{row['env_steps_per_s']:,.0f} env-steps/s (limit {row['limit_env_steps_per_s']:,.0f}), "
@@ -232,15 +242,15 @@ def format_gym_row(row: dict[str, Any]) -> str:
 
 def run_gym(ids: list[str], num_envs: list[int], pairs: int = PAIRS, chunk: int = 5, log: Callable[[str], Any] = print,
             timeout_s: float | None = DEFAULT_TIMEOUT_S, id_kwargs: dict[str, dict[str, Any]] | None = None,
-            plain_steps: int = PLAIN_STEPS) -> list[dict[str, Any]]:
-    """Measure every id at every env count (one fresh process each); the rows, as they come.
-    ``id_kwargs``: ``make_vec`` keyword arguments of some ids (``internutopia/Config-v0``'s ``config``)."""
+            plain_steps: int = PLAIN_STEPS, actions: str = 'random') -> list[dict[str, Any]]:
+    """Measure every id at every env count (one fresh process each) with ``actions``; the rows, as
+    they come. ``id_kwargs``: ``make_vec`` keyword arguments of some ids (``internutopia/Config-v0``'s ``config``)."""
     rows = []
     for env_id in ids:
         for n in num_envs:
             try:
                 row = measure_gym(env_id, n, pairs, chunk, (id_kwargs or {}).get(env_id), timeout_s=timeout_s,
-                                  plain_steps=plain_steps)
+                                  plain_steps=plain_steps, actions=actions)
             except RuntimeError as exc:
                 log(f'{env_id} x{n}: failed ({str(exc).splitlines()[0]}); row left out')
                 continue
@@ -291,6 +301,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                       help='instead of the paired rows: the vector step with this switch of the step on and off, in '
                            'alternating blocks of one process (internutopia.bench.switch_ab)')
     mode.add_argument('--fused-ab', action='store_true', help='the same as --ab fuse_steps')
+    parser.add_argument('--actions', choices=ACTION_KINDS, default='random',
+                        help="what the vector steps take: 'random' (uniform over the action space, the default) or "
+                             "'policy' (a walking id's shipped policy on its observation, called outside the timing; "
+                             'its robots walk instead of falling within a second)')
     parser.add_argument('--markdown', action='store_true', help='print the rows as a markdown table')
     parser.add_argument('--json', action='store_true', help='print the figures as one JSON object on the last line')
     args = parser.parse_args(argv)
@@ -313,6 +327,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
         parser.error(f'unknown ids {unknown}; internutopia ids: {sorted(k for k in gym.registry if k.startswith("internutopia/"))}')
+    if args.actions == 'policy' and args.ab:
+        parser.error('--ab steps with random actions; --actions policy goes with the paired rows and --phases')
+    without_policy = [i for i in ids if i not in policy_ids()] if args.actions == 'policy' else []
+    if without_policy:
+        parser.error(f'--actions policy needs a walking id with a shipped policy; {without_policy} have none (walking ids: {policy_ids()})')
     if (CONFIG_ID in ids) != (args.config is not None):
         parser.error(f'--config PATH goes with the id {CONFIG_ID} (the config it runs), and that id needs it')
     id_kwargs = {CONFIG_ID: {'config': os.path.abspath(args.config)}} if args.config is not None else {}
@@ -331,14 +350,14 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             for env_id in ids:
                 for n in num_envs:
                     if args.phases:
-                        rows.append(phase_shares(env_id, n, kwargs=id_kwargs.get(env_id), timeout_s=args.timeout))
+                        rows.append(phase_shares(env_id, n, kwargs=id_kwargs.get(env_id), timeout_s=args.timeout, actions=args.actions))
                     else:
                         rows.append(measure(env_id, n, timeout_s=args.timeout))
                     print(describe(rows[-1]), flush=True)
         else:
             pairs = PAIRS if args.pairs is None else args.pairs
             rows = run_gym(ids, num_envs, pairs, args.chunk, log=lambda text: print(text, flush=True), timeout_s=args.timeout,
-                           id_kwargs=id_kwargs, plain_steps=args.plain_steps)
+                           id_kwargs=id_kwargs, plain_steps=args.plain_steps, actions=args.actions)
     finally:
         processes.kill_tracked()
         processes.uninstall_cleanup()  # (the caller's own handlers again, where main runs in its process)

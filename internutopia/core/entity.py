@@ -64,7 +64,8 @@ def unit_quaternion(quat: Any) -> tuple[float, float, float, float]:
     >>> unit_quaternion((2.0, 0.0, 0.0, 0.0))
     (1.0, 0.0, 0.0, 0.0)
     """
-    w, x, y, z = (float(v) for v in quat)
+    w, x, y, z = quat  # (then each as a Python float: a generator's frame costs more than the four calls)
+    w, x, y, z = float(w), float(x), float(y), float(z)
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     if norm == 1.0:
         return w, x, y, z

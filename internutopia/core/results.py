@@ -27,7 +27,6 @@ import errno
 import gc
 import json
 import logging
-import math
 import numbers
 import os
 import stat
@@ -209,10 +208,17 @@ class ResultsWriter:
         if kind in NOT_FINISHED:
             return  # not finished: no metrics, or metrics of a cut-short episode
         self._episodes += 1
+        sums = self._sums
         for name, value in (record.get('metrics') or {}).items():
-            # (numpy's scalars too: a metric's np.bool_ or np.float32 is a number the record writes)
-            if isinstance(value, (numbers.Real, np.bool_)) and not math.isnan(value):
-                total = self._sums.setdefault(name, [0.0, 0])
+            # (numpy's scalars too: a metric's np.bool_ or np.float32 is a number the record writes;
+            # Python's own numbers are told by their type first: the ABC check costs several times more)
+            kind = type(value)
+            if kind is float or kind is int or kind is bool or isinstance(value, (numbers.Real, np.bool_)):
+                if value != value:  # NaN (math.isnan's test, without its call)
+                    continue
+                total = sums.get(name)
+                if total is None:
+                    total = sums[name] = [0.0, 0]
                 total[0] += float(value)
                 total[1] += 1
 

@@ -82,6 +82,12 @@ def _unit_hash(key: int, count: int, draw: int = 0) -> float:
     return ((z ^ (z >> 31)) >> 11) / float(1 << 53)
 
 
+def _delay_steps(key: int, count: int, low: float, high: float, step_dt: float) -> int:
+    """Physics steps until push ``count`` of the episode whose pushes ``key`` seeds: a delay
+    uniform in ``[low, high]`` seconds (draw 0 of the push's hash), rounded to whole steps."""
+    return int(round((low + _unit_hash(key, count) * (high - low)) / step_dt))
+
+
 def locomotion_rewards(robot: Any) -> Any:
     """The reward module of a walking robot (its class's ``locomotion_rewards``), checked against
     the task's term table."""
@@ -209,9 +215,10 @@ class LocomotionTask(BaseTask):
             # pushed the same at any env_num, in any slot, after any episodes (a hash, 0.7 us; a
             # generator seeded per episode costs 17 us, and a walking vector env restarts one or
             # two episodes per vector step).
-            key = config.push_seed if config.push_seed is not None else self.view.episode_seed(slot)
-            self.push_key[slot], self.pushes_done[slot] = int(key or 0), 0
-            self.next_push[slot] = self._push_delay(slot)
+            key = int((config.push_seed if config.push_seed is not None else self.view.episode_seed(slot)) or 0)
+            self.push_key[slot], self.pushes_done[slot] = key, 0
+            # (_push_delay's arithmetic on the values just written, as Python numbers: the same bits)
+            self.next_push[slot] = int(self.view.steps[slot]) + _delay_steps(key, 0, float(interval[0]), float(interval[1]), step_dt)
 
     def _start_commands(self, group: Any, members: np.ndarray) -> None:
         """Give ``members`` (slots of ``group`` starting their episodes) their schedules' first commands."""
@@ -240,9 +247,9 @@ class LocomotionTask(BaseTask):
     def _push_delay(self, slot: int) -> int:
         """The step of ``slot``'s next push: a delay uniform in its ``push_interval`` (draw 0 of
         the push's hash)."""
-        low, high = self.push_interval[slot]
-        unit = _unit_hash(int(self.push_key[slot]), int(self.pushes_done[slot]))
-        return int(self.view.steps[slot]) + int(round((low + unit * (high - low)) / float(self.step_dt[slot])))
+        low, high = self.push_interval[slot].tolist()
+        return int(self.view.steps[slot]) + _delay_steps(int(self.push_key[slot]), int(self.pushes_done[slot]), low, high,
+                                                         float(self.step_dt[slot]))
 
     def _base_scales(self, group: Any) -> np.ndarray:
         """The reward scales of ``group``'s robot class in the term table's order (made once per class)."""
