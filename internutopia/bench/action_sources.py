@@ -113,7 +113,7 @@ def _walking_policy(env_id: str) -> Any:
     return OnnxPolicy(walker.POLICY_PATH, gait_module=gait, robot=name.upper())
 
 
-def action_source(kind: str, env: Any, env_id: str, obs: Any, warm_steps: int) -> RandomActions | PolicyActions:
+def action_source(kind: str, env: Any, env_id: str, obs: Any, warm_steps: int) -> ActionSource:
     """The source of ``kind`` (one of :data:`ACTION_KINDS`) for the reset vector env ``env`` of
     ``env_id``, whose reset gave ``obs``, warmed by ``warm_steps`` vector steps."""
     if kind == 'random':

@@ -2,8 +2,9 @@
 
 ``gymnasium.make_vec(ID, num_envs=N)`` steps with random actions (drawn before the timing; or,
 ``--actions policy``, a walking id's shipped policy, called outside the timed steps:
-:mod:`internutopia.bench.action_sources`), and each vector step is paired with the physics it ran (:mod:`internutopia.bench.paired`'s method:
-alternating chunks, one ratio per pair, the median over the pairs):
+:mod:`internutopia.bench.action_sources`), and each vector step is paired with the physics it
+ran (:mod:`internutopia.bench.paired`'s method: alternating chunks, one ratio per pair, the
+median over the pairs):
 
 - **ours**: one ``env.step(actions)`` of the vector env: ``action_repeat`` physics steps with the
   controllers, tasks, rewards, observations, autoresets (the episodes that ended start anew) and
