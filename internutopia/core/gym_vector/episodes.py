@@ -113,9 +113,14 @@ def _seed_generator(seed: Any) -> np.random.Generator:
     for value in values:
         if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0):
             raise ValueError(f'seed must be a non-negative int, or a list of them (None where an env has none); got {seed!r}')
-    if isinstance(seed, (list, tuple)):
-        seed = [int(s) for s in seed if s is not None] or None
-    return np.random.default_rng(seed)
+    return np.random.default_rng(_seed_values(seed) if isinstance(seed, (list, tuple)) else seed)
+
+
+def _seed_values(seed: Any) -> list[int] | None:
+    """The ints of a checked reset ``seed`` (an int, or a list of ints and ``None``), in order;
+    ``None`` for a list of ``None`` only (a fresh random seed)."""
+    values = [int(s) for s in seed if s is not None] if isinstance(seed, (list, tuple)) else [int(seed)]
+    return values or None
 
 
 def _queue_seed(seed: Any) -> int:
@@ -125,8 +130,7 @@ def _queue_seed(seed: Any) -> int:
     same for every seed, the draws inside them (a walking task's pushes) still follow the seed.
     The same for ``s`` and ``[s]``; a list of ``None`` only gives a fresh random one, as it gives
     the generator."""
-    values = [int(s) for s in seed if s is not None] if isinstance(seed, (list, tuple)) else [int(seed)]
-    words = np.random.SeedSequence(values or None).generate_state(2, np.uint32)
+    words = np.random.SeedSequence(_seed_values(seed)).generate_state(2, np.uint32)
     return (int(words[0]) | int(words[1]) << 32) >> 1
 
 # What the episodes a vector env is handed must be: one robot in all of them, and never running dry.
