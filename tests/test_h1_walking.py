@@ -291,6 +291,38 @@ def test_a_seeded_reset_decides_the_pushes_of_listed_episodes():
     assert not np.array_equal(one, one_other)
 
 
+def test_unseeded_gymnasium_envs_push_listed_episodes_differently():
+    """Two Gymnasium envs of the same list of pushed episodes (``push_seed`` left ``None``), built
+    and reset without a seed, as a user's two training runs: their pushes differ (each env's
+    episode queue has a seed from fresh entropy). Before, an unseeded queue keyed the pushes on the
+    episodes' indices: every unseeded run pushed its robots alike, step for step."""
+    from internutopia.core.gym_env import Env as DictEnv
+    from internutopia.core.gym_vector import VectorEnv
+    from internutopia_extension.configs.robots.h1 import move_by_speed_cfg
+
+    task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(locomotion='walking', position=(0.0, 0.0, 1.0), controllers=[move_by_speed_cfg])],
+                             push_interval=(0.05, 0.1), push_speed=1.0, end_on_fall=False)
+    config = Config(simulator=SimConfig(physics_dt=0.005, rendering_dt=0.005), env_num=1, env_offset_size=3.0,
+                    metrics_save_path='none', task_configs=[task])
+
+    def run(make, action):
+        envs = make()
+        try:
+            envs.reset()
+            motion = []
+            for _ in range(40):
+                obs, *_ = envs.step(action)
+                motion.append(np.array(obs['position'] if isinstance(obs, dict) else obs))
+            return np.array(motion)
+        finally:
+            envs.close()
+
+    runs = [run(lambda: VectorEnv(config), np.zeros((1, 3))) for _ in range(2)]
+    assert not np.array_equal(runs[0], runs[1])
+    runs = [run(lambda: DictEnv(config, endless=True), {'move_by_speed': [0.0, 0.0, 0.0]}) for _ in range(2)]
+    assert not np.array_equal(runs[0], runs[1])
+
+
 def test_leg_action_needs_a_walking_h1_trained_from_outside():
     task = LocomotionTaskCfg(scene_asset_path=SCENE, robots=[H1RobotCfg(controllers=[H1LegActionControllerCfg()])])
     with pytest.raises(ValueError, match="walking_policy is 'controller'.*locomotion='walking', walking_policy='default'"):

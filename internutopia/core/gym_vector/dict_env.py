@@ -52,7 +52,7 @@ from gymnasium import spaces
 from internutopia.core.config import Config
 from internutopia.core.episode_queue import EpisodeQueue
 from internutopia.core.gym_vector.arguments import refuse_distributed
-from internutopia.core.gym_vector.episodes import _queue_seed
+from internutopia.core.gym_vector.episodes import _queue_seed, unseeded_env
 from internutopia.core.runner.failures import step_result_of
 from internutopia.core.runner.guard import held_interrupts
 from internutopia.core.vec_env import Env as VecEnv
@@ -89,7 +89,7 @@ class Env(gym.Env):
         # One step() is one physics step: the env's control rate is 1 / physics_dt.
         self.metadata = {**type(self).metadata, 'render_fps': 1.0 / config.simulator.physics_dt}
         self._source = EpisodeSource(episodes, config.task_configs, endless=endless)
-        self._vec_env = VecEnv(config, episodes=self._source.stream(np.random.default_rng()))
+        self._vec_env = unseeded_env(VecEnv, config, self._source)
         self._robot_name: str | None = None
         self._running = False
         self._last: tuple[Any, bool] | None = None  # (obs, truncated) of the step that ended the episode

@@ -133,6 +133,18 @@ def _queue_seed(seed: Any) -> int:
     words = np.random.SeedSequence(_seed_values(seed)).generate_state(2, np.uint32)
     return (int(words[0]) | int(words[1]) << 32) >> 1
 
+
+def unseeded_env(env_class: Callable[..., Any], config: Any, source: EpisodeSource) -> Any:
+    """``env_class(config, episodes=...)`` (a ``vec_env.Env``) running ``source``'s episodes drawn
+    from fresh entropy, as a Gymnasium env built without a seed does; its episode queue's seed is
+    drawn from the same entropy, so that the draws inside listed episodes (a walking task's pushes
+    without a ``push_seed``) differ from run to run as the episodes' order does, instead of
+    following the episodes' indices, the same in every run."""
+    rng = np.random.default_rng()
+    env = env_class(config, episodes=source.stream(rng))
+    env.runner.queue.seed = int(rng.integers(2 ** 63))
+    return env
+
 # What the episodes a vector env is handed must be: one robot in all of them, and never running dry.
 
 def check_started(slots: Sequence[int], configs: Sequence[Any]) -> None:

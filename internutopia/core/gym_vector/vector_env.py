@@ -25,6 +25,7 @@ from internutopia.core.gym_vector.episodes import (
     check_robot,
     check_started,
     pick_robot,
+    unseeded_env,
 )
 from internutopia.core.gym_vector.features import _NOT_FOUND, ObsLayout
 from internutopia.core.gym_vector.infos import add_env_infos
@@ -95,7 +96,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._source = EpisodeSource(episodes, config.task_configs, endless=True)
         if self._source.listed is not None:  # (each one now, not at the autoreset that reaches it)
             check_episode_list(self._source.listed, robot, 'task_configs' if episodes is None else 'episodes')
-        self._vec = InternVecEnv(config, episodes=self._source.stream(np.random.default_rng()))
+        self._vec = unseeded_env(InternVecEnv, config, self._source)
         try:
             self._check_drawn_episodes()
             obs, info = self._vec.reset()
