@@ -12,7 +12,7 @@ worker's env steps, finished episodes and their mean return, and the throughput 
                                        [--envs-per-worker 8] [--steps 200] [--rounds 2] [--seed 0]
 
 A worker's rollout is :func:`rollout` on its own vector env, so the same seed gives the same batch
-in a worker and in this process (``tests/test_examples_hunt.py`` checks it). Ray starts here (on
+in a worker and in this process (``tests/test_example_ray_collect.py`` checks it). Ray starts here (on
 this machine) unless the script runs inside a Ray job already; each worker reserves one CPU.
 """
 
@@ -99,11 +99,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f'--seed must be >= 0; got {args.seed}')
     import gymnasium
 
-    import internutopia.envs  # noqa: F401  (registers the ids, to check --id here)
+    from internutopia.envs.ids import registered_ids  # (importing internutopia.envs registers the ids)
 
     if args.id not in gymnasium.registry:
-        known = sorted(name for name in gymnasium.registry if name.startswith('internutopia/'))
-        parser.error(f'unknown --id {args.id!r}; choose from {", ".join(known)}')
+        parser.error(f'unknown --id {args.id!r}; choose from {", ".join(registered_ids())}')
     import ray
 
     started_ray = not ray.is_initialized()

@@ -323,11 +323,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ids = options.checked_list(parser, '--ids', options.text_list(args.ids), what='id')
     import gymnasium as gym
 
-    import internutopia.envs  # noqa: F401
+    from internutopia.envs.ids import registered_ids  # (importing internutopia.envs registers the ids)
 
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
-        parser.error(f'unknown ids {unknown}; internutopia ids: {sorted(k for k in gym.registry if k.startswith("internutopia/"))}')
+        parser.error(f'unknown ids {unknown}; internutopia ids: {registered_ids()}')
     if args.actions == 'policy' and args.ab:
         parser.error('--ab steps with random actions; --actions policy goes with the paired rows and --phases')
     without_policy = [i for i in ids if i not in policy_ids()] if args.actions == 'policy' else []

@@ -146,11 +146,9 @@ def tree_ids(tree: str | Path, timeout_s: float = TIMEOUT_S) -> list[str]:
     """
     tree = Path(tree).resolve()
     if tree == _running_tree():  # (asked here: a bad --ids is refused before any process starts)
-        import gymnasium
+        from internutopia.envs.ids import registered_ids  # (importing internutopia.envs registers this tree's ids)
 
-        import internutopia.envs  # noqa: F401  (registers this tree's ids)
-
-        return sorted(k for k in gymnasium.registry if k.startswith('internutopia/'))
+        return registered_ids()
     return _asked(tree, _IDS, 'internutopia.envs', timeout_s)
 
 

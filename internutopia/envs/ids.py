@@ -53,4 +53,12 @@ def register_envs() -> None:
                            vector_entry_point='internutopia.envs:make_config_vec')
 
 
-__all__ = ['ALIENGO_WALK_ID', 'ENV_IDS', 'GR1_WALK_ID', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs']
+def registered_ids() -> list[str]:
+    """The ``internutopia/`` ids in Gymnasium's registry, sorted (those of :func:`register_envs`
+    and any an extension registered under the prefix): what an error about an unknown id lists."""
+    import gymnasium
+
+    return sorted(env_id for env_id in gymnasium.registry if env_id.startswith('internutopia/'))
+
+
+__all__ = ['ALIENGO_WALK_ID', 'ENV_IDS', 'GR1_WALK_ID', 'MANIPULATION_IDS', 'WALK_ID', 'register_envs', 'registered_ids']
